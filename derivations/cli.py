@@ -46,7 +46,8 @@ def format_value(value, digits: int | None):
         if math.isnan(f):
             raise RuntimeError("internal error: a measure evaluated to NaN")
         return f if math.isfinite(f) else ("inf" if f > 0 else "-inf")
-    return mpmath.nstr(mpmath.mpf(value), digits, min_fixed=-4, max_fixed=digits)
+    with mpmath.workdps(digits + 10):  # mpf(value) rounds to the working precision: keep every digit
+        return mpmath.nstr(mpmath.mpf(value), digits, min_fixed=-4, max_fixed=digits)
 
 
 def _parameters_for_json(params: dict) -> dict:

@@ -84,12 +84,13 @@ def agreement_digits(value, reference) -> float:
     ``-log10(|value - reference| / |reference|)``, capped at the working precision
     (+inf when they are identical).
     """
-    value, reference = mpmath.mpf(value), mpmath.mpf(reference)
-    diff = abs(value - reference)
-    if diff == 0:
-        return math.inf
-    scale = abs(reference) if reference != 0 else mpmath.mpf(1)
-    return float(-mpmath.log10(diff / scale))
+    with mpmath.workprec(8000):  # exact difference of any two inputs we produce
+        value, reference = mpmath.mpf(value), mpmath.mpf(reference)
+        diff = abs(value - reference)
+        if diff == 0:
+            return math.inf
+        scale = abs(reference) if reference != 0 else mpmath.mpf(1)
+        return float(-mpmath.log10(diff / scale))
 
 
 def exact_identity(lhs: sp.Expr, rhs: sp.Expr) -> bool:

@@ -258,11 +258,11 @@ def _convolution_columns(batch, n, bk):
         k += 1
         cross = bk.zeros(n + 1)
         for j in tail_support:
-            cross = cross + lbar[j] * _shift(bk, prev, j)
+            cross = cross + _shift(bk, prev, j) * lbar[j]
         T = T + cross
         col = bk.zeros(n + 1)
         for i in support:
-            col = col + pmf[i] * _shift(bk, prev, i)
+            col = col + _shift(bk, prev, i) * pmf[i]
         yield k, col, T
         if k >= n or not any(v != 0 for v in col):
             return
@@ -311,11 +311,11 @@ def arrival_counts(time_law, batch, lam, n: int, bk: Backend) -> ArrivalCounts:
         last_k = k
         if beta[k] == 0 and tau[k] == 0:
             break
-        a = a + beta[k] * col
-        abar = abar + beta[k] * T
-        u = u + tau[k] * col
+        a = a + col * beta[k]
+        abar = abar + T * beta[k]
+        u = u + col * tau[k]
         # Ubar_m gets tau_k P(S_k > m - 1) for m = 1..n
-        ubar[1:] = ubar[1:] + tau[k] * T[:-1]
+        ubar[1:] = ubar[1:] + T[:-1] * tau[k]
     # every k > last_k has P(S_k > m) = 1 for all m <= n (S_k >= k > n, or the column
     # vanished): they add sum_{k>last_k} beta_k to abar and sum_{k>last_k} tau_k to Ubar.
     abar = abar + tau[last_k]
