@@ -174,23 +174,27 @@ def _measure_exprs() -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def evaluators() -> dict:
-    """Compiled numpy / mpmath evaluators of every measure in (lambda, b1..b3, f1..f3, l1..l3)."""
-    return {k: compile_expr(e, MOMENT_SYMBOLS, source=SOURCE) for k, e in _measure_exprs().items()}
+def evaluator():
+    """One compiled evaluator of every measure (keys :data:`MEASURE_KEYS`) in (lambda, b1..b3, f1..f3, l1..l3).
+
+    ``numpy`` path: float64, vectorised over arrays of parameters; ``mpmath`` path: any precision.
+    """
+    exprs = _measure_exprs()
+    return compile_expr(tuple(exprs[k] for k in MEASURE_KEYS), MOMENT_SYMBOLS, source=SOURCE)
 
 
 def measures(model: VacationQueue, digits: int | None = None) -> dict:
-    """All measures: float64 via the numpy evaluators, or mpmath at ``digits`` digits.
+    """All measures: float64 via the numpy evaluator, or mpmath at ``digits`` digits.
 
     Exact inputs (rational moments) make the mpmath path exact up to its final rounding.
     """
     values = [model.moments()[s] for s in MOMENT_SYMBOLS]
-    evs = evaluators()
+    ev = evaluator()
     if digits is None:
         bk = backend_for(None)
-        floats = [bk.num(v) for v in values]
-        return {k: float(ev.numpy(*floats)) for k, ev in evs.items()}
-    return {k: ev.mpmath(*values, digits=digits) for k, ev in evs.items()}
+        out = ev.numpy(*[bk.num(v) for v in values])
+        return {k: float(v) for k, v in zip(MEASURE_KEYS, out)}
+    return dict(zip(MEASURE_KEYS, ev.mpmath(*values, digits=digits)))
 
 
 # ----------------------------------------------------------------------------------

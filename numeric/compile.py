@@ -21,7 +21,8 @@ ValueError: the expression contains Float constants [0.100000000000000]: build i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import mpmath
@@ -32,15 +33,25 @@ from .backend import mp_backend
 __all__ = ["Evaluator", "compile"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Evaluator:
     """A compiled expression: ``numpy(*arrays)`` (float64, vectorised) and ``mpmath(*exact, digits)``."""
 
-    expr: sp.Expr
+    expr: sp.Expr | tuple
     args: tuple
     source: str
-    _np: Callable = field(repr=False)
-    _mp: Callable = field(repr=False)
+
+    @functools.cached_property
+    def _np(self) -> Callable:
+        return sp.lambdify(self.args, self._lambdify_expr, modules="numpy", cse=True)
+
+    @functools.cached_property
+    def _mp(self) -> Callable:
+        return sp.lambdify(self.args, self._lambdify_expr, modules="mpmath")
+
+    @property
+    def _lambdify_expr(self):
+        return list(self.expr) if isinstance(self.expr, tuple) else self.expr
 
     @property
     def __doc__(self) -> str:  # type: ignore[override]
@@ -70,16 +81,22 @@ class Evaluator:
 def compile(expr: sp.Expr, args: Sequence[sp.Symbol], source: str = "") -> Evaluator:  # noqa: A001
     """Compile ``expr`` in the symbols ``args`` into numpy and mpmath evaluators.
 
-    Refuses ``Float`` constants and free symbols not listed in ``args``.
+    ``expr`` may be one expression or a sequence of them (evaluated together, common
+    subexpressions shared; the evaluators then return lists). Refuses ``Float``
+    constants and free symbols not listed in ``args``. The code is generated on
+    first use of each path.
     """
-    expr = sp.Integer(expr) if isinstance(expr, int) else expr
-    floats = sorted(expr.atoms(sp.Float), key=str)
+    if isinstance(expr, (list, tuple)):
+        expr = tuple(sp.Integer(e) if isinstance(e, int) else e for e in expr)
+        atoms = sp.Tuple(*expr)
+    else:
+        expr = sp.Integer(expr) if isinstance(expr, int) else expr
+        atoms = expr
+    floats = sorted(atoms.atoms(sp.Float), key=str)
     if floats:
         raise ValueError(f"the expression contains Float constants {floats}: build it from exact numbers")
-    missing = expr.free_symbols - set(args)
+    missing = atoms.free_symbols - set(args)
     if missing:
         raise ValueError(f"free symbols {sorted(map(str, missing))} are not among the arguments")
-    np_fn = sp.lambdify(tuple(args), expr, modules="numpy")
-    mp_fn = sp.lambdify(tuple(args), expr, modules="mpmath")
-    return Evaluator(expr, tuple(args), source, np_fn, mp_fn)
+    return Evaluator(expr, tuple(args), source)
 
