@@ -99,3 +99,16 @@ def test_console_script_runs_in_a_subprocess():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["measures"]["idle_probability"] == pytest.approx(0.7, rel=1e-15)
+
+
+def test_exported_tex_compiles_with_pdflatex(tmp_path, capsys):
+    """The standalone .tex compiles (pdflatex is installed by .ci/run where missing)."""
+    import shutil
+
+    assert shutil.which("pdflatex"), "pdflatex is required (Debian: texlive-latex-base texlive-latex-extra texlive-science)"
+    tex = tmp_path / "vi.tex"
+    assert main(["derive", "vacation-infinite", "--latex", str(tex)]) == 0
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert (tmp_path / "vi.pdf").stat().st_size > 1000
