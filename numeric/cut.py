@@ -23,7 +23,8 @@ __all__ = ["cut_recursion"]
 def cut_recursion(a0, abar: np.ndarray, cbar: np.ndarray, n: int, bk: Backend, start: np.ndarray | None = None) -> np.ndarray:
     """q~_0..q~_n from (2b); ``abar[m]``, ``cbar[m]`` for m = 0..n-1 at least.
 
-    ``start`` continues an earlier run (its q~ values are kept), so a sweep over
+    ``start`` continues an earlier run (its q~ values are kept; the recursion is
+    homogeneous, so a rescaled prefix with q~_0 != 1 is continued consistently), so a sweep over
     n costs no more than its largest n. Call inside ``with bk:``.
     """
     q = bk.zeros(n + 1)
@@ -36,6 +37,6 @@ def cut_recursion(a0, abar: np.ndarray, cbar: np.ndarray, n: int, bk: Backend, s
         done = 1
     for j in range(done - 1, n):
         # q~_{j+1} = (cbar_j + sum_{i=1}^{j} q~_i abar_{j-i+1}) / a_0
-        s = cbar[j] + (bk.dot(q[1 : j + 1], abar[j:0:-1]) if j >= 1 else 0)
+        s = q[0] * cbar[j] + (bk.dot(q[1 : j + 1], abar[j:0:-1]) if j >= 1 else 0)
         q[j + 1] = s / a0
     return q

@@ -74,6 +74,8 @@ __all__ = [
     "evaluate",
     "batch_excess",
     "KAPPA_SWITCH",
+    "threshold_pairs",
+    "optimize_thresholds",
 ]
 
 #: float64 evaluations switch to mpmath when kappa_inf(I - P_0) * eps_64 exceeds this
@@ -377,14 +379,16 @@ def arrival_inputs(model: HystereticModel, bk: Backend) -> ArrivalInputs:
         _model_key(model, bk), bk, lam_b, b1, bk.num(model.batch.mean), tuple(counts), tuple(ge),
         first, lbar, batch_excess(model.batch, R, bk), bk.zeros(R + 1), bk.zeros(R + 1),
     )
-    # the service after an idle period starts with min(X, R) customers
+    # the service after an idle period starts with min(X, R) customers: convolve the first
+    # batch with the arrivals of that service (positive dot products)
+    a0, ge0, u0, ubar0 = counts[0].a, ge[0], counts[0].u, counts[0].ubar
     idle_next = bk.zeros(R + 1)
     idle_profile = bk.zeros(R + 1)
-    for c0 in range(1, R + 1):
-        if first[c0] == 0:
-            continue
-        idle_next = idle_next + first[c0] * partial.next_count(0, c0)
-        idle_profile = idle_profile + first[c0] * partial.profile(0, c0)
+    for c in range(1, R):  # count c < R reached from c0 = 1..c
+        idle_next[c] = bk.dot(first[1 : c + 1], a0[c - 1 :: -1][:c])
+        idle_profile[c] = bk.dot(first[1 : c + 1], u0[c - 1 :: -1][:c])
+    idle_next[R] = bk.dot(first[1:R], ge0[R - 1 : 0 : -1]) + first[R]
+    idle_profile[R] = bk.dot(first[1:R], ubar0[R - 1 : 0 : -1]) + first[R] * b1
     idle_profile[0] = 1 / lam_b[0]
     return ArrivalInputs(
         partial.key, bk, lam_b, b1, partial.l1, partial.counts, partial.ge, first, lbar,
@@ -474,15 +478,19 @@ def embedded_chain(model: HystereticModel, bk: Backend, inputs: ArrivalInputs | 
 # ----------------------------------------------------------------------------------------
 
 
-def _label(model: HystereticModel, semantics: Semantics, s: int, c: int) -> int:
-    """Mode of a moment in a mode-s interval at count c (``spec/chapter3.md`` section 4)."""
+def _label_ranges(model: HystereticModel, semantics: Semantics, s: int) -> tuple:
+    """(label, first count, last count + 1) of the moments of a mode-s interval (``spec/chapter3.md`` section 4).
+
+    Interval semantics: the whole interval has label s. Label semantics (ideal hysteresis on
+    the count path): a normal-mode interval is 0 while the count is below H, 1 while it is
+    below R, 2 at R; an overload-mode interval is 1 below R and 2 at R; discard stays 2.
+    """
+    R = model.R
     if semantics is Semantics.INTERVAL or s == 2:
-        return s
-    if c >= model.R:
-        return 2
-    if s == 0 and c < model.H:
-        return 0
-    return 1
+        return ((s, 0, R + 1),)
+    if s == 0:
+        return ((0, 0, model.H), (1, model.H, R), (2, R, R + 1))
+    return ((1, 0, R), (2, R, R + 1))
 
 
 @dataclass(frozen=True)
@@ -526,13 +534,8 @@ class HystereticSolution:
         cols = [bk.zeros(R + 1) for _ in range(3)]
         for k, (j, s) in enumerate(self.chain.states):
             t = self.chain.profile(k) * self.q[k]
-            if semantics is Semantics.INTERVAL or s == 2:
-                cols[s] = cols[s] + t
-                continue
-            for c in range(R + 1):
-                if t[c] != 0:
-                    x = _label(model, semantics, s, c)
-                    cols[x][c] = cols[x][c] + t[c]
+            for x, lo, hi in _label_ranges(model, semantics, s):
+                cols[x][lo:hi] = cols[x][lo:hi] + t[lo:hi]
         out = np.empty((R + 1, 3), dtype=np.float64 if bk.is_float64 else object)
         for s in range(3):
             out[:, s] = cols[s] / self.cycle_constant
@@ -563,9 +566,8 @@ class HystereticSolution:
         m = self.chain.n_normal
         if semantics is Semantics.INTERVAL:
             g = bk.array([inp.b1] * m)
-        else:  # time with count < H (label 0) during the interval
-            g = bk.array([bk.fsum(self.chain.profile(k)[: self.model.H]) for k in range(m)])
-            g[0] = g[0] - inp.idle_profile[0]  # idle time restored below, exactly as in the interval case
+        else:  # time with count in 1..H-1 (label 0, busy) during the interval; the idle time is added below
+            g = bk.array([bk.fsum(self.chain.profile(k)[1 : self.model.H]) for k in range(m)])
         if form is NormalTimeForm.CORRECTED:
             g[0] = g[0] + 1 / inp.lam[0]
         return g
@@ -720,7 +722,7 @@ def _stable(model, digits: int, semantics, form, kappa_hint=None) -> HystereticM
 def _float64_trouble(m: HystereticMeasures, form: NormalTimeForm) -> str | None:
     """Why a float64 result cannot be trusted (None when it can)."""
     values = [float(v) for v in m.as_dict().values()]
-    if not all(math.isfinite(v) for v in values) or any(v <= 0 for v in values[3:]) or not float(m.kappa) < math.inf:
+    if not all(math.isfinite(v) and v > 0 for v in values) or not float(m.kappa) < math.inf:
         return "a measure under- or overflows float64"
     if float(m.kappa) * FLOAT64.eps > KAPPA_SWITCH:
         return f"I - P0 is ill-conditioned (kappa_inf = {float(m.kappa):.2g})"
@@ -770,3 +772,124 @@ def evaluate(
     values = {k: float(getattr(hi, k)) for k in (*MEASURE_KEYS, "renewal_cycle_time", "kappa")}
     note = f"{reason}: evaluated with mpmath at {hi.working_digits} digits and rounded to float64"
     return HystereticMeasures(**values, working_digits=hi.working_digits, notes=(note,))
+
+
+# ----------------------------------------------------------------------------------------
+# Threshold optimisation (seed 002): minimise E tau_12 over (L, H) for given rates and R
+# ----------------------------------------------------------------------------------------
+
+
+def _grid_chunk(model: HystereticModel, pairs, semantics: Semantics, form: NormalTimeForm) -> list:
+    """Float64 measures for each (L, H) in ``pairs`` (arrival sequences computed once per chunk).
+
+    Returns ``(L, H, measures-dict, trouble)`` tuples; ``trouble`` is the reason a float64
+    value would be recomputed by :func:`evaluate` (None when the value is certified).
+    Top-level so that process pools can pickle it.
+    """
+    import dataclasses
+
+    with FLOAT64:
+        inputs = arrival_inputs(model, FLOAT64)
+    out = []
+    for L, H in pairs:
+        m = dataclasses.replace(model, L=L, H=H)
+        res = evaluate(m, semantics=semantics, form=form, auto_precision=False, inputs=inputs)
+        values = {k: float(v) for k, v in res.as_dict().items()}
+        out.append((L, H, values, _float64_trouble(res, form)))
+    return out
+
+
+def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
+    """All (L, H) with 1 <= L < H <= R - 2 inside the optional inclusive ranges ``(min, max)``."""
+    lo_min, lo_max = low_range or (1, R - 3)
+    hi_min, hi_max = high_range or (2, R - 2)
+    return [
+        (L, H)
+        for L in range(max(1, lo_min), min(R - 3, lo_max) + 1)
+        for H in range(max(L + 1, hi_min), min(R - 2, hi_max) + 1)
+    ]
+
+
+def optimize_thresholds(
+    model: HystereticModel,
+    discard_bound,
+    min_cycle,
+    *,
+    pairs=None,
+    semantics: Semantics = Semantics.INTERVAL,
+    form: NormalTimeForm = NormalTimeForm.CORRECTED,
+    executor=None,
+    progress: bool = False,
+    chunks: int | None = None,
+) -> dict:
+    """(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= ``discard_bound``
+    and E tau >= ``min_cycle`` (seed 002), for the rates, service, batch law and R of ``model``.
+
+    The grid (default: every 1 <= L < H <= R - 2) is evaluated in float64 chunks; ``executor``
+    may be any :class:`concurrent.futures.Executor` (a process pool, a dask client's
+    ``get_executor()``); ``progress`` shows a tqdm bar. Grid points whose float64 values are
+    not certified (ill-conditioned or failing the renewal identity) are re-evaluated with
+    the precision policy of :func:`evaluate`, and so is the optimum. Returns a dict with the
+    optimum, its measures, and the grid counts; raises ParameterError if nothing is feasible.
+    """
+    bound = exact(discard_bound, "discard bound")
+    cycle = exact(min_cycle, "minimum cycle time")
+    if not (0 <= bound <= 1):
+        raise ParameterError(f"discard bound = {bound}: must lie in [0, 1]")
+    if cycle < 0:
+        raise ParameterError(f"minimum cycle time = {cycle}: must be >= 0")
+    pairs = list(pairs) if pairs is not None else threshold_pairs(model.R)
+    if not pairs:
+        raise ParameterError("the (L, H) grid is empty: need 1 <= L < H <= R - 2")
+    n_chunks = chunks or (max(1, min(len(pairs), 64)) if executor is not None else max(1, min(len(pairs), 20)))
+    parts = [pairs[i::n_chunks] for i in range(n_chunks)]
+    parts = [p for p in parts if p]
+    bar = None
+    if progress:
+        from tqdm import tqdm  # lazy: only the optimiser's progress bar needs it
+
+        bar = tqdm(total=len(pairs), desc="(L, H) grid", unit="pt")
+    rows = []
+    try:
+        if executor is None:
+            for part in parts:
+                rows += _grid_chunk(model, part, semantics, form)
+                if bar is not None:
+                    bar.update(len(part))
+        else:
+            from concurrent.futures import as_completed
+
+            futures = {executor.submit(_grid_chunk, model, part, semantics, form): len(part) for part in parts}
+            for fut in as_completed(futures):
+                rows += fut.result()
+                if bar is not None:
+                    bar.update(futures[fut])
+    finally:
+        if bar is not None:
+            bar.close()
+    import dataclasses
+
+    recomputed = 0
+    checked = []
+    for L, H, values, trouble in rows:
+        if trouble is not None:
+            recomputed += 1
+            res = evaluate(dataclasses.replace(model, L=L, H=H), semantics=semantics, form=form)
+            values = {k: float(v) for k, v in res.as_dict().items()}
+        checked.append((L, H, values))
+    fb, fc = float(bound), float(cycle)
+    feasible = [r for r in checked if r[2]["p_discard"] <= fb and r[2]["mean_cycle_time"] >= fc]
+    if not feasible:
+        raise ParameterError(
+            f"no (L, H) on the grid of {len(checked)} points has P(S2) <= {bound} and E tau >= {cycle}"
+        )
+    L, H, values = min(feasible, key=lambda r: (r[2]["mean_return_time"], r[0], r[1]))
+    return {
+        "L": L,
+        "H": H,
+        "R": model.R,
+        "grid_points": len(checked),
+        "feasible_points": len(feasible),
+        "recomputed_points": recomputed,
+        **values,
+    }

@@ -37,6 +37,9 @@ from .backend import Backend
 __all__ = ["CountSequence", "count_sequence", "ArrivalCounts", "arrival_counts", "batch_pmf_tail"]
 
 
+_TINY = float(np.finfo(np.float64).tiny)
+
+
 @dataclass(frozen=True)
 class CountSequence:
     """beta_k, tau_k = P(K > k) and tau2_k = sum_{i>k} tau_i for k = 0..N (backend vectors)."""
@@ -68,7 +71,10 @@ def _extend_and_tail(bk: Backend, first_terms, next_term, n: int, ratio_bound):
         terms.append(t)
         partial += t
         rho = ratio_bound(i)
-        if rho < 1 and (t == 0 or t * rho / (1 - rho) <= eps * partial):
+        # float64: a subnormal term can stall (5e-324 * ratio rounds back to 5e-324), so a term
+        # below the smallest normal number counts as zero
+        negligible = t == 0 or (bk.is_float64 and t < _TINY)
+        if rho < 1 and (negligible or t * rho / (1 - rho) <= eps * partial):
             break
         i += 1
         if i > limit:

@@ -113,7 +113,7 @@ def solve_hessenberg_mmatrix(P0: np.ndarray, delta: np.ndarray, rhs, bk: Backend
         if k > 0:
             mult = U[k, k - 1] / d[k - 1]
             if k + 1 < m:
-                U[k, k + 1:] = U[k, k + 1:] + mult * U[k - 1, k + 1:]
+                U[k, k + 1:] = U[k, k + 1:] + U[k - 1, k + 1:] * mult
             s[k] = s[k] + mult * s[k - 1]
             for g in rhs:
                 g[k] = g[k] + mult * g[k - 1]

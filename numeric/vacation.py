@@ -207,8 +207,12 @@ def batch_excess(batch, n: int, bk: Backend) -> np.ndarray:
 def _excess(batch, n, bk):
     if batch.max_size is None:
         raise ParameterError(f"no numeric batch excesses for {batch!r}: choose a concrete batch law")
-    sizes = [(i, batch.pmf(i)) for i in range(1, batch.max_size + 1)]
-    return bk.array([bk.num(sp.Add(*[(i - m) * p for i, p in sizes if i > m])) for m in range(n + 1)])
+    top = batch.max_size
+    sizes = [(i, batch.pmf(i)) for i in range(1, top + 1)]
+    out = bk.zeros(n + 1)
+    for m in range(min(n, top) + 1):  # e_m = 0 for m >= max size
+        out[m] = bk.num(sp.Add(*[(i - m) * p for i, p in sizes if i > m]))
+    return out
 
 
 @_excess.register
@@ -430,17 +434,18 @@ def _finish(r: int, q: np.ndarray, t_std: np.ndarray, t_idle, t_ns, t_busy, b1, 
     nq = bk.dot(p, idx)
     busy = t_busy / T
     throughput = busy / b1
+    sc = float if bk.is_float64 else (lambda v: v)
     return FiniteMeasures(
         capacity=r,
         q=q / bk.fsum(q),
         p=p,
-        idle_probability=t_ns / T,
-        loss_probability=loss,
-        batch_blocking_probability=blocked,
-        mean_queue_length=nq,
-        mean_wait=nq / throughput,
-        mean_number_in_system=nq + busy,
-        throughput=throughput,
+        idle_probability=sc(t_ns / T),
+        loss_probability=sc(loss),
+        batch_blocking_probability=sc(blocked),
+        mean_queue_length=sc(nq),
+        mean_wait=sc(nq / throughput),
+        mean_number_in_system=sc(nq + busy),
+        throughput=sc(throughput),
     )
 
 
@@ -468,7 +473,11 @@ class _PartialEngine:
         self.s1 = np.cumsum(self.q)  # s1[j] = sum_{i<=j} q~_i (positive terms)
         self.n = n
 
-    def at(self, r: int) -> FiniteMeasures:
+    def loss_at(self, r: int):
+        """The loss probability alone (Theorem 1.1), O(r) once the sequences reach r."""
+        return self.at(r, loss_only=True)
+
+    def at(self, r: int, loss_only: bool = False):
         self._ensure(r)
         seq, q = self.seq, self.q
         q0 = q[0]
@@ -480,6 +489,10 @@ class _PartialEngine:
         t_std[r] = top
         s1 = self.s1[r] - q0  # sum_{i=1}^{r} q~_i
         t_busy = seq.b1 * (q0 * seq.services + s1)
+        if loss_only:
+            T = q0 * seq.not_serving + t_busy
+            lost = self.bk.dot(t_std, self.batch.excess[r::-1]) + q0 * seq.idle * self.batch.excess[r + 1]
+            return lost / (T * self.batch.l1)
         return _finish(r, qs, t_std, q0 * seq.idle, q0 * seq.not_serving, t_busy, seq.b1, self.batch,
                        Admission.PARTIAL, self.bk)
 
@@ -574,6 +587,9 @@ class _WholeEngine:
         idle = 1 / (bk.num(m.lam) * fit)
         return up, times, idle, idle, 1
 
+    def loss_at(self, r: int):
+        return self.at(r).loss_probability
+
     def at(self, r: int) -> FiniteMeasures:
         self._ensure(r)
         bk = self.bk
@@ -639,6 +655,13 @@ class FiniteSweep:
         self.model.with_capacity(r)  # validation only
         with self.bk:
             return self._engine.at(int(r))
+
+    def loss_at(self, r: int):
+        """The loss probability with r waiting places; O(r) per r under partial admission."""
+        self.model.with_capacity(r)
+        with self.bk:
+            loss = self._engine.loss_at(int(r))
+        return float(loss) if self.bk.is_float64 else loss
 
 
 def finite_measures(model: VacationQueue, bk: Backend) -> FiniteMeasures:
