@@ -35,8 +35,13 @@ Measures (JSON keys of ``qderive eval hysteretic``) over the measurement window:
   E tau_12 = the rest of the time / entries. E tau_0 includes the idle periods (the
   corrected (21) of section 6). Undefined (None) when no cycle completes: for
   rho_0 well below 1 a cycle is astronomically long;
-* ``loss_probability``: customers lost at the capacity R / customers that arrived
-  (at the arrival rate in force; the throttled traffic of modes 1, 2 never arrives);
+* ``loss_probability``: the fraction of the **offered** customers (rate lambda_0 l1 in
+  every mode) that are not served: the traffic throttled by the control
+  ((lambda_0 - lambda_s) l1 per unit time in mode s, interval semantics) plus the
+  customers lost at the capacity R. The overflow is counted customer by customer; the
+  throttled part is its conditional expectation given the simulated mode path,
+  l1 sum_s (lambda_0 - lambda_s) T_s (a Rao-Blackwellised count: same mean, smaller
+  variance); divided by lambda_0 l1 times the window length;
 * ``throughput``: served customers per unit time.
 """
 
@@ -83,8 +88,8 @@ class ModeSemantics(enum.Enum):
 class SimHysteresisModel:
     """M[X]|G|1|(L,H)|(H,R) as the simulator sees it.
 
-    ``rate_normal`` lambda_0 > 0 and ``rate_overload`` lambda_1 >= 0 (batches per unit
-    time, exact), ``rate_discard`` lambda_2 (default 0, the thesis), ``batch`` and
+    ``rate_normal`` lambda_0 > 0 and ``rate_overload`` 0 <= lambda_1 <= lambda_0 (batches
+    per unit time, exact), ``rate_discard`` 0 <= lambda_2 <= lambda_0 (default 0, the thesis), ``batch`` and
     ``service`` law objects, ``thresholds`` (L, H, R) integers with 0 <= L < H < R, R the
     capacity including the customer in service, ``convention`` a :class:`SwitchingConvention`.
     """
@@ -95,7 +100,7 @@ class SimHysteresisModel:
     service: TimeLaw
     thresholds: tuple[int, int, int]
     convention: SwitchingConvention = SwitchingConvention.EVENT
-    rate_discard: sp.Expr = sp.Integer(0)
+    rate_discard: sp.Expr = 0
 
     def __post_init__(self):
         object.__setattr__(self, "rate_normal", require_positive(exact(self.rate_normal, "rate_normal"), "rate_normal"))
@@ -115,7 +120,7 @@ class SimHysteresisModel:
         if len(self.thresholds) != 3:
             raise ParameterError(f"thresholds = {self.thresholds}: give (L, H, R)")
         values = []
-        for name, v in zip("LHR", self.thresholds):
+        for name, v in zip("LHR", self.thresholds, strict=True):
             e = exact(v, name)
             if not e.is_Integer:
                 raise ParameterError(f"{name} = {v}: thresholds must be integers")
@@ -124,6 +129,12 @@ class SimHysteresisModel:
         if not (0 <= low < high < cap):
             raise ParameterError(f"thresholds must satisfy 0 <= L < H < R, got L={low}, H={high}, R={cap}")
         object.__setattr__(self, "thresholds", (low, high, cap))
+        for name in ("rate_overload", "rate_discard"):
+            if bool(getattr(self, name) > self.rate_normal):
+                raise ParameterError(
+                    f"{name} = {getattr(self, name)} > rate_normal = {self.rate_normal}: "
+                    "the control may only throttle the offered traffic"
+                )
         if low == 0 and self.rate_overload == 0:
             raise ParameterError("L = 0 with rate_overload = 0: the empty system in overload mode would wait forever")
 
@@ -201,7 +212,7 @@ def _tables(model: SimHysteresisModel):
     return tab(on_arrival), tab(on_departure), tab(_label)
 
 
-_ACCUMULATORS = ("time", "served", "arrived", "lost", "cycles", "t0", "t1", "t2", "l0", "l1", "l2")
+_ACCUMULATORS = ("time", "served", "lost", "cycles", "t0", "t1", "t2", "l0", "l1", "l2")
 
 
 def _hysteresis_loop(rng, model: SimHysteresisModel):
@@ -218,7 +229,7 @@ def _hysteresis_loop(rng, model: SimHysteresisModel):
     t = tl = 0.0
     n = 0  # customers in the system, the one in service included
     s = 0  # control mode
-    served = arrived = lost = cycles = 0
+    served = lost = cycles = 0
     tm = [0.0, 0.0, 0.0]  # time per mode (interval semantics)
     tlab = [0.0, 0.0, 0.0]  # time per label
     na = next_e() * scale[0]
@@ -231,7 +242,6 @@ def _hysteresis_loop(rng, model: SimHysteresisModel):
                 tlab[label[s][0]] += dt
                 t = tl = na
                 x = next_x()
-                arrived += x
                 if x <= cap:
                     n = x
                 else:
@@ -247,7 +257,6 @@ def _hysteresis_loop(rng, model: SimHysteresisModel):
                 tlab[label[s][n]] += dt
                 tl = na
                 x = next_x()
-                arrived += x
                 room = cap - n
                 if x <= room:
                     n += x
@@ -270,11 +279,21 @@ def _hysteresis_loop(rng, model: SimHysteresisModel):
                 s = new
                 sc = scale[s]
                 na = t + next_e() * sc if sc else inf
-        target = yield (t, served, arrived, lost, cycles, tm[0], tm[1], tm[2], tlab[0], tlab[1], tlab[2])
+        target = yield (t, served, lost, cycles, tm[0], tm[1], tm[2], tlab[0], tlab[1], tlab[2])
 
 
-def _measures(prefix: str) -> dict:
-    k0, k1, k2 = (f"{prefix}{i}" for i in range(3))
+def _measures(model: SimHysteresisModel, semantics: ModeSemantics) -> dict:
+    k0, k1, k2 = (f"{'t' if semantics is ModeSemantics.INTERVAL else 'l'}{i}" for i in range(3))
+    lam = [to_float(r, "rate") for r in model.rates]
+    l1 = to_float(model.batch.moment(1), "batch mean")
+    # throttled customers per unit time in each (interval) mode, relative to the offered rate
+    throttle = [(lam[0] - lam[s]) / lam[0] for s in range(3)]
+    offered = lam[0] * l1
+
+    def loss(a):
+        throttled = throttle[1] * a["t1"] + throttle[2] * a["t2"]
+        return throttled / a["time"] + a["lost"] / (offered * a["time"])
+
     return {
         "p_normal": lambda a: a[k0] / a["time"],
         "p_overload": lambda a: a[k1] / a["time"],
@@ -282,12 +301,10 @@ def _measures(prefix: str) -> dict:
         "mean_normal_time": lambda a: a[k0] / a["cycles"],
         "mean_return_time": lambda a: (a["time"] - a[k0]) / a["cycles"],
         "mean_cycle_time": lambda a: a["time"] / a["cycles"],
-        "loss_probability": lambda a: a["lost"] / a["arrived"],
+        "loss_probability": loss,
         "throughput": lambda a: a["served"] / a["time"],
     }
 
-
-_MEASURES = {ModeSemantics.INTERVAL: _measures("t"), ModeSemantics.LABEL: _measures("l")}
 
 _CYCLE_NOTE = "no control cycle (return to normal mode) completed: the cycle is longer than the simulated time"
 
@@ -298,7 +315,7 @@ def hysteretic_kernel_spec(model: SimHysteresisModel, semantics: ModeSemantics =
         model="hysteretic",
         accumulators=_ACCUMULATORS,
         start=lambda rng: _hysteresis_loop(rng, model),
-        measures=_MEASURES[ModeSemantics(semantics)],
+        measures=_measures(model, ModeSemantics(semantics)),
         undefined_notes={k: _CYCLE_NOTE for k in ("mean_normal_time", "mean_return_time", "mean_cycle_time")},
     )
 

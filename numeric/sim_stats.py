@@ -21,12 +21,15 @@ Method (the same for every simulated model):
 
 A measure whose denominator is zero in the totals (no control cycle completed,
 no arrival observed) has estimate ``None``; one that is undefined when a run is
-left out has interval ``None``; a note says why. Nothing is silently NaN.
+left out has interval ``None``; a measure that is the same in every run (a loss
+never observed) gets a zero-width interval and a note that says so. Nothing is
+silently NaN.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import sys
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -173,17 +176,32 @@ class KernelSpec:
     undefined_notes: dict[str, str] = field(default_factory=dict)
 
 
-def _validate_run(customers, replications, warmup) -> int:
-    if isinstance(customers, bool) or not isinstance(customers, (int, np.integer)) or customers < 1:
-        raise ParameterError(f"customers = {customers!r}: must be an integer >= 1")
-    if isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) or replications < 1:
-        raise ParameterError(f"replications = {replications!r}: must be an integer >= 1")
-    if not (0 <= warmup < 1):
-        raise ParameterError(f"warmup = {warmup!r}: must be a fraction in [0, 1)")
-    n_warm = int(round(warmup * customers))
+def _count(value, name: str) -> int:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise ParameterError(f"{name} = {value!r}: must be an integer >= 1") from None
+    if n < 1:
+        raise ParameterError(f"{name} = {value!r}: must be an integer >= 1")
+    return n
+
+
+def _validate_run(customers, replications, warmup) -> tuple[int, int, int]:
+    """(customers, replications, warm-up customers) after checking them."""
+    customers = _count(customers, "customers")
+    replications = _count(replications, "replications")
+    try:
+        fraction = float(warmup)
+    except (TypeError, ValueError):
+        raise ParameterError(f"warmup = {warmup!r}: must be a fraction in [0, 1)") from None
+    if not (0 <= fraction < 1):
+        raise ParameterError(f"warmup = {warmup}: must be a fraction in [0, 1)")
+    n_warm = int(round(fraction * customers))
     if n_warm >= customers:
         raise ParameterError(f"warmup = {warmup}: leaves no customer to measure out of {customers}")
-    return n_warm
+    return customers, replications, n_warm
 
 
 def _progress_bar(total: int, quiet: bool, label: str):
@@ -224,7 +242,14 @@ def run_replications(
     See the module docstring for the method (warm-up, ratio estimators, jackknife,
     Student-t intervals).
     """
-    n_warm = _validate_run(customers, replications, warmup)
+    customers, replications, n_warm = _validate_run(customers, replications, warmup)
+    if seed is not None:
+        try:
+            if isinstance(seed, bool) or operator.index(seed) < 0:
+                raise TypeError
+        except TypeError:
+            raise ParameterError(f"seed = {seed!r}: must be an integer >= 0 (or None for fresh entropy)") from None
+        seed = operator.index(seed)
     seq = np.random.SeedSequence(seed)
     children = seq.spawn(replications)
     rows = np.empty((replications, len(spec.accumulators)))
@@ -260,9 +285,16 @@ def run_replications(
         all_notes.append("one replication: no confidence intervals (use replications >= 2)")
     for name, est in measures.items():
         if est.value is None:
-            all_notes.append(f"{name}: undefined in this run; {spec.undefined_notes.get(name, 'its denominator is zero')}")
+            all_notes.append(
+                f"{name}: undefined in this run; {spec.undefined_notes.get(name, 'its denominator is zero')}"
+            )
         elif est.std_error is None and replications >= 2:
             all_notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
+        elif est.std_error == 0 and replications >= 2:
+            all_notes.append(
+                f"{name}: the same in every replication (e.g. an event never observed): "
+                "its zero-width interval says nothing about its uncertainty; simulate longer"
+            )
     return SimulationResult(
         model=spec.model,
         measures=measures,

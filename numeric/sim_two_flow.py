@@ -56,7 +56,7 @@ def _pair(values, name: str, positive: bool) -> tuple:
     if len(values) != 2:
         raise ParameterError(f"{name} = {values}: give two values (INVITE, non-INVITE)")
     out = []
-    for label, v in zip(("INVITE", "non-INVITE"), values):
+    for label, v in zip(("INVITE", "non-INVITE"), values, strict=True):
         e = exact(v, f"{name} ({label})")
         if not (bool(e > 0) if positive else bool(e >= 0)):
             raise ParameterError(f"{name} ({label}) = {e}: must be {'> 0' if positive else '>= 0'}")
@@ -91,11 +91,13 @@ class SimTwoFlowModel:
         try:
             object.__setattr__(self, "algorithm", Algorithm(self.algorithm))
         except ValueError:
-            raise ParameterError(f"algorithm = {self.algorithm!r}: must be Algorithm.FIFO or Algorithm.PRIORITY") from None
+            raise ParameterError(
+                f"algorithm = {self.algorithm!r}: must be Algorithm.FIFO or Algorithm.PRIORITY"
+            ) from None
         if len(self.thresholds) != 3:
             raise ParameterError(f"thresholds = {self.thresholds}: give (L, H, R)")
         values = []
-        for name, v in zip("LHR", self.thresholds):
+        for name, v in zip("LHR", self.thresholds, strict=True):
             e = exact(v, name)
             if not e.is_Integer:
                 raise ParameterError(f"{name} = {v}: thresholds must be integers")
@@ -108,7 +110,7 @@ class SimTwoFlowModel:
     @property
     def notes(self) -> tuple[str, ...]:
         """Messages for the user: the buffer R is never reached when R > H + 1."""
-        low, high, cap = self.thresholds
+        _, high, cap = self.thresholds
         if cap > high + 1:
             return (f"R = {cap} > H + 1 = {high + 1}: the count never exceeds H + 1, so the buffer R does not bind",)
         return ()

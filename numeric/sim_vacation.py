@@ -102,7 +102,9 @@ class SimVacationModel:
         try:
             object.__setattr__(self, "admission", Admission(self.admission))
         except ValueError:
-            raise ParameterError(f"admission = {self.admission!r}: must be Admission.PARTIAL or Admission.WHOLE") from None
+            raise ParameterError(
+                f"admission = {self.admission!r}: must be Admission.PARTIAL or Admission.WHOLE"
+            ) from None
         # samplers refuse symbolic laws and parameters
         batch_sampler(self.batch, "batch law")
         time_sampler(self.service, "service law")
@@ -118,6 +120,14 @@ class SimVacationModel:
                 raise ParameterError(
                     "capacity = 0 with vacations: nobody could wait for the vacation to end; use r >= 1 or no vacations"
                 )
+            if self.admission is Admission.WHOLE:  # else the loop would never serve anybody
+                room = self.capacity if self.vacation is not None else self.capacity + 1
+                smallest = next(i for i in range(1, 1 << 20) if self.batch.pmf(i) != 0)
+                if smallest > room:
+                    raise ParameterError(
+                        f"capacity = {self.capacity}: under whole admission no batch ever fits "
+                        f"(smallest batch {smallest} > {room} places); increase the capacity"
+                    )
         elif not bool(self.offered_load < 1):
             raise ParameterError(
                 f"rho_bar = {self.offered_load} >= 1: the infinite-buffer model has no stationary regime; "

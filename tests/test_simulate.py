@@ -100,7 +100,13 @@ TIME_LAWS = [
     T.HyperExponential((Fr(1, 4), Fr(3, 4)), (1, 3)),
     T.Uniform(1, 4),
 ]
-BATCH_LAWS = [B.Geometric(5), B.Geometric(1), B.Constant(3), B.FinitePMF({1: Fr(1, 2), 4: Fr(1, 2)}), B.ShiftedPoisson(3)]
+BATCH_LAWS = [
+    B.Geometric(5),
+    B.Geometric(1),
+    B.Constant(3),
+    B.FinitePMF({1: Fr(1, 2), 4: Fr(1, 2)}),
+    B.ShiftedPoisson(3),
+]
 
 
 @pytest.mark.parametrize("law", TIME_LAWS + BATCH_LAWS, ids=lambda law: type(law).__name__)
@@ -131,6 +137,8 @@ def test_bad_input_is_refused():
         SimVacationModel(rate=1, batch=B.Constant(1), service=T.Exponential(1), capacity=-1)
     with pytest.raises(ParameterError, match="capacity = 0 with vacations"):
         SimVacationModel(rate=1, batch=B.Constant(1), service=T.Exponential(1), vacation=T.Exponential(1), capacity=0)
+    with pytest.raises(ParameterError, match="no batch ever fits"):
+        SimVacationModel(rate=1, batch=B.Constant(4), service=T.Exponential(1), capacity=2, admission=Admission.WHOLE)
     with pytest.raises(ParameterError, match="L < H < R"):
         SimHysteresisModel(2, 1, B.Constant(1), T.Exponential(1), (84, 73, 100))
     with pytest.raises(ParameterError, match="float"):
@@ -140,6 +148,8 @@ def test_bad_input_is_refused():
     m = SimVacationModel(rate=1, batch=B.Constant(1), service=T.Exponential(2), capacity=3)
     with pytest.raises(ParameterError, match="customers"):
         simulate(m, customers=0)
+    with pytest.raises(ParameterError, match="seed"):
+        simulate(m, customers=10, seed=-1)
     with pytest.raises(ParameterError, match="warmup"):
         simulate(m, customers=10, warmup=1.0)
 
@@ -204,7 +214,7 @@ def test_batch_pk_with_vacations(rho):
     f1, f2 = Fr(1, 4), Fr(1, 16) * Fr(3, 2)
     lam = rho / (l1 * b1)
     model = SimVacationModel(rate=lam, batch=B.Geometric(3), service=T.Erlang(4, b1), vacation=T.Erlang(2, f1))
-    n = 200_000 if rho < Fr(1, 2) else 600_000
+    n = 200_000 if rho < Fr(1, 2) else 400_000
     res = simulate(model, n, 10, seed=7, quiet=True)
     assert set(res.measures) == {
         "idle_probability", "mean_queue_length", "mean_wait", "queue_length_variance", "mean_number_in_system",
@@ -217,7 +227,7 @@ def test_mm1_queue_length_variance_and_pk_without_vacations(rho):
     # M/M/1: P(Lq = k) = (1 - rho) rho^{k+1} (k >= 1), so E Lq = rho^2/(1-rho) and
     # Var Lq = rho^2 (1 + rho - rho^2) / (1 - rho)^2
     model = SimVacationModel(rate=rho, batch=B.Constant(1), service=T.Exponential(1))
-    res = simulate(model, 600_000 if rho > Fr(1, 2) else 200_000, 10, seed=5, quiet=True)
+    res = simulate(model, 400_000 if rho > Fr(1, 2) else 200_000, 10, seed=5, quiet=True)
     reference = _pk(rho, 1, 1, 1, 2)
     reference["queue_length_variance"] = rho**2 * (1 + rho - rho**2) / (1 - rho) ** 2
     assert_within(res, reference)
@@ -347,7 +357,7 @@ def hysteresis_chain_reference(convention, semantics, rates, pmf, mu, L, H, R):
     seen, todo = {(0, 0)}, deque([(0, 0)])
     while todo:
         i = todo.popleft()
-        for (a, b), _ in trans.items():
+        for a, b in trans:
             if a == i and b not in seen:
                 seen.add(b)
                 todo.append(b)
@@ -359,8 +369,11 @@ def hysteresis_chain_reference(convention, semantics, rates, pmf, mu, L, H, R):
         p = [sum(pi[(n, s)] for (n, s) in states if _label(s, n, H, R) == k) for k in range(3)]
     entries = sum(pi[(n, s)] * mu for (n, s) in states if s != 0 and n >= 1
                   and _next_mode_departure(convention, s, n, L, H, R) == 0)  # fmt: skip
+    # loss per offered customer (rate lambda_0 l1): throttled (lambda_0 - lambda_s) l1 in mode s,
+    # plus the overflow lambda_s E(X - (R - n))^+ at count n (PASTA)
     l1 = sum(x * p_ for x, p_ in pmf.items())
-    arriving = sum(pi[(n, s)] * float(rates[s] * l1) for (n, s) in states)
+    offered = float(rates[0] * l1)
+    throttled = sum(pi[(n, s)] * float((rates[0] - rates[s]) * l1) for (n, s) in states)
     lost = sum(pi[(n, s)] * float(rates[s] * px) * max(0, n + x - R) for (n, s) in states for x, px in pmf.items())
     cycle = 1 / entries
     return {
@@ -370,7 +383,7 @@ def hysteresis_chain_reference(convention, semantics, rates, pmf, mu, L, H, R):
         "mean_cycle_time": cycle,
         "mean_normal_time": p[0] * cycle,
         "mean_return_time": (1 - p[0]) * cycle,
-        "loss_probability": lost / arriving,
+        "loss_probability": (throttled + lost) / offered,
         "throughput": mu * sum(pi[(n, s)] for (n, s) in states if n >= 1),
     }
 
@@ -468,3 +481,13 @@ def test_undefined_cycle_time_is_none_with_a_note():
     res = simulate(model, 2_000, 3, seed=1, quiet=True)
     assert res["mean_cycle_time"].value is None and res.as_dict()["mean_cycle_time"] == {"estimate": None, "ci95": None}
     assert any("mean_cycle_time" in note for note in res.notes)
+
+
+def test_progress_bar_on_long_runs_only_unless_quiet(capsys):
+    m = SimVacationModel(rate=Fr(1, 2), batch=B.Constant(1), service=T.Exponential(1), capacity=3)
+    simulate(m, 100_000, 2, seed=1, quiet=True)
+    assert capsys.readouterr().err == ""
+    simulate(m, 100_000, 2, seed=1)  # 200 000 customers: a long run
+    assert "simulate vacation-finite" in capsys.readouterr().err
+    simulate(m, 1_000, 2, seed=1)  # short: no bar
+    assert capsys.readouterr().err == ""
