@@ -92,6 +92,16 @@ def _add_precision(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _add_simulation_options(p):
+    p.add_argument("--customers", type=int, default=200_000, metavar="N",
+                   help="customers served per replication, warm-up included (default 200000)")
+    p.add_argument("--replications", type=int, default=10, metavar="K", help="independent replications (default 10)")
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="seed (the run is reproducible with it)")
+    p.add_argument("--warmup", default="0.1", metavar="FRACTION",
+                   help="fraction of each replication's customers discarded as warm-up (default 0.1)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (also off under --json)")
+
+
 def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = _Parser(prog="qderive", description="Derive, verify, export and evaluate queueing closed forms.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -108,6 +118,8 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="run every registered derivation's checks")
     p.add_argument("names", nargs="*", help="models to verify (default: all)")
     p.add_argument("--digits", type=int, default=50, help="working digits of the high-precision checks (default 50)")
+    p.add_argument("--simulate", action="store_true",
+                   help="also compare each model with a seeded simulation (joint 99%% intervals)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
@@ -142,6 +154,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
             elif action == "optimize":
                 cmd.add_optimize_arguments(mp_)
             elif action == "simulate":
+                _add_simulation_options(mp_)
                 cmd.add_simulate_arguments(mp_)
     return parser
 
@@ -194,27 +207,35 @@ def _cmd_verify(args) -> int:
     names = args.names or available_models()
     rows = []
     failed = False
+    started = time.perf_counter()
     for name in names:
         deriv = _derivation_or_fail(name)
-        for result in deriv.verify(args.digits):
+        results = deriv.verify(args.digits)
+        cmd = load_command(name)
+        if args.simulate and cmd.supports("simulate") and cmd.example_args:
+            from .smoke import simulation_check
+
+            results.append(simulation_check(name, cmd)(args.digits))
+        for result in results:
             rows.append({"model": name, **result.as_dict()})
             failed |= not result.passed
+    elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({"digits": args.digits, "passed": not failed, "checks": rows}))
+        print(json.dumps({"digits": args.digits, "passed": not failed, "seconds": round(elapsed, 2), "checks": rows}))
     else:
         header = f"{'model':<20} {'check':<58} {'result':<6} {'digits':>6} {'time':>7}"
         print(header)
         print("-" * len(header))
         for r in rows:
-            dig = "exact" if r["digits_agreed"] is None else (
-                "all" if r["digits_agreed"] == math.inf else f"{r['digits_agreed']:.0f}")
+            d = r["digits_agreed"]
+            dig = "-" if d is None else d if isinstance(d, str) else f"{d:.0f}"
             status = "ok" if r["passed"] else "FAIL"
             print(f"{r['model']:<20} {r['check'][:58]:<58} {status:<6} {dig:>6} {r['seconds']:>6.2f}s")
             if not r["passed"]:
                 print(f"    {r['detail']}")
         print("-" * len(header))
         n_ok = sum(r["passed"] for r in rows)
-        print(f"{n_ok} passed, {len(rows) - n_ok} failed")
+        print(f"{n_ok} passed, {len(rows) - n_ok} failed  ({elapsed:.1f} s)")
     return 1 if failed else 0
 
 
@@ -245,12 +266,30 @@ def _cmd_action(action):
 
 
 def _cmd_simulate(args) -> int:
+    from qderive.numeric.simulate import simulate
+
+    from .cli_args import parse_number
+
     cmd = load_command(args.model)
     if not cmd.supports("simulate"):
         raise ParameterError(f"model {args.model!r} does not support `qderive simulate`")
     model = cmd.build(args)
-    result = cmd.simulate(model, args)
-    print(json.dumps(result) if args.json else "\n".join(f"  {k:>24} = {v}" for k, v in result.items()))
+    sim_model, options = cmd.simulate(model, args)
+    warmup = parse_number(args.warmup, "--warmup")
+    result = simulate(sim_model, args.customers, args.replications, args.seed,
+                      warmup=float(warmup), quiet=args.quiet or args.json, **options)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"{args.model}: {summary['replications']} replications x {summary['customers_per_replication']} customers,"
+          f" seed {summary['seed']}, {summary['seconds']:.2f} s ({summary['method']})")
+    for key, est in summary["measures"].items():
+        ci = est["ci95"]
+        ci_text = "undefined" if ci is None else f"[{ci[0]:.6g}, {ci[1]:.6g}]"
+        print(f"  {key:>24} = {est['estimate']!s:<22} 95% CI {ci_text}")
+    for note in summary["notes"]:
+        print(f"note: {note}")
     return 0
 
 
@@ -289,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+    except BrokenPipeError:  # pragma: no cover - output piped into `head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,6 +82,8 @@ class ModelCommand:
 
     name: str = ""
     summary: str = ""
+    #: command-line tokens of a representative case (used by ``qderive verify --simulate``)
+    example_args: tuple[str, ...] = ()
 
     # -- required for eval -------------------------------------------------------------
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -115,7 +117,8 @@ class ModelCommand:
     def add_simulate_arguments(self, parser) -> None:  # pragma: no cover - optional
         pass
 
-    def simulate(self, model, args) -> dict:  # pragma: no cover - optional
+    def simulate(self, model, args):  # pragma: no cover - optional
+        """``(simulation model, options)`` for :func:`qderive.numeric.simulate.simulate`."""
         raise NotImplementedError
 
     def supports(self, action: str) -> bool:

@@ -55,7 +55,8 @@ class CheckResult:
         return {
             "check": self.name,
             "passed": self.passed,
-            "digits_agreed": None if self.digits is None else round(self.digits, 1),
+            "digits_agreed": (None if self.digits is None else
+                              "exact" if math.isinf(self.digits) else round(self.digits, 1)),
             "detail": self.detail,
             "seconds": round(self.seconds, 3),
         }
@@ -63,7 +64,11 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Check:
-    """A named verification: ``run(digits)`` returns ``(passed, digits_agreed, detail)``."""
+    """A named verification: ``run(digits)`` returns ``(passed, digits_agreed, detail)``.
+
+    ``digits_agreed`` is ``math.inf`` for an exact identity and None where digits do
+    not apply (a statistical test).
+    """
 
     name: str
     run: Callable[[int], tuple[bool, float | None, str]]

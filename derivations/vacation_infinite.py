@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 from dataclasses import dataclass
 
 import sympy as sp
@@ -205,7 +206,7 @@ def measures(model: VacationQueue, digits: int | None = None) -> dict:
 def _check_exact(lhs, rhs, what):
     def run(digits):
         ok = exact_identity(lhs(), rhs())
-        return ok, None, what + (" holds exactly" if ok else " does NOT cancel to 0")
+        return ok, math.inf, what + (" holds exactly" if ok else " does NOT cancel to 0")
 
     return run
 
@@ -216,7 +217,7 @@ def _mg1_special_case(digits):
     W1 = g["W"].subs({l1: 1, l2: 1})
     expected = lam * b2 / (2 * (1 - lam * b1)) + f2 / (2 * f1)
     ok = exact_identity(W1, expected)
-    return ok, None, "W(l1=l2=1) = PK mean wait + residual vacation f2/(2 f1)"
+    return ok, math.inf, "W(l1=l2=1) = PK mean wait + residual vacation f2/(2 f1)"
 
 
 #: parameter sets for the CTMC oracle (phase-type laws); loads light enough that the
@@ -404,6 +405,8 @@ def rate_from_args(args, batch, service):
 class _Command(ModelCommand):
     name = "vacation-infinite"
     summary = "M[X]/G/1 with multiple vacations, infinite waiting room (Sopin 2013, eqs. (2)-(7))"
+    example_args = ("--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
+                    "--vacation", "exp:mean=0.075", "--load", "0.6")
 
     def add_arguments(self, parser):
         add_law_arguments(parser)
@@ -421,6 +424,12 @@ class _Command(ModelCommand):
 
     def derivation(self):
         return derivation()
+
+    def simulate(self, model, args):
+        from qderive.numeric.simulate import SimVacationModel
+
+        return SimVacationModel(rate=model.lam, batch=model.batch, service=model.service,
+                                vacation=model.vacation, capacity=None), {}
 
 
 COMMAND = _Command()
