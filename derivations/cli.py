@@ -122,6 +122,12 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
                    help="also compare each model with a seeded simulation (joint 99%% intervals)")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("codegen", help="write a standalone numeric function for a measure (Python or C)")
+    p.add_argument("name", help="model name")
+    p.add_argument("--measure", required=True, help="measure key, as in `qderive eval NAME --json`")
+    p.add_argument("--out", required=True, metavar="FILE", help="output file (.py, or .c with a .h beside it)")
+    p.add_argument("--lang", choices=("python", "c"), default="python")
+
     p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
     p.add_argument("name", choices=sorted(FIGURES))
     p.add_argument("--out", metavar="FILE.png")
@@ -293,6 +299,28 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
+def _cmd_codegen(args) -> int:
+    from pathlib import Path
+
+    from .codegen import c_sources, python_module
+
+    if args.name not in MODELS:
+        raise ParameterError(f"model {args.name!r} is unknown; choose one of: {', '.join(available_models())}")
+    forms = load_command(args.name).closed_forms()
+    if args.measure not in forms:
+        have = ", ".join(sorted(forms)) or "none"
+        raise ParameterError(f"--measure {args.measure!r}: {args.name} has closed forms for: {have}")
+    out = Path(args.out)
+    if args.lang == "python":
+        out.write_text(python_module(args.name, forms[args.measure]), encoding="utf-8")
+    else:
+        header_path = out.with_suffix(".h")
+        header, source = c_sources(args.name, forms[args.measure], header_path.name)
+        header_path.write_text(header, encoding="utf-8")
+        out.write_text(source, encoding="utf-8")
+    return 0
+
+
 def _cmd_figure(args) -> int:
     if not (args.out or args.csv):
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
@@ -309,6 +337,7 @@ _HANDLERS = {
     "optimize": _cmd_action("optimize"),
     "simulate": _cmd_simulate,
     "figure": _cmd_figure,
+    "codegen": _cmd_codegen,
 }
 
 

@@ -121,6 +121,10 @@ class ModelCommand:
         """``(simulation model, options)`` for :func:`qderive.numeric.simulate.simulate`."""
         raise NotImplementedError
 
+    def closed_forms(self) -> dict:
+        """``measure -> ClosedForm`` for ``qderive codegen`` (empty: no closed forms)."""
+        return {}
+
     def supports(self, action: str) -> bool:
         """True when this command overrides ``action`` (size, optimize, simulate, ...)."""
         return getattr(type(self), action, None) is not getattr(ModelCommand, action, None)

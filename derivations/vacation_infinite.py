@@ -161,6 +161,30 @@ MEASURE_KEYS = ("q0", "idle_probability", "mean_queue_length", "mean_wait", "que
                 "mean_number_in_system")
 
 
+#: generated-code arguments: (symbol, name, meaning and units)
+ARG_DOCS = (
+    (lam, "lam", "batch arrival rate lambda (batches per unit time)"),
+    (b1, "b1", "mean service time (time)"),
+    (b2, "b2", "second moment of the service time (time^2)"),
+    (b3, "b3", "third moment of the service time (time^3)"),
+    (f1, "f1", "mean vacation time (time)"),
+    (f2, "f2", "second moment of the vacation time (time^2)"),
+    (f3, "f3", "third moment of the vacation time (time^3)"),
+    (l1, "l1", "mean batch size E X (customers)"),
+    (l2, "l2", "second moment of the batch size E X^2 (customers^2)"),
+    (l3, "l3", "third moment of the batch size E X^3 (customers^3)"),
+)
+
+MEASURE_DOCS = {
+    "q0": "Probability q0 that the queue is empty at an embedded epoch (service completion or vacation end), eq. (3).",
+    "idle_probability": "Probability P_e that the server is not serving (on vacation), P_e = 1 - rho_bar, eq. (5).",
+    "mean_queue_length": "Mean number of waiting customers N = lambda l1 W, eqs. (6), (7).",
+    "mean_wait": "Mean waiting time W of a customer (time), eq. (6).",
+    "queue_length_variance": "Variance of the number of waiting customers, P''(1) + N - N^2 from eq. (5).",
+    "mean_number_in_system": "Mean number of customers in the system, N + rho_bar.",
+}
+
+
 @functools.lru_cache(maxsize=1)
 def _measure_exprs() -> dict:
     g = general_results()
@@ -424,6 +448,12 @@ class _Command(ModelCommand):
 
     def derivation(self):
         return derivation()
+
+    def closed_forms(self):
+        from .codegen import ClosedForm
+
+        exprs = _measure_exprs()
+        return {k: ClosedForm(k, exprs[k], ARG_DOCS, MEASURE_DOCS[k], SOURCE) for k in MEASURE_KEYS}
 
     def simulate(self, model, args):
         from qderive.numeric.simulate import SimVacationModel

@@ -1,0 +1,92 @@
+"""Generated code agrees with `qderive eval`: the Python module runs where qderive is NOT importable,
+the C function is compiled with the system compiler and run."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+from qderive.derivations.cli import main
+
+MODEL_ARGS = ["--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075",
+              "--load", "0.6"]
+# moments of these laws: lambda = 8, b_k of Erlang-4 mean 3/200, f_k of Exp mean 3/40, l_k of geometric mean 5
+B1 = 0.015
+MOMENTS = {"lam": 8.0, "b1": B1, "b2": 1.25 * B1**2, "b3": 1.25 * 1.5 * B1**3, "f1": 0.075, "f2": 2 * 0.075**2,
+           "f3": 6 * 0.075**3, "l1": 5.0, "l2": 45.0,
+           # geometric on {1, 2, ...} with p = 1/5: E X^3 = (p^2 - 6p + 6)/p^3 = (1/25 - 6/5 + 6) * 125 = 605
+           "l3": 605.0}
+
+
+def _eval(capsys):
+    assert main(["eval", "vacation-infinite", *MODEL_ARGS, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["measures"]
+
+
+MEASURES = ["q0", "idle_probability", "mean_queue_length", "mean_wait", "queue_length_variance",
+            "mean_number_in_system"]
+
+
+@pytest.mark.parametrize("measure", MEASURES)
+def test_generated_python_runs_without_qderive(tmp_path, capsys, measure):
+    out = tmp_path / "gen.py"
+    assert main(["codegen", "vacation-infinite", "--measure", measure, "--out", str(out)]) == 0
+    expected = _eval(capsys)[measure]
+    site = str(Path(numpy.__file__).resolve().parent.parent)
+    script = (
+        "import sys\n"
+        f"sys.path[:0] = [{str(tmp_path)!r}, {site!r}]\n"
+        "try:\n    import qderive\nexcept ImportError:\n    pass\nelse:\n    raise SystemExit('qderive importable')\n"
+        "import inspect, json, gen\n"
+        f"fn = gen.{measure}\n"
+        f"moments = {MOMENTS!r}\n"
+        "args = [moments[p] for p in inspect.signature(fn).parameters]\n"
+        "print(json.dumps(float(fn(*args))))\n"
+    )
+    # -S: no site processing, so the editable install of qderive is invisible
+    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    got = json.loads(proc.stdout)
+    assert abs(got - expected) <= 1e-12 * abs(expected)
+
+
+def test_generated_python_is_vectorised(tmp_path):
+    out = tmp_path / "w.py"
+    assert main(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", str(out)]) == 0
+    namespace = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)  # noqa: S102 - our own generated file
+    lam = numpy.linspace(1, 10, 5)
+    w = namespace["mean_wait"](lam, B1, MOMENTS["b2"], 0.075, MOMENTS["f2"], 5.0, 45.0)
+    assert w.shape == (5,) and numpy.all(numpy.diff(w) > 0)  # waiting grows with the load
+
+
+@pytest.mark.parametrize("measure", ["mean_wait", "queue_length_variance"])
+def test_generated_c_compiles_and_agrees(tmp_path, capsys, measure):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler is required"
+    src = tmp_path / "m.c"
+    assert main(["codegen", "vacation-infinite", "--measure", measure, "--out", str(src), "--lang", "c"]) == 0
+    expected = _eval(capsys)[measure]
+    header = (tmp_path / "m.h").read_text()
+    decl = next(line for line in header.splitlines() if line.startswith("double "))
+    params = decl.split("(", 1)[1].split(")")[0]
+    names = [p.split()[-1] for p in params.split(",")]
+    call = ", ".join(repr(MOMENTS[n]) for n in names)
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        f"int main(void) {{ printf(\"%.17g\\n\", vacation_infinite_{measure}({call})); return 0; }}\n")
+    exe = tmp_path / "prog"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(src), str(tmp_path / "main.c"), "-lm"], check=True, cwd=tmp_path)
+    got = float(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+    assert abs(got - expected) <= 1e-12 * abs(expected)
+
+
+def test_unknown_measure_is_a_clear_error(capsys):
+    assert main(["codegen", "vacation-infinite", "--measure", "nope", "--out", "/tmp/x.py"]) == 2
+    assert "has closed forms for" in capsys.readouterr().err
