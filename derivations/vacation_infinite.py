@@ -32,7 +32,7 @@ from qderive.symbolic import laws as T
 from qderive.symbolic._exact import ParameterError, exact, is_number, require_positive
 from qderive.symbolic.pgf import derivatives_at, series
 
-from . import _cache
+from qderive.numeric import _cache
 from .cli_args import BATCH_LAW_HELP, TIME_LAW_HELP, parse_batch_law, parse_number, parse_time_law
 from .command import Evaluation, ModelCommand
 from .framework import Check, Derivation, Step, agreement_digits, exact_identity

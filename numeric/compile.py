@@ -22,15 +22,45 @@ ValueError: the expression contains Float constants [0.100000000000000]: build i
 from __future__ import annotations
 
 import functools
+import hashlib
+import keyword
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import mpmath
 import sympy as sp
 
+from . import _cache
 from .backend import mp_backend
 
-__all__ = ["Evaluator", "compile"]
+__all__ = ["Evaluator", "compile", "numpy_source"]
+
+
+def numpy_source(expr, args: Sequence[sp.Symbol], name: str, docstring: str = "") -> str:
+    """Python source of ``def name(*args)`` evaluating ``expr`` (or a list of them) with numpy.
+
+    Common subexpressions are eliminated; arguments broadcast; the module imports numpy only.
+    """
+    from sympy.printing.numpy import NumPyPrinter
+
+    printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+    exprs = list(expr) if isinstance(expr, (list, tuple)) else [expr]
+    names = [_py_name(a) for a in args]
+    exprs = [e.xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
+    replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_t"), optimizations="basic")
+    lines = ["import numpy", "", "", f"def {name}({', '.join(names)}):"]
+    if docstring:
+        lines.append(f'    """{docstring}"""')
+    for sym, sub in replacements:
+        lines.append(f"    {sym} = {printer.doprint(sub)}")
+    body = [printer.doprint(e) for e in reduced]
+    lines.append(f"    return [{', '.join(body)}]" if isinstance(expr, (list, tuple)) else f"    return {body[0]}")
+    return "\n".join(lines) + "\n"
+
+
+def _py_name(symbol: sp.Symbol) -> str:
+    text = "".join(ch if ch.isalnum() else "_" for ch in str(symbol))
+    return text if text.isidentifier() and not keyword.iskeyword(text) else f"a_{text}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +73,12 @@ class Evaluator:
 
     @functools.cached_property
     def _np(self) -> Callable:
+        # generated numpy source is cached on disk (keyed by the expression), so a fresh
+        # process imports it instead of running SymPy's printers again
+        key = hashlib.sha256((sp.srepr(self._lambdify_expr) + repr(self.args)).encode()).hexdigest()[:24]
+        module = _cache.cached_module(key, lambda: numpy_source(self._lambdify_expr, self.args, "evaluate"))
+        if module is not None:
+            return module.evaluate
         return sp.lambdify(self.args, self._lambdify_expr, modules="numpy", cse=True)
 
     @functools.cached_property

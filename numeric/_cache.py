@@ -54,3 +54,33 @@ def cached(key: str, derive: Callable[[], dict]) -> dict:
         except OSError:
             pass
     return result
+
+
+def cached_module(key: str, make_source: Callable[[], str]):
+    """Import a generated Python module stored under the cache, writing it first if absent.
+
+    Used for compiled numeric evaluators: generating code with SymPy's printers costs
+    far more than importing it, and ``qderive eval`` must answer quickly. Returns None
+    when the cache is disabled (``QDERIVE_CACHE=off``) or not writable.
+    """
+    import importlib.util
+
+    base = cache_dir()
+    if base is None:
+        return None
+    path = base / "modules" / f"m_{key}.py"
+    if not path.exists():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp%d" % os.getpid())
+            tmp.write_text(make_source(), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            return None
+    spec = importlib.util.spec_from_file_location(f"qderive_generated_{key}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception:  # a damaged entry: fall back to compiling afresh
+        return None
+    return module
