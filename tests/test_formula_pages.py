@@ -19,3 +19,13 @@ def test_formula_page_is_current(page):
     assert page.read_text(encoding="utf-8") == derivation.markdown(), (
         f"{page} is stale: regenerate with `qderive derive {page.stem} --markdown {page}`"
     )
+
+
+def test_reference_pages_are_current():
+    """docs/reference/*.md == the docstrings now (regenerate: python -m qderive.derivations.docgen docs/reference)."""
+    from qderive.derivations.docgen import reference_pages
+
+    folder = Path(__file__).resolve().parent.parent / "docs" / "reference"
+    for name, text in reference_pages().items():
+        page = folder / name
+        assert page.exists() and page.read_text(encoding="utf-8") == text, f"{page} is stale"
