@@ -31,12 +31,13 @@ does not depend on kappa; kappa_inf(I - P_0) is nevertheless computed exactly
 (one more right-hand side) and the precision policy of :func:`evaluate` is:
 
 * float64: when kappa eps > 1e-6, or the renewal identity fails by more than 1e-10,
-  or a measure under/overflows, the evaluation switches automatically to mpmath at
-  ``16 + 10 + ceil(log10 kappa)`` digits (stable to 16 digits, see below) and returns
+  or a measure under/overflows, the evaluation switches automatically to mpmath (the
+  ``digits = 16`` rule below, started at ``16 + 10 + ceil(log10 kappa)`` digits) and returns
   float64 numbers with a note saying so;
-* ``digits = D``: evaluate at ``D + 10`` digits, then again at
-  ``max(D + 20, D + 10 + ceil(log10 kappa))`` digits, and escalate until every measure
-  agrees between two consecutive precisions to at least D + 2 digits.
+* ``digits = D``: evaluate at ``w = D + 10`` digits, then again at
+  ``max(w + 10, D + 10 + ceil(log10 kappa))`` digits, and escalate the same way until every
+  measure agrees between two consecutive precisions to at least D + 2 digits; the result of
+  the higher precision is returned.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ from qderive.symbolic import laws as _t
 from qderive.symbolic._exact import ParameterError, exact, require_positive
 
 from .backend import FLOAT64, Backend, mp_backend
-from .sequences import ArrivalCounts, arrival_counts, batch_pmf_tail, count_sequence
-from .skipfree import MMatrixSolution, solve_hessenberg_mmatrix, stationary_gth_sparse
+from .sequences import arrival_counts, batch_pmf_tail, count_sequence
+from .skipfree import solve_hessenberg_mmatrix, stationary_gth_sparse
 
 __all__ = [
     "Convention",
@@ -74,8 +75,7 @@ __all__ = [
     "evaluate",
     "batch_excess",
     "KAPPA_SWITCH",
-    "threshold_pairs",
-    "optimize_thresholds",
+    "float64_trouble",
 ]
 
 #: float64 evaluations switch to mpmath when kappa_inf(I - P_0) * eps_64 exceeds this
@@ -307,7 +307,8 @@ class ArrivalInputs:
     ``ge[s][n]`` = P(A >= n) (the chapter-3 bar-a, with >=); ``first[c]``: the count at the
     start of the service that follows an idle period, l_c (c < R) and P(X >= R) (c = R);
     ``excess[m]`` = E (X - m)^+; ``idle_next[c]``: the law of n^- of that service;
-    ``idle_profile[c]``: the expected time at count c during that service.
+    ``idle_profile[c]``: the expected time at count c from the departure that empties the
+    system to the next departure (the idle period 1/lambda_0 at c = 0, then that service).
     """
 
     key: tuple
@@ -375,12 +376,8 @@ def arrival_inputs(model: HystereticModel, bk: Backend) -> ArrivalInputs:
     first[R] = lbar[R - 1]  # P(X >= R): the batch that fills the system
     lam_b = tuple(bk.num(v) for v in lam)
     b1 = bk.num(model.service.moment(1))
-    partial = ArrivalInputs(
-        _model_key(model, bk), bk, lam_b, b1, bk.num(model.batch.mean), tuple(counts), tuple(ge),
-        first, lbar, batch_excess(model.batch, R, bk), bk.zeros(R + 1), bk.zeros(R + 1),
-    )
     # the service after an idle period starts with min(X, R) customers: convolve the first
-    # batch with the arrivals of that service (positive dot products)
+    # batch with the arrivals of that service (dot products of positive vectors)
     a0, ge0, u0, ubar0 = counts[0].a, ge[0], counts[0].u, counts[0].ubar
     idle_next = bk.zeros(R + 1)
     idle_profile = bk.zeros(R + 1)
@@ -389,10 +386,10 @@ def arrival_inputs(model: HystereticModel, bk: Backend) -> ArrivalInputs:
         idle_profile[c] = bk.dot(first[1 : c + 1], u0[c - 1 :: -1][:c])
     idle_next[R] = bk.dot(first[1:R], ge0[R - 1 : 0 : -1]) + first[R]
     idle_profile[R] = bk.dot(first[1:R], ubar0[R - 1 : 0 : -1]) + first[R] * b1
-    idle_profile[0] = 1 / lam_b[0]
+    idle_profile[0] = 1 / lam_b[0]  # the idle period itself, at count 0
     return ArrivalInputs(
-        partial.key, bk, lam_b, b1, partial.l1, partial.counts, partial.ge, first, lbar,
-        partial.excess, idle_next, idle_profile,
+        _model_key(model, bk), bk, lam_b, b1, bk.num(model.batch.mean), counts, tuple(ge), first, lbar,
+        batch_excess(model.batch, R, bk), idle_next, idle_profile,
     )
 
 
@@ -419,6 +416,7 @@ class EmbeddedChain:
 
     @property
     def n_normal(self) -> int:
+        """Number of normal-mode embedded states (the size of P_0): H - 1 (event) or H (left)."""
         return self.model.top_normal + 1
 
     @property
@@ -493,9 +491,24 @@ def _label_ranges(model: HystereticModel, semantics: Semantics, s: int) -> tuple
     return ((1, 0, R), (2, R, R + 1))
 
 
+def _in_precision(method):
+    """Run a HystereticSolution method inside its backend's precision scope (``with bk:``)."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self.chain.bk:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 @dataclass(frozen=True)
 class HystereticSolution:
-    """The solved embedded chain: stationary q, C, and every measure of chapter 3 as a method."""
+    """The solved embedded chain: stationary q, C, and every measure of chapter 3 as a method.
+
+    Every method computes in the chain's backend precision (it enters ``with bk:`` itself).
+    """
 
     chain: EmbeddedChain
     q: np.ndarray
@@ -517,11 +530,13 @@ class HystereticSolution:
         return self.bk.fsum([self.q[k] for k, st in enumerate(self.chain.states) if st[1] == s])
 
     @cached_property
+    @_in_precision
     def cycle_constant(self):
         """C = b^{(1)} + q_{0,0} / lambda_0: mean time between departures (Sopin 2013, after (17))."""
         inp = self.chain.inputs
         return inp.b1 + self.q[0] / inp.lam[0]
 
+    @_in_precision
     def time_distribution(self, semantics: Semantics = Semantics.INTERVAL) -> np.ndarray:
         """p[c, s]: probability that the count is c and the mode is s at an arbitrary time, (17).
 
@@ -541,6 +556,7 @@ class HystereticSolution:
             out[:, s] = cols[s] / self.cycle_constant
         return out
 
+    @_in_precision
     def mode_probabilities(self, semantics: Semantics = Semantics.INTERVAL) -> tuple:
         """(P(S_0), P(S_1), P(S_2)), each a sum of positive terms.
 
@@ -573,6 +589,7 @@ class HystereticSolution:
         return g
 
     @cached_property
+    @_in_precision
     def _normal_solutions(self) -> dict:
         P0, exits = self.normal_block()
         keys = [(sem, form) for sem in Semantics for form in NormalTimeForm]
@@ -584,6 +601,7 @@ class HystereticSolution:
         """kappa_inf(I - P_0) = ||I - P_0||_inf ||(I - P_0)^{-1}||_inf (computed, not estimated)."""
         return self._normal_solutions["kappa"]
 
+    @_in_precision
     def mean_normal_time(self, semantics: Semantics = Semantics.INTERVAL,
                          form: NormalTimeForm = NormalTimeForm.CORRECTED):
         """E tau_0 (21): e_L (I - P_0)^{-1} g, entering S_0 at (L - 1, 0).
@@ -594,26 +612,31 @@ class HystereticSolution:
         """
         return self._normal_solutions[(semantics, form)][self.model.L - 1]
 
+    @_in_precision
     def mean_return_time(self, semantics: Semantics = Semantics.INTERVAL,
                          form: NormalTimeForm = NormalTimeForm.CORRECTED):
         """E tau_12 (22) = E tau_0 (P(S_1) + P(S_2)) / P(S_0) (renewal reward over control cycles)."""
         p0, p1, p2 = self.mode_probabilities(semantics)
         return self.mean_normal_time(semantics, form) * (p1 + p2) / p0
 
+    @_in_precision
     def mean_cycle_time(self, semantics: Semantics = Semantics.INTERVAL,
                         form: NormalTimeForm = NormalTimeForm.CORRECTED):
         """E tau (23) = E tau_0 + E tau_12."""
         return self.mean_normal_time(semantics, form) + self.mean_return_time(semantics, form)
 
+    @_in_precision
     def renewal_cycle_time(self):
         """E tau = C / (q_{L,1} a_0^{(1)}): one control cycle per entry into S_0 (spec section 7)."""
         a0 = self.chain.inputs.counts[1].a[0]
         return self.cycle_constant / (self.q_of(self.model.L, 1) * a0)
 
+    @_in_precision
     def throughput(self):
         """Customers served per unit time = departures per unit time = 1 / C."""
         return 1 / self.cycle_constant
 
+    @_in_precision
     def loss_probability(self):
         """Fraction of the offered customers (rate lambda_0 l^{(1)}) that are not served.
 
@@ -622,10 +645,9 @@ class HystereticSolution:
         of an interval spending t(c) at count c; divided by C lambda_0 l^{(1)}. Positive terms only.
         """
         bk, inp, model = self.bk, self.chain.inputs, self.model
-        R = model.R
         ex_rev = inp.excess[::-1].copy()  # ex_rev[c] = E (X - (R - c))^+
         overflow = []
-        for k, (j, s) in enumerate(self.chain.states):
+        for k, (_, s) in enumerate(self.chain.states):
             if s == 2:
                 continue
             overflow.append(self.q[k] * inp.lam[s] * bk.dot(self.chain.profile(k), ex_rev))
@@ -677,10 +699,11 @@ def _measures(sol: HystereticSolution, semantics: Semantics, form: NormalTimeFor
     p = sol.mode_probabilities(semantics)
     t0 = sol.mean_normal_time(semantics, form)
     t12 = t0 * (p[1] + p[2]) / p[0]
-    return HystereticMeasures(
-        p[0], p[1], p[2], t0, t12, t0 + t12, sol.loss_probability(), sol.throughput(),
-        sol.renewal_cycle_time(), sol.kappa, digits,
-    )
+    values = (p[0], p[1], p[2], t0, t12, t0 + t12, sol.loss_probability(), sol.throughput(),
+              sol.renewal_cycle_time(), sol.kappa)
+    if sol.bk.is_float64:  # plain Python floats, not numpy scalars
+        values = tuple(float(v) for v in values)
+    return HystereticMeasures(*values, digits)
 
 
 def _measures_at(model, bk: Backend, semantics, form, inputs=None) -> HystereticMeasures:
@@ -695,10 +718,12 @@ def _log10_ceil(x) -> int:
 
 
 def _agreement(a, b) -> float:
-    a, b = mpmath.mpf(a), mpmath.mpf(b)
-    if a == b:
-        return math.inf
-    return float(-mpmath.log10(abs(a - b) / max(abs(a), abs(b))))
+    """Significant digits on which a and b agree (exact difference: mpf() at 53 bits would round them)."""
+    with mpmath.workprec(8000):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        if a == b:
+            return math.inf
+        return float(-mpmath.log10(abs(a - b) / max(abs(a), abs(b))))
 
 
 def _stable(model, digits: int, semantics, form, kappa_hint=None) -> HystereticMeasures:
@@ -719,8 +744,12 @@ def _stable(model, digits: int, semantics, form, kappa_hint=None) -> HystereticM
         prev, w = cur, w_next
 
 
-def _float64_trouble(m: HystereticMeasures, form: NormalTimeForm) -> str | None:
-    """Why a float64 result cannot be trusted (None when it can)."""
+def float64_trouble(m: HystereticMeasures, form: NormalTimeForm) -> str | None:
+    """Why a float64 result cannot be trusted (None when it can): the precision policy's test.
+
+    Non-finite or nonpositive measures (under/overflow), kappa_inf(I - P_0) eps_64 > KAPPA_SWITCH,
+    or (corrected form) |E tau - C/(q_{L,1} a_0^(1))| > RENEWAL_TOLERANCE E tau.
+    """
     values = [float(v) for v in m.as_dict().values()]
     if not all(math.isfinite(v) and v > 0 for v in values) or not float(m.kappa) < math.inf:
         return "a measure under- or overflows float64"
@@ -765,131 +794,10 @@ def evaluate(
             raise ParameterError(f"digits = {digits}: must be >= 1")
         return _stable(model, digits, semantics, form)
     m = _measures_at(model, FLOAT64, semantics, form, inputs)
-    reason = _float64_trouble(m, form) if auto_precision else None
+    reason = float64_trouble(m, form) if auto_precision else None
     if reason is None:
         return m
     hi = _stable(model, 16, semantics, form, kappa_hint=m.kappa if math.isfinite(float(m.kappa)) else None)
     values = {k: float(getattr(hi, k)) for k in (*MEASURE_KEYS, "renewal_cycle_time", "kappa")}
     note = f"{reason}: evaluated with mpmath at {hi.working_digits} digits and rounded to float64"
     return HystereticMeasures(**values, working_digits=hi.working_digits, notes=(note,))
-
-
-# ----------------------------------------------------------------------------------------
-# Threshold optimisation (seed 002): minimise E tau_12 over (L, H) for given rates and R
-# ----------------------------------------------------------------------------------------
-
-
-def _grid_chunk(model: HystereticModel, pairs, semantics: Semantics, form: NormalTimeForm) -> list:
-    """Float64 measures for each (L, H) in ``pairs`` (arrival sequences computed once per chunk).
-
-    Returns ``(L, H, measures-dict, trouble)`` tuples; ``trouble`` is the reason a float64
-    value would be recomputed by :func:`evaluate` (None when the value is certified).
-    Top-level so that process pools can pickle it.
-    """
-    import dataclasses
-
-    with FLOAT64:
-        inputs = arrival_inputs(model, FLOAT64)
-    out = []
-    for L, H in pairs:
-        m = dataclasses.replace(model, L=L, H=H)
-        res = evaluate(m, semantics=semantics, form=form, auto_precision=False, inputs=inputs)
-        values = {k: float(v) for k, v in res.as_dict().items()}
-        out.append((L, H, values, _float64_trouble(res, form)))
-    return out
-
-
-def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
-    """All (L, H) with 1 <= L < H <= R - 2 inside the optional inclusive ranges ``(min, max)``."""
-    lo_min, lo_max = low_range or (1, R - 3)
-    hi_min, hi_max = high_range or (2, R - 2)
-    return [
-        (L, H)
-        for L in range(max(1, lo_min), min(R - 3, lo_max) + 1)
-        for H in range(max(L + 1, hi_min), min(R - 2, hi_max) + 1)
-    ]
-
-
-def optimize_thresholds(
-    model: HystereticModel,
-    discard_bound,
-    min_cycle,
-    *,
-    pairs=None,
-    semantics: Semantics = Semantics.INTERVAL,
-    form: NormalTimeForm = NormalTimeForm.CORRECTED,
-    executor=None,
-    progress: bool = False,
-    chunks: int | None = None,
-) -> dict:
-    """(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= ``discard_bound``
-    and E tau >= ``min_cycle`` (seed 002), for the rates, service, batch law and R of ``model``.
-
-    The grid (default: every 1 <= L < H <= R - 2) is evaluated in float64 chunks; ``executor``
-    may be any :class:`concurrent.futures.Executor` (a process pool, a dask client's
-    ``get_executor()``); ``progress`` shows a tqdm bar. Grid points whose float64 values are
-    not certified (ill-conditioned or failing the renewal identity) are re-evaluated with
-    the precision policy of :func:`evaluate`, and so is the optimum. Returns a dict with the
-    optimum, its measures, and the grid counts; raises ParameterError if nothing is feasible.
-    """
-    bound = exact(discard_bound, "discard bound")
-    cycle = exact(min_cycle, "minimum cycle time")
-    if not (0 <= bound <= 1):
-        raise ParameterError(f"discard bound = {bound}: must lie in [0, 1]")
-    if cycle < 0:
-        raise ParameterError(f"minimum cycle time = {cycle}: must be >= 0")
-    pairs = list(pairs) if pairs is not None else threshold_pairs(model.R)
-    if not pairs:
-        raise ParameterError("the (L, H) grid is empty: need 1 <= L < H <= R - 2")
-    n_chunks = chunks or (max(1, min(len(pairs), 64)) if executor is not None else max(1, min(len(pairs), 20)))
-    parts = [pairs[i::n_chunks] for i in range(n_chunks)]
-    parts = [p for p in parts if p]
-    bar = None
-    if progress:
-        from tqdm import tqdm  # lazy: only the optimiser's progress bar needs it
-
-        bar = tqdm(total=len(pairs), desc="(L, H) grid", unit="pt")
-    rows = []
-    try:
-        if executor is None:
-            for part in parts:
-                rows += _grid_chunk(model, part, semantics, form)
-                if bar is not None:
-                    bar.update(len(part))
-        else:
-            from concurrent.futures import as_completed
-
-            futures = {executor.submit(_grid_chunk, model, part, semantics, form): len(part) for part in parts}
-            for fut in as_completed(futures):
-                rows += fut.result()
-                if bar is not None:
-                    bar.update(futures[fut])
-    finally:
-        if bar is not None:
-            bar.close()
-    import dataclasses
-
-    recomputed = 0
-    checked = []
-    for L, H, values, trouble in rows:
-        if trouble is not None:
-            recomputed += 1
-            res = evaluate(dataclasses.replace(model, L=L, H=H), semantics=semantics, form=form)
-            values = {k: float(v) for k, v in res.as_dict().items()}
-        checked.append((L, H, values))
-    fb, fc = float(bound), float(cycle)
-    feasible = [r for r in checked if r[2]["p_discard"] <= fb and r[2]["mean_cycle_time"] >= fc]
-    if not feasible:
-        raise ParameterError(
-            f"no (L, H) on the grid of {len(checked)} points has P(S2) <= {bound} and E tau >= {cycle}"
-        )
-    L, H, values = min(feasible, key=lambda r: (r[2]["mean_return_time"], r[0], r[1]))
-    return {
-        "L": L,
-        "H": H,
-        "R": model.R,
-        "grid_points": len(checked),
-        "feasible_points": len(feasible),
-        "recomputed_points": recomputed,
-        **values,
-    }
