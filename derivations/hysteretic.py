@@ -356,6 +356,18 @@ class HystereticCommand(ModelCommand):
 
     name = "hysteretic"
     summary = "M[X]|G|1|(L,H)|(H,R) hysteretic overload control (Sopin 2013 ch. 3): P(S_i), E tau_0, E tau_12, E tau"
+    example_args = ("--batch", "geometric:mean=2", "--service", "det:mean=0.005", "--thresholds", "73,84,100",
+                    "--load", "1.5", "--overload-factor", "0.5")
+
+    def simulate(self, model, args):
+        """The simulator's view of the model (event / left convention, interval / label semantics)."""
+        from qderive.numeric.simulate import ModeSemantics, SimHysteresisModel, SwitchingConvention
+
+        if getattr(args, "thesis_form", False):
+            raise ParameterError("--thesis-form has no simulated counterpart (a simulation measures the true E tau_0)")
+        sim = SimHysteresisModel(model.rate, model.rate * model.overload_factor, model.batch, model.service,
+                                 (model.L, model.H, model.R), SwitchingConvention(model.convention.value))
+        return sim, {"semantics": ModeSemantics(getattr(args, "semantics", "interval"))}
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--batch", default="const:n=1", help=f"batch-size law (default const:n=1): {BATCH_LAW_HELP}")

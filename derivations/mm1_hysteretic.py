@@ -259,6 +259,17 @@ class MM1HystereticCommand(ModelCommand):
 
     name = "mm1-hysteretic"
     summary = "M|M|1 with bi-level hysteretic input control (closed forms): P(S_i), E tau_0, E tau_12, E tau"
+    example_args = ("--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "3,6,9")
+
+    def simulate(self, model, args):
+        """Instantaneous switching on the count (other-models.md B) in the simulator."""
+        from qderive.numeric.simulate import SimHysteresisModel, SwitchingConvention
+        from qderive.symbolic.batches import Constant
+        from qderive.symbolic.laws import Exponential
+
+        sim = SimHysteresisModel(model.rate0, model.rate1, Constant(1), Exponential(1 / model.service_rate),
+                                 (model.L, model.H, model.R), SwitchingConvention.INSTANT)
+        return sim, {}
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--rates", required=True, metavar="LAMBDA0,LAMBDA1",
