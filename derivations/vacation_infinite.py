@@ -97,6 +97,17 @@ class VacationQueue:
         """Offered load rho_bar = lambda l1 b1 (customers per service time)."""
         return self.lam * self.batch.moment(1) * self.service.moment(1)
 
+    def _repr_latex_(self) -> str:
+        """Kendall notation and parameters, rendered by Jupyter."""
+        return (f"$M^{{[X]}}|G|1$ with multiple vacations: $\\lambda = {sp.latex(self.lam)}$, "
+                f"$\\bar\\rho = {sp.latex(self.rho_bar)}$, $L(z) = {sp.latex(self.batch.pgf(z))}$, "
+                f"$\\beta(s) = {sp.latex(self.service.lst(sp.Symbol('s')))}$, "
+                f"$\\varphi(s) = {sp.latex(self.vacation.lst(sp.Symbol('s')))}$")
+
+    def __str__(self) -> str:
+        return (f"M[X]/G/1 with multiple vacations: lambda = {self.lam}, rho_bar = {self.rho_bar}, "
+                f"batch {self.batch}, service {self.service}, vacation {self.vacation}")
+
     def moments(self) -> dict:
         """Values of the general-law symbols (lambda, b1..b3, f1..f3, l1..l3) for this model."""
         vals = [self.lam]
