@@ -161,6 +161,11 @@ class VacationQueue:
         """The same model with r waiting places."""
         return replace(self, capacity=r)
 
+    def _repr_latex_(self) -> str:
+        vac = "multiple vacations" if self.vacation is not None else "no vacations"
+        return (f"$M^{{[X]}}|G|1|{self.capacity}$ with {vac}, {self.admission.value} admission: "
+                f"$\\lambda = {sp.latex(self.lam)}$, $\\bar\\rho = {sp.latex(self.rho_bar)}$")
+
 
 @dataclass(frozen=True)
 class FiniteMeasures:
@@ -390,17 +395,24 @@ def unnormalised_time(laws, n: int, bk: Backend) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Batch:
-    """Batch vectors over 0..n: pmf l, tail P(X > m), excess e_m = E (X - m)^+, l_1."""
+    """Batch vectors over 0..n: pmf l, tail P(X > m), excess e_m = E (X - m)^+, l_1;
+    ``geometric`` = (p, 1 - p) for geometric batches, ``support`` the sizes with l_k > 0 when finite."""
 
     pmf: np.ndarray
     tail: np.ndarray
     excess: np.ndarray
     l1: object
+    geometric: tuple | None
+    support: tuple | None
 
     @classmethod
     def build(cls, batch, n: int, bk: Backend) -> "_Batch":
         pmf, tail = batch_pmf_tail(batch, n, bk)
-        return cls(pmf, tail, batch_excess(batch, n, bk), bk.num(batch.mean))
+        geometric = (bk.num(batch.p), bk.num(1 - batch.p)) if isinstance(batch, _b.Geometric) else None
+        support = None
+        if batch.max_size is not None:
+            support = tuple(k for k in range(1, min(batch.max_size, n) + 1) if pmf[k] != 0)
+        return cls(pmf, tail, batch_excess(batch, n, bk), bk.num(batch.mean), geometric, support)
 
 
 def _finish(r: int, q: np.ndarray, t_std: np.ndarray, t_idle, t_ns, t_busy, b1, batch: _Batch,
@@ -512,7 +524,33 @@ def _room_kernel(batch: _Batch, n: int, bk: Backend) -> np.ndarray:
     return H
 
 
-def _mix_powers(start: np.ndarray, H: np.ndarray, time_law, lam, bk: Backend):
+def _batch_step(W: np.ndarray, H: np.ndarray, batch: _Batch) -> np.ndarray:
+    """W H for the room kernel H, using its structure (rows of W: start rooms; last axis: rooms).
+
+    (W H)[., d] = W[., d] P(X > d) + sum_{k >= 1} W[., d + k] l_k. Geometric batches: the sum
+    S_d = p W_{d+1} + q S_{d+1} costs O(n) per row; bounded batches: one shifted copy per
+    batch size; otherwise the dense product.
+    """
+    n = W.shape[-1]
+    tail = batch.tail[:n]
+    if batch.geometric is not None:
+        p, q = batch.geometric
+        out = W * tail
+        acc = W[..., n - 1] * 0
+        for d in range(n - 2, -1, -1):
+            acc = W[..., d + 1] * p + acc * q
+            out[..., d] = out[..., d] + acc
+        return out
+    if batch.support is not None:
+        out = W * tail
+        for k in batch.support:
+            if k < n:
+                out[..., : n - k] = out[..., : n - k] + W[..., k:] * batch.pmf[k]
+        return out
+    return np.dot(W, H)
+
+
+def _mix_powers(start: np.ndarray, H: np.ndarray, time_law, lam, bk: Backend, batch: _Batch):
     """(sum_K beta_K start H^K, (1/lambda) sum_K tau_K start H^K) for the batches K in one time.
 
     ``start`` is a matrix (rows: start rooms) or a vector. beta_K, tau_K = P(K' > K) from
@@ -535,13 +573,17 @@ def _mix_powers(start: np.ndarray, H: np.ndarray, time_law, lam, bk: Backend):
                 raise ParameterError("too many batches per service/vacation to sum (the time is very long); "
                                      "reduce the load")
             cs = count_sequence(time_law, lam, size, bk)
-        W = np.dot(W, H)
+        W = _batch_step(W, H, batch)
         acc_r = acc_r + W * cs.beta[K]
         acc_u = acc_u + W * cs.tail[K]
         rest = W * cs.tail[K]
         if cs.tail[K] <= tol and np.all(rest <= acc_r * tol):
             break
     return acc_r, acc_u / bk.num(lam)
+
+
+#: largest capacity the whole-admission engine accepts (dense (r+1) x (r+1) room matrices)
+WHOLE_MAX_CAPACITY = 2000
 
 
 class _WholeEngine:
@@ -554,12 +596,17 @@ class _WholeEngine:
     def _ensure(self, r: int) -> None:
         if r <= self.n:
             return
-        n = max(r, 2 * self.n, 8)
+        if r > WHOLE_MAX_CAPACITY:
+            raise ParameterError(
+                f"capacity = {r}: whole admission is limited to r <= {WHOLE_MAX_CAPACITY} (its room matrices cost "
+                "O(r^2) memory and O(K r^3) time for K batches per service)"
+            )
+        n = max(r, min(2 * self.n, WHOLE_MAX_CAPACITY), 8)
         bk, m = self.bk, self.model
         self.batch = _Batch.build(m.batch, n + 1, bk)
         self.H = _room_kernel(self.batch, n, bk)
         eye = np.eye(n + 1) if bk.is_float64 else _identity(n + 1)
-        self.Rs, self.Us = _mix_powers(eye, self.H, m.service, m.lam, bk)
+        self.Rs, self.Us = _mix_powers(eye, self.H, m.service, m.lam, bk, self.batch)
         # Rcum[e, d] = P(service from room e ends in a room < d) = sum_{d' < d} Rs[e, d'] (positive terms)
         self.Rcum = np.zeros_like(self.Rs)
         self.Rcum[:, 1:] = np.cumsum(self.Rs, axis=1)[:, :-1]
@@ -573,7 +620,7 @@ class _WholeEngine:
         if m.vacation is not None:
             row = bk.zeros(r + 1)
             row[r] = bk.num(1)
-            rv, uv = _mix_powers(row, self.H[: r + 1, : r + 1], m.vacation, m.lam, bk)
+            rv, uv = _mix_powers(row, self.H[: r + 1, : r + 1], m.vacation, m.lam, bk, self.batch)
             up = bk.zeros(r + 1)
             up[1:] = np.cumsum(rv)[:-1]
             return up, uv, bk.num(0), bk.num(m.vacation.moment(1)), 0
@@ -643,7 +690,7 @@ class FiniteSweep:
     >>> m = VacationQueue.from_load(Fraction(1, 2), Geometric(2), Exponential(1), Exponential(2), 1)
     >>> sweep = FiniteSweep(m, FLOAT64)
     >>> [round(sweep.at(r).loss_probability, 6) for r in (1, 2, 4)]
-    [0.625, 0.459184, 0.258744]
+    [0.655172, 0.450882, 0.231409]
     """
 
     def __init__(self, model: VacationQueue, bk: Backend):
