@@ -461,6 +461,15 @@ def derivation() -> Derivation:
 class VacationFiniteCommand(ModelCommand):
     name = "vacation-finite"
     summary = "M[X]/G/1/r with multiple vacations (or none): loss, blocking, queue, wait; buffer sizing"
+    example_args = ("--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
+                    "--vacation", "erlang:k=4,mean=0.075", "--load", "1.5", "--capacity", "20")
+
+    def simulate(self, model, args):
+        """The simulator's view of the model (same laws, capacity and admission rule)."""
+        from qderive.numeric.simulate import SimVacationModel
+
+        return SimVacationModel(rate=model.lam, batch=model.batch, service=model.service, vacation=model.vacation,
+                                capacity=model.capacity, admission=model.admission), {}
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--batch", required=True, metavar="LAW", help=f"batch-size law: {BATCH_LAW_HELP}")

@@ -58,20 +58,12 @@ from qderive.symbolic.laws import TimeLaw
 
 from .sim_sampling import batch_sampler, time_sampler, to_float, value_stream
 from .sim_stats import KernelSpec, SimulationResult, run_replications
+from .vacation import Admission  # one enum for the analytic engine and the simulator
 
 __all__ = ["Admission", "SimVacationModel", "simulate_vacation", "vacation_kernel_spec"]
 
 #: a waiting room larger than any queue a run can build: "infinite"
 _UNBOUNDED = 1 << 62
-
-
-class Admission(enum.Enum):
-    """Admission of a batch that does not fit into the waiting room."""
-
-    #: fill the waiting room, lose the rest of the batch (Sopin 2013, the thesis's rule)
-    PARTIAL = "partial"
-    #: reject the whole batch if it does not fit
-    WHOLE = "whole"
 
 
 @dataclass(frozen=True)
