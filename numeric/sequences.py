@@ -275,6 +275,28 @@ def _convolution_columns(batch, n, bk):
         prev = col
 
 
+#: columns are reused across calls in mpmath mode, where building them dominates (a figure grid
+#: evaluates the same batch law at many loads and for both service and vacation); bounded so
+#: the cache stays small: n <= 400 and at most 4 (batch law, n, precision) entries
+_COLUMN_CACHE: dict = {}
+_COLUMN_CACHE_MAX_N = 400
+_COLUMN_CACHE_SIZE = 4
+
+
+def _columns(batch, n: int, bk: Backend):
+    """The (k, l^{(k)}, T_k) columns of :func:`_convolution_columns`, cached in mpmath mode."""
+    if bk.is_float64 or n > _COLUMN_CACHE_MAX_N:
+        return _convolution_columns(batch, n, bk)
+    key = (batch, n, bk.dps)
+    cols = _COLUMN_CACHE.get(key)
+    if cols is None:
+        cols = list(_convolution_columns(batch, n, bk))
+        if len(_COLUMN_CACHE) >= _COLUMN_CACHE_SIZE:
+            _COLUMN_CACHE.pop(next(iter(_COLUMN_CACHE)))
+        _COLUMN_CACHE[key] = cols
+    return cols
+
+
 @dataclass(frozen=True)
 class ArrivalCounts:
     """Customers arriving during one random time (``spec/chapter2.md`` section 0), n = 0..N.
@@ -313,7 +335,7 @@ def arrival_counts(time_law, batch, lam, n: int, bk: Backend) -> ArrivalCounts:
     a[0] = beta[0]
     u[0] = tau[0]
     last_k = 0
-    for k, col, T in _convolution_columns(batch, n, bk):
+    for k, col, T in _columns(batch, n, bk):
         last_k = k
         if beta[k] == 0 and tau[k] == 0:
             break
