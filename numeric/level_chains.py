@@ -41,7 +41,7 @@ class ConvergenceError(RuntimeError):
 
 
 def absorption_times_gth(off, exit_rates, rewards, bk: Backend) -> np.ndarray:
-    """Mean accumulated reward until absorption: solve ``q_i h_i = b_i + sum_j W_ij h_j`` with ``q_i = sum_j W_ij + e_i``.
+    """Mean accumulated reward until absorption: ``q_i h_i = b_i + sum_j W_ij h_j``, ``q_i = sum_j W_ij + e_i``.
 
     ``off[i][j]`` = W_ij >= 0 (transition rates among the transient states; the
     diagonal is ignored), ``exit_rates[i]`` = e_i >= 0 (rate into the targets),
@@ -93,7 +93,7 @@ def _as_num(v, bk: Backend):
     return v if isinstance(v, mpmath.mpf) else bk.num(v)
 
 
-def solve_level_m_matrix(W, d, level, b, *, rtol: float = 1e-13, polish: int = 2, maxiter: int = 40) -> np.ndarray:
+def solve_level_m_matrix(W, d, level, b, *, rtol: float = 1e-13, polish: int = 8, maxiter: int = 40) -> np.ndarray:
     """Solve ``(diag(d) - W) x = b`` (float64) where ``W >= 0`` links only states of adjacent levels.
 
     ``W`` is a scipy sparse matrix, ``d > 0`` with ``d_i >= sum_j W_ij`` (a

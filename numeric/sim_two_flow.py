@@ -31,25 +31,20 @@ time from leaving normal mode to re-entering it).
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from dataclasses import dataclass
 
 from qderive.symbolic._exact import ParameterError, exact
 
 from .sim_sampling import to_float, value_stream
+from .two_flow import Algorithm as _Algorithm
 from .sim_stats import KernelSpec, SimulationResult, run_replications
 
 __all__ = ["Algorithm", "SimTwoFlowModel", "simulate_two_flow", "two_flow_kernel_spec"]
 
 
-class Algorithm(enum.Enum):
-    """Service order of the two-flow server (``spec/other-models.md`` C)."""
-
-    #: algorithm 1: first come, first served in every mode
-    FIFO = "fifo"
-    #: algorithm 2: FIFO in mode 0; non-INVITE first (non-preemptive) in modes 1, 2
-    PRIORITY = "priority"
+# the service order is the analytic model's enum: one definition for both
+Algorithm = _Algorithm
 
 
 def _pair(values, name: str, positive: bool) -> tuple:

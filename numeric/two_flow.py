@@ -22,9 +22,12 @@ departure (a departure that makes n = L - 1 starts the next service in FIFO orde
 
 Because the service rate depends on the class and FIFO order matters, the state is
 ``(mode, sequence of classes)`` with the first element in service: the chain has
-about ``3 * 2^(H+1)`` states. Under these rules n never exceeds H + 1, so the buffer
-R (thresholds ``L < H < R``) is exactly filled when ``R = H + 1`` and never reached
-when ``R > H + 1``: :meth:`TwoFlowModel.notes` says so.
+about ``3 * 2^(H+1)`` states. The buffer R (``1 <= L < H``, ``R >= 1``) rejects an
+arrival that finds n = R. Under the switching rules n never exceeds H + 1, so R binds
+only when R <= H + 1: R = H + 1 is exactly the blocking state's count (no extra
+loss), R > H + 1 is never reached (a note says so, the results are those of R = H + 1),
+and R <= H fills the buffer before the overload threshold is crossed, so modes 1 and 2
+are never entered (a note says so too). :meth:`TwoFlowModel.notes`.
 
 Encoding. A sequence of length n is an integer ``bits`` whose bit i is 1 when the
 i-th message (0 = in service) is class 2. Under priority, after a departure the
@@ -33,7 +36,9 @@ class-2 message moves to the front, the class-1 messages before it shift back by
 one): no loops over positions, so the transition table is built with numpy.
 
 Solvers (:class:`Solver`): dense GTH (subtraction-free, any backend; small chains)
-and scipy's sparse LU (float64; about 4 * 10^5 states at H = 16).
+and a level-ordered sparse iterative solver (GMRES preconditioned by Gauss-Seidel,
+then polished by positive-term Gauss-Seidel sweeps; float64; about 4 * 10^5 states at
+H = 16 in a few seconds; sparse LU fills in and needs gigabytes there).
 
 >>> from fractions import Fraction as F
 >>> m = TwoFlowModel((F(6, 10), 2), (1, 5), 2, 4, 5, Algorithm.FIFO)
@@ -54,7 +59,8 @@ import sympy as sp
 from qderive.symbolic._exact import ParameterError, exact, require_positive
 
 from .backend import FLOAT64, Backend
-from .chains import mean_hitting_times, stationary_gth
+from .chains import stationary_gth
+from .level_chains import absorption_times_gth, solve_level_m_matrix
 
 __all__ = [
     "Algorithm",
@@ -73,7 +79,7 @@ __all__ = [
 
 #: largest upper threshold accepted (the chain has ~3 * 2^(H+1) states)
 MAX_HIGH = 18
-#: AUTO uses dense GTH up to this many states in float64 (above: sparse LU)
+#: AUTO uses dense GTH up to this many states in float64 (above: the sparse level solver)
 MAX_DENSE_STATES = 1200
 #: mpmath solutions are dense O(N^3) in mpf arithmetic: refuse beyond this size
 MAX_MP_STATES = 800
@@ -108,9 +114,9 @@ class RateKind(enum.IntEnum):
 class Solver(enum.Enum):
     """How the stationary law is computed."""
 
-    AUTO = "auto"  # GTH when small (or not float64), else sparse LU
+    AUTO = "auto"  # GTH when small (or not float64), else the sparse level solver
     GTH = "gth"  # dense Grassmann-Taksar-Heyman, any backend, no subtractions
-    SPARSE = "sparse"  # scipy.sparse LU, float64 only
+    SPARSE = "sparse"  # level-ordered GMRES + Gauss-Seidel (scipy.sparse), float64 only
 
 
 def _pair(value, name: str) -> tuple[sp.Expr, sp.Expr]:
@@ -136,8 +142,9 @@ class TwoFlowModel:
 
     ``arrival_rates = (lambda_1, lambda_2)`` (INVITE, non-INVITE), ``service_rates =
     (mu_1, mu_2)`` in mode 0, ``overload_service_rates = (mu'_1, mu'_2)`` in modes 1
-    and 2 (default: the mode-0 rates); thresholds ``1 <= low < high < capacity`` are
-    L, H, R. All rates exact and > 0.
+    and 2 (default: the mode-0 rates); thresholds L = ``low``, H = ``high``, R =
+    ``capacity`` with ``1 <= L < H`` and ``R >= 1`` (an arrival finding n = R is
+    rejected; see :meth:`notes`). All rates exact and > 0.
     """
 
     arrival_rates: tuple
@@ -162,8 +169,8 @@ class TwoFlowModel:
         set_("capacity", R)
         if not isinstance(self.algorithm, Algorithm):
             raise ParameterError(f"algorithm = {self.algorithm!r}: must be one of {[a.value for a in Algorithm]}")
-        if not (1 <= L < H < R):
-            raise ParameterError(f"thresholds must satisfy 1 <= L < H < R, got L={L}, H={H}, R={R}")
+        if not (1 <= L < H and R >= 1):
+            raise ParameterError(f"thresholds must satisfy 1 <= L < H and R >= 1, got L={L}, H={H}, R={R}")
         if H > MAX_HIGH:
             raise ParameterError(
                 f"H = {H}: must be <= {MAX_HIGH} (the state carries the class sequence, about 3 * 2^(H+1) states)")
@@ -175,18 +182,49 @@ class TwoFlowModel:
 
     @property
     def capacity_binds(self) -> bool:
-        """True when R <= H + 1 (with L < H < R: R = H + 1, the buffer is full exactly in mode 2)."""
+        """True when R <= H + 1: the count never exceeds H + 1, so a larger buffer is never reached."""
         return self.capacity <= self.high + 1
 
+    @property
+    def effective_capacity(self) -> int:
+        """min(R, H + 1): the largest reachable count (the chain is the same for every R >= H + 1)."""
+        return min(self.capacity, self.high + 1)
+
+    @property
+    def overload_reachable(self) -> bool:
+        """False when R <= H: the buffer fills before n can exceed H, modes 1 and 2 never occur."""
+        return self.capacity > self.high
+
     def notes(self) -> list[str]:
-        """Messages for the user: R > H + 1 does not bind (the count never exceeds H + 1)."""
-        if self.capacity_binds:
-            return []
-        return [
-            f"R = {self.capacity} does not bind: under the seed's rules an arrival that makes n = H + 1 = "
-            f"{self.high + 1} switches to blocking mode, so the count never exceeds H + 1 and the results are "
-            f"those of R = {self.high + 1} ({self.capacity - self.high - 1} buffer places are never used)"
-        ]
+        """Messages for the user about R: it does not bind when R > H + 1; it pre-empts overload when R <= H."""
+        L, H, R = self.low, self.high, self.capacity
+        if R > H + 1:
+            return [
+                f"R = {R} does not bind: under the seed's rules an arrival that makes n = H + 1 = {H + 1} "
+                f"switches to blocking mode, so the count never exceeds H + 1 and the results are those of "
+                f"R = {H + 1} ({R - H - 1} buffer places are never used)"
+            ]
+        if R <= H:
+            return [
+                f"R = {R} <= H = {H}: the buffer is full (arrivals rejected) before the count can exceed H, so "
+                f"the overload modes 1 and 2 are never entered; p_mode1 = p_mode2 = 0 and there is no "
+                f"return time (reported as null)"
+            ]
+        return []
+
+    def _repr_latex_(self) -> str:
+        """Kendall-style notation and parameters, rendered by Jupyter."""
+        l1, l2 = (sp.latex(x) for x in self.arrival_rates)
+        m1, m2 = (sp.latex(x) for x in self.service_rates)
+        o1, o2 = (sp.latex(x) for x in self.overload_service_rates)
+        return (f"$M_2|M_2|1|R$ with threshold control ({self.algorithm.value}): "
+                f"$\\lambda = ({l1}, {l2})$, $\\mu = ({m1}, {m2})$, $\\mu' = ({o1}, {o2})$, "
+                f"$L, H, R = {self.low}, {self.high}, {self.capacity}$")
+
+    def __str__(self) -> str:
+        return (f"two-flow SIP server ({self.algorithm.value}): lambda = {self.arrival_rates}, "
+                f"mu = {self.service_rates}, mu' = {self.overload_service_rates}, "
+                f"L, H, R = {self.low}, {self.high}, {self.capacity}")
 
     def parameters(self) -> dict:
         """Exact parameters, for reports."""
@@ -200,7 +238,7 @@ class TwoFlowModel:
 
 
 # ---------------------------------------------------------------------------------------
-# State space and transition table (depends only on L, H and the algorithm)
+# State space and transition table (depends only on L, H, min(R, H + 1) and the algorithm)
 # ---------------------------------------------------------------------------------------
 
 
@@ -213,6 +251,7 @@ class StateSpace:
 
     low: int
     high: int
+    capacity: int
     algorithm: Algorithm
     mode: np.ndarray
     length: np.ndarray
@@ -224,6 +263,7 @@ class StateSpace:
 
     @property
     def size(self) -> int:
+        """Number of reachable states."""
         return len(self.mode)
 
     def sequence(self, i: int) -> tuple[int, ...]:
@@ -246,15 +286,27 @@ class StateSpace:
             b >>= 1
         return count
 
+    @property
+    def has_overload(self) -> bool:
+        """True when modes 1 and 2 are reachable (R > H)."""
+        return bool(np.any(self.mode != Mode.NORMAL))
+
+    def accepts(self, cls: int) -> np.ndarray:
+        """States where an arriving class-``cls`` message is accepted: its mode accepts it and n < R."""
+        by_mode = (self.mode == Mode.NORMAL) if cls == 1 else (self.mode != Mode.BLOCKING)
+        return by_mode & (self.length < self.capacity)
+
     @cached_property
     def in_service(self) -> np.ndarray:
         """Class in service (1, 2) or 0 when empty."""
         return np.where(self.length == 0, 0, 1 + (self.bits & 1))
 
 
-def _candidate_blocks(L: int, H: int):
-    """(mode, n) blocks of candidate states: mode 0 for n <= H, mode 1 for L <= n <= H, mode 2 at n = H + 1."""
-    blocks = [(0, n) for n in range(H + 1)] + [(1, n) for n in range(L, H + 1)] + [(2, H + 1)]
+def _candidate_blocks(L: int, H: int, R: int):
+    """(mode, n) blocks of candidate states: mode 0 for n <= min(H, R), mode 1 for L <= n <= H, mode 2 at n = H + 1."""
+    blocks = [(0, n) for n in range(min(H, R) + 1)]
+    if R > H:
+        blocks += [(1, n) for n in range(L, H + 1)] + [(2, H + 1)]
     offset, start = {}, 0
     for key in blocks:
         offset[key] = start
@@ -263,13 +315,13 @@ def _candidate_blocks(L: int, H: int):
 
 
 @lru_cache(maxsize=16)
-def state_space(low: int, high: int, algorithm: Algorithm) -> StateSpace:
+def state_space(low: int, high: int, capacity: int, algorithm: Algorithm) -> StateSpace:
     """Reachable states and transitions of the seed-001 chain (``spec/other-models.md`` C).
 
     Transitions out of ``(m, s)`` with ``n = len(s)``:
 
-    * arrival of class c (rate lambda_c) if m = 0, or m = 1 and c = 2: ``(m', s + (c,))``
-      with m' = 2 when n + 1 = H + 1, else m;
+    * arrival of class c (rate lambda_c) if n < R and (m = 0, or m = 1 and c = 2):
+      ``(m', s + (c,))`` with m' = 2 when n + 1 = H + 1, else m;
     * departure (rate mu_{s_0} in mode 0, mu'_{s_0} in modes 1, 2): m' = 1 if m = 2;
       m' = 0 if m = 1 and n - 1 = L - 1; else m. The rest ``s[1:]`` is reordered by
       the discipline of m' (priority: first class 2 to the front).
@@ -278,14 +330,14 @@ def state_space(low: int, high: int, algorithm: Algorithm) -> StateSpace:
     state is found by frontier expansion (the chain restricted to it is irreducible:
     every state empties by departures).
     """
-    L, H = low, high
-    blocks, offset, total = _candidate_blocks(L, H)
+    L, H, R = low, high, min(capacity, high + 1)
+    blocks, offset, total = _candidate_blocks(L, H, R)
     src, dst, kind = [], [], []
     for m, n in blocks:
         bits = np.arange(1 << n, dtype=np.int64)
         here = offset[(m, n)] + bits
         # arrivals
-        if m != 2:
+        if m != 2 and n < R:
             m_up = 2 if n + 1 == H + 1 else m
             for c in ((1, 2) if m == 0 else (2,)):
                 src.append(here)
@@ -330,7 +382,10 @@ def state_space(low: int, high: int, algorithm: Algorithm) -> StateSpace:
         mode[sl], length[sl], bits_all[sl] = m, n, np.arange(1 << n)
     mode, length, bits_all = mode[reached], length[reached], bits_all[reached]
     lookup = {(int(a), int(b), int(c)): i for i, (a, b, c) in enumerate(zip(mode, length, bits_all))}
-    return StateSpace(L, H, algorithm, mode, length, bits_all, new_index[src], new_index[dst], kind, lookup)
+    arrays = (mode, length, bits_all, new_index[src], new_index[dst], kind)
+    for a in arrays:  # shared through the cache: read-only
+        a.setflags(write=False)
+    return StateSpace(L, H, R, algorithm, *arrays, lookup)
 
 
 # ---------------------------------------------------------------------------------------
@@ -364,15 +419,20 @@ class TwoFlowSolution:
         return self._sum(self.space.mode == int(mode))
 
     def rejection_probability(self, cls: int):
-        """P(an arriving class-c message is rejected) (PASTA): P(mode 1) + P(mode 2) for INVITE, P(mode 2) for non-INVITE."""
-        rejecting = (self.space.mode != Mode.NORMAL) if cls == 1 else (self.space.mode == Mode.BLOCKING)
-        return self._sum(rejecting)
+        """P(an arriving class-c message is rejected, 503) by PASTA: sum of pi over the states that refuse c.
+
+        INVITE: modes 1 and 2 (and n = R); non-INVITE: mode 2 (and n = R). A direct sum of
+        positive terms, never ``1 - P(accept)``.
+        """
+        return self._sum(~self.space.accepts(cls))
 
     def accepted_rate(self, cls: int):
-        """lambda_1 P(mode 0) for INVITE, lambda_2 (P(mode 0) + P(mode 1)) for non-INVITE."""
-        accepting = (self.space.mode == Mode.NORMAL) if cls == 1 else (self.space.mode != Mode.BLOCKING)
+        """lambda_c P(accept c): lambda_1 P(mode 0) for INVITE, lambda_2 (P(mode 0) + P(mode 1)) for non-INVITE.
+
+        (For R <= H: lambda_c P(n < R).)
+        """
         with self.bk:
-            return self._rates[cls - 1] * self._sum(accepting)
+            return self._rates[cls - 1] * self._sum(self.space.accepts(cls))
 
     def throughput(self, cls: int):
         """Departure rate of class c: sum over states with c in service of pi(s) * (mu_c or mu'_c by mode)."""
@@ -393,7 +453,7 @@ class TwoFlowSolution:
             return self.bk.dot(self.pi, w)
 
     def mean_sojourn(self, cls: int | None = None):
-        """Mean sojourn of an accepted message, by Little: N_c / (accepted rate of c); total: N / sum of accepted rates."""
+        """Mean sojourn of an accepted message by Little: N_c / (accepted rate of c); total: N / sum of the accepted rates."""
         with self.bk:
             if cls is None:
                 return self.mean_number() / (self.accepted_rate(1) + self.accepted_rate(2))
@@ -428,7 +488,12 @@ class TwoFlowSolution:
             return self.bk.fsum(list(self._entry_flows().values()))
 
     def renewal_return_time(self):
-        """Mean overload period by renewal-reward: (P(mode 1) + P(mode 2)) / nu (the check of the first-passage value)."""
+        """Mean overload period by renewal-reward: (P(mode 1) + P(mode 2)) / nu (the check of the first-passage value).
+
+        None when overload never occurs (R <= H).
+        """
+        if not self.space.has_overload:
+            return None
         with self.bk:
             return (self.mode_probability(1) + self.mode_probability(2)) / self.overload_entry_rate()
 
@@ -437,7 +502,10 @@ class TwoFlowSolution:
 
         h solves (-Q_OO) h = 1 on the overload states O (modes 1, 2); alpha(s) is the
         stationary flow from mode 0 into s, normalised (the Palm law of an overload period).
+        None when overload never occurs (R <= H).
         """
+        if not self.space.has_overload:
+            return None
         flows = self._entry_flows()
         h = self._hitting_times_sparse() if self.solver is Solver.SPARSE else self._hitting_times_dense()
         with self.bk:
@@ -445,20 +513,28 @@ class TwoFlowSolution:
             return self.bk.fsum([f * h[s] for s, f in flows.items()]) / total
 
     def _hitting_times_dense(self) -> dict:
+        """Mean first-passage times into mode 0 from every overload state (GTH elimination, positive terms)."""
         sp_ = self.space
-        n = sp_.size
-        q = self._exit_rates()
+        over = np.flatnonzero(sp_.mode != Mode.NORMAL)
+        pos = np.full(sp_.size, -1)
+        pos[over] = np.arange(len(over))
+        m = len(over)
         with self.bk:
-            P = np.zeros((n, n)) if self.bk.is_float64 else np.full((n, n), self.bk.num(0), dtype=object)
+            W = np.zeros((m, m)) if self.bk.is_float64 else np.full((m, m), self.bk.num(0), dtype=object)
+            e = self.bk.zeros(m)
             for s, d, k in zip(sp_.src, sp_.dst, sp_.kind):
-                P[s, d] += self._rates[k] / q[s]
-            costs = [1 / q[i] for i in range(n)]
-            targets = np.flatnonzero(sp_.mode == Mode.NORMAL).tolist()
-            return mean_hitting_times(P, targets, costs, self.bk)
+                if pos[s] < 0:
+                    continue
+                if pos[d] >= 0:
+                    W[pos[s], pos[d]] += self._rates[k]
+                else:
+                    e[pos[s]] += self._rates[k]
+            h = absorption_times_gth(W, e, [1] * m, self.bk)
+        return {int(s): h[pos[s]] for s in over}
 
     def _hitting_times_sparse(self) -> dict:
+        """The same first-passage times for large chains: level-ordered GMRES + Gauss-Seidel (float64)."""
         import scipy.sparse as sps
-        from scipy.sparse.linalg import spsolve
 
         sp_ = self.space
         over = np.flatnonzero(sp_.mode != Mode.NORMAL)
@@ -468,9 +544,8 @@ class TwoFlowSolution:
         q = self._exit_rates()
         sel = (pos[sp_.src] >= 0) & (pos[sp_.dst] >= 0)
         m = len(over)
-        A = sps.csr_matrix((-rates[sp_.kind[sel]], (pos[sp_.src[sel]], pos[sp_.dst[sel]])), shape=(m, m))
-        A = A + sps.diags(q[over])
-        h = spsolve(A.tocsc(), np.ones(m))
+        W = sps.csr_matrix((rates[sp_.kind[sel]], (pos[sp_.src[sel]], pos[sp_.dst[sel]])), shape=(m, m))
+        h = solve_level_m_matrix(W, q[over], sp_.length[over], np.ones(m))
         return {int(s): float(h[pos[s]]) for s in over}
 
 
@@ -484,37 +559,38 @@ def _generator_dense(space: StateSpace, rates, bk: Backend) -> np.ndarray:
 
 
 def _stationary_sparse(space: StateSpace, rates) -> np.ndarray:
-    """pi Q = 0 by sparse LU: fix pi(empty) = 1, solve the other balance equations, normalise."""
+    """pi Q = 0 for large chains: fix pi(empty) = 1 and solve q_i pi_i = sum_j pi_j q_ji for the rest.
+
+    ``(diag(q) - W^T) x = w_root`` is a nonsingular M-matrix system linking adjacent
+    levels n only: :func:`~qderive.numeric.level_chains.solve_level_m_matrix`.
+    """
     import scipy.sparse as sps
-    from scipy.sparse.linalg import splu
 
     n = space.size
     r = np.array(rates, dtype=np.float64)
     vals = r[space.kind]
-    QT = sps.csr_matrix((vals, (space.dst, space.src)), shape=(n, n))  # transposed off-diagonal rates
-    out = np.zeros(n)
-    np.add.at(out, space.src, vals)
-    A = (QT - sps.diags(out)).tocsc()
+    q = np.zeros(n)
+    np.add.at(q, space.src, vals)
+    WT = sps.csr_matrix((vals, (space.dst, space.src)), shape=(n, n))  # WT[i, j] = q(j -> i)
     root = space.index(0, ())
     rest = np.setdiff1d(np.arange(n), [root])
-    B = A[rest][:, rest].tocsc()
-    rhs = -A[rest][:, [root]].toarray().ravel()
-    x = splu(B).solve(rhs)
+    x = solve_level_m_matrix(WT[rest][:, rest], q[rest], space.length[rest], WT[rest][:, [root]].toarray().ravel())
     pi = np.empty(n)
     pi[root] = 1.0
     pi[rest] = x
-    return pi / pi.sum()
+    return pi / np.sum(pi)
 
 
 def solve(model: TwoFlowModel, bk: Backend = FLOAT64, solver: Solver = Solver.AUTO) -> TwoFlowSolution:
     """Stationary law of the seed-001 chain (``spec/other-models.md`` C) and its measures.
 
     ``Solver.GTH``: dense GTH (``numeric/chains.py``), float64 or mpmath, every entry
-    with full relative accuracy. ``Solver.SPARSE``: scipy sparse LU, float64 only.
+    with full relative accuracy. ``Solver.SPARSE``: level-ordered GMRES + Gauss-Seidel
+    (:func:`~qderive.numeric.level_chains.solve_level_m_matrix`), float64 only.
     ``Solver.AUTO``: GTH for mpmath backends and for float64 chains up to
-    :data:`MAX_DENSE_STATES` states, sparse LU above.
+    :data:`MAX_DENSE_STATES` states, the sparse solver above.
     """
-    space = state_space(model.low, model.high, model.algorithm)
+    space = state_space(model.low, model.high, model.effective_capacity, model.algorithm)
     if solver is Solver.AUTO:
         solver = Solver.GTH if (not bk.is_float64 or space.size <= MAX_DENSE_STATES) else Solver.SPARSE
     if solver is Solver.SPARSE and not bk.is_float64:
@@ -522,7 +598,7 @@ def solve(model: TwoFlowModel, bk: Backend = FLOAT64, solver: Solver = Solver.AU
     if not bk.is_float64 and space.size > MAX_MP_STATES:
         raise ParameterError(
             f"H = {model.high}: the chain has {space.size} states; the mpmath solution (dense, O(N^3)) is limited "
-            f"to {MAX_MP_STATES} states (H <= 6 or so): use float64 for larger thresholds")
+            f"to {MAX_MP_STATES} states (H <= 7): use float64 for larger thresholds")
     with bk:
         rates = [bk.num(r) for r in model.rates]
         if solver is Solver.SPARSE:
@@ -537,9 +613,7 @@ def exact_stationary(model: TwoFlowModel) -> list[sp.Rational]:
 
     Solved with SymPy's ``DomainMatrix`` over QQ; index order of :func:`state_space`.
     """
-    from sympy.polys.matrices import DomainMatrix
-
-    space = state_space(model.low, model.high, model.algorithm)
+    space = state_space(model.low, model.high, model.effective_capacity, model.algorithm)
     return stationary_exact(space, model.rates, sp.QQ)
 
 

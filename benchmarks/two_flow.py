@@ -1,0 +1,59 @@
+"""Benchmark: the two-flow (INVITE / non-INVITE) chain, state-space size and solve time for H = 8, 12, 16.
+
+Run by hand: ``python benchmarks/two_flow.py`` (prints a Markdown table; median of
+``REPEATS`` runs). Parameters: lambda = (3/5, 2), mu = mu' = (1, 5), L = H/2, R = H + 1;
+float64 with the sparse level solver (GMRES + Gauss-Seidel), and the dense GTH and
+the mpmath (50 digits) solve for the small chains.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from fractions import Fraction as F
+
+from qderive.numeric.backend import FLOAT64, mp_backend
+from qderive.numeric.two_flow import Algorithm, Solver, TwoFlowModel, solve, state_space
+
+REPEATS = 3
+
+
+def _median_time(fn, repeats=REPEATS):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    print("| H | algorithm | states | transitions | build (s) | solve pi (s) | return time (s) | solver |")
+    print("|---|---|---|---|---|---|---|---|")
+    for H in (8, 12, 16):
+        for alg in Algorithm:
+            L = H // 2
+
+            def build():
+                state_space.cache_clear()
+                return state_space(L, H, H + 1, alg)
+
+            t_build, space = _median_time(build)
+            model = TwoFlowModel((F(3, 5), 2), (1, 5), L, H, H + 1, alg)
+            t_solve, sol = _median_time(lambda: solve(model, FLOAT64, Solver.SPARSE))
+            t_ret, _ = _median_time(sol.mean_return_time)
+            print(f"| {H} | {alg.value} | {space.size} | {len(space.src)} | {t_build:.3f} | {t_solve:.3f} | "
+                  f"{t_ret:.3f} | sparse |")
+    print()
+    print("| H | algorithm | states | float64 GTH (s) | mpmath 50 digits GTH + return time (s) |")
+    print("|---|---|---|---|---|")
+    for H in (4, 6):
+        for alg in Algorithm:
+            model = TwoFlowModel((F(3, 5), 2), (1, 5), H // 2, H, H + 1, alg)
+            t_f, sol = _median_time(lambda: solve(model, FLOAT64, Solver.GTH))
+            t_m, _ = _median_time(lambda: solve(model, mp_backend(50)).mean_return_time())
+            print(f"| {H} | {alg.value} | {sol.space.size} | {t_f:.3f} | {t_m:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
