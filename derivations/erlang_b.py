@@ -373,8 +373,4 @@ COMMAND = ErlangBCommand()
 
 
 if __name__ == "__main__":  # pragma: no cover
-    d = derivation()
-    print(d)
-    for res in d.verify(50):
-        print(f"{'ok  ' if res.passed else 'FAIL'} {res.name}: {res.detail} "
-              f"({'exact' if res.digits is None else f'{res.digits:.1f} digits'})")
+    raise SystemExit(0 if derivation().report(50) else 1)

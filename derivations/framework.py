@@ -128,6 +128,22 @@ class Derivation:
         """Run every check at ``digits`` working digits."""
         return [check(digits) for check in self.checks]
 
+    def report(self, digits: int = 50) -> bool:
+        """Print the steps, run every check and print one line per result; True if all pass.
+
+        This is what ``python -m qderive.derivations.<model>`` does.
+        """
+        print(self)
+        ok = True
+        for res in self.verify(digits):
+            ok &= res.passed
+            if res.digits is None:
+                agreed = "-"
+            else:
+                agreed = "exact" if math.isinf(res.digits) else f"{res.digits:.1f} digits"
+            print(f"{'ok  ' if res.passed else 'FAIL'} {res.name}: {res.detail} ({agreed})")
+        return ok
+
     # -- export --------------------------------------------------------------------
     def latex_body(self) -> str:
         lines = [f"\\section*{{{_tex_escape(self.title)}}}", f"Source: {_tex_escape(self.source)}.", ""]

@@ -508,8 +508,4 @@ def figure_cluster2(out_png: str | None, out_csv: str | None) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    d = derivation()
-    print(d)
-    for res in d.verify(40):
-        print(f"{'ok  ' if res.passed else 'FAIL'} {res.name}: {res.detail} "
-              f"({'exact' if res.digits is None else f'{res.digits:.1f} digits'})")
+    raise SystemExit(0 if derivation().report(40) else 1)

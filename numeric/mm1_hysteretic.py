@@ -40,16 +40,8 @@ from .backend import FLOAT64, Backend
 
 __all__ = ["MM1HystereticModel", "ctmc_rates", "stationary", "measures", "MEASURE_KEYS"]
 
-MEASURE_KEYS = (
-    "p_normal",
-    "p_overload",
-    "p_discard",
-    "mean_normal_time",
-    "mean_return_time",
-    "mean_cycle_time",
-    "loss_probability",
-    "throughput",
-)
+# the same measure keys as the general hysteretic model (the command-line contract of issue 4)
+from .hysteretic import MEASURE_KEYS  # noqa: E402
 
 
 def _int(value, name):
