@@ -498,6 +498,7 @@ class TwoFlowCommand(ModelCommand):
 
     name = "two-flow"
     summary = "INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001)"
+    example_args = ("--rates", "0.6,2.0", "--service-rates", "1,5", "--thresholds", "3,7,10", "--algorithm", "priority")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--rates", required=True, metavar="LAMBDA1,LAMBDA2",
@@ -541,11 +542,10 @@ class TwoFlowCommand(ModelCommand):
 
     def simulate(self, model, args):
         """The simulator's view of the model (``numeric/sim_two_flow.py``): same rates, thresholds, algorithm."""
-        from qderive.numeric.sim_two_flow import Algorithm as SimAlgorithm
         from qderive.numeric.sim_two_flow import SimTwoFlowModel
 
         return SimTwoFlowModel(model.arrival_rates, model.service_rates, (model.low, model.high, model.capacity),
-                               SimAlgorithm(model.algorithm.value), model.overload_service_rates), {}
+                               model.algorithm, model.overload_service_rates), {}
 
 
 COMMAND = TwoFlowCommand()
