@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from qderive.symbolic._exact import exact
+
 from .cli_args import parse_number_list
 from .command import Evaluation, ModelCommand
 from .framework import Check, Derivation, Step, agreement_digits
@@ -143,7 +145,7 @@ class SymbolicLaw:
     def at(self, values: dict) -> list:
         """The law at exact rate values ``{symbol: Rational}``: exact rationals in state order."""
         dom = self.ring.domain
-        point = [(g, dom.from_sympy(sp.sympify(values[g.as_expr()]))) for g in self.ring.gens]
+        point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in self.ring.gens]
         nums = [dom.to_sympy(p.evaluate(point)) for p in self.polys]
         total = sp.Add(*nums)
         return [x / total for x in nums]
@@ -245,7 +247,7 @@ def stationary_law(low: int = 1, high: int = 2, algorithm=None, rates: tuple = R
 
         raise ParameterError(f"symbolic law: thresholds must satisfy 1 <= L < H <= 3, got L={low}, H={high}")
     space = state_space(low, high, high + 1, algorithm)
-    rates = tuple(sp.sympify(r) for r in rates)
+    rates = tuple(exact(r, "rate") for r in rates)
     gens = sorted(set().union(*(r.free_symbols for r in rates)), key=str)
     if not gens:
         raise ValueError("stationary_law: give at least one symbolic rate (use exact_stationary for numbers)")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from qderive.symbolic._exact import exact
+
 from .cli_args import parse_number_list
 from .command import Evaluation, ModelCommand
 from .framework import Check, Derivation, Step, agreement_digits
@@ -103,7 +105,7 @@ class LumpedLaw:
     def at(self, values: dict) -> list:
         """The law at exact values ``{symbol: Rational}`` (exact rationals, in ``states`` order)."""
         dom = self.ring.domain
-        point = [(g, dom.from_sympy(sp.sympify(values[g.as_expr()]))) for g in self.ring.gens]
+        point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in self.ring.gens]
         nums = [dom.to_sympy(p.evaluate(point)) for p in self.polys]
         total = sp.Add(*nums)
         return [x / total for x in nums]

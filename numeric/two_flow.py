@@ -626,7 +626,7 @@ def stationary_exact(space: StateSpace, rates, domain) -> list:
     from sympy.polys.matrices import DomainMatrix
 
     n = space.size
-    conv = [domain.from_sympy(sp.sympify(r)) for r in rates]
+    conv = [domain.from_sympy(exact(r, "rate")) for r in rates]
     rows = [[domain.zero] * n for _ in range(n)]  # rows = equations (columns of Q)
     for s, d, k in zip(space.src, space.dst, space.kind):
         rows[d][s] += conv[k]
