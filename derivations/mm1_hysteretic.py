@@ -18,6 +18,8 @@ import argparse
 from fractions import Fraction
 from functools import lru_cache
 
+import functools
+
 import sympy as sp
 
 
@@ -116,6 +118,11 @@ def closed_forms() -> dict:
         "mean_return_time": (M1 + M2) / mu,
         "mean_cycle_time": M / mu,
     }
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_closed_forms() -> dict:
+    return closed_forms()
 
 
 def substitute(expr: sp.Expr, model) -> sp.Expr:
@@ -260,6 +267,29 @@ class MM1HystereticCommand(ModelCommand):
     name = "mm1-hysteretic"
     summary = "M|M|1 with bi-level hysteretic input control (closed forms): P(S_i), E tau_0, E tau_12, E tau"
     example_args = ("--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "3,6,9")
+
+    def closed_forms(self):
+        """The closed forms of :func:`closed_forms` for ``qderive codegen`` (rates and integer thresholds)."""
+        from .codegen import ClosedForm
+
+        forms = _cached_closed_forms()
+        args = (
+            (lam0, "lam0", "arrival rate lambda_0 in normal mode (customers per unit time)"),
+            (lam1, "lam1", "arrival rate lambda_1 in overload mode, lambda_1 < lambda_0 (customers per unit time)"),
+            (mu, "mu", "service rate (customers per unit time)"),
+            (L, "L", "abatement threshold (integer, customers in the system)"),
+            (H, "H", "overload onset threshold, L < H (integer)"),
+            (R, "R", "discard threshold = capacity, H < R (integer)"),
+        )
+        docs = {
+            "p_normal": "Time-stationary probability of normal mode P(S0).",
+            "p_overload": "Time-stationary probability of overload mode P(S1).",
+            "p_discard": "Time-stationary probability of discard mode P(S2).",
+            "mean_normal_time": "Mean sojourn E tau_0 in normal mode (time).",
+            "mean_return_time": "Mean return time E tau_12 from overload onset back to normal mode (time).",
+            "mean_cycle_time": "Mean control-cycle time E tau = E tau_0 + E tau_12 (time).",
+        }
+        return {k: ClosedForm(k, forms[k], args, d, f"M|M|1 bi-level hysteresis, {_CITE}") for k, d in docs.items()}
 
     def simulate(self, model, args):
         """Instantaneous switching on the count (other-models.md B) in the simulator."""

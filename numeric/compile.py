@@ -51,10 +51,17 @@ def numpy_source(expr, args: Sequence[sp.Symbol], name: str, docstring: str = ""
     lines = ["import numpy", "", "", f"def {name}({', '.join(names)}):"]
     if docstring:
         lines.append(f'    """{docstring}"""')
+    indent = "    "
+    if any(e.has(sp.Piecewise) for e in exprs):
+        # numpy.select evaluates every branch: the branch not taken may divide by zero
+        # (e.g. a geometric sum at rho = 1), which must neither raise nor warn
+        lines += [f"    {n} = numpy.asarray({n}, dtype=float)" for n in names]
+        lines.append('    with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):')
+        indent = "        "
     for sym, sub in replacements:
-        lines.append(f"    {sym} = {printer.doprint(sub)}")
+        lines.append(f"{indent}{sym} = {printer.doprint(sub)}")
     body = [printer.doprint(e) for e in reduced]
-    lines.append(f"    return [{', '.join(body)}]" if isinstance(expr, (list, tuple)) else f"    return {body[0]}")
+    lines.append(f"{indent}return [{', '.join(body)}]" if isinstance(expr, (list, tuple)) else f"{indent}return {body[0]}")
     return "\n".join(lines) + "\n"
 
 

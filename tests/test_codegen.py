@@ -90,3 +90,29 @@ def test_generated_c_compiles_and_agrees(tmp_path, capsys, measure):
 def test_unknown_measure_is_a_clear_error(capsys):
     assert main(["codegen", "vacation-infinite", "--measure", "nope", "--out", "/tmp/x.py"]) == 2
     assert "has closed forms for" in capsys.readouterr().err
+
+
+MM1_POINTS = [("1.2,0.6", "1", "3,6,9"), ("1,0.5", "1", "2,5,8"), ("2,1", "1", "3,6,9")]  # generic, lambda_0 = mu, lambda_1 = mu
+
+
+@pytest.mark.parametrize("measure", ["p_normal", "p_overload", "p_discard", "mean_normal_time", "mean_return_time",
+                                     "mean_cycle_time"])
+def test_generated_mm1_hysteretic_closed_forms_agree_with_eval(tmp_path, capsys, measure):
+    """Closed forms in symbolic L, H, R (Piecewise at lambda_s = mu) as standalone numpy code."""
+    import inspect
+
+    out = tmp_path / "h.py"
+    assert main(["codegen", "mm1-hysteretic", "--measure", measure, "--out", str(out)]) == 0
+    namespace = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)  # noqa: S102 - our own generated file
+    fn = namespace[measure]
+    for rates, mu, thresholds in MM1_POINTS:
+        assert main(["eval", "mm1-hysteretic", "--rates", rates, "--service-rate", mu, "--thresholds", thresholds,
+                     "--json"]) == 0
+        expected = json.loads(capsys.readouterr().out)["measures"][measure]
+        lam0, lam1 = (float(x) for x in rates.split(","))
+        Lv, Hv, Rv = (int(x) for x in thresholds.split(","))
+        values = {"lam0": lam0, "lam1": lam1, "mu": float(mu), "L": Lv, "H": Hv, "R": Rv}
+        with numpy.errstate(all="ignore"):  # numpy.select evaluates the unused branch too
+            got = float(fn(*[values[p] for p in inspect.signature(fn).parameters]))
+        assert abs(got - expected) <= 1e-12 * abs(expected), (rates, thresholds)
