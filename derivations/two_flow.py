@@ -108,6 +108,15 @@ def evaluate_measures(solution) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
+def evaluate_polynomial_law(ring, polys, values: dict) -> list:
+    """pi_i = N_i / sum_j N_j with every N_i evaluated exactly at ``{symbol: Rational}``."""
+    dom = ring.domain
+    point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in ring.gens]
+    nums = [dom.to_sympy(p.evaluate(point)) for p in polys]
+    total = sp.Add(*nums)
+    return [x / total for x in nums]
+
+
 @dataclass(frozen=True)
 class SymbolicLaw:
     """pi(s) = N_s / N with polynomials N_s in the rates (gcd removed) and N = sum_s N_s.
@@ -144,11 +153,7 @@ class SymbolicLaw:
 
     def at(self, values: dict) -> list:
         """The law at exact rate values ``{symbol: Rational}``: exact rationals in state order."""
-        dom = self.ring.domain
-        point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in self.ring.gens]
-        nums = [dom.to_sympy(p.evaluate(point)) for p in self.polys]
-        total = sp.Add(*nums)
-        return [x / total for x in nums]
+        return evaluate_polynomial_law(self.ring, self.polys, values)
 
 
 def gth_exact(n: int, transitions, K) -> list:

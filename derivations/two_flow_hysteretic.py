@@ -104,11 +104,9 @@ class LumpedLaw:
 
     def at(self, values: dict) -> list:
         """The law at exact values ``{symbol: Rational}`` (exact rationals, in ``states`` order)."""
-        dom = self.ring.domain
-        point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in self.ring.gens]
-        nums = [dom.to_sympy(p.evaluate(point)) for p in self.polys]
-        total = sp.Add(*nums)
-        return [x / total for x in nums]
+        from .two_flow import evaluate_polynomial_law
+
+        return evaluate_polynomial_law(self.ring, self.polys, values)
 
     def factored(self, i: int) -> sp.Expr:
         """N_i with the rates and the exit-rate sums pulled out (exact trial division, deterministic)."""

@@ -42,13 +42,7 @@ __all__ = ["MM1HystereticModel", "ctmc_rates", "stationary", "measures", "MEASUR
 
 # the same measure keys as the general hysteretic model (the command-line contract of issue 4)
 from .hysteretic import MEASURE_KEYS  # noqa: E402
-
-
-def _int(value, name):
-    v = exact(value, name)
-    if not (v.is_Integer and v >= 0):
-        raise ParameterError(f"{name} = {value}: thresholds must be nonnegative integers")
-    return int(v)
+from .hysteretic import _threshold as _int  # noqa: E402  (one threshold validator for both models)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ from qderive.symbolic.batches import BatchLaw
 from qderive.symbolic.laws import TimeLaw
 
 from .sim_sampling import batch_sampler, time_sampler, to_float, value_stream
-from .sim_stats import KernelSpec, SimulationResult, run_replications
+from .sim_stats import KernelSpec, SimulationResult, run_replications, integer_thresholds
 
 __all__ = [
     "SwitchingConvention",
@@ -117,15 +117,7 @@ class SimHysteresisModel:
             object.__setattr__(self, "convention", SwitchingConvention(self.convention))
         except ValueError:
             raise ParameterError(f"convention = {self.convention!r}: must be a SwitchingConvention") from None
-        if len(self.thresholds) != 3:
-            raise ParameterError(f"thresholds = {self.thresholds}: give (L, H, R)")
-        values = []
-        for name, v in zip("LHR", self.thresholds, strict=True):
-            e = exact(v, name)
-            if not e.is_Integer:
-                raise ParameterError(f"{name} = {v}: thresholds must be integers")
-            values.append(int(e))
-        low, high, cap = values
+        low, high, cap = integer_thresholds(self.thresholds)
         if not (0 <= low < high < cap):
             raise ParameterError(f"thresholds must satisfy 0 <= L < H < R, got L={low}, H={high}, R={cap}")
         object.__setattr__(self, "thresholds", (low, high, cap))

@@ -39,7 +39,7 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
-from qderive.symbolic._exact import ParameterError
+from qderive.symbolic._exact import ParameterError, exact
 
 __all__ = [
     "Estimate",
@@ -305,3 +305,16 @@ def run_replications(
         seconds=seconds,
         notes=tuple(all_notes),
     )
+
+
+def integer_thresholds(thresholds) -> tuple[int, int, int]:
+    """(L, H, R) as Python ints from exact values; ParameterError names the bad one."""
+    if len(thresholds) != 3:
+        raise ParameterError(f"thresholds = {thresholds}: give (L, H, R)")
+    values = []
+    for name, v in zip("LHR", thresholds, strict=True):
+        e = exact(v, name)
+        if not e.is_Integer:
+            raise ParameterError(f"{name} = {v}: thresholds must be integers")
+        values.append(int(e))
+    return values[0], values[1], values[2]

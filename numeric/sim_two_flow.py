@@ -38,7 +38,7 @@ from qderive.symbolic._exact import ParameterError, exact
 
 from .sim_sampling import to_float, value_stream
 from .two_flow import Algorithm as _Algorithm
-from .sim_stats import KernelSpec, SimulationResult, run_replications
+from .sim_stats import KernelSpec, SimulationResult, run_replications, integer_thresholds
 
 __all__ = ["Algorithm", "SimTwoFlowModel", "simulate_two_flow", "two_flow_kernel_spec"]
 
@@ -89,15 +89,7 @@ class SimTwoFlowModel:
             raise ParameterError(
                 f"algorithm = {self.algorithm!r}: must be Algorithm.FIFO or Algorithm.PRIORITY"
             ) from None
-        if len(self.thresholds) != 3:
-            raise ParameterError(f"thresholds = {self.thresholds}: give (L, H, R)")
-        values = []
-        for name, v in zip("LHR", self.thresholds, strict=True):
-            e = exact(v, name)
-            if not e.is_Integer:
-                raise ParameterError(f"{name} = {v}: thresholds must be integers")
-            values.append(int(e))
-        low, high, cap = values
+        low, high, cap = integer_thresholds(self.thresholds)
         if not (1 <= low < high and cap >= 1):
             raise ParameterError(f"thresholds must satisfy 1 <= L < H and R >= 1, got L={low}, H={high}, R={cap}")
         object.__setattr__(self, "thresholds", (low, high, cap))
