@@ -126,7 +126,9 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("name", help="model name")
     p.add_argument("--measure", required=True, help="measure key, as in `qderive eval NAME --json`")
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.py, or .c with a .h beside it)")
-    p.add_argument("--lang", choices=("python", "c"), default="python")
+    p.add_argument("--lang", choices=("python", "c"), default="python",
+                   help="python: numpy-only module (default); c: C99 source + header (closed-form measures)")
+    codegen_parser = p
 
     p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
     p.add_argument("name", choices=sorted(FIGURES))
@@ -134,11 +136,13 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="FILE.csv")
 
     # Model subcommands: only the model named on the command line is imported.
-    requested = None
+    requested, requested_action = None, None
     for i, tok in enumerate(argv[:-1]):
-        if tok in ("eval", "size", "optimize", "simulate"):
-            requested = argv[i + 1]
+        if tok in ("eval", "size", "optimize", "simulate", "codegen"):
+            requested, requested_action = argv[i + 1], tok
             break
+    if requested in MODELS and requested_action == "codegen":
+        load_command(requested).add_codegen_arguments(codegen_parser)
     for action, help_text in (
         ("eval", "evaluate a model's measures"),
         ("size", "smallest capacity / servers meeting a target"),
@@ -306,16 +310,17 @@ def _cmd_codegen(args) -> int:
 
     if args.name not in MODELS:
         raise ParameterError(f"model {args.name!r} is unknown; choose one of: {', '.join(available_models())}")
-    forms = load_command(args.name).closed_forms()
+    forms = load_command(args.name).codegen_forms(args)
     if args.measure not in forms:
         have = ", ".join(sorted(forms)) or "none"
-        raise ParameterError(f"--measure {args.measure!r}: {args.name} has closed forms for: {have}")
+        raise ParameterError(f"--measure {args.measure!r}: {args.name} has generated code for: {have}")
     out = Path(args.out)
+    form = forms[args.measure]
     if args.lang == "python":
-        out.write_text(python_module(args.name, forms[args.measure]), encoding="utf-8")
+        out.write_text(python_module(args.name, form), encoding="utf-8")
     else:
         header_path = out.with_suffix(".h")
-        header, source = c_sources(args.name, forms[args.measure], header_path.name)
+        header, source = c_sources(args.name, form, header_path.name)
         header_path.write_text(header, encoding="utf-8")
         out.write_text(source, encoding="utf-8")
     return 0

@@ -125,6 +125,17 @@ class ModelCommand:
         """``measure -> ClosedForm`` for ``qderive codegen`` (empty: no closed forms)."""
         return {}
 
+    def add_codegen_arguments(self, parser) -> None:
+        """Options of ``qderive codegen NAME`` (e.g. the law families of a recursion-based measure)."""
+
+    def codegen_forms(self, args) -> dict:
+        """``measure -> form`` (:mod:`qderive.derivations.codegen`) for ``qderive codegen``.
+
+        Default: the closed forms of :meth:`closed_forms`; models whose measures need a
+        recursion override this (and :meth:`add_codegen_arguments`).
+        """
+        return self.closed_forms()
+
     def supports(self, action: str) -> bool:
         """True when this command overrides ``action`` (size, optimize, simulate, ...)."""
         return getattr(type(self), action, None) is not getattr(ModelCommand, action, None)

@@ -368,6 +368,39 @@ class ErlangBCommand(ModelCommand):
     def derivation(self):
         return derivation()
 
+    def codegen_forms(self, args) -> dict:
+        """The measures of ``eval`` (without --holding-time) as standalone numpy code with the recursion."""
+        from .codegen import RecursionModule
+
+        docs = {
+            "blocking_probability": "Erlang B blocking probability B(n, rho) (eq. (1) at k = n).",
+            "carried_load": "Carried load rho (1 - B) = rho n / (n + rho B(n-1)) (eqs. (2), (3)), in Erlang.",
+            "lost_load": "Lost load rho B(n, rho), in Erlang.",
+            "mean_busy_windows": "Mean number of busy windows (servers) = carried load.",
+            "window_occupancy": "Mean occupancy of one window (server): carried load / n.",
+            "log10_blocking_probability": "log10 B(n, rho), finite where B underflows float64.",
+        }
+        source = "Erlang B recursion B(k) = rho B(k-1)/(k + rho B(k-1)); Wang & Liao (seed 003), spec/other-models.md D"
+        forms = {}
+        for measure, text in docs.items():
+            code = "\n".join([
+                f"def {measure}(load, servers):",
+                f'    """{text}',
+                "",
+                f"    M/M/n/n loss system. Source: {source}.",
+                "",
+                "    Arguments (floats or numpy arrays, broadcast together):",
+                "        load: offered load rho = lambda / mu (Erlang, > 0)",
+                "        servers: number of servers n (integer >= 1)",
+                "",
+                "    Bad input raises ValueError naming the parameter.",
+                '    """',
+                f"    return erlang_b_measures(load, servers)[{measure!r}]",
+                "",
+            ])
+            forms[measure] = RecursionModule(measure, text, source, "_runtime_erlang_b", code)
+        return forms
+
 
 COMMAND = ErlangBCommand()
 

@@ -298,6 +298,71 @@ def derivation() -> Derivation:
 
 # -- command line ---------------------------------------------------------------------------
 _FAILURE_MODELS = {m.value: m for m in C.FailureModel}
+
+#: arguments of the generated closed forms: (symbol, python name, description with units)
+CODEGEN_ARGS = (
+    (Lam, "rate", "request rate Lambda (requests per second)"),
+    (kk, "copies", "copies k of each request (integer >= 1)"),
+    (nn, "nodes_lower", "nodes n of the lower level"),
+    (mm, "nodes_upper", "nodes m of the upper level"),
+    (v1, "service_time_lower", "mean service time v_1 at a lower node (s)"),
+    (v2, "service_time_upper", "mean service time v_2 at an upper node (s)"),
+    (t, "deadline", "bound t_0 on the total waiting time W_1 + W_2 (s)"),
+    (Lam1, "failure_rate_lower", "fault rate Lambda_1 of a lower node, while waiting and served (1/s)"),
+    (Lam2, "failure_rate_upper", "fault rate Lambda_2 of an upper node, while waiting and served (1/s)"),
+)
+_STABLE = " Valid for stable levels, rho_i = k Lambda v_i / n_i < 1."
+_CODEGEN_DOCS = {
+    "timely_probability": "Probability that at least one of the k copies is timely and fault-free, "
+                          "1 - (1 - r_f)^k." + _STABLE,
+    "copy_timely_probability": "Probability r_f that one copy is timely (W_1 + W_2 <= t_0) and fault-free." + _STABLE,
+    "untimely_probability": "Probability (1 - r_f)^k that no copy is timely and fault-free." + _STABLE,
+    "copy_late_probability": "Probability 1 - r = P(W_1 + W_2 > t_0) that one copy is late (no faults)." + _STABLE,
+    "failure_free_probability": "Fault factor e^{-Lambda_1 T_1 - Lambda_2 T_2} (faults at the mean times)." + _STABLE,
+    "load_lower": "Load rho_1 = k Lambda v_1 / n of a lower node.",
+    "load_upper": "Load rho_2 = k Lambda v_2 / m of an upper node.",
+    "mean_wait_lower": "Mean wait w_1 = rho_1 v_1 / (1 - rho_1) at a lower node (s)." + _STABLE,
+    "mean_wait_upper": "Mean wait w_2 = rho_2 v_2 / (1 - rho_2) at an upper node (s)." + _STABLE,
+    "mean_sojourn_lower": "Mean sojourn T_1 = v_1 / (1 - rho_1) at a lower node (s)." + _STABLE,
+    "mean_sojourn_upper": "Mean sojourn T_2 = v_2 / (1 - rho_2) at an upper node (s)." + _STABLE,
+}
+
+
+def codegen_expressions() -> dict:
+    """The evaluated forms of steps (L), (S), (S') in the model's parameters, for generated code.
+
+    1 - r = (1 - rho_1) rho_2 e^{-theta_2 t_0} + rho_1 (1 - rho_2) e^{-theta_1 t_0} + rho_1 rho_2 S(t_0),
+    S(t) = e^{-theta_a t}(1 + theta_a t phi((theta_b - theta_a) t)), theta_a = min, theta_b = max,
+    phi(x) = -expm1(-x)/x, phi(0) = 1: positive terms, no division by theta_2 - theta_1, so the
+    theta_1 = theta_2 case of the paper's example needs no branch of its own. Faults at the mean
+    times (seed 004): 1 - r_f = -expm1(-c) + e^{-c} (1 - r), c = Lambda_1 T_1 + Lambda_2 T_2.
+    """
+    from sympy.codegen.cfunctions import expm1
+
+    r1, r2 = kk * Lam * v1 / nn, kk * Lam * v2 / mm
+    s1, s2 = (nn - kk * Lam * v1) / nn, (mm - kk * Lam * v2) / mm  # 1 - rho_i
+    a, b = s1 / v1, s2 / v2  # theta_i
+    ta, tb = sp.Min(a, b), sp.Max(a, b)
+    xx = (tb - ta) * t
+    phi = sp.Piecewise((sp.Integer(1), sp.Eq(xx, 0)), (-expm1(-xx) / xx, True))
+    late = s1 * r2 * sp.exp(-b * t) + r1 * s2 * sp.exp(-a * t) + r1 * r2 * sp.exp(-ta * t) * (1 + ta * t * phi)
+    T1, T2 = v1 / s1, v2 / s2
+    c = Lam1 * T1 + Lam2 * T2
+    copy_untimely = -expm1(-c) + sp.exp(-c) * late
+    return {
+        "timely_probability": 1 - copy_untimely**kk,
+        "copy_timely_probability": 1 - copy_untimely,
+        "untimely_probability": copy_untimely**kk,
+        "copy_late_probability": late,
+        "failure_free_probability": sp.exp(-c),
+        "load_lower": r1,
+        "load_upper": r2,
+        "mean_wait_lower": r1 * T1,
+        "mean_wait_upper": r2 * T2,
+        "mean_sojourn_lower": T1,
+        "mean_sojourn_upper": T2,
+    }
+
 _GUARD = 10
 
 
@@ -321,6 +386,14 @@ class RedundantClusterCommand(ModelCommand):
 
     def add_optimize_arguments(self, parser) -> None:
         parser.add_argument("--max-copies", required=True, metavar="K", help="largest k to consider")
+
+    def closed_forms(self) -> dict:
+        """The measures of ``eval`` (mean-time fault model, the same fault rates while waiting and served)
+        as closed forms for ``qderive codegen``: see :func:`codegen_expressions`."""
+        from .codegen import ClosedForm
+
+        exprs = codegen_expressions()
+        return {k: ClosedForm(k, e, CODEGEN_ARGS, _CODEGEN_DOCS[k], SOURCE) for k, e in exprs.items()}
 
     @staticmethod
     def _model(args, copies) -> C.RedundantCluster:

@@ -567,6 +567,17 @@ class VacationFiniteCommand(ModelCommand):
     def derivation(self):
         return derivation()
 
+    def add_codegen_arguments(self, parser) -> None:
+        from .codegen_vacation import add_codegen_arguments
+
+        add_codegen_arguments(parser)
+
+    def codegen_forms(self, args) -> dict:
+        """Every eval measure as a standalone recursion module for the law families in ``args``."""
+        from .codegen_vacation import recursion_forms
+
+        return recursion_forms(args)
+
 
 COMMAND = VacationFiniteCommand()
 

@@ -431,6 +431,21 @@ class VacationFiniteClosedCommand(ModelCommand):
     def derivation(self):
         return derivation()
 
+    def codegen_forms(self, args) -> dict:
+        """Generated code for the measures of ``eval``: the recursion module of ``vacation-finite`` with
+        geometric batches and exponential service and vacations.
+
+        The closed forms in r are not printed as float64 code on purpose: p^r_r = 1 - P^r_e sum_{j<r} p~_j
+        ((14), (15)) cancels at light load, and the partial fractions have a removable singularity at
+        rho_bar = 1; the recursion (2b) has neither problem and agrees with these closed forms (tested).
+        """
+        import argparse
+
+        from .codegen_vacation import recursion_forms
+
+        forms = recursion_forms(argparse.Namespace(batch="geometric", service="exp", vacation="exp"))
+        return {k: forms[k] for k in ("loss_probability", "idle_probability", "mean_queue_length", "pr", "q0", "qr")}
+
 
 COMMAND = VacationFiniteClosedCommand()
 

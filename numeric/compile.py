@@ -62,6 +62,8 @@ def numpy_source(expr, args: Sequence[sp.Symbol], name: str, docstring: str = ""
         lines.append(f"{indent}{sym} = {printer.doprint(sub)}")
     body = [printer.doprint(e) for e in reduced]
     lines.append(f"{indent}return [{', '.join(body)}]" if isinstance(expr, (list, tuple)) else f"{indent}return {body[0]}")
+    if any("functools." in line for line in lines[4:]):  # Min / Max print as functools.reduce(numpy.minimum, ...)
+        lines.insert(0, "import functools")
     return "\n".join(lines) + "\n"
 
 
