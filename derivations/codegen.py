@@ -87,8 +87,9 @@ class ClosedForm:
 class RecursionModule:
     """A measure computed by a recursion: a numpy-only runtime plus generated code.
 
-    ``runtime``: name of a module of :mod:`qderive.derivations` that imports numpy only
-    (its source is copied into the generated file; its own tests run it in place);
+    ``runtime``: name of a module of :mod:`qderive.derivations` that imports numpy only, or a
+    tuple of them (their sources are copied into the generated file in order, so a later one
+    may use the functions of an earlier one);
     ``code``: the generated part (closed forms of the inputs, printed by SymPy, and the
     public function ``measure``), appended after the runtime.
     """
@@ -96,13 +97,15 @@ class RecursionModule:
     measure: str
     description: str
     source: str
-    runtime: str
+    runtime: str | tuple
     code: str
 
     def python_module(self, model: str) -> str:
         fname = _identifier(self.measure)
         header = module_header(model, self.measure, self.description, self.source, fname)
-        return header + runtime_source(self.runtime) + "\n\n# ---- generated for this model " + "-" * 56 + "\n\n" + self.code
+        names = (self.runtime,) if isinstance(self.runtime, str) else self.runtime
+        runtime = "\n\n".join(runtime_source(name).rstrip("\n") + "\n" for name in names)
+        return header + runtime + "\n\n# ---- generated for this model " + "-" * 56 + "\n\n" + self.code
 
     def c_sources(self, model: str, header_name: str) -> tuple[str, str]:
         from qderive.symbolic._exact import ParameterError

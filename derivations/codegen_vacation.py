@@ -30,7 +30,8 @@ from qderive.symbolic._exact import ParameterError
 
 from .codegen import RecursionModule
 
-__all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "add_codegen_arguments", "recursion_forms"]
+__all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "Family", "time_family", "count_code", "printer",
+           "add_codegen_arguments", "recursion_forms"]
 
 RUNTIME = "_runtime_vacation_finite"
 SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
@@ -55,7 +56,7 @@ MEASURE_DOCS = {
 
 
 @dataclass(frozen=True)
-class _Family:
+class Family:
     """A law family with its symbolic parameters: ``args`` (python name, description); ``law`` the
     symbolic law; ``checks`` generated validation lines; ``label`` words for the docstring."""
 
@@ -76,7 +77,7 @@ def _spec(text: str, option: str) -> tuple[str, dict]:
     return name, fixed
 
 
-def _time_family(text: str, role: str) -> _Family:
+def time_family(text: str, role: str) -> Family:
     """A time law with symbolic parameters, named ``{role}_...``, from ``det | exp | erlang:k=K |
     gamma | hyperexp:n=N``."""
     name, fixed = _spec(text, role)
@@ -96,12 +97,12 @@ def _time_family(text: str, role: str) -> _Family:
         law = {"det": lambda: _t.Deterministic(m), "exp": lambda: _t.Exponential(m),
                "erlang": lambda: _t.Erlang(fixed.get("k", 1), m)}[name]()
         label = {"det": "deterministic", "exp": "exponential", "erlang": f"Erlang-{fixed.get('k')}"}[name]
-        return _Family(((m.name, f"mean {what} time (time units)"),), law, (f"_positive({m.name!r}, {m.name})",),
+        return Family(((m.name, f"mean {what} time (time units)"),), law, (f"_positive({m.name!r}, {m.name})",),
                        f"{label} {what} times")
     if name == "gamma":
         want(())
         a, m = sym("shape"), sym("mean")
-        return _Family(((a.name, f"gamma shape of the {what} time (> 0)"), (m.name, f"mean {what} time (time units)")),
+        return Family(((a.name, f"gamma shape of the {what} time (> 0)"), (m.name, f"mean {what} time (time units)")),
                        _t.Gamma(a, m), tuple(f"_positive({s.name!r}, {s.name})" for s in (a, m)), f"gamma {what} times")
     if name == "hyperexp":
         want(("n",))
@@ -118,7 +119,7 @@ def _time_family(text: str, role: str) -> _Family:
         checks += (f"_require({' + '.join(p.name for p in probs)} <= 1, {'+'.join(p.name for p in probs)!r}, "
                    f"{' + '.join(p.name for p in probs)}, '<= 1 (phase probabilities)')",)
         checks += tuple(f"_positive({m.name!r}, {m.name})" for m in means)
-        return _Family(args, _t.HyperExponential(tuple(probs) + (last,), tuple(means)), checks,
+        return Family(args, _t.HyperExponential(tuple(probs) + (last,), tuple(means)), checks,
                        f"{n}-phase hyperexponential {what} times")
     raise ParameterError(f"--{role} {text!r}: codegen supports det | exp | erlang:k=K | gamma | hyperexp:n=N"
                          + (" | none" if role == "vacation" else "")
@@ -149,33 +150,35 @@ _LAM = sp.Symbol("lam", positive=True)
 _PRINT_SETTINGS = {"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False}
 
 
-def _printer():
+def printer():
+    """SymPy's NumPyPrinter with the settings of the generated code (numpy fully qualified)."""
     from sympy.printing.numpy import NumPyPrinter
 
     return NumPyPrinter(_PRINT_SETTINGS)
 
 
 @singledispatch
-def _count_code(law, pr) -> str:
+def count_code(law, pr) -> str:
+    """Generated call of the runtime that evaluates the count law ``law`` (beta_k, tails) for n = 0..n."""
     raise ParameterError(f"codegen: no generated code for the count law {law!r}")  # pragma: no cover
 
 
-@_count_code.register
+@count_code.register
 def _(law: _c.PoissonCount, pr):
     return f"_poisson_counts({pr.doprint(law.mean)}, n)"
 
 
-@_count_code.register
+@count_code.register
 def _(law: _c.NegativeBinomialCount, pr):
     # q = 1 - p0 printed as its own closed form: no subtraction at light load
     return (f"_negbin_counts({pr.doprint(law.shape)}, {pr.doprint(law.p0)}, "
             f"{pr.doprint(sp.factor(sp.cancel(1 - law.p0)))}, n)")
 
 
-@_count_code.register
+@count_code.register
 def _(law: _c.MixtureCount, pr):
     weights = ", ".join(pr.doprint(w) for w in law.weights)
-    parts = ", ".join(_count_code(c, pr) for c in law.components)
+    parts = ", ".join(count_code(c, pr) for c in law.components)
     return f"_mixture_counts([{weights}], [{parts}])"
 
 
@@ -185,9 +188,9 @@ def recursion_forms(args) -> dict:
     if batch_name not in BATCH_FAMILIES:
         raise ParameterError(f"--batch {args.batch!r}: codegen supports {' | '.join(BATCH_FAMILIES)}")
     b_arg, b_doc, b_ctor, b_label = BATCH_FAMILIES[batch_name]
-    service = _time_family(args.service, "service")
-    vacation = None if args.vacation.strip().lower() == "none" else _time_family(args.vacation, "vacation")
-    pr = _printer()
+    service = time_family(args.service, "service")
+    vacation = None if args.vacation.strip().lower() == "none" else time_family(args.vacation, "vacation")
+    pr = printer()
     laws = f"{b_label}, {service.label}, " + (vacation.label if vacation else "no vacations")
     arg_lines = [("lam", "batch arrival rate lambda (batches per unit time); offered load rho_bar = lam l_1 b_1"),
                  (b_arg, b_doc), *service.args, *(vacation.args if vacation else ())]
@@ -196,10 +199,10 @@ def recursion_forms(args) -> dict:
                            "or a sequence of them"))
     names = [a for a, _ in arg_lines]
     checks = ["lam = _positive('lam', lam)", *service.checks, *(vacation.checks if vacation else ())]
-    service_counts = _count_code(service.law.count_law(_LAM), pr)
+    service_counts = count_code(service.law.count_law(_LAM), pr)
     b1 = pr.doprint(sp.expand(service.law.moment(1)))
     if vacation:
-        vacation_counts = f"lambda n: {_count_code(vacation.law.count_law(_LAM), pr)}"
+        vacation_counts = f"lambda n: {count_code(vacation.law.count_law(_LAM), pr)}"
         f1 = pr.doprint(sp.expand(vacation.law.moment(1)))
     else:
         vacation_counts, f1 = "None", "None"
