@@ -228,7 +228,8 @@ def finite_measures(lam, batch_law, service_counts, b1, vacation_counts, f1, cap
     ``batch_law(n)`` -> :class:`_Batch`; ``service_counts(n)`` / ``vacation_counts(n)`` ->
     (beta, tails, second tails) of the batches arriving during a service / vacation
     (``vacation_counts`` None: no vacations, the classic M[X]/G/1/r); ``b1`` / ``f1`` mean
-    service / vacation time. Returns a dict measure -> list over ``capacities``.
+    service / vacation time. Returns a dict measure -> list over ``capacities``; the sequences are
+    computed once up to max r, so a sweep costs about as much as its largest capacity.
     """
     rs = [int(r) for r in capacities]
     lowest = 1 if vacation_counts is not None else 0
@@ -259,32 +260,37 @@ def finite_measures(lam, batch_law, service_counts, b1, vacation_counts, f1, cap
         if q[j + 1] > _RESCALE_AT:
             q[: j + 2] = numpy.ldexp(q[: j + 2], -int(numpy.frexp(q[j + 1])[1]))
     t = q[0] * w[:n] + _conv(q[1 : n + 1], u, n - 1)  # (13): level times, valid for j < r
-    out = {key: [] for key in ("loss_probability", "batch_blocking_probability", "idle_probability",
-                               "mean_queue_length", "mean_wait", "mean_number_in_system", "throughput",
-                               "p0", "pr", "q0", "qr")}
-    for r in rs:
-        q0 = q[0]
-        t_std = t[: r + 1].copy()
-        t_std[r] = q0 * wbar[r] + (numpy.dot(q[1 : r + 1], ubar[r:0:-1]) if r >= 1 else 0.0)  # (10)
-        t_busy = b1 * (q0 * services + math.fsum(q[1 : r + 1]))
-        T = q0 * not_serving + t_busy
-        p_std = t_std / T
-        p_idle = q0 * idle / T
-        p = p_std.copy()
-        p[0] += p_idle
-        # Theorem 1.1 (12): pi = sum_j p^r_j E(X - (r - j))^+ / l_1; an idle server takes one more
-        lost = numpy.dot(p_std, batch.excess[r::-1]) + p_idle * batch.excess[r + 1]
-        nq = float(numpy.dot(p, numpy.arange(r + 1, dtype=float)))
-        busy = t_busy / T
-        throughput = busy / b1
-        qsum = math.fsum(q[: r + 1])
-        for key, value in (("loss_probability", lost / batch.l1), ("batch_blocking_probability", p_std[r]),
-                           ("idle_probability", q0 * not_serving / T), ("mean_queue_length", nq),
-                           ("mean_wait", nq / throughput), ("mean_number_in_system", nq + busy),
-                           ("throughput", throughput), ("p0", p[0]), ("pr", p[r]), ("q0", q0 / qsum),
-                           ("qr", q[r] / qsum)):
-            out[key].append(float(value))
-    return out
+    # every capacity at once; each sum below has positive terms only (convolutions, cumulative sums)
+    R = numpy.array(rs)
+    below = numpy.maximum(R - 1, 0)  # index of the convolution holding sum_{i=1}^{r} (empty for r = 0)
+    some = R >= 1
+    q0, e = q[0], batch.excess
+    # (10): the top level without cancellation, with Vbar_r and Ubar_{r-i+1}
+    top = q0 * wbar[R] + numpy.where(some, _conv(q[1 : n + 1], ubar[1 : n + 1], n - 1)[below], 0.0)
+    s1 = numpy.concatenate([[0.0], numpy.cumsum(q[1:])])[R]  # sum_{i=1}^{r} q~_i
+    t_busy = b1 * (q0 * services + s1)
+    T = q0 * not_serving + t_busy  # mean cycle (renewal reward), common scale of every time below
+    # Theorem 1.1 (12): pi = sum_j p^r_j E(X - (r - j))^+ / l_1, and an idle server takes one more
+    lost = (numpy.where(some, _conv(t, e[1 : n + 1], n - 1)[below], 0.0) + top * e[0] + q0 * idle * e[R + 1]) / T
+    nq = (numpy.concatenate([[0.0], numpy.cumsum(numpy.arange(n) * t)])[R] + R * top) / T
+    busy = t_busy / T
+    throughput = busy / b1
+    p0 = (numpy.where(some, t[0], top) + q0 * idle) / T
+    qsum = q0 + s1
+    values = {
+        "loss_probability": lost / batch.l1,
+        "batch_blocking_probability": top / T,
+        "idle_probability": q0 * not_serving / T,
+        "mean_queue_length": nq,
+        "mean_wait": nq / throughput,
+        "mean_number_in_system": nq + busy,
+        "throughput": throughput,
+        "p0": p0,
+        "pr": numpy.where(some, top / T, p0),
+        "q0": q0 / qsum,
+        "qr": q[R] / qsum,
+    }
+    return {key: [float(v) for v in numpy.broadcast_to(value, R.shape)] for key, value in values.items()}
 
 
 def _capacities(r):

@@ -124,8 +124,9 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
     p = sub.add_parser("codegen", help="write a standalone numeric function for a measure (Python or C)")
     p.add_argument("name", help="model name")
-    p.add_argument("--measure", required=True, help="measure key, as in `qderive eval NAME --json`")
-    p.add_argument("--out", required=True, metavar="FILE", help="output file (.py, or .c with a .h beside it)")
+    p.add_argument("--measure", help="measure key, as in `qderive eval NAME --json` (required unless --list)")
+    p.add_argument("--out", metavar="FILE", help="output file (.py, or .c with a .h beside it; required unless --list)")
+    p.add_argument("--list", action="store_true", help="list the measures this model generates code for, and exit")
     p.add_argument("--lang", choices=("python", "c"), default="python",
                    help="python: numpy-only module (default); c: C99 source + header (closed-form measures)")
     codegen_parser = p
@@ -311,6 +312,12 @@ def _cmd_codegen(args) -> int:
     if args.name not in MODELS:
         raise ParameterError(f"model {args.name!r} is unknown; choose one of: {', '.join(available_models())}")
     forms = load_command(args.name).codegen_forms(args)
+    if args.list:
+        for measure in sorted(forms):
+            print(measure)
+        return 0
+    if args.measure is None or args.out is None:
+        raise ParameterError("codegen needs --measure M and --out FILE (or --list to see the measures)")
     if args.measure not in forms:
         have = ", ".join(sorted(forms)) or "none"
         raise ParameterError(f"--measure {args.measure!r}: {args.name} has generated code for: {have}")

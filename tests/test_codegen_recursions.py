@@ -235,3 +235,10 @@ def test_generated_cluster_code_is_vectorised(tmp_path):
     deadlines = numpy.linspace(0.1, 2, 7)
     r = namespace["copy_timely_probability"](3.0, 2, 10, 10, 0.3, 0.3, deadlines, 0.0, 0.0)
     assert r.shape == (7,) and numpy.all(numpy.diff(r) > 0)  # a later deadline is met more often
+
+
+def test_codegen_list_names_the_measures(capsys):
+    assert main(["codegen", "erlang-b", "--list"]) == 0
+    assert capsys.readouterr().out.split() == sorted(ERLANG_MEASURES)
+    assert main(["codegen", "erlang-b", "--out", "x.py"]) == 2  # neither --measure nor --list
+    assert "needs --measure" in capsys.readouterr().err

@@ -46,9 +46,11 @@ def test_console_steps(command, shown, tmp_path, capsys, monkeypatch):
 
 def test_python_examples(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", "mean_wait.py"]) == 0
+    for command, _ in _steps():  # the files the examples import
+        if command.startswith("qderive codegen"):
+            assert main(shlex.split(command)[1:]) == 0
     parser = doctest.DocTestParser()
     test = parser.get_doctest(TEXT, {}, "tutorial", str(TUTORIAL), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 8
+    assert runner.failures == 0 and runner.tries >= 12

@@ -1,0 +1,100 @@
+"""Benchmark: generated standalone code versus the in-package float64 path (issue 8).
+
+Run by hand: python benchmarks/codegen_recursions.py  (prints a Markdown section for docs/performance.md)
+
+For each model the generated module is written by ``qderive codegen`` into a temporary
+directory and imported there; the in-package path is timed from a pre-built model object,
+so the comparison is of the numeric work (plus, for the package, its Backend layer).
+"""
+
+import statistics
+import sys
+import tempfile
+import time
+from fractions import Fraction as F
+from pathlib import Path
+
+from qderive.derivations.cli import main
+from qderive.numeric import cluster as C
+from qderive.numeric import erlang as E
+from qderive.numeric.backend import FLOAT64
+from qderive.numeric.vacation import FiniteSweep, VacationQueue, finite_measures
+from qderive.symbolic.batches import Geometric
+from qderive.symbolic.laws import Erlang, Exponential
+
+
+def per_call(fn, min_time=0.5):
+    """Median over 5 rounds of the mean time per call (each round runs >= min_time / 5 seconds)."""
+    rounds = []
+    for _ in range(5):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            el = time.perf_counter() - t0
+            if el >= min_time / 5:
+                break
+        rounds.append(el / n)
+    return statistics.median(rounds)
+
+
+def generated(directory, argv, name):
+    out = Path(directory) / f"{name}.py"
+    assert main(["codegen", *argv, "--out", str(out)]) == 0
+    sys.path.insert(0, str(directory))
+    try:
+        module = __import__(name)
+    finally:
+        sys.path.pop(0)
+    return getattr(module, argv[2])
+
+
+def fmt(t):
+    return f"{t * 1e6:.0f} µs" if t < 1e-2 else f"{t * 1e3:.1f} ms"
+
+
+def main_():
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        # vacation-finite: geometric batches (mean 5), Erlang-4 service, exponential vacations, rho_bar = 0.6
+        loss = generated(d, ["vacation-finite", "--measure", "loss_probability", "--batch", "geometric",
+                             "--service", "erlang:k=4", "--vacation", "exp"], "vf_loss")
+        model = VacationQueue(8, Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)), 20)
+        for r in (20, 200, 2000):
+            m = model.with_capacity(r)
+            pkg = per_call(lambda: finite_measures(m, FLOAT64))
+            gen = per_call(lambda: loss(8.0, 5.0, 0.015, 0.075, r))
+            rows.append((f"vacation-finite loss, r = {r}", pkg, gen))
+        rs = list(range(1, 201))
+
+        def package_sweep():
+            sweep = FiniteSweep(model, FLOAT64)  # fresh: the sequences are built once, then O(r) per r
+            return [sweep.loss_at(r) for r in rs]
+
+        pkg = per_call(package_sweep, 2)
+        gen = per_call(lambda: loss(8.0, 5.0, 0.015, 0.075, rs), 2)
+        rows.append(("vacation-finite loss, sweep r = 1..200", pkg, gen))
+
+        eb = generated(d, ["erlang-b", "--measure", "blocking_probability"], "eb")
+        for n, rho in ((100, 80), (10_000, 9_500)):
+            pkg = per_call(lambda: E.erlang_b(n, rho, FLOAT64))
+            gen = per_call(lambda: eb(float(rho), n))
+            rows.append((f"Erlang B, n = {n}, rho = {rho}", pkg, gen))
+
+        rc = generated(d, ["redundant-cluster", "--measure", "timely_probability"], "rc")
+        cl = C.RedundantCluster(rate=3, copies=2, nodes=(10, 10), service_times=(F(3, 10), F(1, 5)),
+                                deadline=F(3, 5))
+        pkg = per_call(lambda: C.timely_probability(cl, FLOAT64))
+        gen = per_call(lambda: rc(3.0, 2, 10, 10, 0.3, 0.2, 0.6, 0.0, 0.0))
+        rows.append(("redundant cluster timely probability", pkg, gen))
+
+    print("## Generated recursion and closed-form code (issue 8, `benchmarks/codegen_recursions.py`)\n")
+    print("| measure | in-package float64 | generated (numpy only) | speed-up |")
+    print("|---|---|---|---|")
+    for label, pkg, gen in rows:
+        print(f"| {label} | {fmt(pkg)} | {fmt(gen)} | {pkg / gen:.1f}x |")
+    print()
+
+
+if __name__ == "__main__":
+    main_()
