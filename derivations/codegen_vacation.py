@@ -199,13 +199,24 @@ def recursion_forms(args) -> dict:
                            "or a sequence of them"))
     names = [a for a, _ in arg_lines]
     checks = ["lam = _positive('lam', lam)", *service.checks, *(vacation.checks if vacation else ())]
-    service_counts = count_code(service.law.count_law(_LAM), pr)
-    b1 = pr.doprint(sp.expand(service.law.moment(1)))
+    body = [
+        "def service_counts(n):",
+        f"    # batches arriving during a service: {type(service.law.count_law(_LAM)).__name__} (spec/chapter2.md section 3)",
+        f"    return {count_code(service.law.count_law(_LAM), pr)}",
+        "",
+        f"b1 = {pr.doprint(service.law.moment(1))}  # mean service time",
+    ]
     if vacation:
-        vacation_counts = f"lambda n: {count_code(vacation.law.count_law(_LAM), pr)}"
-        f1 = pr.doprint(sp.expand(vacation.law.moment(1)))
+        body += [
+            "",
+            "def vacation_counts(n):",
+            f"    # batches arriving during a vacation: {type(vacation.law.count_law(_LAM)).__name__}",
+            f"    return {count_code(vacation.law.count_law(_LAM), pr)}",
+            "",
+            f"f1 = {pr.doprint(vacation.law.moment(1))}  # mean vacation time",
+        ]
     else:
-        vacation_counts, f1 = "None", "None"
+        body += ["vacation_counts = f1 = None  # no vacations: the classic M[X]/G/1/r"]
     forms = {}
     for measure, (description, unit) in MEASURE_DOCS.items():
         arg_doc = "\n".join(f"        {a}: {d}" for a, d in arg_lines)
@@ -225,8 +236,11 @@ def recursion_forms(args) -> dict:
             '    """',
             *(f"    {line}" for line in checks),
             "    rs, single = _capacities(r)",
-            f"    values = finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), lambda n: {service_counts}, {b1},",
-            f"                             {vacation_counts}, {f1}, rs)[{measure!r}]",
+            "",
+            *(f"    {line}" if line else "" for line in body),
+            "",
+            f"    values = finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), service_counts, b1,",
+            f"                             vacation_counts, f1, rs)[{measure!r}]",
             "    return values[0] if single else numpy.array(values)",
             "",
         ])
