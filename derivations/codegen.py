@@ -143,7 +143,7 @@ def runtime_source(name: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if any(m.split(".")[0] not in ("numpy", "math") for m in mods):
+            if any(m.split(".")[0] not in ("numpy", "math", "warnings") for m in mods):
                 raise RuntimeError(f"runtime {name} imports {mods}: only numpy and math are allowed")
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):

@@ -474,6 +474,18 @@ class HystereticCommand(ModelCommand):
             best.update(res.as_dict())
         return best
 
+    def add_codegen_arguments(self, parser) -> None:
+        """Options of ``qderive codegen hysteretic``: the batch and service law families."""
+        from .codegen_hysteretic import add_codegen_arguments
+
+        add_codegen_arguments(parser)
+
+    def codegen_forms(self, args) -> dict:
+        """``measure -> RecursionModule``: the embedded chain (16) and (17)-(23) as numpy-only code."""
+        from .codegen_hysteretic import recursion_forms
+
+        return recursion_forms(args)
+
 
 COMMAND = HystereticCommand()
 
