@@ -81,6 +81,17 @@ def main_():
             gen = per_call(lambda: eb(float(rho), n))
             rows.append((f"Erlang B, n = {n}, rho = {rho}", pkg, gen))
 
+        from qderive.numeric import hysteretic as Hy
+        from qderive.symbolic.laws import Deterministic
+
+        tau = generated(d, ["hysteretic", "--measure", "mean_cycle_time", "--batch", "geometric",
+                            "--service", "det"], "hy")
+        for (L, H, R) in ((73, 84, 100), (100, 200, 300)):
+            hm = Hy.HystereticModel(Geometric(2), Deterministic(F(1, 200)), 150, F(1, 2), L, H, R)
+            pkg = per_call(lambda: Hy.evaluate(hm))
+            gen = per_call(lambda: tau(150.0, 0.5, 2.0, 0.005, L, H, R))
+            rows.append((f"hysteretic, all measures / E tau, (L,H,R) = ({L},{H},{R})", pkg, gen))
+
         rc = generated(d, ["redundant-cluster", "--measure", "timely_probability"], "rc")
         cl = C.RedundantCluster(rate=3, copies=2, nodes=(10, 10), service_times=(F(3, 10), F(1, 5)),
                                 deadline=F(3, 5))

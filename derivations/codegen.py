@@ -144,7 +144,7 @@ def runtime_source(name: str) -> str:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(m.split(".")[0] not in ("numpy", "math", "warnings") for m in mods):
-                raise RuntimeError(f"runtime {name} imports {mods}: only numpy and math are allowed")
+                raise RuntimeError(f"runtime {name} imports {mods}: only numpy, math and warnings are allowed")
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
         text = "\n".join(text.splitlines()[body[0].end_lineno:]).lstrip("\n")
