@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-__all__ = ["ClosedForm", "RecursionModule", "python_module", "c_sources", "runtime_source"]
+__all__ = ["ClosedForm", "RecursionModule", "python_module", "c_sources", "runtime_source", "generated_function"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,21 @@ class RecursionModule:
 
         raise ParameterError(f"--lang c: {model} {self.measure} needs a recursion; C is generated for closed-form "
                              "measures only (use --lang python)")
+
+
+def generated_function(name: str, arg_lines, description: str, notes, statements) -> str:
+    """Source of a generated public function: signature, docstring, body.
+
+    ``arg_lines``: (argument, description with units) in order; ``notes``: docstring lines
+    after the description (model, source, returns); ``statements``: body lines without
+    indentation ("" for a blank line).
+    """
+    arg_doc = [f"        {a}: {d}" for a, d in arg_lines]
+    lines = [f"def {name}({', '.join(a for a, _ in arg_lines)}):", f'    """{description}', ""]
+    lines += [f"    {line}" if line else "" for line in notes]
+    lines += ["", "    Arguments:", *arg_doc, '    """']
+    lines += [f"    {line}" if line else "" for line in statements]
+    return "\n".join(lines) + "\n"
 
 
 def module_header(model: str, measure: str, description: str, source: str, fname: str) -> str:

@@ -26,7 +26,7 @@ import sympy as sp
 
 from qderive.symbolic._exact import ParameterError
 
-from .codegen import RecursionModule
+from .codegen import RecursionModule, generated_function
 from .codegen_vacation import BATCH_FAMILIES, TIME_FAMILIES, count_code, printer, time_family
 
 __all__ = ["MEASURE_DOCS", "RUNTIMES", "add_codegen_arguments", "recursion_forms"]
@@ -79,7 +79,6 @@ def recursion_forms(args) -> dict:
         ("R", "discard threshold = capacity (integer, R >= H + 2, above the mean batch size): the count "
               "reaching R switches to discard; discard -> overload when a departure leaves H"),
     ]
-    names = [a for a, _ in arg_lines]
     checks = [
         "lam0 = _positive('lam0', lam0)",
         "overload_factor = _overload_factor(overload_factor)",
@@ -98,33 +97,18 @@ def recursion_forms(args) -> dict:
     ]
     forms = {}
     for measure, (description, unit) in MEASURE_DOCS.items():
-        arg_doc = "\n".join(f"        {a}: {d}" for a, d in arg_lines)
-        code = "\n".join([
-            f"def {measure}({', '.join(names)}):",
-            f'    """{description}',
-            "",
-            f"    M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws};",
-            "    event convention, interval semantics, corrected E tau_0 (the defaults of",
-            f"    `qderive eval hysteretic`). Unit of the result: {unit}.",
-            f"    Source: {SOURCE}.",
-            "",
-            "    Arguments:",
-            arg_doc,
-            "",
-            "    Returns a float. Bad input raises ValueError naming the parameter. Where `qderive eval`",
-            "    would switch to mpmath (kappa_inf(I - P_0) eps > 1e-6: light load rho_0 < 1 with a large",
-            "    H, (21) is then ill-conditioned; a failed renewal identity; under/overflow) a RuntimeWarning is emitted and the float64",
-            "    result is returned: it may then be inaccurate.",
-            '    """',
-            *(f"    {line}" for line in checks),
-            "",
-            *(f"    {line}" if line else "" for line in body),
-            "",
-            "    # the batch rate is lambda_0 in normal mode and f lambda_0 in overload: counts are a function of lam",
-            "    values = hysteretic_measures(lam0, overload_factor, batch, service_counts, b1, L, H, R)",
-            f"    return values[{measure!r}]",
-            "",
-        ])
+        notes = [f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws};",
+                 "event convention, interval semantics, corrected E tau_0 (the defaults of",
+                 f"`qderive eval hysteretic`). Unit of the result: {unit}.", f"Source: {SOURCE}.", "",
+                 "Returns a float. Bad input raises ValueError naming the parameter. Where `qderive eval`",
+                 "would switch to mpmath (kappa_inf(I - P_0) eps > 1e-6: light load rho_0 < 1 with a large H,",
+                 "where (21) is ill-conditioned; a failed renewal identity; under/overflow) a RuntimeWarning",
+                 "is emitted and the float64 result is returned: it may then be inaccurate."]
+        statements = [*checks, "", *body, "",
+                      "# the batch rate is lambda_0 in normal mode and f lambda_0 in overload: counts are a function of lam",
+                      "values = hysteretic_measures(lam0, overload_factor, batch, service_counts, b1, L, H, R)",
+                      f"return values[{measure!r}]"]
+        code = generated_function(measure, arg_lines, description, notes, statements)
         forms[measure] = RecursionModule(measure, f"{description} M[X]|G|1|(L,H)|(H,R) with {laws}.", SOURCE,
                                          RUNTIMES, code)
     return forms

@@ -28,7 +28,7 @@ from qderive.symbolic import counts as _c
 from qderive.symbolic import laws as _t
 from qderive.symbolic._exact import ParameterError
 
-from .codegen import RecursionModule
+from .codegen import RecursionModule, generated_function
 
 __all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "Family", "time_family", "count_code", "printer",
            "add_codegen_arguments", "recursion_forms"]
@@ -197,7 +197,6 @@ def recursion_forms(args) -> dict:
     lowest = "1" if vacation else "0"
     arg_lines.append(("r", f"waiting places (integer >= {lowest}; the customer in service not counted), "
                            "or a sequence of them"))
-    names = [a for a, _ in arg_lines]
     checks = ["lam = _positive('lam', lam)", *service.checks, *(vacation.checks if vacation else ())]
     body = [
         "def service_counts(n):",
@@ -219,30 +218,14 @@ def recursion_forms(args) -> dict:
         body += ["vacation_counts = f1 = None  # no vacations: the classic M[X]/G/1/r"]
     forms = {}
     for measure, (description, unit) in MEASURE_DOCS.items():
-        arg_doc = "\n".join(f"        {a}: {d}" for a, d in arg_lines)
-        code = "\n".join([
-            f"def {measure}({', '.join(names)}):",
-            f'    """{description}',
-            "",
-            f"    M[X]/G/1/r with {laws}; partial admission (a batch fills the waiting room,",
-            f"    the rest of it is lost). Unit of the result: {unit}.",
-            f"    Source: {SOURCE}.",
-            "",
-            "    Arguments:",
-            arg_doc,
-            "",
-            "    Returns a float, or a numpy array when r is a sequence (one sweep up to max r).",
-            "    Bad input raises ValueError naming the parameter.",
-            '    """',
-            *(f"    {line}" for line in checks),
-            "    rs, single = _capacities(r)",
-            "",
-            *(f"    {line}" if line else "" for line in body),
-            "",
-            f"    values = finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), service_counts, b1,",
-            f"                             vacation_counts, f1, rs)[{measure!r}]",
-            "    return values[0] if single else numpy.array(values)",
-            "",
-        ])
+        notes = [f"M[X]/G/1/r with {laws}; partial admission (a batch fills the waiting room,",
+                 f"the rest of it is lost). Unit of the result: {unit}.", f"Source: {SOURCE}.", "",
+                 "Returns a float, or a numpy array when r is a sequence (one sweep up to max r).",
+                 "Bad input raises ValueError naming the parameter."]
+        statements = [*checks, "rs, single = _capacities(r)", "", *body, "",
+                      f"values = finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), service_counts, b1,",
+                      f"                         vacation_counts, f1, rs)[{measure!r}]",
+                      "return values[0] if single else numpy.array(values)"]
+        code = generated_function(measure, arg_lines, description, notes, statements)
         forms[measure] = RecursionModule(measure, f"{description} M[X]/G/1/r with {laws}.", SOURCE, RUNTIME, code)
     return forms

@@ -370,7 +370,7 @@ class ErlangBCommand(ModelCommand):
 
     def codegen_forms(self, args) -> dict:
         """The measures of ``eval`` (without --holding-time) as standalone numpy code with the recursion."""
-        from .codegen import RecursionModule
+        from .codegen import RecursionModule, generated_function
 
         docs = {
             "blocking_probability": "Erlang B blocking probability B(n, rho) (eq. (1) at k = n).",
@@ -382,22 +382,13 @@ class ErlangBCommand(ModelCommand):
         }
         source = "Erlang B recursion B(k) = rho B(k-1)/(k + rho B(k-1)); Wang & Liao (seed 003), spec/other-models.md D"
         forms = {}
+        args = (("load", "offered load rho = lambda / mu (Erlang, > 0); floats or numpy arrays, broadcast"),
+                ("servers", "number of servers n (integer >= 1)"))
         for measure, text in docs.items():
-            code = "\n".join([
-                f"def {measure}(load, servers):",
-                f'    """{text}',
-                "",
-                f"    M/M/n/n loss system. Source: {source}.",
-                "",
-                "    Arguments (floats or numpy arrays, broadcast together):",
-                "        load: offered load rho = lambda / mu (Erlang, > 0)",
-                "        servers: number of servers n (integer >= 1)",
-                "",
-                "    Bad input raises ValueError naming the parameter.",
-                '    """',
-                f"    return erlang_b_measures(load, servers)[{measure!r}]",
-                "",
-            ])
+            notes = [f"M/M/n/n loss system. Source: {source}.", "",
+                     "Bad input raises ValueError naming the parameter."]
+            code = generated_function(measure, args, text, notes,
+                                      [f"return erlang_b_measures(load, servers)[{measure!r}]"])
             forms[measure] = RecursionModule(measure, text, source, "_runtime_erlang_b", code)
         return forms
 
