@@ -1,7 +1,7 @@
 """Numpy-only runtime of the hysteretic overload control M[X]|G|1|(L,H)|(H,R), copied into generated code.
 
 ``qderive codegen hysteretic`` pastes this file (without this docstring) after
-:mod:`qderive.derivations._runtime_vacation_finite` (whose count laws ``_poisson_counts``,
+:mod:`qderive.derivations._runtime_arrivals` (whose count laws ``_poisson_counts``,
 ``_negbin_counts``, ``_mixture_counts``, batch laws ``*_batch``, ``_columns``,
 ``_arrival_counts``, ``_require`` and ``_positive`` it uses) into a standalone module,
 then appends the generated closed forms of the model's inputs and the public function.

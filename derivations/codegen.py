@@ -104,7 +104,13 @@ class RecursionModule:
         fname = _identifier(self.measure)
         header = module_header(model, self.measure, self.description, self.source, fname)
         names = (self.runtime,) if isinstance(self.runtime, str) else self.runtime
-        runtime = "\n\n".join(runtime_source(name).rstrip("\n") + "\n" for name in names)
+        parts, imports = [], set()
+        for name in names:  # a later runtime's imports that an earlier one made are dropped
+            lines = runtime_source(name).rstrip("\n").splitlines()
+            kept = [line for line in lines if not (line.startswith(("import ", "from ")) and line in imports)]
+            imports.update(line for line in lines if line.startswith(("import ", "from ")))
+            parts.append("\n".join(kept).strip("\n") + "\n")
+        runtime = "\n\n".join(parts)
         return header + runtime + "\n\n# ---- generated for this model " + "-" * 56 + "\n\n" + self.code
 
     def c_sources(self, model: str, header_name: str) -> tuple[str, str]:

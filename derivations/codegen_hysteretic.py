@@ -2,7 +2,7 @@
 
 The measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3; ``spec/chapter3.md``) need the
 embedded chain (16) and the solve (21), not a closed form. The generated module is the
-numpy-only runtime :mod:`qderive.derivations._runtime_vacation_finite` (count laws, batch
+numpy-only runtime :mod:`qderive.derivations._runtime_arrivals` (count laws, batch
 laws, arrival counts) followed by :mod:`qderive.derivations._runtime_hysteretic` (inputs,
 embedded chain, GTH, the subtraction-free solve of (21), the measures), plus the closed forms
 of the inputs for the chosen law *families*, printed by SymPy from the symbolic laws the
@@ -31,7 +31,7 @@ from .codegen_vacation import BATCH_FAMILIES, TIME_FAMILIES, count_code, printer
 
 __all__ = ["MEASURE_DOCS", "RUNTIMES", "add_codegen_arguments", "recursion_forms"]
 
-RUNTIMES = ("_runtime_vacation_finite", "_runtime_hysteretic")
+RUNTIMES = ("_runtime_arrivals", "_runtime_hysteretic")
 SOURCE = ("Sopin 2013, chapter 3: embedded chain (16), (17), Statement 3 (18), (19), (20), corrected (21), "
           "(22), (23); spec/chapter3.md sections 1-7 (event convention, interval semantics)")
 

@@ -2,8 +2,8 @@
 
 The measures of M[X]/G/1/r with multiple vacations (Sopin 2013, chapter 2; partial
 admission, as in the thesis) need the cut recursion (2b), not a closed form. The
-generated module is the numpy-only runtime :mod:`qderive.derivations._runtime_vacation_finite`
-plus the closed forms of the recursion's inputs for the chosen law *families*, printed
+generated module is the numpy-only runtimes :mod:`qderive.derivations._runtime_arrivals` and
+:mod:`qderive.derivations._runtime_vacation_finite` plus the closed forms of the recursion's inputs for the chosen law *families*, printed
 by SymPy from the same symbolic laws the package uses: the parameters of the count law
 of batches arriving during a service / vacation (``spec/chapter2.md`` section 3:
 Poisson for deterministic times, negative binomial for Erlang / gamma / exponential,
@@ -33,7 +33,7 @@ from .codegen import RecursionModule, generated_function
 __all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "Family", "time_family", "count_code", "printer",
            "add_codegen_arguments", "recursion_forms"]
 
-RUNTIME = "_runtime_vacation_finite"
+RUNTIME = ("_runtime_arrivals", "_runtime_vacation_finite")
 SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
           "Theorem 1.2 (13); spec/chapter2.md sections 2-4")
 
