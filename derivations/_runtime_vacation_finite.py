@@ -100,3 +100,19 @@ def _capacities(r):
     for v in values:
         _require(float(v) == int(v), "r", v, "an integer (waiting places, the customer in service not counted)")
     return [int(v) for v in values], single
+
+
+def _broadcast(one, params, single):
+    """``one(*point)`` (a list over the capacities) at every point of the broadcast ``params``.
+
+    Returns a float (scalar parameters, one r), or an array of the broadcast shape with a last
+    axis over the capacities when r is a sequence.
+    """
+    arrays = numpy.broadcast_arrays(*(numpy.asarray(p, dtype=float) for p in params))
+    shape = arrays[0].shape
+    if not shape:
+        values = one(*(float(a) for a in arrays))
+        return values[0] if single else numpy.array(values)
+    out = numpy.array([one(*(float(a[i]) for a in arrays)) for i in numpy.ndindex(shape)])
+    out = out.reshape(shape + out.shape[1:])
+    return out[..., 0] if single else out

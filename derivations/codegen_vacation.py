@@ -198,6 +198,8 @@ def recursion_forms(args) -> dict:
     arg_lines.append(("r", f"waiting places (integer >= {lowest}; the customer in service not counted), "
                            "or a sequence of them"))
     checks = ["lam = _positive('lam', lam)", *service.checks, *(vacation.checks if vacation else ())]
+    # every numeric argument broadcasts except the batch pmf (a sequence) and r (a sweep)
+    scalars = [a for a, _ in arg_lines if a not in ("batch_pmf", "r")]
     body = [
         "def service_counts(n):",
         f"    # batches arriving during a service: {type(service.law.count_law(_LAM)).__name__} (spec/chapter2.md section 3)",
@@ -220,12 +222,17 @@ def recursion_forms(args) -> dict:
     for measure, (description, unit) in MEASURE_DOCS.items():
         notes = [f"M[X]/G/1/r with {laws}; partial admission (a batch fills the waiting room,",
                  f"the rest of it is lost). Unit of the result: {unit}.", f"Source: {SOURCE}.", "",
-                 "Returns a float, or a numpy array when r is a sequence (one sweep up to max r).",
+                 "Numeric arguments (except batch_pmf) may be numpy arrays; they broadcast together.",
+                 "Returns a float, or an array of the broadcast shape, with a last axis over r when",
+                 "r is a sequence (one sweep up to max r per parameter point).",
                  "Bad input raises ValueError naming the parameter."]
-        statements = [*checks, "rs, single = _capacities(r)", "", *body, "",
-                      f"values = finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), service_counts, b1,",
-                      f"                         vacation_counts, f1, rs)[{measure!r}]",
-                      "return values[0] if single else numpy.array(values)"]
+        inner = [*checks, "", *body, "",
+                 f"return finite_measures(lam, lambda n: {b_ctor}({b_arg}, n), service_counts, b1,",
+                 f"                       vacation_counts, f1, rs)[{measure!r}]"]
+        statements = ["rs, single = _capacities(r)", "",
+                      f"def one({', '.join(scalars)}):  # one parameter point, every capacity in rs",
+                      *(f"    {line}" if line else "" for line in inner), "",
+                      f"return _broadcast(one, ({', '.join(scalars)},), single)"]
         code = generated_function(measure, arg_lines, description, notes, statements)
         forms[measure] = RecursionModule(measure, f"{description} M[X]/G/1/r with {laws}.", SOURCE, RUNTIME, code)
     return forms

@@ -242,3 +242,23 @@ def test_codegen_list_names_the_measures(capsys):
     assert capsys.readouterr().out.split() == sorted(ERLANG_MEASURES)
     assert main(["codegen", "erlang-b", "--out", "x.py"]) == 2  # neither --measure nor --list
     assert "needs --measure" in capsys.readouterr().err
+
+
+def test_generated_vacation_code_broadcasts_parameters(tmp_path):
+    """Arrays of parameters broadcast (last axis over r); each entry is the scalar call; loss grows with the load."""
+    assert main(["codegen", "vacation-finite", "--measure", "loss_probability", "--batch", "geometric",
+                 "--service", "erlang:k=4", "--vacation", "exp", "--out", str(tmp_path / "b.py")]) == 0
+    script = (
+        "import json, numpy, b\n"
+        "lam = numpy.array([[2.0], [4.0], [8.0]])\n"
+        "grid = b.loss_probability(lam, numpy.array([3.0, 5.0]), 0.015, 0.075, [1, 20])\n"
+        "each = [[[b.loss_probability(l, m, 0.015, 0.075, r) for r in (1, 20)] for m in (3.0, 5.0)]\n"
+        "        for l in (2.0, 4.0, 8.0)]\n"
+        "print(json.dumps({'shape': grid.shape, 'grid': grid.tolist(), 'each': each}))\n"
+    )
+    got = json.loads(run_standalone(tmp_path, script))
+    assert got["shape"] == [3, 2, 2]
+    grid = numpy.array(got["grid"])
+    assert numpy.allclose(grid, got["each"], rtol=1e-13, atol=0)
+    assert numpy.all(numpy.diff(grid, axis=0) > 0)  # more load, more loss
+    assert numpy.all(numpy.diff(grid, axis=2) < 0)  # more room, less loss
