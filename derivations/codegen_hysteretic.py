@@ -22,12 +22,8 @@ under/overflow) it emits a ``RuntimeWarning`` instead.
 
 from __future__ import annotations
 
-import sympy as sp
-
-from qderive.symbolic._exact import ParameterError
-
 from .codegen import RecursionModule, generated_function
-from .codegen_vacation import BATCH_FAMILIES, TIME_FAMILIES, count_code, printer, time_family
+from .codegen_vacation import BATCH_FAMILIES, LAM, TIME_FAMILIES, batch_family, count_code, printer, time_family
 
 __all__ = ["MEASURE_DOCS", "RUNTIMES", "add_codegen_arguments", "recursion_forms"]
 
@@ -57,15 +53,10 @@ def add_codegen_arguments(parser) -> None:
     parser.add_argument("--service", required=True, metavar="FAMILY", help=f"service time family: {TIME_FAMILIES}")
 
 
-_LAM = sp.Symbol("lam", positive=True)
-
 
 def recursion_forms(args) -> dict:
     """``measure -> RecursionModule`` for the law families of ``args`` (--batch, --service)."""
-    batch_name = args.batch.strip().lower()
-    if batch_name not in BATCH_FAMILIES:
-        raise ParameterError(f"--batch {args.batch!r}: codegen supports {' | '.join(BATCH_FAMILIES)}")
-    b_arg, b_doc, b_ctor, b_label = BATCH_FAMILIES[batch_name]
+    b_arg, b_doc, b_ctor, b_label = batch_family(args.batch)
     service = time_family(args.service, "service")
     pr = printer()
     laws = f"{b_label}, {service.label}"
@@ -87,7 +78,7 @@ def recursion_forms(args) -> dict:
         f"batch = {b_ctor}({b_arg}, R)",
         "_require(batch.l1 < R, 'R', R, f'> the mean batch size {batch.l1!r} (a typical batch must fit)')",
     ]
-    count_law = service.law.count_law(_LAM)
+    count_law = service.law.count_law(LAM)
     body = [
         "def service_counts(lam, n):",
         f"    # batches arriving at rate lam during a service: {type(count_law).__name__} (spec/chapter2.md section 3)",

@@ -30,7 +30,8 @@ from qderive.symbolic._exact import ParameterError
 
 from .codegen import RecursionModule, generated_function
 
-__all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "Family", "time_family", "count_code", "printer",
+__all__ = ["TIME_FAMILIES", "BATCH_FAMILIES", "MEASURE_DOCS", "LAM", "Family", "time_family", "batch_family",
+           "count_code", "printer",
            "add_codegen_arguments", "recursion_forms"]
 
 RUNTIME = ("_runtime_arrivals", "_runtime_vacation_finite")
@@ -146,7 +147,8 @@ def add_codegen_arguments(parser) -> None:
                         help=f"vacation time family: {TIME_FAMILIES} | none (no vacations)")
 
 
-_LAM = sp.Symbol("lam", positive=True)
+#: the batch rate in the generated code (a mode's rate in the hysteretic model)
+LAM = sp.Symbol("lam", positive=True)
 _PRINT_SETTINGS = {"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False}
 
 
@@ -182,12 +184,17 @@ def _(law: _c.MixtureCount, pr):
     return f"_mixture_counts([{weights}], [{parts}])"
 
 
+def batch_family(text: str) -> tuple:
+    """(argument, description, runtime constructor, label) of the ``--batch`` family ``text``."""
+    name = text.strip().lower()
+    if name not in BATCH_FAMILIES:
+        raise ParameterError(f"--batch {text!r}: codegen supports {' | '.join(BATCH_FAMILIES)}")
+    return BATCH_FAMILIES[name]
+
+
 def recursion_forms(args) -> dict:
     """``measure -> RecursionModule`` for the law families of ``args`` (--batch, --service, --vacation)."""
-    batch_name = args.batch.strip().lower()
-    if batch_name not in BATCH_FAMILIES:
-        raise ParameterError(f"--batch {args.batch!r}: codegen supports {' | '.join(BATCH_FAMILIES)}")
-    b_arg, b_doc, b_ctor, b_label = BATCH_FAMILIES[batch_name]
+    b_arg, b_doc, b_ctor, b_label = batch_family(args.batch)
     service = time_family(args.service, "service")
     vacation = None if args.vacation.strip().lower() == "none" else time_family(args.vacation, "vacation")
     pr = printer()
@@ -202,8 +209,8 @@ def recursion_forms(args) -> dict:
     scalars = [a for a, _ in arg_lines if a not in ("batch_pmf", "r")]
     body = [
         "def service_counts(n):",
-        f"    # batches arriving during a service: {type(service.law.count_law(_LAM)).__name__} (spec/chapter2.md section 3)",
-        f"    return {count_code(service.law.count_law(_LAM), pr)}",
+        f"    # batches arriving during a service: {type(service.law.count_law(LAM)).__name__} (spec/chapter2.md section 3)",
+        f"    return {count_code(service.law.count_law(LAM), pr)}",
         "",
         f"b1 = {pr.doprint(service.law.moment(1))}  # mean service time",
     ]
@@ -211,8 +218,8 @@ def recursion_forms(args) -> dict:
         body += [
             "",
             "def vacation_counts(n):",
-            f"    # batches arriving during a vacation: {type(vacation.law.count_law(_LAM)).__name__}",
-            f"    return {count_code(vacation.law.count_law(_LAM), pr)}",
+            f"    # batches arriving during a vacation: {type(vacation.law.count_law(LAM)).__name__}",
+            f"    return {count_code(vacation.law.count_law(LAM), pr)}",
             "",
             f"f1 = {pr.doprint(vacation.law.moment(1))}  # mean vacation time",
         ]

@@ -76,6 +76,7 @@ __all__ = [
     "batch_excess",
     "KAPPA_SWITCH",
     "float64_trouble",
+    "ordered_thresholds",
 ]
 
 #: float64 evaluations switch to mpmath when kappa_inf(I - P_0) * eps_64 exceeds this
@@ -144,6 +145,18 @@ def _threshold(value, name: str) -> int:
     return int(v)
 
 
+def ordered_thresholds(L, H, R) -> tuple[int, int, int]:
+    """(L, H, R) as integers with 1 <= L < H < R (both hysteretic models), or a ParameterError naming them."""
+    L, H, R = (_threshold(v, n) for v, n in ((L, "L"), (H, "H"), (R, "R")))
+    if not L < H:
+        raise ParameterError(f"thresholds must satisfy L < H < R, got L={L}, H={H}")
+    if not H < R:
+        raise ParameterError(f"thresholds must satisfy L < H < R, got H={H}, R={R}")
+    if L < 1:
+        raise ParameterError(f"L = {L}: must be >= 1 (normal mode is re-entered at L - 1 customers)")
+    return L, H, R
+
+
 @dataclass(frozen=True)
 class HystereticModel:
     """M^[X]|G|1|(L,H)|(H,R) (Sopin 2013, section 3.2; ``spec/chapter3.md`` section 0).
@@ -176,13 +189,7 @@ class HystereticModel:
             raise ParameterError(f"service = {self.service!r}: give a concrete service-time law (e.g. det:mean=0.005)")
         if not isinstance(self.convention, Convention):
             raise ParameterError(f"convention = {self.convention!r}: must be a Convention")
-        L, H, R = (_threshold(v, n) for v, n in ((self.L, "L"), (self.H, "H"), (self.R, "R")))
-        if not L < H:
-            raise ParameterError(f"thresholds must satisfy L < H < R, got L={L}, H={H}")
-        if not H < R:
-            raise ParameterError(f"thresholds must satisfy L < H < R, got H={H}, R={R}")
-        if L < 1:
-            raise ParameterError(f"L = {L}: must be >= 1 (normal mode is re-entered at L - 1 customers)")
+        L, H, R = ordered_thresholds(self.L, self.H, self.R)
         if R < H + 2:
             raise ParameterError(
                 f"R = {R}, H = {H}: need R >= H + 2 so that the discard states H+1..R-1 of the embedded chain exist"

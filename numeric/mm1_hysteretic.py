@@ -42,7 +42,7 @@ __all__ = ["MM1HystereticModel", "ctmc_rates", "stationary", "measures", "MEASUR
 
 # the same measure keys as the general hysteretic model (the command-line contract of issue 4)
 from .hysteretic import MEASURE_KEYS  # noqa: E402
-from .hysteretic import _threshold as _int  # noqa: E402  (one threshold validator for both models)
+from .hysteretic import ordered_thresholds  # noqa: E402  (one threshold validator for both models)
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,7 @@ class MM1HystereticModel:
             raise ParameterError("rates must be numbers for the numeric model (use the derivation for symbols)")
         if not r1 < r0:
             raise ParameterError(f"rates: need lambda_1 < lambda_0 (overload throttles the input), got {r0},{r1}")
-        L, H, R = (_int(v, n) for v, n in ((self.L, "L"), (self.H, "H"), (self.R, "R")))
-        if not L < H:
-            raise ParameterError(f"thresholds must satisfy L < H < R, got L={L}, H={H}")
-        if not H < R:
-            raise ParameterError(f"thresholds must satisfy L < H < R, got H={H}, R={R}")
-        if L < 1:
-            raise ParameterError(f"L = {L}: must be >= 1 (normal mode is re-entered at L - 1 customers)")
+        L, H, R = ordered_thresholds(self.L, self.H, self.R)
         for name, v in (("rate0", r0), ("rate1", r1), ("service_rate", mu), ("L", L), ("H", H), ("R", R)):
             object.__setattr__(self, name, v)
 

@@ -55,3 +55,13 @@ def run_generated_c(directory, source, header, arguments):
     exe = directory / "prog"
     subprocess.run([cc, "-O2", "-o", str(exe), str(source), str(main_c), "-lm"], check=True, cwd=directory)
     return [float(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+
+
+def load_generated(path) -> dict:
+    """The namespace of a generated Python module, executed in this process (for vectorisation checks)."""
+    from pathlib import Path
+
+    path = Path(path)
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - our own generated file
+    return namespace

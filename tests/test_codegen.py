@@ -8,7 +8,7 @@ import pytest
 
 from qderive.derivations.cli import main
 
-from conftest import run_generated_c, run_standalone
+from conftest import load_generated, run_generated_c, run_standalone
 
 MODEL_ARGS = ["--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075",
               "--load", "0.6"]
@@ -49,8 +49,7 @@ def test_generated_python_runs_without_qderive(tmp_path, capsys, measure):
 def test_generated_python_is_vectorised(tmp_path):
     out = tmp_path / "w.py"
     assert main(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", str(out)]) == 0
-    namespace = {}
-    exec(compile(out.read_text(), str(out), "exec"), namespace)  # noqa: S102 - our own generated file
+    namespace = load_generated(out)
     lam = numpy.linspace(1, 10, 5)
     w = namespace["mean_wait"](lam, B1, MOMENTS["b2"], 0.075, MOMENTS["f2"], 5.0, 45.0)
     assert w.shape == (5,) and numpy.all(numpy.diff(w) > 0)  # waiting grows with the load
@@ -81,8 +80,7 @@ def test_generated_mm1_hysteretic_closed_forms_agree_with_eval(tmp_path, capsys,
 
     out = tmp_path / "h.py"
     assert main(["codegen", "mm1-hysteretic", "--measure", measure, "--out", str(out)]) == 0
-    namespace = {}
-    exec(compile(out.read_text(), str(out), "exec"), namespace)  # noqa: S102 - our own generated file
+    namespace = load_generated(out)
     fn = namespace[measure]
     for rates, mu, thresholds in MM1_POINTS:
         assert main(["eval", "mm1-hysteretic", "--rates", rates, "--service-rate", mu, "--thresholds", thresholds,

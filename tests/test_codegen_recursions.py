@@ -15,7 +15,7 @@ import pytest
 
 from qderive.derivations.cli import main
 
-from conftest import run_generated_c, run_standalone
+from conftest import load_generated, run_generated_c, run_standalone
 
 VACATION_MEASURES = ["loss_probability", "batch_blocking_probability", "idle_probability", "mean_queue_length",
                      "mean_wait", "mean_number_in_system", "throughput", "p0", "pr", "q0", "qr"]
@@ -60,12 +60,19 @@ def _close(got, want, rtol=1e-12):
     return abs(got - want) <= rtol * abs(want)
 
 
+def _codegen_vacation(directory, families, measure="loss_probability", stem=None):
+    """Write the generated vacation-finite module ``stem.py`` (default: the measure's name) for ``families``."""
+    batch, service, vacation = families
+    out = directory / f"{stem or measure}.py"
+    assert main(["codegen", "vacation-finite", "--measure", measure, "--batch", batch, "--service", service,
+                 "--vacation", vacation, "--out", str(out)]) == 0
+
+
 @pytest.mark.parametrize("case", sorted(VACATION_CASES))
 def test_vacation_finite_generated_recursions_agree_with_eval(tmp_path, capsys, case):
     families, laws, args, rate, capacities = VACATION_CASES[case]
     for measure in VACATION_MEASURES:
-        assert main(["codegen", "vacation-finite", "--measure", measure, "--batch", families[0],
-                     "--service", families[1], "--vacation", families[2], "--out", str(tmp_path / f"{measure}.py")]) == 0
+        _codegen_vacation(tmp_path, families, measure)
     script = (
         "import json\n"
         f"args, rs = {args!r}, {list(capacities)!r}\n"
@@ -87,8 +94,7 @@ def test_vacation_finite_generated_recursions_agree_with_eval(tmp_path, capsys, 
 def test_light_load_loss_is_tiny_and_accurate(tmp_path, capsys):
     """The light-load case probes cancellation: a loss of ~1e-52, checked against eval at 30 digits (mpmath)."""
     families, laws, args, rate, (r,) = VACATION_CASES["geometric-light-load"]
-    assert main(["codegen", "vacation-finite", "--measure", "loss_probability", "--batch", families[0],
-                 "--service", families[1], "--vacation", families[2], "--out", str(tmp_path / "light.py")]) == 0
+    _codegen_vacation(tmp_path, families, stem="light")
     got = float(run_standalone(tmp_path, f"import light\nprint(repr(light.loss_probability(*{args!r}, {r})))\n"))
     batch, service, vacation = laws
     assert main(["eval", "vacation-finite", "--batch", batch, "--service", service, "--vacation", vacation,
@@ -111,8 +117,7 @@ def test_vacation_finite_r_codegen_agrees_with_its_closed_forms(tmp_path, capsys
 
 
 def test_generated_vacation_code_rejects_bad_input(tmp_path):
-    assert main(["codegen", "vacation-finite", "--measure", "loss_probability", "--batch", "geometric",
-                 "--service", "exp", "--vacation", "exp", "--out", str(tmp_path / "g.py")]) == 0
+    _codegen_vacation(tmp_path, ("geometric", "exp", "exp"), stem="g")
     script = (
         "import g\n"
         "for args in [(-1, 2, 1, 1, 5), (1, 0.5, 1, 1, 5), (1, 2, 0, 1, 5), (1, 2, 1, 1, 0), (1, 2, 1, 1, 2.5)]:\n"
@@ -230,8 +235,7 @@ def test_redundant_cluster_generated_c_agrees_with_eval(tmp_path, capsys, measur
 def test_generated_cluster_code_is_vectorised(tmp_path):
     out = tmp_path / "t.py"
     assert main(["codegen", "redundant-cluster", "--measure", "copy_timely_probability", "--out", str(out)]) == 0
-    namespace = {}
-    exec(compile(out.read_text(), str(out), "exec"), namespace)  # noqa: S102 - our own generated file
+    namespace = load_generated(out)
     deadlines = numpy.linspace(0.1, 2, 7)
     r = namespace["copy_timely_probability"](3.0, 2, 10, 10, 0.3, 0.3, deadlines, 0.0, 0.0)
     assert r.shape == (7,) and numpy.all(numpy.diff(r) > 0)  # a later deadline is met more often
@@ -246,8 +250,7 @@ def test_codegen_list_names_the_measures(capsys):
 
 def test_generated_vacation_code_broadcasts_parameters(tmp_path):
     """Arrays of parameters broadcast (last axis over r); each entry is the scalar call; loss grows with the load."""
-    assert main(["codegen", "vacation-finite", "--measure", "loss_probability", "--batch", "geometric",
-                 "--service", "erlang:k=4", "--vacation", "exp", "--out", str(tmp_path / "b.py")]) == 0
+    _codegen_vacation(tmp_path, ("geometric", "erlang:k=4", "exp"), stem="b")
     script = (
         "import json, numpy, b\n"
         "lam = numpy.array([[2.0], [4.0], [8.0]])\n"
