@@ -1,16 +1,27 @@
-"""Derivations: numbered steps tied to the source's equations, each with its checks.
+"""Derivations: numbered steps tied to the source's equations, each one computed or checked.
 
-A :class:`Derivation` reads like the proof: an ordered tuple of :class:`Step`
-objects, each a SymPy relation with the source's label (``"(3)"``,
-``"Theorem 1.1"``), a citation and one sentence; and a tuple of :class:`Check`
-objects, each an independent verification (exact identity, or a comparison with
-something computed another way: a chain solve, a direct sum, ``mpmath.quad``)
-that returns a :class:`CheckResult`. ``verify(digits)`` runs every check;
-``latex()`` / ``markdown()`` export the steps.
+A :class:`Derivation` reads like the proof: an ordered tuple of :class:`Step` objects,
+each a SymPy relation with the source's label (``"(3)"``, ``"Theorem 1.1"``), a citation
+and one sentence, plus a tuple of :class:`Check` objects (independent verifications: an
+exact identity, a comparison with a chain solve, a direct sum, ``mpmath.quad``).
+
+**What is exported is what was verified.** Every step is one of two kinds:
+
+* ``computed`` -- the displayed right-hand side *is* the SymPy result of the derivation
+  (Q(z), W, ...); the derivation's checks verify it (exact identities, oracles);
+* ``executed`` -- a relation typeset in index form (the balance equations (2), the cut
+  form (2b), (9), (10), (16)-(21), ...) carries an evaluation hook: ``verify`` evaluates
+  *the displayed relation itself* (:func:`evaluate`) with the sequences and numbers of an
+  independent computation bound to its symbols, at every index of a range, and compares
+  its two sides to the working precision.
+
+``tests/test_derivations.py`` refuses a step that is neither. ``verify(digits)`` runs the
+step hooks and the checks; export lives in :mod:`qderive.derivations.export`.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -19,17 +30,191 @@ from typing import Callable
 import mpmath
 import sympy as sp
 
-__all__ = ["Step", "Check", "CheckResult", "Derivation", "agreement_digits", "exact_identity"]
+__all__ = ["Step", "Check", "CheckResult", "Derivation", "agreement_digits", "exact_identity", "evaluate",
+           "relation_check"]
+
+
+# --------------------------------------------------------------------------------------
+# Evaluating a displayed relation
+# --------------------------------------------------------------------------------------
+
+
+def evaluate(expr, env: dict):
+    """The value of a SymPy expression at mpmath precision, with ``env`` binding its symbols.
+
+    ``env`` maps Symbols to numbers, IndexedBases to sequences (lists, arrays, dicts keyed
+    by index tuples) or callables, undefined functions (``sp.Function('A')``) to callables,
+    and MatrixSymbols to mpmath matrices. Handles sums with symbolic limits (evaluated),
+    Piecewise, KroneckerDelta, Min/Max, relations, and the matrix algebra of (21).
+    """
+    e = expr
+    if isinstance(e, (int, float)):
+        return mpmath.mpf(e)
+    if e in env:
+        return _as_mp(env[e])
+    if e.is_Integer:
+        return int(e)
+    if e.is_Rational:
+        return mpmath.mpf(int(e.p)) / int(e.q)
+    if e is sp.pi:
+        return +mpmath.pi
+    if isinstance(e, sp.Indexed):
+        base = env[e.base]
+        idx = tuple(int(evaluate(i, env)) for i in e.indices)
+        if callable(base):
+            return _as_mp(base(*idx))
+        if isinstance(base, dict):
+            return _as_mp(base.get(idx if len(idx) > 1 else idx[0], 0))
+        value = base
+        for i in idx:
+            if i < 0 or i >= len(value):
+                return mpmath.mpf(0)
+            value = value[i]
+        return _as_mp(value)
+    if e.is_Add:
+        return mpmath.fsum(evaluate(a, env) for a in e.args)
+    if e.is_Mul:
+        out = mpmath.mpf(1)
+        for a in e.args:
+            out *= evaluate(a, env)
+        return out
+    if e.is_Pow:
+        base, ex = evaluate(e.base, env), evaluate(e.exp, env)
+        return base**ex
+    if isinstance(e, sp.Sum):
+        (var, lo, hi), body = e.limits[0], e.function
+        inner = sp.Sum(body, *e.limits[1:]) if len(e.limits) > 1 else body
+        lo_v, hi_v = evaluate(lo, env), evaluate(hi, env)
+        if hi_v == mpmath.inf:
+            raise ValueError("an infinite sum cannot be evaluated term by term")
+        total = mpmath.mpf(0)
+        for i in range(int(lo_v), int(hi_v) + 1):
+            total += evaluate(inner, {**env, var: i})
+        return total
+    if isinstance(e, sp.KroneckerDelta):
+        return mpmath.mpf(1 if evaluate(e.args[0], env) == evaluate(e.args[1], env) else 0)
+    if isinstance(e, sp.Piecewise):
+        for value, cond in e.args:
+            if cond is sp.true or bool(evaluate(cond, env)):
+                return evaluate(value, env)
+        raise ValueError("no branch of the Piecewise applies")
+    if isinstance(e, (sp.Min, sp.Max)):
+        vals = [evaluate(a, env) for a in e.args]
+        return min(vals) if isinstance(e, sp.Min) else max(vals)
+    if isinstance(e, sp.core.relational.Relational):
+        lhs, rhs = evaluate(e.lhs, env), evaluate(e.rhs, env)
+        return {"==": lhs == rhs, ">=": lhs >= rhs, "<=": lhs <= rhs, ">": lhs > rhs, "<": lhs < rhs,
+                "!=": lhs != rhs}[e.rel_op]
+    if isinstance(e, sp.And):
+        return all(evaluate(a, env) for a in e.args)
+    if isinstance(e, sp.core.function.AppliedUndef):
+        fn = env[e.func]
+        return _as_mp(fn(*[evaluate(a, env) for a in e.args]))
+    if isinstance(e, sp.exp):
+        return mpmath.exp(evaluate(e.args[0], env))
+    if isinstance(e, sp.log):
+        return mpmath.log(evaluate(e.args[0], env))
+    if isinstance(e, sp.factorial):
+        return mpmath.factorial(int(evaluate(e.args[0], env)))
+    if isinstance(e, sp.MatrixExpr):
+        return _matrix(e, env)
+    if e.is_Symbol and e not in env:
+        raise KeyError(f"no value bound to the symbol {e}")
+    raise TypeError(f"cannot evaluate {type(e).__name__}: {e}")
+
+
+def _as_mp(v):
+    if isinstance(v, (mpmath.mpf, mpmath.matrix)):
+        return v
+    if isinstance(v, int):
+        return v
+    if hasattr(v, "numerator") and hasattr(v, "denominator"):
+        return mpmath.mpf(int(v.numerator)) / int(v.denominator)
+    return mpmath.mpf(v)
+
+
+def _matrix(e, env):
+    if e in env:
+        return env[e]
+    if isinstance(e, sp.MatMul):
+        out = None
+        for a in e.args:
+            v = _matrix(a, env) if isinstance(a, sp.MatrixExpr) else evaluate(a, env)
+            out = v if out is None else out * v
+        return out
+    if isinstance(e, sp.MatAdd):
+        parts = [_matrix(a, env) for a in e.args]
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p
+        return out
+    if isinstance(e, sp.Inverse):
+        return mpmath.inverse(_matrix(e.arg, env))
+    if isinstance(e, sp.Transpose):
+        return _matrix(e.arg, env).T
+    if isinstance(e, sp.Identity):
+        return mpmath.eye(int(evaluate(e.shape[0], env)))
+    raise TypeError(f"cannot evaluate the matrix expression {e}")
+
+
+def _sides(relation):
+    rels = relation.args if isinstance(relation, sp.And) else (relation,)
+    return [(r.lhs, r.rhs) for r in rels]
+
+
+def relation_check(relation, bindings: Callable[[int], tuple], *, need: Callable[[int], float] | None = None,
+                   describe: str = ""):
+    """An evaluation hook for a displayed relation.
+
+    ``bindings(digits)`` returns ``(env, ranges)``: values for the relation's symbols from an
+    independent computation at ``digits`` working digits, and ``{index symbol: iterable}``
+    (several symbols: every combination). The hook evaluates both sides of the relation at
+    each index and passes when they agree to ``need(digits)`` digits (default digits - 5).
+    """
+
+    def run(digits):
+        with mpmath.workdps(digits + 10):
+            env, ranges = bindings(digits)
+            symbols = list(ranges)
+            worst, count = math.inf, 0
+            for values in itertools.product(*(list(ranges[s]) for s in symbols)):
+                local = {**env, **dict(zip(symbols, values))}
+                for lhs, rhs in _sides(relation):
+                    a, b = evaluate(lhs, local), evaluate(rhs, local)
+                    if isinstance(a, mpmath.matrix):
+                        a, b = a[0, 0], b[0, 0]
+                    worst = min(worst, agreement_digits(a, b))
+                    count += 1
+            target = need(digits) if need is not None else digits - 5
+            return worst >= target, worst, f"displayed relation evaluated at {count} points{describe}"
+
+    return run
+
+
+# --------------------------------------------------------------------------------------
+# Steps, checks, derivations
+# --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Step:
-    """One relation of a derivation: ``label`` (the source's number), a sentence, a SymPy relation."""
+    """One relation of a derivation: ``label`` (the source's number), a sentence, a SymPy relation.
+
+    ``computed=True``: the right-hand side is a result the derivation computed with SymPy.
+    ``check``: an evaluation hook ``check(digits) -> (passed, digits_agreed, detail)``
+    (usually :func:`relation_check`) that ``verify`` runs. Every step has one or the other.
+    """
 
     label: str
     title: str
     relation: sp.Basic
     citation: str = ""
+    computed: bool = False
+    check: Callable | None = None
+
+    @property
+    def verified_by(self) -> str:
+        return "computed by SymPy" if self.computed else ("evaluated by verify" if self.check else "not checked")
 
     def latex(self) -> str:
         return sp.latex(self.relation)
@@ -43,7 +228,7 @@ class Step:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of one check: pass/fail, digits agreed (None for exact), what was compared."""
+    """Outcome of one check: pass/fail, digits agreed (None: not a digit comparison), what was compared."""
 
     name: str
     passed: bool
@@ -66,12 +251,11 @@ class CheckResult:
 class Check:
     """A named verification: ``run(digits)`` returns ``(passed, digits_agreed, detail)``.
 
-    ``digits_agreed`` is ``math.inf`` for an exact identity and None where digits do
-    not apply (a statistical test).
+    ``digits_agreed`` is ``math.inf`` for an exact identity and None where digits do not apply.
     """
 
     name: str
-    run: Callable[[int], tuple[bool, float | None, str]]
+    run: Callable[[int], tuple]
     label: str = ""
 
     def __call__(self, digits: int) -> CheckResult:
@@ -84,13 +268,9 @@ class Check:
 
 
 def agreement_digits(value, reference) -> float:
-    """Number of significant decimal digits on which ``value`` agrees with ``reference``.
-
-    ``-log10(|value - reference| / |reference|)``, capped at the working precision
-    (+inf when they are identical).
-    """
-    with mpmath.workprec(8000):  # exact difference of any two inputs we produce
-        value, reference = mpmath.mpf(value), mpmath.mpf(reference)
+    """Significant decimal digits on which ``value`` agrees with ``reference`` (inf when identical)."""
+    with mpmath.workprec(20000):
+        value, reference = _as_mp(value), _as_mp(reference)
         diff = abs(value - reference)
         if diff == 0:
             return math.inf
@@ -98,9 +278,9 @@ def agreement_digits(value, reference) -> float:
         return float(-mpmath.log10(diff / scale))
 
 
-def exact_identity(lhs: sp.Expr, rhs: sp.Expr) -> bool:
+def exact_identity(lhs, rhs) -> bool:
     """True when ``lhs - rhs`` cancels to 0 exactly (cancel, then simplify as a fallback)."""
-    diff = sp.cancel(sp.together(lhs - rhs))
+    diff = sp.cancel(sp.together(sp.sympify(lhs) - sp.sympify(rhs)))
     if diff == 0:
         return True
     return sp.simplify(diff) == 0
@@ -108,15 +288,21 @@ def exact_identity(lhs: sp.Expr, rhs: sp.Expr) -> bool:
 
 @dataclass(frozen=True)
 class Derivation:
-    """An ordered list of steps with their checks, registered under a model name."""
+    """An ordered list of steps with their checks, registered under a model name.
+
+    ``recursions``: (title, function) pairs rendered as algorithms in the LaTeX export
+    (plain Python reference functions that latexify-py can typeset); each derivation
+    declares its own.
+    """
 
     name: str
     title: str
     source: str
-    steps: tuple[Step, ...]
-    checks: tuple[Check, ...] = ()
+    steps: tuple
+    checks: tuple = ()
     results: dict = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+    notes: tuple = ()
+    recursions: tuple = ()
 
     def step(self, label: str) -> Step:
         for s in self.steps:
@@ -124,80 +310,35 @@ class Derivation:
                 return s
         raise KeyError(f"{self.name} has no step {label!r}")
 
+    def all_checks(self) -> tuple:
+        """The step hooks (as checks named after their steps), then the derivation's checks."""
+        hooks = tuple(Check(f"{s.label} as displayed, evaluated", s.check, s.label) for s in self.steps if s.check)
+        return hooks + tuple(self.checks)
+
     def verify(self, digits: int = 50) -> list[CheckResult]:
-        """Run every check at ``digits`` working digits."""
-        return [check(digits) for check in self.checks]
+        """Run every step hook and every check at ``digits`` working digits."""
+        return [check(digits) for check in self.all_checks()]
 
     def report(self, digits: int = 50) -> bool:
-        """Print the steps, run every check and print one line per result; True if all pass.
-
-        This is what ``python -m qderive.derivations.<model>`` does.
-        """
+        """Print the steps, run every check, print one line per result; True if all pass
+        (``python -m qderive.derivations.<model>``)."""
         print(self)
         ok = True
         for res in self.verify(digits):
             ok &= res.passed
-            if res.digits is None:
-                agreed = "-"
-            else:
-                agreed = "exact" if math.isinf(res.digits) else f"{res.digits:.1f} digits"
+            agreed = "-" if res.digits is None else ("exact" if math.isinf(res.digits) else f"{res.digits:.1f} digits")
             print(f"{'ok  ' if res.passed else 'FAIL'} {res.name}: {res.detail} ({agreed})")
         return ok
 
-    # -- export --------------------------------------------------------------------
-    def latex_body(self) -> str:
-        lines = [f"\\section*{{{_tex_escape(self.title)}}}", f"Source: {_tex_escape(self.source)}.", ""]
-        for note in self.notes:
-            lines += [_tex_escape(note), ""]
-        for s in self.steps:
-            lines += [
-                f"\\paragraph{{{_tex_escape(s.label)}}} {_tex_escape(s.title)}"
-                + (f" ({_tex_escape(s.citation)})" if s.citation else ""),
-                "\\begin{dmath*}",
-                s.latex(),
-                "\\end{dmath*}",
-                "",
-            ]
-        return "\n".join(lines)
+    def latex(self, **options) -> str:
+        from .export.latex import document
 
-    def latex(self, extra_body: str = "") -> str:
-        """A standalone LaTeX document (compiles with pdflatex) holding every step."""
-        return "\n".join(
-            [
-                "\\documentclass[11pt]{article}",
-                "\\usepackage[margin=2cm]{geometry}",
-                "\\usepackage{amsmath,amssymb}",
-                "\\usepackage{breqn}",
-                "\\usepackage{algorithm}",
-                "\\usepackage{algpseudocode}",
-                "\\begin{document}",
-                self.latex_body(),
-                extra_body,
-                "\\end{document}",
-                "",
-            ]
-        )
+        return document(self, **options)
 
     def markdown(self) -> str:
-        """A Markdown page with ``$$...$$`` math, as rendered by a plain repository browser."""
-        lines = [
-            f"# {self.title}",
-            "",
-            f"*Generated by `qderive derive {self.name} --markdown`; do not edit by hand.*",
-            "",
-            f"Source: {self.source}.",
-            "",
-        ]
-        for note in self.notes:
-            lines += [note, ""]
-        for s in self.steps:
-            cite = f" ({s.citation})" if s.citation else ""
-            lines += [f"**{s.label}** {s.title}{cite}", "", "$$", s.latex(), "$$", ""]
-        if self.checks:
-            lines += ["## Checks run by `qderive verify " + self.name + "`", ""]
-            lines += [f"- {c.name}" for c in self.checks]
-            lines.append("")
-        return "\n".join(lines)
+        from .export.markdown import page
+
+        return page(self)
 
     def _repr_latex_(self) -> str:
         body = " \\\\ ".join(f"\\text{{{s.label}}}\\quad {s.latex()}" for s in self.steps)
@@ -207,9 +348,3 @@ class Derivation:
         out = [self.title, "=" * len(self.title), f"Source: {self.source}", ""]
         out += [str(s) + "\n" for s in self.steps]
         return "\n".join(out)
-
-
-def _tex_escape(text: str) -> str:
-    for a, b in (("\\", "\\textbackslash{}"), ("&", "\\&"), ("%", "\\%"), ("#", "\\#"), ("_", "\\_")):
-        text = text.replace(a, b)
-    return text

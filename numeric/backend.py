@@ -1,58 +1,77 @@
-"""Arithmetic backends: one algorithm, float64 (numpy) or any precision (mpmath).
+"""Arithmetic contexts: float64 (numpy) and mpmath at any precision, with one interface.
 
-Numeric algorithms in ``qderive.numeric`` are written once against a
-:class:`Backend` (the idea of mpmath's ``ctx``): vectors are numpy arrays,
-``float64`` for :data:`FLOAT64` and ``object`` arrays of ``mpf`` for
-:func:`mp_backend`, so elementwise products, ``np.dot`` and ``np.cumsum`` run
-unchanged in both. Scalar special functions go through ``backend.ctx``
-(``mpmath.fp`` or ``mpmath.mp``). Precision is scoped: enter the backend
-(``with bk:``) and mpmath works at ``bk.dps`` digits; nothing sets ``mp.dps``
-globally.
+Numeric kernels (:mod:`qderive.numeric.kernels`) are written once against a context,
+as mpmath's functions are written against ``ctx``. :data:`FLOAT64` is the kernels' own
+float64 context; :func:`mp_context` gives an mpmath context with ``dps`` digits whose
+vectors are numpy object arrays of ``mpf`` (so slicing, ``np.dot`` and ``np.cumsum``
+run unchanged) and whose elementary functions act elementwise. Precision is scoped:
+``with ctx:`` works at ``ctx.dps`` digits; nothing sets ``mp.dps`` globally.
+
+Exact inputs (int, :class:`fractions.Fraction`) are converted by :meth:`num` with one
+correct rounding (``from_rational``), never through ``float``.
 
 >>> from fractions import Fraction
->>> import sympy as sp
->>> bk = mp_backend(30)
->>> with bk:
-...     print(bk.num(sp.Rational(1, 3)))
+>>> ctx = mp_context(30)
+>>> with ctx:
+...     print(ctx.num(Fraction(1, 3)))
 0.333333333333333333333333333333
->>> FLOAT64.num(sp.Rational(1, 4))
+>>> FLOAT64.num(Fraction(1, 4))
 0.25
 """
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass, field
+from fractions import Fraction
 
 import mpmath
 import numpy as np
-import sympy as sp
+from mpmath.libmp import from_rational
 
-__all__ = ["Backend", "FLOAT64", "mp_backend", "backend_for"]
+from .kernels.context import FLOAT64, Float64Context
+
+__all__ = ["FLOAT64", "Float64Context", "MPContext", "mp_context", "context_for"]
+
+_exp = np.frompyfunc(mpmath.exp, 1, 1)
+_log = np.frompyfunc(mpmath.log, 1, 1)
+_log1p = np.frompyfunc(mpmath.log1p, 1, 1)
+_expm1 = np.frompyfunc(mpmath.expm1, 1, 1)
+_sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
+_lgamma = np.frompyfunc(mpmath.loggamma, 1, 1)
 
 
-@dataclass(frozen=True)
-class Backend:
-    """A number system: ``float64`` (numpy + ``mpmath.fp``) or mpmath at ``dps`` digits."""
+class MPContext:
+    """mpmath at ``dps`` significant digits; vectors are numpy object arrays of mpf."""
 
-    name: str
-    dps: int
-    ctx: object = field(repr=False, compare=False)
-    dtype: object = field(repr=False, compare=False)
-    _stack: list = field(default_factory=list, repr=False, compare=False)
+    is_float64 = False
+    tiny = 0
+    dtype = object
 
-    @property
-    def is_float64(self) -> bool:
-        return self.dtype is np.float64
+    def __init__(self, dps: int):
+        if dps < 1:
+            raise ValueError(f"digits = {dps}: must be >= 1")
+        self.dps = int(dps)
+        self.name = f"mp{self.dps}"
+        self._stack: list = []
+
+    def __repr__(self):
+        return f"mp_context({self.dps})"
+
+    def __eq__(self, other):
+        return isinstance(other, MPContext) and other.dps == self.dps
+
+    def __hash__(self):
+        return hash(("mp", self.dps))
 
     @property
     def eps(self):
-        """Unit roundoff of this backend."""
-        return np.finfo(np.float64).eps if self.is_float64 else mpmath.mpf(2) ** (-self.ctx.prec)
+        return mpmath.mpf(2) ** (-mpmath.mp.prec)
 
-    # -- precision scope -----------------------------------------------------------
+    @property
+    def huge(self):
+        return mpmath.inf
+
     def __enter__(self):
-        cm = contextlib.nullcontext() if self.is_float64 else mpmath.workdps(self.dps)
+        cm = mpmath.workdps(self.dps)
         cm.__enter__()
         self._stack.append(cm)
         return self
@@ -61,63 +80,87 @@ class Backend:
         self._stack.pop().__exit__(*exc)
         return False
 
-    # -- conversion ----------------------------------------------------------------
     def num(self, value):
-        """An exact SymPy number (or int) as a backend scalar, rounded once."""
+        """An exact number as an mpf at the current precision, rounded once."""
+        if isinstance(value, mpmath.mpf):
+            return +value
         if isinstance(value, int):
-            return float(value) if self.is_float64 else mpmath.mpf(value)
-        value = sp.S(value) if not isinstance(value, sp.Basic) else value
-        if value.free_symbols:
-            raise ValueError(f"cannot evaluate {value}: it has free symbols {sorted(map(str, value.free_symbols))}")
-        if isinstance(value, sp.Rational):
-            p, q = int(value.p), int(value.q)
-            return p / q if self.is_float64 else mpmath.mpf(p) / q
-        digits = 20 if self.is_float64 else self.dps + 10
-        approx = sp.N(value, digits)
-        if not approx.is_real:
-            raise ValueError(f"{value} is not real")
-        return float(approx) if self.is_float64 else mpmath.mpf(approx._mpf_)
+            return mpmath.mpf(value)
+        if isinstance(value, Fraction):
+            return mpmath.mp.make_mpf(from_rational(value.numerator, value.denominator, mpmath.mp.prec, "n"))
+        if isinstance(value, float):
+            return mpmath.mpf(value)
+        p, q = getattr(value, "p", None), getattr(value, "q", None)  # sympy.Rational
+        if p is not None and q is not None:
+            return mpmath.mp.make_mpf(from_rational(int(p), int(q), mpmath.mp.prec, "n"))
+        raise TypeError(f"cannot convert {value!r} exactly: give an int or a Fraction")
 
-    def zeros(self, n: int) -> np.ndarray:
-        if self.is_float64:
-            return np.zeros(n)
-        z = np.empty(n, dtype=object)
-        z[:] = mpmath.mpf(0)
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=object)
+        z.fill(mpmath.mpf(0))
         return z
 
-    def array(self, values) -> np.ndarray:
-        if self.is_float64:
-            return np.asarray(values, dtype=np.float64)
+    def array(self, values):
+        values = list(values)
         a = np.empty(len(values), dtype=object)
         for i, v in enumerate(values):
-            a[i] = v if isinstance(v, mpmath.mpf) else mpmath.mpf(v)
+            a[i] = v if isinstance(v, mpmath.mpf) else self.num(v)
         return a
 
+    def arange(self, n):
+        return self.array(range(n))
+
+    def eye(self, n):
+        e = self.zeros((n, n))
+        for i in range(n):
+            e[i, i] = mpmath.mpf(1)
+        return e
+
+    @staticmethod
+    def _elementwise(fn, vec, x):
+        return vec(x) if isinstance(x, np.ndarray) else fn(x)
+
+    def exp(self, x):
+        return self._elementwise(mpmath.exp, _exp, x)
+
+    def log(self, x):
+        return self._elementwise(mpmath.log, _log, x)
+
+    def log1p(self, x):
+        return self._elementwise(mpmath.log1p, _log1p, x)
+
+    def expm1(self, x):
+        return self._elementwise(mpmath.expm1, _expm1, x)
+
+    def sqrt(self, x):
+        return self._elementwise(mpmath.sqrt, _sqrt, x)
+
+    def lgamma(self, x):
+        return self._elementwise(mpmath.loggamma, _lgamma, x)
+
     def fsum(self, values):
-        """Sum of a vector (mpmath's exact-rounding fsum in mp mode)."""
-        if self.is_float64:
-            return float(np.sum(values))
         return mpmath.fsum(values)
 
     def dot(self, a, b):
-        if self.is_float64:
-            return float(np.dot(a, b))
         return mpmath.fdot(a, b)
 
-    def to_float(self, x) -> float:
+    def isfinite(self, x):
+        if isinstance(x, np.ndarray):
+            return all(mpmath.isfinite(v) for v in x.ravel())
+        return bool(mpmath.isfinite(x))
+
+    def flush(self, v):
+        return v
+
+    def to_float(self, x):
         return float(x)
 
 
-FLOAT64 = Backend("float64", 15, mpmath.fp, np.float64)
+def mp_context(dps: int) -> MPContext:
+    """An mpmath context working at ``dps`` significant decimal digits."""
+    return MPContext(dps)
 
 
-def mp_backend(dps: int) -> Backend:
-    """An mpmath backend working at ``dps`` significant decimal digits."""
-    if dps < 1:
-        raise ValueError(f"digits = {dps}: must be >= 1")
-    return Backend(f"mp{dps}", int(dps), mpmath.mp, object)
-
-
-def backend_for(digits: int | None) -> Backend:
-    """FLOAT64 for ``None``, else an mpmath backend with ``digits`` digits."""
-    return FLOAT64 if digits is None else mp_backend(digits)
+def context_for(digits: int | None):
+    """:data:`FLOAT64` for ``None``, else an mpmath context with ``digits`` digits."""
+    return FLOAT64 if digits is None else mp_context(digits)

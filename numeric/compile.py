@@ -1,54 +1,73 @@
-"""``compile(expr, args)``: one SymPy expression, two evaluators (numpy and mpmath).
+"""``compile(expr, args)``: SymPy expressions as numpy, exact and mpmath evaluators.
 
-The numpy path is vectorised (arrays broadcast); the mpmath path evaluates at any
-precision from exact inputs. Expressions holding a ``Float`` are refused: a
-decimal constant inside a closed form would silently cap the mpmath path at 53
-bits. Each evaluator carries a generated docstring with its argument order and
-the source equation.
+One expression (or a tuple evaluated together, common subexpressions shared) becomes
+Python source printed by SymPy's ``NumPyPrinter``, in which every rational constant is
+written ``R(p, q)``. Called with floats or arrays (``R`` = float division) it is the
+vectorised float64 path; called with :class:`fractions.Fraction` arguments
+(``R = Fraction``) a rational expression evaluates *exactly*; with mpf arguments
+(``R`` = mpf division) at any precision. Expressions holding a ``Float`` are refused (a
+decimal constant would cap the precise paths at 53 bits).
+
+The generated source is kept in the private cache under a caller's key
+(:func:`cached_evaluator`), so a fresh process imports it without importing SymPy.
 
 >>> import sympy as sp
+>>> from fractions import Fraction
 >>> x, y = sp.symbols("x y")
->>> f = compile(x / (1 - y), (x, y), source="test")
+>>> f = compile(x / (1 - y) + sp.Rational(1, 3), (x, y))
 >>> float(f.numpy(1.0, 0.5))
-2.0
->>> print(f.mpmath(1, sp.Rational(2, 3), digits=20))
-3.0
->>> compile(x * sp.Float(0.1), (x,))
-Traceback (most recent call last):
-...
-ValueError: the expression contains Float constants [0.100000000000000]: build it from exact numbers
+2.3333333333333335
+>>> f.exact(Fraction(1), Fraction(1, 2))
+Fraction(7, 3)
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import builtins
 import keyword
-from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Sequence
 
-import mpmath
-import sympy as sp
+import numpy as np
 
-from . import _cache
-from .backend import mp_backend
+from qderive.symbolic.cache import cached_module
 
-__all__ = ["Evaluator", "compile", "numpy_source"]
+__all__ = ["Evaluator", "compile", "cached_evaluator", "numpy_source", "py_name"]
 
 
-def numpy_source(expr, args: Sequence[sp.Symbol], name: str, docstring: str = "") -> str:
-    """Python source of ``def name(*args)`` evaluating ``expr`` (or a list of them) with numpy.
+def py_name(symbol) -> str:
+    """A Python identifier for a SymPy symbol (``lambda`` -> ``a_lambda``, ``b_1`` -> ``b_1``)."""
+    text = "".join(ch if ch.isalnum() else "_" for ch in str(symbol))
+    return text if text.isidentifier() and not keyword.iskeyword(text) else f"a_{text}"
 
-    Common subexpressions are eliminated; arguments broadcast; the module imports numpy only.
-    """
+
+def _printer():
     from sympy.printing.numpy import NumPyPrinter
 
-    printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+    class _Printer(NumPyPrinter):
+        def _print_Rational(self, expr):
+            return f"R({expr.p}, {expr.q})"
+
+        def _print_Half(self, expr):
+            return "R(1, 2)"
+
+    return _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+
+
+def numpy_source(expr, args: Sequence, name: str, docstring: str = "") -> str:
+    """Source of ``def name(*args, R=...)`` evaluating ``expr`` (or a list of them); imports numpy only.
+
+    ``R(p, q)`` builds rational constants: float division by default (numpy path).
+    """
+    import sympy as sp
+
+    printer = _printer()
     exprs = list(expr) if isinstance(expr, (list, tuple)) else [expr]
-    names = [_py_name(a) for a in args]
-    exprs = [e.xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
+    names = [py_name(a) for a in args]
+    exprs = [sp.sympify(e).xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_t"), optimizations="basic")
-    lines = ["import numpy", "", "", f"def {name}({', '.join(names)}):"]
+    lines = ["import numpy", "", "", "def _float_ratio(p, q):", "    return p / q", "", "",
+             f"def {name}({', '.join(names + ['R=_float_ratio'])}):"]
     if docstring:
         lines.append(f'    """{docstring}"""')
     indent = "    "
@@ -61,87 +80,133 @@ def numpy_source(expr, args: Sequence[sp.Symbol], name: str, docstring: str = ""
     for sym, sub in replacements:
         lines.append(f"{indent}{sym} = {printer.doprint(sub)}")
     body = [printer.doprint(e) for e in reduced]
-    lines.append(f"{indent}return [{', '.join(body)}]" if isinstance(expr, (list, tuple)) else f"{indent}return {body[0]}")
-    if any("functools." in line for line in lines[4:]):  # Min / Max print as functools.reduce(numpy.minimum, ...)
-        lines.insert(0, "import functools")
-    return "\n".join(lines) + "\n"
+    many = isinstance(expr, (list, tuple))
+    lines.append(f"{indent}return [{', '.join(body)}]" if many else f"{indent}return {body[0]}")
+    text = "\n".join(lines) + "\n"
+    if "functools." in text:  # Min / Max print as functools.reduce(numpy.minimum, ...)
+        text = "import functools\n" + text
+    rational = all(_is_rational_expr(e) for e in exprs)
+    return text + f"\n\nRATIONAL = {rational!r}\nARGS = {tuple(names)!r}\n"
 
 
-def _py_name(symbol: sp.Symbol) -> str:
-    text = "".join(ch if ch.isalnum() else "_" for ch in str(symbol))
-    return text if text.isidentifier() and not keyword.iskeyword(text) else f"a_{text}"
+def _is_rational_expr(e) -> bool:
+    """True when only +, *, integer powers, rationals and symbols occur (exact with Fractions)."""
+    import sympy as sp
+
+    for node in sp.preorder_traversal(e):
+        if node.is_Symbol or node.is_Rational or node.is_Add or node.is_Mul:
+            continue
+        if node.is_Pow and (node.exp.is_Integer or node.exp.is_Symbol and node.exp.is_integer):
+            continue
+        return False
+    return True
 
 
-@dataclass(frozen=True, eq=False)
+def _mp_ratio(p, q):
+    import mpmath
+
+    return mpmath.mpf(p) / q
+
+
 class Evaluator:
-    """A compiled expression: ``numpy(*arrays)`` (float64, vectorised) and ``mpmath(*exact, digits)``."""
+    """A compiled expression (or tuple of them): ``numpy``, ``exact`` and ``mpmath`` paths."""
 
-    expr: sp.Expr | tuple
-    args: tuple
-    source: str
+    def __init__(self, function: Callable, args: tuple, rational: bool, source: str = "", exprs=None):
+        self._fn, self.args, self.rational, self.source, self.exprs = function, tuple(args), rational, source, exprs
 
-    @functools.cached_property
-    def _np(self) -> Callable:
-        # generated numpy source is cached on disk (keyed by the expression), so a fresh
-        # process imports it instead of running SymPy's printers again
-        key = hashlib.sha256((sp.srepr(self._lambdify_expr) + repr(self.args)).encode()).hexdigest()[:24]
-        module = _cache.cached_module(key, lambda: numpy_source(self._lambdify_expr, self.args, "evaluate"))
-        if module is not None:
-            return module.evaluate
-        return sp.lambdify(self.args, self._lambdify_expr, modules="numpy", cse=True)
-
-    @functools.cached_property
-    def _mp(self) -> Callable:
-        return sp.lambdify(self.args, self._lambdify_expr, modules="mpmath")
-
-    @property
-    def _lambdify_expr(self):
-        return list(self.expr) if isinstance(self.expr, tuple) else self.expr
-
-    @property
-    def __doc__(self) -> str:  # type: ignore[override]
-        names = ", ".join(str(a) for a in self.args)
-        return (
-            f"Evaluate {self.expr} ({self.source}).\n\nArguments, in order: {names}.\n"
-            "numpy(...): float64 arrays, broadcast; mpmath(..., digits=D): exact inputs, D digits."
-        )
+    def _check(self, values):
+        if len(values) != len(self.args):
+            raise TypeError(f"expected {len(self.args)} arguments ({', '.join(self.args)})")
 
     def numpy(self, *values):
         """Evaluate in float64; array arguments broadcast."""
-        if len(values) != len(self.args):
-            raise TypeError(f"expected {len(self.args)} arguments ({', '.join(map(str, self.args))})")
-        return self._np(*values)
+        self._check(values)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._fn(*values)
 
-    def mpmath(self, *values, digits: int = 50):
-        """Evaluate at ``digits`` significant digits; inputs are exact (int, Rational) or mpf."""
-        if len(values) != len(self.args):
-            raise TypeError(f"expected {len(self.args)} arguments ({', '.join(map(str, self.args))})")
-        bk = mp_backend(digits + 5)
-        with bk:
-            converted = [v if isinstance(v, mpmath.mpf) else bk.num(v) for v in values]
-            out = self._mp(*converted)
-        return out
+    def exact(self, *values):
+        """Evaluate a rational expression exactly from Fraction arguments."""
+        self._check(values)
+        if not self.rational:
+            raise TypeError("the expression is not rational: use mpmath()")
+        return self._fn(*[Fraction(v) for v in values], R=Fraction)
+
+    def mpmath(self, *values):
+        """Evaluate from mpf (or exact) arguments at the current mpmath precision (inside ``with ctx:``)."""
+        self._check(values)
+        if self.rational:
+            return self._fn(*values, R=_mp_ratio)
+        import sympy as sp
+
+        args = [sp.Symbol(a) for a in self.args]
+        exprs = self.exprs
+        f = sp.lambdify(args, list(exprs) if isinstance(exprs, tuple) else exprs, modules="mpmath")
+        return f(*values)
 
 
-def compile(expr: sp.Expr, args: Sequence[sp.Symbol], source: str = "") -> Evaluator:  # noqa: A001
-    """Compile ``expr`` in the symbols ``args`` into numpy and mpmath evaluators.
+def compile(expr, args: Sequence, source: str = "") -> Evaluator:  # noqa: A001
+    """Compile ``expr`` (or a tuple) in the symbols ``args`` (refuses Floats and unlisted free symbols)."""
+    import sympy as sp
 
-    ``expr`` may be one expression or a sequence of them (evaluated together, common
-    subexpressions shared; the evaluators then return lists). Refuses ``Float``
-    constants and free symbols not listed in ``args``. The code is generated on
-    first use of each path.
-    """
-    if isinstance(expr, (list, tuple)):
-        expr = tuple(sp.Integer(e) if isinstance(e, int) else e for e in expr)
-        atoms = sp.Tuple(*expr)
-    else:
-        expr = sp.Integer(expr) if isinstance(expr, int) else expr
-        atoms = expr
+    many = isinstance(expr, (list, tuple))
+    exprs = tuple(sp.sympify(e) for e in expr) if many else sp.sympify(expr)
+    atoms = sp.Tuple(*exprs) if many else exprs
     floats = sorted(atoms.atoms(sp.Float), key=str)
     if floats:
         raise ValueError(f"the expression contains Float constants {floats}: build it from exact numbers")
     missing = atoms.free_symbols - set(args)
     if missing:
         raise ValueError(f"free symbols {sorted(map(str, missing))} are not among the arguments")
-    return Evaluator(expr, tuple(args), source)
+    src = numpy_source(exprs, args, "evaluate")
+    namespace: dict = {}
+    _run(builtins.compile(src, f"<qderive compiled {source or 'expression'}>", "exec"), namespace)
+    renamed = _renamed(exprs, args)
+    return Evaluator(namespace["evaluate"], namespace["ARGS"], namespace["RATIONAL"], src, renamed)
 
+
+def _renamed(exprs, args):
+    import sympy as sp
+
+    mapping = {a: sp.Symbol(py_name(a)) for a in args}
+    return tuple(e.xreplace(mapping) for e in exprs) if isinstance(exprs, tuple) else exprs.xreplace(mapping)
+
+
+def _run(code, namespace):
+    """Run generated code in ``namespace``: SymPy's printer applied to our own expressions, never user text."""
+    exec(code, namespace)  # noqa: S102
+
+
+def cached_evaluator(key: str, make: Callable[[], tuple]) -> Evaluator:
+    """An evaluator kept in the private cache: ``make()`` returns (exprs, args) and runs only on a miss.
+
+    With a warm cache no SymPy is imported (the generated module needs numpy only).
+    """
+    state: dict = {}
+
+    def source():
+        exprs, args = make()
+        state["made"] = (exprs, args)
+        return numpy_source(exprs, args, "evaluate")
+
+    module = cached_module(key, source)
+    if module is not None:
+        return _LazyEvaluator(module.evaluate, module.ARGS, module.RATIONAL, make, state)
+    exprs, args = state.get("made") or make()
+    return compile(exprs, args, source=key)
+
+
+class _LazyEvaluator(Evaluator):
+    """An evaluator from the cache: the SymPy expressions are rebuilt only if the mpmath path needs them."""
+
+    def __init__(self, fn, args, rational, make, state):
+        super().__init__(fn, args, rational)
+        self._make, self._state = make, state
+
+    @property
+    def exprs(self):
+        exprs, args = self._state.get("made") or self._make()
+        return _renamed(exprs, args)
+
+    @exprs.setter
+    def exprs(self, value):
+        pass

@@ -1,0 +1,457 @@
+"""The ``qderive`` command line, generated from the registered models.
+
+Subcommands: ``list``, ``derive``, ``verify``, ``eval``, ``size``, ``optimize``,
+``simulate``, ``codegen``, ``figure``. The options of every model subcommand come from
+the model's fields (:mod:`.options`), its alternatives and its actions' request classes;
+the measures and their JSON keys from its result record. Only the model named on the
+command line is loaded, and its engine only when it runs, so a float64 ``qderive eval``
+answers in well under a second. Every error a user can cause exits with status 2 and
+one line naming the option and the constraint; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError, QderiveError
+
+from . import options as _opt
+from .output import format_record, format_value, payload
+
+__all__ = ["main"]
+
+MODEL_ACTIONS = ("eval", "size", "optimize", "simulate", "codegen")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit status 2
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("qderive")
+    except Exception:  # pragma: no cover
+        return "unknown"
+
+
+def _add_common(p, digits_help="compute with mpmath and give D correct significant digits (default: float64)"):
+    p.add_argument("--digits", type=int, default=None, metavar="D", help=digits_help)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_limit(p)
+
+
+def _add_limit(p):
+    p.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="raise a size limit for this run (see `qderive list --limits`), e.g. capacity=1000000")
+
+
+def _models():
+    from qderive.symbolic.models import registered_models
+
+    return registered_models()
+
+
+def _figures() -> dict:
+    """Figure name -> function(out_png, out_csv), collected from the modules of qderive.derivations.figures."""
+    import importlib
+    import pkgutil
+
+    from qderive.derivations import figures
+
+    out = {}
+    for info in pkgutil.iter_modules(figures.__path__):
+        module = importlib.import_module(f"{figures.__name__}.{info.name}")
+        out.update(getattr(module, "FIGURES", {}))
+    return out
+
+
+def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = _Parser(prog="qderive", description="Derive, verify, export and evaluate queueing closed forms.")
+    parser.add_argument("--version", action="version", version=f"qderive {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("list", help="list the registered models, figures and limits")
+    p.add_argument("--limits", action="store_true", help="show the size limits and their defaults")
+
+    p = sub.add_parser("derive", help="print a derivation (pretty, LaTeX or Markdown)")
+    p.add_argument("name", help="model name, see `qderive list`")
+    p.add_argument("--latex", metavar="FILE", help="write a standalone .tex document")
+    p.add_argument("--fragment", action="store_true", help="with --latex: the body only, to \\input into a paper")
+    p.add_argument("--markdown", metavar="FILE", help="write a Markdown page")
+    p.add_argument("--print-latex", action="store_true", help="print the steps as LaTeX instead of pretty text")
+
+    p = sub.add_parser("verify", help="run every registered derivation's checks")
+    p.add_argument("names", nargs="*", help="models to verify (default: all)")
+    p.add_argument("--digits", type=int, default=50, help="working digits of the high-precision checks (default 50)")
+    p.add_argument("--simulate", action="store_true",
+                   help="also compare each model with a seeded simulation (joint 99%% intervals)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
+    p.add_argument("name", help="figure name, see `qderive list`")
+    p.add_argument("--out", metavar="FILE.png")
+    p.add_argument("--csv", metavar="FILE.csv")
+
+    requested, action = None, None
+    for i, tok in enumerate(argv[:-1]):
+        if tok in MODEL_ACTIONS:
+            requested, action = argv[i + 1], tok
+            break
+    models = _models()
+    for act, help_text in (("eval", "evaluate a model's measures"), ("size", "smallest capacity / servers meeting a target"),
+                           ("optimize", "optimise a model's control parameters"),
+                           ("simulate", "discrete-event simulation with confidence intervals"),
+                           ("codegen", "write a standalone numeric function for a measure (Python or C)")):
+        p = sub.add_parser(act, help=help_text)
+        msub = p.add_subparsers(dest="model", metavar="MODEL", parser_class=_Parser)
+        msub.required = True
+        for name, cls in sorted(models.items()):
+            if not _supports(cls, act):
+                continue
+            if name != requested or act != action:
+                msub.add_parser(name, help=f"(run `qderive {act} {name} --help`)")
+                continue
+            _model_parser(msub, act, cls)
+    return parser
+
+
+def _supports(cls, act) -> bool:
+    if act == "eval":
+        return cls.engine is not None
+    if act == "simulate":
+        return cls.simulator is not None
+    if act == "codegen":
+        return cls.codegen is not None
+    return any(a.name == act for a in cls.actions)
+
+
+def _action(cls, act):
+    return next(a for a in cls.actions if a.name == act)
+
+
+def _model_parser(msub, act, cls):
+    summary = cls.summary
+    if act in ("size", "optimize"):
+        summary = f"{cls.summary}. {_action(cls, act).summary}"
+    mp = msub.add_parser(cls.name, help=cls.summary, description=summary)
+    if act == "codegen":
+        mp.add_argument("--measure", help="measure key, as in `qderive eval NAME --json` (required unless --list)")
+        mp.add_argument("--out", metavar="FILE", help="output file (.py, or .c with a .h beside it)")
+        mp.add_argument("--list", action="store_true", help="list the measures this model generates code for")
+        mp.add_argument("--lang", choices=("python", "c"), default="python",
+                        help="python: numpy-only module (default); c: C99 source + header (closed forms)")
+        if cls.codegen_options is not None:
+            _opt.add_fields(mp, cls.codegen_options)
+        _add_limit(mp)
+        return
+    omit = _action(cls, act).omit if act in ("size", "optimize") else ()
+    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives)
+    _add_common(mp)
+    if act == "eval":
+        for f, m in cls.measures.measure_fields():
+            if m.optional:
+                mp.add_argument("--" + ("distribution" if m.kind.value == "distribution" else f.name.replace("_", "-")),
+                                dest=f"include_{f.name}", action="store_true", help=f"also give {m.help}")
+    if act in ("size", "optimize"):
+        _opt.add_fields(mp, _action(cls, act).request)
+    if act == "simulate":
+        mp.add_argument("--customers", type=int, default=200_000, metavar="N",
+                        help="customers served per replication, warm-up included (default 200000)")
+        mp.add_argument("--replications", type=int, default=10, metavar="K", help="independent replications (default 10)")
+        mp.add_argument("--seed", type=int, default=None, metavar="S", help="seed (the run is reproducible with it)")
+        mp.add_argument("--warmup", default="0.1", metavar="FRACTION",
+                        help="fraction of each replication's customers discarded as warm-up (default 0.1)")
+        mp.add_argument("--quiet", action="store_true", help="no progress bar (also off under --json)")
+
+
+# --------------------------------------------------------------------------------------
+# Handlers
+# --------------------------------------------------------------------------------------
+
+
+def _model_from(args, cls, omit=()):
+    values = _opt.parse_fields(args, cls, omit=omit, alternatives=cls.alternatives)
+    if omit:
+        return values
+    try:
+        return cls.from_values(values)
+    except ParameterError as err:
+        raise _opt.rename_error(err, cls, cls.alternatives) from None
+
+
+def _cmd_list(args) -> int:
+    if args.limits:
+        from qderive.symbolic import limits
+
+        doc = (limits.__doc__ or "").split("=====")[0]
+        print(doc.strip().splitlines()[0])
+        for name in limits.names():
+            print(f"  {name.replace('_', '-'):<18} {getattr(limits.current(), name)}")
+        return 0
+    print("models:")
+    for name, cls in sorted(_models().items()):
+        acts = [a for a in ("size", "optimize", "simulate", "codegen") if _supports(cls, a)]
+        extra = f"  [{', '.join(acts)}]" if acts else ""
+        print(f"  {name:<22} {cls.summary}{extra}")
+    print("figures:")
+    for name in sorted(_figures()):
+        print(f"  {name}")
+    return 0
+
+
+def _derivation(name: str):
+    from qderive.symbolic.models import model_class
+
+    cls = model_class(name)
+    if cls.derivation is None:
+        raise ParameterError(f"model {name!r} has no registered derivation")
+    return cls.derivation.load()()
+
+
+def _check_output(path_text: str, option: str) -> Path:
+    """An output path that can be written (checked before any work starts)."""
+    path = Path(path_text)
+    if path.is_dir():
+        raise ParameterError(option, "is a directory; give a file name", path_text)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ParameterError(option, "names a directory that does not exist", str(parent))
+    import os
+
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ParameterError(option, "is not writable", path_text)
+    return path
+
+
+def _cmd_derive(args) -> int:
+    latex = _check_output(args.latex, "--latex") if args.latex else None
+    markdown = _check_output(args.markdown, "--markdown") if args.markdown else None
+    deriv = _derivation(args.name)
+    if latex:
+        latex.write_text(deriv.latex(fragment=args.fragment), encoding="utf-8")
+    if markdown:
+        markdown.write_text(deriv.markdown(), encoding="utf-8")
+    if not (latex or markdown):
+        if args.print_latex:
+            for s in deriv.steps:
+                print(f"% {s.label} {s.title}\n{s.latex()}\n")
+        else:
+            print(deriv)
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from qderive.symbolic.models import model_class
+
+    names = args.names or [n for n, c in sorted(_models().items()) if c.derivation is not None]
+    rows, failed = [], False
+    started = time.perf_counter()
+    for name in names:
+        cls = model_class(name)
+        results = _derivation(name).verify(args.digits)
+        if args.simulate and cls.simulator is not None and cls.example is not None:
+            from qderive.derivations.smoke import simulation_check
+
+            results.append(simulation_check(cls.example())(args.digits))
+        for result in results:
+            rows.append({"model": name, **result.as_dict()})
+            failed |= not result.passed
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"digits": args.digits, "passed": not failed, "seconds": round(elapsed, 2), "checks": rows}))
+    else:
+        header = f"{'model':<20} {'check':<58} {'result':<6} {'digits':>6} {'time':>7}"
+        print(header)
+        print("-" * len(header))
+        for r in rows:
+            d = r["digits_agreed"]
+            dig = "-" if d is None else d if isinstance(d, str) else f"{d:.0f}"
+            print(f"{r['model']:<20} {r['check'][:58]:<58} {'ok' if r['passed'] else 'FAIL':<6} {dig:>6} "
+                  f"{r['seconds']:>6.2f}s")
+            if not r["passed"]:
+                print(f"    {r['detail']}")
+        print("-" * len(header))
+        n_ok = sum(r["passed"] for r in rows)
+        print(f"{n_ok} passed, {len(rows) - n_ok} failed  ({elapsed:.1f} s)")
+    return 1 if failed else 0
+
+
+def _cmd_eval(args) -> int:
+    from qderive.symbolic.models import model_class
+
+    cls = model_class(args.model)
+    model = _model_from(args, cls)
+    include = tuple(f.name for f, m in cls.measures.measure_fields() if getattr(args, f"include_{f.name}", False))
+    record = model.evaluate(args.digits, include=include)
+    doc = payload(record, include)
+    print(json.dumps(doc) if args.json else format_record(doc))
+    return 0
+
+
+def _cmd_action(args) -> int:
+    from qderive.symbolic.models import model_class
+
+    cls = model_class(args.model)
+    act = _action(cls, args.command)
+    values = _opt.parse_fields(args, cls, omit=act.omit, alternatives=cls.alternatives)
+    request_values = _opt.parse_fields(args, act.request)
+    try:
+        request = act.request(**request_values)
+    except ParameterError as err:
+        raise _opt.rename_error(err, act.request) from None
+    if args.digits is not None:
+        from qderive.symbolic import limits
+
+        limits.check("digits", args.digits, "mpmath cost grows with the precision")
+    try:
+        result = act.run.load()(values, request, args.digits, **({"progress": not args.json}
+                                                                  if act.name == "optimize" else {}))
+    except ParameterError as err:
+        raise _opt.rename_error(_opt.rename_error(err, cls, cls.alternatives), act.request) from None
+    result = format_value(result, args.digits)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            print(f"  {k:>26} = {v}")
+    return 0
+
+
+def _cmd_simulate(args) -> int:
+    from qderive.symbolic.models import model_class
+    from qderive.symbolic.numbers import parse_number
+
+    cls = model_class(args.model)
+    model = _model_from(args, cls)
+    warmup = parse_number(args.warmup, "--warmup")
+    if not 0 <= warmup < 1:
+        raise ParameterError("--warmup", "must lie in [0, 1)", args.warmup)
+    simulate = cls.simulator.load()
+    result = simulate(model, customers=args.customers, replications=args.replications, seed=args.seed,
+                      warmup=float(warmup), quiet=args.quiet or args.json)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"{args.model}: {summary['replications']} replications x {summary['customers_per_replication']} customers,"
+          f" seed {summary['seed']}, {summary['seconds']:.2f} s ({summary['method']})")
+    for key, est in summary["measures"].items():
+        ci = est["ci95"]
+        ci_text = "undefined" if ci is None else f"[{ci[0]:.6g}, {ci[1]:.6g}]"
+        print(f"  {key:>26} = {est['estimate']!s:<22} 95% CI {ci_text}")
+    for note in summary["notes"]:
+        print(f"note: {note}")
+    return 0
+
+
+def _cmd_codegen(args) -> int:
+    import re
+
+    from qderive.symbolic.models import model_class
+
+    cls = model_class(args.model)
+    request = None
+    if cls.codegen_options is not None:
+        values = _opt.parse_fields(args, cls.codegen_options)
+        try:
+            request = cls.codegen_options(**values)
+        except ParameterError as err:
+            raise _opt.rename_error(err, cls.codegen_options) from None
+    if not args.list:
+        if args.measure is None or args.out is None:
+            raise ParameterError("codegen needs --measure M and --out FILE (or --list to see the measures)")
+        out = _check_output(args.out, "--out")
+        if args.lang == "c":
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", out.name) or out.suffix != ".c":
+                raise ParameterError("--out", "for --lang c must be a file name ending in .c with letters, digits, "
+                                     "'_', '-' and '.' only (it is written into #include)", args.out)
+            _check_output(str(out.with_suffix(".h")), "--out (header)")
+        elif out.suffix != ".py":
+            raise ParameterError("--out", "must end in .py for --lang python", args.out)
+    forms = cls.codegen.load()(request)
+    if args.list:
+        for measure in sorted(forms):
+            print(measure)
+        return 0
+    if args.measure not in forms:
+        have = ", ".join(sorted(forms)) or "none"
+        raise ParameterError(f"--measure {args.measure!r}: {args.model} has generated code for: {have}")
+    form = forms[args.measure]
+    if args.lang == "python":
+        out.write_text(form.python_module(args.model), encoding="utf-8")
+    else:
+        header_path = out.with_suffix(".h")
+        header, source = form.c_sources(args.model, header_path.name)
+        header_path.write_text(header, encoding="utf-8")
+        out.write_text(source, encoding="utf-8")
+    return 0
+
+
+def _cmd_figure(args) -> int:
+    figures = _figures()
+    if args.name not in figures:
+        raise ParameterError(f"figure {args.name!r} is unknown; choose one of: {', '.join(sorted(figures))}")
+    if not (args.out or args.csv):
+        raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
+    out = str(_check_output(args.out, "--out")) if args.out else None
+    csv = str(_check_output(args.csv, "--csv")) if args.csv else None
+    figures[args.name](out, csv)
+    return 0
+
+
+_HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "eval": _cmd_eval,
+             "size": _cmd_action, "optimize": _cmd_action, "simulate": _cmd_simulate, "figure": _cmd_figure,
+             "codegen": _cmd_codegen}
+
+
+def _limits_from(argv_limits) -> dict:
+    from qderive.symbolic import limits
+    from qderive.symbolic.numbers import exact_int
+
+    out = {}
+    for item in argv_limits:
+        for part in item.split(","):
+            key, eq, value = part.partition("=")
+            key = key.strip().replace("-", "_")
+            if not eq:
+                raise ParameterError("--limit", "expects NAME=VALUE", part)
+            if key not in limits.names():
+                raise ParameterError(f"--limit {part}: unknown limit {key!r}; the limits are: "
+                                     f"{', '.join(n.replace('_', '-') for n in limits.names())}")
+            out[key] = exact_int(value.strip(), f"--limit {key}", minimum=1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 a failed check, 2 bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = _build_parser(argv)
+        args = parser.parse_args(argv)
+        from qderive.symbolic import limits
+
+        with limits.limits(**_limits_from(getattr(args, "limit", []))):
+            return _HANDLERS[args.command](args)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (ParameterError, BudgetError, NumericalError, QderiveError) as exc:
+        print(f"qderive: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+    except BrokenPipeError:  # pragma: no cover - output piped into `head`
+        sys.stderr.close()
+        return 0

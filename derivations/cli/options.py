@@ -1,0 +1,141 @@
+"""Command-line options generated from a model's fields (and a request's), and their parsing.
+
+The options of ``qderive eval MODEL`` are the model's :class:`~qderive.symbolic.params.Param`
+fields: ``--capacity`` for ``capacity``, a law specification for a law field, a choice for
+an Enum, one comma-separated option for fields that share it (``--thresholds L,H,R``), a
+mutually exclusive group for an :class:`~qderive.symbolic.models.base.Alternative`
+(``--load | --rate``). Parsing goes through the same exact parsers as the Python API;
+an error that names a field is reported with its option (``--capacity = 0: must be >= 1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.params import Kind, params_of, parse_value
+
+__all__ = ["add_fields", "parse_fields", "option_of", "rename_error"]
+
+
+def option_of(f, meta) -> str:
+    return meta.option or "--" + f.name.replace("_", "-")
+
+
+def _help(meta, default=dataclasses.MISSING) -> str:
+    text = meta.help
+    if meta.units:
+        text += f" [{meta.units}]"
+    if meta.kind is Kind.TIME_LAW:
+        from qderive.symbolic.laws import TimeLaw
+
+        text += ": " + TimeLaw.help_text() + (f" | {meta.none_text}" if meta.none_text else "")
+    elif meta.kind is Kind.BATCH_LAW:
+        from qderive.symbolic.batches import BatchLaw
+
+        text += ": " + BatchLaw.help_text()
+    if default is not dataclasses.MISSING and default is not None and meta.kind is not Kind.FLAG:
+        from qderive.symbolic.params import show_value
+
+        text += f" (default {show_value(default)})"
+    return text.replace("%", "%%")
+
+
+def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=()) -> None:
+    """Add one option per Param field of ``cls`` (fields in ``omit`` left out)."""
+    shared: dict[str, list] = {}
+    alt_for = {a.field: a for a in alternatives}
+    for f, meta in params_of(cls):
+        if not meta.cli or f.name in omit:
+            continue
+        opt = option_of(f, meta)
+        if meta.part is not None:
+            shared.setdefault(opt, []).append((f, meta))
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        kwargs = {"dest": f"field_{f.name}", "help": _help(meta, f.default), "metavar": meta.metavar}
+        if meta.kind is Kind.FLAG:
+            kwargs.pop("metavar")
+            parser.add_argument(opt, action="store_true", **kwargs)
+            continue
+        if meta.kind is Kind.CHOICE:
+            kwargs["choices"] = [c.value for c in meta.choices]
+            kwargs.pop("metavar")
+        if meta.kind in (Kind.TIME_LAW, Kind.BATCH_LAW):
+            kwargs["metavar"] = "LAW"
+        alt = alt_for.get(f.name)
+        if alt is not None:
+            group = parser.add_mutually_exclusive_group(required=not has_default)
+            group.add_argument(opt, **kwargs)
+            group.add_argument("--" + alt.name.replace("_", "-"), dest=f"alt_{alt.name}", help=_help(alt.param),
+                               metavar=alt.param.metavar)
+            continue
+        parser.add_argument(opt, required=not has_default, **kwargs)
+    for opt, members in shared.items():
+        members.sort(key=lambda fm: fm[1].part)
+        names = ",".join(m.metavar or f.name for f, m in members)
+        required = any(f.default is dataclasses.MISSING for f, _ in members)
+        helps = "; ".join(f"{m.metavar or f.name}: {m.help}" for f, m in members)
+        parser.add_argument(opt, dest="shared_" + opt.lstrip("-").replace("-", "_"), required=required,
+                            metavar=names, help=helps.replace("%", "%%"))
+
+
+def rename_error(err: ParameterError, cls, alternatives=()) -> ParameterError:
+    """An error that names a field (``capacity``) reported with its option (``--capacity``)."""
+    if err.context or err.constraint is None:
+        return err
+    names = {f.name: option_of(f, m) for f, m in params_of(cls)}
+    names.update({f.name.replace("_", "-"): option_of(f, m) for f, m in params_of(cls)})
+    names.update({a.name: "--" + a.name.replace("_", "-") for a in alternatives})
+    if err.name in names:
+        return ParameterError(names[err.name], err.constraint, err.value)
+    return err
+
+
+def parse_fields(args: argparse.Namespace, cls, omit=(), alternatives=()) -> dict:
+    """Field values from parsed options: numbers exact, laws parsed with their option as context."""
+    values: dict = {}
+    shared: dict[str, list] = {}
+    for f, meta in params_of(cls):
+        if not meta.cli or f.name in omit:
+            continue
+        opt = option_of(f, meta)
+        if meta.part is not None:
+            shared.setdefault(opt, []).append((f, meta))
+            continue
+        text = getattr(args, f"field_{f.name}", None)
+        if text is None:
+            continue
+        values[f.name] = _parse_one(text, meta, opt)
+    for opt, members in shared.items():
+        text = getattr(args, "shared_" + opt.lstrip("-").replace("-", "_"), None)
+        if text is None:
+            continue
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != len(members):
+            raise ParameterError(opt, f"expects {len(members)} values separated by ',' "
+                                 f"({','.join(m.metavar or f.name for f, m in members)})", text)
+        for (f, meta), part in zip(sorted(members, key=lambda fm: fm[1].part), parts):
+            values[f.name] = _parse_one(part, meta, f"{opt} {meta.metavar or f.name}")
+    for alt in alternatives:
+        text = getattr(args, f"alt_{alt.name}", None)
+        if text is not None:
+            values[alt.name] = _parse_one(text, alt.param, "--" + alt.name.replace("_", "-"))
+    return values
+
+
+def _parse_one(text, meta, opt):
+    if meta.kind is Kind.FLAG:
+        return bool(text)
+    if meta.kind in (Kind.TIME_LAW, Kind.BATCH_LAW):
+        if meta.none_text is not None and text.strip().lower() == meta.none_text:
+            return None
+        if meta.kind is Kind.TIME_LAW:
+            from qderive.symbolic.laws import TimeLaw
+
+            return TimeLaw.parse(text, opt)
+        from qderive.symbolic.batches import BatchLaw
+
+        return BatchLaw.parse(text, opt)
+    return parse_value(text, meta, opt, list_sep=",")

@@ -1,0 +1,1 @@
+"""Export: a derivation as LaTeX (:mod:`.latex`) or Markdown (:mod:`.markdown`); measures as code (:mod:`.codegen`)."""

@@ -1,0 +1,40 @@
+"""The engine protocol of the precision policy."""
+
+from __future__ import annotations
+
+__all__ = ["Engine", "Trouble"]
+
+
+class Trouble(Exception):
+    """Raised by an engine in float64 when the result cannot be trusted (the message says why);
+    the precision policy then recomputes with mpmath."""
+
+
+class Engine:
+    """What :func:`qderive.numeric.precision.evaluate` needs from a model's engine.
+
+    ``compute(model, ctx, **options)`` returns ``{measure key: value}`` (context numbers,
+    lists, ints) inside ``with ctx:``. ``confirm`` says whether an mpmath result must be
+    confirmed by a second, higher precision (an estimate, not an a-priori bound);
+    ``guard_digits(model)`` is the a-priori number of digits the algorithm may lose;
+    ``float64_trouble(model, values)`` the engine's own test of a float64 result (None: fine).
+    ``exact`` True when ``compute`` returns exact values (then every precision is exact).
+    """
+
+    confirm: bool = False
+
+    def compute(self, model, ctx, **options) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def guard_digits(self, model) -> int:
+        return 0
+
+    def float64_trouble(self, model, values) -> str | None:
+        return None
+
+    def notes(self, model, values) -> list[str]:
+        """Notes for the user that do not depend on the precision (a threshold that does not bind)."""
+        return []
+
+    def is_exact(self, model) -> bool:
+        return False

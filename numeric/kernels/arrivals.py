@@ -1,0 +1,44 @@
+"""Customers arriving during one random time: a_n, abar_n, u_n and Ubar_n as positive sums.
+
+With K the batches arriving during a time T (count sequences beta, tail = P(K > k) and
+tail2, :mod:`~qderive.numeric.kernels.counts`) and S_k the customers of k batches
+(:func:`~qderive.numeric.kernels.batches.convolution_columns`), for n = 0..N
+(``spec/chapter2.md`` section 0)::
+
+    a_n    = sum_{k<=n} beta_k l^{(k)}_n                      (n customers arrive during T)
+    abar_n = sum_{1<=k<=n} beta_k P(S_k > n) + P(K > n)        (more than n arrive)
+    u_n    = (1/lambda) sum_{k<=n} P(K > k) l^{(k)}_n          (expected time with n arrivals so far)
+    Ubar_m = (1/lambda) [ sum_{1<=k<m} P(K > k) P(S_k > m-1) + sum_{k>=m} P(K > k) ],  Ubar_0 = E T.
+
+The column loop stops as soon as beta_k and P(K > k) vanish (below the float64 range,
+flushed to 0): the remaining k contribute P(K > last) to abar and the second tail to
+Ubar, exactly as the terms with S_k > n do.
+"""
+
+from .context import FLOAT64  # noqa: F401  (documents the default context of generated code)
+
+
+def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
+    """(a, abar, u, ubar), context vectors over 0..n; ``columns`` yields (k, l^{(k)}, P(S_k > .)).
+
+    ``lam`` is the batch rate and ``mean_time`` E T (context numbers).
+    """
+    a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+    a[0] = beta[0]
+    u[0] = tail[0]
+    last = 0
+    for k, col, T in columns:
+        if k > n or (beta[k] == 0 and tail[k] == 0):
+            break
+        last = k
+        a = a + col * beta[k]
+        abar = abar + T * beta[k]
+        u = u + col * tail[k]
+        ubar[1:] = ubar[1:] + T[:-1] * tail[k]
+    # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
+    abar = abar + tail[last]
+    ubar[1:] = ubar[1:] + tail2[last]
+    u = u / lam
+    ubar = ubar / lam
+    ubar[0] = mean_time
+    return ctx.flush(a), ctx.flush(abar), ctx.flush(u), ctx.flush(ubar)

@@ -1,0 +1,264 @@
+"""Count sequences: beta_k, P(K > k) and sum_{i>k} P(K > i) for k = 0..n, as positive terms.
+
+K is the number of Poisson batch arrivals during one random time (``spec/chapter2.md``
+section 0); each function evaluates one count family of :mod:`qderive.symbolic.counts`
+and returns ``(beta, tail, tail2)``, three context vectors of length n + 1:
+
+* ``beta[k] = P(K = k)``; ``tail[k] = P(K > k)``; ``tail2[k] = sum_{i>k} P(K > i) = E (K - k - 1)^+``.
+
+No tail is formed as ``1 - (cumulative sum)`` where that cancels: below the median
+(cdf <= 1/2) ``1 - cdf`` is well conditioned and is used; above it the tail is a
+backward sum of terms extended until the remainder (bounded by a geometric series) is
+below eps/256 of the sum. ``spec/chapter2.md`` section 4 measured what the naive form
+costs: the cut recursion (2b) loses its stability. In float64 the Poisson
+probabilities of a large mean (> 500 arrivals) come from Loader's saddle-point form
+(no underflow of e^{-x}, relative error ~1e-15), and subnormal results are flushed to
+0, so a sequence cannot stall at the smallest subnormal (5e-324 q rounds back to
+5e-324 for q > 1/2: the overload slow-down measured in the redesign issue).
+"""
+
+import math
+
+import numpy
+
+from .chains import mmatrix_solve
+
+# Stirling-formula error log(n!) - log(sqrt(2 pi n) (n/e)^n) for n = 0..15 (direct form: at most
+# 1e-15 absolute, which is what a Poisson probability's exponent can carry)
+_STIRLERR = [0.0] + [math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * math.log(2 * math.pi)
+                     for n in range(1, 16)]
+
+
+def _stirlerr(k):
+    """Stirling-formula error for an array of integers k >= 0 (Loader 2000)."""
+    k = numpy.asarray(k, dtype=numpy.float64)
+    out = numpy.empty_like(k)
+    small = k <= 15
+    out[small] = numpy.asarray(_STIRLERR)[k[small].astype(numpy.int64)]
+    n = k[~small]
+    nn = n * n
+    out[~small] = (1 / 12 - (1 / 360 - (1 / 1260 - (1 / 1680 - 1 / (1188 * nn)) / nn) / nn) / nn) / n
+    return out
+
+
+def _bd0(x, m):
+    """x log(x/m) + m - x without cancellation (Loader's deviance), x an array, m > 0."""
+    x = numpy.asarray(x, dtype=numpy.float64)
+    out = numpy.empty_like(x)
+    near = numpy.abs(x - m) < 0.1 * (x + m)
+    far = ~near
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        xf = x[far]
+        out[far] = numpy.where(xf > 0, xf * numpy.log(xf / m), 0.0) + m - xf
+    xn = x[near]
+    v = (xn - m) / (xn + m)
+    s = (xn - m) * v
+    ej = 2 * xn * v
+    v2 = v * v
+    for j in range(1, 400):
+        ej = ej * v2
+        s_new = s + ej / (2 * j + 1)
+        if numpy.array_equal(s_new, s):
+            break
+        s = s_new
+    out[near] = s
+    return out
+
+
+def _poisson_terms(ctx, x, count):
+    """e^{-x} x^k / k! for k = 0..count-1 (positive; accurate in float64 for any x)."""
+    ks = numpy.arange(count)
+    if not ctx.is_float64:
+        ratios = ctx.zeros(count)
+        ratios[0] = ctx.num(1)
+        if count > 1:
+            ratios[1:] = x / ctx.arange(count)[1:]
+        return ctx.exp(-x) * numpy.cumprod(ratios)
+    if x == 0:
+        t = numpy.zeros(count)
+        t[0] = 1.0
+        return t
+    if x <= 500:
+        ratios = numpy.empty(count)
+        ratios[0] = 1.0
+        ratios[1:] = x / ks[1:]
+        return ctx.flush(math.exp(-x) * numpy.cumprod(ratios))
+    t = numpy.empty(count)
+    t[0] = 0.0  # e^{-x} < 1e-217: below every accuracy we keep next to the mode
+    k = ks[1:].astype(numpy.float64)
+    t[1:] = numpy.exp(-_stirlerr(k) - _bd0(k, x)) / numpy.sqrt(2 * math.pi * k)
+    return ctx.flush(t)
+
+
+def _negbin_terms(ctx, a, p0, q, count):
+    """Gamma(k+a)/(Gamma(a) k!) p0^a q^k for k = 0..count-1 (positive)."""
+    ratios = ctx.zeros(count)
+    ratios[0] = ctx.num(1)
+    if count > 1:
+        k = ctx.arange(count)[1:]
+        ratios[1:] = q * (k - 1 + a) / k
+    if ctx.is_float64 and a * math.log(p0) < -700:
+        # p0^a underflows: log-space, each term on its own (relative error ~ eps * |log t|)
+        k = numpy.arange(count, dtype=numpy.float64)
+        logs = (a * math.log(p0) + k * math.log(q) + numpy.array([math.lgamma(v + a) for v in k])
+                - math.lgamma(a) - numpy.array([math.lgamma(v + 1) for v in k]))
+        return ctx.flush(numpy.exp(logs))
+    first = p0**a
+    return ctx.flush(first * numpy.cumprod(ratios))
+
+
+def _tails(ctx, terms, n, mean, ratio_after):
+    """Tails and second tails for k = 0..n from ``terms`` t_0..t_K (K > n), see the module docstring.
+
+    ``ratio_after`` bounds t_{i+1}/t_i for every i >= K (< 1); ``mean`` = E K.
+    """
+    K = len(terms) - 1
+    cdf = numpy.cumsum(terms[: n + 1])
+    above = numpy.flatnonzero(cdf > 0.5) if ctx.is_float64 else [k for k in range(n + 1) if cdf[k] > 0.5]
+    med = int(above[0]) if len(above) else n + 1
+    tail = ctx.zeros(n + 1)
+    tail2 = ctx.zeros(n + 1)
+    if med <= n:
+        r = ratio_after
+        rem = terms[K] * r / (1 - r)
+        rem2 = rem * r / (1 - r)
+        suffix = numpy.cumsum(terms[::-1])[::-1]  # suffix[i] = sum_{j=i}^{K} t_j
+        upper = ctx.zeros(K + 1)  # P(K' > i) for i = 0..K
+        upper[:K] = suffix[1:] + rem
+        upper[K] = rem
+        suffix_t = numpy.cumsum(upper[::-1])[::-1]  # sum_{j=i}^{K} P(K' > j)
+        idx = slice(med, n + 1)
+        tail[idx] = upper[idx]
+        tail2[idx] = suffix_t[med + 1:n + 2] + rem2  # K >= n + 1
+        tail[:med] = 1 - cdf[:med]
+        start = med
+    else:
+        tail[:] = 1 - cdf
+        # E (K - n - 1)^+ = E K - n - 1 + sum_{j<=n} P(K <= j): x - n - 1 dominates (the median is above n)
+        tail2[n] = mean - (n + 1) + numpy.sum(cdf)
+        start = n
+    for k in range(start - 1, -1, -1):  # positive backward accumulation
+        tail2[k] = tail2[k + 1] + tail[k + 1]
+    return ctx.flush(tail), ctx.flush(tail2)
+
+
+def _remainder_ok(ctx, terms, n, r):
+    """True when the geometric bound on what lies beyond the last term is below eps/256 of
+    t_{n+2} (<= P(K > n + 1) <= both tail_n and tail2_n), or the terms have underflowed."""
+    K = len(terms) - 1
+    rem = terms[K] * r / (1 - r)
+    rem = rem * max(1, r / (1 - r))  # also bounds the second tail's remainder
+    ref = terms[min(n + 2, K)]
+    return ref == 0 or terms[K] == 0 or rem <= ctx.eps / 256 * ref
+
+
+def _extension(ctx, n, mean, spread):
+    """A first guess of how many terms beyond n the backward tail sums need."""
+    digits = 17 if ctx.is_float64 else ctx.dps + 5
+    c = math.sqrt(2 * digits * math.log(10)) + 2
+    return int(max(n, float(mean)) + 10 + c * float(spread) + 2 * digits)
+
+
+def poisson_sequences(ctx, means, weights, n):
+    """Count sequences of a Poisson mixture K ~ sum_j w_j Poisson(m_j) (deterministic and empirical times).
+
+    ``means`` and ``weights`` are context numbers (weights summing to 1). Returns
+    (beta, tail, tail2) for k = 0..n.
+    """
+    beta, tail, tail2 = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+    for x, w in zip(means, weights):
+        b, t, t2 = _poisson_one(ctx, x, n)
+        beta = beta + w * b
+        tail = tail + w * t
+        tail2 = tail2 + w * t2
+    return ctx.flush(beta), ctx.flush(tail), ctx.flush(tail2)
+
+
+def _poisson_one(ctx, x, n):
+    xf = float(x)
+    if xf > n + 40 * math.sqrt(n + 1) + 100:
+        count = n + 2  # the whole range 0..n lies far below the median: 1 - cdf everywhere
+    else:
+        count = _extension(ctx, n, xf, math.sqrt(xf + 1)) + 1
+    while True:
+        terms = _poisson_terms(ctx, x, count)
+        K = count - 1
+        r = xf / (K + 1)
+        if count == n + 2 and xf > n + 40 * math.sqrt(n + 1) + 100:
+            r = 0.5  # unused: no backward sums in this regime
+            break
+        if r < 1 and _remainder_ok(ctx, terms, n, r):
+            break
+        count = 2 * count
+    beta = terms[: n + 1].copy()
+    tail, tail2 = _tails(ctx, terms, n, x, r if r < 1 else ctx.num(1) / 2)
+    return beta, tail, tail2
+
+
+def negative_binomial_sequences(ctx, shape, p0, q, n):
+    """Count sequences of K ~ NegBin(shape a, p0) with q = 1 - p0 given exactly (gamma-family times).
+
+    beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k; E K = a q / p0 (``spec/chapter2.md`` section 3).
+    """
+    a = shape
+    mean = a * q / p0
+    count = _extension(ctx, n, float(mean), math.sqrt(float(mean) / float(p0) + 1)) + 1
+    while True:
+        terms = _negbin_terms(ctx, a, p0, q, count)
+        K = count - 1
+        r = max(q * (K + a) / (K + 1), q)
+        if r < 1 and _remainder_ok(ctx, terms, n, r):
+            break
+        count = 2 * count
+        if count > 50_000_000:
+            raise ValueError("the count sequence of a gamma-type time decays too slowly to sum (q ~ 1)")
+    beta = terms[: n + 1].copy()
+    tail, tail2 = _tails(ctx, terms, n, mean, r)
+    return beta, tail, tail2
+
+
+def mixture_sequences(ctx, weights, parts):
+    """The weighted sum of count sequences ``parts`` [(beta, tail, tail2), ...] (hyperexponential times)."""
+    out = [None, None, None]
+    for w, part in zip(weights, parts):
+        for i in range(3):
+            out[i] = w * part[i] if out[i] is None else out[i] + w * part[i]
+    return tuple(out)
+
+
+def phase_type_sequences(ctx, alpha, T, lam, n):
+    """Count sequences of the Poisson(lam) arrivals during a PH(alpha, T) time, without subtraction.
+
+    N = (lam I - T)^{-1} >= 0 by a subtraction-free M-matrix solve (row sums lam + t_i,
+    t = exit rates), M = lam N: beta_k = alpha M^k N t, P(K > k) = alpha M^{k+1} 1,
+    sum_{i>k} P(K > i) = alpha M^{k+2} (lam m + 1), m = (-T)^{-1} 1.
+    """
+    m = len(alpha)
+    W = ctx.zeros((m, m))
+    exits = ctx.zeros(m)
+    for i in range(m):
+        for j in range(m):
+            if i != j:
+                W[i, j] = T[i][j]
+        exits[i] = -ctx.fsum(list(T[i]))  # exit rate t_i = -sum_j T_ij (exact inputs: no cancellation)
+    ones = ctx.array([1] * m)
+    # (lam I - T) x = b: off-diagonal part -W, row sums lam + t_i
+    rows = exits + lam
+    cols = mmatrix_solve(ctx, W, rows, [ctx.eye(m)[:, j].copy() for j in range(m)] + [exits.copy(), ones.copy()])
+    N = ctx.zeros((m, m))
+    for j in range(m):
+        N[:, j] = cols[j]
+    v = cols[m]  # N t
+    mean_rest = mmatrix_solve(ctx, W, exits, [ones.copy()])[0]  # (-T)^{-1} 1
+    M = lam * N
+    a = ctx.array(alpha)
+    beta, tail, tail2 = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+    row = a
+    z = lam * mean_rest + 1
+    for k in range(n + 1):
+        beta[k] = ctx.dot(row, v)
+        nxt = numpy.dot(row, M)
+        tail[k] = ctx.fsum(list(nxt))
+        tail2[k] = ctx.dot(numpy.dot(nxt, M), z)
+        row = nxt
+    return ctx.flush(beta), ctx.flush(tail), ctx.flush(tail2)

@@ -1,0 +1,483 @@
+"""M[X]/G/1/r with multiple, single or no vacations: the finite waiting room (Sopin 2013, chapter 2).
+
+The thesis's central result (``spec/chapter2.md`` section 2): for every load rho_bar
+(also >= 1) the embedded law with r waiting places is the renormalised truncation of
+the *unnormalised* infinite-room sequence q~ (Statement 1), and the time-stationary law
+is the truncation of p~ with one corrected top term (Theorem 1.2, Corollary 1). This
+kernel computes, against an arithmetic context:
+
+* :func:`start_period` -- what follows an empty embedded epoch: a vacation (multiple
+  vacations), a vacation and, if it ends empty, an idle period and one service (single
+  vacations), or the idle period and one service (no vacations, C(z) = A(z) L(z)/z);
+* :func:`cut_recursion` -- q~_0..q~_n from (2b), a_0 q~_{j+1} = q~_0 cbar_j + sum_{i=1}^{j}
+  q~_i abar_{j-i+1}, every term positive (the thesis form (2a) subtracts: section 4);
+* :class:`PartialEngine` -- every measure for partial admission, incremental in r:
+  Statement 1, (9), (10) (p^r_r without cancellation), Statement 2 (11), Theorem 1.1 (12)
+  by the direct sum of positive terms;
+* :class:`WholeEngine` -- whole-batch admission (a batch that does not fit is rejected):
+  the room process within one service, mixed over the batches of the service, and
+  level crossing on the embedded chain (Statement 1 does not hold there).
+
+Everything is a sum of positive terms; in float64 a growing q~ (rho_bar > 1) is
+rescaled by powers of two, which leaves every ratio unchanged.
+"""
+
+import numpy
+
+
+# --------------------------------------------------------------------------------------
+# Start period
+# --------------------------------------------------------------------------------------
+
+
+class StartPeriod:
+    """Sequences over 0..n of the chain of partial admission.
+
+    Service: ``a0``, ``abar``, ``u``, ``ubar``. Start period after an empty epoch: ``cbar``
+    (P(it ends with more than j waiting)), level times ``w`` and ``wbar`` (arrivals see the
+    ordinary r places), ``idle`` (expected idle time; arrivals see r + 1 places),
+    ``not_serving`` (vacation + idle time: the normaliser f_1 of the thesis), ``services``
+    (expected number of services inside it) and ``b1``.
+    """
+
+    def __init__(self, a0, abar, u, ubar, cbar, w, wbar, idle, not_serving, services, b1):
+        self.a0, self.abar, self.u, self.ubar = a0, abar, u, ubar
+        self.cbar, self.w, self.wbar = cbar, w, wbar
+        self.idle, self.not_serving, self.services, self.b1 = idle, not_serving, services, b1
+        # reversed service tails: abar[j-i+1], i = 1..j, is the contiguous slice rev[N-j:N] (fast dot)
+        self.abar_rev = abar[::-1].copy()
+        self.ubar_rev = ubar[::-1].copy()
+
+
+def _conv(x, y, n):
+    """First n + 1 terms of the convolution of x and y (truncated: no work beyond n)."""
+    out = x[: n + 1] * y[0]
+    for k in range(1, n + 1):
+        out[k:] = out[k:] + x[: n + 1 - k] * y[k]
+    return out
+
+
+def _truncated_convolution(ctx, x, y, n, block=512):
+    """c_k = sum_{i<=k} x_i y_{k-i}, k = 0..n: float64 by blocks of x (direct sums, no FFT, no work
+    beyond n: n^2/2 products instead of the n^2 of a full convolution); mpmath term by term."""
+    if not ctx.is_float64:
+        return _conv(x, y, n)
+    out = numpy.zeros(n + 1)
+    for s in range(0, n + 1, block):
+        xb = x[s: min(s + block, n + 1)]
+        m = n + 1 - s
+        out[s:] += numpy.convolve(xb, y[:m])[:m]
+    return out
+
+
+def _idle_start(ctx, service, pmf, tail, lam, b1, n):
+    """No vacation: the idle period (mean 1/lambda), then one service that starts with X - 1 waiting.
+
+    cbar_j = sum_{k<=j} l_{k+1} abar_{j-k} + P(X > j+1); w_j = sum_{k<=j} l_{k+1} u_{j-k};
+    wbar_m = sum_{k<m} l_{k+1} Ubar_{m-k} + P(X > m) b_1 (m >= 1), wbar_0 = b_1.
+    """
+    a, abar, u, ubar = service
+    shifted = pmf[1: n + 2]  # l_{k+1}, k = 0..n
+    cbar = _truncated_convolution(ctx, shifted, abar, n) + tail[1: n + 2]
+    w = _truncated_convolution(ctx, shifted, u, n)
+    wbar = ctx.zeros(n + 1)
+    wbar[0] = b1
+    if n >= 1:
+        wbar[1:] = _truncated_convolution(ctx, shifted, ubar[1:], n - 1) + tail[1: n + 1] * b1
+    return cbar, w, wbar, 1 / lam
+
+
+def start_period(ctx, service, vacation, pmf, tail, lam, b1, f1, single, n):
+    """The :class:`StartPeriod` for a waiting room up to n (needs service/vacation sequences and
+    the batch pmf, tail over 0..n+1).
+
+    ``service``, ``vacation``: (a, abar, u, ubar) of one service / one vacation (``vacation``
+    None: no vacations). ``single``: single vacations (after a vacation that ends with an
+    empty queue the server idles until the next batch, whose first customer is served at
+    once); otherwise multiple vacations. With c_0 = P(nobody arrives during a vacation):
+    cbar = cbar_vac + c_0 cbar_idle, w = v + c_0 w_idle, idle = c_0 / lambda,
+    not_serving = f_1 + c_0 / lambda, services = c_0.
+    """
+    a, abar, u, ubar = service
+    if vacation is None:
+        cbar, w, wbar, idle = _idle_start(ctx, service, pmf, tail, lam, b1, n)
+        return StartPeriod(a[0], abar, u, ubar, cbar, w, wbar, idle, idle, ctx.num(1), b1)
+    c, cbar, v, vbar = vacation
+    if not single:
+        return StartPeriod(a[0], abar, u, ubar, cbar, v, vbar, ctx.num(0), f1, ctx.num(0), b1)
+    c0 = c[0]
+    icbar, iw, iwbar, idle = _idle_start(ctx, service, pmf, tail, lam, b1, n)
+    return StartPeriod(a[0], abar, u, ubar, cbar + c0 * icbar, v + c0 * iw, vbar + c0 * iwbar,
+                       c0 * idle, f1 + c0 * idle, c0, b1)
+
+
+# --------------------------------------------------------------------------------------
+# The cut recursion (2b)
+# --------------------------------------------------------------------------------------
+
+_RESCALE_AT = 2.0**600
+
+
+def cut_recursion(ctx, seq, n, start=None):
+    """q~_0..q~_n from (2b) (q~_0 = 1): a_0 q~_{j+1} = q~_0 cbar_j + sum_{i=1}^{j} q~_i abar_{j-i+1}.
+
+    ``start`` continues an earlier run (the recursion is homogeneous, so a rescaled prefix
+    is continued consistently). Returns ``(q, shift)`` with q~ = q 2^shift: in float64 the
+    prefix is rescaled whenever it exceeds 2^600 (overload makes q~ grow geometrically);
+    mpmath has no exponent limit and is never rescaled.
+    """
+    N = len(seq.abar) - 1
+    rev = seq.abar_rev
+    q = ctx.zeros(n + 1)
+    shift = 0
+    if start is not None and len(start[0]):
+        done = min(len(start[0]), n + 1)
+        q[:done] = start[0][:done]
+        shift = start[1]
+    else:
+        q[0] = ctx.num(1)
+        done = 1
+    a0, cbar = seq.a0, seq.cbar
+    f64 = ctx.is_float64
+    for j in range(done - 1, n):
+        s = q[0] * cbar[j]
+        if j >= 1:
+            s = s + (float(numpy.dot(q[1: j + 1], rev[N - j: N])) if f64 else ctx.dot(q[1: j + 1], rev[N - j: N]))
+        q[j + 1] = s / a0
+        if f64 and q[j + 1] > _RESCALE_AT:
+            e = int(numpy.frexp(q[j + 1])[1])
+            q[: j + 2] = numpy.ldexp(q[: j + 2], -e)
+            shift += e
+    return q, shift
+
+
+# --------------------------------------------------------------------------------------
+# Measures from one cycle's unnormalised quantities
+# --------------------------------------------------------------------------------------
+
+
+def finish(ctx, r, q, t_std, t_idle, t_ns, t_busy, b1, batch, whole):
+    """Every measure from the unnormalised cycle quantities (one common scale).
+
+    ``q``: embedded weights 0..r; ``t_std[j]``: expected time at queue level j in which
+    arrivals see r places; ``t_idle``: idle time (level 0, r + 1 places); ``t_ns``:
+    not-serving time; ``t_busy``: serving time; mean cycle T = t_ns + t_busy (renewal
+    reward, (4)). ``batch`` = (pmf, tail, excess, l1) over 0..r+1.
+    Loss: Theorem 1.1 (12), pi = sum_j p^r_j E (X - (r - j))^+ / l_1 (partial admission), or
+    sum_j p^r_j E (X; X > r - j) / l_1 (whole admission, E (X; X > m) = m P(X > m) + E (X - m)^+).
+    """
+    pmf, tail, excess, l1 = batch
+    T = t_ns + t_busy
+    p_std = t_std / T
+    p_idle = t_idle / T
+    p = p_std.copy()
+    p[0] = p[0] + p_idle
+    e_rev = excess[r::-1]  # E (X - (r - j))^+, j = 0..r
+    tail_rev = tail[r::-1]
+    if not whole:
+        lost = ctx.dot(p_std, e_rev) + p_idle * excess[r + 1]
+        blocked = p_std[r]
+    else:
+        levels = ctx.arange(r + 1)[::-1]
+        lost = ctx.dot(p_std, levels * tail_rev + e_rev) + p_idle * ((r + 1) * tail[r + 1] + excess[r + 1])
+        blocked = ctx.dot(p_std, tail_rev) + p_idle * tail[r + 1]
+    nq = ctx.dot(p, ctx.arange(r + 1))
+    busy = t_busy / T
+    throughput = busy / b1
+    return {
+        "capacity": r,
+        "q": q / ctx.fsum(list(q)),
+        "p": p,
+        "idle_probability": t_ns / T,
+        "loss_probability": lost / l1,
+        "batch_blocking_probability": blocked,
+        "mean_queue_length": nq,
+        "mean_wait": nq / throughput,
+        "mean_number_in_system": nq + busy,
+        "throughput": throughput,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Partial admission (the thesis): truncation of the infinite-room recursion
+# --------------------------------------------------------------------------------------
+
+
+class PartialEngine:
+    """Statement 1, (9), (10), Statement 2, Theorem 1.1, incremental in r.
+
+    ``sequences(n)`` returns the :class:`StartPeriod` over 0..n and the batch vectors
+    (pmf, tail, excess, l1) over 0..n+1; the engine asks for more (doubling) when a larger
+    r is requested, so a sweep r = 1..R costs O(R^2), the cost of its largest r.
+    """
+
+    def __init__(self, ctx, sequences):
+        self.ctx, self.sequences = ctx, sequences
+        self.n = -1
+
+    def _ensure(self, r):
+        if r + 1 <= self.n:
+            return
+        n = max(r + 1, 2 * self.n, 16)
+        self.seq, self.batch = self.sequences(n)
+        self.q, self.shift = cut_recursion(self.ctx, self.seq, n)
+        # p~ numerators T_j = q~_0 w_j + sum_{i=1}^{j+1} q~_i u_{j-i+1}, j = 0..n-1 (valid for every r >= j+1)
+        seq, q = self.seq, self.q
+        self.t = q[0] * seq.w[:n] + _truncated_convolution(self.ctx, q[1: n + 1], seq.u, n - 1)
+        # s1[j] = sum_{i=1}^{j} q~_i, formed directly (never sum_{i<=j} q~_i - q~_0: that cancels at light load)
+        self.s1 = self.ctx.zeros(n + 1)
+        self.s1[1:] = numpy.cumsum(q[1:])
+        self.n = n
+
+    def at(self, r, loss_only=False):
+        """Every measure with r waiting places (or the loss probability alone, O(r))."""
+        self._ensure(r)
+        ctx, seq, q = self.ctx, self.seq, self.q
+        N = len(seq.abar) - 1
+        q0 = q[0]
+        # (10): the top level without cancellation, Vbar_r and Ubar_{r-i+1}, i = 1..r
+        top = q0 * seq.wbar[r]
+        if r >= 1:
+            top = top + ctx.dot(q[1: r + 1], seq.ubar_rev[N - r: N])
+        t_std = ctx.zeros(r + 1)
+        t_std[:r] = self.t[:r]
+        t_std[r] = top
+        t_busy = seq.b1 * (q0 * seq.services + self.s1[r])
+        if loss_only:
+            pmf, tail, excess, l1 = self.batch
+            T = q0 * seq.not_serving + t_busy
+            lost = ctx.dot(t_std, excess[r::-1]) + q0 * seq.idle * excess[r + 1]
+            return lost / (T * l1)
+        return finish(ctx, r, q[: r + 1], t_std, q0 * seq.idle, q0 * seq.not_serving, t_busy, seq.b1,
+                      self.batch, False)
+
+
+# --------------------------------------------------------------------------------------
+# Whole admission: the room process within one service
+# --------------------------------------------------------------------------------------
+
+
+def room_kernel(ctx, pmf, tail, n):
+    """H[d, d']: one batch at room d -> d - k if k <= d (prob l_k), else it is rejected (P(X > d))."""
+    H = ctx.zeros((n + 1, n + 1))
+    for d in range(n + 1):
+        H[d, d] = tail[d]
+        if d:
+            H[d, :d] = pmf[d:0:-1]
+    return H
+
+
+def _batch_step(W, H, pmf, tail, geometric, support):
+    """W H for the room kernel H using its structure (last axis: rooms)."""
+    n = W.shape[-1]
+    tl = tail[:n]
+    if geometric is not None:
+        p, q = geometric
+        out = W * tl
+        acc = W[..., n - 1] * 0
+        for d in range(n - 2, -1, -1):
+            acc = W[..., d + 1] * p + acc * q
+            out[..., d] = out[..., d] + acc
+        return out
+    if support is not None:
+        out = W * tl
+        for k in support:
+            if k < n:
+                out[..., : n - k] = out[..., : n - k] + W[..., k:] * pmf[k]
+        return out
+    return numpy.dot(W, H)
+
+
+def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
+    """(sum_K beta_K start H^K, (1/lambda) sum_K P(K' > K) start H^K) over the batches K of one time.
+
+    ``counts(size)`` gives (beta, tail) of the time's count law over 0..size. The sum stops when
+    P(K' > K) < eps/256 and every entry's next term is below eps/256 of the accumulated sum.
+    """
+    tol = ctx.eps / 256
+    size = 64
+    beta, ctail = counts(size)
+    W = start
+    acc_r = W * beta[0]
+    acc_u = W * ctail[0]
+    K = 0
+    while True:
+        K += 1
+        if K > size:
+            size *= 2
+            if size > 1 << 16:
+                raise ValueError("too many batches per service or vacation to sum (the time is very long)")
+            beta, ctail = counts(size)
+        W = _batch_step(W, H, pmf, tail, geometric, support)
+        acc_r = acc_r + W * beta[K]
+        acc_u = acc_u + W * ctail[K]
+        rest = W * ctail[K]
+        if ctail[K] <= tol and numpy.all(rest <= acc_r * tol):
+            break
+    return acc_r, acc_u / lam
+
+
+class WholeEngine:
+    """Whole-batch admission: level crossing on the embedded chain, room matrices reused across r.
+
+    ``service_counts(size)`` / ``vacation_counts(size)`` give (beta, tail) of the count laws;
+    ``batch(n)`` the vectors (pmf, tail, excess, l1, geometric, support) over 0..n+1.
+    """
+
+    def __init__(self, ctx, service_counts, vacation_counts, batch, lam, b1, f1, single, max_capacity):
+        self.ctx = ctx
+        self.service_counts, self.vacation_counts, self.batch_vectors = service_counts, vacation_counts, batch
+        self.lam, self.b1, self.f1, self.single = lam, b1, f1, single
+        self.max_capacity = max_capacity
+        self.n = -1
+
+    def _ensure(self, r):
+        if r <= self.n:
+            return
+        n = max(r, min(2 * self.n, self.max_capacity), 8)
+        ctx = self.ctx
+        self.batch = self.batch_vectors(n + 1)
+        pmf, tail, excess, l1, geometric, support = self.batch
+        self.H = room_kernel(ctx, pmf, tail, n)
+        self.Rs, self.Us = mix_powers(ctx, ctx.eye(n + 1), self.H, self.service_counts, self.lam, pmf, tail,
+                                      geometric, support)
+        # Rcum[e, d] = P(service from room e ends in a room < d) (positive terms)
+        self.Rcum = ctx.zeros(self.Rs.shape)
+        self.Rcum[:, 1:] = numpy.cumsum(self.Rs, axis=1)[:, :-1]
+        self.n = n
+
+    def _idle_start(self, r):
+        """No vacation: idle until an admissible batch (X <= r + 1), then a service from room r - (X - 1)."""
+        ctx = self.ctx
+        pmf = self.batch[0]
+        weights = pmf[1: r + 2]  # l_k, k = 1..r+1 -> start room r + 1 - k
+        fit = ctx.fsum(list(weights))
+        mix = weights / fit
+        rooms = slice(r, None, -1)
+        up = numpy.dot(mix, self.Rcum[rooms, : r + 1])
+        times = numpy.dot(mix, self.Us[rooms, : r + 1])
+        idle = 1 / (self.lam * fit)
+        return up, times, idle
+
+    def _start(self, r):
+        """(P(end room < d), level times by room, idle time, not-serving time, services) after an empty epoch."""
+        ctx = self.ctx
+        if self.vacation_counts is None:
+            up, times, idle = self._idle_start(r)
+            return up, times, idle, idle, ctx.num(1)
+        pmf, tail, _, _, geometric, support = self.batch
+        row = ctx.zeros(r + 1)
+        row[r] = ctx.num(1)
+        rv, uv = mix_powers(ctx, row, self.H[: r + 1, : r + 1], self.vacation_counts, self.lam, pmf, tail,
+                            geometric, support)
+        up = ctx.zeros(r + 1)
+        up[1:] = numpy.cumsum(rv)[:-1]
+        if not self.single:
+            return up, uv, ctx.num(0), self.f1, ctx.num(0)
+        c0 = rv[r]  # the vacation ends with nobody admitted: idle, then the first admissible batch
+        iup, itimes, idle = self._idle_start(r)
+        return up + c0 * iup, uv + c0 * itimes, c0 * idle, self.f1 + c0 * idle, c0
+
+    def at(self, r):
+        self._ensure(r)
+        ctx = self.ctx
+        up, start_times, idle, not_serving, services = self._start(r)
+        Rs, Rcum, Us = self.Rs, self.Rcum, self.Us
+        x = ctx.zeros(r + 1)
+        x[0] = ctx.num(1)
+        for j in range(r):
+            # cut between queue j and j + 1 (rooms r - j and r - j - 1):
+            # x_{j+1} R[r-j, r-j] = x_0 P0(end room < r-j) + sum_{i=1}^{j} x_i Rcum[r-i+1, r-j]
+            s = x[0] * up[r - j]
+            if j >= 1:
+                s = s + ctx.dot(x[1: j + 1], Rcum[r - j + 1: r + 1, r - j][::-1])
+            x[j + 1] = s / Rs[r - j, r - j]
+            if ctx.is_float64 and x[j + 1] > _RESCALE_AT:
+                x[: j + 2] = numpy.ldexp(x[: j + 2], -int(numpy.frexp(x[j + 1])[1]))
+        rooms = start_times * x[0]
+        if r >= 1:
+            rooms = rooms + numpy.dot(x[1:], Us[r:0:-1, : r + 1])
+        t_std = rooms[::-1].copy()  # queue j = room r - j
+        s1 = ctx.fsum(list(x[1:])) if r >= 1 else ctx.num(0)
+        t_busy = self.b1 * (x[0] * services + s1)
+        pmf, tail, excess, l1, _, _ = self.batch
+        return finish(ctx, r, x, t_std, x[0] * idle, x[0] * not_serving, t_busy, self.b1,
+                      (pmf, tail, excess, l1), True)
+
+
+# --------------------------------------------------------------------------------------
+# The whole model: laws given as kernel callables
+# --------------------------------------------------------------------------------------
+
+
+class FiniteVacation:
+    """Every measure of M[X]/G/1/r for any r, from the laws given as kernel callables.
+
+    ``service_counts(n)`` / ``vacation_counts(n)`` return the count sequences (beta, tail,
+    tail2) over 0..n of the batches arriving during one service / vacation (``vacation_counts``
+    None: no vacations); ``batch(n)`` returns (pmf, tail, excess, l1, geometric, support) over
+    0..n; ``columns(n)`` optionally supplies the convolution columns (the engine caches them in
+    mpmath mode); ``lam``, ``b1``, ``f1`` are context numbers; ``single``: single vacations;
+    ``whole``: whole-batch admission (rooms up to ``whole_max``). This is the code both the
+    package and ``qderive codegen vacation-finite`` run.
+    """
+
+    def __init__(self, ctx, service_counts, vacation_counts, batch, lam, b1, f1, single=False, whole=False,
+                 columns=None, whole_max=2000):
+        from .arrivals import arrival_counts
+        from .batches import convolution_columns
+
+        self.ctx = ctx
+
+        def cols(n):
+            if columns is not None:
+                return columns(n)
+            pmf, tail, _, _, geometric, _ = batch(n)
+            return convolution_columns(ctx, pmf, tail, n, geometric)
+
+        def counts_of(time_counts, mean, n):
+            beta, tail, tail2 = time_counts(n)
+            return arrival_counts(ctx, beta, tail, tail2, cols(n), lam, mean, n)
+
+        if not whole:
+            def sequences(n):
+                sv = counts_of(service_counts, b1, n)
+                if ctx.is_float64 and not sv[0][0] > ctx.tiny:
+                    raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
+                vc = counts_of(vacation_counts, f1, n) if vacation_counts is not None else None
+                pmf, tail, excess, l1, _, _ = batch(n + 1)
+                seq = start_period(ctx, sv, vc, pmf, tail, lam, b1, f1, single, n)
+                return seq, (pmf, tail, excess, l1)
+
+            self.engine = PartialEngine(ctx, sequences)
+        else:
+            def two(time_counts):
+                return lambda size: time_counts(size)[:2]
+
+            self.engine = WholeEngine(ctx, two(service_counts), two(vacation_counts) if vacation_counts else None,
+                                      batch, lam, b1, f1, single, whole_max)
+
+    def at(self, r):
+        """The measures with r waiting places (a dict of context numbers; ``p`` the queue-length law)."""
+        out = self.engine.at(r)
+        p, q = out["p"], out["q"]
+        return {
+            "loss_probability": out["loss_probability"],
+            "batch_blocking_probability": out["batch_blocking_probability"],
+            "idle_probability": out["idle_probability"],
+            "mean_queue_length": out["mean_queue_length"],
+            "mean_wait": out["mean_wait"],
+            "mean_number_in_system": out["mean_number_in_system"],
+            "throughput": out["throughput"],
+            "p0": p[0],
+            "pr": p[-1],
+            "q0": q[0],
+            "qr": q[-1],
+            "p": p,
+        }
+
+    def loss_at(self, r):
+        """The loss probability alone (O(r) once the sequences reach r, under partial admission)."""
+        if isinstance(self.engine, PartialEngine):
+            return self.engine.at(r, loss_only=True)
+        return self.engine.at(r)["loss_probability"]

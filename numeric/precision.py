@@ -1,0 +1,214 @@
+"""One precision policy for every model, in the Python API and on the command line.
+
+``evaluate(model, digits=None)``:
+
+* **float64** (``digits=None``): the engine computes in float64; the result is tested --
+  by the engine (ill-conditioning, a renewal identity, a quantity that underflows) and
+  generically (a non-finite value, a probability outside [0, 1], a value in or near the
+  subnormal range, a probability that is exactly 0) -- and, if anything is wrong,
+  recomputed with mpmath and rounded to float64, with a note saying why. A value outside
+  the float64 range is kept as an mpmath number (the command line prints it as a
+  decimal string, with a note), never as 0 or inf.
+* **D digits** (``digits=D``): the engine computes at ``D + 10 + guard`` working digits,
+  where ``guard`` is its a-priori bound on the digits its algorithm can lose (log10 of a
+  recursion's length, log10 kappa, ...). An engine whose accuracy is an estimate rather
+  than a bound (``Engine.confirm``, or ``confirm=True``) computes again at a higher
+  precision and escalates until two consecutive precisions agree to D + 2 digits. An
+  engine with exact results (closed forms with rational inputs) is exact at any precision.
+
+The result record says how many digits were confirmed (``confirmed_digits``; ``inf``
+for exact results) and at which working precision (``working_digits``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+
+from qderive.symbolic import limits as _limits
+from qderive.symbolic.errors import NumericalError, ParameterError
+from qderive.symbolic.models.base import MeasureKind
+
+from .backend import FLOAT64, mp_context
+from .engines.base import Trouble
+
+__all__ = ["evaluate", "GUARD", "agreement", "engine_of", "float64_trouble"]
+
+#: guard digits added to every mpmath evaluation
+GUARD = 10
+#: |x| below this in float64 is in or next to the subnormal range (2^-960 ~ 1e-289)
+_NEAR_UNDERFLOW = 2.0**-960
+_ENGINES: dict = {}
+
+
+def engine_of(model):
+    """The engine instance of a model's class (loaded once)."""
+    cls = type(model)
+    if cls not in _ENGINES:
+        if cls.engine is None:
+            raise ParameterError(f"model {cls.name!r} has no numeric engine")
+        _ENGINES[cls] = cls.engine.load()()
+    return _ENGINES[cls]
+
+
+def _flat(value):
+    if hasattr(value, "ndim") and getattr(value, "ndim", 0) >= 1:
+        value = list(value)
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flat(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _flat(v)
+    elif value is not None and not isinstance(value, (bool, int, str)):
+        yield value
+
+
+def float64_trouble(record_cls, values: dict) -> str | None:
+    """The generic test of a float64 result (see the module docstring); None when it can be trusted."""
+    kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
+    for key, value in values.items():
+        kind = kinds.get(key)
+        for v in _flat(value):
+            f = float(v)
+            if not math.isfinite(f):
+                return f"{key} is not finite in float64"
+            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1):
+                return f"{key} = {f!r} lies outside [0, 1] in float64"
+            if 0 < abs(f) < _NEAR_UNDERFLOW:
+                return f"{key} = {f:.3g} is at the float64 underflow threshold"
+            if f == 0 and kind is MeasureKind.PROBABILITY:
+                return f"{key} underflows to 0 in float64"
+    return None
+
+
+def agreement(a, b) -> float:
+    """Significant decimal digits on which two results (dicts of numbers and lists) agree (inf: identical)."""
+    worst = math.inf
+    with mpmath.workprec(20000):
+        for x, y in zip(_flat(a), _flat(b)):
+            x, y = mpmath.mpf(x), mpmath.mpf(y)
+            if x == y:
+                continue
+            scale = max(abs(x), abs(y))
+            worst = min(worst, float(-mpmath.log10(abs(x - y) / scale)))
+    return worst
+
+
+def _compute(engine, model, ctx, options):
+    try:
+        with ctx:
+            return engine.compute(model, ctx, **options)
+    except Trouble:
+        raise
+    except (OverflowError, ZeroDivisionError, FloatingPointError) as exc:
+        if ctx.is_float64:
+            raise Trouble(f"float64 {type(exc).__name__.replace('Error', '').lower()}: {exc}") from None
+        raise NumericalError(f"{model.name}: {exc}") from None
+
+
+def _stable(engine, model, digits: int, options, confirm: bool):
+    """(values, working digits, confirmed digits) correct to ``digits`` significant digits."""
+    lim = _limits.current()
+    w = digits + GUARD + engine.guard_digits(model)
+    if w > lim.working_digits:
+        _limits.check("working_digits", w, f"{digits} digits need {w} working digits")
+    current = _compute(engine, model, mp_context(w), options)
+    if engine.is_exact(model):
+        return current, w, math.inf
+    if not (confirm or engine.confirm):
+        return current, w, float(digits)
+    while True:
+        w_next = w + GUARD + (current.pop("_extra_digits", 0) if isinstance(current, dict) else 0)
+        if w_next > lim.working_digits:
+            raise NumericalError(
+                f"{model.name}: the measures did not stabilise to {digits} digits below {lim.working_digits} working "
+                f"digits; raise it with --limit working-digits=... if you mean it")
+        nxt = _compute(engine, model, mp_context(w_next), options)
+        nxt.pop("_extra_digits", None)
+        agreed = agreement({k: v for k, v in current.items() if not k.startswith("_")},
+                           {k: v for k, v in nxt.items() if not k.startswith("_")})
+        if agreed >= digits + 2:
+            return nxt, w_next, min(agreed, float(w))
+        current, w = nxt, w_next
+
+
+def _to_float64(values: dict):
+    """Round mpmath results to float64, keeping values outside the double range as mpf (with a note)."""
+    out, outside = {}, []
+
+    def conv(key, v):
+        if isinstance(v, (list, tuple)):
+            return [conv(key, x) for x in v]
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        f = float(v)
+        if (f == 0 and v != 0) or (0 < abs(f) < 2.0**-1022) or math.isinf(f):
+            outside.append(key)
+            return +v
+        return f
+
+    for key, v in values.items():
+        out[key] = conv(key, v)
+    return out, sorted(set(outside))
+
+
+def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = False, **options):
+    """The measures of ``model`` under the precision policy (module docstring); returns its record."""
+    engine = engine_of(model)
+    record_cls = type(model).measures
+    if digits is not None:
+        if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+            raise ParameterError("digits", "must be an integer >= 1", digits)
+        _limits.check("digits", digits, "mpmath cost grows with the precision")
+    notes: list[str] = []
+    if digits is None:
+        reason = None
+        try:
+            values = _compute(engine, model, FLOAT64, options)
+            reason = engine.float64_trouble(model, values) or float64_trouble(record_cls, values)
+        except Trouble as exc:
+            reason, values = str(exc), None
+        if reason is None:
+            values = _plain(values)
+            notes += engine.notes(model, values)
+            return _record(model, values, "float64", None, None, notes, include)
+        hi, w, agreed = _stable(engine, model, 17, options, True)
+        values, outside = _to_float64({k: v for k, v in hi.items() if not k.startswith("_")})
+        notes.append(f"{reason}: recomputed with mpmath at {w} digits and rounded to float64")
+        if outside:
+            notes.append(f"{', '.join(outside)} lie outside the float64 range: given to 17 significant digits "
+                         "as decimal strings")
+        notes += engine.notes(model, values)
+        return _record(model, values, "float64", agreed, w, notes, include)
+    values, w, agreed = _stable(engine, model, digits, options, confirm)
+    values = _plain(values)
+    notes += engine.notes(model, values)
+    return _record(model, values, digits, agreed, w, notes, include)
+
+
+def _plain(values: dict) -> dict:
+    """Engine values as plain Python: floats (or mpf), lists for vectors; private keys dropped."""
+    import numpy as np
+
+    def conv(v):
+        if isinstance(v, np.ndarray):
+            return [conv(x) for x in v.tolist()] if v.dtype == object else [float(x) for x in v]
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, (list, tuple)):
+            return [conv(x) for x in v]
+        return v
+
+    return {k: conv(v) for k, v in values.items() if not k.startswith("_")}
+
+
+def _record(model, values, precision, confirmed, working, notes, include):
+    record_cls = type(model).measures
+    fields = {}
+    for f, m in record_cls.measure_fields():
+        if f.name in values and (not m.optional or f.name in include):
+            fields[f.name] = values[f.name]
+    return record_cls(**fields, model=model, precision=precision, confirmed_digits=confirmed,
+                      working_digits=working, notes=tuple(notes))

@@ -1,0 +1,57 @@
+"""Geometric batches."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import ParameterError
+from ..numbers import is_symbolic, to_sympy
+from ..params import param
+from .base import BatchLaw
+
+__all__ = ["Geometric"]
+
+
+@dataclass(frozen=True)
+class Geometric(BatchLaw):
+    """Geometric batches on {1, 2, ...} with mean m (p = 1/m).
+
+    l_i = p (1-p)^{i-1}; L(z) = p z / (1 - (1-p) z); P(X > i) = (1-p)^i; E(X - m)^+ = (1-p)^m / p;
+    the k-fold sum is 1 + NegBin: l^{(k)}_n = C(n-1, k-1) p^k (1-p)^{n-k} (``spec/chapter2.md`` section 3).
+    """
+
+    spec = "geometric"
+    mean: object = param("mean batch size m (>= 1)", units="customers", metavar="X")
+
+    def _validate(self):
+        if not is_symbolic(self.mean) and not self.mean >= 1:
+            raise ParameterError("mean", "must be >= 1 (batches are never empty)", self.mean)
+
+    @property
+    def p(self):
+        return 1 / self.mean
+
+    @property
+    def q(self):
+        """1 - p = (m - 1)/m, formed without subtracting from 1."""
+        return (self.mean - 1) / self.mean
+
+    def pgf(self, z):
+        p, q = to_sympy(self.p), to_sympy(self.q)
+        return p * z / (1 - q * z)
+
+    def pmf(self, i):
+        return self.p * self.q ** (i - 1) if i >= 1 else 0 * self.p
+
+    def tail(self, i):
+        return self.q**i if i >= 0 else 1 + 0 * self.p
+
+    def excess(self, m):
+        return self.q**m / self.p
+
+    def _factorial_moment(self, n):
+        return math.factorial(n) * self.q ** (n - 1) / self.p**n
+
+    def sample(self, rng, size):
+        return rng.geometric(float(self.p), size)

@@ -1,0 +1,60 @@
+"""Batches of one plus a Poisson number of customers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import ParameterError
+from ..numbers import is_symbolic, to_sympy
+from ..params import param
+from .base import BatchLaw
+
+__all__ = ["ShiftedPoisson"]
+
+
+@dataclass(frozen=True)
+class ShiftedPoisson(BatchLaw):
+    """X = 1 + Poisson(m - 1): batches of mean m >= 1.  L(z) = z e^{(m-1)(z-1)}.
+
+    P(X = i) = e^{-nu} nu^{i-1}/(i-1)! with nu = m - 1; E (X)_n = nu^n + n nu^{n-1}.
+    """
+
+    spec = "poisson1"
+    mean: object = param("mean batch size m (>= 1)", units="customers", metavar="X")
+
+    def _validate(self):
+        if not is_symbolic(self.mean) and not self.mean >= 1:
+            raise ParameterError("mean", "must be >= 1 (batches are never empty)", self.mean)
+
+    @property
+    def nu(self):
+        """Mean of the Poisson part, m - 1."""
+        return self.mean - 1
+
+    def pgf(self, z):
+        import sympy as sp
+
+        return z * sp.exp(to_sympy(self.nu) * (z - 1))
+
+    def pmf(self, i):
+        import sympy as sp
+
+        nu = to_sympy(self.nu)
+        return sp.exp(-nu) * nu ** (i - 1) / sp.factorial(i - 1) if i >= 1 else sp.Integer(0)
+
+    def tail(self, i):
+        import sympy as sp
+
+        return sp.simplify(1 - sp.Add(*[self.pmf(m) for m in range(1, i + 1)]))
+
+    def excess(self, m):
+        import sympy as sp
+
+        return sp.simplify(to_sympy(self.mean) - sp.Add(*[self.tail(i) for i in range(m)]))
+
+    def _factorial_moment(self, n):
+        return self.nu**n + n * self.nu ** (n - 1)
+
+    def sample(self, rng, size):
+        return 1 + rng.poisson(float(self.nu), size)

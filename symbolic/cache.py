@@ -1,0 +1,187 @@
+"""A private on-disk cache for results derived once (general-law closed forms, generated evaluators).
+
+Symbolic derivations with general laws are the same for every model, and generating
+numpy code from them costs far more than importing it, so both are kept under
+``$QDERIVE_CACHE`` (default ``$XDG_CACHE_HOME/qderive`` or ``~/.cache/qderive``;
+``QDERIVE_CACHE=off`` disables it). Loading from a cache is code execution (pickle,
+import), so the cache is trusted only when it is private:
+
+* the key of an entry includes the package version, the SymPy version and a hash of the
+  *whole* package source (editing any module of qderive invalidates every entry);
+* the directory is created with mode 0700 and files with mode 0600 (whatever the umask);
+* a directory or file that is not owned by the user, or that group or others can write,
+  is ignored, with one warning per process (:class:`CacheWarning`); nothing is loaded
+  from it and nothing is written to it;
+* a damaged entry (truncated, not unpicklable, not importable) is derived again and
+  rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import pickle
+import stat
+import sys
+import warnings
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["CacheWarning", "cache_dir", "cached", "cached_module", "source_hash"]
+
+
+class CacheWarning(UserWarning):
+    """The cache directory is not private (or not usable): it is ignored."""
+
+
+_WARNED: set = set()
+_HASH: list = []
+
+
+def source_hash() -> str:
+    """SHA-256 over every .py file of the package (symbolic, numeric, derivations), computed once."""
+    if not _HASH:
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256()
+        for sub in ("symbolic", "numeric", "derivations"):
+            for path in sorted((root / sub).rglob("*.py")):
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+        _HASH.append(h.hexdigest()[:20])
+    return _HASH[0]
+
+
+def _version_key() -> str:
+    try:
+        from importlib.metadata import version
+
+        qd = version("qderive")
+    except Exception:  # pragma: no cover - not installed (running from a checkout)
+        qd = "0"
+    try:
+        from importlib.metadata import version
+
+        sy = version("sympy")
+    except Exception:  # pragma: no cover
+        sy = "0"
+    return f"{qd}-{sy}-{source_hash()}"
+
+
+def _warn_once(path: Path, why: str) -> None:
+    key = (str(path), why)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(f"qderive cache {path} is ignored: {why}", CacheWarning, stacklevel=3)
+
+
+def _private(path: Path) -> bool:
+    """True when ``path`` exists, is owned by this user and is writable by nobody else."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        _warn_once(path, "it is a symbolic link")
+        return False
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        _warn_once(path, "it is not owned by the current user")
+        return False
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        _warn_once(path, "group or others can write it")
+        return False
+    return True
+
+
+def cache_dir() -> Path | None:
+    """The private cache directory (created 0700 if absent), or None when disabled or not private."""
+    setting = os.environ.get("QDERIVE_CACHE", "")
+    if setting.lower() == "off":
+        return None
+    base = Path(setting) if setting else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qderive"
+    if not base.exists():
+        try:
+            base.mkdir(parents=True, mode=0o700)
+            os.chmod(base, 0o700)  # the umask may have removed bits; never more than 0700
+        except OSError:
+            return None
+    if not _private(base):
+        return None
+    sub = base / _version_key()
+    if not sub.exists():
+        try:
+            sub.mkdir(mode=0o700)
+            os.chmod(sub, 0o700)
+        except OSError:
+            return None
+    return sub if _private(sub) else None
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _safe_name(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def cached(key: str, derive: Callable[[], object]):
+    """``derive()``, or its pickled result from an earlier run of the same package source."""
+    base = cache_dir()
+    path = base / f"r_{_safe_name(key)}.pkl" if base is not None else None
+    if path is not None and path.exists() and _private(path):
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except Exception:  # damaged: derive again and rewrite
+            pass
+    result = derive()
+    if path is not None:
+        try:
+            _write_private(path, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            pass
+    return result
+
+
+def cached_module(key: str, make_source: Callable[[], str]):
+    """A generated Python module kept in the cache (written first if absent); None if there is no cache."""
+    base = cache_dir()
+    if base is None:
+        return None
+    name = f"m_{_safe_name(key)}"
+    path = base / f"{name}.py"
+    for attempt in range(2):
+        if not path.exists():
+            _write_private(path, make_source().encode("utf-8"))
+        if not (path.exists() and _private(path)):
+            return None
+        spec = importlib.util.spec_from_file_location(f"qderive_generated_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            return module
+        except Exception:  # damaged: rewrite once
+            try:
+                path.unlink()
+            except OSError:
+                return None
+    return None  # pragma: no cover
+
+
+def clear_warnings() -> None:
+    """Forget which warnings were given (tests)."""
+    _WARNED.clear()
+
+

@@ -1,0 +1,224 @@
+"""The base of every law: exact parameters with metadata, one registry, one specification parser.
+
+A law is a small frozen dataclass whose fields carry :class:`~qderive.symbolic.params.Param`
+metadata. Subclassing with a ``spec`` name registers the class, so the command line,
+the generated help, the simulator and codegen find it without any list to edit:
+
+    @dataclass(frozen=True)
+    class Exponential(TimeLaw):
+        spec = "exp"
+        mean: object = param("mean time", units="time")
+
+Parameters are exact: :class:`fractions.Fraction` for numbers (no SymPy on numeric
+paths) or SymPy expressions for symbolic work. ``_validate`` checks the constraints
+once, at construction, with errors that name the parameter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from ..errors import ParameterError
+from ..numbers import is_symbolic
+from ..params import Kind, params_of, parse_value, show_value, split_spec
+from ..params import exact_value
+
+__all__ = ["Law", "TimeLaw", "is_concrete"]
+
+
+def is_concrete(value) -> bool:
+    """True when ``value`` (a number, a tuple of them, or a law) has no free symbols."""
+    if isinstance(value, Law):
+        return all(is_concrete(getattr(value, f.name)) for f, _ in params_of(type(value)))
+    if isinstance(value, (tuple, list)):
+        return all(is_concrete(v) for v in value)
+    return not is_symbolic(value)
+
+
+class Law:
+    """Common machinery of time laws and batch laws (see the module docstring)."""
+
+    #: name in a specification (``erlang`` in ``erlang:k=4,mean=0.015``); None: not on the command line
+    spec: ClassVar[str | None] = None
+    #: what the family is called in messages
+    family_name: ClassVar[str] = "law"
+    _registry: ClassVar[dict]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_registry" in cls.__dict__:  # a family root (TimeLaw, BatchLaw)
+            return
+        name = cls.__dict__.get("spec")
+        if name:
+            registry = cls._registry
+            if name in registry and registry[name].__qualname__ != cls.__qualname__:
+                raise TypeError(f"two {cls.family_name}s are registered as {name!r}: "
+                                f"{registry[name].__qualname__} and {cls.__qualname__}")
+            registry[name] = cls
+
+    def __post_init__(self):
+        for f, meta in params_of(type(self)):
+            value = getattr(self, f.name)
+            if value is None and meta.none_text is not None:
+                continue
+            object.__setattr__(self, f.name, exact_value(value, meta, f.name))
+        self._validate()
+
+    def _validate(self) -> None:
+        """Check the constraints (raise ParameterError naming the parameter)."""
+
+    # -- specification -------------------------------------------------------------------
+    @classmethod
+    def registered(cls) -> dict:
+        """Specification name -> class, for this family."""
+        return dict(cls._registry)
+
+    @classmethod
+    def parse(cls, text: str, what: str = "law"):
+        """Build a law of this family from ``kind:key=value,...``; errors carry ``what`` and the text."""
+        kind, values = split_spec(text, what)
+        registry = cls._registry
+        if kind not in registry:
+            raise ParameterError(f"{what} {text}: unknown {cls.family_name} {kind!r}; choose one of "
+                                 f"{cls.help_text()}")
+        law_cls = registry[kind]
+        try:
+            return law_cls.from_spec_values(values)
+        except ParameterError as err:
+            raise err.within(f"{what} {text}") from None
+
+    @classmethod
+    def from_spec_values(cls, values: dict[str, str]):
+        """The law from a parsed specification ``{key: text}`` (override for special syntaxes)."""
+        fields = [(f, m) for f, m in params_of(cls) if m.cli]
+        keys = {(m.key or f.name): (f, m) for f, m in fields}
+        unknown = [k for k in values if k not in keys]
+        required = [k for k, (f, m) in keys.items()
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        missing = [k for k in required if k not in values]
+        if unknown or missing:
+            why = f" (unknown: {', '.join(unknown)})" if unknown else f" (missing: {', '.join(missing)})"
+            raise ParameterError(f"expects {cls.usage()}{why}")
+        kwargs = {keys[k][0].name: parse_value(v, keys[k][1], k) for k, v in values.items()}
+        return cls(**kwargs)
+
+    @classmethod
+    def usage(cls) -> str:
+        """``erlang:k=K,mean=X``: the specification of this law class."""
+        parts = []
+        for f, m in params_of(cls):
+            if not m.cli:
+                continue
+            key = m.key or f.name
+            meta = m.metavar or ("A/B/.." if m.kind in (Kind.NUMBERS, Kind.INTEGERS) else key.upper())
+            optional = f.default is not dataclasses.MISSING
+            parts.append(f"[{key}={meta}]" if optional else f"{key}={meta}")
+        return f"{cls.spec}:" + ",".join(parts) if parts else str(cls.spec)
+
+    @classmethod
+    def help_text(cls) -> str:
+        """Every registered law's usage, ``|``-separated (the command line's help)."""
+        return " | ".join(c.usage() for _, c in sorted(cls._registry.items()))
+
+    def spec_text(self) -> str:
+        """This law as a specification that parses back to an equal law."""
+        parts = [f"{m.key or f.name}={show_value(getattr(self, f.name))}"
+                 for f, m in params_of(type(self)) if m.cli and getattr(self, f.name) is not None]
+        return f"{self.spec}:" + ",".join(parts) if parts else str(self.spec)
+
+    def __str__(self) -> str:
+        return self.spec_text() if self.spec else repr(self)
+
+    def structural(self) -> dict:
+        """Parameters that fix the family of generated code (e.g. Erlang's k)."""
+        return {f.name: getattr(self, f.name) for f, m in params_of(type(self)) if m.structural}
+
+    def numeric_parameters(self) -> dict:
+        """Parameters that become numeric arguments of generated code (name -> value)."""
+        return {f.name: getattr(self, f.name) for f, m in params_of(type(self)) if not m.structural}
+
+
+class TimeLaw(Law):
+    """A nonnegative random time (service, vacation) with LST beta(s) = E e^{-sT}.
+
+    Required: :meth:`lst` (SymPy). Everything else has a generic path and an optional
+    closed-form hook: :meth:`moment` (closed form ``_moment`` or derivatives of the LST
+    at 0), :meth:`count_law` (the law of the number of Poisson(lambda) batch arrivals
+    during one such time; generic: ``(-lam)^k / k! beta^{(k)}(lam)``, Sopin 2013,
+    section 0 of ``spec/chapter2.md``), :meth:`sample` (the simulator), :meth:`phase_type`
+    (the CTMC oracle; None if the law is not phase-type).
+    """
+
+    family_name = "time law"
+    _registry: ClassVar[dict] = {}
+
+    def lst(self, s):
+        """Laplace-Stieltjes transform E exp(-s T) as a SymPy expression."""
+        raise NotImplementedError
+
+    def _moment(self, n: int):
+        return None
+
+    def moment(self, n: int):
+        """Raw moment E T^n, exactly: the closed-form hook, else (-1)^n beta^{(n)}(0)."""
+        if n == 0:
+            from fractions import Fraction
+
+            return Fraction(1)
+        m = self._moment(n)
+        return m if m is not None else self._moment_from_lst(n)
+
+    def _moment_from_lst(self, n: int):
+        import sympy as sp
+
+        from ..numbers import exact
+
+        s = sp.Symbol("s")
+        d = sp.diff(self.lst(s), s, n)
+        value = d.subs(s, 0)
+        if value.has(sp.nan, sp.zoo, sp.oo):
+            value = sp.limit(d, s, 0, "+")
+        value = sp.simplify((-1) ** n * value)
+        return exact(value, f"E T^{n}") if not value.free_symbols and value.is_Rational else value
+
+    def variance(self):
+        return self.moment(2) - self.moment(1) ** 2
+
+    def count_law(self, lam):
+        """Law of the number of Poisson(``lam``) batch arrivals during one such time."""
+        import sympy as sp
+
+        from ..counts import GenericCount
+        from ..numbers import to_sympy
+
+        s = sp.Symbol("s")
+        return GenericCount(self.lst(s), s, to_sympy(lam))
+
+    def poisson_mixing(self, k: int, lam):
+        """beta_k = P(k batches arrive during one such time), exactly (SymPy)."""
+        return self.count_law(lam).pmf(k)
+
+    def poisson_mixing_from_lst(self, k: int, lam):
+        """Generic path beta_k = (-lam)^k / k! beta^{(k)}(lam) (for the hook == transform tests)."""
+        import sympy as sp
+
+        from ..counts import GenericCount
+        from ..numbers import to_sympy
+
+        s = sp.Symbol("s")
+        return GenericCount(self.lst(s), s, to_sympy(lam)).pmf(k)
+
+    def phase_type(self):
+        """(alpha, T): initial probabilities and sub-generator of a phase-type law, exactly; None otherwise."""
+        return None
+
+    def sample(self, rng, size: int):
+        """``size`` independent variates (numpy array) for the simulator."""
+        raise ParameterError(f"{type(self).__name__} cannot be sampled: give a concrete law")
+
+    def _repr_latex_(self) -> str:
+        import sympy as sp
+
+        s = sp.Symbol("s")
+        return "$" + sp.latex(sp.Eq(sp.Function(r"\beta")(s), self.lst(s))) + "$"

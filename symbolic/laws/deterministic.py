@@ -1,0 +1,40 @@
+"""A constant time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..counts import PoissonCount
+from ..numbers import positive, to_sympy
+from ..params import param
+from .base import TimeLaw
+
+__all__ = ["Deterministic"]
+
+
+@dataclass(frozen=True)
+class Deterministic(TimeLaw):
+    """Constant time d.  LST e^{-d s}; E T^n = d^n; arrivals during it: Poisson(lambda d)
+    (``spec/chapter2.md`` section 3, row D)."""
+
+    spec = "det"
+    mean: object = param("the constant time d", units="time", metavar="X")
+
+    def _validate(self):
+        positive(self.mean, "mean")
+
+    def lst(self, s):
+        import sympy as sp
+
+        return sp.exp(-to_sympy(self.mean) * s)
+
+    def _moment(self, n):
+        return self.mean**n
+
+    def count_law(self, lam):
+        return PoissonCount((lam * self.mean,))
+
+    def sample(self, rng, size):
+        import numpy as np
+
+        return np.full(size, float(self.mean))

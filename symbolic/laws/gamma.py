@@ -1,0 +1,104 @@
+"""The gamma family: exponential, Erlang-k and gamma times (one set of formulas).
+
+LST (a / (a + m s))^a with shape a and mean m; E T^n = m^n a (a+1)...(a+n-1) / a^n;
+arrivals during one such time: NegBin(a, p0 = a/(a + lambda m)), q = lambda m/(a + lambda m)
+(``spec/chapter2.md`` section 3, Erlang / gamma row; a = 1 is the exponential row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..counts import NegativeBinomialCount
+from ..errors import ParameterError
+from ..numbers import is_symbolic, positive, to_sympy
+from ..params import Kind, param
+from .base import TimeLaw
+
+__all__ = ["Exponential", "Erlang", "Gamma"]
+
+
+class _GammaFamily(TimeLaw):
+    """Shared formulas; subclasses define ``shape`` and ``mean``."""
+
+    @property
+    def shape_value(self):
+        return self.shape
+
+    def lst(self, s):
+        a, m = to_sympy(self.shape_value), to_sympy(self.mean)
+        return (a / (a + m * s)) ** a
+
+    def _moment(self, n):
+        a, m = self.shape_value, self.mean
+        out = m**n
+        for i in range(n):
+            out = out * (a + i) / a
+        return out
+
+    def count_law(self, lam):
+        a, m = self.shape_value, self.mean
+        return NegativeBinomialCount(a, a / (a + lam * m), lam * m / (a + lam * m))
+
+    def phase_type(self):
+        a = self.shape_value
+        if is_symbolic(a) or a != int(a):
+            return None
+        k = int(a)
+        rate = k / self.mean
+        T = tuple(tuple(-rate if j == i else (rate if j == i + 1 else 0) for j in range(k)) for i in range(k))
+        return (1,) + (0,) * (k - 1), T
+
+    def sample(self, rng, size):
+        a = float(self.shape_value)
+        return rng.gamma(a, float(self.mean) / a, size)
+
+
+@dataclass(frozen=True)
+class Exponential(_GammaFamily):
+    """Exponential time with mean m (rate 1/m).  LST 1/(1 + m s);
+    beta_k = mu/(lambda + mu) (lambda/(lambda + mu))^k (``spec/chapter2.md`` section 3)."""
+
+    spec = "exp"
+    mean: object = param("mean time m (rate 1/m)", units="time", metavar="X")
+
+    def _validate(self):
+        positive(self.mean, "mean")
+
+    @property
+    def shape_value(self):
+        return 1
+
+    def sample(self, rng, size):
+        return rng.exponential(float(self.mean), size)
+
+
+@dataclass(frozen=True)
+class Erlang(_GammaFamily):
+    """Erlang-k time with mean m: k exponential phases of rate k/m.  LST (k/(k + m s))^k."""
+
+    spec = "erlang"
+    k: int = param("number of phases", kind=Kind.INTEGER, structural=True, metavar="K")
+    mean: object = param("mean time m", units="time", metavar="X")
+
+    def _validate(self):
+        if self.k < 1:
+            raise ParameterError("k", "must be an integer >= 1", self.k)
+        positive(self.mean, "mean")
+
+    @property
+    def shape_value(self):
+        return self.k
+
+
+@dataclass(frozen=True)
+class Gamma(_GammaFamily):
+    """Gamma time with shape a > 0 and mean m (rate a/m).  LST (a/(a + m s))^a."""
+
+    spec = "gamma"
+    shape: object = param("shape a (> 0)", metavar="A")
+    mean: object = param("mean time m", units="time", metavar="X")
+
+    def _validate(self):
+        positive(self.shape, "shape")
+        positive(self.mean, "mean")

@@ -1,0 +1,50 @@
+"""A uniformly distributed time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..counts import UniformMixedPoissonCount
+from ..errors import ParameterError
+from ..numbers import is_symbolic, nonnegative, to_sympy
+from ..params import param
+from .base import TimeLaw
+
+__all__ = ["Uniform"]
+
+
+@dataclass(frozen=True)
+class Uniform(TimeLaw):
+    """Uniform time on [a, b], 0 <= a < b.  LST (e^{-a s} - e^{-b s}) / ((b - a) s);
+    E T^n = (b^{n+1} - a^{n+1}) / ((n + 1)(b - a)) (``spec/chapter2.md`` section 3, uniform row)."""
+
+    spec = "uniform"
+    low: object = param("lower end a (>= 0)", units="time", metavar="A")
+    high: object = param("upper end b (> a)", units="time", metavar="B")
+
+    def _validate(self):
+        nonnegative(self.low, "low")
+        if not is_symbolic(self.high - self.low) and not self.high > self.low:
+            raise ParameterError(f"high = {self.high} must exceed low = {self.low} "
+                                 "(use det:mean=... for a constant)")
+
+    @property
+    def mean(self):
+        """E T."""
+        return self.moment(1)
+
+    def lst(self, s):
+        import sympy as sp
+
+        a, b = to_sympy(self.low), to_sympy(self.high)
+        return (sp.exp(-a * s) - sp.exp(-b * s)) / ((b - a) * s)
+
+    def _moment(self, n):
+        a, b = self.low, self.high
+        return (b ** (n + 1) - a ** (n + 1)) / ((n + 1) * (b - a))
+
+    def count_law(self, lam):
+        return UniformMixedPoissonCount(lam * self.low, lam * self.high)
+
+    def sample(self, rng, size):
+        return rng.uniform(float(self.low), float(self.high), size)

@@ -1,0 +1,38 @@
+"""Model descriptions: one module per model, each registering its frozen dataclass by name.
+
+:func:`registered_models` imports every module of this package (so a new model is one
+new module here plus its engine and derivation) and returns ``name -> class``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .base import (Action, Alternative, Measure, MeasureKind, Measures, Model, Ref, Request, measure,
+                   registered_models)
+
+__all__ = ["Action", "Alternative", "Measure", "MeasureKind", "Measures", "Model", "Ref", "Request", "measure",
+           "registered_models", "model_class"]
+
+_DONE = False
+
+
+def _discover() -> None:
+    global _DONE
+    if _DONE:
+        return
+    for info in pkgutil.iter_modules(__path__):
+        if info.name not in ("base",):
+            importlib.import_module(f"{__name__}.{info.name}")
+    _DONE = True
+
+
+def model_class(name: str):
+    """The model class registered as ``name`` (a ParameterError listing the names otherwise)."""
+    from ..errors import ParameterError
+
+    models = registered_models()
+    if name not in models:
+        raise ParameterError(f"model {name!r} is unknown; choose one of: {', '.join(sorted(models))}")
+    return models[name]

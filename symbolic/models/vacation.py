@@ -1,0 +1,287 @@
+"""M[X]/G/1 and M[X]/G/1/r with multiple, single or no vacations (Sopin 2013, chapter 2).
+
+``spec/chapter2.md`` section 0: batches arrive as a Poisson process of rate lambda with
+sizes X (batch law); one server with service times B; vacation times F. **Multiple
+vacations**: a server that finds the queue empty (after a service or a vacation) takes
+a vacation. **Single vacations** (:attr:`VacationPolicy.SINGLE`, beside the thesis): after
+a service that empties the queue the server takes one vacation; if the queue is still
+empty when it ends, the server idles until the next batch, whose first customer is
+served at once. **No vacations** (``vacation=None``): the classic M[X]/G/1(/r).
+
+The waiting room has r places (the customer in service not counted); an arriving batch
+that does not fit loses its excess (partial admission, the thesis) or is rejected
+entirely (whole admission). The offered load is rho_bar = lambda l_1 b_1.
+
+>>> from fractions import Fraction as F
+>>> from qderive.symbolic.laws import Erlang, Exponential
+>>> from qderive.symbolic.batches import Geometric
+>>> q = VacationQueue.from_load(F(3, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
+>>> q.rate, q.rho_bar
+(Fraction(8, 1), Fraction(3, 5))
+>>> FiniteVacationQueue.from_load(F(3, 2), Geometric(5), Erlang(4, F(3, 200)), None, 0).capacity
+0
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+from .. import limits as _limits
+from ..batches.base import BatchLaw
+from ..errors import ParameterError
+from ..laws.base import TimeLaw
+from ..numbers import decimal_text, exact, is_symbolic, positive
+from ..params import Kind, Param, param
+from .base import Action, Alternative, Measures, MeasureKind, Model, Ref, Request, measure
+
+__all__ = ["VacationPolicy", "Admission", "VacationQueue", "FiniteVacationQueue", "VacationMeasures",
+           "FiniteVacationMeasures", "SizeRequest", "CodegenFamilies"]
+
+
+class VacationPolicy(enum.Enum):
+    """What the server does when it finds the queue empty."""
+
+    #: take vacations until the queue is not empty at a vacation's end (the thesis)
+    MULTIPLE = "multiple"
+    #: take one vacation, then idle until the next batch
+    SINGLE = "single"
+
+
+class Admission(enum.Enum):
+    """What happens to a batch that does not fit in the waiting room."""
+
+    #: fill the waiting room, lose the rest of the batch (the thesis)
+    PARTIAL = "partial"
+    #: reject the whole batch
+    WHOLE = "whole"
+
+
+def _rate_from_load(values, load):
+    load = positive(load, "load")
+    batch, service = values.get("batch"), values.get("service")
+    if batch is None or service is None:
+        raise ParameterError("load needs the batch and service laws")
+    return load / (batch.mean * service.moment(1))
+
+
+def _policy_field():
+    return param("multiple: vacations until work arrives (the thesis); single: one vacation, then idle until the "
+                 "next batch", kind=Kind.CHOICE, choices=VacationPolicy, default=VacationPolicy.MULTIPLE)
+
+
+_LOAD = Alternative("load", "rate", Param("offered load rho_bar = lambda l1 b1 (> 0)", metavar="RHO"), _rate_from_load)
+
+
+@dataclass(frozen=True)
+class _VacationModel(Model):
+    """Fields and validation shared by the infinite and the finite vacation queue."""
+
+    rate: object = param("batch arrival rate lambda", units="1/time", metavar="LAMBDA")
+    batch: BatchLaw = param("batch-size law", kind=Kind.BATCH_LAW)
+    service: TimeLaw = param("service-time law", kind=Kind.TIME_LAW)
+    vacation: TimeLaw | None = param("vacation-time law, or none (no vacations)", kind=Kind.TIME_LAW,
+                                     none_text="none")
+
+    alternatives = (_LOAD,)
+
+    def _validate(self):
+        positive(self.rate, "rate")
+        policy = getattr(self, "vacation_policy", VacationPolicy.MULTIPLE)
+        if self.vacation is None and policy is VacationPolicy.SINGLE:
+            raise ParameterError("vacation-policy", "single needs a vacation law (not --vacation none)", "single")
+
+    @property
+    def lam(self):
+        """lambda, the batch arrival rate (the thesis's symbol)."""
+        return self.rate
+
+    @property
+    def rho_bar(self):
+        """Offered load rho_bar = lambda l_1 b_1 (``spec/chapter2.md`` section 0)."""
+        return self.rate * self.batch.mean * self.service.moment(1)
+
+    @property
+    def alpha_bar(self):
+        """alpha_bar = lambda l_1 f_1 (0 without vacations)."""
+        return 0 * self.rate if self.vacation is None else self.rate * self.batch.mean * self.vacation.moment(1)
+
+    @classmethod
+    def from_load(cls, load, batch, service, vacation, *args, **kwargs):
+        """The model with offered load rho_bar = ``load``, i.e. lambda = rho_bar / (l_1 b_1)."""
+        rate = _rate_from_load({"batch": batch, "service": service}, load)
+        return cls(rate, batch, service, vacation, *args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------
+# Infinite waiting room
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VacationMeasures(Measures):
+    """Measures of M[X]/G/1 with vacations (``spec/chapter2.md`` section 1)."""
+
+    q0: object = measure("probability that the queue is empty at an embedded epoch (service completion "
+                         "or vacation end)", MeasureKind.PROBABILITY, source="(3)")
+    idle_probability: object = measure("probability that the server is not serving (on vacation or idle), "
+                                       "1 - rho_bar", MeasureKind.PROBABILITY, source="(5)")
+    mean_queue_length: object = measure("mean number waiting N = lambda l1 W", MeasureKind.COUNT,
+                                        units="customers", source="(7)")
+    mean_wait: object = measure("mean waiting time W", MeasureKind.TIME, units="time", source="(6)")
+    queue_length_variance: object = measure("variance of the number waiting, P''(1) + N - N^2",
+                                            MeasureKind.VALUE, units="customers^2", source="from (5)")
+    mean_number_in_system: object = measure("mean number in the system N + rho_bar", MeasureKind.COUNT,
+                                            units="customers", source="(7)")
+
+
+@dataclass(frozen=True)
+class VacationQueue(_VacationModel):
+    """M[X]/G/1 with an infinite waiting room: ``VacationQueue(rate, batch, service, vacation)``.
+
+    Requires rho_bar < 1 (there is no stationary regime otherwise).
+    """
+
+    vacation_policy: VacationPolicy = _policy_field()
+
+    name = "vacation-infinite"
+    summary = "M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. (2)-(7))"
+    measures = VacationMeasures
+    engine = Ref("qderive.numeric.engines.vacation:InfiniteEngine")
+    derivation = Ref("qderive.derivations.vacation_infinite:derivation")
+    simulator = Ref("qderive.numeric.simulation.vacation:simulate")
+    codegen = Ref("qderive.derivations.vacation_infinite:codegen_forms")
+
+    def _validate(self):
+        super()._validate()
+        rb = self.rho_bar
+        if not is_symbolic(rb) and not rb < 1:
+            raise ParameterError(f"rho_bar = {decimal_text(rb)} >= 1: the infinite-buffer model has no stationary "
+                                 "regime; use a finite capacity r (model vacation-finite)")
+
+    @classmethod
+    def example(cls):
+        from fractions import Fraction as F
+
+        from ..batches.geometric import Geometric
+        from ..laws.gamma import Erlang, Exponential
+
+        return cls.from_load(F(3, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
+
+
+# --------------------------------------------------------------------------------------
+# Finite waiting room
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FiniteVacationMeasures(Measures):
+    """Measures of M[X]/G/1/r with vacations (``spec/chapter2.md`` section 2)."""
+
+    loss_probability: object = measure("probability that a customer is lost", MeasureKind.PROBABILITY,
+                                       source="Theorem 1.1 (12)")
+    batch_blocking_probability: object = measure("probability that an arriving batch loses all its customers",
+                                                 MeasureKind.PROBABILITY, source="(10)")
+    idle_probability: object = measure("probability P^r_e that the server is not serving", MeasureKind.PROBABILITY,
+                                       source="Statement 2 (11)")
+    mean_queue_length: object = measure("mean number waiting N^r = sum_j j p^r_j", MeasureKind.COUNT,
+                                        units="customers", source="(9), (10)")
+    mean_wait: object = measure("mean wait of an admitted customer W^r = N^r / throughput", MeasureKind.TIME,
+                                units="time", source="Little")
+    mean_number_in_system: object = measure("mean number in the system N^r + 1 - P^r_e", MeasureKind.COUNT,
+                                            units="customers")
+    throughput: object = measure("served customers per unit time (1 - P^r_e) / b1", MeasureKind.RATE,
+                                 units="customers/time")
+    p0: object = measure("time-stationary probability p^r_0 of an empty waiting room", MeasureKind.PROBABILITY,
+                         source="Theorem 1.2 (13)")
+    pr: object = measure("time-stationary probability p^r_r of a full waiting room", MeasureKind.PROBABILITY,
+                         source="(10)")
+    q0: object = measure("embedded probability q^r_0", MeasureKind.PROBABILITY, source="Statement 1")
+    qr: object = measure("embedded probability q^r_r", MeasureKind.PROBABILITY, source="Statement 1")
+    p: object = measure("time-stationary queue-length law p^r_0..p^r_r (--distribution)",
+                        MeasureKind.DISTRIBUTION, source="(9), (10)", optional=True)
+
+
+@dataclass(frozen=True)
+class SizeRequest(Request):
+    """``qderive size vacation-finite``: the smallest waiting room r with loss <= the target."""
+
+    target_loss: object = param("largest acceptable loss probability, in (0, 1)", metavar="P")
+    max_capacity: int = param("give up beyond this capacity", kind=Kind.INTEGER, default=100_000, metavar="R")
+
+    def _validate(self):
+        if not 0 < self.target_loss < 1:
+            raise ParameterError("target-loss", "must lie strictly between 0 and 1", decimal_text(self.target_loss))
+        if self.max_capacity < 1:
+            raise ParameterError("max-capacity", "must be >= 1", self.max_capacity)
+        _limits.check("capacity", self.max_capacity, "the sizing scan costs O(r^2)")
+
+
+@dataclass(frozen=True)
+class CodegenFamilies(Request):
+    """``qderive codegen vacation-finite``: the law *families* fixed in the generated code.
+
+    The numeric parameters (means, rates, probabilities) become arguments of the generated
+    function; structural ones (Erlang's k, the sizes of a pmf) are fixed: ``--service erlang:k=4``.
+    """
+
+    batch: str = param("batch family: geometric | const:n=N | pmf:sizes=1/2/.. | poisson1", kind=Kind.TEXT,
+                       default="geometric")
+    service: str = param("service family: det | exp | erlang:k=K | gamma | hyperexp:n=N | ph:n=N | coxian:n=N",
+                         kind=Kind.TEXT, default="exp")
+    vacation: str = param("vacation family (as --service), or none", kind=Kind.TEXT, default="exp")
+
+
+@dataclass(frozen=True)
+class FiniteVacationQueue(_VacationModel):
+    """M[X]/G/1/r: ``FiniteVacationQueue(rate, batch, service, vacation, capacity, admission, vacation_policy)``.
+
+    Any load (also rho_bar >= 1). ``capacity`` r >= 1 with vacations (nobody could wait
+    during a vacation otherwise), >= 0 without.
+    """
+
+    capacity: int = param("waiting room r, the customer in service not counted", kind=Kind.INTEGER, metavar="R")
+    admission: Admission = param("partial: fill the room, lose the rest (the thesis); whole: a batch that does "
+                                 "not fit is rejected entirely", kind=Kind.CHOICE, choices=Admission,
+                                 default=Admission.PARTIAL)
+    vacation_policy: VacationPolicy = _policy_field()
+
+    name = "vacation-finite"
+    summary = "M[X]/G/1/r with multiple or single vacations (or none): loss, blocking, queue, wait; buffer sizing"
+    measures = FiniteVacationMeasures
+    engine = Ref("qderive.numeric.engines.vacation:FiniteEngine")
+    derivation = Ref("qderive.derivations.vacation_finite:derivation")
+    simulator = Ref("qderive.numeric.simulation.vacation:simulate")
+    codegen = Ref("qderive.derivations.export.codegen_vacation:forms")
+    codegen_options = CodegenFamilies
+    actions = (Action("size", "smallest waiting room r with loss <= --target-loss", SizeRequest,
+                      Ref("qderive.numeric.engines.vacation:size"), omit=("capacity",)),)
+
+    def _validate(self):
+        super()._validate()
+        r = self.capacity
+        lowest = 0 if self.vacation is None else 1
+        if r < lowest:
+            why = "" if self.vacation is None else " with vacations (nobody could wait during a vacation)"
+            raise ParameterError("capacity", f"must be >= {lowest}{why}", r)
+        if self.admission is Admission.WHOLE:
+            _limits.check("whole_capacity", r, "whole admission keeps dense (r+1) x (r+1) room matrices")
+            room = r if self.vacation is not None else r + 1
+            if self.batch.min_size > room:
+                raise ParameterError(f"capacity = {r}: under whole admission no batch ever fits (smallest batch "
+                                     f"{self.batch.min_size} > {room} places); increase the capacity")
+        else:
+            _limits.check("capacity", r, "the finite-queue recursion costs O(r^2) time")
+
+    def with_capacity(self, r: int) -> "FiniteVacationQueue":
+        """The same model with r waiting places."""
+        return replace(self, capacity=r)
+
+    @classmethod
+    def example(cls):
+        from fractions import Fraction as F
+
+        from ..batches.geometric import Geometric
+        from ..laws.gamma import Erlang
+
+        return cls.from_load(F(3, 2), Geometric(5), Erlang(4, F(3, 200)), Erlang(4, F(3, 40)), 20)
