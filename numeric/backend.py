@@ -29,7 +29,7 @@ from mpmath.libmp import from_rational
 
 from .kernels.context import FLOAT64, Float64Context
 
-__all__ = ["FLOAT64", "Float64Context", "MPContext", "mp_context", "context_for"]
+__all__ = ["FLOAT64", "Float64Context", "MPContext", "FractionContext", "mp_context", "context_for"]
 
 _exp = np.frompyfunc(mpmath.exp, 1, 1)
 _log = np.frompyfunc(mpmath.log, 1, 1)
@@ -164,3 +164,57 @@ def mp_context(dps: int) -> MPContext:
 def context_for(digits: int | None):
     """:data:`FLOAT64` for ``None``, else an mpmath context with ``digits`` digits."""
     return FLOAT64 if digits is None else mp_context(digits)
+
+
+class FractionContext:
+    """Exact rational arithmetic with the context interface (object arrays of Fractions):
+    the kernels' eliminations run unchanged and return exact results (oracles, tests)."""
+
+    is_float64 = False
+    tiny = 0
+    dtype = object
+    dps = None
+    name = "exact"
+    eps = Fraction(0)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def num(self, value):
+        return value if isinstance(value, Fraction) else Fraction(value)
+
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=object)
+        z.fill(Fraction(0))
+        return z
+
+    def array(self, values):
+        values = list(values)
+        a = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            a[i] = Fraction(v)
+        return a
+
+    def arange(self, n):
+        return self.array(range(n))
+
+    def eye(self, n):
+        e = self.zeros((n, n))
+        for i in range(n):
+            e[i, i] = Fraction(1)
+        return e
+
+    def fsum(self, values):
+        return sum(values, Fraction(0))
+
+    def dot(self, a, b):
+        return sum((x * y for x, y in zip(a, b)), Fraction(0))
+
+    def flush(self, v):
+        return v
+
+    def isfinite(self, x):
+        return True

@@ -43,33 +43,63 @@ def _nums(ctx, values):
     return [ctx.num(v) for v in values]
 
 
+@dataclass(frozen=True)
+class KernelCall:
+    """A kernel function and its exact (or symbolic) arguments: ``function(ctx, *args, n)``.
+
+    Arguments are numbers, tuples of numbers (lists in the call), tuples of tuples (matrices)
+    or other KernelCalls (evaluated first: the parts of a mixture). :func:`run` evaluates a
+    call in a context; ``qderive codegen`` prints the same call with symbolic arguments.
+    """
+
+    function: object
+    args: tuple
+
+
+def run(call: KernelCall, ctx, n: int):
+    """Evaluate a :class:`KernelCall` in ``ctx`` (call inside ``with ctx:``)."""
+
+    def conv(a):
+        if isinstance(a, KernelCall):
+            return run(a, ctx, n)
+        if isinstance(a, tuple):
+            return [conv(x) for x in a]
+        return ctx.num(a)
+
+    return call.function(ctx, *[conv(a) for a in call.args], n)
+
+
 @singledispatch
-def count_sequences(law, n: int, ctx):
-    """(beta, P(K > k), sum_{i>k} P(K > i)) for k = 0..n of a count law; call inside ``with ctx:``."""
+def count_kernel(law) -> KernelCall:
+    """The kernel call that evaluates a count family (:mod:`qderive.symbolic.counts`)."""
     raise ParameterError(f"no numeric values for the count law {type(law).__name__}: a general law has only "
                          "symbolic moments; choose a concrete service / vacation law to evaluate numerically")
 
 
-@count_sequences.register
-def _(law: C.PoissonCount, n, ctx):
-    return _counts.poisson_sequences(ctx, _nums(ctx, law.means), _nums(ctx, law.weights), n)
+@count_kernel.register
+def _(law: C.PoissonCount):
+    return KernelCall(_counts.poisson_sequences, (tuple(law.means), tuple(law.weights)))
 
 
-@count_sequences.register
-def _(law: C.NegativeBinomialCount, n, ctx):
-    return _counts.negative_binomial_sequences(ctx, ctx.num(law.shape), ctx.num(law.p0), ctx.num(law.q), n)
+@count_kernel.register
+def _(law: C.NegativeBinomialCount):
+    return KernelCall(_counts.negative_binomial_sequences, (law.shape, law.p0, law.q))
 
 
-@count_sequences.register
-def _(law: C.MixtureCount, n, ctx):
-    parts = [count_sequences(c, n, ctx) for c in law.components]
-    return _counts.mixture_sequences(ctx, _nums(ctx, law.weights), parts)
+@count_kernel.register
+def _(law: C.MixtureCount):
+    return KernelCall(_counts.mixture_sequences, (tuple(law.weights), tuple(count_kernel(c) for c in law.components)))
 
 
-@count_sequences.register
-def _(law: C.PhaseTypeCount, n, ctx):
-    T = [[ctx.num(v) for v in row] for row in law.T]
-    return _counts.phase_type_sequences(ctx, _nums(ctx, law.alpha), T, ctx.num(law.lam), n)
+@count_kernel.register
+def _(law: C.PhaseTypeCount):
+    return KernelCall(_counts.phase_type_sequences, (tuple(law.alpha), tuple(tuple(r) for r in law.T), law.lam))
+
+
+@singledispatch
+def count_sequences(law, n: int, ctx):
+    """(beta, P(K > k), sum_{i>k} P(K > i)) for k = 0..n of a count law; call inside ``with ctx:``."""
+    return run(count_kernel(law), ctx, n)
 
 
 @count_sequences.register

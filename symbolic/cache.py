@@ -23,7 +23,6 @@ import importlib.util
 import os
 import pickle
 import stat
-import sys
 import warnings
 from pathlib import Path
 from typing import Callable

@@ -51,7 +51,8 @@ class Param:
     word that means None (``--vacation none``); ``option`` an explicit option name;
     ``cli`` False hides it from the command line; ``count`` the number of values of a list;
     ``part`` the position of this field in a comma-separated option shared by several
-    fields (``--thresholds L,H,R`` fills the fields L, H and R).
+    fields (``--thresholds L,H,R`` fills the fields L, H and R); ``check`` a constraint applied at
+    construction and written into generated code: ``"> 0"``, ``">= 0"``, ``">= 1"`` or ``"[0, 1]"``.
     """
 
     help: str
@@ -66,6 +67,7 @@ class Param:
     count: int | None = None
     metavar: str | None = None
     part: int | None = None
+    check: str | None = None
 
 
 def param(help: str, *, default=MISSING, kind: Kind = Kind.NUMBER, **meta):
@@ -134,6 +136,30 @@ def show_value(value) -> str:
     if hasattr(value, "spec_text"):
         return value.spec_text()
     return decimal_text(value) if not isinstance(value, (int, str)) or isinstance(value, bool) else str(value)
+
+
+CHECKS = {
+    "> 0": (lambda v: v > 0, "must be > 0"),
+    ">= 0": (lambda v: v >= 0, "must be >= 0"),
+    ">= 1": (lambda v: v >= 1, "must be >= 1"),
+    "[0, 1]": (lambda v: 0 <= v <= 1, "must lie in [0, 1]"),
+}
+
+
+def apply_check(value, meta: Param, name: str) -> None:
+    """Raise ParameterError when ``value`` (or an element of it) violates ``meta.check``."""
+    if meta.check is None:
+        return
+    from .numbers import is_symbolic
+
+    ok, constraint = CHECKS[meta.check]
+    items = value if isinstance(value, tuple) else (value,)
+    for i, v in enumerate(items):
+        if v is None or is_symbolic(v):
+            continue
+        if not ok(v):
+            label = name if len(items) == 1 and not isinstance(value, tuple) else f"{name}[{i}]"
+            raise ParameterError(label, constraint, decimal_text(v) if not isinstance(v, int) else v)
 
 
 def exact_value(value, meta: Param, name: str):

@@ -15,7 +15,6 @@ flushed to 0): the remaining k contribute P(K > last) to abar and the second tai
 Ubar, exactly as the terms with S_k > n do.
 """
 
-from .context import FLOAT64  # noqa: F401  (documents the default context of generated code)
 
 
 def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):

@@ -217,8 +217,8 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
     return beta, tail, tail2
 
 
-def mixture_sequences(ctx, weights, parts):
-    """The weighted sum of count sequences ``parts`` [(beta, tail, tail2), ...] (hyperexponential times)."""
+def mixture_sequences(ctx, weights, parts, n):
+    """The weighted sum of count sequences ``parts`` [(beta, tail, tail2), ...] over 0..n (hyperexponential times)."""
     out = [None, None, None]
     for w, part in zip(weights, parts):
         for i in range(3):

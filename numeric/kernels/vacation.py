@@ -24,6 +24,9 @@ rescaled by powers of two, which leaves every ratio unchanged.
 
 import numpy
 
+from .arrivals import arrival_counts
+from .batches import convolution_columns
+
 
 # --------------------------------------------------------------------------------------
 # Start period
@@ -424,9 +427,6 @@ class FiniteVacation:
 
     def __init__(self, ctx, service_counts, vacation_counts, batch, lam, b1, f1, single=False, whole=False,
                  columns=None, whole_max=2000):
-        from .arrivals import arrival_counts
-        from .batches import convolution_columns
-
         self.ctx = ctx
 
         def cols(n):

@@ -66,11 +66,9 @@ class Constant(_Finite):
     """Every batch has exactly n customers (n = 1: ordinary Poisson arrivals).  L(z) = z^n."""
 
     spec = "const"
-    n: int = param("batch size", kind=Kind.INTEGER, units="customers", metavar="N")
+    n: int = param("batch size", kind=Kind.INTEGER, units="customers", metavar="N", check=">= 1")
 
     def _validate(self):
-        if self.n < 1:
-            raise ParameterError("n", "must be an integer >= 1 (batches are never empty)", self.n)
         _limits.check("batch_size", self.n, "largest batch size")
 
     def support(self):

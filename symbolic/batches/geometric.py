@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import ParameterError
-from ..numbers import is_symbolic, to_sympy
+from ..numbers import to_sympy
 from ..params import param
 from .base import BatchLaw
 
@@ -22,11 +21,7 @@ class Geometric(BatchLaw):
     """
 
     spec = "geometric"
-    mean: object = param("mean batch size m (>= 1)", units="customers", metavar="X")
-
-    def _validate(self):
-        if not is_symbolic(self.mean) and not self.mean >= 1:
-            raise ParameterError("mean", "must be >= 1 (batches are never empty)", self.mean)
+    mean: object = param("mean batch size m (>= 1)", units="customers", metavar="X", check=">= 1")
 
     @property
     def p(self):

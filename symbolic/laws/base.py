@@ -22,7 +22,7 @@ from typing import ClassVar
 from ..errors import ParameterError
 from ..numbers import is_symbolic
 from ..params import Kind, params_of, parse_value, show_value, split_spec
-from ..params import exact_value
+from ..params import apply_check, exact_value
 
 __all__ = ["Law", "TimeLaw", "is_concrete"]
 
@@ -62,7 +62,9 @@ class Law:
             value = getattr(self, f.name)
             if value is None and meta.none_text is not None:
                 continue
-            object.__setattr__(self, f.name, exact_value(value, meta, f.name))
+            value = exact_value(value, meta, f.name)
+            apply_check(value, meta, meta.key or f.name)
+            object.__setattr__(self, f.name, value)
         self._validate()
 
     def _validate(self) -> None:

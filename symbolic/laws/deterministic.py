@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..counts import PoissonCount
-from ..numbers import positive, to_sympy
+from ..numbers import to_sympy
 from ..params import param
 from .base import TimeLaw
 
@@ -18,10 +18,7 @@ class Deterministic(TimeLaw):
     (``spec/chapter2.md`` section 3, row D)."""
 
     spec = "det"
-    mean: object = param("the constant time d", units="time", metavar="X")
-
-    def _validate(self):
-        positive(self.mean, "mean")
+    mean: object = param("the constant time d", units="time", metavar="X", check="> 0")
 
     def lst(self, s):
         import sympy as sp

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..counts import NegativeBinomialCount
-from ..errors import ParameterError
-from ..numbers import is_symbolic, positive, to_sympy
+from ..numbers import is_symbolic, to_sympy
 from ..params import Kind, param
 from .base import TimeLaw
 
@@ -60,10 +59,7 @@ class Exponential(_GammaFamily):
     beta_k = mu/(lambda + mu) (lambda/(lambda + mu))^k (``spec/chapter2.md`` section 3)."""
 
     spec = "exp"
-    mean: object = param("mean time m (rate 1/m)", units="time", metavar="X")
-
-    def _validate(self):
-        positive(self.mean, "mean")
+    mean: object = param("mean time m (rate 1/m)", units="time", metavar="X", check="> 0")
 
     @property
     def shape_value(self):
@@ -78,13 +74,8 @@ class Erlang(_GammaFamily):
     """Erlang-k time with mean m: k exponential phases of rate k/m.  LST (k/(k + m s))^k."""
 
     spec = "erlang"
-    k: int = param("number of phases", kind=Kind.INTEGER, structural=True, metavar="K")
-    mean: object = param("mean time m", units="time", metavar="X")
-
-    def _validate(self):
-        if self.k < 1:
-            raise ParameterError("k", "must be an integer >= 1", self.k)
-        positive(self.mean, "mean")
+    k: int = param("number of phases", kind=Kind.INTEGER, structural=True, metavar="K", check=">= 1")
+    mean: object = param("mean time m", units="time", metavar="X", check="> 0")
 
     @property
     def shape_value(self):
@@ -96,9 +87,5 @@ class Gamma(_GammaFamily):
     """Gamma time with shape a > 0 and mean m (rate a/m).  LST (a/(a + m s))^a."""
 
     spec = "gamma"
-    shape: object = param("shape a (> 0)", metavar="A")
-    mean: object = param("mean time m", units="time", metavar="X")
-
-    def _validate(self):
-        positive(self.shape, "shape")
-        positive(self.mean, "mean")
+    shape: object = param("shape a (> 0)", metavar="A", check="> 0")
+    mean: object = param("mean time m", units="time", metavar="X", check="> 0")

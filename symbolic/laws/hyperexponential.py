@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..counts import MixtureCount
 from ..errors import ParameterError
-from ..numbers import is_symbolic, positive, probability
+from ..numbers import is_symbolic
 from ..params import Kind, param
 from .base import TimeLaw
 from .gamma import Exponential
@@ -23,16 +23,15 @@ class HyperExponential(TimeLaw):
     """
 
     spec = "hyperexp"
-    probs: tuple = param("phase probabilities p_1/p_2/.. (sum 1)", kind=Kind.NUMBERS, key="p", metavar="P1/P2/..")
-    means: tuple = param("phase means m_1/m_2/..", kind=Kind.NUMBERS, key="mean", units="time", metavar="M1/M2/..")
+    probs: tuple = param("phase probabilities p_1/p_2/.. (sum 1)", kind=Kind.NUMBERS, key="p", metavar="P1/P2/..",
+                        check="[0, 1]")
+    means: tuple = param("phase means m_1/m_2/..", kind=Kind.NUMBERS, key="mean", units="time", metavar="M1/M2/..",
+                        check="> 0")
 
     def _validate(self):
         if len(self.probs) != len(self.means) or not self.probs:
             raise ParameterError(f"hyperexp: {len(self.probs)} probabilities and {len(self.means)} means: "
                                  "give one mean per phase")
-        for i, (p, m) in enumerate(zip(self.probs, self.means), start=1):
-            probability(p, f"p{i}")
-            positive(m, f"mean{i}")
         total = sum(self.probs)
         if not is_symbolic(total) and total != 1:
             raise ParameterError("hyperexp probabilities", "must sum to 1", total)

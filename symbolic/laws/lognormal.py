@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..counts import QuadratureCount
-from ..numbers import positive
 from ..params import param
 from .base import TimeLaw
 
@@ -26,12 +25,8 @@ class LogNormal(TimeLaw):
     """
 
     spec = "lognormal"
-    mean: object = param("mean time m", units="time", metavar="X")
-    scv: object = param("squared coefficient of variation Var/mean^2 (> 0)", metavar="C2")
-
-    def _validate(self):
-        positive(self.mean, "mean")
-        positive(self.scv, "scv")
+    mean: object = param("mean time m", units="time", metavar="X", check="> 0")
+    scv: object = param("squared coefficient of variation Var/mean^2 (> 0)", metavar="C2", check="> 0")
 
     def lst(self, s):
         import sympy as sp

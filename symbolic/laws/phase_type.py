@@ -17,7 +17,7 @@ from math import isqrt
 
 from ..counts import PhaseTypeCount
 from ..errors import ParameterError
-from ..numbers import is_symbolic, positive, probability, to_sympy
+from ..numbers import is_symbolic, probability, to_sympy
 from ..params import Kind, param
 from .base import TimeLaw
 
@@ -191,20 +191,17 @@ class Coxian(_PhaseTypeMethods):
     with probability p_i, else ends (p has n - 1 entries). ``coxian:rates=2/3,p=0.5``."""
 
     spec = "coxian"
-    rates: tuple = param("phase rates mu_1/../mu_n", kind=Kind.NUMBERS, units="1/time", metavar="MU1/MU2/..")
+    rates: tuple = param("phase rates mu_1/../mu_n", kind=Kind.NUMBERS, units="1/time", metavar="MU1/MU2/..",
+                         check="> 0")
     probs: tuple = param("continuation probabilities p_1/../p_{n-1}", kind=Kind.NUMBERS, key="p", metavar="P1/..",
-                         default=())
+                         default=(), check="[0, 1]")
 
     def _validate(self):
         if not self.rates:
             raise ParameterError("coxian: give at least one phase rate")
-        for i, r in enumerate(self.rates):
-            positive(r, f"rates[{i}]")
         if len(self.probs) != len(self.rates) - 1:
             raise ParameterError(f"coxian: {len(self.rates)} phases need {len(self.rates) - 1} continuation "
                                  f"probabilities, got {len(self.probs)}")
-        for i, p in enumerate(self.probs):
-            probability(p, f"p[{i}]")
 
     def phase_type(self):
         n = len(self.rates)

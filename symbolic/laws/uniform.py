@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..counts import UniformMixedPoissonCount
 from ..errors import ParameterError
-from ..numbers import is_symbolic, nonnegative, to_sympy
+from ..numbers import is_symbolic, to_sympy
 from ..params import param
 from .base import TimeLaw
 
@@ -19,11 +19,10 @@ class Uniform(TimeLaw):
     E T^n = (b^{n+1} - a^{n+1}) / ((n + 1)(b - a)) (``spec/chapter2.md`` section 3, uniform row)."""
 
     spec = "uniform"
-    low: object = param("lower end a (>= 0)", units="time", metavar="A")
+    low: object = param("lower end a (>= 0)", units="time", metavar="A", check=">= 0")
     high: object = param("upper end b (> a)", units="time", metavar="B")
 
     def _validate(self):
-        nonnegative(self.low, "low")
         if not is_symbolic(self.high - self.low) and not self.high > self.low:
             raise ParameterError(f"high = {self.high} must exceed low = {self.low} "
                                  "(use det:mean=... for a constant)")

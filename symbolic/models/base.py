@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 from ..errors import ParameterError
-from ..params import Kind, Param, exact_value, params_of, show_value
+from ..params import Kind, Param, apply_check, exact_value, params_of, show_value
 
 __all__ = ["Ref", "Alternative", "Action", "Model", "Request", "Measures", "Measure", "MeasureKind", "measure",
            "registered_models"]
@@ -179,7 +179,9 @@ class _Validated:
                 if not isinstance(value, bool):
                     raise ParameterError(f.name, "must be True or False", value)
                 continue
-            object.__setattr__(self, f.name, exact_value(value, meta, f.name))
+            value = exact_value(value, meta, f.name)
+            apply_check(value, meta, f.name)
+            object.__setattr__(self, f.name, value)
         self._validate()
 
     def _validate(self) -> None:

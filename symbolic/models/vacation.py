@@ -31,7 +31,7 @@ from .. import limits as _limits
 from ..batches.base import BatchLaw
 from ..errors import ParameterError
 from ..laws.base import TimeLaw
-from ..numbers import decimal_text, exact, is_symbolic, positive
+from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, Param, param
 from .base import Action, Alternative, Measures, MeasureKind, Model, Ref, Request, measure
 
