@@ -36,7 +36,7 @@ from .kernels import arrivals as _arrivals
 from .kernels import batches as _batches
 from .kernels import counts as _counts
 
-__all__ = ["count_sequences", "batch_vectors", "batch_columns", "ArrivalCounts", "arrival_counts", "BatchVectors"]
+__all__ = ["KernelCall", "run", "count_kernel", "batch_kernel", "count_sequences", "batch_vectors", "batch_columns", "ArrivalCounts", "arrival_counts", "BatchVectors"]
 
 
 def _nums(ctx, values):
@@ -64,7 +64,7 @@ def run(call: KernelCall, ctx, n: int):
             return run(a, ctx, n)
         if isinstance(a, tuple):
             return [conv(x) for x in a]
-        return ctx.num(a)
+        return a if isinstance(a, int) else ctx.num(a)  # integers (sizes, shapes) stay integers
 
     return call.function(ctx, *[conv(a) for a in call.args], n)
 
@@ -183,29 +183,37 @@ class BatchVectors:
 
 
 @singledispatch
-def _batch_vectors(batch, n, ctx):
-    support = batch.support() if isinstance(batch, BatchLaw) and is_concrete(batch) else None
+def batch_kernel(batch):
+    """(kernel call giving (pmf, tail, excess), geometric (p, q) or None, support or None) of a batch law.
+
+    A law with finitely many sizes (``support()``) needs nothing else; geometric and 1 + Poisson
+    batches have their own vectors (closed-form tails and excesses).
+    """
+    support = batch.support() if isinstance(batch, BatchLaw) else None
     if support is None:
         raise ParameterError(f"no numeric values for the batch law {batch!r}: choose a concrete batch law")
-    sizes = sorted(support)
-    return _batches.finite_vectors(ctx, sizes, _nums(ctx, [support[s] for s in sizes]), n), None, \
-        tuple(s for s in sizes if s <= n)
+    sizes = tuple(sorted(support))
+    return KernelCall(_batches.finite_vectors, (sizes, tuple(support[s] for s in sizes))), None, sizes
 
 
-@_batch_vectors.register
-def _(batch: Geometric, n, ctx):
-    p, q = ctx.num(batch.p), ctx.num(batch.q)
-    return _batches.geometric_vectors(ctx, p, q, n), (p, q), None
+@batch_kernel.register
+def _(batch: Geometric):
+    return KernelCall(_batches.geometric_vectors, (batch.p, batch.q)), (batch.p, batch.q), None
 
 
-@_batch_vectors.register
-def _(batch: ShiftedPoisson, n, ctx):
-    return _batches.shifted_poisson_vectors(ctx, ctx.num(batch.nu), ctx.num(batch.mean), n), None, None
+@batch_kernel.register
+def _(batch: ShiftedPoisson):
+    return KernelCall(_batches.shifted_poisson_vectors, (batch.nu, batch.mean)), None, None
 
 
 def batch_vectors(batch, n: int, ctx) -> BatchVectors:
     """The :class:`BatchVectors` of a batch law over 0..n (call inside ``with ctx:``)."""
-    (pmf, tail, excess), geometric, support = _batch_vectors(batch, n, ctx)
+    call, geometric, support = batch_kernel(batch)
+    if not is_concrete(batch):
+        raise ParameterError(f"no numeric values for the batch law {batch!r}: choose a concrete batch law")
+    pmf, tail, excess = run(call, ctx, n)
+    geometric = None if geometric is None else tuple(ctx.num(v) for v in geometric)
+    support = None if support is None else tuple(s for s in support if s <= n)
     return BatchVectors(pmf, tail, excess, ctx.num(batch.mean), geometric, support)
 
 

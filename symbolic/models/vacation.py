@@ -225,11 +225,13 @@ class CodegenFamilies(Request):
     function; structural ones (Erlang's k, the sizes of a pmf) are fixed: ``--service erlang:k=4``.
     """
 
-    batch: str = param("batch family: geometric | const:n=N | pmf:sizes=1/2/.. | poisson1", kind=Kind.TEXT,
-                       default="geometric")
+    batch: str = param("batch family: geometric | const:n=N | pmf:sizes=1/2/.. | poisson1", kind=Kind.TEXT)
     service: str = param("service family: det | exp | erlang:k=K | gamma | hyperexp:n=N | ph:n=N | coxian:n=N",
-                         kind=Kind.TEXT, default="exp")
-    vacation: str = param("vacation family (as --service), or none", kind=Kind.TEXT, default="exp")
+                         kind=Kind.TEXT)
+    vacation: str = param("vacation family (as --service), or none", kind=Kind.TEXT)
+    admission: Admission = param("partial or whole admission (fixed in the code)", kind=Kind.CHOICE,
+                                 choices=Admission, default=Admission.PARTIAL)
+    vacation_policy: VacationPolicy = _policy_field()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,283 @@
+"""Generated numeric code: closed forms as numpy or C, recursions as the package's own kernels.
+
+``qderive codegen NAME --measure M --out FILE`` writes a module that does not import qderive.
+Two kinds of generated measure:
+
+* :class:`ClosedForm` -- one SymPy expression in named arguments, printed by SymPy's
+  ``NumPyPrinter`` (Python, vectorised: arguments broadcast) or ``C99CodePrinter`` (a function
+  and a header), common subexpressions eliminated, the arguments and the model's validity
+  conditions checked (``ValueError`` naming the argument).
+* :class:`KernelModule` -- a measure computed by an algorithm: the kernel modules of
+  :mod:`qderive.numeric.kernels` that the package itself runs are copied **verbatim**
+  (:func:`kernel_sources`; only their module docstrings and the relative imports between them
+  are dropped, since the concatenated file defines every name), then the generated part:
+  the kernel calls of the chosen law families with their parameters printed by SymPy from the
+  package's own symbolic laws, and the public function. Python only.
+
+Every generated function has a docstring with its arguments, units and source equations.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = ["ClosedForm", "KernelModule", "kernel_sources", "kernel_dependencies", "print_expr", "print_call",
+           "generated_function", "module_header", "identifier"]
+
+_KERNELS = "qderive.numeric.kernels"
+_ALLOWED = {"numpy", "math", "warnings"}
+
+
+def identifier(name: str) -> str:
+    ident = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return ident + "_" if keyword.iskeyword(ident) else ident
+
+
+def _kernel_text(name: str) -> str:
+    return resources.files(_KERNELS).joinpath(f"{name}.py").read_text(encoding="utf-8")
+
+
+def _imports(name: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """(kernel modules imported relatively, line spans to drop) of kernel ``name``; refuses other imports."""
+    tree = ast.parse(_kernel_text(name))
+    deps, drop = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bad = [a.name for a in node.names if a.name.split(".")[0] not in _ALLOWED]
+            if bad:
+                raise RuntimeError(f"kernel {name} imports {bad}: kernels import numpy, math and each other only")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module:
+                if node not in tree.body:
+                    raise RuntimeError(f"kernel {name}: relative imports must be at module level")
+                deps.append(node.module)
+                drop.append((node.lineno, node.end_lineno))
+            elif (node.module or "").split(".")[0] not in _ALLOWED or node.level:
+                raise RuntimeError(f"kernel {name} imports {node.module!r}: kernels import numpy, math and each other")
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        drop.append((body[0].lineno, body[0].end_lineno))
+    return deps, drop
+
+
+def kernel_dependencies(names) -> list[str]:
+    """The kernel modules ``names`` need, in an order where each follows what it imports."""
+    order: list[str] = []
+
+    def visit(name, stack=()):
+        if name in order:
+            return
+        if name in stack:
+            raise RuntimeError(f"kernel import cycle: {' -> '.join((*stack, name))}")
+        for dep in _imports(name)[0]:
+            visit(dep, (*stack, name))
+        order.append(name)
+
+    for n in names:
+        visit(n)
+    return order
+
+
+def kernel_sources(names) -> str:
+    """The source of the kernel modules ``names`` and their dependencies, verbatim, concatenated."""
+    parts, seen_imports = [], set()
+    for name in kernel_dependencies(names):
+        lines = _kernel_text(name).splitlines()
+        _, drop = _imports(name)
+        dropped = {i for a, b in drop for i in range(a, b + 1)}
+        kept = []
+        for i, line in enumerate(lines, start=1):
+            if i in dropped:
+                continue
+            if line.startswith(("import ", "from ")) and line in seen_imports:
+                continue
+            if line.startswith(("import ", "from ")):
+                seen_imports.add(line)
+            kept.append(line)
+        text = "\n".join(kept).strip("\n")
+        parts.append(f"# ---- {_KERNELS}.{name} (the package's source, copied verbatim) " + "-" * 20 + "\n\n" + text)
+    return "\n\n\n".join(parts) + "\n"
+
+
+def _printer():
+    from sympy.printing.numpy import NumPyPrinter
+
+    return NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
+
+
+def print_expr(expr, names: dict) -> str:
+    """Python (numpy) source of an exact or symbolic value, symbols renamed by ``names``."""
+    import sympy as sp
+
+    from qderive.symbolic.numbers import to_sympy
+
+    e = to_sympy(expr) if not isinstance(expr, sp.Basic) else expr
+    e = sp.sympify(e).xreplace({s: sp.Symbol(n) for s, n in names.items()})
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Rational:
+        return f"{int(e.p)} / {int(e.q)}"
+    return _printer().doprint(e)
+
+
+def print_call(call, names: dict, ctx: str = "ctx", n: str = "n") -> str:
+    """Python source of a :class:`~qderive.numeric.sequences.KernelCall` with symbolic arguments."""
+    from qderive.numeric.sequences import KernelCall
+
+    def arg(a):
+        if isinstance(a, KernelCall):
+            return print_call(a, names, ctx, n)
+        if isinstance(a, tuple):
+            return "[" + ", ".join(arg(x) for x in a) + "]"
+        if isinstance(a, int):
+            return str(a)
+        return print_expr(a, names)
+
+    fn = call.function
+    if not fn.__module__.startswith(_KERNELS):
+        raise ValueError(f"{fn.__module__}.{fn.__name__} is not a kernel: this law has no generated code")
+    return f"{fn.__name__}({ctx}, " + ", ".join(arg(a) for a in call.args) + f", {n})"
+
+
+def generated_function(name: str, arg_lines, description: str, notes, statements) -> str:
+    """Source of a generated public function: signature, docstring (arguments with units), body."""
+    arg_doc = [f"        {a}: {d}" for a, d in arg_lines]
+    lines = [f"def {name}({', '.join(a for a, _ in arg_lines)}):", f'    """{description}', ""]
+    lines += [f"    {line}" if line else "" for line in notes]
+    lines += ["", "    Arguments:", *arg_doc, '    """']
+    lines += [f"    {line}" if line else "" for line in statements]
+    return "\n".join(lines) + "\n"
+
+
+def module_header(model: str, measure: str, description: str, source: str, fname: str) -> str:
+    """The docstring and ``__all__`` that open every generated Python module."""
+    return "\n".join([
+        f'"""{measure} of the {model} model, generated by `qderive codegen {model} --measure {measure}`.',
+        "",
+        description,
+        f"Source: {source}.",
+        "",
+        "Standalone: needs numpy only. Do not edit; regenerate instead.",
+        '"""',
+        "",
+        f'__all__ = ["{fname}"]',
+        "",
+    ])
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """One measure as an expression in named arguments.
+
+    ``args``: (symbol, python name, description with units, check) in the generated order
+    (``check`` as in :class:`~qderive.symbolic.params.Param`: ``"> 0"``, ...; only the symbols the
+    expression uses are kept); ``conditions``: (SymPy relation in the symbols, message) that
+    the generated code enforces (the model's validity, e.g. rho_bar < 1).
+    """
+
+    measure: str
+    expr: object
+    args: tuple
+    description: str
+    source: str
+    conditions: tuple = ()
+
+    def used_args(self):
+        free = self.expr.free_symbols | set().union(*(c.free_symbols for c, _ in self.conditions))
+        return tuple(a for a in self.args if a[0] in free)
+
+    def python_module(self, model: str) -> str:
+        """A standalone numpy module computing the measure; arguments broadcast."""
+        import sympy as sp
+
+        from qderive.numeric.compile import numpy_source
+
+        used = self.used_args()
+        names = {a[0]: a[1] for a in used}
+        renamed = self.expr.xreplace({s: sp.Symbol(n) for s, n in names.items()})
+        arg_doc = "\n".join(f"        {a[1]}: {a[2]}" for a in used)
+        doc = (f"{self.description}\n\n    Source: {self.source}.\n\n"
+               f"    Arguments (floats or numpy arrays, broadcast together):\n{arg_doc}\n\n"
+               "    Bad input (a violated constraint) raises ValueError naming the argument.\n    ")
+        fname = identifier(self.measure)
+        header = module_header(model, self.measure, self.description, self.source, fname)
+        inner = numpy_source(renamed, [sp.Symbol(a[1]) for a in used], "_value")
+        checks = [f"def {fname}({', '.join(a[1] for a in used)}):", f'    """{doc}"""']
+        for a in used:
+            if len(a) > 3 and a[3]:
+                checks.append(f"    _check({a[1]!r}, {a[1]}, {a[3]!r})")
+        for cond, message in self.conditions:
+            checks.append(f"    if not numpy.all({print_expr(cond, names)}):")
+            checks.append(f"        raise ValueError({message!r})")
+        checks.append(f"    return _value({', '.join(a[1] for a in used)})")
+        helper = [
+            "", "",
+            "def _check(name, value, constraint):",
+            "    v = numpy.asarray(value, dtype=float)",
+            '    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": (v >= 0) & (v <= 1)}[constraint]',
+            "    if not numpy.all(numpy.isfinite(v) & ok):",
+            '        raise ValueError(f"{name} = {value!r}: must be finite and {constraint}")',
+            "", "",
+        ]
+        return header + inner.replace("RATIONAL = ", "_RATIONAL = ").replace("ARGS = ", "_ARGS = ") \
+            + "\n".join(helper) + "\n".join(checks) + "\n"
+
+    def c_sources(self, model: str, header_name: str) -> tuple[str, str]:
+        """(header, source) of a C99 function ``double model_measure(double ...)`` (NaN on invalid input)."""
+        import sympy as sp
+        from sympy.printing.c import C99CodePrinter
+
+        printer = C99CodePrinter()
+        used = self.used_args()
+        mapping = {a[0]: sp.Symbol(a[1]) for a in used}
+        expr = self.expr.xreplace(mapping)
+        replacements, (reduced,) = sp.cse([expr], symbols=sp.numbered_symbols("t"), optimizations="basic")
+        fname = identifier(f"{model}_{self.measure}")
+        params = ", ".join(f"double {a[1]}" for a in used)
+        arg_doc = "\n".join(f" *   {a[1]}: {a[2]}" for a in used)
+        comment = (f"/* {self.measure} of the {model} model (generated by qderive codegen; do not edit).\n"
+                   f" * {self.description}\n * Source: {self.source}.\n * Arguments:\n{arg_doc}\n"
+                   " * Returns NaN when an argument violates its constraint or the model's validity condition.\n */\n")
+        guard = identifier(header_name).upper()
+        header = f"{comment}#ifndef {guard}\n#define {guard}\n\ndouble {fname}({params});\n\n#endif\n"
+        body = [f'#include <math.h>\n#include "{header_name}"\n', comment, f"double {fname}({params})\n{{"]
+        tests = {"> 0": "{0} > 0", ">= 0": "{0} >= 0", ">= 1": "{0} >= 1", "[0, 1]": "{0} >= 0 && {0} <= 1"}
+        for a in used:
+            if len(a) > 3 and a[3]:
+                body.append(f"    if (!(isfinite({a[1]}) && {tests[a[3]].format(a[1])})) return NAN;")
+        for cond, _ in self.conditions:
+            body.append(f"    if (!({printer.doprint(cond.xreplace(mapping))})) return NAN;")
+        for sym, sub in replacements:
+            body.append(f"    const double {sym} = {printer.doprint(sub)};")
+        body.append(f"    return {printer.doprint(reduced)};\n}}\n")
+        return header, "\n".join(body)
+
+
+@dataclass(frozen=True)
+class KernelModule:
+    """A measure computed by kernels: their verbatim source plus the generated ``code``.
+
+    ``kernels``: kernel module names (their dependencies are added in order); ``code``: the
+    generated part (the law families' kernel calls and the public function).
+    """
+
+    measure: str
+    description: str
+    source: str
+    kernels: tuple
+    code: str
+
+    def python_module(self, model: str) -> str:
+        fname = identifier(self.measure)
+        header = module_header(model, self.measure, self.description, self.source, fname)
+        return (header + "\n" + kernel_sources(self.kernels) + "\n\n# ---- generated for this model "
+                + "-" * 56 + "\n\n" + self.code)
+
+    def c_sources(self, model: str, header_name: str):
+        from qderive.symbolic.errors import ParameterError
+
+        raise ParameterError(f"--lang c: {model} {self.measure} runs an algorithm; C is generated for closed-form "
+                             "measures only (use --lang python)")

@@ -1,0 +1,139 @@
+"""Generated code for the finite vacation queue: ``qderive codegen vacation-finite``.
+
+The measures of M[X]/G/1/r need the cut recursion (2b), not a closed form. The
+generated module is the package's kernels, copied verbatim
+(:class:`qderive.numeric.kernels.vacation.FiniteVacation` and what it uses), plus, for the
+chosen law families, the kernel calls of their count laws printed by SymPy from the
+package's own symbolic laws (``spec/chapter2.md`` section 3) and the public function::
+
+    qderive codegen vacation-finite --measure loss_probability --batch geometric \\
+        --service erlang:k=4 --vacation exp --out loss.py
+    # loss.py: loss_probability(lam, batch_mean, service_mean, vacation_mean, r)
+
+Numeric arguments broadcast (numpy arrays); ``r`` may be a sequence of capacities (one
+sweep up to max r per parameter point).
+"""
+
+from __future__ import annotations
+
+from qderive.symbolic.batches import BatchLaw
+from qderive.symbolic.laws import TimeLaw
+from qderive.symbolic.models.vacation import FiniteVacationMeasures
+
+from .codegen import KernelModule, generated_function, print_call, print_expr
+from .families import LAM, family
+
+__all__ = ["forms"]
+
+SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
+          "Theorem 1.2 (13); spec/chapter2.md sections 2-4")
+
+_HELPERS = '''
+_CTX = FLOAT64
+
+
+def _check(name, value, constraint):
+    v = numpy.asarray(value, dtype=float)
+    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": (v >= 0) & (v <= 1), None: v == v}[constraint]
+    if not numpy.all(numpy.isfinite(v) & ok):
+        raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
+
+
+def _capacities(r, lowest):
+    single = numpy.ndim(r) == 0
+    rs = [int(v) for v in numpy.atleast_1d(r)]
+    for v, given in zip(rs, numpy.atleast_1d(r)):
+        if v != given or v < lowest:
+            raise ValueError(f"r = {given!r}: capacities must be integers >= {lowest}")
+    return rs, single
+
+
+def _sweep(kernel, measure, rs):
+    try:
+        out = [float(kernel.at(r)[measure]) for r in rs]
+    except ArithmeticError as exc:
+        raise FloatingPointError(f"{exc}; evaluate this point with `qderive eval --digits 20`") from None
+    if not all(numpy.isfinite(out)):
+        raise FloatingPointError(f"{measure} is not finite in float64; use `qderive eval --digits 20`")
+    return out
+
+
+def _broadcast(one, params, single):
+    arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
+    shape = arrays[0].shape
+    rows = [one(*[float(a[idx]) for a in arrays]) for idx in numpy.ndindex(shape)]
+    out = numpy.array(rows).reshape(shape + (len(rows[0]),))
+    if single:
+        out = out[..., 0]
+    return float(out) if out.ndim == 0 else out
+'''
+
+
+def forms(request) -> dict:
+    """``measure -> KernelModule`` for the law families of ``request`` (:class:`CodegenFamilies`)."""
+    batch = family(request.batch, "batch", BatchLaw)
+    service = family(request.service, "service", TimeLaw)
+    vac_none = request.vacation.strip().lower() == "none"
+    vacation = None if vac_none else family(request.vacation, "vacation", TimeLaw)
+    whole = request.admission.value == "whole"
+    single = request.vacation_policy.value == "single"
+    if single and vacation is None:
+        from qderive.symbolic.errors import ParameterError
+
+        raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
+               "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]
+    names = {p[0]: p[1] for p in params}
+    from qderive.numeric.sequences import batch_kernel, count_kernel
+
+    bcall, geometric, support = batch_kernel(batch.law)
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
+    body = [
+        "def service_counts(n):",
+        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
+        "",
+    ]
+    if vacation:
+        body += ["def vacation_counts(n):",
+                 f"    return {print_call(count_kernel(vacation.law.count_law(LAM)), names)}", ""]
+    else:
+        body += ["vacation_counts = None  # no vacations: the classic M[X]/G/1/r", ""]
+    body += [
+        "def batch(n):",
+        f"    pmf, tail, excess = {print_call(bcall, names)}",
+        f"    return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
+        "",
+        f"b1 = {print_expr(service.law.moment(1), names)}",
+        f"f1 = {print_expr(vacation.law.moment(1), names) if vacation else '0.0'}",
+        f"return FiniteVacation(ctx, service_counts, vacation_counts, batch, lam, b1, f1, single={single}, "
+        f"whole={whole})",
+    ]
+    scalars = [p[1] for p in params]
+    kernel_fn = ["def _kernel(" + ", ".join(scalars) + "):",
+                 '    """The package\'s FiniteVacation kernel for one parameter point (floats)."""',
+                 "    ctx = _CTX", *(f"    {line}" if line else "" for line in body)]
+    checks = [f"_check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params]
+    laws = f"{batch.label} batches, {service.label} service, " + (f"{vacation.label} vacations" if vacation
+                                                                   else "no vacations")
+    lowest = 0 if vacation is None else 1
+    out = {}
+    docs = {f.name: m for f, m in FiniteVacationMeasures.measure_fields() if not m.optional}
+    for measure, meta in docs.items():
+        notes = [f"M[X]/G/1/r with {laws}; {'whole' if whole else 'partial'} admission"
+                 f"{', single vacations' if single else ''}.", f"Unit of the result: {meta.units or meta.kind.value}.",
+                 f"Source: {meta.source or SOURCE}.", "",
+                 "Numeric arguments may be numpy arrays; they broadcast together. Returns a float, or an array",
+                 "of the broadcast shape, with a last axis over r when r is a sequence.",
+                 "Bad input raises ValueError naming the parameter; a float64 underflow raises FloatingPointError."]
+        arg_lines = [(p[1], p[2]) for p in params] + [("r", f"waiting places (integer >= {lowest}; the customer in "
+                                                           "service not counted), or a sequence of them")]
+        statements = [*checks, f"rs, single = _capacities(r, {lowest})",
+                      f"return _broadcast(lambda *point: _sweep(_kernel(*point), {measure!r}, rs), "
+                      f"({', '.join(scalars)},), single)"]
+        code = "\n".join([_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
+                          generated_function(measure, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
+                                             statements)])
+        out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws}.", SOURCE,
+                                    ("context", "vacation"), code)
+    return out

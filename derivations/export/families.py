@@ -1,0 +1,96 @@
+"""Law families for generated code: a law class with its structure fixed and numeric parameters symbolic.
+
+``--service erlang:k=4`` is the Erlang class with k = 4 and the mean left as the symbol
+``service_mean``: the generated function takes ``service_mean`` as an argument, and the
+count law the package uses (``Erlang(4, service_mean).count_law(lam)``) is printed by SymPy
+into the kernel call. Structural fields (``Param.structural``) are given in the family;
+a list-valued field takes its length from ``n=N`` (``hyperexp:n=2``, ``coxian:n=3``,
+``ph:n=2``; a sub-generator has n x n entries); ``pmf:sizes=1/2/4`` fixes the sizes of a
+finite batch law. The constraints of every argument come from the same field metadata
+(``Param.check``) that validates the law in the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.params import Kind, params_of, split_spec
+
+__all__ = ["Family", "family", "LAM"]
+
+#: the batch arrival rate in generated code
+LAM = sp.Symbol("lam", positive=True)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A law with symbolic parameters: ``law``; ``args`` (python name, description, check) in order;
+    ``label`` words for the docstring."""
+
+    law: object
+    args: tuple
+    label: str
+
+
+def family(text: str, role: str, root) -> Family:
+    """The :class:`Family` of ``--{role} text`` among the laws of ``root`` (TimeLaw or BatchLaw)."""
+    kind, values = split_spec(text, f"--{role}")
+    registry = root.registered()
+    if kind not in registry:
+        raise ParameterError(f"--{role} {text}: unknown {root.family_name} {kind!r}; choose one of "
+                             f"{', '.join(sorted(registry))}")
+    cls = registry[kind]
+    try:
+        n = int(values.pop("n")) if "n" in values else None
+    except ValueError:
+        raise ParameterError(f"--{role} {text}: n must be an integer") from None
+    kwargs, args = {}, []
+    structural = {f.name for f, m in params_of(cls) if m.structural}
+    for f, meta in params_of(cls):
+        key = meta.key or f.name
+        if f.name in structural:
+            if key not in values:
+                raise ParameterError(f"--{role} {text}: {kind} needs {key}=N (fixed in the generated code)")
+            kwargs[f.name] = int(values.pop(key))
+            continue
+        if cls.__name__ == "FinitePMF":
+            break
+        if not meta.cli and meta.kind is not Kind.NUMBERS:
+            continue
+        if meta.kind in (Kind.NUMBERS, Kind.INTEGERS):
+            if n is None:
+                raise ParameterError(f"--{role} {text}: give the number of phases, e.g. {kind}:n=2")
+            count = n * n if f.name == "T" else (n - 1 if f.name == "probs" and cls.__name__ == "Coxian" else n)
+            symbols = tuple(sp.Symbol(f"{role}_{key}{i + 1}", real=True) for i in range(count))
+            kwargs[f.name] = symbols
+            for i, s in enumerate(symbols):
+                args.append((s, str(s), f"{role} {meta.help}, entry {i + 1}" + (f" [{meta.units}]" if meta.units
+                                                                               else ""), meta.check))
+            continue
+        if meta.kind is not Kind.NUMBER:
+            continue
+        s = sp.Symbol(f"{role}_{key}", positive=True)
+        kwargs[f.name] = s
+        args.append((s, str(s), f"{role} {meta.help}" + (f" [{meta.units}]" if meta.units else ""), meta.check))
+    if cls.__name__ == "FinitePMF":
+        sizes = values.pop("sizes", None)
+        if sizes is None:
+            raise ParameterError(f"--{role} {text}: give the sizes, e.g. pmf:sizes=1/2/4")
+        sizes = [int(v) for v in sizes.split("/")]
+        probs = [sp.Symbol(f"{role}_p{s}", real=True) for s in sizes]
+        law = cls({s: p for s, p in zip(sizes, probs)})
+        args = [(p, str(p), f"probability of a batch of {s} customers (they must sum to 1)", "[0, 1]")
+                for s, p in zip(sizes, probs)]
+        return Family(law, tuple(args), f"batches of {'/'.join(map(str, sizes))} customers")
+    if values:
+        raise ParameterError(f"--{role} {text}: unknown {', '.join(values)} (a family fixes only its structure: "
+                             f"{', '.join(sorted(structural)) or 'nothing'}, and n for lists)")
+    try:
+        law = cls(**kwargs)
+    except TypeError as exc:
+        raise ParameterError(f"--{role} {text}: {kind} has no generated code ({exc})") from None
+    label = text.strip()
+    return Family(law, tuple(args), label)
