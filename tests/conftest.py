@@ -1,7 +1,20 @@
-"""Shared fixtures: mpmath precision is restored after every test."""
+"""Shared fixtures and helpers.
+
+* mpmath precision is restored after every test;
+* the cache is a private temporary directory for the whole session (the default path, cache on,
+  is what runs here; ``tests/test_cache.py`` runs with it off, and with unsafe directories);
+* helpers to run generated modules where qderive is not importable, and generated C.
+"""
+
+import os
+import tempfile
 
 import mpmath
 import pytest
+
+_CACHE = tempfile.mkdtemp(prefix="qderive-test-cache-")
+os.chmod(_CACHE, 0o700)
+os.environ.setdefault("QDERIVE_CACHE", _CACHE)
 
 
 @pytest.fixture(autouse=True)
@@ -17,7 +30,6 @@ def run_standalone(directory, script: str, timeout: int = 120) -> str:
     -S skips site processing, so the editable install of qderive is invisible; the script fails
     if qderive can be imported. Returns stdout; a failed run fails the test with its stderr.
     """
-    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -59,9 +71,24 @@ def run_generated_c(directory, source, header, arguments):
 
 def load_generated(path) -> dict:
     """The namespace of a generated Python module, executed in this process (for vectorisation checks)."""
+    import importlib.util
     from pathlib import Path
 
     path = Path(path)
-    namespace: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - our own generated file
-    return namespace
+    spec = importlib.util.spec_from_file_location(f"generated_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
+def cli(argv):
+    """Run the command line in-process: (exit status, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from qderive.derivations.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
