@@ -84,9 +84,10 @@ def evaluate(expr, env: dict):
     if isinstance(e, sp.Sum):
         (var, lo, hi), body = e.limits[0], e.function
         inner = sp.Sum(body, *e.limits[1:]) if len(e.limits) > 1 else body
-        lo_v, hi_v = evaluate(lo, env), evaluate(hi, env)
-        if hi_v == mpmath.inf:
-            raise ValueError("an infinite sum cannot be evaluated term by term")
+        lo_v = evaluate(lo, env)
+        if hi is sp.oo:
+            return _infinite_sum(inner, var, int(lo_v), env)
+        hi_v = evaluate(hi, env)
         total = mpmath.mpf(0)
         for i in range(int(lo_v), int(hi_v) + 1):
             total += evaluate(inner, {**env, var: i})
@@ -121,6 +122,20 @@ def evaluate(expr, env: dict):
     if e.is_Symbol and e not in env:
         raise KeyError(f"no value bound to the symbol {e}")
     raise TypeError(f"cannot evaluate {type(e).__name__}: {e}")
+
+
+def _infinite_sum(body, var, start, env):
+    """sum_{var >= start} body for nonnegative terms that eventually decrease: summed until 40 terms in a
+    row are below eps of the partial sum (at most 10^6 terms)."""
+    total, small = mpmath.mpf(0), 0
+    eps = mpmath.mpf(2) ** (-mpmath.mp.prec)
+    for i in range(start, start + 1_000_000):
+        term = evaluate(body, {**env, var: i})
+        total += term
+        small = small + 1 if abs(term) <= eps * abs(total) else 0
+        if small >= 40:
+            return total
+    raise ValueError("an infinite sum did not converge within 10^6 terms")
 
 
 def _as_mp(v):

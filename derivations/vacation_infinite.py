@@ -1,244 +1,148 @@
-"""M[X]/G/1 with multiple vacations, infinite waiting room: Sopin (2013), eqs. (2)-(7).
+"""M[X]/G/1 with multiple, single or no vacations, infinite waiting room: Sopin (2013), eqs. (2)-(7).
 
-The derivation runs once with *general* laws (an undefined service LST beta(s)
-with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; batch PGF L(z)
-with l1, l2, l3) and specialises exactly for concrete laws by substituting their
-moments. Steps (``spec/chapter2.md`` section 1):
+The derivation runs once with *general* laws (service LST beta(s) with moments b1, b2, b3;
+vacation LST varphi(s) with f1, f2, f3; batch PGF L(z) with l1, l2, l3) in
+:mod:`qderive.symbolic.closed_forms.vacation_infinite`, for every vacation policy. Steps
+(``spec/chapter2.md`` section 1), in the thesis's numbering for multiple vacations:
 
-(2)  balance of the embedded chain at service completions and vacation ends,
-(2b) its subtraction-free cut form,
-(3)  the embedded PGF Q(z) and q0,
-(4)  the embedded-to-time relation (semi-Markov, renewal reward),
-(5)  the time-stationary PGF P(z) and P_e = 1 - rho_bar,
-(6)  the mean wait W, (7) the mean queue length N = lambda l1 W,
-and, beyond the thesis, the variance of the queue length, Var = P''(1) + N - N^2.
+(2)  balance of the embedded chain at service completions and vacation ends  [evaluated],
+(2b) its subtraction-free cut form                                           [evaluated],
+(3)  the embedded PGF Q(z) and q0, (4) the embedded-to-time relation          [evaluated],
+(5)  the time-stationary PGF P(z) and P_e = 1 - rho_bar, (6) the mean wait W, (7) N = lambda l1 W,
+and, beyond the thesis, the variance of the queue length, and single vacations (the
+server takes one vacation, then idles until the next batch) and no vacations.
 
-Run ``python -m qderive.derivations.vacation_infinite`` to re-derive, verify and print.
+Every result is computed by SymPy; every relation typeset in index form is evaluated by
+``qderive verify`` with the embedded and time-stationary laws of the CTMC built from the
+model definition (:mod:`qderive.numeric.oracles.vacation`) and the exact Taylor coefficients
+of A(z), C(z), U(z), V(z). ``python -m qderive.derivations.vacation_infinite`` re-derives,
+verifies and prints.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
-from dataclasses import dataclass
+from fractions import Fraction as F
 
 import sympy as sp
 
-from qderive.numeric.backend import backend_for
-from qderive.numeric.compile import compile as compile_expr
-from qderive.symbolic import batches as B
-from qderive.symbolic import laws as T
-from qderive.symbolic._exact import ParameterError, exact, is_number, require_positive
-from qderive.symbolic.pgf import derivatives_at, series
+from qderive.symbolic.batches import FinitePMF, Geometric
+from qderive.symbolic.closed_forms import vacation_infinite as VI
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
+from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
+from qderive.symbolic.numbers import to_sympy
+from qderive.symbolic.pgf import series
 
-from qderive.numeric import _cache
-from .cli_args import BATCH_LAW_HELP, TIME_LAW_HELP, parse_batch_law, parse_number, parse_time_law
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity
+from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
 
-__all__ = ["VacationQueue", "general_results", "model_results", "derivation", "COMMAND"]
+__all__ = ["derivation", "codegen_forms", "RECURSIONS", "cut_recursion", "arrival_counts", "time_stationary"]
 
 SOURCE = "E. S. Sopin (2013), thesis abstract, chapter 2, eqs. (2)-(7); spec/chapter2.md section 1"
 
-z = sp.Symbol("z")
-lam = sp.Symbol("lambda", positive=True)
-SERVICE = T.GeneralTime("beta", "b")
-VACATION = T.GeneralTime("varphi", "f")
-BATCH = B.GeneralBatch("L", "l")
-b1, b2, b3 = (SERVICE.moment(k) for k in (1, 2, 3))
-f1, f2, f3 = (VACATION.moment(k) for k in (1, 2, 3))
-l1, l2, l3 = (BATCH.moment(k) for k in (1, 2, 3))
-MOMENT_SYMBOLS = (lam, b1, b2, b3, f1, f2, f3, l1, l2, l3)
+z, lam, c0 = VI.z, VI.lam, VI.c0
+b1, b2, b3, f1, f2, f3, l1, l2, l3 = VI.SYMBOLS[1:10]
 
 
-def _substitute_general(expr):
-    return VACATION.substitute_moments(SERVICE.substitute_moments(BATCH.substitute_moments(expr)))
+# -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------
 
 
-# ----------------------------------------------------------------------------------
-# The model
-# ----------------------------------------------------------------------------------
+def cut_recursion(a, abar, cbar, n):
+    """(2b): q~_0 = 1, a_0 q~_{j+1} = cbar_j + sum_{i=1}^{j} q~_i abar_{j-i+1}."""
+    q = [1]
+    for j in range(n):
+        s = cbar[j]
+        for i in range(1, j + 1):
+            s = s + q[i] * abar[j - i + 1]
+        q.append(s / a[0])
+    return q
 
 
-@dataclass(frozen=True)
-class VacationQueue:
-    """M[X]/G/1 with multiple vacations and an infinite waiting room.
-
-    ``lam``: batch arrival rate; ``batch``, ``service``, ``vacation``: laws.
-    Requires rho_bar = lam * l1 * b1 < 1 (there is no stationary regime otherwise).
-    """
-
-    lam: sp.Expr
-    batch: B.BatchLaw
-    service: T.TimeLaw
-    vacation: T.TimeLaw
-
-    def __post_init__(self):
-        object.__setattr__(self, "lam", require_positive(exact(self.lam, "rate"), "rate"))
-        for name, cls in (("batch", B.BatchLaw), ("service", T.TimeLaw), ("vacation", T.TimeLaw)):
-            if not isinstance(getattr(self, name), cls):
-                raise ParameterError(f"{name} = {getattr(self, name)!r}: must be a {cls.__name__}")
-        rb = self.rho_bar
-        if is_number(rb) and not bool(rb < 1):
-            raise ParameterError(
-                f"rho_bar = {rb} >= 1: the infinite-buffer model has no stationary regime; "
-                "use a finite capacity r (model vacation-finite)"
-            )
-
-    @classmethod
-    def from_load(cls, load, batch, service, vacation) -> "VacationQueue":
-        """The model with offered load rho_bar = lambda l1 b1 (lambda = load / (l1 b1))."""
-        load = require_positive(exact(load, "load"), "load")
-        return cls(load / (batch.moment(1) * service.moment(1)), batch, service, vacation)
-
-    @property
-    def rho_bar(self) -> sp.Expr:
-        """Offered load rho_bar = lambda l1 b1 (customers per service time)."""
-        return self.lam * self.batch.moment(1) * self.service.moment(1)
-
-    def _repr_latex_(self) -> str:
-        """Kendall notation and parameters, rendered by Jupyter."""
-        return (f"$M^{{[X]}}|G|1$ with multiple vacations: $\\lambda = {sp.latex(self.lam)}$, "
-                f"$\\bar\\rho = {sp.latex(self.rho_bar)}$, $L(z) = {sp.latex(self.batch.pgf(z))}$, "
-                f"$\\beta(s) = {sp.latex(self.service.lst(sp.Symbol('s')))}$, "
-                f"$\\varphi(s) = {sp.latex(self.vacation.lst(sp.Symbol('s')))}$")
-
-    def __str__(self) -> str:
-        return (f"M[X]/G/1 with multiple vacations: lambda = {self.lam}, rho_bar = {self.rho_bar}, "
-                f"batch {self.batch}, service {self.service}, vacation {self.vacation}")
-
-    def moments(self) -> dict:
-        """Values of the general-law symbols (lambda, b1..b3, f1..f3, l1..l3) for this model."""
-        vals = [self.lam]
-        vals += [self.service.moment(k) for k in (1, 2, 3)]
-        vals += [self.vacation.moment(k) for k in (1, 2, 3)]
-        vals += [self.batch.moment(k) for k in (1, 2, 3)]
-        return dict(zip(MOMENT_SYMBOLS, vals))
+def arrival_counts(beta, l_k, n):
+    """a_n = sum_{k=0}^{n} beta_k l^{(k)}_n (customers arriving during one service)."""
+    s = 0
+    for k in range(n + 1):
+        s = s + beta[k] * l_k[k][n]
+    return s
 
 
-# ----------------------------------------------------------------------------------
-# The derivation with general laws (cached: it is the same for every model)
-# ----------------------------------------------------------------------------------
+def time_stationary(q, u, v, C, j):
+    """(4): p_j = (q_0 v_j + sum_{i=1}^{j+1} q_i u_{j-i+1}) / C."""
+    s = q[0] * v[j]
+    for i in range(1, j + 2):
+        s = s + q[i] * u[j - i + 1]
+    return s / C
 
 
-def _pgfs(service, vacation, batch, rate):
-    s_arg = rate - rate * batch.pgf(z)
-    A = service.lst(s_arg)  # A(z) = beta(lambda - lambda L(z))
-    C = vacation.lst(s_arg)  # C(z) = varphi(lambda - lambda L(z))
-    return A, C
-
-
-def _derive_general() -> dict:
-    A, C = _pgfs(SERVICE, VACATION, BATCH, lam)
-    Lz = BATCH.pgf(z)
-    rho_bar = lam * l1 * b1
-    alpha_bar = lam * l1 * f1
-    q0 = (1 - rho_bar) / (1 - rho_bar + alpha_bar)
-    Q = q0 * (A - z * C) / (A - z)
-    P_e = 1 - rho_bar
-    P = P_e * (1 - z) * (1 - C) / (lam * f1 * (1 - Lz) * (A - z))
-    P0, P1, P2 = derivatives_at(P, z, 1, 2, _substitute_general)
-    (Q1,) = derivatives_at(Q, z, 1, 0, _substitute_general)
-    N = sp.factor(P1)
-    W = f2 / (2 * f1) + lam * l1 * b2 / (2 * (1 - rho_bar)) + (l2 - l1) * b1 / (2 * l1 * (1 - rho_bar))
-    var = sp.factor(sp.cancel(P2 + P1 - P1**2))
-    return {
-        "A": A, "C": C, "Q": Q, "P": P, "q0": q0, "P_e": P_e, "rho_bar": rho_bar, "alpha_bar": alpha_bar,
-        "P(1)": P0, "Q(1)": Q1, "N_derived": N, "W": W, "N": lam * l1 * W,
-        "second_factorial_moment": sp.factor(P2), "variance": var,
-    }
-
-
-@functools.lru_cache(maxsize=1)
-def general_results() -> dict:
-    """Q(z), q0, P(z), P_e, W, N, Var with general laws (derived once, cached on disk)."""
-    return _cache.cached("vacation_infinite_general_v1", _derive_general)
-
-
-def model_results(model: VacationQueue) -> dict:
-    """The general results specialised exactly to a concrete model's moments."""
-    g = general_results()
-    values = model.moments()
-    keys = ("q0", "P_e", "W", "N", "variance", "rho_bar")
-    return {k: g[k].subs(values) for k in keys}
-
-
-# ----------------------------------------------------------------------------------
-# Measures
-# ----------------------------------------------------------------------------------
-
-MEASURE_KEYS = ("q0", "idle_probability", "mean_queue_length", "mean_wait", "queue_length_variance",
-                "mean_number_in_system")
-
-
-#: generated-code arguments: (symbol, name, meaning and units)
-ARG_DOCS = (
-    (lam, "lam", "batch arrival rate lambda (batches per unit time)"),
-    (b1, "b1", "mean service time (time)"),
-    (b2, "b2", "second moment of the service time (time^2)"),
-    (b3, "b3", "third moment of the service time (time^3)"),
-    (f1, "f1", "mean vacation time (time)"),
-    (f2, "f2", "second moment of the vacation time (time^2)"),
-    (f3, "f3", "third moment of the vacation time (time^3)"),
-    (l1, "l1", "mean batch size E X (customers)"),
-    (l2, "l2", "second moment of the batch size E X^2 (customers^2)"),
-    (l3, "l3", "third moment of the batch size E X^3 (customers^3)"),
+RECURSIONS = (
+    ("Arrival counts, spec/chapter2.md section 0", arrival_counts),
+    ("Cut recursion (2b), no subtractions", cut_recursion),
+    ("Embedded to time-stationary law (4)", time_stationary),
 )
 
-MEASURE_DOCS = {
-    "q0": "Probability q0 that the queue is empty at an embedded epoch (service completion or vacation end), eq. (3).",
-    "idle_probability": "Probability P_e that the server is not serving (on vacation), P_e = 1 - rho_bar, eq. (5).",
-    "mean_queue_length": "Mean number of waiting customers N = lambda l1 W, eqs. (6), (7).",
-    "mean_wait": "Mean waiting time W of a customer (time), eq. (6).",
-    "queue_length_variance": "Variance of the number of waiting customers, P''(1) + N - N^2 from eq. (5).",
-    "mean_number_in_system": "Mean number of customers in the system, N + rho_bar.",
-}
+
+# -- the oracle data bound to the displayed relations ------------------------------------------------------
+
+#: a phase-type case (exponential laws: rational PGFs, exact series) and the truncation of its room
+_BOUND = ("exp service, exp vacation, geometric batches",
+          lambda policy: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), Exponential(1), policy), 150)
 
 
-@functools.lru_cache(maxsize=1)
-def _measure_exprs() -> dict:
-    g = general_results()
-    return {
-        "q0": g["q0"],
-        "idle_probability": g["P_e"],
-        "mean_queue_length": g["N"],
-        "mean_wait": g["W"],
-        "queue_length_variance": g["variance"],
-        "mean_number_in_system": g["N"] + g["rho_bar"],
-    }
+@functools.lru_cache(maxsize=8)
+def _bindings(policy: VacationPolicy, digits: int):
+    """(q, p, epoch spacing C) from the oracle CTMC, and exact series a, c, u, v, abar, cbar of the model."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.vacation import solve
+
+    model = _BOUND[1](policy)
+    o = solve(model, mp_context(digits + 10), capacity=_BOUND[2])
+    n = 12
+    lam_, Lz = to_sympy(model.rate), model.batch.pgf(z)
+    A = model.service.lst(lam_ - lam_ * Lz)
+    C = model.vacation.lst(lam_ - lam_ * Lz)
+    coeffs = {name: series(expr, z, 0, n).coeffs for name, expr in
+              (("a", A), ("c", C), ("u", (1 - A) / (lam_ * (1 - Lz))), ("v", (1 - C) / (lam_ * (1 - Lz))))}
+    exact = {k: [F(int(sp.nsimplify(x).p), int(sp.nsimplify(x).q)) for x in v] for k, v in coeffs.items()}
+    exact["abar"] = [1 - sum(exact["a"][: m + 1]) for m in range(n)]
+    exact["cbar"] = [1 - sum(exact["c"][: m + 1]) for m in range(n)]
+    return o, exact
 
 
-@functools.lru_cache(maxsize=1)
-def evaluator():
-    """One compiled evaluator of every measure (keys :data:`MEASURE_KEYS`) in (lambda, b1..b3, f1..f3, l1..l3).
+_q, _a, _c, _p, _u, _v = sp.symbols("q a c p u v", cls=sp.IndexedBase)
+_qt = sp.IndexedBase(r"\tilde{q}")
+_abar, _cbar = sp.IndexedBase(r"\bar{a}"), sp.IndexedBase(r"\bar{c}")
+_i, _j = sp.symbols("i j", integer=True, nonnegative=True)
+_Cm = sp.Symbol("C")
 
-    ``numpy`` path: float64, vectorised over arrays of parameters; ``mpmath`` path: any precision.
-    """
-    exprs = _measure_exprs()
-    return compile_expr(tuple(exprs[k] for k in MEASURE_KEYS), MOMENT_SYMBOLS, source=SOURCE)
-
-
-def measures(model: VacationQueue, digits: int | None = None) -> dict:
-    """All measures: float64 via the numpy evaluator, or mpmath at ``digits`` digits.
-
-    Exact inputs (rational moments) make the mpmath path exact up to its final rounding.
-    """
-    values = [model.moments()[s] for s in MOMENT_SYMBOLS]
-    ev = evaluator()
-    if digits is None:
-        bk = backend_for(None)
-        out = ev.numpy(*[bk.num(v) for v in values])
-        return {k: float(v) for k, v in zip(MEASURE_KEYS, out)}
-    return dict(zip(MEASURE_KEYS, ev.mpmath(*values, digits=digits)))
+REL_2 = sp.Eq(_q[_j], _q[0] * _c[_j] + sp.Sum(_q[_i] * _a[_j - _i + 1], (_i, 1, _j + 1)))
+REL_2B = sp.Eq(_a[0] * _qt[_j + 1], _qt[0] * _cbar[_j] + sp.Sum(_qt[_i] * _abar[_j - _i + 1], (_i, 1, _j)))
+REL_4 = sp.Eq(_p[_j], (_q[0] * _v[_j] + sp.Sum(_q[_i] * _u[_j - _i + 1], (_i, 1, _j + 1))) / _Cm)
 
 
-# ----------------------------------------------------------------------------------
-# Checks (independent verification)
-# ----------------------------------------------------------------------------------
+def _need(digits):
+    return min(digits - 6, 45)  # the oracle's truncation at 150 places leaves a tail of ~1e-53
 
 
-def _check_exact(lhs, rhs, what):
+def _bind_2(digits):
+    o, ex = _bindings(VacationPolicy.MULTIPLE, digits)
+    return {_q: o.q, _a: ex["a"], _c: ex["c"]}, {_j: range(0, 8)}
+
+
+def _bind_2b(digits):
+    o, ex = _bindings(VacationPolicy.MULTIPLE, digits)
+    qt = [x / o.q[0] for x in o.q]
+    return {_qt: qt, _a: ex["a"], _abar: ex["abar"], _cbar: ex["cbar"]}, {_j: range(0, 8)}
+
+
+def _bind_4(digits):
+    o, ex = _bindings(VacationPolicy.MULTIPLE, digits)
+    return {_p: o.p, _q: o.q, _u: ex["u"], _v: ex["v"], _Cm: 1 / o.epoch_rate}, {_j: range(0, 8)}
+
+
+# -- checks ------------------------------------------------------------------------------------------------
+
+
+def _exact(lhs, rhs, what):
     def run(digits):
         ok = exact_identity(lhs(), rhs())
         return ok, math.inf, what + (" holds exactly" if ok else " does NOT cancel to 0")
@@ -246,234 +150,236 @@ def _check_exact(lhs, rhs, what):
     return run
 
 
+def _thesis_P():
+    g = VI.general_results("multiple")
+    return (1 - lam * l1 * b1) * (1 - z) * (1 - g["C"]) / (lam * f1 * (1 - g["L"]) * (g["A"] - z))
+
+
+def _thesis_W():
+    rb = lam * l1 * b1
+    return f2 / (2 * f1) + lam * l1 * b2 / (2 * (1 - rb)) + (l2 - l1) * b1 / (2 * l1 * (1 - rb))
+
+
+def _single_W_literature():
+    """Single vacations (Takagi 1991, vol. 1, section 2.3, batch arrivals): the residual vacation term
+    lambda f2 / (2 (lambda f1 + varphi(lambda))) replaces f2 / (2 f1)."""
+    rb = lam * l1 * b1
+    return lam * l1 * b2 / (2 * (1 - rb)) + (l2 - l1) * b1 / (2 * l1 * (1 - rb)) + lam * f2 / (2 * (lam * f1 + c0))
+
+
+def _P_equals_thesis(digits):
+    """(5) as the thesis writes it equals the P(z) derived from (3) and (4): compared through their
+    Taylor coefficients at z = 1 up to order 2 (general laws, exact)."""
+    from qderive.symbolic.pgf import derivatives_at
+
+    g = VI.general_results("multiple")
+    sub = VI._substitute
+    mine = derivatives_at(g["P"], z, 1, 2, sub)
+    thesis = derivatives_at(_thesis_P(), z, 1, 2, sub)
+    ok = all(exact_identity(a, b) for a, b in zip(mine, thesis))
+    return ok, math.inf, "P(1), P'(1), P''(1) of the thesis's (5) equal those of the derived P(z)"
+
+
 def _mg1_special_case(digits):
-    """Single arrivals: W = lambda b2 / (2 (1 - rho)) + f2 / (2 f1) (Pollaczek-Khinchine + Fuhrmann-Cooper)."""
-    g = general_results()
+    g = VI.general_results("multiple")
     W1 = g["W"].subs({l1: 1, l2: 1})
     expected = lam * b2 / (2 * (1 - lam * b1)) + f2 / (2 * f1)
-    ok = exact_identity(W1, expected)
-    return ok, math.inf, "W(l1=l2=1) = PK mean wait + residual vacation f2/(2 f1)"
+    return exact_identity(W1, expected), math.inf, "W(l1=l2=1) = Pollaczek-Khinchine + residual vacation f2/(2 f1)"
 
 
-#: parameter sets for the CTMC oracle (phase-type laws); loads light enough that the
-#: truncation at ``capacity`` is far below 1e-50 (checked by the tail mass itself).
+def _none_case(digits):
+    g = VI.general_results("none")
+    rb = lam * l1 * b1
+    expected = lam * l1 * b2 / (2 * (1 - rb)) + (l2 - l1) * b1 / (2 * l1 * (1 - rb))
+    return exact_identity(g["W"], expected), math.inf, "no vacations: W = the M[X]/G/1 mean wait (Burke 1975)"
+
+
+#: oracle cases: phase-type laws, the truncation of the room (tail mass checked)
 ORACLE_CASES = (
     ("exp service, exp vacation, geometric batches",
-     lambda: VacationQueue(sp.Rational(1, 5), B.Geometric(sp.Rational(3, 2)), T.Exponential(sp.Rational(1, 2)),
-                           T.Exponential(1)), 150),
+     lambda pol: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), Exponential(1), pol), 150),
     ("Erlang-2 service, hyperexp vacation, pmf batches",
-     lambda: VacationQueue(sp.Rational(1, 5), B.FinitePMF({1: sp.Rational(1, 2), 2: sp.Rational(1, 2)}),
-                           T.Erlang(2, sp.Rational(1, 2)),
-                           T.HyperExponential((sp.Rational(1, 3), sp.Rational(2, 3)), (sp.Rational(1, 2), 1))), 150),
-    ("hyperexp service, Erlang-3 vacation, constant batches",
-     lambda: VacationQueue(sp.Rational(1, 5), B.Constant(2),
-                           T.HyperExponential((sp.Rational(1, 4), sp.Rational(3, 4)), (1, sp.Rational(1, 3))),
-                           T.Erlang(3, sp.Rational(3, 2))), 170),
+     lambda pol: VacationQueue(F(1, 5), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)),
+                               HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1)), pol), 150),
 )
 
 
-def _oracle_check(make, capacity):
+def _oracle_check(make, capacity, policy):
     def run(digits):
         import mpmath
 
-        from qderive.numeric.backend import mp_backend
-        from qderive.numeric.phase_oracle import phase_queue_distribution
+        from qderive.numeric.backend import mp_context
+        from qderive.numeric.oracles.vacation import solve
 
-        model = make()
-        bk = mp_backend(digits + 10)
-        with bk:
-            law = phase_queue_distribution(model.lam, model.batch, model.service, model.vacation, capacity, bk)
-            p = law.queue
-            N = mpmath.fsum(n * p[n] for n in range(len(p)))
-            M2 = mpmath.fsum(n * n * p[n] for n in range(len(p)))
-            var = M2 - N * N
-            truncation = p[-1]
-        got = measures(model, digits)
-        agreed = min(
-            agreement_digits(got["mean_queue_length"], N),
-            agreement_digits(got["queue_length_variance"], var),
-            agreement_digits(got["idle_probability"], law.vacation),
-        )
-        need = min(digits - 8, float(-mpmath.log10(truncation)) - 5)
-        return agreed >= need, agreed, (
-            f"N, Var, P_e vs CTMC (GTH, {digits + 10} digits, truncated at {capacity}, tail {mpmath.nstr(truncation, 3)});"
-            f" need {need:.0f} digits"
-        )
+        model = make(policy)
+        o = solve(model, mp_context(digits + 10), capacity=capacity)
+        got = model.evaluate(digits)
+        agreed = min(agreement_digits(got.mean_queue_length, o.mean_queue),
+                     agreement_digits(got.queue_length_variance, o.variance),
+                     agreement_digits(got.idle_probability, o.idle), agreement_digits(got.q0, o.q[0]))
+        need = min(digits - 8, float(-mpmath.log10(o.truncation)) - 8)
+        return agreed >= need, agreed, (f"N, Var, P_e, q0 vs the CTMC ({digits + 10} digits, room truncated at "
+                                        f"{capacity}, tail {mpmath.nstr(o.truncation, 3)}); need {need:.0f} digits")
 
     return run
 
 
-def _embedded_check(digits):
-    """q_j of (3) by the cut recursion (2b) and by the Taylor series of Q(z) vs a GTH solve of the embedded chain."""
+def _embedded_deterministic(digits):
+    """q0 of (3) for deterministic service (not phase-type) vs GTH of the embedded chain built from the
+    exact Taylor coefficients of A(z) and C(z) (the chain's definition, truncated at K states)."""
     import mpmath
 
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.chains import stationary_gth
-    from qderive.numeric.cut import cut_recursion
-    from qderive.numeric.sequences import arrival_counts
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.kernels.chains import gth_stationary
 
-    model = VacationQueue(sp.Rational(1, 2), B.Geometric(sp.Rational(5, 4)), T.Deterministic(sp.Rational(1, 5)),
-                          T.Exponential(sp.Rational(1, 10)))
-    K, J = 110, 6
-    bk = mp_backend(digits + 10)
-    with bk:
-        # the chain from the definition, with a_n, c_n as exact Taylor coefficients of A(z), C(z)
-        A, C = _pgfs(model.service, model.vacation, model.batch, model.lam)
-        a = [bk.num(c) for c in series(A, z, 0, K + 1).coeffs]
-        c = [bk.num(cc) for cc in series(C, z, 0, K + 1).coeffs]
-        P = [[0] * (K + 1) for _ in range(K + 1)]
+    model = VacationQueue(F(1, 2), Geometric(F(5, 4)), Deterministic(F(1, 5)), Exponential(F(1, 10)))
+    K = 110
+    ctx = mp_context(digits + 10)
+    lam_, Lz = to_sympy(model.rate), model.batch.pgf(z)
+    A = model.service.lst(lam_ - lam_ * Lz)
+    C = model.vacation.lst(lam_ - lam_ * Lz)
+    with ctx:
+        a = [ctx.num(sp.Rational(0)) + mpmath.mpf(sp.N(x, digits + 20)) for x in series(A, z, 0, K + 1).coeffs]
+        c = [mpmath.mpf(sp.N(x, digits + 20)) for x in series(C, z, 0, K + 1).coeffs]
+        P = ctx.zeros((K + 1, K + 1))
         for j in range(K + 1):
-            P[0][j] = c[j] if j < K else 1 - mpmath.fsum(c[:K])
+            P[0, j] = c[j] if j < K else 1 - mpmath.fsum(c[:K])
         for i in range(1, K + 1):
             for j in range(i - 1, K + 1):
-                P[i][j] = a[j - i + 1] if j < K else 1 - mpmath.fsum(a[: K - i + 1])
-        q_chain = stationary_gth(P, bk)
-        sa = arrival_counts(model.service, model.batch, model.lam, J, bk)
-        sc = arrival_counts(model.vacation, model.batch, model.lam, J, bk)
-        qt = cut_recursion(sa.a[0], sa.abar, sc.abar, J, bk)
-        q0 = bk.num(model_results(model)["q0"])
-        Q_model = model_results(model)["q0"] * (A - z * C) / (A - z)
-        Qs = series(Q_model, z, 0, J)
-        agreed = min(
-            min(agreement_digits(q0 * qt[j], q_chain[j]) for j in range(J)),
-            min(agreement_digits(bk.num(Qs.coeffs[j]), q_chain[j]) for j in range(J)),
-        )
-    return agreed >= digits - 10, agreed, f"q_0..q_{J - 1}: (2b) and series of (3) vs GTH of the {K + 1}-state chain"
+                P[i, j] = a[j - i + 1] if j < K else 1 - mpmath.fsum(a[: K - i + 1])
+        q = gth_stationary(ctx, P)
+        got = model.evaluate(digits).q0
+        agreed = agreement_digits(got, q[0])
+    return agreed >= digits - 10, agreed, f"q0 (D service): (3) vs GTH of the {K + 1}-state embedded chain"
 
 
 def _twin_check(digits):
-    model = VacationQueue.from_load(sp.Rational(3, 5), B.Geometric(5), T.Erlang(4, sp.Rational(3, 200)),
-                                    T.Exponential(sp.Rational(3, 40)))
-    f64 = measures(model)
-    mp = measures(model, digits)
-    agreed = min(agreement_digits(f64[k], mp[k]) for k in f64)
-    return agreed >= 12, agreed, "float64 (numpy) vs mpmath evaluators of every measure"
+    """The vectorised numpy evaluator of the closed forms (codegen's path) vs the exact evaluation."""
+    import numpy as np
+
+    from qderive.numeric.engines.vacation import InfiniteEngine
+
+    model = VacationQueue.example()
+    ev = InfiniteEngine()._evaluator("multiple")
+    vals = list(VI.symbol_values(model).values())
+    vals[-1] = F(0)
+    exact = ev.exact(*vals)
+    f64 = ev.numpy(*[np.float64(float(v)) for v in vals])
+    agreed = min(agreement_digits(float(x), y) for x, y in zip(f64, exact))
+    return agreed >= 13, agreed, "float64 (numpy) vs exact evaluation of every measure"
 
 
-# ----------------------------------------------------------------------------------
-# The derivation object
-# ----------------------------------------------------------------------------------
+# -- the derivation ----------------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
-    """The registered derivation ``vacation-infinite`` with its steps and checks."""
-    g = general_results()
-    q, a, c, p, u, v = sp.symbols("q a c p u v", cls=sp.IndexedBase)
-    qt = sp.IndexedBase(r"\tilde{q}")
-    abar, cbar = sp.IndexedBase(r"\bar{a}"), sp.IndexedBase(r"\bar{c}")
-    i, j = sp.symbols("i j", integer=True, nonnegative=True)
-    Cm = sp.Symbol("C")
-    Q_, P_, W_, N_, Var_ = sp.Function("Q")(z), sp.Function("P")(z), sp.Symbol("W"), sp.Symbol("N"), sp.Symbol(r"\operatorname{Var}")
-    q0s, Pes = sp.Symbol("q_0"), sp.Symbol("P_e")
-    rho_bar = g["rho_bar"]
+    """The registered derivation ``vacation-infinite``."""
+    g = VI.general_results("multiple")
+    gs = VI.general_results("single")
+    gn = VI.general_results("none")
+    Q_, P_ = sp.Function("Q")(z), sp.Function("P")(z)
+    W_, N_, Var_, q0s, Pes = sp.symbols(r"W N \operatorname{Var} q_0 P_e")
+    Ws, Wn, q0single = sp.symbols(r"W_{single} W_{none} q_0^{single}")
+    cite = "Sopin 2013, eq. ({})".format
     steps = (
-        Step("(2)", "Balance of the embedded chain (service completions and vacation ends)",
-             sp.Eq(q[j], q[0] * c[j] + sp.Sum(q[i] * a[j - i + 1], (i, 1, j + 1))), "Sopin 2013, eq. (2)"),
-        Step("(2b)", "Cut form of (2): flow up = flow down across the cut j | j+1, no subtractions",
-             sp.Eq(a[0] * qt[j + 1], qt[0] * cbar[j] + sp.Sum(qt[i] * abar[j - i + 1], (i, 1, j))),
-             "spec/chapter2.md section 1"),
+        Step("(2)", "Balance of the embedded chain (service completions and vacation ends)", REL_2, cite(2),
+             check=relation_check(REL_2, _bind_2, need=_need, describe=" with the CTMC's embedded law")),
+        Step("(2b)", "Cut form of (2): flow up = flow down across the cut j | j+1, no subtractions", REL_2B,
+             "spec/chapter2.md section 1", check=relation_check(REL_2B, _bind_2b, need=_need)),
         Step("A, C", "Customers arriving during one service / one vacation",
-             sp.Eq(sp.Function("A")(z), g["A"]), "spec/chapter2.md section 0"),
-        Step("(3)", "Embedded queue-length PGF", sp.Eq(Q_, g["Q"]), "Sopin 2013, eq. (3)"),
-        Step("(3')", "Probability the embedded queue is empty", sp.Eq(q0s, g["q0"]), "Sopin 2013, eq. (3)"),
-        Step("(4)", "Embedded to time-stationary (semi-Markov, renewal reward)",
-             sp.Eq(p[j], (q[0] * v[j] + sp.Sum(q[i] * u[j - i + 1], (i, 1, j + 1))) / Cm), "Sopin 2013, eq. (4)"),
-        Step("(4')", "Mean time between embedded epochs", sp.Eq(Cm, f1 / (1 - rho_bar + g["alpha_bar"])),
-             "spec/chapter2.md section 1"),
-        Step("(5)", "Time-stationary queue-length PGF", sp.Eq(P_, g["P"]), "Sopin 2013, eq. (5)"),
-        Step("(5')", "Probability the server is not serving (on vacation)", sp.Eq(Pes, g["P_e"]), "Sopin 2013, eq. (5)"),
-        Step("(6)", "Mean wait: residual vacation + other batches' work + own batch ahead",
-             sp.Eq(W_, g["W"]), "Sopin 2013, eq. (6)"),
-        Step("(7)", "Mean queue length (Little)", sp.Eq(N_, lam * l1 * W_), "Sopin 2013, eq. (7)"),
-        Step("Var", "Variance of the queue length, P''(1) + N - N^2 (not in the thesis)",
-             sp.Eq(Var_, g["variance"]), "derived here from (5)"),
+             sp.And(sp.Eq(sp.Function("A")(z), g["A"]), sp.Eq(sp.Function("C")(z), g["C"])),
+             "spec/chapter2.md section 0", computed=True),
+        Step("(3)", "Embedded queue-length PGF", sp.Eq(Q_, g["Q"]), cite(3), computed=True),
+        Step("(3')", "Probability the embedded queue is empty", sp.Eq(q0s, g["q0"]), cite(3), computed=True),
+        Step("(4)", "Embedded to time-stationary (semi-Markov, renewal reward)", REL_4, cite(4),
+             check=relation_check(REL_4, _bind_4, need=_need, describe=" with the CTMC's laws")),
+        Step("(4')", "Mean time between embedded epochs", sp.Eq(_Cm, g["C_embedded"]), "spec/chapter2.md section 1",
+             computed=True),
+        Step("(5)", "Time-stationary queue-length PGF (the thesis's form; equal to the derived P(z))",
+             sp.Eq(P_, _thesis_P()), cite(5), check=_P_equals_thesis),
+        Step("(5')", "Probability the server is not serving (on vacation)", sp.Eq(Pes, g["P_e"]), cite(5),
+             computed=True),
+        Step("(6)", "Mean wait: residual vacation + other batches' work + own batch ahead", sp.Eq(W_, g["W"]), cite(6),
+             computed=True),
+        Step("(7)", "Mean queue length (Little)", sp.Eq(N_, g["N"]), cite(7), computed=True),
+        Step("Var", "Variance of the queue length, P''(1) + N - N^2 (not in the thesis)", sp.Eq(Var_, g["variance"]),
+             "derived here from (5)", computed=True),
+        Step("(S3')", "Single vacations: embedded queue empty (c0 = varphi(lambda), no batch during a vacation)",
+             sp.Eq(q0single, gs["q0"]), "derived here", computed=True),
+        Step("(S6)", "Single vacations: mean wait", sp.Eq(Ws, gs["W"]), "derived here", computed=True),
+        Step("(N6)", "No vacations: the M[X]/G/1 mean wait", sp.Eq(Wn, gn["W"]), "derived here", computed=True),
     )
-    checks = [
-        Check("(3) Q(1) = 1 (general laws, exact)", _check_exact(lambda: g["Q(1)"], lambda: sp.Integer(1), "Q(1) = 1")),
-        Check("(5) P(1) = 1 (general laws, exact)", _check_exact(lambda: g["P(1)"], lambda: sp.Integer(1), "P(1) = 1")),
-        Check("(6),(7) P'(1) = lambda l1 W (general laws, exact)",
-              _check_exact(lambda: g["N_derived"], lambda: g["N"], "P'(1) = lambda l1 W")),
+    checks = []
+    for pol in ("multiple", "single", "none"):
+        gp = VI.general_results(pol)
+        checks.append(Check(f"({pol}) Q(1) = 1 and P(1) = 1, general laws, exact",
+                            _exact(lambda gp=gp: gp["Q(1)"] + gp["P(1)"], lambda: 2, "Q(1) + P(1) = 2")))
+        checks.append(Check(f"({pol}) P_e = 1 - rho_bar, general laws, exact",
+                            _exact(lambda gp=gp: gp["P_e"], lambda: 1 - lam * l1 * b1, "P_e = 1 - rho_bar")))
+    checks += [
+        Check("(6) the thesis's mean wait = P'(1)/(lambda l1), exact", _exact(lambda: g["W"], _thesis_W, "(6)")),
         Check("M/G/1 special case = Pollaczek-Khinchine + Fuhrmann-Cooper", _mg1_special_case),
-        Check("(2b), (3) embedded law vs GTH chain solve", _embedded_check),
+        Check("single vacations: W = Takagi's formula", _exact(lambda: gs["W"], _single_W_literature, "(S6)")),
+        Check("no vacations: W = M[X]/G/1", _none_case),
+        Check("q0 of (3) vs the embedded chain, deterministic service", _embedded_deterministic),
     ]
-    checks += [Check(f"N, Var, P_e vs CTMC oracle: {name}", _oracle_check(make, cap)) for name, make, cap in ORACLE_CASES]
-    checks.append(Check("numpy vs mpmath evaluators agree", _twin_check))
+    for name, make, cap in ORACLE_CASES:
+        for pol in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE):
+            checks.append(Check(f"N, Var, P_e, q0 vs CTMC ({pol.value}): {name}", _oracle_check(make, cap, pol)))
+    checks.append(Check("N, q0 vs CTMC (no vacations): exp, geometric",
+                        _oracle_check(lambda pol: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), None),
+                                      150, None)))
+    checks.append(Check("numpy vs exact evaluators agree", _twin_check))
     return Derivation(
         name="vacation-infinite",
-        title="M[X]/G/1 with multiple vacations, infinite waiting room",
+        title="M[X]/G/1 with multiple (or single, or no) vacations, infinite waiting room",
         source=SOURCE,
         steps=steps,
         checks=tuple(checks),
         results=dict(g),
-        notes=(
-            "General laws: service LST beta(s) with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; "
-            "batch PGF L(z) with raw moments l1, l2, l3; rho_bar = lambda l1 b1.",
-        ),
+        notes=("General laws: service LST beta(s) with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; "
+               "batch PGF L(z) with raw moments l1, l2, l3; rho_bar = lambda l1 b1; c0 = varphi(lambda).",),
+        recursions=RECURSIONS,
     )
 
 
-# ----------------------------------------------------------------------------------
-# Command line
-# ----------------------------------------------------------------------------------
+# -- generated code ----------------------------------------------------------------------------------------
+
+_ARG_DOCS = (
+    (lam, "lam", "batch arrival rate lambda [batches per unit time]", "> 0"),
+    (b1, "b1", "mean service time [time]", "> 0"),
+    (b2, "b2", "second moment of the service time [time^2]", "> 0"),
+    (b3, "b3", "third moment of the service time [time^3]", "> 0"),
+    (f1, "f1", "mean vacation time [time]", "> 0"),
+    (f2, "f2", "second moment of the vacation time [time^2]", "> 0"),
+    (f3, "f3", "third moment of the vacation time [time^3]", "> 0"),
+    (l1, "l1", "mean batch size E X [customers]", ">= 1"),
+    (l2, "l2", "second moment of the batch size E X^2 [customers^2]", ">= 1"),
+    (l3, "l3", "third moment of the batch size E X^3 [customers^3]", ">= 1"),
+    (c0, "c0", "probability that no batch arrives during a vacation, varphi(lambda)", "[0, 1]"),
+)
 
 
-def add_law_arguments(parser: argparse.ArgumentParser, *, vacation_none: bool = False) -> None:
-    """--batch, --service, --vacation, --load | --rate: shared by the vacation models."""
-    parser.add_argument("--batch", required=True, metavar="LAW", help=f"batch-size law: {BATCH_LAW_HELP}")
-    parser.add_argument("--service", required=True, metavar="LAW", help=f"service time: {TIME_LAW_HELP}")
-    extra = " | none (no vacations)" if vacation_none else ""
-    parser.add_argument("--vacation", required=True, metavar="LAW", help=f"vacation time: {TIME_LAW_HELP}{extra}")
-    g = parser.add_mutually_exclusive_group(required=True)
-    g.add_argument("--load", metavar="RHO", help="offered load rho_bar = lambda l1 b1")
-    g.add_argument("--rate", metavar="LAMBDA", help="batch arrival rate lambda (batches per unit time)")
+def codegen_forms(request=None) -> dict:
+    """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C).
 
+    The generated code refuses arguments out of range and rho_bar = lam l1 b1 >= 1.
+    """
+    from qderive.symbolic.models.vacation import VacationMeasures
 
-def rate_from_args(args, batch, service):
-    """lambda from --rate, or from --load as rho_bar / (l1 b1)."""
-    if args.rate is not None:
-        return require_positive(parse_number(args.rate, "--rate"), "--rate")
-    load = require_positive(parse_number(args.load, "--load"), "--load")
-    return load / (batch.moment(1) * service.moment(1))
+    from .export.codegen import ClosedForm
 
-
-class _Command(ModelCommand):
-    name = "vacation-infinite"
-    summary = "M[X]/G/1 with multiple vacations, infinite waiting room (Sopin 2013, eqs. (2)-(7))"
-    example_args = ("--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
-                    "--vacation", "exp:mean=0.075", "--load", "0.6")
-
-    def add_arguments(self, parser):
-        add_law_arguments(parser)
-
-    def build(self, args):
-        batch = parse_batch_law(args.batch, "--batch")
-        service = parse_time_law(args.service, "--service")
-        vacation = parse_time_law(args.vacation, "--vacation")
-        return VacationQueue(rate_from_args(args, batch, service), batch, service, vacation)
-
-    def evaluate(self, model, digits, args):
-        params = {"rate": model.lam, "load": model.rho_bar, "batch": args.batch, "service": args.service,
-                  "vacation": args.vacation}
-        return Evaluation(self.name, params, measures(model, digits))
-
-    def derivation(self):
-        return derivation()
-
-    def closed_forms(self):
-        from .codegen import ClosedForm
-
-        exprs = _measure_exprs()
-        return {k: ClosedForm(k, exprs[k], ARG_DOCS, MEASURE_DOCS[k], SOURCE) for k in MEASURE_KEYS}
-
-    def simulate(self, model, args):
-        from qderive.numeric.simulate import SimVacationModel
-
-        return SimVacationModel(rate=model.lam, batch=model.batch, service=model.service,
-                                vacation=model.vacation, capacity=None), {}
-
-
-COMMAND = _Command()
+    policy = "none" if request is not None and request.no_vacation else (
+        request.vacation_policy.value if request is not None else "multiple")
+    exprs = dict(zip(VI.MEASURE_KEYS, VI.measure_expressions(policy)))
+    docs = {f.name: m for f, m in VacationMeasures.measure_fields()}
+    stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
+                                   "regime otherwise"),)
+    what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
+    return {k: ClosedForm(k, sp.sympify(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
+                          f"{what}), eq. {docs[k].source}.", SOURCE, stable)
+            for k, e in exprs.items()}
 
 
 if __name__ == "__main__":  # pragma: no cover

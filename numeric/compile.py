@@ -44,7 +44,16 @@ def py_name(symbol) -> str:
 def _printer():
     from sympy.printing.numpy import NumPyPrinter
 
+    from sympy.printing.precedence import precedence
+
     class _Printer(NumPyPrinter):
+        def _print_Pow(self, expr, rational=False):
+            # integer powers stay integer powers (NumPyPrinter writes x**(-1.0), which is not exact)
+            if expr.exp.is_Integer:
+                base = self.parenthesize(expr.base, precedence(expr), strict=False)
+                return f"{base}**({int(expr.exp)})" if expr.exp < 0 else f"{base}**{int(expr.exp)}"
+            return super()._print_Pow(expr, rational=rational)
+
         def _print_Rational(self, expr):
             return f"R({expr.p}, {expr.q})"
 

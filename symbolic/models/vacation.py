@@ -36,7 +36,7 @@ from ..params import Kind, Param, param
 from .base import Action, Alternative, Measures, MeasureKind, Model, Ref, Request, measure
 
 __all__ = ["VacationPolicy", "Admission", "VacationQueue", "FiniteVacationQueue", "VacationMeasures",
-           "FiniteVacationMeasures", "SizeRequest", "CodegenFamilies"]
+           "FiniteVacationMeasures", "SizeRequest", "CodegenFamilies", "CodegenPolicy"]
 
 
 class VacationPolicy(enum.Enum):
@@ -136,6 +136,14 @@ class VacationMeasures(Measures):
 
 
 @dataclass(frozen=True)
+class CodegenPolicy(Request):
+    """``qderive codegen vacation-infinite``: the vacation policy of the generated closed forms."""
+
+    vacation_policy: VacationPolicy = _policy_field()
+    no_vacation: bool = param("generate the classic M[X]/G/1 without vacations", kind=Kind.FLAG, default=False)
+
+
+@dataclass(frozen=True)
 class VacationQueue(_VacationModel):
     """M[X]/G/1 with an infinite waiting room: ``VacationQueue(rate, batch, service, vacation)``.
 
@@ -151,6 +159,7 @@ class VacationQueue(_VacationModel):
     derivation = Ref("qderive.derivations.vacation_infinite:derivation")
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.vacation_infinite:codegen_forms")
+    codegen_options = CodegenPolicy
 
     def _validate(self):
         super()._validate()
