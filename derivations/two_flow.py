@@ -1,53 +1,41 @@
-"""Two message classes (INVITE / non-INVITE) with threshold overload control: ``qderive eval two-flow``.
+"""Derivation ``two-flow``: the INVITE / non-INVITE threshold model (seed 001, ``spec/other-models.md`` C).
 
-``spec/other-models.md`` section C, seed 001 (``../shared/seeds/001_*.txt``): a SIP proxy
-receives INVITE (class 1) and non-INVITE (class 2) messages; under overload it first
-rejects everything (mode 2, more than H messages), then only INVITE (mode 1) until the
-count drops below L. Algorithm 1 serves FIFO always; algorithm 2 serves non-INVITE first
-(non-preemptive) while overloaded. The chain, its solvers and the measures live in
-:mod:`qderive.numeric.two_flow`; this module holds
+The model is :class:`~qderive.symbolic.models.two_flow.TwoFlowModel`; its engine
+(:mod:`qderive.numeric.engines.two_flow`) solves the chain on (mode, class sequence).
+This derivation shows
 
-* :data:`COMMAND` for ``qderive eval two-flow`` (the command-line contract of issue 5);
-* the derivation ``two-flow``: the symbolic stationary law of the tiny chain L = 1, H = 2
-  (21 states) as ratios of polynomials in the six rates, for both algorithms, with its
-  checks (:func:`stationary_law` computes it for any L < H <= 3, see its cost note);
-* :func:`figure_comparison`: algorithm 1 versus 2 over the INVITE share and the
-  INVITE / non-INVITE work ratio 4..12.
+* the relations the engine evaluates -- global balance (C.1), throughput (C.2), rejection
+  by PASTA (C.3), flow conservation and Little (C.4), renewal-reward for the return time
+  (C.5) -- each typeset in index form and **evaluated as displayed** by ``qderive verify``
+  with the numbers of the oracle chain (:mod:`qderive.numeric.oracles.two_flow`: built from
+  the definition on plain tuples; its sojourn is a tagged-customer first passage, its
+  return time a first passage, so (C.4) and (C.5) are real checks);
+* the stationary law of the smallest chain L = 1, H = 2 (R = 3; 21 states) in closed form,
+  a ratio of polynomials in the six rates for both algorithms (``computed``: the one GTH
+  of :mod:`qderive.numeric.kernels.chains` run over the field Q(lambda, mu, mu') by
+  :class:`FieldContext`), with the displayed ratio checked against the exact rational
+  solve of the oracle chain.
 
 ``python -m qderive.derivations.two_flow`` re-derives, verifies and prints.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 
+import numpy as np
 import sympy as sp
+from qderive.symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
 
-from qderive.symbolic._exact import exact
+from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
-from .cli_args import parse_number_list
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits
-
-__all__ = [
-    "COMMAND",
-    "TwoFlowCommand",
-    "RATE_SYMBOLS",
-    "SymbolicLaw",
-    "stationary_law",
-    "gth_exact",
-    "common_denominator",
-    "split_factors",
-    "build_derivation",
-    "evaluate_measures",
-    "comparison_rows",
-    "figure_comparison",
-    "MEASURE_KEYS",
-]
+__all__ = ["FieldContext", "RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
+           "split_factors", "evaluate_polynomial_law", "symbolic_stationary", "derivation", "check_model"]
 
 _CITE = "spec/other-models.md section C (seed 001)"
+
 
 class _PrimedRate(sp.Symbol):
     """mu'_c, the overload service rate: a Symbol whose LaTeX is braced, so that powers stay valid TeX."""
@@ -58,152 +46,79 @@ class _PrimedRate(sp.Symbol):
 
 lam1, lam2, mu1, mu2 = sp.symbols("lambda_1 lambda_2 mu_1 mu_2", positive=True)
 mup1, mup2 = _PrimedRate("muprime_1", positive=True), _PrimedRate("muprime_2", positive=True)
-#: the rates in :class:`~qderive.numeric.two_flow.RateKind` order
+#: the rates in the engine's RateKind order (lambda_1, lambda_2, mu_1, mu_2, mu'_1, mu'_2)
 RATE_SYMBOLS = (lam1, lam2, mu1, mu2, mup1, mup2)
+#: verification point: INVITE five times the work, overload service a little faster
+CHECK_RATES = (Fraction(3, 5), Fraction(2), Fraction(1), Fraction(5), Fraction(3, 2), Fraction(6))
 _pi = sp.Function(r"\pi")
 
-#: JSON measure keys of ``qderive eval two-flow`` (the contract), then the extras
-MEASURE_KEYS = (
-    "throughput_invite", "throughput_non_invite", "rejection_invite", "rejection_non_invite",
-    "mean_sojourn_invite", "mean_sojourn_non_invite", "mean_sojourn", "p_mode0", "p_mode1", "p_mode2",
-    "mean_return_time",
-)  # fmt: skip
+
+def check_model(L: int, H: int, R: int, algorithm: Algorithm, rates=CHECK_RATES) -> TwoFlowModel:
+    """The model at the verification rates."""
+    return TwoFlowModel(rates[0], rates[1], rates[2], rates[3], L, H, R, algorithm, rates[4], rates[5])
 
 
-# ---------------------------------------------------------------------------------------
-# Measures (numeric)
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
+# The one GTH over a field of rational functions
+# --------------------------------------------------------------------------------------
 
 
-def evaluate_measures(solution) -> dict:
-    """The JSON measures of a :class:`~qderive.numeric.two_flow.TwoFlowSolution` (backend numbers).
+class FieldContext:
+    """The arithmetic-context interface over a SymPy field K (``sympy.polys.fields.field``): object arrays
+    of field elements, so :func:`~qderive.numeric.kernels.chains.gth_stationary` runs unchanged and returns
+    the stationary law as rational functions. (A candidate for :mod:`qderive.numeric.backend`.)"""
 
-    Contract keys first (:data:`MEASURE_KEYS`), then mean numbers and accepted rates.
-    ``mean_return_time`` is None when overload never occurs (R <= H).
-    """
-    s = solution
-    with s.bk:
-        return {
-            "throughput_invite": s.throughput(1),
-            "throughput_non_invite": s.throughput(2),
-            "rejection_invite": s.rejection_probability(1),
-            "rejection_non_invite": s.rejection_probability(2),
-            "mean_sojourn_invite": s.mean_sojourn(1),
-            "mean_sojourn_non_invite": s.mean_sojourn(2),
-            "mean_sojourn": s.mean_sojourn(),
-            "p_mode0": s.mode_probability(0),
-            "p_mode1": s.mode_probability(1),
-            "p_mode2": s.mode_probability(2),
-            "mean_return_time": s.mean_return_time(),
-            "mean_number_invite": s.mean_number(1),
-            "mean_number_non_invite": s.mean_number(2),
-            "mean_number": s.mean_number(),
-            "accepted_rate_invite": s.accepted_rate(1),
-            "accepted_rate_non_invite": s.accepted_rate(2),
-        }
+    is_float64 = False
+    dtype = object
+    tiny = 0
 
+    def __init__(self, K):
+        self.K = K
 
-# ---------------------------------------------------------------------------------------
-# Symbolic stationary law of tiny chains
-# ---------------------------------------------------------------------------------------
+    def __enter__(self):
+        return self
 
+    def __exit__(self, *exc):
+        return False
 
-def evaluate_polynomial_law(ring, polys, values: dict) -> list:
-    """pi_i = N_i / sum_j N_j with every N_i evaluated exactly at ``{symbol: Rational}``."""
-    dom = ring.domain
-    point = [(g, dom.from_sympy(exact(values[g.as_expr()], str(g)))) for g in ring.gens]
-    nums = [dom.to_sympy(p.evaluate(point)) for p in polys]
-    total = sp.Add(*nums)
-    return [x / total for x in nums]
+    def num(self, value):
+        return value if getattr(value, "field", None) == self.K else self.K.from_expr(sp.sympify(value))
 
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=object)
+        z.fill(self.K.zero)
+        return z
 
-@dataclass(frozen=True)
-class SymbolicLaw:
-    """pi(s) = N_s / N with polynomials N_s in the rates (gcd removed) and N = sum_s N_s.
+    def array(self, values):
+        values = list(values)
+        a = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            a[i] = self.num(v)
+        return a
 
-    ``polys`` are the N_s as elements of ``ring`` (fast exact arithmetic for the checks);
-    :meth:`numerator` gives them as SymPy expressions.
-    """
+    def fsum(self, values):
+        return sum(values, self.K.zero)
 
-    space: object
-    rates: tuple
-    ring: object
-    polys: tuple
-
-    def numerator(self, i: int) -> sp.Expr:
-        """N_i, expanded, as a SymPy expression."""
-        return self.polys[i].as_expr()
-
-    def factored(self, i: int) -> sp.Expr:
-        """N_i with the rates and the states' exit-rate sums pulled out as factors (:func:`split_factors`)."""
-        sp_ = self.space
-        r = [self.ring.from_expr(x) for x in self.rates]
-        out = [self.ring.zero] * sp_.size
-        for s, k in zip(sp_.src, sp_.kind):
-            out[s] += r[k]
-        return split_factors(self.polys[i], list(self.ring.gens) + out)
-
-    def normaliser(self) -> sp.Expr:
-        """N = sum_s N_s (expanded)."""
-        return sum(self.polys, self.ring.zero).as_expr()
-
-    def probability(self, i: int) -> sp.Expr:
-        """pi(state i) = N_i / N as a SymPy expression."""
-        return self.numerator(i) / self.normaliser()
-
-    def at(self, values: dict) -> list:
-        """The law at exact rate values ``{symbol: Rational}``: exact rationals in state order."""
-        return evaluate_polynomial_law(self.ring, self.polys, values)
-
-
-def gth_exact(n: int, transitions, K) -> list:
-    """Stationary vector (up to a factor, pi[0] = 1) of a CTMC over an exact field ``K`` by sparse GTH.
-
-    ``transitions`` = iterable of ``(i, j, rate)`` with rates in ``K``; states are
-    eliminated from n - 1 down to 1 (put the state to keep first, and order the rest so
-    that eliminated states have few neighbours: level order for queues). Pivots are
-    sums of rates, never differences (Grassmann-Taksar-Heyman).
-    """
-    A = [dict() for _ in range(n)]
-    into = [set() for _ in range(n)]
-    for i, j, rate in transitions:
-        A[i][j] = A[i].get(j, K.zero) + rate
-        into[j].add(i)
-    for k in range(n - 1, 0, -1):
-        total = sum((v for j, v in A[k].items() if j < k), K.zero)
-        for i in [i for i in into[k] if i < k]:
-            f = A[i][k] / total
-            A[i][k] = f
-            for j, v in A[k].items():
-                if j < k:
-                    if j not in A[i]:
-                        into[j].add(i)
-                    A[i][j] = A[i].get(j, K.zero) + f * v
-    pi = [K.zero] * n
-    pi[0] = K.one
-    for k in range(1, n):
-        pi[k] = sum((pi[i] * A[i][k] for i in into[k] if i < k), K.zero)
-    return pi
+    def dot(self, a, b):
+        return sum((x * y for x, y in zip(a, b)), self.K.zero)
 
 
 def common_denominator(ratios) -> list:
-    """Field elements r_s -> polynomials N_s with r_s = N_s / D (common D, gcd of the N_s removed)."""
-    den = functools.reduce(lambda a, b: a.lcm(b), [p.denom for p in ratios])
+    """Field elements r_s -> polynomials N_s with r_s = N_s / D (one D, the gcd of the N_s removed)."""
+    den = functools.reduce(lambda a, b: a if a == b else a.lcm(b), [p.denom for p in ratios])
     nums = [p.numer * den.exquo(p.denom) for p in ratios]
     g = functools.reduce(lambda a, b: a.gcd(b), nums)
     return [x.exquo(g) for x in nums]
 
 
 def split_factors(poly, candidates) -> sp.Expr:
-    """``poly`` as ``product of candidate factors ** multiplicity * cofactor`` by exact trial division.
+    """``poly`` as (product of candidate factors ** multiplicity) * cofactor, by exact trial division.
 
     The candidates are the rates and the exit-rate sums of the states (the pivots of the
-    elimination, so the usual factors of a stationary law). Deterministic and fast, unlike
-    a general multivariate factorisation (Wang's algorithm draws random evaluation points
-    and occasionally takes minutes); the cofactor is returned expanded.
+    elimination, so the usual factors of a stationary law): deterministic and fast, unlike a
+    general multivariate factorisation. The cofactor is returned expanded.
     """
-    factors = []
-    seen = set()
+    factors, seen = [], set()
     for c in candidates:
         if c.is_ground or c in seen:
             continue
@@ -219,76 +134,201 @@ def split_factors(poly, candidates) -> sp.Expr:
     return sp.Mul(*factors, poly.as_expr())
 
 
-def _sparse_gth_field(space, rates, K):
-    """pi(s) / pi(empty) of the seed-001 chain over ``K``: :func:`gth_exact` in level order (count n ascending)."""
-    order = sorted(range(space.size), key=lambda i: (int(space.length[i]), int(space.mode[i]), int(space.bits[i])))
-    pos = {s: i for i, s in enumerate(order)}
-    pi = gth_exact(space.size, ((pos[int(s)], pos[int(d)], rates[k]) for s, d, k in
-                                zip(space.src, space.dst, space.kind)), K)
-    return [pi[pos[s]] for s in range(space.size)]
+def evaluate_polynomial_law(ring, polys, values: dict) -> list:
+    """pi_i = N_i / sum_j N_j with every N_i evaluated exactly at ``{symbol: rational}`` (Fractions)."""
+    dom = ring.domain
+    point = [(g, dom.from_sympy(sp.Rational(values[g.as_expr()]))) for g in ring.gens]
+    nums = [Fraction(str(dom.to_sympy(p.evaluate(point)))) for p in polys]
+    total = sum(nums)
+    return [x / total for x in nums]
 
 
-@functools.lru_cache(maxsize=8)
-def stationary_law(low: int = 1, high: int = 2, algorithm=None, rates: tuple = RATE_SYMBOLS) -> SymbolicLaw:
-    """The stationary law of the seed-001 chain with L = ``low``, H = ``high`` (R = H + 1) in closed form.
+@dataclass(frozen=True)
+class SymbolicLaw:
+    """pi(s) = N_s / sum_t N_t with polynomials N_s in the rates; ``space`` the engine's state space."""
 
-    ``spec/other-models.md`` C: global balance ``pi(s) q(s) = sum_t pi(t) q(t, s)`` solved
-    exactly over the field of rational functions of the rate symbols (sparse GTH, level
-    order), then put over a common denominator: ``pi(s) = N_s / sum_t N_t`` with
-    polynomials N_s. ``rates`` (RateKind order) may mix symbols and rationals.
+    space: object
+    ring: object
+    polys: tuple
 
-    Cost with six symbols (measured, 2-core machine): L, H = 1, 2 (21 states) 0.3 s
-    (priority) to 1.6 s (FIFO); H = 3 (40 to 45 states): 1.5 to 4.5 s for priority, 84 s
-    (L = 1) and 117 s (L = 2) for FIFO, with numerators of up to 1500 terms. Fewer
-    symbols (numbers for some rates) are much faster. Refused for H > 3.
+    def factored(self, i: int) -> sp.Expr:
+        """N_i with the rates and the states' exit-rate sums pulled out as factors."""
+        sp_ = self.space
+        r = [self.ring.from_expr(x) for x in RATE_SYMBOLS]
+        out = [self.ring.zero] * sp_.size
+        for s, k in zip(sp_.src.tolist(), sp_.kind.tolist()):
+            out[s] += r[k]
+        return split_factors(self.polys[i], list(self.ring.gens) + out)
+
+    def at(self, rates=CHECK_RATES) -> list:
+        """The law at exact rates (RateKind order): Fractions in state order."""
+        return evaluate_polynomial_law(self.ring, self.polys, dict(zip(RATE_SYMBOLS, rates)))
+
+
+def symbolic_stationary(n: int, transitions, symbols: tuple, scale, key: str):
+    """Stationary law N_s / sum N of a CTMC with rates linear in ``symbols``: (ring, polynomials N_s).
+
+    ``transitions``: (i, j, rate) with rate a SymPy sum of symbols (homogeneous of degree 1), state 0
+    first. pi is homogeneous of degree 0 in the rates, so the one GTH
+    (:func:`~qderive.numeric.kernels.chains.gth_stationary`) runs in :class:`FieldContext` over Q(symbols
+    without ``scale``) with ``scale`` = 1 (one variable fewer: about half the time), the result is put over
+    one denominator, gcd removed, and every N_s is rehomogenised with powers of ``scale`` to the common
+    total degree (exact: with the gcd removed the N_s are homogeneous of one degree). The polynomials are
+    kept in the qderive cache under ``key`` (the FIFO law of L, H = 1, 2 takes seconds to derive).
     """
+    from qderive.numeric.kernels.chains import gth_stationary
+    from qderive.symbolic.cache import cached
     from sympy.polys.fields import field
+    from sympy.polys.rings import ring
 
-    from qderive.numeric.two_flow import Algorithm, state_space
+    symbols = tuple(symbols)
+    at = symbols.index(scale)
 
-    algorithm = Algorithm.FIFO if algorithm is None else algorithm
+    def derive():
+        rest = [x for x in symbols if x is not scale]
+        K, *_ = field(rest, sp.QQ)
+        ctx = FieldContext(K)
+        A = ctx.zeros((n, n))
+        for i, j, rate in transitions:
+            A[i, j] = A[i, j] + K.from_expr(sp.sympify(rate).subs(scale, 1))
+        nums = common_denominator(list(gth_stationary(ctx, A)))
+        degree = max(sum(m) for p in nums for m in p.monoms())
+        return [[(m[:at] + (degree - sum(m),) + m[at:], int(c.numerator), int(c.denominator)) for m, c in p.terms()]
+                for p in nums]
+
+    R, *_ = ring(list(symbols), sp.QQ)
+    terms = cached(f"qderive.derivations.two_flow.symbolic_stationary::{key}", derive)
+    return R, tuple(R.from_dict({m: sp.QQ(p, q) for m, p, q in poly}) for poly in terms)
+
+
+@functools.lru_cache(maxsize=4)
+def stationary_law(low: int = 1, high: int = 2, algorithm: Algorithm = Algorithm.FIFO) -> SymbolicLaw:
+    """The law of the seed-001 chain with L = ``low``, H = ``high``, R = H + 1 over Q(lambda, mu, mu').
+
+    Global balance (C.1) solved by the one GTH over the field of rational functions of the rates
+    (:func:`symbolic_stationary`), states in the engine's level order. Cost with six symbols:
+    L, H = 1, 2 (21 states) a few seconds for FIFO, faster for priority; H = 3 (40-45 states) takes
+    minutes for FIFO, so only H <= 3 is accepted.
+    """
+    from qderive.numeric.engines.two_flow import state_space
+
     if not (1 <= low < high <= 3):
-        from qderive.symbolic._exact import ParameterError
+        from qderive.symbolic.errors import ParameterError
 
-        raise ParameterError(f"symbolic law: thresholds must satisfy 1 <= L < H <= 3, got L={low}, H={high}")
+        raise ParameterError("H", f"the symbolic law needs 1 <= L < H <= 3 (L = {low})", high)
     space = state_space(low, high, high + 1, algorithm)
-    rates = tuple(exact(r, "rate") for r in rates)
-    gens = sorted(set().union(*(r.free_symbols for r in rates)), key=str)
-    if not gens:
-        raise ValueError("stationary_law: give at least one symbolic rate (use exact_stationary for numbers)")
-    K, *_ = field(gens, sp.QQ)
-    nums = common_denominator(_sparse_gth_field(space, [K.from_expr(r) for r in rates], K))
-    return SymbolicLaw(space, rates, K.ring, tuple(nums))
+    transitions = [(s, d, RATE_SYMBOLS[k]) for s, d, k in zip(space.src.tolist(), space.dst.tolist(),
+                                                                space.kind.tolist())]
+    R, polys = symbolic_stationary(space.size, transitions, RATE_SYMBOLS, mu1,
+                                   f"two-flow:{low},{high},{algorithm.value}")
+    return SymbolicLaw(space, R, polys)
 
 
-def _state_label(space, i: int) -> sp.Expr:
-    return _pi(int(space.mode[i]), sp.Tuple(*space.sequence(i)))
+# --------------------------------------------------------------------------------------
+# Bindings from the oracle chain
+# --------------------------------------------------------------------------------------
+
+#: the model whose oracle chain the relation hooks evaluate (R = H + 1: every mode reachable, R binds)
+_HOOK = (2, 4, 5, Algorithm.PRIORITY)
 
 
-# ---------------------------------------------------------------------------------------
-# The derivation
-# ---------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4)
+def _oracle(digits: int):
+    """The oracle chain of the hook model at ``digits`` + 10 digits: chain, pi, and every measure."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.two_flow import two_flow_chain, two_flow_measures
 
-#: verification point: rational rates (INVITE slower, overload service a little faster)
-CHECK_RATES = {lam1: sp.Rational(3, 5), lam2: sp.Integer(2), mu1: sp.Integer(1), mu2: sp.Integer(5),
-               mup1: sp.Rational(3, 2), mup2: sp.Integer(6)}
+    model = check_model(*_HOOK)
+    ctx = mp_context(digits + 10)
+    chain = two_flow_chain(model)
+    with ctx:
+        pi = list(chain.stationary(ctx))
+    return model, chain, pi, two_flow_measures(model, ctx)
 
 
-def _model(alg, L, H, R, rates=CHECK_RATES):
-    from qderive.numeric.two_flow import TwoFlowModel
+def _balance_bindings(digits):
+    _, chain, pi, _ = _oracle(digits)
+    out_rate = [0] * chain.size
+    for (i, _j), r in chain.rates.items():
+        out_rate[i] += r
 
-    return TwoFlowModel((rates[lam1], rates[lam2]), (rates[mu1], rates[mu2]), L, H, R, alg,
-                        (rates[mup1], rates[mup2]))
+    def q(*args):
+        return out_rate[args[0] - 1] if len(args) == 1 else chain.rates.get((args[0] - 1, args[1] - 1), 0)
+
+    x = sp.Symbol("x")
+    return {_pi: lambda i: pi[i - 1], sp.Function("q"): q, sp.Symbol("|S|"): chain.size}, {x: range(1, chain.size + 1)}
+
+
+def _state_probability(digits, select):
+    _, chain, pi, _ = _oracle(digits)
+    return sum((p for s, p in zip(chain.states, pi) if select(s)), 0 * pi[0])
+
+
+def _key(c: int) -> str:
+    return "invite" if c == 1 else "non_invite"
+
+
+_c = sp.Symbol("c", integer=True, positive=True)
+_theta, _B, _T, _N, _P = (sp.Function(r"\theta"), sp.Function("B"), sp.Function("T"), sp.Function("N"),
+                          sp.Function("P"))
+_P0, _Pover = sp.Function("P_0"), sp.Function(r"P_{>0}")
+_mu, _mup, _lam = sp.IndexedBase(r"\mu"), sp.IndexedBase(r"\mu'"), sp.IndexedBase(r"\lambda")
+_nu, _Etau = sp.Symbol(r"\nu"), sp.Symbol(r"E\tau_{12}")
+
+
+def _measure_bindings(digits):
+    model, chain, pi, m = _oracle(digits)
+    env = {
+        _theta: lambda c: m[f"throughput_{_key(c)}"],
+        _B: lambda c: m[f"rejection_{_key(c)}"],
+        _T: lambda c: m[f"mean_sojourn_{_key(c)}"],
+        _N: lambda c: m[f"mean_number_{_key(c)}"],
+        _P: lambda mode: m[f"p_mode{mode}"],
+        _P0: lambda c: _state_probability(digits, lambda s: s[0] == Mode.NORMAL and s[1] and s[1][0][0] == c),
+        _Pover: lambda c: _state_probability(digits, lambda s: s[0] != Mode.NORMAL and s[1] and s[1][0][0] == c),
+        _mu: {1: model.mu_invite, 2: model.mu_non_invite},
+        _mup: {1: model.mu_overload_invite, 2: model.mu_overload_non_invite},
+        _lam: {1: model.lambda_invite, 2: model.lambda_non_invite},
+        _Etau: m["mean_return_time"],
+        _nu: sum((pi[i] * r for (i, j), r in chain.rates.items()
+                  if chain.states[i][0] == Mode.NORMAL and chain.states[j][0] != Mode.NORMAL), 0 * pi[0]),
+    }
+    return env, {_c: (1, 2)}
+
+
+def _law_bindings(alg):
+    def bindings(digits):
+        from qderive.numeric.oracles.two_flow import two_flow_chain
+
+        law = stationary_law(1, 2, alg)
+        model = check_model(1, 2, 3, alg)
+        chain = two_flow_chain(model)
+        exact = chain.stationary_exact()
+        pos = {(s[0], tuple(c for c, _ in s[1])): a for a, s in enumerate(chain.states)}
+        sp_ = law.space
+        pi = [exact[pos[(int(sp_.mode[i]), sp_.sequence(i))]] for i in range(sp_.size)]
+        ring, point = law.ring, dict(zip(RATE_SYMBOLS, CHECK_RATES))
+        dom = ring.domain
+        vals = [(g, dom.from_sympy(sp.Rational(point[g.as_expr()]))) for g in ring.gens]
+        N = {i + 1: Fraction(str(dom.to_sympy(p.evaluate(vals)))) for i, p in enumerate(law.polys)}
+        i = sp.Symbol("i", integer=True, positive=True)
+        return {_pi: lambda k: pi[k - 1], sp.IndexedBase("N"): N, sp.Symbol("|S|"): sp_.size}, {i: range(1, sp_.size + 1)}
+
+    return bindings
+
+
+# --------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------
 
 
 def _check_balance_exact(alg):
     def run(digits):
         law = stationary_law(1, 2, alg)
         sp_, R = law.space, law.ring
-        r = [R.from_expr(x) for x in law.rates]
-        out = [R.zero] * sp_.size
-        inflow = [R.zero] * sp_.size
-        for s, d, k in zip(sp_.src, sp_.dst, sp_.kind):
+        r = [R.from_expr(x) for x in RATE_SYMBOLS]
+        out, inflow = [R.zero] * sp_.size, [R.zero] * sp_.size
+        for s, d, k in zip(sp_.src.tolist(), sp_.dst.tolist(), sp_.kind.tolist()):
             out[s] += r[k]
             inflow[d] += law.polys[s] * r[k]
         bad = [i for i in range(sp_.size) if inflow[i] != law.polys[i] * out[i]]
@@ -299,14 +339,15 @@ def _check_balance_exact(alg):
 
 def _check_accepted_equals_throughput_exact(alg):
     def run(digits):
-        from qderive.numeric.two_flow import Mode, RateKind
+        from qderive.numeric.engines.two_flow import RateKind
 
         law = stationary_law(1, 2, alg)
         sp_, R = law.space, law.ring
-        r = [R.from_expr(x) for x in law.rates]
+        r = [R.from_expr(x) for x in RATE_SYMBOLS]
         ok = True
         for c in (1, 2):
-            accepted = r[c - 1] * sum((law.polys[i] for i in range(sp_.size) if sp_.accepts(c)[i]), R.zero)
+            accepting = sp_.accepts(c)
+            accepted = r[c - 1] * sum((law.polys[i] for i in range(sp_.size) if accepting[i]), R.zero)
             served = R.zero
             for i in range(sp_.size):
                 if sp_.in_service[i] == c:
@@ -317,345 +358,140 @@ def _check_accepted_equals_throughput_exact(alg):
     return run
 
 
-def _check_law_vs_exact_solve(alg):
-    def run(digits):
-        from qderive.numeric.two_flow import exact_stationary
-
-        law = stationary_law(1, 2, alg)
-        exact_pi = exact_stationary(_model(alg, 1, 2, 3))
-        ok = law.at(CHECK_RATES) == list(exact_pi)
-        return ok, None, "symbolic law at the check rates == DomainMatrix solve over QQ (exact rationals)"
-    return run
+_ENGINE_CASES = ((2, 4, 5), (1, 3, 7), (2, 4, 3))
 
 
-def _check_law_vs_mp(alg):
-    def run(digits):
-        import mpmath
+def _check_engine_vs_oracle(digits):
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.two_flow import two_flow_measures
 
-        from qderive.numeric.backend import mp_backend
-        from qderive.numeric.two_flow import Solver, solve
-
-        law = stationary_law(1, 2, alg)
-        bk = mp_backend(digits)
-        sol = solve(_model(alg, 1, 2, 3), bk, Solver.GTH)
-        with bk:
-            exact_vals = law.at(CHECK_RATES)
-            agree = min(agreement_digits(sol.pi[i], bk.num(exact_vals[i])) for i in range(law.space.size))
-        return agree >= digits - 3, min(agree, digits), f"GTH at {digits} digits vs the symbolic law, every state"
-    return run
+    worst = float("inf")
+    for alg in Algorithm:
+        for L, H, R in _ENGINE_CASES:
+            model = check_model(L, H, R, alg)
+            got = model.evaluate(digits).as_dict()
+            ref = two_flow_measures(model, mp_context(digits + 10))
+            for key, value in got.items():
+                if ref[key] is None or value is None:
+                    if (ref[key] is None) != (value is None):
+                        return False, None, f"{key}: one side is null ({alg.value}, {L},{H},{R})"
+                    continue
+                worst = min(worst, agreement_digits(value, ref[key]) if ref[key] != 0 or value != 0 else float("inf"))
+    return worst >= digits - 2, min(worst, digits), (f"engine at {digits} digits vs the oracle chain (tagged-customer "
+                                                     "sojourns, first-passage return time), every measure, both "
+                                                     "algorithms, L,H,R = 2,4,5 / 1,3,7 / 2,4,3")
 
 
 def _check_equal_service_totals(digits):
-    """Equal service rates per mode: the (mode, n) process is the same for both algorithms."""
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.two_flow import Algorithm, solve
-
-    bk = mp_backend(digits + 10)
-    rates = dict(CHECK_RATES)
-    rates[mu1] = rates[mu2] = sp.Integer(2)
-    rates[mup1] = rates[mup2] = sp.Rational(5, 2)
-    sols = [solve(_model(a, 2, 4, 5, rates), bk) for a in Algorithm]
-    agree = []
-    with bk:
-        for f in (lambda s: s.mode_probability(0), lambda s: s.mode_probability(2), lambda s: s.mean_number(),
-                  lambda s: s.throughput(1) + s.throughput(2), lambda s: s.mean_return_time()):
-            agree.append(agreement_digits(f(sols[0]), f(sols[1])))
-    a = min(agree)
-    return a >= digits - 2, min(a, digits), "FIFO vs priority with mu_1 = mu_2, mu'_1 = mu'_2 (L,H,R = 2,4,5): " \
-        "P(mode 0), P(mode 2), mean number, total throughput, return time"
-
-
-def _check_accepted_equals_throughput_numeric(digits):
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.two_flow import Algorithm, solve
-
-    bk = mp_backend(digits + 10)
-    agree = []
-    for alg in Algorithm:
-        sol = solve(_model(alg, 2, 4, 5), bk)
-        with bk:
-            agree += [agreement_digits(sol.accepted_rate(c), sol.throughput(c)) for c in (1, 2)]
-    a = min(agree)
-    return a >= digits, min(a, digits), "accepted rate = throughput per class, both algorithms, L,H,R = 2,4,5"
+    """Equal service rates per mode: the (mode, n) process and the totals do not depend on the algorithm."""
+    rates = (Fraction(3, 5), Fraction(2), Fraction(2), Fraction(2), Fraction(5, 2), Fraction(5, 2))
+    a, b = (check_model(2, 4, 5, alg, rates).evaluate(digits).as_dict() for alg in Algorithm)
+    keys = ("p_mode0", "p_mode1", "p_mode2", "mean_number", "mean_return_time")
+    agree = [agreement_digits(a[k], b[k]) for k in keys]
+    agree.append(agreement_digits(a["throughput_invite"] + a["throughput_non_invite"],
+                                  b["throughput_invite"] + b["throughput_non_invite"]))
+    w = min(agree)
+    return w >= digits - 2, min(w, digits), "mode probabilities, N, total throughput, return time: FIFO = priority"
 
 
 def _check_return_time_renewal(digits):
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.two_flow import Algorithm, solve
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.two_flow import solve
 
-    bk = mp_backend(digits + 10)
     agree = []
     for alg in Algorithm:
-        sol = solve(_model(alg, 2, 4, 5), bk)
-        with bk:
+        ctx = mp_context(digits + 10)
+        with ctx:
+            sol = solve(check_model(2, 4, 5, alg), ctx)
             agree.append(agreement_digits(sol.mean_return_time(), sol.renewal_return_time()))
-    a = min(agree)
-    return a >= digits, min(a, digits), "first-passage return time (GTH absorption) = (P1 + P2) / nu (renewal)"
+    w = min(agree)
+    return w >= digits, min(w, digits), "engine: first-passage return time (M-matrix solve) = (P1 + P2) / nu"
 
 
 def _check_sparse_vs_gth(digits):
-    from qderive.numeric.two_flow import Algorithm, Solver, solve
+    from qderive.numeric.engines.two_flow import solve
+    from qderive.symbolic.models.two_flow import Solver
 
     agree = []
     for alg in Algorithm:
-        model = _model(alg, 3, 7, 10)
-        a, b = (evaluate_measures(solve(model, solver=s)) for s in (Solver.SPARSE, Solver.GTH))
-        agree += [agreement_digits(a[k], b[k]) for k in MEASURE_KEYS]
-    a = min(agree)
-    return a >= 10, a, "float64: sparse level solver vs dense GTH, every measure, L,H,R = 3,7,10"
+        model = check_model(3, 7, 10, alg)
+        a, b = (solve(model, solver=s).measures() for s in (Solver.SPARSE, Solver.GTH))
+        agree += [agreement_digits(a[k], b[k]) for k in a if a[k] is not None]
+    w = min(agree)
+    return w >= 10, w, "float64: sparse level solver vs dense GTH, every measure, L,H,R = 3,7,10"
+
+
+# --------------------------------------------------------------------------------------
+# The derivation
+# --------------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=1)
-def build_derivation() -> Derivation:
-    """The ``two-flow`` derivation: model relations, the tiny chain's law for both algorithms, checks."""
-    from qderive.numeric.two_flow import Algorithm
-
+def derivation() -> Derivation:
+    """The ``two-flow`` derivation (module docstring)."""
     x, y = sp.symbols("x y")
-    q = sp.Function("q")
-    P = sp.Function("P")
-    theta, B, T, N, nu, Etau = (sp.Function(r"\theta"), sp.Function("B"), sp.Function("T"), sp.Function("N"),
-                                sp.Symbol(r"\nu"), sp.Symbol(r"E\tau_{12}"))
-    c = sp.Symbol("c")
+    q, S = sp.Function("q"), sp.Symbol("|S|")
+    c = _c
+    hook = "L,H,R = 2,4,5, algorithm 2, at the check rates"
     steps = [
         Step("(C.1)", "global balance of the chain on (mode, class sequence); q(x) = total rate out of x",
-             sp.Eq(_pi(x) * q(x), sp.Sum(_pi(y) * q(y, x), (y, 1, sp.Symbol("|S|")))), _CITE),
+             sp.Eq(_pi(x) * q(x), sp.Sum(_pi(y) * q(y, x), (y, 1, S))), _CITE,
+             check=relation_check(sp.Eq(_pi(x) * q(x), sp.Sum(_pi(y) * q(y, x), (y, 1, S))), _balance_bindings,
+                                  describe=f", oracle chain {hook}")),
         Step("(C.2)", "throughput of class c: the rate of the message in service follows the mode",
-             sp.Eq(theta(c), sp.Symbol(r"\mu_c") * P(sp.Symbol("m=0,c"))
-                   + sp.Symbol(r"\mu'_c") * P(sp.Symbol("m>0,c"))),
-             _CITE),
-        Step("(C.3)", "rejection (503) probabilities by PASTA: INVITE refused in modes 1 and 2, non-INVITE in mode 2",
-             sp.Eq(sp.Tuple(B(1), B(2)), sp.Tuple(P(1) + P(2), P(2))), _CITE),
-        Step("(C.4)", "accepted rate = throughput (check), mean sojourn by Little with the accepted rate",
-             sp.Eq(T(c), N(c) / (sp.Symbol(r"\lambda_c") * (1 - B(c)))), _CITE),
-        Step("(C.5)", "mean return time to mode 0 by renewal-reward (nu = rate of 0 -> 2 switches); "
-             "computed as a first passage, checked against this", sp.Eq(Etau, (P(1) + P(2)) / nu), _CITE),
+             sp.Eq(_theta(c), _mu[c] * _P0(c) + _mup[c] * _Pover(c)), _CITE),
+        Step("(C.3)", "rejection (503) probabilities by PASTA, R = H + 1: INVITE refused in modes 1 and 2, "
+             "non-INVITE in mode 2 (for R <= H: B_1 = B_2 = P(n = R))",
+             sp.And(sp.Eq(_B(1), _P(1) + _P(2)), sp.Eq(_B(2), _P(2))), _CITE),
+        Step("(C.4)", "accepted rate = throughput (flow conservation); mean sojourn by Little with the accepted rate",
+             sp.And(sp.Eq(_lam[c] * (1 - _B(c)), _theta(c)), sp.Eq(_T(c), _N(c) / (_lam[c] * (1 - _B(c))))), _CITE),
+        Step("(C.5)", "mean return time to mode 0 by renewal-reward (nu = rate of 0 -> 2 switches); the engine "
+             "computes it as a first passage", sp.Eq(_Etau, (_P(1) + _P(2)) / _nu), _CITE),
     ]
+    steps = [steps[0]] + [Step(s.label, s.title, s.relation, s.citation,
+                               check=relation_check(s.relation, _measure_bindings, describe=f", oracle chain {hook}"))
+                          for s in steps[1:]]
     results = {}
-    idx = sp.Symbol("i", integer=True, positive=True)
+    idx, j = sp.Symbol("i", integer=True, positive=True), sp.Symbol("j", integer=True, positive=True)
     for alg, tag in ((Algorithm.FIFO, "F"), (Algorithm.PRIORITY, "P")):
         law = stationary_law(1, 2, alg)
         number = 1 if tag == "F" else 2
-        Nb = sp.IndexedBase(f"N_{tag}")
-        Ntot = sp.Symbol(f"N_{tag}")
+        Nb = sp.IndexedBase("N")
+        rel = sp.Eq(_pi(idx), Nb[idx] / sp.Sum(Nb[j], (j, 1, S)))
         steps.append(Step(f"({tag}.0)", f"algorithm {number}, L = 1, H = 2, R = 3: the law of state i = (mode, "
-                          f"sequence) is a ratio of polynomials in the rates",
-                          sp.Eq(_pi(sp.Symbol("x_i")), Nb[idx] / Ntot), _CITE))
+                          "sequence) is a ratio of polynomials N_i in the rates", rel, _CITE,
+                          check=relation_check(rel, _law_bindings(alg), describe=", exact oracle chain at the check "
+                                               "rates vs the polynomials N_i evaluated there")))
         for i in range(law.space.size):
             steps.append(Step(f"({tag}.{i + 1})", f"algorithm {number}: numerator of state {i + 1} = mode "
                               f"{int(law.space.mode[i])}, sequence ({', '.join(map(str, law.space.sequence(i)))}) "
                               "(first = in service; 1 = INVITE, 2 = non-INVITE)",
-                              sp.Eq(Nb[i + 1], law.factored(i)), _CITE))
-        steps.append(Step(f"({tag}.N)", f"algorithm {number}: the normaliser",
-                          sp.Eq(Ntot, sp.Sum(Nb[idx], (idx, 1, law.space.size))), _CITE))
+                              sp.Eq(Nb[i + 1], law.factored(i)), _CITE, computed=True))
         results[f"law_{alg.value}"] = law
     checks = []
     for alg in Algorithm:
-        a = alg.value
         checks += [
-            Check(f"{a}: symbolic law satisfies global balance (exact)", _check_balance_exact(alg)),
-            Check(f"{a}: accepted rate = throughput per class (exact, polynomials)",
+            Check(f"{alg.value}: symbolic law satisfies global balance (exact)", _check_balance_exact(alg)),
+            Check(f"{alg.value}: accepted rate = throughput per class (exact, polynomials)",
                   _check_accepted_equals_throughput_exact(alg)),
-            Check(f"{a}: symbolic law = exact rational solve at the check rates", _check_law_vs_exact_solve(alg)),
-            Check(f"{a}: symbolic law = mpmath GTH solve at digits", _check_law_vs_mp(alg)),
         ]
     checks += [
-        Check("accepted rate = throughput per class, L,H,R = 2,4,5 (digits)",
-              _check_accepted_equals_throughput_numeric),
+        Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
         Check("equal service rates: FIFO and priority totals agree (digits)", _check_equal_service_totals),
-        Check("mean return time: first passage = renewal (digits)", _check_return_time_renewal),
+        Check("engine return time: first passage = renewal (digits)", _check_return_time_renewal),
         Check("float64 sparse solver = dense GTH, L,H,R = 3,7,10", _check_sparse_vs_gth),
     ]
-    notes = (
-        "The state is (mode, class sequence), first = in service: FIFO with class-dependent service rates needs "
-        "the order; states are numbered 1..|S|. The laws below are for the smallest thresholds L = 1, H = 2 "
-        "(R = 3), algorithm 1 (F) and 2 (P). Symbols: lambda_c arrival rates, mu_c service rates in "
-        "mode 0, mu'_c in modes 1 and 2; class 1 = INVITE, class 2 = non-INVITE.",
-    )
+    notes = ("The state is (mode, class sequence), first = in service: FIFO with class-dependent service rates needs "
+             "the order. The laws below are for the smallest thresholds L = 1, H = 2 (R = 3), algorithm 1 (F) and "
+             "2 (P); states are numbered 1..|S| in level order. Symbols: lambda_c arrival rates, mu_c service rates "
+             "in mode 0, mu'_c in modes 1 and 2; class 1 = INVITE, class 2 = non-INVITE. P_0(c), P_{>0}(c): "
+             "probability that class c is in service in mode 0, in modes 1 or 2.",)
     return Derivation(
         name="two-flow",
         title="Two message classes (INVITE / non-INVITE) with threshold overload control, FIFO and priority",
         source="Seed 001 (two-flow SIP server, two threshold algorithms); " + _CITE,
-        steps=tuple(steps),
-        checks=tuple(checks),
-        results=results,
-        notes=notes,
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------------------
-
-
-def _pair_arg(text: str, name: str) -> list:
-    return parse_number_list(text, name, count=2)
-
-
-def _thresholds(text: str) -> list[int]:
-    from qderive.symbolic._exact import ParameterError
-
-    values = parse_number_list(text, "--thresholds", count=3)
-    if not all(v.is_Integer for v in values):
-        raise ParameterError(f"--thresholds = {text!r}: L, H, R must be integers")
-    return [int(v) for v in values]
-
-
-class TwoFlowCommand(ModelCommand):
-    """``qderive eval two-flow``: the INVITE / non-INVITE threshold model (seed 001)."""
-
-    name = "two-flow"
-    summary = "INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001)"
-    example_args = ("--rates", "0.6,2.0", "--service-rates", "1,5", "--thresholds", "3,7,10", "--algorithm", "priority")
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--rates", required=True, metavar="LAMBDA1,LAMBDA2",
-                            help="Poisson rates of INVITE and non-INVITE messages")
-        parser.add_argument("--service-rates", required=True, metavar="MU1,MU2",
-                            help="service rates of INVITE and non-INVITE in normal mode")
-        parser.add_argument("--overload-service-rates", metavar="MU1,MU2",
-                            help="service rates in modes 1 and 2 (default: the normal-mode rates)")
-        parser.add_argument("--thresholds", required=True, metavar="L,H,R",
-                            help="1 <= L < H; R = buffer (binds only when R <= H + 1)")
-        parser.add_argument("--algorithm", choices=["fifo", "priority"], default="fifo",
-                            help="fifo: algorithm 1; priority: algorithm 2, non-INVITE first in overload "
-                                 "(default fifo)")
-        parser.add_argument("--solver", choices=["auto", "gth", "sparse"], default="auto",
-                            help="stationary solver (default auto: dense GTH for small chains and --digits, "
-                                 "sparse level solver above)")
-
-    def build(self, args):
-        from qderive.numeric.two_flow import Algorithm, TwoFlowModel
-
-        rates = _pair_arg(args.rates, "--rates")
-        mus = _pair_arg(args.service_rates, "--service-rates")
-        over = _pair_arg(args.overload_service_rates, "--overload-service-rates") \
-            if args.overload_service_rates else None
-        L, H, R = _thresholds(args.thresholds)
-        return TwoFlowModel(tuple(rates), tuple(mus), L, H, R, Algorithm(args.algorithm), over and tuple(over))
-
-    def evaluate(self, model, digits, args) -> Evaluation:
-        from qderive.numeric.backend import FLOAT64, mp_backend
-        from qderive.numeric.two_flow import Solver, solve
-
-        bk = FLOAT64 if digits is None else mp_backend(digits + 10)  # GTH: no subtractions, guard digits only
-        solver = Solver(getattr(args, "solver", "auto") or "auto")
-        sol = solve(model, bk, solver)
-        params = {k: v for k, v in model.parameters().items()}
-        params["states"] = sol.space.size
-        return Evaluation(self.name, params, evaluate_measures(sol), model.notes())
-
-    def derivation(self):
-        return build_derivation()
-
-    def simulate(self, model, args):
-        """The simulator's view of the model (``numeric/sim_two_flow.py``): same rates, thresholds, algorithm."""
-        from qderive.numeric.sim_two_flow import SimTwoFlowModel
-
-        return SimTwoFlowModel(model.arrival_rates, model.service_rates, (model.low, model.high, model.capacity),
-                               model.algorithm, model.overload_service_rates), {}
-
-
-COMMAND = TwoFlowCommand()
-
-
-# ---------------------------------------------------------------------------------------
-# Comparison study (figure)
-# ---------------------------------------------------------------------------------------
-
-#: the study's fixed parameters: non-INVITE service time 1, offered work rho, thresholds
-STUDY = {"rho": sp.Rational(6, 5), "L": 4, "H": 8, "R": 9,
-         "shares": tuple(sp.Rational(k, 10) for k in range(1, 10)), "ratios": (4, 6, 8, 10, 12)}
-
-_CSV_COLUMNS = ("invite_share", "work_ratio", "algorithm", "lambda_total", "throughput_total", "throughput_invite",
-                "throughput_non_invite", "mean_sojourn", "mean_sojourn_invite", "mean_sojourn_non_invite",
-                "rejection_invite", "rejection_non_invite", "p_mode0", "mean_return_time")
-
-
-def comparison_rows(study: dict = STUDY) -> list[dict]:
-    """Algorithm 1 vs 2 on a grid of INVITE share f and work ratio k = mu_2 / mu_1 (seed 001: 4..12).
-
-    Non-INVITE service time 1 (mu_2 = 1), INVITE mu_1 = 1/k, the same rates in overload;
-    total rate lambda chosen so the offered work lambda (f k + 1 - f) equals ``rho``
-    (1.2: an overloaded server); lambda_1 = f lambda, lambda_2 = (1 - f) lambda. Float64.
-    """
-    from qderive.numeric.two_flow import Algorithm, TwoFlowModel, solve
-
-    rows = []
-    for k in study["ratios"]:
-        for f in study["shares"]:
-            lam = study["rho"] / (f * k + 1 - f)
-            for alg in Algorithm:
-                model = TwoFlowModel((f * lam, (1 - f) * lam), (sp.Rational(1, k), 1), study["L"], study["H"],
-                                     study["R"], alg)
-                m = evaluate_measures(solve(model))
-                rows.append({
-                    "invite_share": float(f), "work_ratio": k, "algorithm": alg.value, "lambda_total": float(lam),
-                    "throughput_total": m["throughput_invite"] + m["throughput_non_invite"],
-                    **{key: m[key] for key in _CSV_COLUMNS[5:]},
-                })
-    return rows
-
-
-def figure_comparison(out_png: str | None, out_csv: str | None) -> None:
-    """Figure ``two-flow-comparison``: algorithm 1 (FIFO) versus 2 (priority) over INVITE share and work ratio.
-
-    Top row: throughput (messages per unit time), mean sojourn, INVITE rejection; solid =
-    algorithm 1, dashed = algorithm 2, one colour per work ratio k. Bottom row: algorithm
-    2 relative to algorithm 1 (throughput and sojourn in %, INVITE rejection in
-    percentage points). Data: the CSV, one row per (share, k, algorithm).
-    """
-    rows = comparison_rows()
-    if out_csv:
-        import csv
-
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(_CSV_COLUMNS))
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in r.items()})
-    if not out_png:
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ratios = STUDY["ratios"]
-    colours = plt.get_cmap("viridis")
-    by = {(r["work_ratio"], r["algorithm"], r["invite_share"]): r for r in rows}
-    shares = sorted({r["invite_share"] for r in rows})
-    panels = (
-        ("throughput_total", "throughput (messages / time)", lambda a, b: 100 * (b / a - 1),
-         "throughput: alg. 2 vs 1 (%)"),
-        ("mean_sojourn", "mean sojourn (time)", lambda a, b: 100 * (b / a - 1), "mean sojourn: alg. 2 vs 1 (%)"),
-        ("rejection_invite", "INVITE rejection probability", lambda a, b: 100 * (b - a),
-         "INVITE rejection: alg. 2 - alg. 1 (points)"),
-    )
-    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
-    for col, (key, label, diff, dlabel) in enumerate(panels):
-        top, bottom = axes[0, col], axes[1, col]
-        for n, k in enumerate(ratios):
-            colour = colours(n / max(1, len(ratios) - 1))
-            for alg, style in (("fifo", "-"), ("priority", "--")):
-                top.plot(shares, [by[(k, alg, f)][key] for f in shares], style, color=colour, marker=".",
-                         label=f"k = {k}" if alg == "fifo" else None)
-            bottom.plot(shares, [diff(by[(k, "fifo", f)][key], by[(k, "priority", f)][key]) for f in shares],
-                        color=colour, marker=".", label=f"k = {k}")
-        bottom.axhline(0, color="grey", lw=0.8)
-        top.set_ylabel(label)
-        bottom.set_ylabel(dlabel)
-        for ax in (top, bottom):
-            ax.set_xlabel("INVITE share of arrivals")
-            ax.grid(alpha=0.3)
-    axes[0, 0].legend(title="work ratio (solid: alg. 1, dashed: alg. 2)", fontsize=8, title_fontsize=8)
-    s = STUDY
-    fig.suptitle(f"Two-flow SIP server, algorithm 1 (FIFO) vs 2 (non-INVITE first in overload): offered work "
-                 f"{float(s['rho']):g}, L,H,R = {s['L']},{s['H']},{s['R']}, non-INVITE service time 1, "
-                 f"INVITE k times longer")
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=110)
-    plt.close(fig)
+        steps=tuple(steps), checks=tuple(checks), results=results, notes=notes, recursions=())
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(0 if build_derivation().report(40) else 1)
+    raise SystemExit(0 if derivation().report(40) else 1)

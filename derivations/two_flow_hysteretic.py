@@ -1,95 +1,70 @@
-"""Two flows with bi-level hysteretic input-rate control, M2|M|1|R (seed 002): ``qderive eval two-flow-hysteretic``.
+"""Derivation ``two-flow-hysteretic``: M2|M|1|R with bi-level hysteretic input-rate control (seed 002).
 
-The model (our reading of seed 002, stated in full in :mod:`qderive.numeric.two_flow_hysteretic`):
-two Poisson flows whose rates depend on the mode (normal, overload, discard: one rate pair
-per mode, as in the M|M|1 hysteretic model of ``spec/other-models.md`` B), one exponential
-server, capacity R, relative (non-preemptive) priority to flow 1, switching on the count
-with thresholds L < H < R exactly as in B.
+The model (:class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticModel`): two Poisson
+flows whose rates depend on the mode (normal, overload, discard), one exponential server,
+capacity R, relative (non-preemptive) priority to flow 1, switching on the count with
+thresholds L < H < R as in ``spec/other-models.md`` B. The engine
+(:mod:`qderive.numeric.engines.two_flow_hysteretic`) solves the chain on (s, i, j, k).
 
-The derivation ``two-flow-hysteretic``: with mu_1 = mu_2 = mu the pair (mode, n) is Markov,
-the chain of B with Lambda_s = lambda_1^(s) + lambda_2^(s) (lumping); its law for
-L, H, R = 2, 4, 6 in closed form (rational functions of Lambda_0, Lambda_1, Lambda_2, mu);
-the per-flow loss and Little; the cycle-time renewal identity. Checks compare the closed
-form with the full (s, i, j, k) chain solved by GTH, first-passage times with the renewal
-identities, and float64 with mpmath.
+The steps: the level cut of the full chain (H.1) and Little's law (H.2); with
+mu_1 = mu_2 = mu the pair (mode, n) is B's chain with Lambda_s = lambda_1^(s) + lambda_2^(s)
+(lumping: its cut (H.3)), whose law for L, H, R = 2, 4, 6 is given in closed form (H.4),
+(H.5.i) (``computed``: the one GTH over Q(Lambda, mu)); the per-flow loss (H.6), the
+throughput (H.7) and the cycle identities (H.8), (H.9). Every relation in index form is
+evaluated as displayed by ``qderive verify`` with the numbers of the oracle chain
+(:mod:`qderive.numeric.oracles.two_flow`: customers as tuples, tagged-customer sojourns,
+first-passage cycle times, loss as 1 - admitted / offered).
 
 ``python -m qderive.derivations.two_flow_hysteretic`` re-derives, verifies and prints.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 from dataclasses import dataclass
+from fractions import Fraction as F
 
 import sympy as sp
+from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
 
-from qderive.symbolic._exact import exact
+from .framework import Check, Derivation, Step, agreement_digits, relation_check
+from .two_flow import split_factors, symbolic_stationary
 
-from .cli_args import parse_number_list
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits
-
-__all__ = ["COMMAND", "TwoFlowHystereticCommand", "lumped_law", "LumpedLaw", "build_derivation",
-           "evaluate_measures", "MEASURE_KEYS"]
+__all__ = ["LumpedLaw", "lumped_law", "lumped_states", "lumped_transitions", "derivation", "CHECK_MODELS"]
 
 _CITE = "seed 002 (M2|M|1|R with bi-level hysteretic input control); spec/other-models.md sections B, C"
 
 Lam0, Lam1, Lam2, mu = sp.symbols("Lambda_0 Lambda_1 Lambda_2 mu", positive=True)
 _pi = sp.Function(r"\pi")
 
-MEASURE_KEYS = (
-    "p_mode0", "p_mode1", "p_mode2", "loss_flow1", "loss_flow2", "throughput_flow1", "throughput_flow2",
-    "mean_number_flow1", "mean_number_flow2", "mean_sojourn_flow1", "mean_sojourn_flow2",
-    "mean_normal_time", "mean_return_time", "mean_cycle_time",
-)  # fmt: skip
-
-
-def evaluate_measures(sol) -> dict:
-    """JSON measures of a :class:`~qderive.numeric.two_flow_hysteretic.HystereticSolution` (backend numbers)."""
-    with sol.bk:
-        return {
-            "p_mode0": sol.mode_probability(0),
-            "p_mode1": sol.mode_probability(1),
-            "p_mode2": sol.mode_probability(2),
-            "loss_flow1": sol.loss(1),
-            "loss_flow2": sol.loss(2),
-            "throughput_flow1": sol.throughput(1),
-            "throughput_flow2": sol.throughput(2),
-            "mean_number_flow1": sol.mean_number(1),
-            "mean_number_flow2": sol.mean_number(2),
-            "mean_sojourn_flow1": sol.mean_sojourn(1),
-            "mean_sojourn_flow2": sol.mean_sojourn(2),
-            "mean_normal_time": sol.mean_normal_time(),
-            "mean_return_time": sol.mean_return_time(),
-            "mean_cycle_time": sol.mean_cycle_time(),
-        }
-
-
-# ---------------------------------------------------------------------------------------
-# The lumped chain (mu_1 = mu_2) in closed form
-# ---------------------------------------------------------------------------------------
+#: verification models: equal service rates (the lumping holds), unequal rates, the smallest thresholds
+CHECK_MODELS = {
+    "equal": TwoFlowHystereticModel(F(3, 5), F(2, 5), F(3, 10), F(1, 5), 2, 4, 6, service_rates=1,
+                                    lambda1_discard=F(1, 10)),
+    "unequal": TwoFlowHystereticModel(F(3, 2), 1, F(1, 2), F(1, 2), 3, 6, 9, service_rates=(1, 2),
+                                      lambda1_discard=F(1, 4)),
+    "smallest": TwoFlowHystereticModel(2, F(1, 3), 1, F(1, 3), 1, 2, 3, service_rates=F(3, 2),
+                                       lambda1_discard=F(1, 2), lambda2_discard=F(1, 5)),
+}
 
 
 def lumped_states(L: int, H: int, R: int) -> list[tuple[int, int]]:
-    """(mode, n) of B: S0 = {(n, 0): n <= H-1}, S1 = {(n, 1): L <= n <= R-1}, S2 = {(n, 2): H+1 <= n <= R}."""
-    return ([(0, n) for n in range(H)] + [(1, n) for n in range(L, R)] + [(2, n) for n in range(H + 1, R + 1)])
+    """(mode, n) of B: S0 = {n <= H-1}, S1 = {L <= n <= R-1}, S2 = {H+1 <= n <= R}; level order, (0, 0) first."""
+    states = [(0, n) for n in range(H)] + [(1, n) for n in range(L, R)] + [(2, n) for n in range(H + 1, R + 1)]
+    return sorted(states, key=lambda x: (x[1], x[0]))
 
 
 def lumped_transitions(L: int, H: int, R: int, lam, mu_):
-    """Transitions ((s, n), (s', n'), rate) of B with input rates ``lam[s]`` and service rate ``mu_``.
-
-    (H-1, 0) -> (H, 1) and (R-1, 1) -> (R, 2) on an arrival; (L, 1) -> (L-1, 0) and
-    (H+1, 2) -> (H, 1) on a departure; arrivals in mode 2 (rate lam[2]) while n < R.
-    """
+    """((s, n), (s', n'), rate) of B: input rate ``lam[s]``, service rate ``mu_``; (H-1, 0) -> (H, 1) and
+    (R-1, 1) -> (R, 2) on an arrival, (L, 1) -> (L-1, 0) and (H+1, 2) -> (H, 1) on a departure."""
     out = []
     for s, n in lumped_states(L, H, R):
         if n < R:
-            up = 1 if (s == 0 and n + 1 == H) else 2 if (s == 1 and n + 1 == R) else s
-            out.append(((s, n), (up, n + 1), lam[s]))
+            out.append(((s, n), (1 if (s == 0 and n + 1 == H) else 2 if (s == 1 and n + 1 == R) else s, n + 1),
+                        lam[s]))
         if n > 0:
-            down = 0 if (s == 1 and n - 1 == L - 1) else 1 if (s == 2 and n - 1 == H) else s
-            out.append(((s, n), (down, n - 1), mu_))
+            out.append(((s, n), (0 if (s == 1 and n - 1 == L - 1) else 1 if (s == 2 and n - 1 == H) else s, n - 1),
+                        mu_))
     return out
 
 
@@ -102,16 +77,14 @@ class LumpedLaw:
     ring: object
     polys: tuple
 
-    def at(self, values: dict) -> list:
-        """The law at exact values ``{symbol: Rational}`` (exact rationals, in ``states`` order)."""
-        from .two_flow import evaluate_polynomial_law
-
-        return evaluate_polynomial_law(self.ring, self.polys, values)
+    def values(self, point: dict) -> list:
+        """The N_i at exact values ``{symbol: Fraction}``."""
+        dom = self.ring.domain
+        vals = [(g, dom.from_sympy(sp.Rational(point[g.as_expr()]))) for g in self.ring.gens]
+        return [F(str(dom.to_sympy(p.evaluate(vals)))) for p in self.polys]
 
     def factored(self, i: int) -> sp.Expr:
-        """N_i with the rates and the exit-rate sums pulled out (exact trial division, deterministic)."""
-        from .two_flow import split_factors
-
+        """N_i with the rates and the exit-rate sums pulled out (exact trial division)."""
         R = self.ring
         lam = [R.from_expr(v) for v in (Lam0, Lam1, Lam2)]
         m = R.from_expr(mu)
@@ -120,41 +93,107 @@ class LumpedLaw:
 
 @functools.lru_cache(maxsize=4)
 def lumped_law(L: int = 2, H: int = 4, R: int = 6) -> LumpedLaw:
-    """The stationary law of B's chain with symbolic Lambda_0, Lambda_1, Lambda_2, mu (exact sparse GTH).
-
-    Level order (n ascending, (0, 0) kept): :func:`qderive.derivations.two_flow.gth_exact`,
-    then a common denominator. Small thresholds only (each mode is a geometric segment;
-    the symbolic-threshold closed form belongs to the ``mm1-hysteretic`` derivation).
-    """
-    from sympy.polys.fields import field
-
-    from .two_flow import common_denominator, gth_exact
-
-    K, *_ = field([Lam0, Lam1, Lam2, mu], sp.QQ)
-    states = sorted(lumped_states(L, H, R), key=lambda x: (x[1], x[0]))
+    """B's law with symbolic Lambda_0, Lambda_1, Lambda_2, mu by the one GTH over the field of rational functions."""
+    states = lumped_states(L, H, R)
     pos = {x: i for i, x in enumerate(states)}
-    lam = [K.from_expr(v) for v in (Lam0, Lam1, Lam2)]
-    trans = [(pos[a], pos[b], r) for a, b, r in lumped_transitions(L, H, R, lam, K.from_expr(mu))]
-    nums = common_denominator(gth_exact(len(states), trans, K))
-    return LumpedLaw((L, H, R), tuple(states), K.ring, tuple(nums))
+    trans = [(pos[a], pos[b], r) for a, b, r in lumped_transitions(L, H, R, (Lam0, Lam1, Lam2), mu)]
+    ring, polys = symbolic_stationary(len(states), trans, (Lam0, Lam1, Lam2, mu), mu,
+                                      f"two-flow-hysteretic:{L},{H},{R}")
+    return LumpedLaw((L, H, R), tuple(states), ring, polys)
 
 
-# ---------------------------------------------------------------------------------------
+def _lumped_point(model) -> dict:
+    r = model.rates
+    return {Lam0: r[0][0] + r[0][1], Lam1: r[1][0] + r[1][1], Lam2: r[2][0] + r[2][1], mu: model.service_rates[0]}
+
+
+# --------------------------------------------------------------------------------------
+# Oracle bindings
+# --------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _oracle(name: str, digits: int):
+    """The oracle chain of CHECK_MODELS[name] at digits + 10: model, chain, pi, every measure, nu."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.two_flow import hysteretic_chain, hysteretic_measures
+
+    model = CHECK_MODELS[name]
+    ctx = mp_context(digits + 10)
+    chain = hysteretic_chain(model)
+    with ctx:
+        pi = list(chain.stationary(ctx))
+        nu = sum((pi[i] * ctx.num(r) for (i, j), r in chain.rates.items()
+                  if chain.states[i][0] == 0 and chain.states[j][0] != 0), ctx.num(0))
+    return model, chain, pi, hysteretic_measures(model, ctx), nu
+
+
+def _count(state) -> int:
+    return len(state[1]) + len(state[2]) + (state[3] is not None)
+
+
+_s, _n, _c, _k = sp.symbols("s n c k", integer=True, nonnegative=True)
+_lam = sp.Function(r"\lambda")          # lambda(c, s): rate of flow c in mode s
+_P, _Pk = sp.Function("P"), sp.Function("P_k")  # P(s) or P(s, n); P_k(k, n): flow k in service
+_mu = sp.IndexedBase(r"\mu")
+_T, _N, _loss, _theta = sp.Function("T"), sp.Function("N"), sp.Function(r"\ell"), sp.Function(r"\theta")
+_nu, _Et0, _Et12 = sp.Symbol(r"\nu"), sp.Symbol(r"E\tau_0"), sp.Symbol(r"E\tau_{12}")
+_R, _S = sp.Symbol("R"), sp.Symbol("|S|")
+_sx, _nx, _x = sp.Function("s"), sp.Function("n"), sp.Symbol("x", integer=True, positive=True)
+
+
+def _bindings(name: str, ranges):
+    def bindings(digits):
+        model, chain, pi, m, nu = _oracle(name, digits)
+        states = chain.states
+        zero = 0 * pi[0]
+
+        def P(*args):
+            if len(args) == 1:  # P(mode)
+                return m[f"p_mode{args[0]}"]
+            s, n = args
+            return sum((p for st, p in zip(states, pi) if st[0] == s and _count(st) == n), zero)
+
+        def Pk(k, n):
+            return sum((p for st, p in zip(states, pi) if _count(st) == n and st[3] is not None and st[3][0] == k),
+                       zero)
+
+        env = {
+            _lam: lambda c, s: model.rate(s, c),
+            _P: P, _Pk: Pk,
+            _mu: {1: model.service_rates[0], 2: model.service_rates[1]},
+            _T: lambda c: m[f"mean_sojourn_flow{c}"],
+            _N: lambda c: m[f"mean_number_flow{c}"],
+            _loss: lambda c: m[f"loss_flow{c}"],
+            _theta: lambda c: m[f"throughput_flow{c}"],
+            _nu: nu, _Et0: m["mean_normal_time"], _Et12: m["mean_return_time"],
+            _R: model.R, _S: chain.size,
+            sp.Symbol(r"\mu"): model.service_rates[0],
+            _pi: lambda x: pi[x - 1],
+            _sx: lambda x: states[x - 1][0],
+            _nx: lambda x: _count(states[x - 1]),
+        }
+        return env, ranges(model)
+
+    return bindings
+
+
+def _lumped_law_bindings(digits):
+    model, chain, pi, _, _ = _oracle("equal", digits)
+    law = lumped_law(model.L, model.H, model.R)
+    marginal = {}
+    for st, p in zip(chain.states, pi):
+        key = (st[0], _count(st))
+        marginal[key] = marginal.get(key, 0) + p
+    N = {i + 1: v for i, v in enumerate(law.values(_lumped_point(model)))}
+    i = sp.Symbol("i", integer=True, positive=True)
+    return ({_pi: lambda a: marginal[law.states[a - 1]], sp.IndexedBase("N"): N, _S: len(law.states)},
+            {i: range(1, len(law.states) + 1)})
+
+
+# --------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------
-
-#: verification models: (rate pairs by mode, service rates, L, H, R)
-_EQUAL_MU = (((sp.Rational(3, 5), sp.Rational(2, 5)), (sp.Rational(3, 10), sp.Rational(1, 5)),
-              (sp.Rational(1, 10), 0)), (1, 1), 2, 4, 6)
-_UNEQUAL_MU = (((sp.Rational(3, 2), 1), (sp.Rational(1, 2), sp.Rational(1, 2)), (sp.Rational(1, 4), 0)),
-               (1, 2), 3, 6, 9)
-
-
-def _model(spec):
-    from qderive.numeric.two_flow_hysteretic import TwoFlowHystereticModel
-
-    rates, mus, L, H, R = spec
-    return TwoFlowHystereticModel(rates, mus, L, H, R)
+# --------------------------------------------------------------------------------------
 
 
 def _check_lumped_balance(digits):
@@ -162,8 +201,7 @@ def _check_lumped_balance(digits):
     L, H, R = law.thresholds
     Rg = law.ring
     pos = {x: i for i, x in enumerate(law.states)}
-    out = [Rg.zero] * len(law.states)
-    inflow = [Rg.zero] * len(law.states)
+    out, inflow = [Rg.zero] * len(law.states), [Rg.zero] * len(law.states)
     lam = [Rg.from_expr(v) for v in (Lam0, Lam1, Lam2)]
     for a, b, r in lumped_transitions(L, H, R, lam, Rg.from_expr(mu)):
         out[pos[a]] += r
@@ -172,190 +210,106 @@ def _check_lumped_balance(digits):
     return ok, None, f"global balance of the lumped chain as polynomial identities, {len(law.states)} states"
 
 
-def _check_lumping(digits):
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.two_flow_hysteretic import solve_hysteretic
+def _check_engine_vs_oracle(digits):
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.two_flow import hysteretic_measures
 
-    model = _model(_EQUAL_MU)
-    bk = mp_backend(digits + 10)
-    sol = solve_hysteretic(model, bk)
-    law = lumped_law(model.low, model.high, model.capacity)
-    vals = {Lam0: sum(model.rates[0]), Lam1: sum(model.rates[1]), Lam2: sum(model.rates[2]),
-            mu: model.service_rates[0]}
-    exact_vals = law.at(vals)
-    agree = []
-    with bk:
-        for (s, n), p in zip(law.states, exact_vals):
-            mask = [(st[0] == s and st[1] + st[2] == n) for st in sol.space.states]
-            agree.append(agreement_digits(sol._sum(mask), bk.num(p)))
-    a = min(agree)
-    return a >= digits, min(a, digits), "(mode, n) marginal of the (s, i, j, k) chain (GTH) = closed-form lumped law"
-
-
-def _cycle_check(digits, what):
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.two_flow_hysteretic import solve_hysteretic
-
-    agree = []
-    for spec in (_EQUAL_MU, _UNEQUAL_MU):
-        bk = mp_backend(digits + 10)
-        sol = solve_hysteretic(_model(spec), bk)
-        with bk:
-            nu = sol.switch_rate()
-            if what == "cycle":
-                agree.append(agreement_digits(sol.mean_cycle_time(), 1 / nu))
-            elif what == "return":
-                agree.append(agreement_digits(sol.mean_return_time(), (sol.mode_probability(1) +
-                                                                       sol.mode_probability(2)) / nu))
-            elif what == "throughput":
-                agree += [agreement_digits(sol.throughput(c), sol.admitted_rate(c)) for c in (1, 2)]
-            elif what == "loss":
-                agree += [agreement_digits(sol.loss(c), 1 - sol.admitted_rate(c) / bk.num(sol.model.rate(0, c)))
-                          for c in (1, 2)]
-    return min(agree)
-
-
-def _check(what, detail):
-    def run(digits):
-        a = _cycle_check(digits, what)
-        return a >= digits - 2, min(a, digits), detail
-    return run
+    worst = float("inf")
+    for model in CHECK_MODELS.values():
+        got = model.evaluate(digits).as_dict()
+        ref = hysteretic_measures(model, mp_context(digits + 10))
+        worst = min([worst] + [agreement_digits(v, ref[k]) for k, v in got.items()])
+    return worst >= digits - 2, min(worst, digits), ("engine at digits vs the oracle chain (tagged sojourns, "
+                                                     "first-passage cycle times), every measure, three models")
 
 
 def _check_float_vs_mp(digits):
-    from qderive.numeric.backend import FLOAT64, mp_backend
-    from qderive.numeric.two_flow_hysteretic import solve_hysteretic
+    worst = float("inf")
+    for model in CHECK_MODELS.values():
+        a, b = model.evaluate().as_dict(), model.evaluate(digits).as_dict()
+        worst = min([worst] + [agreement_digits(a[k], b[k]) for k in a])
+    return worst >= 12, worst, "float64 vs mpmath, every measure, three models"
+
+
+def _check_renewal_engine(digits):
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.two_flow_hysteretic import solve
 
     agree = []
-    for spec in (_EQUAL_MU, _UNEQUAL_MU):
-        a = evaluate_measures(solve_hysteretic(_model(spec), FLOAT64))
-        b = evaluate_measures(solve_hysteretic(_model(spec), mp_backend(digits + 10)))
-        agree += [agreement_digits(a[k], b[k]) for k in MEASURE_KEYS]
-    a = min(agree)
-    return a >= 12, a, "float64 vs mpmath, every measure, two models"
+    for model in CHECK_MODELS.values():
+        ctx = mp_context(digits + 10)
+        with ctx:
+            sol = solve(model, ctx)
+            agree.append(agreement_digits(sol.mean_cycle_time() * sol.switch_rate(), 1))
+    w = min(agree)
+    return w >= digits, min(w, digits), "engine: E tau_0 + E tau_12 = 1 / nu (first passages vs the switch rate)"
 
 
 @functools.lru_cache(maxsize=1)
-def build_derivation() -> Derivation:
-    """The ``two-flow-hysteretic`` derivation."""
-    s, n, c = sp.symbols("s n c", integer=True)
-    i, j, k = sp.symbols("i j k", integer=True)
-    q = sp.Function("q")
-    lam_c = sp.Function(r"\lambda_c")
-    lam_1, lam_2 = sp.Function(r"\lambda_1"), sp.Function(r"\lambda_2")
-    Lam = sp.Function(r"\Lambda")
-    P, loss, theta = sp.Function("P"), sp.Function(r"\ell"), sp.Function(r"\theta")
-    nu = sp.Symbol(r"\nu")
-    Et0, Et12 = sp.Symbol(r"E\tau_0"), sp.Symbol(r"E\tau_{12}")
-    one_R = sp.Symbol(r"1_{\{n=R\}}")
+def derivation() -> Derivation:
+    """The ``two-flow-hysteretic`` derivation (module docstring)."""
+    s, n, c, k, x = _s, _n, _c, _k, _x
+    every_c = lambda model: {c: (1, 2)}
+    cut = sp.Eq(sp.Sum((_lam(1, s) + _lam(2, s)) * _P(s, n), (s, 0, 2)), sp.Sum(_mu[k] * _Pk(k, n + 1), (k, 1, 2)))
+    little = sp.Eq(_T(c), _N(c) / (_lam(c, 0) * (1 - _loss(c))))
+    mu_s = sp.Symbol(r"\mu")
+    lumped_cut = sp.Eq(sp.Sum((_lam(1, s) + _lam(2, s)) * _P(s, n), (s, 0, 2)), mu_s * sp.Sum(_P(s, n + 1), (s, 0, 2)))
+    i, j = sp.Symbol("i", integer=True, positive=True), sp.Symbol("j", integer=True, positive=True)
+    Nb = sp.IndexedBase("N")
+    law_rel = sp.Eq(_pi(i), Nb[i] / sp.Sum(Nb[j], (j, 1, _S)))
+    loss = sp.Eq(_loss(c), sp.Sum(_pi(x) * ((_lam(c, 0) - _lam(c, _sx(x))) + _lam(c, _sx(x)) *
+                                            sp.KroneckerDelta(_nx(x), _R)), (x, 1, _S)) / _lam(c, 0))
+    throughput = sp.Eq(_theta(c), _lam(c, 0) * (1 - _loss(c)))
+    cycle = sp.Eq(_Et0 + _Et12, 1 / _nu)
+    ret = sp.Eq(_Et12, (_P(1) + _P(2)) / _nu)
+    levels = lambda model: {n: range(model.R)}
+    none = lambda model: {}
+    un, eq = ", oracle chain L,H,R = 3,6,9, mu = (1, 2)", ", oracle chain L,H,R = 2,4,6, mu_1 = mu_2"
     steps = [
-        Step("(H.1)", "arrival of flow c in mode s (n < R); the mode switches as in B",
-             sp.Eq(q(sp.Tuple(s, i, j, k), sp.Tuple(sp.Symbol("s'"), i + 1, j, k)), lam_1(s)), _CITE),
-        Step("(H.2)", "departure of the customer in service (flow k); next: flow 1 if any waits (relative priority)",
-             sp.Eq(q(sp.Tuple(s, i, j, 1), sp.Tuple(sp.Symbol("s'"), i - 1, j, sp.Symbol("k'"))),
-                   sp.Symbol(r"\mu_1")), _CITE),
-        Step("(H.3)", "lumping: with mu_1 = mu_2 = mu, (mode, n) is B's chain with the total input rate",
-             sp.Eq(Lam(s), lam_1(s) + lam_2(s)), _CITE),
-        Step("(H.4)", "level cut of the lumped chain: flow up = flow down between n and n + 1",
-             sp.Eq(sp.Sum(_pi(s, n) * Lam(s), (s, 0, 2)), mu * sp.Sum(_pi(s, n + 1), (s, 0, 2))),
-             "spec/other-models.md section B"),
+        Step("(H.1)", "level cut of the (s, i, j, k) chain: flow up from n = flow down from n + 1 (P_k(k, n): n in the "
+             "system, flow k in service)", cut, _CITE,
+             check=relation_check(cut, _bindings("unequal", levels), describe=un)),
+        Step("(H.2)", "mean sojourn of an admitted flow-c customer by Little", little, _CITE,
+             check=relation_check(little, _bindings("unequal", every_c), describe=un + " (tagged-customer sojourns)")),
+        Step("(H.3)", "lumping: with mu_1 = mu_2 = mu the (mode, n) marginal satisfies the cut of B's chain with "
+             "the total input rate Lambda_s = lambda(1, s) + lambda(2, s)", lumped_cut, "spec/other-models.md "
+             "section B", check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
+        Step("(H.4)", "the lumped law of L,H,R = 2,4,6: state i = (mode, n) in level order", law_rel,
+             "spec/other-models.md section B",
+             check=relation_check(law_rel, _lumped_law_bindings, describe=eq + " vs the polynomials N_i")),
     ]
     law = lumped_law()
-    Ns = sp.Symbol("N")
     for idx, (st, nn) in enumerate(law.states):
-        steps.append(Step(f"(H.5.{idx + 1})", f"lumped law, L,H,R = {law.thresholds}: mode {st}, n = {nn}",
-                          sp.Eq(_pi(st, nn), law.factored(idx) / Ns), "spec/other-models.md section B"))
-    steps.append(Step("(H.5.N)", "the normaliser", sp.Eq(Ns, sp.Add(*[sp.Symbol(f"N_{{{x + 1}}}")
-                                                                     for x in range(len(law.states))])), ""))
+        steps.append(Step(f"(H.5.{idx + 1})", f"lumped law, L,H,R = {law.thresholds}: numerator of state "
+                          f"{idx + 1} = (mode {st}, n = {nn})", sp.Eq(Nb[idx + 1], law.factored(idx)),
+                          "spec/other-models.md section B", computed=True))
     steps += [
-        Step("(H.6)", "loss of flow c: throttled, discarded or blocked share of its offered (normal-mode) traffic",
-             sp.Eq(loss(c), sp.Sum(_pi(sp.Symbol("x")) * ((lam_c(0) - lam_c(s)) + lam_c(s) * one_R),
-                                   (sp.Symbol("x"), sp.Symbol("S_0"), sp.Symbol("S_2"))) / lam_c(0)), _CITE),
-        Step("(H.7)", "throughput per flow = admitted rate (check); mean sojourn by Little",
-             sp.Eq(theta(c), lam_c(0) * (1 - loss(c))), _CITE),
-        Step("(H.8)", "cycle renewal: normal time + return time = 1 / (rate of S0 -> S1 switches)",
-             sp.Eq(Et0 + Et12, 1 / nu), "spec/other-models.md section B"),
-        Step("(H.9)", "return time by renewal-reward (checked against the first-passage value)",
-             sp.Eq(Et12, (P(1) + P(2)) / nu), "spec/other-models.md section B"),
+        Step("(H.6)", "loss of flow c: throttled, discarded or blocked share of its offered (normal-mode) traffic; "
+             "s(x), n(x) mode and count of state x", loss, _CITE,
+             check=relation_check(loss, _bindings("unequal", every_c), describe=un + " (loss as 1 - admitted/offered)")),
+        Step("(H.7)", "throughput per flow = admitted rate", throughput, _CITE,
+             check=relation_check(throughput, _bindings("unequal", every_c), describe=un)),
+        Step("(H.8)", "cycle renewal: normal time + return time = 1 / (rate of S0 -> S1 switches)", cycle,
+             "spec/other-models.md section B",
+             check=relation_check(cycle, _bindings("unequal", none), describe=un + " (first passages)")),
+        Step("(H.9)", "return time by renewal-reward", ret, "spec/other-models.md section B",
+             check=relation_check(ret, _bindings("unequal", none), describe=un + " (first passage)")),
     ]
     checks = (
         Check("lumped law satisfies global balance (exact)", _check_lumped_balance),
-        Check("lumping: full chain marginal = closed-form lumped law (digits)", _check_lumping),
-        Check("renewal: E tau_0 + E tau_12 = 1 / nu, first passages (digits)",
-              _check("cycle", "first-passage E tau_0 + E tau_12 vs 1 / nu, two models")),
-        Check("return time: first passage = (P1 + P2) / nu (digits)",
-              _check("return", "first-passage E tau_12 vs renewal-reward, two models")),
-        Check("throughput = admitted rate per flow (digits)",
-              _check("throughput", "mu_c P(c in service) vs sum pi lambda_c^(s) 1{n<R}, two models")),
-        Check("loss (positive terms) = 1 - admitted / offered (digits)",
-              _check("loss", "positive-term loss vs the subtraction form at high precision, two models")),
+        Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
+        Check("engine renewal: E tau_0 + E tau_12 = 1 / nu (digits)", _check_renewal_engine),
         Check("float64 = mpmath for every measure", _check_float_vs_mp),
     )
     return Derivation(
         name="two-flow-hysteretic",
         title="M2|M|1|R with bi-level hysteretic input-rate control and relative priority to flow 1",
-        source=_CITE,
-        steps=tuple(steps),
-        checks=checks,
-        results={"lumped_law": law},
-        notes=("State (s, i, j, k): mode, numbers of flow-1 and flow-2 customers, flow in service. "
-               "lambda_c(s) is the rate of flow c in mode s (0 normal, 1 overload, 2 discard); the lumped law "
-               "uses Lambda_s = lambda_1(s) + lambda_2(s) and holds when mu_1 = mu_2 = mu.",),
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------------------
-
-
-class TwoFlowHystereticCommand(ModelCommand):
-    """``qderive eval two-flow-hysteretic``."""
-
-    name = "two-flow-hysteretic"
-    summary = "M2|M|1|R, two flows with hysteretic input-rate control and priority to flow 1 (seed 002)"
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--rates-normal", required=True, metavar="L1,L2",
-                            help="rates of flows 1 and 2 in normal mode (the offered traffic)")
-        parser.add_argument("--rates-overload", required=True, metavar="L1,L2",
-                            help="reduced rates in overload mode (<= normal)")
-        parser.add_argument("--rates-discard", default="0,0", metavar="L1,L2",
-                            help="rates in discard mode (<= overload; default 0,0)")
-        parser.add_argument("--service-rate", required=True, metavar="MU[,MU2]",
-                            help="exponential service rate (one for both flows, or MU1,MU2)")
-        parser.add_argument("--thresholds", required=True, metavar="L,H,R", help="1 <= L < H < R, R = capacity")
-
-    def build(self, args):
-        from qderive.numeric.two_flow_hysteretic import TwoFlowHystereticModel
-        from qderive.symbolic._exact import ParameterError
-
-        pairs = tuple(tuple(parse_number_list(getattr(args, f"rates_{m}"), f"--rates-{m}", count=2))
-                      for m in ("normal", "overload", "discard"))
-        mus = parse_number_list(args.service_rate, "--service-rate")
-        if len(mus) not in (1, 2):
-            raise ParameterError(f"--service-rate = {args.service_rate!r}: give MU or MU1,MU2")
-        thr = parse_number_list(args.thresholds, "--thresholds", count=3)
-        if not all(v.is_Integer for v in thr):
-            raise ParameterError(f"--thresholds = {args.thresholds!r}: L, H, R must be integers")
-        return TwoFlowHystereticModel(pairs, tuple(mus) if len(mus) == 2 else mus[0], *map(int, thr))
-
-    def evaluate(self, model, digits, args) -> Evaluation:
-        from qderive.numeric.backend import FLOAT64, mp_backend
-        from qderive.numeric.two_flow_hysteretic import solve_hysteretic
-
-        bk = FLOAT64 if digits is None else mp_backend(digits + 10)
-        sol = solve_hysteretic(model, bk)
-        params = dict(model.parameters())
-        params["states"] = sol.space.size
-        return Evaluation(self.name, params, evaluate_measures(sol))
-
-    def derivation(self):
-        return build_derivation()
-
-
-COMMAND = TwoFlowHystereticCommand()
+        source=_CITE, steps=tuple(steps), checks=checks, results={"lumped_law": law},
+        notes=("State (s, i, j, k): mode, numbers of flow-1 and flow-2 customers, flow in service. lambda(c, s) is "
+               "the rate of flow c in mode s (0 normal, 1 overload, 2 discard); the lumped law uses "
+               "Lambda_s = lambda(1, s) + lambda(2, s) and holds when mu_1 = mu_2 = mu.",),
+        recursions=())
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(0 if build_derivation().report(40) else 1)
+    raise SystemExit(0 if derivation().report(40) else 1)

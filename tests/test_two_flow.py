@@ -1,332 +1,280 @@
-"""The INVITE / non-INVITE threshold model (issue 5, ``spec/other-models.md`` C) against an independent chain.
+"""The INVITE / non-INVITE threshold model (seed 001, ``spec/other-models.md`` C) against independent computations.
 
-Oracle: the chain is rebuilt here from the model's definition: states ``(mode, tuple of
-classes)`` found by breadth-first search from the empty state, transitions written from the
-switching rules with Python lists (priority = "remove the first class-2 message from the
-waiting list"), no bit tricks and nothing from ``qderive.numeric.two_flow``. It is solved
-with GTH (``qderive.numeric.chains.stationary_gth``) at 50 digits or in float64; the mean
-return time comes from the hitting-time linear system solved by LU (``mpmath.lu_solve`` /
-``numpy.linalg.solve``), not from the code's GTH absorption or its renewal formula.
+Oracle: :mod:`qderive.numeric.oracles.two_flow` rebuilds the chain from the model's rules on
+plain tuples ``(mode, ((class, tagged), ...))`` by search (no bit encoding, nothing from the
+engine) and computes every measure by definition: throughputs and accepted rates as flows of
+departure and arrival transitions, mean sojourns as tagged-customer first passages (not
+Little), the return time as a first passage (not renewal). A second, textbook oracle: with
+R <= H the overload modes are never entered and, with equal service rates, the count is
+M/M/1/R (truncated geometric law).
 
-Tolerances: at 50 digits both sides use subtraction-free eliminations (GTH), the oracle's
-LU loses a few digits on the return time: we ask for 1e-45 relative. In float64 at
-L, H, R = 3, 7, 10 (759 / 650 states) we ask for 1e-10 relative, as the issue says; the
-dense GTH agrees to ~1e-14 and the sparse iterative solver to ~1e-13.
+Tolerances: at 50 digits both sides are subtraction-free eliminations at 50 + guard digits, so
+we ask 1e-45 relative (five digits for the oracle's own roundings). In float64 at L,H,R =
+3,7,10 (759 / 650 states) 1e-10 relative, for the dense GTH and the sparse level solver
+(measured: 13-15 digits), also at a light load where P(mode 2) ~ 4e-14.
 """
 
 from __future__ import annotations
 
 import json
-from collections import deque
-from fractions import Fraction as Fr
+from fractions import Fraction as F
 
 import mpmath
-import numpy as np
 import pytest
-import sympy as sp
+from conftest import cli
+from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.engines.two_flow import (
+    TwoFlowEngine,
+    exact_stationary,
+    solve,
+    state_space,
+)
+from qderive.numeric.oracles.two_flow import two_flow_chain, two_flow_measures
+from qderive.symbolic import limits
+from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
+from qderive.symbolic.models.two_flow import (
+    Algorithm,
+    Solver,
+    TwoFlowMeasures,
+    TwoFlowModel,
+)
 
-from qderive.derivations.cli import main
-from qderive.numeric.backend import FLOAT64, mp_backend
-from qderive.numeric.chains import stationary_gth
-from qderive.numeric.two_flow import Algorithm, Solver, TwoFlowModel, solve, state_space
-from qderive.symbolic._exact import ParameterError
-
+#: the contract of ``qderive eval two-flow --json`` (the old version's keys)
 CONTRACT_KEYS = {
     "throughput_invite", "throughput_non_invite", "rejection_invite", "rejection_non_invite",
     "mean_sojourn_invite", "mean_sojourn_non_invite", "mean_sojourn", "p_mode0", "p_mode1", "p_mode2",
-    "mean_return_time",
+    "mean_return_time", "mean_number_invite", "mean_number_non_invite", "mean_number", "accepted_rate_invite",
+    "accepted_rate_non_invite",
 }  # fmt: skip
 
-
-# --------------------------------------------------------------------------- the oracle
-
-
-def oracle_chain(lam, mu, mu_over, L, H, R, priority):
-    """States (mode, classes) by BFS and a dict of transition rates, straight from spec C."""
-    accepts = {0: (1, 2), 1: (2,), 2: ()}
-    start = (0, ())
-    rates, seen, todo = {}, {start}, deque([start])
-    while todo:
-        st = todo.popleft()
-        mode, seq = st
-        n = len(seq)
-        out = []
-        for c in accepts[mode]:
-            if n < R:
-                new_mode = 2 if n + 1 > H else mode
-                out.append(((new_mode, seq + (c,)), lam[c - 1]))
-        if n:
-            rate = (mu if mode == 0 else mu_over)[seq[0] - 1]
-            rest = list(seq[1:])
-            m = n - 1
-            new_mode = 1 if (mode == 2 and m == H) else 0 if (mode == 1 and m == L - 1) else mode
-            if priority and new_mode != 0 and 2 in rest:
-                k = rest.index(2)
-                rest = [rest[k]] + rest[:k] + rest[k + 1:]
-            out.append(((new_mode, tuple(rest)), rate))
-        for nxt, r in out:
-            rates[(st, nxt)] = rates.get((st, nxt), 0) + r
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return sorted(seen, key=lambda s: (len(s[1]), s)), rates
+RATES = [
+    ((F(3, 5), 2), (1, 5), (F(3, 2), 6)),  # INVITE 5x the work, faster in overload
+    ((F(7, 4), F(1, 3)), (F(1, 2), 4), (F(1, 2), 4)),  # INVITE-heavy overload
+]
 
 
-def oracle_measures(lam, mu, mu_over, L, H, R, priority, bk):
-    """Every measure of the model computed from the oracle chain with backend ``bk``."""
-    states, rates = oracle_chain(lam, mu, mu_over, L, H, R, priority)
-    idx = {s: i for i, s in enumerate(states)}
-    n = len(states)
-    def num(x):
-        x = sp.Rational(x)
-        return float(x) if bk.is_float64 else mpmath.mpf(x.p) / x.q
-
-    with bk:
-        Q = np.zeros((n, n)) if bk.is_float64 else np.full((n, n), mpmath.mpf(0), dtype=object)
-        for (a, b), r in rates.items():
-            Q[idx[a], idx[b]] = num(r)
-        pi = stationary_gth(Q, bk)
-        p = dict(zip(states, pi))
-        accepts = {0: (1, 2), 1: (2,), 2: ()}
-        ok = lambda s, c: c in accepts[s[0]] and len(s[1]) < R  # noqa: E731
-        acc = [num(lam[c - 1]) * sum(p[s] for s in states if ok(s, c)) for c in (1, 2)]
-        rej = [sum((p[s] for s in states if not ok(s, c)), 0 * pi[0]) for c in (1, 2)]
-        thr = [sum((p[s] * num((mu if s[0] == 0 else mu_over)[c - 1]) for s in states if s[1] and s[1][0] == c),
-                   0 * pi[0]) for c in (1, 2)]
-        number = [sum((p[s] * s[1].count(c) for s in states), 0 * pi[0]) for c in (1, 2)]
-        modes = [sum((p[s] for s in states if s[0] == m), 0 * pi[0]) for m in range(3)]
-        out = {
-            "throughput_invite": thr[0], "throughput_non_invite": thr[1],
-            "rejection_invite": rej[0], "rejection_non_invite": rej[1],
-            "mean_sojourn_invite": number[0] / acc[0], "mean_sojourn_non_invite": number[1] / acc[1],
-            "mean_sojourn": (number[0] + number[1]) / (acc[0] + acc[1]),
-            "p_mode0": modes[0], "p_mode1": modes[1], "p_mode2": modes[2],
-            "accepted_invite": acc[0], "accepted_non_invite": acc[1],
-        }
-        # return time: h = (-Q_OO)^{-1} 1 by LU, averaged over the entry flows from mode 0
-        over = [s for s in states if s[0] != 0]
-        if not over:
-            out["mean_return_time"] = None
-            return out, len(states)
-        o = {s: i for i, s in enumerate(over)}
-        m = len(over)
-        A = np.zeros((m, m)) if bk.is_float64 else mpmath.matrix(m, m)
-        for (a, b), r in rates.items():
-            if a in o:
-                A[o[a], o[a]] += num(r)
-                if b in o:
-                    A[o[a], o[b]] -= num(r)
-        if bk.is_float64:
-            h = np.linalg.solve(A, np.ones(m))
-        else:
-            h = mpmath.lu_solve(A, mpmath.matrix([1] * m))
-        entry = {}
-        for (a, b), r in rates.items():
-            if a[0] == 0 and b in o:
-                entry[b] = entry.get(b, 0) + p[a] * num(r)
-        out["mean_return_time"] = sum(f * h[o[b]] for b, f in entry.items()) / sum(entry.values())
-    return out, len(states)
+def make(rates, L, H, R, algorithm=Algorithm.FIFO, solver=Solver.AUTO):
+    (l1, l2), (m1, m2), (o1, o2) = rates
+    return TwoFlowModel(l1, l2, m1, m2, L, H, R, algorithm, o1, o2, solver)
 
 
-def model_measures(model, bk, solver=Solver.AUTO):
-    sol = solve(model, bk, solver)
-    with bk:
-        return {
-            "throughput_invite": sol.throughput(1), "throughput_non_invite": sol.throughput(2),
-            "rejection_invite": sol.rejection_probability(1), "rejection_non_invite": sol.rejection_probability(2),
-            "mean_sojourn_invite": sol.mean_sojourn(1), "mean_sojourn_non_invite": sol.mean_sojourn(2),
-            "mean_sojourn": sol.mean_sojourn(), "p_mode0": sol.mode_probability(0),
-            "p_mode1": sol.mode_probability(1), "p_mode2": sol.mode_probability(2),
-            "mean_return_time": sol.mean_return_time(),
-            "accepted_invite": sol.accepted_rate(1), "accepted_non_invite": sol.accepted_rate(2),
-        }, sol
-
-
-def assert_close(got, ref, rel, keys=None):
-    for key in keys or ref:
+def assert_close(got: dict, ref: dict, rel, keys=None):
+    for key in keys or CONTRACT_KEYS:
         g, r = got[key], ref[key]
-        if r is None:
-            assert g is None, key
+        if r is None or g is None:
+            assert g is None and r is None, key
             continue
-        assert abs(g - r) <= rel * abs(r) + (rel * 1e-300 if r == 0 else 0), (key, g, r)
+        if r == 0:
+            assert g == 0, key
+            continue
+        assert abs(mpmath.mpf(g) - r) <= rel * abs(r), (key, g, r)
+
+
+def at_50(model):
+    ctx = mp_context(60)
+    return two_flow_measures(model, ctx)
 
 
 # --------------------------------------------------------------------------- 50 digits, small thresholds
-
-RATES = [
-    ((Fr(3, 5), 2), (1, 5), (Fr(3, 2), 6)),  # INVITE 5x the work, faster in overload
-    ((Fr(7, 4), Fr(1, 3)), (Fr(1, 2), 4), (Fr(1, 2), 4)),  # INVITE-heavy overload
-]
 
 
 @pytest.mark.parametrize("algorithm", list(Algorithm))
 @pytest.mark.parametrize("rates", RATES)
 @pytest.mark.parametrize("thresholds", [(1, 2, 3), (2, 4, 5), (1, 3, 7), (2, 4, 3)])
 def test_every_measure_at_50_digits(algorithm, rates, thresholds):
-    lam, mu, mu_over = rates
-    L, H, R = thresholds
-    bk = mp_backend(50)
-    ref, n_states = oracle_measures(lam, mu, mu_over, L, H, R, algorithm is Algorithm.PRIORITY, bk)
-    got, sol = model_measures(TwoFlowModel(lam, mu, L, H, R, algorithm, mu_over), bk)
-    assert sol.space.size == n_states  # the same reachable state space
-    with bk:
-        assert_close(got, ref, mpmath.mpf(10) ** -45)
+    model = make(rates, *thresholds, algorithm)
+    ref = at_50(model)
+    got = model.evaluate(50)
+    assert got.states == ref["states"]  # the same reachable state space
+    with mpmath.workdps(60):
+        assert_close(got.as_dict(), ref, mpmath.mpf(10) ** -45)
+    assert got.confirmed_digits == 50 and got.working_digits >= 60
 
 
 # --------------------------------------------------------------------------- float64 at L, H, R = 3, 7, 10
 
 
 @pytest.mark.parametrize("algorithm", list(Algorithm))
-@pytest.mark.parametrize("rates", [RATES[0], ((Fr(3, 500), Fr(1, 50)), (1, 5), (1, 5))])
-def test_float64_at_3_7_10_both_solvers(algorithm, rates):
+@pytest.mark.parametrize("rates", [RATES[0], ((F(3, 500), F(1, 50)), (1, 5), (1, 5))])
+@pytest.mark.parametrize("solver", [Solver.GTH, Solver.SPARSE])
+def test_float64_at_3_7_10_both_solvers(algorithm, rates, solver):
     # the second point is a light load: P(mode 2) ~ 4e-14, P(mode 1) ~ 1e-13; every measure still to 1e-10
-    lam, mu, mu_over = rates
-    ref, n_states = oracle_measures(lam, mu, mu_over, 3, 7, 10, algorithm is Algorithm.PRIORITY, FLOAT64)
-    model = TwoFlowModel(lam, mu, 3, 7, 10, algorithm, mu_over)
-    for solver in (Solver.GTH, Solver.SPARSE):
-        got, sol = model_measures(model, FLOAT64, solver)
-        assert sol.space.size == n_states
-        assert_close(got, ref, 1e-10)
+    model = make(rates, 3, 7, 10, algorithm, solver)
+    ref = two_flow_measures(model, FLOAT64, tagged=False)  # Little in the oracle too: 6000-state tagged chains
+    got = model.evaluate()
+    assert got.states == ref["states"] and got.confirmed_digits is None  # no escalation needed
+    assert_close(got.as_dict(), ref, 1e-10)
 
 
 def test_state_counts_match_the_sequence_count():
     # FIFO reaches every sequence: mode 0 has 2^(H+1) - 1, mode 2 has 2^(H+1), mode 1 sum_{n=L..H} 2^n
     for L, H in ((1, 2), (2, 4), (3, 7)):
-        space = state_space(L, H, H + 1, Algorithm.FIFO)
-        assert space.size == (2 ** (H + 1) - 1) + 2 ** (H + 1) + sum(2**n for n in range(L, H + 1))
-    # priority: fewer states (a class-1 message in overload service implies no class 2 ahead of it)
+        assert state_space(L, H, H + 1, Algorithm.FIFO).size == (2 ** (H + 1) - 1) + 2 ** (H + 1) + sum(
+            2**n for n in range(L, H + 1))
+    # priority: fewer (a class-1 message in overload service implies no class 2 ahead of it)
     assert state_space(2, 4, 5, Algorithm.PRIORITY).size < state_space(2, 4, 5, Algorithm.FIFO).size
+
+
+def test_exact_law_by_the_one_gth_in_rationals():
+    model = make(RATES[0], 2, 4, 5, Algorithm.PRIORITY)
+    exact = exact_stationary(model)
+    assert all(isinstance(p, F) for p in exact) and sum(exact) == 1
+    chain = two_flow_chain(model)
+    ref = dict(zip(((s[0], tuple(c for c, _ in s[1])) for s in chain.states), chain.stationary_exact()))
+    space = state_space(2, 4, 5, Algorithm.PRIORITY)
+    assert all(exact[i] == ref[(int(space.mode[i]), space.sequence(i))] for i in range(space.size))
+
+
+# --------------------------------------------------------------------------- a textbook oracle
+
+
+@pytest.mark.parametrize("algorithm", list(Algorithm))
+def test_equal_service_rates_below_h_is_mm1r(algorithm):
+    # R <= H: overload never entered; with mu_1 = mu_2 = mu the count is M/M/1/R: p_n = (1 - rho) rho^n / (1 - rho^(R+1))
+    lam, mu_, R = F(3, 5) + 2, F(5, 2), 4
+    rho = lam / mu_
+    p = [(1 - rho) * rho**n / (1 - rho ** (R + 1)) for n in range(R + 1)]
+    model = TwoFlowModel(F(3, 5), 2, mu_, mu_, 2, 6, R, algorithm)
+    got = model.evaluate(30)
+    with mpmath.workdps(40):
+        for key, value in (("rejection_invite", p[R]), ("rejection_non_invite", p[R]), ("p_mode0", 1),
+                           ("mean_number", sum(n * q for n, q in enumerate(p))),
+                           ("mean_sojourn", sum(n * q for n, q in enumerate(p)) / (lam * (1 - p[R])))):
+            assert abs(mpmath.mpf(got[key]) - mpmath.mpf(value.numerator) / value.denominator) < mpmath.mpf(10) ** -28
+    assert got.p_mode1 == 0 and got.p_mode2 == 0 and got.mean_return_time is None
 
 
 # --------------------------------------------------------------------------- identities
 
 
 @pytest.mark.parametrize("algorithm", list(Algorithm))
-def test_accepted_rate_equals_throughput(algorithm):
-    lam, mu, mu_over = RATES[1]
-    bk = mp_backend(50)
-    got, _ = model_measures(TwoFlowModel(lam, mu, 2, 4, 5, algorithm, mu_over), bk)
-    with bk:
-        for cls in ("invite", "non_invite"):
-            assert abs(got[f"accepted_{cls}"] / got[f"throughput_{cls}"] - 1) < mpmath.mpf(10) ** -45
+def test_accepted_rate_equals_throughput_and_renewal(algorithm):
+    ctx = mp_context(60)
+    with ctx:
+        sol = solve(make(RATES[1], 2, 4, 5, algorithm), ctx)
+        for c in (1, 2):
+            assert abs(sol.accepted_rate(c) / sol.throughput(c) - 1) < mpmath.mpf(10) ** -55
+        assert abs(sol.mean_return_time() / sol.renewal_return_time() - 1) < mpmath.mpf(10) ** -55
 
 
 def test_equal_service_rates_give_equal_totals_and_priority_matters_otherwise():
-    bk = mp_backend(40)
-    lam = (Fr(3, 5), 2)
-    equal = [model_measures(TwoFlowModel(lam, (2, 2), 2, 4, 5, a, (3, 3)), bk)[1] for a in Algorithm]
-    with bk:
-        for f in (lambda s: s.mode_probability(0), lambda s: s.mode_probability(1), lambda s: s.mean_number(),
-                  lambda s: s.throughput(1) + s.throughput(2), lambda s: s.mean_return_time()):
-            a, b = f(equal[0]), f(equal[1])
-            assert abs(a - b) <= mpmath.mpf(10) ** -35 * abs(a)
+    lam = (F(3, 5), 2)
+    equal = [TwoFlowModel(*lam, 2, 2, 2, 4, 5, a, 3, 3).evaluate(40) for a in Algorithm]
+    with mpmath.workdps(50):
+        for key in ("p_mode0", "p_mode1", "mean_number", "mean_return_time"):
+            a, b = (mpmath.mpf(e[key]) for e in equal)
+            assert abs(a - b) <= mpmath.mpf(10) ** -35 * abs(a), key
         # per class the disciplines differ even with equal rates (non-INVITE jumps the queue in overload)
-        assert equal[1].mean_sojourn(2) < equal[0].mean_sojourn(2)
-    unequal = [model_measures(TwoFlowModel(lam, (1, 5), 2, 4, 5, a), bk)[1] for a in Algorithm]
-    with bk:
-        assert abs(unequal[0].mode_probability(0) - unequal[1].mode_probability(0)) > mpmath.mpf(10) ** -3
+        assert equal[1].mean_sojourn_non_invite < equal[0].mean_sojourn_non_invite
+    unequal = [TwoFlowModel(*lam, 1, 5, 2, 4, 5, a).evaluate() for a in Algorithm]
+    assert abs(unequal[0].p_mode0 - unequal[1].p_mode0) > 1e-3
 
 
-def test_return_time_first_passage_equals_renewal():
-    bk = mp_backend(50)
-    for alg in Algorithm:
-        sol = solve(TwoFlowModel((Fr(3, 5), 2), (1, 5), 2, 4, 5, alg, (Fr(3, 2), 6)), bk)
-        with bk:
-            assert abs(sol.mean_return_time() / sol.renewal_return_time() - 1) < mpmath.mpf(10) ** -45
-
-
-def test_float64_and_mpmath_paths_agree():
-    model = TwoFlowModel((Fr(3, 5), 2), (1, 5), 2, 4, 5, Algorithm.PRIORITY, (Fr(3, 2), 6))
-    a, _ = model_measures(model, FLOAT64)
-    b, _ = model_measures(model, mp_backend(30))
-    assert_close(a, {k: float(v) for k, v in b.items()}, 1e-13)
+def test_float64_and_mpmath_agree():
+    model = make(RATES[0], 2, 4, 5, Algorithm.PRIORITY)
+    a, b = model.evaluate().as_dict(), model.evaluate(30).as_dict()
+    assert_close(a, {k: mpmath.mpf(v) for k, v in b.items() if v is not None} | {"mean_return_time":
+                                                                               mpmath.mpf(b["mean_return_time"])},
+                 1e-13)
 
 
 def test_capacity_beyond_h_plus_one_does_not_bind_and_says_so():
-    lam, mu, mu_over = RATES[0]
-    bk = mp_backend(30)
     for alg in Algorithm:
-        a, _ = model_measures(TwoFlowModel(lam, mu, 2, 4, 9, alg, mu_over), bk)
-        b, _ = model_measures(TwoFlowModel(lam, mu, 2, 4, 5, alg, mu_over), bk)
-        with bk:
-            assert_close(a, b, mpmath.mpf(10) ** -28)
-    assert any("does not bind" in n for n in TwoFlowModel(lam, mu, 2, 4, 9).notes())
-    assert TwoFlowModel(lam, mu, 2, 4, 5).notes() == []
-    assert any("never entered" in n for n in TwoFlowModel(lam, mu, 2, 4, 3).notes())
+        a, b = (make(RATES[0], 2, 4, R, alg).evaluate(30).as_dict() for R in (9, 5))
+        assert a == b
+    assert any("does not bind" in n for n in make(RATES[0], 2, 4, 9).evaluate().notes)
+    assert make(RATES[0], 2, 4, 5).evaluate().notes == ()
+    notes = make(RATES[0], 2, 4, 3).evaluate().notes
+    assert any("never entered" in n and "null" in n for n in notes)
 
 
-def test_bad_parameters_are_refused():
-    with pytest.raises(ParameterError, match="L < H"):
-        TwoFlowModel((1, 1), (1, 1), 4, 3, 5)
-    with pytest.raises(ParameterError, match="L < H"):
-        TwoFlowModel((1, 1), (1, 1), 0, 3, 5)
-    with pytest.raises(ParameterError, match="float"):
-        TwoFlowModel((0.5, 1), (1, 1), 1, 3, 5)
-    with pytest.raises(ParameterError, match="> 0"):
-        TwoFlowModel((1, 1), (0, 1), 1, 3, 5)
-    with pytest.raises(ParameterError, match="H = 19"):
-        TwoFlowModel((1, 1), (1, 1), 1, 19, 20)
-    with pytest.raises(ParameterError, match="mpmath"):
-        solve(TwoFlowModel((1, 1), (1, 1), 4, 9, 10), mp_backend(20))
+# --------------------------------------------------------------------------- bad and extreme input
 
 
-# --------------------------------------------------------------------------- the symbolic law and derivation
+def test_bad_parameters_are_refused_naming_the_field():
+    with pytest.raises(ParameterError, match="H must exceed L"):
+        TwoFlowModel(1, 1, 1, 1, 4, 3, 5)
+    with pytest.raises(ParameterError, match="L must be >= 1"):
+        TwoFlowModel(1, 1, 1, 1, 0, 3, 5)
+    with pytest.raises(ParameterError, match="mu_invite = 0: must be > 0"):
+        TwoFlowModel(1, 1, 0, 1, 1, 3, 5)
+    with pytest.raises(ParameterError, match="mu_overload_non_invite"):
+        TwoFlowModel(1, 1, 1, 1, 1, 3, 5, mu_overload_invite=2)
+    with pytest.raises(ParameterError, match="must be an integer"):
+        TwoFlowModel(1, 1, 1, 1, 1, 2.5, 5)
+    with pytest.raises(BudgetError, match="two-flow-high = 17 .*--limit two-flow-high=17"):
+        TwoFlowModel(1, 1, 1, 1, 1, 17, 20)
+    with pytest.raises(BudgetError, match="dense-states = 3055 .*--limit dense-states=3055"):
+        TwoFlowModel(1, 1, 1, 1, 4, 9, 10).evaluate(20)  # 3055 states: too many for the dense mpmath solve
+    with limits.limits(dense_states=50):  # the budget is the user's: lowered, it refuses 91 states
+        with pytest.raises(BudgetError, match="dense-states = 91"):
+            make(RATES[0], 2, 4, 5).evaluate(20)
 
 
-def test_symbolic_law_matches_the_oracle_at_a_rational_point():
-    from qderive.derivations.two_flow import RATE_SYMBOLS, stationary_law
+def test_extreme_rates_escalate_instead_of_failing():
+    # lambda ratios of 1e600: float64 GTH overflows, the policy recomputes with mpmath; values outside the
+    # double range stay mpmath numbers; every probability in [0, 1]
+    rec = TwoFlowModel(F(1, 10**300), 10**300, 1, 5, 2, 4, 5).evaluate()
+    assert rec.working_digits is not None and any("recomputed with mpmath" in n for n in rec.notes)
+    for f, m in TwoFlowMeasures.measure_fields():
+        v = getattr(rec, f.name)
+        if m.kind.value == "probability":
+            assert 0 <= v <= 1, f.name
+    # a rate below the float64 range on a chain too large for the dense mpmath solve: one clear error
+    with pytest.raises(NumericalError, match="too large for the dense mpmath solve"):
+        TwoFlowModel(F(1, 10**400), 1, 1, 5, 8, 16, 17).evaluate()
 
-    values = (Fr(3, 5), 2, 1, 5, Fr(3, 2), 6)
-    bk = mp_backend(50)
+
+def test_guard_digits_grow_with_the_chain():
+    engine = TwoFlowEngine()
+    assert engine.guard_digits(make(RATES[0], 1, 2, 3)) < engine.guard_digits(make(RATES[0], 3, 7, 10))
+
+
+# --------------------------------------------------------------------------- the symbolic law and the derivation
+
+
+def test_symbolic_law_matches_the_exact_oracle_chain():
+    from qderive.derivations.two_flow import CHECK_RATES, check_model, stationary_law
+
     for alg in Algorithm:
         law = stationary_law(1, 2, alg)
-        exact = law.at({s: sp.Rational(v) for s, v in zip(RATE_SYMBOLS, values)})
-        states, rates = oracle_chain(values[:2], values[2:4], values[4:], 1, 2, 3, alg is Algorithm.PRIORITY)
-        with bk:
-            idx = {s: i for i, s in enumerate(states)}
-            Q = np.full((len(states), len(states)), mpmath.mpf(0), dtype=object)
-            for (a, b), r in rates.items():
-                Q[idx[a], idx[b]] = mpmath.mpf(Fr(r).numerator) / Fr(r).denominator
-            pi = stationary_gth(Q, bk)
-            for i in range(law.space.size):
-                st = (int(law.space.mode[i]), law.space.sequence(i))
-                ref = pi[idx[st]]
-                assert abs(mpmath.mpf(exact[i].p) / exact[i].q - ref) < mpmath.mpf(10) ** -45 * ref
+        chain = two_flow_chain(check_model(1, 2, 3, alg))
+        ref = dict(zip(((s[0], tuple(c for c, _ in s[1])) for s in chain.states), chain.stationary_exact()))
+        exact = law.at(CHECK_RATES)
+        assert exact == [ref[(int(law.space.mode[i]), law.space.sequence(i))] for i in range(law.space.size)]
 
 
 def test_derivation_verifies_and_exports():
-    from qderive.derivations.two_flow import build_derivation
-
-    d = build_derivation()
+    d = TwoFlowModel.example().derive()
+    assert all(s.computed or s.check for s in d.steps)
     results = d.verify(20)
     assert all(r.passed for r in results), [r.as_dict() for r in results if not r.passed]
-    tex = d.latex()
-    assert "\\mu'" in tex or "{\\mu}'" in tex
-    assert "(F.1)" in d.markdown() and "(P.21)" in d.markdown()
+    assert "\\mu'" in d.latex()
+    md = d.markdown()
+    assert "(F.1)" in md and "(P.21)" in md
 
 
 def test_figure_files(tmp_path):
-    from qderive.derivations.two_flow import figure_comparison
+    from qderive.derivations.figures.two_flow import FIGURES
 
     png, csv_path = tmp_path / "f.png", tmp_path / "f.csv"
-    figure_comparison(str(png), str(csv_path))
+    FIGURES["two-flow-comparison"](str(png), str(csv_path))
     lines = csv_path.read_text().splitlines()
     assert lines[0].startswith("invite_share,work_ratio,algorithm") and len(lines) == 1 + 9 * 5 * 2
     assert png.stat().st_size > 10_000
 
 
 def test_comparison_rows_small_grid():
-    from qderive.derivations.two_flow import comparison_rows
+    from qderive.derivations.figures.two_flow import comparison_rows
 
-    study = {"rho": sp.Rational(6, 5), "L": 2, "H": 4, "R": 5, "shares": (sp.Rational(1, 2),), "ratios": (4, 12)}
+    study = {"rho": F(6, 5), "L": 2, "H": 4, "R": 5, "shares": (F(1, 2),), "ratios": (4, 12)}
     rows = comparison_rows(study)
     assert len(rows) == 4
     for r in rows:
-        # the oracle at the same point
-        k, f = r["work_ratio"], Fr(1, 2)
-        lam = Fr(6, 5) / (f * k + 1 - f)
-        ref, _ = oracle_measures((f * lam, (1 - f) * lam), (Fr(1, k), 1), (Fr(1, k), 1), 2, 4, 5,
-                                 r["algorithm"] == "priority", FLOAT64)
+        k, f = r["work_ratio"], F(1, 2)
+        lam = F(6, 5) / (f * k + 1 - f)
+        model = TwoFlowModel(f * lam, (1 - f) * lam, F(1, k), 1, 2, 4, 5, Algorithm(r["algorithm"]))
+        ref = two_flow_measures(model, FLOAT64)
         assert r["rejection_invite"] == pytest.approx(ref["rejection_invite"], rel=1e-12)
         assert r["throughput_total"] == pytest.approx(ref["throughput_invite"] + ref["throughput_non_invite"],
                                                       rel=1e-12)
@@ -335,88 +283,71 @@ def test_comparison_rows_small_grid():
 # --------------------------------------------------------------------------- command line
 
 
-def run_cli(capsys, *args):
-    code = main(["eval", "two-flow", *args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def run_eval(*args):
+    return cli(["eval", "two-flow", *args])
 
 
-def test_cli_contract_and_values(capsys):
-    code, out, _ = run_cli(capsys, "--rates", "0.6,2.0", "--service-rates", "1,5", "--thresholds", "2,4,5",
-                           "--algorithm", "priority", "--json")
+def test_cli_contract_and_values():
+    code, out, _ = run_eval("--rates", "0.6,2.0", "--service-rates", "1,5", "--thresholds", "2,4,5",
+                            "--algorithm", "priority", "--json")
     assert code == 0
     payload = json.loads(out)
-    assert CONTRACT_KEYS <= set(payload["measures"])
-    ref, _ = oracle_measures((Fr(3, 5), 2), (1, 5), (1, 5), 2, 4, 5, True, FLOAT64)
-    assert_close(payload["measures"], ref, 1e-12, keys=CONTRACT_KEYS)
+    assert CONTRACT_KEYS <= set(payload["measures"]) and payload["measures"]["states"] == 83
+    ref = two_flow_measures(TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5, Algorithm.PRIORITY), FLOAT64)
+    assert_close(payload["measures"], ref, 1e-12)
     assert "notes" not in payload
 
 
-def test_cli_digits_and_overload_rates(capsys):
-    code, out, _ = run_cli(capsys, "--rates", "0.6,2", "--service-rates", "1,5", "--overload-service-rates",
-                           "1.5,6", "--thresholds", "1,3,7", "--algorithm", "fifo", "--digits", "40", "--json")
+def test_cli_digits_and_overload_rates():
+    code, out, _ = run_eval("--rates", "0.6,2", "--service-rates", "1,5", "--overload-service-rates", "1.5,6",
+                            "--thresholds", "1,3,7", "--algorithm", "fifo", "--digits", "40", "--json")
     assert code == 0
     payload = json.loads(out)
-    ref, _ = oracle_measures((Fr(3, 5), 2), (1, 5), (Fr(3, 2), 6), 1, 3, 7, False, mp_backend(50))
-    with mp_backend(50):
-        for key in CONTRACT_KEYS:
-            assert abs(mpmath.mpf(payload["measures"][key]) - ref[key]) <= mpmath.mpf(10) ** -38 * abs(ref[key])
+    ref = at_50(TwoFlowModel(F(3, 5), 2, 1, 5, 1, 3, 7, Algorithm.FIFO, F(3, 2), 6))
+    with mpmath.workdps(50):
+        assert_close({k: mpmath.mpf(v) for k, v in payload["measures"].items()}, ref, mpmath.mpf(10) ** -38)
     assert any("does not bind" in n for n in payload["notes"])  # R = 7 > H + 1 = 4
 
 
-def test_cli_note_in_text_output_and_null_return_time(capsys):
-    code, out, _ = run_cli(capsys, "--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "3,7,10")
+def test_cli_solver_choice_and_sparse_at_digits():
+    base = ["--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "3,7,10", "--json"]
+    a, b = (json.loads(run_eval(*base, "--solver", s)[1])["measures"] for s in ("gth", "sparse"))
+    assert_close(a, b, 1e-12)
+    # mpmath always uses dense GTH: --solver sparse with --digits gives the GTH values
+    c = json.loads(run_eval(*base[:-1], "--solver", "sparse", "--digits", "20", "--json")[1])["measures"]
+    assert_close({k: float(v) for k, v in c.items()}, a, 1e-12)
+
+
+def test_cli_note_in_text_output_and_null_return_time():
+    code, out, _ = run_eval("--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "3,7,10")
     assert code == 0 and "note: R = 10 does not bind" in out
-    code, out, _ = run_cli(capsys, "--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "2,4,3", "--json")
+    code, out, _ = run_eval("--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "2,4,3", "--json")
     payload = json.loads(out)
-    assert payload["measures"]["mean_return_time"] is None and payload["measures"]["p_mode2"] == 0.0
+    assert payload["measures"]["mean_return_time"] is None and payload["measures"]["p_mode2"] == 0
     assert any("never entered" in n for n in payload["notes"])
 
 
-@pytest.mark.parametrize("args", [
-    ["--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "4,3,5"],  # L >= H
-    ["--rates", "0.6", "--service-rates", "1,5", "--thresholds", "2,4,5"],  # one rate
-    ["--rates", "0.6,x", "--service-rates", "1,5", "--thresholds", "2,4,5"],  # not a number
-    ["--rates", "0.6,2", "--service-rates", "1,-5", "--thresholds", "2,4,5"],  # negative rate
-    ["--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "2,4.5,5"],  # non-integer
-    ["--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "2,4,5", "--algorithm", "lifo"],
-    ["--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "4,9,10", "--digits", "30"],  # too big for mp
+@pytest.mark.parametrize("args, message", [
+    (["--thresholds", "4,3,5"], "--thresholds = 3: H must exceed L"),
+    (["--thresholds", "2,4,5", "--rates", "0.6"], "--rates"),
+    (["--thresholds", "2,4,5", "--rates", "0.6,x"], "--rates LAMBDA2"),
+    (["--thresholds", "2,4,5", "--service-rates", "1,-5"], "--service-rates MU2 = -5: must be > 0"),
+    (["--thresholds", "2,4.5,5"], "--thresholds H"),
+    (["--thresholds", "2,4,5", "--algorithm", "lifo"], "lifo"),
+    (["--thresholds", "4,9,10", "--digits", "30"], "--limit dense-states=3055"),  # too big for the mpmath solve
+    (["--thresholds", "4,17,18"], "--limit two-flow-high=17"),
+    (["--thresholds", "2,4,5", "--rates", "1e-2000,1"], "--rates"),  # the number bound of symbolic/limits
 ])
-def test_cli_bad_input_exits_2_with_one_line(capsys, args):
-    code, out, err = run_cli(capsys, *args)
-    assert code == 2
-    assert out == "" and len(err.strip().splitlines()) == 1
+def test_cli_bad_input_exits_2_with_one_line(args, message):
+    base = {"--rates": "0.6,2", "--service-rates": "1,5"}
+    given = dict(zip(args[::2], args[1::2]))
+    argv = [tok for key, value in {**base, **given}.items() for tok in (key, value)]
+    code, out, err = run_eval(*argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert message in err, err
 
 
-def test_guide_worked_example():
-    # the six-digit table of docs/guides/two-flow.md, reproduced by the independent oracle
-    table = {
-        False: {"throughput_invite": 0.413120, "throughput_non_invite": 1.66258, "rejection_invite": 0.311466,
-                "rejection_non_invite": 0.168712, "mean_sojourn_invite": 1.61060, "mean_sojourn_non_invite": 0.899918,
-                "mean_sojourn": 1.04136, "p_mode0": 0.688534, "p_mode1": 0.142754, "p_mode2": 0.168712,
-                "mean_return_time": 2.59386},
-        True: {"throughput_invite": 0.424603, "throughput_non_invite": 1.69632, "rejection_invite": 0.292329,
-               "rejection_non_invite": 0.151840, "mean_sojourn_invite": 1.88386, "mean_sojourn_non_invite": 0.793559,
-               "mean_sojourn": 1.01183, "p_mode0": 0.707671, "p_mode1": 0.140489, "p_mode2": 0.151840,
-               "mean_return_time": 2.07064},
-    }
-    for priority, expected in table.items():
-        ref, n = oracle_measures((Fr(3, 5), 2), (1, 5), (1, 5), 2, 4, 5, priority, FLOAT64)
-        assert n == (83 if priority else 91)
-        for key, value in expected.items():
-            assert float(ref[key]) == pytest.approx(value, rel=6e-6), key  # 6 significant digits
-
-
-def test_cli_simulate_agrees_with_the_chain(capsys):
-    # the seeded simulator (numeric/sim_two_flow.py) through `qderive simulate two-flow`: the chain's exact values
-    # must lie within twice the half-width of the 95 % intervals (about 4 standard errors; fixed seed, deterministic)
-    code = main(["simulate", "two-flow", "--rates", "0.6,2.0", "--service-rates", "1,5", "--thresholds", "2,4,5",
-                 "--algorithm", "priority", "--customers", "20000", "--replications", "10", "--seed", "3", "--json"])
-    assert code == 0
-    summary = json.loads(capsys.readouterr().out)
-    exact, _ = model_measures(TwoFlowModel((Fr(3, 5), 2), (1, 5), 2, 4, 5, Algorithm.PRIORITY), FLOAT64)
-    for key in CONTRACT_KEYS:
-        est = summary["measures"][key]
-        lo, hi = est["ci95"]
-        centre, half = (lo + hi) / 2, (hi - lo) / 2
-        assert abs(exact[key] - centre) <= 2 * half, (key, exact[key], lo, hi)
+def test_cli_limit_raises_the_dense_budget():
+    code, out, _ = run_eval("--rates", "0.6,2", "--service-rates", "1,5", "--thresholds", "2,4,5",
+                            "--digits", "15", "--limit", "dense-states=100", "--json")
+    assert code == 0 and json.loads(out)["measures"]["states"] == 91

@@ -1,0 +1,302 @@
+"""Engine of M2|M|1|R with bi-level hysteretic input-rate control and relative priority (seed 002).
+
+The model (:class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticModel`): two Poisson
+flows with rates ``lambda_c^(s)`` by mode s (normal, overload, discard), one exponential
+server (rate mu_c for a flow-c customer), capacity R, relative (non-preemptive) priority
+to flow 1, switching on the count as in ``spec/other-models.md`` B. Within a flow the
+order does not matter (identical rates), so the state ``(s, i, j, k)`` -- mode, flow-1
+and flow-2 customers in the system, flow in service (0 when empty) -- is a CTMC:
+
+* arrival of flow c (rate lambda_c^(s), n = i + j < R): s' = 1 if s = 0 and n + 1 = H,
+  s' = 2 if s = 1 and n + 1 = R, else s; an arrival to the empty system enters service;
+* departure (rate mu_k): s' = 0 if s = 1 and n - 1 = L - 1, s' = 1 if s = 2 and n - 1 = H,
+  else s; the next customer is a waiting flow-1 customer if any, else flow 2.
+
+Stationary law by the one GTH (:func:`~qderive.numeric.kernels.chains.gth_stationary`),
+states in level order; measures as sums of positive terms:
+
+* ``loss_c = sum_x pi(x) [(lambda_c^(0) - lambda_c^(s)) + lambda_c^(s) 1{n = R}] / lambda_c^(0)``
+  (the exact differences are rationals of the input: no cancellation) (H.6);
+* throughput ``theta_c = mu_c P(k = c)`` (= admitted rate, (H.7)); Little for the sojourns;
+* ``E tau_0`` (from the entry (L-1, 0) to overload) and ``E tau_12`` (from the entry into
+  overload back to S0): first passages ``(-Q_AA) h = 1`` by the one subtraction-free
+  :func:`~qderive.numeric.kernels.chains.mmatrix_solve`, averaged over the stationary entry
+  law; ``E tau = E tau_0 + E tau_12`` (= 1 / nu, the renewal identity (H.8)).
+
+>>> from fractions import Fraction as F
+>>> from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
+>>> sol = solve(TwoFlowHystereticModel(F(1, 2), F(1, 4), F(1, 4), F(1, 8), 2, 4, 6, service_rates=1))
+>>> abs(sol.mean_cycle_time() * sol.switch_rate() - 1) < 1e-12
+True
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+import numpy as np
+from qderive.symbolic import limits as _limits
+from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
+from qderive.symbolic.models.two_flow import InputMode, TwoFlowHystereticModel
+
+from ..backend import FLOAT64, FractionContext
+from ..kernels.chains import gth_stationary, mmatrix_solve
+from ..sequences import digits_for
+from .base import Engine, Trouble
+
+__all__ = ["HystereticSpace", "hysteretic_space", "HystereticSolution", "solve", "exact_stationary",
+           "TwoFlowHystereticEngine"]
+
+
+@dataclass(frozen=True)
+class HystereticSpace:
+    """Reachable states (s, i, j, k) in level order and the transitions (src, dst, exact rate)."""
+
+    states: tuple
+    src: np.ndarray
+    dst: np.ndarray
+    rates: tuple  # exact, one per transition
+
+    @property
+    def size(self) -> int:
+        return len(self.states)
+
+    @cached_property
+    def mode(self) -> np.ndarray:
+        return np.array([s[0] for s in self.states])
+
+    @cached_property
+    def count(self) -> np.ndarray:
+        """n = i + j of each state."""
+        return np.array([s[1] + s[2] for s in self.states])
+
+    @cached_property
+    def in_service(self) -> np.ndarray:
+        return np.array([s[3] for s in self.states])
+
+    def number(self, flow: int) -> np.ndarray:
+        """Flow-``flow`` customers in each state (i or j)."""
+        return np.array([s[flow] for s in self.states])
+
+
+def _successors(model: TwoFlowHystereticModel, state):
+    """Transitions out of (s, i, j, k) (module docstring): arrivals of each flow, the departure."""
+    L, H, R = model.L, model.H, model.R
+    s, i, j, k = state
+    n = i + j
+    if n < R:
+        for c in (1, 2):
+            lam = model.rate(InputMode(s), c)
+            if lam == 0:
+                continue
+            s2 = 1 if (s == 0 and n + 1 == H) else 2 if (s == 1 and n + 1 == R) else s
+            yield (s2, i + (c == 1), j + (c == 2), k if n else c), lam
+    if k:
+        i2, j2 = i - (k == 1), j - (k == 2)
+        n2 = n - 1
+        s2 = 0 if (s == 1 and n2 == L - 1) else 1 if (s == 2 and n2 == H) else s
+        k2 = 0 if n2 == 0 else (1 if i2 > 0 else 2)  # relative priority to flow 1
+        yield (s2, i2, j2, k2), model.service_rates[k - 1]
+
+
+@lru_cache(maxsize=8)
+def hysteretic_space(model: TwoFlowHystereticModel) -> HystereticSpace:
+    """Breadth-first enumeration from the empty normal state (0, 0, 0, 0), then level order (n, s, i, k)."""
+    start = (0, 0, 0, 0)
+    seen = {start}
+    todo = deque([start])
+    trans = []
+    while todo:
+        st = todo.popleft()
+        for nxt, rate in _successors(model, st):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+            trans.append((st, nxt, rate))
+    states = tuple(sorted(seen, key=lambda x: (x[1] + x[2], x[0], x[1], x[3])))
+    index = {s: a for a, s in enumerate(states)}
+    src = np.array([index[a] for a, _, _ in trans], dtype=np.int64)
+    dst = np.array([index[b] for _, b, _ in trans], dtype=np.int64)
+    return HystereticSpace(states, src, dst, tuple(r for _, _, r in trans))
+
+
+def _total(ctx, values):
+    """A sum of nonnegative terms (pairwise in float64, ctx.fsum otherwise)."""
+    if ctx.is_float64:
+        return float(np.sum(np.asarray(values, dtype=np.float64)))
+    return ctx.fsum(list(values))
+
+
+@dataclass(frozen=True)
+class HystereticSolution:
+    """Stationary law and measures of a :class:`TwoFlowHystereticModel` in context ``ctx``."""
+
+    model: TwoFlowHystereticModel
+    space: HystereticSpace
+    pi: np.ndarray
+    ctx: object
+    rates: list  # context numbers, one per transition
+
+    def _sum(self, mask):
+        return _total(self.ctx, self.pi[np.asarray(mask)])
+
+    def mode_probability(self, mode: int):
+        """P(S_mode); the integer 0 when the mode is unreachable (structural, not an underflow)."""
+        mask = self.space.mode == mode
+        return self._sum(mask) if mask.any() else 0
+
+    def throughput(self, flow: int):
+        """theta_c = mu_c P(flow c in service) (H.7)."""
+        return self.ctx.num(self.model.service_rates[flow - 1]) * self._sum(self.space.in_service == flow)
+
+    def admitted_rate(self, flow: int):
+        """sum_x pi(x) lambda_c^(s(x)) 1{n(x) < R}: the rate at which flow c enters the system."""
+        ctx, sp_ = self.ctx, self.space
+        lam = [ctx.num(self.model.rate(m, flow)) for m in InputMode]
+        open_ = np.flatnonzero(sp_.count < self.model.R)
+        return _total(ctx, [self.pi[x] * lam[sp_.mode[x]] for x in open_.tolist()])
+
+    def loss(self, flow: int):
+        """``sum_x pi(x) [(lambda_c^(0) - lambda_c^(s)) + lambda_c^(s) 1{n = R}] / lambda_c^(0)`` (H.6).
+
+        The weights are exact rationals of the input, every term >= 0; at n = R the weight is 1.
+        """
+        m, ctx, sp_ = self.model, self.ctx, self.space
+        lam0 = m.rate(InputMode.NORMAL, flow)
+        throttled = [ctx.num((lam0 - m.rate(s, flow)) / lam0) for s in InputMode]
+        weight = [ctx.num(1) if n == m.R else throttled[s] for s, n in zip(sp_.mode.tolist(), sp_.count.tolist())]
+        return _total(ctx, [p * w for p, w in zip(self.pi, weight) if w != 0])
+
+    def mean_number(self, flow: int):
+        """Mean number of flow-c customers in the system."""
+        counts = self.space.number(flow)
+        w = counts.astype(np.float64) if self.ctx.is_float64 else np.array(counts.tolist(), dtype=object)
+        return self.ctx.dot(self.pi, w)
+
+    def mean_sojourn(self, flow: int):
+        """Little: N_c / (admitted rate of flow c)."""
+        return self.mean_number(flow) / self.admitted_rate(flow)
+
+    # -- cycle times ------------------------------------------------------------------
+    def _flows_into(self, sources: set, targets: set) -> dict:
+        """Stationary flow pi(x) q(x, y) into each y with mode in ``targets`` from x with mode in ``sources``."""
+        sp_, out = self.space, {}
+        for a, b, r in zip(sp_.src.tolist(), sp_.dst.tolist(), self.rates):
+            if sp_.mode[a] in sources and sp_.mode[b] in targets:
+                out.setdefault(b, []).append(self.pi[a] * r)
+        return {b: _total(self.ctx, v) for b, v in out.items()}
+
+    def switch_rate(self):
+        """nu: switches S0 -> S1 per unit time (= S1 -> S0 switches = cycles per unit time)."""
+        return _total(self.ctx, list(self._flows_into({0}, {1, 2}).values()))
+
+    def _mean_passage(self, start: set, goal: set):
+        """Mean first-passage time into the modes ``goal`` from the stationary entry law into ``start``."""
+        ctx, sp_ = self.ctx, self.space
+        entry = self._flows_into(goal, start)
+        inside = np.flatnonzero(np.isin(sp_.mode, list(start)))
+        pos = np.full(sp_.size, -1)
+        pos[inside] = np.arange(len(inside))
+        m = len(inside)
+        W, leave = ctx.zeros((m, m)), ctx.zeros(m)
+        for a, b, r in zip(sp_.src.tolist(), sp_.dst.tolist(), self.rates):
+            if pos[a] < 0:
+                continue
+            if pos[b] >= 0:
+                W[pos[a], pos[b]] = W[pos[a], pos[b]] + r
+            else:
+                leave[pos[a]] = leave[pos[a]] + r
+        h = mmatrix_solve(ctx, W, leave, [ctx.array([1] * m)])[0]
+        terms = [f * h[pos[y]] for y, f in entry.items()]
+        return _total(ctx, terms) / _total(ctx, list(entry.values()))
+
+    def mean_return_time(self):
+        """E tau_12: from entering overload at (H, 1) until the return to S0 (first passage)."""
+        return self._mean_passage({1, 2}, {0})
+
+    def mean_normal_time(self):
+        """E tau_0: from entering S0 at (L-1, 0) until the switch to overload (first passage)."""
+        return self._mean_passage({0}, {1, 2})
+
+    def mean_cycle_time(self):
+        """E tau = E tau_0 + E tau_12 (the renewal identity: = 1 / nu)."""
+        return self.mean_normal_time() + self.mean_return_time()
+
+    def measures(self) -> dict:
+        """Every measure of :class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticMeasures`."""
+        normal, ret = self.mean_normal_time(), self.mean_return_time()
+        return {
+            "p_mode0": self.mode_probability(0),
+            "p_mode1": self.mode_probability(1),
+            "p_mode2": self.mode_probability(2),
+            "loss_flow1": self.loss(1),
+            "loss_flow2": self.loss(2),
+            "throughput_flow1": self.throughput(1),
+            "throughput_flow2": self.throughput(2),
+            "mean_number_flow1": self.mean_number(1),
+            "mean_number_flow2": self.mean_number(2),
+            "mean_sojourn_flow1": self.mean_sojourn(1),
+            "mean_sojourn_flow2": self.mean_sojourn(2),
+            "mean_normal_time": normal,
+            "mean_return_time": ret,
+            "mean_cycle_time": normal + ret,
+            "states": self.space.size,
+        }
+
+
+def _context_rates(model, space, ctx) -> list:
+    if not ctx.is_float64:
+        return [ctx.num(r) for r in space.rates]
+    out = []
+    for r in space.rates:
+        try:
+            f = float(r)
+        except OverflowError:
+            f = float("inf")
+        if not (FLOAT64.tiny <= f <= FLOAT64.huge):
+            raise Trouble(f"a rate ({float(r):.3g}) lies outside the float64 range")
+        out.append(f)
+    return out
+
+
+def solve(model: TwoFlowHystereticModel, ctx=FLOAT64) -> HystereticSolution:
+    """Stationary law of the (s, i, j, k) chain by the one GTH, in ``ctx`` (dense: limit ``dense_states``)."""
+    _limits.check("dense_states", model.state_bound(), "the chain on (mode, i, j, flow in service) is solved "
+                  "densely by GTH: O(n^2) memory, up to O(n^3) time")
+    space = hysteretic_space(model)
+    rates = _context_rates(model, space, ctx)
+    n = space.size
+    A = ctx.zeros((n, n))
+    for a, b, r in zip(space.src.tolist(), space.dst.tolist(), rates):
+        A[a, b] = A[a, b] + r
+    pi = gth_stationary(ctx, A)
+    return HystereticSolution(model, space, pi, ctx, rates)
+
+
+def exact_stationary(model: TwoFlowHystereticModel) -> list:
+    """The stationary law as exact rationals (the one GTH in FractionContext), in the order of the space."""
+    return list(solve(model, FractionContext()).pi)
+
+
+class TwoFlowHystereticEngine(Engine):
+    """Under the precision policy: GTH and the M-matrix solve are subtraction-free (a-priori guard only)."""
+
+    confirm = False
+
+    def compute(self, model, ctx, **options):
+        try:
+            if ctx.is_float64:
+                with np.errstate(all="ignore"):
+                    return solve(model, ctx).measures()
+            return solve(model, ctx).measures()
+        except (BudgetError, ParameterError):
+            raise
+        except ValueError as exc:  # GTH or the M-matrix solve met a state without exit: an underflowed rate
+            if ctx.is_float64:
+                raise Trouble(f"float64 underflow in the chain ({exc})") from None
+            raise NumericalError(f"two-flow-hysteretic: {exc}") from None
+
+    def guard_digits(self, model) -> int:
+        return digits_for(model.state_bound() ** 3) + 1
