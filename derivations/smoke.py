@@ -1,65 +1,64 @@
-"""``qderive verify --simulate``: the analytic measures of a model against a simulation.
+"""``qderive verify --simulate``: the analytic measures of a model against a seeded simulation.
 
-Each command that supports simulation names a representative case in
-``ModelCommand.example_args`` (command-line tokens). The case is evaluated in float64
-and simulated with a fixed seed; every measure both sides report must lie in the
-simulation's confidence interval at the joint level 99 % (Bonferroni over the
-measures compared, so a correct model fails with probability below 1 %). Measures
-whose interval is undefined or of zero width (an event never observed in the run)
-are reported, not compared.
+Every model class with a ``simulator`` and an ``example()`` takes part: the example is
+evaluated under the precision policy (``model.evaluate()``, float64) and simulated by the
+model's own simulator (``type(model).simulator.load()``) with a fixed seed. Every measure
+both report must lie in the simulation's confidence interval at the joint level 99 %
+(Bonferroni over the m measures compared: each interval at level 1 - 0.01/m, so a correct
+model fails with probability below 1 %). A measure whose interval is undefined or of zero
+width (an event never observed in the run) is reported, not compared.
 """
 
 from __future__ import annotations
 
-import argparse
-
 from .framework import Check
 
-__all__ = ["simulation_check"]
+__all__ = ["simulation_check", "SEED", "CUSTOMERS", "REPLICATIONS", "LEVEL"]
 
 SEED = 20131115  # the thesis defence date: fixed so the check is deterministic
 CUSTOMERS = 200_000
 REPLICATIONS = 10
+#: joint confidence level of the comparison
+LEVEL = 0.99
 
 
-def simulation_check(name: str, cmd) -> Check:
-    """A :class:`Check` comparing ``cmd``'s analytic measures with a seeded simulation."""
+def _comparable(value) -> bool:
+    if isinstance(value, bool) or value is None or isinstance(value, (list, tuple, str)):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPLICATIONS, seed: int = SEED) -> Check:
+    """A :class:`Check` comparing ``model.evaluate()`` with a seeded run of the model's simulator."""
+    cls = type(model)
+    if cls.simulator is None:
+        raise TypeError(f"model {cls.name!r} has no simulator")
 
     def run(digits):
-        from qderive.numeric.simulate import simulate
-
-        parser = argparse.ArgumentParser(prog=f"qderive eval {name}")
-        cmd.add_arguments(parser)
-        parser.add_argument("--digits", type=int, default=None)
-        parser.add_argument("--json", action="store_true")
-        cmd.add_simulate_arguments(parser)
-        args = parser.parse_args(list(cmd.example_args))
-        model = cmd.build(args)
-        analytic = cmd.evaluate(model, None, args).measures
-        sim_model, options = cmd.simulate(model, args)
-        result = simulate(sim_model, CUSTOMERS, REPLICATIONS, SEED, quiet=True, **options)
-        common = [k for k in result.measures if k in analytic and isinstance(analytic[k], (int, float))]
-        comparable = []
-        skipped = []
+        analytic = model.evaluate().as_dict()
+        result = cls.simulator.load()(model, customers, replications, seed, quiet=True)
+        common = [k for k in result.measures if k in analytic and _comparable(analytic[k])]
+        comparable, skipped = [], []
         for key in common:
-            est = result.measures[key]
-            ci = est.interval(0.95)
-            if ci is None or ci[0] == ci[1]:
-                skipped.append(key)
-            else:
-                comparable.append(key)
-        level = 1 - 0.01 / max(len(comparable), 1)
+            ci = result.measures[key].interval(0.95)
+            (skipped if ci is None or ci[0] == ci[1] else comparable).append(key)
+        level = 1 - (1 - LEVEL) / max(len(comparable), 1)
         outside = []
         for key in comparable:
             lo, hi = result.measures[key].interval(level)
-            if not (lo <= float(analytic[key]) <= hi):
-                outside.append(f"{key}={float(analytic[key]):.6g} not in [{lo:.6g}, {hi:.6g}]")
-        detail = (f"{len(comparable)} measures in their joint 99% simulation intervals "
-                  f"({REPLICATIONS} x {CUSTOMERS} customers, seed {SEED})")
+            value = float(analytic[key])
+            if not lo <= value <= hi:
+                outside.append(f"{key}={value:.6g} not in [{lo:.6g}, {hi:.6g}]")
+        detail = (f"{len(comparable)} measures in their joint {LEVEL:.0%} simulation intervals "
+                  f"({replications} x {customers} customers, seed {seed})")
         if skipped:
             detail += f"; not compared (no spread observed): {', '.join(skipped)}"
         if outside:
             detail = "; ".join(outside)
         return not outside and bool(comparable), None, detail
 
-    return Check(f"simulation smoke test ({' '.join(cmd.example_args)[:40]}...)", run)
+    return Check(f"simulation smoke test ({str(model)[:60]})", run)

@@ -25,9 +25,11 @@ import ciw
 import numpy as np
 import pytest
 
-from qderive.numeric.simulate import SimVacationModel, simulate, student_t_quantile
+from qderive.numeric.simulation.stats import student_t_quantile
+from qderive.numeric.simulation.vacation import simulate
 from qderive.symbolic import batches as B
 from qderive.symbolic import laws as T
+from qderive.symbolic.models.vacation import FiniteVacationQueue
 
 REPLICATIONS = 8
 LEVEL = 0.99
@@ -74,7 +76,7 @@ def test_ciw_and_qderive_agree(load, service_kind):
     # about 12 000 customers per Ciw run (Ciw serves ~40 000 customers per second here)
     horizon = 12_000 / float(min(load, 1))
     theirs = ciw_estimates(float(lam), 1 / batch_mean, ciw_service, r, horizon, horizon / 10, range(REPLICATIONS))
-    model = SimVacationModel(rate=lam, batch=B.Geometric(batch_mean), service=law, capacity=r)
+    model = FiniteVacationQueue(lam, B.Geometric(batch_mean), law, None, r)  # partial admission, no vacations
     ours = simulate(model, 100_000, REPLICATIONS, seed=4242, quiet=True)
     q = student_t_quantile(1 - (1 - LEVEL) / (2 * len(theirs)), REPLICATIONS - 1)
     for name, (value, se) in theirs.items():

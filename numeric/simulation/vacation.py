@@ -1,0 +1,239 @@
+"""Simulation of M[X]/G/1 and M[X]/G/1/r with multiple, single or no vacations (the chapter-2 models).
+
+The model (``spec/chapter2.md`` sections 0 and 2, and the variants of
+:mod:`qderive.symbolic.models.vacation`) as a discrete-event simulation that shares nothing
+with the formulas but the model object and its laws' own samplers (``law.sample``):
+batches arrive as a Poisson process of rate lambda with sizes X; one server; service
+times B and vacation times F; a waiting room of r places that does not count the customer
+in service (:class:`~qderive.symbolic.models.vacation.VacationQueue`: infinite).
+
+* :attr:`VacationPolicy.MULTIPLE` (the thesis): a server that finds the queue empty, at a
+  service completion or at the end of a vacation, starts a vacation. During a vacation at
+  most r customers are present.
+* :attr:`VacationPolicy.SINGLE`: after a service that empties the queue the server takes
+  one vacation; if the queue is still empty when it ends, the server idles until the next
+  batch, whose first customer is served at once (that batch finds r + 1 places).
+* No vacations (``vacation=None``): the idle server waits for the next batch, whose first
+  customer is served at once (r + 1 places for that batch).
+* :class:`Admission`: ``PARTIAL`` (the thesis) -- a batch of k finding room for m < k
+  admits m and loses the rest; ``WHOLE`` -- a batch that does not fit is rejected entirely.
+
+The event loop advances period by period (a service, a vacation or an idle wait): the
+batch arrivals inside a period are taken from pre-drawn streams of inter-arrival times and
+batch sizes (blocks of numpy variates, :func:`~qderive.numeric.simulation.stats.value_stream`),
+each admitted or lost in time order; there is no event heap, since arrivals are the only
+events inside a period. The time spent at each queue level and the queue level seen at
+each embedded epoch are counted in two lists (one list subscript per segment, cheaper than
+two running areas), from which every measure below is formed.
+
+Measures (the JSON keys of ``qderive eval vacation-finite`` / ``vacation-infinite``), over
+the measurement window after the warm-up (:mod:`qderive.numeric.simulation.stats`):
+
+* ``loss_probability``: lost customers / arriving customers (Theorem 1.1, (12));
+* ``batch_blocking_probability``: batches of which no customer was admitted / batches;
+* ``idle_probability``: fraction of time the server is not serving (P^r_e, (11); 1 - rho_bar, (5));
+* ``mean_queue_length``: time-average number waiting (the customer in service not counted);
+* ``mean_wait``: mean wait of an admitted customer by Little's law (queue area / admitted);
+* ``mean_number_in_system``: time-average number waiting or in service;
+* ``throughput``: served customers per unit time;
+* ``p0``, ``pr``: fractions of time with an empty / a full waiting room ((9), (10));
+* ``q0``, ``qr``: fractions of embedded epochs with an empty / a full queue (Statement 1;
+  (3) for the infinite room). The embedded epochs are the service completions and the
+  vacation ends, except that under single vacations a vacation that ends with an empty
+  queue is followed by the idle wait and the next service within the same step of the
+  embedded chain (:func:`qderive.numeric.kernels.vacation.start_period`);
+* ``queue_length_variance`` (infinite room): time-average of Q^2 minus the squared mean.
+
+>>> from fractions import Fraction
+>>> from qderive.symbolic.laws import Exponential
+>>> from qderive.symbolic.batches import Constant
+>>> from qderive.symbolic.models.vacation import FiniteVacationQueue
+>>> m = FiniteVacationQueue(Fraction(1, 2), Constant(1), Exponential(1), None, 2)
+>>> res = simulate(m, customers=20_000, replications=4, seed=1, quiet=True)
+>>> abs(res["loss_probability"].value - 1 / 15) < 0.02   # M/M/1/3: rho^3 (1 - rho) / (1 - rho^4)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws.gamma import Exponential
+from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+from qderive.symbolic.models.vacation_closed import ClosedFormVacationQueue
+
+from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream
+
+__all__ = ["simulate", "kernel_spec", "ACCUMULATORS", "FINITE_MEASURES", "INFINITE_MEASURES"]
+
+#: a waiting room larger than any queue a run can build: "infinite"
+_UNBOUNDED = 1 << 62
+#: initial length of the level lists of the infinite room (they grow on demand)
+_INITIAL_LEVELS = 256
+
+#: the cumulative accumulators of one run (:class:`~qderive.numeric.simulation.stats.KernelSpec`)
+ACCUMULATORS = ("time", "served", "arrived", "lost", "batches", "blocked", "busy", "area", "area2",
+                "time_empty", "time_full", "epochs", "epochs_empty", "epochs_full")
+
+
+def _loop(rng, model):
+    """The event loop as a generator: ``send(n)`` serves up to n customers in all, returns the accumulators."""
+    vacation = model.vacation
+    capacity = getattr(model, "capacity", None)
+    interarrival = value_stream(sampler(Exponential(1 / model.rate), "inter-arrival time"), rng)
+    sizes = value_stream(sampler(model.batch, "batch law"), rng)
+    services = value_stream(sampler(model.service, "service law"), rng)
+    next_e, next_x, next_s = interarrival.__next__, sizes.__next__, services.__next__
+    next_v = None if vacation is None else value_stream(sampler(vacation, "vacation law"), rng).__next__
+    vac = vacation is not None
+    multiple = vac and model.vacation_policy is VacationPolicy.MULTIPLE
+    partial = getattr(model, "admission", Admission.PARTIAL) is Admission.PARTIAL
+    r = _UNBOUNDED if capacity is None else capacity
+    size = _INITIAL_LEVELS if capacity is None else capacity + 1
+    lev = [0.0] * size  # time spent with q waiting, by q
+    emb = [0] * size  # embedded epochs that found q waiting, by q
+
+    t = tl = 0.0  # clock; time up to which the level times are accumulated
+    q = 0  # customers waiting (the one in service not counted)
+    served = arrived = lost = batches = blocked = 0
+    busy = 0.0
+    take_vacation = vac  # at time 0 the server has just emptied the queue
+    na = next_e()  # next batch arrival
+    target = yield
+    while True:
+        while served < target:
+            if q == 0 and take_vacation:
+                end = t + next_v()
+                serving = False
+            else:
+                if q == 0:  # idle until the next batch, whose first customer starts service (r + 1 places)
+                    lev[0] += na - tl
+                    t = tl = na
+                    x = next_x()
+                    arrived += x
+                    batches += 1
+                    if x <= r + 1:
+                        q = x
+                        if q >= size:
+                            lev.extend([0.0] * (q + size))
+                            emb.extend([0] * (q + size))
+                            size = len(lev)
+                    elif partial:
+                        q = r + 1
+                        lost += x - r - 1
+                    else:
+                        lost += x
+                        blocked += 1
+                    na += next_e()
+                    if q == 0:
+                        continue
+                q -= 1
+                s = next_s()
+                busy += s
+                end = t + s
+                serving = True
+            while na <= end:  # batch arrivals during this service / vacation
+                lev[q] += na - tl
+                tl = na
+                x = next_x()
+                arrived += x
+                batches += 1
+                room = r - q
+                if x <= room:
+                    q += x
+                    if q >= size:
+                        lev.extend([0.0] * (q + size))
+                        emb.extend([0] * (q + size))
+                        size = len(lev)
+                elif partial:
+                    q = r
+                    lost += x - room
+                    if room == 0:
+                        blocked += 1
+                else:
+                    lost += x
+                    blocked += 1
+                na += next_e()
+            lev[q] += end - tl
+            t = tl = end
+            if serving:
+                served += 1
+                emb[q] += 1
+                take_vacation = vac
+            else:
+                if multiple or q:  # single vacations: an empty vacation end is no embedded epoch
+                    emb[q] += 1
+                take_vacation = multiple
+        top = min(r, size - 1)
+        area = math.fsum(k * v for k, v in enumerate(lev) if v)
+        area2 = math.fsum(k * k * v for k, v in enumerate(lev) if v)
+        target = yield (t, served, arrived, lost, batches, blocked, busy, area, area2, lev[0], lev[top],
+                        sum(emb), emb[0], emb[top])
+
+
+FINITE_MEASURES = {
+    "loss_probability": lambda a: a["lost"] / a["arrived"],
+    "batch_blocking_probability": lambda a: a["blocked"] / a["batches"],
+    "idle_probability": lambda a: (a["time"] - a["busy"]) / a["time"],
+    "mean_queue_length": lambda a: a["area"] / a["time"],
+    "mean_wait": lambda a: a["area"] / (a["arrived"] - a["lost"]),
+    "mean_number_in_system": lambda a: (a["area"] + a["busy"]) / a["time"],
+    "throughput": lambda a: a["served"] / a["time"],
+    "p0": lambda a: a["time_empty"] / a["time"],
+    "pr": lambda a: a["time_full"] / a["time"],
+    "q0": lambda a: a["epochs_empty"] / a["epochs"],
+    "qr": lambda a: a["epochs_full"] / a["epochs"],
+}
+
+INFINITE_MEASURES = {
+    "q0": FINITE_MEASURES["q0"],
+    "idle_probability": FINITE_MEASURES["idle_probability"],
+    "mean_queue_length": FINITE_MEASURES["mean_queue_length"],
+    "mean_wait": FINITE_MEASURES["mean_wait"],
+    "queue_length_variance": lambda a: a["area2"] / a["time"] - (a["area"] / a["time"]) ** 2,
+    "mean_number_in_system": FINITE_MEASURES["mean_number_in_system"],
+}
+
+
+def kernel_spec(model) -> KernelSpec:
+    """The event loop and measure table of ``model`` for :func:`~qderive.numeric.simulation.stats.run_replications`.
+
+    A :class:`ClosedFormVacationQueue` (``vacation-finite-r``) is simulated as its :attr:`queue`, with the
+    measures of its own result record.
+    """
+    if isinstance(model, ClosedFormVacationQueue):
+        spec = kernel_spec(model.queue)
+        keys = model.measures.keys()
+        return replace(spec, model=model.name, measures={k: v for k, v in spec.measures.items() if k in keys})
+    if not isinstance(model, (VacationQueue, FiniteVacationQueue)):
+        raise ParameterError(f"the vacation simulator takes a VacationQueue, FiniteVacationQueue or "
+                             f"ClosedFormVacationQueue, not {type(model).__name__}")
+    for law, what in ((model.batch, "batch law"), (model.service, "service law"), (model.vacation, "vacation law")):
+        if law is not None:
+            sampler(law, what)  # refuses a symbolic law before any run starts
+    sampler(Exponential(1 / model.rate), "rate")
+    finite = isinstance(model, FiniteVacationQueue)
+    return KernelSpec(
+        model=model.name,
+        accumulators=ACCUMULATORS,
+        start=lambda rng: _loop(rng, model),
+        measures=FINITE_MEASURES if finite else INFINITE_MEASURES,
+        undefined_notes={"mean_wait": "no customer was admitted", "q0": "no embedded epoch was observed",
+                         "qr": "no embedded epoch was observed"},
+    )
+
+
+def simulate(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
+             quiet: bool = False) -> SimulationResult:
+    """Simulate a :class:`VacationQueue`, :class:`FiniteVacationQueue` (or :class:`ClosedFormVacationQueue`):
+    estimates with 95 % intervals.
+
+    ``customers`` are served in each of ``replications`` independent runs started empty
+    (the server starts a vacation at time 0, or waits idle without vacations); the first
+    ``warmup`` fraction of them is discarded. Method: independent replications, jackknife
+    standard errors, Student t (:mod:`qderive.numeric.simulation.stats`). Measures: the
+    module docstring (``spec/chapter2.md``, the measure keys of ``qderive eval``).
+    """
+    return run_replications(kernel_spec(model), customers, replications, seed, warmup, quiet)

@@ -1,0 +1,366 @@
+"""The vacation simulator against values computed another way, inside these tests.
+
+Oracles (none shares code with the simulator):
+
+* M/M/1/K: the textbook truncated-geometric law, written here;
+* M[X]/G/1 with and without multiple vacations: the Pollaczek-Khinchine mean wait with
+  batches and the vacation residual (``spec/chapter2.md`` (6), (7)), written here with
+  moments computed by hand; M/M/1's queue-length variance by hand;
+* M[X]/M/1/r with exponential vacations -- multiple, single or none; partial and whole
+  admission: the CTMC built here from the model definition (states: on vacation, idle,
+  serving; with the number waiting) with the core's one CTMC builder, solved exactly (GTH in
+  rationals); the embedded measures q0, qr from the flows of the epochs (service
+  completions and vacation ends; an empty vacation end under single vacations is no epoch);
+* single vacations with non-Markov laws: the analytic engines of ``vacation-finite`` and
+  ``vacation-infinite`` (the cut recursion and the closed forms of their own derivations);
+* the samplers: each law's exact mean and second moment.
+
+Tolerance: the reference values must lie in the simulation's 99 % intervals (independent
+replications, jackknife standard errors, Student t), taken simultaneous over the m
+measures of one run (Bonferroni: each interval at level 1 - 0.01/m), so a correct
+simulator fails a test with probability at most 1 %. The seeds are fixed, so the tests are
+deterministic. The finite chains use 20 replications (19 degrees of freedom: the run-to-run
+variance, and with it the interval, is then itself well estimated); the infinite queues use
+10 longer runs, because a heavily loaded queue needs long runs to forget its empty start.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as Fr
+
+import mpmath
+import numpy as np
+import pytest
+from conftest import cli
+
+from qderive.numeric.oracles.ctmc import build
+from qderive.numeric.simulation.stats import sampler, student_t_quantile
+from qderive.numeric.simulation.vacation import simulate
+from qderive.symbolic import batches as B
+from qderive.symbolic import laws as T
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationMeasures,
+    FiniteVacationQueue,
+    VacationMeasures,
+    VacationPolicy,
+    VacationQueue,
+)
+
+LEVEL = 0.99
+MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
+
+
+def assert_within(result, reference: dict):
+    """Every reference value lies in the simulation's simultaneous 99 % intervals (Bonferroni)."""
+    failures = []
+    level = 1 - (1 - LEVEL) / len(reference)
+    for name, ref in reference.items():
+        lo, hi = result[name].interval(level)
+        if not (lo <= float(ref) <= hi):
+            failures.append(f"{name}: reference {float(ref):.6g} outside [{lo:.6g}, {hi:.6g}]")
+    assert not failures, "\n".join(failures)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize("p, dof", [(0.975, 1), (0.975, 4), (0.995, 9), (0.995, 29), (0.9, 200)])
+def test_student_t_quantile_against_mpmath(p, dof):
+    # the t CDF by mpmath's regularised incomplete beta, F(t) = 1 - I_{nu/(nu+t^2)}(nu/2, 1/2)/2,
+    # inverted by a root finder at 30 digits: shares nothing with scipy's t.ppf
+    with mpmath.workdps(30):
+        nu = mpmath.mpf(dof)
+
+        def cdf(t):
+            return 1 - mpmath.betainc(nu / 2, mpmath.mpf(1) / 2, 0, nu / (nu + t * t), regularized=True) / 2
+
+        ref = mpmath.findroot(lambda t: cdf(t) - mpmath.mpf(p), 2)
+    assert student_t_quantile(p, dof) == pytest.approx(float(ref), rel=1e-9)
+
+
+# --------------------------------------------------------------------------- samplers
+
+TIME_LAWS = [
+    T.Deterministic(Fr(3, 2)),
+    T.Exponential(Fr(1, 3)),
+    T.Erlang(4, Fr(3, 200)),
+    T.Gamma(Fr(1, 2), 2),
+    T.HyperExponential((Fr(1, 4), Fr(3, 4)), (1, 3)),
+    T.Uniform(1, 4),
+    T.LogNormal(2, Fr(1, 2)),
+    T.Coxian((2, 1), (Fr(1, 2),)),
+    T.PhaseType((Fr(1, 2), Fr(1, 2)), (-3, 1, 0, -2)),
+    T.Empirical((Fr(1, 2), 1, 4)),
+]
+BATCH_LAWS = [
+    B.Geometric(5),
+    B.Geometric(1),
+    B.Constant(3),
+    B.FinitePMF({1: Fr(1, 2), 4: Fr(1, 2)}),
+    B.ShiftedPoisson(3),
+]
+
+
+@pytest.mark.parametrize("law", TIME_LAWS + BATCH_LAWS, ids=lambda law: type(law).__name__)
+def test_sampler_moments(law):
+    draw = sampler(law, "law")
+    x = draw(np.random.default_rng(7), 400_000).astype(np.float64)
+    # the law's exact mean and second moment; tolerance 5 standard errors of the sample mean and
+    # of the sample second moment (estimated from the sample's 4th moment)
+    m1, m2 = (float(law.moment(k)) for k in (1, 2))
+    n = len(x)
+    se1 = np.sqrt(max(m2 - m1 * m1, 0.0) / n)
+    se2 = np.sqrt(max(np.mean(x**4) - m2 * m2, 0.0) / n)
+    assert abs(x.mean() - m1) <= 5 * se1 + 1e-12 * m1
+    assert abs(np.mean(x * x) - m2) <= 5 * se2 + 1e-12 * m2
+
+
+def test_symbolic_laws_are_refused():
+    with pytest.raises(ParameterError, match="numeric law|cannot be sampled"):
+        simulate(FiniteVacationQueue(1, B.Constant(1), T.GeneralTime(), None, 3), 10, seed=1)
+    with pytest.raises(ParameterError, match="numeric law|cannot be sampled"):
+        simulate(FiniteVacationQueue(1, B.GeneralBatch(), T.Exponential(1), None, 3), 10, seed=1)
+
+
+def test_bad_input_is_refused():
+    m = FiniteVacationQueue(1, B.Constant(1), T.Exponential(2), None, 3)
+    with pytest.raises(ParameterError, match="customers"):
+        simulate(m, customers=0)
+    with pytest.raises(ParameterError, match="seed"):
+        simulate(m, customers=10, seed=-1)
+    with pytest.raises(ParameterError, match="warmup"):
+        simulate(m, customers=10, warmup=1.0)
+    with pytest.raises(ParameterError, match="VacationQueue"):
+        simulate(object(), customers=10)
+
+
+def test_seeded_runs_are_reproducible_and_shaped_as_the_contract():
+    m = FiniteVacationQueue(Fr(1, 2), B.Geometric(2), T.Erlang(2, Fr(1, 2)), None, 5)
+    a = simulate(m, 5_000, 3, seed=11, quiet=True).as_dict()
+    b = simulate(m, 5_000, 3, seed=11, quiet=True).as_dict()
+    c = simulate(m, 5_000, 3, seed=12, quiet=True).as_dict()
+    assert a == b and a != c
+    # the keys of `qderive eval vacation-finite` (the queue-length law p is an optional extra)
+    assert set(a) == set(FiniteVacationMeasures.keys()) - {"p"}
+    for v in a.values():
+        assert set(v) == {"estimate", "ci95"} and v["ci95"][0] <= v["estimate"] <= v["ci95"][1]
+    inf = VacationQueue(Fr(1, 2), B.Geometric(2), T.Erlang(2, Fr(1, 2)), T.Exponential(1))
+    assert set(simulate(inf, 5_000, 3, seed=11, quiet=True).as_dict()) == set(VacationMeasures.keys())
+
+
+# --------------------------------------------------------------------------- M/M/1/K
+
+
+@pytest.mark.parametrize("rho", [Fr(1, 2), Fr(3, 2)])
+def test_mm1k_against_the_truncated_geometric_law(rho):
+    r = 4  # waiting room; K = r + 1 places in the system
+    K = r + 1
+    norm = sum(rho**n for n in range(K + 1))
+    p = [rho**n / norm for n in range(K + 1)]  # p_n = rho^n / sum_{m<=K} rho^m
+    lam, mu = rho, 1
+    lq = sum((n - 1) * p[n] for n in range(1, K + 1))
+    # a departure leaves n in the system (all waiting at that instant) with probability
+    # p_n / (1 - p_K), n <= r (level crossing: departures see what entering arrivals see)
+    reference = {
+        "loss_probability": p[K],
+        "batch_blocking_probability": p[K],
+        "idle_probability": p[0],
+        "mean_queue_length": lq,
+        "mean_number_in_system": sum(n * p[n] for n in range(K + 1)),
+        "throughput": lam * (1 - p[K]),
+        "mean_wait": lq / (lam * (1 - p[K])),
+        "p0": p[0] + p[1],
+        "pr": p[K],
+        "q0": p[0] / (1 - p[K]),
+        "qr": p[r] / (1 - p[K]),
+    }
+    model = FiniteVacationQueue(lam, B.Constant(1), T.Exponential(Fr(1, mu)), None, r)
+    assert_within(simulate(model, 75_000, 20, seed=2024, quiet=True), reference)
+
+
+# --------------------------------------------------------------------------- M[X]/G/1 (PK)
+
+
+def _pk(lam, l1, l2, b1, b2, f1=None, f2=None):
+    """M[X]/G/1 with multiple vacations (f1 None: none): W, N, idle, in system (spec (6), (7))."""
+    rho = lam * l1 * b1
+    w = lam * l1 * b2 / (2 * (1 - rho)) + (l2 - l1) * b1 / (2 * l1 * (1 - rho))
+    if f1 is not None:
+        w += f2 / (2 * f1)
+    n = lam * l1 * w
+    return {"mean_wait": w, "mean_queue_length": n, "idle_probability": 1 - rho, "mean_number_in_system": n + rho}
+
+
+@pytest.mark.parametrize("rho", [Fr(3, 10), Fr(4, 5)])
+def test_batch_pk_with_vacations(rho):
+    # geometric batches, mean 3: E X^2 = (2 - p)/p^2 with p = 1/3 -> 15
+    l1, l2 = 3, 15
+    # Erlang-4 service of mean 1/10: E B^2 = m^2 (1 + 1/4); Erlang-2 vacations of mean 1/4
+    b1, b2 = Fr(1, 10), Fr(1, 100) * Fr(5, 4)
+    f1, f2 = Fr(1, 4), Fr(1, 16) * Fr(3, 2)
+    lam = rho / (l1 * b1)
+    model = VacationQueue(lam, B.Geometric(3), T.Erlang(4, b1), T.Erlang(2, f1))
+    n = 200_000 if rho < Fr(1, 2) else 400_000
+    res = simulate(model, n, 10, seed=7, quiet=True)
+    assert_within(res, _pk(lam, l1, l2, b1, b2, f1, f2))
+
+
+@pytest.mark.parametrize("rho", [Fr(1, 2), Fr(4, 5)])
+def test_mm1_queue_length_variance_and_pk_without_vacations(rho):
+    # M/M/1: P(Lq = k) = (1 - rho) rho^{k+1} (k >= 1), so E Lq = rho^2/(1-rho) and
+    # Var Lq = rho^2 (1 + rho - rho^2) / (1 - rho)^2; a departure leaves the system empty with
+    # probability P(N = 0) = 1 - rho (departures see the time-stationary law of N)
+    model = VacationQueue(rho, B.Constant(1), T.Exponential(1), None)
+    res = simulate(model, 400_000 if rho > Fr(1, 2) else 200_000, 10, seed=5, quiet=True)
+    reference = _pk(rho, 1, 1, 1, 2)
+    reference["queue_length_variance"] = rho**2 * (1 + rho - rho**2) / (1 - rho) ** 2
+    reference["q0"] = 1 - rho
+    assert_within(res, reference)
+
+
+# --------------------------------------------------------------------------- finite chain with vacations
+
+
+def _admit(x, room, partial):
+    """Customers admitted from a batch of x into ``room`` places (the model's rule, restated)."""
+    if x <= room:
+        return x
+    return room if partial else 0
+
+
+def vacation_chain_reference(lam, pmf, mu, theta, r, partial, policy):
+    """M[X]/M/1/r with Exp(theta) vacations (``policy`` multiple, single or None: no vacations).
+
+    States ("V", q) on vacation with q waiting, ("I", 0) idle (no vacations, or after an empty
+    single vacation), ("B", q) serving with q waiting. Measures by PASTA from the exact
+    stationary law; the embedded epochs from the flows of service completions and vacation ends.
+    """
+    single = policy is SINGLE
+
+    def moves(st):
+        kind, q = st
+        for x, px in pmf.items():
+            if kind == "I":
+                a = _admit(x, r + 1, partial)  # idle server: the first customer starts service
+                if a:
+                    yield ("B", a - 1), lam * px
+            else:
+                yield (kind, q + _admit(x, r - q, partial)), lam * px
+        if kind == "V":
+            yield (("B", q - 1) if q >= 1 else ("I", 0) if single else ("V", 0)), theta
+        if kind == "B":
+            yield (("B", q - 1) if q >= 1 else ("V", 0) if policy is not None else ("I", 0)), mu
+
+    chain = build(("B", 0), moves)
+    pi = dict(zip(chain.states, chain.stationary_exact()))
+    l1 = sum(x * p for x, p in pmf.items())
+
+    def room(st):
+        return r + 1 if st[0] == "I" else r - st[1]
+
+    lost = sum(pi[st] * px * (x - _admit(x, room(st), partial)) for st in pi for x, px in pmf.items())
+    blocked = sum(pi[st] * px for st in pi for x, px in pmf.items() if _admit(x, room(st), partial) == 0)
+    loss = lost / l1
+    busy = sum(p for st, p in pi.items() if st[0] == "B")
+    queue = sum(p * st[1] for st, p in pi.items())
+    # embedded epochs: a service completion from ("B", q) leaves q waiting; a vacation end from
+    # ("V", q) finds q waiting (single vacations: only q >= 1 ends a step of the embedded chain)
+    epochs = {}
+    for st, p in pi.items():
+        if st[0] == "B":
+            epochs[st[1]] = epochs.get(st[1], 0) + p * mu
+        elif st[0] == "V" and not (single and st[1] == 0):
+            epochs[st[1]] = epochs.get(st[1], 0) + p * theta
+    total = sum(epochs.values())
+    return {
+        "loss_probability": loss,
+        "batch_blocking_probability": blocked,
+        "idle_probability": 1 - busy,
+        "mean_queue_length": queue,
+        "mean_number_in_system": queue + busy,
+        "throughput": mu * busy,
+        "mean_wait": queue / (lam * l1 * (1 - loss)),
+        "p0": sum(p for st, p in pi.items() if st[1] == 0),
+        "pr": sum(p for st, p in pi.items() if st[1] == r and st[0] != "I"),
+        "q0": epochs.get(0, 0) / total,
+        "qr": epochs.get(r, 0) / total,
+    }
+
+
+@pytest.mark.parametrize("admission", [Admission.PARTIAL, Admission.WHOLE])
+@pytest.mark.parametrize("policy", [MULTIPLE, SINGLE, None], ids=["multiple", "single", "none"])
+@pytest.mark.parametrize("load", [Fr(1, 2), Fr(3, 2)])
+def test_finite_vacation_model_against_its_ctmc(admission, policy, load):
+    pmf = {1: Fr(1, 2), 3: Fr(1, 2)}  # mean 2
+    mu, theta, r = 1, Fr(2, 1), 3
+    lam = load / 2
+    reference = vacation_chain_reference(lam, pmf, mu, theta, r, admission is Admission.PARTIAL, policy)
+    model = FiniteVacationQueue(lam, B.FinitePMF(pmf), T.Exponential(1), T.Exponential(1 / theta) if policy else None,
+                                r, admission, policy or MULTIPLE)
+    assert_within(simulate(model, 40_000, 20, seed=99, quiet=True), reference)
+
+
+def test_single_vacation_chain_reference_is_the_engines_model():
+    """The chain above and the analytic engine describe the same single-vacation model (so the
+    simulation test with SINGLE checks the simulator, not a private reading of the policy)."""
+    pmf = {1: Fr(1, 2), 3: Fr(1, 2)}
+    ref = vacation_chain_reference(Fr(1, 4), pmf, 1, 2, 3, True, SINGLE)
+    got = FiniteVacationQueue(Fr(1, 4), B.FinitePMF(pmf), T.Exponential(1), T.Exponential(Fr(1, 2)), 3,
+                              vacation_policy=SINGLE).evaluate(digits=30).as_dict()
+    with mpmath.workdps(40):
+        for key, value in ref.items():
+            want = mpmath.mpf(value.numerator) / value.denominator
+            assert abs(mpmath.mpf(got[key]) - want) <= mpmath.mpf(10) ** -28 * abs(want), key
+
+
+# --------------------------------------------------------------------------- single vacations, general laws
+
+
+@pytest.mark.parametrize("model", [
+    FiniteVacationQueue.from_load(Fr(3, 5), B.Geometric(5), T.Erlang(4, Fr(3, 200)), T.Erlang(4, Fr(3, 40)), 30,
+                                  vacation_policy=SINGLE),
+    FiniteVacationQueue.from_load(Fr(3, 2), B.Geometric(3), T.Deterministic(Fr(1, 10)), T.Uniform(0, Fr(1, 2)), 8,
+                                  Admission.WHOLE, SINGLE),
+    FiniteVacationQueue.from_load(Fr(4, 5), B.ShiftedPoisson(2), T.Erlang(2, 1), T.Deterministic(3), 6,
+                                  vacation_policy=SINGLE),
+], ids=["E4-0.6-r30", "D-whole-1.5-r8", "E2-D-0.8-r6"])
+def test_single_vacations_finite_against_the_engine(model):
+    analytic = model.evaluate().as_dict()
+    reference = {k: v for k, v in analytic.items() if k != "p"}
+    assert_within(simulate(model, 60_000, 20, seed=7, quiet=True), reference)
+
+
+@pytest.mark.parametrize("model", [
+    VacationQueue.from_load(Fr(3, 5), B.Geometric(3), T.Erlang(2, Fr(1, 10)), T.Exponential(Fr(1, 2)),
+                            vacation_policy=SINGLE),
+    VacationQueue.from_load(Fr(1, 2), B.Constant(2), T.Deterministic(1), T.Erlang(3, 4), vacation_policy=SINGLE),
+], ids=["E2-M-0.6", "D-E3-0.5"])
+def test_single_vacations_infinite_against_the_engine(model):
+    assert_within(simulate(model, 200_000, 10, seed=13, quiet=True), model.evaluate().as_dict())
+
+
+# --------------------------------------------------------------------------- progress bar
+
+
+def test_progress_bar_on_long_runs_only_unless_quiet(capsys):
+    m = FiniteVacationQueue(Fr(1, 2), B.Constant(1), T.Exponential(1), None, 3)
+    simulate(m, 100_000, 2, seed=1, quiet=True)
+    assert capsys.readouterr().err == ""
+    simulate(m, 100_000, 2, seed=1)  # 200 000 customers: a long run
+    assert "simulate vacation-finite" in capsys.readouterr().err
+    simulate(m, 1_000, 2, seed=1)  # short: no bar
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_simulate_json_keys():
+
+    code, out, err = cli(["simulate", "vacation-finite", "--batch", "geometric:mean=5", "--service",
+                          "erlang:k=4,mean=0.015", "--vacation", "erlang:k=4,mean=0.075", "--load", "1.5",
+                          "--capacity", "20", "--vacation-policy", "single", "--customers", "20000",
+                          "--replications", "4", "--seed", "3", "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc["measures"]) == set(FiniteVacationMeasures.keys()) - {"p"} and doc["seed"] == 3
