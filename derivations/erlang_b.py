@@ -1,399 +1,383 @@
 """Erlang B: the M/M/n/n window model of an SCP front end (Wang & Liao, seed 003, eqs. (1)-(6)).
 
-The derivation (``qderive derive erlang-b``) states the stationary law of the busy
-windows (1), the carried rate (2), the mean number of busy windows (3), the response
-time by Little's law (4), the stable recursion for B(n, rho), and the multi-service
-normalisation (5), (6); ``qderive verify erlang-b`` checks them exactly (symbolic
-identities for n = 1..10) and at ``digits`` against computations that share no code
-with :mod:`qderive.numeric.erlang`: a direct sum over exact rationals, a GTH solve of
-the birth-death chain, and the incomplete-gamma identity at n = 10^4.
+``qderive derive erlang-b`` states the stationary law of the busy windows (1), the blocking
+(1'), the stable recursion (R) and its complement (R') (``spec/other-models.md`` section D),
+the carried rate (2), the busy windows (3), Little's law (4), the two continuations of
+:mod:`qderive.numeric.kernels.erlang` (the pure product below the cut (P), the recursion
+unrolled from the top for rho >= 2n (T)) and the multi-service normalisation (5), (6).
+
+Every step is evaluated *as displayed* by ``qderive verify erlang-b`` with numbers of an
+independent computation: the birth-death CTMC of the windows built from the model definition
+(:mod:`qderive.numeric.oracles.ctmc`, solved by GTH at the working precision), exact rational
+direct sums of eq. (1) (Fractions, no recursion), and the package's own results
+(``ErlangB.evaluate(digits)``) where a relation says what the package computes. The checks add
+exact identities (SymPy, n = 1..10), the incomplete-gamma identity at n = 10^4, the inverse
+problems against exact brute force, and float64 against mpmath.
 
 Command line (a contract)::
 
     qderive eval erlang-b --servers 10 --load 5 [--holding-time 0.2] [--digits 50] --json
     qderive size erlang-b --load 8.108 --target-blocking 0.01 --json      # {"servers": 15, ...}
     qderive size erlang-b --servers 15 --target-blocking 0.01 --json      # {"load": 8.1080..., ...}
+    qderive codegen erlang-b --measure blocking_probability --out eb.py
 
 ``python -m qderive.derivations.erlang_b`` prints the derivation and runs its checks.
 """
 
 from __future__ import annotations
 
-import argparse
+import functools
 import math
+from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
 
-from qderive.numeric import erlang as E
-from qderive.numeric.backend import backend_for, mp_backend
-from qderive.symbolic._exact import ParameterError
+from qderive.symbolic.models.erlang_b import ErlangB, ServiceMix
 
-from .cli_args import parse_number
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity
+from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
 
-__all__ = ["COMMAND", "ErlangBCommand", "derivation", "direct_blocking"]
+__all__ = ["derivation", "direct_blocking", "birth_death_law", "RECURSIONS", "erlang_b_recursion"]
 
-SOURCE = (
-    "Wang Yulong, Liao Jianxin, \"The study on the mobile intelligent network SCP overload control "
-    "in multi-service environment\" (seed 003); spec/other-models.md section D"
-)
+SOURCE = ("Wang Yulong, Liao Jianxin, \"The study on the mobile intelligent network SCP overload control in "
+          "multi-service environment\" (seed 003); spec/other-models.md section D")
 
-# -- symbols --------------------------------------------------------------------------
+# -- symbols --------------------------------------------------------------------------------------------
 rho, lam, mu = sp.symbols("rho lambda mu", positive=True)
-n, k, l, i, m = sp.symbols("n k l i m", integer=True, positive=True)
+n, k, l, i, m, j = sp.symbols("n k l i m j", integer=True, nonnegative=True)
 p = sp.IndexedBase("p")
 B = sp.Function("B")
 lam_e, N_busy, w_s, R = sp.symbols("lambda_e N w_s R", positive=True)
-S, ws, alpha = sp.IndexedBase("S"), sp.IndexedBase("w_s"), sp.IndexedBase("alpha")
-S_star = sp.IndexedBase("S^*")
-kk = sp.Symbol("k", integer=True, positive=True)  # reference service index in (6)
+S, ws, alpha, S_star = sp.IndexedBase("S"), sp.IndexedBase("w_s"), sp.IndexedBase("alpha"), sp.IndexedBase("S^*")
+k0 = sp.Symbol("k_0", integer=True, positive=True)  # where the cut is reached in (P)
 
 
-def _p_direct(kv: int, nv: int, r=rho):
-    """p_k of (1) for concrete k, n (a rational function of rho)."""
-    return (r**kv / sp.factorial(kv)) / sum(r**j / sp.factorial(j) for j in range(nv + 1))
+# -- the reference recursion of the LaTeX export ----------------------------------------------------------
 
 
-def direct_blocking(nv: int, r: sp.Rational) -> sp.Rational:
-    """B(n, rho) = 1 / sum_{j=0}^n n!/(j! rho^(n-j)) as an exact rational (eq. (1) at k = n).
+def erlang_b_recursion(rho, n):
+    """(R): B(0) = 1, B(k) = rho B(k-1) / (k + rho B(k-1)) for k = 1..n."""
+    b = 1
+    for k in range(1, n + 1):
+        b = rho * b / (k + rho * b)
+    return b
 
-    Independent of the recursion: a plain sum of exact terms (slow for large n).
-    """
-    term = sp.Integer(1)  # n!/(n! rho^0)
-    total = sp.Integer(0)
-    for j in range(nv, -1, -1):
+
+RECURSIONS = (("Erlang B recursion (R), spec/other-models.md section D", erlang_b_recursion),)
+
+
+# -- independent computations -----------------------------------------------------------------------------
+
+
+def direct_blocking(nv: int, r: F) -> F:
+    """B(n, rho) = (rho^n/n!) / sum_{j<=n} rho^j/j! as an exact Fraction: eq. (1) at k = n, summed
+    term by term (no recursion)."""
+    term, total = F(1), F(1)
+    for jv in range(1, nv + 1):
+        term = term * r / jv
         total += term
-        # next term: n!/((j-1)! rho^(n-j+1)) = term * j / rho
-        term = term * j / r
-    return 1 / total
+    return term / total
 
 
-def _steps() -> tuple[Step, ...]:
-    lsum = sp.Sum(rho**l / sp.factorial(l), (l, 0, n))
-    return (
-        Step("(1)", "stationary law of the number k of busy windows of M/M/n/n, rho = lambda/mu",
-             sp.Eq(p[k], (rho**k / sp.factorial(k)) / lsum), "Wang & Liao, eq. (1)"),
-        Step("(1')", "blocking: a BEGIN message is refused when all n windows are busy (Erlang B)",
-             sp.Eq(B(n), p[n]), "Wang & Liao, text after eq. (1)"),
-        Step("(R)", "stable recursion for Erlang B, B(0) = 1 (never from factorials)",
-             sp.Eq(B(n), rho * B(n - 1) / (n + rho * B(n - 1))), "spec/other-models.md section D"),
-        Step("(R')", "its complement without subtraction",
-             sp.Eq(1 - B(n), n / (n + rho * B(n - 1))), "follows from (R)"),
-        Step("(2)", "carried (admitted) rate", sp.Eq(lam_e, lam * (1 - p[n])), "Wang & Liao, eq. (2)"),
-        Step("(3)", "mean number of busy windows",
-             sp.Eq(N_busy, sp.Sum(k * p[k], (k, 1, n))), "Wang & Liao, eq. (3)"),
-        Step("(3')", "... equals the carried rate over the service rate",
-             sp.Eq(sp.Sum(k * p[k], (k, 1, n)), lam_e / mu), "Wang & Liao, eq. (3)"),
-        Step("(4)", "response time by Little's law", sp.Eq(w_s, N_busy / lam_e), "Wang & Liao, eq. (4)"),
-        Step("(4')", "... which is the mean holding time", sp.Eq(N_busy / lam_e, 1 / mu), "Wang & Liao, eq. (4)"),
-        Step("(5)", "m services share the resource R; the operator fixes S_1 : ... : S_m",
-             sp.Eq(sp.Sum(S[i] * ws[i], (i, 1, m)), R), "Wang & Liao, eq. (5)"),
-        Step("(6)", "equivalence coefficient: one call of service i = alpha_ik calls of reference service k",
-             sp.Eq(alpha[i, kk], ws[i] / ws[kk]), "Wang & Liao, eq. (6)"),
-        Step("(6')", "largest rate of the reference service alone",
-             sp.Eq(S_star[kk] * ws[kk], R), "Wang & Liao, text after eq. (6)"),
-    )
+def birth_death_law(nv: int, r: F, ctx):
+    """p_0..p_n from the CTMC of the busy windows built from the model definition (arrivals at rate
+    rho take a free window, each busy window is released at rate 1), solved by GTH in ``ctx``."""
+    from qderive.numeric.oracles.ctmc import build
+
+    def moves(kv):
+        if kv < nv:
+            yield kv + 1, r          # a BEGIN message takes a window
+        if kv > 0:
+            yield kv - 1, F(kv)      # each busy window is released at rate mu = 1
+
+    chain = build(0, moves)
+    with ctx:
+        pi = chain.stationary(ctx)
+    return [pi[chain.index[s]] for s in range(nv + 1)]
 
 
-# -- checks ---------------------------------------------------------------------------
+def _mp(q: F):
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
+@functools.lru_cache(maxsize=16)
+def _chain(nv: int, r: F, digits: int):
+    from qderive.numeric.backend import mp_context
+
+    return birth_death_law(nv, r, mp_context(digits + 10))
+
+
+#: the displayed relations are evaluated at this point (n, rho) and holding time 1/mu
+_N, _RHO, _H = 12, F(7), F(1, 5)
+
+
+@functools.lru_cache(maxsize=256)
+def _engine(nv, r, digits, h=None):
+    return ErlangB(nv, r, h).evaluate(digits)
+
+
+# -- displayed relations ----------------------------------------------------------------------------------
+
+REL_1 = sp.Eq(p[k], (rho**k / sp.factorial(k)) / sp.Sum(rho**l / sp.factorial(l), (l, 0, n)))
+REL_1B = sp.Eq(B(n), p[n])
+REL_R = sp.Eq(B(n), rho * B(n - 1) / (n + rho * B(n - 1)))
+REL_RC = sp.Eq(1 - B(n), n / (n + rho * B(n - 1)))
+REL_2 = sp.Eq(lam_e, lam * (1 - p[n]))
+REL_3 = sp.Eq(N_busy, sp.Sum(k * p[k], (k, 1, n)))
+REL_3B = sp.Eq(sp.Sum(k * p[k], (k, 1, n)), lam_e / mu)
+REL_4 = sp.Eq(w_s, N_busy / lam_e)
+REL_4B = sp.Eq(N_busy / lam_e, 1 / mu)
+REL_P = sp.Eq(sp.log(B(n)), sp.log(B(k0 - 1)) + (n - k0 + 1) * sp.log(rho)
+              - sp.log(sp.factorial(n) / sp.factorial(k0 - 1)))
+REL_T = sp.Eq(1 / B(n), sp.Sum(sp.factorial(n) / (sp.factorial(n - m) * rho**m), (m, 0, n)))
+REL_5 = sp.Eq(sp.Sum(S[i] * ws[i], (i, 1, m)), R)
+REL_6 = sp.Eq(alpha[i, k], ws[i] / ws[k])
+REL_6B = sp.Eq(S_star[k] * ws[k], R)
+
+
+def _bind_1(digits):
+    return {p: _chain(_N, _RHO, digits), rho: _mp(_RHO), n: _N}, {k: range(0, _N + 1)}
+
+
+def _bind_1b(digits):
+    return {B: lambda nv: _engine(nv, _RHO, digits).blocking_probability, p: _chain(_N, _RHO, digits), n: _N}, {}
+
+
+def _exact_B(r):
+    return lambda nv: direct_blocking(int(nv), r)
+
+
+def _bind_R(digits):
+    return {B: _exact_B(F(53, 2)), rho: _mp(F(53, 2))}, {n: range(1, 41)}
+
+
+def _with_rates(digits):
+    rec = _engine(_N, _RHO, digits, _H)
+    pi = _chain(_N, _RHO, digits)
+    lam_v = _mp(_RHO / _H)
+    return rec, pi, lam_v
+
+
+def _bind_2(digits):
+    rec, pi, lam_v = _with_rates(digits)
+    return {lam_e: rec.carried_rate, lam: lam_v, p: pi, n: _N}, {}
+
+
+def _bind_3(digits):
+    rec, pi, _ = _with_rates(digits)
+    return {N_busy: rec.mean_busy_windows, p: pi, n: _N}, {}
+
+
+def _bind_3b(digits):
+    rec, pi, _ = _with_rates(digits)
+    return {lam_e: rec.carried_rate, mu: 1 / _mp(_H), p: pi, n: _N}, {}
+
+
+def _chain_rates(digits):
+    _, pi, lam_v = _with_rates(digits)
+    return mpmath.fsum(kv * pi[kv] for kv in range(_N + 1)), lam_v * (1 - pi[_N])
+
+
+def _bind_4(digits):
+    rec, _, _ = _with_rates(digits)
+    N_v, le = _chain_rates(digits)
+    return {w_s: rec.mean_response_time, N_busy: N_v, lam_e: le}, {}
+
+
+def _bind_4b(digits):
+    N_v, le = _chain_rates(digits)
+    return {N_busy: N_v, lam_e: le, mu: 1 / _mp(_H)}, {}
+
+
+def _bind_P(digits):
+    """rho = 5, n = 60 + 2 digits; k_0 the first k with rho B(k-1) <= 10^-(digits+10) (k - rho) (the mpmath cut)."""
+    r, nv = F(5), 60 + 2 * digits
+    cut = F(1, 10 ** (digits + 10))
+    kv0 = next(kv for kv in range(1, nv + 1) if r * direct_blocking(kv - 1, r) <= cut * (kv - r))
+    return {B: lambda x: _engine(int(x), r, digits).blocking_probability if int(x) == nv else
+            direct_blocking(int(x), r), rho: _mp(r), n: nv, k0: kv0}, {}
+
+
+def _bind_T(digits):
+    """rho >= 2n: the package's B (the recursion unrolled from the top) vs the displayed sum."""
+    r = F(101, 2)
+    return {B: lambda x: _engine(int(x), r, digits).blocking_probability, rho: _mp(r)}, {n: (1, 2, 7, 25)}
+
+
+_MIX = ServiceMix((1, 2, F(1, 2)), (F(1, 10), F(3, 10), F(1, 4)), 14, reference=2)
+
+
+def _bind_5(digits):
+    S_ = dict(enumerate(_MIX.admitted_rates(), start=1))
+    return {S: S_, ws: dict(enumerate(_MIX.response_times, start=1)), R: _mp(F(_MIX.resource)), m: 3}, {}
+
+
+def _bind_6(digits):
+    a = {(iv, 2): c for iv, c in enumerate(_MIX.equivalence_coefficients(), start=1)}
+    return {alpha: a, ws: dict(enumerate(_MIX.response_times, start=1)), k: 2}, {i: range(1, 4)}
+
+
+def _bind_6b(digits):
+    return {S_star: {2: _MIX.reference_capacity()}, ws: dict(enumerate(_MIX.response_times, start=1)),
+            R: _mp(F(_MIX.resource)), k: 2}, {}
+
+
+# -- checks -----------------------------------------------------------------------------------------------
 _SMALL_N = range(1, 11)
 
 
-def _check_recursion_exact(digits: int):
-    """(R) == (1) at k = n as rational functions of rho, n = 1..10 (exact)."""
+def _p_direct(kv: int, nv: int, r=rho):
+    """p_k of (1) for concrete k, n as a rational function of rho."""
+    return (r**kv / sp.factorial(kv)) / sum(r**jv / sp.factorial(jv) for jv in range(nv + 1))
+
+
+def _check_recursion_exact(digits):
     b = sp.Integer(1)
     for nv in _SMALL_N:
         b = sp.cancel(rho * b / (nv + rho * b))
         if not exact_identity(b, _p_direct(nv, nv)):
-            return False, None, f"recursion differs from eq. (1) at n = {nv}"
-    return True, None, "B(n) by (R) equals p_n of (1) exactly, n = 1..10"
+            return False, None, f"(R) differs from eq. (1) at n = {nv}"
+    return True, math.inf, "B(n) by (R) equals p_n of (1) as rational functions of rho, n = 1..10"
 
 
-def _check_busy_windows_exact(digits: int):
-    """(3'): sum_k k p_k = rho (1 - p_n), i.e. lambda_e/mu with lambda = rho mu (exact, n = 1..10)."""
+def _check_moments_exact(digits):
     for nv in _SMALL_N:
         lhs = sum(kv * _p_direct(kv, nv) for kv in range(1, nv + 1))
         if not exact_identity(lhs, rho * (1 - _p_direct(nv, nv))):
             return False, None, f"eq. (3) fails at n = {nv}"
-        # Little (4'): N / lambda_e = 1/mu with lambda = rho mu
-        lam_e_v = rho * mu * (1 - _p_direct(nv, nv))
-        if not exact_identity(lhs / lam_e_v, 1 / mu):
-            return False, None, f"eq. (4) fails at n = {nv}"
-    return True, None, "sum k p_k = rho (1 - p_n) and N/lambda_e = 1/mu exactly, n = 1..10"
-
-
-def _check_complement_exact(digits: int):
-    """(R'): 1 - B(n) = n/(n + rho B(n-1)) exactly, n = 1..10."""
-    for nv in _SMALL_N:
         prev = _p_direct(nv - 1, nv - 1) if nv > 1 else sp.Integer(1)
         if not exact_identity(1 - _p_direct(nv, nv), nv / (nv + rho * prev)):
             return False, None, f"(R') fails at n = {nv}"
-    return True, None, "1 - B(n) = n/(n + rho B(n-1)) exactly, n = 1..10"
+    return True, math.inf, "sum k p_k = rho (1 - p_n) and 1 - B(n) = n/(n + rho B(n-1)) exactly, n = 1..10"
 
 
-_POINTS = ((10, sp.Integer(5)), (50, sp.Rational(81, 2)), (200, sp.Rational(1801, 10)), (30, sp.Rational(1, 7)))
+#: (n, rho): moderate; heavy load (the top sum, rho >= 2n); light load (the cut and log-gamma); rho << 1
+_POINTS = ((10, F(5)), (50, F(81, 2)), (200, F(1801, 10)), (30, F(1, 7)), (20, F(101, 2)), (300, F(7)),
+           (40, F(1, 10**30)))
 
 
-def _check_direct_sum(digits: int):
-    """Recursion in mpmath vs the exact rational direct sum, at several (n, rho)."""
-    bk = mp_backend(digits + 10)
+def _check_direct_sum(digits):
     worst = math.inf
-    with bk:
-        for nv, r in _POINTS:
-            ref = direct_blocking(nv, r)
-            got = E.erlang_b(nv, r, bk)
-            refv = mpmath.mpf(ref.p) / ref.q
-            worst = min(worst, agreement_digits(got, refv))
-            car = E.carried_load(nv, r, bk)
-            worst = min(worst, agreement_digits(car, bk.num(r * (1 - ref))))
-    return worst >= digits, worst, f"B and carried load at {len(_POINTS)} points vs exact direct sums"
+    for nv, r in _POINTS:
+        ref = direct_blocking(nv, r)
+        rec = _engine(nv, r, digits)
+        with mpmath.workdps(digits + 20):
+            worst = min(worst, agreement_digits(rec.blocking_probability, _mp(ref)),
+                        agreement_digits(rec.carried_load, _mp(r * (1 - ref))),
+                        agreement_digits(rec.log10_blocking_probability, mpmath.log10(_mp(ref))))
+    return worst >= digits, worst, f"B, carried load, log10 B at {len(_POINTS)} points (all three regimes) vs " \
+                                   "exact direct sums of (1)"
 
 
-def _check_gth(digits: int):
-    """p_n and the mean busy windows vs a GTH solve of the birth-death generator (n = 30, rho = 25)."""
-    from qderive.numeric.chains import stationary_gth
-
-    nv, lam_v, mu_v = 30, sp.Integer(25), sp.Integer(1)
-    size = nv + 1
-    Q = [[sp.Integer(0)] * size for _ in range(size)]
-    for s in range(nv):
-        Q[s][s + 1] = lam_v          # an arrival takes a window
-        Q[s + 1][s] = (s + 1) * mu_v  # each busy window is released at rate mu
-    bk = mp_backend(digits + 10)
-    with bk:
-        pi = stationary_gth(Q, bk)
-        mean_busy = bk.dot(pi, bk.array(list(range(size))))
-        d1 = agreement_digits(E.erlang_b(nv, lam_v / mu_v, bk), pi[nv])
-        d2 = agreement_digits(E.carried_load(nv, lam_v / mu_v, bk), mean_busy)
-    worst = min(d1, d2)
-    return worst >= digits, worst, "B(30, 25) and N = sum k p_k vs GTH of the birth-death chain"
-
-
-def _check_incomplete_gamma(digits: int):
-    """n = 10^4: B = rho^n e^-rho / n! / Q(n+1, rho) (regularised upper incomplete gamma)."""
-    work = digits + 10
-    bk = mp_backend(work)
+def _check_incomplete_gamma(digits):
     worst = math.inf
-    with bk:
-        for nv, r in ((10**4, sp.Integer(9500)), (10**4, sp.Rational(20001, 2))):
-            rr = bk.num(r)
+    with mpmath.workdps(digits + 20):
+        for nv, r in ((10**4, F(9500)), (10**4, F(20001, 2))):
+            rr = _mp(r)
             q = mpmath.gammainc(nv + 1, rr, regularized=True)
             ref = mpmath.exp(nv * mpmath.log(rr) - rr - mpmath.loggamma(nv + 1)) / q
-            worst = min(worst, agreement_digits(E.erlang_b(nv, r, bk), ref))
-    return worst >= digits, worst, "n = 10^4, rho = 9500 and 10000.5 vs the incomplete-gamma identity"
+            worst = min(worst, agreement_digits(_engine(nv, r, digits).blocking_probability, ref))
+    return worst >= digits, worst, "n = 10^4, rho = 9500 and 10000.5 vs B = rho^n e^-rho / n! / Q(n+1, rho)"
 
 
-def _check_inverse(digits: int):
-    """smallest_servers vs exact brute force; B(n, load_for_blocking(n, t)) = t."""
-    for r, t in ((sp.Rational(8108, 1000), sp.Rational(1, 100)), (sp.Integer(3), sp.Rational(1, 1000)),
-                 (sp.Rational(1, 2), sp.Rational(1, 10**6))):
+def _check_inverse(digits):
+    from qderive.numeric.engines.erlang_b import load_for_blocking, smallest_servers
+
+    for r, t in ((F(8108, 1000), F(1, 100)), (F(3), F(1, 1000)), (F(1, 2), F(1, 10**6)), (F(2), F(1, 10**400))):
         nv = 1
         while direct_blocking(nv, r) > t:
             nv += 1
-        bk = mp_backend(digits + 10)
-        with bk:
-            got = E.smallest_servers(r, t, bk)
+        got = smallest_servers(r, t, digits)
         if got != nv:
-            return False, None, f"smallest_servers({r}, {t}) = {got}, brute force {nv}"
+            return False, None, f"smallest servers at rho = {r}, target {t}: {got}, brute force {nv}"
     worst = math.inf
-    bk = mp_backend(digits + 10)
-    with bk:
-        for nv, t in ((10, sp.Rational(1, 100)), (100, sp.Rational(1, 1000)), (3, sp.Rational(1, 2))):
-            load = E.load_for_blocking(nv, t, bk)
-            # evaluate B at the returned load with the independent direct sum (exact rational of the mpf)
-            man, ex = load.man_exp
-            exact_load = sp.Integer(man) * sp.Integer(2) ** ex
-            val = direct_blocking(nv, exact_load)
-            worst = min(worst, agreement_digits(mpmath.mpf(val.p) / val.q, bk.num(t)))
-    return worst >= digits - 3, worst, "sizing vs exact brute force; B(n, rho*) = target by the direct sum"
+    for nv, t in ((10, F(1, 100)), (100, F(1, 1000)), (3, F(1, 2))):
+        load = load_for_blocking(nv, t, digits)
+        man, ex = load.man_exp
+        exact_load = F(man) * F(2) ** ex
+        with mpmath.workdps(digits + 20):
+            worst = min(worst, agreement_digits(_mp(direct_blocking(nv, exact_load)), _mp(t)))
+    return worst >= digits - 3, worst, "smallest servers vs exact brute force; B(n, rho*) = target by the direct sum"
 
 
-def _check_multiservice(digits: int):
-    """(5), (6): sum_i alpha_ik S_i = S*_k for symbolic ratios and response times (m = 3)."""
+def _check_multiservice(digits):
     s1, s2, s3, w1, w2, w3, Rv = sp.symbols("s1 s2 s3 w1 w2 w3 R", positive=True)
-    mix = E.ServiceMix((s1, s2, s3), (w1, w2, w3), Rv, reference=2)
+    mix = ServiceMix((s1, s2, s3), (w1, w2, w3), Rv, reference=2)
     S_ = mix.admitted_rates()
-    ok = exact_identity(sum(a * b for a, b in zip(S_, (w1, w2, w3))), Rv)  # (5)
-    ok &= exact_identity(S_[0] / S_[2], s1 / s3)  # the operator's ratio is kept
+    ok = exact_identity(sum(a * b for a, b in zip(S_, (w1, w2, w3))), Rv)
+    ok &= exact_identity(S_[0] / S_[2], s1 / s3)
     ok &= exact_identity(mix.equivalent_reference_rate(), mix.reference_capacity())
-    ok &= exact_identity(mix.reference_capacity() * w2, Rv)  # (6')
-    return ok, None, "sum S_i ws_i = R, ratios kept, sum alpha_ik S_i = S*_k (symbolic, m = 3)"
+    ok &= exact_identity(mix.reference_capacity() * w2, Rv)
+    return ok, math.inf, "sum S_i ws_i = R, the ratios kept, sum alpha_ik S_i = S*_k (symbolic, m = 3)"
 
 
+def _check_float64(digits):
+    """float64 vs the policy at ``digits``: relative error at most a few n eps, also for n = 10^5."""
+    worst = math.inf
+    for nv, r in ((100, F(84)), (10**5, F(10**5)), (10**5, F(1)), (1, F(10**5)), (10**4, F(3 * 10**4))):
+        f64, ref = _engine(nv, r, None), _engine(nv, r, digits)
+        worst = min(worst, agreement_digits(mpmath.mpf(f64.carried_load), ref.carried_load),
+                    agreement_digits(mpmath.mpf(f64.log10_blocking_probability), ref.log10_blocking_probability))
+        worst = min(worst, agreement_digits(mpmath.mpf(f64.blocking_probability), ref.blocking_probability))
+    return worst >= 10, worst, "float64 (escalated by the policy where B underflows) vs mpmath, up to n = 10^5"
+
+
+@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
-    """The registered Erlang B derivation."""
+    """The registered derivation ``erlang-b``."""
+    cite = "Wang & Liao, eq. ({})".format
+    steps = (
+        Step("(1)", "stationary law of the number k of busy windows of M/M/n/n, rho = lambda/mu", REL_1, cite(1),
+             check=relation_check(REL_1, _bind_1, describe=" with the GTH law of the birth-death CTMC")),
+        Step("(1')", "blocking: a BEGIN message is refused when all n windows are busy (Erlang B)", REL_1B,
+             "Wang & Liao, text after eq. (1)",
+             check=relation_check(REL_1B, _bind_1b, describe=": the package's B vs the CTMC")),
+        Step("(R)", "the stable recursion, B(0) = 1 (never from factorials)", REL_R, "spec/other-models.md section D",
+             check=relation_check(REL_R, _bind_R, describe=" with exact direct sums of (1)")),
+        Step("(R')", "its complement without subtraction", REL_RC, "follows from (R)",
+             check=relation_check(REL_RC, _bind_R, describe=" with exact direct sums of (1)")),
+        Step("(P)", "below the cut rho B(k_0 - 1) <= eps (k_0 - rho) the recursion is the pure product rho/j: "
+             "logarithms and log-gamma (in float64: eps = the smallest normal number)", REL_P,
+             "numeric/kernels/erlang.py",
+             check=relation_check(REL_P, _bind_P, describe=": the package's B(n, 5) vs exact direct sums")),
+        Step("(T)", "rho >= 2n: (R) unrolled from the top, terms falling at least by half", REL_T,
+             "1/B(n) = 1 + (n/rho)/B(n-1)",
+             check=relation_check(REL_T, _bind_T, describe=": the package's B at rho = 50.5")),
+        Step("(2)", "carried (admitted) rate", REL_2, cite(2),
+             check=relation_check(REL_2, _bind_2, describe=": the package's lambda_e vs the CTMC")),
+        Step("(3)", "mean number of busy windows", REL_3, cite(3),
+             check=relation_check(REL_3, _bind_3, describe=": the package's N vs the CTMC")),
+        Step("(3')", "... equals the carried rate over the service rate", REL_3B, cite(3),
+             check=relation_check(REL_3B, _bind_3b)),
+        Step("(4)", "response time by Little's law", REL_4, cite(4),
+             check=relation_check(REL_4, _bind_4, describe=": the package's w_s vs the CTMC's N / lambda_e")),
+        Step("(4')", "... which is the mean holding time", REL_4B, cite(4), check=relation_check(REL_4B, _bind_4b)),
+        Step("(5)", "m services share the resource R; the operator fixes S_1 : ... : S_m", REL_5, cite(5),
+             check=relation_check(REL_5, _bind_5, describe=" with ServiceMix.admitted_rates")),
+        Step("(6)", "equivalence coefficient: a call of service i = alpha_ik calls of the reference service k",
+             REL_6, cite(6), check=relation_check(REL_6, _bind_6)),
+        Step("(6')", "the largest rate of the reference service alone", REL_6B, "Wang & Liao, text after eq. (6)",
+             check=relation_check(REL_6B, _bind_6b)),
+    )
+    checks = (
+        Check("(R) = (1) at k = n, exact, n = 1..10", _check_recursion_exact, "(R)"),
+        Check("(3), (R'): busy windows and complement, exact", _check_moments_exact, "(3)"),
+        Check("B, carried load, log10 B vs exact direct sums (three regimes)", _check_direct_sum, "(1)"),
+        Check("n = 10^4 vs the incomplete-gamma identity", _check_incomplete_gamma, "(R)"),
+        Check("inverse problems vs exact brute force", _check_inverse, "(R)"),
+        Check("(5), (6) multi-service normalisation, symbolic", _check_multiservice, "(6)"),
+        Check("float64 vs mpmath up to n = 10^5", _check_float64, "(R)"),
+    )
     return Derivation(
         name="erlang-b",
         title="Erlang B window model of an SCP front end (M/M/n/n)",
         source=SOURCE,
-        steps=_steps(),
-        checks=(
-            Check("(R) recursion = (1) at k = n, exact, n = 1..10", _check_recursion_exact, "(R)"),
-            Check("(R') complement without subtraction, exact", _check_complement_exact, "(R')"),
-            Check("(3), (4): busy windows and Little, exact", _check_busy_windows_exact, "(3)"),
-            Check("B, carried load vs exact direct sum", _check_direct_sum, "(1)"),
-            Check("B, N vs GTH of the birth-death chain", _check_gth, "(1)"),
-            Check("n = 10^4 vs incomplete-gamma identity", _check_incomplete_gamma, "(R)"),
-            Check("inverse problems vs brute force", _check_inverse, "(R)"),
-            Check("(5), (6) multi-service normalisation", _check_multiservice, "(6)"),
-        ),
-        notes=(
-            "Erlang B is computed by the recursion (R), whose steps are ratios of positive numbers: "
-            "valid in float64 for n and rho up to 10^5 and beyond.",
-        ),
+        steps=steps,
+        checks=checks,
+        notes=("Erlang B is computed by the recursion (R), whose steps are ratios of positive numbers; below the "
+               "cut it continues as the pure product (P) in logarithms, and for rho >= 2n as the sum (T).",),
+        recursions=RECURSIONS,
     )
-
-
-# -- command line ---------------------------------------------------------------------
-def _working_backend(digits, n: int):
-    """float64, or mpmath with guard digits: the recursion's rounding errors add up (never grow),
-    so n steps cost at most log10(3n) digits; D printed digits need D + log10(n) + 5 working digits."""
-    if digits is None:
-        return backend_for(None)
-    return mp_backend(digits + len(str(max(1, abs(n)))) + 5)
-
-
-class ErlangBCommand(ModelCommand):
-    name = "erlang-b"
-    summary = "M/M/n/n loss system (SCP window model): Erlang B, carried load, sizing"
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--servers", metavar="N", help="number of windows / servers n (integer >= 1)")
-        parser.add_argument("--load", metavar="RHO", help="offered load rho = lambda/mu in Erlang (> 0)")
-        parser.add_argument("--holding-time", metavar="T",
-                            help="mean holding (response) time 1/mu in seconds; adds rates to the output")
-
-    def add_size_arguments(self, parser) -> None:
-        parser.add_argument("--target-blocking", metavar="P", required=True,
-                            help="target blocking probability in (0, 1); give --load to get the servers, "
-                                 "or --servers to get the load they carry")
-
-    @staticmethod
-    def _servers(args) -> int:
-        value = parse_number(args.servers, "servers")
-        if not value.is_Integer or value < 1:
-            raise ParameterError(f"servers = {args.servers}: must be an integer >= 1")
-        return int(value)
-
-    @staticmethod
-    def _holding(args):
-        if args.holding_time is None:
-            return None
-        h = parse_number(args.holding_time, "holding-time")
-        if not h > 0:
-            raise ParameterError(f"holding-time = {args.holding_time}: must be > 0")
-        return h
-
-    @staticmethod
-    def _load(args):
-        r = parse_number(args.load, "load")
-        if not r > 0:
-            raise ParameterError(f"load = {args.load}: must be > 0")
-        return r
-
-    def build(self, args):
-        if args.servers is None or args.load is None:
-            raise ParameterError("eval erlang-b needs both --servers and --load")
-        return (self._servers(args), self._load(args), self._holding(args))
-
-    def evaluate(self, model, digits, args) -> Evaluation:
-        nv, r, h = model
-        bk = _working_backend(digits, nv)
-        with bk:
-            rec = E.erlang_b_recursion(nv, r, bk)
-            rr = bk.num(r)
-            carried = rec.carried_load
-            measures = {
-                "blocking_probability": rec.blocking,
-                "carried_load": carried,
-                "lost_load": rr * rec.blocking,
-                "mean_busy_windows": carried,
-                "window_occupancy": carried / nv,
-                "log10_blocking_probability": rec.log_blocking / bk.ctx.ln10,
-            }
-            notes = []
-            if h is not None:
-                hh = bk.num(h)
-                measures.update({
-                    "arrival_rate": rr / hh,
-                    "carried_rate": carried / hh,
-                    "lost_rate": rr * rec.blocking / hh,
-                    "mean_response_time": hh,
-                })
-            if bk.is_float64 and rec.blocking == 0:
-                notes.append("the blocking probability is below the float64 range (see log10_blocking_probability); "
-                             "use --digits D for its digits")
-        params = {"servers": nv, "load": r}
-        if h is not None:
-            params["holding_time"] = h
-        return Evaluation(self.name, params, measures, notes)
-
-    def size(self, args) -> dict:
-        target = parse_number(args.target_blocking, "target-blocking")
-        if not (0 < target < 1):
-            raise ParameterError(f"target-blocking = {args.target_blocking}: must lie strictly between 0 and 1")
-        if (args.servers is None) == (args.load is None):
-            raise ParameterError("size erlang-b: give exactly one of --load (to find the servers) "
-                                 "or --servers (to find the load they carry)")
-        h = self._holding(args)
-        n_hint = int(parse_number(args.servers, "servers")) if args.servers is not None else 10**5
-        bk = _working_backend(args.digits, n_hint)
-        with bk:
-            if args.load is not None:
-                r = self._load(args)
-                nv = E.smallest_servers(r, target, bk)
-                rec = E.erlang_b_recursion(nv, r, bk)
-                out = {
-                    "servers": nv,
-                    "load": bk.num(r),
-                    "blocking_probability": rec.blocking,
-                    "blocking_with_one_fewer": rec.previous,
-                    "carried_load": rec.carried_load,
-                }
-            else:
-                nv = self._servers(args)
-                load = E.load_for_blocking(nv, target, bk)
-                out = {
-                    "servers": nv,
-                    "load": load,
-                    "blocking_probability": bk.num(target),
-                    "carried_load": load * (1 - bk.num(target)),
-                }
-            if h is not None:
-                out["arrival_rate"] = out["load"] / bk.num(h)
-        return out
-
-    def derivation(self):
-        return derivation()
-
-    def codegen_forms(self, args) -> dict:
-        """The measures of ``eval`` (without --holding-time) as standalone numpy code with the recursion."""
-        from .codegen import RecursionModule, generated_function
-
-        docs = {
-            "blocking_probability": "Erlang B blocking probability B(n, rho) (eq. (1) at k = n).",
-            "carried_load": "Carried load rho (1 - B) = rho n / (n + rho B(n-1)) (eqs. (2), (3)), in Erlang.",
-            "lost_load": "Lost load rho B(n, rho), in Erlang.",
-            "mean_busy_windows": "Mean number of busy windows (servers) = carried load.",
-            "window_occupancy": "Mean occupancy of one window (server): carried load / n.",
-            "log10_blocking_probability": "log10 B(n, rho), finite where B underflows float64.",
-        }
-        source = "Erlang B recursion B(k) = rho B(k-1)/(k + rho B(k-1)); Wang & Liao (seed 003), spec/other-models.md D"
-        forms = {}
-        args = (("load", "offered load rho = lambda / mu (Erlang, > 0); floats or numpy arrays, broadcast"),
-                ("servers", "number of servers n (integer >= 1)"))
-        for measure, text in docs.items():
-            notes = [f"M/M/n/n loss system. Source: {source}.", "",
-                     "Bad input raises ValueError naming the parameter."]
-            code = generated_function(measure, args, text, notes,
-                                      [f"return erlang_b_measures(load, servers)[{measure!r}]"])
-            forms[measure] = RecursionModule(measure, text, source, "_runtime_erlang_b", code)
-        return forms
-
-
-COMMAND = ErlangBCommand()
 
 
 if __name__ == "__main__":  # pragma: no cover

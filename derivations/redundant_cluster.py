@@ -1,583 +1,520 @@
 """Two-level cluster with k request copies (Bogatyrev & Bogatyrev 2017, seed 004; spec/other-models.md E).
 
-The derivation (``qderive derive redundant-cluster``) obtains the probability of timely
-service r = P(W_1 + W_2 <= t_0) by integrating the convolution with SymPy (atoms and
-exponentials), derives the theta_1 = theta_2 (Erlang-2) branch by the same integral and
-as the limit of the general one, and states the form without the removable singularity
-that :mod:`qderive.numeric.cluster` evaluates. ``qderive verify redundant-cluster`` checks
-the closed form against ``mpmath.quad`` of the convolution at ``digits`` (including
-theta_1 = theta_2, the paper's own example, and theta_1 -> theta_2), the pathwise fault
-factor against quadrature, the paper's N-interval sum against its O(1/N) error law, and the
-optimal k against a brute-force scan by quadrature.
+``qderive derive redundant-cluster`` obtains the probability of timely service
+r = P(W_1 + W_2 <= t_0) by integrating the convolution with SymPy (atoms and exponentials), the
+theta_1 = theta_2 (Erlang-2) branch by the same integral, and displays the form the package
+evaluates (:func:`qderive.symbolic.models.redundant_cluster.closed_form_expressions`: positive
+terms, no division by theta_2 - theta_1), the fault factors of the paper and the exact pathwise
+one, the paper's N-interval sum and its O(1/N) error, and the stable numbers of copies.
+
+``qderive verify redundant-cluster`` evaluates every displayed relation with numbers of an
+independent computation: the M/M/1 waiting-time law from the CTMC of one node built from its
+definition (:mod:`qderive.numeric.oracles.ctmc`, GTH at the working precision, an arrival that
+finds j customers waits j exponential services), ``mpmath.quad`` of the convolution of the
+waiting-time laws, and the package's results (``RedundantCluster.evaluate(digits)``) where a
+relation says what the package computes. The checks add exact identities (the SymPy integral =
+the evaluated form, its Erlang-2 limit), float64 at theta_2 - theta_1 = 1e-12, and the optimal k
+against a brute-force scan by quadrature.
 
 Command line (a contract)::
 
     qderive eval redundant-cluster --rate 3 --copies 2 --nodes 10,10 --service-times 0.3,0.3 \\
-        --deadline 0.6 [--failure-rates 0,0] [--digits 50] --json
+        --deadline 0.6 [--failure-rates 0,0] [--failure-model mean|pathwise] [--digits 50] --json
     qderive optimize redundant-cluster --rate 3 --nodes 10,10 --service-times 0.3,0.3 --deadline 0.6 \\
         --max-copies 10 --json                                     # {"copies": 4, "timely_probability": ...}
-    qderive figure cluster-fig1 --out docs/figures/cluster-fig1.png --csv docs/figures/cluster-fig1.csv
-    qderive figure cluster-fig2 --out docs/figures/cluster-fig2.png --csv docs/figures/cluster-fig2.csv
+    qderive codegen redundant-cluster --measure timely_probability --out rc.c --lang c
+    qderive figure cluster-fig1 --out cluster-fig1.png --csv cluster-fig1.csv
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
+import functools
 import math
-from fractions import Fraction
+from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
 
-from qderive.numeric import cluster as C
-from qderive.numeric.backend import FLOAT64, backend_for, mp_backend
-from qderive.symbolic._exact import ParameterError
+from qderive.symbolic.models.redundant_cluster import FailureModel, RedundantCluster, closed_form_expressions
 
-from .cli_args import parse_number, parse_number_list
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity
+from .framework import Check, Derivation, Step, agreement_digits, evaluate, exact_identity, relation_check
 
-__all__ = [
-    "COMMAND",
-    "RedundantClusterCommand",
-    "derivation",
-    "timely_closed_form",
-    "figure_cluster1",
-    "figure_cluster2",
-]
+__all__ = ["derivation", "timely_closed_form", "quad_timely", "waiting_cdf_from_chain", "RECURSIONS",
+           "paper_sum"]
 
-SOURCE = (
-    "V. A. Bogatyrev, S. V. Bogatyrev, \"Reserved service of requests, critical to waiting delays, in "
-    "two-level systems\", J. Instrument Engineering 60(10), 2017, 945-950 (seed 004); "
-    "spec/other-models.md section E"
-)
+SOURCE = ("V. A. Bogatyrev, S. V. Bogatyrev, \"Reserved service of requests, critical to waiting delays, in "
+          "two-level systems\", J. Instrument Engineering 60(10), 2017, 945-950 (seed 004); "
+          "spec/other-models.md section E")
 
-# -- symbols --------------------------------------------------------------------------
+# -- symbols --------------------------------------------------------------------------------------------
 t, w, x = sp.symbols("t w x", nonnegative=True)
 rho1, rho2, th1, th2, th = sp.symbols("rho_1 rho_2 theta_1 theta_2 theta", positive=True)
+tha, thb = sp.symbols("theta_a theta_b", positive=True)
 Lam, v1, v2, nn, mm, kk = sp.symbols("Lambda v_1 v_2 n m k", positive=True)
-r_sym, R_sym, rN, d = sp.symbols("r R r_N d", positive=True)
+r_sym, R_sym, rN, d, r_f = sp.symbols("r R r_N d r_f", positive=True)
 Lam1, Lam2, T1, T2, w1, w2 = sp.symbols("Lambda_1 Lambda_2 T_1 T_2 w_1 w_2", positive=True)
 l10, l11, l20, l21 = sp.symbols("lambda_10 lambda_11 lambda_20 lambda_21", nonnegative=True)
-i_, N_ = sp.symbols("i N", integer=True, positive=True)
-F1, F2, S_, phi_ = sp.Function("F_1"), sp.Function("F_2"), sp.Function("S"), sp.Function("phi")
+i_, N_ = sp.symbols("i N", integer=True, nonnegative=True)
+F1, F2, S_, phi_, M_ = (sp.Function(s) for s in ("F_1", "F_2", "S", "phi", "M"))
+B_ = sp.IndexedBase("B")
 
 
 def _F(rho, theta, arg):
-    """F_i(w) = P(W_i <= w) = 1 - rho_i e^{-theta_i w} (M/M/1 waiting time)."""
+    """F_i(w) = P(W_i <= w) = 1 - rho_i e^{-theta_i w} (M/M/1 FCFS waiting time)."""
     return 1 - rho * sp.exp(-theta * arg)
 
 
 def timely_closed_form(equal: bool = False) -> sp.Expr:
-    """r(t) = P(W_1 + W_2 <= t) integrated by SymPy: (1 - rho_1) F_2(t) + int_0^t f_1(w) F_2(t - w) dw.
-
-    ``equal=True`` integrates with theta_1 = theta_2 = theta (the Erlang-2 branch).
-    """
+    """r(t) = (1 - rho_1) F_2(t) + int_0^t f_1(w) F_2(t - w) dw integrated by SymPy (``equal``: theta_1 = theta_2)."""
     a, b = (th, th) if equal else (th1, th2)
     conv = sp.integrate(rho1 * a * sp.exp(-a * w) * _F(rho2, b, t - w), (w, 0, t), conds="none")
-    if isinstance(conv, sp.Piecewise):  # SymPy splits on theta_1 = theta_2: keep the generic piece
+    if isinstance(conv, sp.Piecewise):  # SymPy splits on theta_1 = theta_2: the generic piece
         conv = conv.args[0][0]
     return sp.simplify((1 - rho1) * _F(rho2, b, t) + conv)
 
 
-def _stable_late(theta_a, theta_b):
-    """The evaluated form: 1 - r with S(t) = e^{-theta_a t}(1 + theta_a t phi(x)), phi(x) = (1 - e^{-x})/x."""
-    xx = (theta_b - theta_a) * t
-    phi_expr = (1 - sp.exp(-xx)) / xx
-    surv = sp.exp(-theta_a * t) * (1 + theta_a * t * phi_expr)
-    return (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * surv
+@functools.lru_cache(maxsize=1)
+def _package_late():
+    """The package's copy_late_probability expression in this module's symbols (no faults)."""
+    exprs, args = closed_form_expressions(FailureModel.MEAN_TIMES)
+    names = {str(a): a for a in args}
+    mapping = {names["A1"]: 1 - rho1, names["A2"]: 1 - rho2, names["rho1"]: rho1, names["rho2"]: rho2,
+               names["theta1"]: th1, names["theta2"]: th2, names["t0"]: t}
+    return exprs[3].xreplace(mapping)
 
 
-def _steps() -> tuple[Step, ...]:
-    late = (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * S_(t)
-    return (
-        Step("(L)", "loads and decay rates of the M/M/1 nodes (copies split evenly over n and m nodes)",
-             sp.Eq(sp.Tuple(rho1, rho2, th1, th2),
-                   sp.Tuple(kk * Lam * v1 / nn, kk * Lam * v2 / mm, (1 - rho1) / v1, (1 - rho2) / v2)),
-             "seed 004, lambda_1 = k Lambda/n, lambda_2 = k Lambda/m"),
-        Step("(W)", "waiting time at level i: atom 1 - rho_i at 0, else Exp(theta_i)",
-             sp.Eq(F1(w), _F(rho1, th1, w)), "M/M/1 FCFS waiting time; same for level 2"),
-        Step("(C)", "a copy is timely when W_1 + W_2 <= t_0: the convolution",
-             sp.Eq(r_sym, (1 - rho1) * F2(t) + sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * F2(t - w), (w, 0, t))),
-             "spec/other-models.md E"),
-        Step("(r)", "closed form, theta_1 != theta_2 (integrated by SymPy)",
-             sp.Eq(r_sym, timely_closed_form(False)), "derived"),
-        Step("(r=)", "closed form, theta_1 = theta_2 = theta (Erlang-2 branch; the paper's example n = m, v_1 = v_2)",
-             sp.Eq(r_sym, timely_closed_form(True)), "derived"),
-        Step("(S)", "evaluated form: the complement as positive terms, no division by theta_2 - theta_1",
-             sp.Eq(1 - r_sym, late), "derived"),
-        Step("(S')", "hypoexponential survival with theta_a = min, theta_b = max, phi(x) = -expm1(-x)/x, phi(0) = 1",
-             sp.Eq(S_(t), sp.exp(-sp.Symbol("theta_a") * t)
-                   * (1 + sp.Symbol("theta_a") * t * phi_((sp.Symbol("theta_b") - sp.Symbol("theta_a")) * t))),
-             "derived"),
-        Step("(R)", "at least one of k independent copies is timely",
-             sp.Eq(R_sym, 1 - (1 - r_sym) ** kk), "seed 004"),
-        Step("(F1)", "fault-free and timely copy, faults at the mean sojourn times",
-             sp.Eq(sp.Symbol("r_f"), sp.exp(-Lam1 * T1 - Lam2 * T2) * r_sym), "seed 004, T_i = v_i/(1 - rho_i)"),
-        Step("(F2)", "separate fault rates while waiting (lambda_i1) and while being served (lambda_i0)",
-             sp.Eq(sp.Symbol("r_f"), sp.exp(-l11 * w1 - l21 * w2 - l10 * v1 - l20 * v2) * r_sym),
-             "seed 004, w_i = rho_i v_i/(1 - rho_i)"),
-        Step("(F3)", "pathwise faults (this package): Poisson faults during the actual waiting and (exponential) "
-                     "service times; M(a_1, a_2) = E[1{W_1 + W_2 <= t_0} exp(-a_1 W_1 - a_2 W_2)] is (C) with W_i "
-                     "tilted: atom 1 - rho_i, weight rho_i theta_i/(theta_i + a_i), rate theta_i + a_i",
-             sp.Eq(sp.Symbol("r_f"), sp.Function("M")(l11, l21) / ((1 + l10 * v1) * (1 + l20 * v2))),
-             "exact counterpart of (F2)"),
-        Step("(D)", "the paper's N-interval sum, d = t_0/N, B_0 = 1 - rho_1, B_i = F_1(i d) - F_1((i-1) d)",
-             sp.Eq(rN, sp.Sum(sp.Indexed("B", i_) * F2(t - i_ * d), (i_, 0, N_))), "seed 004"),
-        Step("(E)", "its error is O(1/N)",
-             sp.Eq(sp.Limit(N_ * (r_sym - rN), N_, sp.oo),
-                   t / 2 * sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * rho2 * th2 * sp.exp(-th2 * (t - w)), (w, 0, t))),
-             "derived"),
-        Step("(K)", "stable numbers of copies; the optimal k maximises R(k) among them",
-             sp.StrictLessThan(kk, sp.Min(nn / (Lam * v1), mm / (Lam * v2))), "seed 004"),
-    )
+# -- the reference recursion of the LaTeX export ------------------------------------------------------------
 
 
-# -- independent oracles --------------------------------------------------------------------
+def paper_sum(B, F2, t0, N):
+    """(D): r_N = sum_{i=0}^{N} B_i F_2(t_0 - i d), d = t_0 / N."""
+    d = t0 / N
+    s = 0
+    for i in range(N + 1):
+        s = s + B[i] * F2(t0 - i * d)
+    return s
+
+
+RECURSIONS = (("The paper's N-interval sum (D), seed 004", paper_sum),)
+
+
+# -- independent computations -------------------------------------------------------------------------------
+
+
 def _mp(q):
-    q = sp.Rational(q)
-    return mpmath.mpf(int(q.p)) / int(q.q)
+    q = F(q)
+    return mpmath.mpf(q.numerator) / q.denominator
 
 
-def quad_timely(c: C.RedundantCluster, tilt=(0, 0)):
-    """E[1{W_1 + W_2 <= t_0} e^{-a_1 W_1 - a_2 W_2}] by mpmath.quad of the convolution (call in workdps).
+def _laws(c: RedundantCluster):
+    """(rho_i, theta_i) recomputed from the definition: rho_i = k Lambda v_i / n_i, theta_i = (1 - rho_i)/v_i."""
+    rho = [F(c.copies) * F(c.rate) * F(v) / nv for v, nv in zip(c.service_times, c.nodes)]
+    return [_mp(r) for r in rho], [_mp((1 - r) / F(v)) for r, v in zip(rho, c.service_times)]
 
-    Built from the model's definition (waiting-time densities), sharing no code with numeric.cluster.
-    """
-    (r1, r2), (t1, t2) = [tuple(_mp(z) for z in pair) for pair in (c.loads(), c.decay_rates())]
+
+def quad_timely(c: RedundantCluster, tilt=(0, 0)):
+    """E[1{W_1 + W_2 <= t_0} e^{-a_1 W_1 - a_2 W_2}] by mpmath.quad of the convolution (call in workdps)."""
+    (r1, r2), (t1, t2) = _laws(c)
     a1, a2 = (_mp(z) for z in tilt)
     t0 = _mp(c.deadline)
 
-    def G2(y):  # E[1{W_2 <= y} e^{-a_2 W_2}]: atom + the elementary integral of r2 t2 e^{-(t2 + a2) u} over [0, y]
+    def G2(y):  # E[1{W_2 <= y} e^{-a_2 W_2}]: the atom + the elementary integral of the density
         return (1 - r2) + r2 * t2 / (t2 + a2) * (1 - mpmath.exp(-(t2 + a2) * y))
 
     inner = mpmath.quad(lambda u: r1 * t1 * mpmath.exp(-(t1 + a1) * u) * G2(t0 - u), [0, t0])
     return (1 - r1) * G2(t0) + inner
 
 
-def _example(v2=Fraction(3, 10), rate=3, copies=2, nodes=(10, 10), t0=Fraction(3, 5), **kw):
-    return C.RedundantCluster(rate=rate, copies=copies, nodes=nodes, service_times=(Fraction(3, 10), v2),
-                              deadline=t0, **kw)
+def waiting_cdf_from_chain(lam_node: F, v: F, ctx, capacity: int = 200):
+    """P(W <= w) of an M/M/1 FCFS node from its CTMC (arrivals lam_node, services 1/v), truncated at
+    ``capacity``: an arrival that finds j customers (PASTA) waits j exponential services, so
+    P(W <= w) = pi_0 + sum_{j>=1} pi_j P(Gamma(j, 1/v) <= w). Returns (cdf, pi)."""
+    from qderive.numeric.oracles.ctmc import build
+
+    mu = 1 / F(v)
+
+    def moves(j):
+        if j < capacity:
+            yield j + 1, F(lam_node)
+        if j > 0:
+            yield j - 1, mu
+
+    chain = build(0, moves)
+    with ctx:
+        pi = chain.stationary(ctx)
+    pi = [pi[chain.index[j]] for j in range(capacity + 1)]
+
+    def cdf(wv):
+        wv = mpmath.mpf(wv)
+        return pi[0] + mpmath.fsum(pi[j] * mpmath.gammainc(j, 0, _mp(mu) * wv, regularized=True)
+                                   for j in range(1, capacity + 1) if pi[j] > mpmath.mpf(10) ** (-mpmath.mp.dps - 5))
+
+    return cdf, pi
+
+
+#: the displayed relations are evaluated at these clusters
+_BASE = dict(rate=F(5, 2), nodes=(10, 7), service_times=(F(3, 10), F(1, 2)), deadline=F(9, 10), copies=3)
+_FAULTS = (F(1, 10), F(1, 5))
+_SERVING = (F(1, 20), F(3, 100))
+
+
+def _cluster(**kw):
+    return RedundantCluster(**{**_BASE, **kw})
+
+
+@functools.lru_cache(maxsize=32)
+def _package(digits, **kw):
+    return _cluster(**kw).evaluate(digits)
+
+
+@functools.lru_cache(maxsize=8)
+def _chain_level(level: int, digits: int):
+    """The node's CTMC, truncated where rho^capacity < 10^-(digits + 20)."""
+    from qderive.numeric.backend import mp_context
+
+    c = _cluster()
+    lam_node = F(c.copies) * c.rate / c.nodes[level]
+    rho = float(lam_node * c.service_times[level])
+    capacity = int((digits + 20) / -math.log10(rho)) + 10
+    return waiting_cdf_from_chain(lam_node, c.service_times[level], mp_context(digits + 10), capacity), lam_node
+
+
+def _chain_means(digits):
+    """Mean wait w_i and sojourn T_i from the chains (Little: mean number waiting / lambda_i)."""
+    out = []
+    for level in (0, 1):
+        (_, pi), lam_node = _chain_level(level, digits)
+        waiting = mpmath.fsum((j - 1) * pi[j] for j in range(1, len(pi)))
+        in_system = mpmath.fsum(j * pi[j] for j in range(len(pi)))
+        out.append((waiting / _mp(lam_node), in_system / _mp(lam_node)))
+    return out
+
+
+# -- hooks that evaluate displayed relations holding integrals ------------------------------------------
+
+
+def _evaluate_with_integrals(expr, env):
+    """framework.evaluate, with each definite integral replaced by mpmath.quad of its integrand."""
+    found = list(expr.atoms(sp.Integral))
+    if not found:
+        return evaluate(expr, env)
+    env = dict(env)
+    subs = {}
+    for integral in found:
+        (var, lo, hi), body = integral.limits[0], integral.function
+        a, b = evaluate(lo, env), evaluate(hi, env)
+        value = mpmath.quad(lambda u: evaluate(body, {**env, var: u}), [a, b])
+        dummy = sp.Dummy()
+        subs[integral] = dummy
+        env[dummy] = value
+    return evaluate(expr.xreplace(subs), env)
+
+
+def _integral_check(relation, bindings, need=None, describe=""):
+    def run(digits):
+        with mpmath.workdps(digits + 10):
+            worst, count = math.inf, 0
+            for env in bindings(digits):
+                worst = min(worst, agreement_digits(_evaluate_with_integrals(relation.lhs, env),
+                                                    _evaluate_with_integrals(relation.rhs, env)))
+                count += 1
+            target = need(digits) if need else digits - 5
+            return worst >= target, worst, f"displayed relation evaluated at {count} points{describe}"
+
+    return run
+
+
+# -- displayed relations and their bindings -----------------------------------------------------------------
+
+REL_W = sp.Eq(F1(w), _F(rho1, th1, w))
+REL_C = sp.Eq(r_sym, (1 - rho1) * F2(t) + sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * F2(t - w), (w, 0, t)))
+REL_SP = sp.Eq(S_(t), sp.exp(-tha * t) * (1 + tha * t * phi_((thb - tha) * t)))
+REL_R = sp.Eq(R_sym, 1 - (1 - r_sym) ** kk)
+REL_F1 = sp.Eq(r_f, sp.exp(-Lam1 * T1 - Lam2 * T2) * r_sym)
+REL_F2 = sp.Eq(r_f, sp.exp(-l11 * w1 - l21 * w2 - l10 * v1 - l20 * v2) * r_sym)
+REL_F3 = sp.Eq(r_f, M_(l11, l21) / ((1 + l10 * v1) * (1 + l20 * v2)))
+REL_D = sp.Eq(rN, sp.Sum(B_[i_] * F2(t - i_ * d), (i_, 0, N_)))
+REL_K = sp.StrictLessThan(kk, sp.Min(nn / (Lam * v1), mm / (Lam * v2)))
+
+
+def _level_values():
+    (r1, r2), (t1, t2) = _laws(_cluster())
+    return r1, r2, t1, t2
+
+
+def _bind_W(digits):
+    (cdf, _), _ = _chain_level(0, digits)
+    r1, _, t1, _ = _level_values()
+    return {F1: cdf, rho1: r1, th1: t1}, {w: (0, F(1, 10), F(1, 2), 1, 3)}
+
+
+def _F2_value(y):
+    _, r2, _, t2 = _level_values()
+    return 1 - r2 * mpmath.exp(-t2 * y)
+
+
+def _bind_C(digits):
+    r1, r2, t1, t2 = _level_values()
+    rec = _package(digits, copies=_BASE["copies"])
+    return [{r_sym: 1 - rec.copy_late_probability, F2: _F2_value, rho1: r1, th1: t1, t: _mp(_BASE["deadline"])}]
+
+
+def _bind_SP(digits):
+    """S(t) = P(E_a + E_b > t) by quadrature of its definition; phi(x) = (1 - e^{-x})/x; equal, 1e-12-close
+    and distinct rates."""
+    envs = []
+    for a, b in ((F(3, 2), F(3, 2)), (F(3, 2), F(3, 2) + F(1, 10**12)), (F(1, 2), F(7, 3))):
+        ta, tb = _mp(a), _mp(b)
+
+        def surv(tv, ta=ta, tb=tb):
+            return mpmath.exp(-ta * tv) + mpmath.quad(lambda u: ta * mpmath.exp(-ta * u - tb * (tv - u)), [0, tv])
+
+        envs.append({S_: surv, phi_: lambda xv: mpmath.mpf(1) if xv == 0 else -mpmath.expm1(-xv) / xv,
+                     tha: ta, thb: tb, t: _mp(F(9, 10))})
+    return envs
+
+
+def _quad(digits, c=None, tilt=(0, 0)):
+    with mpmath.workdps(digits + 15):
+        return quad_timely(c or _cluster(), tilt)
+
+
+def _bind_R(digits):
+    rec = _package(digits)
+    return {R_sym: rec.timely_probability, r_sym: _quad(digits), kk: _BASE["copies"]}, {}
+
+
+def _bind_F1(digits):
+    rec = _package(digits, failure_rates=_FAULTS)
+    (_, T1v), (_, T2v) = _chain_means(digits)
+    return {r_f: rec.copy_timely_probability, r_sym: _quad(digits), Lam1: _mp(_FAULTS[0]), Lam2: _mp(_FAULTS[1]),
+            T1: T1v, T2: T2v}, {}
+
+
+def _bind_F2(digits):
+    rec = _package(digits, failure_rates=_FAULTS, service_failure_rates=_SERVING)
+    (w1v, _), (w2v, _) = _chain_means(digits)
+    v = _BASE["service_times"]
+    return {r_f: rec.copy_timely_probability, r_sym: _quad(digits), l11: _mp(_FAULTS[0]), l21: _mp(_FAULTS[1]),
+            l10: _mp(_SERVING[0]), l20: _mp(_SERVING[1]), w1: w1v, w2: w2v, v1: _mp(v[0]), v2: _mp(v[1])}, {}
+
+
+def _bind_F3(digits):
+    rec = _package(digits, failure_rates=_FAULTS, service_failure_rates=_SERVING,
+                   failure_model=FailureModel.PATHWISE)
+    v = _BASE["service_times"]
+    return {r_f: rec.copy_timely_probability,
+            M_: lambda a1, a2: _quad(digits, tilt=(_FAULTS[0], _FAULTS[1])),
+            l11: _mp(_FAULTS[0]), l21: _mp(_FAULTS[1]), l10: _mp(_SERVING[0]), l20: _mp(_SERVING[1]),
+            v1: _mp(v[0]), v2: _mp(v[1])}, {}
+
+
+_N_PAPER = 20
+
+
+def _bind_D(digits):
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.cluster import paper_discretised
+
+    c = _cluster()
+    ctx = mp_context(digits + 10)
+    with ctx:
+        got = paper_discretised(c, _N_PAPER, ctx)
+    r1, _, t1, _ = _level_values()
+    t0 = _mp(c.deadline)
+    dv = t0 / _N_PAPER
+
+    def F1v(y):
+        return 1 - r1 * mpmath.exp(-t1 * y)
+
+    Bs = [1 - r1] + [F1v(j * dv) - F1v((j - 1) * dv) for j in range(1, _N_PAPER + 1)]
+    return {rN: got, B_: Bs, F2: _F2_value, t: t0, d: dv, N_: _N_PAPER}, {}
+
+
+def _check_E(digits):
+    """(E): N (r - r_N) -> the displayed limit; Richardson at N = 400, 800 and the remainder O(1/N)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.cluster import paper_discretised
+
+    c = _cluster()
+    ctx = mp_context(30)
+    with ctx:
+        r = quad_timely(c)
+        e1 = 400 * (r - paper_discretised(c, 400, ctx))
+        e2 = 800 * (r - paper_discretised(c, 800, ctx))
+        (r1, r2), (t1, t2) = _laws(c)
+        t0 = _mp(c.deadline)
+        ref = t0 / 2 * mpmath.quad(lambda u: r1 * t1 * mpmath.exp(-t1 * u) * r2 * t2 * mpmath.exp(-t2 * (t0 - u)),
+                                   [0, t0])
+        d_lim = agreement_digits(2 * e2 - e1, ref)
+        ratio = (e1 - ref) / (e2 - ref)
+    ok = d_lim >= 5 and abs(ratio - 2) < mpmath.mpf("0.05")
+    return ok, d_lim, f"Richardson limit of N (r - r_N) vs the displayed integral; remainder ratio " \
+                      f"{mpmath.nstr(ratio, 4)} (expect 2)"
+
+
+def _check_K(digits):
+    """(K) evaluated at k = 1..kmax+1: true exactly for the k the model accepts."""
+    base = dict(_BASE, copies=1)
+    c = RedundantCluster(**base)
+    env = {Lam: _mp(c.rate), v1: _mp(c.service_times[0]), v2: _mp(c.service_times[1]), nn: c.nodes[0],
+           mm: c.nodes[1]}
+    kmax = c.max_stable_copies()
+    for kv in range(1, kmax + 2):
+        holds = bool(evaluate(REL_K, {**env, kk: kv}))
+        try:
+            c.with_copies(kv)
+            accepted = True
+        except ValueError:
+            accepted = False
+        if holds != accepted:
+            return False, None, f"k = {kv}: (K) {'holds' if holds else 'fails'} but the model " \
+                                f"{'accepts' if accepted else 'refuses'} it"
+    return True, None, f"(K) holds exactly for k = 1..{kmax}, the copies the model accepts"
+
+
+# -- checks ---------------------------------------------------------------------------------------------
+
+
+def _branch(expr, lo, hi):
+    """The package's expression on the branch theta_lo <= theta_hi with x != 0 (Min, Max, phi resolved)."""
+    from sympy.codegen.cfunctions import expm1
+
+    e = expr.xreplace({sp.Min(th1, th2): lo, sp.Max(th1, th2): hi})
+    e = e.replace(lambda a: isinstance(a, sp.Piecewise), lambda a: a.args[-1][0])
+    return e.replace(expm1, lambda a: sp.exp(a) - 1)
+
+
+def _check_symbolic(digits):
+    """The SymPy integral (r) = 1 - the package's late mass on both orderings of the rates; the limit
+    theta_2 -> theta_1 of (r) is the Erlang-2 branch (r=)."""
+    generic, equal = timely_closed_form(False), timely_closed_form(True)
+    late = _package_late()
+    ok = all(exact_identity(sp.expand(generic), sp.expand(1 - _branch(late, lo, hi)))
+             for lo, hi in ((th1, th2), (th2, th1)))
+    eps = sp.Symbol("epsilon", positive=True)
+    lim = sp.limit(generic.subs(th2, th1 + eps), eps, 0)
+    ok &= exact_identity(lim.subs(th1, th), equal)
+    return ok, math.inf, "(r) = 1 - the package's late mass (both orderings of theta); its limit theta_2 -> " \
+                         "theta_1 = the Erlang-2 branch (r=)"
 
 
 def _quad_points():
-    """theta_1 = theta_2 (the paper's example), 1e-12-close, 1e-6-close, and clearly different."""
-    v = Fraction(3, 10)
+    v = F(3, 10)
+    base = dict(rate=3, copies=2, nodes=(10, 10), service_times=(v, v), deadline=F(3, 5))
     return (
-        ("theta1 = theta2", _example()),
-        ("theta2 - theta1 = 1e-12", _example(v2=v / (1 + v * Fraction(1, 10**12)))),
-        ("theta2 - theta1 = 1e-6", _example(v2=v / (1 + v * Fraction(1, 10**6)))),
-        ("n != m, v1 != v2", _example(v2=Fraction(1, 2), nodes=(10, 7), rate=Fraction(5, 2), copies=3,
-                                      t0=Fraction(9, 10))),
+        ("theta1 = theta2", RedundantCluster(**base)),
+        ("theta2 - theta1 = 1e-12", RedundantCluster(**{**base, "service_times": (v, v / (1 + v * F(1, 10**12)))})),
+        ("theta2 - theta1 = 1e-6", RedundantCluster(**{**base, "service_times": (v, v / (1 + v * F(1, 10**6)))})),
+        ("n != m, v1 != v2", _cluster()),
     )
 
 
-def _check_symbolic_branch(digits: int):
-    """The SymPy-integrated r equals 1 - (S) exactly, and its limit theta_2 -> theta_1 is (r=)."""
-    generic, equal = timely_closed_form(False), timely_closed_form(True)
-    ok = exact_identity(sp.expand(generic), sp.expand(1 - _stable_late(th1, th2)))
-    ok &= exact_identity(sp.expand(generic), sp.expand(1 - _stable_late(th2, th1)))  # symmetric in theta
-    lim = sp.limit(generic.subs(th2, th1 + sp.Symbol("epsilon")), sp.Symbol("epsilon"), 0)
-    ok &= exact_identity(lim.subs(th1, th), equal)
-    return ok, None, "SymPy integral = evaluated form (both orders of theta); limit theta2 -> theta1 = Erlang-2 branch"
-
-
-def _check_quad(digits: int):
-    """numeric.cluster (mpmath) vs mpmath.quad of the convolution, 4 points incl. theta1 = theta2 and 1e-12-close."""
-    bk = mp_backend(digits + 10)
+def _check_quad(digits):
     worst, rows = math.inf, []
-    with bk:
-        for name, c in _quad_points():
-            got = C.copy_timely_probability(c, bk)
+    for name, c in _quad_points():
+        rec = c.evaluate(digits)
+        with mpmath.workdps(digits + 15):
             ref = quad_timely(c)
-            dig = agreement_digits(got, ref)
-            # the small complement too: late probability 1 - r
-            dig = min(dig, agreement_digits(C.copy_late_probability(c, bk), 1 - ref))
-            rows.append(f"{name}: {min(dig, 99):.0f}")
-            worst = min(worst, dig)
-    return worst >= digits, worst, "; ".join(rows)
+            dig = min(agreement_digits(rec.copy_late_probability, 1 - ref),
+                      agreement_digits(rec.copy_timely_probability, ref))
+        rows.append(f"{name}: {min(dig, 99):.0f}")
+        worst = min(worst, dig)
+    return worst >= digits - 2, worst, "r and 1 - r vs mpmath.quad: " + "; ".join(rows)
 
 
-def _check_float64_near_equal(digits: int):
-    """The float64 path keeps ~15 digits at theta2 - theta1 = 1e-12 (a naive division would keep ~4)."""
+def _check_float64_near_equal(digits):
     c = _quad_points()[1][1]
-    bk = mp_backend(40)
-    with bk:
-        ref = C.copy_late_probability(c, bk)
-    dig = agreement_digits(C.copy_late_probability(c, FLOAT64), ref)
-    return dig >= 14, dig, "float64 vs 40-digit late probability at theta2 - theta1 = 1e-12"
+    dig = agreement_digits(c.evaluate().copy_late_probability, c.evaluate(30).copy_late_probability)
+    return dig >= 14, dig, "float64 vs 30 digits, late probability at theta2 - theta1 = 1e-12"
 
 
-def _check_pathwise(digits: int):
-    """Pathwise fault factor vs quadrature of the tilted convolution (times 1/((1+l10 v1)(1+l20 v2)))."""
-    c = _example(v2=Fraction(2, 5), nodes=(10, 8), failure_rates=(Fraction(1, 10), Fraction(1, 5)),
-                 service_failure_rates=(Fraction(1, 20), Fraction(3, 100)), failure_model=C.FailureModel.PATHWISE)
-    bk = mp_backend(digits + 10)
-    with bk:
-        got = C.copy_timely_probability(c, bk)
-        ref = quad_timely(c, tilt=c.failure_rates) / ((1 + _mp(Fraction(1, 20)) * _mp(Fraction(3, 10)))
-                                                      * (1 + _mp(Fraction(3, 100)) * _mp(Fraction(2, 5))))
-        dig = agreement_digits(got, ref)
-    return dig >= digits, dig, "PATHWISE r_f vs mpmath.quad of E[1{W1+W2<=t0} e^(-a1 W1 - a2 W2)]"
+def _check_optimum(digits):
+    from qderive.numeric.engines.cluster import optimize
+    from qderive.symbolic.models.redundant_cluster import OptimizeCopiesRequest
+
+    values = dict(rate=F(7, 2), nodes=(10, 10), service_times=(F(3, 10), F(3, 10)), deadline=F(3, 5))
+    got = optimize(values, OptimizeCopiesRequest(10), 30)
+    with mpmath.workdps(40):
+        brute = {kv: 1 - (1 - quad_timely(RedundantCluster(**values, copies=kv))) ** kv for kv in range(1, 10)}
+    best = max(brute, key=brute.get)
+    dig = agreement_digits(got["timely_probability"], brute[best])
+    return got["copies"] == best and dig >= 25, dig, f"optimal k = {got['copies']} (brute force by quadrature: {best})"
 
 
-def _check_mean_times(digits: int):
-    """(F1) is (F2) with equal waiting and serving rates: T_i = w_i + v_i (exact)."""
-    c = _example(failure_rates=(Fraction(1, 10), Fraction(1, 5)))
-    (T1v, T2v), (w1v, w2v) = c.mean_sojourns(), c.mean_waits()
-    a, b = c.failure_rates
-    ok = exact_identity(a * T1v + b * T2v, a * w1v + b * w2v + a * c.service_times[0] + b * c.service_times[1])
-    bk = mp_backend(digits + 10)
-    with bk:
-        got = C.copy_timely_probability(c, bk)
-        ref = mpmath.exp(-_mp(a * T1v + b * T2v)) * quad_timely(c)
-        dig = agreement_digits(got, ref)
-    return ok and dig >= digits, dig, "exp(-L1 T1 - L2 T2) r vs quadrature; T_i = w_i + v_i exactly"
-
-
-def _check_discretisation(digits: int):
-    """The paper's r_N: N (r - r_N) -> (E), with a remainder O(1/N) (Richardson at N = 400, 800)."""
-    c = _quad_points()[3][1]
-    bk = mp_backend(30)
-    with bk:
-        r = quad_timely(c)
-        e1 = 400 * (r - C.paper_discretised(c, 400, bk))
-        e2 = 800 * (r - C.paper_discretised(c, 800, bk))
-        limit = 2 * e2 - e1  # Richardson: removes the O(1/N) term of N (r - r_N)
-        # (E) evaluated independently: (t0/2) * quad of f1(w) f2(t0 - w)
-        (r1, r2), (t1, t2) = [tuple(_mp(z) for z in p) for p in (c.loads(), c.decay_rates())]
-        t0 = _mp(c.deadline)
-        ref = t0 / 2 * mpmath.quad(lambda u: r1 * t1 * mpmath.exp(-t1 * u) * r2 * t2 * mpmath.exp(-t2 * (t0 - u)), [0, t0])
-        d_lim = agreement_digits(limit, ref)
-        d_const = agreement_digits(C.discretisation_error_constant(c, bk), ref)
-        ratio = (e1 - ref) / (e2 - ref)  # ~2: the remainder of N (r - r_N) is O(1/N)
-    ok = d_lim >= 5 and d_const >= 25 and abs(ratio - 2) < mpmath.mpf("0.05")
-    return ok, min(d_lim, d_const), (f"Richardson limit of N(r - r_N) agrees with (E) to {d_lim:.1f} digits; "
-                                     f"remainder ratio {mpmath.nstr(ratio, 4)} (expect 2)")
-
-
-def _check_optimum(digits: int):
-    """optimal_copies vs a brute-force scan of R(k) = 1 - (1 - r_k)^k with r_k by quadrature."""
-    base = _example()
-    bk = mp_backend(30)
-    with bk:
-        got = C.optimal_copies(base, 20, bk)
-        values = []
-        for k in range(1, base.max_stable_copies() + 1):
-            if k > 20:
-                break
-            values.append((1 - (1 - quad_timely(base.with_copies(k))) ** k, k))
-        best = max(values, key=lambda vk: vk[0])
-        dig = agreement_digits(got.timely_probability, best[0])
-    return got.copies == best[1] and dig >= 25, dig, f"optimal k = {got.copies} (brute force {best[1]})"
-
-
+@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
-    """The registered redundant-cluster derivation."""
+    """The registered derivation ``redundant-cluster``."""
+    late = (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * S_(t)
+    from qderive.symbolic.models.redundant_cluster import cluster_loads
+
+    loads = cluster_loads(Lam, kk, (nn, mm), (v1, v2))
+    steps = (
+        Step("(L)", "loads and decay rates of the M/M/1 nodes (copies split evenly over n and m nodes)",
+             sp.Eq(sp.Tuple(rho1, rho2, th1, th2), sp.Tuple(*loads, (1 - loads[0]) / v1, (1 - loads[1]) / v2)),
+             "seed 004, lambda_1 = k Lambda/n, lambda_2 = k Lambda/m", computed=True),
+        Step("(W)", "waiting time at level i: atom 1 - rho_i at 0, else Exp(theta_i)", REL_W,
+             "M/M/1 FCFS waiting time; the same for level 2",
+             check=relation_check(REL_W, _bind_W, describe=" with the waiting law of the node's CTMC")),
+        Step("(C)", "a copy is timely when W_1 + W_2 <= t_0: the convolution", REL_C, "spec/other-models.md E",
+             check=_integral_check(REL_C, lambda digits: _bind_C(digits),
+                                   describe=": the package's r vs quadrature of the displayed integral")),
+        Step("(r)", "closed form, theta_1 != theta_2 (integrated by SymPy)", sp.Eq(r_sym, timely_closed_form(False)),
+             "derived", computed=True),
+        Step("(r=)", "closed form, theta_1 = theta_2 = theta (Erlang-2; the paper's example n = m, v_1 = v_2)",
+             sp.Eq(r_sym, timely_closed_form(True)), "derived", computed=True),
+        Step("(S)", "the evaluated complement: positive terms, S(t) = P(E_1 + E_2 > t)", sp.Eq(1 - r_sym, late),
+             "derived", check=_integral_check(sp.Eq(1 - r_sym, late), lambda digits: [
+                 {**_bind_C(digits)[0], rho2: _level_values()[1], th2: _level_values()[3],
+                  S_: lambda tv: _surv_quad(tv)}], describe=": the package's 1 - r, S by quadrature")),
+        Step("(S')", "S without the removable singularity at theta_a = theta_b: theta_a = min, theta_b = max, "
+             "phi(x) = -expm1(-x)/x, phi(0) = 1", REL_SP, "derived",
+             check=_integral_check(REL_SP, _bind_SP, describe=" (equal, 1e-12-close, distinct rates)")),
+        Step("(S'')", "the package's late mass, as it evaluates it", sp.Eq(1 - r_sym, _package_late()),
+             "qderive.symbolic.models.redundant_cluster.closed_form_expressions", computed=True),
+        Step("(R)", "at least one of k independent copies is timely", REL_R, "seed 004",
+             check=relation_check(REL_R, _bind_R, describe=": the package's R(3) vs r by quadrature")),
+        Step("(F1)", "fault-free and timely copy, faults at the mean sojourn times", REL_F1,
+             "seed 004, T_i = v_i/(1 - rho_i)",
+             check=relation_check(REL_F1, _bind_F1, describe=": T_i from the nodes' CTMCs, r by quadrature")),
+        Step("(F2)", "separate fault rates while waiting (lambda_i1) and while being served (lambda_i0)", REL_F2,
+             "seed 004, w_i = rho_i v_i/(1 - rho_i)",
+             check=relation_check(REL_F2, _bind_F2, describe=": w_i from the nodes' CTMCs, r by quadrature")),
+        Step("(F3)", "pathwise faults (beside the paper): Poisson faults during the actual waiting and exponential "
+             "service times; M(a_1, a_2) = E[1{W_1 + W_2 <= t_0} exp(-a_1 W_1 - a_2 W_2)]", REL_F3,
+             "exact counterpart of (F2)",
+             check=relation_check(REL_F3, _bind_F3, describe=": M by quadrature of the tilted convolution")),
+        Step("(D)", "the paper's N-interval sum, d = t_0/N, B_0 = 1 - rho_1, B_i = F_1(i d) - F_1((i-1) d)", REL_D,
+             "seed 004", check=relation_check(REL_D, _bind_D, describe=": the package's r_N, N = 20")),
+        Step("(E)", "its error is O(1/N)",
+             sp.Eq(sp.Limit(N_ * (r_sym - rN), N_, sp.oo),
+                   t / 2 * sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * rho2 * th2 * sp.exp(-th2 * (t - w)),
+                                       (w, 0, t))), "derived", check=_check_E),
+        Step("(K)", "the stable numbers of copies; the optimal k maximises R(k) among them", REL_K, "seed 004",
+             check=_check_K),
+    )
+    checks = (
+        Check("SymPy integral = the package's evaluated form; Erlang-2 limit", _check_symbolic, "(r=)"),
+        Check("r vs mpmath.quad, theta1 = theta2 and -> theta2", _check_quad, "(S)"),
+        Check("float64 at theta2 - theta1 = 1e-12", _check_float64_near_equal, "(S')"),
+        Check("optimal k vs brute force by quadrature", _check_optimum, "(K)"),
+    )
     return Derivation(
         name="redundant-cluster",
         title="Two-level cluster with k request copies: probability of timely service",
         source=SOURCE,
-        steps=_steps(),
-        checks=(
-            Check("SymPy integral = evaluated form; Erlang-2 limit", _check_symbolic_branch, "(r=)"),
-            Check("r vs mpmath.quad, theta1 = theta2 and -> theta2", _check_quad, "(S)"),
-            Check("float64 at theta2 - theta1 = 1e-12", _check_float64_near_equal, "(S')"),
-            Check("(F1) mean-sojourn fault factor", _check_mean_times, "(F1)"),
-            Check("(F3) pathwise faults vs quadrature", _check_pathwise, "(F3)"),
-            Check("(D), (E) paper's discretisation error O(1/N)", _check_discretisation, "(E)"),
-            Check("(K) optimal k vs brute force", _check_optimum, "(K)"),
-        ),
-        notes=(
-            "The paper's example (n = m, v_1 = v_2) has theta_1 = theta_2 exactly: the Erlang-2 branch is "
-            "its normal case, not an edge case.",
-        ),
+        steps=steps,
+        checks=checks,
+        notes=("The paper's example (n = m, v_1 = v_2) has theta_1 = theta_2 exactly: the Erlang-2 branch is its "
+               "normal case, not an edge case.",),
+        recursions=RECURSIONS,
     )
 
 
-# -- command line ---------------------------------------------------------------------------
-_FAILURE_MODELS = {m.value: m for m in C.FailureModel}
-
-#: arguments of the generated closed forms: (symbol, python name, description with units)
-CODEGEN_ARGS = (
-    (Lam, "rate", "request rate Lambda (requests per second)"),
-    (kk, "copies", "copies k of each request (integer >= 1)"),
-    (nn, "nodes_lower", "nodes n of the lower level"),
-    (mm, "nodes_upper", "nodes m of the upper level"),
-    (v1, "service_time_lower", "mean service time v_1 at a lower node (s)"),
-    (v2, "service_time_upper", "mean service time v_2 at an upper node (s)"),
-    (t, "deadline", "bound t_0 on the total waiting time W_1 + W_2 (s)"),
-    (Lam1, "failure_rate_lower", "fault rate Lambda_1 of a lower node, while waiting and served (1/s)"),
-    (Lam2, "failure_rate_upper", "fault rate Lambda_2 of an upper node, while waiting and served (1/s)"),
-)
-_STABLE = " Valid for stable levels, rho_i = k Lambda v_i / n_i < 1."
-_CODEGEN_DOCS = {
-    "timely_probability": "Probability that at least one of the k copies is timely and fault-free, "
-                          "1 - (1 - r_f)^k." + _STABLE,
-    "copy_timely_probability": "Probability r_f that one copy is timely (W_1 + W_2 <= t_0) and fault-free." + _STABLE,
-    "untimely_probability": "Probability (1 - r_f)^k that no copy is timely and fault-free." + _STABLE,
-    "copy_late_probability": "Probability 1 - r = P(W_1 + W_2 > t_0) that one copy is late (no faults)." + _STABLE,
-    "failure_free_probability": "Fault factor e^{-Lambda_1 T_1 - Lambda_2 T_2} (faults at the mean times)." + _STABLE,
-    "load_lower": "Load rho_1 = k Lambda v_1 / n of a lower node.",
-    "load_upper": "Load rho_2 = k Lambda v_2 / m of an upper node.",
-    "mean_wait_lower": "Mean wait w_1 = rho_1 v_1 / (1 - rho_1) at a lower node (s)." + _STABLE,
-    "mean_wait_upper": "Mean wait w_2 = rho_2 v_2 / (1 - rho_2) at an upper node (s)." + _STABLE,
-    "mean_sojourn_lower": "Mean sojourn T_1 = v_1 / (1 - rho_1) at a lower node (s)." + _STABLE,
-    "mean_sojourn_upper": "Mean sojourn T_2 = v_2 / (1 - rho_2) at an upper node (s)." + _STABLE,
-}
-
-
-def codegen_expressions() -> dict:
-    """The evaluated forms of steps (L), (S), (S') in the model's parameters, for generated code.
-
-    1 - r = (1 - rho_1) rho_2 e^{-theta_2 t_0} + rho_1 (1 - rho_2) e^{-theta_1 t_0} + rho_1 rho_2 S(t_0),
-    S(t) = e^{-theta_a t}(1 + theta_a t phi((theta_b - theta_a) t)), theta_a = min, theta_b = max,
-    phi(x) = -expm1(-x)/x, phi(0) = 1: positive terms, no division by theta_2 - theta_1, so the
-    theta_1 = theta_2 case of the paper's example needs no branch of its own. Faults at the mean
-    times (seed 004): 1 - r_f = -expm1(-c) + e^{-c} (1 - r), c = Lambda_1 T_1 + Lambda_2 T_2.
-    """
-    from sympy.codegen.cfunctions import expm1
-
-    r1, r2 = kk * Lam * v1 / nn, kk * Lam * v2 / mm
-    s1, s2 = (nn - kk * Lam * v1) / nn, (mm - kk * Lam * v2) / mm  # 1 - rho_i
-    a, b = s1 / v1, s2 / v2  # theta_i
-    ta, tb = sp.Min(a, b), sp.Max(a, b)
-    xx = (tb - ta) * t
-    phi = sp.Piecewise((sp.Integer(1), sp.Eq(xx, 0)), (-expm1(-xx) / xx, True))
-    late = s1 * r2 * sp.exp(-b * t) + r1 * s2 * sp.exp(-a * t) + r1 * r2 * sp.exp(-ta * t) * (1 + ta * t * phi)
-    T1, T2 = v1 / s1, v2 / s2
-    c = Lam1 * T1 + Lam2 * T2
-    copy_untimely = -expm1(-c) + sp.exp(-c) * late
-    return {
-        "timely_probability": 1 - copy_untimely**kk,
-        "copy_timely_probability": 1 - copy_untimely,
-        "untimely_probability": copy_untimely**kk,
-        "copy_late_probability": late,
-        "failure_free_probability": sp.exp(-c),
-        "load_lower": r1,
-        "load_upper": r2,
-        "mean_wait_lower": r1 * T1,
-        "mean_wait_upper": r2 * T2,
-        "mean_sojourn_lower": T1,
-        "mean_sojourn_upper": T2,
-    }
-
-_GUARD = 10
-
-
-class RedundantClusterCommand(ModelCommand):
-    name = "redundant-cluster"
-    summary = "two-level cluster, k request copies: probability that a copy's total wait <= deadline"
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--rate", required=True, metavar="LAMBDA", help="request rate Lambda (1/s)")
-        parser.add_argument("--copies", metavar="K", help="copies k of each request (eval; default 1)")
-        parser.add_argument("--nodes", required=True, metavar="N,M", help="nodes of the lower and upper level")
-        parser.add_argument("--service-times", required=True, metavar="V1,V2", help="mean service times (s)")
-        parser.add_argument("--deadline", required=True, metavar="T0", help="bound t0 on the total waiting time (s)")
-        parser.add_argument("--failure-rates", default="0,0", metavar="L1,L2",
-                            help="fault rate of a lower / upper node (1/s), during waiting and service "
-                                 "(seed 004: exp(-L1 T1 - L2 T2))")
-        parser.add_argument("--service-failure-rates", metavar="L10,L20",
-                            help="separate fault rates during service; --failure-rates then apply to waiting")
-        parser.add_argument("--failure-model", choices=sorted(_FAILURE_MODELS), default="mean",
-                            help="mean: faults at the mean times (seed 004); pathwise: during the actual times")
-
-    def add_optimize_arguments(self, parser) -> None:
-        parser.add_argument("--max-copies", required=True, metavar="K", help="largest k to consider")
-
-    def closed_forms(self) -> dict:
-        """The measures of ``eval`` (mean-time fault model, the same fault rates while waiting and served)
-        as closed forms for ``qderive codegen``: see :func:`codegen_expressions`."""
-        from .codegen import ClosedForm
-
-        exprs = codegen_expressions()
-        return {k: ClosedForm(k, e, CODEGEN_ARGS, _CODEGEN_DOCS[k], SOURCE) for k, e in exprs.items()}
-
-    @staticmethod
-    def _model(args, copies) -> C.RedundantCluster:
-        nodes = parse_number_list(args.nodes, "nodes", count=2)
-        for j, nv in enumerate(nodes):
-            if not (nv.is_Integer and nv >= 1):
-                raise ParameterError(f"nodes = {args.nodes!r}: node counts must be integers >= 1")
-        sfr = None
-        if args.service_failure_rates is not None:
-            sfr = tuple(parse_number_list(args.service_failure_rates, "service-failure-rates", count=2))
-        return C.RedundantCluster(
-            rate=parse_number(args.rate, "rate"),
-            copies=copies,
-            nodes=tuple(int(nv) for nv in nodes),
-            service_times=tuple(parse_number_list(args.service_times, "service-times", count=2)),
-            deadline=parse_number(args.deadline, "deadline"),
-            failure_rates=tuple(parse_number_list(args.failure_rates, "failure-rates", count=2)),
-            service_failure_rates=sfr,
-            failure_model=_FAILURE_MODELS[args.failure_model],
-        )
-
-    def build(self, args):
-        copies = parse_number(args.copies, "copies") if args.copies is not None else 1
-        return self._model(args, copies)
-
-    def evaluate(self, model: C.RedundantCluster, digits, args) -> Evaluation:
-        # guard digits: exp(-theta t0) inherits the relative error theta*t0*ulp of its argument
-        bk = backend_for(None if digits is None else digits + _GUARD)
-        with bk:
-            u_copy = C.copy_untimely_probability(model, bk)
-            u_all = u_copy ** model.copies
-            (r1, r2), (w1_, w2_), (T1_, T2_) = model.loads(), model.mean_waits(), model.mean_sojourns()
-            measures = {
-                "timely_probability": 1 - u_all,
-                "copy_timely_probability": 1 - u_copy,
-                "untimely_probability": u_all,
-                "copy_late_probability": C.copy_late_probability(model, bk),
-                "failure_free_probability": C.failure_free_probability(model, bk),
-                "load_lower": bk.num(r1),
-                "load_upper": bk.num(r2),
-                "mean_wait_lower": bk.num(w1_),
-                "mean_wait_upper": bk.num(w2_),
-                "mean_sojourn_lower": bk.num(T1_),
-                "mean_sojourn_upper": bk.num(T2_),
-                "max_stable_copies": model.max_stable_copies(),
-            }
-        params = {
-            "rate": model.rate, "copies": model.copies, "nodes": f"{model.nodes[0]},{model.nodes[1]}",
-            "service_times": ",".join(map(str, model.service_times)), "deadline": model.deadline,
-            "failure_rates": ",".join(map(str, model.failure_rates)),
-            "failure_model": model.failure_model.value,
-        }
-        if model.service_failure_rates is not None:
-            params["service_failure_rates"] = ",".join(map(str, model.service_failure_rates))
-        return Evaluation(self.name, params, measures)
-
-    def optimize(self, args) -> dict:
-        if args.copies is not None:
-            raise ParameterError("optimize redundant-cluster chooses the number of copies: drop --copies")
-        max_copies = parse_number(args.max_copies, "max-copies")
-        if not (max_copies.is_Integer and max_copies >= 1):
-            raise ParameterError(f"max-copies = {args.max_copies}: must be an integer >= 1")
-        model = self._model(args, 1)  # refused (exit 2) when even one copy is unstable
-        bk = backend_for(None if args.digits is None else args.digits + _GUARD)
-        with bk:
-            best = C.optimal_copies(model, int(max_copies), bk)
-        return {
-            "copies": best.copies,
-            "timely_probability": best.timely_probability,
-            "untimely_probability": best.untimely_probability,
-            "max_stable_copies": model.max_stable_copies(),
-            "timely_probability_by_copies": [row[1] for row in best.table],
-        }
-
-    def derivation(self):
-        return derivation()
-
-
-COMMAND = RedundantClusterCommand()
-
-
-# -- figures of the paper ------------------------------------------------------------------------
-_V = Fraction(3, 10)
-
-
-def _paper_model(rate, copies, t0_over_v):
-    return C.RedundantCluster(rate=rate, copies=copies, nodes=(10, 10), service_times=(_V, _V),
-                              deadline=t0_over_v * _V)
-
-
-def _write_csv(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        wr = csv.writer(fh, lineterminator="\n")
-        wr.writerow(header)
-        for row in rows:
-            wr.writerow([f"{v:.15g}" if isinstance(v, float) else v for v in row])
-
-
-def figure_cluster1(out_png: str | None, out_csv: str | None) -> None:
-    """Seed 004, Fig. 1: R versus Lambda (0..8 /s) for t0 = 2v (curves 1-3) and 3v (4-6), k = 3, 2, 1.
-
-    n = m = 10, v1 = v2 = 0.3 s. Exact R (the closed form); the CSV also holds r and the paper's
-    discretised R with N = 10 intervals.
-    """
-    rates = [Fraction(j, 20) for j in range(1, 161)]
-    curves = [(1, 2, 3), (2, 2, 2), (3, 2, 1), (4, 3, 3), (5, 3, 2), (6, 3, 1)]  # (curve, t0/v, k)
-    rows = []
-    for curve, t0v, k in curves:
-        for lam in rates:
-            c = _paper_model(lam, k, t0v)
-            u = float(C.copy_untimely_probability(c, FLOAT64))
-            r_paper = float(C.paper_discretised(c, 10, FLOAT64))
-            rows.append((curve, t0v, k, float(lam), 1 - u, 1 - u**k, 1 - (1 - r_paper) ** k))
-    if out_csv:
-        _write_csv(out_csv, ("curve", "t0_over_v", "copies", "rate", "copy_timely_probability",
-                             "timely_probability", "timely_probability_paper_N10"), rows)
-    if out_png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        for curve, t0v, k in curves:
-            pts = [(row[3], row[5]) for row in rows if row[0] == curve]
-            ax.plot(*zip(*pts), ls="-" if t0v == 2 else "--",
-                    label=f"{curve}: $t_0$ = {t0v}v, k = {k}")
-        ax.set_xlabel(r"request rate $\Lambda$ (1/s)")
-        ax.set_ylabel("R (at least one copy waits $\\leq t_0$)")
-        ax.set_ylim(0.85, 1.001)
-        ax.set_xlim(0, 8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower left")
-        ax.set_title("Two-level cluster, n = m = 10, v = 0.3 s (seed 004, Fig. 1)", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=120)
-        plt.close(fig)
-
-
-def figure_cluster2(out_png: str | None, out_csv: str | None) -> None:
-    """Seed 004, Fig. 2: R versus k. (a) Lambda = 3/s, t0 = 4v, 3v, 2v, 1.5v; (b) t0 = 2v, Lambda = 2.2, 3, 3.5, 4.
-
-    k runs over the stable copies up to 10; the optimum of each curve is marked.
-    """
-    panels = {
-        "a": [(4, Fraction(3)), (3, Fraction(3)), (2, Fraction(3)), (Fraction(3, 2), Fraction(3))],
-        "b": [(2, Fraction(11, 5)), (2, Fraction(3)), (2, Fraction(7, 2)), (2, Fraction(4))],
-    }
-    rows = []
-    for panel, specs in panels.items():
-        for curve, (t0v, lam) in enumerate(specs, start=1):
-            kmax = min(10, _paper_model(lam, 1, t0v).max_stable_copies())
-            best = C.optimal_copies(_paper_model(lam, 1, t0v), kmax, FLOAT64)
-            for k, R, U in best.table:
-                rows.append((panel, curve, float(t0v), float(lam), k, float(R), float(U),
-                             int(k == best.copies)))
-    if out_csv:
-        _write_csv(out_csv, ("panel", "curve", "t0_over_v", "rate", "copies", "timely_probability",
-                             "untimely_probability", "optimal"), rows)
-    if out_png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-        for ax, (panel, specs) in zip(axes, panels.items()):
-            for curve, (t0v, lam) in enumerate(specs, start=1):
-                pts = [(row[4], row[5]) for row in rows if row[0] == panel and row[1] == curve]
-                label = (f"{curve}: $t_0$ = {float(t0v):g}v" if panel == "a" else f"{curve}: $\\Lambda$ = {float(lam):g}/s")
-                line, = ax.plot(*zip(*pts), marker="o", ms=3, label=label)
-                opt = [(row[4], row[5]) for row in rows if row[0] == panel and row[1] == curve and row[7]]
-                ax.plot(*zip(*opt), marker="*", ms=12, color=line.get_color())
-            ax.set_xlabel("copies k")
-            ax.set_ylabel("R")
-            ax.set_ylim(0.95, 1.0005)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="lower center")
-            ax.set_title(("(a) $\\Lambda$ = 3/s" if panel == "a" else "(b) $t_0$ = 2v") + "; * = optimal k",
-                         fontsize=10)
-        fig.suptitle("Two-level cluster, n = m = 10, v = 0.3 s (seed 004, Fig. 2)", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=120)
-        plt.close(fig)
+def _surv_quad(tv):
+    """S(t) = P(E_1 + E_2 > t) for the levels' rates theta_1, theta_2, by quadrature of its definition."""
+    _, _, t1, t2 = _level_values()
+    return mpmath.exp(-t1 * tv) + mpmath.quad(lambda u: t1 * mpmath.exp(-t1 * u - t2 * (tv - u)), [0, tv])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,9 +1,10 @@
-"""Two-level cluster with k copies (seed 004): closed form vs mpmath.quad, discretisation, faults, optimum, CLI.
+"""Two-level cluster with k copies (seed 004): closed forms vs mpmath.quad, the policy, faults, optimum, CLI.
 
 The oracle is written here from the model's definition: the waiting-time law
-F_i(w) = 1 - rho_i e^{-theta_i w} and its density, integrated with mpmath.quad at 50
-working digits. Nothing is imported from the code under test except the model's exact
-parameters (rho_i, theta_i are one line of arithmetic, recomputed here as well).
+F_i(w) = 1 - rho_i e^{-theta_i w} and its density, integrated with mpmath.quad at 50 working
+digits (rho_i = k Lambda v_i / n_i and theta_i = (1 - rho_i)/v_i recomputed here from the
+parameters). The M/M/1 waiting-time law itself is checked against the node's CTMC in the
+derivation (step (W)).
 """
 
 from __future__ import annotations
@@ -15,24 +16,25 @@ from fractions import Fraction as F
 
 import mpmath
 import pytest
-import sympy as sp
 
-from qderive.derivations.cli import main
-from qderive.numeric import cluster as C
-from qderive.numeric.backend import FLOAT64, mp_backend
-from qderive.symbolic._exact import ParameterError
-
-
-@pytest.fixture(autouse=True)
-def _restore_mp():
-    dps = mpmath.mp.dps
-    yield
-    mpmath.mp.dps = dps
+from conftest import cli
+from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.engines.cluster import optimize, paper_discretised
+from qderive.symbolic import limits
+from qderive.symbolic.errors import BudgetError, ParameterError
+from qderive.symbolic.models.redundant_cluster import FailureModel, OptimizeCopiesRequest, RedundantCluster
 
 
 def mpq(q):
     q = F(q)
-    return mpmath.mpf(q.numerator) / q.denominator
+    with mpmath.workdps(200):
+        return mpmath.mpf(q.numerator) / q.denominator
+
+
+def rel(a, b):
+    with mpmath.workdps(200):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        return abs(a - b) / abs(b)
 
 
 def params(rate, k, nodes, v, t0):
@@ -43,15 +45,15 @@ def params(rate, k, nodes, v, t0):
 
 
 def quad_late(rate, k, nodes, v, t0, tilt=(0, 0)):
-    """P(W1 + W2 > t0) (or, with tilt, E[1{W1+W2 <= t0} e^{-a1 W1 - a2 W2}]) by quadrature. Call in workdps."""
+    """P(W1 + W2 > t0) (with tilt: E[1{W1+W2 <= t0} e^{-a1 W1 - a2 W2}]) by quadrature. Call in workdps."""
     rho, theta = params(rate, k, nodes, v, t0)
     r1, r2, t1, t2, T = mpq(rho[0]), mpq(rho[1]), mpq(theta[0]), mpq(theta[1]), mpq(t0)
     if tilt == (0, 0):
         surv2 = lambda y: r2 * mpmath.exp(-t2 * y)  # noqa: E731  P(W2 > y), y >= 0
         # P(W1 + W2 > T) = P(W1 = 0) P(W2 > T) + int_0^T f1(w) P(W2 > T - w) dw + P(W1 > T)
         g = lambda w: r1 * t1 * mpmath.exp(-t1 * w) * surv2(T - w)  # noqa: E731
-        # mpmath.quad's tolerance is absolute: scale the integrand to O(1) so a tail of 1e-46 keeps
-        # its relative digits, and split [0, T] when the integrand falls by many orders across it
+        # mpmath.quad's tolerance is absolute: scale the integrand to O(1) so a tail of 1e-46 keeps its
+        # relative digits, and split [0, T] where the integrand falls by many orders across it
         scale = max(g(0), g(T))
         pieces = mpmath.linspace(0, T, 1 + max(1, int(T * (t1 + t2) / 4)))
         return (1 - r1) * surv2(T) + scale * mpmath.quad(lambda w: g(w) / scale, pieces) + r1 * mpmath.exp(-t1 * T)
@@ -65,7 +67,7 @@ def quad_late(rate, k, nodes, v, t0, tilt=(0, 0)):
 
 V = F(3, 10)
 CASES = {
-    # the paper's example: n = m, v1 = v2 -> theta1 = theta2 exactly (Erlang-2 branch)
+    # the paper's example: n = m, v1 = v2 -> theta1 = theta2 exactly (the Erlang-2 branch)
     "theta1 = theta2": dict(rate=3, k=2, nodes=(10, 10), v=(V, V), t0=2 * V),
     # theta2 - theta1 = +-1e-12 and 1e-6 (1/v2 = 1/v1 + eps at n = m)
     "1e-12 above": dict(rate=3, k=2, nodes=(10, 10), v=(V, V / (1 + V * F(1, 10**12))), t0=2 * V),
@@ -77,195 +79,230 @@ CASES = {
 
 
 def model(rate, k, nodes, v, t0, **kw):
-    return C.RedundantCluster(rate=rate, copies=k, nodes=nodes, service_times=v, deadline=t0, **kw)
+    return RedundantCluster(rate=rate, copies=k, nodes=nodes, service_times=v, deadline=t0, **kw)
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_closed_form_equals_quadrature_at_40_digits(name):
+def test_closed_forms_equal_quadrature_at_40_digits(name):
     case = CASES[name]
-    bk = mp_backend(40)
-    with bk:
-        got_late = C.copy_late_probability(model(**case), bk)
-        got_r = C.copy_timely_probability(model(**case), bk)
+    rec = model(**case).evaluate(40)
     with mpmath.workdps(50):  # quadrature at 50 digits, compared to 40
         ref_late = quad_late(**case)
-        assert abs(got_late - ref_late) / ref_late < mpmath.mpf(10) ** -39
-        assert abs(got_r - (1 - ref_late)) < mpmath.mpf(10) ** -39
+        assert rel(rec.copy_late_probability, ref_late) < mpmath.mpf(10) ** -39
+        assert abs(rec.copy_timely_probability - (1 - ref_late)) < mpmath.mpf(10) ** -39
+        k = case["k"]
+        assert rel(rec.untimely_probability, ref_late**k) < mpmath.mpf(10) ** -38
+        assert abs(rec.timely_probability - (1 - ref_late**k)) < mpmath.mpf(10) ** -39
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_float64_path_agrees_with_mpmath_near_equal_thetas(name):
+def test_float64_agrees_with_mpmath_near_equal_thetas(name):
     case = CASES[name]
-    bk = mp_backend(40)
-    with bk:
-        ref = C.copy_late_probability(model(**case), bk)
-    got = C.copy_late_probability(model(**case), FLOAT64)
-    # positive terms and expm1: ~1e-15 relative even at theta2 - theta1 = 1e-12 (dividing by
-    # theta2 - theta1 would leave ~4 digits there). exp(-theta t) carries the relative error
-    # theta*t*eps of its rounded argument (theta t ~ 100 in the tiny-tail case).
+    ref = model(**case).evaluate(40).copy_late_probability
+    got = model(**case).evaluate().copy_late_probability
+    # positive terms and expm1: ~1e-15 relative even at theta2 - theta1 = 1e-12 (a division by
+    # theta2 - theta1 would leave ~4 digits). exp(-theta t) carries the relative error theta t eps of its
+    # rounded argument (theta t ~ 100 in the tiny-tail case).
     _, theta = params(**case)
     scale = max(1.0, float(max(theta) * F(case["t0"])))
-    assert abs(got - ref) / ref < 20 * scale * 2.2e-16
+    assert rel(got, ref) < 20 * scale * 2.2e-16
 
 
-def test_naive_formula_would_fail_where_the_stable_one_does_not():
-    # guards the test above: the textbook form loses ~12 digits at 1e-12-close thetas in float64
+def test_the_naive_formula_fails_where_the_stable_one_does_not():
+    """Guards the test above: the textbook hypoexponential survival loses ~12 digits at 1e-12-close thetas."""
     case = CASES["1e-12 above"]
-    rho, theta = params(**case)
+    _, theta = params(**case)
     t1, t2, t = float(theta[0]), float(theta[1]), float(case["t0"])
     naive = (t2 * math.exp(-t1 * t) - t1 * math.exp(-t2 * t)) / (t2 - t1)
-    bk = mp_backend(40)
-    with bk:
-        exact = C.hypoexponential_survival(mpq(theta[0]), mpq(theta[1]), mpq(case["t0"]), bk)
-    assert abs(naive - exact) / exact > 1e-8
-    stable = C.hypoexponential_survival(t1, t2, t, FLOAT64)
-    assert abs(stable - exact) / exact < 1e-15
+    with mpmath.workdps(50):
+        a, b, T = mpq(theta[0]), mpq(theta[1]), mpq(case["t0"])
+        exact = mpmath.exp(-a * T) + mpmath.quad(lambda u: a * mpmath.exp(-a * u - b * (T - u)), [0, T])
+    assert rel(naive, exact) > 1e-8
 
 
 def test_levels_are_symmetric():
-    a = model(rate=F(5, 2), k=3, nodes=(10, 7), v=(V, F(1, 2)), t0=F(9, 10))
-    b = model(rate=F(5, 2), k=3, nodes=(7, 10), v=(F(1, 2), V), t0=F(9, 10))
-    bk = mp_backend(40)
-    with bk:
-        assert abs(C.copy_late_probability(a, bk) - C.copy_late_probability(b, bk)) < mpmath.mpf(10) ** -39
-
-
-def test_R_of_k_and_untimely_probability():
-    case = CASES["distinct"]
-    bk = mp_backend(40)
-    with bk:
-        m = model(**case)
-        ref_late = quad_late(**case)
-        assert abs(C.untimely_probability(m, bk) - ref_late ** 3) / ref_late ** 3 < mpmath.mpf(10) ** -38
-        assert abs(C.timely_probability(m, bk) - (1 - ref_late ** 3)) < mpmath.mpf(10) ** -39
+    a = model(rate=F(5, 2), k=3, nodes=(10, 7), v=(V, F(1, 2)), t0=F(9, 10)).evaluate(40)
+    b = model(rate=F(5, 2), k=3, nodes=(7, 10), v=(F(1, 2), V), t0=F(9, 10)).evaluate(40)
+    assert rel(a.copy_late_probability, b.copy_late_probability) < mpmath.mpf(10) ** -39
 
 
 def test_paper_discretisation_error_is_order_one_over_N():
     case = CASES["distinct"]
     m = model(**case)
-    bk = mp_backend(30)
-    with bk:
+    ctx = mp_context(30)
+    with ctx:
         r = 1 - quad_late(**case)
-        errs = {N: r - C.paper_discretised(m, N, bk) for N in (100, 200, 400, 800)}
+        errs = {N: r - paper_discretised(m, N, ctx) for N in (100, 200, 400, 800)}
         assert all(e > 0 for e in errs.values())  # the paper's sum under-estimates r
         ratios = [errs[N] / errs[2 * N] for N in (100, 200, 400)]
         assert all(abs(q - 2) < mpmath.mpf("0.02") for q in ratios)  # halving d halves the error
-        # the limit N (r - r_N) -> (t0/2) int_0^t0 f1(w) f2(t0 - w) dw, by quadrature here
         rho, theta = params(**case)
         r1, r2, t1, t2, T = (mpq(x) for x in (rho[0], rho[1], theta[0], theta[1], case["t0"]))
-        limit = T / 2 * mpmath.quad(lambda w: r1 * t1 * mpmath.exp(-t1 * w) * r2 * t2 * mpmath.exp(-t2 * (T - w)), [0, T])
-        assert abs(C.discretisation_error_constant(m, bk) - limit) / limit < mpmath.mpf(10) ** -25
+        limit = T / 2 * mpmath.quad(lambda w: r1 * t1 * mpmath.exp(-t1 * w) * r2 * t2 * mpmath.exp(-t2 * (T - w)),
+                                    [0, T])
         assert abs(800 * errs[800] - limit) / limit < mpmath.mpf("0.01")  # O(1/N) remainder
-    # float64 vectorised path = mpmath loop
-    with bk:
-        ref = C.paper_discretised(m, 1000, bk)
-    assert abs(C.paper_discretised(m, 1000, FLOAT64) - ref) < 1e-14
+        ref = paper_discretised(m, 1000, ctx)
+    assert abs(paper_discretised(m, 1000, FLOAT64) - ref) < 1e-14  # float64 vectorised = mpmath
+    with pytest.raises(ParameterError, match="N"):
+        paper_discretised(m, 0, FLOAT64)
 
 
 def test_mean_time_fault_factors_of_the_paper():
     case = CASES["distinct"]
     L1, L2 = F(1, 10), F(1, 5)
-    m = model(**case, failure_rates=(L1, L2))
     rho, _ = params(**case)
     T1, T2 = case["v"][0] / (1 - rho[0]), case["v"][1] / (1 - rho[1])  # M/M/1 mean sojourn
-    bk = mp_backend(40)
-    with bk:
-        got = C.copy_timely_probability(m, bk)
+    got = model(**case, failure_rates=(L1, L2)).evaluate(40)
     with mpmath.workdps(50):
         ref = mpmath.exp(-mpq(L1 * T1 + L2 * T2)) * (1 - quad_late(**case))
-        assert abs(got - ref) / ref < mpmath.mpf(10) ** -39
+        assert rel(got.copy_timely_probability, ref) < mpmath.mpf(10) ** -39
+        assert rel(got.failure_free_probability, mpmath.exp(-mpq(L1 * T1 + L2 * T2))) < mpmath.mpf(10) ** -39
     # split form: waiting rates l11, l21 on the mean waits, service rates l10, l20 on v_i
-    m2 = model(**case, failure_rates=(L1, L2), service_failure_rates=(F(1, 50), F(1, 40)))
     w1, w2 = rho[0] * case["v"][0] / (1 - rho[0]), rho[1] * case["v"][1] / (1 - rho[1])
-    with bk:
-        got2 = C.copy_timely_probability(m2, bk)
+    got2 = model(**case, failure_rates=(L1, L2), service_failure_rates=(F(1, 50), F(1, 40))).evaluate(40)
     with mpmath.workdps(50):
         ref2 = (mpmath.exp(-mpq(L1 * w1 + L2 * w2 + F(1, 50) * case["v"][0] + F(1, 40) * case["v"][1]))
                 * (1 - quad_late(**case)))
-        assert abs(got2 - ref2) / ref2 < mpmath.mpf(10) ** -39
+        assert rel(got2.copy_timely_probability, ref2) < mpmath.mpf(10) ** -39
 
 
 def test_pathwise_faults_vs_two_dimensional_quadrature():
     case = CASES["distinct"]
-    a = (F(1, 10), F(1, 5))
-    s = (F(1, 20), F(3, 100))
-    m = model(**case, failure_rates=a, service_failure_rates=s, failure_model=C.FailureModel.PATHWISE)
-    bk = mp_backend(30)
-    with bk:
-        got = C.copy_timely_probability(m, bk)
-        unt = C.copy_untimely_probability(m, bk)
+    a, s = (F(1, 10), F(1, 5)), (F(1, 20), F(3, 100))
+    rec = model(**case, failure_rates=a, service_failure_rates=s, failure_model=FailureModel.PATHWISE).evaluate(30)
     with mpmath.workdps(40):
         # exponential service S_i ~ Exp(mean v_i): E e^{-l S_i} = 1/(1 + l v_i)
         ref = quad_late(**case, tilt=a) / ((1 + mpq(s[0] * case["v"][0])) * (1 + mpq(s[1] * case["v"][1])))
-        assert abs(got - ref) / ref < mpmath.mpf(10) ** -28
-        assert abs(unt - (1 - ref)) / (1 - ref) < mpmath.mpf(10) ** -28
+        assert rel(rec.copy_timely_probability, ref) < mpmath.mpf(10) ** -28
+        assert rel(1 - rec.copy_timely_probability, 1 - ref) < mpmath.mpf(10) ** -28
+    # without faults the two fault models coincide
+    p = model(**case, failure_model=FailureModel.PATHWISE).evaluate(30)
+    m = model(**case).evaluate(30)
+    assert rel(p.timely_probability, m.timely_probability) < mpmath.mpf(10) ** -29
 
 
 def test_optimal_copies_vs_brute_force_by_quadrature():
-    base = dict(rate=F(7, 2), nodes=(10, 10), v=(V, V), t0=2 * V)
-    bk = mp_backend(30)
-    with bk:
-        best = C.optimal_copies(model(k=1, **base), 10, bk)
+    base = dict(rate=F(7, 2), nodes=(10, 10), service_times=(V, V), deadline=2 * V)
+    best = optimize(base, OptimizeCopiesRequest(10), 30)
     with mpmath.workdps(40):
-        kmax = 9  # 3.5 * k * 0.3 / 10 < 1  <=>  k <= 9
-        values = {k: 1 - quad_late(k=k, **base) ** k for k in range(1, kmax + 1)}
+        values = {k: 1 - quad_late(rate=F(7, 2), k=k, nodes=(10, 10), v=(V, V), t0=2 * V) ** k for k in range(1, 10)}
     k_best = max(values, key=values.get)
-    assert best.copies == k_best == 3
-    assert len(best.table) == kmax
-    assert abs(best.timely_probability - values[k_best]) < mpmath.mpf(10) ** -28
+    assert best["copies"] == k_best == 3 and best["max_stable_copies"] == 9  # 3.5 k 0.3/10 < 1 <=> k <= 9
+    assert len(best["timely_probability_by_copies"]) == 9
+    assert abs(best["timely_probability"] - values[k_best]) < mpmath.mpf(10) ** -28
 
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(rate=3, k=12, nodes=(10, 10), v=(V, V), t0=1), "copies = 12: level 1 is unstable"),
-    (dict(rate=-3, k=1, nodes=(10, 10), v=(V, V), t0=1), "rate"),
+    (dict(rate=40, k=1, nodes=(10, 10), v=(V, V), t0=1), "rate = 40: makes level 1 unstable with even one copy"),
+    (dict(rate=-3, k=1, nodes=(10, 10), v=(V, V), t0=1), "rate = -3: must be > 0"),
     (dict(rate=3, k=1, nodes=(10, 10), v=(V, V), t0=0), "deadline"),
     (dict(rate=3, k=1, nodes=(F(5, 2), 10), v=(V, V), t0=1), "nodes"),
+    (dict(rate=3, k=1, nodes=(10,), v=(V, V), t0=1), "nodes"),
     (dict(rate=3, k=1, nodes=(10, 10), v=(V, V), t0=1, failure_rates=(-1, 0)), "failure_rates"),
-    (dict(rate=3.0, k=1, nodes=(10, 10), v=(V, V), t0=1), "float"),
+    (dict(rate=3, k=0, nodes=(10, 10), v=(V, V), t0=1), "copies = 0: must be >= 1"),
 ])
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ParameterError, match=message):
         model(**kwargs)
 
 
+def test_copies_budget():
+    with pytest.raises(BudgetError, match="copies"):
+        model(rate=F(1, 10**9), k=10**4 + 1, nodes=(10, 10), v=(V, V), t0=1)
+    with pytest.raises(BudgetError, match="copies"):
+        OptimizeCopiesRequest(10**5)
+    with limits.limits(copies=10**5):
+        assert model(rate=F(1, 10**9), k=10**4 + 1, nodes=(10, 10), v=(V, V), t0=1).evaluate().timely_probability == 1
+
+
 def test_max_stable_copies():
-    assert model(rate=3, k=1, nodes=(10, 10), v=(V, V), t0=1).max_stable_copies() == 11  # k * 3 * 0.3/10 < 1  <=>  k < 11.1
+    assert model(rate=3, k=1, nodes=(10, 10), v=(V, V), t0=1).max_stable_copies() == 11  # k 3 0.3/10 < 1
     assert model(rate=F(10, 3), k=1, nodes=(10, 10), v=(V, V), t0=1).max_stable_copies() == 9  # k = 10 gives rho = 1
 
 
-# -- command line ------------------------------------------------------------------------------------
+def test_heavy_load_cancellation_is_escalated_and_accurate():
+    """rho_i -> 1: the timely mass 1 - L >= (1 - rho_1)(1 - rho_2) ~ 1e-12 loses ~12 digits in float64; the engine
+    says so and the policy recomputes with mpmath (guard digits from the same bound)."""
+    case = dict(rate=F(10, 3) * (1 - F(1, 10**6)), k=1, nodes=(1, 1), v=(V, V), t0=F(1, 1000))
+    rec = model(**case).evaluate()
+    assert rec.notes and "lose" in rec.notes[0]
+    with mpmath.workdps(60):
+        ref = 1 - quad_late(**case)
+        assert rel(rec.copy_timely_probability, ref) < 1e-15
+        assert rel(model(**case).evaluate(30).copy_timely_probability, ref) < mpmath.mpf(10) ** -30
+
+
+EXTREMES = [
+    dict(rate=F(1, 10**300)), dict(rate=F(1, 10**1000)), dict(deadline=F(1, 10**300)), dict(deadline=10**300),
+    dict(deadline=10**1000), dict(failure_rates=(10**300, 10**300)), dict(failure_rates=(F(1, 10**300), 0)),
+    dict(service_times=(F(1, 10**300), F(1, 10**300))), dict(nodes=(10**300, 10**300)),
+    dict(failure_rates=(10**30, 1), failure_model=FailureModel.PATHWISE, service_failure_rates=(10**300, 1)),
+    dict(copies=10**4, rate=F(1, 10**5)),
+]
+
+
+@pytest.mark.parametrize("change", EXTREMES, ids=[str(sorted(c)) for c in EXTREMES])
+def test_fuzz_extreme_parameters_never_raise_and_stay_in_range(change):
+    base = dict(rate=3, nodes=(10, 10), service_times=(V, V), deadline=F(3, 5), copies=2)
+    rec = RedundantCluster(**{**base, **change}).evaluate()
+    for key in ("timely_probability", "copy_timely_probability", "untimely_probability", "copy_late_probability",
+                "failure_free_probability"):
+        value = getattr(rec, key)
+        assert 0 <= value <= 1 and mpmath.isfinite(value), (key, value)
+    # the float64 answer (escalated by the policy where float64 cannot give it) agrees with 30 digits
+    ref = RedundantCluster(**{**base, **change}).evaluate(30)
+    for key in ("timely_probability", "copy_timely_probability", "untimely_probability", "copy_late_probability",
+                "failure_free_probability", "mean_wait_lower"):
+        a, b = getattr(rec, key), getattr(ref, key)
+        assert (a == b == 0) or rel(a, b) < 1e-13, (key, a, b)
+
+
+# -- command line -------------------------------------------------------------------------------------------
 ARGS = ["--rate", "3", "--nodes", "10,10", "--service-times", "0.3,0.3", "--deadline", "0.6"]
+KEYS = ["timely_probability", "copy_timely_probability", "untimely_probability", "copy_late_probability",
+        "failure_free_probability", "load_lower", "load_upper", "mean_wait_lower", "mean_wait_upper",
+        "mean_sojourn_lower", "mean_sojourn_upper", "max_stable_copies"]
 
 
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_cli_eval_matches_quadrature(capsys):
-    code, out, _ = run_cli(capsys, "eval", "redundant-cluster", *ARGS, "--copies", "2", "--failure-rates", "0,0", "--json")
+def test_cli_eval_matches_quadrature():
+    code, out, _ = cli(["eval", "redundant-cluster", *ARGS, "--copies", "2", "--failure-rates", "0,0", "--json"])
     assert code == 0
     m = json.loads(out)["measures"]
+    assert list(m) == KEYS and m["max_stable_copies"] == 11
     with mpmath.workdps(50):
         late = quad_late(**CASES["theta1 = theta2"])
         assert abs(m["copy_timely_probability"] - float(1 - late)) < 2e-16
         assert abs(m["timely_probability"] - float(1 - late**2)) < 2e-16
-    code, out, _ = run_cli(capsys, "eval", "redundant-cluster", *ARGS, "--copies", "2", "--digits", "40", "--json")
+    code, out, _ = cli(["eval", "redundant-cluster", *ARGS, "--copies", "2", "--digits", "40", "--json"])
     m = json.loads(out)["measures"]
     with mpmath.workdps(50):
         assert abs(mpmath.mpf(m["timely_probability"]) - (1 - late**2)) < mpmath.mpf(10) ** -39
-        assert abs(mpmath.mpf(m["untimely_probability"]) - late**2) / late**2 < mpmath.mpf(10) ** -38
+        assert rel(mpmath.mpf(m["untimely_probability"]), late**2) < mpmath.mpf(10) ** -38
 
 
-def test_cli_optimize(capsys):
-    code, out, _ = run_cli(capsys, "optimize", "redundant-cluster", *ARGS, "--max-copies", "10", "--json")
+def test_cli_eval_pathwise_and_split_rates():
+    code, out, _ = cli(["eval", "redundant-cluster", "--rate", "2.5", "--copies", "3", "--nodes", "10,7",
+                        "--service-times", "0.3,0.5", "--deadline", "0.9", "--failure-rates", "0.1,0.2",
+                        "--service-failure-rates", "0.05,0.03", "--failure-model", "pathwise", "--json"])
+    assert code == 0
+    m = json.loads(out)["measures"]
+    case = CASES["distinct"]
+    with mpmath.workdps(40):
+        ref = quad_late(**case, tilt=(F(1, 10), F(1, 5))) / ((1 + mpq(F(1, 20) * V)) * (1 + mpq(F(3, 100) / 2)))
+        assert rel(m["copy_timely_probability"], ref) < 1e-15
+
+
+def test_cli_optimize():
+    code, out, _ = cli(["optimize", "redundant-cluster", *ARGS, "--max-copies", "10", "--json"])
     assert code == 0
     res = json.loads(out)
+    assert set(res) >= {"copies", "timely_probability", "untimely_probability", "max_stable_copies",
+                        "timely_probability_by_copies"}
     with mpmath.workdps(30):
         values = {k: 1 - quad_late(rate=3, k=k, nodes=(10, 10), v=(V, V), t0=2 * V) ** k for k in range(1, 11)}
     k_best = max(values, key=values.get)
-    assert res["copies"] == k_best
+    assert res["copies"] == k_best == 4
     assert abs(res["timely_probability"] - float(values[k_best])) < 1e-15
     assert len(res["timely_probability_by_copies"]) == 10
 
@@ -276,23 +313,34 @@ def test_cli_optimize(capsys):
      "--service-times", "0.3,0.3", "--deadline", "0.6"),  # negative rate
     ("eval", "redundant-cluster", *ARGS, "--copies", "2", "--nodes", "10"),
     ("eval", "redundant-cluster", *ARGS, "--copies", "2", "--failure-rates", "0,-1"),
+    ("eval", "redundant-cluster", *ARGS, "--copies", "20000"),  # the copies budget
     ("optimize", "redundant-cluster", *ARGS, "--max-copies", "0"),
+    ("optimize", "redundant-cluster", *ARGS, "--max-copies", "100000"),
     ("optimize", "redundant-cluster", *ARGS, "--copies", "2", "--max-copies", "5"),
     ("optimize", "redundant-cluster", "--rate", "40", "--nodes", "10,10", "--service-times", "0.3,0.3",
      "--deadline", "0.6", "--max-copies", "5"),  # even k = 1 unstable
 ])
-def test_cli_bad_input_exits_2(capsys, argv):
-    code, out, err = run_cli(capsys, *argv)
+def test_cli_bad_input_exits_2(argv):
+    code, out, err = cli(argv)
     assert code == 2
     assert out == "" and len(err.strip().splitlines()) == 1
 
 
-# -- figures ---------------------------------------------------------------------------------------
+def test_cli_errors_name_the_option():
+    assert "--copies = 12: level 1 is unstable" in cli(["eval", "redundant-cluster", *ARGS, "--copies", "12"])[2]
+    err = cli(["optimize", "redundant-cluster", "--rate", "40", "--nodes", "10,10", "--service-times", "0.3,0.3",
+               "--deadline", "0.6", "--max-copies", "5"])[2]
+    assert "--rate = 40" in err
+
+
+# -- figures ----------------------------------------------------------------------------------------------
+
+
 def test_figure_cluster2_csv_optima_match_brute_force(tmp_path):
-    from qderive.derivations.redundant_cluster import figure_cluster2
+    from qderive.derivations.figures.cluster import FIGURES
 
     path = tmp_path / "fig2.csv"
-    figure_cluster2(None, str(path))
+    FIGURES["cluster-fig2"](None, str(path))
     rows = list(csv.DictReader(open(path)))
     # panel b, curve 3: Lambda = 3.5, t0 = 2v -> optimum k = 3 (brute force in the optimum test above)
     opt = [r for r in rows if r["panel"] == "b" and r["curve"] == "3" and r["optimal"] == "1"]
@@ -304,10 +352,10 @@ def test_figure_cluster2_csv_optima_match_brute_force(tmp_path):
 
 
 def test_figure_cluster1_png_and_csv(tmp_path):
-    from qderive.derivations.redundant_cluster import figure_cluster1
+    from qderive.derivations.figures.cluster import FIGURES
 
     png, path = tmp_path / "fig1.png", tmp_path / "fig1.csv"
-    figure_cluster1(str(png), str(path))
+    FIGURES["cluster-fig1"](str(png), str(path))
     assert png.stat().st_size > 10_000
     rows = list(csv.DictReader(open(path)))
     assert {r["curve"] for r in rows} == {str(i) for i in range(1, 7)}
@@ -319,14 +367,21 @@ def test_figure_cluster1_png_and_csv(tmp_path):
     assert all(float(r["timely_probability_paper_N10"]) <= float(r["timely_probability"]) + 1e-15 for r in rows)
 
 
-def test_derivation_checks_pass_at_40_digits():
+# -- derivation ---------------------------------------------------------------------------------------------
+
+
+def test_derivation_steps_are_computed_or_checked_and_pass_at_40_digits():
     from qderive.derivations.redundant_cluster import derivation
 
-    results = derivation().verify(40)
+    d = derivation()
+    assert all(s.computed or s.check for s in d.steps)
+    results = d.verify(40)
     assert results and all(r.passed for r in results), [r for r in results if not r.passed]
 
 
-def test_sympy_closed_form_matches_numeric_at_a_point():
+def test_sympy_closed_form_matches_quadrature_at_a_point():
+    import sympy as sp
+
     from qderive.derivations import redundant_cluster as D
 
     case = CASES["distinct"]
@@ -336,5 +391,4 @@ def test_sympy_closed_form_matches_numeric_at_a_point():
                                             D.t: sp.Rational(case["t0"])})
     with mpmath.workdps(50):
         ref = 1 - quad_late(**case)
-        value = mpmath.mpf(sp.N(expr, 50)._mpf_)
-        assert abs(value - ref) < mpmath.mpf(10) ** -45
+        assert abs(mpmath.mpf(sp.N(expr, 50)._mpf_) - ref) < mpmath.mpf(10) ** -45

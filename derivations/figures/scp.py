@@ -1,16 +1,16 @@
-"""Overload-control study for an SCP: the adaptive window of seed 003 vs ITU-T call gapping and percentage.
+"""Overload-control study for an SCP (seed 003): the adaptive window vs ITU-T call gapping and percentage.
 
 Seed 003 claims its adaptive window is more robust than Call Gapping and percentage
-throttling. :func:`figure_scp` tests the claim with the seeded simulation of
-:mod:`qderive.numeric.scp_sim`: throughput, goodput (completions within the SSP timeout)
-and mean response time versus offered load from 0.5 to 3 times capacity, 95% confidence
-intervals from independent replications, for two scenarios: refusing a call is free, and
-refusing a call AT THE SCP costs 10% of its processing (the window refuses at the SCP;
-gapping and percentage are applied at the SSPs). :func:`sensitivity_table` varies each
-control's step size and the detector threshold at twice the capacity.
+throttling. :func:`figure_scp` (``qderive figure scp-overload``) tests the claim with the seeded
+simulation of :mod:`qderive.numeric.simulation.scp`: throughput, goodput (completions within the
+SSP timeout) and mean response time versus offered load from 0.5 to 3 times capacity, with 95%
+confidence intervals from independent replications, in two scenarios: refusing a call is free,
+and refusing a call AT THE SCP costs 10% of its processing (the window refuses at the SCP;
+gapping and percentage act at the SSPs). :func:`sensitivity_table` varies each control's step,
+the detector threshold and the refusal cost at twice the capacity.
 
-    qderive figure scp-overload --out docs/figures/scp-overload.png --csv docs/figures/scp-overload.csv
-    python -m qderive.derivations.scp_window --sensitivity     # the table of docs/guides/scp-window.md
+    qderive figure scp-overload --out scp-overload.png --csv scp-overload.csv
+    python -m qderive.derivations.figures.scp --sensitivity     # the table of docs/guides/scp-window.md
 """
 
 from __future__ import annotations
@@ -18,51 +18,55 @@ from __future__ import annotations
 import csv
 import sys
 import time
+from dataclasses import replace
 from fractions import Fraction
 
-from qderive.numeric import scp_sim as S
+from qderive.numeric.simulation import scp as S
 
-__all__ = ["STUDY_CONTROLS", "load_sweep", "figure_scp", "sensitivity_table", "LOAD_FACTORS"]
+__all__ = ["FIGURES", "STUDY_CONTROLS", "LOAD_FACTORS", "load_sweep", "figure_scp", "sensitivity_table"]
 
-#: the four controls of the study, each with its default tuning
-STUDY_CONTROLS = (S.NoControl(), S.AdaptiveWindow(), S.CallGapping(), S.PercentageThrottling())
 #: offered load / capacity
 LOAD_FACTORS = tuple(Fraction(j, 4) for j in range(2, 13))  # 0.5, 0.75, ..., 3
 _MEASURES = ("offered_rate", "throughput", "goodput", "mean_response", "admitted_fraction")
 
 
-def load_sweep(config: S.SCPConfig, controls=STUDY_CONTROLS, load_factors=LOAD_FACTORS,
-               replications: int = 10, seed: int = 1) -> list[dict]:
-    """One row per (control, load factor): means and 95% CI half-widths over the replications.
+#: the four controls of the study, each with its default tuning
+STUDY_CONTROLS = (S.NoControl(), S.AdaptiveWindow(), S.CallGapping(), S.PercentageThrottling())
 
-    The same seeds serve every control and load (common random numbers).
-    """
+
+def _half_width(est) -> float:
+    ci = est.interval(0.95)
+    return float("nan") if ci is None else (ci[1] - ci[0]) / 2
+
+
+def load_sweep(config, controls=None, load_factors=LOAD_FACTORS, replications: int = 10, seed: int = 1) -> list:
+    """One row per (control, load factor): means and 95% CI half-widths over the replications
+    (the same seeds for every control and load: common random numbers)."""
     rows = []
-    for control in controls:
+    for control in controls or STUDY_CONTROLS:
         for f in load_factors:
             est = S.replicate(config, control, Fraction(f) * Fraction(config.capacity).limit_denominator(10**6),
                               replications, seed)
             row = {"rejection_cost": float(config.rejection_cost), "control": control.name,
                    "load_factor": float(f), "replications": replications}
             for m in _MEASURES:
-                row[m] = est[m].mean
-                row[m + "_ci95"] = est[m].half_width
+                row[m] = est[m].value
+                row[m + "_ci95"] = _half_width(est[m])
             rows.append(row)
     return rows
 
 
 def figure_scp(out_png: str | None, out_csv: str | None, *, load_factors=LOAD_FACTORS, replications: int = 10,
-               config: S.SCPConfig | None = None, rejection_costs=(Fraction(0), Fraction(1, 10))) -> list[dict]:
-    """Throughput, goodput and mean response time vs offered load, with 95% CIs (two scenarios).
+               config=None, rejection_costs=(Fraction(0), Fraction(1, 10))) -> list:
+    """Throughput, goodput and mean response time vs offered load with 95% CIs, in two scenarios.
 
-    Defaults: the SCP of :class:`~qderive.numeric.scp_sim.SCPConfig` (capacity 100 calls/s),
+    Defaults: the SCP of :class:`~qderive.numeric.simulation.scp.SCPConfig` (capacity 100 calls/s),
     load factors 0.5..3, 10 replications of 120 s (about 30 s on one core). Returns the rows.
     """
     base = config or S.SCPConfig()
     rows = []
     for rc in rejection_costs:
-        cfg = S.SCPConfig(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "rejection_cost": rc})
-        rows += load_sweep(cfg, STUDY_CONTROLS, load_factors, replications)
+        rows += load_sweep(replace(base, rejection_cost=rc), STUDY_CONTROLS, load_factors, replications)
     if out_csv:
         with open(out_csv, "w", newline="", encoding="utf-8") as fh:
             wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
@@ -80,7 +84,8 @@ def _plot(out_png, rows, rejection_costs, cfg):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = (("throughput", "throughput (completions/s)"), ("goodput", f"goodput (within {float(cfg.timeout):g} s timeout)/s"),
+    panels = (("throughput", "throughput (completions/s)"),
+              ("goodput", f"goodput (within {float(cfg.timeout):g} s timeout)/s"),
               ("mean_response", "mean response time (s)"))
     fig, axes = plt.subplots(len(rejection_costs), 3, figsize=(13, 4.0 * len(rejection_costs)), squeeze=False)
     styles = {"no control": ("k", "x"), "adaptive window": ("C0", "o"), "call gapping": ("C1", "s"),
@@ -116,10 +121,10 @@ def sensitivity_table(load_factor=Fraction(2), replications: int = 10, seed: int
     """A Markdown table: goodput and mean response of each control under other tunings, at ``load_factor``.
 
     Varies the control's step (window: initial size; gapping: ladder steps per doubling;
-    percentage: step), the detector threshold (0.07, 0.1, 0.2 s) and the cost of refusing at
-    the SCP (0, 5%, 10%). The load is switched on at t = 0 with every control at its loosest
-    level, and measured from t = 20 s to 120 s, so a slow control pays for its convergence (a
-    surge); the column "steady state" measures from 150 s to 250 s instead.
+    percentage: step), the detector threshold (0.07, 0.1, 0.2 s) and the cost of refusing at the
+    SCP (0, 5%, 10%). The load is switched on at t = 0 with every control at its loosest level and
+    measured from t = 20 s to 120 s, so a slow control pays for its convergence (a surge); the
+    column "steady state" measures from 150 s to 250 s instead.
     """
     variants = (
         ("adaptive window, w0 = 20 (default)", S.AdaptiveWindow()),
@@ -147,9 +152,12 @@ def sensitivity_table(load_factor=Fraction(2), replications: int = 10, seed: int
             est = S.replicate(cfg, control, load_factor * Fraction(cfg.capacity).limit_denominator(10**6),
                               replications, seed)
             g, r = est["goodput"], est["mean_response"]
-            cells.append(f"{g.mean:.1f} ± {g.half_width:.1f} / {r.mean:.2g}")
+            cells.append(f"{g.value:.1f} ± {_half_width(g):.1f} / {r.value:.2g}")
         lines.append(f"| {vname} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+FIGURES = {"scp-overload": figure_scp}
 
 
 if __name__ == "__main__":  # pragma: no cover

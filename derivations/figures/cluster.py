@@ -1,0 +1,131 @@
+"""The figures of seed 004 (two-level cluster with k copies): ``cluster-fig1`` and ``cluster-fig2``.
+
+    qderive figure cluster-fig1 --out cluster-fig1.png --csv cluster-fig1.csv
+    qderive figure cluster-fig2 --out cluster-fig2.png --csv cluster-fig2.csv
+
+Both use the paper's example, n = m = 10, v_1 = v_2 = 0.3 s, and the package's measures under the
+precision policy (``RedundantCluster.evaluate``, :func:`qderive.numeric.engines.cluster.optimize`).
+matplotlib is imported only when a PNG is drawn.
+"""
+
+from __future__ import annotations
+
+import csv
+from fractions import Fraction
+
+__all__ = ["FIGURES", "figure_cluster1", "figure_cluster2"]
+
+_V = Fraction(3, 10)
+
+
+def _values(rate, t0_over_v):
+    return {"rate": rate, "nodes": (10, 10), "service_times": (_V, _V), "deadline": t0_over_v * _V}
+
+
+def _write_csv(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        wr = csv.writer(fh, lineterminator="\n")
+        wr.writerow(header)
+        for row in rows:
+            wr.writerow([f"{v:.15g}" if isinstance(v, float) else v for v in row])
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure_cluster1(out_png: str | None, out_csv: str | None) -> None:
+    """Seed 004, Fig. 1: R versus Lambda (0..8 /s) for t_0 = 2v (curves 1-3) and 3v (4-6), k = 3, 2, 1.
+
+    Exact R (the closed forms); the CSV also holds r and the paper's discretised R with N = 10.
+    Rates at which k copies are unstable (k Lambda v / n >= 1) are left out of the curve.
+    """
+    from qderive.numeric.backend import FLOAT64
+    from qderive.numeric.engines.cluster import paper_discretised
+    from qderive.symbolic.models.redundant_cluster import RedundantCluster
+
+    rates = [Fraction(j, 20) for j in range(1, 161)]
+    curves = [(1, 2, 3), (2, 2, 2), (3, 2, 1), (4, 3, 3), (5, 3, 2), (6, 3, 1)]  # (curve, t0/v, k)
+    rows = []
+    for curve, t0v, k in curves:
+        for lam in rates:
+            if k * lam * _V >= 10:
+                continue
+            c = RedundantCluster(**_values(lam, t0v), copies=k)
+            m = c.evaluate()
+            r_paper = float(paper_discretised(c, 10, FLOAT64))
+            rows.append((curve, t0v, k, float(lam), float(m.copy_timely_probability), float(m.timely_probability),
+                         1 - (1 - r_paper) ** k))
+    if out_csv:
+        _write_csv(out_csv, ("curve", "t0_over_v", "copies", "rate", "copy_timely_probability",
+                             "timely_probability", "timely_probability_paper_N10"), rows)
+    if out_png:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        for curve, t0v, k in curves:
+            pts = [(row[3], row[5]) for row in rows if row[0] == curve]
+            ax.plot(*zip(*pts), ls="-" if t0v == 2 else "--", label=f"{curve}: $t_0$ = {t0v}v, k = {k}")
+        ax.set_xlabel(r"request rate $\Lambda$ (1/s)")
+        ax.set_ylabel("R (at least one copy waits $\\leq t_0$)")
+        ax.set_ylim(0.85, 1.001)
+        ax.set_xlim(0, 8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower left")
+        ax.set_title("Two-level cluster, n = m = 10, v = 0.3 s (seed 004, Fig. 1)", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_png, dpi=120)
+        plt.close(fig)
+
+
+_PANELS = {
+    "a": [(4, Fraction(3)), (3, Fraction(3)), (2, Fraction(3)), (Fraction(3, 2), Fraction(3))],
+    "b": [(2, Fraction(11, 5)), (2, Fraction(3)), (2, Fraction(7, 2)), (2, Fraction(4))],
+}
+
+
+def figure_cluster2(out_png: str | None, out_csv: str | None) -> None:
+    """Seed 004, Fig. 2: R versus k. (a) Lambda = 3/s, t_0 = 4v, 3v, 2v, 1.5v; (b) t_0 = 2v, Lambda = 2.2,
+    3, 3.5, 4 /s. k runs over the stable copies up to 10; the optimum of each curve is marked."""
+    from qderive.numeric.engines.cluster import optimize
+    from qderive.symbolic.models.redundant_cluster import OptimizeCopiesRequest
+
+    rows = []
+    for panel, specs in _PANELS.items():
+        for curve, (t0v, lam) in enumerate(specs, start=1):
+            best = optimize(_values(lam, t0v), OptimizeCopiesRequest(10))
+            table = zip(best["timely_probability_by_copies"], best["untimely_probability_by_copies"])
+            for k, (R, U) in enumerate(table, start=1):
+                rows.append((panel, curve, float(t0v), float(lam), k, float(R), float(U), int(k == best["copies"])))
+    if out_csv:
+        _write_csv(out_csv, ("panel", "curve", "t0_over_v", "rate", "copies", "timely_probability",
+                             "untimely_probability", "optimal"), rows)
+    if out_png:
+        plt = _pyplot()
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+        for ax, (panel, specs) in zip(axes, _PANELS.items()):
+            for curve, (t0v, lam) in enumerate(specs, start=1):
+                pts = [(row[4], row[5]) for row in rows if row[0] == panel and row[1] == curve]
+                label = (f"{curve}: $t_0$ = {float(t0v):g}v" if panel == "a" else
+                         f"{curve}: $\\Lambda$ = {float(lam):g}/s")
+                line, = ax.plot(*zip(*pts), marker="o", ms=3, label=label)
+                opt = [(row[4], row[5]) for row in rows if row[0] == panel and row[1] == curve and row[7]]
+                ax.plot(*zip(*opt), marker="*", ms=12, color=line.get_color())
+            ax.set_xlabel("copies k")
+            ax.set_ylabel("R")
+            ax.set_ylim(0.95, 1.0005)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, loc="lower center")
+            ax.set_title(("(a) $\\Lambda$ = 3/s" if panel == "a" else "(b) $t_0$ = 2v") + "; * = optimal k",
+                         fontsize=10)
+        fig.suptitle("Two-level cluster, n = m = 10, v = 0.3 s (seed 004, Fig. 2)", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_png, dpi=120)
+        plt.close(fig)
+
+
+FIGURES = {"cluster-fig1": figure_cluster1, "cluster-fig2": figure_cluster2}
