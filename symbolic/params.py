@@ -107,7 +107,7 @@ def parse_value(text: str, meta: Param, name: str, list_sep: str = "/"):
     if kind is Kind.INTEGER:
         return exact_int(parse_number(text, name), name)
     if kind in (Kind.NUMBERS, Kind.INTEGERS):
-        parts = [p.strip() for p in text.split(list_sep)]
+        parts = [p.strip() for p in _split_list(text, list_sep)]
         if not all(parts):
             raise ParameterError(f"{name} = {text!r}: an empty value in the list")
         if meta.count is not None and len(parts) != meta.count:
@@ -127,12 +127,31 @@ def parse_value(text: str, meta: Param, name: str, list_sep: str = "/"):
     raise TypeError(f"parse_value: kind {kind} is parsed by its owner")  # laws and flags
 
 
-def show_value(value) -> str:
-    """The text of a parameter value as it would be written on input (exact decimals, ``a/b`` lists)."""
+def _split_list(text: str, sep: str) -> list[str]:
+    """Split at ``sep`` outside parentheses: ``(1/3)/(2/3)`` is the list 1/3, 2/3 (exact fractions in lists)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip()[1:-1] if p.strip().startswith("(") and p.strip().endswith(")") else p for p in parts]
+
+
+def show_value(value, list_sep: str = "/") -> str:
+    """The text of a parameter value as it would be written on input (exact decimals; lists joined by
+    ``list_sep``, a fraction without a terminating decimal in parentheses: ``(1/3)/(2/3)``)."""
     if isinstance(value, enum.Enum):
         return str(value.value)
     if isinstance(value, (tuple, list)):
-        return "/".join(show_value(v) for v in value)
+        items = [show_value(v) for v in value]
+        return list_sep.join(f"({t})" if "/" in t else t for t in items)
     if hasattr(value, "spec_text"):
         return value.spec_text()
     return decimal_text(value) if not isinstance(value, (int, str)) or isinstance(value, bool) else str(value)

@@ -1,115 +1,175 @@
-"""Time and batch laws: every closed-form hook equals the generic path from the transform,
-and the Poisson-mixing probabilities equal a direct numerical integral of their definition."""
+"""Every registered time law, by one generic checker (STYLE: hook == transform for every law).
 
+For each law class of the registry and each of its ``examples()`` (a law without examples fails):
+closed-form moments == derivatives of the LST (or mpmath.quad of the density for the lognormal,
+whose LST has no closed form); the count kernel's beta_k, P(K > k) and sum_{i>k} P(K > i) (float64
+and 40 digits) == the exact count probabilities (SymPy) or an independent mpmath.quad; the
+phase-type form reproduces the moments; ``parse(spec_text())`` gives the law back; the sampler's
+mean lies in a 99.99 % interval around the exact mean. Tolerances: exact comparisons at 40 digits
+need 35 (the sums of the kernels carry O(n eps)); float64 needs 1e-12 relative.
+"""
+
+from __future__ import annotations
+
+import math
 from fractions import Fraction as F
 
 import mpmath
+import numpy as np
 import pytest
 import sympy as sp
 
-from qderive.symbolic import batches as B
-from qderive.symbolic import laws as T
-from qderive.symbolic._exact import ParameterError
+from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.sequences import count_sequences
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws import Empirical, LogNormal, TimeLaw
+from qderive.symbolic.numbers import to_sympy
 
-TIME_LAWS = [
-    T.Deterministic(F(1, 2)),
-    T.Exponential(F(3, 2)),
-    T.Erlang(4, F(3, 200)),
-    T.Gamma(F(5, 2), F(2, 3)),
-    T.HyperExponential((F(1, 4), F(1, 4), F(1, 2)), (F(1, 3), 1, 2)),
-    T.Uniform(F(1, 4), F(3, 2)),
-]
-BATCH_LAWS = [B.Geometric(F(5, 2)), B.Constant(3), B.FinitePMF({1: F(1, 3), 4: F(2, 3)}), B.ShiftedPoisson(F(7, 4))]
+LAWS = [law for cls in TimeLaw.registered().values() for law in cls.examples()]
+IDS = [law.spec_text()[:40] for law in LAWS]
+LAM = F(3, 2)
+N = 12
 
 
-@pytest.mark.parametrize("law", TIME_LAWS, ids=lambda l: type(l).__name__)
-def test_moment_hook_equals_lst_derivative(law):
-    for n in (1, 2, 3):
-        assert sp.simplify(law.moment(n) - law.moment_from_lst(n)) == 0
+def test_every_registered_law_has_examples():
+    missing = [name for name, cls in TimeLaw.registered().items() if not cls.examples()]
+    assert not missing, f"laws without examples(): {missing}"
 
 
-@pytest.mark.parametrize("law", TIME_LAWS, ids=lambda l: type(l).__name__)
-def test_poisson_mixing_hook_equals_lst_path(law):
-    lam = sp.Rational(7, 3)
-    for k in range(4):
-        hook, generic = law.poisson_mixing(k, lam), law.poisson_mixing_from_lst(k, lam)
-        # exact where sympy can decide, else 45 digits (the uniform row holds incomplete gammas)
-        assert abs(sp.N(hook - generic, 50)) < sp.Rational(1, 10**45)
+def _mp(x):
+    return mpmath.mpf(sp.N(to_sympy(x), 60)) if not isinstance(x, F) else mpmath.mpf(x.numerator) / x.denominator
 
 
-def _density_integral(law, k, lam):
-    """beta_k = int (lam x)^k/k! e^{-lam x} dB(x), by mpmath.quad of the density (definition)."""
-    lam = mpmath.mpf(lam.p) / lam.q
-    pois = lambda x: (lam * x) ** k / mpmath.factorial(k) * mpmath.exp(-lam * x)  # noqa: E731
-    if isinstance(law, T.Deterministic):
-        d = mpmath.mpf(law.mean.p) / law.mean.q
-        return pois(d)
-    if isinstance(law, T.Uniform):
-        a, b = (mpmath.mpf(v.p) / v.q for v in (law.low, law.high))
-        return mpmath.quad(pois, [a, b]) / (b - a)
-    if isinstance(law, T.HyperExponential):
-        total = mpmath.mpf(0)
-        for p, m in zip(law.probs, law.means):
-            mean = mpmath.mpf(m.p) / m.q
-            dens = lambda x, mean=mean: mpmath.exp(-x / mean) / mean  # noqa: E731
-            total += mpmath.mpf(p.p) / p.q * mpmath.quad(lambda x, d=dens: pois(x) * d(x), [0, mpmath.inf])
-        return total
-    a = mpmath.mpf(law.shape.p) / law.shape.q
-    m = mpmath.mpf(law.mean.p) / law.mean.q
-    rate = a / m
-    dens = lambda x: rate**a * x ** (a - 1) * mpmath.exp(-rate * x) / mpmath.gamma(a)  # noqa: E731
-    return mpmath.quad(lambda x: pois(x) * dens(x), [0, mpmath.inf])
+def _density_moment(law, n):
+    """E T^n by mpmath.quad of the lognormal density (independent of the closed form)."""
+    sigma2 = mpmath.log(1 + _mp(law.scv))
+    mu = mpmath.log(_mp(law.mean)) - sigma2 / 2
+    pdf = lambda x: mpmath.exp(-(mpmath.log(x) - mu) ** 2 / (2 * sigma2)) / (x * mpmath.sqrt(2 * mpmath.pi * sigma2))  # noqa: E731
+    return mpmath.quad(lambda x: x**n * pdf(x), [0, mpmath.exp(mu), mpmath.inf])
 
 
-@pytest.mark.parametrize("law", TIME_LAWS, ids=lambda l: type(l).__name__)
-def test_poisson_mixing_equals_integral_of_definition(law):
-    lam = sp.Rational(7, 3)
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_moment_hook_equals_transform(law):
     with mpmath.workdps(40):
-        for k in (0, 1, 5):
-            expected = _density_integral(law, k, lam)
-            got = mpmath.mpf(sp.N(law.poisson_mixing(k, lam), 45))
-            # quadrature of smooth integrands at 40 digits: agreement to 1e-35 relative
-            assert abs(got - expected) <= mpmath.mpf(10) ** -35 * abs(expected)
+        for n in (1, 2, 3):
+            hook = law.moment(n)
+            if isinstance(law, LogNormal):
+                ref = _density_moment(law, n)
+                assert abs(_mp(hook) - ref) <= mpmath.mpf(10) ** -25 * ref
+            else:
+                assert sp.simplify(to_sympy(hook) - law._moment_from_lst(n)) == 0
 
 
-@pytest.mark.parametrize("law", BATCH_LAWS, ids=lambda l: type(l).__name__)
-def test_batch_law_hooks_equal_pgf(law):
-    z = sp.Symbol("z")
-    L = law.pgf(z)
-    assert sp.simplify(L.subs(z, 1) - 1) == 0
-    for n in (1, 2, 3):
-        generic = sp.diff(L, z, n).subs(z, 1)
-        assert sp.simplify(law.factorial_moment(n) - generic) == 0
-    taylor = sp.series(L, z, 0, 7).removeO()
-    for i in range(1, 7):
-        assert sp.simplify(law.pmf(i) - taylor.coeff(z, i)) == 0
-        assert sp.simplify(law.tail(i) - (1 - sum(law.pmf(m) for m in range(1, i + 1)))) == 0
-    # raw moment 2 from the pmf directly (finite or rapidly convergent sum)
-    with mpmath.workdps(30):
-        direct = mpmath.nsum(lambda i: i**2 * mpmath.mpf(sp.N(law.pmf(int(i)), 40)), [1, mpmath.inf])
-        assert abs(direct - mpmath.mpf(sp.N(law.moment(2), 40))) < mpmath.mpf(10) ** -20
+def _reference_counts(law, lam, n):
+    """beta_k exactly (SymPy, the family's pmf) or, for the lognormal, by mpmath.quad of the mixture."""
+    if isinstance(law, LogNormal):
+        sigma2 = mpmath.log(1 + _mp(law.scv))
+        mu = mpmath.log(_mp(law.mean)) - sigma2 / 2
+        lamm = _mp(lam)
+
+        def beta(k):
+            f = lambda t: mpmath.exp(-t * t) / mpmath.sqrt(mpmath.pi) * mpmath.exp(  # noqa: E731
+                -lamm * mpmath.exp(mu + mpmath.sqrt(2 * sigma2) * t)) * (
+                lamm * mpmath.exp(mu + mpmath.sqrt(2 * sigma2) * t)) ** k / mpmath.factorial(k)
+            return mpmath.quad(f, [-14, -7, 0, 7, 14])  # the Gaussian weight is < 1e-85 beyond |t| = 14
+
+        return [beta(k) for k in range(n + 40)]
+    c = law.count_law(lam)
+    return [_mp(c.pmf(k)) for k in range(n + 40)]
 
 
-def test_general_laws_give_moment_symbols():
-    b = T.GeneralTime("beta", "b")
-    l = B.GeneralBatch("L", "l")
-    assert str(b.moment(2)) == "b2"
-    assert sp.expand(l.factorial_moment(2)) == sp.Symbol("l2", positive=True) - sp.Symbol("l1", positive=True)
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_count_kernels_against_exact_probabilities(law):
+    ctx = mp_context(40)
+    with ctx:
+        beta, tail, tail2 = count_sequences(law.count_law(LAM), N, ctx)
+    with mpmath.workdps(50):
+        ref = _reference_counts(law, LAM, N)
+        # tails of the reference: P(K > k) = 1 - sum_{i<=k} beta_i at 50 digits (they are all >= 1e-30 here)
+        ref_tail = [1 - mpmath.fsum(ref[: k + 1]) for k in range(N + 1)]
+        need = mpmath.mpf(10) ** (-25 if isinstance(law, LogNormal) else -35)
+        for k in range(N + 1):
+            if ref[k] > mpmath.mpf(10) ** -30:
+                assert abs(beta[k] - ref[k]) <= need * ref[k], (k, beta[k], ref[k])
+            if ref_tail[k] > mpmath.mpf(10) ** -20:
+                assert abs(tail[k] - ref_tail[k]) <= need * ref_tail[k] * 1e5, (k, tail[k], ref_tail[k])
+        # sum_{i>k} P(K > i) = E (K - k - 1)^+ ; E K = lambda E T exactly
+        mean = _mp(LAM * law.moment(1))
+        assert abs(tail2[0] + tail[0] - mean) <= mpmath.mpf(10) ** -30 * mean
+    b64, t64, s64 = count_sequences(law.count_law(LAM), N, FLOAT64)
+    for k in range(N + 1):
+        for got, want in ((b64[k], beta[k]), (t64[k], tail[k]), (s64[k], tail2[k])):
+            if want > 1e-280:
+                assert abs(got - float(want)) <= 1e-12 * float(want), (k, got, want)
 
 
-@pytest.mark.parametrize(
-    "build, message",
-    [
-        (lambda: T.Exponential(-1), "mean = -1: must be > 0"),
-        (lambda: T.Erlang(F(5, 2), 1), "k = 5/2"),
-        (lambda: T.Uniform(2, 1), "must exceed low"),
-        (lambda: T.HyperExponential((F(1, 2), F(1, 3)), (1, 2)), "sum to 5/6"),
-        (lambda: T.Exponential(0.5), "is a float"),
-        (lambda: B.Geometric(F(1, 2)), "must be >= 1"),
-        (lambda: B.FinitePMF({1: F(1, 2), 2: F(1, 3)}), "must sum to 1"),
-        (lambda: B.Constant(0), "integer >= 1"),
-    ],
-)
-def test_invalid_parameters_are_refused_with_a_clear_message(build, message):
-    with pytest.raises(ParameterError, match=message.replace("(", r"\(")):
-        build()
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_phase_type_form_reproduces_the_moments(law):
+    form = law.phase_type()
+    if form is None:
+        return
+    from qderive.symbolic.laws import PhaseType
+
+    ph = PhaseType(*form)
+    assert [ph.moment(n) for n in (1, 2, 3)] == [law.moment(n) for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_specification_round_trip(law):
+    if isinstance(law, Empirical) and law.source is None:
+        assert law.spec_text().startswith("empirical:")
+        return
+    assert TimeLaw.parse(law.spec_text()) == law
+
+
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_sampler_mean(law):
+    rng = np.random.default_rng(20131115)
+    x = law.sample(rng, 400_000)
+    assert x.shape == (400_000,) and np.all(x >= 0)
+    m, sd = float(law.moment(1)), math.sqrt(float(law.variance()))
+    # a 99.99 % interval for the sample mean (CLT; the lognormal with scv 2 has a finite variance)
+    assert abs(x.mean() - m) <= 3.9 * sd / math.sqrt(len(x)), (x.mean(), m)
+
+
+def test_empirical_law_from_a_file(tmp_path):
+    path = tmp_path / "times.csv"
+    path.write_text("service_time\n0.010\n0.020, 0.030\n0.020\n")
+    law = TimeLaw.parse(f"empirical:file={path}", "--service")
+    assert law.moment(1) == F(1, 50) and law.moment(2) == (F(1, 10000) + 2 * F(4, 10000) + F(9, 10000)) / 4
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0.1\nfoo\n")
+    with pytest.raises(ParameterError, match="line 2"):
+        TimeLaw.parse(f"empirical:file={bad}", "--service")
+    with pytest.raises(ParameterError, match="cannot be read"):
+        TimeLaw.parse(f"empirical:file={tmp_path / 'missing.csv'}", "--service")
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("erlang:k=2,mean=0.01,mean=0.02", "mean is given twice"),
+    ("erlang:k=2", "expects erlang:k=K,mean=X (missing: mean)"),
+    ("exp:mean=1,scale=2", "unknown: scale"),
+    ("exp:mean=0", "--service exp:mean=0: mean must be > 0"),
+    ("erlang:k=2.5,mean=1", "k must be an integer"),
+    ("hyperexp:p=0.5/0.4,mean=1/2", "must sum to 1"),
+    ("ph:alpha=1/0,T=-1/1/0/0", "T[1][1] must be < 0"),
+    ("ph:alpha=1/0,T=-1/1/1/-1", "never lead to absorption"),
+    ("uniform:low=2,high=1", "must exceed low"),
+    ("weibull:shape=2", "unknown time law 'weibull'"),
+    ("exp:mean=1e-100000000", "number-exponent"),
+    ("exp:mean=abc", "is not a number"),
+])
+def test_bad_laws_are_refused_with_one_clear_message(text, fragment):
+    with pytest.raises((ParameterError, ValueError)) as err:
+        TimeLaw.parse(text, "--service")
+    assert fragment in str(err.value)
+
+
+def test_float_inputs_are_exact_through_their_shortest_decimal():
+    from decimal import Decimal
+
+    from qderive.symbolic.laws import Erlang
+
+    ref = Erlang(4, F(3, 200))
+    for mean in (0.015, "0.015", Decimal("0.015"), np.float64(0.015), F(3, 200), sp.Rational(3, 200)):
+        assert Erlang(4, mean) == ref

@@ -82,10 +82,12 @@ def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=()) -
 
 
 def rename_error(err: ParameterError, cls, alternatives=()) -> ParameterError:
-    """An error that names a field (``capacity``) reported with its option (``--capacity``)."""
+    """An error that names a field (``capacity``) reported with its option (``--capacity``; a field of a
+    shared option as ``--thresholds H``)."""
     if err.context or err.constraint is None:
         return err
-    names = {f.name: option_of(f, m) for f, m in params_of(cls)}
+    names = {f.name: option_of(f, m) + (f" {m.metavar or f.name}" if m.part is not None else "")
+             for f, m in params_of(cls)}
     names.update({f.name.replace("_", "-"): option_of(f, m) for f, m in params_of(cls)})
     names.update({a.name: "--" + a.name.replace("_", "-") for a in alternatives})
     if err.name in names:

@@ -79,6 +79,10 @@ class Constant(_Finite):
 
         return np.full(size, self.n, dtype=np.int64)
 
+    @classmethod
+    def examples(cls):
+        return (cls(1), cls(3))
+
 
 @dataclass(frozen=True)
 class FinitePMF(_Finite):
@@ -132,3 +136,7 @@ class FinitePMF(_Finite):
 
     def __repr__(self):
         return f"FinitePMF({dict(self.probs)!r})"
+
+    @classmethod
+    def examples(cls):
+        return (cls({1: Fraction(1, 2), 3: Fraction(1, 2)}), cls({2: Fraction(1, 4), 5: Fraction(3, 4)}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..numbers import to_sympy
 from ..params import param
@@ -50,3 +51,7 @@ class Geometric(BatchLaw):
 
     def sample(self, rng, size):
         return rng.geometric(float(self.p), size)
+
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(3, 2)), cls(5), cls(1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..numbers import to_sympy
 from ..params import param
@@ -52,3 +53,7 @@ class ShiftedPoisson(BatchLaw):
 
     def sample(self, rng, size):
         return 1 + rng.poisson(float(self.nu), size)
+
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(5, 2)), cls(1))

@@ -126,7 +126,8 @@ class Law:
     def spec_text(self) -> str:
         """This law as a specification that parses back to an equal law."""
         parts = [f"{m.key or f.name}={show_value(getattr(self, f.name))}"
-                 for f, m in params_of(type(self)) if m.cli and getattr(self, f.name) is not None]
+                 for f, m in params_of(type(self))
+                 if m.cli and getattr(self, f.name) is not None and getattr(self, f.name) != f.default]
         return f"{self.spec}:" + ",".join(parts) if parts else str(self.spec)
 
     def __str__(self) -> str:

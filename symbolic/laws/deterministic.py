@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..counts import PoissonCount
 from ..numbers import to_sympy
@@ -35,3 +36,7 @@ class Deterministic(TimeLaw):
         import numpy as np
 
         return np.full(size, float(self.mean))
+
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(1, 5)), cls(3))

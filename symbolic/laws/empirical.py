@@ -125,3 +125,7 @@ class Empirical(TimeLaw):
         if self.source is not None:
             return f"empirical:file={self.source}"
         return f"empirical:n={len(self.values)}"
+
+    @classmethod
+    def examples(cls):
+        return (cls((Fraction(1, 10), Fraction(1, 20), Fraction(1, 5), Fraction(1, 10))),)

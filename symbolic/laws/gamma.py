@@ -8,6 +8,7 @@ arrivals during one such time: NegBin(a, p0 = a/(a + lambda m)), q = lambda m/(a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..counts import NegativeBinomialCount
 from ..numbers import is_symbolic, to_sympy
@@ -68,6 +69,10 @@ class Exponential(_GammaFamily):
     def sample(self, rng, size):
         return rng.exponential(float(self.mean), size)
 
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(1, 2)), cls(Fraction(3, 40)))
+
 
 @dataclass(frozen=True)
 class Erlang(_GammaFamily):
@@ -81,6 +86,10 @@ class Erlang(_GammaFamily):
     def shape_value(self):
         return self.k
 
+    @classmethod
+    def examples(cls):
+        return (cls(2, Fraction(1, 2)), cls(4, Fraction(3, 200)))
+
 
 @dataclass(frozen=True)
 class Gamma(_GammaFamily):
@@ -89,3 +98,7 @@ class Gamma(_GammaFamily):
     spec = "gamma"
     shape: object = param("shape a (> 0)", metavar="A", check="> 0")
     mean: object = param("mean time m", units="time", metavar="X", check="> 0")
+
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(5, 2), Fraction(1, 3)), cls(Fraction(1, 2), 2))

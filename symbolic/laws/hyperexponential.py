@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..counts import MixtureCount
 from ..errors import ParameterError
@@ -69,3 +70,7 @@ class HyperExponential(TimeLaw):
         p = np.array([float(v) for v in self.probs])
         phase = rng.choice(len(p), size=size, p=p / p.sum())
         return rng.exponential(1.0, size) * np.array([float(m) for m in self.means])[phase]
+
+    @classmethod
+    def examples(cls):
+        return (cls((Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 2), 1)),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..counts import QuadratureCount
 from ..params import param
@@ -76,3 +77,7 @@ class LogNormal(TimeLaw):
         sigma2 = math.log1p(float(self.scv))
         mu = math.log(float(self.mean)) - sigma2 / 2
         return rng.lognormal(mu, math.sqrt(sigma2), size)
+
+    @classmethod
+    def examples(cls):
+        return (cls(Fraction(1, 5), Fraction(1, 2)), cls(Fraction(1, 10), 2))

@@ -180,6 +180,10 @@ class PhaseType(_PhaseTypeMethods):
         flat = tuple(v for row in self.T for v in row)
         return f"ph:alpha={show_value(self.alpha)},T={show_value(flat)}"
 
+    @classmethod
+    def examples(cls):
+        return (cls((Fraction(1, 2), Fraction(1, 2)), (-2, 1, 0, -3)),)
+
 
 def is_concrete_T(T) -> bool:
     return all(not is_symbolic(v) for row in T for v in row)
@@ -211,3 +215,7 @@ class Coxian(_PhaseTypeMethods):
             if i + 1 < n:
                 T[i][i + 1] = mu * self.probs[i]
         return (1,) + (0,) * (n - 1), tuple(tuple(r) for r in T)
+
+    @classmethod
+    def examples(cls):
+        return (cls((2, 3), (Fraction(1, 2),)), cls((Fraction(5, 2),)))

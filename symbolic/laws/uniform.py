@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..counts import UniformMixedPoissonCount
 from ..errors import ParameterError
@@ -47,3 +48,7 @@ class Uniform(TimeLaw):
 
     def sample(self, rng, size):
         return rng.uniform(float(self.low), float(self.high), size)
+
+    @classmethod
+    def examples(cls):
+        return (cls(0, Fraction(1, 5)), cls(Fraction(1, 10), Fraction(3, 10)))

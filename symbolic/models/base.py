@@ -188,12 +188,16 @@ class _Validated:
         """Check the constraints across fields (raise ParameterError naming the parameters)."""
 
     def parameters(self) -> dict:
-        """The parameters as they would be written on input (exact decimals, law specs): JSON-ready."""
+        """The parameters as they would be written on input, JSON-ready: integers and booleans as such,
+        exact numbers as decimal strings (``"0.015"``, ``"1/3"``), laws as specifications, lists of an
+        option joined by commas."""
         out = {}
         for f, meta in params_of(type(self)):
             value = getattr(self, f.name)
-            out[f.name] = None if value is None else (
-                value if isinstance(value, bool) else show_value(value))
+            if value is None or isinstance(value, (bool, int)) and not isinstance(value, enum.Enum):
+                out[f.name] = value
+            else:
+                out[f.name] = show_value(value, list_sep=",")
         return out
 
 
