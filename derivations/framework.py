@@ -289,8 +289,9 @@ def agreement_digits(value, reference) -> float:
         diff = abs(value - reference)
         if diff == 0:
             return math.inf
-        scale = abs(reference) if reference != 0 else mpmath.mpf(1)
-        return float(-mpmath.log10(diff / scale))
+        ratio = diff / (abs(reference) if reference != 0 else mpmath.mpf(1))
+    with mpmath.workprec(53):
+        return float(-mpmath.log10(+ratio))
 
 
 def exact_identity(lhs, rhs) -> bool:

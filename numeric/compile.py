@@ -145,12 +145,13 @@ class Evaluator:
         self._check(values)
         if self.rational:
             return self._fn(*values, R=_mp_ratio)
-        import sympy as sp
+        if getattr(self, "_mp_fn", None) is None:
+            import sympy as sp
 
-        args = [sp.Symbol(a) for a in self.args]
-        exprs = self.exprs
-        f = sp.lambdify(args, list(exprs) if isinstance(exprs, tuple) else exprs, modules="mpmath")
-        return f(*values)
+            args = [sp.Symbol(a) for a in self.args]
+            exprs = self.exprs
+            self._mp_fn = sp.lambdify(args, list(exprs) if isinstance(exprs, tuple) else exprs, modules="mpmath")
+        return self._mp_fn(*values)
 
 
 def compile(expr, args: Sequence, source: str = "") -> Evaluator:  # noqa: A001

@@ -86,13 +86,14 @@ def float64_trouble(record_cls, values: dict) -> str | None:
 def agreement(a, b) -> float:
     """Significant decimal digits on which two results (dicts of numbers and lists) agree (inf: identical)."""
     worst = math.inf
-    with mpmath.workprec(20000):
-        for x, y in zip(_flat(a), _flat(b)):
+    for x, y in zip(_flat(a), _flat(b)):
+        with mpmath.workprec(20000):  # the difference exactly (any two mpf of our precisions)
             x, y = mpmath.mpf(x), mpmath.mpf(y)
             if x == y:
                 continue
-            scale = max(abs(x), abs(y))
-            worst = min(worst, float(-mpmath.log10(abs(x - y) / scale)))
+            ratio = abs(x - y) / max(abs(x), abs(y))
+        with mpmath.workprec(53):  # its logarithm needs no more than double precision
+            worst = min(worst, float(-mpmath.log10(+ratio)))
     return worst
 
 
@@ -174,8 +175,10 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
             values = _plain(values)
             notes += engine.notes(model, values)
             return _record(model, values, "float64", None, None, notes, include)
-        hi, w, agreed = _stable(engine, model, 17, options, True)
-        values, outside = _to_float64({k: v for k, v in hi.items() if not k.startswith("_")})
+        hi, w, agreed = _stable(engine, model, 17, options, False)
+        values, outside = _to_float64(_plain(hi))
+        optional = {f.name for f, m in record_cls.measure_fields() if m.optional and f.name not in include}
+        outside = [k for k in outside if k not in optional]
         notes.append(f"{reason}: recomputed with mpmath at {w} digits and rounded to float64")
         if outside:
             notes.append(f"{', '.join(outside)} lie outside the float64 range: given to 17 significant digits "

@@ -180,7 +180,7 @@ def decimal_text(value) -> str:
         return str(value)
     p, q = value.numerator, value.denominator
     if p.bit_length() > 200 or q.bit_length() > 200:
-        return "~" + f"{float(value):.17g}" if math.isfinite(float(value)) else "~" + _sci(value)
+        return "~" + _sci(value)
     q2, twos, fives = q, 0, 0
     while q2 % 2 == 0:
         q2 //= 2
@@ -203,10 +203,13 @@ def decimal_text(value) -> str:
 
 
 def _sci(value: Fraction) -> str:
+    """17 significant digits of any Fraction (no float: values beyond 1e308 or below 1e-308 are fine)."""
     import mpmath
+    from mpmath.libmp import from_rational
 
     with mpmath.workdps(20):
-        return mpmath.nstr(mpmath.mpf(value.numerator) / value.denominator, 17)
+        x = mpmath.mp.make_mpf(from_rational(value.numerator, value.denominator, mpmath.mp.prec, "n"))
+        return mpmath.nstr(x, 17)
 
 
 def to_sympy(value):

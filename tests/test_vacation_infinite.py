@@ -1,147 +1,127 @@
-"""The infinite-buffer vacation queue: general-law results against the spec, and concrete models
-at 50 digits against independent chains (a CTMC built from the model definition for phase-type
-laws; the embedded chain built from exact series coefficients for the others)."""
+"""M[X]/G/1 with multiple, single or no vacations: closed forms against (6) by hand, the CTMC and
+the embedded chain; exactness for every concrete law; the command-line contract."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
 
 import mpmath
 import pytest
-import sympy as sp
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from qderive.derivations import vacation_infinite as vi
-from qderive.numeric.backend import mp_backend
-from qderive.numeric.chains import stationary_gth
-from qderive.numeric.phase_oracle import phase_queue_distribution
-from qderive.symbolic import batches as B
-from qderive.symbolic import laws as T
-from qderive.symbolic._exact import ParameterError
-from qderive.symbolic.pgf import series
+from conftest import cli
+from qderive.derivations.framework import agreement_digits
+from qderive.numeric.backend import mp_context
+from qderive.numeric.oracles.vacation import solve
+from qderive.symbolic.batches import FinitePMF, Geometric
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws import Coxian, Deterministic, Erlang, Exponential, LogNormal, Uniform
+from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
 
-R = sp.Rational
-G = vi.general_results()
+EVAL = ["eval", "vacation-infinite", "--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
+        "--vacation", "exp:mean=0.075"]
 
 
-def test_general_W_and_N_equal_the_spec():
-    lam, b1, b2, f1, f2, l1, l2 = vi.lam, vi.b1, vi.b2, vi.f1, vi.f2, vi.l1, vi.l2
-    rb = lam * l1 * b1
-    W_spec = f2 / (2 * f1) + lam * l1 * b2 / (2 * (1 - rb)) + (l2 - l1) * b1 / (2 * l1 * (1 - rb))
-    assert sp.cancel(G["W"] - W_spec) == 0
-    # N derived from P'(1) of (5), not restated: equals lambda l1 W of (6), (7)
-    assert sp.cancel(G["N_derived"] - lam * l1 * W_spec) == 0
-    assert sp.cancel(G["P(1)"] - 1) == 0 and sp.cancel(G["Q(1)"] - 1) == 0
+def _wait_by_hand(load):
+    """(6) with exact fractions: geometric mean 5 (l2 = 45), Erlang-4 mean 3/200 (b2 = 5/4 b1^2),
+    exponential vacation 3/40 (f2 = 2 f1^2)."""
+    l1, l2, b1, f1 = 5, 45, F(3, 200), F(3, 40)
+    b2, f2 = F(5, 4) * b1**2, 2 * f1**2
+    lam = load / (l1 * b1)
+    return f2 / (2 * f1) + lam * l1 * b2 / (2 * (1 - load)) + (l2 - l1) * b1 / (2 * l1 * (1 - load)), lam
 
 
-def test_mg1_reduces_to_pollaczek_khinchine_with_residual_vacation():
-    lam, b1, b2, f1, f2 = vi.lam, vi.b1, vi.b2, vi.f1, vi.f2
-    W = G["W"].subs({vi.l1: 1, vi.l2: 1})
-    assert sp.cancel(W - (lam * b2 / (2 * (1 - lam * b1)) + f2 / (2 * f1))) == 0
-    # and M/M/1 without vacation effect (f -> 0 limit of residual is f2/(2 f1)); exponential service: W = rho/(mu - lam)
-    mu = sp.Symbol("mu", positive=True)
-    Wmm1 = (lam * b2 / (2 * (1 - lam * b1))).subs({b1: 1 / mu, b2: 2 / mu**2})
-    assert sp.cancel(Wmm1 - lam / (mu * (mu - lam))) == 0
+def test_the_readme_example_is_exact():
+    q = VacationQueue.example()
+    W, lam = _wait_by_hand(F(3, 5))
+    rec = q.evaluate()
+    assert rec.mean_wait == float(W) and rec.mean_queue_length == float(lam * 5 * W)
+    assert rec.idle_probability == 0.4 and rec.notes == ()
+    d50 = q.evaluate(50)
+    assert d50.confirmed_digits == float("inf")
+    with mpmath.workdps(60):
+        assert abs(d50.mean_wait - mpmath.mpf(W.numerator) / W.denominator) <= mpmath.mpf(10) ** -49
 
 
-def _ph_models():
-    # three parameter sets per phase-type family, light enough for a truncation far below 1e-50
-    g = B.Geometric(R(3, 2))
-    pmf = B.FinitePMF({1: R(1, 2), 2: R(1, 2)})
-    return {
-        "exp": [vi.VacationQueue(R(1, 5), g, T.Exponential(R(1, 2)), T.Exponential(1)),
-                vi.VacationQueue(R(1, 10), pmf, T.Exponential(1), T.Exponential(R(1, 3))),
-                vi.VacationQueue(R(1, 4), B.Constant(1), T.Exponential(R(2, 3)), T.Exponential(R(1, 2)))],
-        "erlang": [vi.VacationQueue(R(1, 5), g, T.Erlang(2, R(1, 2)), T.Erlang(2, 1)),
-                   vi.VacationQueue(R(1, 10), pmf, T.Erlang(3, 1), T.Exponential(R(1, 3))),
-                   vi.VacationQueue(R(1, 4), B.Constant(1), T.Gamma(2, R(2, 3)), T.Erlang(3, R(1, 2)))],
-        "hyperexp": [vi.VacationQueue(R(1, 5), g, T.HyperExponential((R(1, 2), R(1, 2)), (R(1, 4), R(3, 4))), T.Exponential(1)),
-                     vi.VacationQueue(R(1, 10), pmf, T.Exponential(1), T.HyperExponential((R(1, 3), R(2, 3)), (R(1, 2), 1))),
-                     vi.VacationQueue(R(1, 4), B.Constant(1), T.HyperExponential((R(1, 4), R(3, 4)), (1, R(1, 2))),
-                                      T.Erlang(2, R(1, 2)))],
-    }
+def test_near_saturation_float64_is_correctly_rounded():
+    """The old float64 path was 8e-4 off at rho_bar = 1 - 1e-13; rational moments make it exact."""
+    load = F(9999999999999, 10**13)
+    W, _ = _wait_by_hand(load)
+    rec = VacationQueue.from_load(load, Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40))).evaluate()
+    assert rec.mean_wait == float(W)
 
 
-@pytest.mark.parametrize("family", ["exp", "erlang", "hyperexp"])
-def test_measures_at_50_digits_against_ctmc(family):
-    from qderive.numeric.backend import FLOAT64
-
-    for model in _ph_models()[family]:
-        # smallest truncation (step 20) whose float64 tail mass is below 1e-57
-        K = 40
-        while phase_queue_distribution(model.lam, model.batch, model.service, model.vacation, K, FLOAT64).queue[-1] > 1e-57:
-            K += 20
-        bk = mp_backend(60)
-        with bk:
-            law = phase_queue_distribution(model.lam, model.batch, model.service, model.vacation, K, bk)
-            p = law.queue
-            assert p[-1] < mpmath.mpf(10) ** -55, "truncation must be negligible"
-            N = mpmath.fsum(n * p[n] for n in range(len(p)))
-            var = mpmath.fsum(n * n * p[n] for n in range(len(p))) - N * N
-            got = vi.measures(model, 50)
-            for value, ref in ((got["mean_queue_length"], N), (got["queue_length_variance"], var),
-                               (got["idle_probability"], law.vacation)):
-                # 50 requested digits; the oracle is truncated below 1e-55: demand 48
-                assert abs(value - ref) <= mpmath.mpf(10) ** -48 * abs(ref)
-        f64 = vi.measures(model)
-        for key, value in f64.items():
-            assert abs(value - float(got[key])) <= 1e-12 * abs(float(got[key])), key
+@pytest.mark.parametrize("policy", list(VacationPolicy))
+def test_against_the_ctmc_with_coxian_laws(policy):
+    model = VacationQueue(F(1, 4), FinitePMF({1: F(1, 2), 3: F(1, 2)}), Coxian((3, 4), (F(1, 2),)),
+                          Erlang(2, F(1, 2)), policy)
+    o = solve(model, mp_context(60), capacity=220)
+    assert o.truncation < mpmath.mpf(10) ** -70  # the cut at 220 places: N and Var carry < 1e-65 from it
+    rec = model.evaluate(50)
+    for got, want in ((rec.mean_queue_length, o.mean_queue), (rec.queue_length_variance, o.variance),
+                      (rec.idle_probability, o.idle), (rec.q0, o.q[0])):
+        assert agreement_digits(got, want) >= 48
 
 
-def _embedded_chain_q(model, K, J, bk):
-    z = vi.z
-    s = sp.Symbol("s")
-    A = model.service.lst(s).subs(s, model.lam - model.lam * model.batch.pgf(z))
-    C = model.vacation.lst(s).subs(s, model.lam - model.lam * model.batch.pgf(z))
-    a = [bk.num(c) for c in series(A, z, 0, K + 1).coeffs]
-    c = [bk.num(c) for c in series(C, z, 0, K + 1).coeffs]
-    P = [[0] * (K + 1) for _ in range(K + 1)]
-    for j in range(K):
-        P[0][j] = c[j]
-    P[0][K] = 1 - mpmath.fsum(c[:K])
-    for i in range(1, K + 1):
-        for j in range(i - 1, K):
-            P[i][j] = a[j - i + 1]
-        P[i][K] = 1 - mpmath.fsum(a[: K - i + 1])
-    return stationary_gth(P, bk)[:J]
+def test_single_vacations_with_an_irrational_idle_probability_are_confirmed_at_two_precisions():
+    """Deterministic vacations: c0 = e^{-lambda d} is irrational, so the policy compares two precisions."""
+    model = VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), Deterministic(1), VacationPolicy.SINGLE)
+    rec = model.evaluate(30)
+    assert 30 <= rec.confirmed_digits < float("inf")
+    # against Takagi's single-vacation wait, with c0 = e^{-lambda}
+    with mpmath.workdps(40):
+        lam, l1, l2, b1, b2, f1, f2 = (mpmath.mpf(1) / 5, mpmath.mpf(3) / 2, mpmath.mpf(3), mpmath.mpf(1) / 2,
+                                       mpmath.mpf(1) / 2, mpmath.mpf(1), mpmath.mpf(1))
+        rb = lam * l1 * b1
+        c0 = mpmath.exp(-lam)
+        W = lam * l1 * b2 / (2 * (1 - rb)) + (l2 - l1) * b1 / (2 * l1 * (1 - rb)) + lam * f2 / (2 * (lam * f1 + c0))
+        assert agreement_digits(rec.mean_wait, W) >= 30
+    assert abs(model.evaluate().mean_wait - float(W)) <= 2e-15 * float(W)
 
 
-@pytest.mark.parametrize("service", [T.Deterministic(R(1, 5)), T.Uniform(R(1, 10), R(3, 10)), T.Gamma(R(3, 2), R(1, 5))],
-                         ids=["det", "uniform", "gamma"])
-def test_q0_of_3_against_embedded_chain_for_non_phase_type_laws(service):
-    """(3): q0 = (1 - rho_bar)/(1 - rho_bar + alpha_bar) against the embedded chain at 50 digits."""
-    for lam, batch, vac in ((R(1, 2), B.Geometric(R(5, 4)), T.Exponential(R(1, 10))),
-                            (R(1, 3), B.Constant(1), T.Deterministic(R(1, 5))),
-                            (R(1, 4), B.FinitePMF({1: R(1, 2), 2: R(1, 2)}), T.Uniform(0, R(1, 5)))):
-        model = vi.VacationQueue(lam, batch, service, vac)
-        bk = mp_backend(55)
-        with bk:
-            q = _embedded_chain_q(model, 90, 1, bk)
-            q0 = bk.num(vi.model_results(model)["q0"])
-            assert abs(q[0] / q0 - 1) < mpmath.mpf(10) ** -45
+def test_every_concrete_law_gives_exact_measures():
+    for vac in (Uniform(0, F(1, 5)), LogNormal(F(1, 10), 2), Coxian((2,), ())):
+        rec = VacationQueue.from_load(F(1, 2), Geometric(2), Erlang(2, F(1, 10)), vac).evaluate(20)
+        assert rec.confirmed_digits == float("inf")
 
 
-def test_overload_is_refused_with_the_parameter_named():
-    with pytest.raises(ParameterError, match="rho_bar = 6/5 >= 1"):
-        vi.VacationQueue.from_load(R(6, 5), B.Geometric(5), T.Erlang(4, R(3, 200)), T.Exponential(R(3, 40)))
+def test_no_vacation_is_the_mx_g_1_queue():
+    rec = VacationQueue.from_load(F(1, 2), Geometric(2), Exponential(1), None).evaluate()
+    # M[X]/M/1, geometric batches mean 2 (l2 = 6): W = (lambda l1 b2 + (l2 - l1) b1 / l1) / (2 (1 - rho_bar))
+    lam = F(1, 4)
+    assert rec.mean_wait == pytest.approx(float((lam * 2 * 2 + (6 - 2) / F(2)) / (2 * (1 - F(1, 2)))), rel=1e-15)
 
 
-def test_every_registered_check_passes():
-    results = vi.derivation().verify(50)
-    failed = [r for r in results if not r.passed]
-    assert not failed, [(r.name, r.detail) for r in failed]
+def test_instability_is_refused():
+    with pytest.raises(ParameterError, match="rho_bar = 1.2 >= 1"):
+        VacationQueue.from_load(F(6, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
 
 
-_rationals = st.fractions(min_value=R(1, 50), max_value=3, max_denominator=50)
+def test_cli_contract():
+    code, out, _ = cli(EVAL + ["--load", "0.6", "--json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["model"] == "vacation-infinite" and doc["precision"] == "float64"
+    assert list(doc["measures"]) == ["q0", "idle_probability", "mean_queue_length", "mean_wait",
+                                     "queue_length_variance", "mean_number_in_system"]
+    W, _ = _wait_by_hand(F(3, 5))
+    assert doc["measures"]["mean_wait"] == float(W)
+    code, out, _ = cli(EVAL + ["--rate", "8", "--digits", "50", "--json"])
+    doc = json.loads(out)
+    assert doc["precision"] == 50 and doc["confirmed_digits"] == "exact"
+    with mpmath.workdps(60):
+        assert abs(mpmath.mpf(doc["measures"]["mean_wait"]) - mpmath.mpf(W.numerator) / W.denominator) \
+            <= mpmath.mpf(10) ** -48
+    code, out, _ = cli(EVAL + ["--load", "0.6", "--vacation-policy", "single", "--json"])
+    assert code == 0 and json.loads(out)["parameters"]["vacation_policy"] == "single"
 
 
-@settings(max_examples=25, deadline=None)
-@given(load=st.fractions(min_value=R(1, 100), max_value=R(97, 100), max_denominator=100),
-       bmean=st.fractions(min_value=1, max_value=10, max_denominator=10),
-       smean=_rationals, vmean=_rationals, k=st.integers(1, 5))
-def test_properties_over_random_laws(load, bmean, smean, vmean, k):
-    model = vi.VacationQueue.from_load(load, B.Geometric(bmean), T.Erlang(k, smean), T.Exponential(vmean))
-    m = vi.measures(model)
-    # P_e = 1 - rho_bar; N = lambda l1 W; variance >= 0
-    assert abs(m["idle_probability"] - (1 - float(load))) < 1e-12
-    lam_l1 = float(model.lam * model.batch.moment(1))
-    assert abs(m["mean_queue_length"] - lam_l1 * m["mean_wait"]) <= 1e-12 * m["mean_queue_length"]
-    assert m["queue_length_variance"] >= 0
-    assert 0 < m["q0"] <= 1
+@pytest.mark.parametrize("extra, fragment", [
+    (["--load", "1.2"], "rho_bar = 1.2 >= 1"),
+    (["--load", "abc"], "--load = 'abc' is not a number"),
+    (["--load", "-0.5"], "--load = -0.5: must be > 0"),
+    (["--load", "1e-100000000"], "number-exponent"),
+])
+def test_bad_input_exits_2_with_one_clear_line(extra, fragment):
+    code, out, err = cli(EVAL + extra)
+    assert code == 2 and out == "" and fragment in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

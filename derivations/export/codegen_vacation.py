@@ -42,7 +42,7 @@ def _check(name, value, constraint):
 def _capacities(r, lowest):
     single = numpy.ndim(r) == 0
     rs = [int(v) for v in numpy.atleast_1d(r)]
-    for v, given in zip(rs, numpy.atleast_1d(r)):
+    for v, given in zip(rs, numpy.atleast_1d(r).tolist()):
         if v != given or v < lowest:
             raise ValueError(f"r = {given!r}: capacities must be integers >= {lowest}")
     return rs, single

@@ -43,12 +43,13 @@ def family(text: str, role: str, root) -> Family:
         raise ParameterError(f"--{role} {text}: unknown {root.family_name} {kind!r}; choose one of "
                              f"{', '.join(sorted(registry))}")
     cls = registry[kind]
+    structural = {f.name for f, m in params_of(cls) if m.structural}
+    structural_keys = {m.key or f.name for f, m in params_of(cls) if m.structural}
     try:
-        n = int(values.pop("n")) if "n" in values else None
+        n = int(values.pop("n")) if "n" in values and "n" not in structural_keys else None
     except ValueError:
         raise ParameterError(f"--{role} {text}: n must be an integer") from None
     kwargs, args = {}, []
-    structural = {f.name for f, m in params_of(cls) if m.structural}
     for f, meta in params_of(cls):
         key = meta.key or f.name
         if f.name in structural:

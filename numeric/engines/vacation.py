@@ -83,8 +83,10 @@ class InfiniteEngine(Engine):
         return dict(zip(MEASURE_KEYS, out))
 
     def float64_trouble(self, model, values):
-        # only the inexact path (single vacations, irrational c_0) gets here with rounding errors:
-        # 1 - rho_bar is formed from rounded moments, so its relative error is eps / (1 - rho_bar)
+        # exact results are correctly rounded; only the inexact path (single vacations, irrational c_0)
+        # forms 1 - rho_bar from rounded moments, with a relative error eps / (1 - rho_bar)
+        if self.is_exact(model):
+            return None
         gap = 1 - model.rho_bar
         if float(gap) < 1e-6:
             return f"1 - rho_bar = {float(gap):.3g}: the closed forms cancel in float64 near saturation"

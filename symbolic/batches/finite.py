@@ -66,7 +66,7 @@ class Constant(_Finite):
     """Every batch has exactly n customers (n = 1: ordinary Poisson arrivals).  L(z) = z^n."""
 
     spec = "const"
-    n: int = param("batch size", kind=Kind.INTEGER, units="customers", metavar="N", check=">= 1")
+    n: int = param("batch size", kind=Kind.INTEGER, units="customers", metavar="N", check=">= 1", structural=True)
 
     def _validate(self):
         _limits.check("batch_size", self.n, "largest batch size")

@@ -1,0 +1,92 @@
+"""Generated code for the vacation queues: standalone (numpy only, qderive not importable), the
+package's own kernels inside, and equal to ``qderive eval`` to 1e-12 relative (the same algorithm
+on float64 inputs rounded in the same order; measured differences ~1e-15)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from conftest import cli, load_generated, run_generated_c, run_standalone
+
+FAMILIES = [
+    # (codegen options, eval laws, arguments of the generated function in order)
+    (["--batch", "geometric", "--service", "erlang:k=4", "--vacation", "exp"],
+     ["--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075"],
+     "8, 5, 0.015, 0.075"),
+    (["--batch", "const:n=2", "--service", "det", "--vacation", "none"],
+     ["--batch", "const:n=2", "--service", "det:mean=0.02", "--vacation", "none"], "20, 0.02"),
+    (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation", "coxian:n=2", "--vacation-policy",
+      "single"],
+     ["--batch", "pmf:1=0.5,3=0.5", "--service", "hyperexp:p=0.25/0.75,mean=0.01/0.02", "--vacation",
+      "coxian:rates=20/30,p=0.5", "--vacation-policy", "single"],
+     "10, 0.5, 0.5, 0.25, 0.75, 0.01, 0.02, 20, 30, 0.5"),
+    (["--batch", "poisson1", "--service", "gamma", "--vacation", "ph:n=2", "--admission", "whole"],
+     ["--batch", "poisson1:mean=2.5", "--service", "gamma:shape=2.5,mean=0.01", "--vacation",
+      "ph:alpha=0.5/0.5,T=-20/10/0/-30", "--admission", "whole"],
+     "30, 2.5, 2.5, 0.01, 0.5, 0.5, -20, 10, 0, -30"),
+]
+
+
+@pytest.mark.parametrize("family, laws, args", FAMILIES, ids=["geo-erlang-exp", "const-det-none",
+                                                             "pmf-hyperexp-coxian-single", "poisson-gamma-ph-whole"])
+def test_generated_finite_queue_module_equals_eval(tmp_path, family, laws, args):
+    out = tmp_path / "loss.py"
+    code, _, err = cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), *family])
+    assert code == 0, err
+    text = out.read_text()
+    assert "import qderive" not in text and "class FiniteVacation" in text  # the kernel itself, not a copy of it
+    for r in (1, 20):
+        code, js, err = cli(["eval", "vacation-finite", *laws, "--rate", args.split(",")[0], "--capacity", str(r),
+                             "--json"])
+        assert code == 0, err
+        want = json.loads(js)["measures"]["loss_probability"]
+        got = float(run_standalone(tmp_path, f"import loss\nprint(repr(loss.loss_probability({args}, {r})))"))
+        assert got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+def test_generated_module_broadcasts_and_sweeps(tmp_path):
+    out = tmp_path / "w.py"
+    assert cli(["codegen", "vacation-finite", "--measure", "mean_wait", "--out", str(out), "--batch", "geometric",
+                "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    ns = load_generated(out)
+    grid = ns["mean_wait"](np.array([4.0, 8.0]), 5, 0.015, 0.075, [10, 200])
+    assert grid.shape == (2, 2)
+    for i, lam in enumerate((4.0, 8.0)):
+        for j, r in enumerate((10, 200)):
+            assert grid[i, j] == ns["mean_wait"](lam, 5, 0.015, 0.075, r)
+    with pytest.raises(ValueError, match="service_mean"):
+        ns["mean_wait"](8, 5, -0.015, 0.075, 10)
+    with pytest.raises(ValueError, match="r = 0"):
+        ns["mean_wait"](8, 5, 0.015, 0.075, 0)
+
+
+def test_vacation_infinite_closed_forms_in_python_and_c(tmp_path):
+    py = tmp_path / "w.py"
+    assert cli(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", str(py)])[0] == 0
+    args = dict(lam=8.0, b1=0.015, b2=F(5, 4) * F(3, 200) ** 2, f1=0.075, f2=2 * F(3, 40) ** 2, l1=5.0, l2=45.0)
+    call = ", ".join(f"{k}={float(v)!r}" for k, v in args.items())
+    got = float(run_standalone(tmp_path, f"import w\nprint(repr(w.mean_wait({call})))"))
+    assert got == pytest.approx(0.2390625, rel=1e-14)
+    out = run_standalone(tmp_path, "import w\ntry:\n    w.mean_wait(lam=20.0, b1=0.015, b2=3e-4, f1=0.075, f2=0.01, "
+                                   "l1=5.0, l2=45.0)\nexcept ValueError as e:\n    print(e)")
+    assert "rho_bar" in out  # rho_bar = 1.5: no stationary regime, refused (it used to return -0.073)
+    c = tmp_path / "w.c"
+    assert cli(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", str(c), "--lang", "c"])[0] == 0
+    vals = run_generated_c(tmp_path, c, tmp_path / "w.h", [args, {**args, "lam": 20.0}])
+    assert vals[0] == pytest.approx(0.2390625, rel=1e-14) and np.isnan(vals[1])
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--out", "x.h", "--lang", "c"], "must be a file name ending in .c"),
+    (["--out", 'a"b.c', "--lang", "c"], "letters, digits"),
+    (["--out", "/nonexistent/dir/x.py"], "does not exist"),
+    (["--out", "x.txt"], "must end in .py"),
+])
+def test_codegen_output_paths_are_checked_first(tmp_path, monkeypatch, argv, fragment):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(["codegen", "vacation-infinite", "--measure", "mean_wait", *argv])
+    assert code == 2 and fragment in err
