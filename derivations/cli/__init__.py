@@ -439,7 +439,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = _build_parser(argv)
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help, --version
+            return int(done.code or 0)
         from qderive.symbolic import limits
 
         with limits.limits(**_limits_from(getattr(args, "limit", []))):

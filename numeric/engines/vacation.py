@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -75,7 +76,12 @@ class InfiniteEngine(Engine):
             values[-1] = Fraction(0) if policy != "single" else None
         if values[-1] is not None:
             exact = ev.exact(*values)
-            return {k: ctx.num(v) for k, v in zip(MEASURE_KEYS, exact)}
+            out = {k: ctx.num(v) for k, v in zip(MEASURE_KEYS, exact)}
+            if ctx.is_float64:
+                outside = [k for k, v in zip(MEASURE_KEYS, exact) if v != 0 and not 2.0**-1022 <= abs(out[k]) < math.inf]
+                if outside:
+                    raise Trouble(f"{', '.join(outside)} lie outside the float64 range")
+            return out
         # single vacations, c_0 = P(no batch during a vacation) irrational: the count kernel's beta_0
         beta = count_sequences(model.vacation.count_law(model.rate), 0, ctx)[0]
         args = [ctx.num(v) for v in values[:-1]] + [beta[0]]

@@ -122,6 +122,11 @@ class ErlangB(Model):
         """The same load with n servers."""
         return replace(self, servers=n)
 
+    @classmethod
+    def example(cls):
+        """A representative case: 10 windows at 5 Erlang (the old CLI example)."""
+        return cls(10, 5)
+
 
 def _nonnegative(value, name):
     v = exact(value, name)

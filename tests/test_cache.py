@@ -1,0 +1,105 @@
+"""The private cache: keyed by the whole package source, created 0700/0600 whatever the umask,
+ignored (with one warning) when it is not private, repaired when damaged; results are the same
+with the cache on and off."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from qderive.symbolic import cache
+
+
+@pytest.fixture
+def private_dir(tmp_path, monkeypatch):
+    d = tmp_path / "c"
+    monkeypatch.setenv("QDERIVE_CACHE", str(d))
+    cache.clear_warnings()
+    return d
+
+
+def test_entries_are_private_even_under_umask_000(private_dir):
+    old = os.umask(0)
+    try:
+        assert cache.cached("k", lambda: {"x": 1}) == {"x": 1}
+    finally:
+        os.umask(old)
+    sub = cache.cache_dir()
+    assert stat.S_IMODE(os.stat(private_dir).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(sub).st_mode) == 0o700
+    files = list(sub.iterdir())
+    assert files and all(stat.S_IMODE(os.stat(f).st_mode) == 0o600 for f in files)
+
+
+def test_the_key_contains_the_versions_and_the_source_hash(private_dir):
+    sub = cache.cache_dir()
+    assert cache.source_hash() in sub.name
+
+
+def test_a_directory_others_can_write_is_ignored_with_one_warning(private_dir):
+    private_dir.mkdir(mode=0o700)
+    os.chmod(private_dir, 0o777)
+    calls = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            cache.cached("k", lambda: calls.append(1) or 5)
+    assert calls == [1, 1, 1]  # never loaded from (or written to) the unsafe directory
+    assert sum(issubclass(x.category, cache.CacheWarning) for x in w) == 1
+    assert not any(private_dir.iterdir())
+
+
+def test_a_planted_file_that_others_can_write_is_not_loaded(private_dir):
+    assert cache.cached("key", lambda: "good") == "good"
+    entry = next(cache.cache_dir().iterdir())
+    entry.write_bytes(pickle.dumps("planted"))
+    os.chmod(entry, 0o666)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cache.cached("key", lambda: "good") == "good"
+
+
+def test_a_module_planted_in_the_cache_does_not_run(private_dir, tmp_path):
+    mod = cache.cached_module("m", lambda: "VALUE = 1\n")
+    assert mod.VALUE == 1
+    path = next(p for p in cache.cache_dir().iterdir() if p.suffix == ".py")
+    flag = tmp_path / "ran"
+    path.write_text(f"open({str(flag)!r}, 'w').write('x')\nVALUE = 2\n")
+    os.chmod(path, 0o664)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cache.cached_module("m", lambda: "VALUE = 1\n") is None
+    assert not flag.exists()
+
+
+def test_a_damaged_entry_is_derived_again_and_repaired(private_dir):
+    cache.cached("k", lambda: [1, 2])
+    entry = next(cache.cache_dir().iterdir())
+    entry.write_bytes(b"not a pickle")
+    assert cache.cached("k", lambda: [1, 2]) == [1, 2]
+    assert pickle.loads(entry.read_bytes()) == [1, 2]
+
+
+def test_off_disables_the_cache(monkeypatch):
+    monkeypatch.setenv("QDERIVE_CACHE", "off")
+    assert cache.cache_dir() is None and cache.cached_module("m", lambda: "X = 1\n") is None
+
+
+def _eval_in_subprocess(env):
+    code = ("import qderive as qd\nq = qd.VacationQueue.example()\nr = q.evaluate()\n"
+            "print(repr(r.mean_wait), repr(r.queue_length_variance))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+
+
+def test_results_are_the_same_with_the_cache_on_off_and_warm(tmp_path):
+    env = dict(os.environ)
+    off = _eval_in_subprocess({**env, "QDERIVE_CACHE": "off"})
+    cold = _eval_in_subprocess({**env, "QDERIVE_CACHE": str(tmp_path / "fresh")})
+    warm = _eval_in_subprocess({**env, "QDERIVE_CACHE": str(tmp_path / "fresh")})
+    assert off == cold == warm and "0.2390625" in off
