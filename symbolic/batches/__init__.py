@@ -13,24 +13,12 @@ Fraction(2, 1)
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-
+from ..laws.base import import_family
 from .base import BatchLaw
 
 __all__ = ["BatchLaw"]
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "base":
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
-        for _name in getattr(_module, "__all__", ()):
-            _obj = getattr(_module, _name)
-            globals()[_name] = _obj
-            if inspect.isclass(_obj) and issubclass(_obj, BatchLaw):
-                __all__.append(_name)
-__all__ = sorted(set(__all__))
-del _info, _module, _name, _obj
+__all__ = sorted(set(__all__ + import_family(__name__, __path__, BatchLaw, globals())))
 
 
 def parse_batch_law(text: str, what: str = "batch") -> BatchLaw:

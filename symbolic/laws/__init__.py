@@ -15,24 +15,11 @@ True
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-
-from .base import Law, TimeLaw, is_concrete
+from .base import Law, TimeLaw, import_family, is_concrete
 
 __all__ = ["Law", "TimeLaw", "is_concrete"]
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "base":
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
-        for _name in getattr(_module, "__all__", ()):
-            _obj = getattr(_module, _name)
-            globals()[_name] = _obj
-            if inspect.isclass(_obj) and issubclass(_obj, TimeLaw):
-                __all__.append(_name)
-__all__ = sorted(set(__all__))
-del _info, _module, _name, _obj
+__all__ = sorted(set(__all__ + import_family(__name__, __path__, TimeLaw, globals())))
 
 
 def parse_time_law(text: str, what: str = "law") -> TimeLaw:

@@ -24,7 +24,30 @@ from ..numbers import is_symbolic
 from ..params import Kind, params_of, parse_value, show_value, split_spec
 from ..params import apply_check, exact_value
 
-__all__ = ["Law", "TimeLaw", "is_concrete"]
+__all__ = ["Law", "TimeLaw", "is_concrete", "import_family"]
+
+
+def import_family(package: str, path, base, namespace: dict) -> list[str]:
+    """Import every module of a law package and put its public law classes into ``namespace``.
+
+    Returns the names of the classes derived from ``base`` (a family's ``__all__``): a new law is
+    one new module, with no list to edit.
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    names = []
+    for info in pkgutil.iter_modules(path):
+        if info.name == "base":
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            namespace[name] = obj
+            if inspect.isclass(obj) and issubclass(obj, base):
+                names.append(name)
+    return names
 
 
 def is_concrete(value) -> bool:
