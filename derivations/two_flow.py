@@ -25,13 +25,14 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
 import sympy as sp
+
+from qderive.numeric.backend import FieldContext
 from qderive.symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
-__all__ = ["FieldContext", "RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
+__all__ = ["RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
            "split_factors", "evaluate_polynomial_law", "symbolic_stationary", "derivation", "check_model"]
 
 _CITE = "spec/other-models.md section C (seed 001)"
@@ -61,46 +62,6 @@ def check_model(L: int, H: int, R: int, algorithm: Algorithm, rates=CHECK_RATES)
 # --------------------------------------------------------------------------------------
 # The one GTH over a field of rational functions
 # --------------------------------------------------------------------------------------
-
-
-class FieldContext:
-    """The arithmetic-context interface over a SymPy field K (``sympy.polys.fields.field``): object arrays
-    of field elements, so :func:`~qderive.numeric.kernels.chains.gth_stationary` runs unchanged and returns
-    the stationary law as rational functions. (A candidate for :mod:`qderive.numeric.backend`.)"""
-
-    is_float64 = False
-    dtype = object
-    tiny = 0
-
-    def __init__(self, K):
-        self.K = K
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def num(self, value):
-        return value if getattr(value, "field", None) == self.K else self.K.from_expr(sp.sympify(value))
-
-    def zeros(self, shape):
-        z = np.empty(shape, dtype=object)
-        z.fill(self.K.zero)
-        return z
-
-    def array(self, values):
-        values = list(values)
-        a = np.empty(len(values), dtype=object)
-        for i, v in enumerate(values):
-            a[i] = self.num(v)
-        return a
-
-    def fsum(self, values):
-        return sum(values, self.K.zero)
-
-    def dot(self, a, b):
-        return sum((x * y for x, y in zip(a, b)), self.K.zero)
 
 
 def common_denominator(ratios) -> list:

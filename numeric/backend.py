@@ -29,7 +29,7 @@ from mpmath.libmp import from_rational
 
 from .kernels.context import FLOAT64, Float64Context
 
-__all__ = ["FLOAT64", "Float64Context", "MPContext", "FractionContext", "mp_context", "context_for"]
+__all__ = ["FLOAT64", "Float64Context", "MPContext", "FractionContext", "FieldContext", "mp_context", "context_for"]
 
 _exp = np.frompyfunc(mpmath.exp, 1, 1)
 _log = np.frompyfunc(mpmath.log, 1, 1)
@@ -218,3 +218,45 @@ class FractionContext:
 
     def isfinite(self, x):
         return True
+
+
+class FieldContext:
+    """The arithmetic-context interface over a SymPy field K (``sympy.polys.fields.field``): object arrays
+    of field elements, so :func:`~qderive.numeric.kernels.chains.gth_stationary` runs unchanged and returns
+    the stationary law as rational functions (the two-flow model's exact laws)."""
+
+    is_float64 = False
+    dtype = object
+    tiny = 0
+
+    def __init__(self, K):
+        self.K = K
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def num(self, value):
+        from qderive.symbolic.numbers import to_sympy
+
+        return value if getattr(value, "field", None) == self.K else self.K.from_expr(to_sympy(value))
+
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=object)
+        z.fill(self.K.zero)
+        return z
+
+    def array(self, values):
+        values = list(values)
+        a = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            a[i] = self.num(v)
+        return a
+
+    def fsum(self, values):
+        return sum(values, self.K.zero)
+
+    def dot(self, a, b):
+        return sum((x * y for x, y in zip(a, b)), self.K.zero)
