@@ -22,13 +22,17 @@ import numpy as np
 
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationMeasures, VacationPolicy
 
 from ..kernels import vacation as K
 from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
 
 __all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "policy_key"]
+
+
+#: the measures of the closed forms: the fields of the result record, in order
+MEASURE_KEYS = VacationMeasures.keys()
 
 
 def policy_key(model) -> str:
@@ -54,24 +58,20 @@ class InfiniteEngine(Engine):
             self._evaluators[policy] = cached_evaluator(f"vacation_infinite_measures::{policy}", make)
         return self._evaluators[policy]
 
-    def _values(self, model):
-        from qderive.symbolic.closed_forms.vacation_infinite import symbol_values
-
-        return symbol_values(model)
+    def _values(self, model) -> list:
+        return model.moment_values()
 
     def is_exact(self, model) -> bool:
-        return policy_key(model) != "single" or list(self._values(model).values())[-1] is not None
+        return policy_key(model) != "single" or self._values(model)[-1] is not None
 
     @property
     def confirm(self):  # only the irrational c_0 of single vacations needs two precisions
         return True
 
     def compute(self, model, ctx, **options):
-        from qderive.symbolic.closed_forms.vacation_infinite import MEASURE_KEYS
-
         policy = policy_key(model)
         ev = self._evaluator(policy)
-        values = list(self._values(model).values())
+        values = self._values(model)
         if values[-1] is None or policy != "single":
             values[-1] = Fraction(0) if policy != "single" else None
         if values[-1] is not None:

@@ -32,6 +32,7 @@ import sympy as sp
 from ..batches.general import GeneralBatch
 from ..cache import cached
 from ..laws.general import GeneralTime
+from ..models.vacation import VacationMeasures
 from ..pgf import derivatives_at
 
 __all__ = ["SYMBOLS", "z", "lam", "c0", "SERVICE", "VACATION", "BATCH", "general_results", "measure_expressions",
@@ -50,8 +51,8 @@ l1, l2, l3 = (BATCH.moment(k) for k in (1, 2, 3))
 #: the arguments of every measure expression, in order
 SYMBOLS = (lam, b1, b2, b3, f1, f2, f3, l1, l2, l3, c0)
 
-MEASURE_KEYS = ("q0", "idle_probability", "mean_queue_length", "mean_wait", "queue_length_variance",
-                "mean_number_in_system")
+#: the measures, in the order of the result record's fields
+MEASURE_KEYS = VacationMeasures.keys()
 
 
 def _substitute(expr):
@@ -112,41 +113,5 @@ def measure_expressions(policy: str = "multiple") -> tuple:
 
 
 def symbol_values(model) -> dict:
-    """The exact values of :data:`SYMBOLS` for a concrete model (moments; c_0 where it is rational).
-
-    ``c0`` is P(no batch arrives during a vacation) = varphi(lambda): a rational for
-    phase-type and gamma laws of integer shape, otherwise None (the engine computes it
-    numerically from the count law).
-    """
-    from fractions import Fraction
-
-    vac = model.vacation
-    values = [model.rate, *(model.service.moment(k) for k in (1, 2, 3))]
-    values += [*(vac.moment(k) for k in (1, 2, 3))] if vac is not None else [Fraction(1)] * 3
-    values += [model.batch.moment(k) for k in (1, 2, 3)]
-    values.append(_zero_count(vac, model.rate) if vac is not None else Fraction(0))
-    return dict(zip(SYMBOLS, values))
-
-
-def _zero_count(law, rate):
-    """P(K = 0) for the count law of ``law`` at ``rate`` exactly when it is rational, else None."""
-    from ..counts import MixtureCount, NegativeBinomialCount, PhaseTypeCount
-
-    def zero(c):
-        if isinstance(c, NegativeBinomialCount):
-            a = c.shape
-            return c.p0 ** int(a) if a == int(a) else None
-        if isinstance(c, MixtureCount):
-            parts = [zero(p) for p in c.components]
-            return None if any(p is None for p in parts) else sum(w * p for w, p in zip(c.weights, parts))
-        if isinstance(c, PhaseTypeCount):
-            from ..laws.phase_type import solve_exact
-
-            n = len(c.alpha)
-            A = [[(c.lam if i == j else 0) - c.T[i][j] for j in range(n)] for i in range(n)]
-            t = [-sum(row) for row in c.T]
-            x = solve_exact(A, t)
-            return sum(a * v for a, v in zip(c.alpha, x))
-        return None
-
-    return zero(law.count_law(rate))
+    """The exact values of :data:`SYMBOLS` for a concrete model (:meth:`VacationQueue.moment_values`)."""
+    return dict(zip(SYMBOLS, model.moment_values()))

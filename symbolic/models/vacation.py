@@ -177,6 +177,44 @@ class VacationQueue(_VacationModel):
 
         return cls.from_load(F(3, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
 
+    def moment_values(self) -> list:
+        """lambda, b1..b3, f1..f3, l1..l3 and c0 = varphi(lambda) exactly: the arguments of the closed forms
+        of :mod:`qderive.symbolic.closed_forms.vacation_infinite` (their ``SYMBOLS``, in order).
+
+        c0 = P(no batch arrives during a vacation) is rational for phase-type and integer-shape gamma
+        laws and None otherwise (the engine then takes it from the count kernel); without vacations the
+        vacation moments are placeholders that no expression uses.
+        """
+        from fractions import Fraction
+
+        vac = self.vacation
+        values = [self.rate, *(self.service.moment(k) for k in (1, 2, 3))]
+        values += [*(vac.moment(k) for k in (1, 2, 3))] if vac is not None else [Fraction(1)] * 3
+        values += [self.batch.moment(k) for k in (1, 2, 3)]
+        values.append(_zero_count(vac.count_law(self.rate)) if vac is not None else Fraction(0))
+        return values
+
+
+def _zero_count(c):
+    """P(K = 0) of a count law exactly when it is rational (negative binomial of integer shape, mixtures of
+    them, phase-type), else None."""
+    from ..counts import MixtureCount, NegativeBinomialCount, PhaseTypeCount
+
+    if isinstance(c, NegativeBinomialCount):
+        a = c.shape
+        return c.p0 ** int(a) if a == int(a) else None
+    if isinstance(c, MixtureCount):
+        parts = [_zero_count(p) for p in c.components]
+        return None if any(p is None for p in parts) else sum(w * p for w, p in zip(c.weights, parts))
+    if isinstance(c, PhaseTypeCount):
+        from ..laws.phase_type import solve_exact
+
+        n = len(c.alpha)
+        A = [[(c.lam if i == j else 0) - c.T[i][j] for j in range(n)] for i in range(n)]
+        x = solve_exact(A, [-sum(row) for row in c.T])
+        return sum(a * v for a, v in zip(c.alpha, x))
+    return None
+
 
 # --------------------------------------------------------------------------------------
 # Finite waiting room
