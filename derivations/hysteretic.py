@@ -1,494 +1,369 @@
-"""Derivation and command line of the hysteretic overload control M^[X]|G|1|(L,H)|(H,R).
+"""Hysteretic overload control M[X]|G|1|(L,H)|(H,R): Sopin (2013), chapter 3, eqs. (16)-(23).
 
-Sopin 2013, chapter 3, equations (16)-(23), as reconstructed in ``spec/chapter3.md``:
-the embedded chain at departure epochs, its balance equations with symbolic thresholds,
-the embedded-to-time relation, the mode probabilities, the normal-mode block P_0, the mean
-normal-mode sojourn E tau_0 (corrected: the thesis's (21) omits the idle periods), the mean
-return time E tau_12 and the control cycle E tau. The numbers come from
-:mod:`qderive.numeric.hysteretic`; the checks compare them with first-passage computations
-on the chain, the renewal identity, and (exponential service) the CTMC of the
-continuous-time process built here from the model's definition.
+As reconstructed in ``spec/chapter3.md``: the embedded chain at departure epochs (event
+convention) and its balance equations (16a)-(16d) with symbolic thresholds, the
+embedded-to-time relation (17), the mode probabilities (18), (19), the normal-mode block
+P_0 (20), the mean normal-mode sojourn E tau_0 (21) -- corrected: the thesis's form (21')
+omits the idle periods -- the mean return time E tau_12 (22), the control cycle E tau (23)
+and the renewal identity (23'). Every step is typeset in index form and **evaluated as
+displayed** by ``qderive verify`` with the numbers of chains built from the model
+definition (:mod:`qderive.numeric.oracles.hysteretic`): the embedded chain with Panjer's
+arrival counts, solved by GTH, first-passage times and exit laws by the M-matrix solve,
+and, for exponential service, the CTMC of the continuous-time process (the time-stationary
+law p_{c,s} of (17) and P(S_s) of (18), (19) come from it, not from q). The checks compare
+the engine (:mod:`qderive.numeric.kernels.hysteretic`) with the same oracles at points that
+cover batch and single arrivals, light and heavy load, the overload factors 1 (pure discard
+hysteresis) and 0 (complete blocking), R = H + 1, the left convention and label semantics.
 
 ``python -m qderive.derivations.hysteretic`` prints the derivation and runs its checks.
 """
 
 from __future__ import annotations
 
-import argparse
-from fractions import Fraction
+import functools
+import math
+from fractions import Fraction as F
 
+import mpmath
 import sympy as sp
 
-from qderive.symbolic import batches as B
-from qderive.symbolic import laws as T
-from qderive.symbolic._exact import ParameterError
+from qderive.symbolic.batches import Constant, Geometric
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential
+from qderive.symbolic.models.hysteretic import Convention, HystereticModel, Semantics
 
-from .cli_args import BATCH_LAW_HELP, TIME_LAW_HELP, parse_batch_law, parse_number, parse_number_list, parse_time_law
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits
+from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
-__all__ = ["COMMAND", "HystereticCommand", "build_derivation", "steps", "CHECK_POINTS", "parse_thresholds"]
+__all__ = ["derivation", "steps", "CHECK_POINTS", "RECURSIONS", "gth_elimination", "normal_sojourn_solve"]
 
 _CITE = "Sopin 2013, eq. ({})"
-
-# ----------------------------------------------------------------------------------------------
-# The steps (16)-(23) with symbolic thresholds
-# ----------------------------------------------------------------------------------------------
+SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in spec/chapter3.md"
 
 
-def steps() -> tuple[Step, ...]:
-    """The relations (16)-(23) as SymPy objects (sums over symbolic L, H, R)."""
-    i, j, m, c, c0 = sp.symbols("i j m c c_0", integer=True, nonnegative=True)
-    L, H, R = sp.symbols("L H R", integer=True, positive=True)
-    lam0, b1 = sp.symbols("lambda_0 b_1", positive=True)
-    q = sp.IndexedBase("q")
-    p = sp.IndexedBase("p")
-    l = sp.IndexedBase("l")
-    lbar = sp.IndexedBase(r"\bar{l}")
-    a0 = sp.IndexedBase("a^{(0)}")
-    a1 = sp.IndexedBase("a^{(1)}")
-    A0 = sp.IndexedBase(r"\bar{a}^{(0)}")
-    A1 = sp.IndexedBase(r"\bar{a}^{(1)}")
-    J0 = sp.Function("J^{(0)}")
-    Js = sp.Function("J^{(s)}")
-    C = sp.Symbol("C", positive=True)
-    PS0, PS1, PS2 = (sp.Function("P")(sp.Symbol(rf"\mathcal{{S}}_{k}")) for k in range(3))
-    tau0, tau12, tau = sp.symbols(r"E\tau_0 E\tau_{12} E\tau", positive=True)
-    first_batch = sp.Sum(l[m] * a0[j + 1 - m], (m, 1, j + 1))
-    normal_in = q[0, 0] * first_batch + sp.Sum(q[i, 0] * a0[j - i + 1], (i, 1, sp.Min(j + 1, H - 2)))
-    n = H - 1
-    P0 = sp.MatrixSymbol("P_0", n, n)
-    eL = sp.MatrixSymbol("e_L", n, 1)
-    e1 = sp.MatrixSymbol("e_1", n, 1)
-    ones = sp.MatrixSymbol(r"\mathbf{1}", n, 1)
-    inv = (sp.Identity(n) - P0).inv()
-    s = sp.Symbol("s", integer=True, nonnegative=True)
-    return (
-        Step(
-            "(16a)", "balance of the normal-mode states (j, 0), j = 0..H-2 (event convention)",
-            sp.Eq(q[j, 0], normal_in + sp.KroneckerDelta(j, L - 1) * q[L, 1] * a1[0]), _CITE.format(16),
-        ),
-        Step(
-            "(16b)", "balance of the overload states (j, 1), j = L..R-2",
-            sp.Eq(
-                q[j, 1],
-                sp.Piecewise(
-                    (q[0, 0] * first_batch + sp.Sum(q[i, 0] * a0[j - i + 1], (i, 1, H - 2)), j >= H - 1), (0, True)
-                )
-                + sp.Sum(q[i, 1] * a1[j - i + 1], (i, L, sp.Min(j + 1, R - 2)))
-                + sp.KroneckerDelta(j, H) * q[H + 1, 2],
-            ),
-            _CITE.format(16),
-        ),
-        Step("(16c)", "discard states drain one by one, j = H+1..R-2", sp.Eq(q[j, 2], q[j + 1, 2]), _CITE.format(16)),
-        Step(
-            "(16d)", "entry into the discard mode at (R-1, 2) (bar-a_n = P(A >= n))",
-            sp.Eq(
-                q[R - 1, 2],
-                q[0, 0] * (sp.Sum(l[m] * A0[R - m], (m, 1, R - 1)) + lbar[R])
-                + sp.Sum(q[i, 0] * A0[R - i], (i, 1, H - 2))
-                + sp.Sum(q[i, 1] * A1[R - i], (i, L, R - 2)),
-            ),
-            _CITE.format(16),
-        ),
-        Step("(17a)", "mean time between departures", sp.Eq(C, b1 + q[0, 0] / lam0), _CITE.format(17)),
-        Step(
-            "(17b)", "time-stationary law: idle state and counts 1 <= c < R in interval mode s",
-            sp.Eq(
-                p[c, s],
-                (sp.Sum(q[i, s] * Js(c - i), (i, 1, c))
-                 + sp.KroneckerDelta(s, 0) * q[0, 0] * sp.Sum(l[c0] * J0(c - c0), (c0, 1, c))) / C,
-            ),
-            _CITE.format(17),
-        ),
-        Step("(17c)", "empty system", sp.Eq(p[0, 0], q[0, 0] / (lam0 * C)), _CITE.format(17)),
-        Step("(18)", "probability of overload (interval semantics)",
-             sp.Eq(PS1, b1 / C * sp.Sum(q[j, 1], (j, L, R - 2))), _CITE.format(18)),
-        Step("(19)", "probability of discard (= b_1 (R-1-H) q_{R-1,2} / C)",
-             sp.Eq(PS2, b1 / C * sp.Sum(q[j, 2], (j, H + 1, R - 1))), _CITE.format(19)),
-        Step(
-            "(20)", "the embedded transition matrix restricted to the normal-mode states",
-            sp.Eq(
-                sp.Indexed("P_0", i, j),
-                sp.Piecewise((first_batch, sp.Eq(i, 0)), (a0[j - i + 1], j >= i - 1), (0, True)),
-            ),
-            _CITE.format(20),
-        ),
-        Step(
-            "(21)", "mean normal-mode sojourn, corrected: the idle periods in (0,0) are normal mode",
-            sp.Eq(sp.MatrixSymbol(r"E\tau_0", 1, 1), eL.T * inv * (b1 * ones + e1 / lam0)),
-            _CITE.format(21) + "; spec/chapter3.md section 6",
-        ),
-        Step(
-            "(21')", "the thesis's form (omits the idle periods; exact only when q_{0,0} = 0)",
-            sp.Eq(sp.MatrixSymbol(r"E\tau_0^{thesis}", 1, 1), b1 * eL.T * inv * ones),
-            _CITE.format(21),
-        ),
-        Step("(22)", "mean return time (renewal reward over control cycles)",
-             sp.Eq(tau12, tau0 * (PS1 + PS2) / PS0), _CITE.format(22)),
-        Step("(23)", "mean control cycle", sp.Eq(tau, tau0 + tau12), _CITE.format(23)),
-        Step("(23')", "renewal identity: one cycle per entry into S_0",
-             sp.Eq(tau, C / (q[L, 1] * a1[0])), "spec/chapter3.md section 7"),
-    )
+# -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------------------
 
 
-# ----------------------------------------------------------------------------------------------
-# Checks
-# ----------------------------------------------------------------------------------------------
+def gth_elimination(P, n):
+    """(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; pi P = pi."""
+    for k in range(n - 1, 0, -1):
+        s = sum(P[k][j] for j in range(k))
+        for i in range(k):
+            P[i][k] = P[i][k] / s
+            for j in range(k):
+                P[i][j] = P[i][j] + P[i][k] * P[k][j]
+    pi = [1]
+    for k in range(1, n):
+        pi.append(sum(pi[i] * P[i][k] for i in range(k)))
+    return pi
 
-#: (name, batch, service, rho_0, overload factor, (L, H, R)) of the verification points
-CHECK_POINTS = (
-    ("geometric batches, det service, rho0=3/2", B.Geometric(2), T.Deterministic(Fraction(1, 200)),
-     Fraction(3, 2), Fraction(1, 2), (10, 20, 30)),
-    ("single arrivals, det service, rho0=9/10", B.Constant(1), T.Deterministic(Fraction(1, 200)),
-     Fraction(9, 10), Fraction(1, 2), (10, 20, 30)),
-    ("geometric batches, exp service, rho0=1", B.Geometric(2), T.Exponential(Fraction(1, 200)),
-     Fraction(1), Fraction(1, 2), (4, 8, 12)),
+
+def normal_sojourn_solve(W, s, g, m):
+    """(21) without subtraction: (I - P_0) y = g with W = P_0 (upper Hessenberg) and s = its exits."""
+    d = [0] * m
+    for k in range(m):
+        if k > 0:
+            f = W[k][k - 1] / d[k - 1]
+            s[k] = s[k] + f * s[k - 1]
+            g[k] = g[k] + f * g[k - 1]
+            for j in range(k + 1, m):
+                W[k][j] = W[k][j] + f * W[k - 1][j]
+        d[k] = s[k] + sum(W[k][j] for j in range(k + 1, m))
+    y = [0] * m
+    for k in reversed(range(m)):
+        y[k] = (g[k] + sum(W[k][j] * y[j] for j in range(k + 1, m))) / d[k]
+    return y
+
+
+RECURSIONS = (
+    ("Stationary vector of the embedded chain (16): GTH", gth_elimination),
+    ("Mean normal-mode sojourn (21): subtraction-free elimination of I - P_0", normal_sojourn_solve),
 )
 
 
-def _model(point):
-    from qderive.numeric.hysteretic import HystereticModel
+# -- symbols and the displayed relations ---------------------------------------------------------------------------
 
-    _, batch, service, rho, f, (L, H, R) = point
-    return HystereticModel.from_load(batch, service, rho, f, L, H, R)
+i, j, m, c, c0 = sp.symbols("i j m c c_0", integer=True, nonnegative=True)
+s = sp.Symbol("s", integer=True, nonnegative=True)
+L, H, R = sp.symbols("L H R", integer=True, positive=True)
+lam0, b1 = sp.symbols("lambda_0 b_1", positive=True)
+q, p, l, J = (sp.IndexedBase(n) for n in ("q", "p", "l", "J"))
+lbar = sp.IndexedBase(r"\bar{l}")
+a0, a1 = sp.IndexedBase("a^{(0)}"), sp.IndexedBase("a^{(1)}")
+A0, A1 = sp.IndexedBase(r"\bar{a}^{(0)}"), sp.IndexedBase(r"\bar{a}^{(1)}")
+P0i = sp.IndexedBase("P_0")
+C = sp.Symbol("C", positive=True)
+PS = tuple(sp.Function("P")(sp.Symbol(rf"\mathcal{{S}}_{k}")) for k in range(3))
+tau0, tau12, tau = sp.symbols(r"E\tau_0 E\tau_{12} E\tau", positive=True)
+_n = H - 1
+P0 = sp.MatrixSymbol("P_0", _n, _n)
+eL, e1 = sp.MatrixSymbol("e_L", _n, 1), sp.MatrixSymbol("e_1", _n, 1)
+ones = sp.MatrixSymbol(r"\mathbf{1}", _n, 1)
+T0, T0t = sp.MatrixSymbol(r"E\tau_0", 1, 1), sp.MatrixSymbol(r"E\tau_0^{thesis}", 1, 1)
+#: the cost vector of (21); framework.evaluate reads a MatAdd as a scalar sum, so its value is bound as a whole
+_COSTS = b1 * ones + e1 / lam0
 
-
-def _first_passage(model, digits):
-    """E tau_0, thesis E tau_0, E tau_12 by first passage on the embedded chain (mpmath LU at digits + 20)."""
-    import mpmath
-
-    from qderive.numeric import hysteretic as nh
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.chains import mean_hitting_times
-
-    bk = mp_backend(digits + 20)
-    with bk:
-        chain = nh.embedded_chain(model, bk)
-        inp = chain.inputs
-        normal = list(range(chain.n_normal))
-        outside = list(range(chain.n_normal, len(chain.states)))
-        costs = [inp.b1 + (1 / inp.lam[0] if st == (0, 0) else 0) for st in chain.states]
-        start = chain.index[(model.L - 1, 0)]
-        t0 = mean_hitting_times(chain.P, outside, costs, bk)[start]
-        t0_thesis = mean_hitting_times(chain.P, outside, [inp.b1] * len(chain.states), bk)[start]
-        # exit law of S_0 from (L-1, 0): absorption probabilities, one "cost" column per exit state
-        back = mean_hitting_times(chain.P, normal, [inp.b1] * len(chain.states), bk)
-        t12 = mpmath.mpf(0)
-        for x in outside:
-            column = [chain.P[k, x] if k in normal else 0 for k in range(len(chain.states))]
-            prob = mean_hitting_times(chain.P, outside, column, bk)[start]
-            t12 += prob * back[x]
-    return t0, t0_thesis, t12
-
-
-def _ctmc_exponential(model, digits):
-    """Measures of the continuous-time process for exponential service: a CTMC over (count, mode).
-
-    Built from the model's definition (not from the embedded chain): in interval mode s the
-    count c grows by a batch at rate lambda_s (capped at R) and falls at rate mu; a departure
-    from (c, s) leads to ``model.next_state(c, s)`` (the count just before it is c).
-    """
-    import mpmath
-
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.chains import stationary_gth
-
-    mu = 1 / model.service.moment(1)
-    lam = {0: model.rate, 1: model.rate1, 2: sp.Integer(0)}
-    R = model.R
-    start = (0, 0)
-    states, rates, todo = {start: 0}, {}, [start]
-    while todo:
-        c, s = todo.pop()
-        out = {}
-        if lam[s] != 0 and c < R:
-            for x in range(1, R - c + 1):
-                prob = model.batch.pmf(x) if x < R - c else model.batch.tail(R - c - 1)
-                if prob != 0:
-                    out[(c + x, s)] = out.get((c + x, s), 0) + lam[s] * prob
-        if c >= 1:
-            nxt = model.next_state(c, s)
-            out[nxt] = out.get(nxt, 0) + mu
-        rates[(c, s)] = out
-        for t in out:
-            if t not in states:
-                states[t] = len(states)
-                todo.append(t)
-    order = sorted(states, key=states.get)
-    Q = [[sp.Integer(0)] * len(order) for _ in order]
-    for st, out in rates.items():
-        for t, r in out.items():
-            Q[states[st]][states[t]] += r
-    bk = mp_backend(digits + 20)
-    with bk:
-        pi = stationary_gth(Q, bk)
-        prob = {st: pi[k] for st, k in states.items()}
-        p_int = [mpmath.fsum(v for (c, s), v in prob.items() if s == x) for x in range(3)]
-
-        def label(c, s):
-            if s == 2 or c >= R:
-                return 2
-            return 0 if s == 0 and c < model.H else 1
-
-        p_lab = [mpmath.fsum(v for (c, s), v in prob.items() if label(c, s) == x) for x in range(3)]
-        cycle = 1 / (bk.num(mu) * prob[(model.L, 1)])
-        throughput = bk.num(mu) * (1 - prob[(0, 0)])
-    return {"p_int": p_int, "p_lab": p_lab, "cycle": cycle, "throughput": throughput}
+_first = sp.Sum(l[m] * a0[j + 1 - m], (m, 1, j + 1))
+REL = {
+    "(16a)": sp.Eq(q[j, 0], q[0, 0] * _first + sp.Sum(q[i, 0] * a0[j - i + 1], (i, 1, sp.Min(j + 1, H - 2)))
+                   + sp.KroneckerDelta(j, L - 1) * q[L, 1] * a1[0]),
+    "(16b)": sp.Eq(q[j, 1], sp.Piecewise((q[0, 0] * _first + sp.Sum(q[i, 0] * a0[j - i + 1], (i, 1, H - 2)),
+                                          j >= H - 1), (0, True))
+                   + sp.Sum(q[i, 1] * a1[j - i + 1], (i, L, sp.Min(j + 1, R - 2)))
+                   + sp.KroneckerDelta(j, H) * q[H + 1, 2]),
+    "(16c)": sp.Eq(q[j, 2], q[j + 1, 2]),
+    "(16d)": sp.Eq(q[R - 1, 2], q[0, 0] * (sp.Sum(l[m] * A0[R - m], (m, 1, R - 1)) + lbar[R])
+                   + sp.Sum(q[i, 0] * A0[R - i], (i, 1, H - 2)) + sp.Sum(q[i, 1] * A1[R - i], (i, L, R - 2))),
+    "(17a)": sp.Eq(C, b1 + q[0, 0] / lam0),
+    "(17b)": sp.Eq(p[c, s], (sp.Sum(q[i, s] * J[s, c - i], (i, 1, c))
+                             + sp.KroneckerDelta(s, 0) * q[0, 0] * sp.Sum(l[c0] * J[0, c - c0], (c0, 1, c))) / C),
+    "(17c)": sp.Eq(p[0, 0], q[0, 0] / (lam0 * C)),
+    "(18)": sp.Eq(PS[1], b1 / C * sp.Sum(q[j, 1], (j, L, R - 2))),
+    "(19)": sp.Eq(PS[2], b1 / C * sp.Sum(q[j, 2], (j, H + 1, R - 1))),
+    "(20)": sp.Eq(P0i[i, j], sp.Piecewise((_first, sp.Eq(i, 0)), (a0[j - i + 1], j >= i - 1), (0, True))),
+    "(21)": sp.Eq(T0, eL.T * (sp.Identity(_n) - P0).inv() * _COSTS),
+    "(21')": sp.Eq(T0t, b1 * eL.T * (sp.Identity(_n) - P0).inv() * ones),
+    "(22)": sp.Eq(tau12, tau0 * (PS[1] + PS[2]) / PS[0]),
+    "(23)": sp.Eq(tau, tau0 + tau12),
+    "(23')": sp.Eq(tau, C / (q[L, 1] * a1[0])),
+}
+_TITLES = {
+    "(16a)": ("balance of the normal-mode states (j, 0), j = 0..H-2 (event convention)", _CITE.format(16)),
+    "(16b)": ("balance of the overload states (j, 1), j = L..R-2", _CITE.format(16)),
+    "(16c)": ("the discard states drain one by one, j = H+1..R-2", _CITE.format(16)),
+    "(16d)": ("entry into the discard mode at (R-1, 2) (bar-a_n = P(A >= n), bar-l_R = P(X >= R))", _CITE.format(16)),
+    "(17a)": ("mean time between departures", _CITE.format(17)),
+    "(17b)": ("time-stationary law: count 1 <= c < R in interval mode s (J[s, n]: time of a mode-s service "
+              "with n arrivals so far)", _CITE.format(17) + "; spec/chapter3.md section 4"),
+    "(17c)": ("empty system", _CITE.format(17)),
+    "(18)": ("probability of overload (interval semantics)", "Sopin 2013, Statement 3, eq. (18)"),
+    "(19)": ("probability of discard (= b_1 (R-1-H) q_{R-1,2} / C)", "Sopin 2013, Statement 3, eq. (19)"),
+    "(20)": ("the embedded transition matrix restricted to the normal-mode states", _CITE.format(20)),
+    "(21)": ("mean normal-mode sojourn, corrected: the idle periods in (0,0) are normal mode",
+             _CITE.format(21) + "; spec/chapter3.md section 6"),
+    "(21')": ("the thesis's form (omits the idle periods; exact only when q_{0,0} = 0)", _CITE.format(21)),
+    "(22)": ("mean return time (renewal reward over control cycles)", _CITE.format(22)),
+    "(23)": ("mean control cycle", _CITE.format(23)),
+    "(23')": ("renewal identity: one cycle per entry into S_0", "spec/chapter3.md section 7"),
+}
 
 
-def _agree(pairs, digits, slack=3):
-    worst = min(agreement_digits(v, ref) for v, ref in pairs)
-    return worst >= digits - slack, worst
+# -- the oracle numbers bound to the displayed relations ------------------------------------------------------------
+
+#: the points where every displayed relation is evaluated: (name, model); the first has exponential service, so the
+#: CTMC of the process supplies p_{c,s} and P(S_s)
+_BOUND = (
+    ("geometric batches, exp service, rho_0 = 3/2", lambda: HystereticModel.from_load(
+        F(3, 2), service=Exponential(F(1, 200)), batch=Geometric(2), L=4, H=8, R=12)),
+    ("single arrivals, det service, rho_0 = 9/10", lambda: HystereticModel.from_load(
+        F(9, 10), service=Deterministic(F(1, 200)), batch=Constant(1), L=4, H=8, R=12)),
+    ("geometric batches, Erlang-3, complete blocking (f = 0)", lambda: HystereticModel.from_load(
+        F(6, 5), service=Erlang(3, F(1, 200)), batch=Geometric(2), L=3, H=6, R=10, overload_factor=0)),
+)
+#: the relations that need the CTMC of the process (exponential service only)
+_PROCESS = ("(17b)", "(17c)", "(18)", "(19)")
 
 
-def _check_first_passage(point):
+@functools.lru_cache(maxsize=8)
+def _bindings(name: str, digits: int) -> tuple:
+    """(model, env) at ``digits`` (the oracles at digits + 20: their tails P(A >= n) are 1 - sums)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles import hysteretic as O
+
+    model = dict(_BOUND)[name]()
+    ctx = mp_context(digits + 20)
+    with ctx:
+        e = O.embedded(model, ctx)
+        Hm, Lm, Rm = model.H, model.L, model.R
+        n = Hm - 1
+        nidx = [e.index[(k, 0)] for k in range(n)]
+        P0m = mpmath.matrix(n, n)
+        for a_, ia in enumerate(nidx):
+            for b_, ib in enumerate(nidx):
+                P0m[a_, b_] = e.P[ia, ib]
+        unit = lambda k: mpmath.matrix([[1 if r == k else 0] for r in range(n)])  # noqa: E731
+        env = {
+            L: Lm, H: Hm, R: Rm, lam0: ctx.num(model.rate), b1: ctx.num(model.service.moment(1)),
+            q: e.q, l: e.extra["pmf"], a0: list(e.a[0]), a1: list(e.a[1]), A0: e.extra["ge"][0], A1: e.extra["ge"][1],
+            lbar: {Rm: e.extra["first"][Rm]}, C: e.extra["C"],
+            P0i: {(x, y): P0m[x, y] for x in range(n) for y in range(n)},
+            P0: P0m, eL: unit(Lm - 1), e1: unit(0), ones: mpmath.matrix([[1]] * n),
+            _COSTS: ctx.num(model.service.moment(1)) * mpmath.matrix([[1]] * n) + unit(0) / ctx.num(model.rate),
+            T0: mpmath.matrix([[e.measures["mean_normal_time"]]]),
+            T0t: mpmath.matrix([[e.extra["thesis_normal_time"]]]),
+            tau0: e.measures["mean_normal_time"], tau12: e.measures["mean_return_time"], tau: e.extra["cycle"],
+            PS[0]: e.extra["p"][0], PS[1]: e.extra["p"][1], PS[2]: e.extra["p"][2],
+        }
+        if isinstance(model.service, Exponential):
+            o = O.process(model, ctx)
+            env.update({p: o.pi, PS[0]: o.measures["p_normal"], PS[1]: o.measures["p_overload"],
+                        PS[2]: o.measures["p_discard"],
+                        J: {(x, k): v for x in range(3) for k, v in enumerate(O.level_times(model, ctx, x))}})
+    return model, env
+
+
+def _ranges(label: str, model) -> dict:
+    Lm, Hm, Rm = model.L, model.H, model.R
+    return {"(16a)": {j: range(0, Hm - 1)}, "(16b)": {j: range(Lm, Rm - 1)}, "(16c)": {j: range(Hm + 1, Rm - 1)},
+            "(17b)": {c: range(1, Rm), s: range(3)}, "(20)": {i: range(0, Hm - 1), j: range(0, Hm - 1)}}.get(label, {})
+
+
+def _hook(label: str):
+    """Evaluate the displayed relation ``label`` at every bound point (the oracles' numbers)."""
+
     def run(digits):
-        from qderive.numeric import hysteretic as nh
+        worst, names = math.inf, []
+        for name, make in _BOUND:
+            if label in _PROCESS and not isinstance(make().service, Exponential):
+                continue
+            model, env = _bindings(name, digits)
+            bind = lambda d, env=env, model=model: (env, _ranges(label, model))  # noqa: E731
+            _, agreed, _ = relation_check(REL[label], bind)(digits)
+            worst = min(worst, agreed)
+            names.append(name)
+        return worst >= digits - 5, worst, f"evaluated as displayed at: {'; '.join(names)} (oracle chains)"
 
-        model = _model(point)
-        r = nh.evaluate(model, digits)
-        thesis = nh.evaluate(model, digits, form=nh.NormalTimeForm.THESIS)
-        t0, t0_thesis, t12 = _first_passage(model, digits)
-        ok, worst = _agree(
-            [(r.mean_normal_time, t0), (r.mean_return_time, t12), (thesis.mean_normal_time, t0_thesis)], digits
-        )
-        return ok, worst, f"{point[0]}: E tau_0 = {r.mean_normal_time}, E tau_12 = {r.mean_return_time}"
-
-    return Check(f"(21),(21'),(22) = first passage on the chain [{point[0]}]", run, "(21)")
-
-
-def _check_renewal(point):
-    def run(digits):
-        from qderive.numeric import hysteretic as nh
-
-        model = _model(point)
-        pairs = []
-        for sem in nh.Semantics:
-            r = nh.evaluate(model, digits, semantics=sem)
-            pairs.append((r.mean_cycle_time, r.renewal_cycle_time))
-        ok, worst = _agree(pairs, digits)
-        return ok, worst, f"{point[0]}: E tau = {pairs[0][1]} (interval and label semantics)"
-
-    return Check(f"(23) E tau = C/(q_(L,1) a_0^(1)), interval and label [{point[0]}]", run, "(23')")
+    return run
 
 
-def _check_ctmc(point):
-    def run(digits):
-        from qderive.numeric import hysteretic as nh
-
-        model = _model(point)
-        ref = _ctmc_exponential(model, digits)
-        pairs = []
-        for sem, key in ((nh.Semantics.INTERVAL, "p_int"), (nh.Semantics.LABEL, "p_lab")):
-            r = nh.evaluate(model, digits, semantics=sem)
-            pairs += [(r.p_normal, ref[key][0]), (r.p_overload, ref[key][1]), (r.p_discard, ref[key][2]),
-                      (r.mean_cycle_time, ref["cycle"])]
-        pairs.append((r.throughput, ref["throughput"]))
-        ok, worst = _agree(pairs, digits)
-        return ok, worst, f"{point[0]}: (17)-(23) against the CTMC of the continuous-time process"
-
-    return Check(f"(17)-(19),(23) = CTMC of the process, exponential service [{point[0]}]", run, "(17)")
+def steps() -> tuple:
+    """The relations (16)-(23), each with its evaluation hook."""
+    return tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
 
 
-def _check_stability(point):
-    def run(digits):
-        from qderive.numeric import hysteretic as nh
-
-        model = _model(point)
-        a, b = nh.evaluate(model, digits), nh.evaluate(model, digits + 20)
-        ok, worst = _agree([(getattr(a, k), getattr(b, k)) for k in nh.MEASURE_KEYS], digits, slack=0)
-        return ok, worst, f"{point[0]}: every measure at {digits} and {digits + 20} digits"
-
-    return Check(f"results at D and D+20 digits agree [{point[0]}]", run)
+# -- checks: the engine against the oracles --------------------------------------------------------------------------
 
 
-def build_derivation(points=CHECK_POINTS) -> Derivation:
-    """The registered derivation ``hysteretic`` with checks at the given points."""
-    checks = []
-    for pt in points:
-        checks += [_check_first_passage(pt), _check_renewal(pt)]
-        if isinstance(pt[2], T.Exponential):
-            checks.append(_check_ctmc(pt))
-    checks.append(_check_stability(points[0]))
+def _model(load, service, batch, thresholds, **kw):
+    Lm, Hm, Rm = thresholds
+    return HystereticModel.from_load(load, service=service, batch=batch, L=Lm, H=Hm, R=Rm, **kw)
+
+
+#: (name, model) of the engine checks: both arrival types, light and heavy load, every variant of the model
+CHECK_POINTS = (
+    ("geometric, det, rho_0 = 3/2", lambda: _model(F(3, 2), Deterministic(F(1, 200)), Geometric(2), (10, 20, 30))),
+    ("single, det, rho_0 = 9/10", lambda: _model(F(9, 10), Deterministic(F(1, 200)), Constant(1), (10, 20, 30))),
+    ("geometric, exp, rho_0 = 1", lambda: _model(F(1), Exponential(F(1, 200)), Geometric(2), (4, 8, 12))),
+    ("geometric, exp, rho_0 = 2, pure discard hysteresis f = 1",
+     lambda: _model(F(2), Exponential(F(1, 200)), Geometric(2), (4, 8, 12), overload_factor=1)),
+    ("single, exp, rho_0 = 3/2, complete blocking f = 0",
+     lambda: _model(F(3, 2), Exponential(F(1, 200)), Constant(1), (4, 8, 12), overload_factor=0)),
+    ("geometric, Erlang-2, rho_0 = 3/2, R = H + 1", lambda: _model(F(3, 2), Erlang(2, F(1, 200)), Geometric(2),
+                                                                   (4, 8, 9))),
+    ("geometric, det, rho_0 = 3/2, left convention", lambda: _model(F(3, 2), Deterministic(F(1, 200)), Geometric(2),
+                                                                    (4, 8, 12), convention=Convention.LEFT)),
+)
+
+
+def _compare(pairs):
+    worst = math.inf
+    for x, ref in pairs:
+        if ref == 0 and x == 0:
+            continue
+        worst = min(worst, agreement_digits(x, ref))
+    return worst
+
+
+def _check_embedded(digits):
+    """Every measure of the engine (interval semantics, corrected and thesis (21)) = the embedded-chain oracle."""
+    from dataclasses import replace
+
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.hysteretic import embedded
+
+    worst = math.inf
+    for name, make in CHECK_POINTS:
+        model = make()
+        ctx = mp_context(digits + 20)
+        with ctx:
+            o = embedded(model, ctx)
+        got = model.evaluate(digits).as_dict()
+        thesis = replace(model, thesis_form=True).evaluate(digits).mean_normal_time
+        worst = min(worst, _compare([(got[k], v) for k, v in o.measures.items()]
+                                    + [(thesis, o.extra["thesis_normal_time"])]))
+    return worst >= digits - 2, worst, f"8 measures + thesis (21') at {len(CHECK_POINTS)} points (embedded oracle)"
+
+
+def _check_process(digits):
+    """Interval and label semantics of the engine = the CTMC of the process (exponential service)."""
+    from dataclasses import replace
+
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.hysteretic import process
+
+    worst, count = math.inf, 0
+    for name, make in CHECK_POINTS:
+        model = make()
+        if not isinstance(model.service, Exponential) or model.convention is not Convention.EVENT:
+            continue
+        ctx = mp_context(digits + 20)
+        with ctx:
+            o = process(model, ctx)
+        got = model.evaluate(digits).as_dict()
+        lab = replace(model, semantics=Semantics.LABEL).evaluate(digits).as_dict()
+        worst = min(worst, _compare([(got[k], v) for k, v in o.measures.items()]
+                                    + [(lab[k], v) for k, v in o.extra["label"].items()]))
+        count += 1
+    return worst >= digits - 2, worst, f"both semantics, every measure, at {count} points (process CTMC)"
+
+
+def _check_time_law(digits):
+    """(17) as computed by the kernel: p_{c,s} for every count and mode = the stationary law of the process CTMC."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.hysteretic import solution
+    from qderive.numeric.oracles.hysteretic import process
+
+    model = _BOUND[0][1]()
+    ctx = mp_context(digits + 20)
+    with ctx:
+        cols = solution(model, ctx).time_distribution()
+        o = process(model, ctx)
+        pairs = [(cols[sm][cc], o.pi.get((cc, sm), 0)) for cc in range(model.R + 1) for sm in range(3)]
+    worst = _compare(pairs)
+    return worst >= digits, worst, f"p_(c,s), c = 0..R, s = 0..2 at {_BOUND[0][0]}"
+
+
+def _check_renewal(digits):
+    """E tau = E tau_0 + E tau_12 of the engine equals C / (q_{L,1} a_0^(1)) (both semantics; the corrected (21))."""
+    from dataclasses import replace
+
+    from qderive.numeric.engines.hysteretic import diagnostics
+
+    worst = math.inf
+    for name, make in CHECK_POINTS[:4]:
+        for sem in Semantics:
+            model = replace(make(), semantics=sem)
+            worst = min(worst, agreement_digits(model.evaluate(digits).mean_cycle_time,
+                                                diagnostics(model, digits)["renewal_cycle_time"]))
+    return worst >= digits - 2, worst, "interval and label semantics at 4 points"
+
+
+@functools.lru_cache(maxsize=1)
+def derivation() -> Derivation:
+    """The registered derivation ``hysteretic``."""
     return Derivation(
         name="hysteretic",
         title="Hysteretic overload control M^[X]|G|1|(L,H)|(H,R): control-cycle measures",
-        source="Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in spec/chapter3.md",
+        source=SOURCE,
         steps=steps(),
-        checks=tuple(checks),
+        checks=(
+            Check("engine = embedded chain from the definition (Panjer counts)", _check_embedded, "(21)"),
+            Check("engine = CTMC of the process, interval and label semantics", _check_process, "(18)"),
+            Check("(17): time-stationary law of the kernel = CTMC", _check_time_law, "(17b)"),
+            Check("(23') renewal identity in the engine", _check_renewal, "(23')"),
+        ),
         notes=(
-            "Event convention: a departure switches the mode by the count n^- just before it "
-            "(normal -> overload at n^- >= H, -> discard at n^- >= R; overload -> normal when the departure "
-            "leaves L - 1 customers; discard -> overload when it leaves H). Interval semantics: a moment "
-            "belongs to the mode whose arrival rate is in force.",
+            "Event convention: a departure switches the mode by the count n^- just before it (normal -> overload at "
+            "n^- >= H, -> discard at n^- >= R; overload -> normal when the departure leaves L - 1 customers; "
+            "discard -> overload when it leaves H). Interval semantics: a moment belongs to the mode whose arrival "
+            "rate is in force.",
             "Correction: the thesis's (21) omits the idle periods in state (0,0); the corrected form adds "
             "e_1^T / lambda_0 to the cost vector. The difference matters for rho_0 <= 1.",
+            "lambda_1 = f lambda_0 with 0 <= f <= 1: f = 1 is the pure discard hysteresis, f = 0 complete blocking in "
+            "overload (a_0^(1) = 1). With R = H + 1 the departure that reaches R leaves H behind, so the discard "
+            "mode is entered and left at once (no discard state).",
         ),
+        recursions=RECURSIONS,
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# Command line
-# ----------------------------------------------------------------------------------------------
-
-
-def parse_thresholds(text: str) -> tuple[int, int, int]:
-    """``"L,H,R"`` -> three integers (order is checked by the model)."""
-    values = parse_number_list(text, "thresholds", count=3)
-    for name, v in zip("LHR", values):
-        if not v.is_Integer:
-            raise ParameterError(f"thresholds {text!r}: {name} = {v} must be an integer")
-    return tuple(int(v) for v in values)
-
-
-def _parse_range(text, name):
-    if text is None:
-        return None
-    lo, hi = parse_number_list(text, name, count=2)
-    if not (lo.is_Integer and hi.is_Integer and lo <= hi):
-        raise ParameterError(f"{name} = {text!r}: give two integers MIN,MAX with MIN <= MAX")
-    return int(lo), int(hi)
-
-
-class HystereticCommand(ModelCommand):
-    """``qderive eval|optimize hysteretic`` (command-line contract of issue 4)."""
-
-    name = "hysteretic"
-    summary = "M[X]|G|1|(L,H)|(H,R) hysteretic overload control (Sopin 2013 ch. 3): P(S_i), E tau_0, E tau_12, E tau"
-    example_args = ("--batch", "geometric:mean=2", "--service", "det:mean=0.005", "--thresholds", "73,84,100",
-                    "--load", "1.5", "--overload-factor", "0.5")
-
-    def simulate(self, model, args):
-        """The simulator's view of the model (event / left convention, interval / label semantics)."""
-        from qderive.numeric.simulate import ModeSemantics, SimHysteresisModel, SwitchingConvention
-
-        if getattr(args, "thesis_form", False):
-            raise ParameterError("--thesis-form has no simulated counterpart (a simulation measures the true E tau_0)")
-        sim = SimHysteresisModel(model.rate, model.rate * model.overload_factor, model.batch, model.service,
-                                 (model.L, model.H, model.R), SwitchingConvention(model.convention.value))
-        return sim, {"semantics": ModeSemantics(getattr(args, "semantics", "interval"))}
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--batch", default="const:n=1", help=f"batch-size law (default const:n=1): {BATCH_LAW_HELP}")
-        parser.add_argument("--service", required=True, help=f"service-time law: {TIME_LAW_HELP}")
-        parser.add_argument("--thresholds", required=True, metavar="L,H,R",
-                            help="abatement L, onset H, discard R (L < H < R, R >= H + 2)")
-        group = parser.add_mutually_exclusive_group(required=True)
-        group.add_argument("--load", metavar="RHO0", help="rho_0 = lambda_0 l1 b1 (normal-mode offered load)")
-        group.add_argument("--rate", metavar="LAMBDA0", help="lambda_0, batches per unit time in normal mode")
-        parser.add_argument("--overload-factor", default="0.5", metavar="F",
-                            help="lambda_1 / lambda_0 in (0, 1) (default 0.5, as in the thesis)")
-        parser.add_argument("--convention", choices=["event", "left"], default="event",
-                            help="mode switch by the count before the departure (event, default) or left behind")
-        parser.add_argument("--semantics", choices=["interval", "label"], default="interval",
-                            help="mode of a moment: arrival rate in force (interval, default) or ideal hysteresis label")
-        parser.add_argument("--thesis-form", action="store_true",
-                            help="E tau_0 by the thesis's (21), which omits the idle periods")
-
-    def build(self, args):
-        from qderive.numeric.hysteretic import Convention, HystereticModel
-
-        batch = parse_batch_law(args.batch, "--batch")
-        service = parse_time_law(args.service, "--service")
-        L, H, R = parse_thresholds(args.thresholds)
-        f = parse_number(args.overload_factor, "--overload-factor")
-        conv = Convention(args.convention)
-        if args.load is not None:
-            return HystereticModel.from_load(batch, service, parse_number(args.load, "--load"), f, L, H, R, conv)
-        return HystereticModel(batch, service, parse_number(args.rate, "--rate"), f, L, H, R, conv)
-
-    @staticmethod
-    def _options(args):
-        from qderive.numeric.hysteretic import NormalTimeForm, Semantics
-
-        form = NormalTimeForm.THESIS if getattr(args, "thesis_form", False) else NormalTimeForm.CORRECTED
-        return Semantics(getattr(args, "semantics", "interval")), form
-
-    def evaluate(self, model, digits, args) -> Evaluation:
-        from qderive.numeric import hysteretic as nh
-
-        semantics, form = self._options(args)
-        res = nh.evaluate(model, digits, semantics=semantics, form=form)
-        notes = list(res.notes)
-        if form is nh.NormalTimeForm.THESIS:
-            notes.append(
-                "thesis form of (21): idle periods omitted; E tau differs from the renewal value "
-                f"C/(q_(L,1) a_0^(1)) = {float(res.renewal_cycle_time):.10g}"
-            )
-        return Evaluation("hysteretic", self._parameters(model, semantics, form), res.as_dict(), notes)
-
-    @staticmethod
-    def _parameters(model, semantics, form) -> dict:
-        return {
-            "batch": repr(model.batch),
-            "service": repr(model.service),
-            "L": model.L,
-            "H": model.H,
-            "R": model.R,
-            "rate": model.rate,
-            "load": model.load,
-            "overload_factor": model.overload_factor,
-            "convention": model.convention.value,
-            "semantics": semantics.value,
-            "normal_time_form": form.value,
-        }
-
-    def derivation(self):
-        return build_derivation()
-
-    def add_optimize_arguments(self, parser) -> None:
-        parser.add_argument("--discard-bound", required=True, metavar="P",
-                            help="largest admissible P(S_2), the probability of the discard mode")
-        parser.add_argument("--min-cycle", default="0", metavar="T", help="smallest admissible E tau (default 0)")
-        parser.add_argument("--l-range", metavar="MIN,MAX", help="search L in MIN..MAX (default 1..R-3)")
-        parser.add_argument("--h-range", metavar="MIN,MAX", help="search H in MIN..MAX (default 2..R-2)")
-        parser.add_argument("--workers", type=int, default=1, metavar="N",
-                            help="evaluate the grid in N processes (default 1)")
-
-    def optimize(self, args) -> dict:
-        from qderive.numeric import hysteretic as nh
-        from qderive.numeric import hysteretic_optimize as ho
-
-        model = self.build(args)
-        semantics, form = self._options(args)
-        pairs = ho.threshold_pairs(model.R, _parse_range(args.l_range, "--l-range"),
-                                   _parse_range(args.h_range, "--h-range"))
-        if args.workers < 1:
-            raise ParameterError(f"--workers = {args.workers}: must be >= 1")
-        kwargs = dict(pairs=pairs, semantics=semantics, form=form, progress=not args.json)
-        bound = parse_number(args.discard_bound, "--discard-bound")
-        cycle = parse_number(args.min_cycle, "--min-cycle")
-        if args.workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(args.workers) as ex:
-                best = ho.optimize_thresholds(model, bound, cycle, executor=ex, **kwargs)
-        else:
-            best = ho.optimize_thresholds(model, bound, cycle, **kwargs)
-        if args.digits is not None:
-            import dataclasses
-
-            res = nh.evaluate(dataclasses.replace(model, L=best["L"], H=best["H"]), args.digits,
-                              semantics=semantics, form=form)
-            best.update(res.as_dict())
-        return best
-
-    def add_codegen_arguments(self, parser) -> None:
-        """Options of ``qderive codegen hysteretic``: the batch and service law families."""
-        from .codegen_hysteretic import add_codegen_arguments
-
-        add_codegen_arguments(parser)
-
-    def codegen_forms(self, args) -> dict:
-        """``measure -> RecursionModule``: the embedded chain (16) and (17)-(23) as numpy-only code."""
-        from .codegen_hysteretic import recursion_forms
-
-        return recursion_forms(args)
-
-
-COMMAND = HystereticCommand()
-
-
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(0 if build_derivation().report(50) else 1)
+    raise SystemExit(0 if derivation().report(50) else 1)

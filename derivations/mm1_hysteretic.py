@@ -1,338 +1,280 @@
 """M|M|1 with bi-level hysteretic control: closed forms in lambda_0, lambda_1, mu and symbolic L, H, R.
 
-``spec/other-models.md`` section B (seed 002). The CTMC is piecewise birth-death; the level
-cuts (flow up across a level = flow down across it) give each mode's stationary
-probabilities as geometric segments (:mod:`qderive.numeric.mm1_hysteretic`), so the masses
-of S_0, S_1, S_2 are double geometric sums that SymPy evaluates in closed form for symbolic
-thresholds (a ``Piecewise`` with the rho_s = 1 branches). From them, with pi(L,1) = 1:
+``spec/other-models.md`` section B (seed 002; the exponential case of Sopin 2013, chapter 3,
+with instantaneous switching). The CTMC is piecewise birth-death: the level cuts give each
+mode's stationary law as a geometric segment ((B1)-(B5), evaluated by ``qderive verify``
+with the stationary law of the CTMC built from the model's definition,
+:func:`qderive.numeric.oracles.hysteretic.mm1`), the masses of S_0, S_1, S_2 are (double)
+geometric sums ((B6)-(B8), evaluated the same way) that SymPy sums for symbolic thresholds
+((B9)-(B11), computed; :mod:`qderive.symbolic.closed_forms.mm1_hysteretic`), and with
+pi(L, 1) = 1 the cycle measures are ratios of masses ((B12)-(B14), evaluated with the
+CTMC's first-passage times). The checks compare the closed forms with the CTMC solved
+*exactly* (rational GTH and first passage) and the engine's positive recurrences with it.
 
-    E tau_0 = M_0 / mu,   E tau_12 = (M_1 + M_2) / mu,   E tau = 1 / (mu pi(L,1)),   P(S_i) = M_i / M.
-
-The checks substitute numbers into the closed forms (exact rationals) and compare them with
-the CTMC solved by GTH and with first-passage times on it, at ``digits``.
+``python -m qderive.derivations.mm1_hysteretic`` prints the derivation and runs its checks.
 """
 
 from __future__ import annotations
 
-import argparse
-from fractions import Fraction
-from functools import lru_cache
-
 import functools
+import math
+from fractions import Fraction as F
 
+import mpmath
 import sympy as sp
 
+from qderive.symbolic.closed_forms import mm1_hysteretic as CF
+from qderive.symbolic.models.hysteretic import MM1HystereticModel, MM1HystereticMeasures
 
-from .cli_args import parse_number, parse_number_list
-from .command import Evaluation, ModelCommand
-from .framework import Check, Derivation, Step, agreement_digits
+from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
-__all__ = ["COMMAND", "MM1HystereticCommand", "closed_forms", "build_derivation", "SYMBOLS", "CHECK_POINTS"]
+__all__ = ["derivation", "codegen_forms", "CHECK_POINTS", "RECURSIONS", "level_law"]
 
-lam0, lam1, mu = sp.symbols("lambda_0 lambda_1 mu", positive=True)
-rho0, rho1 = sp.symbols("rho_0 rho_1", positive=True)
-L, H, R = sp.symbols("L H R", integer=True, positive=True)
-j, k = sp.symbols("j k", integer=True)
-SYMBOLS = {"lambda_0": lam0, "lambda_1": lam1, "mu": mu, "L": L, "H": H, "R": R}
-_pi = sp.Function(r"\pi")
 _CITE = "spec/other-models.md section B"
+lam0, lam1, mu, rho0, rho1 = CF.lam0, CF.lam1, CF.mu, CF.rho0, CF.rho1
+L, H, R, j = CF.L, CF.H, CF.R, CF.j
+_pi = sp.Function(r"\pi")
+_M = sp.symbols("M_0 M_1 M_2", positive=True)
+_tau0, _tau12, _tau = sp.symbols(r"E\tau_0 E\tau_{12} E\tau", positive=True)
 
-
-def _segments(r0, r1):
-    """Unnormalised pi (pi(L,1) = 1) on each geometric segment, as SymPy Sums (r_s = rho_s)."""
-    G0 = sp.Sum(r0 ** (-k), (k, 1, H - L + 1))
-    z = sp.Sum(r1**k, (k, 0, H - L)) / sp.Sum(r1 ** (-k), (k, 1, R - H))
-    return {
-        "normal_low": r0 ** (j - L + 1) * G0,  # 0 <= j <= L-1
-        "normal_high": sp.Sum(r0 ** (-k), (k, 1, H - j)),  # L-1 <= j <= H-1
-        "overload_low": sp.Sum(r1**k, (k, 0, j - L)),  # L <= j <= H
-        "overload_high": z * sp.Sum(r1 ** (-k), (k, 1, R - j)),  # H <= j <= R-1
-        "discard": z,  # H+1 <= j <= R
-    }
-
-
-def _masses(r0, r1):
-    """(M_0, M_1, M_2) as (double) Sums over the segments."""
-    seg = _segments(r0, r1)
-    M0 = sp.Sum(seg["normal_low"], (j, 0, L - 2)) + sp.Sum(seg["normal_high"], (j, L - 1, H - 1))
-    M1 = sp.Sum(seg["overload_low"], (j, L, H - 1)) + sp.Sum(seg["overload_high"], (j, H, R - 1))
-    return M0, M1, (R - H) * seg["discard"]
-
-
-def _generic_branch(expr):
-    """Replace each Piecewise produced by a geometric summation by its rho != 1 branch."""
-    return expr.replace(lambda e: isinstance(e, sp.Piecewise), lambda e: e.args[-1].expr)
-
-
-def _evaluate_sums(expr):
-    """doit() from the innermost Sum outwards, keeping the generic branch at every level."""
-    while expr.has(sp.Sum):
-        inner = [s for s in expr.atoms(sp.Sum) if not s.function.has(sp.Sum)]
-        expr = expr.xreplace({s: _generic_branch(s.doit()) for s in inner})
-    return expr
-
-
-def _tidy(expr):
-    return sp.powsimp(sp.factor(sp.simplify(expr)), force=True)
-
-
-@lru_cache(maxsize=1)
-def closed_forms() -> dict:
-    """Closed forms in lambda_0, lambda_1, mu and symbolic L, H, R (``Piecewise`` for lambda_s = mu).
-
-    Keys: ``pi_normal_low`` (0 <= j <= L-1), ``pi_normal_high`` (L-1 <= j <= H-1),
-    ``pi_overload_low`` (L <= j <= H), ``pi_overload_high`` (H <= j <= R-1), ``pi_discard``
-    (H+1 <= j <= R): the stationary law in the symbol j, unnormalised with pi(L,1) = 1 (divide by
-    M = M0 + M1 + M2); ``M0``, ``M1``, ``M2`` (masses of S_0, S_1, S_2), ``p_normal``,
-    ``p_overload``, ``p_discard``, ``mean_normal_time``, ``mean_return_time``, ``mean_cycle_time``.
-    Each sum is evaluated twice: with rho_s symbolic (generic branch) and with rho_s = 1.
-    """
-    generic = [_tidy(_evaluate_sums(m)) for m in _masses(rho0, rho1)]
-    at_one = [_tidy(_evaluate_sums(m)) for m in _masses(sp.Integer(1), sp.Integer(1))]
-    conds = (sp.Eq(lam0, mu), sp.Eq(lam1, mu), sp.Eq(lam1, mu))
-    M0, M1, M2 = (
-        sp.Piecewise((one, cond), (g.subs({rho0: lam0 / mu, rho1: lam1 / mu}), True))
-        for g, one, cond in zip(generic, at_one, conds)
-    )
-    M = M0 + M1 + M2
-    sub = {rho0: lam0 / mu, rho1: lam1 / mu}
-    seg_generic = _segments(rho0, rho1)
-    seg_one = _segments(sp.Integer(1), sp.Integer(1))
-    cond = {"normal_low": conds[0], "normal_high": conds[0]}
-    pi = {
-        f"pi_{name}": sp.Piecewise(
-            (_tidy(_evaluate_sums(seg_one[name])), cond.get(name, conds[1])),
-            (_tidy(_evaluate_sums(expr)).subs(sub), True),
-        )
-        for name, expr in seg_generic.items()
-    }
-    return {
-        **pi,
-        "M0": M0,
-        "M1": M1,
-        "M2": M2,
-        "p_normal": M0 / M,
-        "p_overload": M1 / M,
-        "p_discard": M2 / M,
-        "mean_normal_time": M0 / mu,
-        "mean_return_time": (M1 + M2) / mu,
-        "mean_cycle_time": M / mu,
-    }
-
-
-@functools.lru_cache(maxsize=1)
-def _cached_closed_forms() -> dict:
-    return closed_forms()
-
-
-def substitute(expr: sp.Expr, model) -> sp.Expr:
-    """An exact number: ``expr`` at the model's rates and thresholds."""
-    values = {lam0: model.rate0, lam1: model.rate1, mu: model.service_rate, L: model.L, H: model.H, R: model.R}
-    value = expr.subs(values).doit()
-    return value if value.is_Rational else sp.cancel(value)
-
-
-def steps() -> tuple[Step, ...]:
-    """The derivation (B0)-(B14): geometric segments of pi, masses as Sums, their closed forms, the measures."""
-    seg = _segments(rho0, rho1)
-    sums = _masses(rho0, rho1)
-    cf = closed_forms()
-    Ms = sp.symbols("M_0 M_1 M_2", positive=True)
-    tau0, tau12, tau = sp.symbols(r"E\tau_0 E\tau_{12} E\tau", positive=True)
-    return (
-        Step("(B0)", "load per mode", sp.Eq(sp.Tuple(rho0, rho1), sp.Tuple(lam0 / mu, lam1 / mu)), _CITE),
-        Step("(B1)", "normal mode, L-1 <= j <= H-1 (cut inside S_0: lambda_0 pi_j = mu pi_{j+1} + mu pi(L,1))",
-             sp.Eq(_pi(j, 0), seg["normal_high"]), _CITE),
-        Step("(B1')", "summed", sp.Eq(_pi(j, 0), cf["pi_normal_high"]), _CITE),
-        Step("(B2)", "normal mode, 0 <= j <= L-1 (birth-death)", sp.Eq(_pi(j, 0), seg["normal_low"]), _CITE),
-        Step("(B2')", "summed", sp.Eq(_pi(j, 0), cf["pi_normal_low"]), _CITE),
-        Step("(B3)", "overload mode, L <= j <= H", sp.Eq(_pi(j, 1), seg["overload_low"]), _CITE),
-        Step("(B3')", "summed", sp.Eq(_pi(j, 1), cf["pi_overload_low"]), _CITE),
-        Step("(B4)", "overload mode, H <= j <= R-1", sp.Eq(_pi(j, 1), seg["overload_high"]), _CITE),
-        Step("(B4')", "summed", sp.Eq(_pi(j, 1), cf["pi_overload_high"]), _CITE),
-        Step("(B5)", "discard mode, H+1 <= j <= R: flat", sp.Eq(_pi(j, 2), seg["discard"]), _CITE),
-        Step("(B5')", "summed", sp.Eq(_pi(j, 2), cf["pi_discard"]), _CITE),
-        Step("(B6)", "mass of the normal mode", sp.Eq(Ms[0], sums[0]), _CITE),
-        Step("(B7)", "mass of the overload mode", sp.Eq(Ms[1], sums[1]), _CITE),
-        Step("(B8)", "mass of the discard mode", sp.Eq(Ms[2], sums[2]), _CITE),
-        Step("(B9)", "M_0 summed", sp.Eq(Ms[0], cf["M0"]), _CITE),
-        Step("(B10)", "M_1 summed", sp.Eq(Ms[1], cf["M1"]), _CITE),
-        Step("(B11)", "M_2 summed", sp.Eq(Ms[2], cf["M2"]), _CITE),
-        Step("(B12)", "mean normal-mode sojourn (pi(L,1) = 1)", sp.Eq(tau0, Ms[0] / mu), _CITE),
-        Step("(B13)", "mean return time", sp.Eq(tau12, (Ms[1] + Ms[2]) / mu), _CITE),
-        Step("(B14)", "mean control cycle = 1/(mu pi(L,1)) (renewal)", sp.Eq(tau, (Ms[0] + Ms[1] + Ms[2]) / mu), _CITE),
-    )
-
-
-#: parameter points of the checks (lambda_0, lambda_1, mu, L, H, R); the second and third hit rho_s = 1
+#: (lambda_0, lambda_1, mu, L, H, R) of the checks: generic, rho_0 = 1, rho_1 = 1, light load, the pure discard
+#: hysteresis (lambda_1 = lambda_0) and complete blocking (lambda_1 = 0)
 CHECK_POINTS = (
-    (Fraction(6, 5), Fraction(3, 5), 1, 3, 6, 9),
-    (Fraction(1), Fraction(1, 2), 1, 2, 5, 8),
-    (Fraction(3, 2), Fraction(1), 1, 4, 7, 12),
-    (Fraction(1, 2), Fraction(1, 5), 1, 5, 10, 14),
+    (F(6, 5), F(3, 5), 1, 3, 6, 9),
+    (F(1), F(1, 2), 1, 2, 5, 8),
+    (F(3, 2), F(1), 1, 4, 7, 12),
+    (F(1, 2), F(1, 5), 1, 5, 10, 14),
+    (F(3, 2), F(3, 2), 1, 2, 4, 6),
+    (F(3, 2), F(0), 1, 2, 4, 6),
 )
 
 
-def _model(point):
-    from qderive.numeric.mm1_hysteretic import MM1HystereticModel
-
-    return MM1HystereticModel(*point)
+# -- the reference recursion of the LaTeX export (latexify-py renders it) -------------------------------------
 
 
-def ctmc_reference(model, digits: int) -> dict:
-    """Measures of the CTMC by GTH and first passage (mpmath at ``digits + 20``), independent of the closed forms."""
-    import mpmath
-
-    from qderive.numeric.backend import mp_backend
-    from qderive.numeric.chains import mean_hitting_times, stationary_gth
-    from qderive.numeric.mm1_hysteretic import ctmc_rates
-
-    states, Q = ctmc_rates(model)
-    bk = mp_backend(digits + 20)
-    with bk:
-        pi = stationary_gth(Q, bk)
-        out_rate = [mpmath.fsum(bk.num(r) for r in row) for row in Q]
-        jump = [[bk.num(r) / out_rate[a] for r in row] for a, row in enumerate(Q)]
-        hold = [1 / v for v in out_rate]
-        normal = [a for a, s in enumerate(states) if s[1] == 0]
-        rest = [a for a, s in enumerate(states) if s[1] != 0]
-        entry = states.index((model.L - 1, 0))
-        t0 = mean_hitting_times(jump, rest, hold, bk)[entry]
-        back = mean_hitting_times(jump, normal, hold, bk)
-        exit_state = states.index((model.H, 1))  # S_0 is always left to (H, 1)
-        p = [mpmath.fsum(pi[a] for a, s in enumerate(states) if s[1] == x) for x in range(3)]
-        return {
-            "p_normal": p[0], "p_overload": p[1], "p_discard": p[2],
-            "mean_normal_time": t0, "mean_return_time": back[exit_state],
-            "mean_cycle_time": t0 + back[exit_state],
-            "renewal_cycle_time": 1 / (bk.num(model.service_rate) * pi[states.index((model.L, 1))]),
-        }
+def level_law(r0, r1, L, H, R):
+    """pi(j, s) with pi(L, 1) = 1 from the level cuts, as positive recurrences (the form for rho_1 > 0;
+    the kernel writes the segment above H in powers of rho_1 when rho_1 < 1, which includes rho_1 = 0)."""
+    normal = [0] * H
+    normal[H - 1] = 1 / r0
+    for j in range(H - 2, L - 2, -1):
+        normal[j] = (normal[j + 1] + 1) / r0
+    for j in range(L - 2, -1, -1):
+        normal[j] = normal[j + 1] / r0
+    over = [0] * (R + 1)
+    over[L] = 1
+    for j in range(L, H):
+        over[j + 1] = r1 * over[j] + 1
+    v = [0] * (R + 1)
+    v[R - 1] = 1 / r1
+    for j in range(R - 2, H - 1, -1):
+        v[j] = (v[j + 1] + 1) / r1
+    z = over[H] / v[H]
+    for j in range(H + 1, R):
+        over[j] = z * v[j]
+    return normal, over, z
 
 
-def _check_closed_forms(point):
+RECURSIONS = (("Stationary law of the M|M|1 hysteresis by level cuts (positive terms)", level_law),)
+
+
+# -- the steps -----------------------------------------------------------------------------------------------------
+
+_SEG = CF.segments(rho0, rho1)
+_MASSES = CF.masses(rho0, rho1)
+_RANGES = {  # the index range of each segment (other-models.md B)
+    "(B1)": ("normal_high", 0, lambda m: range(m.L - 1, m.H)),
+    "(B2)": ("normal_low", 0, lambda m: range(0, m.L)),
+    "(B3)": ("overload_low", 1, lambda m: range(m.L, m.H + 1)),
+    "(B4)": ("overload_high", 1, lambda m: range(m.H, m.R)),
+    "(B5)": ("discard", 2, lambda m: range(m.H + 1, m.R + 1)),
+}
+_TITLES = {
+    "(B1)": "normal mode, L-1 <= j <= H-1 (cut inside S_0: lambda_0 pi(j,0) = mu pi(j+1,0) + mu pi(L,1))",
+    "(B2)": "normal mode, 0 <= j <= L-1 (birth-death)",
+    "(B3)": "overload mode, L <= j <= H",
+    "(B4)": "overload mode, H <= j <= R-1 (nonnegative powers of rho_1: lambda_1 = 0 included)",
+    "(B5)": "discard mode, H+1 <= j <= R: flat",
+}
+
+
+@functools.lru_cache(maxsize=8)
+def _oracle(point, digits):
+    """The CTMC of the model at ``point`` solved at ``digits + 10`` digits (pi normalised to pi(L,1) = 1)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.hysteretic import mm1
+
+    model = MM1HystereticModel(*point)
+    ctx = mp_context(digits + 10)
+    with ctx:
+        o = mm1(model, ctx)
+        scale = o.pi[(model.L, 1)]
+        pi = {st: v / scale for st, v in o.pi.items()}
+        M = [mpmath.fsum(v for st, v in pi.items() if st[1] == s) for s in range(3)]
+    return model, o, pi, M
+
+
+def _env(point, digits):
+    model, o, pi, M = _oracle(point, digits)
+    env = {lam0: model.rate0, lam1: model.rate1, mu: model.service_rate, rho0: model.rate0 / model.service_rate,
+           rho1: model.rate1 / model.service_rate, L: model.L, H: model.H, R: model.R,
+           _pi: lambda jj, ss: pi.get((int(jj), int(ss)), 0),
+           _M[0]: M[0], _M[1]: M[1], _M[2]: M[2],
+           _tau0: o.measures["mean_normal_time"], _tau12: o.measures["mean_return_time"],
+           _tau: o.measures["mean_cycle_time"]}
+    return model, env
+
+
+def _points_hook(relation, ranges=None, points=CHECK_POINTS):
+    """Evaluate ``relation`` as displayed at every check point (the CTMC's values bound to its symbols)."""
+
     def run(digits):
-        import mpmath
+        worst, count = math.inf, 0
+        for point in points:
+            model, env = _env(point, digits)
+            rng = {} if ranges is None else {j: ranges(model)}
+            if ranges is not None and not list(rng[j]):
+                continue
+            _, agreed, _ = relation_check(relation, lambda d, env=env, rng=rng: (env, rng))(digits)
+            worst, count = min(worst, agreed), count + 1
+        return worst >= digits - 5, worst, f"evaluated as displayed at {count} points with the CTMC's law"
 
-        model = _model(point)
-        ref = ctmc_reference(model, digits)
-        cf = closed_forms()
-        worst = mpmath.inf
-        with mpmath.workdps(digits + 20):
-            for key in ("p_normal", "p_overload", "p_discard", "mean_normal_time", "mean_return_time",
-                        "mean_cycle_time"):
-                exact_value = substitute(cf[key], model)
-                if not exact_value.is_Rational:
-                    return False, None, f"{key} did not evaluate to a rational: {exact_value}"
-                value = mpmath.mpf(exact_value.p) / exact_value.q
-                worst = min(worst, agreement_digits(value, ref[key]))
-        return worst >= digits, float(worst), f"rates {point[:3]}, thresholds {point[3:]}"
-
-    return Check(f"closed forms = CTMC (GTH, first passage) at {point}", run)
+    return run
 
 
-def _check_numeric(point):
-    def run(digits):
-        from qderive.numeric.backend import mp_backend
-        from qderive.numeric.mm1_hysteretic import measures
+def steps() -> tuple:
+    """(B1)-(B14): the segments (evaluated), their sums (computed), the masses and the cycle measures."""
+    cf = CF.closed_forms()
+    out = []
+    for label, (name, s, rng) in _RANGES.items():
+        out.append(Step(label, _TITLES[label], sp.Eq(_pi(j, s), _SEG[name]), _CITE,
+                        check=_points_hook(sp.Eq(_pi(j, s), _SEG[name]), rng)))
+        out.append(Step(label[:-1] + "')", "summed (Piecewise: rho_s = 1)", sp.Eq(_pi(j, s), cf[f"pi_{name}"]), _CITE,
+                        computed=True))
+    for n, (label, what) in enumerate((("(B6)", "normal"), ("(B7)", "overload"), ("(B8)", "discard"))):
+        rel = sp.Eq(_M[n], _MASSES[n])
+        out.append(Step(label, f"mass of the {what} mode", rel, _CITE, check=_points_hook(rel)))
+    for n, label in enumerate(("(B9)", "(B10)", "(B11)")):
+        out.append(Step(label, f"M_{n} summed", sp.Eq(_M[n], cf[f"M{n}"]), _CITE, computed=True))
+    for label, title, rel in (
+        ("(B12)", "mean normal-mode sojourn (pi(L,1) = 1)", sp.Eq(_tau0, _M[0] / mu)),
+        ("(B13)", "mean return time", sp.Eq(_tau12, (_M[1] + _M[2]) / mu)),
+        ("(B14)", "mean control cycle = 1/(mu pi(L,1)) (renewal)", sp.Eq(_tau, (_M[0] + _M[1] + _M[2]) / mu)),
+    ):
+        out.append(Step(label, title, rel, _CITE, check=_points_hook(rel)))
+    return tuple(out)
 
-        model = _model(point)
-        ref = ctmc_reference(model, digits)
-        bk = mp_backend(digits + 10)
-        with bk:
-            got = measures(model, bk)
-        keys = [k for k in got if k in ref]
-        worst = min(agreement_digits(got[k], ref[k]) for k in keys)
-        renewal = agreement_digits(ref["mean_cycle_time"], ref["renewal_cycle_time"])
-        return min(worst, renewal) >= digits, min(worst, renewal), "positive recurrences and renewal identity"
 
-    return Check(f"numeric recurrences = CTMC, E tau = 1/(mu pi(L,1)) at {point}", run)
+# -- the checks ----------------------------------------------------------------------------------------------------
 
 
-def build_derivation(points=CHECK_POINTS) -> Derivation:
-    """The registered derivation ``mm1-hysteretic``, its closed forms checked at ``points`` against the CTMC."""
-    checks = [_check_closed_forms(p) for p in points] + [_check_numeric(p) for p in points[:2]]
+def _exact_oracle(point):
+    from qderive.numeric.backend import FractionContext
+    from qderive.numeric.oracles.hysteretic import mm1
+
+    model = MM1HystereticModel(*point)
+    return model, mm1(model, FractionContext())
+
+
+def _check_closed_forms_exact(digits):
+    """Every closed-form measure at every check point = the CTMC solved in rationals (GTH, first passage)."""
+    cf = CF.closed_forms()
+    for point in CHECK_POINTS:
+        model, o = _exact_oracle(point)
+        for key in CF.MEASURE_KEYS:
+            value = CF.substitute(cf[key], model)
+            if not value.is_Rational or F(int(value.p), int(value.q)) != o.measures[key]:
+                return False, None, f"{key} at {point}: closed form {value} != CTMC {o.measures[key]}"
+        if o.extra["renewal"] != o.measures["mean_cycle_time"]:
+            return False, None, f"renewal identity E tau = 1/(mu pi(L,1)) fails on the CTMC at {point}"
+    return True, math.inf, f"{len(CF.MEASURE_KEYS)} measures exactly equal at {len(CHECK_POINTS)} points"
+
+
+def _check_engine(digits):
+    """The engine's positive recurrences (under the precision policy) = the CTMC at ``digits``."""
+    worst = math.inf
+    for point in CHECK_POINTS:
+        model, o, _, _ = _oracle(point, digits)
+        e = model.evaluate(digits).as_dict()
+        for key, ref in o.measures.items():
+            if ref == 0:
+                if e[key] != 0:
+                    return False, None, f"{key} at {point}: {e[key]} where the CTMC has 0"
+                continue
+            worst = min(worst, agreement_digits(e[key], ref))
+    return worst >= digits - 2, worst, f"every measure at {len(CHECK_POINTS)} points"
+
+
+@functools.lru_cache(maxsize=1)
+def derivation() -> Derivation:
+    """The registered derivation ``mm1-hysteretic``."""
     return Derivation(
         name="mm1-hysteretic",
         title="M|M|1 with bi-level hysteretic control: closed forms",
         source="seed 002 (hysteretic input-rate control), spec/other-models.md section B",
         steps=steps(),
-        checks=tuple(checks),
-        notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum.",),
+        checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
+                Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)")),
+        notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
+               "lambda_1 = lambda_0 is the pure discard hysteresis, lambda_1 = 0 complete blocking (S_2 is then "
+               "never reached and the segments (B4), (B5) vanish above H).",),
+        recursions=RECURSIONS,
     )
 
 
-class MM1HystereticCommand(ModelCommand):
-    """``qderive eval mm1-hysteretic --rates L0,L1 --service-rate MU --thresholds L,H,R``."""
-
-    name = "mm1-hysteretic"
-    summary = "M|M|1 with bi-level hysteretic input control (closed forms): P(S_i), E tau_0, E tau_12, E tau"
-    example_args = ("--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "3,6,9")
-
-    def closed_forms(self):
-        """The closed forms of :func:`closed_forms` for ``qderive codegen`` (rates and integer thresholds)."""
-        from .codegen import ClosedForm
-
-        forms = _cached_closed_forms()
-        args = (
-            (lam0, "lam0", "arrival rate lambda_0 in normal mode (customers per unit time)"),
-            (lam1, "lam1", "arrival rate lambda_1 in overload mode, lambda_1 < lambda_0 (customers per unit time)"),
-            (mu, "mu", "service rate (customers per unit time)"),
-            (L, "L", "abatement threshold (integer, customers in the system)"),
-            (H, "H", "overload onset threshold, L < H (integer)"),
-            (R, "R", "discard threshold = capacity, H < R (integer)"),
-        )
-        docs = {
-            "p_normal": "Time-stationary probability of normal mode P(S0).",
-            "p_overload": "Time-stationary probability of overload mode P(S1).",
-            "p_discard": "Time-stationary probability of discard mode P(S2).",
-            "mean_normal_time": "Mean sojourn E tau_0 in normal mode (time).",
-            "mean_return_time": "Mean return time E tau_12 from overload onset back to normal mode (time).",
-            "mean_cycle_time": "Mean control-cycle time E tau = E tau_0 + E tau_12 (time).",
-        }
-        return {k: ClosedForm(k, forms[k], args, d, f"M|M|1 bi-level hysteresis, {_CITE}") for k, d in docs.items()}
-
-    def simulate(self, model, args):
-        """Instantaneous switching on the count (other-models.md B) in the simulator."""
-        from qderive.numeric.simulate import SimHysteresisModel, SwitchingConvention
-        from qderive.symbolic.batches import Constant
-        from qderive.symbolic.laws import Exponential
-
-        sim = SimHysteresisModel(model.rate0, model.rate1, Constant(1), Exponential(1 / model.service_rate),
-                                 (model.L, model.H, model.R), SwitchingConvention.INSTANT)
-        return sim, {}
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--rates", required=True, metavar="LAMBDA0,LAMBDA1",
-                            help="arrival rates in normal and overload mode (lambda_1 < lambda_0)")
-        parser.add_argument("--service-rate", required=True, metavar="MU", help="service rate mu")
-        parser.add_argument("--thresholds", required=True, metavar="L,H,R", help="L < H < R, R = capacity")
-
-    def build(self, args):
-        from qderive.numeric.mm1_hysteretic import MM1HystereticModel
-
-        from .hysteretic import parse_thresholds
-
-        r0, r1 = parse_number_list(args.rates, "--rates", count=2)
-        return MM1HystereticModel(r0, r1, parse_number(args.service_rate, "--service-rate"),
-                                  *parse_thresholds(args.thresholds))
-
-    def evaluate(self, model, digits, args) -> Evaluation:
-        from qderive.numeric.backend import FLOAT64, mp_backend
-        from qderive.numeric.mm1_hysteretic import measures
-
-        bk = FLOAT64 if digits is None else mp_backend(digits + 10)  # positive recurrences: no escalation needed
-        with bk:
-            values = measures(model, bk)
-        params = {"rate0": model.rate0, "rate1": model.rate1, "service_rate": model.service_rate,
-                  "L": model.L, "H": model.H, "R": model.R}
-        return Evaluation("mm1-hysteretic", params, values)
-
-    def derivation(self):
-        return build_derivation()
+# -- generated code ------------------------------------------------------------------------------------------------
 
 
-COMMAND = MM1HystereticCommand()
+def _closed_form_class():
+    from .export.codegen import ClosedForm
+
+    class ThresholdClosedForm(ClosedForm):
+        """A ClosedForm whose Python module names the capacity argument ``R``.
+
+        :func:`qderive.numeric.compile.numpy_source` reserves the name ``R`` for its rational helper
+        (``def _value(..., R=_float_ratio)``), so the inner function is printed with ``R_`` and the
+        public function (its signature, checks and call) is renamed back to ``R``.
+        """
+
+        def python_module(self, model):
+            inner = dict(self.__dict__)
+            inner["args"] = tuple((a[0], "R_", *a[2:]) if a[1] == "R" else a for a in self.args)
+            text = ClosedForm(**inner).python_module(model)
+            head, sep, public = text.partition(f"\ndef {self.measure}(")
+            return head + sep + public.replace("R_", "R")
+
+    return ThresholdClosedForm
+
+
+def codegen_forms(request=None) -> dict:
+    """``measure -> ClosedForm``: the closed forms in the rates and integer thresholds (Python and C)."""
+    cf = CF.closed_forms()
+    # real-valued threshold symbols in the generated code, so that it can check that they are integers
+    Lr, Hr, Rr = (sp.Symbol(str(s), real=True) for s in (L, H, R))
+    real = {L: Lr, H: Hr, R: Rr}
+    args = (
+        (lam0, "lam0", "arrival rate lambda_0 in normal mode [customers per unit time]", "> 0"),
+        (lam1, "lam1", "arrival rate lambda_1 in overload mode, 0 <= lambda_1 <= lambda_0 [customers per unit time]",
+         ">= 0"),
+        (mu, "mu", "service rate [customers per unit time]", "> 0"),
+        (Lr, "L", "abatement threshold (integer >= 1)", ">= 1"),
+        (Hr, "H", "overload onset threshold (integer, L < H)", ">= 1"),
+        (Rr, "R", "discard threshold = capacity (integer, H < R)", ">= 1"),
+    )
+    conditions = (
+        (sp.Le(lam1, lam0), "lam1 must be <= lam0 (the overload mode may only throttle the input)"),
+        (sp.And(sp.Eq(Lr, sp.floor(Lr)), sp.Eq(Hr, sp.floor(Hr)), sp.Eq(Rr, sp.floor(Rr))),
+         "L, H, R must be integers"),
+        (sp.And(sp.Lt(Lr, Hr), sp.Lt(Hr, Rr)), "thresholds must satisfy 1 <= L < H < R"),
+    )
+    source = f"M|M|1 bi-level hysteresis, {_CITE}"
+    form = _closed_form_class()
+    out = {}
+    for f, meta in MM1HystereticMeasures.measure_fields():
+        text = f"{meta.help[0].upper()}{meta.help[1:]}" + (f" [{meta.units}]" if meta.units else "") + "."
+        out[f.name] = form(f.name, cf[f.name].xreplace(real), args, text, source, conditions)
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(0 if build_derivation().report(40) else 1)
+    raise SystemExit(0 if derivation().report(40) else 1)

@@ -1,9 +1,11 @@
 """Figure 3 of Sopin 2013 (chapter 3): E tau_12 and E tau versus rho_0, batch and single arrivals.
 
-Setting of the thesis: L = 73, H = 84, R = 100, deterministic service of 5 ms, lambda_1 = lambda_0 / 2,
-batches geometric with l_i = 0.5^i (mean 2) or single arrivals. The thesis plots rho_0 in
-[1, 2] only (it says (21) is unusable below 1); the points below 1 are added here, computed
-with mpmath at 30 digits (the normal-mode sojourn grows to ~1e32 s at rho_0 = 0.6).
+Setting of the thesis: L = 73, H = 84, R = 100, deterministic service of 5 ms, lambda_1 =
+lambda_0 / 2, batches geometric with l_i = 0.5^i (mean 2) or single arrivals. The thesis
+plots rho_0 in [1, 2] only (it says (21) is unusable below 1); the points below 1 are added
+here, computed with mpmath at 30 digits (the normal-mode sojourn grows to ~1e32 s at
+rho_0 = 0.6, single arrivals). The CSV also gives kappa_inf(I - P_0) of (21)
+(:func:`qderive.numeric.engines.hysteretic.diagnostics`).
 
 ``qderive figure fig3 --out docs/figures/fig3.png --csv docs/figures/fig3.csv``
 """
@@ -13,7 +15,8 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-__all__ = ["figure3", "figure3_data", "thesis_claims", "FIG3_THRESHOLDS", "LOADS_THESIS", "LOADS_BELOW_1"]
+__all__ = ["FIGURES", "figure3", "figure3_data", "thesis_claims", "FIG3_THRESHOLDS", "LOADS_THESIS", "LOADS_BELOW_1",
+           "COLUMNS"]
 
 FIG3_THRESHOLDS = (73, 84, 100)
 #: the thesis's range: rho_0 = 1.00, 1.05, ..., 2.00
@@ -25,30 +28,32 @@ COLUMNS = ("arrivals", "rho0", "precision", "p_normal", "p_overload", "p_discard
            "mean_return_time", "mean_cycle_time", "loss_probability", "throughput", "kappa")
 
 
-def _arrivals():
+def _arrivals() -> dict:
     from qderive.symbolic.batches import Constant, Geometric
 
     return {"batch": Geometric(2), "single": Constant(1)}
 
 
-def _model(batch, load):
-    from qderive.numeric.hysteretic import HystereticModel
+def figure3_model(batch, load):
+    """The model of Figure 3 at offered load rho_0 = ``load`` with ``batch`` arrivals."""
     from qderive.symbolic.laws import Deterministic
+    from qderive.symbolic.models.hysteretic import HystereticModel
 
-    return HystereticModel.from_load(batch, Deterministic(Fraction(1, 200)), load, Fraction(1, 2), *FIG3_THRESHOLDS)
+    L, H, R = FIG3_THRESHOLDS
+    return HystereticModel.from_load(load, service=Deterministic(Fraction(1, 200)), batch=batch, L=L, H=H, R=R)
 
 
 def figure3_data(loads_thesis=LOADS_THESIS, loads_below=LOADS_BELOW_1, digits_below=BELOW_1_DIGITS) -> list[dict]:
     """Rows (one per arrival type and rho_0): float64 in the thesis's range, ``digits_below`` digits below 1."""
-    from qderive.numeric.hysteretic import evaluate
+    from qderive.numeric.engines.hysteretic import diagnostics
 
     rows = []
     for name, batch in _arrivals().items():
         for load, digits in [(x, digits_below) for x in loads_below] + [(x, None) for x in loads_thesis]:
-            res = evaluate(_model(batch, load), digits)
+            model = figure3_model(batch, load)
             row = {"arrivals": name, "rho0": load, "precision": "float64" if digits is None else digits}
-            row.update(res.as_dict())
-            row["kappa"] = res.kappa
+            row.update(model.evaluate(digits).as_dict())
+            row["kappa"] = diagnostics(model, digits)["kappa"]
             rows.append(row)
     return rows
 
@@ -76,11 +81,13 @@ def thesis_claims(rows) -> dict:
     loads = sorted({r["rho0"] for r in rows if r["rho0"] >= 1})
     out = {"crossover": {}, "max_gap": {}}
     for name in ("batch", "single"):
-        above = [x for x in loads if float(by[(name, x)]["mean_return_time"]) > float(by[(name, x)]["mean_normal_time"])]
+        above = [x for x in loads
+                 if float(by[(name, x)]["mean_return_time"]) > float(by[(name, x)]["mean_normal_time"])]
         out["crossover"][name] = float(min(above)) if above else None
     for key in ("mean_return_time", "mean_cycle_time"):
         for lo, hi in ((1, Fraction(8, 5)), (Fraction(8, 5), 3)):
-            gaps = [abs(float(by[("batch", x)][key]) / float(by[("single", x)][key]) - 1) for x in loads if lo <= x < hi]
+            gaps = [abs(float(by[("batch", x)][key]) / float(by[("single", x)][key]) - 1)
+                    for x in loads if lo <= x < hi]
             out["max_gap"][f"{key} rho0 in [{float(lo)}, {float(min(hi, 2))}{')' if hi < 2 else ']'}"] = max(gaps)
     return out
 
@@ -113,16 +120,16 @@ def _plot(rows, out_png):
         t12 = [float(r["mean_return_time"]) for r in mine]
         t = [float(r["mean_cycle_time"]) for r in mine]
         t0 = [float(r["mean_normal_time"]) for r in mine]
-        thesis = [i for i, r in enumerate(mine) if r["rho0"] >= 1]
-        ax1.plot([x[i] for i in thesis], [t[i] for i in thesis], "-", color=colors[name],
+        thesis = [k for k, r in enumerate(mine) if r["rho0"] >= 1]
+        ax1.plot([x[k] for k in thesis], [t[k] for k in thesis], "-", color=colors[name],
                  label=rf"$E\tau$, {labels[name]}")
-        ax1.plot([x[i] for i in thesis], [t12[i] for i in thesis], "--", color=colors[name],
+        ax1.plot([x[k] for k in thesis], [t12[k] for k in thesis], "--", color=colors[name],
                  label=rf"$E\tau_{{12}}$, {labels[name]}")
         ax2.semilogy(x, t, "-", color=colors[name], label=rf"$E\tau$, {labels[name]}")
         ax2.semilogy(x, t0, ":", color=colors[name], label=rf"$E\tau_0$, {labels[name]}")
         ax2.semilogy(x, t12, "--", color=colors[name], label=rf"$E\tau_{{12}}$, {labels[name]}")
-        below = [i for i, r in enumerate(mine) if r["rho0"] < 1]
-        ax2.semilogy([x[i] for i in below], [t[i] for i in below], "o", color=colors[name], ms=4)
+        below = [k for k, r in enumerate(mine) if r["rho0"] < 1]
+        ax2.semilogy([x[k] for k in below], [t[k] for k in below], "o", color=colors[name], ms=4)
     ax1.set_yscale("log")
     ax1.set_xlabel(r"offered load $\rho_0$")
     ax1.set_ylabel("seconds")
@@ -140,3 +147,6 @@ def _plot(rows, out_png):
     fig.tight_layout()
     fig.savefig(out_png, dpi=120)
     plt.close(fig)
+
+
+FIGURES = {"fig3": figure3}

@@ -1,0 +1,149 @@
+"""Generated code for the hysteretic overload control: ``qderive codegen hysteretic``.
+
+The measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3; ``spec/chapter3.md``) need the
+embedded chain (16), GTH and the subtraction-free solve of (21), not a closed form. The
+generated module is the package's kernels copied verbatim
+(:mod:`qderive.numeric.kernels.hysteretic` and what it uses: the arrival counts, the batch
+vectors and columns, the count sequences, GTH and the M-matrix solve), plus, for the chosen
+law families, the kernel calls of their count laws printed by SymPy from the package's own
+symbolic laws, and the public function::
+
+    qderive codegen hysteretic --measure mean_cycle_time --batch geometric --service det --out tau.py
+    # tau.py: mean_cycle_time(lam0, overload_factor, batch_mean, service_mean, L, H, R)
+
+The batch rate is lambda_0 in normal mode and f lambda_0 in overload, so the count law is
+printed as a function of the mode's rate ``lam``. The generated code computes the defaults of
+``qderive eval hysteretic`` (event convention, interval semantics, corrected E tau_0 (21)) in
+float64; where ``eval`` would switch to mpmath (the kernel's own test
+:func:`~qderive.numeric.kernels.hysteretic.hysteretic_float64_trouble`, or a non-finite value, or a
+probability outside [0, 1]) it emits a ``RuntimeWarning`` and returns the float64 result.
+"""
+
+from __future__ import annotations
+
+from qderive.symbolic.batches import BatchLaw
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws import TimeLaw
+from qderive.symbolic.models.hysteretic import HystereticMeasures
+
+from .codegen import KernelModule, generated_function, print_call, print_expr
+from .families import LAM, family
+
+__all__ = ["forms", "SOURCE"]
+
+SOURCE = ("Sopin 2013, chapter 3: embedded chain (16), (17), Statement 3 (18), (19), (20), corrected (21), (22), "
+          "(23); spec/chapter3.md sections 1-7 (event convention, interval semantics)")
+
+_HELPERS = '''
+_CTX = FLOAT64
+
+
+def _check(name, value, constraint):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} = {value!r}: must be a number") from None
+    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": 0 <= v <= 1, None: v == v}[constraint]
+    if not (math.isfinite(v) and ok):
+        raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
+    return v
+
+
+def _thresholds(L, H, R):
+    """L, H, R as integers with 1 <= L < H < R (the rule of qderive's hysteretic models)."""
+    out = []
+    for name, value in (("L", L), ("H", H), ("R", R)):
+        try:
+            ok = float(value) == int(value)
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise ValueError(f"{name} = {value!r}: must be an integer")
+        out.append(int(value))
+    L, H, R = out
+    if not 1 <= L < H < R:
+        raise ValueError(f"L, H, R = {L}, {H}, {R}: must satisfy 1 <= L < H < R")
+    return L, H, R
+
+
+def _trusted(values):
+    """Why qderive eval would recompute this float64 result with mpmath (None: it would not)."""
+    reason = hysteretic_float64_trouble(values, _CTX.eps)
+    for key in HYSTERETIC_KEYS:
+        v = float(values[key])
+        if reason is None and not math.isfinite(v):
+            reason = f"{key} is not finite in float64"
+        if reason is None and key in ("p_normal", "p_overload", "p_discard", "loss_probability") and not 0 <= v <= 1:
+            reason = f"{key} = {v!r} lies outside [0, 1] in float64"
+    return reason
+'''
+
+
+def forms(request) -> dict:
+    """``measure -> KernelModule`` for the law families of ``request`` (:class:`HystereticCodegenFamilies`)."""
+    from qderive.numeric.sequences import batch_kernel, count_kernel
+
+    batch = family(request.batch, "batch", BatchLaw)
+    service = family(request.service, "service", TimeLaw)
+    params = [("lam0", "batch arrival rate lambda_0 in normal mode [batches per unit time]; rho_0 = lam0 l_1 b_1",
+               "> 0"),
+              ("overload_factor", "f = lambda_1 / lambda_0 in [0, 1]: the batch rate in overload is f lam0 (1: pure "
+               "discard hysteresis, 0: complete blocking)", "[0, 1]"),
+              *[(a[1], a[2], a[3]) for a in batch.args], *[(a[1], a[2], a[3]) for a in service.args]]
+    names = {LAM: "lam", **{a[0]: a[1] for a in (*batch.args, *service.args)}}
+    try:
+        bcall, geometric, _ = batch_kernel(batch.law)
+        counts = print_call(count_kernel(service.law.count_law(LAM)), names)
+    except (ParameterError, ValueError) as exc:
+        raise ParameterError(f"--batch {request.batch} --service {request.service}: no generated code for these "
+                             f"families ({exc})") from None
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    scalars = [p[0] for p in params]
+    body = [
+        f"pmf, tail, excess = {print_call(bcall, names, n='R')}",
+        f"b1 = {print_expr(service.law.moment(1), names)}  # mean service time",
+        f"l1 = {print_expr(batch.law.mean, names)}  # mean batch size",
+        "rates = (lam0, lam0 * overload_factor)",
+        "",
+        "def service_counts(s, n):",
+        "    lam = rates[s]  # batches arriving at the mode's rate during one service",
+        f"    return {counts}",
+        "",
+        "def columns():",
+        f"    return list(convolution_columns(ctx, pmf, tail, R, {geo}))",
+        "",
+        "return hysteretic_inputs(ctx, service_counts, (pmf, tail, excess), columns, rates,",
+        "                         lam0 * (1 - overload_factor), b1, l1, R)",
+    ]
+    kernel_fn = ["def _inputs(" + ", ".join(scalars + ["R"]) + "):",
+                 '    """The kernel inputs of one parameter point (independent of L and H)."""',
+                 "    ctx = _CTX", *(f"    {line}" if line else "" for line in body)]
+    checks = [f"{p[0]} = _check({p[0]!r}, {p[0]}, {p[2]!r})" for p in params]
+    laws = f"{batch.label} batches, {service.label} service"
+    out = {}
+    for f, meta in HystereticMeasures.measure_fields():
+        notes = [f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws}; event convention,",
+                 "interval semantics, corrected E tau_0 (the defaults of `qderive eval hysteretic`).",
+                 f"Unit of the result: {meta.units or meta.kind.value}. Source: {meta.source or SOURCE}.", "",
+                 "Returns a float. Bad input raises ValueError naming the parameter. Where `qderive eval` would",
+                 "recompute with mpmath (kappa_inf(I - P_0) eps > 1e-6: light load with a large H, where (21) is",
+                 "ill-conditioned; a failed renewal identity; a non-finite value) a RuntimeWarning is emitted and",
+                 "the float64 result is returned."]
+        arg_lines = [(p[0], p[1]) for p in params] + [
+            ("L", "abatement threshold (integer >= 1): overload -> normal when a departure leaves L - 1"),
+            ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H"),
+            ("R", "discard threshold = capacity (integer, H < R), the customer in service included")]
+        statements = [*checks, "L, H, R = _thresholds(L, H, R)",
+                      f"inputs = _inputs({', '.join(scalars + ['R'])})",
+                      "values = hysteretic_measures(_CTX, inputs, L, H, R, H)  # onset H: the event convention",
+                      "reason = _trusted(values)",
+                      "if reason is not None:",
+                      "    warnings.warn(f'{reason}: `qderive eval hysteretic` would evaluate this case with mpmath; '",
+                      "                  'the float64 result may be inaccurate', RuntimeWarning, stacklevel=2)",
+                      f"return float(values[{f.name!r}])"]
+        code = "\n".join(["import warnings", "", _HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
+                          generated_function(f.name, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
+                                             statements)])
+        out[f.name] = KernelModule(f.name, f"{meta.help} of M[X]|G|1|(L,H)|(H,R) with {laws}.", SOURCE,
+                                   ("context", "hysteretic", "batches", "counts"), code)
+    return out

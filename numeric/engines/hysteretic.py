@@ -1,0 +1,297 @@
+"""Engines of the hysteretic overload control, and the threshold optimiser (``qderive optimize hysteretic``).
+
+* :class:`HystereticEngine` -- M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3): the laws become
+  arrival counts of each mode (:func:`qderive.numeric.sequences.arrival_counts`) and batch
+  vectors (:func:`~qderive.numeric.sequences.batch_vectors`: pmf, tail, excess), then
+  :mod:`qderive.numeric.kernels.hysteretic` builds the embedded chain (16), solves it by GTH
+  and (21) by the subtraction-free M-matrix solve. Precision policy: the accuracy is an
+  estimate (``confirm``): every mpmath result is confirmed at a higher precision, raised by
+  ``ceil(log10 kappa_inf(I - P_0))`` digits (``"_extra_digits"``); a float64 result is
+  recomputed with mpmath when kappa eps > 1e-6 or the renewal identity
+  E tau = C / (q_{L,1} a_0^(1)) fails by more than 1e-10.
+* :class:`MM1HystereticEngine` -- M|M|1 with bi-level hysteresis: the product-free stationary
+  law of :mod:`qderive.numeric.kernels.mm1_hysteretic` (positive sums; a-priori bound).
+* :func:`optimize` / :func:`optimize_thresholds` -- (L, H) minimising E tau_12 subject to
+  P(S_2) <= a bound and E tau >= a minimum cycle (seed 002), for the model whose mode changes
+  at departures (the embedded chain); the arrival inputs depend only on the rates, the laws
+  and R, so each chunk of the grid computes them once; the chunks run on any
+  :class:`concurrent.futures.Executor` (``--workers N``: a process pool), with a progress bar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy
+
+from qderive.symbolic import limits as _limits
+from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
+from qderive.symbolic.models.hysteretic import HystereticModel, MM1HystereticModel, NormalTimeForm, Semantics
+
+from ..kernels import hysteretic as K
+from ..kernels import mm1_hysteretic as M
+from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
+from .base import Engine
+
+__all__ = ["HystereticEngine", "MM1HystereticEngine", "hysteretic_inputs", "solution", "diagnostics", "threshold_pairs",
+           "optimize_thresholds", "optimize", "OPTIMISED_MODEL"]
+
+
+# --------------------------------------------------------------------------------------
+# M[X]|G|1|(L,H)|(H,R)
+# --------------------------------------------------------------------------------------
+
+
+def hysteretic_inputs(model: HystereticModel, ctx) -> K.HystereticInputs:
+    """The kernel inputs of ``model`` that do not depend on L and H (call inside ``with ctx:``).
+
+    The laws become kernel calls as everywhere (:mod:`qderive.numeric.sequences`): the count
+    sequences of each mode's exact rate, the batch vectors and the (cached) convolution columns;
+    :func:`qderive.numeric.kernels.hysteretic.hysteretic_inputs` assembles them.
+    """
+    R = model.R
+    rates = (model.rate, model.rate1)
+    bv = batch_vectors(model.batch, R, ctx)
+    return K.hysteretic_inputs(
+        ctx, lambda s, n: count_sequences(model.service.count_law(rates[s]), n, ctx), (bv.pmf, bv.tail, bv.excess),
+        lambda: _columns(model.batch, R, ctx, bv), tuple(ctx.num(r) for r in rates),
+        ctx.num(rates[0] - rates[1]), ctx.num(model.service.moment(1)), ctx.num(model.batch.mean), R)
+
+
+def _columns(batch, R, ctx, bv):
+    """The batch law's convolution columns over 0..R (the kernels never modify them). A grid of loads (a figure)
+    reuses them: :func:`~qderive.numeric.sequences.batch_columns` keeps them in mpmath, this small cache in
+    float64 (R <= 400: at most 0.3 MB each)."""
+    if ctx.is_float64 and R <= 400:
+        key = (batch, R)
+        if key not in _FLOAT64_COLUMNS:
+            if len(_FLOAT64_COLUMNS) >= 4:
+                _FLOAT64_COLUMNS.pop(next(iter(_FLOAT64_COLUMNS)))
+            _FLOAT64_COLUMNS[key] = list(batch_columns(batch, R, ctx, vectors=bv))
+        return _FLOAT64_COLUMNS[key]
+    return batch_columns(batch, R, ctx, vectors=bv)
+
+
+_FLOAT64_COLUMNS: dict = {}
+
+
+def solution(model: HystereticModel, ctx, inputs=None) -> K.HystereticSolution:
+    """The solved embedded chain of ``model`` (q, C and the measures as methods); call inside ``with ctx:``."""
+    inputs = hysteretic_inputs(model, ctx) if inputs is None else inputs
+    return K.HystereticSolution(ctx, inputs, model.L, model.H, model.R, model.onset)
+
+
+def _values(model: HystereticModel, ctx, inputs=None, sojourns=None) -> dict:
+    out = solution(model, ctx, inputs).measures(model.semantics is Semantics.LABEL,
+                                                model.normal_time_form is NormalTimeForm.THESIS, sojourns)
+    if model.R == model.H + 1 and model.semantics is Semantics.INTERVAL:
+        out["p_discard"] = 0  # no discard state: the mode is never in force (an exact 0, not an underflow)
+    return out
+
+
+def diagnostics(model: HystereticModel, digits: int | None = None) -> dict:
+    """``kappa`` = kappa_inf(I - P_0) of (21) and ``renewal_cycle_time`` = C / (q_{L,1} a_0^(1)) (spec section 7),
+    in float64 or at ``digits`` (+ 10 guard) working digits."""
+    from ..backend import FLOAT64, mp_context
+
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+    with ctx:
+        sol = solution(model, ctx)
+        kappa = sol.normal_time(model.semantics is Semantics.LABEL, model.thesis_form)[1]
+        return {"kappa": kappa, "renewal_cycle_time": sol.renewal_cycle_time()}
+
+
+@contextlib.contextmanager
+def _quiet(ctx):
+    """float64: over/underflow yields inf/nan silently (the precision policy detects them and recomputes with
+    mpmath); a kernel's ValueError (a count sequence that cannot be summed) becomes a NumericalError naming
+    the model, not a traceback."""
+    try:
+        if ctx.is_float64:
+            with numpy.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+                yield
+        else:
+            yield
+    except (ParameterError, BudgetError):
+        raise
+    except ValueError as exc:
+        raise NumericalError(f"the hysteretic chain cannot be evaluated here: {exc}") from None
+
+
+class HystereticEngine(Engine):
+    """M[X]|G|1|(L,H)|(H,R) by :mod:`qderive.numeric.kernels.hysteretic` (see the module docstring)."""
+
+    confirm = True
+
+    def compute(self, model, ctx, **options):
+        if not ctx.is_float64:
+            n = len(K.hysteretic_states(model.L, model.H, model.R, model.onset))
+            _limits.check("dense_states", n, "states of the embedded chain at --digits (dense mpmath matrices)")
+        with _quiet(ctx):
+            out = _values(model, ctx)
+        kappa = out["_kappa"]
+        # ask the escalation for log10 kappa more digits (the solve is subtraction-free, the inputs are not exact)
+        out["_extra_digits"] = math.ceil(float(ctx.log(kappa)) / math.log(10)) if kappa > 1 else 0
+        return out
+
+    def guard_digits(self, model) -> int:
+        # O(n) roundings in the positive sums of GTH and of the M-matrix solve (n ~ 2R states)
+        return digits_for(2 * model.R) + 2
+
+    def float64_trouble(self, model, values):
+        from ..backend import FLOAT64
+
+        return K.hysteretic_float64_trouble(values, FLOAT64.eps, model.thesis_form)
+
+    def notes(self, model, values):
+        notes = []
+        if model.thesis_form:
+            notes.append("thesis form of (21): the idle periods in (0, 0) are omitted, so E tau differs from the "
+                         "renewal value C / (q_(L,1) a_0^(1)), the mean_cycle_time of the corrected form")
+        if model.R == model.H + 1:
+            notes.append("R = H + 1: the departure that reaches R leaves H behind, so the discard mode is entered "
+                         "and left at the same epoch (no discard state in the embedded chain)")
+        return notes
+
+
+# --------------------------------------------------------------------------------------
+# M|M|1 with bi-level hysteresis
+# --------------------------------------------------------------------------------------
+
+
+class MM1HystereticEngine(Engine):
+    """M|M|1 with bi-level hysteresis: :func:`qderive.numeric.kernels.mm1_hysteretic.mm1_hysteresis_measures`."""
+
+    def compute(self, model: MM1HystereticModel, ctx, **options):
+        lam0, lam1, mu = model.rate0, model.rate1, model.service_rate
+        r1 = lam1 / mu
+        inv1 = None if lam1 == 0 else mu / lam1
+        with _quiet(ctx):
+            out = M.mm1_hysteresis_measures(ctx, ctx.num(mu / lam0), ctx.num(r1),
+                                            None if inv1 is None else ctx.num(inv1), r1 >= 1, ctx.num(mu),
+                                            ctx.num(lam0), ctx.num(lam1), ctx.num(1 - lam1 / lam0),
+                                            model.L, model.H, model.R)
+        if lam1 == 0:
+            out["p_discard"] = 0  # never reached: an exact 0
+        return out
+
+    def guard_digits(self, model) -> int:
+        return digits_for(model.R) + 2
+
+
+# --------------------------------------------------------------------------------------
+# Threshold optimisation (seed 002)
+# --------------------------------------------------------------------------------------
+
+#: what ``optimize hysteretic`` optimises (said in its output)
+OPTIMISED_MODEL = ("hysteretic M[X]|G|1|(L,H)|(H,R): the mode changes at departure epochs (the M[X]|G|1 embedded "
+                   "chain (16)), not the instantaneous M|M|1 hysteresis")
+
+
+def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
+    """All (L, H) with 1 <= L < H < R in the inclusive ranges ``(min, max)`` (default L in 1..R-3, H in 2..R-2)."""
+    lo_min, lo_max = low_range or (1, R - 3)
+    hi_min, hi_max = high_range or (2, R - 2)
+    return [(L, H) for L in range(max(1, lo_min), min(R - 2, lo_max) + 1)
+            for H in range(max(L + 1, hi_min), min(R - 1, hi_max) + 1)]
+
+
+def _grid_chunk(model: HystereticModel, pairs) -> list:
+    """(L, H, float64 measures, trouble or None) for each pair; the arrival inputs are computed once.
+    Top-level so that process pools can pickle it."""
+    from qderive.numeric.precision import float64_trouble
+
+    from ..backend import FLOAT64
+
+    engine = HystereticEngine()
+    label, thesis = model.semantics is Semantics.LABEL, model.thesis_form
+    with FLOAT64:
+        inputs = hysteretic_inputs(model, FLOAT64)
+        out, sojourns = [], {}
+        for L, H in sorted(pairs, key=lambda p: (p[1], p[0])):
+            m = replace(model, L=L, H=H)
+            try:
+                if H not in sojourns:  # (21) depends on H, not on L: solved once per H
+                    sojourns = {H: solution(m, FLOAT64, inputs).normal_sojourns(label, thesis)}
+                values = _values(m, FLOAT64, inputs, sojourns[H])
+                trouble = engine.float64_trouble(m, values) or float64_trouble(type(m).measures, values)
+            except (ArithmeticError, ValueError) as exc:
+                values, trouble = None, str(exc)
+            out.append((L, H, None if values is None else {k: float(values[k]) for k in K.HYSTERETIC_KEYS}, trouble))
+    return out
+
+
+def optimize_thresholds(model: HystereticModel, discard_bound, min_cycle=0, *, pairs=None, executor=None,
+                        progress: bool = False, chunks: int | None = None) -> dict:
+    """(L, H) minimising E tau_12 (22) subject to P(S_2) <= ``discard_bound`` and E tau >= ``min_cycle``.
+
+    For the rates, laws, R and variant (convention, semantics, form) of ``model``. The grid
+    (default :func:`threshold_pairs`) is evaluated in float64 chunks, on ``executor`` (any
+    :class:`concurrent.futures.Executor`) when given; points whose float64 values are not
+    trusted (the engine's test and the generic one) are recomputed under the precision policy.
+    Returns the optimum, its measures and the grid counts; a ParameterError if nothing is feasible.
+    """
+    from .progress import Progress
+
+    bound, cycle = Fraction(discard_bound), Fraction(min_cycle)
+    pairs = list(pairs) if pairs is not None else threshold_pairs(model.R)
+    if not pairs:
+        raise ParameterError("the (L, H) grid is empty: need 1 <= L < H < R inside --l-range and --h-range")
+    # chunks of whole H columns (each chunk computes the arrival inputs once, and (21) once per H)
+    columns = {}
+    for pair in pairs:
+        columns.setdefault(pair[1], []).append(pair)
+    n = chunks or max(1, min(len(columns), 64 if executor is not None else 8))
+    groups = sorted(columns.values(), key=len, reverse=True)
+    parts = [[pair for g in groups[i::n] for pair in g] for i in range(n)]
+    parts = [p for p in parts if p]
+    rows = []
+    with Progress(len(pairs), "points", quiet=not progress) as bar:
+        if executor is None:
+            for part in parts:
+                rows += _grid_chunk(model, part)
+                bar.update(len(rows))
+        else:
+            from concurrent.futures import as_completed
+
+            futures = [executor.submit(_grid_chunk, model, part) for part in parts]
+            for fut in as_completed(futures):
+                rows += fut.result()
+                bar.update(len(rows))
+    recomputed, checked = 0, []
+    for L, H, values, trouble in rows:
+        if trouble is not None:
+            recomputed += 1
+            values = {k: float(v) for k, v in replace(model, L=L, H=H).evaluate().as_dict().items()}
+        checked.append((L, H, values))
+    feasible = [r for r in checked if r[2]["p_discard"] <= bound and r[2]["mean_cycle_time"] >= cycle]
+    if not feasible:
+        raise ParameterError(f"no (L, H) on the grid of {len(checked)} points has P(S_2) <= {float(bound):g} and "
+                             f"E tau >= {float(cycle):g}")
+    L, H, values = min(feasible, key=lambda r: (r[2]["mean_return_time"], r[0], r[1]))
+    return {"optimised_model": OPTIMISED_MODEL, "L": L, "H": H, "R": model.R, "grid_points": len(checked),
+            "feasible_points": len(feasible), "recomputed_points": recomputed, **values}
+
+
+def optimize(values: dict, request, digits=None, progress: bool = True) -> dict:
+    """``qderive optimize hysteretic`` (the model's :class:`~qderive.symbolic.models.base.Action`).
+
+    ``--workers N`` > 1 runs the grid on a process pool; with ``--digits`` the optimum's measures
+    are recomputed to that many digits.
+    """
+    model = HystereticModel.from_values(values)
+    pairs = threshold_pairs(model.R, request.l_range, request.h_range)
+    kwargs = dict(pairs=pairs, progress=progress)
+    if request.workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(request.workers) as ex:
+            best = optimize_thresholds(model, request.discard_bound, request.min_cycle, executor=ex, **kwargs)
+    else:
+        best = optimize_thresholds(model, request.discard_bound, request.min_cycle, **kwargs)
+    if digits is not None:
+        best.update(replace(model, L=best["L"], H=best["H"]).evaluate(digits).as_dict())
+    return best

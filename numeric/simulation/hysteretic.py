@@ -1,0 +1,197 @@
+"""Simulation of the hysteretic overload control: M[X]|G|1|(L,H)|(H,R) and M|M|1 with bi-level hysteresis.
+
+The model (``spec/chapter3.md`` sections 0-1; ``spec/other-models.md`` B): batches arrive as
+a Poisson process whose rate lambda_s depends on the control mode s (0 normal, 1 overload,
+2 discard with lambda_2 = 0); one server; at most R customers in the system, the one in
+service included; a batch that does not fit is partially admitted (fill up to R, lose the
+rest). An empty server waits for the next batch at the rate of the current mode.
+
+When the mode changes:
+
+* :class:`~qderive.symbolic.models.hysteretic.HystereticModel` -- only at departures, by the
+  model's own rule :meth:`~qderive.symbolic.models.hysteretic.HystereticModel.next_state`
+  (event or left convention) applied to the count n^- just before the departure;
+* :class:`~qderive.symbolic.models.hysteretic.MM1HystereticModel` -- at once, by its rules
+  ``mode_after_arrival`` / ``mode_after_departure``: the arrival rate changes at the switching
+  instant (inter-arrival times are redrawn: Poisson arrivals are memoryless). Single arrivals,
+  exponential service of rate mu.
+
+Measures (the keys of ``qderive eval``) over the measurement window: ``p_normal``,
+``p_overload``, ``p_discard`` as fractions of time with interval semantics (the mode whose
+arrival rate is in force) or, when the model asks for it, label semantics (in a mode-0
+interval the label is 0 while the count < H, 1 while < R, 2 after; in a mode-1 interval 1
+while < R, then 2); ``mean_cycle_time`` = window / entries into mode 0 (renewal reward: a
+control cycle runs from one entry into mode 0 to the next), ``mean_normal_time`` = time
+labelled normal / entries (the idle periods included: the corrected (21)),
+``mean_return_time`` = the rest / entries (undefined when no cycle completes);
+``loss_probability`` = the offered customers (rate lambda_0 l_1 in every mode) not served:
+the overflow at R counted customer by customer, the throttled traffic as its conditional
+expectation given the mode path, l_1 sum_s (lambda_0 - lambda_s) T_s (Rao-Blackwellised:
+same mean, smaller variance); ``throughput`` = served customers per unit time. Intervals:
+:mod:`qderive.numeric.simulation.stats` (independent replications, jackknife, Student t).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from qderive.symbolic.batches.finite import Constant
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws.gamma import Exponential
+from qderive.symbolic.models.hysteretic import HystereticModel, MM1HystereticModel, Semantics
+
+from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream
+
+__all__ = ["simulate", "kernel_spec"]
+
+_ACCUMULATORS = ("time", "served", "lost", "cycles", "t0", "t1", "t2", "l0", "l1", "l2")
+_CYCLE_NOTE = "no control cycle (return to normal mode) completed: the cycle is longer than the simulated time"
+
+
+def _label(s, c, H, R):
+    """Label of count c during an interval of mode s (``spec/chapter3.md`` section 4)."""
+    if s == 0:
+        return 0 if c < H else (1 if c < R else 2)
+    if s == 1:
+        return 1 if c < R else 2
+    return 2
+
+
+def _tables(model):
+    """(mode after an arrival brings the count to n, mode after a departure from count n^-, label), by [s][n]."""
+    R = model.R
+    if isinstance(model, MM1HystereticModel):
+        arrive = [[model.mode_after_arrival(s, n) for n in range(R + 1)] for s in range(3)]
+        depart = [[model.mode_after_departure(s, max(n - 1, 0)) for n in range(R + 1)] for s in range(3)]
+    else:
+        arrive = [[s] * (R + 1) for s in range(3)]
+        depart = [[s] + [model.next_state(n, s)[1] for n in range(1, R + 1)] for s in range(3)]
+    label = [[_label(s, c, model.H, R) for c in range(R + 1)] for s in range(3)]
+    return arrive, depart, label
+
+
+def _laws(model):
+    """(batch law, service law, (lambda_0, lambda_1, lambda_2)) as the simulator sees the model."""
+    if isinstance(model, MM1HystereticModel):
+        return Constant(1), Exponential(Fraction(1) / model.service_rate), model.rates()
+    return model.batch, model.service, (model.rate, model.rate1, Fraction(0))
+
+
+def _loop(rng, model):
+    """The event loop as a generator: ``send(n)`` serves up to n customers in total, returns the accumulators."""
+    batch, service, rates = _laws(model)
+    exps = value_stream(lambda g, n: g.standard_exponential(n), rng)
+    sizes = value_stream(sampler(batch, "batch"), rng)
+    services = value_stream(sampler(service, "service"), rng)
+    next_e, next_x, next_s = exps.__next__, sizes.__next__, services.__next__
+    scale = [0.0 if r == 0 else 1 / float(r) for r in rates]  # mean inter-arrival time per mode, 0: none
+    after_arrival, after_departure, label = _tables(model)
+    cap = model.R
+    inf = math.inf
+
+    t = tl = 0.0
+    n = 0  # customers in the system, the one in service included
+    s = 0  # control mode
+    served = lost = cycles = 0
+    tm = [0.0, 0.0, 0.0]  # time per mode (interval semantics)
+    tlab = [0.0, 0.0, 0.0]  # time per label
+    na = next_e() * scale[0]
+    target = yield
+    while True:
+        while served < target:
+            if n == 0:  # idle until the next batch (mode 0 has a positive rate)
+                dt = na - tl
+                tm[s] += dt
+                tlab[label[s][0]] += dt
+                t = tl = na
+                x = next_x()
+                if x <= cap:
+                    n = x
+                else:
+                    n = cap
+                    lost += x - cap
+                s = after_arrival[s][n]
+                sc = scale[s]
+                na = t + next_e() * sc if sc else inf
+            end = t + next_s()
+            while na <= end:
+                dt = na - tl
+                tm[s] += dt
+                tlab[label[s][n]] += dt
+                tl = na
+                x = next_x()
+                room = cap - n
+                if x <= room:
+                    n += x
+                else:
+                    n = cap
+                    lost += x - room
+                s = after_arrival[s][n]  # instantaneous switching changes the rate of the next arrival
+                sc = scale[s]
+                na = na + next_e() * sc if sc else inf
+            dt = end - tl
+            tm[s] += dt
+            tlab[label[s][n]] += dt
+            t = tl = end
+            served += 1
+            new = after_departure[s][n]
+            n -= 1
+            if new != s:
+                if new == 0:
+                    cycles += 1
+                s = new
+                sc = scale[s]
+                na = t + next_e() * sc if sc else inf
+        target = yield (t, served, lost, cycles, tm[0], tm[1], tm[2], tlab[0], tlab[1], tlab[2])
+
+
+def _measures(model, label: bool) -> dict:
+    k0, k1, k2 = (f"{'l' if label else 't'}{i}" for i in range(3))
+    batch, _, rates = _laws(model)
+    lam = [float(r) for r in rates]
+    l1 = float(batch.mean)
+    throttle = [(lam[0] - lam[s]) / lam[0] for s in range(3)]  # throttled fraction of the offered traffic
+    offered = lam[0] * l1
+
+    def loss(a):
+        return (throttle[1] * a["t1"] + throttle[2] * a["t2"]) / a["time"] + a["lost"] / (offered * a["time"])
+
+    return {
+        "p_normal": lambda a: a[k0] / a["time"],
+        "p_overload": lambda a: a[k1] / a["time"],
+        "p_discard": lambda a: a[k2] / a["time"],
+        "mean_normal_time": lambda a: a[k0] / a["cycles"],
+        "mean_return_time": lambda a: (a["time"] - a[k0]) / a["cycles"],
+        "mean_cycle_time": lambda a: a["time"] / a["cycles"],
+        "loss_probability": loss,
+        "throughput": lambda a: a["served"] / a["time"],
+    }
+
+
+def kernel_spec(model) -> KernelSpec:
+    """The event loop and measure table of a hysteretic model for :func:`run_replications`."""
+    if not isinstance(model, (HystereticModel, MM1HystereticModel)):
+        raise ParameterError(f"simulate: {type(model).__name__} is not a hysteretic model")
+    if isinstance(model, HystereticModel) and model.thesis_form:
+        raise ParameterError("thesis-form", "has no simulated counterpart: a simulation measures the true E tau_0 "
+                             "(the corrected (21))", True)
+    label = isinstance(model, HystereticModel) and model.semantics is Semantics.LABEL
+    return KernelSpec(
+        model=model.name,
+        accumulators=_ACCUMULATORS,
+        start=lambda rng: _loop(rng, model),
+        measures=_measures(model, label),
+        undefined_notes={k: _CYCLE_NOTE for k in ("mean_normal_time", "mean_return_time", "mean_cycle_time")},
+    )
+
+
+def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
+             warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
+    """Simulate a hysteretic model: mode probabilities, cycle times, loss and throughput with 95 % intervals.
+
+    ``customers`` are served in each of ``replications`` independent runs started empty in
+    normal mode; the first ``warmup`` fraction is discarded (:mod:`.stats`). Cycle measures are
+    renewal-reward ratios (``spec/chapter3.md`` section 7).
+    """
+    return run_replications(kernel_spec(model), customers, replications, seed, warmup, quiet)
