@@ -52,6 +52,8 @@ def evaluate(expr, env: dict):
         return mpmath.mpf(e)
     if e in env:
         return _as_mp(env[e])
+    if isinstance(e, sp.MatrixExpr):
+        return _matrix(e, env)
     if e.is_Integer:
         return int(e)
     if e.is_Rational:
@@ -82,8 +84,9 @@ def evaluate(expr, env: dict):
         base, ex = evaluate(e.base, env), evaluate(e.exp, env)
         return base**ex
     if isinstance(e, sp.Sum):
-        (var, lo, hi), body = e.limits[0], e.function
-        inner = sp.Sum(body, *e.limits[1:]) if len(e.limits) > 1 else body
+        # SymPy lists the innermost limit first: iterate over the outermost, evaluate the rest inside
+        (var, lo, hi), body = e.limits[-1], e.function
+        inner = sp.Sum(body, *e.limits[:-1]) if len(e.limits) > 1 else body
         lo_v = evaluate(lo, env)
         if hi is sp.oo:
             return _infinite_sum(inner, var, int(lo_v), env)
@@ -117,8 +120,6 @@ def evaluate(expr, env: dict):
         return mpmath.log(evaluate(e.args[0], env))
     if isinstance(e, sp.factorial):
         return mpmath.factorial(int(evaluate(e.args[0], env)))
-    if isinstance(e, sp.MatrixExpr):
-        return _matrix(e, env)
     if e.is_Symbol and e not in env:
         raise KeyError(f"no value bound to the symbol {e}")
     raise TypeError(f"cannot evaluate {type(e).__name__}: {e}")

@@ -225,27 +225,6 @@ def derivation() -> Derivation:
 # -- generated code ------------------------------------------------------------------------------------------------
 
 
-def _closed_form_class():
-    from .export.codegen import ClosedForm
-
-    class ThresholdClosedForm(ClosedForm):
-        """A ClosedForm whose Python module names the capacity argument ``R``.
-
-        :func:`qderive.numeric.compile.numpy_source` reserves the name ``R`` for its rational helper
-        (``def _value(..., R=_float_ratio)``), so the inner function is printed with ``R_`` and the
-        public function (its signature, checks and call) is renamed back to ``R``.
-        """
-
-        def python_module(self, model):
-            inner = dict(self.__dict__)
-            inner["args"] = tuple((a[0], "R_", *a[2:]) if a[1] == "R" else a for a in self.args)
-            text = ClosedForm(**inner).python_module(model)
-            head, sep, public = text.partition(f"\ndef {self.measure}(")
-            return head + sep + public.replace("R_", "R")
-
-    return ThresholdClosedForm
-
-
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm``: the closed forms in the rates and integer thresholds (Python and C)."""
     cf = CF.closed_forms()
@@ -267,8 +246,10 @@ def codegen_forms(request=None) -> dict:
          "L, H, R must be integers"),
         (sp.And(sp.Lt(Lr, Hr), sp.Lt(Hr, Rr)), "thresholds must satisfy 1 <= L < H < R"),
     )
+    from .export.codegen import ClosedForm
+
     source = f"M|M|1 bi-level hysteresis, {_CITE}"
-    form = _closed_form_class()
+    form = ClosedForm
     out = {}
     for f, meta in MM1HystereticMeasures.measure_fields():
         text = f"{meta.help[0].upper()}{meta.help[1:]}" + (f" [{meta.units}]" if meta.units else "") + "."

@@ -2,10 +2,10 @@
 
 One expression (or a tuple evaluated together, common subexpressions shared) becomes
 Python source printed by SymPy's ``NumPyPrinter``, in which every rational constant is
-written ``R(p, q)``. Called with floats or arrays (``R`` = float division) it is the
+written ``_ratio(p, q)``. Called with floats or arrays (``_ratio`` = float division) it is the
 vectorised float64 path; called with :class:`fractions.Fraction` arguments
-(``R = Fraction``) a rational expression evaluates *exactly*; with mpf arguments
-(``R`` = mpf division) at any precision. Expressions holding a ``Float`` are refused (a
+(``_ratio = Fraction``) a rational expression evaluates *exactly*; with mpf arguments
+(mpf division) at any precision. Expressions holding a ``Float`` are refused (a
 decimal constant would cap the precise paths at 53 bits).
 
 The generated source is kept in the private cache under a caller's key
@@ -55,18 +55,18 @@ def _printer():
             return super()._print_Pow(expr, rational=rational)
 
         def _print_Rational(self, expr):
-            return f"R({expr.p}, {expr.q})"
+            return f"_ratio({expr.p}, {expr.q})"
 
         def _print_Half(self, expr):
-            return "R(1, 2)"
+            return "_ratio(1, 2)"
 
     return _Printer({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": False})
 
 
 def numpy_source(expr, args: Sequence, name: str, docstring: str = "") -> str:
-    """Source of ``def name(*args, R=...)`` evaluating ``expr`` (or a list of them); imports numpy only.
+    """Source of ``def name(*args, _ratio=...)`` evaluating ``expr`` (or a list of them); imports numpy only.
 
-    ``R(p, q)`` builds rational constants: float division by default (numpy path).
+    ``_ratio(p, q)`` builds rational constants: float division by default (numpy path).
     """
     import sympy as sp
 
@@ -76,7 +76,7 @@ def numpy_source(expr, args: Sequence, name: str, docstring: str = "") -> str:
     exprs = [sp.sympify(e).xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_t"), optimizations="basic")
     lines = ["import numpy", "", "", "def _float_ratio(p, q):", "    return p / q", "", "",
-             f"def {name}({', '.join(names + ['R=_float_ratio'])}):"]
+             f"def {name}({', '.join(names + ['_ratio=_float_ratio'])}):"]
     if docstring:
         lines.append(f'    """{docstring}"""')
     indent = "    "
@@ -138,13 +138,13 @@ class Evaluator:
         self._check(values)
         if not self.rational:
             raise TypeError("the expression is not rational: use mpmath()")
-        return self._fn(*[Fraction(v) for v in values], R=Fraction)
+        return self._fn(*[Fraction(v) for v in values], _ratio=Fraction)
 
     def mpmath(self, *values):
         """Evaluate from mpf (or exact) arguments at the current mpmath precision (inside ``with ctx:``)."""
         self._check(values)
         if self.rational:
-            return self._fn(*values, R=_mp_ratio)
+            return self._fn(*values, _ratio=_mp_ratio)
         if getattr(self, "_mp_fn", None) is None:
             import sympy as sp
 

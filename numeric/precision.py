@@ -27,7 +27,7 @@ import math
 import mpmath
 
 from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import NumericalError, ParameterError
+from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
 from qderive.symbolic.models.base import MeasureKind
 
 from .backend import FLOAT64, mp_context
@@ -65,6 +65,18 @@ def _flat(value):
         yield value
 
 
+class Reason(str):
+    """Why a float64 result is not trusted; ``underflow`` when it is only a value below the double range."""
+
+    underflow = False
+
+
+def _underflow(text: str) -> Reason:
+    r = Reason(text)
+    r.underflow = True
+    return r
+
+
 def float64_trouble(record_cls, values: dict) -> str | None:
     """The generic test of a float64 result (see the module docstring); None when it can be trusted."""
     kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
@@ -77,9 +89,9 @@ def float64_trouble(record_cls, values: dict) -> str | None:
             if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1):
                 return f"{key} = {f!r} lies outside [0, 1] in float64"
             if 0 < abs(f) < _NEAR_UNDERFLOW:
-                return f"{key} = {f:.3g} is at the float64 underflow threshold"
+                return _underflow(f"{key} = {f:.3g} is at the float64 underflow threshold")
             if f == 0 and kind is MeasureKind.PROBABILITY:
-                return f"{key} underflows to 0 in float64"
+                return _underflow(f"{key} underflows to 0 in float64")
     return None
 
 
@@ -101,11 +113,13 @@ def _compute(engine, model, ctx, options):
     try:
         with ctx:
             return engine.compute(model, ctx, **options)
-    except Trouble:
+    except (Trouble, ParameterError, BudgetError, NumericalError):
         raise
-    except (OverflowError, ZeroDivisionError, FloatingPointError) as exc:
+    except ArithmeticError as exc:
         if ctx.is_float64:
             raise Trouble(f"float64 {type(exc).__name__.replace('Error', '').lower()}: {exc}") from None
+        raise NumericalError(f"{model.name}: {exc}") from None
+    except ValueError as exc:  # a kernel's refusal (a reducible chain, a singular system): one clear line
         raise NumericalError(f"{model.name}: {exc}") from None
 
 
@@ -175,6 +189,18 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
             values = _plain(values)
             notes += engine.notes(model, values)
             return _record(model, values, "float64", None, None, notes, include)
+        budget = engine.escalation_budget(model)
+        if budget is not None and budget[1] > getattr(_limits.current(), budget[0]):
+            limit, size, cost = budget
+            if values is not None and getattr(reason, "underflow", False):
+                values = _plain(values)
+                notes.append(f"{reason}: its value is below 2.2e-308 (given as 0); the mpmath recomputation would "
+                             f"take {cost}, beyond the limit {limit.replace('_', '-')} = "
+                             f"{getattr(_limits.current(), limit)}: raise it with --limit "
+                             f"{limit.replace('_', '-')}={size}, or evaluate with --digits")
+                notes += engine.notes(model, values)
+                return _record(model, values, "float64", None, None, notes, include)
+            _limits.check(limit, size, f"{reason}; recomputing with mpmath would take {cost}")
         hi, w, agreed = _stable(engine, model, 17, options, False)
         values, outside = _to_float64(_plain(hi))
         optional = {f.name for f, m in record_cls.measure_fields() if m.optional and f.name not in include}
@@ -185,6 +211,9 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
                          "as decimal strings")
         notes += engine.notes(model, values)
         return _record(model, values, "float64", agreed, w, notes, include)
+    budget = engine.escalation_budget(model)
+    if budget is not None:
+        _limits.check(budget[0], budget[1], f"evaluating with mpmath would take {budget[2]}")
     values, w, agreed = _stable(engine, model, digits, options, confirm)
     values = _plain(values)
     notes += engine.notes(model, values)

@@ -18,6 +18,7 @@ or on the command line with ``--limit capacity=1000000`` (any subcommand).
 limit                  default      what it bounds (and why)
 =====================  ===========  ===========================================================
 capacity               100 000      waiting room r of the finite queue (O(r^2) time: ~6 s at 10^5)
+mp_capacity            2 000        r up to which an underflowing float64 result is recomputed with mpmath
 whole_capacity         2 000        r under whole-batch admission (dense (r+1)^2 room matrices)
 threshold              3 000        discard threshold R of the hysteretic chain (dense ~2R states)
 mm1_threshold          10 000 000   R of the M|M|1 hysteresis (O(R) recurrences)
@@ -51,6 +52,7 @@ class Limits:
     """The current budget (see the module docstring for the meaning of each field)."""
 
     capacity: int = 100_000
+    mp_capacity: int = 2_000
     whole_capacity: int = 2_000
     threshold: int = 3_000
     mm1_threshold: int = 10_000_000

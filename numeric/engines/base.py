@@ -38,3 +38,11 @@ class Engine:
 
     def is_exact(self, model) -> bool:
         return False
+
+    def escalation_budget(self, model):
+        """(limit name, size, cost) when recomputing this model with mpmath is expensive, else None.
+
+        When ``size`` exceeds the limit and the float64 result only underflows, the policy keeps it
+        and says so in a note instead of spending minutes; other trouble raises BudgetError.
+        """
+        return None

@@ -165,6 +165,10 @@ class FiniteEngine(Engine):
         # O(r) roundings in the recursions, and the count sequences' own sums
         return digits_for(model.capacity + 1) + 3
 
+    def escalation_budget(self, model):
+        r = model.capacity
+        return "mp_capacity", r, f"about {max(1, round(4.5e-5 * r * r))} s of mpmath arithmetic at r = {r}"
+
     def notes(self, model, values):
         rb = model.rho_bar
         if rb >= 1:

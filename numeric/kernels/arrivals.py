@@ -23,6 +23,11 @@ def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
     ``lam`` is the batch rate and ``mean_time`` E T (context numbers).
     """
     a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+    if lam == 0:  # nobody arrives: the whole time is spent with 0 arrivals
+        a[0] = ctx.num(1)
+        u[0] = mean_time
+        ubar[0] = mean_time
+        return a, abar, u, ubar
     a[0] = beta[0]
     u[0] = tail[0]
     last = 0

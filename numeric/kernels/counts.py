@@ -168,9 +168,9 @@ def poisson_sequences(ctx, means, weights, n):
     beta, tail, tail2 = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
     for x, w in zip(means, weights):
         b, t, t2 = _poisson_one(ctx, x, n)
-        beta = beta + w * b
-        tail = tail + w * t
-        tail2 = tail2 + w * t2
+        beta = beta + b * w  # array first: numpy multiplies elementwise (mpf * array would not)
+        tail = tail + t * w
+        tail2 = tail2 + t2 * w
     return ctx.flush(beta), ctx.flush(tail), ctx.flush(tail2)
 
 
@@ -210,8 +210,10 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
         if r < 1 and _remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
-        if count > 50_000_000:
-            raise ValueError("the count sequence of a gamma-type time decays too slowly to sum (q ~ 1)")
+        if count > 4_000_000:
+            # not a rounding problem (more precision cannot help): a refusal
+            raise ValueError(f"the count sequence of a gamma-type time (mean {float(mean):.3g} arrivals, shape "
+                             f"{float(a):.3g}) needs more than 4e6 terms: its tail decays too slowly to sum")
     beta = terms[: n + 1].copy()
     tail, tail2 = _tails(ctx, terms, n, mean, r)
     return beta, tail, tail2
@@ -222,7 +224,7 @@ def mixture_sequences(ctx, weights, parts, n):
     out = [None, None, None]
     for w, part in zip(weights, parts):
         for i in range(3):
-            out[i] = w * part[i] if out[i] is None else out[i] + w * part[i]
+            out[i] = part[i] * w if out[i] is None else out[i] + part[i] * w
     return tuple(out)
 
 

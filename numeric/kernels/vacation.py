@@ -309,7 +309,7 @@ def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
         if K > size:
             size *= 2
             if size > 1 << 16:
-                raise ValueError("too many batches per service or vacation to sum (the time is very long)")
+                raise ArithmeticError("too many batches per service or vacation to sum (the time is very long)")
             beta, ctail = counts(size)
         W = _batch_step(W, H, pmf, tail, geometric, support)
         acc_r = acc_r + W * beta[K]
