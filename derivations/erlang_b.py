@@ -32,10 +32,16 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-
 from qderive.symbolic.models.erlang_b import ErlangB, ServiceMix
 
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
+from .framework import (
+    Check,
+    Derivation,
+    Step,
+    agreement_digits,
+    exact_identity,
+    relation_check,
+)
 
 __all__ = ["derivation", "direct_blocking", "birth_death_law", "RECURSIONS", "erlang_b_recursion"]
 

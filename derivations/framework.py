@@ -29,6 +29,7 @@ from typing import Callable
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.numbers import to_sympy
 
 __all__ = ["Step", "Check", "CheckResult", "Derivation", "agreement_digits", "exact_identity", "evaluate",
            "relation_check"]
@@ -297,7 +298,7 @@ def agreement_digits(value, reference) -> float:
 
 def exact_identity(lhs, rhs) -> bool:
     """True when ``lhs - rhs`` cancels to 0 exactly (cancel, then simplify as a fallback)."""
-    diff = sp.cancel(sp.together(sp.sympify(lhs) - sp.sympify(rhs)))
+    diff = sp.cancel(sp.together(to_sympy(lhs) - to_sympy(rhs)))
     if diff == 0:
         return True
     return sp.simplify(diff) == 0

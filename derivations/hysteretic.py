@@ -26,7 +26,6 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-
 from qderive.symbolic.batches import Constant, Geometric
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.hysteretic import Convention, HystereticModel, Semantics

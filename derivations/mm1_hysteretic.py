@@ -22,9 +22,8 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-
 from qderive.symbolic.closed_forms import mm1_hysteretic as CF
-from qderive.symbolic.models.hysteretic import MM1HystereticModel, MM1HystereticMeasures
+from qderive.symbolic.models.hysteretic import MM1HystereticMeasures, MM1HystereticModel
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 

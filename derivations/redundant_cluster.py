@@ -34,10 +34,21 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.models.redundant_cluster import (
+    FailureModel,
+    RedundantCluster,
+    closed_form_expressions,
+)
 
-from qderive.symbolic.models.redundant_cluster import FailureModel, RedundantCluster, closed_form_expressions
-
-from .framework import Check, Derivation, Step, agreement_digits, evaluate, exact_identity, relation_check
+from .framework import (
+    Check,
+    Derivation,
+    Step,
+    agreement_digits,
+    evaluate,
+    exact_identity,
+    relation_check,
+)
 
 __all__ = ["derivation", "timely_closed_form", "quad_timely", "waiting_cdf_from_chain", "RECURSIONS",
            "paper_sum"]

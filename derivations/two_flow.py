@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
-
 from qderive.numeric.backend import FieldContext
 from qderive.symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
+from qderive.symbolic.numbers import to_sympy
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
@@ -151,7 +151,7 @@ def symbolic_stationary(n: int, transitions, symbols: tuple, scale, key: str):
         ctx = FieldContext(K)
         A = ctx.zeros((n, n))
         for i, j, rate in transitions:
-            A[i, j] = A[i, j] + K.from_expr(sp.sympify(rate).subs(scale, 1))
+            A[i, j] = A[i, j] + K.from_expr(to_sympy(rate).subs(scale, 1))
         nums = common_denominator(list(gth_stationary(ctx, A)))
         degree = max(sum(m) for p in nums for m in p.monoms())
         return [[(m[:at] + (degree - sum(m),) + m[at:], int(c.numerator), int(c.denominator)) for m, c in p.terms()]

@@ -23,14 +23,24 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-
 from qderive.symbolic.batches import FinitePMF, Geometric
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    VacationPolicy,
+)
 from qderive.symbolic.numbers import to_sympy
 from qderive.symbolic.pgf import series
 
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
+from .framework import (
+    Check,
+    Derivation,
+    Step,
+    agreement_digits,
+    exact_identity,
+    relation_check,
+)
 from .vacation_infinite import RECURSIONS
 
 __all__ = ["derivation", "exact_sequences"]

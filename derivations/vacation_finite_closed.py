@@ -31,12 +31,22 @@ import math
 from fractions import Fraction as F
 
 import sympy as sp
-
 from qderive.symbolic.closed_forms import vacation_finite_r as V
 from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.vacation_closed import ClosedFormCase, ClosedFormVacationQueue
+from qderive.symbolic.models.vacation_closed import (
+    ClosedFormCase,
+    ClosedFormVacationQueue,
+)
+from qderive.symbolic.numbers import to_sympy
 
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
+from .framework import (
+    Check,
+    Derivation,
+    Step,
+    agreement_digits,
+    exact_identity,
+    relation_check,
+)
 
 __all__ = ["derivation", "codegen_forms", "identically_zero_in_r", "POINTS", "REL", "display_piecewise"]
 
@@ -162,7 +172,7 @@ def _env(name: str) -> dict:
 
 
 def _exact(expr) -> F:
-    value = sp.cancel(sp.sympify(expr))
+    value = sp.cancel(to_sympy(expr))
     if not value.is_Rational:
         raise ValueError(f"not a rational number: {expr}")
     return F(int(value.p), int(value.q))

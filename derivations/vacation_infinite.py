@@ -26,7 +26,6 @@ import math
 from fractions import Fraction as F
 
 import sympy as sp
-
 from qderive.symbolic.batches import FinitePMF, Geometric
 from qderive.symbolic.closed_forms import vacation_infinite as VI
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
@@ -34,7 +33,14 @@ from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
 from qderive.symbolic.numbers import to_sympy
 from qderive.symbolic.pgf import series
 
-from .framework import Check, Derivation, Step, agreement_digits, exact_identity, relation_check
+from .framework import (
+    Check,
+    Derivation,
+    Step,
+    agreement_digits,
+    exact_identity,
+    relation_check,
+)
 
 __all__ = ["derivation", "codegen_forms", "RECURSIONS", "cut_recursion", "arrival_counts", "time_stationary"]
 
@@ -207,7 +213,6 @@ ORACLE_CASES = (
 def _oracle_check(make, capacity, policy):
     def run(digits):
         import mpmath
-
         from qderive.numeric.backend import mp_context
         from qderive.numeric.oracles.vacation import solve
 
@@ -228,7 +233,6 @@ def _embedded_deterministic(digits):
     """q0 of (3) for deterministic service (not phase-type) vs GTH of the embedded chain built from the
     exact Taylor coefficients of A(z) and C(z) (the chain's definition, truncated at K states)."""
     import mpmath
-
     from qderive.numeric.backend import mp_context
     from qderive.numeric.kernels.chains import gth_stationary
 
@@ -256,7 +260,6 @@ def _embedded_deterministic(digits):
 def _twin_check(digits):
     """The vectorised numpy evaluator of the closed forms (codegen's path) vs the exact evaluation."""
     import numpy as np
-
     from qderive.numeric.engines.vacation import InfiniteEngine
 
     model = VacationQueue.example()
@@ -377,7 +380,7 @@ def codegen_forms(request=None) -> dict:
     stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
                                    "regime otherwise"),)
     what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
-    return {k: ClosedForm(k, sp.sympify(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
+    return {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
                           f"{what}), eq. {docs[k].source}.", SOURCE, stable)
             for k, e in exprs.items()}
 

@@ -29,8 +29,8 @@ from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
-
 from qderive.symbolic.cache import cached_module
+from qderive.symbolic.numbers import to_sympy
 
 __all__ = ["Evaluator", "compile", "cached_evaluator", "numpy_source", "py_name"]
 
@@ -43,7 +43,6 @@ def py_name(symbol) -> str:
 
 def _printer():
     from sympy.printing.numpy import NumPyPrinter
-
     from sympy.printing.precedence import precedence
 
     class _Printer(NumPyPrinter):
@@ -73,7 +72,7 @@ def numpy_source(expr, args: Sequence, name: str, docstring: str = "") -> str:
     printer = _printer()
     exprs = list(expr) if isinstance(expr, (list, tuple)) else [expr]
     names = [py_name(a) for a in args]
-    exprs = [sp.sympify(e).xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
+    exprs = [to_sympy(e).xreplace({a: sp.Symbol(n) for a, n in zip(args, names)}) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_t"), optimizations="basic")
     lines = ["import numpy", "", "", "def _float_ratio(p, q):", "    return p / q", "", "",
              f"def {name}({', '.join(names + ['_ratio=_float_ratio'])}):"]
@@ -159,7 +158,7 @@ def compile(expr, args: Sequence, source: str = "") -> Evaluator:  # noqa: A001
     import sympy as sp
 
     many = isinstance(expr, (list, tuple))
-    exprs = tuple(sp.sympify(e) for e in expr) if many else sp.sympify(expr)
+    exprs = tuple(to_sympy(e) for e in expr) if many else to_sympy(expr)
     atoms = sp.Tuple(*exprs) if many else exprs
     floats = sorted(atoms.atoms(sp.Float), key=str)
     if floats:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import mpmath
-
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
 from qderive.symbolic.models.base import MeasureKind

@@ -23,7 +23,6 @@ from functools import singledispatch
 
 import mpmath
 import numpy as np
-
 from qderive.symbolic import counts as C
 from qderive.symbolic.batches.base import BatchLaw
 from qderive.symbolic.batches.geometric import Geometric

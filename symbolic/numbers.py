@@ -213,11 +213,20 @@ def _sci(value: Fraction) -> str:
 
 
 def to_sympy(value):
-    """A Fraction as ``sympy.Rational`` (SymPy values pass unchanged); imports SymPy."""
+    """An exact number as a SymPy number (Fraction -> Rational, int -> Integer; SymPy values pass unchanged).
+
+    Never parses text (the replacement for ``sympify`` on internal values): anything else is a TypeError.
+    """
     import sympy as sp
 
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number")
     if isinstance(value, Fraction):
         return sp.Rational(value.numerator, value.denominator)
-    if isinstance(value, int):
-        return sp.Integer(value)
-    return value
+    if isinstance(value, Integral):
+        return sp.Integer(int(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_sympy(v) for v in value)
+    raise TypeError(f"to_sympy: {type(value).__name__} is not an exact number")

@@ -17,7 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError, QderiveError
+from qderive.symbolic.errors import (
+    BudgetError,
+    NumericalError,
+    ParameterError,
+    QderiveError,
+)
 
 from . import options as _opt
 from .output import format_record, format_value, payload

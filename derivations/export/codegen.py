@@ -111,11 +111,10 @@ def _printer():
 def print_expr(expr, names: dict) -> str:
     """Python (numpy) source of an exact or symbolic value, symbols renamed by ``names``."""
     import sympy as sp
-
     from qderive.symbolic.numbers import to_sympy
 
     e = to_sympy(expr) if not isinstance(expr, sp.Basic) else expr
-    e = sp.sympify(e).xreplace({s: sp.Symbol(n) for s, n in names.items()})
+    e = to_sympy(e).xreplace({s: sp.Symbol(n) for s, n in names.items()})
     if e.is_Integer:
         return str(int(e))
     if e.is_Rational:
@@ -192,7 +191,6 @@ class ClosedForm:
     def python_module(self, model: str) -> str:
         """A standalone numpy module computing the measure; arguments broadcast."""
         import sympy as sp
-
         from qderive.numeric.compile import numpy_source
 
         used = self.used_args()

@@ -21,10 +21,16 @@
 from __future__ import annotations
 
 import sympy as sp
-
 from qderive.symbolic.models.erlang_b import ErlangBMeasures
-from qderive.symbolic.models.redundant_cluster import (FailureModel, MEASURE_KEYS, RedundantClusterMeasures,
-                                                       closed_form_expressions, cluster_loads, derived_parameters)
+from qderive.symbolic.models.redundant_cluster import (
+    MEASURE_KEYS,
+    FailureModel,
+    RedundantClusterMeasures,
+    closed_form_expressions,
+    cluster_loads,
+    derived_parameters,
+)
+from qderive.symbolic.numbers import to_sympy
 
 from .codegen import ClosedForm, KernelModule, generated_function
 
@@ -123,7 +129,7 @@ def _user_expressions(failure_model: FailureModel, split: bool) -> tuple:
     serving = (_P["service_failure_rate_lower"], _P["service_failure_rate_upper"]) if split else waiting
     derived = derived_parameters(_P["rate"], _P["copies"], nodes, times, _P["deadline"], waiting, serving,
                                  failure_model)
-    mapping = {a: sp.sympify(derived[str(a)]) for a in args}
+    mapping = {a: to_sympy(derived[str(a)]) for a in args}
     return tuple(e.xreplace(mapping) for e in exprs)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
-
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.params import Kind, params_of, split_spec
 

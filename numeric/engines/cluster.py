@@ -26,10 +26,14 @@ import math
 from fractions import Fraction
 
 import numpy as np
-
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.redundant_cluster import (FailureModel, MEASURE_KEYS, RedundantCluster,
-                                                       closed_form_expressions, derived_parameters)
+from qderive.symbolic.models.redundant_cluster import (
+    MEASURE_KEYS,
+    FailureModel,
+    RedundantCluster,
+    closed_form_expressions,
+    derived_parameters,
+)
 
 from ..sequences import digits_for
 from .base import Engine, Trouble

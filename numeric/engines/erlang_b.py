@@ -18,7 +18,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import mpmath
-
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.erlang_b import ErlangB

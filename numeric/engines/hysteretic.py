@@ -26,10 +26,14 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy
-
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
-from qderive.symbolic.models.hysteretic import HystereticModel, MM1HystereticModel, NormalTimeForm, Semantics
+from qderive.symbolic.models.hysteretic import (
+    HystereticModel,
+    MM1HystereticModel,
+    NormalTimeForm,
+    Semantics,
+)
 
 from ..kernels import hysteretic as K
 from ..kernels import mm1_hysteretic as M

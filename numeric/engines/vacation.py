@@ -19,10 +19,14 @@ import math
 from fractions import Fraction
 
 import numpy as np
-
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationMeasures, VacationPolicy
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    VacationMeasures,
+    VacationPolicy,
+)
 
 from ..kernels import vacation as K
 from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for

@@ -27,7 +27,6 @@ import numpy
 from .arrivals import arrival_counts
 from .batches import convolution_columns
 
-
 # --------------------------------------------------------------------------------------
 # Start period
 # --------------------------------------------------------------------------------------

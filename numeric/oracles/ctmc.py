@@ -20,7 +20,6 @@ from fractions import Fraction
 from typing import Callable, Hashable, Iterable
 
 import numpy as np
-
 from qderive.symbolic import limits as _limits
 
 from ..backend import FractionContext

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
-
 from qderive.symbolic import counts as C
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.numbers import to_sympy
 
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from .ctmc import build
@@ -74,7 +74,7 @@ def _count_pmf(ctx, law, n):
 
     dps = mpmath.mp.dps
     return [ctx.num(v) if v.is_Rational else mpmath.mpf(sp.N(v, dps + 10))
-            for v in (sp.sympify(law.pmf(k)) for k in range(n + 1))]
+            for v in (to_sympy(law.pmf(k)) for k in range(n + 1))]
 
 
 def _mixed(ctx, weights, pmf, n):

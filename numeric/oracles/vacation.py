@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import Admission, VacationPolicy
+from qderive.symbolic.models.vacation import Admission
 
 from .ctmc import CTMC, build
 

@@ -39,7 +39,11 @@ from fractions import Fraction
 from qderive.symbolic.batches.finite import Constant
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.hysteretic import HystereticModel, MM1HystereticModel, Semantics
+from qderive.symbolic.models.hysteretic import (
+    HystereticModel,
+    MM1HystereticModel,
+    Semantics,
+)
 
 from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream
 

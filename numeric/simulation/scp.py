@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.base import Request
 from qderive.symbolic.numbers import decimal_text, exact

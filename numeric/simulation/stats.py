@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
 

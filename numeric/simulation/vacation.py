@@ -61,7 +61,12 @@ from dataclasses import replace
 
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    VacationPolicy,
+    VacationQueue,
+)
 from qderive.symbolic.models.vacation_closed import ClosedFormVacationQueue
 
 from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream

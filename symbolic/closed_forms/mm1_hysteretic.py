@@ -151,6 +151,6 @@ def substitute(expr, model):
 
     values = {lam0: to_sympy(model.rate0), lam1: to_sympy(model.rate1), mu: to_sympy(model.service_rate),
               L: model.L, H: model.H, R: model.R}
-    value = sp.sympify(expr).subs(values)
+    value = to_sympy(expr).subs(values)
     value = value.doit() if value.has(sp.Sum) else value
     return value if value.is_Rational else sp.cancel(value)

@@ -43,6 +43,7 @@ import sympy as sp
 
 from ..cache import cached
 from ..models.vacation_closed import ClosedFormCase
+from ..numbers import to_sympy
 
 __all__ = ["z", "j", "r", "lam", "p", "mu", "nu", "POWERS", "SYMBOLS", "MEASURE_ARGS", "MEASURE_KEYS", "ExpTerm",
            "ClosedForms", "taylor_coefficient", "power_sum", "transforms", "derive", "numeric_forms", "case_forms",
@@ -193,7 +194,7 @@ class ClosedForms:
 
     def explicit(self, expr) -> sp.Expr:
         """``expr`` with each power symbol w_i replaced by s_i^r."""
-        return sp.sympify(expr).xreplace({w: s**r for w, s in zip(self.powers, self.ratios) if w.is_Symbol})
+        return to_sympy(expr).xreplace({w: s**r for w, s in zip(self.powers, self.ratios) if w.is_Symbol})
 
 
 def derive(lam_, p_, b1, f1, *, explicit_powers: bool = False) -> ClosedForms:
@@ -253,7 +254,7 @@ def derive(lam_, p_, b1, f1, *, explicit_powers: bool = False) -> ClosedForms:
 @functools.lru_cache(maxsize=64)
 def numeric_forms(lam_, p_, b1, f1) -> ClosedForms:
     """:func:`derive` at exact numbers, powers written out (every case; the direct-sum loss too)."""
-    R = [sp.Rational(v.numerator, v.denominator) if hasattr(v, "denominator") else sp.sympify(v)
+    R = [sp.Rational(v.numerator, v.denominator) if hasattr(v, "denominator") else to_sympy(v)
          for v in (lam_, p_, b1, f1)]
     return derive(*R, explicit_powers=True)
 

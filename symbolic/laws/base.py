@@ -21,8 +21,15 @@ from typing import ClassVar
 
 from ..errors import ParameterError
 from ..numbers import is_symbolic
-from ..params import Kind, params_of, parse_value, show_value, split_spec
-from ..params import apply_check, exact_value
+from ..params import (
+    Kind,
+    apply_check,
+    exact_value,
+    params_of,
+    parse_value,
+    show_value,
+    split_spec,
+)
 
 __all__ = ["Law", "TimeLaw", "is_concrete", "import_family"]
 

@@ -9,8 +9,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import (Action, Alternative, Measure, MeasureKind, Measures, Model, Ref, Request, measure,
-                   registered_models)
+from .base import (
+    Action,
+    Alternative,
+    Measure,
+    MeasureKind,
+    Measures,
+    Model,
+    Ref,
+    Request,
+    measure,
+    registered_models,
+)
 
 __all__ = ["Action", "Alternative", "Measure", "MeasureKind", "Measures", "Model", "Ref", "Request", "measure",
            "registered_models", "model_class"]

@@ -35,7 +35,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text, exact, is_symbolic
 from ..params import Kind, param
-from .base import Action, Measures, MeasureKind, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 
 __all__ = ["ErlangB", "ErlangBMeasures", "ErlangBSizeRequest", "ServiceMix", "RATE_KEYS"]
 

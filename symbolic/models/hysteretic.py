@@ -46,7 +46,16 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, positive
 from ..params import Kind, Param, param
-from .base import Action, Alternative, MeasureKind, Measures, Model, Ref, Request, measure
+from .base import (
+    Action,
+    Alternative,
+    MeasureKind,
+    Measures,
+    Model,
+    Ref,
+    Request,
+    measure,
+)
 
 __all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
            "MM1HystereticMeasures", "HystereticModel", "MM1HystereticModel", "HystereticOptimizeRequest",

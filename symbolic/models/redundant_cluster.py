@@ -46,7 +46,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text
 from ..params import Kind, param
-from .base import Action, Measures, MeasureKind, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 
 __all__ = ["FailureModel", "RedundantCluster", "RedundantClusterMeasures", "OptimizeCopiesRequest",
            "CodegenClusterOptions", "cluster_loads", "derived_parameters", "closed_form_expressions",

@@ -33,7 +33,16 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, Param, param
-from .base import Action, Alternative, Measures, MeasureKind, Model, Ref, Request, measure
+from .base import (
+    Action,
+    Alternative,
+    MeasureKind,
+    Measures,
+    Model,
+    Ref,
+    Request,
+    measure,
+)
 
 __all__ = ["VacationPolicy", "Admission", "VacationQueue", "FiniteVacationQueue", "VacationMeasures",
            "FiniteVacationMeasures", "SizeRequest", "CodegenFamilies", "CodegenPolicy"]

@@ -31,7 +31,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import is_symbolic, positive
 from ..params import Kind, Param, param
-from .base import Alternative, Measures, MeasureKind, Model, Ref, measure
+from .base import Alternative, MeasureKind, Measures, Model, Ref, measure
 
 __all__ = ["ClosedFormCase", "ClosedFormVacationQueue", "ClosedFormVacationMeasures"]
 
