@@ -16,6 +16,8 @@ Ubar, exactly as the terms with S_k > n do.
 """
 
 
+import numpy
+
 
 def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
     """(a, abar, u, ubar), context vectors over 0..n; ``columns`` yields (k, l^{(k)}, P(S_k > .)).
@@ -35,10 +37,17 @@ def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
         if k > n or (beta[k] == 0 and tail[k] == 0):
             break
         last = k
-        a = a + col * beta[k]
-        abar = abar + T * beta[k]
-        u = u + col * tail[k]
-        ubar[1:] = ubar[1:] + T[:-1] * tail[k]
+        # l^{(k)}_m = 0 and P(S_k > m) = 1 for m < k (k batches hold at least k customers): only m >= k
+        # varies; the constant parts are added once below, so column k costs n - k operations, not n
+        a[k:] = a[k:] + col[k:] * beta[k]
+        abar[k:] = abar[k:] + T[k:] * beta[k]
+        u[k:] = u[k:] + col[k:] * tail[k]
+        ubar[k + 1:] = ubar[k + 1:] + T[k:n] * tail[k]
+    if last:
+        # abar_m += sum_{m < k <= last} beta_k (T_k(m) = 1) and Ubar_m += sum_{m <= k <= last} tau_k (1 <= m <= last),
+        # as backward sums of positive terms
+        abar[:last] = abar[:last] + numpy.cumsum(beta[last:0:-1])[::-1]
+        ubar[1:last + 1] = ubar[1:last + 1] + numpy.cumsum(tail[last:0:-1])[::-1]
     # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
     abar = abar + tail[last]
     ubar[1:] = ubar[1:] + tail2[last]

@@ -84,15 +84,19 @@ def convolution_columns(ctx, pmf, tail, n, geometric=None):
         factors = ctx.arange(n + 2) - 1
         k = 1
         while True:
-            T = T + col[1: n + 2] / p
+            # T_k(m) = T_{k-1}(m) + l^{(k)}_{m+1} / p, and l^{(k)}_{m+1} = 0 for m < k - 1
+            T = T.copy()  # yielded columns are kept (cached) by callers: never update them in place
+            T[k - 1:] = T[k - 1:] + col[k: n + 2] / p
             yield k, col[: n + 1], T
             if k >= n:
                 return
             new = ctx.zeros(n + 2)
-            new[k + 1:] = col[k: n + 1] * p * factors[k + 1:] / k
-            col = ctx.flush(new)
-            if not numpy.any(col != 0):
-                return
+            new[k + 1:] = col[k: n + 1] * factors[k + 1:]
+            new[k + 1:] = new[k + 1:] * (p / k)
+            # the column is unimodal in m: if neither end is below the normal range, no entry is
+            if ctx.is_float64 and (new[k + 1] < ctx.tiny or new[n + 1] < ctx.tiny):
+                ctx.flush(new)
+            col = new
             k += 1
     support = [i for i in range(1, n + 1) if pmf[i] != 0]
     tail_support = [j for j in range(n + 1) if tail[j] != 0]
