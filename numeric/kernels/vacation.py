@@ -140,16 +140,26 @@ def cut_recursion(ctx, seq, n, start=None):
         q[0] = ctx.num(1)
         done = 1
     a0, cbar = seq.a0, seq.cbar
-    f64 = ctx.is_float64
+    if ctx.is_float64:
+        # one numpy call per step: einsum's own loop (a BLAS dot spends more in thread start-up than in
+        # arithmetic for these lengths on a multi-core machine); Python floats for the scalars
+        a0, dot = float(a0), numpy.einsum
+        for j in range(done - 1, n):
+            s = float(q[0]) * float(cbar[j])
+            if j >= 1:
+                s += float(dot("i,i->", q[1: j + 1], rev[N - j: N]))
+            v = s / a0
+            q[j + 1] = v
+            if v > _RESCALE_AT:
+                e = int(numpy.frexp(v)[1])
+                q[: j + 2] = numpy.ldexp(q[: j + 2], -e)
+                shift += e
+        return q, shift
     for j in range(done - 1, n):
         s = q[0] * cbar[j]
         if j >= 1:
-            s = s + (float(numpy.dot(q[1: j + 1], rev[N - j: N])) if f64 else ctx.dot(q[1: j + 1], rev[N - j: N]))
+            s = s + ctx.dot(q[1: j + 1], rev[N - j: N])
         q[j + 1] = s / a0
-        if f64 and q[j + 1] > _RESCALE_AT:
-            e = int(numpy.frexp(q[j + 1])[1])
-            q[: j + 2] = numpy.ldexp(q[: j + 2], -e)
-            shift += e
     return q, shift
 
 
