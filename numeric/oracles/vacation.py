@@ -180,7 +180,7 @@ def _measures(chain: CTMC, info, pi, one, num) -> VacationOracle:
             per = batch.mean - sum((i * pmf.get(i, 0) for i in range(1, room + 1)), Fraction(0))  # E(X; X > room)
             allp = tail(room)
         else:
-            per = batch.mean - sum((tail(i) for i in range(room)), Fraction(0))  # E(X - room)^+
+            per = batch.excess(room)  # E (X - room)^+
             allp = Fraction(1) if room == 0 else Fraction(0)
         lost = lost + x * num(per)
         blocked = blocked + x * num(allp)
