@@ -1,30 +1,86 @@
-"""Notebook friendliness: derivations, steps, models and laws render as LaTeX (Jupyter's
-_repr_latex_) and as readable text in a terminal."""
+"""Notebook friendliness: every model's derivation, model object and result record render in Jupyter
+(``_repr_latex_`` / ``_repr_markdown_``) and as readable text in a terminal; so do the laws.
 
-from fractions import Fraction as F
+The models come from the registry (``qd.models()``), the laws from their own ``examples()``, so a new
+model or law is covered without being listed here.
+"""
+
+import re
 
 import pytest
 
-from qderive.derivations.command import available_models, load_command
-from qderive.derivations.vacation_infinite import VacationQueue
-from qderive.symbolic.batches import Geometric
-from qderive.symbolic.laws import Erlang, Exponential
+import qderive as qd
+
+MODELS = sorted(qd.models().items())
 
 
-@pytest.mark.parametrize("name", available_models())
-def test_every_derivation_renders(name):
-    deriv = load_command(name).derivation()
-    if deriv is None:
-        pytest.fail(f"{name} has no derivation")
+def _laws():
+    for name in sorted(qd.__all__):
+        obj = getattr(qd, name)
+        if isinstance(obj, type) and issubclass(obj, (qd.TimeLaw, qd.BatchLaw)) and "examples" in vars(obj):
+            for example in obj.examples():
+                yield pytest.param(example, id=f"{name}-{example.spec_text()}")
+
+
+def test_every_model_has_a_derivation_and_an_example():
+    assert len(MODELS) >= 9
+    for name, cls in MODELS:
+        assert cls.derivation is not None and cls.example is not None, name
+
+
+@pytest.mark.parametrize("name, cls", MODELS, ids=[n for n, _ in MODELS])
+def test_derivation_renders(name, cls):
+    deriv = cls.example().derive()  # the facade's way: model.derive()
+    assert deriv is not None and len(deriv.steps) >= 2, name
     latex = deriv._repr_latex_()
-    assert latex.startswith("$") and latex.endswith("$") and len(deriv.steps) >= 2
+    assert latex.startswith("$\\begin{array}") and latex.endswith("\\end{array}$")
+    rows = latex[len("$\\begin{array}{l}"):-len("\\end{array}$")].split(" \\\\ ")
+    assert len(rows) == len(deriv.steps)  # one row per step, labelled, in order
     for step in deriv.steps:
-        assert step._repr_latex_().startswith("$") and step.label in str(step)
-    assert deriv.title in str(deriv)
+        assert step._repr_latex_().startswith(f"$\\text{{{step.label}}}") and step._repr_latex_().endswith("$")
+    for row, step in zip(rows, deriv.steps):
+        assert row.startswith(f"\\text{{{step.label}}}\\quad ")
+        assert step.label in str(step)
+    text = str(deriv)
+    assert text.startswith(deriv.title) and f"Source: {deriv.source}" in text
 
 
-def test_models_and_laws_render():
-    model = VacationQueue.from_load(F(3, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
-    assert "M^{[X]}|G|1" in model._repr_latex_() and "rho_bar = 3/5" in str(model)
-    assert "\\beta" in Erlang(4, F(3, 200))._repr_latex_()
-    assert "L{\\left(z \\right)}" in Geometric(5)._repr_latex_()
+@pytest.mark.parametrize("name, cls", MODELS, ids=[n for n, _ in MODELS])
+def test_model_and_result_record_render(name, cls):
+    model = cls.example()
+    latex = model._repr_latex_()
+    assert latex.startswith(f"$\\text{{{cls.summary}}}") and latex.endswith("\\end{array}$")
+    for key, value in model.parameters().items():
+        if value is not None:
+            assert f"\\text{{{key}}} & \\text{{{value}}}" in latex, key
+    assert str(model).startswith(f"{name}(")
+    record = model.evaluate()
+    md = record._repr_markdown_()
+    lines = md.splitlines()
+    assert lines[:2] == ["| measure | value | units |", "|---|---|---|"]
+    rows = {m.group(1): m.group(2) for m in (re.match(r"\| `(\w+)` \| (.*?) \| .* \|$", line) for line in lines[2:])
+            if m}
+    # a row per measure computed, showing its value (lists as a count); a measure the model does not
+    # compute (Erlang B's rates without a holding time) may only show None
+    assert set(record.as_dict()) <= set(rows)
+    assert all(rows[k] == "None" for k in set(rows) - set(record.as_dict()))
+    for key, value in record.as_dict().items():
+        shown = f"[{len(value)} values]" if isinstance(value, (list, tuple)) else f"{value}"
+        assert rows[key] == shown, key
+    for note in record.notes:
+        assert f"*note:* {note}" in md
+
+
+def test_a_result_with_notes_shows_them():
+    """A record with notes lists them under the table (vacation-finite in overload)."""
+    q = qd.FiniteVacationQueue.from_load(5, qd.Geometric(5), qd.Erlang(4, 0.015), qd.Erlang(4, 0.075), 50)
+    record = q.evaluate()
+    assert record.notes and all(f"*note:* {n}" in record._repr_markdown_() for n in record.notes)
+
+
+@pytest.mark.parametrize("law", list(_laws()))
+def test_laws_render(law):
+    latex = law._repr_latex_()
+    assert latex.startswith("$") and latex.endswith("$")
+    symbol = "\\beta" if isinstance(law, qd.TimeLaw) else "L{\\left(z \\right)}"
+    assert symbol in latex
