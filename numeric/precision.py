@@ -36,6 +36,9 @@ __all__ = ["evaluate", "GUARD", "agreement", "engine_of", "float64_trouble"]
 
 #: guard digits added to every mpmath evaluation
 GUARD = 10
+#: a probability that is a ratio of positive sums may exceed 1 by a few roundings: up to 8 ulps it is
+#: rounded to 1 (anything larger is trouble: the old finite queue gave p0 = 1.0000000827)
+_ULPS_ABOVE_1 = 8 * 2.0**-52
 #: |x| below this in float64 is in or next to the subnormal range (2^-960 ~ 1e-289)
 _NEAR_UNDERFLOW = 2.0**-960
 _ENGINES: dict = {}
@@ -85,7 +88,7 @@ def float64_trouble(record_cls, values: dict) -> str | None:
             f = float(v)
             if not math.isfinite(f):
                 return f"{key} is not finite in float64"
-            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1):
+            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1 + _ULPS_ABOVE_1):
                 return f"{key} = {f!r} lies outside [0, 1] in float64"
             if 0 < abs(f) < _NEAR_UNDERFLOW:
                 return _underflow(f"{key} = {f:.3g} is at the float64 underflow threshold")
@@ -185,7 +188,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
         except Trouble as exc:
             reason, values = str(exc), None
         if reason is None:
-            values = _plain(values)
+            values = _clamp_probabilities(record_cls, _plain(values))
             notes += engine.notes(model, values)
             return _record(model, values, "float64", None, None, notes, include)
         budget = engine.escalation_budget(model)
@@ -193,10 +196,10 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
             limit, size, cost = budget
             if values is not None and getattr(reason, "underflow", False):
                 values = _plain(values)
-                notes.append(f"{reason}: its value is below 2.2e-308 (given as 0); the mpmath recomputation would "
+                notes.append(f"{reason}: its value is below 2.2e-308 (given as 0); recomputing it with mpmath would "
                              f"take {cost}, beyond the limit {limit.replace('_', '-')} = "
                              f"{getattr(_limits.current(), limit)}: raise it with --limit "
-                             f"{limit.replace('_', '-')}={size}, or evaluate with --digits")
+                             f"{limit.replace('_', '-')}={size} (Python: qderive.limits) to get its digits")
                 notes += engine.notes(model, values)
                 return _record(model, values, "float64", None, None, notes, include)
             _limits.check(limit, size, f"{reason}; recomputing with mpmath would take {cost}")
@@ -204,6 +207,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
         values, outside = _to_float64(_plain(hi))
         optional = {f.name for f, m in record_cls.measure_fields() if m.optional and f.name not in include}
         outside = [k for k in outside if k not in optional]
+        agreed = min(agreed, 17.0)  # what a float64 carries, whatever the mpmath result confirmed
         notes.append(f"{reason}: recomputed with mpmath at {w} digits and rounded to float64")
         if outside:
             notes.append(f"{', '.join(outside)} lie outside the float64 range: given to 17 significant digits "
@@ -217,6 +221,19 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
     values = _plain(values)
     notes += engine.notes(model, values)
     return _record(model, values, digits, agreed, w, notes, include)
+
+
+def _clamp_probabilities(record_cls, values: dict) -> dict:
+    """Probabilities within 8 ulps above 1 (rounding of a ratio of positive sums) become exactly 1."""
+    kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
+
+    def clamp(v):
+        if isinstance(v, list):
+            return [clamp(x) for x in v]
+        return 1.0 if isinstance(v, float) and 1.0 < v <= 1 + _ULPS_ABOVE_1 else v
+
+    return {k: clamp(v) if kinds.get(k) in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) else v
+            for k, v in values.items()}
 
 
 def _plain(values: dict) -> dict:

@@ -95,6 +95,15 @@ def _(law: C.PhaseTypeCount):
     return KernelCall(_counts.phase_type_sequences, (tuple(law.alpha), tuple(tuple(r) for r in law.T), law.lam))
 
 
+@count_kernel.register(C.UniformMixedPoissonCount)
+@count_kernel.register(C.QuadratureCount)
+def _(law):
+    # evaluated in the package with extra working precision (a difference of tails) or by a refined
+    # quadrature: there is no shippable kernel call for these laws
+    raise ParameterError("the count probabilities of this law are computed in the package (extra precision or "
+                         "a refined quadrature), not by a kernel: no generated code; evaluate with qderive eval")
+
+
 @singledispatch
 def count_sequences(law, n: int, ctx):
     """(beta, P(K > k), sum_{i>k} P(K > i)) for k = 0..n of a count law; call inside ``with ctx:``."""

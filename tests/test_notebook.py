@@ -49,10 +49,17 @@ def test_derivation_renders(name, cls):
 def test_model_and_result_record_render(name, cls):
     model = cls.example()
     latex = model._repr_latex_()
-    assert latex.startswith(f"$\\text{{{cls.summary}}}") and latex.endswith("\\end{array}$")
+    escaped = "".join("\\" + c if c in "_&%#$" else c for c in cls.summary)
+    assert latex.startswith(f"$\\text{{{escaped}}}") and latex.endswith("\\end{array}$")
+    import re
+
+    assert not re.search(r"(?<!\\)_", latex), "text mode needs escaped underscores (real LaTeX and KaTeX)"
+    def esc(t):
+        return "".join("\\" + c if c in "_&%#$" else c for c in str(t))
+
     for key, value in model.parameters().items():
         if value is not None:
-            assert f"\\text{{{key}}} & \\text{{{value}}}" in latex, key
+            assert f"\\text{{{esc(key)}}} & \\text{{{esc(value)}}}" in latex, key
     assert str(model).startswith(f"{name}(")
     record = model.evaluate()
     md = record._repr_markdown_()

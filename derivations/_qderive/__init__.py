@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import inspect as _inspect
 
+if __name__ != "qderive":  # the folder derivations/_qderive is the installed package qderive, nothing else
+    raise ImportError(f"{__name__} is the top-level package qderive: import qderive")
+
 from qderive.symbolic import batches as _batches
 from qderive.symbolic import errors
 from qderive.symbolic import laws as _laws

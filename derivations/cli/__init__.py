@@ -163,7 +163,11 @@ def _model_parser(msub, act, cls):
         return
     omit = _action(cls, act).omit if act in ("size", "optimize") else ()
     _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives)
-    _add_common(mp)
+    if act == "simulate":
+        mp.add_argument("--json", action="store_true", help="print one JSON object")
+        _add_limit(mp)
+    else:
+        _add_common(mp)
     if act == "eval":
         for f, m in cls.measures.measure_fields():
             if m.optional:

@@ -42,6 +42,9 @@ def family(text: str, role: str, root) -> Family:
         raise ParameterError(f"--{role} {text}: unknown {root.family_name} {kind!r}; choose one of "
                              f"{', '.join(sorted(registry))}")
     cls = registry[kind]
+    if cls.__name__ == "Empirical":
+        raise ParameterError(f"--{role} {text}: an empirical law is data, not a family with parameters: no "
+                             "generated code (evaluate it with qderive eval)")
     structural = {f.name for f, m in params_of(cls) if m.structural}
     structural_keys = {m.key or f.name for f, m in params_of(cls) if m.structural}
     try:
@@ -92,5 +95,12 @@ def family(text: str, role: str, root) -> Family:
         law = cls(**kwargs)
     except TypeError as exc:
         raise ParameterError(f"--{role} {text}: {kind} has no generated code ({exc})") from None
+    if hasattr(law, "count_law"):  # a time law: its count law must have a kernel to ship
+        from qderive.numeric.sequences import count_kernel
+
+        try:
+            count_kernel(law.count_law(LAM))
+        except ParameterError as err:
+            raise err.within(f"--{role} {text}") from None
     label = text.strip()
     return Family(law, tuple(args), label)

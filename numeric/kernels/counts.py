@@ -72,8 +72,8 @@ def _poisson_terms(ctx, x, count):
         ratios = ctx.zeros(count)
         ratios[0] = ctx.num(1)
         if count > 1:
-            ratios[1:] = x / ctx.arange(count)[1:]
-        return ctx.exp(-x) * numpy.cumprod(ratios)
+            ratios[1:] = numpy.divide(x, ctx.arange(count)[1:])  # numpy's loop: mpf / array would try the array
+        return numpy.cumprod(ratios) * ctx.exp(-x)
     if x == 0:
         t = numpy.zeros(count)
         t[0] = 1.0

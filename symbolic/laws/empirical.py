@@ -75,10 +75,23 @@ class Empirical(TimeLaw):
         self._validate()
 
     @classmethod
+    def from_file(cls, path: str) -> "Empirical":
+        """The empirical law of the times in a text/CSV file (:func:`read_sample`)."""
+        return cls((), str(path))
+
+    @classmethod
     def from_spec_values(cls, values):
-        if set(values) != {"file"}:
-            raise ParameterError("expects empirical:file=PATH (a file of measured times)")
-        return cls((), values["file"])
+        if set(values) == {"file"}:
+            return cls.from_file(values["file"])
+        if set(values) == {"values"}:
+            from ..params import Param, parse_value
+
+            return cls(parse_value(values["values"], Param("sample", Kind.NUMBERS), "values"))
+        raise ParameterError(f"expects {cls.usage()}")
+
+    @classmethod
+    def usage(cls) -> str:
+        return "empirical:file=PATH | empirical:values=X1/X2/.."
 
     def _validate(self):
         if not self.values:
@@ -122,9 +135,12 @@ class Empirical(TimeLaw):
         return rng.choice(self.sample_array(), size=size)
 
     def spec_text(self):
+        """``empirical:file=PATH`` for a sample read from a file, else ``empirical:values=...`` (parses back)."""
         if self.source is not None:
             return f"empirical:file={self.source}"
-        return f"empirical:n={len(self.values)}"
+        from ..params import show_value
+
+        return f"empirical:values={show_value(self.values)}"
 
     @classmethod
     def examples(cls):

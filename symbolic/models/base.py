@@ -142,12 +142,10 @@ class Measures:
 
     def _repr_markdown_(self) -> str:
         lines = ["| measure | value | units |", "|---|---|---|"]
-        for f, m in self.measure_fields():
-            value = getattr(self, f.name)
-            if value is None and m.optional:
-                continue
+        units = {f.name: m.units for f, m in self.measure_fields()}
+        for name, value in self.as_dict().items():
             shown = f"[{len(value)} values]" if isinstance(value, (list, tuple)) else f"{value}"
-            lines.append(f"| `{f.name}` | {shown} | {m.units} |")
+            lines.append(f"| `{name}` | {shown} | {units.get(name, '')} |")
         if self.notes:
             lines += ["", *[f"*note:* {n}" for n in self.notes]]
         return "\n".join(lines)
@@ -280,5 +278,8 @@ class Model(_Validated):
         return f"{self.name}({params})"
 
     def _repr_latex_(self) -> str:
-        rows = " \\\\ ".join(f"\\text{{{k}}} & \\text{{{v}}}" for k, v in self.parameters().items() if v is not None)
-        return f"$\\text{{{self.summary}}}\\quad\\begin{{array}}{{ll}}{rows}\\end{{array}}$"
+        def text(t):
+            return "\\text{" + "".join("\\" + c if c in "_&%#$" else c for c in str(t)) + "}"
+
+        rows = " \\\\ ".join(f"{text(k)} & {text(v)}" for k, v in self.parameters().items() if v is not None)
+        return f"${text(self.summary)}\\quad\\begin{{array}}{{ll}}{rows}\\end{{array}}$"

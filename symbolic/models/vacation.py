@@ -100,6 +100,12 @@ class _VacationModel(Model):
         if self.vacation is None and policy is VacationPolicy.SINGLE:
             raise ParameterError("vacation-policy", "single needs a vacation law (not --vacation none)", "single")
 
+    def parameters(self) -> dict:
+        out = super().parameters()
+        if self.vacation is None and "vacation_policy" in out:
+            out["vacation_policy"] = None  # no vacations: the policy does not apply
+        return out
+
     @property
     def lam(self):
         """lambda, the batch arrival rate (the thesis's symbol)."""
