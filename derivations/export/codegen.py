@@ -24,11 +24,38 @@ import keyword
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["ClosedForm", "KernelModule", "kernel_sources", "kernel_dependencies", "print_expr", "print_call",
+__all__ = ["CHECK_HELPER", "ClosedForm", "KernelModule", "kernel_sources", "kernel_dependencies", "print_expr", "print_call",
            "generated_function", "module_header", "identifier"]
 
 _KERNELS = "qderive.numeric.kernels"
 _ALLOWED = {"numpy", "math", "warnings"}
+
+
+CHECK_HELPER = '''_CHECKS = {
+    "> 0": lambda v: v > 0,
+    ">= 0": lambda v: v >= 0,
+    ">= 1": lambda v: v >= 1,
+    "[0, 1]": lambda v: (v >= 0) & (v <= 1),
+    None: lambda v: v == v,
+}
+
+
+def _check(name, value, constraint):
+    """The argument as a float (or float array) that is finite and satisfies ``constraint``."""
+    ok = _CHECKS[constraint]
+    if type(value) is float or type(value) is int:  # the common one-point call: no arrays
+        v = float(value)
+        if math.isfinite(v) and ok(v):
+            return v
+    else:
+        try:
+            v = numpy.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} = {value!r}: must be a number") from None
+        if numpy.all(numpy.isfinite(v) & ok(v)):
+            return v
+    raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
+'''
 
 
 def identifier(name: str) -> str:
@@ -206,21 +233,14 @@ class ClosedForm:
         checks = [f"def {fname}({', '.join(a[1] for a in used)}):", f'    """{doc}"""']
         for a in used:
             if len(a) > 3 and a[3]:
-                checks.append(f"    _check({a[1]!r}, {a[1]}, {a[3]!r})")
+                checks.append(f"    {a[1]} = _check({a[1]!r}, {a[1]}, {a[3]!r})")
         for cond, message in self.conditions:
             checks.append(f"    if not numpy.all({print_expr(cond, names)}):")
             checks.append(f"        raise ValueError({message!r})")
         checks.append(f"    return _value({', '.join(a[1] for a in used)})")
-        helper = [
-            "", "",
-            "def _check(name, value, constraint):",
-            "    v = numpy.asarray(value, dtype=float)",
-            '    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": (v >= 0) & (v <= 1)}[constraint]',
-            "    if not numpy.all(numpy.isfinite(v) & ok):",
-            '        raise ValueError(f"{name} = {value!r}: must be finite and {constraint}")',
-            "", "",
-        ]
-        return header + inner.replace("RATIONAL = ", "_RATIONAL = ").replace("ARGS = ", "_ARGS = ") \
+        helper = ["", "", CHECK_HELPER, ""]
+        return header + "\nimport math\n" \
+            + inner.replace("RATIONAL = ", "_RATIONAL = ").replace("ARGS = ", "_ARGS = ") \
             + "\n".join(helper) + "\n".join(checks) + "\n"
 
     def c_sources(self, model: str, header_name: str) -> tuple[str, str]:

@@ -26,7 +26,13 @@ from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.hysteretic import HystereticMeasures
 
-from .codegen import KernelModule, generated_function, print_call, print_expr
+from .codegen import (
+    CHECK_HELPER,
+    KernelModule,
+    generated_function,
+    print_call,
+    print_expr,
+)
 from .families import LAM, family
 
 __all__ = ["forms", "SOURCE"]
@@ -38,15 +44,7 @@ _HELPERS = '''
 _CTX = FLOAT64
 
 
-def _check(name, value, constraint):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} = {value!r}: must be a number") from None
-    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": 0 <= v <= 1, None: v == v}[constraint]
-    if not (math.isfinite(v) and ok):
-        raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
-    return v
+''' + CHECK_HELPER + '''
 
 
 def _thresholds(L, H, R):

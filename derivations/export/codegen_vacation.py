@@ -20,7 +20,13 @@ from qderive.symbolic.batches import BatchLaw
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.vacation import FiniteVacationMeasures
 
-from .codegen import KernelModule, generated_function, print_call, print_expr
+from .codegen import (
+    CHECK_HELPER,
+    KernelModule,
+    generated_function,
+    print_call,
+    print_expr,
+)
 from .families import LAM, family
 
 __all__ = ["forms"]
@@ -31,12 +37,7 @@ SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), St
 _HELPERS = '''
 _CTX = FLOAT64
 
-
-def _check(name, value, constraint):
-    v = numpy.asarray(value, dtype=float)
-    ok = {"> 0": v > 0, ">= 0": v >= 0, ">= 1": v >= 1, "[0, 1]": (v >= 0) & (v <= 1), None: v == v}[constraint]
-    if not numpy.all(numpy.isfinite(v) & ok):
-        raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
+''' + CHECK_HELPER + '''
 
 
 def _capacities(r, lowest):
@@ -50,7 +51,11 @@ def _capacities(r, lowest):
 
 def _sweep(kernel, measure, rs):
     try:
-        out = [float(kernel.at(r)[measure]) for r in rs]
+        kernel.reserve(max(rs))
+        if measure == "loss_probability":  # O(r) per capacity once the sequences reach max r
+            out = [float(kernel.loss_at(r)) for r in rs]
+        else:
+            out = [float(kernel.at(r)[measure]) for r in rs]
     except ArithmeticError as exc:
         raise FloatingPointError(f"{exc}; evaluate this point with `qderive eval --digits 20`") from None
     if not all(numpy.isfinite(out)):
@@ -59,6 +64,9 @@ def _sweep(kernel, measure, rs):
 
 
 def _broadcast(one, params, single):
+    if all(type(p) is float or type(p) is int for p in params):  # one point: no arrays to build
+        out = one(*[float(p) for p in params])
+        return out[0] if single else numpy.array(out)
     arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
     shape = arrays[0].shape
     rows = [one(*[float(a[idx]) for a in arrays]) for idx in numpy.ndindex(shape)]

@@ -485,6 +485,10 @@ class FiniteVacation:
             "p": p,
         }
 
+    def reserve(self, r):
+        """Compute the sequences for r waiting places now (a sweep up to r then builds them once)."""
+        self.engine._ensure(r)
+
     def loss_at(self, r):
         """The loss probability alone (O(r) once the sequences reach r, under partial admission)."""
         if isinstance(self.engine, PartialEngine):
