@@ -55,6 +55,13 @@ def _check(name, value, constraint):
         if numpy.all(numpy.isfinite(v) & ok(v)):
             return v
     raise ValueError(f"{name} = {value!r}: must be finite" + (f" and {constraint}" if constraint else ""))
+
+
+def _holds(condition):
+    """Whether a condition holds at every point (a bool at one point, an array of them otherwise)."""
+    if type(condition) is bool or type(condition) is numpy.bool_:
+        return bool(condition)
+    return bool(numpy.all(condition))
 '''
 
 
@@ -149,6 +156,16 @@ def print_expr(expr, names: dict) -> str:
     return _printer().doprint(e)
 
 
+def condition_source(cond, names: dict) -> str:
+    """Python source of a validity condition: a relation with its own operator (a plain ``bool`` at
+    one point, an array when the arguments are), anything else as :func:`print_expr` prints it."""
+    import sympy as sp
+
+    if isinstance(cond, sp.core.relational.Relational):
+        return f"({print_expr(cond.lhs, names)}) {cond.rel_op} ({print_expr(cond.rhs, names)})"
+    return print_expr(cond, names)
+
+
 def print_call(call, names: dict, ctx: str = "ctx", n: str = "n") -> str:
     """Python source of a :class:`~qderive.numeric.sequences.KernelCall` with symbolic arguments."""
     from qderive.numeric.sequences import KernelCall
@@ -235,7 +252,7 @@ class ClosedForm:
             if len(a) > 3 and a[3]:
                 checks.append(f"    {a[1]} = _check({a[1]!r}, {a[1]}, {a[3]!r})")
         for cond, message in self.conditions:
-            checks.append(f"    if not numpy.all({print_expr(cond, names)}):")
+            checks.append(f"    if not _holds({condition_source(cond, names)}):")
             checks.append(f"        raise ValueError({message!r})")
         checks.append(f"    return _value({', '.join(a[1] for a in used)})")
         helper = ["", "", CHECK_HELPER, ""]
