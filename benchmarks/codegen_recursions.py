@@ -1,10 +1,12 @@
 """Benchmark: generated standalone code versus the in-package float64 path (issue 8).
 
-Run by hand: python benchmarks/codegen_recursions.py  (prints a Markdown section for docs/performance.md)
+Run by hand: python benchmarks/codegen_recursions.py  (prints a Markdown section for docs/performance.md;
+old versus new generated code: ``benchmarks/compare.py``)
 
 For each model the generated module is written by ``qderive codegen`` into a temporary
-directory and imported there; the in-package path is timed from a pre-built model object,
-so the comparison is of the numeric work (plus, for the package, its Backend layer).
+directory and imported there; the in-package path is timed from a pre-built model object
+(the engine for vacation-finite, ``Model.evaluate()`` -- engine plus the precision policy's
+tests -- for the others), so the comparison is of the numeric work.
 """
 
 import statistics
@@ -14,17 +16,15 @@ import time
 from fractions import Fraction as F
 from pathlib import Path
 
+import qderive as qd
 from qderive.derivations.cli import main
-from qderive.numeric import cluster as C
-from qderive.numeric import erlang as E
 from qderive.numeric.backend import FLOAT64
-from qderive.numeric.vacation import FiniteSweep, VacationQueue, finite_measures
-from qderive.symbolic.batches import Geometric
-from qderive.symbolic.laws import Erlang, Exponential
+from qderive.numeric.engines.vacation import FiniteSweep
 
 
 def per_call(fn, min_time=0.5):
     """Median over 5 rounds of the mean time per call (each round runs >= min_time / 5 seconds)."""
+    fn()
     rounds = []
     for _ in range(5):
         n, t0 = 0, time.perf_counter()
@@ -59,16 +59,17 @@ def main_():
         # vacation-finite: geometric batches (mean 5), Erlang-4 service, exponential vacations, rho_bar = 0.6
         loss = generated(d, ["vacation-finite", "--measure", "loss_probability", "--batch", "geometric",
                              "--service", "erlang:k=4", "--vacation", "exp"], "vf_loss")
-        model = VacationQueue(8, Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)), 20)
+        model = qd.FiniteVacationQueue(8, qd.Geometric(5), qd.Erlang(4, F(3, 200)), qd.Exponential(F(3, 40)), 20)
         for r in (20, 200, 2000):
             m = model.with_capacity(r)
-            pkg = per_call(lambda: finite_measures(m, FLOAT64))
+            pkg = per_call(lambda: FiniteSweep(m, FLOAT64).at(r))
             gen = per_call(lambda: loss(8.0, 5.0, 0.015, 0.075, r))
             rows.append((f"vacation-finite loss, r = {r}", pkg, gen))
         rs = list(range(1, 201))
+        big = model.with_capacity(200)
 
         def package_sweep():
-            sweep = FiniteSweep(model, FLOAT64)  # fresh: the sequences are built once, then O(r) per r
+            sweep = FiniteSweep(big, FLOAT64)  # fresh: the sequences are built once, then O(r) per r
             return [sweep.loss_at(r) for r in rs]
 
         pkg = per_call(package_sweep, 2)
@@ -77,29 +78,28 @@ def main_():
 
         eb = generated(d, ["erlang-b", "--measure", "blocking_probability"], "eb")
         for n, rho in ((100, 80), (10_000, 9_500)):
-            pkg = per_call(lambda: E.erlang_b(n, rho, FLOAT64))
+            em = qd.ErlangB(servers=n, load=rho)
+            pkg = per_call(em.evaluate)
             gen = per_call(lambda: eb(float(rho), n))
             rows.append((f"Erlang B, n = {n}, rho = {rho}", pkg, gen))
-
-        from qderive.numeric import hysteretic as Hy
-        from qderive.symbolic.laws import Deterministic
 
         tau = generated(d, ["hysteretic", "--measure", "mean_cycle_time", "--batch", "geometric",
                             "--service", "det"], "hy")
         for (L, H, R) in ((73, 84, 100), (100, 200, 300)):
-            hm = Hy.HystereticModel(Geometric(2), Deterministic(F(1, 200)), 150, F(1, 2), L, H, R)
-            pkg = per_call(lambda: Hy.evaluate(hm))
+            hm = qd.HystereticModel(service=qd.Deterministic(F(1, 200)), batch=qd.Geometric(2), rate=150,
+                                    overload_factor=F(1, 2), L=L, H=H, R=R)
+            pkg = per_call(hm.evaluate)
             gen = per_call(lambda: tau(150.0, 0.5, 2.0, 0.005, L, H, R))
             rows.append((f"hysteretic, all measures / E tau, (L,H,R) = ({L},{H},{R})", pkg, gen))
 
         rc = generated(d, ["redundant-cluster", "--measure", "timely_probability"], "rc")
-        cl = C.RedundantCluster(rate=3, copies=2, nodes=(10, 10), service_times=(F(3, 10), F(1, 5)),
-                                deadline=F(3, 5))
-        pkg = per_call(lambda: C.timely_probability(cl, FLOAT64))
+        cl = qd.RedundantCluster(rate=3, copies=2, nodes=(10, 10), service_times=(F(3, 10), F(1, 5)),
+                                 deadline=F(3, 5))
+        pkg = per_call(cl.evaluate)
         gen = per_call(lambda: rc(3.0, 2, 10, 10, 0.3, 0.2, 0.6, 0.0, 0.0))
         rows.append(("redundant cluster timely probability", pkg, gen))
 
-    print("## Generated recursion and closed-form code (issue 8, `benchmarks/codegen_recursions.py`)\n")
+    print("## Generated recursion and closed-form code (`benchmarks/codegen_recursions.py`)\n")
     print("| measure | in-package float64 | generated (numpy only) | speed-up |")
     print("|---|---|---|---|")
     for label, pkg, gen in rows:

@@ -1,8 +1,10 @@
 """Benchmark: cold `qderive eval` wall time, and generated code versus the in-package float64 path.
 
-Run by hand: python benchmarks/eval_codegen.py  (prints a Markdown section for docs/performance.md)
+Run by hand: python benchmarks/eval_codegen.py  (prints a Markdown section for docs/performance.md;
+old versus new: ``benchmarks/compare.py``)
 """
 
+import os
 import statistics
 import subprocess
 import sys
@@ -12,26 +14,25 @@ from fractions import Fraction as F
 from pathlib import Path
 
 import numpy as np
-
-from qderive.derivations import vacation_infinite as vi
+import qderive as qd
 from qderive.derivations.cli import main
-from qderive.symbolic.batches import Geometric
-from qderive.symbolic.laws import Erlang, Exponential
 
 EVAL = ["eval", "vacation-infinite", "--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
         "--vacation", "exp:mean=0.075", "--load", "0.6", "--json"]
 
 
 def cold_cli(runs=7):
+    exe = os.path.join(os.path.dirname(sys.executable), "qderive")
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "qderive.derivations.cli", *EVAL[0:]], check=True, capture_output=True)
+        subprocess.run([exe, *EVAL], check=True, capture_output=True)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
 
 def per_call(fn, n):
+    fn()
     t = time.perf_counter()
     for _ in range(n):
         fn()
@@ -42,12 +43,8 @@ def main_():
     print("## Command line and generated code (vacation-infinite)\n")
     print(f"- cold `qderive eval vacation-infinite ... --json` (float64, warm disk cache), median of 7: "
           f"{cold_cli():.3f} s")
-    model = vi.VacationQueue.from_load(F(3, 5), Geometric(5), Erlang(4, F(3, 200)), Exponential(F(3, 40)))
-    vi.measures(model)  # warm the compiled evaluator
-    in_pkg = per_call(lambda: vi.measures(model), 200)
-    ev = vi.evaluator()
-    vals = [float(v) for v in (model.moments()[s] for s in vi.MOMENT_SYMBOLS)]
-    compiled = per_call(lambda: ev.numpy(*vals), 5000)
+    model = qd.VacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Erlang(4, F(3, 200)), qd.Exponential(F(3, 40)))
+    in_pkg = per_call(model.evaluate, 200)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "gen.py"
         main(["codegen", "vacation-infinite", "--measure", "mean_wait", "--out", str(out)])
@@ -60,8 +57,8 @@ def main_():
         t = time.perf_counter()
         fn(lam, *args[1:])
         vec = time.perf_counter() - t
-    print(f"- in-package `measures(model)` (all six measures, from law objects): {in_pkg * 1e6:.0f} µs per call")
-    print(f"- in-package compiled evaluator, all six measures from moments: {compiled * 1e6:.1f} µs per call")
+    print(f"- in-package `VacationQueue.evaluate()` (all measures, exact rational closed forms): "
+          f"{in_pkg * 1e6:.0f} µs per call")
     print(f"- generated standalone `mean_wait` (numpy only): {generated * 1e6:.2f} µs per call; "
           f"vectorised over 10^6 arrival rates: {vec * 1e3:.1f} ms")
     print()

@@ -1,4 +1,4 @@
-"""Benchmark of the simulator (run by hand: ``python benchmarks/simulate.py [--repeat N]``).
+"""Benchmark of the simulators (run by hand: ``python benchmarks/simulate.py [--repeat N]``).
 
 Times 10^6 served customers (10 replications of 10^5) for each simulated model, the
 median of ``--repeat`` runs, and two baselines for context: a textbook heap-based
@@ -15,45 +15,40 @@ import time
 from fractions import Fraction as Fr
 
 import numpy as np
-
-from qderive.numeric.simulate import (
-    Algorithm,
-    SimHysteresisModel,
-    SimTwoFlowModel,
-    SimVacationModel,
-    SwitchingConvention,
-    simulate,
-)
-from qderive.symbolic import batches as B
-from qderive.symbolic import laws as T
+import qderive as qd
+from qderive.numeric.simulation import hysteretic as SH
+from qderive.numeric.simulation import two_flow as ST
+from qderive.numeric.simulation import vacation as SV
 
 B1, F1 = Fr(3, 200), Fr(3, 40)  # Figure-1 setting: b1 = 15 ms, f1 = 75 ms
 
 
 def fig1_model(law, capacity=200, load=Fr(3, 5)):
-    lam = load / (5 * B1)
-    return SimVacationModel(rate=lam, batch=B.Geometric(5), service=law(B1), vacation=law(F1), capacity=capacity)
+    rate = load / (5 * B1)
+    if capacity is None:
+        return qd.VacationQueue(rate, qd.Geometric(5), law(B1), law(F1))
+    return qd.FiniteVacationQueue(rate, qd.Geometric(5), law(B1), law(F1), capacity)
 
 
 CASES = {
-    "vacation-finite, E4/E4, r=200, rho=0.6": fig1_model(lambda m: T.Erlang(4, m)),
-    "vacation-finite, D/D, r=200, rho=0.6": fig1_model(T.Deterministic),
-    "vacation-finite, M/M, r=20, rho=1.5": fig1_model(T.Exponential, capacity=20, load=Fr(3, 2)),
-    "vacation-infinite, E4/E4, rho=0.6": fig1_model(lambda m: T.Erlang(4, m), capacity=None),
-    "hysteretic, Fig.3 (D 5 ms, geometric mean 2), rho0=1.5, event": SimHysteresisModel(
-        150, 75, B.Geometric(2), T.Deterministic(Fr(1, 200)), (73, 84, 100), SwitchingConvention.EVENT
-    ),
-    "two-flow, priority, L,H,R=2,4,5": SimTwoFlowModel((Fr(3, 5), 2), (1, 5), (2, 4, 5), Algorithm.PRIORITY),
+    "vacation-finite, E4/E4, r=200, rho=0.6": (SV, fig1_model(lambda m: qd.Erlang(4, m))),
+    "vacation-finite, D/D, r=200, rho=0.6": (SV, fig1_model(qd.Deterministic)),
+    "vacation-finite, M/M, r=20, rho=1.5": (SV, fig1_model(qd.Exponential, capacity=20, load=Fr(3, 2))),
+    "vacation-infinite, E4/E4, rho=0.6": (SV, fig1_model(lambda m: qd.Erlang(4, m), capacity=None)),
+    "hysteretic, Fig.3 (D 5 ms, geometric mean 2), rho0=1.5, event": (SH, qd.HystereticModel(
+        service=qd.Deterministic(Fr(1, 200)), batch=qd.Geometric(2), rate=150, overload_factor=Fr(1, 2),
+        convention=qd.Convention.EVENT, L=73, H=84, R=100)),
+    "two-flow, priority, L,H,R=2,4,5": (ST, qd.TwoFlowModel(Fr(3, 5), 2, 1, 5, 2, 4, 5, qd.Algorithm.PRIORITY)),
 }
 
 
-def heap_baseline(model: SimVacationModel, customers: int, seed: int) -> float:
+def heap_baseline(model, customers: int, seed: int) -> float:
     """A plain heap event loop (arrival / service-end / vacation-end events): seconds for ``customers``."""
     rng = np.random.default_rng(seed)
     lam = float(model.rate)
     p = 1 / float(model.batch.mean)
-    b = float(model.service.mean)
-    f = float(model.vacation.mean)
+    b = float(model.service.moment(1))
+    f = float(model.vacation.moment(1))
     r = model.capacity
     started = time.perf_counter()
     events = [(rng.exponential(1 / lam), 0), (rng.gamma(4, f / 4), 2)]
@@ -100,18 +95,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(f"{'case':<66} {'median s':>9} {'customers/s':>12}")
-    for name, model in CASES.items():
+    for name, (module, model) in CASES.items():
+        module.simulate(model, 2000, 2, seed=0, quiet=True)  # warm
         times = []
         for k in range(args.repeat):
             started = time.perf_counter()
-            simulate(model, 100_000, 10, seed=k, quiet=True)
+            module.simulate(model, 100_000, 10, seed=k, quiet=True)
             times.append(time.perf_counter() - started)
         med = statistics.median(times)
         print(f"{name:<66} {med:>9.3f} {1e6 / med:>12.0f}")
     n = 100_000
-    med = statistics.median(
-        heap_baseline(CASES["vacation-finite, E4/E4, r=200, rho=0.6"], n, k) for k in range(args.repeat)
-    )
+    base = CASES["vacation-finite, E4/E4, r=200, rho=0.6"][1]
+    med = statistics.median(heap_baseline(base, n, k) for k in range(args.repeat))
     print(f"{'baseline: heapq event loop, vacation-finite E4/E4 (1e5 customers)':<66} {med:>9.3f} {n / med:>12.0f}")
     t = ciw_baseline(30_000)
     if t is not None:

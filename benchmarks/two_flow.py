@@ -12,8 +12,9 @@ import statistics
 import time
 from fractions import Fraction as F
 
-from qderive.numeric.backend import FLOAT64, mp_backend
-from qderive.numeric.two_flow import Algorithm, Solver, TwoFlowModel, solve, state_space
+import qderive as qd
+from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.engines.two_flow import solve, state_space
 
 REPEATS = 3
 
@@ -27,11 +28,15 @@ def _median_time(fn, repeats=REPEATS):
     return statistics.median(times), out
 
 
+def model(H, alg):
+    return qd.TwoFlowModel(F(3, 5), 2, 1, 5, H // 2, H, H + 1, alg)
+
+
 def main() -> None:
     print("| H | algorithm | states | transitions | build (s) | solve pi (s) | return time (s) | solver |")
     print("|---|---|---|---|---|---|---|---|")
     for H in (8, 12, 16):
-        for alg in Algorithm:
+        for alg in qd.Algorithm:
             L = H // 2
 
             def build():
@@ -39,8 +44,8 @@ def main() -> None:
                 return state_space(L, H, H + 1, alg)
 
             t_build, space = _median_time(build)
-            model = TwoFlowModel((F(3, 5), 2), (1, 5), L, H, H + 1, alg)
-            t_solve, sol = _median_time(lambda: solve(model, FLOAT64, Solver.SPARSE))
+            m = model(H, alg)
+            t_solve, sol = _median_time(lambda: solve(m, FLOAT64, qd.Solver.SPARSE))
             t_ret, _ = _median_time(sol.mean_return_time)
             print(f"| {H} | {alg.value} | {space.size} | {len(space.src)} | {t_build:.3f} | {t_solve:.3f} | "
                   f"{t_ret:.3f} | sparse |")
@@ -48,10 +53,10 @@ def main() -> None:
     print("| H | algorithm | states | float64 GTH (s) | mpmath 50 digits GTH + return time (s) |")
     print("|---|---|---|---|---|")
     for H in (4, 6):
-        for alg in Algorithm:
-            model = TwoFlowModel((F(3, 5), 2), (1, 5), H // 2, H, H + 1, alg)
-            t_f, sol = _median_time(lambda: solve(model, FLOAT64, Solver.GTH))
-            t_m, _ = _median_time(lambda: solve(model, mp_backend(50)).mean_return_time())
+        for alg in qd.Algorithm:
+            m = model(H, alg)
+            t_f, sol = _median_time(lambda: solve(m, FLOAT64, qd.Solver.GTH))
+            t_m, _ = _median_time(lambda: solve(m, mp_context(50)).mean_return_time())
             print(f"| {H} | {alg.value} | {sol.space.size} | {t_f:.3f} | {t_m:.2f} |")
 
 
