@@ -22,6 +22,8 @@ Everything is a sum of positive terms; in float64 a growing q~ (rho_bar > 1) is
 rescaled by powers of two, which leaves every ratio unchanged.
 """
 
+import math
+
 import numpy
 
 from .arrivals import arrival_counts
@@ -46,9 +48,42 @@ class StartPeriod:
         self.a0, self.abar, self.u, self.ubar = a0, abar, u, ubar
         self.cbar, self.w, self.wbar = cbar, w, wbar
         self.idle, self.not_serving, self.services, self.b1 = idle, not_serving, services, b1
+        self.built = len(abar)  # how many terms were computed (fewer than len(abar) when padded)
         # reversed service tails: abar[j-i+1], i = 1..j, is the contiguous slice rev[N-j:N] (fast dot)
         self.abar_rev = abar[::-1].copy()
         self.ubar_rev = ubar[::-1].copy()
+
+    def vanishes_at(self, m):
+        """Whether every tail is exactly 0 at index m (float64 after flushing: each omitted point mass
+        beyond m is below the smallest normal double, so it is 0 in the longer sequences too)."""
+        return all(t[m] == 0 for t in (self.abar, self.ubar, self.cbar, self.wbar))
+
+    def next_size(self, m, n):
+        """A longer table (at most n) in which the tails should vanish: each tail extrapolated
+        geometrically from indices m/2 and m to the smallest normal double, with 25 % to spare;
+        at least 2m, and n when that is not much more (3/4 of n)."""
+        want = 2 * m
+        tiny = 2.0**-1022
+        for t in (self.abar, self.ubar, self.cbar, self.wbar):
+            hi, lo = float(t[m]), float(t[m // 2])
+            if hi > 0 and lo > hi:
+                per_index = (math.log(lo) - math.log(hi)) / (m - m // 2)
+                want = max(want, int(1.25 * (m + (math.log(hi) - math.log(tiny)) / per_index)) + 1)
+            elif hi > 0:  # not decaying yet
+                want = max(want, 4 * m)
+        return n if want >= (3 * n) // 4 else want
+
+    def padded(self, ctx, n):
+        """The same sequences over 0..n (n >= their length - 1), zero beyond what they hold."""
+        def pad(v):
+            out = ctx.zeros(n + 1)
+            out[: len(v)] = v
+            return out
+
+        out = StartPeriod(self.a0, pad(self.abar), pad(self.u), pad(self.ubar), pad(self.cbar), pad(self.w),
+                          pad(self.wbar), self.idle, self.not_serving, self.services, self.b1)
+        out.built = self.built
+        return out
 
 
 def _conv(x, y, n):
@@ -64,12 +99,21 @@ def _truncated_convolution(ctx, x, y, n, block=512):
     beyond n: n^2/2 products instead of the n^2 of a full convolution); mpmath term by term."""
     if not ctx.is_float64:
         return _conv(x, y, n)
+    y = y[: _support(y, n) + 1]  # exact zeros beyond the last nonzero term (flushed tails) cost nothing
     out = numpy.zeros(n + 1)
+    if not len(y):
+        return out
     for s in range(0, n + 1, block):
         xb = x[s: min(s + block, n + 1)]
-        m = n + 1 - s
-        out[s:] += numpy.convolve(xb, y[:m])[:m]
+        c = numpy.convolve(xb, y)[: n + 1 - s]
+        out[s: s + len(c)] += c
     return out
+
+
+def _support(v, n):
+    """The last index <= n of a nonzero entry of v (-1 if none)."""
+    nz = numpy.flatnonzero(v[: n + 1])
+    return int(nz[-1]) if len(nz) else -1
 
 
 def _idle_start(ctx, service, pmf, tail, lam, b1, n):
@@ -143,11 +187,14 @@ def cut_recursion(ctx, seq, n, start=None):
     if ctx.is_float64:
         # one numpy call per step: einsum's own loop (a BLAS dot spends more in thread start-up than in
         # arithmetic for these lengths on a multi-core machine); Python floats for the scalars
+        # abar_k = 0 for k > width (a flushed tail): only q_i with i >= j - width + 1 contribute
         a0, dot = float(a0), numpy.einsum
+        width = max(_support(seq.abar, N), 1)
         for j in range(done - 1, n):
             s = float(q[0]) * float(cbar[j])
             if j >= 1:
-                s += float(dot("i,i->", q[1: j + 1], rev[N - j: N]))
+                lo = max(1, j - width + 1)
+                s += float(dot("i,i->", q[lo: j + 1], rev[N - j + lo - 1: N]))
             v = s / a0
             q[j + 1] = v
             if v > _RESCALE_AT:
@@ -449,13 +496,28 @@ class FiniteVacation:
             return arrival_counts(ctx, beta, tail, tail2, cols(n), lam, mean, n)
 
         if not whole:
-            def sequences(n):
-                sv = counts_of(service_counts, b1, n)
+            def start(m):
+                sv = counts_of(service_counts, b1, m)
                 if ctx.is_float64 and not sv[0][0] > ctx.tiny:
                     raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
-                vc = counts_of(vacation_counts, f1, n) if vacation_counts is not None else None
+                vc = counts_of(vacation_counts, f1, m) if vacation_counts is not None else None
+                pmf, tail, _, _, _, _ = batch(m + 1)
+                return start_period(ctx, sv, vc, pmf, tail, lam, b1, f1, single, m)
+
+            support = [64]
+
+            def sequences(n):
+                # float64: the tails flush to 0 after a few thousand terms even when r is 10^5; build the
+                # sequences up to where they vanish (doubling) and pad, instead of O(n) columns of O(n)
+                m = n if not ctx.is_float64 else min(n, support[0])
+                seq = start(m)
+                while m < n and not seq.vanishes_at(m):
+                    m = seq.next_size(m, n)
+                    seq = start(m)
+                support[0] = max(support[0], m)
+                if m < n:
+                    seq = seq.padded(ctx, n)
                 pmf, tail, excess, l1, _, _ = batch(n + 1)
-                seq = start_period(ctx, sv, vc, pmf, tail, lam, b1, f1, single, n)
                 return seq, (pmf, tail, excess, l1)
 
             self.engine = PartialEngine(ctx, sequences)
