@@ -118,6 +118,46 @@ def test_mmatrix_solve_keeps_relative_accuracy_whatever_the_condition(leak):
         assert abs(g - float(w)) <= 1e-12 * float(w)  # about n eps, independent of kappa = O(1/leak)
 
 
+def _sparse_chain(rng, n, density):
+    """A random irreducible rate matrix: a cycle 0 -> 1 -> ... -> n-1 -> 0 plus random extra entries.
+
+    Small densities give scattered nonzero patterns (many runs: the index path of the rank-one
+    update), large ones nearly full rows (the slice path); the cycle keeps the chain irreducible.
+    """
+    P = [[F(0)] * n for _ in range(n)]
+    for i in range(n):
+        P[i][(i + 1) % n] = F(int(rng.integers(1, 9)), int(rng.integers(1, 9)))
+        for j in range(n):
+            if j != i and rng.random() < density:
+                P[i][j] = F(int(rng.integers(1, 9)), int(rng.integers(1, 9)))
+    return P
+
+
+@pytest.mark.parametrize("seed, n, density", [(1, 9, 0.1), (2, 30, 0.15), (3, 40, 0.5), (4, 25, 0.9), (5, 60, 0.05)])
+def test_gth_and_mmatrix_solve_on_scattered_sparsity_patterns(seed, n, density):
+    """The eliminations update only the nonzero pattern (slices, runs or index pairs): every
+    pattern must give the exact solution in Fractions and 1e-12 relative accuracy in float64
+    (well-conditioned rates in [1/8, 8]: n eps growth, n <= 60)."""
+    rng = np.random.default_rng(seed)
+    P = _sparse_chain(rng, n, density)
+    exact = _exact_stationary(P)
+    assert [F(v) for v in gth_stationary(FractionContext(), np.array(P, dtype=object))] == exact
+    f64 = gth_stationary(FLOAT64, np.array([[float(v) for v in row] for row in P]))
+    assert max(abs(g - float(w)) / float(w) for g, w in zip(f64, exact)) <= 1e-12
+    # the mean time to reach state 0: an M-matrix system over the other states (leak = rate into 0)
+    W = [[P[i][j] for j in range(1, n)] for i in range(1, n)]
+    s = [P[i][0] for i in range(1, n)]
+    A = [[(s[i] + sum(W[i][k] for k in range(n - 1) if k != i)) if i == j else -W[i][j] for j in range(n - 1)]
+         for i in range(n - 1)]
+    want = solve_exact(A, [F(1)] * (n - 1))
+    got = mmatrix_solve(FractionContext(), np.array(W, dtype=object), np.array(s, dtype=object),
+                        [np.array([F(1)] * (n - 1), dtype=object)])[0]
+    assert [F(v) for v in got] == want
+    f64 = mmatrix_solve(FLOAT64, np.array([[float(v) for v in row] for row in W]), np.array([float(v) for v in s]),
+                        [np.ones(n - 1)])[0]
+    assert max(abs(g - float(w)) / float(w) for g, w in zip(f64, want)) <= 1e-12
+
+
 def test_mmatrix_solve_refuses_a_singular_system():
     W = np.array([[0, 1.0], [1.0, 0]])
     with pytest.raises(ValueError, match="singular"):

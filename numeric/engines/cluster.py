@@ -22,6 +22,7 @@ one table through the policy; :func:`paper_discretised` -- the paper's N-interva
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -72,16 +73,21 @@ def _shown(x: Fraction) -> str:
         return mpmath.nstr(mpmath.mpf(x.numerator) / x.denominator, 6)
 
 
-def _arguments(model: RedundantCluster, k=None) -> list:
-    """The exact argument values of the compiled closed forms, in their order (with k copies if given)."""
+@functools.lru_cache(maxsize=1024)
+def _arguments(model: RedundantCluster, k=None) -> tuple:
+    """The exact argument values of the compiled closed forms, in their order (with k copies if given).
+
+    Computed once per (frozen) model and k: the exact parameters cost more than the closed forms.
+    """
     if k is None or k == model.copies:
         values = model.closed_form_parameters
     else:
         values = derived_parameters(model.rate, k, model.nodes, model.service_times, model.deadline,
                                     model.waiting_failure_rates(), model.serving_failure_rates(), model.failure_model)
-    return [values[a] for a in evaluator(model.failure_model).args]
+    return tuple(values[a] for a in evaluator(model.failure_model).args)
 
 
+@functools.lru_cache(maxsize=256)
 def a_priori_loss(model: RedundantCluster) -> tuple[int, int]:
     """(digits lost to exp arguments and cancellation, digits lost to the k-th power) -- module docstring.
 
@@ -96,6 +102,11 @@ def a_priori_loss(model: RedundantCluster) -> tuple[int, int]:
     atoms = v["A1"] * v["A2"]
     cancel = math.ceil(math.log10(atoms.denominator) - math.log10(atoms.numerator)) if atoms < 1 else 0
     return digits_for(math.ceil(z)) + cancel, digits_for(model.copies)
+
+
+@functools.lru_cache(maxsize=256)
+def _max_stable_copies(model: RedundantCluster) -> int:
+    return model.max_stable_copies()
 
 
 class ClusterEngine(Engine):
@@ -127,7 +138,7 @@ class ClusterEngine(Engine):
             fn = _mpmath_function(model.failure_model)
             rows = [list(col) for col in zip(*[fn(*row) for row in values])]
         result = {key: row[0] if copies is None else row for key, row in zip(MEASURE_KEYS, rows)}
-        result["max_stable_copies"] = model.max_stable_copies()
+        result["max_stable_copies"] = _max_stable_copies(model)
         return result
 
     def guard_digits(self, model) -> int:
