@@ -9,8 +9,12 @@ vacation LST varphi(s) with f1, f2, f3; batch PGF L(z) with l1, l2, l3) in
 (2b) its subtraction-free cut form                                           [evaluated],
 (3)  the embedded PGF Q(z) and q0, (4) the embedded-to-time relation          [evaluated],
 (5)  the time-stationary PGF P(z) and P_e = 1 - rho_bar, (6) the mean wait W, (7) N = lambda l1 W,
-and, beyond the thesis, the variance of the queue length, and single vacations (the
-server takes one vacation, then idles until the next batch) and no vacations.
+and, beyond the thesis, the variance of the queue length, single vacations (the server takes
+one vacation, then idles until the next batch) and no vacations, and the waiting time of a
+random customer: its LST W(s) (the decomposition of
+:mod:`qderive.symbolic.closed_forms.vacation_wait`), P(W = 0) and the moments E W^k to any
+order (``derivation(wait_moments=K)``, ``qderive derive vacation-infinite --wait-moments K``),
+the mean checked against (6) and the second moment against Takacs's recursion.
 
 Every result is computed by SymPy; every relation typeset in index form is evaluated by
 ``qderive verify`` with the embedded and time-stationary laws of the CTMC built from the
@@ -28,6 +32,7 @@ from fractions import Fraction as F
 import sympy as sp
 from qderive.symbolic.batches import FinitePMF, Geometric
 from qderive.symbolic.closed_forms import vacation_infinite as VI
+from qderive.symbolic.closed_forms import vacation_wait as VW
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
 from qderive.symbolic.numbers import to_sympy
@@ -200,7 +205,87 @@ def _none_case(digits):
     return exact_identity(g["W"], expected), math.inf, "no vacations: W = the M[X]/G/1 mean wait (Burke 1975)"
 
 
-#: oracle cases: phase-type laws, the truncation of the room (tail mass checked)
+def _takacs_second_moment(policy: str):
+    """E W^2 assembled from the decomposition W = W_b + J + V_r (independent parts), each part's moments
+    computed another way than the series of W(s): W_b by Takacs's recursion for M/G/1 applied to the batch
+    work S (E W_b = lambda E S^2 / (2 (1 - rho_bar)), E W_b^2 = 2 (E W_b)^2 + lambda E S^3 / (3 (1 - rho_bar)),
+    Takacs 1962), S = a sum of X services (compound moments), J = a sum of K services with
+    E C(K, m) = E C(X, m + 1) / l_1, and the residual non-serving period (E V_r^n = f_{n+1} / ((n + 1) f_1) for
+    multiple vacations, times lambda f_1 / (lambda f_1 + c_0) for single ones)."""
+    b = [None, b1, b2, b3]
+    f = [None, f1, f2, f3]
+    rb = lam * l1 * b1
+    ES2 = l1 * b2 + (l2 - l1) * b1**2
+    ES3 = l1 * b3 + 3 * (l2 - l1) * b1 * b2 + (l3 - 3 * l2 + 2 * l1) * b1**3
+    Wb1 = lam * ES2 / (2 * (1 - rb))
+    Wb2 = 2 * Wb1**2 + lam * ES3 / (3 * (1 - rb))
+    EK = (l2 - l1) / (2 * l1)
+    EKK = (l3 - 3 * l2 + 2 * l1) / (3 * l1)  # E K (K - 1) = 2 E C(X, 3) / l_1
+    J1, J2 = EK * b[1], EK * b[2] + EKK * b[1] ** 2
+    weight = {"multiple": sp.Integer(1), "single": lam * f1 / (lam * f1 + c0), "none": sp.Integer(0)}[policy]
+    V1, V2 = weight * f[2] / (2 * f1), weight * f[3] / (3 * f1)
+    return Wb2 + J2 + V2 + 2 * (Wb1 * J1 + Wb1 * V1 + J1 * V1)
+
+
+def _wait_mean_check(policy):
+    def run(digits):
+        ok = exact_identity(VW.wait_moments(policy, 1)[0], VI.general_results(policy)["W"])
+        return ok, math.inf, f"({policy}) -W'(0) = the mean wait of P'(1)/(lambda l1) ((6) for multiple vacations)"
+
+    return run
+
+
+def _wait_second_check(policy):
+    def run(digits):
+        ok = exact_identity(VW.wait_moments(policy, 2)[1], _takacs_second_moment(policy))
+        return ok, math.inf, f"({policy}) W''(0) = E W^2 from Takacs's recursion and the decomposition"
+
+    return run
+
+
+def _sojourn_check(digits):
+    ok = all(exact_identity(VW.sojourn_moments(p, 1)[0], VI.general_results(p)["W"] + b1) for p in VW.POLICIES)
+    return ok, math.inf, "E T = E W + b1 for the three policies"
+
+
+def _p_zero_check(digits):
+    """P(W = 0) of the formula vs SymPy's limit of W(s) at s -> oo for concrete phase-type laws."""
+    ok = True
+    for policy in VW.POLICIES:
+        model = _BOUND[1](VacationPolicy.SINGLE if policy == "single" else VacationPolicy.MULTIPLE)
+        laws = {"service": model.service, "vacation": model.vacation, "batch": model.batch,
+                "rate": to_sympy(model.rate), "zero_count": to_sympy(model.moment_values()[-1])}
+        limit = sp.limit(VW.wait_transform(policy, **laws), VW.s, sp.oo)
+        values = dict(zip(VI.SYMBOLS, [to_sympy(v) for v in model.moment_values()]))
+        ok = ok and sp.simplify(limit - VW.p_wait_zero(policy).subs(values)) == 0
+    return ok, math.inf, "P(W = 0) = lim W(s), s -> oo (exp service and vacation, geometric batches, 3 policies)"
+
+
+def _wait_oracle_check(policy):
+    """P(W > t), the sojourn tail and E W^2 of the engine (transform inversion at ``digits``) vs the tagged
+    customer's absorption time in the CTMC built from the model definition (uniformization, digits + 10)."""
+    def run(digits):
+        import mpmath
+        from qderive.numeric.backend import mp_context
+        from qderive.numeric.oracles.wait import tagged_wait
+
+        vacation = None if policy is None else HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1))
+        model = VacationQueue(F(1, 5), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)), vacation,
+                              policy or VacationPolicy.MULTIPLE)
+        ts = ("1/2", "3", "20")
+        o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
+        r = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_tail=["3"])
+        agreed = min([agreement_digits(r.response["wait_tail"][t], x) for t, x in zip(ts, o.tail)]
+                     + [agreement_digits(r.response["sojourn_tail"]["3"], o.sojourn.tail[1]),
+                        agreement_digits(r.response["wait_moments"][1], o.moments[1])])
+        need = min(digits - 2, float(-mpmath.log10(o.truncation)) - 5)
+        return agreed >= need, agreed, (f"P(W > t), t = {', '.join(ts)}, P(T > 3), E W^2 vs the tagged customer in the "
+                                        f"CTMC ({digits + 10} digits); need {need:.0f}")
+
+    return run
+
+
+#: oracle cases: phase-type laws, the truncation of the room (tail mass checked)#: oracle cases: phase-type laws, the truncation of the room (tail mass checked)
 ORACLE_CASES = (
     ("exp service, exp vacation, geometric batches",
      lambda pol: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), Exponential(1), pol), 150),
@@ -275,9 +360,40 @@ def _twin_check(digits):
 # -- the derivation ----------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def derivation() -> Derivation:
-    """The registered derivation ``vacation-infinite``."""
+def _wait_steps(k: int) -> tuple:
+    """The waiting-time steps: W(s) and its factors, P(W = 0), E W^j for j <= k (multiple vacations), and the
+    single- and no-vacation transforms."""
+    Ws_, Ts_ = sp.Function("W")(VW.s), sp.Function("T")(VW.s)
+    f = VW.wait_factors("multiple")
+    steps = [
+        Step("(W)", "LST of the wait of a random customer: batch-level Pollaczek-Khinchine x own batch ahead x "
+             "residual vacation (Fuhrmann-Cooper decomposition)", sp.Eq(Ws_, f["batch"] * f["own"] * f["residual"]),
+             "derived here; Chaudhry and Templeton 1983, Takagi 1991 vol. 1 section 2.3", computed=True),
+        Step("(T)", "LST of the sojourn time (the own service is independent of the wait)",
+             sp.Eq(Ts_, sp.Function("W")(VW.s) * SERVICE_LST), "derived here", computed=True),
+        Step("(SW)", "Single vacations: the residual factor (a batch ends an idle period with probability "
+             "c0/(lambda f1 + c0))", sp.Eq(sp.Function("V_r")(VW.s), VW.wait_factors("single")["residual"]), "derived here", computed=True),
+        Step("(W0)", "Probability of no wait: (1 - rho_bar)/l1 times the chance the batch meets an idle server",
+             sp.And(*[sp.Eq(sp.Symbol(f"P(W=0)_{{{p}}}"), VW.p_wait_zero(p)) for p in VW.POLICIES]), "derived here",
+             check=_p_zero_check),
+    ]
+    for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
+        steps.append(Step(f"(W{j})", f"Moment {j} of the wait, (-1)^{j} W^({j})(0) (general laws)",
+                          sp.Eq(sp.Symbol(f"E[W^{j}]"), m), "derived here", computed=True))
+    return tuple(steps)
+
+
+SERVICE_LST = VI.SERVICE.lst(VW.s)
+
+
+@functools.lru_cache(maxsize=8)
+def derivation(wait_moments: int = 2) -> Derivation:
+    """The registered derivation ``vacation-infinite``; ``wait_moments``: the order of the last moment of the
+    wait shown (``qderive derive vacation-infinite --wait-moments K``)."""
+    if not isinstance(wait_moments, int) or isinstance(wait_moments, bool) or not 1 <= wait_moments <= 8:
+        from qderive.symbolic.errors import ParameterError
+
+        raise ParameterError("wait_moments", "must be an integer from 1 to 8", wait_moments)
     g = VI.general_results("multiple")
     gs = VI.general_results("single")
     gn = VI.general_results("none")
@@ -312,6 +428,7 @@ def derivation() -> Derivation:
              sp.Eq(q0single, gs["q0"]), "derived here", computed=True),
         Step("(S6)", "Single vacations: mean wait", sp.Eq(Ws, gs["W"]), "derived here", computed=True),
         Step("(N6)", "No vacations: the M[X]/G/1 mean wait", sp.Eq(Wn, gn["W"]), "derived here", computed=True),
+        *_wait_steps(wait_moments),
     )
     checks = []
     for pol in ("multiple", "single", "none"):
@@ -326,6 +443,11 @@ def derivation() -> Derivation:
         Check("single vacations: W = Takagi's formula", _exact(lambda: gs["W"], _single_W_literature, "(S6)")),
         Check("no vacations: W = M[X]/G/1", _none_case),
         Check("q0 of (3) vs the embedded chain, deterministic service", _embedded_deterministic),
+        *[Check(f"({p}) E W from W(s) = the mean wait", _wait_mean_check(p)) for p in VW.POLICIES],
+        *[Check(f"({p}) E W^2 from W(s) = Takacs + decomposition", _wait_second_check(p)) for p in VW.POLICIES],
+        Check("E T = E W + b1 (sojourn transform)", _sojourn_check),
+        *[Check(f"({p.value if p else 'none'}) wait and sojourn tails vs the tagged-customer CTMC",
+                _wait_oracle_check(p)) for p in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE, None)],
     ]
     for name, make, cap in ORACLE_CASES:
         for pol in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE):

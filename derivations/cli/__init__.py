@@ -96,6 +96,9 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--fragment", action="store_true", help="with --latex: the body only, to \\input into a paper")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown page")
     p.add_argument("--print-latex", action="store_true", help="print the steps as LaTeX instead of pretty text")
+    p.add_argument("--wait-moments", type=int, metavar="K",
+                   help="also derive the moments E W^k, k <= K, of the waiting time (models with a waiting-time "
+                        "transform, e.g. vacation-infinite)")
 
     p = sub.add_parser("verify", help="run every registered derivation's checks")
     p.add_argument("names", nargs="*", help="models to verify (default: all)")
@@ -173,6 +176,8 @@ def _model_parser(msub, act, cls):
             if m.optional:
                 mp.add_argument("--" + ("distribution" if m.kind.value == "distribution" else f.name.replace("_", "-")),
                                 dest=f"include_{f.name}", action="store_true", help=f"also give {m.help}")
+        if cls.response is not None:
+            _add_response_options(mp)
     if act in ("size", "optimize"):
         _opt.add_fields(mp, _action(cls, act).request)
     if act == "simulate":
@@ -183,6 +188,45 @@ def _model_parser(msub, act, cls):
         mp.add_argument("--warmup", default="0.1", metavar="FRACTION",
                         help="fraction of each replication's customers discarded as warm-up (default 0.1)")
         mp.add_argument("--quiet", action="store_true", help="no progress bar (also off under --json)")
+
+
+#: the response-time options of ``eval`` (models with a response law): option suffix -> help
+_RESPONSE_OPTIONS = (
+    ("tail", "T1,T2,...", "P({X} > T) for each time T (in the model's time unit); keys as given"),
+    ("quantile", "Q1,Q2,...", "the smallest t with P({X} <= t) >= Q, for each level 0 < Q < 1; keys as given"),
+    ("moments", "K", "the moments E {X}^k, k = 1..K"),
+)
+
+
+def _add_response_options(mp) -> None:
+    for kind, letter in (("wait", "W"), ("sojourn", "T")):
+        what = "the waiting time W" if kind == "wait" else "the sojourn time T = W + own service"
+        for suffix, metavar, text in _RESPONSE_OPTIONS:
+            mp.add_argument(f"--{kind}-{suffix}", dest=f"response_{kind}_{suffix}", metavar=metavar,
+                            help=f"{what}: " + text.format(X=letter) + " (a random customer; for a finite or "
+                                 "controlled model, an admitted one)")
+
+
+def _response_options(args) -> dict:
+    """The response-time options given, as keyword arguments of ``evaluate`` (texts kept as the keys)."""
+    out = {}
+    for kind in ("wait", "sojourn"):
+        for suffix, _, _ in _RESPONSE_OPTIONS:
+            text = getattr(args, f"response_{kind}_{suffix}", None)
+            if text is None:
+                continue
+            option = f"--{kind}-{suffix}"
+            if suffix == "moments":
+                try:
+                    out[f"{kind}_moments"] = int(text)
+                except ValueError:
+                    raise ParameterError(option, "must be an integer from 1 to 8", text) from None
+            else:
+                parts = [p.strip() for p in text.split(",")]
+                if not all(parts):
+                    raise ParameterError(option, "expects values separated by ',' (no empty ones)", text)
+                out[f"{kind}_{suffix}"] = parts
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -220,13 +264,26 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _derivation(name: str):
+def _derivation(name: str, **options):
+    """The model's derivation; ``options`` (``wait_moments``) go to it if its function takes them."""
+    import inspect
+
     from qderive.symbolic.models import model_class
 
     cls = model_class(name)
     if cls.derivation is None:
         raise ParameterError(f"model {name!r} has no registered derivation")
-    return cls.derivation.load()()
+    make = cls.derivation.load()
+    accepted = inspect.signature(make).parameters
+    for key, value in options.items():
+        if value is not None and key not in accepted:
+            raise ParameterError("--" + key.replace("_", "-"), f"is not available for model {name!r}")
+    try:
+        return make(**{k: v for k, v in options.items() if v is not None})
+    except ParameterError as err:
+        if err.name in options:
+            raise ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value) from None
+        raise
 
 
 def _check_output(path_text: str, option: str) -> Path:
@@ -247,7 +304,7 @@ def _check_output(path_text: str, option: str) -> Path:
 def _cmd_derive(args) -> int:
     latex = _check_output(args.latex, "--latex") if args.latex else None
     markdown = _check_output(args.markdown, "--markdown") if args.markdown else None
-    deriv = _derivation(args.name)
+    deriv = _derivation(args.name, wait_moments=args.wait_moments)
     if latex:
         latex.write_text(deriv.latex(fragment=args.fragment), encoding="utf-8")
     if markdown:
@@ -303,7 +360,13 @@ def _cmd_eval(args) -> int:
     cls = model_class(args.model)
     model = _model_from(args, cls)
     include = tuple(f.name for f, m in cls.measures.measure_fields() if getattr(args, f"include_{f.name}", False))
-    record = model.evaluate(args.digits, include=include)
+    response = _response_options(args)
+    try:
+        record = model.evaluate(args.digits, include=include, **response)
+    except ParameterError as err:
+        if err.name in response:
+            raise ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value) from None
+        raise
     doc = payload(record, include)
     print(json.dumps(doc) if args.json else format_record(doc))
     return 0
