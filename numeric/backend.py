@@ -37,6 +37,7 @@ _log1p = np.frompyfunc(mpmath.log1p, 1, 1)
 _expm1 = np.frompyfunc(mpmath.expm1, 1, 1)
 _sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
 _lgamma = np.frompyfunc(mpmath.loggamma, 1, 1)
+_re = np.frompyfunc(mpmath.re, 1, 1)
 
 
 class MPContext:
@@ -69,6 +70,10 @@ class MPContext:
     @property
     def huge(self):
         return mpmath.inf
+
+    @property
+    def pi(self):
+        return +mpmath.pi
 
     def __enter__(self):
         cm = mpmath.workdps(self.dps)
@@ -137,6 +142,10 @@ class MPContext:
 
     def lgamma(self, x):
         return self._elementwise(mpmath.loggamma, _lgamma, x)
+
+    def re(self, x):
+        """Real part (elementwise on arrays of mpc)."""
+        return self._elementwise(mpmath.re, _re, x)
 
     def fsum(self, values):
         return mpmath.fsum(values)

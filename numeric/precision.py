@@ -172,7 +172,39 @@ def _to_float64(values: dict):
 
 
 def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = False, **options):
-    """The measures of ``model`` under the precision policy (module docstring); returns its record."""
+    """The measures of ``model`` under the precision policy (module docstring); returns its record.
+
+    Response-time measures are asked with ``wait_tail=(t, ...)``, ``wait_quantile=(q, ...)``,
+    ``wait_moments=K`` and the ``sojourn_`` ones (models whose class names a ``response`` law;
+    :mod:`qderive.numeric.response`): computed under the same policy, added to the record's
+    ``response`` and to its confirmed digits and notes.
+    """
+    from .response import ResponseRequest
+
+    request = ResponseRequest.from_options(options)
+    if request and type(model).response is None:
+        asked = next(k for k in ("wait_tail", "wait_quantile", "wait_moments", "sojourn_tail", "sojourn_quantile",
+                                 "sojourn_moments") if getattr(request, k))
+        raise ParameterError(asked, f"is not available for model {type(model).name!r} (no response-time law yet)")
+    record = _evaluate_measures(model, digits, include, confirm, options)
+    if not request:
+        return record
+    import dataclasses
+
+    from .response import evaluate_response
+
+    laws = type(model).response.load()(model)
+    measures, confirmed, working, notes = evaluate_response(laws, request, digits)
+    if digits is not None:
+        confirmed = min(record.confirmed_digits if record.confirmed_digits is not None else math.inf, confirmed)
+        working = max(record.working_digits or 0, working or 0) or None
+    else:
+        confirmed, working = record.confirmed_digits, record.working_digits
+    return dataclasses.replace(record, response=measures, notes=record.notes + tuple(notes),
+                               confirmed_digits=confirmed, working_digits=working)
+
+
+def _evaluate_measures(model, digits, include, confirm, options):
     engine = engine_of(model)
     record_cls = type(model).measures
     if digits is not None:

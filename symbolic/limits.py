@@ -29,6 +29,7 @@ servers                10 000 000   servers of the Erlang B recursion (O(n))
 copies                 10 000       request copies of the redundant cluster
 digits                 1 000        requested significant digits
 working_digits         6 000        working precision the escalation may reach
+inversion_digits       250          digits of a transform inversion (a tail of 1e-k at D digits needs D + k)
 number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
@@ -63,6 +64,7 @@ class Limits:
     copies: int = 10_000
     digits: int = 1_000
     working_digits: int = 6_000
+    inversion_digits: int = 250
     number_length: int = 400
     number_exponent: int = 1_000
     sample_size: int = 1_000_000

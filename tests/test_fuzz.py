@@ -154,6 +154,35 @@ def test_fuzz_eval(name):
                         assert abs(mpmath.mpf(a) - ref) <= 1e-9 * abs(ref), (name, argv, key, a, b)
 
 
+RESPONSE_OPTIONS = ["--wait-tail", "--wait-quantile", "--wait-moments", "--sojourn-tail", "--sojourn-quantile",
+                    "--sojourn-moments"]
+RESPONSE_VALUES = ["0", "0.5", "1/2", "0.999999", "1e-12", "3", "1e6", "1e400", "1e-400", "-0.1", "1", "2",
+                   "0.5,0.5", "0.1,,0.2", "8", "9", "abc", "nan"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in registered_models().items() if c.response is not None))
+def test_fuzz_response_options(name):
+    """Response-time options with good, extreme and malformed values: the same contract, and the tails and
+    quantile levels inside [0, 1]."""
+    cls = registered_models()[name]
+    rng = random.Random(f"{SEED}-response-{name}")
+    base = _base_argv(cls)
+    for _ in range(12):
+        opt = rng.choice(RESPONSE_OPTIONS)
+        code, out, err, _ = _run(["eval", name, *base, opt, rng.choice(RESPONSE_VALUES), "--json"])
+        if code == 0:
+            measures = json.loads(out)["measures"]
+            for key in ("wait_tail", "sojourn_tail"):
+                for v in measures.get(key, {}).values():
+                    x = mpmath.mpf(v) if isinstance(v, str) else mpmath.mpf(float(v))
+                    assert 0 <= x <= 1, (opt, key, v)
+            for key in ("wait_quantile", "sojourn_quantile", "wait_moments", "sojourn_moments"):
+                values = measures.get(key, {})
+                for v in values.values() if isinstance(values, dict) else values:
+                    x = mpmath.mpf(v) if isinstance(v, str) else mpmath.mpf(float(v))
+                    assert mpmath.isfinite(x) and x >= 0, (opt, key, v)
+
+
 @pytest.mark.parametrize("name", sorted(registered_models()))
 def test_fuzz_other_subcommands(name, tmp_path):
     cls = registered_models()[name]

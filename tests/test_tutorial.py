@@ -237,6 +237,38 @@ def test_single_vacations_infinite_against_fuhrmann_cooper():
     assert none["mean_wait"] == float(sum(_wait_terms(lam, L1, L2, b1, b2)))  # 0.1640625, exact
 
 
+def test_tutorial_waiting_time_tail_by_talbot_inversion():
+    """The tutorial's P(W > T1 (2^k - 1)) and quantiles: the transform of the wait written here from the
+    literature (M[X]/G/1 with multiple vacations: Chaudhry and Templeton 1983, the Fuhrmann-Cooper
+    decomposition), inverted by mpmath's own fixed-Talbot routine (a different algorithm and contour from
+    the package's Euler algorithm) at 40 digits: the page's float64 numbers within 1e-10 relative (the
+    float64 self-check tolerance is 1e-9), the 20-digit ones to 1e-19; and the published 0.0923."""
+    with mpmath.workdps(40):
+        lam, p, mu, theta = mpmath.mpf(8), mpmath.mpf(1) / 5, 4 / mpmath.mpf("0.015"), 1 / mpmath.mpf("0.075")
+        rho_bar, l1, f1 = mpmath.mpf("0.6"), mpmath.mpf(5), 1 / theta
+
+        def W(s):
+            beta = (mu / (mu + s)) ** 4
+            L = p * beta / (1 - (1 - p) * beta)  # geometric batches of mean 5
+            return ((1 - rho_bar) * s / (s - lam + lam * L) * (1 - L) / (l1 * (1 - beta))
+                    * (1 - theta / (theta + s)) / (f1 * s))
+
+        def tail(t):
+            return mpmath.invertlaplace(lambda s: (1 - W(s)) / s, t, method="talbot")
+
+        got = _measures("qderive eval vacation-infinite --batch geometric:mean=5 --service erlang:k=4,mean=0.015 "
+                        "--vacation exp:mean=0.075 --load 0.6 --wait-tail 0.5,1.5,3.5 --wait-quantile 0.9,0.99,0.999")
+        for t in ("0.5", "1.5", "3.5"):
+            assert _rel(got["wait_tail"][t], tail(mpmath.mpf(t))) < 1e-10
+        assert abs(got["wait_tail"]["0.5"] - 0.0923) < 5e-5  # the value quoted in issue 13
+        for q in ("0.9", "0.99", "0.999"):
+            assert _rel(tail(mpmath.mpf(got["wait_quantile"][q])), 1 - mpmath.mpf(q)) < 1e-9
+        got20 = _measures("qderive eval vacation-infinite --batch geometric:mean=5 --service erlang:k=4,mean=0.015 "
+                          "--vacation exp:mean=0.075 --load 0.6 --wait-tail 0.5 --wait-quantile 0.99 --digits 20")
+        assert _rel(mpmath.mpf(got20["wait_tail"]["0.5"]), tail(mpmath.mpf("0.5"))) < 1e-19
+        assert _rel(tail(mpmath.mpf(got20["wait_quantile"]["0.99"])), mpmath.mpf("0.01")) < 1e-18
+
+
 def test_lognormal_infinite_room_by_moments():
     """laws.md: vacation-infinite with a lognormal service: (6) with b2 = m^2 (1 + c^2), exactly 0.35 s."""
     b1 = F(1, 50)

@@ -27,6 +27,7 @@ class Float64Context:
     huge = float(numpy.finfo(numpy.float64).max)
     dtype = numpy.float64
     name = "float64"
+    pi = math.pi
 
     def __enter__(self):
         return self
@@ -64,6 +65,10 @@ class Float64Context:
 
     def sqrt(self, x):
         return numpy.sqrt(x) if isinstance(x, numpy.ndarray) else math.sqrt(x)
+
+    def re(self, x):
+        """Real part (elementwise on arrays of complex numbers)."""
+        return numpy.real(x) if isinstance(x, numpy.ndarray) else x.real
 
     def lgamma(self, x):
         if isinstance(x, numpy.ndarray):

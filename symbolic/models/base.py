@@ -117,6 +117,9 @@ class Measures:
     confirmed_digits: float | None = field(default=None, kw_only=True)
     working_digits: int | None = field(default=None, kw_only=True)
     notes: tuple = field(default=(), kw_only=True)
+    #: the response-time measures asked for (``wait_tail``, ``wait_quantile``, ``wait_moments``, ``sojourn_...``;
+    #: :mod:`qderive.numeric.response`), after the model's own measures in :meth:`as_dict`
+    response: dict | None = field(default=None, kw_only=True, repr=False)
 
     @classmethod
     def measure_fields(cls) -> list[tuple[dataclasses.Field, Measure]]:
@@ -135,6 +138,7 @@ class Measures:
             if value is None and m.optional:
                 continue
             out[f.name] = value
+        out.update(self.response or {})
         return out
 
     def __getitem__(self, key):
@@ -229,6 +233,9 @@ class Model(_Validated):
     derivation: ClassVar[Ref | None] = None
     simulator: ClassVar[Ref | None] = None
     codegen: ClassVar[Ref | None] = None
+    #: the response-time laws (waiting and sojourn time): ``response.load()(model)`` returns
+    #: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` (:mod:`qderive.numeric.response`); None: not offered
+    response: ClassVar[Ref | None] = None
     #: the Request class of ``qderive codegen NAME`` options (None: no options)
     codegen_options: ClassVar[type | None] = None
     #: other ways to give a field (``--load`` for ``--rate``)

@@ -172,6 +172,7 @@ class VacationQueue(_VacationModel):
     measures = VacationMeasures
     engine = Ref("qderive.numeric.engines.vacation:InfiniteEngine")
     derivation = Ref("qderive.derivations.vacation_infinite:derivation")
+    response = Ref("qderive.numeric.engines.vacation_wait:response_laws")
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.vacation_infinite:codegen_forms")
     codegen_options = CodegenPolicy

@@ -1,0 +1,441 @@
+"""Response-time laws (waiting and sojourn times): tails, quantiles and moments under the one precision policy.
+
+A model that offers response times names a function (its class attribute ``response``, a
+:class:`~qderive.symbolic.models.base.Ref`) returning, for a concrete model, a dict
+``{"wait": ResponseLaw, "sojourn": ResponseLaw}``. A :class:`ResponseLaw` is the data one
+algorithm needs: the LST of the time (a callable on arrays of complex nodes, per context), the
+atom P(T = 0) and the raw moments. Everything else is here, once, for every model:
+
+* **tails** P(T > t): the Laplace transform of the tail is (1 - T*(s))/s, inverted by the Euler
+  algorithm (:mod:`qderive.numeric.kernels.inversion`). Its error is absolute at the scale of
+  the terms (measured: M/M/1 at 30 digits, a tail of 4e-18 has 13 correct digits), so a tail is
+  computed in two passes: the first estimates its size, the second asks for D + log10(1/tail)
+  digits, and a third with 5 more digits must agree with it to D + 2 digits (the policy's
+  confirmation; more digits are added until they do, within the budget). float64 runs two
+  parameter sets of the algorithm (A, n, m) = (25, 30, 14) and (23, 38, 11), about 1e-11
+  relative for tails above 1e-4; a disagreement above 1e-9 relative, or a tail below 1e-6,
+  escalates to mpmath (15 digits, rounded) with a note.
+* **quantiles** min{t : P(T <= t) >= q}: 0 when q <= P(T = 0); otherwise the root of
+  log P(T > t) = log(1 - q), bracketed by doubling from the mean and refined by the Illinois
+  variant of regula falsi on log t (the tail is continuous and decreasing for t > 0), each
+  tail at the digits of the result plus 5; the root to D + 2 digits.
+* **moments** E T^k: exact (Fractions) where the law's moments are rational, else evaluated at
+  D + 10 digits.
+
+Transforms with kinks (deterministic, uniform or empirical laws: an ``exp(-s D)`` factor) are
+refused for tails and quantiles: contour inversion stalls at 1e-4 to 1e-7 relative near the
+kinks at every precision (issue 13 measured it), and an exact sum for them is not implemented.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import mpmath
+import numpy as np
+from qderive.symbolic import limits as _limits
+from qderive.symbolic.errors import NumericalError, ParameterError
+
+from .backend import FLOAT64, mp_context
+from .kernels.inversion import euler_inversion, euler_parameters
+
+__all__ = ["ResponseLaw", "ResponseRequest", "tails", "quantiles", "moments", "evaluate_response", "KINDS",
+           "OPTIONS"]
+
+#: the two times of a response law, in the order of the measures
+KINDS = ("wait", "sojourn")
+#: the three questions asked about each, with the measure key suffix
+OPTIONS = ("tail", "quantile", "moments")
+#: float64 parameter sets of the Euler algorithm (A, n, m) whose agreement is the float64 self-check
+_FLOAT64_SETS = ((25.0, 30, 14), (23.0, 38, 11))
+_FLOAT64_TOLERANCE = 1e-9
+_FLOAT64_SMALLEST = 1e-6
+
+
+@dataclass(frozen=True)
+class ResponseLaw:
+    """A nonnegative time T given by its transform: ``transform(ctx)`` returns F with F(s) = E e^{-sT} on arrays
+    of complex s; ``p_zero(ctx)`` P(T = 0) as a context number; ``moment_values(k, digits)`` (E T, ..., E T^k)
+    (Fractions when exact); ``smooth`` False when the transform has kinks (see the module docstring), with
+    ``why_not_smooth`` saying which law."""
+
+    name: str
+    transform: Callable
+    p_zero: Callable
+    moment_values: Callable
+    smooth: bool = True
+    why_not_smooth: str = ""
+
+
+@dataclass(frozen=True)
+class ResponseRequest:
+    """What is asked about the response times: for each kind (wait, sojourn) the tail points, the quantile
+    levels (each as a (key, exact value) pair: the key is the text as given) and the number of moments."""
+
+    wait_tail: tuple = ()
+    wait_quantile: tuple = ()
+    wait_moments: int = 0
+    sojourn_tail: tuple = ()
+    sojourn_quantile: tuple = ()
+    sojourn_moments: int = 0
+
+    def __bool__(self):
+        return any(getattr(self, f"{k}_{o}") for k in KINDS for o in OPTIONS)
+
+    @classmethod
+    def from_options(cls, options: dict) -> "ResponseRequest":
+        """From ``evaluate(..., wait_tail=[0.5, "1/2"], wait_quantile=..., wait_moments=3, ...)`` keywords:
+        numbers or decimal/fraction strings (never evaluated as code); keys are the texts as given."""
+        from qderive.symbolic.numbers import parse_number
+
+        values = {}
+        for kind in KINDS:
+            for what in ("tail", "quantile"):
+                key = f"{kind}_{what}"
+                given = options.pop(key, ()) or ()
+                if isinstance(given, (str, int, float, Fraction)):
+                    given = (given,)
+                pairs = []
+                for item in given:
+                    text = item if isinstance(item, str) else str(item)
+                    try:  # Fraction() refuses nan and inf
+                        # a float means the decimal it prints as (0.1 is 1/10, not the binary neighbour)
+                        value = Fraction(parse_number(text.strip()) if isinstance(item, (str, float)) else item)
+                    except (ValueError, TypeError, ZeroDivisionError, OverflowError, ParameterError):
+                        raise ParameterError(key, "expects finite numbers (decimals or fractions like 1/2)",
+                                             item) from None
+                    if what == "tail" and value < 0:
+                        raise ParameterError(key, "expects times >= 0", text)
+                    if what == "quantile" and not 0 < value < 1:
+                        raise ParameterError(key, "expects levels strictly between 0 and 1", text)
+                    pairs.append((text.strip(), value))
+                if len({k for k, _ in pairs}) != len(pairs):
+                    raise ParameterError(key, "repeats a value", ",".join(k for k, _ in pairs))
+                values[key] = tuple(pairs)
+            key = f"{kind}_moments"
+            k = options.pop(key, 0) or 0
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 8:
+                raise ParameterError(key, "must be an integer from 1 to 8", k)
+            values[key] = k
+        return cls(**values)
+
+
+# -- tails ---------------------------------------------------------------------------------------------
+
+
+def _tail_transform(F, ctx):
+    """(1 - F(s)) / s: the Laplace transform of P(T > t)."""
+    def G(s):
+        return (1 - F(s)) / s
+
+    return G
+
+
+def _euler(law: ResponseLaw, ctx, ts, digits):
+    A, n, m = euler_parameters(digits)
+    G = _tail_transform(law.transform(ctx), ctx)
+    with ctx:
+        try:
+            return euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
+        except (ZeroDivisionError, OverflowError):
+            raise NumericalError(f"P({law.name} > t) at t = {', '.join(_shown(t) for t in ts)}: the inversion nodes "
+                                 "A/(2t) reach the transform's removable singularity at s = 0 (t is too large "
+                                 "for the working precision)") from None
+
+
+def _refuse_kinks(law: ResponseLaw, option: str):
+    if not law.smooth:
+        raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
+                             "cannot resolve the kinks of such laws to the requested digits; an exact sum is not "
+                             "implemented yet); the moments are (--wait-moments)")
+
+
+def _float64_tails(law: ResponseLaw, ts: list):
+    """float64 tails and None, or None and the reason to escalate."""
+    G = _tail_transform(law.transform(FLOAT64), FLOAT64)
+    try:
+        t = np.array([float(x) for x in ts])
+    except OverflowError:
+        return None, "a time lies beyond the float64 range"
+    if np.any(t < 1e-300):
+        return None, "a time lies below the normal float64 range"
+    runs = []
+    with np.errstate(all="ignore"):
+        for A, n, m in _FLOAT64_SETS:
+            runs.append(euler_inversion(FLOAT64, G, t, A, n, m))
+    a, b = runs
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None, "the float64 inversion overflowed"
+    if np.any(a < _FLOAT64_SMALLEST):
+        return None, f"a tail is below {_FLOAT64_SMALLEST:g}, where float64 inversion loses its relative accuracy"
+    if np.any(np.abs(a - b) > _FLOAT64_TOLERANCE * np.abs(a)):
+        return None, "the two float64 parameter sets of the inversion disagree"
+    return [min(1.0, float(x)) for x in a], None
+
+
+def _mp_tails(law: ResponseLaw, ts: list, digits: int):
+    """Tails to ``digits`` relative digits (module docstring): (values, confirmed digits, working digits).
+
+    Two parameter sets, for D + s + 3 and D + s + 8 digits where s = log10(1/tail) (0 at first), must agree
+    to D + 2 digits; a disagreement raises s to the size the tail showed (at least doubling it) or, for a
+    tail of the size assumed, adds 10 digits. The digits are bounded by the limit ``inversion_digits``.
+    """
+    out, confirmed, working = [], math.inf, 0
+    for t in ts:
+        size, extra = 0.0, 0
+        while True:
+            want = digits + int(math.ceil(size)) + 3 + extra
+            _limits.check("inversion_digits", want, f"the tail at t = {_shown(t)} is about 1e-{int(size)} or smaller: "
+                          f"{digits} relative digits of it need {want} digits of inversion")
+            a_ctx, b_ctx = mp_context(int(1.5 * want) + 10), mp_context(int(1.5 * (want + 5)) + 10)
+            with a_ctx:
+                a = _euler(law, a_ctx, [t], want)[0]
+            with b_ctx:
+                b = _euler(law, b_ctx, [t], want + 5)[0]
+                agreed = _agreement(a, b)
+                if b > 0 and agreed >= digits + 2:
+                    out.append(+b)
+                    confirmed = min(confirmed, agreed)
+                    working = max(working, b_ctx.dps)
+                    break
+                grown = -float(mpmath.log10(abs(b))) if b != 0 else 2 * size + digits
+                if grown > size + 1:
+                    size = max(grown, 2 * size)
+                else:
+                    extra += 10
+    return out, confirmed, working
+
+
+def _shown(t) -> str:
+    return mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator if isinstance(t, Fraction) else t, 6)
+
+
+def _agreement(a, b) -> float:
+    if a == b:
+        return math.inf
+    return float(-mpmath.log10(abs(a - b) / abs(b))) if b != 0 else 0.0
+
+
+def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
+    """P(T > t) for every t in ``ts`` (exact numbers): (values, confirmed digits or None, working digits or None,
+    notes). t = 0 gives 1 - P(T = 0) exactly as the atom."""
+    _refuse_kinks(law, option)
+    ts = list(ts)
+    positive = [t for t in ts if t > 0]
+    notes: list = []
+    if digits is None:
+        values, why = _float64_tails(law, positive) if positive else ([], None)
+        if why is None:
+            got = dict(zip(positive, values))
+            p0 = float(law.p_zero(FLOAT64))
+            return [got[t] if t > 0 else 1.0 - p0 for t in ts], None, None, notes
+        notes.append(f"{option}: {why}; recomputed with mpmath to 15 digits and rounded to float64")
+        mp_values, confirmed, working = _mp_tails(law, positive, 15)
+        got = dict(zip(positive, mp_values))
+        p0 = float(law.p_zero(mp_context(30)))
+        return [_to_float(got[t]) if t > 0 else 1.0 - p0 for t in ts], None, None, notes
+    mp_values, confirmed, working = _mp_tails(law, positive, digits) if positive else ([], math.inf, None)
+    got = dict(zip(positive, mp_values))
+    ctx = mp_context(digits + 10)
+    with ctx:
+        p0 = law.p_zero(ctx)
+        return [got[t] if t > 0 else 1 - p0 for t in ts], confirmed, working, notes
+
+
+def _to_float(x):
+    """An mpf as a float; a value below the double range stays an mpf (printed as a decimal string)."""
+    f = float(x)
+    return f if f != 0 or x == 0 else x
+
+
+# -- quantiles ------------------------------------------------------------------------------------------
+
+
+def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wait_quantile"):
+    """min{t: P(T <= t) >= q} for every q (module docstring): (values, confirmed digits, notes).
+
+    The root of log P(T > t) = log(1 - q) in log t. float64: with the float64 tails (both parameter
+    sets must agree at every step), else as for 15 digits. D digits: with one parameter set for
+    D + log10(1/(1 - q)) + 8 digits, then refined with a second set 5 digits finer; the two roots
+    must agree to D + 2 digits (more digits are added until they do).
+    """
+    _refuse_kinks(law, option)
+    out, notes, confirmed = [], [], math.inf
+    ctx = mp_context((digits or 15) + 10)
+    with ctx:
+        p0 = law.p_zero(ctx)
+    for q in qs:
+        with ctx:
+            at_zero = p0 >= ctx.num(Fraction(q))
+        if at_zero:
+            out.append(0.0 if digits is None else mpmath.mpf(0))  # the atom at 0 already reaches q
+            continue
+        if digits is None:
+            root = _float64_quantile(law, float(1 - q), float(mean))
+            if root is not None:
+                out.append(root)
+                continue
+            notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {q}; recomputed with "
+                         "mpmath to 15 digits and rounded to float64")
+            out.append(float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15)[0]))
+            continue
+        root, agreed = _mp_quantile(law, Fraction(1) - Fraction(q), mean, digits)
+        out.append(root)
+        confirmed = min(confirmed, agreed)
+    return out, (None if digits is None else confirmed), notes
+
+
+def _illinois(g, lo, hi, glo, ghi, tol, limit=200):
+    """A root of the increasing-in-t ... decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method."""
+    side = 0
+    for _ in range(limit):
+        x = (lo * ghi - hi * glo) / (ghi - glo)
+        gx = g(x)
+        if gx == 0:
+            return x
+        if gx > 0:
+            lo, glo = x, gx
+            if side == 1:
+                ghi /= 2
+            side = 1
+        else:
+            hi, ghi = x, gx
+            if side == -1:
+                glo /= 2
+            side = -1
+        if abs(hi - lo) <= tol * max(1, abs(x)):
+            return (lo + hi) / 2
+    raise NumericalError("the quantile search did not converge")
+
+
+def _bracket(g, start, step, exp, log):
+    """[lo, hi] in log t with g(lo) > 0 > g(hi), from log(start) by steps of log 4."""
+    lo = hi = log(start)
+    glo = ghi = g(lo)
+    for _ in range(200):
+        if glo > 0:
+            break
+        lo -= step
+        glo = g(lo)
+    else:
+        raise NumericalError("the quantile lies below 4^-200 times the mean (an atom near 0?)")
+    for _ in range(200):
+        if ghi < 0:
+            break
+        hi += step
+        ghi = g(hi)
+    else:
+        raise NumericalError("the quantile lies beyond 4^200 times the mean")
+    return lo, hi, glo, ghi
+
+
+def _float64_quantile(law, level: float, mean: float):
+    G = _tail_transform(law.transform(FLOAT64), FLOAT64)
+    failed = []
+
+    def g(logt):
+        t = np.array([math.exp(logt)])
+        with np.errstate(all="ignore"):
+            a, b = (euler_inversion(FLOAT64, G, t, A, n, m)[0] for A, n, m in _FLOAT64_SETS)
+        if not (math.isfinite(a) and math.isfinite(b)) or a < _FLOAT64_SMALLEST or abs(a - b) > 1e-9 * abs(a):
+            # inaccurate, but far enough from the level for its sign to be sure: good enough for a bracket end
+            if a > 0 and b > 0 and abs(a - b) < 0.1 * min(abs(a - level), abs(b - level)) and (a > level) == (b > level):
+                return math.log(a) - math.log(level)
+            failed.append(True)
+            raise NumericalError("float64 inversion")
+        return math.log(a) - math.log(level)
+
+    try:
+        lo, hi, glo, ghi = _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+        return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
+    except NumericalError:
+        if failed:
+            return None
+        raise
+
+
+def _mp_quantile(law, level: Fraction, mean, digits: int):
+    """(root, digits agreed) of the module docstring's D-digit quantile."""
+    size = max(0.0, -math.log10(float(level))) if level > 0 else 0.0
+    extra = 0
+    while True:
+        want = digits + int(math.ceil(size)) + 8 + extra
+        _limits.check("inversion_digits", want, f"a quantile at level 1 - {_shown(level)} needs {want} digits of "
+                      "inversion")
+        roots = []
+        for offset in (0, 5):
+            ctx = mp_context(int(1.5 * (want + offset)) + 10)
+            with ctx:
+                lev = ctx.num(level)
+
+                def g(logt, ctx=ctx, lev=lev, w=want + offset):
+                    tail = _euler(law, ctx, [mpmath.exp(logt)], w)[0]
+                    if tail <= 0:
+                        return mpmath.mpf(-1)
+                    return mpmath.log(tail) - mpmath.log(lev)
+
+                tol = mpmath.mpf(10) ** (-(digits + 4))
+                if not roots:
+                    lo, hi, glo, ghi = _bracket(g, mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1), mpmath.log(4),
+                                                mpmath.exp, mpmath.log)
+                else:  # the first root, widened a little
+                    x0 = mpmath.log(roots[0])
+                    d = mpmath.mpf(10) ** (-(digits // 2))
+                    lo, hi = x0 - d, x0 + d
+                    glo, ghi = g(lo), g(hi)
+                    if not (glo > 0 > ghi):
+                        lo, hi, glo, ghi = _bracket(g, roots[0], mpmath.log(4), mpmath.exp, mpmath.log)
+                roots.append(mpmath.exp(_illinois(g, lo, hi, glo, ghi, tol)))
+        agreed = _agreement(roots[0], roots[1])
+        if agreed >= digits + 2:
+            return roots[1], agreed
+        extra += 10
+
+
+# -- moments ----------------------------------------------------------------------------------------------
+
+
+def moments(law: ResponseLaw, k: int, digits: int | None):
+    """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits."""
+    values = law.moment_values(k, digits)
+    if digits is None:
+        return [float(v) for v in values], None
+    exact = all(isinstance(v, (int, Fraction)) for v in values)
+    ctx = mp_context(digits + 10)
+    with ctx:
+        return [ctx.num(v) if isinstance(v, (int, Fraction)) else v for v in values], (math.inf if exact else None)
+
+
+# -- everything asked, for the precision policy ------------------------------------------------------------
+
+
+def evaluate_response(laws: dict, request: ResponseRequest, digits: int | None, mean_of=None) -> tuple:
+    """The measures of ``request`` from the model's response laws: (measures dict, confirmed digits, working
+    digits, notes). Keys of tails and quantiles are the texts as given; moments are lists."""
+    measures, notes = {}, []
+    confirmed, working = math.inf, None
+    for kind in KINDS:
+        law = laws[kind]
+        ts = getattr(request, f"{kind}_tail")
+        if ts:
+            values, c, w, n = tails(law, [v for _, v in ts], digits, option=f"{kind}_tail")
+            measures[f"{kind}_tail"] = {key: v for (key, _), v in zip(ts, values)}
+            notes += n
+            confirmed = min(confirmed, c) if c is not None else confirmed
+            working = max(working or 0, w or 0) or None
+        qs = getattr(request, f"{kind}_quantile")
+        if qs:
+            mean = law.moment_values(1, None)[0]
+            values, c, n = quantiles(law, [v for _, v in qs], digits, float(mean), option=f"{kind}_quantile")
+            measures[f"{kind}_quantile"] = {key: v for (key, _), v in zip(qs, values)}
+            notes += n
+            confirmed = min(confirmed, c) if c is not None else confirmed
+        k = getattr(request, f"{kind}_moments")
+        if k:
+            values, c = moments(law, k, digits)
+            measures[f"{kind}_moments"] = values
+            confirmed = min(confirmed, c) if c is not None else confirmed
+    return measures, (None if digits is None else confirmed), working, notes
