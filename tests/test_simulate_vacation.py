@@ -13,7 +13,16 @@ Oracles (none shares code with the simulator):
   completions and vacation ends; an empty vacation end under single vacations is no epoch);
 * single vacations with non-Markov laws: the analytic engines of ``vacation-finite`` and
   ``vacation-infinite`` (the cut recursion and the closed forms of their own derivations);
-* the samplers: each law's exact mean and second moment.
+* the samplers: each law's exact mean and second moment;
+* waiting and sojourn times (``wait_tail``, ``wait_quantile``, ``wait_moments``, ``sojourn_*``):
+  M/M/1's exact laws (W: an atom 1 - rho at 0 and an exponential tail; T ~ Exp(mu - lambda));
+  the README example (M[X]/G/1, multiple vacations) by Talbot inversion of the LST of W
+  written here from its decomposition, and its mean by formula (6) (the engine); M[X]/M/1/r
+  without vacations, partial and whole admission: Erlang mixtures over the exact stationary
+  law of its chain (the j-th admitted customer of a batch that finds n waits n + j - 1
+  services); Little's law of the same run; the per-run statistics against plain numpy.
+  Tolerance: simultaneous 99.9 % intervals (a correct simulator fails such a test with
+  probability at most 0.1 %).
 
 Tolerance: the reference values must lie in the simulation's 99 % intervals (independent
 replications, jackknife standard errors, Student t), taken simultaneous over the m
@@ -27,6 +36,7 @@ variance, and with it the interval, is then itself well estimated); the infinite
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction as Fr
 
 import mpmath
@@ -35,7 +45,7 @@ import pytest
 from conftest import cli
 
 from qderive.numeric.oracles.ctmc import build
-from qderive.numeric.simulation.stats import sampler, student_t_quantile
+from qderive.numeric.simulation.stats import KernelSpec, SampleRequest, run_replications, sampler, student_t_quantile
 from qderive.numeric.simulation.vacation import simulate
 from qderive.symbolic import batches as B
 from qderive.symbolic import laws as T
@@ -364,3 +374,225 @@ def test_cli_simulate_json_keys():
     assert code == 0, err
     doc = json.loads(out)
     assert set(doc["measures"]) == set(FiniteVacationMeasures.keys()) - {"p"} and doc["seed"] == 3
+
+
+# --------------------------------------------------------------------------- waiting and sojourn times
+
+#: the reference values of a waiting-time test must lie in these simultaneous intervals (Bonferroni
+#: over the estimates of one run): a correct simulator fails such a test with probability <= 0.1 %
+SAMPLE_LEVEL = 0.999
+
+
+def assert_samples_within(result, reference: dict):
+    """Every reference value lies in the run's simultaneous 99.9 % intervals.
+
+    ``reference`` has the shape of the result: ``{"wait_tail": {t: P(W > t)}, "wait_moments": [E W, ...], ...}``.
+    """
+    checks = []
+    for name, refs in reference.items():
+        got = result[name]
+        assert len(got) == len(refs), name
+        if isinstance(refs, dict):
+            checks += [(f"{name}[{key}]", got[key], float(ref)) for key, ref in refs.items()]
+        else:  # moments k = 1..K
+            checks += [(f"{name}[{k + 1}]", got[k], float(ref)) for k, ref in enumerate(refs)]
+    level = 1 - (1 - SAMPLE_LEVEL) / len(checks)
+    failures = []
+    for label, est, ref in checks:
+        lo, hi = est.interval(level)
+        if not (lo <= ref <= hi):
+            failures.append(f"{label}: reference {ref:.6g} outside [{lo:.6g}, {hi:.6g}] (estimate {est.value:.6g})")
+    assert not failures, "\n".join(failures)
+
+
+def test_sample_statistics_against_numpy():
+    """The per-run row (counts, empirical quantiles, power sums), both tail paths, against plain numpy."""
+    x = np.random.default_rng(3).exponential(size=10_001)
+    x[::7] = 0.0  # an atom at 0, as the waits of customers served at once
+    qs = (0.1, 0.142, 0.5, 0.9, 0.999)
+    for ts in ((0, 0.5, 2), tuple(np.linspace(0, 5, 12))):  # few t: counts; many: sort + binary search
+        r = SampleRequest.parse("wait", tail=ts, quantile=qs, moments=3)
+        row = r.statistics(x)
+        assert row[0] == len(x)
+        assert list(row[1:1 + len(ts)]) == [np.count_nonzero(x > t) for t in ts]
+        # the inverse of the empirical distribution function: numpy's "inverted_cdf" quantile
+        assert list(row[1 + len(ts):1 + len(ts) + len(qs)]) == [np.quantile(x, q, method="inverted_cdf") for q in qs]
+        for k in (1, 2, 3):
+            assert row[len(ts) + len(qs) + k] == pytest.approx(math.fsum(x**k), rel=1e-12)
+
+
+def test_mm1_waiting_and_sojourn_times():
+    # M/M/1, rho = lambda / mu = 3/5: W = 0 with probability 1 - rho, else Exp(mu (1 - rho)), so
+    # P(W > t) = rho e^{-mu (1 - rho) t}, the q-quantile is ln(rho / (1 - q)) / (mu (1 - rho)) for
+    # q > 1 - rho (0 below: the atom), E W^k = rho k! / (mu (1 - rho))^k; the sojourn T is Exp(mu - lambda)
+    lam, mu = 0.6, 1.0
+    rho, theta, eta = lam / mu, mu * (1 - lam / mu), mu - lam
+    model = VacationQueue(Fr(3, 5), B.Constant(1), T.Exponential(1), None)
+    ts, qs = (0, "1", 2.5, 8), (0.3, 0.5, 0.9, 0.99)
+    res = simulate(model, 100_000, 20, seed=1961, quiet=True, wait_tail=ts, wait_quantile=qs, wait_moments=2,
+                   sojourn_tail=("0.5", 4), sojourn_quantile=(0.5, 0.95), sojourn_moments=2)
+    assert_samples_within(res, {
+        "wait_tail": {t: rho * math.exp(-theta * float(t)) for t in ts},
+        "wait_quantile": {q: max(0.0, math.log(rho / (1 - q)) / theta) for q in qs},
+        "wait_moments": [rho / theta, 2 * rho / theta**2],
+        "sojourn_tail": {"0.5": math.exp(-eta * 0.5), 4: math.exp(-eta * 4)},
+        "sojourn_quantile": {q: -math.log(1 - q) / eta for q in (0.5, 0.95)},
+        "sojourn_moments": [1 / eta, 2 / eta**2],
+    })
+    # the waits of customers served on arrival are exactly 0 (the atom is not smeared by rounding)
+    assert res["wait_quantile"][0.3].value == 0 and res["wait_quantile"][0.3].std_error == 0
+    assert any("wait_quantile[0.3]: the same in every replication" in note for note in res.notes)
+
+
+def readme_wait_transform(s):
+    """W*(s) of M[X]/G/1 with multiple vacations, FIFO (the README example), written here from the
+    decomposition W = W_batch + W_own + F_e (independent): the batch's first customer waits as in
+    M[X]/G/1, (1 - rho) s / (s - lam + lam X(B(s))); the customers ahead in its own batch,
+    (1 - X(B(s))) / (E X (1 - B(s))); the residual vacation, (1 - F(s)) / (s E F). Geometric batches
+    of mean 5, Erlang-4 service of mean 15 ms, exponential vacations of mean 75 ms, lam = 8 (rho = 0.6)."""
+    p, b, f, lam = mpmath.mpf(1) / 5, mpmath.mpf(3) / 200, mpmath.mpf(3) / 40, mpmath.mpf(8)
+    rho = lam * b / p
+    beta = (4 / (4 + b * s)) ** 4
+    xb = p * beta / (1 - (1 - p) * beta)
+    return (1 - rho) * s / (s - lam + lam * xb) * p * (1 - xb) / (1 - beta) * (1 - 1 / (1 + f * s)) / (s * f)
+
+
+def test_readme_example_waiting_time_tail():
+    model = VacationQueue.from_load(Fr(3, 5), B.Geometric(5), T.Erlang(4, Fr(3, 200)), T.Exponential(Fr(3, 40)))
+    # P(W > t) and P(T > t) (T = W + B) by Talbot inversion of (1 - W*(s)) / s and (1 - W*(s) B*(s)) / s at
+    # 30 digits: P(W > 0.5) = 0.09233 (a published simulation: 0.0925 +- 0.0007)
+    with mpmath.workdps(30):
+        def tail(lst, t):
+            return float(mpmath.invertlaplace(lambda s: (1 - lst(s)) / s, t, method="talbot"))
+
+        def service(s):  # B*(s) of the Erlang-4 service of mean 15 ms
+            return (4 / (4 + mpmath.mpf(3) / 200 * s)) ** 4
+
+        w_tail = {t: tail(readme_wait_transform, float(t)) for t in ("0.1", "0.5", "1")}
+        t_tail = tail(lambda s: readme_wait_transform(s) * service(s), 0.5)
+    assert w_tail["0.5"] == pytest.approx(0.0923, abs=5e-5)
+    res = simulate(model, 400_000, 20, seed=2013, quiet=True, wait_tail=tuple(w_tail), wait_moments=1,
+                   sojourn_tail=("0.5",))
+    mean_wait = model.evaluate().mean_wait  # formula (6): 0.2390625
+    assert_samples_within(res, {"wait_tail": w_tail, "sojourn_tail": {"0.5": t_tail}, "wait_moments": [mean_wait]})
+    assert_within(res, {"mean_wait": mean_wait})
+    # the sample mean of the waits and Little's law (queue area / admitted) on the same customers differ
+    # only by the customers present at the two ends of the measurement window (~ queue length / 360 000)
+    sample, little = res["wait_moments"][0].value, res["mean_wait"].value
+    assert abs(sample - little) <= 1e-3 * little
+
+
+def batch_queue_wait_reference(lam, pmf, mu, r, partial, ts):
+    """P(W > t), E W, E W^2 and P(T > t) of an admitted customer of M[X]/M/1/r without vacations.
+
+    The chain of the number n in the system (exact GTH); a batch sees the stationary law (PASTA) and
+    admits a of its x customers (room r + 1 - n); its j-th admitted customer waits for the n + j - 1
+    exponential services ahead of it (the one in service is memoryless): W ~ Erlang(n + j - 1, mu),
+    T ~ Erlang(n + j, mu), weighted by the admitted customers.
+    """
+
+    def moves(n):
+        for x, px in pmf.items():
+            a = _admit(x, r + 1 - n, partial)
+            if a:
+                yield n + a, lam * px
+        if n:
+            yield n - 1, mu
+
+    chain = build(0, moves)
+    pi = dict(zip(chain.states, chain.stationary_exact()))
+    weights = {}  # number of exponential services ahead -> admitted customers per unit time / lam
+    for n, p in pi.items():
+        for x, px in pmf.items():
+            for j in range(1, _admit(x, r + 1 - n, partial) + 1):
+                weights[n + j - 1] = weights.get(n + j - 1, 0) + p * px
+    total = sum(weights.values())
+    with mpmath.workdps(30):
+        def erlang_tail(k, t):  # P(Erlang(k, mu) > t); Erlang(0) = 0
+            x = mpmath.mpf(mu) * t
+            return mpmath.fsum(mpmath.exp(-x) * x**i / mpmath.factorial(i) for i in range(k))
+
+        def mix(f):
+            return float(mpmath.fsum(mpmath.mpf(w.numerator) / w.denominator * f(k) for k, w in weights.items())
+                         / (mpmath.mpf(total.numerator) / total.denominator))
+
+        return {
+            "wait_tail": {t: mix(lambda k, t=t: erlang_tail(k, mpmath.mpf(t))) for t in ts},
+            "wait_moments": [mix(lambda k: mpmath.mpf(k) / mu), mix(lambda k: mpmath.mpf(k * (k + 1)) / mu**2)],
+            "sojourn_tail": {t: mix(lambda k, t=t: erlang_tail(k + 1, mpmath.mpf(t))) for t in ts},
+        }
+
+
+@pytest.mark.parametrize("admission", [Admission.PARTIAL, Admission.WHOLE])
+@pytest.mark.parametrize("load", [Fr(1, 2), Fr(3, 2)])
+def test_finite_batch_queue_waits_against_its_chain(admission, load):
+    """Batches cut by the finite room (partial: the first ``room`` admitted; whole: none) give the right waits."""
+    pmf = {1: Fr(1, 2), 3: Fr(1, 2)}  # mean 2
+    lam, r, ts = load / 2, 3, (0, "0.5", 2, 5)
+    model = FiniteVacationQueue(lam, B.FinitePMF(pmf), T.Exponential(1), None, r, admission)
+    res = simulate(model, 40_000, 20, seed=77, quiet=True, wait_tail=ts, wait_moments=2, sojourn_tail=ts)
+    assert_samples_within(res, batch_queue_wait_reference(lam, pmf, 1, r, admission is Admission.PARTIAL, ts))
+    sample, little = res["wait_moments"][0].value, res["mean_wait"].value
+    assert abs(sample - little) <= 2e-3 * little  # Little's law on the same run, up to the window's ends
+
+
+@pytest.mark.parametrize("model", [
+    FiniteVacationQueue.from_load(Fr(3, 2), B.Geometric(3), T.Deterministic(Fr(1, 10)), T.Uniform(0, Fr(1, 2)), 8,
+                                  Admission.WHOLE, SINGLE),
+    VacationQueue.from_load(Fr(1, 2), B.Constant(2), T.Deterministic(1), T.Erlang(3, 4), vacation_policy=SINGLE),
+], ids=["whole-single-r8", "infinite-single"])
+def test_recording_draws_the_same_numbers(model):
+    """The same seed gives the same measures with or without recorded waits; the sojourn is the wait
+    plus a service (deterministic here) and the sample mean wait agrees with Little's law."""
+    plain = simulate(model, 20_000, 3, seed=5, quiet=True)
+    rec = simulate(model, 20_000, 3, seed=5, quiet=True, wait_tail=(0, 1), wait_quantile=(0.5,), wait_moments=1,
+                   sojourn_moments=1)
+    again = simulate(model, 20_000, 3, seed=5, quiet=True, wait_tail=(0, 1), wait_quantile=(0.5,), wait_moments=1,
+                     sojourn_moments=1)
+    assert rec.as_dict() == again.as_dict()
+    assert plain.as_dict() == {k: v for k, v in rec.as_dict().items() if k in plain.measures}
+    assert set(rec.as_dict()) - set(plain.as_dict()) == {"wait_tail", "wait_quantile", "wait_moments",
+                                                         "sojourn_moments"}
+    service = float(model.service.moment(1))
+    assert rec["sojourn_moments"][0].value - rec["wait_moments"][0].value == pytest.approx(service, rel=1e-9)
+    assert rec["wait_moments"][0].value == pytest.approx(rec["mean_wait"].value, rel=2e-3)
+    doc = json.loads(json.dumps(rec.summary()))
+    assert doc["measures"]["wait_tail"]["1"]["ci95"][0] <= doc["measures"]["wait_tail"]["1"]["estimate"]
+    assert len(doc["measures"]["sojourn_moments"]) == 1
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"wait_tail": (-1,)}, r"wait_tail = -1: each t must be a finite number >= 0"),
+    ({"wait_tail": ("inf",)}, r"wait_tail = 'inf' is not a number"),
+    ({"wait_tail": (float("nan"),)}, r"wait_tail = nan: must be a finite number"),
+    ({"sojourn_tail": ("1e400",)}, r"sojourn_tail = 1e400: each t must be a finite number >= 0"),
+    ({"sojourn_tail": ("abc",)}, r"sojourn_tail = 'abc' is not a number"),
+    ({"wait_tail": object()}, r"wait_tail = object: must be a sequence of time ts"),
+    ({"wait_tail": ([1],)}, r"wait_tail = list: each time t must be a number"),
+    ({"wait_quantile": (0,)}, r"wait_quantile = 0: each q must lie in 0 < q < 1"),
+    ({"wait_quantile": (1,)}, r"wait_quantile = 1: each q must lie in 0 < q < 1"),
+    ({"sojourn_quantile": ("1.5",)}, r"sojourn_quantile = 1.5: each q must lie in 0 < q < 1"),
+    ({"wait_quantile": (0.9, 0.5, 0.9)}, r"wait_quantile = 0.9: repeats the probability q"),
+    ({"wait_moments": -1}, r"wait_moments = -1: must be an integer from 0 to 8"),
+    ({"wait_moments": 9}, r"wait_moments = 9: must be an integer from 0 to 8"),
+    ({"sojourn_moments": 2.5}, r"sojourn_moments = 2.5: must be an integer from 0 to 8"),
+    ({"sojourn_moments": True}, r"sojourn_moments = True: must be an integer"),
+])
+def test_bad_sample_options_are_refused(options, match):
+    m = FiniteVacationQueue(1, B.Constant(1), T.Exponential(2), None, 3)
+    with pytest.raises(ParameterError, match=match):
+        simulate(m, 10, 2, seed=1, **options)
+
+
+def test_a_single_value_and_keys_as_given():
+    m = FiniteVacationQueue(Fr(1, 2), B.Constant(1), T.Exponential(1), None, 3)
+    res = simulate(m, 5_000, 2, seed=1, quiet=True, wait_tail="0.5", wait_quantile=(0.9, "0.9", "9/10"))
+    assert list(res["wait_tail"]) == ["0.5"]
+    assert list(res["wait_quantile"]) == [0.9, "0.9", "9/10"]  # the keys as given, each estimated
+    assert res["wait_quantile"][0.9] == res["wait_quantile"]["0.9"] == res["wait_quantile"]["9/10"]
+
+
+def test_samples_are_refused_by_a_simulator_that_does_not_record_them():
+    spec = KernelSpec("toy", ("time",), lambda rng: iter(()), {})
+    with pytest.raises(ParameterError, match="wait: the toy simulator records no such per-customer sample"):
+        run_replications(spec, 10, 2, 1, 0.1, True, samples=(SampleRequest.parse("wait", tail=(1,)),))

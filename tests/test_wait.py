@@ -179,3 +179,23 @@ def test_transform_against_the_tagged_customer_ctmc(policy):
         assert _rel(at, mpmath.mpf(1) / 10) < mpmath.mpf(10) ** -28
         p0 = 1 - mpmath.mpf(model.evaluate(30, wait_tail=["0"]).response["wait_tail"]["0"])
         assert abs(p0 - oracle.p_zero) < mpmath.mpf(10) ** -30
+
+
+def test_size_for_a_delay_target_against_the_mm1_inverse():
+    """size vacation-infinite --target-wait-tail T,P for M/M/1 (mu = 1): rho e^{-(1 - rho) T} = P solved by
+    mpmath.findroot; the answer to 10 digits, the target met at the load returned and missed one step above."""
+    out = subprocess.run([sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-infinite", "--batch",
+                          "const:n=1", "--service", "exp:mean=1", "--vacation", "none", "--target-wait-tail", "5,0.1",
+                          "--json"], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    with mpmath.workdps(30):
+        want = mpmath.findroot(lambda r: r * mpmath.exp(-(1 - r) * 5) - mpmath.mpf("0.1"), 0.5)
+    assert _rel(got["load"], want) < 1e-9
+    assert got["wait_tail"] <= 0.1 and got["next_load"] > got["load"]
+
+
+def test_size_for_a_delay_target_says_when_the_floor_is_above_it():
+    out = subprocess.run([sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-infinite", "--batch",
+                          "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075",
+                          "--target-wait-tail", "0.1,0.1"], capture_output=True, text=True)
+    assert out.returncode == 2 and "unreachable" in out.stderr and "residual vacation" in out.stderr

@@ -169,6 +169,8 @@ def _model_parser(msub, act, cls):
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)
+        if cls.response is not None:
+            _add_response_options(mp)
     else:
         _add_common(mp)
     if act == "eval":
@@ -411,18 +413,35 @@ def _cmd_simulate(args) -> int:
     if not 0 <= warmup < 1:
         raise ParameterError("--warmup", "must lie in [0, 1)", args.warmup)
     simulate = cls.simulator.load()
-    result = simulate(model, customers=args.customers, replications=args.replications, seed=args.seed,
-                      warmup=float(warmup), quiet=args.quiet or args.json)
+    response = _response_options(args)
+    try:
+        result = simulate(model, customers=args.customers, replications=args.replications, seed=args.seed,
+                          warmup=float(warmup), quiet=args.quiet or args.json, **response)
+    except ParameterError as err:
+        if err.name in response:
+            raise ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value) from None
+        raise
     summary = result.summary()
     if args.json:
         print(json.dumps(summary))
         return 0
     print(f"{args.model}: {summary['replications']} replications x {summary['customers_per_replication']} customers,"
           f" seed {summary['seed']}, {summary['seconds']:.2f} s ({summary['method']})")
-    for key, est in summary["measures"].items():
+
+    def line(key, est):
         ci = est["ci95"]
         ci_text = "undefined" if ci is None else f"[{ci[0]:.6g}, {ci[1]:.6g}]"
         print(f"  {key:>26} = {est['estimate']!s:<22} 95% CI {ci_text}")
+
+    for key, est in summary["measures"].items():
+        if isinstance(est, dict) and "estimate" not in est:  # a tail or quantile per point
+            for point, e in est.items():
+                line(f"{key}[{point}]", e)
+        elif isinstance(est, list):  # moments
+            for k, e in enumerate(est, start=1):
+                line(f"{key}[{k}]", e)
+        else:
+            line(key, est)
     for note in summary["notes"]:
         print(f"note: {note}")
     return 0

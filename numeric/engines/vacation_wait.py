@@ -37,22 +37,22 @@ def _policy(model) -> str:
 
 
 def _key(model, kind: str) -> str:
-    return f"vacation_{kind}_lst::{_policy(model)}::" + json.dumps(model.parameters(), sort_keys=True)
+    """The cache key of the compiled transform: the laws and the policy (lambda and c_0 are arguments)."""
+    laws = {k: v for k, v in model.parameters().items() if k != "rate"}
+    return f"vacation_{kind}_lst::{_policy(model)}::" + json.dumps(laws, sort_keys=True)
 
 
 def _expression(model, kind: str):
+    """W(s) (or T(s)) with the model's laws, in the symbols s, lambda and c_0 = varphi(lambda)."""
     import sympy as sp
     from qderive.symbolic.closed_forms import vacation_wait as VW
-    from qderive.symbolic.numbers import to_sympy
+    from qderive.symbolic.closed_forms.vacation_infinite import c0, lam
 
-    policy = _policy(model)
-    laws = {"service": model.service, "batch": model.batch, "rate": to_sympy(model.rate)}
+    laws = {"service": model.service, "batch": model.batch, "rate": lam, "zero_count": c0}
     if model.vacation is not None:
-        c0 = model.moment_values()[-1]
         laws["vacation"] = model.vacation
-        laws["zero_count"] = to_sympy(c0) if c0 is not None else model.vacation.lst(to_sympy(model.rate))
-    expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(policy, **laws)
-    return sp.sympify(expr), (VW.s,)
+    expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(_policy(model), **laws)
+    return sp.sympify(expr), (VW.s, lam, c0)
 
 
 def _smooth(model) -> tuple[bool, str]:
@@ -79,9 +79,13 @@ def _compiled(model, kind: str):
 def _transform(model, kind: str):
     def make(ctx):
         ev = _compiled(model, kind)
+        c0 = _zero_count(model, ctx)
         if ctx.is_float64:
-            return lambda s: ev.numpy(np.asarray(s, dtype=complex))
-        scalar = np.frompyfunc(ev.mpmath, 1, 1)  # elementwise: mpc scalars, never mpf (op) array
+            lam, c = float(model.rate), float(c0)
+            return lambda s: ev.numpy(np.asarray(s, dtype=complex), lam, c)
+        with ctx:
+            lam, c = ctx.num(model.rate), (ctx.num(c0) if isinstance(c0, (int, Fraction)) else +c0)
+        scalar = np.frompyfunc(lambda x: ev.mpmath(x, lam, c), 1, 1)  # elementwise: mpc scalars, never mpf (op) array
         return lambda s: scalar(s)
 
     return make
@@ -161,7 +165,68 @@ def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring)."""
     from qderive.symbolic.cache import cached
 
-    smooth, why = cached(f"vacation_wait_smooth::{_policy(model)}::" + json.dumps(model.parameters(), sort_keys=True),
-                         lambda: _smooth(model))
+    smooth, why = cached(_key(model, "smooth"), lambda: _smooth(model))
     return {kind: ResponseLaw(kind, _transform(model, kind), _p_zero(model), _moment_values(model, kind), smooth, why)
             for kind in ("wait", "sojourn")}
+
+
+def size_for_delay(values: dict, request, digits=None) -> dict:
+    """max { rho_bar < 1 : P(W > T) <= P } (``qderive size vacation-infinite --target-wait-tail T,P``).
+
+    P(W > T) grows with the load (a larger arrival rate with the same laws gives a stochastically
+    larger wait), from its light-load limit -- P(V_r > T), the residual vacation's tail, with multiple
+    vacations; 0 otherwise -- to 1 as rho_bar -> 1. A target at or below the light-load limit is refused
+    with that limit named. Otherwise bisection on rho_bar in (0, 1), each step one tail under the
+    precision policy (float64 with its self-check, or D digits), to 10 significant digits of rho_bar
+    (D with ``--digits``); the load returned meets the target, the next one up (one step of the last
+    bracket) does not.
+    """
+    from fractions import Fraction as F
+
+    import mpmath
+    from qderive.symbolic.errors import ParameterError
+    from qderive.symbolic.models.vacation import VacationQueue
+    from qderive.symbolic.numbers import decimal_text
+
+    from ..response import tails
+
+    T, P = request.wait_time, request.wait_probability
+
+    def model_at(load):
+        return VacationQueue.from_values({**values, "load": load})
+
+    def tail(load):
+        return tails(response_laws(model_at(load))["wait"], [T], digits, option="target-wait-tail")[0][0]
+
+    def meets(load) -> bool:
+        with mpmath.workdps((digits or 17) + 10):
+            return mpmath.mpf(tail(load)) <= mpmath.mpf(P.numerator) / P.denominator
+
+    lo, hi = F(1, 10**6), F(1) - F(1, 10**9)
+    if not meets(lo):
+        lo_model = model_at(lo)
+        remains = "the customers ahead in the own batch" + (
+            " and the residual vacation" if lo_model.vacation is not None and
+            lo_model.vacation_policy.value == "multiple" else "")
+        raise ParameterError(f"target-wait-tail P = {decimal_text(P)} is unreachable: even at rho_bar = 1e-6, "
+                             f"P(W > {decimal_text(T)}) = {float(tail(lo)):.6g} ({remains} remain at any load)")
+    if meets(hi):
+        raise ParameterError(f"target-wait-tail is met at every load below rho_bar = {float(hi):.12g} (the queue is "
+                             "stable only for rho_bar < 1)")
+    tol = F(1, 10 ** (10 if digits is None else digits + 2))
+    while hi - lo > tol * hi:
+        mid = (lo + hi) / 2
+        mid = F(mpmath.nstr(mpmath.mpf(mid.numerator) / mid.denominator, 40)) if mid.denominator > 10**60 else mid
+        if meets(mid):
+            lo = mid
+        else:
+            hi = mid
+    found = model_at(lo)
+    record = found.evaluate(digits, wait_tail=[decimal_text(T)])
+
+    def shown(x):
+        return float(x) if digits is None else mpmath.mpf(x.numerator) / x.denominator
+
+    with mpmath.workdps((digits or 17) + 10):
+        return {"load": shown(lo), "rate": shown(found.rate), "wait_tail": record.response["wait_tail"][decimal_text(T)],
+                "mean_wait": record.mean_wait, "next_load": shown(hi)}

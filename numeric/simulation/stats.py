@@ -19,6 +19,18 @@ Method (the same for every simulated model):
   The interval is estimate +- t_{K-1, 1-(1-level)/2} * se (Student t with K-1
   degrees of freedom; K >= 2 needed).
 
+**Per-customer samples** (a simulator that records them, e.g. the waiting and sojourn
+times of :mod:`~qderive.numeric.simulation.vacation`; :class:`SampleRequest`): each run
+gives the values of the customers it served after the warm-up, in service order. Per run:
+the number n of them, the count of values > t (each requested t), the empirical
+q-quantile (the smallest value x with F_n(x) >= q: the ceil(q n)-th smallest) and the power
+sums sum x^k. These are accumulated like the other totals, so the tail P(X > t) = count / n
+and the moment E X^k = power sum / n are ratio estimators over the runs, and the quantile
+is the mean of the K per-run empirical quantiles; all get the jackknife error and the
+Student-t interval above (since every run measures the same n customers, these are the
+plain mean over the runs and s/sqrt(K)). The per-run quantile is biased by O(1/n), far
+inside the interval for runs of thousands of customers.
+
 A measure whose denominator is zero in the totals (no control cycle completed,
 no arrival observed) has estimate ``None``; one that is undefined when a run is
 left out has interval ``None``; a measure that is the same in every run (a loss
@@ -32,9 +44,11 @@ import math
 import operator
 import sys
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
+from numbers import Number
 
 import numpy as np
 from qderive.symbolic import limits as _limits
@@ -44,6 +58,8 @@ __all__ = [
     "Estimate",
     "SimulationResult",
     "KernelSpec",
+    "SampleRequest",
+    "MAX_MOMENTS",
     "run_replications",
     "student_t_quantile",
     "PROGRESS_THRESHOLD",
@@ -115,10 +131,23 @@ class SimulationResult:
     seed: int
     seconds: float
     notes: tuple[str, ...] = ()
+    #: estimates from per-customer samples (:class:`SampleRequest`): ``wait_tail`` -> {t: Estimate},
+    #: ``wait_quantile`` -> {q: Estimate}, ``wait_moments`` -> [E W, E W^2, ...]; only those requested
+    sample_measures: dict[str, dict | list] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, dict]:
-        """``{measure: {"estimate": x, "ci95": [lo, hi]}}``: the contract of ``qderive simulate --json``."""
-        return {name: est.as_dict() for name, est in self.measures.items()}
+        """``{measure: {"estimate": x, "ci95": [lo, hi]}}``: the contract of ``qderive simulate --json``.
+
+        A sample measure nests the same pair: ``{"wait_tail": {t: {...}}, "wait_moments": [{...}, ...]}``
+        (the t and q keys as they were given).
+        """
+        out = {name: est.as_dict() for name, est in self.measures.items()}
+        for name, group in self.sample_measures.items():
+            if isinstance(group, dict):
+                out[name] = {key: est.as_dict() for key, est in group.items()}
+            else:
+                out[name] = [est.as_dict() for est in group]
+        return out
 
     def summary(self) -> dict:
         """The measures plus the run's description (model, seed, sizes, time, notes)."""
@@ -134,8 +163,11 @@ class SimulationResult:
             "notes": list(self.notes),
         }
 
-    def __getitem__(self, name: str) -> Estimate:
-        return self.measures[name]
+    def __getitem__(self, name: str):
+        """The :class:`Estimate` of a measure, or the dict / list of estimates of a sample measure."""
+        if name in self.measures:
+            return self.measures[name]
+        return self.sample_measures[name]
 
 
 #: a measure: f(totals) with totals[name] an array (the totals, then the K leave-one-out totals)
@@ -151,6 +183,11 @@ class KernelSpec:
     cumulative accumulators named by ``accumulators``. ``measures`` maps the JSON measure
     key to a function of the accumulator totals; ``undefined_notes`` explains a measure
     that can come out undefined.
+
+    A loop that can record per-customer samples names them in ``samples`` (e.g. ``("wait",
+    "sojourn")``) and provides ``start_recording(rng)``: the same loop, drawing the same random
+    numbers, that in addition answers ``send(None)`` by finishing with (``StopIteration.value``)
+    ``{sample name: float64 array}``, the values of every customer served, in service order.
     """
 
     model: str
@@ -158,6 +195,152 @@ class KernelSpec:
     start: Callable[[np.random.Generator], Generator]
     measures: dict[str, MeasureFn]
     undefined_notes: dict[str, str] = field(default_factory=dict)
+    samples: tuple[str, ...] = ()
+    start_recording: Callable[[np.random.Generator], Generator] | None = None
+
+
+#: the highest moment E X^k a sample request may ask for (as the analytic response-time measures)
+MAX_MOMENTS = 8
+#: above this many tail points, the tail counts come from one sort and a binary search
+_SORT_TAILS = 8
+
+
+def _single_or_many(values) -> tuple:
+    if isinstance(values, (str, bytes, Number, Fraction)):
+        return (values,)
+    if not isinstance(values, Iterable):
+        raise TypeError
+    return tuple(values)
+
+
+def _points(values, option: str, what: str, check: Callable[[float], bool], rule: str) -> tuple:
+    """((key as given, float value), ...) of a tail or quantile option, each checked; a repeated key is refused."""
+    from qderive.symbolic.numbers import exact, is_symbolic
+
+    try:
+        given = _single_or_many(values)
+    except TypeError:
+        raise ParameterError(option, f"must be a sequence of {what}s", type(values).__name__) from None
+    out = {}
+    for key in given:
+        try:
+            hash(key)
+        except TypeError:
+            raise ParameterError(option, f"each {what} must be a number or a decimal string",
+                                 type(key).__name__) from None
+        number = exact(key, option)
+        if is_symbolic(number):
+            raise ParameterError(option, f"each {what} must be a number, not a symbol", key)
+        try:
+            x = float(number)
+        except OverflowError:
+            x = math.inf
+        if not (math.isfinite(x) and check(number)):
+            raise ParameterError(option, rule, key)
+        if key in out:
+            raise ParameterError(option, f"repeats the {what}", key)
+        out[key] = x
+    return tuple(out.items())
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    """What to estimate from one per-customer sample X (the waits W, the sojourns T, ...).
+
+    ``tail``: ((key, t), ...) for P(X > t); ``quantile``: ((key, q), ...) for the q-quantile;
+    ``moments``: K for E X^k, k = 1..K. Build it with :meth:`parse`, which checks the values
+    and names the option (``wait_tail``, ...) in its errors. The estimators are in the
+    module docstring.
+
+    >>> r = SampleRequest.parse("wait", tail=("0.5", 1), quantile=(0.9,), moments=2)
+    >>> r.tail, r.quantile, r.moments
+    ((('0.5', 0.5), (1, 1.0)), ((0.9, 0.9),), 2)
+    >>> SampleRequest.parse("wait", quantile=(1,))
+    Traceback (most recent call last):
+    ...
+    qderive.symbolic.errors.ParameterError: wait_quantile = 1: each q must lie in 0 < q < 1
+    """
+
+    name: str
+    tail: tuple[tuple[object, float], ...] = ()
+    quantile: tuple[tuple[object, float], ...] = ()
+    moments: int = 0
+
+    @classmethod
+    def parse(cls, name: str, tail=(), quantile=(), moments=0) -> SampleRequest:
+        """The request for sample ``name`` from the options ``{name}_tail``, ``{name}_quantile``, ``{name}_moments``."""
+        tails = _points(tail, f"{name}_tail", "time t", lambda t: t >= 0, "each t must be a finite number >= 0")
+        quantiles = _points(quantile, f"{name}_quantile", "probability q", lambda q: 0 < q < 1,
+                            "each q must lie in 0 < q < 1")
+        option = f"{name}_moments"
+        try:
+            if isinstance(moments, bool):
+                raise TypeError
+            k = operator.index(moments)
+        except TypeError:
+            raise ParameterError(option, f"must be an integer from 0 to {MAX_MOMENTS} (the moments k = 1..K)",
+                                 moments) from None
+        if not 0 <= k <= MAX_MOMENTS:
+            raise ParameterError(option, f"must be an integer from 0 to {MAX_MOMENTS} (the moments k = 1..K)", k)
+        return cls(name, tails, quantiles, k)
+
+    def __bool__(self) -> bool:
+        return bool(self.tail or self.quantile or self.moments)
+
+    @property
+    def width(self) -> int:
+        """Length of the per-run statistics row: n, the tail counts, the quantiles, the power sums."""
+        return 1 + len(self.tail) + len(self.quantile) + self.moments
+
+    def statistics(self, x: np.ndarray) -> np.ndarray:
+        """One run's row: [n, #(x > t) per t, empirical q-quantile per q, sum x^k for k = 1..K]."""
+        x = np.asarray(x, dtype=np.float64)
+        n = len(x)
+        row = np.empty(self.width)
+        row[0] = n
+        i = 1
+        ts = np.array([t for _, t in self.tail])
+        if len(ts) > _SORT_TAILS:
+            ordered = np.sort(x)
+            row[i:i + len(ts)] = n - np.searchsorted(ordered, ts, side="right")
+        else:
+            for j, t in enumerate(ts):
+                row[i + j] = np.count_nonzero(x > t)
+        i += len(ts)
+        if self.quantile:
+            # the ceil(q n)-th smallest value (the inverse of the empirical distribution function)
+            ranks = [max(math.ceil(q * n), 1) - 1 for _, q in self.quantile]
+            part = np.partition(x, sorted(set(ranks)))
+            row[i:i + len(ranks)] = part[ranks]
+            i += len(ranks)
+        if self.moments:
+            power = x.copy()
+            for k in range(self.moments):
+                if k:
+                    power *= x
+                row[i + k] = float(np.sum(power))
+        return row
+
+    def estimates(self, rows: np.ndarray, dof: int) -> dict[str, dict | list]:
+        """``{name_tail: {t: Estimate}, name_quantile: {q: ...}, name_moments: [...]}`` from the K runs' rows."""
+        runs = rows.shape[0]
+        total = rows.sum(axis=0)
+        stacked = np.vstack([total, total - rows])  # totals, then leave-one-out totals
+        counted = np.concatenate([[runs], np.full(runs, runs - 1)])
+        out = {}
+        i = 1
+        if self.tail:
+            out[f"{self.name}_tail"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / a[:, 0], stacked, dof)
+                                        for j, (key, _) in enumerate(self.tail)}
+            i += len(self.tail)
+        if self.quantile:
+            out[f"{self.name}_quantile"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / counted, stacked, dof)
+                                            for j, (key, _) in enumerate(self.quantile)}
+            i += len(self.quantile)
+        if self.moments:
+            out[f"{self.name}_moments"] = [_evaluate(lambda a, c=i + k: a[:, c] / a[:, 0], stacked, dof)
+                                           for k in range(self.moments)]
+        return out
 
 
 def _count(value, name: str) -> int:
@@ -219,12 +402,22 @@ def run_replications(
     warmup: float,
     quiet: bool,
     notes: tuple[str, ...] = (),
+    samples: Iterable[SampleRequest] = (),
 ) -> SimulationResult:
     """Run ``replications`` independent copies of ``spec``'s event loop and estimate its measures.
 
     See the module docstring for the method (warm-up, ratio estimators, jackknife,
-    Student-t intervals).
+    Student-t intervals). ``samples``: the per-customer samples to record and what to
+    estimate from each (:class:`SampleRequest`, a sample named in ``spec.samples``); the
+    loop then runs as ``spec.start_recording``, which draws the same random numbers, so
+    every other measure is the same as without.
     """
+    requests = tuple(r for r in samples if r)
+    for r in requests:
+        if r.name not in spec.samples or spec.start_recording is None:
+            have = ", ".join(spec.samples) or "none"
+            raise ParameterError(f"{r.name}: the {spec.model} simulator records no such per-customer sample "
+                                 f"(it records: {have})")
     customers, replications, n_warm = _validate_run(customers, replications, warmup)
     if seed is not None:
         try:
@@ -236,11 +429,13 @@ def run_replications(
     seq = np.random.SeedSequence(seed)
     children = seq.spawn(replications)
     rows = np.empty((replications, len(spec.accumulators)))
+    sample_rows = {r.name: np.empty((replications, r.width)) for r in requests}
+    start = spec.start_recording if requests else spec.start
     bar = _progress_bar(customers * replications, quiet, spec.model)
     started = time.perf_counter()
     try:
         for k, child in enumerate(children):
-            loop = spec.start(np.random.default_rng(child))
+            loop = start(np.random.default_rng(child))
             next(loop)
             first = np.asarray(loop.send(n_warm), dtype=np.float64)
             done = n_warm
@@ -252,6 +447,10 @@ def run_replications(
                 if bar is not None:
                     bar.update(step - done)
                 done = step
+            if requests:
+                recorded = _finish(loop)
+                for r in requests:
+                    sample_rows[r.name][k] = r.statistics(recorded[r.name][n_warm:customers])
             loop.close()
             rows[k] = np.asarray(last, dtype=np.float64) - first
     finally:
@@ -263,19 +462,27 @@ def run_replications(
     totals = {name: stacked[:, i] for i, name in enumerate(spec.accumulators)}
     dof = replications - 1
     measures = {name: _evaluate(fn, totals, dof) for name, fn in spec.measures.items()}
+    sample_measures = {}
+    for r in requests:
+        sample_measures.update(r.estimates(sample_rows[r.name], dof))
     all_notes = list(notes)
     if replications < 2:
         all_notes.append("one replication: no confidence intervals (use replications >= 2)")
-    for name, est in measures.items():
+    labelled = {name: (est, spec.undefined_notes.get(name, "its denominator is zero"), "an event never observed")
+                for name, est in measures.items()}
+    for name, group in sample_measures.items():
+        items = group.items() if isinstance(group, dict) else enumerate(group, start=1)
+        labelled.update((f"{name}[{key}]", (est, "it is not finite (overflow)",
+                                            "a tail never observed, a quantile at an atom of the law"))
+                        for key, est in items)
+    for name, (est, undefined, constant) in labelled.items():
         if est.value is None:
-            all_notes.append(
-                f"{name}: undefined in this run; {spec.undefined_notes.get(name, 'its denominator is zero')}"
-            )
+            all_notes.append(f"{name}: undefined in this run; {undefined}")
         elif est.std_error is None and replications >= 2:
             all_notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
         elif est.std_error == 0 and replications >= 2:
             all_notes.append(
-                f"{name}: the same in every replication (e.g. an event never observed): "
+                f"{name}: the same in every replication (e.g. {constant}): "
                 "its zero-width interval says nothing about its uncertainty; simulate longer"
             )
     return SimulationResult(
@@ -287,7 +494,17 @@ def run_replications(
         seed=int(seq.entropy),
         seconds=seconds,
         notes=tuple(all_notes),
+        sample_measures=sample_measures,
     )
+
+
+def _finish(loop: Generator) -> Mapping[str, np.ndarray]:
+    """The samples a recording loop returns when sent None (:class:`KernelSpec`)."""
+    try:
+        loop.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise RuntimeError("a recording event loop did not finish when sent None")
 
 
 def sampler(law, what: str):

@@ -159,6 +159,23 @@ class CodegenPolicy(Request):
 
 
 @dataclass(frozen=True)
+class DelaySizeRequest(Request):
+    """``qderive size vacation-infinite``: the largest load rho_bar with P(W > T) <= P (a delay target)."""
+
+    wait_time: object = param("the delay T of the target P(W > T) <= P [time]", option="--target-wait-tail", part=0,
+                              metavar="T")
+    wait_probability: object = param("the largest acceptable P(W > T), in (0, 1)", option="--target-wait-tail", part=1,
+                                     metavar="P")
+
+    def _validate(self):
+        if not self.wait_time > 0:
+            raise ParameterError("target-wait-tail T", "must be > 0", decimal_text(self.wait_time))
+        if not 0 < self.wait_probability < 1:
+            raise ParameterError("target-wait-tail P", "must lie strictly between 0 and 1",
+                                 decimal_text(self.wait_probability))
+
+
+@dataclass(frozen=True)
 class VacationQueue(_VacationModel):
     """M[X]/G/1 with an infinite waiting room: ``VacationQueue(rate, batch, service, vacation)``.
 
@@ -176,6 +193,8 @@ class VacationQueue(_VacationModel):
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.vacation_infinite:codegen_forms")
     codegen_options = CodegenPolicy
+    actions = (Action("size", "largest load rho_bar with P(W > T) <= P (--target-wait-tail T,P)", DelaySizeRequest,
+                      Ref("qderive.numeric.engines.vacation_wait:size_for_delay"), omit=("rate",)),)
 
     def _validate(self):
         super()._validate()
