@@ -2,7 +2,9 @@
 
 Every model class with a ``simulator`` and an ``example()`` takes part: the example is
 evaluated under the precision policy (``model.evaluate()``, float64) and simulated by the
-model's own simulator (``type(model).simulator.load()``) with a fixed seed. Every measure
+model's own simulator (``type(model).simulator.load()``) with a fixed seed. A model with a
+response-time law also compares P(W > t) at the mean wait and twice it, the 90 % quantile,
+E W, E W^2 and P(T > mean wait) with the simulator's sample measures. Every measure
 both report must lie in the simulation's confidence interval at the joint level 99 %
 (Bonferroni over the m measures compared: each interval at level 1 - 0.01/m, so a correct
 model fails with probability below 1 %). A measure whose interval is undefined or of zero
@@ -32,6 +34,16 @@ def _comparable(value) -> bool:
     return True
 
 
+def _flat_response(measures: dict) -> dict:
+    """``{"wait_tail": {"0.5": x}, "wait_moments": [a, b]}`` -> ``{"wait_tail[0.5]": x, "wait_moments[2]": b, ...}``."""
+    out = {}
+    for key, value in measures.items():
+        items = value.items() if isinstance(value, dict) else ((str(k), v) for k, v in enumerate(value, start=1))
+        for point, v in items:
+            out[f"{key}[{point}]"] = v
+    return out
+
+
 def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPLICATIONS, seed: int = SEED) -> Check:
     """A :class:`Check` comparing ``model.evaluate()`` with a seeded run of the model's simulator."""
     cls = type(model)
@@ -39,17 +51,26 @@ def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPL
         raise TypeError(f"model {cls.name!r} has no simulator")
 
     def run(digits):
-        analytic = model.evaluate().as_dict()
-        result = cls.simulator.load()(model, customers, replications, seed, quiet=True)
-        common = [k for k in result.measures if k in analytic and _comparable(analytic[k])]
+        record = model.evaluate()
+        analytic = record.as_dict()
+        response = {}
+        if cls.response is not None and _comparable(analytic.get("mean_wait")) and float(analytic["mean_wait"]) > 0:
+            w = float(analytic["mean_wait"])  # tails at the mean wait and twice it, the 90 % quantile, E W, E W^2
+            response = {"wait_tail": [repr(w), repr(2 * w)], "wait_quantile": ["0.9"], "wait_moments": 2,
+                        "sojourn_tail": [repr(w)]}
+            analytic.update(_flat_response(model.evaluate(**response).response))
+        result = cls.simulator.load()(model, customers, replications, seed, quiet=True, **response)
+        simulated = dict(result.measures)
+        simulated.update(_flat_response({k: result[k] for k in response}))
+        common = [k for k in simulated if k in analytic and _comparable(analytic[k])]
         comparable, skipped = [], []
         for key in common:
-            ci = result.measures[key].interval(0.95)
+            ci = simulated[key].interval(0.95)
             (skipped if ci is None or ci[0] == ci[1] else comparable).append(key)
         level = 1 - (1 - LEVEL) / max(len(comparable), 1)
         outside = []
         for key in comparable:
-            lo, hi = result.measures[key].interval(level)
+            lo, hi = simulated[key].interval(level)
             value = float(analytic[key])
             if not lo <= value <= hi:
                 outside.append(f"{key}={value:.6g} not in [{lo:.6g}, {hi:.6g}]")

@@ -487,12 +487,14 @@ _ARG_DOCS = (
 
 
 def codegen_forms(request=None) -> dict:
-    """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C).
+    """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and
+    quantiles of the waiting and sojourn time for law families (:mod:`.export.codegen_wait`, Python only).
 
     The generated code refuses arguments out of range and rho_bar = lam l1 b1 >= 1.
     """
     from qderive.symbolic.models.vacation import VacationMeasures
 
+    from .export import codegen_wait
     from .export.codegen import ClosedForm
 
     policy = "none" if request is not None and request.no_vacation else (
@@ -502,9 +504,10 @@ def codegen_forms(request=None) -> dict:
     stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
                                    "regime otherwise"),)
     what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
-    return {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
-                          f"{what}), eq. {docs[k].source}.", SOURCE, stable)
-            for k, e in exprs.items()}
+    out = {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
+                         f"{what}), eq. {docs[k].source}.", SOURCE, stable)
+           for k, e in exprs.items()}
+    return {**out, **codegen_wait.forms(request)}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -237,6 +237,38 @@ def test_single_vacations_infinite_against_fuhrmann_cooper():
     assert none["mean_wait"] == float(sum(_wait_terms(lam, L1, L2, b1, b2)))  # 0.1640625, exact
 
 
+def _readme_tail(rho_bar, sojourn=False):
+    """t -> P(W > t) (or P(T > t)) of the README's server at load rho_bar: the transform written here from the
+    literature (M[X]/G/1, multiple vacations: Chaudhry and Templeton 1983, Fuhrmann-Cooper) and inverted by
+    mpmath's fixed-Talbot routine (another algorithm and contour than the package's Euler algorithm)."""
+    p, mu, theta = mpmath.mpf(1) / 5, 4 / mpmath.mpf("0.015"), 1 / mpmath.mpf("0.075")
+    l1, f1 = mpmath.mpf(5), 1 / theta
+    lam = rho_bar / (l1 * mpmath.mpf("0.015"))
+
+    def T(s):
+        beta = (mu / (mu + s)) ** 4
+        L = p * beta / (1 - (1 - p) * beta)  # geometric batches of mean 5
+        w = ((1 - rho_bar) * s / (s - lam + lam * L) * (1 - L) / (l1 * (1 - beta))
+             * (1 - theta / (theta + s)) / (f1 * s))
+        return w * beta if sojourn else w
+
+    return lambda t: mpmath.invertlaplace(lambda s: (1 - T(s)) / s, t, method="talbot")
+
+
+def test_sip_timer_figure_csv_by_talbot_inversion():
+    """docs/figures/sip-timers.csv (the guide's figure): every row with a tail above 1e-20, against
+    :func:`_readme_tail` at 40 digits, 1e-9 relative (the float64 self-check tolerance)."""
+    rows = list(csv.DictReader(open(ROOT / "docs" / "figures" / "sip-timers.csv", encoding="utf-8")))
+    assert len(rows) >= 60
+    with mpmath.workdps(40):
+        for row in rows:
+            if float(row["p_response_gt_t"]) < 1e-20:
+                continue
+            load, t = mpmath.mpf(row["load"]), mpmath.mpf(row["t_seconds"])
+            assert _rel(row["p_response_gt_t"], _readme_tail(load, sojourn=True)(t)) < 1e-9, row
+            assert _rel(row["p_wait_gt_t"], _readme_tail(load)(t)) < 1e-9, row
+
+
 def test_tutorial_waiting_time_tail_by_talbot_inversion():
     """The tutorial's P(W > T1 (2^k - 1)) and quantiles: the transform of the wait written here from the
     literature (M[X]/G/1 with multiple vacations: Chaudhry and Templeton 1983, the Fuhrmann-Cooper
@@ -244,17 +276,7 @@ def test_tutorial_waiting_time_tail_by_talbot_inversion():
     the package's Euler algorithm) at 40 digits: the page's float64 numbers within 1e-10 relative (the
     float64 self-check tolerance is 1e-9), the 20-digit ones to 1e-19; and the published 0.0923."""
     with mpmath.workdps(40):
-        lam, p, mu, theta = mpmath.mpf(8), mpmath.mpf(1) / 5, 4 / mpmath.mpf("0.015"), 1 / mpmath.mpf("0.075")
-        rho_bar, l1, f1 = mpmath.mpf("0.6"), mpmath.mpf(5), 1 / theta
-
-        def W(s):
-            beta = (mu / (mu + s)) ** 4
-            L = p * beta / (1 - (1 - p) * beta)  # geometric batches of mean 5
-            return ((1 - rho_bar) * s / (s - lam + lam * L) * (1 - L) / (l1 * (1 - beta))
-                    * (1 - theta / (theta + s)) / (f1 * s))
-
-        def tail(t):
-            return mpmath.invertlaplace(lambda s: (1 - W(s)) / s, t, method="talbot")
+        tail = _readme_tail(mpmath.mpf("0.6"))
 
         got = _measures("qderive eval vacation-infinite --batch geometric:mean=5 --service erlang:k=4,mean=0.015 "
                         "--vacation exp:mean=0.075 --load 0.6 --wait-tail 0.5,1.5,3.5 --wait-quantile 0.9,0.99,0.999")

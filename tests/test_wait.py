@@ -134,7 +134,7 @@ def test_bad_requests_name_the_option(kwargs, match):
 
 
 def test_models_without_a_response_law_say_so():
-    model = qd.FiniteVacationQueue.example()
+    model = qd.HystereticModel.example()
     with pytest.raises(ParameterError, match="wait_tail is not available"):
         model.evaluate(wait_tail=[1])
 

@@ -166,8 +166,14 @@ def response_laws(model) -> dict:
     from qderive.symbolic.cache import cached
 
     smooth, why = cached(_key(model, "smooth"), lambda: _smooth(model))
-    return {kind: ResponseLaw(kind, _transform(model, kind), _p_zero(model), _moment_values(model, kind), smooth, why)
-            for kind in ("wait", "sojourn")}
+
+    def no_atom(ctx):  # P(T = 0) = P(W = 0) P(B = 0) = 0: every service law is a.s. positive (alpha sums to 1)
+        return ctx.num(0)
+
+    return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
+                                smooth, why),
+            "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, _moment_values(model, "sojourn"),
+                                   smooth, why)}
 
 
 def size_for_delay(values: dict, request, digits=None) -> dict:

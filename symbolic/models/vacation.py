@@ -152,10 +152,19 @@ class VacationMeasures(Measures):
 
 @dataclass(frozen=True)
 class CodegenPolicy(Request):
-    """``qderive codegen vacation-infinite``: the vacation policy of the generated closed forms."""
+    """``qderive codegen vacation-infinite``: the vacation policy of the generated code and, for the
+    waiting and sojourn time's tails and quantiles (``--measure wait_tail``, ...), the law *families*
+    fixed in it (as for ``codegen vacation-finite``: ``--service erlang:k=4``; the closed-form
+    measures take the laws' moments as arguments and need no family)."""
 
     vacation_policy: VacationPolicy = _policy_field()
     no_vacation: bool = param("generate the classic M[X]/G/1 without vacations", kind=Kind.FLAG, default=False)
+    batch: str | None = param("batch family of the wait measures: geometric | const:n=N | pmf:sizes=1/2/.. | "
+                              "poisson1", kind=Kind.TEXT, default=None, metavar="FAMILY")
+    service: str | None = param("service family of the wait measures: exp | erlang:k=K | gamma | hyperexp:n=N | "
+                                "ph:n=N | coxian:n=N", kind=Kind.TEXT, default=None, metavar="FAMILY")
+    vacation: str | None = param("vacation family of the wait measures (as --service), or none", kind=Kind.TEXT,
+                                 default=None, metavar="FAMILY")
 
 
 @dataclass(frozen=True)
