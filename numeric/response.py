@@ -224,6 +224,10 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
     ts = list(ts)
     positive = [t for t in ts if t > 0]
     notes: list = []
+    with mp_context(30):
+        if law.p_zero(mp_context(30)) == 1:  # T = 0 surely (a finite room of 0 places): every tail is 0, exactly
+            zero = 0.0 if digits is None else mpmath.mpf(0)
+            return [zero for _ in ts], (None if digits is None else math.inf), None, notes
     if digits is None:
         values, why = _float64_tails(law, positive) if positive else ([], None)
         if why is None:

@@ -344,6 +344,7 @@ class FiniteVacationQueue(_VacationModel):
     measures = FiniteVacationMeasures
     engine = Ref("qderive.numeric.engines.vacation:FiniteEngine")
     derivation = Ref("qderive.derivations.vacation_finite:derivation")
+    response = Ref("qderive.numeric.engines.vacation_finite_wait:response_laws")
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.export.codegen_vacation:forms")
     codegen_options = CodegenFamilies

@@ -1,0 +1,322 @@
+"""The wait of an admitted customer of M[X]/G/1/r with vacations: level-residual transforms on complex nodes.
+
+The algorithms behind :mod:`qderive.numeric.engines.vacation_finite_wait` (whose docstring derives
+them), written once against an arithmetic context: float64 (numpy complex arrays, vectorised over
+the nodes) or arbitrary precision (object arrays of mpc; the node functions use only ``zeros`` and
+arithmetic, so the engine also runs them on gmpy2 numbers). Vectors run over the queue levels
+n = 0..r-1 seen by an arriving batch (level r admits nobody); "nodes" are the complex arguments s
+of a transform.
+
+* :func:`wait_batch_rows` -- w_K = w_{K-1} L: the level vector after K batches (partial admission:
+  (w L)_n = sum_{k=1}^{n} l_k w_{n-k}; whole admission adds keep_n w_n, keep_n = P(X > r - n),
+  the batches that do not fit); positive terms.
+* :func:`wait_residual_weights` -- g_K(s) = E int_0^B (lambda x)^K / K! e^{-lambda x} e^{-s (B - x)} dx,
+  K = 0..top, from (lambda - s) g_K = lambda g_{K-1} - beta_K: forward where |lambda - s| >= lambda
+  (errors shrink by lambda / |lambda - s| per step), backward from g_top = 0 elsewhere (errors shrink
+  by |lambda - s| / lambda).
+* :func:`wait_levels_by_batches` -- Phi(s) = G(s) W (the rows of :func:`wait_batch_rows` weighted by g_K).
+* :func:`wait_levels_by_customers` -- the same Phi(s) by the recursion over levels
+  (lambda F_n - s) Phi_n = lambda sum_k l_k Phi_{n-k} + (lambda - s)(g_0 Y_n + h_0 V_n) - Z'_n, O(r)
+  per node; its errors are bounded by their sum where lambda / |lambda F_n - s| <= 1 for every n, or,
+  for geometric batches under partial admission, where |lambda - q s| <= |lambda - s|
+  (:func:`wait_customer_stable`), and grow geometrically elsewhere (not used there).
+* :func:`wait_admission_sum` -- N(s) = sum_n Phi_n(s) A_n(s) + t_I A_I(s): the admitted customers'
+  beta(s)^{customers ahead}, summed over their positions in the batch.
+* :func:`wait_residual_moments`, :func:`wait_series_powers`, :func:`wait_admission_series` -- the
+  same at s = 0 as power series in -s (E X^p / p! coefficients): positive terms only.
+"""
+
+import numpy
+
+
+def _fw_complex_zeros(ctx, shape):
+    """Zeros that accept complex values: numpy complex in float64, the context's object zeros otherwise."""
+    if ctx.is_float64:
+        return numpy.zeros(shape, dtype=complex)
+    return ctx.zeros(shape)
+
+
+#: float64: values below this fraction of their scale are set to 0 (negligible; their products would be
+#: subnormal numbers, which slow the arithmetic a hundredfold)
+_FW_NEGLIGIBLE = 1e-150
+
+
+def _fw_drop_negligible(a, scale):
+    """float64: zero the entries of a below 1e-150 times ``scale`` (a row-wise array or a number)."""
+    a[numpy.abs(a) < _FW_NEGLIGIBLE * scale] = 0
+    return a
+
+
+def _fw_last_nonzero(v):
+    nz = numpy.flatnonzero(numpy.asarray(v != 0, dtype=bool))
+    return int(nz[-1]) if len(nz) else -1
+
+
+def _fw_step(ctx, w, pmf, keep, support, geometric, trimmed):
+    """One batch on the level vector w (see :func:`wait_batch_rows`)."""
+    r = len(w)
+    if ctx.is_float64:
+        out = numpy.convolve(w, trimmed)[:r] if len(trimmed) else numpy.zeros(r)
+    elif support is not None:
+        out = ctx.zeros(r)
+        for k in support:
+            if 0 < k < r:
+                out[k:] = out[k:] + w[: r - k] * pmf[k]
+    elif geometric is not None:
+        # (w L)_n = sum_{m<n} p q^{n-1-m} w_m = q^n sum_{m<n} (p q^{-1-m}) w_m: three vector operations on
+        # positive terms (mpmath has no exponent range to overflow)
+        down, up = geometric
+        out = ctx.zeros(r)
+        if r > 1:
+            out[1:] = numpy.cumsum(w[: r - 1] * up[: r - 1]) * down[1:r]
+    else:
+        out = ctx.zeros(r)
+        for k in range(1, r):
+            out[k:] = out[k:] + w[: r - k] * pmf[k]
+    if keep is not None:
+        out = out + w * keep
+    return ctx.flush(out)
+
+
+def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
+    """The rows w_0 = ``start``, w_K = w_{K-1} L for K = 0..top (module docstring), as a 2-d array.
+
+    ``pmf`` = P(X = k) over k = 0..r (at least); ``keep`` None (partial admission) or the vector
+    P(X > r - n), n = 0..r-1 (whole admission); ``support`` the sizes of a finite law or
+    ``geometric`` = (p, q) select a faster mpmath step. Rows stop early when one vanishes.
+    """
+    r = len(start)
+    trimmed = None
+    if ctx.is_float64:
+        last = _fw_last_nonzero(pmf[:r]) if r else -1
+        trimmed = numpy.asarray(pmf[: max(last, 0) + 1], dtype=float) if last > 0 else numpy.zeros(0)
+    elif geometric is not None and support is None:
+        p, q = geometric
+        down = ctx.zeros(r + 1)  # q^n
+        down[0] = ctx.num(1)
+        if r:
+            down[1:] = q
+        down = numpy.cumprod(down)
+        geometric = (down, p / (down[1:] if r else down[:0]))  # (q^n, p q^{-1-m})
+    rows = [start]
+    w = start
+    for _ in range(top):
+        w = _fw_step(ctx, w, pmf, keep, support, geometric, trimmed)
+        if not numpy.any(numpy.asarray(w != 0, dtype=bool)):
+            break
+        rows.append(w)
+    out = ctx.zeros((len(rows), r))
+    for K, row in enumerate(rows):
+        out[K] = row
+    if ctx.is_float64 and r:
+        _fw_drop_negligible(out, float(numpy.max(numpy.abs(out))))
+    return out
+
+
+def wait_residual_weights(ctx, s, lam, g0, beta):
+    """G[i, K] = g_K(s_i), K = 0..len(beta)-1 (module docstring), for a 1-d array of nodes s.
+
+    ``g0`` = g_0(s) = (beta(s) - beta_0) / (lambda - s) on the same nodes (used where the recursion
+    runs forward); ``beta`` the count probabilities beta_K. The backward sweep starts from
+    g_top = 0: its error there, at most P(K > top) / lambda, shrinks on the way down.
+    """
+    top = len(beta) - 1
+    G = _fw_complex_zeros(ctx, (len(s), top + 1))
+    if not len(s):
+        return G
+    ls = -(s - lam)  # lambda - s (the array on the left: elementwise in mpmath)
+    dist = numpy.abs(ls)
+    forward = numpy.asarray(dist >= lam, dtype=bool)
+    f, b = numpy.flatnonzero(forward), numpy.flatnonzero(~forward)
+    if len(f):
+        inv = 1 / ls[f]
+        g = g0[f]
+        G[f, 0] = g
+        for K in range(1, top + 1):
+            g = (g * lam - beta[K]) * inv
+            G[f, K] = g
+    if len(b):
+        c = ls[b] / lam
+        g = _fw_complex_zeros(ctx, len(b))
+        for K in range(top, 0, -1):
+            g = g * c + beta[K] / lam
+            G[b, K - 1] = g
+    if ctx.is_float64:
+        _fw_drop_negligible(G, numpy.max(numpy.abs(G), axis=1)[:, None])
+    return G
+
+
+def wait_levels_by_batches(ctx, G, Ws, H=None, Wv=None):
+    """Phi = G[:, :K_s] W_s (+ H[:, :K_v] W_v): level-residual transforms, nodes x levels."""
+    Phi = numpy.dot(G[:, : Ws.shape[0]], Ws)
+    if H is not None and Wv is not None and Wv.shape[0]:
+        Phi = Phi + numpy.dot(H[:, : Wv.shape[0]], Wv)
+    return Phi
+
+
+def wait_customer_stable(lam, low, s, geometric_q=None):
+    """Boolean array: the nodes where :func:`wait_levels_by_customers` does not amplify errors.
+
+    In general: lambda / |lambda F_n - s| <= 1 for every F_n in [low, 1] (the response of level n to an
+    error at level m is a sum over paths of products of such factors times batch probabilities, at
+    most 1 in modulus). Partial admission of geometric batches (``geometric_q`` = q): the response is
+    exactly theta p zeta^{n-m-1} with theta = lambda / (lambda - s), zeta = theta p + q, so the condition
+    is |zeta| <= 1, i.e. |lambda - q s| <= |lambda - s| (then |theta p| <= 1 + q). Floats suffice: at the
+    boundary errors neither grow nor shrink, and both methods are accurate there.
+    """
+    lam = float(lam)
+    x = numpy.array([float(v.real) for v in s]) if s.dtype == object else numpy.real(s)
+    y = numpy.array([float(v.imag) for v in s]) if s.dtype == object else numpy.imag(s)
+    if geometric_q is not None:
+        q = float(geometric_q)
+        return numpy.hypot(lam - q * x, q * y) <= numpy.hypot(lam - x, y)
+    a = lam * float(low)
+    # distance from s to the real segment [a, lam]
+    dx = numpy.where(x < a, a - x, numpy.where(x > lam, x - lam, 0.0))
+    return numpy.hypot(dx, y) >= lam
+
+
+def wait_levels_by_customers(ctx, s, lam, admit, pmf, Y, v0, Zp, g0, h0, support=None, geometric=None):
+    """Phi[i, n] by the recursion over levels of the module docstring, for nodes s (1-d) and n = 0..r-1.
+
+    ``admit`` None (partial admission: F_n = 1) or F_n = P(X <= r - n); ``Y`` the services' start
+    vector, ``v0`` the vacations' start weight (at level 0), ``Zp`` = sum_{K >= 1} (beta_K w^s_K +
+    varphi_K w^v_K); ``g0``, ``h0`` (None without vacations) the K = 0 weights of service and vacation.
+    """
+    r = len(Y)
+    nodes = len(s)
+    Phi = _fw_complex_zeros(ctx, (nodes, r))
+    if not r or not nodes:
+        return Phi
+    ls = -(s - lam)
+    if admit is None:
+        inv = 1 / ls
+    else:
+        inv = 1 / (-(s[:, None] - admit[None, :] * lam))
+    src = (g0 * ls)[:, None] * Y[None, :] - Zp[None, :]
+    if h0 is not None:
+        src[:, 0] = src[:, 0] + h0 * ls * v0
+    acc = _fw_complex_zeros(ctx, nodes)
+    sizes = [k for k in (support or ()) if 0 < k < r]
+    for n in range(r):
+        if n == 0:
+            conv = None
+        elif geometric is not None:
+            p, q = geometric
+            acc = Phi[:, n - 1] * p + acc * q
+            conv = acc
+        elif support is not None:
+            conv = None
+            for k in sizes:
+                if k <= n:
+                    term = Phi[:, n - k] * pmf[k]
+                    conv = term if conv is None else conv + term
+        else:
+            conv = numpy.dot(Phi[:, :n], pmf[n:0:-1])
+        top = src[:, n] if conv is None else conv * lam + src[:, n]
+        Phi[:, n] = top * (inv if admit is None else inv[:, n])
+    return Phi
+
+
+def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole):
+    """N(s) = sum_n Phi_n A_n + t_I A_I for nodes (rows of Phi) with b = beta(s).
+
+    Partial admission: A_n = b^n P_{r-n}, A_I = P_{r+1}, P_m = sum_{i=1}^{m} P(X >= i) b^{i-1};
+    whole admission: A_n = b^n D_{r-n}, A_I = D_{r+1}, D_m = sum_{k=1}^{m} l_k (1 + b + ... + b^{k-1}).
+    ``tail`` = P(X > i) and ``pmf`` over i = 0..r+1.
+    """
+    nodes, r = Phi.shape
+    pw = _fw_complex_zeros(ctx, (nodes, r + 1))
+    pw[:, 0] = 1
+    if r:
+        pw[:, 1:] = b[:, None]
+    pw = numpy.cumprod(pw, axis=1)  # b^i, i = 0..r (|b| <= 1 for Re s >= 0)
+    if ctx.is_float64:
+        _fw_drop_negligible(pw, 1.0)
+    Q = _fw_complex_zeros(ctx, (nodes, r + 2))
+    if not whole:
+        Q[:, 1:] = numpy.cumsum(pw * tail[None, : r + 1], axis=1)
+    else:
+        Gs = numpy.cumsum(pw, axis=1)  # 1 + b + ... + b^{k-1}, k = 1..r+1
+        Q[:, 1:] = numpy.cumsum(Gs * pmf[None, 1: r + 2], axis=1)
+    N = Q[:, r + 1] * t_idle
+    if r:
+        A = pw[:, :r] * Q[:, r:0:-1]
+        N = N + numpy.sum(Phi * A, axis=1)
+    return N
+
+
+# -- moments: power series in -s, coefficients E X^p / p! ------------------------------------------
+
+
+def wait_residual_moments(ctx, tail, tail2, lam, order):
+    """M[p, K] = E int_0^B (lambda x)^K / K! e^{-lambda x} (B - x)^p / p! dx for p = 0..order, K = 0..top.
+
+    M[p, K] = T^{(p+1)}_K / lambda^{p+1} with T^{(1)} = P(K' > K) (``tail``), T^{(2)} = ``tail2`` and
+    T^{(j)}_K = sum_{i > K} T^{(j-1)}_i (backward sums of positive terms); beyond top the remainder is
+    extrapolated geometrically with the last ratio of tail2 (negligible when top is chosen so).
+    """
+    top = len(tail) - 1
+    M = ctx.zeros((order + 1, top + 1))
+    rho = None
+    if top >= 1 and tail2[top - 1] != 0 and tail2[top] != 0 and tail2[top] < tail2[top - 1]:
+        rho = tail2[top] / tail2[top - 1]
+    prev = tail
+    for p in range(order + 1):
+        if p == 0:
+            cur = tail
+        elif p == 1:
+            cur = tail2
+        else:
+            cur = ctx.zeros(top + 1)
+            rem = prev[top] * rho / (1 - rho) if rho is not None else ctx.num(0)
+            cur[top] = rem
+            if top:
+                cur[:top] = numpy.cumsum(prev[:0:-1])[::-1] + rem
+        M[p] = cur / lam ** (p + 1)
+        prev = cur
+    return M
+
+
+def _fw_series_mul(a, b):
+    """The product of truncated power series along the last axis (broadcast over the others)."""
+    P = a.shape[-1]
+    out = a * 0
+    for p in range(P):
+        acc = a[..., 0] * b[..., p]
+        for i in range(1, p + 1):
+            acc = acc + a[..., i] * b[..., p - i]
+        out[..., p] = acc
+    return out
+
+
+def wait_series_powers(ctx, f, count):
+    """c[j] = f^j (truncated power series, f[0] = 1) for j = 0..count-1, by orders: positive terms
+    (c[j, p] = c[j-1, p] + sum_{i=1}^{p} f_i c[j-1, p-i])."""
+    P = len(f)
+    c = ctx.zeros((count, P))
+    c[:, 0] = ctx.num(1)
+    for p in range(1, P):
+        inc = c[: count - 1, p - 1] * f[1]
+        for i in range(2, p + 1):
+            inc = inc + c[: count - 1, p - i] * f[i]
+        c[1:, p] = numpy.cumsum(inc)
+    return c
+
+
+def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
+    """The power series (in -s) of :func:`wait_admission_sum`: ``Phis`` levels x orders, ``Bs`` the series of
+    beta (b_p / p!); every coefficient a sum of positive terms."""
+    r, P = Phis.shape
+    pw = wait_series_powers(ctx, Bs, r + 1)
+    Q = ctx.zeros((r + 2, P))
+    if not whole:
+        Q[1:] = numpy.cumsum(pw * tail[: r + 1, None], axis=0)
+    else:
+        Gs = numpy.cumsum(pw, axis=0)
+        Q[1:] = numpy.cumsum(Gs * pmf[1: r + 2, None], axis=0)
+    N = Q[r + 1] * t_idle
+    if r:
+        A = _fw_series_mul(pw[:r], Q[r:0:-1])
+        N = N + numpy.sum(_fw_series_mul(Phis, A), axis=0)
+    return N
