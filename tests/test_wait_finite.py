@@ -266,3 +266,28 @@ def test_no_waiting_room_means_no_wait():
     with mpmath.workdps(40):
         assert _rel(r.response["sojourn_tail"]["1"], mpmath.exp(-1)) < mpmath.mpf(10) ** -18
     assert [float(v) for v in r.response["sojourn_moments"]] == [1.0, 2.0]
+
+
+def test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain():
+    """size vacation-finite --target-loss P --target-wait-quantile Q,T in overload (rho_bar = 1.5, M/M laws,
+    single arrivals): the capacities [r_min, r_max] returned meet both targets at their ends and r_max + 1 does
+    not meet the delay target, judged by the tagged-customer CTMC (P(W > T) <= 1 - Q <=> quantile <= T) at
+    30 digits; r_min - 1 misses the loss target (the finite engine)."""
+    import json
+    import subprocess
+    import sys
+
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.wait import tagged_wait
+
+    argv = [sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-finite", "--batch", "const:n=1",
+            "--service", "exp:mean=1", "--vacation", "exp:mean=1/2", "--load", "1.5", "--target-loss", "0.4",
+            "--target-wait-quantile", "0.9,6", "--json"]
+    got = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    r_min, r_max = got["capacity"], got["max_capacity_for_delay"]
+    assert r_min <= r_max
+    model = qd.FiniteVacationQueue(F(3, 2), qd.Constant(1), qd.Exponential(1), qd.Exponential(F(1, 2)), r_min)
+    for r, meets in ((r_min, True), (r_max, True), (r_max + 1, False)):
+        tail = tagged_wait(model.with_capacity(r), mp_context(30), times=(F(6),)).tail[0]
+        assert (tail <= mpmath.mpf(1) / 10) is meets, (r, tail)
+    assert model.evaluate().loss_probability <= 0.4 < model.with_capacity(r_min - 1).evaluate().loss_probability

@@ -261,4 +261,59 @@ def size(values: dict, request, digits=None) -> dict:
     out = {"capacity": found, "loss_probability": m["loss_probability"]}
     if found > start:
         out["loss_probability_one_fewer"] = sweep.loss_at(found - 1)
+    if request.wait_level is not None:
+        out.update(_delay_capacities(model, found, top, request, digits))
     return out
+
+
+def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
+    """The capacities r >= ``found`` (the smallest meeting the loss target) whose admitted customers'
+    Q-quantile of the wait is <= T: [found, largest]. The quantile grows with r (a larger room admits
+    customers who find more work ahead); gallop and bisect, and check the answer's successor fails."""
+    from qderive.symbolic.numbers import decimal_text
+
+    Q, T = request.wait_level, request.wait_bound
+    key = decimal_text(Q)
+
+    def quantile(r):
+        return model.with_capacity(r).evaluate(digits, wait_quantile=[key]).response["wait_quantile"][key]
+
+    def meets(r):
+        return quantile(r) <= T if digits is None else quantile(r) <= _exact_mpf(T)
+
+    if not meets(found):
+        raise ParameterError(f"no capacity meets both targets: r = {found} is the smallest with loss <= "
+                             f"--target-loss, and there the {decimal_text(Q)}-quantile of the wait is "
+                             f"{float(quantile(found)):.6g} > {decimal_text(T)} (it grows with r)")
+    if model.rho_bar < 1:  # the quantile rises to the infinite room's: if that meets the target, every r does
+        from qderive.symbolic.models.vacation import VacationQueue
+
+        infinite = VacationQueue(model.rate, model.batch, model.service, model.vacation, model.vacation_policy)
+        limit = infinite.evaluate(digits, wait_quantile=[key]).response["wait_quantile"][key]
+        if (limit <= T) if digits is None else (limit <= _exact_mpf(T)):
+            return {"max_capacity_for_delay": None, "wait_quantile_at_capacity": quantile(found),
+                    "wait_quantile_infinite_room": limit}
+    lo, hi = found, found
+    while hi < top and meets(hi):
+        lo, hi = hi, min(top, 2 * hi)
+    if meets(hi):
+        largest = hi
+    else:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if meets(mid):
+                lo = mid
+            else:
+                hi = mid
+        largest = lo
+    out = {"max_capacity_for_delay": largest, "wait_quantile_at_capacity": quantile(found),
+           "wait_quantile_at_max_capacity": quantile(largest)}
+    if largest < top:
+        out["wait_quantile_one_more"] = quantile(largest + 1)
+    return out
+
+
+def _exact_mpf(x):
+    import mpmath
+
+    return mpmath.mpf(x.numerator) / x.denominator

@@ -295,14 +295,27 @@ class FiniteVacationMeasures(Measures):
 
 @dataclass(frozen=True)
 class SizeRequest(Request):
-    """``qderive size vacation-finite``: the smallest waiting room r with loss <= the target."""
+    """``qderive size vacation-finite``: the smallest waiting room r with loss <= the target (and, with
+    ``--target-wait-quantile Q,T``, the largest r whose admitted customers' Q-quantile of the wait is <= T)."""
 
     target_loss: object = param("largest acceptable loss probability, in (0, 1)", metavar="P")
     max_capacity: int = param("give up beyond this capacity", kind=Kind.INTEGER, default=100_000, metavar="R")
+    wait_level: object = param("with --target-wait-quantile Q,T: the level Q of the quantile of an admitted "
+                               "customer's wait", option="--target-wait-quantile", part=0, metavar="Q", default=None)
+    wait_bound: object = param("the largest acceptable Q-quantile T [time]", option="--target-wait-quantile", part=1,
+                               metavar="T", default=None)
 
     def _validate(self):
         if not 0 < self.target_loss < 1:
             raise ParameterError("target-loss", "must lie strictly between 0 and 1", decimal_text(self.target_loss))
+        if (self.wait_level is None) != (self.wait_bound is None):
+            raise ParameterError("target-wait-quantile", "expects two values Q,T")
+        if self.wait_level is not None:
+            if not 0 < self.wait_level < 1:
+                raise ParameterError("target-wait-quantile Q", "must lie strictly between 0 and 1",
+                                     decimal_text(self.wait_level))
+            if not self.wait_bound > 0:
+                raise ParameterError("target-wait-quantile T", "must be > 0", decimal_text(self.wait_bound))
         if self.max_capacity < 1:
             raise ParameterError("max-capacity", "must be >= 1", self.max_capacity)
         _limits.check("capacity", self.max_capacity, "the sizing scan costs O(r^2)")
