@@ -3,7 +3,6 @@ direct sums; the kernels' vectors and convolution columns against exact convolut
 
 from __future__ import annotations
 
-from fractions import Fraction as F
 
 import mpmath
 import numpy as np

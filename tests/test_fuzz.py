@@ -16,7 +16,6 @@ Seeded (the same cases every run) and bounded: about a minute on the project mac
 from __future__ import annotations
 
 import json
-import math
 import random
 import signal
 import time

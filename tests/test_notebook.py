@@ -51,7 +51,6 @@ def test_model_and_result_record_render(name, cls):
     latex = model._repr_latex_()
     escaped = "".join("\\" + c if c in "_&%#$" else c for c in cls.summary)
     assert latex.startswith(f"$\\text{{{escaped}}}") and latex.endswith("\\end{array}$")
-    import re
 
     assert not re.search(r"(?<!\\)_", latex), "text mode needs escaped underscores (real LaTeX and KaTeX)"
     def esc(t):
