@@ -301,7 +301,7 @@ def _lst_expressions(law):
     import sympy as sp
 
     s, lam = sp.Symbol("s"), sp.Symbol("lambda", positive=True)
-    beta = sp.sympify(law.lst(s))
+    beta = sp.Integer(1) * law.lst(s)  # a SymPy expression (a law's transform; never text)
     quotient = (beta - beta.subs(s, lam)) / (lam - s)
     if beta.is_rational_function(s):
         quotient = sp.cancel(sp.together(quotient))

@@ -52,7 +52,7 @@ def _expression(model, kind: str):
     if model.vacation is not None:
         laws["vacation"] = model.vacation
     expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(_policy(model), **laws)
-    return sp.sympify(expr), (VW.s, lam, c0)
+    return sp.Integer(1) * expr, (VW.s, lam, c0)  # built from SymPy objects (never text)
 
 
 def _smooth(model) -> tuple[bool, str]:
