@@ -291,3 +291,18 @@ def test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain():
         tail = tagged_wait(model.with_capacity(r), mp_context(30), times=(F(6),)).tail[0]
         assert (tail <= mpmath.mpf(1) / 10) is meets, (r, tail)
     assert model.evaluate().loss_probability <= 0.4 < model.with_capacity(r_min - 1).evaluate().loss_probability
+
+
+def test_r200_overload_tails_against_the_tagged_customer_chain_at_50_digits():
+    """The issue-13 target: r = 200 tails to 1e-10 relative against an independent 50-digit computation (the
+    tagged customer's absorption time, uniformization, numeric/oracles/wait.py): rho_bar = 1.2, geometric
+    batches of mean 2, Erlang-2 service, exponential vacations; the 30-digit engine is asked for 1e-28."""
+    from qderive.numeric.oracles.wait import tagged_wait
+
+    model = qd.FiniteVacationQueue(F(6), qd.Geometric(F(2)), qd.Erlang(2, F(1, 10)), qd.Exponential(F(1, 5)), 200)
+    ts = ("1", "5", "20")
+    oracle = tagged_wait(model, mp_context(50), times=tuple(F(t) for t in ts))
+    got = model.evaluate(30, wait_tail=list(ts)).response["wait_tail"]
+    with mpmath.workdps(50):
+        for t, want in zip(ts, oracle.tail):
+            assert abs(got[t] / want - 1) < mpmath.mpf(10) ** -28, t
