@@ -23,6 +23,12 @@ atom P(T = 0) and the raw moments. Everything else is here, once, for every mode
   tail at the digits of the result plus 5; the root to D + 2 digits.
 * **moments** E T^k: exact (Fractions) where the law's moments are rational, else evaluated at
   D + 10 digits.
+* **supplied tails**: a law may compute its own tails (``tails``, e.g. a phase-type time by
+  uniformization, :mod:`qderive.numeric.kernels.phase_type_tail`, a sum of nonnegative terms with
+  an a-priori relative error bound); then ``transform`` is not used: float64 tails are kept unless
+  one is not finite or falls below 1e-290 (then recomputed at 15 digits, with a note), D digits are
+  the law's a-priori D digits (its working digits reported), and quantiles run the same root
+  search on log P(T > t) with those tails (tolerance 1e-13 in float64, 10^-(D+4) otherwise).
 
 The float64 self-check of the tails and the quantile's root search are the kernel
 :mod:`qderive.numeric.kernels.tails` (shipped verbatim by ``qderive codegen``, so generated code runs
@@ -70,7 +76,9 @@ class ResponseLaw:
     """A nonnegative time T given by its transform: ``transform(ctx)`` returns F with F(s) = E e^{-sT} on arrays
     of complex s; ``p_zero(ctx)`` P(T = 0) as a context number; ``moment_values(k, digits)`` (E T, ..., E T^k)
     (Fractions when exact); ``smooth`` False when the transform has kinks (see the module docstring), with
-    ``why_not_smooth`` saying which law."""
+    ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the inversion of the
+    transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf with
+    ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
 
     name: str
     transform: Callable
@@ -78,6 +86,7 @@ class ResponseLaw:
     moment_values: Callable
     smooth: bool = True
     why_not_smooth: str = ""
+    tails: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +231,8 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
     notes). t = 0 gives 1 - P(T = 0) exactly as the atom."""
     _refuse_kinks(law, option)
     ts = list(ts)
+    if law.tails is not None:
+        return _supplied_tails(law, ts, digits, option)
     positive = [t for t in ts if t > 0]
     notes: list = []
     with mp_context(30):
@@ -245,6 +256,49 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
     with ctx:
         p0 = law.p_zero(ctx)
         return [got[t] if t > 0 else 1 - p0 for t in ts], confirmed, working, notes
+
+
+def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str):
+    """Tails from the law's own ``tails`` (module docstring, *supplied tails*)."""
+    if not ts:
+        return [], (None if digits is None else math.inf), None, []
+    if digits is not None:
+        values, working = law.tails(ts, digits)
+        return list(values), digits, working, []
+    values, _ = law.tails(ts, None)
+    if all(math.isfinite(v) and (v == 0 or v >= 1e-290) for v in values) and not any(
+            v == 0 and t > 0 for v, t in zip(values, ts)):
+        return [min(1.0, float(v)) for v in values], None, None, []
+    notes = [f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits "
+             "and rounded to float64"]
+    values, _ = law.tails(ts, 15)
+    return [_to_float(v) for v in values], None, None, notes
+
+
+def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None):
+    """The root of log P(T > t) = log(level) with the law's own tails (float64, or D digits)."""
+    if digits is None:
+        lev = float(level)
+
+        def g(logt):
+            return math.log(max(float(law.tails([Fraction(math.exp(logt))], None)[0][0]), 1e-300)) - math.log(lev)
+
+        lo, hi, glo, ghi = _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+        return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
+    ctx = mp_context(digits + 10)
+    with ctx:
+        lev = ctx.num(level)
+
+        def g(logt):
+            t = mpmath.exp(logt)
+            tail = law.tails([Fraction(t.man) * Fraction(2) ** int(t.exp)], digits + 5)[0][0]
+            if tail <= 0:
+                return mpmath.mpf(-1)
+            return mpmath.log(tail) - mpmath.log(lev)
+
+        start = mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1)
+        lo, hi, glo, ghi = _bracket(g, start, mpmath.log(4), mpmath.exp, mpmath.log)
+        return +mpmath.exp(_illinois(g, lo, hi, glo, ghi, mpmath.mpf(10) ** (-(digits + 4))))
 
 
 def _to_float(x):
@@ -274,6 +328,10 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
             at_zero = p0 >= ctx.num(Fraction(q))
         if at_zero:
             out.append(0.0 if digits is None else mpmath.mpf(0))  # the atom at 0 already reaches q
+            continue
+        if law.tails is not None:
+            out.append(_supplied_quantile(law, Fraction(1) - Fraction(q), mean, digits))
+            confirmed = min(confirmed, digits or 0)
             continue
         if digits is None:
             root = _float64_quantile(law, float(1 - q), float(mean))

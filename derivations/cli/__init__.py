@@ -135,6 +135,13 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     return parser
 
 
+def _records_samples(cls) -> bool:
+    """True when the model's simulator records waits and sojourns."""
+    from qderive.numeric.simulation.stats import records_samples
+
+    return cls.simulator is not None and records_samples(cls.simulator.load())
+
+
 def _supports(cls, act) -> bool:
     if act == "eval":
         return cls.engine is not None
@@ -169,7 +176,7 @@ def _model_parser(msub, act, cls):
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)
-        if cls.response is not None:
+        if _records_samples(cls):
             _add_response_options(mp)
     else:
         _add_common(mp)

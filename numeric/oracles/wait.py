@@ -64,6 +64,7 @@ from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationQueue
 
 from ..kernels.chains import mmatrix_solve
+from ..kernels.phase_type_tail import poisson_sum
 from .vacation import vacation_ctmc
 
 __all__ = ["WaitOracle", "tagged_wait"]
@@ -406,31 +407,9 @@ class _Transient:
                     yS, yV, scale = yS / top, yV / top, scale + math.log(top)
 
     def tail(self, terms, x):
-        """sum_m e^{-x} x^m / m! a_m until the rigorous bound of the rest is below eps of the partial sum.
-
-        a_m is nonincreasing (P 1 <= 1), so for m + 2 > x the rest after term m is at most
-        a_m sum_{n > m} w_n <= term_m (x / (m + 1)) / (1 - x / (m + 2)).
-        """
-        ctx = self.ctx
-        tol = ctx.eps
-        if x == 0:
-            s, scale = terms(0)
-            return s * ctx.exp(scale) if scale else s
-        logx = ctx.log(x)
-        parts, total, m = [], ctx.num(0), 0
-        while True:
-            s, scale = terms(m)
-            if s == 0:
-                break
-            term = ctx.exp(-x + m * logx - ctx.lgamma(ctx.num(m + 1)) + scale) * s
-            parts.append(term)
-            total = total + term
-            if m + 2 > x:
-                bound = term * (x / (m + 1)) / (1 - x / (m + 2))
-                if bound <= tol * total:
-                    break
-            m += 1
-        return ctx.fsum(parts)
+        """sum_m e^{-x} x^m / m! a_m with the rigorous truncation bound: the kernel
+        :func:`~qderive.numeric.kernels.phase_type_tail.poisson_sum` (a_m nonincreasing since P 1 <= 1)."""
+        return poisson_sum(self.ctx, terms, x)
 
     def measures(self, AS, AV, times, K):
         ctx, laws = self.ctx, self.laws

@@ -528,3 +528,11 @@ def value_stream(draw, rng: np.random.Generator, block: int = DEFAULT_BLOCK):
     from itertools import chain, repeat
 
     return chain.from_iterable(draw(rng, block).tolist() for _ in repeat(None))
+
+
+def records_samples(simulate) -> bool:
+    """True when a model's ``simulate`` function records waits and sojourns (takes ``wait_tail=`` and the
+    other sample measures of :class:`SampleRequest`)."""
+    import inspect
+
+    return "wait_tail" in inspect.signature(simulate).parameters

@@ -338,6 +338,7 @@ class MM1HystereticModel(Model):
     derivation = Ref("qderive.derivations.mm1_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
     codegen = Ref("qderive.derivations.mm1_hysteretic:codegen_forms")
+    response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
 
     def _validate(self):
         if self.rate1 > self.rate0:

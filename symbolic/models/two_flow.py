@@ -189,6 +189,7 @@ class TwoFlowModel(Model):
     engine = Ref("qderive.numeric.engines.two_flow:TwoFlowEngine")
     derivation = Ref("qderive.derivations.two_flow:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate")
+    response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_laws")
 
     def _validate(self):
         over = (self.mu_overload_invite, self.mu_overload_non_invite)

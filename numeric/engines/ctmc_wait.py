@@ -1,0 +1,352 @@
+"""Waiting and sojourn times of an admitted customer in the Markovian controlled models, as phase-type laws.
+
+:func:`mm1_hysteretic_laws` (``mm1-hysteretic``) and :func:`two_flow_laws` (``two-flow``) are the
+models' ``response`` references: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}``
+(:mod:`qderive.numeric.response`) whose tails are computed by uniformization and whose moments by
+M-matrix solves (:mod:`qderive.numeric.kernels.phase_type_tail`), never by transform inversion.
+
+**The state seen on arrival.** The models are CTMCs with Poisson arrivals, so by PASTA an arrival
+of class c finds state x with the time-stationary probability pi(x); it is admitted where the
+model's arrival transition of class c exists (rate lambda_c(x) > 0), so an *admitted* customer
+finds x with probability pi(x) lambda_c(x) / sum_{y, c} pi(y) lambda_c(y). For the two-flow model
+the law is the mixture over both classes weighted by their admitted rates (a random admitted
+message); for the M|M|1 hysteresis lambda_c(x) is the rate of the mode in force.
+
+**The tagged customer's chain.** The tagged customer is marked by its position p in the sequence
+(0 = in service); its state is (x, p) with x the model's state *after* its arrival (it takes
+position p = n, the count it found) -- the whole state, because the mode, and with it the service
+rates, the admission of later arrivals and (priority) the order of service, depends on the count
+including the customers behind it. Every transition of the model's CTMC from x applies, with the
+same rate:
+
+* an arrival (class c, to x') keeps p (it queues behind): (x', p);
+* a departure (to x') moves p to p - 1 (FIFO, and priority in mode 0). Under priority when the
+  mode after the departure is 1 or 2, the first class-2 message of the rest (position q in the
+  rest) moves to the front and the class-1 messages before it shift back by one: the tagged
+  customer (rest position p - 1) goes to p if q > p - 1 (overtaken by a class-2 message from
+  behind), to 0 if q = p - 1 (it is that message), and stays at p - 1 if q < p - 1 or the rest
+  has no class-2 message;
+* a departure at p = 0 is the tagged customer's: the sojourn ends (absorption).
+
+The **wait** is the time until p reaches 0 (the chain restricted to p >= 1, a move to p = 0 an
+exit), with the atom P(W = 0) = the mass that enters at p = 0; the **sojourn** the time until the
+tagged customer's own departure. The position never increases (p -> p, p - 1 or 0), so the
+levels p make -T block lower triangular: the moments are solved level by level. For the M|M|1
+hysteresis the service rate mu does not depend on the mode and the service is FIFO, so (x, p)
+collapses to p: W given n found is Erlang(n, mu), a pure death chain.
+
+**Precision.** float64: pi by the engine's solver, the tails and the moments in float64 (each a
+sum of nonnegative terms: relative error O((n + Lambda t) eps), a tail below 1e-290 is recomputed
+by the response module at 15 digits). ``digits = D``: every step in mpmath at D + 5 + g digits,
+g = digits_for(n_x^3) (GTH, O(n^3 eps)) + digits_for(n_tagged) + digits_for(Lambda t) (the
+uniformization's O((n + Lambda t) eps)) -- the guard is small because no step subtracts.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from qderive.symbolic import limits as _limits
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models.two_flow import Algorithm, Mode
+
+from ..backend import FLOAT64, mp_context
+from ..kernels.chains import gth_stationary
+from ..kernels.phase_type_tail import absorption_moments, uniformized_tail
+from ..response import ResponseLaw
+from ..sequences import digits_for
+
+__all__ = ["TaggedChain", "tagged_two_flow", "tagged_mm1_hysteretic", "phase_type_laws", "two_flow_laws",
+           "mm1_hysteretic_laws", "MAX_UNIFORMIZATION"]
+
+#: largest Lambda t (uniformization rate x time) accepted: the number of terms grows like it
+MAX_UNIFORMIZATION = 200_000
+
+
+@dataclass(frozen=True)
+class TaggedChain:
+    """The tagged customer's transient chain, exactly: ``levels[i]`` (the position p), transitions
+    ``rows -> cols`` (-1: absorption) of rate ``rate_values[kinds]``, the total rate out of each state
+    ``totals[i]`` (exact, = the rates of its transitions summed), ``entry(ctx)`` the law of the state entered
+    on arrival (context vector; for a restricted chain, defective: the rest is the atom at 0) and ``system_states`` (for the precision guard)."""
+
+    levels: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    kinds: np.ndarray
+    rate_values: tuple
+    totals: tuple
+    entry: object
+    system_states: int
+
+    @property
+    def size(self) -> int:
+        return len(self.levels)
+
+    @functools.cached_property
+    def rate(self) -> Fraction:
+        """Lambda: the largest total rate out of a state (the uniformization rate)."""
+        return max(self.totals)
+
+    def restricted(self, keep: np.ndarray) -> "TaggedChain":
+        """The chain on the states ``keep`` (a mask); a transition leaving them is an absorption."""
+        new = np.full(self.size, -1, dtype=np.int64)
+        new[keep] = np.arange(int(keep.sum()))
+        sel = keep[self.rows]
+        cols = self.cols[sel]
+        cols = np.where(cols >= 0, new[np.maximum(cols, 0)], -1)
+        totals = tuple(t for t, k in zip(self.totals, keep.tolist()) if k)
+        entry = self.entry
+
+        def sub_entry(ctx):
+            return entry(ctx)[keep]
+
+        return TaggedChain(self.levels[keep], new[self.rows[sel]], cols, self.kinds[sel], self.rate_values, totals,
+                           sub_entry, self.system_states)
+
+
+# --------------------------------------------------------------------------------------
+# The chain in a context, the law
+# --------------------------------------------------------------------------------------
+
+
+class _Numeric:
+    """The chain's arrays in one context: alpha (normalised entry), atom, P's diagonal and entries, -T's
+    off-diagonal rates and exits; the uniformization terms are kept for reuse (a quantile search)."""
+
+    def __init__(self, chain: TaggedChain, ctx, atom_mask=None):
+        self.ctx = ctx
+        with ctx:
+            self.alpha = chain.entry(ctx)
+            self.chain = chain
+            lam = chain.rate
+            rv = ctx.array([ctx.num(r) for r in chain.rate_values])
+            pv = ctx.array([ctx.num(Fraction(r) / lam) for r in chain.rate_values])
+            inner = chain.cols >= 0
+            self.rows, self.cols = chain.rows[inner], chain.cols[inner]
+            self.rates, self.probs = rv[chain.kinds[inner]], pv[chain.kinds[inner]]
+            out = chain.rows[~inner]
+            self.exits = ctx.zeros(chain.size)
+            if ctx.is_float64:
+                self.exits = np.bincount(out, weights=rv[chain.kinds[~inner]], minlength=chain.size)
+            else:
+                np.add.at(self.exits, out, rv[chain.kinds[~inner]])
+            unique = {t: ctx.num((lam - t) / lam) for t in set(chain.totals)}  # exact: no cancellation
+            self.diag = ctx.array([unique[t] for t in chain.totals])
+            self.lam = ctx.num(lam)
+            self.cache: dict = {}
+
+    def tails(self, ts):
+        ctx = self.ctx
+        with ctx:
+            return uniformized_tail(ctx, self.alpha, self.diag, self.rows, self.cols, self.probs, self.lam,
+                                    [ctx.num(t) for t in ts], self.cache)
+
+    def moments(self, k):
+        ctx = self.ctx
+        largest = max(np.bincount(self.chain.levels).tolist() or [0])
+        _limits.check("dense_states", largest, "states of one level of the tagged customer's chain (dense M-matrix "
+                      "solve)")
+        with ctx:
+            return absorption_moments(ctx, self.alpha, self.chain.levels, self.rows, self.cols, self.rates,
+                                      self.exits, k)
+
+
+def _atom(chain_full: TaggedChain, keep: np.ndarray, ctx):
+    with ctx:
+        w = chain_full.entry(ctx)[~keep]
+        return float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist())
+
+
+def phase_type_laws(sojourn: TaggedChain) -> dict:
+    """``{"wait": ..., "sojourn": ...}`` from the tagged customer's sojourn chain (levels = position p; the wait
+    is its restriction to p >= 1, P(W = 0) the entry mass at p = 0)."""
+    keep = sojourn.levels >= 1
+    wait = sojourn.restricted(keep)
+    chains = {"wait": wait, "sojourn": sojourn}
+    numeric: dict = {}
+
+    def numeric_of(kind, dps):
+        key = (kind, dps)
+        if key not in numeric:
+            ctx = FLOAT64 if dps is None else mp_context(dps)
+            numeric[key] = _Numeric(chains[kind], ctx)
+        return numeric[key]
+
+    def guard(chain, ts=()):
+        top = max([float(t) for t in ts] or [0.0]) * float(chain.rate)
+        return digits_for(chain.system_states ** 3) + digits_for(chain.size) + digits_for(int(top) + 1) + 1
+
+    def make(kind):
+        chain = chains[kind]
+
+        def tails(ts, digits):
+            for t in ts:
+                if float(t) * float(chain.rate) > MAX_UNIFORMIZATION:
+                    raise ParameterError(f"{kind}_tail", f"Lambda t = {float(t * chain.rate):.3g} is beyond the "
+                                         f"uniformization budget {MAX_UNIFORMIZATION} (Lambda = {chain.rate})", t)
+            if chain.size == 0:
+                return [0.0 if digits is None else mp_context(digits).num(0) for _ in ts], None
+            if digits is None:
+                return [float(v) for v in numeric_of(kind, None).tails(ts)], None
+            w = digits + 5 + guard(chain, ts)
+            return numeric_of(kind, w).tails(ts), w
+
+        def p_zero(ctx):
+            if kind == "sojourn":
+                return ctx.num(0)
+            return _atom(sojourn, keep, ctx)
+
+        def moment_values(k, digits):
+            if chain.size == 0:
+                return [Fraction(0)] * k
+            if digits is None:
+                return [float(v) for v in numeric_of(kind, None).moments(k)]
+            return numeric_of(kind, digits + 10 + guard(chain)).moments(k)
+
+        return ResponseLaw(kind, None, p_zero, moment_values, tails=tails)
+
+    return {"wait": make("wait"), "sojourn": make("sojourn")}
+
+
+def _memo(entry):
+    """``entry`` computed once per context precision (the stationary solve)."""
+    seen: dict = {}
+
+    def cached(ctx):
+        key = "float64" if ctx.is_float64 else ctx.dps
+        if key not in seen:
+            w = entry(ctx)
+            seen[key] = w / (float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist()))
+        return seen[key].copy()
+
+    return cached
+
+
+# --------------------------------------------------------------------------------------
+# two-flow (seed 001)
+# --------------------------------------------------------------------------------------
+
+
+def tagged_two_flow(model) -> TaggedChain:
+    """The tagged message's sojourn chain of a :class:`TwoFlowModel` (module docstring), over the engine's
+    state space; the entry weights are pi(x) lambda_c over the admitted arrivals of both classes."""
+    from . import two_flow as TF
+
+    space = TF.space_of(model)
+    rates = TF.model_rates(model)
+    length, bits, mode = space.length, space.bits, space.mode
+    offs = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+    levels = np.concatenate([np.arange(n, dtype=np.int64) for n in length.tolist()])
+    rows, cols, kinds = [], [], []
+    arrival = space.kind <= TF.RateKind.ARRIVAL_2
+    priority = model.algorithm is Algorithm.PRIORITY
+    for p in range(int(length.max(initial=0))):
+        sel = length[space.src] > p
+        src, dst, kind = space.src[sel], space.dst[sel], space.kind[sel]
+        arr = arrival[sel]
+        target = np.where(arr, p, p - 1)
+        if priority and p >= 1:
+            rest = bits[src] >> 1
+            low = rest & -rest
+            q = np.where(rest != 0, np.log2(np.maximum(low, 1)).astype(np.int64), -1)
+            moved = (~arr) & (mode[dst] != Mode.NORMAL) & (rest != 0)
+            target = np.where(moved & (q > p - 1), p, target)
+            target = np.where(moved & (q == p - 1), 0, target)
+        gone = (~arr) & (p == 0)
+        rows.append(offs[src] + p)
+        cols.append(np.where(gone, -1, offs[dst] + np.maximum(target, 0)))
+        kinds.append(kind.astype(np.int64))
+    rows, cols, kinds = (np.concatenate(a) if a else np.zeros(0, dtype=np.int64) for a in (rows, cols, kinds))
+    counts = np.zeros((space.size, len(rates)), dtype=np.int64)
+    np.add.at(counts, (space.src, space.kind.astype(np.int64)), 1)
+    unique = {}
+    system_totals = []
+    for row in map(tuple, counts.tolist()):
+        if row not in unique:
+            unique[row] = sum((c * r for c, r in zip(row, rates)), Fraction(0))
+        system_totals.append(unique[row])
+    totals = tuple(system_totals[i] for i in range(space.size) for _ in range(int(length[i])))
+    a_src, a_dst, a_kind = space.src[arrival], space.dst[arrival], space.kind[arrival].astype(np.int64)
+    a_at = offs[a_dst] + length[a_src]
+
+    def entry(ctx):
+        sol = TF.solve(model, ctx)
+        lam = ctx.array([ctx.num(rates[0]), ctx.num(rates[1])])
+        w = ctx.zeros(len(levels))
+        flow = sol.pi[a_src] * lam[a_kind]
+        if ctx.is_float64:
+            return np.bincount(a_at, weights=flow, minlength=len(levels))
+        np.add.at(w, a_at, flow)
+        return w
+
+    return TaggedChain(levels, rows, cols, kinds, tuple(rates), totals, _memo(entry), space.size)
+
+
+@functools.lru_cache(maxsize=16)
+def two_flow_laws(model) -> dict:
+    """The ``response`` of ``two-flow``: wait and sojourn of a random admitted message (either class)."""
+    return phase_type_laws(tagged_two_flow(model))
+
+
+# --------------------------------------------------------------------------------------
+# M|M|1 with bi-level hysteresis
+# --------------------------------------------------------------------------------------
+
+
+def _mm1_states(model):
+    """States (n, s) reachable from (0, 0) and the transitions (i, j, rate) of ``spec/other-models.md`` B."""
+    rates = model.rates()
+    states, index, moves, todo = [(0, 0)], {(0, 0): 0}, [], [(0, 0)]
+    while todo:
+        n, s = todo.pop()
+        out = []
+        if rates[s]:
+            out.append(((n + 1, model.mode_after_arrival(s, n + 1)), rates[s]))
+        if n >= 1:
+            out.append(((n - 1, model.mode_after_departure(s, n - 1)), model.service_rate))
+        for t, r in out:
+            if t not in index:
+                index[t] = len(states)
+                states.append(t)
+                todo.append(t)
+            moves.append((index[(n, s)], index[t], r))
+    return states, moves
+
+
+def tagged_mm1_hysteretic(model) -> TaggedChain:
+    """The tagged customer's sojourn chain of an :class:`MM1HystereticModel`: the number p of customers ahead
+    (FIFO, rate mu in every mode), p -> p - 1 at rate mu, absorption from p = 0; entry at p = n with weight
+    sum_s pi(n, s) lambda_s (pi by the one GTH of the (n, s) chain)."""
+    states, moves = _mm1_states(model)
+    _limits.check("dense_states", len(states), "states of the M|M|1 hysteresis chain (GTH for the arrival law)")
+    rates = model.rates()
+    top = max(n for n, s in states if rates[s]) if any(rates[s] for _, s in states) else 0
+    size = top + 1
+    levels = np.arange(size, dtype=np.int64)
+    rows = levels.copy()
+    cols = levels - 1
+    kinds = np.zeros(size, dtype=np.int64)
+
+    def entry(ctx):
+        A = ctx.zeros((len(states), len(states)))
+        for i, j, r in moves:
+            A[i, j] = A[i, j] + ctx.num(r)
+        pi = gth_stationary(ctx, A)
+        w = ctx.zeros(size)
+        for k, (n, s) in enumerate(states):
+            if rates[s]:
+                w[n] = w[n] + pi[k] * ctx.num(rates[s])
+        return w
+
+    return TaggedChain(levels, rows, cols, kinds, (Fraction(model.service_rate),),
+                       tuple(Fraction(model.service_rate) for _ in range(size)), _memo(entry), len(states))
+
+
+@functools.lru_cache(maxsize=16)
+def mm1_hysteretic_laws(model) -> dict:
+    """The ``response`` of ``mm1-hysteretic``: wait and sojourn of an admitted customer (FIFO)."""
+    return phase_type_laws(tagged_mm1_hysteretic(model))
