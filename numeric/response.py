@@ -235,8 +235,9 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
         return _supplied_tails(law, ts, digits, option)
     positive = [t for t in ts if t > 0]
     notes: list = []
-    with mp_context(30):
-        if law.p_zero(mp_context(30)) == 1:  # T = 0 surely (a finite room of 0 places): every tail is 0, exactly
+    check = FLOAT64 if digits is None else mp_context(digits + 10)
+    with check:
+        if law.p_zero(check) == 1:  # T = 0 surely (a finite room of 0 places): every tail is 0, exactly
             zero = 0.0 if digits is None else mpmath.mpf(0)
             return [zero for _ in ts], (None if digits is None else math.inf), None, notes
     if digits is None:
