@@ -204,7 +204,32 @@ def _check_engine(digits):
     return worst >= digits - 2, worst, f"every measure at {len(CHECK_POINTS)} points"
 
 
+def _check_wait_mm1r(digits):
+    """Response times where the hysteresis does not bind (lambda_1 = lambda_0): M/M/1/R, whose admitted customer
+    finds n < R present with probability rho^n / sum_{m<R} rho^m and waits Erlang(n, mu) (sojourn Erlang(n + 1,
+    mu)); the engine's tails (uniformization of the tagged chain, numeric/engines/ctmc_wait.py) at ``digits``."""
+    import mpmath
+    from qderive.symbolic.models.hysteretic import MM1HystereticModel
+
+    lam, mu, L, H, R = F(4, 5), F(1), 2, 4, 5
+    ts = ("1/2", "3", "20")
+    r = MM1HystereticModel(lam, lam, mu, L, H, R).evaluate(digits, wait_tail=list(ts), sojourn_tail=list(ts))
+    with mpmath.workdps(digits + 10):
+        rho = mpmath.mpf(4) / 5
+        p = [rho**n / mpmath.fsum(rho**m for m in range(R)) for n in range(R)]
+
+        def erlang_mixture(weights, t):
+            x = mpmath.mpf(F(t).numerator) / F(t).denominator
+            return mpmath.fsum(w * mpmath.gammainc(n, x, regularized=True) for n, w in enumerate(weights) if n)
+
+        agreed = min([agreement_digits(r.response["wait_tail"][t], erlang_mixture(p, t)) for t in ts]
+                     + [agreement_digits(r.response["sojourn_tail"][t], erlang_mixture([0] + p, t)) for t in ts])
+    return agreed >= digits - 2, agreed, "P(W > t), P(T > t) at t = 1/2, 3, 20 vs the M/M/1/R Erlang mixtures"
+
+
 @functools.lru_cache(maxsize=1)
+def derivation() -> Derivation:
+    """The registered derivation ``mm1-hysteretic``."""@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``mm1-hysteretic``."""
     return Derivation(
@@ -213,7 +238,8 @@ def derivation() -> Derivation:
         source="seed 002 (hysteretic input-rate control), spec/other-models.md section B",
         steps=steps(),
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
-                Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)")),
+                Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),
+                Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r)),
         notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
                "lambda_1 = lambda_0 is the pure discard hysteresis, lambda_1 = 0 complete blocking (S_2 is then "
                "never reached and the segments (B4), (B5) vanish above H).",),

@@ -321,7 +321,34 @@ def _check_transform_deterministic(digits):
     return worst >= digits - 2, worst, "p^r_j / P^r_e (D service, D vacation) vs the series of P~(z), j = 0..7"
 
 
+def _wait_vs_tagged_chain(admission, policy):
+    """An admitted customer's P(W > t), P(T > t) and E W^2 (numeric/engines/vacation_finite_wait.py, the renewal-
+    reward law at the batch's arrival inverted at ``digits``) vs the tagged customer's absorption time in the CTMC
+    built from the model definition (uniformization at digits + 10): r = 3 in overload, batches of 1 or 2."""
+    def run(digits):
+        from qderive.numeric.backend import mp_context
+        from qderive.numeric.oracles.wait import tagged_wait
+
+        from qderive.symbolic.laws import HyperExponential
+
+        vacation = None if policy is None else HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1))
+        model = FiniteVacationQueue(F(3, 2), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)), vacation, 3,
+                                    admission, policy or VacationPolicy.MULTIPLE)
+        ts = ("1/2", "3", "20")
+        o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
+        r = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_tail=["3"])
+        agreed = min([agreement_digits(r.response["wait_tail"][t], x) for t, x in zip(ts, o.tail)]
+                     + [agreement_digits(r.response["sojourn_tail"]["3"], o.sojourn.tail[1]),
+                        agreement_digits(r.response["wait_moments"][1], o.moments[1])])
+        return agreed >= digits - 2, agreed, (f"P(W > t), t = {', '.join(ts)}, P(T > 3), E W^2 vs the tagged "
+                                              f"customer in the CTMC ({digits + 10} digits)")
+
+    return run
+
+
 @functools.lru_cache(maxsize=1)
+def derivation() -> Derivation:
+    """The registered derivation ``vacation-finite``."""@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``vacation-finite``."""
     steps = tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
@@ -334,6 +361,10 @@ def derivation() -> Derivation:
         Check("engine vs CTMC: whole admission, no vacation, single vacations",
               _engine_vs_oracle(_VARIANT_POINTS, "variants"), "Theorem 1.1 (12)"),
         Check("(13'): p~ vs the series of P~(z), deterministic laws", _check_transform_deterministic, "(13')"),
+        *[Check(f"admitted wait and sojourn vs the tagged-customer CTMC ({adm.value}, "
+                f"{pol.value if pol else 'no vacations'})", _wait_vs_tagged_chain(adm, pol))
+          for adm, pol in ((Admission.PARTIAL, VacationPolicy.MULTIPLE), (Admission.WHOLE, VacationPolicy.SINGLE),
+                           (Admission.PARTIAL, None))],
     )
     return Derivation(
         name="vacation-finite",
