@@ -11,6 +11,11 @@ against results computed other ways.
   tails of the wait and the sojourn against alpha exp(Q t) 1 of the tagged chain built by the
   oracle (:func:`qderive.numeric.oracles.two_flow.two_flow_moves`, tuples with a tagged flag, from
   the definition) with mpmath.expm at 40 digits;
+* two-flow-hysteretic (relative priority to flow 1): the tails of the wait and the sojourn against
+  alpha exp(Q t) 1 of the tagged chain built from the oracle's tuple moves
+  (:func:`qderive.numeric.oracles.two_flow.hysteretic_moves`), mpmath.expm at 40 digits; the mean
+  sojourn against the per-flow Little values mixed by admitted throughput (float64 and 30 digits);
+  float64 against 30 digits; bad options;
 * float64 against 30 digits; the quantile against its own tail; the generic ``evaluate`` path.
 
 The simulators (numeric/simulation/two_flow.py, hysteretic.py) accumulate only sums of sojourns
@@ -21,12 +26,21 @@ from fractions import Fraction as F
 
 import mpmath
 import pytest
-
 from qderive.numeric.backend import mp_context
-from qderive.numeric.engines.ctmc_wait import mm1_hysteretic_laws, two_flow_laws
+from qderive.numeric.engines.ctmc_wait import (
+    mm1_hysteretic_laws,
+    tagged_two_flow_hysteretic,
+    two_flow_hysteretic_laws,
+    two_flow_laws,
+)
 from qderive.numeric.response import moments, quantiles, tails
+from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.hysteretic import MM1HystereticModel
-from qderive.symbolic.models.two_flow import Algorithm, TwoFlowModel
+from qderive.symbolic.models.two_flow import (
+    Algorithm,
+    TwoFlowHystereticModel,
+    TwoFlowModel,
+)
 
 TIMES = [F(0), F(1, 2), F(3), F(20)]
 
@@ -137,7 +151,12 @@ def _oracle_tagged(model, wait: bool):
     entries pi(x) lambda_c over the accepting states, absorption at the tagged message's departure (sojourn)
     or when it enters service (wait). Exact rationals."""
     from qderive.numeric.oracles.ctmc import build
-    from qderive.numeric.oracles.two_flow import DONE, START, two_flow_chain, two_flow_moves
+    from qderive.numeric.oracles.two_flow import (
+        DONE,
+        START,
+        two_flow_chain,
+        two_flow_moves,
+    )
     from qderive.symbolic.models.two_flow import Mode
 
     chain = two_flow_chain(model)
@@ -277,3 +296,170 @@ def test_evaluate_response_path():
     rec = hyst.evaluate(wait_tail=["1500"])  # below 1e-290: recomputed at 15 digits, with a note
     assert any("below 1e-290" in n for n in rec.notes)
     assert 0 < rec.as_dict()["wait_tail"]["1500"] < 1e-300
+
+
+# --------------------------------------------------------------------------------------
+# two-flow-hysteretic (seed 002): relative priority to flow 1
+# --------------------------------------------------------------------------------------
+
+HYST = [TwoFlowHystereticModel(F(1, 2), F(1, 4), F(1, 4), F(1, 8), 2, 4, 6, service_rates=1),
+        TwoFlowHystereticModel(F(3, 2), 1, F(1, 2), F(1, 2), 2, 3, 5, service_rates=(1, 2),
+                               lambda1_discard=F(1, 4)),
+        TwoFlowHystereticModel(2, F(3, 2), F(1, 2), 1, 1, 3, 4, service_rates=(F(3, 2), F(1, 2)),
+                               lambda2_discard=F(1, 2))]
+
+
+def _oracle_tagged_hysteretic(model, wait: bool):
+    """(alpha, Q, atom) of the tagged chain from the oracle's tuple moves
+    (:func:`qderive.numeric.oracles.two_flow.hysteretic_moves`: waiting customers as tags per flow, FIFO within a
+    flow, flow 1 first), entries pi(x) lambda_c^(s) over the admitting states of both flows, exact rationals;
+    absorption at the tagged customer's departure (sojourn) or when it enters service (wait)."""
+    from qderive.numeric.oracles.ctmc import build
+    from qderive.numeric.oracles.two_flow import (
+        DONE,
+        START,
+        hysteretic_chain,
+        hysteretic_moves,
+    )
+    from qderive.symbolic.models.two_flow import InputMode
+
+    chain = hysteretic_chain(model)
+    pi = chain.stationary_exact()
+    entries = {}
+    for s, x in zip(chain.states, pi):
+        mode, w1, w2, srv = s
+        n = len(w1) + len(w2) + (srv is not None)
+        for c in (1, 2):
+            lam = model.rate(InputMode(mode), c)
+            if n >= model.R or lam == 0:
+                continue
+            s2 = 1 if (n + 1 == model.H and mode == 0) else 2 if (n + 1 == model.R and mode == 1) else mode
+            t = (s2, (), (), (c, True)) if srv is None else \
+                (s2, w1 + ((True,) if c == 1 else ()), w2 + ((True,) if c == 2 else ()), srv)
+            entries[t] = entries.get(t, 0) + x * lam
+
+    def served(s):
+        return s not in (START, DONE) and s[3] is not None and s[3][1]
+
+    def step(s):
+        if s == START:
+            yield from entries.items()
+        elif not (wait and served(s)):
+            yield from hysteretic_moves(model, s)
+
+    tc = build(START, step)
+    transient = [i for i, s in enumerate(tc.states) if s not in (START, DONE) and not (wait and served(s))]
+    pos = {i: k for k, i in enumerate(transient)}
+    total = sum(entries.values())
+    alpha, atom = [0] * len(transient), 0
+    for s, w in entries.items():
+        i = tc.index[s]
+        if i in pos:
+            alpha[pos[i]] += w / total
+        else:
+            atom += w / total
+    Q = [[0] * len(transient) for _ in transient]
+    for (i, j), r in tc.rates.items():
+        if i in pos:
+            Q[pos[i]][pos[i]] -= r
+            if j in pos:
+                Q[pos[i]][pos[j]] += r
+    return alpha, Q, atom
+
+
+def _expm_steps(alpha, Q, h, times):
+    """alpha exp(Q t) 1 at multiples t of h: one mpmath.expm(Q h), then vector-matrix products."""
+    A = mpmath.matrix([[mpmath.mpf(v.numerator) / v.denominator for v in row] for row in Q])
+    E = mpmath.expm(A * (mpmath.mpf(h.numerator) / h.denominator))
+    v = mpmath.matrix([[mpmath.mpf(F(x).numerator) / F(x).denominator for x in alpha]])
+    out, k = [], 0
+    for t in times:
+        steps = t / h
+        assert steps.denominator == 1
+        while k < steps:
+            v, k = v * E, k + 1
+        out.append(mpmath.fsum(v))
+    return out
+
+
+@pytest.mark.parametrize("model", HYST[2:], ids=lambda m: f"{m.L}{m.H}{m.R}")
+def test_two_flow_hysteretic_tails_against_oracle_expm(model):
+    # (L,H,R) = 2,3,5 (136 transient states) agrees too but its 40-digit expm takes 49 s: HYST[1] is covered by
+    # the Little and float64-versus-30-digit tests
+    laws = two_flow_hysteretic_laws(model)
+    times = [F(0), F(1, 2), F(2), F(7)]
+    with mpmath.workdps(40):
+        for kind in ("wait", "sojourn"):
+            alpha, Q, atom = _oracle_tagged_hysteretic(model, kind == "wait")
+            expected = _expm_steps(alpha, Q, F(1, 2), times)
+            got, confirmed, _, _ = tails(laws[kind], times, 30, option=f"{kind}_tail")
+            assert confirmed == 30
+            for g, e in zip(got, expected):
+                assert _rel(g, e) < mpmath.mpf(10) ** -28, (kind, g, e)
+            if kind == "wait":
+                assert _rel(laws[kind].p_zero(mp_context(40)), atom) < mpmath.mpf(10) ** -35
+            f64, *_ = tails(laws[kind], times, None, option=f"{kind}_tail")
+            for g, e in zip(f64, expected):
+                assert _rel(g, e) < 1e-13
+
+
+@pytest.mark.parametrize("model", HYST + [TwoFlowHystereticModel.example()], ids=lambda m: f"{m.L}{m.H}{m.R}")
+def test_two_flow_hysteretic_mean_sojourn_little(model):
+    """E sojourn of an admitted customer = the per-flow Little values mixed by admitted throughput."""
+    laws = two_flow_hysteretic_laws(model)
+    d = model.evaluate().as_dict()
+    a1, a2 = d["throughput_flow1"], d["throughput_flow2"]
+    little = (a1 * d["mean_sojourn_flow1"] + a2 * d["mean_sojourn_flow2"]) / (a1 + a2)
+    (s1, s2), _ = moments(laws["sojourn"], 2, None)
+    assert _rel(s1, little) < 1e-12
+    (w1,), _ = moments(laws["wait"], 1, None)
+    assert 0 < w1 < s1 and s2 > s1 ** 2
+    d30 = model.evaluate(digits=30).as_dict()
+    with mpmath.workdps(40):
+        a1, a2 = mpmath.mpf(d30["throughput_flow1"]), mpmath.mpf(d30["throughput_flow2"])
+        little30 = (a1 * mpmath.mpf(d30["mean_sojourn_flow1"]) + a2 * mpmath.mpf(d30["mean_sojourn_flow2"])) / (a1 + a2)
+        (m1,), _ = moments(laws["sojourn"], 1, 30)
+        assert _rel(m1, little30) < mpmath.mpf(10) ** -28
+
+
+def test_two_flow_hysteretic_float64_against_30_digits():
+    model = TwoFlowHystereticModel.example()
+    laws = two_flow_hysteretic_laws(model)
+    chain = tagged_two_flow_hysteretic(model)
+    times = [F(0), F(1), F(10), F(120)]
+    for kind in ("wait", "sojourn"):
+        t64, *_ = tails(laws[kind], times, None, option=f"{kind}_tail")
+        t30, *_ = tails(laws[kind], times, 30, option=f"{kind}_tail")
+        for t, a, b in zip(times, t64, t30):  # the documented bound O((n + Lambda t) eps)
+            tol = max(1e-13, (chain.size + float(chain.rate * t)) * 2.3e-16)
+            assert _rel(a, b) < tol, (kind, t, a, b)
+        m64, _ = moments(laws[kind], 3, None)
+        m30, _ = moments(laws[kind], 3, 30)
+        for a, b in zip(m64, m30):
+            assert _rel(a, b) < 1e-13
+    assert 0 < t30[-1] < 1e-15  # a tail below the float64 epsilon, still to relative accuracy
+    out = model.evaluate(wait_tail=["10"], wait_quantile=["0.99"], sojourn_moments=1).as_dict()
+    assert _rel(out["wait_tail"]["10"], tails(laws["wait"], [F(10)], None)[0][0]) < 1e-15
+    assert _rel(out["sojourn_moments"][0], laws["sojourn"].moment_values(1, None)[0]) < 1e-15
+    q = F(int(mpmath.mpf(out["wait_quantile"]["0.99"]).man)) * F(2) ** int(mpmath.mpf(out["wait_quantile"]["0.99"]).exp)
+    assert abs(tails(laws["wait"], [q], None)[0][0] - 0.01) < 1e-10
+
+
+def test_two_flow_hysteretic_priority_to_flow1():
+    """A flow-1-dominated load with a slow flow 2 (many overtakings of a waiting flow-2 customer): the tagged
+    chain, p counted within the own flow, still matches the per-flow Little values mixed by throughput."""
+    m = TwoFlowHystereticModel(3, F(1, 10), 1, F(1, 10), 2, 4, 7, service_rates=(4, F(1, 2)))
+    laws = two_flow_hysteretic_laws(m)
+    d = m.evaluate().as_dict()
+    a1, a2 = d["throughput_flow1"], d["throughput_flow2"]
+    little = (a1 * d["mean_sojourn_flow1"] + a2 * d["mean_sojourn_flow2"]) / (a1 + a2)
+    assert _rel(laws["sojourn"].moment_values(1, None)[0], little) < 1e-12
+
+
+@pytest.mark.parametrize("options", [{"wait_tail": ["-1"]}, {"wait_tail": ["1/0"]}, {"wait_tail": ["1e9"]},
+                                     {"wait_quantile": ["1"]}, {"wait_quantile": ["0x1p-3"]},
+                                     {"sojourn_moments": 9}, {"sojourn_tail": ["nan"]},
+                                     {"wait_moments": "2; rm -rf /"}])
+def test_two_flow_hysteretic_bad_options(options):
+    with pytest.raises(ParameterError):
+        TwoFlowHystereticModel.example().evaluate(**options)

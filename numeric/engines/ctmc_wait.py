@@ -1,6 +1,8 @@
 """Waiting and sojourn times of an admitted customer in the Markovian controlled models, as phase-type laws.
 
-:func:`mm1_hysteretic_laws` (``mm1-hysteretic``) and :func:`two_flow_laws` (``two-flow``) are the
+:func:`mm1_hysteretic_laws` (``mm1-hysteretic``), :func:`two_flow_laws` (``two-flow``) and
+:func:`two_flow_hysteretic_laws` (``two-flow-hysteretic``; its tagged chain, with the level p counted
+within the tagged customer's own flow, is described at :func:`tagged_two_flow_hysteretic`) are the
 models' ``response`` references: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}``
 (:mod:`qderive.numeric.response`) whose tails are computed by uniformization and whose moments by
 M-matrix solves (:mod:`qderive.numeric.kernels.phase_type_tail`), never by transform inversion.
@@ -59,8 +61,9 @@ from ..kernels.phase_type_tail import absorption_moments, uniformized_tail
 from ..response import ResponseLaw
 from ..sequences import digits_for
 
-__all__ = ["TaggedChain", "tagged_two_flow", "tagged_mm1_hysteretic", "phase_type_laws", "two_flow_laws",
-           "mm1_hysteretic_laws", "MAX_UNIFORMIZATION"]
+__all__ = ["TaggedChain", "tagged_two_flow", "tagged_mm1_hysteretic", "tagged_two_flow_hysteretic",
+           "phase_type_laws", "two_flow_laws", "mm1_hysteretic_laws", "two_flow_hysteretic_laws",
+           "MAX_UNIFORMIZATION"]
 
 #: largest Lambda t (uniformization rate x time) accepted: the number of terms grows like it
 MAX_UNIFORMIZATION = 200_000
@@ -350,3 +353,99 @@ def tagged_mm1_hysteretic(model) -> TaggedChain:
 def mm1_hysteretic_laws(model) -> dict:
     """The ``response`` of ``mm1-hysteretic``: wait and sojourn of an admitted customer (FIFO)."""
     return phase_type_laws(tagged_mm1_hysteretic(model))
+
+
+# --------------------------------------------------------------------------------------
+# two-flow-hysteretic (seed 002): relative priority to flow 1
+# --------------------------------------------------------------------------------------
+
+
+def tagged_two_flow_hysteretic(model) -> TaggedChain:
+    """The tagged customer's sojourn chain of a :class:`TwoFlowHystereticModel`, over the engine's states
+    x = (s, i, j, k) (:mod:`qderive.numeric.engines.two_flow_hysteretic`): the state is (x, c, p), c the
+    tagged customer's flow and p its level -- 0 in service (then c = k), else 1 + the number of customers *of
+    its own flow* waiting ahead of it. Within a flow the order is FIFO, and flow 1 has relative
+    (non-preemptive) priority, so later flow-1 arrivals overtake a waiting flow-2 customer: they do not
+    change its p, they only delay the departures that lower it. Every system transition x -> x' applies with
+    its rate: an arrival keeps (c, p); a departure lowers p by one when the next customer served comes from
+    the tagged customer's flow (always for c = 1; for c = 2 only when no flow-1 customer waits), else keeps
+    p; a departure at p = 0 is the tagged customer's (absorption). So p never increases (the levels of
+    :func:`phase_type_laws`). Entry: an admitted flow-c arrival to x (rate lambda_c^(s) > 0, n < R) enters at
+    p = 0 if x is empty, else p = 1 + (flow-c customers waiting in x), weight pi(x) lambda_c^(s)."""
+    from . import two_flow_hysteretic as TH
+
+    space = TH.hysteretic_space(model)
+    states = space.states
+    values = sorted(set(space.rates))
+    kind_of = {r: a for a, r in enumerate(values)}
+    out: list = [[] for _ in states]
+    for a, b, r in zip(space.src.tolist(), space.dst.tolist(), space.rates):
+        out[a].append((b, kind_of[r]))
+    system_totals = [sum((values[k] for _, k in moves), Fraction(0)) for moves in out]
+
+    def waiting(x, c):
+        _, i, j, k = x
+        return (i if c == 1 else j) - (k == c)
+
+    tagged = []  # (x index, c, p)
+    for a, x in enumerate(states):
+        if x[3]:
+            tagged.append((a, x[3], 0))
+        for c in (1, 2):
+            tagged.extend((a, c, p) for p in range(1, waiting(x, c) + 1))
+    index = {t: m for m, t in enumerate(tagged)}
+    rows, cols, kinds = [], [], []
+    for m, (a, c, p) in enumerate(tagged):
+        for b, kind in out[a]:
+            if space.count[b] > space.count[a]:  # an arrival: queues behind (or overtakes, unseen by p)
+                target = index[(b, c, p)]
+            elif p == 0:
+                target = -1  # the tagged customer's own departure
+            else:
+                nxt = states[b][3]  # the flow served next (priority to flow 1, the engine's rule)
+                q = p - 1 if nxt == c else p
+                target = index[(b, c, q)]
+            rows.append(m)
+            cols.append(target)
+            kinds.append(kind)
+    levels = np.array([p for _, _, p in tagged], dtype=np.int64)
+    totals = tuple(system_totals[a] for a, _, _ in tagged)
+    position = {x: a for a, x in enumerate(states)}
+    e_src, e_rate, e_at = [], [], []  # the admitted arrivals: from x, rate lambda_c^(s), into the tagged state
+    for a, x in enumerate(states):
+        s, i, j, k = x
+        n = i + j
+        if n >= model.R:
+            continue
+        for c in (1, 2):
+            lam = model.rate(TH.InputMode(s), c)
+            if lam == 0:
+                continue
+            s2 = 1 if (s == 0 and n + 1 == model.H) else 2 if (s == 1 and n + 1 == model.R) else s
+            y = (s2, i + (c == 1), j + (c == 2), k if n else c)
+            e_src.append(a)
+            e_rate.append(Fraction(lam))
+            e_at.append(index[(position[y], c, 0 if n == 0 else waiting(x, c) + 1)])
+    unique = sorted(set(e_rate))
+    e_src, e_at = np.array(e_src, dtype=np.int64), np.array(e_at, dtype=np.int64)
+    e_kind = np.array([unique.index(r) for r in e_rate], dtype=np.int64)
+
+    def entry(ctx):
+        pi = TH.solve(model, ctx).pi
+        lam = ctx.array([ctx.num(r) for r in unique])
+        flow = pi[e_src] * lam[e_kind]
+        if ctx.is_float64:
+            return np.bincount(e_at, weights=flow, minlength=len(tagged))
+        w = ctx.zeros(len(tagged))
+        np.add.at(w, e_at, flow)
+        return w
+
+    return TaggedChain(levels, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                       np.array(kinds, dtype=np.int64), tuple(values), totals, _memo(entry), space.size)
+
+
+@functools.lru_cache(maxsize=16)
+def two_flow_hysteretic_laws(model) -> dict:
+    """The ``response`` of ``two-flow-hysteretic``: wait and sojourn of a random admitted customer (either
+    flow, weighted by the admitted rates), relative priority to flow 1."""
+    return phase_type_laws(tagged_two_flow_hysteretic(model))

@@ -325,6 +325,7 @@ class TwoFlowHystereticModel(Model):
     engine = Ref("qderive.numeric.engines.two_flow_hysteretic:TwoFlowHystereticEngine")
     derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
+    response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
 
     def __post_init__(self):
         mus = self.service_rates
