@@ -179,12 +179,16 @@ def _oracle_tagged(model, wait: bool):
         elif not (wait and served(s)):
             yield from two_flow_moves(model, s)
 
-    tc = build(START, step)
-    transient = [i for i, s in enumerate(tc.states) if s not in (START, DONE) and not (wait and served(s))]
+    return _absorption_form(build(START, step), entries, lambda s: s in (START, DONE) or (wait and served(s)))
+
+
+def _absorption_form(tc, entries, absorbing):
+    """(alpha, sub-generator Q over the transient states, atom at absorption) of a built tagged chain: the entry
+    weights normalised, every rate out of a transient state on the diagonal, into a transient state off it."""
+    transient = [i for i, s in enumerate(tc.states) if not absorbing(s)]
     pos = {i: k for k, i in enumerate(transient)}
     total = sum(entries.values())
-    alpha = [0] * len(transient)
-    atom = 0
+    alpha, atom = [0] * len(transient), 0
     for s, w in entries.items():
         i = tc.index[s]
         if i in pos:
@@ -347,24 +351,7 @@ def _oracle_tagged_hysteretic(model, wait: bool):
         elif not (wait and served(s)):
             yield from hysteretic_moves(model, s)
 
-    tc = build(START, step)
-    transient = [i for i, s in enumerate(tc.states) if s not in (START, DONE) and not (wait and served(s))]
-    pos = {i: k for k, i in enumerate(transient)}
-    total = sum(entries.values())
-    alpha, atom = [0] * len(transient), 0
-    for s, w in entries.items():
-        i = tc.index[s]
-        if i in pos:
-            alpha[pos[i]] += w / total
-        else:
-            atom += w / total
-    Q = [[0] * len(transient) for _ in transient]
-    for (i, j), r in tc.rates.items():
-        if i in pos:
-            Q[pos[i]][pos[i]] -= r
-            if j in pos:
-                Q[pos[i]][pos[j]] += r
-    return alpha, Q, atom
+    return _absorption_form(build(START, step), entries, lambda s: s in (START, DONE) or (wait and served(s)))
 
 
 def _expm_steps(alpha, Q, h, times):
