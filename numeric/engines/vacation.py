@@ -278,8 +278,11 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     def quantile(r):
         return model.with_capacity(r).evaluate(digits, wait_quantile=[key]).response["wait_quantile"][key]
 
-    def meets(r):
-        return quantile(r) <= T if digits is None else quantile(r) <= _exact_mpf(T)
+    t_key = decimal_text(T)
+
+    def meets(r):  # Q-quantile <= T  <=>  P(W > T) <= 1 - Q (the tail is continuous and decreasing): one tail
+        tail = model.with_capacity(r).evaluate(digits, wait_tail=[t_key]).response["wait_tail"][t_key]
+        return tail <= float(1 - Q) if digits is None else tail <= _exact_mpf(1 - Q)
 
     if not meets(found):
         raise ParameterError(f"no capacity meets both targets: r = {found} is the smallest with loss <= "
