@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -250,13 +251,7 @@ def size(values: dict, request, digits=None) -> dict:
             hi = min(2 * hi if hi else 1, top)
             if lo == top:
                 fail(top)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if meets(mid):
-                hi = mid
-            else:
-                lo = mid
-        found = hi
+        found = _first_true(lo, hi, meets)
     m = sweep.at(found)
     out = {"capacity": found, "loss_probability": m["loss_probability"]}
     if found > start:
@@ -280,6 +275,7 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
 
     t_key = decimal_text(T)
 
+    @functools.lru_cache(maxsize=None)  # each capacity's tail once (the gallop and the bisection share ends)
     def meets(r):  # Q-quantile <= T  <=>  P(W > T) <= 1 - Q (the tail is continuous and decreasing): one tail
         tail = model.with_capacity(r).evaluate(digits, wait_tail=[t_key]).response["wait_tail"][t_key]
         return tail <= float(1 - Q) if digits is None else tail <= _exact_mpf(1 - Q)
@@ -299,21 +295,23 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     lo, hi = found, found
     while hi < top and meets(hi):
         lo, hi = hi, min(top, 2 * hi)
-    if meets(hi):
-        largest = hi
-    else:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if meets(mid):
-                lo = mid
-            else:
-                hi = mid
-        largest = lo
+    largest = hi if meets(hi) else _first_true(lo, hi, lambda r: not meets(r)) - 1
     out = {"max_capacity_for_delay": largest, "wait_quantile_at_capacity": quantile(found),
            "wait_quantile_at_max_capacity": quantile(largest)}
     if largest < top:
         out["wait_quantile_one_more"] = quantile(largest + 1)
     return out
+
+
+def _first_true(lo: int, hi: int, pred) -> int:
+    """The smallest r in (lo, hi] with pred(r), by bisection, given pred(lo) false and pred(hi) true (monotone)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _exact_mpf(x):
