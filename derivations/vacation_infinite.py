@@ -54,6 +54,10 @@ SOURCE = "E. S. Sopin (2013), thesis abstract, chapter 2, eqs. (2)-(7); spec/cha
 z, lam, c0 = VI.z, VI.lam, VI.c0
 b1, b2, b3, f1, f2, f3, l1, l2, l3 = VI.SYMBOLS[1:10]
 
+#: the thesis's abbreviations (chapter 2, section 0): rho-bar = lambda l1 b1, alpha-bar = lambda l1 f1
+NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), lam * l1 * b1),
+            (sp.Symbol(r"\bar{\alpha}", positive=True), lam * l1 * f1))
+
 
 # -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------
 
@@ -464,8 +468,9 @@ def derivation(wait_moments: int = 2) -> Derivation:
         checks=tuple(checks),
         results=dict(g),
         notes=("General laws: service LST beta(s) with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; "
-               "batch PGF L(z) with raw moments l1, l2, l3; rho_bar = lambda l1 b1; c0 = varphi(lambda).",),
+               "batch PGF L(z) with raw moments l1, l2, l3; c0 = varphi(lambda).",),
         recursions=RECURSIONS,
+        notation=NOTATION,
     )
 
 
