@@ -383,6 +383,6 @@ class Derivation:
 
         out = [self.title, "=" * len(self.title), f"Source: {self.source}", ""]
         if self.notation:
-            out += ["Notation: " + ", ".join(f"{pretty(a)} = {pretty(b)}" for a, b in self.notation), ""]
+            out += ["Notation: " + ", ".join(f"{pretty(a)} = {pretty(b, order='none')}" for a, b in self.notation), ""]
         out += [f"{s.label} {s.title}\n{pretty(present(s.relation, self.notation))}\n" for s in self.steps]
         return "\n".join(out)

@@ -240,10 +240,11 @@ def derivation() -> Derivation:
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
                 Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),
                 Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r)),
-        notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
+        notes=("pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
                "lambda_1 = lambda_0 is the pure discard hysteresis, lambda_1 = 0 complete blocking (S_2 is then "
                "never reached and the segments (B4), (B5) vanish above H).",),
         recursions=RECURSIONS,
+        notation=((rho0, lam0 / mu), (rho1, lam1 / mu)),
     )
 
 

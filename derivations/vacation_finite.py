@@ -383,6 +383,7 @@ def derivation() -> Derivation:
             "C(z) = A(z) L(z)/z) and single vacations.",
         ),
         recursions=RECURSIONS,
+        notation=((rho_bar, sp.Mul(lam, l1, b1, evaluate=False)),),
     )
 
 

@@ -55,8 +55,9 @@ z, lam, c0 = VI.z, VI.lam, VI.c0
 b1, b2, b3, f1, f2, f3, l1, l2, l3 = VI.SYMBOLS[1:10]
 
 #: the thesis's abbreviations (chapter 2, section 0): rho-bar = lambda l1 b1, alpha-bar = lambda l1 f1
-NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), lam * l1 * b1),
-            (sp.Symbol(r"\bar{\alpha}", positive=True), lam * l1 * f1))
+#: (written in this factor order; :func:`.export.printing.present` substitutes them where they shorten a result)
+NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), sp.Mul(lam, l1, b1, evaluate=False)),
+            (sp.Symbol(r"\bar{\alpha}", positive=True), sp.Mul(lam, l1, f1, evaluate=False)))
 
 
 # -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import re
 
-from .printing import latex, rows
+from .printing import PaperLatexPrinter, latex, rows
 
 __all__ = ["document", "body", "render_recursions", "escape", "text", "tag", "align", "aligned", "display_math",
            "notation_text", "WIDTH", "PREAMBLE"]
 
 #: the width in characters (of the 2-D text form, :func:`.printing.text_width`) a display row may take on
 #: the page of :data:`PREAMBLE` (a 17.6 cm text block at 11 pt); rows are broken to it
-WIDTH = 92
+WIDTH = 86
 
 PREAMBLE = (
     "\\documentclass[11pt]{article}",
@@ -110,7 +110,7 @@ def notation_text(notation, math: str = "$") -> str:
     """The sentence introducing a derivation's abbreviations (empty without any)."""
     if not notation:
         return ""
-    parts = [f"{math}{latex(a)} = {latex(b)}{math}" for a, b in notation]
+    parts = [f"{math}{latex(a)} = {PaperLatexPrinter({'order': 'none'}).doprint(b)}{math}" for a, b in notation]
     joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"Notation: {joined}, written wherever they shorten a result."
 

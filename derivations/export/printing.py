@@ -22,6 +22,7 @@ Three steps, shared by the LaTeX and Markdown exports, Jupyter and the terminal:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -31,7 +32,7 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
 __all__ = ["present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
-           "unicode_name", "text_width", "rows", "Row"]
+           "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
 
 # --------------------------------------------------------------------------------------
@@ -39,13 +40,21 @@ __all__ = ["present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePri
 # --------------------------------------------------------------------------------------
 
 
+def _evaluated(definition):
+    """A definition written unevaluated for display (``Mul(lambda, l_1, b_1, evaluate=False)``), evaluated."""
+    return definition.func(*definition.args) if definition.args else definition
+
+
 def _substitute(expr, notation):
     """Replace each definition of ``notation`` ((symbol, product) pairs) by its symbol where the product
-    divides a term (SymPy's algebraic ``subs`` of a product; sums are expanded first where that makes
-    the product appear, and kept as they are otherwise)."""
+    divides a term (SymPy's algebraic ``subs`` of a product), where that shortens the expression
+    (fewer operations): the abbreviations are used wherever they simplify the result."""
     out = expr
     for symbol, definition in notation:
-        out = out.subs(definition, symbol)
+        value = _evaluated(definition)
+        candidate = out.subs(value, symbol).subs(1 / value, 1 / symbol)
+        if candidate != out and sp.count_ops(candidate) <= sp.count_ops(out):
+            out = candidate
     return out
 
 
@@ -95,7 +104,7 @@ def present(expr, notation=()):
 
 def restore(expr, notation=()):
     """The notation's symbols replaced by their definitions (the inverse of :func:`present`)."""
-    return expr.subs({symbol: definition for symbol, definition in notation})
+    return expr.subs({symbol: _evaluated(definition) for symbol, definition in notation})
 
 
 # --------------------------------------------------------------------------------------
@@ -165,7 +174,7 @@ _GREEK = {
     "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
     "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "ϕ", "varphi": "φ",
     "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
-    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ell": "ℓ",
 }
 _ACCENTS = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302", "dot": "\u0307", "overline": "\u0305"}
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
@@ -239,21 +248,126 @@ class UnicodePrinter(_PaperOrder, PrettyPrinter):
         return prettyForm(unicode_name(e.base.label.name) + _shift(idx, _SUB, "_"))
 
 
+@functools.lru_cache(maxsize=4096)
 def latex(expr) -> str:
     """LaTeX of ``expr`` with :class:`PaperLatexPrinter`."""
     return PaperLatexPrinter().doprint(expr)
 
 
-def pretty(expr) -> str:
-    """The 2-D unicode text of ``expr`` with :class:`UnicodePrinter`."""
-    return UnicodePrinter().doprint(expr)
+def pretty(expr, order=None, columns: int | None = None) -> str:
+    """The 2-D unicode text of ``expr`` with :class:`UnicodePrinter` (``order="none"``: factors as given),
+    wrapped at ``columns`` (default: the terminal's width)."""
+    import shutil
+
+    columns = columns or shutil.get_terminal_size((100, 24)).columns
+    return UnicodePrinter({"order": order, "wrap_line": True, "num_columns": columns}).doprint(expr)
 
 
-def text_width(expr) -> int:
-    """Width in characters of the 2-D text of ``expr`` (combining accents take no room): the measure
-    :func:`rows` breaks by, a proxy for the typeset width."""
-    lines = pretty(expr).splitlines() or [""]
-    return max(sum(1 for c in line if not unicodedata.combining(c)) for line in lines)
+_ZERO = {"left", "right", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "mathopen", "mathclose", "displaystyle",
+         "limits", "nonumber", "notag", "allowbreak"}
+_SPACE = {",": 0.33, ":": 0.45, ";": 0.55, " ": 0.5, "!": 0.0, "quad": 2.0, "qquad": 4.0}
+_BINARY = {"cdot", "times", "le", "ge", "ne", "leq", "geq", "wedge", "vee", "to", "in", "approx", "equiv"}
+_WORDS = {"min", "max", "exp", "log", "ln", "sin", "cos", "det", "lim", "inf", "sup"}
+
+
+def _group(s: str, i: int):
+    """The brace group starting at ``s[i]`` (or the single token there): (content, index after it)."""
+    while i < len(s) and s[i] == " ":
+        i += 1
+    if i >= len(s):
+        return "", i
+    if s[i] != "{":
+        m = re.match(r"\\[A-Za-z]+|\\.|.", s[i:])
+        return m.group(0), i + len(m.group(0))
+    depth, j = 0, i
+    while j < len(s):
+        if s[j] == "\\":
+            j += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(s[j], 0)
+        if depth == 0:
+            return s[i + 1:j], j + 1
+        j += 1
+    return s[i + 1:], len(s)
+
+
+def tex_width(s: str) -> float:
+    """An estimate of the typeset width of LaTeX math ``s``, in units of about half an em (a letter): a
+    fraction is as wide as its wider part, a sub- and superscript stack at 0.7 size, a binary operator
+    with its spaces takes 2.2, an unbreakable ``cases`` block its widest row."""
+    total, i, after_big = 0.0, 0, False
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+            name = m.group(1)
+            i += len(m.group(0))
+            big = False
+            if name in ("frac", "dfrac", "tfrac"):
+                a, i = _group(s, i)
+                b, i = _group(s, i)
+                total += max(tex_width(a), tex_width(b)) + 0.4
+            elif name in _ZERO:
+                if i < len(s) and s[i] == ".":
+                    i += 1
+            elif name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathbf", "textit"):
+                g, i = _group(s, i)
+                total += 0.9 * len(g) if name.startswith("text") else tex_width(g) + (0.3 * len(g))
+            elif name in ("tilde", "bar", "hat", "mathcal", "overline", "dot", "boldsymbol", "mathbb"):
+                g, i = _group(s, i)
+                total += tex_width(g)
+            elif name in ("begin", "end"):
+                env, i = _group(s, i)
+                if name == "begin":
+                    end = s.find("\\end{" + env + "}", i)
+                    inner = s[i:end if end >= 0 else len(s)]
+                    i = (end + len(env) + 6) if end >= 0 else len(s)
+                    cells = [sum(tex_width(x) for x in r.split("&")) + 2 for r in re.split(r"\\\\", inner)]
+                    total += max(cells) + 2
+            elif name in _SPACE:
+                total += _SPACE[name]
+            elif name in ("sum", "prod", "int"):
+                total += 2.0
+                big = True
+            elif name in _BINARY:
+                total += 2.2
+            elif name in _WORDS:
+                total += len(name)
+            elif name in ("{", "}", "|"):
+                total += 0.6
+            else:
+                total += 1.0
+            after_big = big
+            continue
+        if c in "^_":
+            scripts = []
+            while i < len(s) and s[i] in "^_":
+                g, i = _group(s, i + 1)
+                scripts.append(tex_width(g))
+            w = 0.7 * max(scripts)
+            total += max(0.0, w - 2.0) if after_big else w
+        elif c in "+-=<>":
+            total += 2.2
+        elif c in "{} ":
+            pass
+        elif c in "()[]|":
+            total += 0.6
+        elif c in ",;'":
+            total += 0.5
+        elif c == "&":
+            pass
+        else:
+            total += 1.0
+        after_big = False
+        i += 1
+    return total
+
+
+@functools.lru_cache(maxsize=4096)
+def text_width(expr) -> float:
+    """The estimated typeset width of ``expr`` (:func:`tex_width` of its LaTeX): the measure :func:`rows`
+    breaks by."""
+    return tex_width(latex(expr))
 
 
 # --------------------------------------------------------------------------------------
@@ -349,7 +463,7 @@ def _piecewise_rows(left, op, pw, room):
     out = []
     for value, cond in pw.args:
         when = r"\text{otherwise}" if cond is sp.true else r"\text{if } " + latex(cond)
-        short = text_width(value) + len(when) // 2 + 4 <= room
+        short = text_width(value) + tex_width(when) + 4 <= room
         lines = _lines(value, room)
         if short:
             lines[-1] += r",\qquad " + when
@@ -395,6 +509,7 @@ def _relation_rows(rel, width, notation):
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def rows(relation, width: int = 72, notation=()) -> list[Row]:
     """The rows of a displayed relation (``Eq``, an inequality, ``And`` of them, or an expression) in the
     source's notation, broken so that each is at most ``width`` characters of its text form."""

@@ -154,6 +154,20 @@ class Measures:
             lines += ["", *[f"*note:* {n}" for n in self.notes]]
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the measures as an HTML table (measure, value, units), then the notes."""
+        from html import escape
+
+        units = {f.name: m.units for f, m in self.measure_fields()}
+        rows = []
+        for name, value in self.as_dict().items():
+            shown = f"[{len(value)} values]" if isinstance(value, (list, tuple)) else f"{value}"
+            rows.append(f"<tr><td><code>{escape(name)}</code></td><td>{escape(shown)}</td>"
+                        f"<td>{escape(str(units.get(name, '') or ''))}</td></tr>")
+        notes = "".join(f"<p><em>note:</em> {escape(str(n))}</p>" for n in self.notes)
+        return ("<table><thead><tr><th>measure</th><th>value</th><th>units</th></tr></thead><tbody>"
+                + "".join(rows) + "</tbody></table>" + notes)
+
 
 _MODELS: dict[str, type] = {}
 
