@@ -42,7 +42,7 @@ SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in spec/chapter3
 
 
 def gth_elimination(P, n):
-    """(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; pi P = pi."""
+    r"""(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; $\pi P = \pi$."""
     for k in range(n - 1, 0, -1):
         s = sum(P[k][j] for j in range(k))
         for i in range(k):
@@ -56,7 +56,7 @@ def gth_elimination(P, n):
 
 
 def normal_sojourn_solve(W, s, g, m):
-    """(21) without subtraction: (I - P_0) y = g with W = P_0 (upper Hessenberg) and s = its exits."""
+    r"""(21) without subtraction: $(I - P_0)\, y = g$ with $W = P_0$ (upper Hessenberg) and $s$ = its exits."""
     d = [0] * m
     for k in range(m):
         if k > 0:

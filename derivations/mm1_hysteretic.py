@@ -52,8 +52,8 @@ CHECK_POINTS = (
 
 
 def level_law(r0, r1, L, H, R):
-    """pi(j, s) with pi(L, 1) = 1 from the level cuts, as positive recurrences (the form for rho_1 > 0;
-    the kernel writes the segment above H in powers of rho_1 when rho_1 < 1, which includes rho_1 = 0)."""
+    r"""$\pi(j, s)$ with $\pi(L, 1) = 1$ from the level cuts, as positive recurrences (the form for $\rho_1 > 0$;
+    the kernel writes the segment above $H$ in powers of $\rho_1$ when $\rho_1 < 1$, which includes $\rho_1 = 0$)."""
     normal = [0] * H
     normal[H - 1] = 1 / r0
     for j in range(H - 2, L - 2, -1):

@@ -64,7 +64,7 @@ NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), sp.Mul(lam, l1, b1, evalua
 
 
 def cut_recursion(a, abar, cbar, n):
-    """(2b): q~_0 = 1, a_0 q~_{j+1} = cbar_j + sum_{i=1}^{j} q~_i abar_{j-i+1}."""
+    r"""(2b): $\tilde q_0 = 1$, $a_0 \tilde q_{j+1} = \bar c_j + \sum_{i=1}^{j} \tilde q_i \bar a_{j-i+1}$."""
     q = [1]
     for j in range(n):
         s = cbar[j]
@@ -75,7 +75,7 @@ def cut_recursion(a, abar, cbar, n):
 
 
 def arrival_counts(beta, l_k, n):
-    """a_n = sum_{k=0}^{n} beta_k l^{(k)}_n (customers arriving during one service)."""
+    r"""$a_n = \sum_{k=0}^{n} \beta_k l^{(k)}_n$ (customers arriving during one service)."""
     s = 0
     for k in range(n + 1):
         s = s + beta[k] * l_k[k][n]
@@ -83,7 +83,7 @@ def arrival_counts(beta, l_k, n):
 
 
 def time_stationary(q, u, v, C, j):
-    """(4): p_j = (q_0 v_j + sum_{i=1}^{j+1} q_i u_{j-i+1}) / C."""
+    r"""(4): $p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
     s = q[0] * v[j]
     for i in range(1, j + 2):
         s = s + q[i] * u[j - i + 1]

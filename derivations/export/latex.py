@@ -131,7 +131,7 @@ def render_recursions(recursions) -> str:
     for title, fn in recursions:
         code = _DOCSTRING.sub("", latexify.get_latex(fn, style=latexify.Style.ALGORITHMIC))
         doc = " ".join((inspect.getdoc(fn) or "").split())
-        parts += ["\\begin{algorithm}[htbp]", f"\\caption{{{text(title)}}}"]
+        parts += ["\\begin{algorithm}[H]", f"\\caption{{{text(title)}}}"]
         if doc:
             parts.append(f"\\begin{{minipage}}{{\\linewidth}}\\small {text(doc)}\\end{{minipage}}\\smallskip")
         parts += [code, "\\end{algorithm}", ""]
