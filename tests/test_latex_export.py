@@ -98,7 +98,7 @@ def test_long_results_are_broken_into_rows_that_fit():
     d = _derivation("vacation-infinite")
     step = d.step("Var")
     rws = rows(step.relation, L.WIDTH - 7, d.notation)
-    assert len(rws) >= 3
+    assert tex_width(latex(present(step.relation.rhs, d.notation))) > L.WIDTH and len(rws) >= 2
     assert all(tex_width(right) + (tex_width(left) + 3 if left else 2) <= L.WIDTH for left, _, right in rws)
     block = L.align(step, d.notation)
     assert block.startswith("\\begin{align*}") and block.count("\\tag*{Var}") == 1
@@ -123,7 +123,7 @@ def test_escaped_text_and_fragment_compile_and_read_back(tmp_path):
     assert shutil.which("pdflatex"), "pdflatex is required here (QDERIVE_REQUIRE_TEX=1)"
     frag = tmp_path / "erlang.tex"
     assert cli(["derive", "erlang-b", "--latex", str(frag), "--fragment"])[0] == 0
-    body = frag.read_text()
+    body = "\n".join(line for line in frag.read_text().splitlines() if not line.startswith("%"))
     assert "\\documentclass" not in body and "\\begin{document}" not in body and "\\usepackage" not in body
     assert "\\begin{align*}" in body and "\\tag{R}" in body
     specials = "a|b <c> d_e & 50% #1 x~y x^y"

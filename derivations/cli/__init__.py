@@ -321,7 +321,7 @@ def _cmd_derive(args) -> int:
     if not (latex or markdown):
         if args.print_latex:
             for s in deriv.steps:
-                print(f"% {s.label} {s.title}\n{s.latex()}\n")
+                print(f"% {s.label} {s.title}\n{s.latex(deriv.notation)}\n")
         else:
             print(deriv)
     return 0

@@ -158,5 +158,7 @@ def document(derivation, fragment: bool = False) -> str:
     """A standalone LaTeX document holding every step (or the body alone with ``fragment``)."""
     content = body(derivation)
     if fragment:
-        return content + "\n"
+        needs = " ".join(line for line in PREAMBLE[2:])
+        return f"% qderive derive {derivation.name} --latex --fragment: \\input this file; its preamble needs\n% {needs}\n" \
+            + content + "\n"
     return "\n".join([*PREAMBLE, "\\begin{document}", content, "\\end{document}", ""])

@@ -96,10 +96,31 @@ def _tidy(expr):
     return -body
 
 
+def _partial_fractions(expr, symbols):
+    """A rational result with an abbreviation in its denominator split into partial fractions in it, each
+    term factored, where that shortens it: W = f_2/(2 f_1) + (...)/(2 f_1 l_1 (1 - rho-bar)), as the thesis
+    writes (6)."""
+    for sym in symbols:
+        if not isinstance(expr, sp.Expr) or isinstance(expr, sp.Piecewise) or not expr.has(sym) \
+                or not expr.is_rational_function():
+            continue
+        if not sp.fraction(sp.together(expr))[1].has(sym):
+            continue
+        try:
+            candidate = sp.Add(*[sp.factor(t) for t in sp.Add.make_args(sp.apart(expr, sym))])
+        except (sp.PolynomialError, NotImplementedError):
+            continue
+        if sp.count_ops(candidate) < sp.count_ops(expr):
+            expr = candidate
+    return expr
+
+
 def present(expr, notation=()):
-    """``expr`` in the source's notation (``notation``: (symbol, definition) pairs), with sums that read
-    better negated written so; the value is unchanged (:func:`restore` undoes the notation)."""
-    return _tidy(_substitute(sp.sympify(expr), notation))
+    """``expr`` in the source's notation (``notation``: (symbol, definition) pairs), split into partial
+    fractions in an abbreviation where that is shorter, with sums that read better negated written so;
+    the value is unchanged (:func:`restore` undoes the notation)."""
+    expr = _substitute(sp.sympify(expr), notation)
+    return _tidy(_partial_fractions(expr, [symbol for symbol, _ in notation]))
 
 
 def restore(expr, notation=()):
@@ -505,7 +526,8 @@ def _relation_rows(rel, width, notation):
     lines = _lines(rhs, room)
     out = [Row(left, op, lines[0])] + [Row("", "", x) for x in lines[1:]]
     for sym, pw in aux:
-        out += _relation_rows(sp.Eq(sym, pw, evaluate=False), width, ())
+        defined = _relation_rows(sp.Eq(sym, pw, evaluate=False), width - 6, ())
+        out += [Row(r"\text{where } " + r[0], r[1], r[2]) if r[0] else r for r in defined]
     return out
 
 
