@@ -384,7 +384,7 @@ def _wait_steps(k: int) -> tuple:
     ]
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
         steps.append(Step(f"(W{j})", f"Moment {j} of the wait, (-1)^{j} W^({j})(0) (general laws)",
-                          sp.Eq(sp.Symbol(f"E[W^{j}]"), m), "derived here", computed=True))
+                          sp.Eq(sp.Symbol(f"E[W^{{{j}}}]"), m), "derived here", computed=True))
     return tuple(steps)
 
 
