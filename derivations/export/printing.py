@@ -142,8 +142,10 @@ def paper_order(add, index: bool = False) -> list:
 
     A positive constant comes first when a term is subtracted (``1 - rho``, ``1 + alpha - rho``) and
     last otherwise (``j + 1``); the other terms keep SymPy's order, except that the first positive term
-    is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) keeps constants last.
+    is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) and sums of integers
+    (counts: ``n - k_0 + 1``, ``H - L + 1``) keep constants last.
     """
+    index = index or all(s.is_integer for s in add.free_symbols)
     terms = list(add.as_ordered_terms())
     const = [t for t in terms if t.is_Number]
     rest = [t for t in terms if not t.is_Number]
