@@ -192,7 +192,8 @@ class MM1HystereticEngine(Engine):
 
 #: what ``optimize hysteretic`` optimises (said in its output)
 OPTIMISED_MODEL = ("hysteretic M[X]|G|1|(L,H)|(H,R): the mode changes at departure epochs (the M[X]|G|1 embedded "
-                   "chain (16)), not the instantaneous M|M|1 hysteresis")
+                   "chain (16)), not the instantaneous M|M|1 hysteresis of seed 002 (for that model: qderive "
+                   "optimize mm1-hysteretic)")
 
 
 def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
