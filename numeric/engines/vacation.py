@@ -10,13 +10,16 @@
 * :class:`FiniteEngine` -- M[X]/G/1/r: :mod:`qderive.numeric.kernels.vacation`
   (partial or whole admission), every quantity a sum of positive terms (a-priori bound:
   O(r) roundings, log10(r) guard digits).
-* :func:`size` -- the smallest waiting room with loss <= a target (``qderive size``).
+* :func:`size` -- ``qderive size``: the smallest waiting room with loss <= a target
+  (:func:`smallest_capacity`) or, for a given room, the largest load (:func:`largest_load`; the loss
+  has the positive floor :func:`loss_floor` as the load goes to 0).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -33,7 +36,8 @@ from ..kernels import vacation as K
 from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
 
-__all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "policy_key"]
+__all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "smallest_capacity", "largest_load", "loss_floor",
+           "policy_key"]
 
 
 #: the measures of the closed forms: the fields of the result record, in order
@@ -198,7 +202,25 @@ def _lowest_capacity(model) -> int:
 
 
 def size(values: dict, request, digits=None) -> dict:
-    """min { r : loss(r) <= target } (``qderive size vacation-finite``).
+    """``qderive size vacation-finite``: the smallest capacity (:func:`smallest_capacity`, no ``--capacity``)
+    or, with ``--capacity`` and without ``--load`` / ``--rate``, the largest load (:func:`largest_load`)."""
+    given_load = values.get("rate") is not None or values.get("load") is not None
+    if values.get("capacity") is not None:
+        if given_load:
+            raise ParameterError("give --capacity R to find the largest load, or --load / --rate to find the smallest "
+                                 "capacity, not both")
+        if request.wait_level is not None:
+            raise ParameterError("target-wait-quantile", "sizes the capacity; it does not apply with --capacity "
+                                 "(the largest load)")
+        return largest_load(values, request.target_loss, digits)
+    if not given_load:
+        raise ParameterError("size vacation-finite needs --load (or --rate) to find the smallest capacity, or "
+                             "--capacity to find the largest load")
+    return smallest_capacity(values, request, digits)
+
+
+def smallest_capacity(values: dict, request, digits=None) -> dict:
+    """min { r : loss(r) <= target } (``qderive size vacation-finite`` without ``--capacity``).
 
     The loss of M[X]/G/1/r falls as r grows, towards 1 - 1/rho_bar for rho_bar >= 1 (the
     load-balance limit of Theorem 1.1 as P^r_e -> 0), so a target at or below that limit is
@@ -259,6 +281,115 @@ def size(values: dict, request, digits=None) -> dict:
     if request.wait_level is not None:
         out.update(_delay_capacities(model, found, top, request, digits))
     return out
+
+
+def loss_floor(model: FiniteVacationQueue) -> Fraction:
+    """The loss as the load tends to 0 (exact): the first batch of a busy period meets an empty system.
+
+    With multiple vacations the server is then on vacation, so the batch finds m = r places; with
+    single vacations (the one vacation is over) or none, the first customer is served at once and the
+    batch finds m = r + 1 places. Partial admission loses the excess (X - m)^+, whole admission a batch
+    with X > m entirely::
+
+        floor = E (X - m)^+ / l_1   (partial),    floor = E X 1{X > m} / l_1 = (E (X - m)^+ + m P(X > m)) / l_1.
+
+    Positive whenever batches larger than m are possible (geometric batches: always).
+    """
+    X = model.batch
+    m = model.capacity + (0 if model.vacation is not None and model.vacation_policy is VacationPolicy.MULTIPLE else 1)
+    lost = X.excess(m) if model.admission is Admission.PARTIAL else X.excess(m) + m * X.tail(m)
+    return Fraction(lost) / Fraction(X.mean)
+
+
+#: relative width of the load bracket of :func:`largest_load` in float64 (with ``--digits D``: 10^-D)
+LOAD_TOLERANCE = Fraction(1, 2**40)
+
+
+def largest_load(values: dict, target, digits=None) -> dict:
+    """max { rho_bar : loss(rho_bar) <= target } at the capacity ``values["capacity"]`` (``qderive size
+    vacation-finite --capacity R --target-loss EPS``, without ``--load``).
+
+    The loss (Theorem 1.1 (12)) grows with the load rho_bar = lambda l_1 b_1 from the floor
+    :func:`loss_floor` (rho_bar -> 0) to 1 (rho_bar -> infinity) -- observed on every grid tried,
+    not proved; the answer is checked at the load and just above it. A target at or below the
+    floor is refused (ParameterError naming the floor). The bracket [lo, hi] (exact dyadic loads)
+    is found by doubling / halving from rho_bar = 1 and bisected to a relative width of 2^-40
+    (``digits=D``: 10^-D); each decision loss <= target is taken in float64 under the precision
+    policy, or at 30 digits (``digits`` if larger) when the float64 loss lies within 1e-9 of the
+    target. Returns ``load`` (= lo, meets the target), ``rate``, ``loss_probability``,
+    ``load_above`` (= hi) with ``loss_probability_above`` (> target) and ``loss_floor``.
+    """
+    from qderive.symbolic.numbers import decimal_text
+
+    target = Fraction(target)
+    probe = FiniteVacationQueue.from_values({**{k: v for k, v in values.items() if k not in ("rate", "load")},
+                                             "load": Fraction(1)})
+    per_load = probe.rate  # lambda at rho_bar = 1: 1 / (l_1 b_1)
+    floor = loss_floor(probe)
+    if target <= floor:
+        where = ("a batch arriving during a vacation finds r" if probe.vacation is not None
+                 and probe.vacation_policy is VacationPolicy.MULTIPLE else "the first customer is served at once, "
+                 "the batch finds r + 1")
+        raise ParameterError(f"target-loss = {decimal_text(target)} is below the loss floor "
+                             f"{float(floor):.6g} (= {decimal_text(floor)}) of capacity {probe.capacity}: as the "
+                             f"load goes to 0 {where} places and loses the excess; no load meets the target "
+                             "(raise --capacity or the target)")
+    precise = max(30, digits or 0)
+    cache: dict = {}
+
+    def loss(rho, d=digits):
+        key = (rho, d)
+        if key not in cache:
+            cache[key] = replace(probe, rate=rho * per_load).evaluate(d).loss_probability
+        return cache[key]
+
+    def meets(rho):
+        value = loss(rho)
+        if abs(float(value) - float(target)) <= 1e-9 * float(target):
+            return _exact_mpf_le(loss(rho, precise), target)
+        return value <= float(target) if digits is None else _exact_mpf_le(value, target)
+
+    lo, hi = Fraction(1), Fraction(1)
+    if meets(hi):
+        while meets(hi):
+            lo, hi = hi, 2 * hi
+            if hi > 2**200:
+                raise ParameterError(f"target-loss = {decimal_text(target)}: the loss stays below it up to "
+                                     "rho_bar = 2^200")
+    else:
+        while not meets(lo):
+            hi, lo = lo, lo / 2
+            if lo < Fraction(1, 2**300):
+                raise ParameterError(f"target-loss = {decimal_text(target)} is within the float range of the floor "
+                                     f"{float(floor):.6g}: no load above 2^-300 meets it")
+    width = LOAD_TOLERANCE if digits is None else Fraction(1, 10**digits)
+    while hi - lo > width * hi:
+        mid = (lo + hi) / 2
+        if meets(mid):
+            lo = mid
+        else:
+            hi = mid
+    return {"load": _number(lo, digits), "rate": _number(lo * per_load, digits), "capacity": probe.capacity,
+            "loss_probability": loss(lo), "load_above": _number(hi, digits), "loss_probability_above": loss(hi),
+            "target_loss": _number(target, digits), "loss_floor": _number(floor, digits)}
+
+
+def _number(x: Fraction, digits):
+    """An exact number for the output: a float (float64 runs) or an mpmath number of ``digits`` + 10 digits."""
+    if digits is None:
+        return float(x)
+    import mpmath
+
+    with mpmath.workdps(digits + 10):
+        return mpmath.mpf(x.numerator) / x.denominator
+
+
+def _exact_mpf_le(value, bound: Fraction) -> bool:
+    """value <= bound for an mpmath (or float) value and an exact bound."""
+    import mpmath
+
+    with mpmath.workdps(80):
+        return mpmath.mpf(value) <= mpmath.mpf(bound.numerator) / bound.denominator
 
 
 def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
