@@ -369,15 +369,20 @@ def largest_load(values: dict, target, digits=None) -> dict:
             lo = mid
         else:
             hi = mid
-    return {"load": _number(lo, digits), "rate": _number(lo * per_load, digits), "capacity": probe.capacity,
-            "loss_probability": loss(lo), "load_above": _number(hi, digits), "loss_probability_above": loss(hi),
+    return {"load": _number(lo, digits, -1), "rate": _number(lo * per_load, digits, -1), "capacity": probe.capacity,
+            "loss_probability": loss(lo), "load_above": _number(hi, digits, 1), "loss_probability_above": loss(hi),
             "target_loss": _number(target, digits), "loss_floor": _number(floor, digits)}
 
 
-def _number(x: Fraction, digits):
-    """An exact number for the output: a float (float64 runs) or an mpmath number of ``digits`` + 10 digits."""
+def _number(x: Fraction, digits, direction: int = 0):
+    """An exact number for the output: a float (float64 runs; ``direction`` -1 / 1 rounds down / up, so that a
+    load that meets the target is printed as one that meets it, and one above it as one above it) or an mpmath
+    number of ``digits`` + 10 digits."""
     if digits is None:
-        return float(x)
+        f = float(x)
+        if direction and (Fraction(f) - x) * direction < 0:
+            f = math.nextafter(f, direction * math.inf)
+        return f
     import mpmath
 
     with mpmath.workdps(digits + 10):
