@@ -308,11 +308,6 @@ def optimize(values: dict, request, digits=None, progress: bool = True) -> dict:
 # Sizing the discard threshold (``qderive size hysteretic``)
 # --------------------------------------------------------------------------------------
 
-#: a float64 P(S_2) within this relative distance of the bound is decided again at 30 digits (the float64
-#: chain loses O(R eps) plus log10 kappa digits, far below this)
-_NEAR = 1e-9
-
-
 def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int = 3000, digits=None) -> dict:
     """min { R >= H + 2 : P(S_2)(R') <= ``discard_bound`` for every R' >= R } (19), L and H of ``model`` fixed.
 
@@ -328,6 +323,8 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
     """
     from qderive.symbolic.numbers import decimal_text
 
+    from .searching import compare, first_from, near
+
     bound = Fraction(discard_bound)
     first, top = model.H + 2, max_threshold
     if top < first:
@@ -341,14 +338,14 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
 
     def meets(R):
         v = p(R)
-        if abs(float(v) - float(bound)) <= _NEAR * float(bound):
+        if near(v, bound):
             v = p(R, max(30, digits or 0))
-        return _le_exact(v, bound)
+        return compare(v, bound) <= 0
 
     def falling(R):  # P(S_2)(R + 1) <= P(S_2)(R): past the peak (R = top counts as past it)
         return R >= top or p(R + 1) <= p(R)
 
-    peak = _first(first, top, falling)
+    peak = first_from(first, top, falling)
     if meets(peak):
         found = first
     elif not meets(top):
@@ -358,7 +355,7 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
         raise ParameterError(f"discard-bound = {decimal_text(bound)} is not met with R up to {top} "
                              f"(--max-threshold): P(S_2) = {float(p(top)):.6g} at R = {top}{why}")
     else:
-        found = _first(peak, top, meets)
+        found = first_from(peak, top, meets)
     out = {"R": found, "L": model.L, "H": model.H, "p_discard": p(found)}
     if found > first:
         out["p_discard_one_fewer"] = p(found - 1)
@@ -367,34 +364,6 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
                 "note": f"R = H + 1 = {model.H + 1} has no discard state (P(S_2) = 0: the excess is lost at the "
                         f"capacity instead); from R = {found} on, P(S_2) <= {decimal_text(bound)}"})
     return out
-
-
-def _first(lo: int, hi: int, pred) -> int:
-    """The smallest R in [lo, hi] with pred(R) (pred monotone, pred(hi) true): gallop from lo, then bisect."""
-    if pred(lo):
-        return lo
-    step, prev = 1, lo
-    while True:
-        R = min(hi, lo + step)
-        if pred(R):
-            break
-        prev, step = R, 2 * step
-    while R - prev > 1:
-        mid = (prev + R) // 2
-        if pred(mid):
-            R = mid
-        else:
-            prev = mid
-    return R
-
-
-def _le_exact(value, bound: Fraction) -> bool:
-    if isinstance(value, float):
-        return value <= float(bound)
-    import mpmath
-
-    with mpmath.workdps(80):
-        return mpmath.mpf(value) <= mpmath.mpf(bound.numerator) / bound.denominator
 
 
 def size_threshold(values: dict, request, digits=None) -> dict:

@@ -44,13 +44,11 @@ from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.numbers import decimal_text
 
 from .base import Trouble
+from .searching import NEAR, compare, first_from, near
 
-__all__ = ["ControlKeys", "MM1_KEYS", "TWO_FLOW_KEYS", "CONFIRM_DIGITS", "NEAR", "threshold_triples",
+__all__ = ["ControlKeys", "MM1_KEYS", "TWO_FLOW_KEYS", "CONFIRM_DIGITS", "threshold_triples",
            "optimize_mm1", "optimize_two_flow", "optimize_controls", "mm1_optimize", "two_flow_optimize"]
 
-#: a float64 value within this relative distance of a bound (or of the smallest return time) is decided again
-#: at high precision: the float64 engines lose O(n eps) < 1e-12 on these chains (n states, eps = 2.2e-16)
-NEAR = 1e-9
 #: digits of the confirmation of the two-flow model's optimum (mpmath, under the precision policy)
 CONFIRM_DIGITS = 30
 #: two confirmed return times are a tie when they agree to this relative distance (the 30-digit values carry
@@ -137,21 +135,6 @@ def _float64_map(model, triples, executor, bar, done=0) -> list:
 # --------------------------------------------------------------------------------------
 
 
-def _near(x: float, bound: float) -> bool:
-    return abs(x - bound) <= NEAR * max(abs(bound), abs(x))
-
-
-def _compare(a, b: Fraction) -> int:
-    """The sign of a - b for a Fraction or an mpmath number a and an exact b."""
-    if isinstance(a, Fraction):
-        return (a > b) - (a < b)
-    import mpmath
-
-    with mpmath.workdps(80):
-        d = mpmath.mpf(a) - mpmath.mpf(b.numerator) / b.denominator
-        return (d > 0) - (d < 0)
-
-
 def _tied(v, low) -> bool:
     """Two precise return times are equal: exactly for Fractions, within :data:`TIE` (relative) for mpmath."""
     if isinstance(v, Fraction) and isinstance(low, Fraction):
@@ -183,9 +166,9 @@ class _Search:
         precise values."""
         k, eps, T = self.keys, float(self.eps), float(self.T)
         p, c = row[k.discard], row[k.cycle]
-        if _near(p, eps) or _near(c, T):
+        if near(p, eps) or near(c, T):
             v = self.precise(t)
-            return _compare(v[k.discard], self.eps) <= 0 and _compare(v[k.cycle], self.T) >= 0
+            return compare(v[k.discard], self.eps) <= 0 and compare(v[k.cycle], self.T) >= 0
         return p <= eps and c >= T
 
     def margins(self, t) -> dict:
@@ -304,20 +287,9 @@ def optimize_mm1(model, discard_bound, min_cycle=0, *, r_range=None, digits=None
             evaluations += 1
             return search.feasible(t, _float64_chunk(model, [t])[0])
 
-        first = lo if ok(lo) else _first_true(lo, hi, ok)
+        first = first_from(lo, hi, ok)
         ties += [(L, L + a, L + a + b) for L in range(first, hi + 1)]
     return _result(search, ties, digits, evaluations, candidates, method)
-
-
-def _first_true(lo: int, hi: int, pred) -> int:
-    """The smallest x in (lo, hi] with pred(x), by bisection, given pred(lo) false and pred(hi) true (monotone)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 # --------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from qderive.symbolic.models.vacation import (
 from ..kernels import vacation as K
 from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
+from .searching import compare, first_true, near
 
 __all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "smallest_capacity", "largest_load", "loss_floor",
            "policy_key"]
@@ -273,7 +274,7 @@ def smallest_capacity(values: dict, request, digits=None) -> dict:
             hi = min(2 * hi if hi else 1, top)
             if lo == top:
                 fail(top)
-        found = _first_true(lo, hi, meets)
+        found = first_true(lo, hi, meets)
     m = sweep.at(found)
     out = {"capacity": found, "loss_probability": m["loss_probability"]}
     if found > start:
@@ -345,9 +346,9 @@ def largest_load(values: dict, target, digits=None) -> dict:
 
     def meets(rho):
         value = loss(rho)
-        if abs(float(value) - float(target)) <= 1e-9 * float(target):
-            return _exact_mpf_le(loss(rho, precise), target)
-        return value <= float(target) if digits is None else _exact_mpf_le(value, target)
+        if near(value, target):
+            value = loss(rho, precise)
+        return compare(value, target) <= 0
 
     lo, hi = Fraction(1), Fraction(1)
     if meets(hi):
@@ -389,14 +390,6 @@ def _number(x: Fraction, digits, direction: int = 0):
         return mpmath.mpf(x.numerator) / x.denominator
 
 
-def _exact_mpf_le(value, bound: Fraction) -> bool:
-    """value <= bound for an mpmath (or float) value and an exact bound."""
-    import mpmath
-
-    with mpmath.workdps(80):
-        return mpmath.mpf(value) <= mpmath.mpf(bound.numerator) / bound.denominator
-
-
 def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     """The capacities r >= ``found`` (the smallest meeting the loss target) whose admitted customers'
     Q-quantile of the wait is <= T: [found, largest]. The quantile grows with r (a larger room admits
@@ -431,23 +424,12 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     lo, hi = found, found
     while hi < top and meets(hi):
         lo, hi = hi, min(top, 2 * hi)
-    largest = hi if meets(hi) else _first_true(lo, hi, lambda r: not meets(r)) - 1
+    largest = hi if meets(hi) else first_true(lo, hi, lambda r: not meets(r)) - 1
     out = {"max_capacity_for_delay": largest, "wait_quantile_at_capacity": quantile(found),
            "wait_quantile_at_max_capacity": quantile(largest)}
     if largest < top:
         out["wait_quantile_one_more"] = quantile(largest + 1)
     return out
-
-
-def _first_true(lo: int, hi: int, pred) -> int:
-    """The smallest r in (lo, hi] with pred(r), by bisection, given pred(lo) false and pred(hi) true (monotone)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def _exact_mpf(x):
