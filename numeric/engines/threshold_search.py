@@ -174,7 +174,7 @@ class _Search:
     def margins(self, t) -> dict:
         """eps - P(S_2) and E tau - T at ``t`` from the precise values (>= 0 at a feasible point)."""
         v = self.precise(t)
-        return {"discard_margin": -_minus(v[self.keys.discard], self.eps),
+        return {"discard_margin": _minus(self.eps, v[self.keys.discard]),
                 "cycle_margin": _minus(v[self.keys.cycle], self.T)}
 
     def minimisers(self, rows: dict) -> list:
@@ -192,13 +192,17 @@ class _Search:
         return _at(self.model, t).evaluate(digits).as_dict()
 
 
-def _minus(a, b: Fraction):
-    if isinstance(a, Fraction):
+def _minus(a, b) -> float:
+    """a - b as a float, for Fractions (exactly, then rounded) or mpmath numbers (at 80 digits)."""
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
         return float(a - b)
     import mpmath
 
+    def mp(x):
+        return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
+
     with mpmath.workdps(80):
-        return float(mpmath.mpf(a) - mpmath.mpf(b.numerator) / b.denominator)
+        return float(mp(a) - mp(b))
 
 
 def _r_values(model, r_range) -> range:

@@ -313,11 +313,13 @@ def largest_load(values: dict, target, digits=None) -> dict:
     The loss (Theorem 1.1 (12)) grows with the load rho_bar = lambda l_1 b_1 from the floor
     :func:`loss_floor` (rho_bar -> 0) to 1 (rho_bar -> infinity) -- observed on every grid tried,
     not proved; the answer is checked at the load and just above it. A target at or below the
-    floor is refused (ParameterError naming the floor). The bracket [lo, hi] (exact dyadic loads)
-    is found by doubling / halving from rho_bar = 1 and bisected to a relative width of 2^-40
-    (``digits=D``: 10^-D); each decision loss <= target is taken in float64 under the precision
-    policy, or at 30 digits (``digits`` if larger) when the float64 loss lies within 1e-9 of the
-    target. Returns ``load`` (= lo, meets the target), ``rate``, ``loss_probability``,
+    floor is refused (ParameterError naming the floor). Since loss >= 1 - 1/rho_bar (the
+    throughput is at most 1/b_1), every load meeting the target lies below 1/(1 - target): the
+    bracket [lo, hi] (exact loads) is found by halving from there and bisected to a relative
+    width of 2^-40 (``digits=D``: 10^-D); each decision loss <= target is taken in float64 under
+    the precision policy, or at 30 digits (``digits`` if larger) when the float64 loss lies
+    within 1e-9 of the target -- in float64 only while the bracket is wider than 1e-6 (relative;
+    a narrower one whose midpoint cannot be decided in float64 is returned as it is). Returns ``load`` (= lo, meets the target), ``rate``, ``loss_probability``,
     ``load_above`` (= hi) with ``loss_probability_above`` (> target) and ``loss_floor``.
     """
     from qderive.symbolic.numbers import decimal_text
@@ -344,29 +346,33 @@ def largest_load(values: dict, target, digits=None) -> dict:
             cache[key] = replace(probe, rate=rho * per_load).evaluate(d).loss_probability
         return cache[key]
 
-    def meets(rho):
+    def meets(rho, settle=True):
+        """loss(rho) <= target; None when the float64 value is within NEAR of the target and ``settle`` is off."""
         value = loss(rho)
         if near(value, target):
+            if not settle:
+                return None
             value = loss(rho, precise)
         return compare(value, target) <= 0
 
-    lo, hi = Fraction(1), Fraction(1)
-    if meets(hi):
-        while meets(hi):
-            lo, hi = hi, 2 * hi
-            if hi > 2**200:
-                raise ParameterError(f"target-loss = {decimal_text(target)}: the loss stays below it up to "
-                                     "rho_bar = 2^200")
-    else:
-        while not meets(lo):
-            hi, lo = lo, lo / 2
-            if lo < Fraction(1, 2**300):
-                raise ParameterError(f"target-loss = {decimal_text(target)} is within the float range of the floor "
-                                     f"{float(floor):.6g}: no load above 2^-300 meets it")
+    # loss >= 1 - 1/rho_bar (throughput <= 1/b_1, strict: the server idles with positive probability),
+    # so every load meeting the target lies below 1/(1 - target): halve from there
+    hi = 1 / (1 - target)
+    lo = hi / 2
+    while not meets(lo):
+        hi, lo = lo, lo / 2
+        if lo < Fraction(1, 2**300):
+            raise ParameterError(f"target-loss = {decimal_text(target)} is not met by any load down to 2^-300 (the "
+                                 f"loss falls to its floor {float(floor):.6g} only as the load goes to 0)")
     width = LOAD_TOLERANCE if digits is None else Fraction(1, 10**digits)
     while hi - lo > width * hi:
         mid = (lo + hi) / 2
-        if meets(mid):
+        # float64: once the loss agrees with the target to NEAR, a bracket narrower than 1e-6 is kept as it
+        # is (both ends decided reliably) rather than refined by 30-digit evaluations
+        ok = meets(mid, settle=digits is not None or hi - lo > Fraction(1, 10**6) * hi)
+        if ok is None:
+            break
+        if ok:
             lo = mid
         else:
             hi = mid
