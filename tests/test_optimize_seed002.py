@@ -37,16 +37,8 @@ def _mm1_oracle(L, H, R, lam0=F(6, 5), lam1=F(3, 5), mu=1):
 
 
 def _brute_force(measures_at, r_values, eps, T, discard="p_discard"):
-    """(smallest E tau_12, all tied optima sorted by R, L, H) over the whole grid."""
-    rows = []
-    for R in r_values:
-        for L in range(1, R - 1):
-            for H in range(L + 1, R):
-                m = measures_at(L, H, R)
-                if m[discard] <= eps and m["mean_cycle_time"] >= T:
-                    rows.append((m["mean_return_time"], (L, H, R)))
-    best = min(v for v, _ in rows)
-    return best, sorted((t for v, t in rows if v == best), key=lambda t: (t[2], t[0], t[1]))
+    """(smallest E tau_12, all tied optima sorted by R, L, H) over the whole grid (exact comparisons)."""
+    return OH.threshold_optimum(measures_at, r_values, eps, T, discard)
 
 
 def test_issue_example_against_an_exact_brute_force():
@@ -135,16 +127,8 @@ def test_two_flow_against_an_oracle_brute_force():
     model = TwoFlowHystereticModel(F(1, 2), F(1, 2), F(1, 4), F(1, 8), 1, 2, 6, service_rates=(1, 2),
                                    lambda1_discard=F(1, 8))
     got = S.optimize_two_flow(model, F(1, 50), 9, r_range=(3, 6))
-    rows = {}
-    for R in range(3, 7):
-        for L in range(1, R - 1):
-            for H in range(L + 1, R):
-                m = _two_flow_oracle(L, H, R)
-                if m["p_mode2"] <= mpmath.mpf(1) / 50 and m["mean_cycle_time"] >= 9:
-                    rows[(L, H, R)] = m["mean_return_time"]
-    low = min(rows.values())
-    ties = sorted((t for t, v in rows.items() if abs(v - low) <= mpmath.mpf(10)**-25 * low),
-                  key=lambda t: (t[2], t[0], t[1]))
+    low, ties = OH.threshold_optimum(_two_flow_oracle, range(3, 7), F(1, 50), 9, "p_mode2",
+                                     tie=mpmath.mpf(10)**-25)
     assert [(t["L"], t["H"], t["R"]) for t in got["ties"]] == ties
     assert (got["L"], got["H"], got["R"]) == ties[0] and got["confirmed"] == "30 digits"
     assert got["measures"]["mean_return_time"] == pytest.approx(float(low), rel=1e-12)

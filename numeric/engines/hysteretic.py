@@ -346,16 +346,13 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
         return R >= top or p(R + 1) <= p(R)
 
     peak = first_from(first, top, falling)
-    if meets(peak):
-        found = first
-    elif not meets(top):
+    found = first if meets(peak) else first_from(peak, top, meets)
+    if found is None:
         rho1 = model.rate1 * model.batch.mean * model.service.moment(1)
         why = (f"; with rho_1 = lambda_1 l_1 b_1 = {decimal_text(rho1)} >= 1 the overload mode does not drain the "
                "queue, so a larger R does not make the discard mode rare" if rho1 >= 1 else "")
         raise ParameterError(f"discard-bound = {decimal_text(bound)} is not met with R up to {top} "
                              f"(--max-threshold): P(S_2) = {float(p(top)):.6g} at R = {top}{why}")
-    else:
-        found = first_from(peak, top, meets)
     out = {"R": found, "L": model.L, "H": model.H, "p_discard": p(found)}
     if found > first:
         out["p_discard_one_fewer"] = p(found - 1)

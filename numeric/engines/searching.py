@@ -5,7 +5,7 @@ Shared by the sizing and optimising actions (``qderive size``, ``qderive optimiz
 * :func:`first_true` -- bisection: the smallest x in (lo, hi] with pred(x), for a predicate
   that is false at lo, true at hi and monotone;
 * :func:`first_from` -- the smallest x in [lo, hi] with pred(x) by galloping from lo
-  (lo + 1, lo + 2, lo + 4, ...) and then bisecting: O(log(x - lo)) calls;
+  (lo + 1, lo + 2, lo + 4, ...) and then bisecting: O(log(x - lo)) calls (None if there is none);
 * :func:`compare` -- the sign of value - bound for a float, a Fraction or an mpmath value and
   an exact bound (mpmath values compared at 80 digits, never through a float);
 * :func:`near` -- a float64 value within :data:`NEAR` (relative) of a bound, so that the
@@ -34,16 +34,18 @@ def first_true(lo: int, hi: int, pred) -> int:
     return hi
 
 
-def first_from(lo: int, hi: int, pred) -> int:
-    """The smallest x in [lo, hi] with pred(x) (pred monotone, pred(hi) true): gallop from lo, then bisect."""
+def first_from(lo: int, hi: int, pred) -> int | None:
+    """The smallest x in [lo, hi] with pred(x) (pred monotone): gallop from lo, then bisect; None when pred(hi)
+    is false (found only when the gallop reaches hi)."""
     if pred(lo):
         return lo
     step, prev = 1, lo
-    while True:
+    while prev < hi:
         x = min(hi, lo + step)
         if pred(x):
             return first_true(prev, x, pred)
         prev, step = x, 2 * step
+    return None
 
 
 def compare(value, bound: Fraction) -> int:
