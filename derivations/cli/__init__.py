@@ -171,8 +171,8 @@ def _model_parser(msub, act, cls):
             _opt.add_fields(mp, cls.codegen_options)
         _add_limit(mp)
         return
-    omit = _action(cls, act).omit if act in ("size", "optimize") else ()
-    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives)
+    omit, optional = (_action(cls, act).omit, _action(cls, act).optional) if act in ("size", "optimize") else ((), ())
+    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, optional=optional)
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)

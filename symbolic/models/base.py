@@ -63,7 +63,9 @@ class Action:
     """An extra subcommand of a model (``size``, ``optimize``): its request class and its function.
 
     ``run(values, request, digits)`` receives the parsed model values (a dict; the fields in
-    ``omit`` are chosen by the action itself and not asked for) and returns a dict of results.
+    ``omit`` are chosen by the action itself and not asked for; those in ``optional`` may be
+    left out, and the action then chooses them: ``size vacation-finite`` finds the capacity
+    without ``--capacity`` and the load without ``--load``) and returns a dict of results.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Action:
     request: type
     run: Ref
     omit: tuple = ()
+    optional: tuple = ()
 
 
 class MeasureKind(enum.Enum):

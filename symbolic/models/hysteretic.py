@@ -59,7 +59,7 @@ from .base import (
 
 __all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
            "MM1HystereticMeasures", "HystereticModel", "MM1HystereticModel", "HystereticOptimizeRequest",
-           "HystereticCodegenFamilies"]
+           "ControlOptimizeRequest", "ThresholdSizeRequest", "HystereticCodegenFamilies"]
 
 
 class Convention(enum.Enum):
@@ -197,6 +197,49 @@ class HystereticOptimizeRequest(Request):
 
 
 @dataclass(frozen=True)
+class ControlOptimizeRequest(Request):
+    """``qderive optimize mm1-hysteretic`` / ``two-flow-hysteretic``: (L, H, R) minimising the mean return
+    time E tau_12 subject to P(S_2) <= EPS and E tau >= T (seed 002); R is the R of ``--thresholds``
+    unless ``--r-range`` searches it too."""
+
+    discard_bound: object = param("largest admissible P(S_2), the probability of the discard mode", metavar="EPS",
+                                  check="[0, 1]")
+    min_cycle: object = param("smallest admissible mean control cycle E tau", default=Fraction(0), units="time",
+                              metavar="T", check=">= 0")
+    r_range: tuple | None = param("search the discard threshold R in MIN..MAX too (default: the R of --thresholds)",
+                                  kind=Kind.INTEGERS, count=2, default=None, metavar="MIN,MAX")
+
+    def _validate(self):
+        if self.r_range is not None:
+            lo, hi = self.r_range
+            if not 3 <= lo <= hi:
+                raise ParameterError("r-range", "must be MIN,MAX with 3 <= MIN <= MAX (1 <= L < H < R)", f"{lo},{hi}")
+
+
+@dataclass(frozen=True)
+class ThresholdSizeRequest(Request):
+    """``qderive size hysteretic``: the smallest discard threshold R (the capacity) from which on
+    P(S_2) <= P (19), for the L and H of ``--thresholds L,H``."""
+
+    discard_bound: object = param("largest admissible P(S_2), the probability of the discard mode, in (0, 1)",
+                                  metavar="P")
+    max_threshold: int = param("give up beyond this R", kind=Kind.INTEGER, default=3000, metavar="R")
+
+    def _validate(self):
+        if not 0 < self.discard_bound < 1:
+            raise ParameterError("discard-bound", "must lie strictly between 0 and 1", decimal_text(self.discard_bound))
+        if self.max_threshold < 3:
+            raise ParameterError("max-threshold", "must be >= 3", self.max_threshold)
+        _limits.check("threshold", self.max_threshold, "the embedded chain has about 2R states")
+
+
+#: the optimize action of the instantaneous hysteresis models (seed 002)
+_CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
+                     "E tau >= --min-cycle; the L and H of --thresholds are replaced by the search, R too with "
+                     "--r-range; every tied optimum is listed (ties), the one with the smallest R, L, H returned")
+
+
+@dataclass(frozen=True)
 class HystereticCodegenFamilies(Request):
     """``qderive codegen hysteretic``: the law families fixed in the generated code (their numeric
     parameters become arguments, after lam0 and overload_factor, before L, H, R)."""
@@ -244,8 +287,13 @@ class HystereticModel(Model):
     alternatives = (_LOAD,)
     actions = (Action("optimize", "(L, H) minimising E tau_12 subject to P(S_2) <= --discard-bound and E tau >= "
                       "--min-cycle, for the model whose mode changes at departures (the M[X]|G|1 embedded chain "
-                      "(16)); the L and H of --thresholds are replaced by the grid search",
-                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize")),)
+                      "(16)); the L and H of --thresholds are replaced by the grid search. For the seed's M|M|1 model, whose "
+                      "mode changes at once on the count, use `qderive optimize mm1-hysteretic`",
+                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize")),
+               Action("size", "the smallest discard threshold R (the capacity) from which on P(S_2) <= "
+                      "--discard-bound, for the L and H of --thresholds L,H (R = H + 1 has no discard state and is "
+                      "not counted; P(S_2) rises to a maximum and then falls as R grows)", ThresholdSizeRequest,
+                      Ref("qderive.numeric.engines.hysteretic:size_threshold"), omit=("R",)))
 
     def _validate(self):
         for name in ("service", "batch"):
@@ -339,6 +387,9 @@ class MM1HystereticModel(Model):
     simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
     codegen = Ref("qderive.derivations.mm1_hysteretic:codegen_forms")
     response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
+    actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
+                      "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
+                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize")),)
 
     def _validate(self):
         if self.rate1 > self.rate0:

@@ -43,7 +43,8 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text
 from ..params import Kind, param
-from .base import MeasureKind, Measures, Model, Ref, measure
+from .base import Action, MeasureKind, Measures, Model, Ref, measure
+from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
 
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
            "TwoFlowHystereticModel", "TwoFlowHystereticMeasures"]
@@ -326,6 +327,9 @@ class TwoFlowHystereticModel(Model):
     derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
+    actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
+                      "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
+                      Ref("qderive.numeric.engines.threshold_search:two_flow_optimize")),)
 
     def __post_init__(self):
         mus = self.service_rates

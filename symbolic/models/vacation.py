@@ -361,8 +361,10 @@ class FiniteVacationQueue(_VacationModel):
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.export.codegen_vacation:forms")
     codegen_options = CodegenFamilies
-    actions = (Action("size", "smallest waiting room r with loss <= --target-loss", SizeRequest,
-                      Ref("qderive.numeric.engines.vacation:size"), omit=("capacity",)),)
+    actions = (Action("size", "smallest waiting room r with loss <= --target-loss (give --load or --rate, not "
+                      "--capacity); or, with --capacity R and without --load/--rate, the largest offered load "
+                      "rho_bar with loss <= --target-loss (the loss has a positive floor as the load goes to 0)",
+                      SizeRequest, Ref("qderive.numeric.engines.vacation:size"), optional=("capacity", "rate")),)
 
     def _validate(self):
         super()._validate()
