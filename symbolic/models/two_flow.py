@@ -190,7 +190,9 @@ class TwoFlowModel(Model):
                            kind=Kind.CHOICE, choices=Solver, default=Solver.AUTO)
 
     name = "two-flow"
-    summary = "INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001)"
+    summary = ("INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001). "
+               "L, H, R count the messages in the system, the one in service included; seed 001 counts the "
+               "queue: its thresholds Lq, Hq, Rq are --thresholds Lq+1,Hq+1,Rq+1")
     measures = TwoFlowMeasures
     engine = Ref("qderive.numeric.engines.two_flow:TwoFlowEngine")
     derivation = Ref("qderive.derivations.two_flow:derivation")

@@ -197,7 +197,8 @@ class VacationQueue(_VacationModel):
     vacation_policy: VacationPolicy = _policy_field()
 
     name = "vacation-infinite"
-    summary = "M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. (2)-(7))"
+    summary = ("M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. "
+               "(2)-(7); the OCR leaves open which of (6), (7) is W and which N: qderive uses (6) = W, (7) = N)")
     measures = VacationMeasures
     engine = Ref("qderive.numeric.engines.vacation:InfiniteEngine")
     derivation = Ref("qderive.derivations.vacation_infinite:derivation")
