@@ -117,6 +117,13 @@ def _total_display(case: ClosedFormCase) -> sp.Expr:
     return 1 + sp.Add(*[V.power_sum(t, 1, 0, lambda s: s**r) for t in _named(case, "qt")])
 
 
+def _closed_display(case: ClosedFormCase, attr: str) -> sp.Expr:
+    """The closed form ``attr`` (a :class:`V.ClosedForms` field) of ``case`` with s_i^r shown as powers of the
+    display symbols s_1, s_2 (the coefficients stay rational in lambda, p, mu, nu)."""
+    cf = V.case_forms(case)
+    return cf.explicit(getattr(cf, attr)).xreplace({s**r: name**r for s, name in _display_names(case).items()})
+
+
 def display_piecewise(make) -> sp.Piecewise:
     """``Piecewise`` of ``make(case)`` over the cases (rho_bar = 1, double pole, generic), for display."""
     return sp.Piecewise(*[(make(c), V.CASE_CONDITIONS[c]) for c in (ClosedFormCase.LOAD_ONE,
@@ -237,16 +244,19 @@ def _check_generating(digits):
 
 
 def _check_display(digits):
-    """The displayed (A.4)-(A.6) (ratios shown as s_1, s_2) are the evaluated closed forms, every case."""
+    """The displayed (A.4)-(A.6), (A.12'), (A.13') (ratios shown as s_1, s_2) are the evaluated closed forms,
+    every case."""
     for case in ClosedFormCase:
         cf = V.case_forms(case)
         back = {name: ratio for ratio, name in _display_names(case).items()}
         pairs = ((_total_display(case), cf.explicit(cf.total)),
-                 (_terms_display(case, "qt"), cf.qt_expr()), (_terms_display(case, "pt"), cf.pt_expr()))
+                 (_terms_display(case, "qt"), cf.qt_expr()), (_terms_display(case, "pt"), cf.pt_expr()),
+                 *((_closed_display(case, a), cf.explicit(getattr(cf, a))) for a in ("mean_queue", "mean_wait")))
         for shown, evaluated in pairs:
             if not exact_identity(sp.powsimp(shown.xreplace(back)), sp.powsimp(evaluated)):
                 return False, None, f"{case.value}: a displayed closed form differs from the evaluated one"
-    return True, math.inf, "(A.4), (A.5), (A.6) as displayed == the evaluated closed forms, symbolic r, every case"
+    return True, math.inf, ("(A.4), (A.5), (A.6), (A.12'), (A.13') as displayed == the evaluated closed forms, "
+                            "symbolic r, every case")
 
 
 _PIECEWISE_NAMES = ("total", "idle", "pr", "loss_balance", "mean_queue", "mean_wait", "q0", "qr")
@@ -356,6 +366,12 @@ def _steps() -> tuple[Step, ...]:
              "= 1 the sum of the s_1 = 1 sequence is linear in r)",
              sp.Eq(S, total_pw), "Sopin 2013, Statement 1", computed=True),
         *evaluated,
+        Step("(A.12')", "N^r as a closed form in r (A.12 with the finite sums of (A.5) done), every case",
+             sp.Eq(N, display_piecewise(lambda c: _closed_display(c, "mean_queue"))), "Sopin 2013, section 1.2",
+             computed=True),
+        Step("(A.13')", "W^r as a closed form in r (A.13 with (A.8) and (A.12')), every case",
+             sp.Eq(W, display_piecewise(lambda c: _closed_display(c, "mean_wait"))), "Sopin 2013, section 1.2",
+             computed=True),
     )
 
 
@@ -369,7 +385,8 @@ def derivation() -> Derivation:
         steps=_steps(),
         checks=(
             Check("q~_j, p~_j generate Q~(z), P~(z): symbolic parameters, every case", _check_generating, "(A.4)"),
-            Check("(A.4)-(A.6) as displayed == the evaluated closed forms, every case", _check_display, "(A.6)"),
+            Check("(A.4)-(A.6), (A.12'), (A.13') as displayed == the evaluated closed forms, every case",
+                  _check_display, "(A.6)"),
             Check("the Piecewise forms at numbers (rho_bar = 1, double pole) == derived at the numbers, in r",
                   _check_piecewise_substitution, "(A.9)"),
             Check("loss: direct sum (12) == load balance, identically in r", _check_loss_forms, "(A.10)"),
