@@ -25,7 +25,7 @@ import mpmath
 import pytest
 
 from conftest import cli
-from qderive.numeric.backend import FractionContext, mp_context
+from qderive.numeric.backend import mp_context
 from qderive.numeric.oracles import hysteretic as OH
 from qderive.numeric.oracles import two_flow as OT
 from qderive.numeric.oracles.vacation import solve as vacation_oracle

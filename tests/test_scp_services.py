@@ -17,18 +17,16 @@ import mpmath
 import pytest
 
 from conftest import cli
+from test_scp import erlang_b_direct  # the exact direct sum of (1)
 from qderive.numeric.simulation import scp as S
 from qderive.numeric.simulation.stats import student_t_quantile
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.scp_window import SCPWindowModel
 
 
-def erlang_b_direct(n: int, a: F) -> F:
-    term, total = F(1), F(1)
-    for j in range(1, n + 1):
-        term = term * a / j
-        total += term
-    return term / total
+def fixed_windows():
+    """The allocation of 20 windows at ratios 3 : 1 (holdings 0.1, 0.3 s: 10 windows each), not adapted."""
+    return S.ServiceWindows(ratios=(3, 1), holdings=(F(1, 10), F(3, 10)), w_max=20, w_initial=20, adaptive=False)
 
 
 def near(estimate, want) -> bool:
@@ -72,8 +70,7 @@ def test_eval_is_the_erlang_b_window_model_per_service():
 
 def test_simulated_fixed_windows_reproduce_erlang_b_per_service():
     config = S.SCPConfig(servers=None, horizon=120, warmup=10)
-    control = S.ServiceWindows(ratios=(3, 1), holdings=(F(1, 10), F(3, 10)), w_max=20, w_initial=20,
-                               adaptive=False)
+    control = fixed_windows()
     services = ((60, F(1, 10)), (30, F(3, 10)))
     est = S.replicate_services(config, control, services, (3, 1), 6, seed=11)
     for i, (lam, h) in enumerate(services, start=1):
@@ -96,8 +93,7 @@ def test_one_service_is_the_single_service_simulator():
 def test_fairness_of_saturated_service_windows():
     """Both services far above their windows, infinite servers: carried_i ~ n_i / h_i, in the ratio 3 : 1."""
     config = S.SCPConfig(servers=None, horizon=40, warmup=5)
-    control = S.ServiceWindows(ratios=(3, 1), holdings=(F(1, 10), F(3, 10)), w_max=20, w_initial=20,
-                               adaptive=False)
+    control = fixed_windows()
     services = ((500, F(1, 10)), (300, F(3, 10)))
     est = S.replicate_services(config, control, services, (3, 1), 4, seed=2)
     carried = [lam * (1 - erlang_b_direct(10, lam * h)) for lam, h in services]  # (2), the window model

@@ -263,7 +263,7 @@ def service_windows(total: int, ratios, holdings) -> tuple:
 
 
 @dataclass(frozen=True)
-class ServiceWindows(Control):
+class ServiceWindows(AdaptiveWindow):
     """Seed 003's multi-service adaptive window: the total window R = w_max - level adapts as in
     :class:`AdaptiveWindow` (one step per detector interval) and is shared among the services by
     :func:`service_windows` (5), (6): a call of service i is admitted while fewer than n_i(R) calls of
@@ -272,18 +272,12 @@ class ServiceWindows(Control):
 
     ratios: tuple = (1,)
     holdings: tuple = (Fraction(1, 25),)
-    w_max: int = 100
-    w_initial: int = 20
     adaptive: bool = True
     name = "service windows"
-    at_scp = True
     per_service = True
 
     def __post_init__(self):
-        _integer(self.w_max, "w_max", 1)
-        _integer(self.w_initial, "w_initial", 1)
-        if self.w_initial > self.w_max:
-            raise ParameterError("w_initial", f"must be <= w_max = {self.w_max}", self.w_initial)
+        super().__post_init__()
         table = tuple(service_windows(w, self.ratios, self.holdings) for w in range(self.w_max + 1))
         object.__setattr__(self, "_table", table)
 
