@@ -120,3 +120,15 @@ def test_cli_eval_and_simulate():
     assert code == 2 and "holdings" in err and len(err.strip().splitlines()) == 1
     with pytest.raises(ParameterError, match="w-max"):
         SCPWindowModel((1,), (1,), 200)
+
+
+def test_comparison_figure_writes_its_rows(tmp_path):
+    from qderive.derivations.figures.scp import FIGURES, figure_scp_services
+
+    assert "scp-services" in FIGURES
+    png, out = tmp_path / "f.png", tmp_path / "f.csv"
+    rows = figure_scp_services(str(png), str(out), load_factors=(F(2),), replications=2,
+                               config=S.SCPConfig(horizon=6, warmup=1))
+    assert png.stat().st_size > 0 and len(out.read_text().splitlines()) == 1 + len(rows) == 5
+    assert {r["control"] for r in rows} == {"service windows", "adaptive window", "call gapping", "percentage"}
+    assert all(0 < r["fairness"] <= 1 for r in rows)

@@ -86,7 +86,9 @@ class InfiniteEngine(Engine):
             return []
         n = len(values["p"])
         return [f"p: the first {n} terms p_0..p_{n - 1} of the law of the number waiting (the smallest power of two "
-                f">= {FIRST_TERMS} with 1 - sum p_j <= 2.2e-10 in float64, <= 10^-D with --digits D)"]
+                f">= {FIRST_TERMS} with 1 - sum p_j <= 2.2e-10 in float64, <= 10^-D with --digits D), from the "
+                "finite-room kernel at the working precision (positive sums), not in exact arithmetic like the "
+                "other measures"]
 
     def _measures(self, model, ctx):
         policy = policy_key(model)
