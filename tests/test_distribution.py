@@ -232,3 +232,21 @@ def test_cli_distribution_shapes():
     assert m["mean_wait"] > 0 and m["mean_queue_length"] > 0
     code, out, _ = cli(["eval", "two-flow", "--help"])
     assert "--distribution" in out and "joint_law" in out
+
+
+# -- erlang-b: the M/M/n/n law (1) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, load", [(10, F(6)), (4, F(1000)), (30, F(1, 2))])
+def test_erlang_b_law_equals_the_direct_sum(n, load):
+    from qderive.symbolic.models.erlang_b import ErlangB
+
+    got = ErlangB(n, load).evaluate(DIGITS, include=("p",))
+    terms = [F(1)]
+    for k in range(1, n + 1):
+        terms.append(terms[-1] * load / k)
+    total = sum(terms)
+    assert len(got["p"]) == n + 1
+    for k in range(n + 1):
+        assert close(got["p"][k], terms[k] / total), k
+    assert close(sum(k * num(x) for k, x in enumerate(got["p"])), got["mean_busy_windows"])

@@ -55,7 +55,11 @@ class ErlangBEngine(Engine):
     def compute(self, model, ctx, **options):
         rho = _in_range(ctx, model.load, "load")
         h = None if model.holding_time is None else _in_range(ctx, model.holding_time, "holding_time")
-        return K.erlang_b_measures(ctx, rho, model.servers, h)
+        out = K.erlang_b_measures(ctx, rho, model.servers, h)
+        if "p" in options.get("include", frozenset()):
+            _limits.check("capacity", model.servers, "the law of --distribution has n + 1 entries")
+            out["p"] = K.erlang_b_law(ctx, rho, model.servers, out["blocking_probability"])
+        return out
 
     def guard_digits(self, model) -> int:
         return _guard(model.servers)
