@@ -69,14 +69,19 @@ def figure_scp(out_png: str | None, out_csv: str | None, *, load_factors=LOAD_FA
     for rc in rejection_costs:
         rows += load_sweep(replace(base, rejection_cost=rc), STUDY_CONTROLS, load_factors, replications)
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            wr.writeheader()
-            for row in rows:
-                wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        _write_rows(out_csv, rows)
     if out_png:
         _plot(out_png, rows, rejection_costs, base)
     return rows
+
+
+def _write_rows(out_csv, rows) -> None:
+    """The rows as CSV, floats to 6 significant digits."""
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        wr.writeheader()
+        for row in rows:
+            wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
 def _plot(out_png, rows, rejection_costs, cfg):
@@ -193,11 +198,7 @@ def figure_scp_services(out_png: str | None, out_csv: str | None, *, load_factor
                 row[m + "_ci95"] = _half_width(est[m])
             rows.append(row)
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            wr.writeheader()
-            for row in rows:
-                wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        _write_rows(out_csv, rows)
     if out_png:
         import matplotlib
 
