@@ -99,6 +99,7 @@ class SCPWindowModel(Model):
                "ratios S_i (eval), simulation against call gapping and percentage (simulate)")
     measures = SCPWindowMeasures
     engine = Ref("qderive.numeric.engines.erlang_b:ServiceWindowEngine")
+    derivation = Ref("qderive.derivations.scp_window:derivation")
     simulator = Ref("qderive.numeric.simulation.scp:simulate_model")
 
     def _validate(self):
