@@ -292,6 +292,8 @@ def codegen_forms(request=None) -> dict:
     form = ClosedForm
     out = {}
     for f, meta in MM1HystereticMeasures.measure_fields():
+        if meta.optional:  # the laws of --distribution are not generated
+            continue
         text = f"{meta.help[0].upper()}{meta.help[1:]}" + (f" [{meta.units}]" if meta.units else "") + "."
         out[f.name] = form(f.name, cf[f.name].xreplace(real), args, text, source, conditions)
     return out

@@ -181,10 +181,15 @@ def _model_parser(msub, act, cls):
     else:
         _add_common(mp)
     if act == "eval":
+        laws = [(f, m) for f, m in cls.measures.measure_fields() if m.optional and m.kind.value == "distribution"]
+        if laws:  # one --distribution for every law of the model
+            mp.add_argument("--distribution", dest="include_distribution", action="store_true",
+                            help="also give " + "; ".join(f"{f.name}: " + m.help.replace(" (--distribution)", "")
+                                                          for f, m in laws))
         for f, m in cls.measures.measure_fields():
-            if m.optional:
-                mp.add_argument("--" + ("distribution" if m.kind.value == "distribution" else f.name.replace("_", "-")),
-                                dest=f"include_{f.name}", action="store_true", help=f"also give {m.help}")
+            if m.optional and m.kind.value != "distribution":
+                mp.add_argument("--" + f.name.replace("_", "-"), dest=f"include_{f.name}", action="store_true",
+                                help=f"also give {m.help}")
         if cls.response is not None:
             _add_response_options(mp)
     if act in ("size", "optimize"):
@@ -368,7 +373,9 @@ def _cmd_eval(args) -> int:
 
     cls = model_class(args.model)
     model = _model_from(args, cls)
-    include = tuple(f.name for f, m in cls.measures.measure_fields() if getattr(args, f"include_{f.name}", False))
+    include = tuple(f.name for f, m in cls.measures.measure_fields()
+                    if getattr(args, f"include_{f.name}", False)
+                    or m.optional and m.kind.value == "distribution" and getattr(args, "include_distribution", False))
     response = _response_options(args)
     try:
         record = model.evaluate(args.digits, include=include, **response)

@@ -90,9 +90,16 @@ def solution(model: HystereticModel, ctx, inputs=None) -> K.HystereticSolution:
     return K.HystereticSolution(ctx, inputs, model.L, model.H, model.R, model.onset)
 
 
-def _values(model: HystereticModel, ctx, inputs=None, sojourns=None) -> dict:
-    out = solution(model, ctx, inputs).measures(model.semantics is Semantics.LABEL,
-                                                model.normal_time_form is NormalTimeForm.THESIS, sojourns)
+#: the optional distributions of the hysteretic record (``--distribution``)
+LAW_KEYS = ("embedded_law", "time_law", "number_law")
+
+
+def _values(model: HystereticModel, ctx, inputs=None, sojourns=None, laws=False) -> dict:
+    sol = solution(model, ctx, inputs)
+    label = model.semantics is Semantics.LABEL
+    out = sol.measures(label, model.normal_time_form is NormalTimeForm.THESIS, sojourns)
+    if laws:
+        out.update(sol.laws(label))
     if model.R == model.H + 1 and model.semantics is Semantics.INTERVAL:
         out["p_discard"] = 0  # no discard state: the mode is never in force (an exact 0, not an underflow)
     return out
@@ -137,7 +144,7 @@ class HystereticEngine(Engine):
             n = len(K.hysteretic_states(model.L, model.H, model.R, model.onset))
             _limits.check("dense_states", n, "states of the embedded chain at --digits (dense mpmath matrices)")
         with _quiet(ctx):
-            out = _values(model, ctx)
+            out = _values(model, ctx, laws=bool(set(LAW_KEYS) & options.get("include", frozenset())))
         kappa = out["_kappa"]
         # ask the escalation for log10 kappa more digits (the solve is subtraction-free, the inputs are not exact)
         out["_extra_digits"] = math.ceil(float(ctx.log(kappa)) / math.log(10)) if kappa > 1 else 0
@@ -182,6 +189,13 @@ class MM1HystereticEngine(Engine):
                                             model.L, model.H, model.R)
         if lam1 == 0:
             out["p_discard"] = 0  # never reached: an exact 0
+        if {"time_law", "number_law"} & options.get("include", frozenset()):
+            _limits.check("capacity", model.R, "the joint law of --distribution has 3 (R + 1) entries")
+            with _quiet(ctx):
+                law = M.mm1_hysteresis_law(ctx, ctx.num(mu / lam0), ctx.num(r1), None if inv1 is None else
+                                           ctx.num(inv1), r1 >= 1, model.L, model.H, model.R)
+                joint = M.mm1_hysteresis_joint(ctx, *law, model.L, model.H, model.R)
+            out.update(time_law=joint, number_law=joint[0] + joint[1] + joint[2])
         return out
 
     def guard_digits(self, model) -> int:

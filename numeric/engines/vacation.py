@@ -38,11 +38,13 @@ from .base import Engine, Trouble
 from .searching import compare, first_true, near
 
 __all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "smallest_capacity", "largest_load", "loss_floor",
-           "policy_key"]
+           "policy_key", "infinite_law"]
 
 
-#: the measures of the closed forms: the fields of the result record, in order
-MEASURE_KEYS = VacationMeasures.keys()
+#: the measures of the closed forms: the fields of the result record, in order (the law p is computed apart)
+MEASURE_KEYS = tuple(f.name for f, m in VacationMeasures.measure_fields() if not m.optional)
+#: the first table of the infinite-room law p_j (doubled until the missing mass is below 1e6 eps)
+FIRST_TERMS = 16
 
 
 def policy_key(model) -> str:
@@ -79,6 +81,21 @@ class InfiniteEngine(Engine):
         return True
 
     def compute(self, model, ctx, **options):
+        out = self._measures(model, ctx)
+        if "p" in options.get("include", frozenset()):
+            out["p"] = infinite_law(model, ctx, out["idle_probability"])
+        return out
+
+    def notes(self, model, values):
+        if "p" not in values:
+            return []
+        n = len(values["p"])
+        return [f"p: the first {n} terms p_0..p_{n - 1} of the law of the number waiting (the smallest power of two "
+                f">= {FIRST_TERMS} with 1 - sum p_j <= 2.2e-10 in float64, <= 10^-D with --digits D), from the "
+                "finite-room kernel at the working precision (positive sums), not in exact arithmetic like the "
+                "other measures"]
+
+    def _measures(self, model, ctx):
         policy = policy_key(model)
         ev = self._evaluator(policy)
         values = self._values(model)
@@ -107,6 +124,37 @@ class InfiniteEngine(Engine):
         if float(gap) < 1e-6:
             return f"1 - rho_bar = {float(gap):.3g}: the closed forms cancel in float64 near saturation"
         return None
+
+
+def infinite_law(model, ctx, idle) -> list:
+    """p_0..p_{n-1}: the time-stationary law of the number waiting in M[X]/G/1 with vacations (rho_bar < 1).
+
+    Theorem 1.2 and Corollary 1 (``spec/chapter2.md`` section 2): with r places the law is
+    p^r_j = P^r_e p~_j for j < r, the same unnormalised p~ for every r, and the infinite room
+    has p_j = P_e p~_j with P_e = 1 - rho_bar (5) (``idle``, the closed form). So
+    p_j = P_e p^r_j / P^r_e, j < r, from the one finite kernel (:class:`FiniteSweep` at r = n,
+    positive terms; the same laws, partial admission). n = 16, 32, ... until the missing mass
+    1 - sum_{j<n} p_j is at most 2.2e-10 in float64 (1e6 eps), 10^-(w - 10) at w working digits (10^-D
+    under ``digits=D``); limits ``capacity`` (float64) and ``mp_capacity`` (mpmath).
+    """
+    from qderive.symbolic.models.vacation import FiniteVacationQueue
+
+    finite = FiniteVacationQueue(model.rate, model.batch, model.service, model.vacation, FIRST_TERMS,
+                                 vacation_policy=model.vacation_policy)
+    sweep = FiniteSweep(finite, ctx)
+    # float64: 1e6 eps = 2.2e-10; mpmath at w = D + 10 working digits (the policy's guard): 10^-D
+    tolerance = ctx.num(10**6) * ctx.eps if ctx.is_float64 else ctx.num(10) ** -max(1, ctx.dps - 10)
+    n = FIRST_TERMS
+    while True:
+        _limits.check("capacity" if ctx.is_float64 else "mp_capacity", n,
+                      "terms of the infinite-room law p_j (--distribution): the load is too close to 1")
+        values = sweep.at(n)
+        with ctx:
+            scale = idle / values["idle_probability"]
+            p = [x * scale for x in list(values["p"])[:n]]
+            if 1 - ctx.fsum(p) <= tolerance:
+                return p
+        n *= 2
 
 
 # --------------------------------------------------------------------------------------

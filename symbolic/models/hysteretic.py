@@ -142,12 +142,22 @@ class _ControlMeasures(Measures):
                                        MeasureKind.PROBABILITY)
     throughput: object = measure("customers served per unit time", MeasureKind.RATE, units="customers/time",
                                  source="1/C, (17)")
+    time_law: object = measure("time-stationary joint law p_{j,s} of the count j (the customer in service included) "
+                               "and the mode s (the label under --semantics label): nested lists [s][j], s = 0, 1, 2, "
+                               "j = 0..R (--distribution)", MeasureKind.DISTRIBUTION, source="(17)", optional=True)
+    number_law: object = measure("time-stationary law of the number in system, sum_s p_{j,s}: a list over j = 0..R "
+                                 "(--distribution)", MeasureKind.DISTRIBUTION, source="(17)", optional=True)
 
 
 @dataclass(frozen=True)
 class HystereticMeasures(_ControlMeasures):
     """Measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, (17)-(23)). The diagnostics kappa_inf(I - P_0) and
     the renewal value C / (q_{L,1} a_0^(1)) of E tau: :func:`qderive.numeric.engines.hysteretic.diagnostics`."""
+
+    embedded_law: object = measure("embedded law q_{j,s} at departure epochs (j left behind, mode s after the "
+                                   "departure), (16): nested lists [s][j], s = 0, 1, 2, j = 0..R-1, 0 where (j, s) is "
+                                   "not a state (--distribution)", MeasureKind.DISTRIBUTION, source="(16)",
+                                   optional=True)
 
 
 @dataclass(frozen=True)
