@@ -14,17 +14,17 @@ quadrature, a negative-binomial mixture for gamma-type laws, the phase-type fami
 any PH law -- and needs no numeric code of its own. Each family also gives ``pmf(k)``
 exactly (SymPy), the closed-form hook of :meth:`TimeLaw.poisson_mixing`.
 
-=================================  ==========================================  ===================
-family                             beta_k                                      laws
-=================================  ==========================================  ===================
-:class:`PoissonCount`              sum_j w_j e^{-m_j} m_j^k / k!               det, empirical
-:class:`NegativeBinomialCount`     Gamma(k+a)/(Gamma(a) k!) p0^a q^k           exp, Erlang, gamma
-:class:`MixtureCount`              sum_i w_i beta^{(i)}_k                      hyperexponential
-:class:`PhaseTypeCount`            alpha M^k (lambda I - T)^{-1} t             PH, Coxian
-:class:`UniformMixedPoissonCount`  (P(Pois(lb) > k) - P(Pois(la) > k))/(lb-la)  uniform
-:class:`QuadratureCount`           a Poisson mixture at the working precision  lognormal
-:class:`GenericCount`              the derivative formula (symbolic only)      general laws
-=================================  ==========================================  ===================
+=================================  ============================================  ===================
+family                             beta_k                                        laws
+=================================  ============================================  ===================
+:class:`PoissonCount`              sum_j w_j e^{-m_j} m_j^k / k!                 det, empirical
+:class:`NegativeBinomialCount`     Gamma(k+a)/(Gamma(a) k!) p0^a q^k             exp, Erlang, gamma
+:class:`MixtureCount`              sum_i w_i beta^{(i)}_k                        hyperexponential
+:class:`PhaseTypeCount`            alpha M^k (lambda I - T)^{-1} t               PH, Coxian
+:class:`UniformMixedPoissonCount`  (P(Pois(lb) > k) - P(Pois(la) > k))/(lb-la)    uniform
+:class:`QuadratureCount`           a Poisson mixture at the working precision    lognormal
+:class:`GenericCount`              the derivative formula (symbolic only)        general laws
+=================================  ============================================  ===================
 """
 
 from __future__ import annotations

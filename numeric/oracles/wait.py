@@ -19,7 +19,7 @@ the wait:
    in S or V (room R_s = r - j) partial admission keeps the first min(k, R_s) of the batch,
    so A = [i <= R_s]; whole admission keeps the batch iff k <= R_s, so A = [k <= R_s]
    (then every i <= k). An idle server takes the first customer into service at once and
-   leaves r places for the rest: R_I = r + 1, with the same two rules. Summing over k,
+   leaves r places for the rest: R_I = r + 1, with the same two rules. Summing over k::
 
        P(s, I = i, admitted) = pi_s g_s(i) / E X,
        g_s(i) = sum_{k >= i} l_k A_s(k, i) = P(X >= i) [i <= R_s]              (partial)

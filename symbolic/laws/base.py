@@ -2,7 +2,7 @@
 
 A law is a small frozen dataclass whose fields carry :class:`~qderive.symbolic.params.Param`
 metadata. Subclassing with a ``spec`` name registers the class, so the command line,
-the generated help, the simulator and codegen find it without any list to edit:
+the generated help, the simulator and codegen find it without any list to edit::
 
     @dataclass(frozen=True)
     class Exponential(TimeLaw):
