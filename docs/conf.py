@@ -167,10 +167,12 @@ _BAR = re.compile(r"(?<![\\])\|")
 
 
 def _plain_bars(app, what, name, obj, options, lines):
-    """Docstrings write ``|x|`` for an absolute value (plain-text math), never a reST substitution.
+    """Docstrings as written, read right by docutils, with their citations as links.
 
-    A ``|`` outside a literal (``...``, a ``::`` block, a doctest) and outside a table row is
-    escaped, so that docutils reads it as the character it is.
+    Docstrings write ``|x|`` for an absolute value (plain-text math), never a reST substitution:
+    a ``|`` outside a literal (``...``, a ``::`` block, a doctest) and outside a table row is
+    escaped, so that docutils reads it as the character it is. A citation of a theory page
+    (``docs/theory/chapter2.md section 2``) becomes a link to that section of the site.
     """
     literal_indent = None  # the indent of the paragraph that opened a literal block
     for n, line in enumerate(lines):
@@ -183,10 +185,27 @@ def _plain_bars(app, what, name, obj, options, lines):
         if line.rstrip().endswith("::"):
             literal_indent = indent
         table_row = stripped.startswith(("+-", "+=")) or (stripped.startswith("|") and stripped.rstrip().endswith("|"))
-        if "|" not in line or table_row or stripped.startswith((">>>", "...")):
+        if stripped.startswith((">>>", "...")):
             continue
-        parts = _LITERAL.split(line)
-        lines[n] = "".join(p if p.startswith("``") else _BAR.sub(r"\\|", p) for p in parts)
+        if "|" in line and not table_row:
+            parts = _LITERAL.split(line)
+            line = "".join(p if p.startswith("``") else _BAR.sub(r"\\|", p) for p in parts)
+        lines[n] = _CITE.sub(_cite_link, line)
+
+
+_CITE = re.compile(r"(?<![\w/.-])(``)?docs/theory/(chapter2|chapter3|other-models)\.md(``)?"
+                   r"(,? (?:section )?([0-9]|[A-E])\b)?")
+
+
+def _cite_link(match) -> str:
+    """A docstring's citation ``docs/theory/PAGE.md section X`` as a link to that section of the site."""
+    if bool(match.group(1)) != bool(match.group(3)):  # inside a longer literal: leave it as written
+        return match.group(0)
+    page, section = match.group(2), match.group(5)
+    text = f"docs/theory/{page}.md" + (match.group(4) or "")
+    if section:
+        return f":ref:`{text} <{page}-section-{section.lower()}>`"
+    return f":doc:`{text} </theory/{page}>`"
 
 
 def setup(app):
