@@ -127,15 +127,16 @@ def _dump_dom(browser: str, url: str, profile: Path, budget_ms: int) -> str:
 def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
     """The page as Chromium shows it once MathJax has typeset every math element of the built HTML.
 
-    MathJax typesets asynchronously: a dump taken before it is done (a loaded machine) is taken
-    again with a longer budget, up to three times; the last dump is returned either way.
+    MathJax typesets asynchronously (the formulas of the text, then those of titles in the page's
+    navigation): a dump taken before it is done (a loaded machine) is taken again with a longer
+    budget, up to three times; the last dump is returned either way.
     """
     expected = path.read_text(encoding="utf-8").count('class="math notranslate nohighlight"')
     assert expected >= 3, f"{path.name}: only {expected} math elements in the built page"
     for attempt, budget in enumerate((10000, 30000, 60000)):
         page = _Page()
         page.feed(_dump_dom(browser, path.as_uri(), profile.with_name(f"{profile.name}-{attempt}"), budget))
-        if page.tags.get("mjx-container", 0) >= expected:
+        if page.tags.get("mjx-container", 0) >= expected and not RAW_TEX.search(" ".join(page.text)):
             break
     page.expected_math = expected
     return page
