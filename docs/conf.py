@@ -208,7 +208,20 @@ def _cite_link(match) -> str:
     return f":doc:`{text} </theory/{page}>`"
 
 
+_INLINE_MATH = re.compile(r"\\\((.*?)\\\)")
+
+
+def _plain_title(app, pagename, templatename, context, doctree):
+    """The browser tab shows a page title as text: ``$M^{[X]}|G|1|r$`` there reads ``M[X]|G|1|r``."""
+    def plain(match):
+        return re.sub(r"\\([a-zA-Z]+)", r"\1", match.group(1)).replace("^", "").replace("{", "").replace("}", "")
+
+    if context.get("title"):
+        context["title"] = _INLINE_MATH.sub(plain, context["title"])
+
+
 def setup(app):
+    app.connect("html-page-context", _plain_title)
     app.connect("autodoc-process-docstring", _plain_bars)
     app.add_directive("qderive-facade", FacadeDirective)
     app.add_directive("qderive-package", PackageDirective)
