@@ -16,6 +16,7 @@ without network access.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -174,6 +175,7 @@ def _plain_bars(app, what, name, obj, options, lines):
     escaped, so that docutils reads it as the character it is. A citation of a theory page
     (``docs/theory/chapter2.md section 2``) becomes a link to that section of the site.
     """
+    lines += _measure_lines(obj) if what == "class" else []
     literal_indent = None  # the indent of the paragraph that opened a literal block
     for n, line in enumerate(lines):
         stripped = line.lstrip()
@@ -191,6 +193,27 @@ def _plain_bars(app, what, name, obj, options, lines):
             parts = _LITERAL.split(line)
             line = "".join(p if p.startswith("``") else _BAR.sub(r"\\|", p) for p in parts)
         lines[n] = _CITE.sub(_cite_link, line)
+
+
+def _measure_lines(cls) -> list[str]:
+    """A result record's measures (its fields declared with ``measure(...)``), as the docstring's last part.
+
+    They are the keys of ``qderive eval NAME --json`` and the attributes of ``model.evaluate()``:
+    each with its meaning, units and the source equation, read from the field's metadata.
+    """
+    if not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
+        return []
+    rows = []
+    for f in dataclasses.fields(cls):
+        info = f.metadata.get("measure")
+        if info is None:
+            continue
+        extra = "; ".join(x for x in (info.units and f"units: {info.units}", info.source and f"source: {info.source}",
+                                      info.optional and "on request") if x)
+        rows += [f"``{f.name}``", f"   {info.help}" + (f" ({extra})" if extra else ""), ""]
+    if not rows:
+        return []
+    return ["", f"**Measures** (the keys of ``qderive eval ... --json``, attributes of the record):", "", *rows]
 
 
 _CITE = re.compile(r"(?<![\w/.-])(``)?docs/theory/(chapter2|chapter3|other-models)\.md(``)?"

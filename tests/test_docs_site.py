@@ -6,6 +6,8 @@ reader meets it:
 
 * every internal ``href``/``src`` of every built page points at a file of the site, and a
   ``#fragment`` at an element with that id on the target page;
+* every public class and function of ``import qderive as qd`` has its entry in the API
+  reference, and the result records list their measures;
 * every notebook page of ``docs/notebooks/*.ipynb`` exists and holds cell outputs and no error
   output;
 * pages opened in headless Chromium (``--dump-dom`` after MathJax has run): the tutorial, a theory
@@ -23,6 +25,7 @@ the package metadata files (LICENSE, CITATION.cff, CHANGELOG.md) agree with ``py
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -169,7 +172,21 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
                     broken.append(f"{name}: {link} (no id {parts.fragment!r})")
     assert not broken, f"{len(broken)} broken internal links:\n" + "\n".join(broken[:40])
 
-    # 2. every notebook was executed: a page with outputs and no error output
+    # 2. the public API is in the reference: every class and function of ``qd`` has its entry where
+    #    it is defined, and a result record lists its measures (the keys of ``qderive eval --json``)
+    import qderive as qd
+
+    api_ids = set().union(*(page.ids for name, page in pages.items() if name.startswith("api/")))
+    public = [getattr(qd, name) for name in qd.__all__]
+    public = [obj for obj in public if inspect.isclass(obj) or inspect.isfunction(obj)]
+    undocumented = [f"{obj.__module__}.{obj.__qualname__}" for obj in public
+                    if f"{obj.__module__}.{obj.__qualname__}" not in api_ids]
+    assert len(public) >= 40 and not undocumented, f"not in the API reference: {undocumented}"
+    symbolic = (html / "api" / "symbolic.html").read_text(encoding="utf-8")
+    for key in ("loss_probability", "mean_wait", "p_discard", "mean_cycle_time"):
+        assert f'<span class="pre">{key}</span></code></dt>' in symbolic, f"measure {key} not in the reference"
+
+    # 3. every notebook was executed: a page with outputs and no error output
     notebooks = sorted(p.stem for p in (DOCS / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 4, notebooks
     for stem in notebooks:
@@ -177,7 +194,7 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
         assert text.count("cell_output") >= 2, f"notebook {stem}: no outputs (not executed?)"
         assert "output error" not in text and "Traceback" not in text, f"notebook {stem}: an error output"
 
-    # 3. in a real browser: math typeset by MathJax, no raw TeX in the visible text
+    # 4. in a real browser: math typeset by MathJax, no raw TeX in the visible text
     browser = _browser()
     if browser is None:
         _unavailable("Chromium is not installed (apt-get install chromium; .ci/run installs it)")
