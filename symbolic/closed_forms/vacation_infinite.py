@@ -1,6 +1,6 @@
 """M[X]/G/1 with multiple, single or no vacations: Q(z), P(z), N, W, Var with general laws.
 
-Sopin 2013, chapter 2, eqs. (2)-(7) (``spec/chapter2.md`` section 1), for the three
+Sopin 2013, chapter 2, eqs. (2)-(7) (``docs/theory/chapter2.md`` section 1), for the three
 policies of :class:`~qderive.symbolic.models.vacation.VacationPolicy` (and no vacation).
 With A(z) = beta(lambda - lambda L(z)) (customers arriving during a service) and the
 *start period* that follows an empty embedded epoch (epochs: service completions and
