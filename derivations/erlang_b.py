@@ -1,7 +1,7 @@
 """Erlang B: the M/M/n/n window model of an SCP front end (Wang & Liao, seed 003, eqs. (1)-(6)).
 
 ``qderive derive erlang-b`` states the stationary law of the busy windows (1), the blocking
-(1'), the stable recursion (R) and its complement (R') (``spec/other-models.md`` section D),
+(1'), the stable recursion (R) and its complement (R') (``docs/theory/other-models.md`` section D),
 the carried rate (2), the busy windows (3), Little's law (4), the two continuations of
 :mod:`qderive.numeric.kernels.erlang` (the pure product below the cut (P), the recursion
 unrolled from the top for rho >= 2n (T)) and the multi-service normalisation (5), (6).
@@ -46,7 +46,7 @@ from .framework import (
 __all__ = ["derivation", "direct_blocking", "birth_death_law", "RECURSIONS", "erlang_b_recursion"]
 
 SOURCE = ("Wang Yulong, Liao Jianxin, \"The study on the mobile intelligent network SCP overload control in "
-          "multi-service environment\" (seed 003); spec/other-models.md section D")
+          "multi-service environment\" (seed 003); docs/theory/other-models.md section D")
 
 # -- symbols --------------------------------------------------------------------------------------------
 rho, lam, mu = sp.symbols("rho lambda mu", positive=True)
@@ -69,7 +69,7 @@ def erlang_b_recursion(rho, n):
     return b
 
 
-RECURSIONS = (("Erlang B recursion (R), spec/other-models.md section D", erlang_b_recursion),)
+RECURSIONS = (("Erlang B recursion (R), docs/theory/other-models.md section D", erlang_b_recursion),)
 
 
 # -- independent computations -----------------------------------------------------------------------------
@@ -338,7 +338,7 @@ def derivation() -> Derivation:
         Step("(1')", "blocking: a BEGIN message is refused when all n windows are busy (Erlang B)", REL_1B,
              "Wang & Liao, text after eq. (1)",
              check=relation_check(REL_1B, _bind_1b, describe=": the package's B vs the CTMC")),
-        Step("(R)", "the stable recursion, B(0) = 1 (never from factorials)", REL_R, "spec/other-models.md section D",
+        Step("(R)", "the stable recursion, B(0) = 1 (never from factorials)", REL_R, "docs/theory/other-models.md section D",
              check=relation_check(REL_R, _bind_R, describe=" with exact direct sums of (1)")),
         Step("(R')", "its complement without subtraction", REL_RC, "follows from (R)",
              check=relation_check(REL_RC, _bind_R, describe=" with exact direct sums of (1)")),

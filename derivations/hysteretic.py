@@ -1,6 +1,6 @@
 """Hysteretic overload control M[X]|G|1|(L,H)|(H,R): Sopin (2013), chapter 3, eqs. (16)-(23).
 
-As reconstructed in ``spec/chapter3.md``: the embedded chain at departure epochs (event
+As reconstructed in ``docs/theory/chapter3.md``: the embedded chain at departure epochs (event
 convention) and its balance equations (16a)-(16d) with symbolic thresholds, the
 embedded-to-time relation (17), the mode probabilities (18), (19), the normal-mode block
 P_0 (20), the mean normal-mode sojourn E tau_0 (21) -- corrected: the thesis's form (21')
@@ -35,7 +35,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 __all__ = ["derivation", "steps", "CHECK_POINTS", "RECURSIONS", "gth_elimination", "normal_sojourn_solve"]
 
 _CITE = "Sopin 2013, eq. ({})"
-SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in spec/chapter3.md"
+SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in docs/theory/chapter3.md"
 
 
 # -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------------------
@@ -131,17 +131,17 @@ _TITLES = {
     "(16d)": ("entry into the discard mode at (R-1, 2) (bar-a_n = P(A >= n), bar-l_R = P(X >= R))", _CITE.format(16)),
     "(17a)": ("mean time between departures", _CITE.format(17)),
     "(17b)": ("time-stationary law: count 1 <= c < R in interval mode s (J[s, n]: time of a mode-s service "
-              "with n arrivals so far)", _CITE.format(17) + "; spec/chapter3.md section 4"),
+              "with n arrivals so far)", _CITE.format(17) + "; docs/theory/chapter3.md section 4"),
     "(17c)": ("empty system", _CITE.format(17)),
     "(18)": ("probability of overload (interval semantics)", "Sopin 2013, Statement 3, eq. (18)"),
     "(19)": ("probability of discard (= b_1 (R-1-H) q_{R-1,2} / C)", "Sopin 2013, Statement 3, eq. (19)"),
     "(20)": ("the embedded transition matrix restricted to the normal-mode states", _CITE.format(20)),
     "(21)": ("mean normal-mode sojourn, corrected: the idle periods in (0,0) are normal mode",
-             _CITE.format(21) + "; spec/chapter3.md section 6"),
+             _CITE.format(21) + "; docs/theory/chapter3.md section 6"),
     "(21')": ("the thesis's form (omits the idle periods; exact only when q_{0,0} = 0)", _CITE.format(21)),
     "(22)": ("mean return time (renewal reward over control cycles)", _CITE.format(22)),
     "(23)": ("mean control cycle", _CITE.format(23)),
-    "(23')": ("renewal identity: one cycle per entry into S_0", "spec/chapter3.md section 7"),
+    "(23')": ("renewal identity: one cycle per entry into S_0", "docs/theory/chapter3.md section 7"),
 }
 
 

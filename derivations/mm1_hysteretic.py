@@ -1,6 +1,6 @@
 """M|M|1 with bi-level hysteretic control: closed forms in lambda_0, lambda_1, mu and symbolic L, H, R.
 
-``spec/other-models.md`` section B (seed 002; the exponential case of Sopin 2013, chapter 3,
+``docs/theory/other-models.md`` section B (seed 002; the exponential case of Sopin 2013, chapter 3,
 with instantaneous switching). The CTMC is piecewise birth-death: the level cuts give each
 mode's stationary law as a geometric segment ((B1)-(B5), evaluated by ``qderive verify``
 with the stationary law of the CTMC built from the model's definition,
@@ -29,7 +29,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "codegen_forms", "CHECK_POINTS", "RECURSIONS", "level_law"]
 
-_CITE = "spec/other-models.md section B"
+_CITE = "docs/theory/other-models.md section B"
 lam0, lam1, mu, rho0, rho1 = CF.lam0, CF.lam1, CF.mu, CF.rho0, CF.rho1
 L, H, R, j = CF.L, CF.H, CF.R, CF.j
 _pi = sp.Function(r"\pi")
@@ -248,7 +248,7 @@ def derivation() -> Derivation:
     return Derivation(
         name="mm1-hysteretic",
         title="M|M|1 with bi-level hysteretic control: closed forms",
-        source="seed 002 (hysteretic input-rate control), spec/other-models.md section B",
+        source="seed 002 (hysteretic input-rate control), docs/theory/other-models.md section B",
         steps=steps(),
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
                 Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),

@@ -1,4 +1,4 @@
-"""Two-level cluster with k request copies (Bogatyrev & Bogatyrev 2017, seed 004; spec/other-models.md E).
+"""Two-level cluster with k request copies (Bogatyrev & Bogatyrev 2017, seed 004; docs/theory/other-models.md E).
 
 ``qderive derive redundant-cluster`` obtains the probability of timely service
 r = P(W_1 + W_2 <= t_0) by integrating the convolution with SymPy (atoms and exponentials), the
@@ -55,7 +55,7 @@ __all__ = ["derivation", "timely_closed_form", "quad_timely", "waiting_cdf_from_
 
 SOURCE = ("V. A. Bogatyrev, S. V. Bogatyrev, \"Reserved service of requests, critical to waiting delays, in "
           "two-level systems\", J. Instrument Engineering 60(10), 2017, 945-950 (seed 004); "
-          "spec/other-models.md section E")
+          "docs/theory/other-models.md section E")
 
 # -- symbols --------------------------------------------------------------------------------------------
 t, w, x = sp.symbols("t w x", nonnegative=True)
@@ -467,7 +467,7 @@ def derivation() -> Derivation:
         Step("(W)", "waiting time at level i: atom 1 - rho_i at 0, else Exp(theta_i)", REL_W,
              "M/M/1 FCFS waiting time; the same for level 2",
              check=relation_check(REL_W, _bind_W, describe=" with the waiting law of the node's CTMC")),
-        Step("(C)", "a copy is timely when W_1 + W_2 <= t_0: the convolution", REL_C, "spec/other-models.md E",
+        Step("(C)", "a copy is timely when W_1 + W_2 <= t_0: the convolution", REL_C, "docs/theory/other-models.md E",
              check=_integral_check(REL_C, lambda digits: _bind_C(digits),
                                    describe=": the package's r vs quadrature of the displayed integral")),
         Step("(r)", "closed form, theta_1 != theta_2 (integrated by SymPy)", sp.Eq(r_sym, timely_closed_form(False)),

@@ -1,4 +1,4 @@
-"""Derivation ``two-flow``: the INVITE / non-INVITE threshold model (seed 001, ``spec/other-models.md`` C).
+"""Derivation ``two-flow``: the INVITE / non-INVITE threshold model (seed 001, ``docs/theory/other-models.md`` C).
 
 The model is :class:`~qderive.symbolic.models.two_flow.TwoFlowModel`; its engine
 (:mod:`qderive.numeric.engines.two_flow`) solves the chain on (mode, class sequence).
@@ -35,7 +35,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 __all__ = ["RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
            "split_factors", "evaluate_polynomial_law", "symbolic_stationary", "derivation", "check_model"]
 
-_CITE = "spec/other-models.md section C (seed 001)"
+_CITE = "docs/theory/other-models.md section C (seed 001)"
 
 
 class _PrimedRate(sp.Symbol):

@@ -3,7 +3,7 @@
 The model (:class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticModel`): two Poisson
 flows whose rates depend on the mode (normal, overload, discard), one exponential server,
 capacity R, relative (non-preemptive) priority to flow 1, switching on the count with
-thresholds L < H < R as in ``spec/other-models.md`` B. The engine
+thresholds L < H < R as in ``docs/theory/other-models.md`` B. The engine
 (:mod:`qderive.numeric.engines.two_flow_hysteretic`) solves the chain on (s, i, j, k).
 
 The steps: the level cut of the full chain (H.1) and Little's law (H.2); with
@@ -32,7 +32,7 @@ from .two_flow import split_factors, symbolic_stationary
 
 __all__ = ["LumpedLaw", "lumped_law", "lumped_states", "lumped_transitions", "derivation", "CHECK_MODELS"]
 
-_CITE = "seed 002 (M2|M|1|R with bi-level hysteretic input control); spec/other-models.md sections B, C"
+_CITE = "seed 002 (M2|M|1|R with bi-level hysteretic input control); docs/theory/other-models.md sections B, C"
 
 Lam0, Lam1, Lam2, mu = sp.symbols("Lambda_0 Lambda_1 Lambda_2 mu", positive=True)
 _pi = sp.Function(r"\pi")
@@ -292,17 +292,17 @@ def derivation() -> Derivation:
         Step("(H.2)", "mean sojourn of an admitted flow-c customer by Little", little, _CITE,
              check=relation_check(little, _bindings("unequal", every_c), describe=un + " (tagged-customer sojourns)")),
         Step("(H.3)", "lumping: with mu_1 = mu_2 = mu the (mode, n) marginal satisfies the cut of B's chain with "
-             "the total input rate Lambda_s = lambda(1, s) + lambda(2, s)", lumped_cut, "spec/other-models.md "
+             "the total input rate Lambda_s = lambda(1, s) + lambda(2, s)", lumped_cut, "docs/theory/other-models.md "
              "section B", check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
         Step("(H.4)", "the lumped law of L,H,R = 2,4,6: state i = (mode, n) in level order", law_rel,
-             "spec/other-models.md section B",
+             "docs/theory/other-models.md section B",
              check=relation_check(law_rel, _lumped_law_bindings, describe=eq + " vs the polynomials N_i")),
     ]
     law = lumped_law()
     for idx, (st, nn) in enumerate(law.states):
         steps.append(Step(f"(H.5.{idx + 1})", f"lumped law, L,H,R = {law.thresholds}: numerator of state "
                           f"{idx + 1} = (mode {st}, n = {nn})", sp.Eq(Nb[idx + 1], law.factored(idx)),
-                          "spec/other-models.md section B", computed=True))
+                          "docs/theory/other-models.md section B", computed=True))
     steps += [
         Step("(H.6)", "loss of flow c: throttled, discarded or blocked share of its offered (normal-mode) traffic; "
              "s(x), n(x) mode and count of state x", loss, _CITE,
@@ -310,9 +310,9 @@ def derivation() -> Derivation:
         Step("(H.7)", "throughput per flow = admitted rate", throughput, _CITE,
              check=relation_check(throughput, _bindings("unequal", every_c), describe=un)),
         Step("(H.8)", "cycle renewal: normal time + return time = 1 / (rate of S0 -> S1 switches)", cycle,
-             "spec/other-models.md section B",
+             "docs/theory/other-models.md section B",
              check=relation_check(cycle, _bindings("unequal", none), describe=un + " (first passages)")),
-        Step("(H.9)", "return time by renewal-reward", ret, "spec/other-models.md section B",
+        Step("(H.9)", "return time by renewal-reward", ret, "docs/theory/other-models.md section B",
              check=relation_check(ret, _bindings("unequal", none), describe=un + " (first passage)")),
     ]
     checks = (

@@ -1,6 +1,6 @@
 """M[X]/G/1/r with vacations: the finite waiting room through the infinite-room solution (Sopin 2013, ch. 2).
 
-The derivation ``vacation-finite`` states the thesis's central result (``spec/chapter2.md``
+The derivation ``vacation-finite`` states the thesis's central result (``docs/theory/chapter2.md``
 section 2): the embedded law with r waiting places is the renormalised truncation of the
 unnormalised infinite-room solution (Statement 1), the time-stationary law follows by (9)
 and (10), the server's not-serving probability by Statement 2 (11), the loss by Theorem
@@ -46,7 +46,7 @@ from .vacation_infinite import RECURSIONS
 __all__ = ["derivation", "exact_sequences"]
 
 SOURCE = ("Sopin E. S. (2013), thesis, chapter 2: M^X/G/1/r with multiple vacations, Statement 1, (9), (10), "
-          "Statement 2 (11), Theorem 1 (12)-(14), Corollary 1 (15); spec/chapter2.md section 2")
+          "Statement 2 (11), Theorem 1 (12)-(14), Corollary 1 (15); docs/theory/chapter2.md section 2")
 
 # -- symbols of the displayed relations ---------------------------------------------------------------------
 r, j, i, k = sp.symbols("r j i k", integer=True, nonnegative=True)
@@ -83,12 +83,12 @@ REL = {
 }
 
 _TITLES = {
-    "(0)": ("customers arriving during a service and during a vacation", "spec/chapter2.md section 0"),
+    "(0)": ("customers arriving during a service and during a vacation", "docs/theory/chapter2.md section 0"),
     "(2b)": ("level crossing of the balance equations (2): flow up across the cut j|j+1 = flow down; q~_0 = 1, "
-             "every term positive, defined for every load", "Sopin 2013, eq. (2); spec/chapter2.md section 1"),
+             "every term positive, defined for every load", "Sopin 2013, eq. (2); docs/theory/chapter2.md section 1"),
     "Statement 1": ("the embedded law with r places is the renormalised truncation of q~, for j = 0..r "
                     "(including j = r) and every rho_bar", "Sopin 2013, Statement 1"),
-    "(9')": ("mean time between embedded epochs", "spec/chapter2.md section 2"),
+    "(9')": ("mean time between embedded epochs", "docs/theory/chapter2.md section 2"),
     "(9)": ("time-stationary queue length below the top (renewal reward), j = 0..r-1", "Sopin 2013, eq. (9)"),
     "(10)": ("the top level without cancellation, Ubar_m = sum_{n>=m} u_n, Vbar_m = sum_{n>=m} v_n",
              "Sopin 2013, eq. (10)"),
@@ -97,7 +97,7 @@ _TITLES = {
     "Theorem 1.1 (12)": ("loss probability per customer (PASTA): a direct sum of positive terms",
                          "Sopin 2013, Theorem 1, eq. (12)"),
     "Theorem 1.1'": ("the same loss as load balance: carried load = offered load x (1 - pi)",
-                     "Sopin 2013, Theorem 1; spec/chapter2.md section 2"),
+                     "Sopin 2013, Theorem 1; docs/theory/chapter2.md section 2"),
     "(13')": ("unnormalised infinite-room law (q~_0 = 1, C = f_1), analytic at 0 for every load",
               "Sopin 2013, Theorem 1.2"),
     "Theorem 1.2 (13)": ("the finite law is the truncated unnormalised law plus one top term", "Sopin 2013, eq. (13)"),

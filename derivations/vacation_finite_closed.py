@@ -1,6 +1,6 @@
 """M[X]/M/1/r with exponential multiple vacations and geometric batches: closed forms in symbolic r.
 
-The derivation ``vacation-finite-r`` (Sopin 2013, section 1.2; ``spec/other-models.md``
+The derivation ``vacation-finite-r`` (Sopin 2013, section 1.2; ``docs/theory/other-models.md``
 section A) displays the closed forms of :mod:`qderive.symbolic.closed_forms.vacation_finite_r`:
 the rational transforms Q~(z), P~(z) (A.2), their partial fractions q~_j, p~_j (A.4), (A.5),
 Statement 1's normaliser S~_r as a finite sum (A.6), and the measures in r: Statement 1 (A.7),
@@ -50,7 +50,7 @@ from .framework import (
 
 __all__ = ["derivation", "codegen_forms", "identically_zero_in_r", "POINTS", "REL", "display_piecewise"]
 
-SOURCE = "Sopin E. S. (2013), thesis, section 1.2 and chapter 2; spec/other-models.md section A"
+SOURCE = "Sopin E. S. (2013), thesis, section 1.2 and chapter 2; docs/theory/other-models.md section A"
 
 z, j, r = V.z, V.j, V.r
 lam, p, mu, nu = V.lam, V.p, V.mu, V.nu
@@ -353,7 +353,7 @@ def _steps() -> tuple[Step, ...]:
     return (
         Step("(A.1)", "geometric batches (mean 1/p), exponential service (rate mu) and vacations (rate nu): "
              "customers arriving during a service and during a vacation",
-             sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "spec/other-models.md section A",
+             sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "docs/theory/other-models.md section A",
              computed=True),
         Step("(A.2)", "Q~(z) = (A - zC)/(A - z) is rational (the factor 1 - z cancels)", sp.Eq(Qt_f(z), Qt),
              "Sopin 2013, eq. (3), unnormalised", computed=True),

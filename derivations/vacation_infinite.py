@@ -3,7 +3,7 @@
 The derivation runs once with *general* laws (service LST beta(s) with moments b1, b2, b3;
 vacation LST varphi(s) with f1, f2, f3; batch PGF L(z) with l1, l2, l3) in
 :mod:`qderive.symbolic.closed_forms.vacation_infinite`, for every vacation policy. Steps
-(``spec/chapter2.md`` section 1), in the thesis's numbering for multiple vacations:
+(``docs/theory/chapter2.md`` section 1), in the thesis's numbering for multiple vacations:
 
 (2)  balance of the embedded chain at service completions and vacation ends  [evaluated],
 (2b) its subtraction-free cut form                                           [evaluated],
@@ -49,7 +49,7 @@ from .framework import (
 
 __all__ = ["derivation", "codegen_forms", "RECURSIONS", "cut_recursion", "arrival_counts", "time_stationary"]
 
-SOURCE = "E. S. Sopin (2013), thesis abstract, chapter 2, eqs. (2)-(7); spec/chapter2.md section 1"
+SOURCE = "E. S. Sopin (2013), thesis abstract, chapter 2, eqs. (2)-(7); docs/theory/chapter2.md section 1"
 
 z, lam, c0 = VI.z, VI.lam, VI.c0
 b1, b2, b3, f1, f2, f3, l1, l2, l3 = VI.SYMBOLS[1:10]
@@ -91,7 +91,7 @@ def time_stationary(q, u, v, C, j):
 
 
 RECURSIONS = (
-    ("Arrival counts, spec/chapter2.md section 0", arrival_counts),
+    ("Arrival counts, docs/theory/chapter2.md section 0", arrival_counts),
     ("Cut recursion (2b), no subtractions", cut_recursion),
     ("Embedded to time-stationary law (4)", time_stationary),
 )
@@ -410,15 +410,15 @@ def derivation(wait_moments: int = 2) -> Derivation:
         Step("(2)", "Balance of the embedded chain (service completions and vacation ends)", REL_2, cite(2),
              check=relation_check(REL_2, _bind_2, need=_need, describe=" with the CTMC's embedded law")),
         Step("(2b)", "Cut form of (2): flow up = flow down across the cut j | j+1, no subtractions", REL_2B,
-             "spec/chapter2.md section 1", check=relation_check(REL_2B, _bind_2b, need=_need)),
+             "docs/theory/chapter2.md section 1", check=relation_check(REL_2B, _bind_2b, need=_need)),
         Step("A, C", "Customers arriving during one service / one vacation",
              sp.And(sp.Eq(sp.Function("A")(z), g["A"]), sp.Eq(sp.Function("C")(z), g["C"])),
-             "spec/chapter2.md section 0", computed=True),
+             "docs/theory/chapter2.md section 0", computed=True),
         Step("(3)", "Embedded queue-length PGF", sp.Eq(Q_, g["Q"]), cite(3), computed=True),
         Step("(3')", "Probability the embedded queue is empty", sp.Eq(q0s, g["q0"]), cite(3), computed=True),
         Step("(4)", "Embedded to time-stationary (semi-Markov, renewal reward)", REL_4, cite(4),
              check=relation_check(REL_4, _bind_4, need=_need, describe=" with the CTMC's laws")),
-        Step("(4')", "Mean time between embedded epochs", sp.Eq(_Cm, g["C_embedded"]), "spec/chapter2.md section 1",
+        Step("(4')", "Mean time between embedded epochs", sp.Eq(_Cm, g["C_embedded"]), "docs/theory/chapter2.md section 1",
              computed=True),
         Step("(5)", "Time-stationary queue-length PGF (the thesis's form; equal to the derived P(z))",
              sp.Eq(P_, _thesis_P()), cite(5), check=_P_equals_thesis),

@@ -248,7 +248,7 @@ def batch_columns(batch, n: int, ctx, vectors: BatchVectors | None = None):
 
 @dataclass(frozen=True)
 class ArrivalCounts:
-    """Customers arriving during one random time (``spec/chapter2.md`` section 0), n = 0..N:
+    """Customers arriving during one random time (``docs/theory/chapter2.md`` section 0), n = 0..N:
     ``a``, ``abar`` (P(more than n)), ``u`` (level times), ``ubar``, and the batch counts ``counts``."""
 
     a: np.ndarray

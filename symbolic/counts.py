@@ -2,7 +2,7 @@
 
 If batches arrive as a Poisson process of rate lambda and a service (or vacation) lasts
 a random time T, the number K of batches arriving during it has the Poisson-mixing
-probabilities (Sopin 2013, section 0 of ``spec/chapter2.md``)::
+probabilities (Sopin 2013, section 0 of ``docs/theory/chapter2.md``)::
 
     beta_k = P(K = k) = int_0^oo (lambda x)^k / k! e^{-lambda x} dB(x) = (-lambda)^k / k! beta^{(k)}(lambda).
 
@@ -14,17 +14,17 @@ quadrature, a negative-binomial mixture for gamma-type laws, the phase-type fami
 any PH law -- and needs no numeric code of its own. Each family also gives ``pmf(k)``
 exactly (SymPy), the closed-form hook of :meth:`TimeLaw.poisson_mixing`.
 
-=================================  ==========================================  ===================
-family                             beta_k                                      laws
-=================================  ==========================================  ===================
-:class:`PoissonCount`              sum_j w_j e^{-m_j} m_j^k / k!               det, empirical
-:class:`NegativeBinomialCount`     Gamma(k+a)/(Gamma(a) k!) p0^a q^k           exp, Erlang, gamma
-:class:`MixtureCount`              sum_i w_i beta^{(i)}_k                      hyperexponential
-:class:`PhaseTypeCount`            alpha M^k (lambda I - T)^{-1} t             PH, Coxian
-:class:`UniformMixedPoissonCount`  (P(Pois(lb) > k) - P(Pois(la) > k))/(lb-la)  uniform
-:class:`QuadratureCount`           a Poisson mixture at the working precision  lognormal
-:class:`GenericCount`              the derivative formula (symbolic only)      general laws
-=================================  ==========================================  ===================
+=================================  ============================================  ===================
+family                             beta_k                                        laws
+=================================  ============================================  ===================
+:class:`PoissonCount`              sum_j w_j e^{-m_j} m_j^k / k!                 det, empirical
+:class:`NegativeBinomialCount`     Gamma(k+a)/(Gamma(a) k!) p0^a q^k             exp, Erlang, gamma
+:class:`MixtureCount`              sum_i w_i beta^{(i)}_k                        hyperexponential
+:class:`PhaseTypeCount`            alpha M^k (lambda I - T)^{-1} t               PH, Coxian
+:class:`UniformMixedPoissonCount`  (P(Pois(lb) > k) - P(Pois(la) > k))/(lb-la)    uniform
+:class:`QuadratureCount`           a Poisson mixture at the working precision    lognormal
+:class:`GenericCount`              the derivative formula (symbolic only)        general laws
+=================================  ============================================  ===================
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class CountLaw:
 @dataclass(frozen=True)
 class PoissonCount(CountLaw):
     """K ~ sum_j w_j Poisson(m_j): a deterministic time d has one node m = lambda d;
-    an empirical law one node per sample value (``spec/chapter2.md`` section 3, row D)."""
+    an empirical law one node per sample value (``docs/theory/chapter2.md`` section 3, row D)."""
 
     means: tuple
     weights: tuple = (1,)
@@ -74,7 +74,7 @@ class NegativeBinomialCount(CountLaw):
 
     With nu = a/m: p0 = nu/(lambda + nu) = a/(a + lambda m) and q = lambda m/(a + lambda m),
     both given exactly (q is never formed as 1 - p0, which cancels at light load);
-    beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k (``spec/chapter2.md`` section 3).
+    beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k (``docs/theory/chapter2.md`` section 3).
     """
 
     shape: object
@@ -130,7 +130,7 @@ class PhaseTypeCount(CountLaw):
 @dataclass(frozen=True)
 class UniformMixedPoissonCount(CountLaw):
     """K ~ Poisson(lambda T), T uniform on [a, b]:
-    beta_k = (P(Pois(lambda b) > k) - P(Pois(lambda a) > k)) / (lambda (b - a)) (``spec/chapter2.md`` section 3)."""
+    beta_k = (P(Pois(lambda b) > k) - P(Pois(lambda a) > k)) / (lambda (b - a)) (``docs/theory/chapter2.md`` section 3)."""
 
     lam_low: object
     lam_high: object

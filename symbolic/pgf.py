@@ -1,13 +1,13 @@
 """PGF algebra: exact truncated power series, the truncation operator, moments at z = 1.
 
 * :class:`Series` — a truncated power series with exact SymPy coefficients and the
-  operations a queueing PGF needs (+, -, *, /, ``exp``, real powers, composition
+  operations a queueing PGF needs (``+``, ``-``, ``*``, ``/``, ``exp``, real powers, composition
   with an undefined function by derivative substitution). Every operation is an
   O(n^2) coefficient recurrence over the exact coefficients (never
   ``sympy.series`` to high order: STYLE.md measured 0.10 s against > 210 s).
 * :func:`series` — the Taylor coefficients of an expression in ``z`` about a point.
 * :func:`truncate` — the operator ``[Phi(z)]_n = sum_{j<n} phi_j z^j`` of
-  ``spec/chapter2.md`` section 2 (Statement 1, Theorem 1.2).
+  ``docs/theory/chapter2.md`` section 2 (Statement 1, Theorem 1.2).
 * :func:`derivatives_at` — ``F(z0), F'(z0), ..., F^{(k)}(z0)`` of a quotient with a
   removable 0/0 at ``z0`` (e.g. the factorial moments of P(z) at z = 1, (5)-(7)).
 
@@ -212,7 +212,7 @@ def series(expr: sp.Expr, z: sp.Symbol, z0, n: int, substitute: Callable[[sp.Exp
 def truncate(expr: sp.Expr, z: sp.Symbol, n: int) -> sp.Expr:
     """[Phi(z)]_n = sum_{j=0}^{n-1} phi_j z^j: the first n Taylor coefficients at 0.
 
-    ``spec/chapter2.md`` section 2: the index form is authoritative.
+    ``docs/theory/chapter2.md`` section 2: the index form is authoritative.
     """
     return series(expr, z, 0, n).as_expr(z)
 

@@ -9,7 +9,7 @@ Oracles (``qderive.numeric.oracles.hysteretic``, sharing no code with the kernel
 * exponential service: the CTMC of the continuous-time process over (count, mode in force),
   no embedded chain, no (17).
 
-The switching rule itself is restated in this file from ``spec/chapter3.md`` section 1 and
+The switching rule itself is restated in this file from ``docs/theory/chapter3.md`` section 1 and
 compared with the model's (``HystereticModel.next_state``, which the oracles use).
 
 Tolerances: ``digits=D`` promises D correct digits (the policy confirms them at two
@@ -82,7 +82,7 @@ def process_oracle(model):
 
 
 # ------------------------------------------------------------------------------------------
-# the switching rule, restated from spec/chapter3.md section 1
+# the switching rule, restated from docs/theory/chapter3.md section 1
 # ------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""M|M|1 with bi-level hysteretic control (spec/other-models.md B) against a CTMC written here.
+"""M|M|1 with bi-level hysteretic control (docs/theory/other-models.md B) against a CTMC written here.
 
 The oracle is the CTMC of this file: its own transition list, typed from the model
 description (not the model's switching methods), built by the one CTMC builder

@@ -4,7 +4,7 @@ Oracles (none shares code with the simulator):
 
 * M/M/1/K: the textbook truncated-geometric law, written here;
 * M[X]/G/1 with and without multiple vacations: the Pollaczek-Khinchine mean wait with
-  batches and the vacation residual (``spec/chapter2.md`` (6), (7)), written here with
+  batches and the vacation residual (``docs/theory/chapter2.md`` (6), (7)), written here with
   moments computed by hand; M/M/1's queue-length variance by hand;
 * M[X]/M/1/r with exponential vacations -- multiple, single or none; partial and whole
   admission: the CTMC built here from the model definition (states: on vacation, idle,

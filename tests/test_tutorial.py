@@ -315,7 +315,7 @@ def _pascal(p, n, k):
 def embedded_oracle(lam, batch_mean, b1, f1, beta_service, beta_vacation, r, single=False):
     """Loss and idle probability of M[X]/G/1/r from the chain at service completions and vacation ends.
 
-    Built from the definition (``spec/chapter2.md`` sections 0, 2), call it inside ``mpmath.workdps``:
+    Built from the definition (``docs/theory/chapter2.md`` sections 0, 2), call it inside ``mpmath.workdps``:
     a service starting with j waiting ends with min(j - 1 + A, r) waiting (partial admission: no
     departure during a service, so the room only fills); an empty epoch starts a vacation, which ends
     with min(C, r); with single vacations a vacation that ends empty is followed by an idle period of

@@ -1,4 +1,4 @@
-"""The INVITE / non-INVITE threshold model (seed 001, ``spec/other-models.md`` C) against independent computations.
+"""The INVITE / non-INVITE threshold model (seed 001, ``docs/theory/other-models.md`` C) against independent computations.
 
 Oracle: :mod:`qderive.numeric.oracles.two_flow` rebuilds the chain from the model's rules on
 plain tuples ``(mode, ((class, tagged), ...))`` by search (no bit encoding, nothing from the

@@ -6,7 +6,7 @@ by search, and computes the measures by definition: loss as ``1 - admitted / off
 (harmless at 50 digits; the engine sums positive terms), throughput as the departure flow,
 mean sojourns as tagged-customer first passages (not Little), the cycle times as first passages
 from the stationary entry laws. Second oracle: with mu_1 = mu_2 the (mode, n) marginal is the
-one-flow chain of ``spec/other-models.md`` B with the summed rates (built here separately).
+one-flow chain of ``docs/theory/other-models.md`` B with the summed rates (built here separately).
 Third: a hand computation (E tau_0 = 9 for a symmetric walk).
 
 Tolerances: 1e-45 relative at 50 digits (subtraction-free eliminations on both sides, plus the

@@ -37,8 +37,8 @@ from .codegen import ClosedForm, KernelModule, generated_function
 __all__ = ["erlang_b_forms", "cluster_forms", "CLUSTER_ARGS"]
 
 ERLANG_SOURCE = ("Erlang B recursion B(k) = rho B(k-1)/(k + rho B(k-1)), Wang & Liao (seed 003) eqs. (1)-(4); "
-                 "spec/other-models.md section D")
-CLUSTER_SOURCE = "Bogatyrev & Bogatyrev 2017 (seed 004); spec/other-models.md section E"
+                 "docs/theory/other-models.md section D")
+CLUSTER_SOURCE = "Bogatyrev & Bogatyrev 2017 (seed 004); docs/theory/other-models.md section E"
 
 _ERLANG_HELPERS = '''
 _CTX = FLOAT64

@@ -1,6 +1,6 @@
 """Generated code for the hysteretic overload control: ``qderive codegen hysteretic``.
 
-The measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3; ``spec/chapter3.md``) need the
+The measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3; ``docs/theory/chapter3.md``) need the
 embedded chain (16), GTH and the subtraction-free solve of (21), not a closed form. The
 generated module is the package's kernels copied verbatim
 (:mod:`qderive.numeric.kernels.hysteretic` and what it uses: the arrival counts, the batch
@@ -38,7 +38,7 @@ from .families import LAM, family
 __all__ = ["forms", "SOURCE"]
 
 SOURCE = ("Sopin 2013, chapter 3: embedded chain (16), (17), Statement 3 (18), (19), (20), corrected (21), (22), "
-          "(23); spec/chapter3.md sections 1-7 (event convention, interval semantics)")
+          "(23); docs/theory/chapter3.md sections 1-7 (event convention, interval semantics)")
 
 _HELPERS = '''
 _CTX = FLOAT64

@@ -4,7 +4,7 @@ The measures of M[X]/G/1/r need the cut recursion (2b), not a closed form. The
 generated module is the package's kernels, copied verbatim
 (:class:`qderive.numeric.kernels.vacation.FiniteVacation` and what it uses), plus, for the
 chosen law families, the kernel calls of their count laws printed by SymPy from the
-package's own symbolic laws (``spec/chapter2.md`` section 3) and the public function::
+package's own symbolic laws (``docs/theory/chapter2.md`` section 3) and the public function::
 
     qderive codegen vacation-finite --measure loss_probability --batch geometric \\
         --service erlang:k=4 --vacation exp --out loss.py
@@ -32,7 +32,7 @@ from .families import LAM, family
 __all__ = ["forms"]
 
 SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
-          "Theorem 1.2 (13); spec/chapter2.md sections 2-4")
+          "Theorem 1.2 (13); docs/theory/chapter2.md sections 2-4")
 
 _HELPERS = '''
 _CTX = FLOAT64

@@ -1,6 +1,6 @@
 """Figure 1 of the thesis (Sopin 2013, chapter 2): loss probability versus offered load.
 
-Setup (``spec/chapter2.md`` section 5, item 6): waiting room r = 200, mean service
+Setup (``docs/theory/chapter2.md`` section 5, item 6): waiting room r = 200, mean service
 b_1 = 15 ms, mean vacation f_1 = 75 ms, multiple vacations, partial admission, geometric
 batches on {1, 2, ...} with mean 5 and with mean 4, service and vacation of the same
 type -- deterministic (D), Erlang-4 (E4) or exponential (M) -- and offered load

@@ -301,7 +301,7 @@ def two_flow_laws(model) -> dict:
 
 
 def _mm1_states(model):
-    """States (n, s) reachable from (0, 0) and the transitions (i, j, rate) of ``spec/other-models.md`` B."""
+    """States (n, s) reachable from (0, 0) and the transitions (i, j, rate) of ``docs/theory/other-models.md`` B."""
     rates = model.rates()
     states, index, moves, todo = [(0, 0)], {(0, 0): 0}, [], [(0, 0)]
     while todo:

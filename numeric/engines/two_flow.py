@@ -1,4 +1,4 @@
-"""Engine of the two-flow INVITE / non-INVITE threshold model (seed 001, ``spec/other-models.md`` C).
+"""Engine of the two-flow INVITE / non-INVITE threshold model (seed 001, ``docs/theory/other-models.md`` C).
 
 The model and its rules are in :mod:`qderive.symbolic.models.two_flow`. Because the
 service rate depends on the class and FIFO order matters, the state is ``(mode, sequence
@@ -11,7 +11,7 @@ is ``bits >> 1``; under priority in modes 1 and 2 it becomes ``(rest XOR lowbit(
 (the first class-2 message moves to the front, the class-1 messages before it shift back
 by one), so the transition table is built with numpy, without loops over positions.
 
-**Stationary law** pi Q = 0 (``spec/other-models.md`` C, global balance (C.1)):
+**Stationary law** pi Q = 0 (``docs/theory/other-models.md`` C, global balance (C.1)):
 
 * :attr:`Solver.GTH` -- the one GTH of :mod:`qderive.numeric.kernels.chains` on the dense
   off-diagonal rates, in any context: every operation adds or multiplies nonnegative
@@ -164,7 +164,7 @@ def _blocks(L: int, H: int, R: int):
 
 @lru_cache(maxsize=16)
 def state_space(low: int, high: int, capacity: int, algorithm: Algorithm) -> StateSpace:
-    """Reachable states and transitions of the seed-001 chain (``spec/other-models.md`` C).
+    """Reachable states and transitions of the seed-001 chain (``docs/theory/other-models.md`` C).
 
     Out of ``(m, s)`` with ``n = len(s)``: an arrival of class c (rate lambda_c) if n < R and
     mode m accepts c, to ``(m', s + (c,))`` with m' = 2 when n + 1 = H + 1, else m; a departure

@@ -3,7 +3,7 @@
 The model (:class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticModel`): two Poisson
 flows with rates ``lambda_c^(s)`` by mode s (normal, overload, discard), one exponential
 server (rate mu_c for a flow-c customer), capacity R, relative (non-preemptive) priority
-to flow 1, switching on the count as in ``spec/other-models.md`` B. Within a flow the
+to flow 1, switching on the count as in ``docs/theory/other-models.md`` B. Within a flow the
 order does not matter (identical rates), so the state ``(s, i, j, k)`` -- mode, flow-1
 and flow-2 customers in the system, flow in service (0 when empty) -- is a CTMC:
 

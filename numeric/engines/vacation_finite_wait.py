@@ -3,7 +3,7 @@
 :func:`response_laws` (the ``response`` of :class:`~qderive.symbolic.models.vacation.FiniteVacationQueue`)
 gives the wait W and the sojourn W + B of a random *admitted* customer as
 :class:`~qderive.numeric.response.ResponseLaw` objects; the algorithms are the kernel
-:mod:`qderive.numeric.kernels.finite_wait`. Notation of ``spec/chapter2.md`` section 0; levels n are
+:mod:`qderive.numeric.kernels.finite_wait`. Notation of ``docs/theory/chapter2.md`` section 0; levels n are
 numbers waiting, n = 0..r-1 (a batch that finds r waiting admits nobody).
 
 **1. The state an arriving batch sees** (PASTA) is the time-stationary one, and by renewal reward over

@@ -2,7 +2,7 @@
 
 For a batch law X on {1, 2, ...} and n >= 0: ``pmf[i] = P(X = i)`` (pmf[0] = 0),
 ``tail[i] = P(X > i)``, ``excess[m] = E (X - m)^+ = sum_{i>=m} P(X > i)`` for i, m = 0..n
-(``spec/chapter2.md`` sections 0 and 3). :func:`convolution_columns` yields, for
+(``docs/theory/chapter2.md`` sections 0 and 3). :func:`convolution_columns` yields, for
 k = 1, 2, ..., the k-fold convolution ``l^{(k)}_m = P(S_k = m)`` and ``P(S_k > m)`` for
 m = 0..n by recurrences without subtraction (Pascal's rule for geometric batches,
 shifted copies for the others). Every excess comes from this one module.
@@ -16,7 +16,7 @@ from .counts import poisson_sequences
 def geometric_vectors(ctx, p, q, n):
     """Geometric batches on {1, 2, ...}, P(X = i) = p q^{i-1} (q = 1 - p given exactly).
 
-    tail_i = q^i, excess_m = q^m / p (``spec/chapter2.md`` section 3).
+    tail_i = q^i, excess_m = q^m / p (``docs/theory/chapter2.md`` section 3).
     """
     powers = ctx.zeros(n + 2)
     powers[0] = ctx.num(1)

@@ -1,6 +1,6 @@
 """Count sequences: beta_k, P(K > k) and sum_{i>k} P(K > i) for k = 0..n, as positive terms.
 
-K is the number of Poisson batch arrivals during one random time (``spec/chapter2.md``
+K is the number of Poisson batch arrivals during one random time (``docs/theory/chapter2.md``
 section 0); each function evaluates one count family of :mod:`qderive.symbolic.counts`
 and returns ``(beta, tail, tail2)``, three context vectors of length n + 1:
 
@@ -9,7 +9,7 @@ and returns ``(beta, tail, tail2)``, three context vectors of length n + 1:
 No tail is formed as ``1 - (cumulative sum)`` where that cancels: below the median
 (cdf <= 1/2) ``1 - cdf`` is well conditioned and is used; above it the tail is a
 backward sum of terms extended until the remainder (bounded by a geometric series) is
-below eps/256 of the sum. ``spec/chapter2.md`` section 4 measured what the naive form
+below eps/256 of the sum. ``docs/theory/chapter2.md`` section 4 measured what the naive form
 costs: the cut recursion (2b) loses its stability. In float64 the Poisson
 probabilities of a large mean (> 500 arrivals) come from Loader's saddle-point form
 (no underflow of e^{-x}, relative error ~1e-15), and subnormal results are flushed to
@@ -198,7 +198,7 @@ def _poisson_one(ctx, x, n):
 def negative_binomial_sequences(ctx, shape, p0, q, n):
     """Count sequences of K ~ NegBin(shape a, p0) with q = 1 - p0 given exactly (gamma-family times).
 
-    beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k; E K = a q / p0 (``spec/chapter2.md`` section 3).
+    beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k; E K = a q / p0 (``docs/theory/chapter2.md`` section 3).
     """
     a = shape
     mean = a * q / p0

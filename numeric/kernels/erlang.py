@@ -1,6 +1,6 @@
 """Erlang B for the M/M/n/n window model of an SCP front end, and its two inverse problems (seed 003).
 
-``spec/other-models.md`` section D: n windows, Poisson BEGIN messages, exponential holding
+``docs/theory/other-models.md`` section D: n windows, Poisson BEGIN messages, exponential holding
 times, offered load rho = lambda/mu; p_k = (rho^k/k!) / sum_{l<=n} rho^l/l! (Wang & Liao,
 eq. (1)); the blocking is B(n, rho) = p_n. It is computed by the stable recursion
 

@@ -1,6 +1,6 @@
 """Hysteretic overload control M[X]|G|1|(L,H)|(H,R): the embedded chain (16) and the measures (17)-(23).
 
-Sopin 2013, chapter 3, as reconstructed in ``spec/chapter3.md``. Batches arrive at rate
+Sopin 2013, chapter 3, as reconstructed in ``docs/theory/chapter3.md``. Batches arrive at rate
 lambda_s in control mode s (0 normal, 1 overload, 2 discard with lambda_2 = 0); one server
 with general service B (mean b_1); at most R customers in the system, the one in service
 included (partial acceptance: the excess of a batch is lost). The mode changes only at
@@ -84,7 +84,7 @@ class HystereticInputs:
     P(A > n), u_n the expected time with n arrivals so far, Ubar_m the time with at least m);
     ``pmf``, ``tail``, ``excess`` the batch law over 0..R (l_i, P(X > i), E (X - m)^+);
     ``lam`` = (lambda_0, lambda_1), ``throttle`` = lambda_0 - lambda_1 (computed by the caller
-    without cancellation), ``b1``, ``l1`` the means. Derived here (``spec/chapter3.md`` sections 2-4):
+    without cancellation), ``b1``, ``l1`` the means. Derived here (``docs/theory/chapter3.md`` sections 2-4):
 
     * ``ge[s][n]`` = P(A^{(s)} >= n), the chapter-3 bar-a (ge_0 = 1, ge_n = abar_{n-1});
     * ``first[c]`` = l_c (c < R), P(X >= R) (c = R): the count when the first batch of an idle

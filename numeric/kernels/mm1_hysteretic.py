@@ -1,6 +1,6 @@
 """M|M|1 with bi-level hysteretic control: the stationary law by level cuts, as positive sums.
 
-``spec/other-models.md`` section B: Poisson arrivals of rate lambda_s in mode s (lambda_0 >=
+``docs/theory/other-models.md`` section B: Poisson arrivals of rate lambda_s in mode s (lambda_0 >=
 lambda_1 >= 0, lambda_2 = 0), one exponential server of rate mu, thresholds 1 <= L < H < R,
 switching at once on the count. With rho_s = lambda_s / mu and pi(L, 1) = 1, the level
 cuts (flow up across a level = flow down across it) give each mode's law as a geometric

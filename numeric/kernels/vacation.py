@@ -1,6 +1,6 @@
 """M[X]/G/1/r with multiple, single or no vacations: the finite waiting room (Sopin 2013, chapter 2).
 
-The thesis's central result (``spec/chapter2.md`` section 2): for every load rho_bar
+The thesis's central result (``docs/theory/chapter2.md`` section 2): for every load rho_bar
 (also >= 1) the embedded law with r waiting places is the renormalised truncation of
 the *unnormalised* infinite-room sequence q~ (Statement 1), and the time-stationary law
 is the truncation of p~ with one corrected top term (Theorem 1.2, Corollary 1). This

@@ -15,7 +15,7 @@
   (count, mode in force) (:mod:`.ctmc`): a batch arrives at rate lambda_s l_x (the count is
   capped at R), a departure at rate mu from (c, s) leads to ``next_state(c, s)``. No embedded
   chain, no (17): it checks the time-stationary law, both semantics and the cycle times.
-* :func:`mm1` -- M|M|1 with bi-level hysteresis: the CTMC of ``spec/other-models.md`` B from
+* :func:`mm1` -- M|M|1 with bi-level hysteresis: the CTMC of ``docs/theory/other-models.md`` B from
   the model's switching rules (:meth:`MM1HystereticModel.mode_after_arrival`, ``..._departure``).
 * :func:`threshold_optimum` -- the brute force of the threshold optimisation (seed 002): every
   (L, H, R) of a grid evaluated by an oracle, compared exactly.
@@ -98,7 +98,7 @@ def _series(ctx, law, pmf, n):
 def level_times(model, ctx, s):
     """J^{(s)}(n), n = 0..R: the mean time of one mode-s service during which exactly n customers have arrived.
 
-    ``spec/chapter3.md`` section 4: J^{(s)}(n) = sum_k w_k l^{(k)}_n with w_k = (1/lambda_s)(1 -
+    ``docs/theory/chapter3.md`` section 4: J^{(s)}(n) = sum_k w_k l^{(k)}_n with w_k = (1/lambda_s)(1 -
     sum_{i<=k} beta_i), beta the count law's exact pmf; with lambda_s = 0 (discard, complete
     blocking) J(0) = b_1. Call inside ``with ctx:``.
     """
@@ -320,7 +320,7 @@ def process(model, ctx) -> HystereticOracle:
 
 
 def mm1(model, ctx) -> HystereticOracle:
-    """The CTMC of ``spec/other-models.md`` B (``model`` an :class:`MM1HystereticModel`); call inside ``with ctx:``.
+    """The CTMC of ``docs/theory/other-models.md`` B (``model`` an :class:`MM1HystereticModel`); call inside ``with ctx:``.
 
     ``extra["renewal"]`` = 1 / (mu pi(L, 1)) (one cycle per departure from (L, 1)); E tau_0 by first
     passage from (L - 1, 0), E tau_12 from (H, 1) (normal mode is always left there).

@@ -2,7 +2,7 @@
 
 The engines (:mod:`qderive.numeric.engines.two_flow`, :mod:`~.two_flow_hysteretic`) encode
 states as bit strings or counts and compute the measures by formulas (PASTA, Little,
-renewal). Here the rules are restated from ``spec/other-models.md`` C and seed 002 on
+renewal). Here the rules are restated from ``docs/theory/other-models.md`` C and seed 002 on
 plain Python tuples -- one tuple entry per customer, ``(class, tagged)`` -- and the chain is
 found by search with the one CTMC builder (:func:`qderive.numeric.oracles.ctmc.build`).
 The measures are computed *by definition* where a definition can be evaluated:

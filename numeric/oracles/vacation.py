@@ -2,7 +2,7 @@
 
 With phase-type service and vacation times (exponential, Erlang, hyperexponential, Coxian,
 PH) M[X]/PH/1/r with PH vacations is a CTMC on (activity, phase, number waiting), built
-here from the definition of ``spec/chapter2.md`` section 0 and the variants of the model
+here from the definition of ``docs/theory/chapter2.md`` section 0 and the variants of the model
 (never from the thesis's formulas):
 
 * a batch of k arriving when j wait: partial admission -> min(j + k, r) wait; whole

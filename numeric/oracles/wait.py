@@ -1,7 +1,7 @@
 """Oracle of the waiting and sojourn times of the vacation queues, from the model definition.
 
 The law of the wait W (and of the sojourn W + own service) of an *admitted* customer of
-M[X]/PH/1/r with PH vacations (``spec/chapter2.md`` section 0, and the variants of
+M[X]/PH/1/r with PH vacations (``docs/theory/chapter2.md`` section 0, and the variants of
 :mod:`qderive.symbolic.models.vacation`: partial or whole admission, multiple, single or no
 vacations), built from the definition only -- never from a transform or a closed form of
 the wait:
@@ -19,7 +19,7 @@ the wait:
    in S or V (room R_s = r - j) partial admission keeps the first min(k, R_s) of the batch,
    so A = [i <= R_s]; whole admission keeps the batch iff k <= R_s, so A = [k <= R_s]
    (then every i <= k). An idle server takes the first customer into service at once and
-   leaves r places for the rest: R_I = r + 1, with the same two rules. Summing over k,
+   leaves r places for the rest: R_I = r + 1, with the same two rules. Summing over k::
 
        P(s, I = i, admitted) = pi_s g_s(i) / E X,
        g_s(i) = sum_{k >= i} l_k A_s(k, i) = P(X >= i) [i <= R_s]              (partial)
@@ -447,7 +447,7 @@ def _next_capacity(logp, goal):
     (at least c + 1, at most 8c + 8 per step).
 
     For j < c the masses of the cut chain are proportional to those of the infinite room
-    (``spec/chapter2.md`` Statement 1 and (15)), so their decay rate is the infinite law's.
+    (``docs/theory/chapter2.md`` Statement 1 and (15)), so their decay rate is the infinite law's.
     """
     c = len(logp) - 1
     return max(c + 1, min(_extrapolate(logp, goal), 8 * c + 8))

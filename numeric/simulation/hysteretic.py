@@ -1,6 +1,6 @@
 """Simulation of the hysteretic overload control: M[X]|G|1|(L,H)|(H,R) and M|M|1 with bi-level hysteresis.
 
-The model (``spec/chapter3.md`` sections 0-1; ``spec/other-models.md`` B): batches arrive as
+The model (``docs/theory/chapter3.md`` sections 0-1; ``docs/theory/other-models.md`` B): batches arrive as
 a Poisson process whose rate lambda_s depends on the control mode s (0 normal, 1 overload,
 2 discard with lambda_2 = 0); one server; at most R customers in the system, the one in
 service included; a batch that does not fit is partially admitted (fill up to R, lose the
@@ -54,7 +54,7 @@ _CYCLE_NOTE = "no control cycle (return to normal mode) completed: the cycle is 
 
 
 def _label(s, c, H, R):
-    """Label of count c during an interval of mode s (``spec/chapter3.md`` section 4)."""
+    """Label of count c during an interval of mode s (``docs/theory/chapter3.md`` section 4)."""
     if s == 0:
         return 0 if c < H else (1 if c < R else 2)
     if s == 1:
@@ -196,6 +196,6 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
 
     ``customers`` are served in each of ``replications`` independent runs started empty in
     normal mode; the first ``warmup`` fraction is discarded (:mod:`.stats`). Cycle measures are
-    renewal-reward ratios (``spec/chapter3.md`` section 7).
+    renewal-reward ratios (``docs/theory/chapter3.md`` section 7).
     """
     return run_replications(kernel_spec(model), customers, replications, seed, warmup, quiet)

@@ -3,7 +3,7 @@
 Seed 003 (Wang & Liao) proposes an adaptive window at the SCP front end: each BEGIN message
 takes one of n windows until its response; a response-time detector shrinks the window when
 responses slow down (overload) and widens it when they are normal, so that n_min = n_max - 1
-at the optimum (``spec/other-models.md`` section D). The paper claims it is more robust than
+at the optimum (``docs/theory/other-models.md`` section D). The paper claims it is more robust than
 the two ITU-T INAP controls, Call Gapping and percentage throttling (ActivateServiceFilter),
 "by theory and simulation". This module is a small, seeded simulation to test that claim:
 

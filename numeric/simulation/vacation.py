@@ -1,6 +1,6 @@
 """Simulation of M[X]/G/1 and M[X]/G/1/r with multiple, single or no vacations (the chapter-2 models).
 
-The model (``spec/chapter2.md`` sections 0 and 2, and the variants of
+The model (``docs/theory/chapter2.md`` sections 0 and 2, and the variants of
 :mod:`qderive.symbolic.models.vacation`) as a discrete-event simulation that shares nothing
 with the formulas but the model object and its laws' own samplers (``law.sample``):
 batches arrive as a Poisson process of rate lambda with sizes X; one server; service
@@ -350,7 +350,7 @@ def simulate(model, customers: int, replications: int = 10, seed: int | None = N
     (the server starts a vacation at time 0, or waits idle without vacations); the first
     ``warmup`` fraction of them is discarded. Method: independent replications, jackknife
     standard errors, Student t (:mod:`qderive.numeric.simulation.stats`). Measures: the
-    module docstring (``spec/chapter2.md``, the measure keys of ``qderive eval``).
+    module docstring (``docs/theory/chapter2.md``, the measure keys of ``qderive eval``).
 
     Waiting and sojourn times (recorded only when one of these options is given; the
     random numbers drawn, and so every other measure, are the same either way): the wait W

@@ -2,7 +2,7 @@
 
 ``P(X = i) = l_i`` for i >= 1 (a batch is never empty), PGF ``L(z) = sum_i l_i z^i``,
 raw moments ``l1 = E X``, ``l2 = E X^2`` (the thesis writes l^{(1)}, l^{(2)};
-``spec/chapter2.md`` section 0). Each law gives ``pgf(z)`` (SymPy), ``pmf(i)`` and
+``docs/theory/chapter2.md`` section 0). Each law gives ``pgf(z)`` (SymPy), ``pmf(i)`` and
 ``tail(i) = P(X > i)`` exactly, raw ``moment(n)`` and ``factorial_moment(n) = L^{(n)}(1)``,
 its support bounds and a sampler. Subclassing with ``spec = "name"`` registers the class.
 """

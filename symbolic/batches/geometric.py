@@ -18,7 +18,7 @@ class Geometric(BatchLaw):
     """Geometric batches on {1, 2, ...} with mean m (p = 1/m).
 
     l_i = p (1-p)^{i-1}; L(z) = p z / (1 - (1-p) z); P(X > i) = (1-p)^i; E(X - m)^+ = (1-p)^m / p;
-    the k-fold sum is 1 + NegBin: l^{(k)}_n = C(n-1, k-1) p^k (1-p)^{n-k} (``spec/chapter2.md`` section 3).
+    the k-fold sum is 1 + NegBin: l^{(k)}_n = C(n-1, k-1) p^k (1-p)^{n-k} (``docs/theory/chapter2.md`` section 3).
     """
 
     spec = "geometric"

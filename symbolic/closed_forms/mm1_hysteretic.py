@@ -1,6 +1,6 @@
 """M|M|1 with bi-level hysteretic control: closed forms in lambda_0, lambda_1, mu and symbolic L, H, R.
 
-``spec/other-models.md`` section B. The CTMC is piecewise birth-death; the level cuts (flow
+``docs/theory/other-models.md`` section B. The CTMC is piecewise birth-death; the level cuts (flow
 up across a level = flow down across it) give each mode's stationary law as a geometric
 segment (rho_s = lambda_s / mu, unnormalised with pi(L, 1) = 1)::
 

@@ -1,8 +1,8 @@
 """M[X]/M/1/r with exponential multiple vacations and geometric batches: closed forms in symbolic r.
 
-Sopin 2013, section 1.2 and chapter 2 (``spec/other-models.md`` section A): geometric
+Sopin 2013, section 1.2 and chapter 2 (``docs/theory/other-models.md`` section A): geometric
 batches on {1, 2, ...} with mean 1/p (q = 1 - p), exponential service (rate mu = 1/b_1)
-and exponential vacations (rate nu = 1/f_1). Every transform is rational:
+and exponential vacations (rate nu = 1/f_1). Every transform is rational::
 
     L(z) = p z / (1 - q z),   A(z) = mu / (mu + lambda - lambda L(z)),   C(z) = nu / (nu + lambda - lambda L(z)),
     Q~(z) = (A(z) - z C(z)) / (A(z) - z)                                           (3), unnormalised (q~_0 = 1)

@@ -1,18 +1,18 @@
 """M[X]/G/1 with multiple, single or no vacations: Q(z), P(z), N, W, Var with general laws.
 
-Sopin 2013, chapter 2, eqs. (2)-(7) (``spec/chapter2.md`` section 1), for the three
+Sopin 2013, chapter 2, eqs. (2)-(7) (``docs/theory/chapter2.md`` section 1), for the three
 policies of :class:`~qderive.symbolic.models.vacation.VacationPolicy` (and no vacation).
 With A(z) = beta(lambda - lambda L(z)) (customers arriving during a service) and the
 *start period* that follows an empty embedded epoch (epochs: service completions and
 vacation ends), whose end count has PGF C_s(z) and whose level times have PGF V_s(z):
 
-===========  ==================================  ======================================  ==================
-policy       C_s(z)                              V_s(z)                                  not serving n_s
-===========  ==================================  ======================================  ==================
-multiple     C(z) = varphi(lambda - lambda L(z))  V(z) = (1 - C(z))/(lambda (1 - L(z)))   f_1
-single       C(z) - c_0 + c_0 A(z) L(z)/z         V(z) + c_0 (1/lambda + L(z) U(z)/z)       f_1 + c_0/lambda
-none         A(z) L(z)/z                          1/lambda + L(z) U(z)/z                    1/lambda
-===========  ==================================  ======================================  ==================
+===========  ====================================  ======================================  ==================
+policy       C_s(z)                                V_s(z)                                  not serving n_s
+===========  ====================================  ======================================  ==================
+multiple     C(z) = varphi(lambda - lambda L(z))    V(z) = (1 - C(z))/(lambda (1 - L(z)))   f_1
+single       C(z) - c_0 + c_0 A(z) L(z)/z           V(z) + c_0 (1/lambda + L(z) U(z)/z)       f_1 + c_0/lambda
+none         A(z) L(z)/z                            1/lambda + L(z) U(z)/z                    1/lambda
+===========  ====================================  ======================================  ==================
 
 where c_0 = varphi(lambda) is the probability that no batch arrives during a vacation and
 U(z) = (1 - A(z))/(lambda (1 - L(z))). The balance equations (2) give

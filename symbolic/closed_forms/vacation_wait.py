@@ -3,7 +3,7 @@
 The Laplace-Stieltjes transform of the wait W (FIFO, infinite room) is a product of three
 independent parts (the stochastic decomposition of Fuhrmann and Cooper 1985; for batch
 arrivals Chaudhry and Templeton 1983, Takagi 1991 vol. 1 section 2.3), in the notation of
-``spec/chapter2.md`` section 0 (rho_bar = lambda l_1 b_1, c_0 = varphi(lambda)):
+``docs/theory/chapter2.md`` section 0 (rho_bar = lambda l_1 b_1, c_0 = varphi(lambda)):
 
 * the wait of the first customer of a batch in M[X]/G/1 without vacations (Pollaczek-Khinchine
   at the batch level, the batch work having LST L(beta(s))):

@@ -2,7 +2,7 @@
 
 A law is a small frozen dataclass whose fields carry :class:`~qderive.symbolic.params.Param`
 metadata. Subclassing with a ``spec`` name registers the class, so the command line,
-the generated help, the simulator and codegen find it without any list to edit:
+the generated help, the simulator and codegen find it without any list to edit::
 
     @dataclass(frozen=True)
     class Exponential(TimeLaw):
@@ -179,7 +179,7 @@ class TimeLaw(Law):
     closed-form hook: :meth:`moment` (closed form ``_moment`` or derivatives of the LST
     at 0), :meth:`count_law` (the law of the number of Poisson(lambda) batch arrivals
     during one such time; generic: ``(-lam)^k / k! beta^{(k)}(lam)``, Sopin 2013,
-    section 0 of ``spec/chapter2.md``), :meth:`sample` (the simulator), :meth:`phase_type`
+    section 0 of ``docs/theory/chapter2.md``), :meth:`sample` (the simulator), :meth:`phase_type`
     (the CTMC oracle; None if the law is not phase-type).
     """
 

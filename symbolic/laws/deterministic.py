@@ -16,7 +16,7 @@ __all__ = ["Deterministic"]
 @dataclass(frozen=True)
 class Deterministic(TimeLaw):
     """Constant time d.  LST e^{-d s}; E T^n = d^n; arrivals during it: Poisson(lambda d)
-    (``spec/chapter2.md`` section 3, row D)."""
+    (``docs/theory/chapter2.md`` section 3, row D)."""
 
     spec = "det"
     mean: object = param("the constant time d", units="time", metavar="X", check="> 0")

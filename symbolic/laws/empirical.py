@@ -58,7 +58,7 @@ class Empirical(TimeLaw):
 
     ``Empirical(values)`` or ``empirical:file=times.csv`` (which reads the sample) (exact decimals). E T^n = (1/N) sum x_i^n
     exactly; LST (1/N) sum e^{-s x_i}; arrivals during one such time: the Poisson mixture
-    with one node lambda x per distinct value (``spec/chapter2.md`` section 3, row D, mixed).
+    with one node lambda x per distinct value (``docs/theory/chapter2.md`` section 3, row D, mixed).
     """
 
     spec = "empirical"

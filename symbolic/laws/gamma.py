@@ -2,7 +2,7 @@
 
 LST (a / (a + m s))^a with shape a and mean m; E T^n = m^n a (a+1)...(a+n-1) / a^n;
 arrivals during one such time: NegBin(a, p0 = a/(a + lambda m)), q = lambda m/(a + lambda m)
-(``spec/chapter2.md`` section 3, Erlang / gamma row; a = 1 is the exponential row).
+(``docs/theory/chapter2.md`` section 3, Erlang / gamma row; a = 1 is the exponential row).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class _GammaFamily(TimeLaw):
 @dataclass(frozen=True)
 class Exponential(_GammaFamily):
     """Exponential time with mean m (rate 1/m).  LST 1/(1 + m s);
-    beta_k = mu/(lambda + mu) (lambda/(lambda + mu))^k (``spec/chapter2.md`` section 3)."""
+    beta_k = mu/(lambda + mu) (lambda/(lambda + mu))^k (``docs/theory/chapter2.md`` section 3)."""
 
     spec = "exp"
     mean: object = param("mean time m (rate 1/m)", units="time", metavar="X", check="> 0")

@@ -20,7 +20,7 @@ class HyperExponential(TimeLaw):
     """With probability p_i the time is exponential with mean m_i.
 
     LST sum_i p_i / (1 + m_i s); beta_k = sum_i p_i (exponential beta_k with m_i)
-    (``spec/chapter2.md`` section 3, hyperexp row). A phase-type law with a diagonal generator.
+    (``docs/theory/chapter2.md`` section 3, hyperexp row). A phase-type law with a diagonal generator.
     """
 
     spec = "hyperexp"

@@ -17,7 +17,7 @@ __all__ = ["Uniform"]
 @dataclass(frozen=True)
 class Uniform(TimeLaw):
     """Uniform time on [a, b], 0 <= a < b.  LST (e^{-a s} - e^{-b s}) / ((b - a) s);
-    E T^n = (b^{n+1} - a^{n+1}) / ((n + 1)(b - a)) (``spec/chapter2.md`` section 3, uniform row)."""
+    E T^n = (b^{n+1} - a^{n+1}) / ((n + 1)(b - a)) (``docs/theory/chapter2.md`` section 3, uniform row)."""
 
     spec = "uniform"
     low: object = param("lower end a (>= 0)", units="time", metavar="A", check=">= 0")

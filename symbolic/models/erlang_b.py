@@ -1,6 +1,6 @@
 """Erlang B: the M/M/n/n window model of an SCP front end (Wang & Liao, seed 003), and its sizing.
 
-``spec/other-models.md`` section D: the SCP holds n windows; a first message (BEGIN) takes a
+``docs/theory/other-models.md`` section D: the SCP holds n windows; a first message (BEGIN) takes a
 window until its response and is refused when all n are busy. With Poisson arrivals of rate
 lambda and exponential holding times of mean 1/mu this is the loss system M/M/n/n with offered
 load rho = lambda/mu:
@@ -39,7 +39,7 @@ from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 
 __all__ = ["ErlangB", "ErlangBMeasures", "ErlangBSizeRequest", "ServiceMix", "RATE_KEYS"]
 
-_SOURCE = "Wang & Liao (seed 003), eq. ({}); spec/other-models.md section D".format
+_SOURCE = "Wang & Liao (seed 003), eq. ({}); docs/theory/other-models.md section D".format
 
 #: the measures that need the holding time (present only when it is given)
 RATE_KEYS = ("arrival_rate", "carried_rate", "lost_rate", "mean_response_time")

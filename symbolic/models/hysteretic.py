@@ -1,6 +1,6 @@
 """Hysteretic overload control: M[X]|G|1|(L,H)|(H,R) (Sopin 2013, chapter 3) and M|M|1 with bi-level hysteresis.
 
-**M[X]|G|1|(L,H)|(H,R)** (:class:`HystereticModel`; ``spec/chapter3.md`` sections 0-1):
+**M[X]|G|1|(L,H)|(H,R)** (:class:`HystereticModel`; ``docs/theory/chapter3.md`` sections 0-1):
 batches arrive as a Poisson process whose rate depends on the control mode s: lambda_0
 (normal), lambda_1 = f lambda_0 (overload, 0 <= f <= 1) and lambda_2 = 0 (discard); one
 server with general service times B (mean b_1); at most R customers in the system, the
@@ -12,7 +12,7 @@ L - 1 returns overload -> normal. The mode changes only at departure epochs t_n
 behind). f = 1 is the pure discard hysteresis (overload does not throttle), f = 0 complete
 blocking in overload.
 
-**M|M|1 with bi-level hysteresis** (:class:`MM1HystereticModel`; ``spec/other-models.md``
+**M|M|1 with bi-level hysteresis** (:class:`MM1HystereticModel`; ``docs/theory/other-models.md``
 section B): Poisson arrivals at rate lambda_s, exponential service at rate mu, the same
 thresholds, and the mode follows the count at once: (H-1, 0) -> (H, 1) on an arrival,
 (L, 1) -> (L-1, 0) on a departure, (R-1, 1) -> (R, 2) on an arrival, (H+1, 2) -> (H, 1) on
@@ -63,7 +63,7 @@ __all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "H
 
 
 class Convention(enum.Enum):
-    """When a mode switch is decided at a departure epoch (``spec/chapter3.md`` section 1).
+    """When a mode switch is decided at a departure epoch (``docs/theory/chapter3.md`` section 1).
 
     EVENT (default): by the count n^- just before the departure (the largest count of the
     service), j = n^- - 1 left behind. Normal: n^- >= R -> discard, n^- >= H -> overload.
@@ -83,7 +83,7 @@ class Convention(enum.Enum):
 
 
 class Semantics(enum.Enum):
-    """Which mode a moment of time belongs to (``spec/chapter3.md`` section 5).
+    """Which mode a moment of time belongs to (``docs/theory/chapter3.md`` section 5).
 
     INTERVAL: the mode whose arrival rate is in force. LABEL: the ideal hysteresis applied to
     the count path (the count reaching H inside a normal-mode service is already overload).
@@ -162,7 +162,7 @@ class HystereticMeasures(_ControlMeasures):
 
 @dataclass(frozen=True)
 class MM1HystereticMeasures(_ControlMeasures):
-    """Measures of M|M|1 with bi-level hysteresis (``spec/other-models.md`` section B): P(S_i) = M_i / M,
+    """Measures of M|M|1 with bi-level hysteresis (``docs/theory/other-models.md`` section B): P(S_i) = M_i / M,
     E tau_0 = M_0 / mu, E tau_12 = (M_1 + M_2) / mu, E tau = M / mu (with pi(L, 1) = 1)."""
 
 
@@ -266,7 +266,7 @@ class HystereticModel(Model):
 
     ``rate`` is lambda_0 (batches per unit time in normal mode); ``overload_factor`` f =
     lambda_1 / lambda_0 in [0, 1]; ``convention``, ``semantics`` and ``thesis_form`` select
-    the variant of the thesis (module docstring; ``spec/chapter3.md`` sections 1, 5, 6).
+    the variant of the thesis (module docstring; ``docs/theory/chapter3.md`` sections 1, 5, 6).
     """
 
     service: TimeLaw = param("service-time law", kind=Kind.TIME_LAW)

@@ -1,6 +1,6 @@
 """Two-level cluster with k request copies: probability of timely service (Bogatyrev & Bogatyrev, seed 004).
 
-``spec/other-models.md`` section E. A request (rate Lambda) is copied k times; each copy waits
+``docs/theory/other-models.md`` section E. A request (rate Lambda) is copied k times; each copy waits
 and is served at one of n lower-level nodes, then at one of m upper-level nodes; every node is
 an M/M/1 queue with arrival rate lambda_1 = k Lambda / n (lambda_2 = k Lambda / m) and mean
 service time v_1 (v_2). The FCFS waiting time at level i is
@@ -52,7 +52,7 @@ __all__ = ["FailureModel", "RedundantCluster", "RedundantClusterMeasures", "Opti
            "CodegenClusterOptions", "cluster_loads", "derived_parameters", "closed_form_expressions",
            "MEASURE_KEYS", "SYMBOL_NAMES"]
 
-_SOURCE = "seed 004; spec/other-models.md section E"
+_SOURCE = "seed 004; docs/theory/other-models.md section E"
 
 
 class FailureModel(enum.Enum):

@@ -1,6 +1,6 @@
 """Two message classes in a SIP server: the threshold model (seed 001) and hysteretic input control (seed 002).
 
-**two-flow** (``spec/other-models.md`` section C, seed 001). Class 1 = INVITE (Poisson
+**two-flow** (``docs/theory/other-models.md`` section C, seed 001). Class 1 = INVITE (Poisson
 lambda_1), class 2 = non-INVITE (Poisson lambda_2); one server; exponential service with
 rate mu_c in mode 0 and mu'_c in modes 1 and 2 (the rate of the message in service
 follows the mode; harmless, service being memoryless). n counts the messages in the
@@ -49,8 +49,8 @@ from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
            "TwoFlowHystereticModel", "TwoFlowHystereticMeasures"]
 
-_CITE_C = "spec/other-models.md section C (seed 001)"
-_CITE_B = "seed 002; spec/other-models.md sections B, C"
+_CITE_C = "docs/theory/other-models.md section C (seed 001)"
+_CITE_B = "seed 002; docs/theory/other-models.md sections B, C"
 
 
 class Algorithm(enum.Enum):
@@ -116,7 +116,7 @@ def _threshold_field(what: str, part: int, name: str):
 
 @dataclass(frozen=True)
 class TwoFlowMeasures(Measures):
-    """Measures of the two-flow threshold model (``spec/other-models.md`` C): PASTA and Little."""
+    """Measures of the two-flow threshold model (``docs/theory/other-models.md`` C): PASTA and Little."""
 
     throughput_invite: object = measure("INVITE departures per unit time, mu_1 P(m=0, 1 in service) + mu'_1 "
                                         "P(m>0, 1 in service)", MeasureKind.RATE, units="messages/time",

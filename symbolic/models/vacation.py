@@ -1,6 +1,6 @@
 """M[X]/G/1 and M[X]/G/1/r with multiple, single or no vacations (Sopin 2013, chapter 2).
 
-``spec/chapter2.md`` section 0: batches arrive as a Poisson process of rate lambda with
+``docs/theory/chapter2.md`` section 0: batches arrive as a Poisson process of rate lambda with
 sizes X (batch law); one server with service times B; vacation times F. **Multiple
 vacations**: a server that finds the queue empty (after a service or a vacation) takes
 a vacation. **Single vacations** (:attr:`VacationPolicy.SINGLE`, beside the thesis): after
@@ -113,7 +113,7 @@ class _VacationModel(Model):
 
     @property
     def rho_bar(self):
-        """Offered load rho_bar = lambda l_1 b_1 (``spec/chapter2.md`` section 0)."""
+        """Offered load rho_bar = lambda l_1 b_1 (``docs/theory/chapter2.md`` section 0)."""
         return self.rate * self.batch.mean * self.service.moment(1)
 
     @property
@@ -135,7 +135,7 @@ class _VacationModel(Model):
 
 @dataclass(frozen=True)
 class VacationMeasures(Measures):
-    """Measures of M[X]/G/1 with vacations (``spec/chapter2.md`` section 1)."""
+    """Measures of M[X]/G/1 with vacations (``docs/theory/chapter2.md`` section 1)."""
 
     q0: object = measure("probability that the queue is empty at an embedded epoch (service completion "
                          "or vacation end)", MeasureKind.PROBABILITY, source="(3)")
@@ -271,7 +271,7 @@ def _zero_count(c):
 
 @dataclass(frozen=True)
 class FiniteVacationMeasures(Measures):
-    """Measures of M[X]/G/1/r with vacations (``spec/chapter2.md`` section 2)."""
+    """Measures of M[X]/G/1/r with vacations (``docs/theory/chapter2.md`` section 2)."""
 
     loss_probability: object = measure("probability that a customer is lost", MeasureKind.PROBABILITY,
                                        source="Theorem 1.1 (12)")

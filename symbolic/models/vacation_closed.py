@@ -1,7 +1,7 @@
 """M[X]/M/1/r with exponential multiple vacations and geometric batches: closed forms in symbolic r.
 
 The thesis's simplest Markov case of the finite vacation queue (Sopin 2013, section 1.2;
-``spec/other-models.md`` section A): batches arrive as a Poisson process of rate lambda
+``docs/theory/other-models.md`` section A): batches arrive as a Poisson process of rate lambda
 with geometric sizes on {1, 2, ...} of mean 1/p; exponential service of mean b_1 = 1/mu,
 exponential vacations of mean f_1 = 1/nu (multiple vacations), a waiting room of r
 places and partial admission. Every transform is rational, so q~_j and p~_j are sums of
