@@ -261,7 +261,10 @@ def optimize_thresholds(model: HystereticModel, discard_bound, min_cycle=0, *, p
         else:
             from concurrent.futures import as_completed
 
-            futures = [executor.submit(_grid_chunk, model, part) for part in parts]
+            from ..parallel import with_limits
+
+            limits_now = _limits.current()  # a worker process does not inherit --limit
+            futures = [executor.submit(with_limits, limits_now, _grid_chunk, model, part) for part in parts]
             for fut in as_completed(futures):
                 rows += fut.result()
                 bar.update(len(rows))
@@ -280,22 +283,17 @@ def optimize_thresholds(model: HystereticModel, discard_bound, min_cycle=0, *, p
             "feasible_points": len(feasible), "recomputed_points": recomputed, **values}
 
 
-def optimize(values: dict, request, digits=None, progress: bool = True) -> dict:
+def optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize hysteretic`` (the model's :class:`~qderive.symbolic.models.base.Action`).
 
-    ``--workers N`` > 1 runs the grid on a process pool; with ``--digits`` the optimum's measures
-    are recomputed to that many digits.
+    The grid runs on ``executor`` (any :class:`concurrent.futures.Executor`; the command line's
+    ``--executor local|dask --workers N --scheduler ADDRESS``, :mod:`qderive.numeric.parallel`) when
+    given; with ``--digits`` the optimum's measures are recomputed to that many digits.
     """
     model = HystereticModel.from_values(values)
     pairs = threshold_pairs(model.R, request.l_range, request.h_range)
-    kwargs = dict(pairs=pairs, progress=progress)
-    if request.workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(request.workers) as ex:
-            best = optimize_thresholds(model, request.discard_bound, request.min_cycle, executor=ex, **kwargs)
-    else:
-        best = optimize_thresholds(model, request.discard_bound, request.min_cycle, **kwargs)
+    best = optimize_thresholds(model, request.discard_bound, request.min_cycle, pairs=pairs, progress=progress,
+                               executor=executor)
     if digits is not None:
         best.update(replace(model, L=best["L"], H=best["H"]).evaluate(digits).as_dict())
     return best
