@@ -439,8 +439,9 @@ def sweep(model, *, digits=None, include=(), response=None, executor="local", wo
     return result.frame()
 
 
-def report(result: SweepResult, out, stream=sys.stderr) -> None:
-    """One line: what was written, computed, resumed, failed and how long it took."""
+def report(result: SweepResult, out, stream=None) -> None:
+    """One line on stderr: what was written, computed, resumed, failed and how long it took."""
+    stream = sys.stderr if stream is None else stream
     failed = f", {result.failed} with an error (see the column error)" if result.failed else ""
     print(f"qderive sweep: {len(result.rows)} points in {out} ({result.computed} computed, {result.resumed} resumed"
           f"{failed}) in {result.seconds:.1f} s", file=stream)

@@ -134,7 +134,10 @@ def label(meta, value):
     from .params import Kind, show_value
 
     if value is None:
-        return meta.none_text or "none"
+        return (meta.none_text if meta is not None else None) or "none"
+    if meta is None:  # a value given without metadata: numbers as floats, anything else as its text
+        return value if isinstance(value, (int, float, str)) else float(value) if isinstance(value, Fraction) \
+            else show_value(value)
     if meta.kind in (Kind.NUMBER, Kind.INTEGER) and not isinstance(value, (bool, tuple, list)):
         from .numbers import exact, is_symbolic
 

@@ -178,7 +178,7 @@ def _model_parser(msub, act, cls):
         _add_limit(mp)
         return
     omit = _action(cls, act).omit if act in ("size", "optimize") else ()
-    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives)
+    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, lists=act == "sweep")
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)

@@ -42,8 +42,9 @@ def _help(meta, default=dataclasses.MISSING) -> str:
     return text.replace("%", "%%")
 
 
-def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=()) -> None:
-    """Add one option per Param field of ``cls`` (fields in ``omit`` left out)."""
+def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), lists: bool = False) -> None:
+    """Add one option per Param field of ``cls`` (fields in ``omit`` left out); ``lists``: a choice may be a
+    list (``qderive sweep``), so argparse does not check it (:func:`parse_grid` does)."""
     shared: dict[str, list] = {}
     alt_for = {a.field: a for a in alternatives}
     for f, meta in params_of(cls):
@@ -60,8 +61,11 @@ def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=()) -
             parser.add_argument(opt, action="store_true", **kwargs)
             continue
         if meta.kind is Kind.CHOICE:
-            kwargs["choices"] = [c.value for c in meta.choices]
-            kwargs.pop("metavar")
+            if lists:
+                kwargs["metavar"] = "{" + ",".join(c.value for c in meta.choices) + "}[,...]"
+            else:
+                kwargs["choices"] = [c.value for c in meta.choices]
+                kwargs.pop("metavar")
         if meta.kind in (Kind.TIME_LAW, Kind.BATCH_LAW):
             kwargs["metavar"] = "LAW"
         alt = alt_for.get(f.name)
