@@ -255,3 +255,39 @@ def test_optimize_takes_the_executor_options():
     assert code == 0 and "--executor {local,dask}" in out and "--scheduler ADDRESS" in out
     code, out, _ = cli(["optimize", "hysteretic", "--help"])
     assert code == 0 and "--workers N" in out and "--executor {local,dask}" in out
+
+
+# ------------------------------------------------------------------------------------------
+# size near saturation: bounded work (issue 16, item 5)
+# ------------------------------------------------------------------------------------------
+
+
+def _size(load, target, top, scan, monkeypatch, **limits):
+    from qderive.numeric.engines import vacation as V
+    from qderive.symbolic.models.vacation import SizeRequest
+
+    monkeypatch.setattr(V, "SCAN_CAPACITY", scan)
+    values = {"load": F(load), "batch": qd.Geometric(5), "service": qd.Erlang(4, F(3, 200)),
+              "vacation": qd.Exponential(F(3, 40))}
+    with qd.limits(**limits):
+        return V.size(values, SizeRequest(F(target), max_capacity=top), progress=False)
+
+
+@pytest.mark.parametrize("load, target", [("0.95", "1e-6"), ("1.05", "0.0477")])
+def test_size_bracketing_finds_what_the_scan_finds(monkeypatch, load, target):
+    # the capacity found by the decay-rate prediction + bisection beyond r0 = 40 equals the one-by-one scan
+    scanned = _size(load, target, 5000, 10**9, monkeypatch)
+    bracketed = _size(load, target, 5000, 40, monkeypatch)
+    assert bracketed == scanned and scanned["capacity"] > 80
+    assert scanned["loss_probability"] <= float(F(target)) < scanned["loss_probability_one_fewer"]
+
+
+def test_size_refuses_early_when_the_prediction_exceeds_the_limits(monkeypatch):
+    import time
+
+    t = time.perf_counter()
+    with pytest.raises(BudgetError, match=r"capacity = \d+ exceeds the limit 3000 .*target-loss needs about r = "):
+        _size("0.999", "1e-200", 3000, 200, monkeypatch, capacity=3000)
+    with pytest.raises(ParameterError, match=r"not met with capacity up to 1000 .*about r = \d+ would be needed"):
+        _size("0.999", "1e-30", 1000, 200, monkeypatch)
+    assert time.perf_counter() - t < 5  # neither builds the sequences beyond r0 = 200
