@@ -284,7 +284,7 @@ def run_grid(cls, fixed: dict, axes: list, *, digits=None, include=(), options=N
     failed = 0
     with (pool_cm if pool_cm is not None else _given(executor)) as (pool, n_workers):
         size = chunk_size or max(1, min(256, math.ceil(len(todo) / max(1, 8 * n_workers)))) if pool is not None \
-            else (chunk_size or 64)
+            else (chunk_size or 8)
         chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
 
         def task(chunk):

@@ -66,8 +66,13 @@ def executor(kind: str = "local", workers: int | None = None, scheduler: str | N
             ctx.set_forkserver_preload(["qderive.numeric.sweep"])
         else:  # pragma: no cover - Windows, macOS without fork server
             ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(n, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(n, mp_context=ctx)
+        try:
             yield pool, n
+        except BaseException:  # an error or Ctrl-C: do not wait for the chunks still queued
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return
     try:
         from dask.distributed import Client, LocalCluster
