@@ -291,3 +291,20 @@ def test_size_refuses_early_when_the_prediction_exceeds_the_limits(monkeypatch):
     with pytest.raises(ParameterError, match=r"not met with capacity up to 1000 .*about r = \d+ would be needed"):
         _size("0.999", "1e-30", 1000, 200, monkeypatch)
     assert time.perf_counter() - t < 5  # neither builds the sequences beyond r0 = 200
+
+
+def test_optimize_recomputes_flagged_points_on_the_executor():
+    # the recomputation of untrusted float64 grid points (hysteretic optimize) runs on any executor and
+    # gives each point's own Model.evaluate
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    from qderive.numeric.engines.hysteretic import _recompute
+
+    model = qd.HystereticModel(service=qd.Exponential(1), L=1, H=2, R=8, rate=F(3, 5))
+    pairs = [(1, 2), (2, 5), (3, 6)]
+    with ThreadPoolExecutor(2) as ex:
+        got = _recompute(model, pairs, ex, False)
+    assert got == _recompute(model, pairs, None, False)
+    for L, H in pairs:
+        assert got[(L, H)] == {k: float(v) for k, v in replace(model, L=L, H=H).evaluate().as_dict().items()}
