@@ -3,9 +3,12 @@
 :func:`executor` opens a :class:`concurrent.futures.Executor` for the duration of a ``with`` block:
 
 * ``"local"`` -- a :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers`` processes
-  (``workers`` None or 1: no pool, the work runs in this process). Workers start from a fork
-  server that has imported only :mod:`qderive.numeric` (never SymPy or the command line), so
-  their start is cheap and their imports are the numeric code alone.
+  (``workers`` None or 1: no pool, the work runs in this process), with the platform's start
+  method: fork on Linux (a worker starts in milliseconds and imports nothing), spawn on macOS and
+  Windows (a script then needs the usual ``if __name__ == "__main__":`` guard). The task
+  functions live in :mod:`qderive.numeric` (:func:`qderive.numeric.sweep.evaluate_chunk`), so a
+  spawned or Dask worker that unpickles one imports the numeric code and the model classes
+  only, never SymPy or the command line.
 * ``"dask"`` -- ``Client.get_executor()`` of a Dask cluster: the scheduler at ``scheduler``
   (an address, ``tcp://host:8786``) or, without one, a ``LocalCluster`` of ``workers``
   processes with one thread each (mpmath's working precision is process-wide, so evaluations
@@ -18,7 +21,6 @@ the number of workers or the order in which tasks finish.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 
 from qderive.symbolic.errors import ParameterError
@@ -60,13 +62,7 @@ def executor(kind: str = "local", workers: int | None = None, scheduler: str | N
             return
         from concurrent.futures import ProcessPoolExecutor
 
-        methods = multiprocessing.get_all_start_methods()
-        if "forkserver" in methods:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["qderive.numeric.sweep"])
-        else:  # pragma: no cover - Windows, macOS without fork server
-            ctx = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(n, mp_context=ctx)
+        pool = ProcessPoolExecutor(n)  # the platform's start method: fork on Linux, spawn elsewhere
         try:
             yield pool, n
         except BaseException:  # an error or Ctrl-C: do not wait for the chunks still queued

@@ -105,9 +105,27 @@ def test_cli_errors_are_one_line(tmp_path, args, message):
     assert not (tmp_path / "x.csv").exists()
 
 
-def test_output_suffix_and_missing_pyarrow_message(tmp_path):
+def test_output_suffix_and_missing_pyarrow_message(tmp_path, monkeypatch):
+    import sys
+
     code, _, err = cli([*BASE, "--out", str(tmp_path / "x.txt")])
     assert code == 2 and "--out" in err and ".csv or .parquet" in err
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if pyarrow were not installed
+    code, _, err = cli([*BASE, "--out", str(tmp_path / "x.parquet")])
+    assert code == 2 and "needs pyarrow" in err and len(err.strip().splitlines()) == 1
+
+
+def test_parquet_has_the_csv_values_and_resumes(tmp_path):
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed (extra [parquet])")
+    from qderive.derivations.sweep import read_table
+
+    full = run(tmp_path, "a.csv")
+    code, _, err = cli([*BASE, "--out", str(tmp_path / "a.parquet"), "--shard", "0/2"])
+    assert code == 0, err
+    code, _, err = cli([*BASE, "--out", str(tmp_path / "a.parquet"), "--resume"])
+    assert code == 0, err
+    rows = read_table(tmp_path / "a.parquet")
+    assert [{k: "" if v is None else str(v) for k, v in r.items()} for r in rows] == full
 
 
 # ------------------------------------------------------------------------------------------
@@ -308,3 +326,26 @@ def test_optimize_recomputes_flagged_points_on_the_executor():
     assert got == _recompute(model, pairs, None, False)
     for L, H in pairs:
         assert got[(L, H)] == {k: float(v) for k, v in replace(model, L=L, H=H).evaluate().as_dict().items()}
+
+
+def _loaded_modules():
+    import sys
+
+    return {name for name in sys.modules if name.startswith(("sympy", "qderive.derivations", "pandas"))}
+
+
+def test_a_spawned_worker_imports_only_the_numeric_code():
+    # what a macOS/Windows pool worker or a Dask worker imports to run a chunk: no SymPy, no command line
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from qderive.numeric.sweep import evaluate_chunk
+    from qderive.symbolic.limits import current
+
+    m = qd.FiniteVacationQueue.from_load(F(1, 2), qd.Geometric(2), qd.Exponential(1), qd.Exponential(F(1, 2)), 5)
+    fixed = {"batch": m.batch, "service": m.service, "vacation": m.vacation, "capacity": 5}
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        result = ex.submit(evaluate_chunk, type(m), fixed, [(0, {"rate": m.rate})], None, (), {}, current()).result()
+        loaded = ex.submit(_loaded_modules).result()
+    assert result[0][1]["loss_probability"] == m.evaluate().loss_probability
+    assert loaded == set()
