@@ -70,7 +70,7 @@ def flatten(key: str, value, out: dict) -> None:
         out[key] = value
 
 
-def _row(result, labels: dict, digits, describe) -> dict:
+def _row(result, labels: dict, describe) -> dict:
     """The output row of one worker result (values formatted as ``eval --json`` prints them)."""
     from qderive.derivations.cli.output import format_value
 
@@ -302,7 +302,7 @@ def run_grid(cls, fixed: dict, axes: list, *, digits=None, include=(), options=N
                     nonlocal failed
                     rows = []
                     for result in results:
-                        row = _row(result, labels_of.pop(result[0]), digits, describe)
+                        row = _row(result, labels_of.pop(result[0]), describe)
                         failed += bool(row["error"])
                         new[row["point"]] = row
                         rows.append(row)
@@ -314,12 +314,24 @@ def run_grid(cls, fixed: dict, axes: list, *, digits=None, include=(), options=N
                 if pool is None:
                     for chunk in chunks:
                         collect(evaluate_chunk(*task(chunk)))
-                else:
-                    from concurrent.futures import as_completed
+                else:  # at most 4 chunks per worker in flight: bounded memory, and Ctrl-C stops at once
+                    from concurrent.futures import FIRST_COMPLETED, wait
 
-                    futures = [pool.submit(evaluate_chunk, *task(chunk)) for chunk in chunks]
-                    for fut in as_completed(futures):
-                        collect(fut.result())
+                    waiting, pending = iter(chunks), set()
+
+                    def fill():
+                        for chunk in waiting:
+                            pending.add(pool.submit(evaluate_chunk, *task(chunk)))
+                            if len(pending) >= 4 * n_workers:
+                                return
+
+                    fill()
+                    while pending:
+                        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                        for fut in finished:
+                            pending.discard(fut)
+                            collect(fut.result())
+                        fill()
         finally:
             if log is not None:
                 log.close()
@@ -339,7 +351,7 @@ class _given:
         self.ex = ex
 
     def __enter__(self):
-        return self.ex, 4
+        return self.ex, getattr(self.ex, "_max_workers", 4)
 
     def __exit__(self, *exc):
         return False
