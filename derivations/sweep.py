@@ -367,29 +367,17 @@ def _python_axes(cls, fields: dict) -> tuple[dict, list]:
     text ``"start:stop:step"`` for a number too; a field of several numbers and a shared option
     (``thresholds=(L, H, R)``) are swept when given as a *list* of tuples."""
     from qderive.symbolic import grid
-    from qderive.symbolic.params import Kind, params_of
+    from qderive.symbolic.params import Kind
 
-    from .cli.options import column_of, option_of
+    from .cli.options import column_of, option_groups
 
-    entries = []  # (name, fields, metas)
-    shared: dict = {}
-    for f, meta in params_of(cls):
-        if meta.part is not None:
-            shared.setdefault(option_of(f, meta), []).append((f, meta))
-    seen = set()
-    for f, meta in params_of(cls):
-        if meta.part is not None:
-            opt = option_of(f, meta)
-            if opt not in seen:
-                seen.add(opt)
-                members = sorted(shared[opt], key=lambda fm: fm[1].part)
-                entries.append((column_of(opt), tuple(m[0].name for m in members), tuple(m[1] for m in members)))
-            entries.append((f.name, (f.name,), (meta,)))
-            continue
-        entries.append((f.name, (f.name,), (meta,)))
-        for alt in cls.alternatives:
-            if alt.field == f.name:
-                entries.append((alt.name, (alt.name,), (alt.param,)))
+    entries = []  # (name, fields, metas): a field, an alternative, a shared option (and each of its fields)
+    for opt, _, fnames, metas in option_groups(cls, cls.alternatives):
+        if len(fnames) == 1:
+            entries.append((fnames[0], fnames, metas))
+        else:
+            entries.append((column_of(opt), fnames, metas))
+            entries += [(name, (name,), (meta,)) for name, meta in zip(fnames, metas)]
     known = {e[0]: e for e in entries}
     unknown = sorted(set(fields) - set(known))
     if unknown:

@@ -16,7 +16,7 @@ import dataclasses
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.params import Kind, params_of, parse_value
 
-__all__ = ["add_fields", "parse_fields", "option_of", "rename_error", "parse_grid", "column_of"]
+__all__ = ["add_fields", "parse_fields", "option_of", "rename_error", "parse_grid", "column_of", "option_groups"]
 
 
 def option_of(f, meta) -> str:
@@ -208,34 +208,40 @@ def _grid_items(text: str, metas, opt: str) -> tuple[bool, list]:
     return len(items) > 1 or len(values) > 1, values
 
 
-def parse_grid(args: argparse.Namespace, cls, alternatives=()) -> tuple[dict, list]:
-    """(fixed field values, axes) of ``qderive sweep MODEL``: each option's text a single value (fixed) or a
-    list/range (an :class:`~qderive.symbolic.grid.Axis`), in the model's option order (symbolic/grid.py)."""
-    from qderive.symbolic import grid
-
+def option_groups(cls, alternatives=()) -> list[tuple]:
+    """``(option, dest, fields, metas)`` for every command-line option of ``cls``, in field order: one field,
+    an alternative (``--load``, right after its field) or the fields of a shared option (``--thresholds``,
+    at its first part; ``fields`` and ``metas`` in part order); ``dest`` is its argparse destination."""
     alt_for = {a.field: a for a in alternatives}
-    groups: list = []  # (option, dest, fields, metas) in field order; shared options at their first part
-    seen = set()
-    shared = {}
+    shared: dict = {}
     for f, meta in params_of(cls):
         if meta.part is not None:
             shared.setdefault(option_of(f, meta), []).append((f, meta))
+    groups, seen = [], set()
     for f, meta in params_of(cls):
         if not meta.cli:
             continue
         opt = option_of(f, meta)
         if meta.part is not None:
-            if opt in seen:
-                continue
-            seen.add(opt)
-            members = sorted(shared[opt], key=lambda fm: fm[1].part)
-            groups.append((opt, "shared_" + opt.lstrip("-").replace("-", "_"), tuple(m[0].name for m in members),
-                           tuple(m[1] for m in members)))
+            if opt not in seen:
+                seen.add(opt)
+                members = sorted(shared[opt], key=lambda fm: fm[1].part)
+                groups.append((opt, "shared_" + opt.lstrip("-").replace("-", "_"), tuple(m[0].name for m in members),
+                               tuple(m[1] for m in members)))
             continue
         groups.append((opt, f"field_{f.name}", (f.name,), (meta,)))
         alt = alt_for.get(f.name)
         if alt is not None:
             groups.append(("--" + alt.name.replace("_", "-"), f"alt_{alt.name}", (alt.name,), (alt.param,)))
+    return groups
+
+
+def parse_grid(args: argparse.Namespace, cls, alternatives=()) -> tuple[dict, list]:
+    """(fixed field values, axes) of ``qderive sweep MODEL``: each option's text a single value (fixed) or a
+    list/range (an :class:`~qderive.symbolic.grid.Axis`), in the model's option order (symbolic/grid.py)."""
+    from qderive.symbolic import grid
+
+    groups = option_groups(cls, alternatives)
     fixed, axes = {}, []
     for opt, dest, fields, metas in groups:
         text = getattr(args, dest, None)
