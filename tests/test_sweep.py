@@ -357,3 +357,24 @@ def test_cli_dask_local_cluster_of_processes(tmp_path):
     pytest.importorskip("distributed", reason="dask[distributed] is not installed (extra [dask])")
     local = run(tmp_path, "l.csv")
     assert run(tmp_path, "d.csv", "--executor", "dask", "--workers", "2") == local
+
+
+def test_size_with_digits_decides_where_float64_points(monkeypatch):
+    import time
+
+    from qderive.numeric.engines import vacation as V
+    from qderive.symbolic.models.vacation import SizeRequest
+
+    values = {"load": F(3, 5), "batch": qd.Geometric(5), "service": qd.Erlang(4, F(3, 200)),
+              "vacation": qd.Exponential(F(3, 40))}
+    plain = V.size(values, SizeRequest(F(1, 10**3)), progress=False)
+    exact = V.size(values, SizeRequest(F(1, 10**3)), digits=15, progress=False)
+    assert exact["capacity"] == plain["capacity"]
+    import mpmath
+
+    target = mpmath.mpf(1) / 10**3
+    assert exact["loss_probability"] <= target < exact["loss_probability_one_fewer"]  # mpmath numbers
+    t = time.perf_counter()
+    with qd.limits(mp_capacity=plain["capacity"] - 1), pytest.raises(BudgetError, match="mp-capacity"):
+        V.size(values, SizeRequest(F(1, 10**3)), digits=15, progress=False)
+    assert time.perf_counter() - t < 3  # refused after the float64 search, before any mpmath work

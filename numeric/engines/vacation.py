@@ -215,10 +215,12 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
     r* ~ r0 + log(g_target/g(r0)) / log(sigma). A prediction beyond twice ``--max-capacity``
     is refused at once, naming the limit; otherwise the answer is bracketed by probes starting at
     the prediction (doubling) and found by bisection, the loss being decreasing in r, and the
-    answer's predecessor is shown not to meet the target (``loss_probability_one_fewer``). The work
+    answer's predecessor is shown not to meet the target (``loss_probability_one_fewer``). With
+    ``--digits`` the float64 search finds the place first (refused beyond the limit ``mp-capacity``)
+    and the mpmath losses decide there (moving the answer by single steps if they disagree). The work
     is O(r*^2) for the sequences and O(r* log r*) for the probes (was O(r*^2) probes: 41 s
     to give up at 10^5). Whole admission (r <= whole-capacity): gallop and bisect from the start.
-    ``--digits`` probes beyond the limit ``mp-capacity`` are refused (mpmath costs O(r^2)).
+    An mpmath probe beyond the limit ``mp-capacity`` is refused (mpmath costs O(r^2)).
     A progress bar (tqdm on stderr, on a terminal, after 2 s) follows the capacities probed.
     """
     from qderive.symbolic.numbers import decimal_text
@@ -233,6 +235,13 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
     if rho >= 1 and target <= 1 - 1 / rho:
         raise ParameterError(f"target-loss = {decimal_text(target)} is unreachable: with rho_bar = {decimal_text(rho)} "
                              f">= 1 the loss stays above 1 - 1/rho_bar = {decimal_text(1 - 1 / rho)} for every capacity")
+    located = None
+    if digits is not None and target > Fraction(1, 10**290):  # float64 finds the place, mpmath decides there
+        from dataclasses import replace
+
+        located = size(values, replace(request, wait_level=None, wait_bound=None), None, progress)["capacity"]
+        _limits.check("mp_capacity", located, f"size --digits: float64 puts the answer at r = {located}; mpmath "
+                      "costs O(r^2)")
     ctx = FLOAT64 if digits is None else mp_context(digits + 10 + digits_for(top))
     sweep = FiniteSweep(model, ctx)
     with ctx:
@@ -257,7 +266,16 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
                              f"(--max-capacity){hint}{estimate}; raise --max-capacity or the target")
 
     with bar:
-        if model.admission is Admission.PARTIAL:
+        if located is not None:  # the float64 answer, moved by the mpmath losses if they disagree there
+            r = located
+            while r > start and meets(r - 1):
+                r -= 1
+            while not meets(r):
+                r += 1
+                if r > top:
+                    fail(top)
+            found = r
+        elif model.admission is Admission.PARTIAL:
             r, scan_top = start, min(top, max(start, SCAN_CAPACITY))
             while r <= scan_top and not meets(r):
                 r += 1
@@ -304,8 +322,9 @@ def _bracket(loss, meets, r0: int, top: int, target, rho, fail) -> int:
                 from qderive.symbolic.errors import BudgetError
 
                 raise BudgetError("capacity", guess, lim.current().capacity,
-                                  f"target-loss needs about r = {guess} places{estimate[estimate.index(':') + 1:]}; "
-                                  "the finite-queue recursion costs O(r^2); raise --max-capacity too")
+                                  f"target-loss needs about r = {guess} places: the loss falls by a factor "
+                                  f"{math.exp(log_sigma):.6g} per place beyond r = {r0}; the finite-queue recursion "
+                                  "costs O(r^2); raise --max-capacity too")
             fail(top, estimate)
     lo, hi = r0, min(top, max(r0 + 1, guess or 2 * r0))
     while not meets(hi):
