@@ -62,7 +62,7 @@ k0 = sp.Symbol("k_0", integer=True, positive=True)  # where the cut is reached i
 
 
 def erlang_b_recursion(rho, n):
-    """(R): B(0) = 1, B(k) = rho B(k-1) / (k + rho B(k-1)) for k = 1..n."""
+    r"""(R): $B(0) = 1$, $B(k) = \rho B(k-1) / \bigl(k + \rho B(k-1)\bigr)$ for $k = 1, \dots, n$."""
     b = 1
     for k in range(1, n + 1):
         b = rho * b / (k + rho * b)

@@ -233,14 +233,21 @@ class Step:
     def verified_by(self) -> str:
         return "computed by SymPy" if self.computed else ("evaluated by verify" if self.check else "not checked")
 
-    def latex(self) -> str:
-        return sp.latex(self.relation)
+    def latex(self, notation=()) -> str:
+        """The relation in LaTeX (one line; :mod:`.export.latex` breaks long ones), in ``notation``."""
+        from .export.printing import latex, present
+
+        return latex(present(self.relation, notation))
 
     def _repr_latex_(self) -> str:
-        return f"$\\text{{{self.label}}}\\quad {self.latex()}$"
+        from .export.latex import display_math
+
+        return display_math(self)
 
     def __str__(self) -> str:
-        return f"{self.label} {self.title}\n{sp.pretty(self.relation, use_unicode=True)}"
+        from .export.printing import pretty, present
+
+        return f"{self.label} {self.title}\n{pretty(present(self.relation))}"
 
 
 @dataclass(frozen=True)
@@ -321,6 +328,9 @@ class Derivation:
     results: dict = field(default_factory=dict)
     notes: tuple = ()
     recursions: tuple = ()
+    #: abbreviations of the source written in the exports where they apply: (symbol, definition) pairs,
+    #: e.g. rho-bar = lambda l_1 b_1 (:func:`.export.printing.present`)
+    notation: tuple = ()
 
     def step(self, label: str) -> Step:
         for s in self.steps:
@@ -359,10 +369,20 @@ class Derivation:
         return page(self)
 
     def _repr_latex_(self) -> str:
-        body = " \\\\ ".join(f"\\text{{{s.label}}}\\quad {s.latex()}" for s in self.steps)
-        return f"$\\begin{{array}}{{l}}{body}\\end{{array}}$"
+        """Jupyter: every step as display math with its label as the tag."""
+        from .export.latex import display_math
+
+        return "\n".join(display_math(s, self.notation) for s in self.steps)
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the Markdown page (title, notation, each step's sentence and display math)."""
+        return self.markdown()
 
     def __str__(self) -> str:
+        from .export.printing import pretty, present
+
         out = [self.title, "=" * len(self.title), f"Source: {self.source}", ""]
-        out += [str(s) + "\n" for s in self.steps]
+        if self.notation:
+            out += ["Notation: " + ", ".join(f"{pretty(a)} = {pretty(b, order='none')}" for a, b in self.notation), ""]
+        out += [f"{s.label} {s.title}\n{pretty(present(s.relation, self.notation))}\n" for s in self.steps]
         return "\n".join(out)

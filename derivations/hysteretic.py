@@ -42,7 +42,7 @@ SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in spec/chapter3
 
 
 def gth_elimination(P, n):
-    """(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; pi P = pi."""
+    r"""(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; $\pi P = \pi$."""
     for k in range(n - 1, 0, -1):
         s = sum(P[k][j] for j in range(k))
         for i in range(k):
@@ -56,7 +56,7 @@ def gth_elimination(P, n):
 
 
 def normal_sojourn_solve(W, s, g, m):
-    """(21) without subtraction: (I - P_0) y = g with W = P_0 (upper Hessenberg) and s = its exits."""
+    r"""(21) without subtraction: $(I - P_0)\, y = g$ with $W = P_0$ (upper Hessenberg) and $s$ = its exits."""
     d = [0] * m
     for k in range(m):
         if k > 0:
@@ -304,6 +304,28 @@ def _check_process(digits):
     return worst >= digits - 2, worst, f"both semantics, every measure, at {count} points (process CTMC)"
 
 
+def _check_size(digits):
+    """``size hysteretic`` = a scan of the process CTMC at ``digits``: L, H = 2, 4, exponential service, geometric
+    batches, rho_0 = 1.2, f = 1/2; the bound 0.08 is met at R = 6, not at R = 7..11 (the rise), then from R = 12."""
+    from dataclasses import replace
+
+    import mpmath
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.hysteretic import smallest_threshold
+    from qderive.numeric.oracles.hysteretic import process
+
+    model = HystereticModel.from_load(F(6, 5), service=Exponential(1), batch=Geometric(2), L=2, H=4, R=6)
+    ctx = mp_context(digits + 10)
+    with ctx:
+        p = {R: process(replace(model, R=R), ctx).measures["p_discard"] for R in range(6, 17)}
+    eps = mpmath.mpf(8) / 100
+    expected = min(R for R in p if all(p[x] <= eps for x in p if x >= R))
+    got = smallest_threshold(model, F(8, 100), digits=digits)
+    agreed = agreement_digits(got["p_discard"], p[expected])
+    ok = got["R"] == expected and got["p_discard_one_fewer"] > eps and agreed >= digits - 2
+    return ok, agreed, f"R = {got['R']} (scan of the process CTMC: {expected}), P(S_2) there and at R - 1"
+
+
 def _check_time_law(digits):
     """(17) as computed by the kernel: p_{c,s} for every count and mode = the stationary law of the process CTMC."""
     from qderive.numeric.backend import mp_context
@@ -348,6 +370,7 @@ def derivation() -> Derivation:
             Check("engine = CTMC of the process, interval and label semantics", _check_process, "(18)"),
             Check("(17): time-stationary law of the kernel = CTMC", _check_time_law, "(17b)"),
             Check("(23') renewal identity in the engine", _check_renewal, "(23')"),
+            Check("size: smallest R = scan of the process CTMC", _check_size, "(19)"),
         ),
         notes=(
             "Event convention: a departure switches the mode by the count n^- just before it (normal -> overload at "

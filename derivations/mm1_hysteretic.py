@@ -52,8 +52,8 @@ CHECK_POINTS = (
 
 
 def level_law(r0, r1, L, H, R):
-    """pi(j, s) with pi(L, 1) = 1 from the level cuts, as positive recurrences (the form for rho_1 > 0;
-    the kernel writes the segment above H in powers of rho_1 when rho_1 < 1, which includes rho_1 = 0)."""
+    r"""$\pi(j, s)$ with $\pi(L, 1) = 1$ from the level cuts, as positive recurrences (the form for $\rho_1 > 0$;
+    the kernel writes the segment above $H$ in powers of $\rho_1$ when $\rho_1 < 1$, which includes $\rho_1 = 0$)."""
     normal = [0] * H
     normal[H - 1] = 1 / r0
     for j in range(H - 2, L - 2, -1):
@@ -227,9 +227,22 @@ def _check_wait_mm1r(digits):
     return agreed >= digits - 2, agreed, "P(W > t), P(T > t) at t = 1/2, 3, 20 vs the M/M/1/R Erlang mixtures"
 
 
+def _check_optimiser(digits):
+    """``optimize mm1-hysteretic`` = the exact brute force over the CTMC: issue 14's example (R = 10: (L, H) =
+    (6, 7), E tau_12 = 5153/1225 = 4.2065) and R searched in 3..9 (ties): the optimum and every tied optimum."""
+    from qderive.numeric.engines.threshold_search import optimize_mm1
+    from qderive.numeric.oracles.hysteretic import threshold_optimum
+
+    for eps, T, (lo, hi) in ((F(1, 20), 5, (10, 10)), (F(1, 10), 3, (3, 9))):
+        got = optimize_mm1(MM1HystereticModel(F(6, 5), F(3, 5), 1, 1, 2, hi), eps, T, r_range=(lo, hi))
+        _, ties = threshold_optimum(lambda L, H, R: _exact_oracle((F(6, 5), F(3, 5), 1, L, H, R))[1].measures,
+                                    range(lo, hi + 1), eps, T)
+        if [(t["L"], t["H"], t["R"]) for t in got["ties"]] != ties or (got["L"], got["H"], got["R"]) != ties[0]:
+            return False, None, f"R in {lo}..{hi}: optimiser {got['ties']} != brute force {ties}"
+    return True, math.inf, "optimum, ties and tie-break = exact brute force over the CTMC (R = 10; R in 3..9)"
+
+
 @functools.lru_cache(maxsize=1)
-def derivation() -> Derivation:
-    """The registered derivation ``mm1-hysteretic``."""@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``mm1-hysteretic``."""
     return Derivation(
@@ -239,11 +252,13 @@ def derivation() -> Derivation:
         steps=steps(),
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
                 Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),
-                Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r)),
+                Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r),
+                Check("optimize: thresholds = exact brute force over the CTMC (seed 002)", _check_optimiser)),
         notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
                "lambda_1 = lambda_0 is the pure discard hysteresis, lambda_1 = 0 complete blocking (S_2 is then "
                "never reached and the segments (B4), (B5) vanish above H).",),
         recursions=RECURSIONS,
+        notation=((rho0, lam0 / mu), (rho1, lam1 / mu)),
     )
 
 
@@ -277,6 +292,8 @@ def codegen_forms(request=None) -> dict:
     form = ClosedForm
     out = {}
     for f, meta in MM1HystereticMeasures.measure_fields():
+        if meta.optional:  # the laws of --distribution are not generated
+            continue
         text = f"{meta.help[0].upper()}{meta.help[1:]}" + (f" [{meta.units}]" if meta.units else "") + "."
         out[f.name] = form(f.name, cf[f.name].xreplace(real), args, text, source, conditions)
     return out

@@ -98,7 +98,7 @@ def _package_late():
 
 
 def paper_sum(B, F2, t0, N):
-    """(D): r_N = sum_{i=0}^{N} B_i F_2(t_0 - i d), d = t_0 / N."""
+    r"""(D): $r_N = \sum_{i=0}^{N} B_i F_2(t_0 - i d)$, $d = t_0 / N$."""
     d = t0 / N
     s = 0
     for i in range(N + 1):

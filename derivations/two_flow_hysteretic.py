@@ -223,6 +223,26 @@ def _check_engine_vs_oracle(digits):
                                                      "first-passage cycle times), every measure, three models")
 
 
+def _check_optimiser(digits):
+    """``optimize two-flow-hysteretic`` = a brute force over the oracle chain at ``digits`` (unequal service rates,
+    R in 3..6, ties within 10^-(digits - 5))."""
+    import mpmath
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.threshold_search import optimize_two_flow
+    from qderive.numeric.oracles.hysteretic import threshold_optimum
+    from qderive.numeric.oracles.two_flow import hysteretic_measures
+
+    def model(L, H, R):
+        return TwoFlowHystereticModel(F(1, 2), F(1, 2), F(1, 4), F(1, 8), L, H, R, service_rates=(1, 2),
+                                      lambda1_discard=F(1, 8))
+
+    got = optimize_two_flow(model(1, 2, 6), F(1, 50), 9, r_range=(3, 6))
+    _, ties = threshold_optimum(lambda L, H, R: hysteretic_measures(model(L, H, R), mp_context(digits), tagged=False),
+                                range(3, 7), F(1, 50), 9, "p_mode2", tie=mpmath.mpf(10)**(5 - digits))
+    ok = [(t["L"], t["H"], t["R"]) for t in got["ties"]] == ties and (got["L"], got["H"], got["R"]) == ties[0]
+    return ok, None, f"optimum {ties[0]} and ties of the whole grid (R in 3..6) vs the oracle chain at {digits} digits"
+
+
 def _check_float_vs_mp(digits):
     worst = float("inf")
     for model in CHECK_MODELS.values():
@@ -300,6 +320,7 @@ def derivation() -> Derivation:
         Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
         Check("engine renewal: E tau_0 + E tau_12 = 1 / nu (digits)", _check_renewal_engine),
         Check("float64 = mpmath for every measure", _check_float_vs_mp),
+        Check("optimize: thresholds = brute force over the oracle chain (seed 002)", _check_optimiser),
     )
     return Derivation(
         name="two-flow-hysteretic",

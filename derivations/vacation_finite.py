@@ -346,9 +346,25 @@ def _wait_vs_tagged_chain(admission, policy):
     return run
 
 
+def _check_largest_load(digits):
+    """``size vacation-finite --capacity 3`` (the largest load, float64): the CTMC at ``digits`` meets the target
+    at ``load`` and not at ``load_above``; the floor = the CTMC's loss at load 1e-12 (geometric batches: (1/2)^3)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.vacation import largest_load
+    from qderive.numeric.oracles.vacation import solve
+
+    laws = (Geometric(2), Exponential(1), Exponential(2))
+    out = largest_load({"batch": laws[0], "service": laws[1], "vacation": laws[2], "capacity": 3}, F(3, 10))
+
+    def loss(load):  # the float64 answer's loads are exact binary numbers, rounded down / up by largest_load
+        return solve(FiniteVacationQueue.from_load(F(load), *laws, 3), mp_context(digits + 10)).loss
+
+    target = mpmath.mpf(3) / 10
+    ok = loss(out["load"]) <= target < loss(out["load_above"]) and abs(loss(1e-12) - mpmath.mpf(1) / 8) < 1e-10
+    return ok, None, f"loss <= 0.3 at load {float(out['load']):.12g}, > 0.3 just above; floor 1/8 (CTMC)"
+
+
 @functools.lru_cache(maxsize=1)
-def derivation() -> Derivation:
-    """The registered derivation ``vacation-finite``."""@functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``vacation-finite``."""
     steps = tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
@@ -365,6 +381,7 @@ def derivation() -> Derivation:
                 f"{pol.value if pol else 'no vacations'})", _wait_vs_tagged_chain(adm, pol))
           for adm, pol in ((Admission.PARTIAL, VacationPolicy.MULTIPLE), (Admission.WHOLE, VacationPolicy.SINGLE),
                            (Admission.PARTIAL, None))],
+        Check("size --capacity: the largest load = the CTMC at the load and just above it", _check_largest_load),
     )
     return Derivation(
         name="vacation-finite",
@@ -383,6 +400,7 @@ def derivation() -> Derivation:
             "C(z) = A(z) L(z)/z) and single vacations.",
         ),
         recursions=RECURSIONS,
+        notation=((rho_bar, sp.Mul(lam, l1, b1, evaluate=False)),),
     )
 
 

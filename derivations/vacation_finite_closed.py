@@ -4,8 +4,8 @@ The derivation ``vacation-finite-r`` (Sopin 2013, section 1.2; ``spec/other-mode
 section A) displays the closed forms of :mod:`qderive.symbolic.closed_forms.vacation_finite_r`:
 the rational transforms Q~(z), P~(z) (A.2), their partial fractions q~_j, p~_j (A.4), (A.5),
 Statement 1's normaliser S~_r as a finite sum (A.6), and the measures in r: Statement 1 (A.7),
-P^r_e (A.8), the loss (A.9), (A.10), p^r_r (A.11), N^r (A.12); the full closed forms in r are
-the derivation's ``results`` (``S~_r``, ``P^r_e``, ``pi``). Every closed form is a ``Piecewise`` with the rho_bar = 1 branch (s_1 = 1:
+P^r_e (A.8), the loss (A.9), (A.10), p^r_r (A.11), N^r (A.12), W^r (A.13); the full closed forms in r
+are the derivation's ``results`` (``S~_r``, ``P^r_e``, ``pi``, ``N^r``, ``W^r``). Every closed form is a ``Piecewise`` with the rho_bar = 1 branch (s_1 = 1:
 a geometric sum becomes linear in r) and the double-pole branch (mu p = lambda + nu: s_1 =
 s_2) before the generic one, so it can be evaluated at any parameters (the generic form
 alone divides by 1 - s_1).
@@ -58,7 +58,7 @@ i = sp.Symbol("i", integer=True, nonnegative=True)
 s_names = sp.symbols("s_1 s_2", positive=True)
 qt, pt = sp.IndexedBase(r"\tilde{q}"), sp.IndexedBase(r"\tilde{p}")
 qr, pr = sp.IndexedBase("q^{r}"), sp.IndexedBase("p^{r}")
-S, Pe, loss, N = sp.symbols(r"\tilde{S}_r P^{r}_{e} \pi N^{r}")
+S, Pe, loss, N, W = sp.symbols(r"\tilde{S}_r P^{r}_{e} \pi N^{r} W^{r}")
 A, C, L = sp.Function("A"), sp.Function("C"), sp.Function("L")
 Qt_f, Pt_f = sp.Function(r"\tilde{Q}"), sp.Function(r"\tilde{P}")
 
@@ -117,6 +117,13 @@ def _total_display(case: ClosedFormCase) -> sp.Expr:
     return 1 + sp.Add(*[V.power_sum(t, 1, 0, lambda s: s**r) for t in _named(case, "qt")])
 
 
+def _closed_display(case: ClosedFormCase, attr: str) -> sp.Expr:
+    """The closed form ``attr`` (a :class:`V.ClosedForms` field) of ``case`` with s_i^r shown as powers of the
+    display symbols s_1, s_2 (the coefficients stay rational in lambda, p, mu, nu)."""
+    cf = V.case_forms(case)
+    return cf.explicit(getattr(cf, attr)).xreplace({s**r: name**r for s, name in _display_names(case).items()})
+
+
 def display_piecewise(make) -> sp.Piecewise:
     """``Piecewise`` of ``make(case)`` over the cases (rho_bar = 1, double pole, generic), for display."""
     return sp.Piecewise(*[(make(c), V.CASE_CONDITIONS[c]) for c in (ClosedFormCase.LOAD_ONE,
@@ -139,6 +146,7 @@ REL = {
     "(A.10)": sp.Eq(loss, 1 - Pe * sp.Sum(pt[j] * (1 - (1 - p) ** (r - j)), (j, 0, r - 1))),
     "(A.11)": sp.Eq(pr[r], 1 - Pe * sp.Sum(pt[j], (j, 0, r - 1))),
     "(A.12)": sp.Eq(N, Pe * sp.Sum(j * pt[j], (j, 0, r - 1)) + r * pr[r]),
+    "(A.13)": sp.Eq(W, N / (mu * (1 - Pe))),
 }
 
 _TITLES = {
@@ -150,6 +158,8 @@ _TITLES = {
                "Sopin 2013, eq. (12), (15)"),
     "(A.11)": ("the full waiting room: the finite law is P^r_e p~_j below the top", "Sopin 2013, eqs. (14), (15)"),
     "(A.12)": ("mean number waiting", "Sopin 2013, eqs. (9), (10), (15)"),
+    "(A.13)": ("mean wait of an admitted customer: Little's law with the throughput mu (1 - P^r_e) = lambda l_1 "
+               "(1 - pi)", "Sopin 2013, section 1.2; Little's law"),
 }
 
 
@@ -167,7 +177,7 @@ def _env(name: str) -> dict:
     return {
         r: cap, lam: model.rate, p: model.p, mu: model.mu, nu: model.nu,
         qt: qt_vals, pt: pt_vals, S: _exact(cf.total.subs(r, cap)),
-        qr: o.q, pr: o.p, Pe: o.idle, loss: o.loss, N: o.mean_queue,
+        qr: o.q, pr: o.p, Pe: o.idle, loss: o.loss, N: o.mean_queue, W: o.mean_queue / o.throughput,
     }
 
 
@@ -234,19 +244,22 @@ def _check_generating(digits):
 
 
 def _check_display(digits):
-    """The displayed (A.4)-(A.6) (ratios shown as s_1, s_2) are the evaluated closed forms, every case."""
+    """The displayed (A.4)-(A.6), (A.12'), (A.13') (ratios shown as s_1, s_2) are the evaluated closed forms,
+    every case."""
     for case in ClosedFormCase:
         cf = V.case_forms(case)
         back = {name: ratio for ratio, name in _display_names(case).items()}
         pairs = ((_total_display(case), cf.explicit(cf.total)),
-                 (_terms_display(case, "qt"), cf.qt_expr()), (_terms_display(case, "pt"), cf.pt_expr()))
+                 (_terms_display(case, "qt"), cf.qt_expr()), (_terms_display(case, "pt"), cf.pt_expr()),
+                 *((_closed_display(case, a), cf.explicit(getattr(cf, a))) for a in ("mean_queue", "mean_wait")))
         for shown, evaluated in pairs:
             if not exact_identity(sp.powsimp(shown.xreplace(back)), sp.powsimp(evaluated)):
                 return False, None, f"{case.value}: a displayed closed form differs from the evaluated one"
-    return True, math.inf, "(A.4), (A.5), (A.6) as displayed == the evaluated closed forms, symbolic r, every case"
+    return True, math.inf, ("(A.4), (A.5), (A.6), (A.12'), (A.13') as displayed == the evaluated closed forms, "
+                            "symbolic r, every case")
 
 
-_PIECEWISE_NAMES = ("total", "idle", "pr", "loss_balance", "mean_queue", "q0", "qr")
+_PIECEWISE_NAMES = ("total", "idle", "pr", "loss_balance", "mean_queue", "mean_wait", "q0", "qr")
 
 
 def _check_piecewise_substitution(digits):
@@ -291,13 +304,14 @@ def _check_ctmc(digits):
             o = solve(model.queue)
             exact = _exact_values(model)
             pairs = {"idle_probability": o.idle, "loss_probability": o.loss, "q0": o.q[0], "qr": o.q[-1],
-                     "pr": o.p[-1], "mean_queue_length": o.mean_queue}
+                     "pr": o.p[-1], "mean_queue_length": o.mean_queue,
+                     "mean_wait": o.mean_queue / o.throughput}  # Little with the CTMC's service-completion flow
             for key, want in pairs.items():
                 if exact[key] != want:
                     return False, None, f"{name}, r = {cap}: {key} = {exact[key]} != {want} (CTMC)"
             if e.confirmed_digits != math.inf:
                 return False, None, f"{name}: the engine does not report its result as exact"
-    return True, math.inf, "q^r_0, q^r_r, P^r_e, loss, p^r_r, N^r exactly equal to the exact CTMC, r = 1, 2, 3"
+    return True, math.inf, "q^r_0, q^r_r, P^r_e, loss, p^r_r, N^r, W^r exactly equal to the exact CTMC, r = 1, 2, 3"
 
 
 def _exact_values(model) -> dict:
@@ -352,6 +366,12 @@ def _steps() -> tuple[Step, ...]:
              "= 1 the sum of the s_1 = 1 sequence is linear in r)",
              sp.Eq(S, total_pw), "Sopin 2013, Statement 1", computed=True),
         *evaluated,
+        Step("(A.12')", "N^r as a closed form in r (A.12 with the finite sums of (A.5) done), every case",
+             sp.Eq(N, display_piecewise(lambda c: _closed_display(c, "mean_queue"))), "Sopin 2013, section 1.2",
+             computed=True),
+        Step("(A.13')", "W^r as a closed form in r (A.13 with (A.8) and (A.12')), every case",
+             sp.Eq(W, display_piecewise(lambda c: _closed_display(c, "mean_wait"))), "Sopin 2013, section 1.2",
+             computed=True),
     )
 
 
@@ -365,7 +385,8 @@ def derivation() -> Derivation:
         steps=_steps(),
         checks=(
             Check("q~_j, p~_j generate Q~(z), P~(z): symbolic parameters, every case", _check_generating, "(A.4)"),
-            Check("(A.4)-(A.6) as displayed == the evaluated closed forms, every case", _check_display, "(A.6)"),
+            Check("(A.4)-(A.6), (A.12'), (A.13') as displayed == the evaluated closed forms, every case",
+                  _check_display, "(A.6)"),
             Check("the Piecewise forms at numbers (rho_bar = 1, double pole) == derived at the numbers, in r",
                   _check_piecewise_substitution, "(A.9)"),
             Check("loss: direct sum (12) == load balance, identically in r", _check_loss_forms, "(A.10)"),
@@ -373,7 +394,8 @@ def derivation() -> Derivation:
             Check("closed forms at r = 1, 5, 50 vs the vacation-finite engine (40 digits)", _check_engine, "(A.8)"),
         ),
         results={"q~_j": display_piecewise(lambda c: _terms_display(c, "qt")),
-                 "S~_r": V.piecewise("total"), "P^r_e": V.piecewise("idle"), "pi": V.piecewise("loss_balance")},
+                 "S~_r": V.piecewise("total"), "P^r_e": V.piecewise("idle"), "pi": V.piecewise("loss_balance"),
+                 "N^r": V.piecewise("mean_queue"), "W^r": V.piecewise("mean_wait")},
         notes=(
             "The ratio s_1 = q + lambda/mu is < 1 exactly when rho_bar < 1; for rho_bar >= 1 the same expressions "
             "hold (q~_j grows geometrically, every finite r is well defined). Each closed form is a Piecewise: "

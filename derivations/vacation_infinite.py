@@ -54,12 +54,17 @@ SOURCE = "E. S. Sopin (2013), thesis abstract, chapter 2, eqs. (2)-(7); spec/cha
 z, lam, c0 = VI.z, VI.lam, VI.c0
 b1, b2, b3, f1, f2, f3, l1, l2, l3 = VI.SYMBOLS[1:10]
 
+#: the thesis's abbreviations (chapter 2, section 0): rho-bar = lambda l1 b1, alpha-bar = lambda l1 f1
+#: (written in this factor order; :func:`.export.printing.present` substitutes them where they shorten a result)
+NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), sp.Mul(lam, l1, b1, evaluate=False)),
+            (sp.Symbol(r"\bar{\alpha}", positive=True), sp.Mul(lam, l1, f1, evaluate=False)))
+
 
 # -- reference recursions for the LaTeX export (latexify-py renders them as algorithms) ---------------
 
 
 def cut_recursion(a, abar, cbar, n):
-    """(2b): q~_0 = 1, a_0 q~_{j+1} = cbar_j + sum_{i=1}^{j} q~_i abar_{j-i+1}."""
+    r"""(2b): $\tilde q_0 = 1$, $a_0 \tilde q_{j+1} = \bar c_j + \sum_{i=1}^{j} \tilde q_i \bar a_{j-i+1}$."""
     q = [1]
     for j in range(n):
         s = cbar[j]
@@ -70,7 +75,7 @@ def cut_recursion(a, abar, cbar, n):
 
 
 def arrival_counts(beta, l_k, n):
-    """a_n = sum_{k=0}^{n} beta_k l^{(k)}_n (customers arriving during one service)."""
+    r"""$a_n = \sum_{k=0}^{n} \beta_k l^{(k)}_n$ (customers arriving during one service)."""
     s = 0
     for k in range(n + 1):
         s = s + beta[k] * l_k[k][n]
@@ -78,7 +83,7 @@ def arrival_counts(beta, l_k, n):
 
 
 def time_stationary(q, u, v, C, j):
-    """(4): p_j = (q_0 v_j + sum_{i=1}^{j+1} q_i u_{j-i+1}) / C."""
+    r"""(4): $p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
     s = q[0] * v[j]
     for i in range(1, j + 2):
         s = s + q[i] * u[j - i + 1]
@@ -379,7 +384,7 @@ def _wait_steps(k: int) -> tuple:
     ]
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
         steps.append(Step(f"(W{j})", f"Moment {j} of the wait, (-1)^{j} W^({j})(0) (general laws)",
-                          sp.Eq(sp.Symbol(f"E[W^{j}]"), m), "derived here", computed=True))
+                          sp.Eq(sp.Symbol(f"E[W^{{{j}}}]"), m), "derived here", computed=True))
     return tuple(steps)
 
 
@@ -464,8 +469,9 @@ def derivation(wait_moments: int = 2) -> Derivation:
         checks=tuple(checks),
         results=dict(g),
         notes=("General laws: service LST beta(s) with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; "
-               "batch PGF L(z) with raw moments l1, l2, l3; rho_bar = lambda l1 b1; c0 = varphi(lambda).",),
+               "batch PGF L(z) with raw moments l1, l2, l3; c0 = varphi(lambda).",),
         recursions=RECURSIONS,
+        notation=NOTATION,
     )
 
 

@@ -206,6 +206,8 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
 
 def _evaluate_measures(model, digits, include, confirm, options):
     engine = engine_of(model)
+    # the optional measures asked for (``--distribution``): engines compute a law only when it is asked
+    options = {**options, "include": frozenset(include)}
     record_cls = type(model).measures
     if digits is not None:
         if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:

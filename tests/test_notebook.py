@@ -6,6 +6,7 @@ model or law is covered without being listed here.
 """
 
 import re
+from html import unescape as html_unescape
 
 import pytest
 
@@ -22,6 +23,11 @@ def _laws():
                 yield pytest.param(example, id=f"{name}-{example.spec_text()}")
 
 
+def _tag(label):
+    m = re.fullmatch(r"\((.+)\)", label)
+    return f"\\tag{{{m.group(1)}}}" if m else f"\\tag*{{{label}}}"
+
+
 def test_every_model_has_a_derivation_and_an_example():
     assert len(MODELS) >= 9
     for name, cls in MODELS:
@@ -32,15 +38,18 @@ def test_every_model_has_a_derivation_and_an_example():
 def test_derivation_renders(name, cls):
     deriv = cls.example().derive()  # the facade's way: model.derive()
     assert deriv is not None and len(deriv.steps) >= 2, name
+    # display math, one $$ block per step, tagged with the step's label (the source's number), in order
     latex = deriv._repr_latex_()
-    assert latex.startswith("$\\begin{array}") and latex.endswith("\\end{array}$")
-    rows = latex[len("$\\begin{array}{l}"):-len("\\end{array}$")].split(" \\\\ ")
-    assert len(rows) == len(deriv.steps)  # one row per step, labelled, in order
-    for step in deriv.steps:
-        assert step._repr_latex_().startswith(f"$\\text{{{step.label}}}") and step._repr_latex_().endswith("$")
-    for row, step in zip(rows, deriv.steps):
-        assert row.startswith(f"\\text{{{step.label}}}\\quad ")
+    blocks = re.findall(r"\$\$\n(.*?)\n\$\$", latex, re.S)
+    assert len(blocks) == len(deriv.steps) and latex.startswith("$$") and latex.endswith("$$")
+    for block, step in zip(blocks, deriv.steps):
+        assert block.startswith("\\begin{aligned}") and block.endswith("\\end{aligned} " + _tag(step.label))
+        if not deriv.notation:  # a step shown alone does not know its derivation's abbreviations
+            assert step._repr_latex_() == f"$$\n{block}\n$$"
         assert step.label in str(step)
+    md = deriv._repr_markdown_()
+    assert md.startswith(f"# {deriv.title}") and md.count("$$\n\\begin{aligned}") == len(deriv.steps)
+    assert all(f"**{step.label}** {step.title}" in md for step in deriv.steps)
     text = str(deriv)
     assert text.startswith(deriv.title) and f"Source: {deriv.source}" in text
 
@@ -75,6 +84,11 @@ def test_model_and_result_record_render(name, cls):
         assert rows[key] == shown, key
     for note in record.notes:
         assert f"*note:* {note}" in md
+    # the same table in HTML (Jupyter prefers it): a row per measure, same values, escaped
+    html = record._repr_html_()
+    assert html.startswith("<table><thead><tr><th>measure</th><th>value</th><th>units</th></tr></thead>")
+    cells = dict(re.findall(r"<tr><td><code>(\w+)</code></td><td>(.*?)</td>", html))
+    assert {k: html_unescape(v) for k, v in cells.items()} == rows
 
 
 def test_a_result_with_notes_shows_them():

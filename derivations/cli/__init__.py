@@ -177,8 +177,8 @@ def _model_parser(msub, act, cls):
             _opt.add_fields(mp, cls.codegen_options)
         _add_limit(mp)
         return
-    omit = _action(cls, act).omit if act in ("size", "optimize") else ()
-    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, lists=act == "sweep")
+    omit, optional = (_action(cls, act).omit, _action(cls, act).optional) if act in ("size", "optimize") else ((), ())
+    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, optional=optional, lists=act == "sweep")
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)
@@ -199,10 +199,15 @@ def _model_parser(msub, act, cls):
 
         add_executor_options(mp)
     if act in ("eval", "sweep"):
+        laws = [(f, m) for f, m in cls.measures.measure_fields() if m.optional and m.kind.value == "distribution"]
+        if laws:  # one --distribution for every law of the model
+            mp.add_argument("--distribution", dest="include_distribution", action="store_true",
+                            help="also give " + "; ".join(f"{f.name}: " + m.help.replace(" (--distribution)", "")
+                                                          for f, m in laws))
         for f, m in cls.measures.measure_fields():
-            if m.optional:
-                mp.add_argument("--" + ("distribution" if m.kind.value == "distribution" else f.name.replace("_", "-")),
-                                dest=f"include_{f.name}", action="store_true", help=f"also give {m.help}")
+            if m.optional and m.kind.value != "distribution":
+                mp.add_argument("--" + f.name.replace("_", "-"), dest=f"include_{f.name}", action="store_true",
+                                help=f"also give {m.help}")
         if cls.response is not None:
             _add_response_options(mp)
     if act in ("size", "optimize"):
@@ -339,7 +344,7 @@ def _cmd_derive(args) -> int:
     if not (latex or markdown):
         if args.print_latex:
             for s in deriv.steps:
-                print(f"% {s.label} {s.title}\n{s.latex()}\n")
+                print(f"% {s.label} {s.title}\n{s.latex(deriv.notation)}\n")
         else:
             print(deriv)
     return 0
@@ -382,8 +387,10 @@ def _cmd_verify(args) -> int:
 
 
 def _included(args, cls) -> tuple:
-    """The optional measures asked for (``--distribution``, ...)."""
-    return tuple(f.name for f, m in cls.measures.measure_fields() if getattr(args, f"include_{f.name}", False))
+    """The optional measures asked for (``--distribution``: every distribution of the model, ...)."""
+    return tuple(f.name for f, m in cls.measures.measure_fields()
+                 if getattr(args, f"include_{f.name}", False)
+                 or m.optional and m.kind.value == "distribution" and getattr(args, "include_distribution", False))
 
 
 def _cmd_sweep(args) -> int:

@@ -42,9 +42,10 @@ def _help(meta, default=dataclasses.MISSING) -> str:
     return text.replace("%", "%%")
 
 
-def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), lists: bool = False) -> None:
-    """Add one option per Param field of ``cls`` (fields in ``omit`` left out); ``lists``: a choice may be a
-    list (``qderive sweep``), so argparse does not check it (:func:`parse_grid` does)."""
+def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), optional=(), lists: bool = False) -> None:
+    """Add one option per Param field of ``cls`` (fields in ``omit`` left out, those in ``optional`` not
+    required); ``lists``: a choice may be a list (``qderive sweep``), so argparse does not check it
+    (:func:`parse_grid` does)."""
     shared: dict[str, list] = {}
     alt_for = {a.field: a for a in alternatives}
     for f, meta in params_of(cls):
@@ -54,7 +55,8 @@ def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), l
         if meta.part is not None:
             shared.setdefault(opt, []).append((f, meta))
             continue
-        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        has_default = (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+                       or f.name in optional)
         kwargs = {"dest": f"field_{f.name}", "help": _help(meta, f.default), "metavar": meta.metavar}
         if meta.kind is Kind.FLAG:
             kwargs.pop("metavar")
@@ -79,7 +81,7 @@ def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), l
     for opt, members in shared.items():
         members.sort(key=lambda fm: fm[1].part)
         names = ",".join(m.metavar or f.name for f, m in members)
-        required = any(f.default is dataclasses.MISSING for f, _ in members)
+        required = any(f.default is dataclasses.MISSING and f.name not in optional for f, _ in members)
         helps = "; ".join(f"{m.metavar or f.name}: {m.help}" for f, m in members)
         parser.add_argument(opt, dest="shared_" + opt.lstrip("-").replace("-", "_"), required=required,
                             metavar=names, help=helps.replace("%", "%%"))

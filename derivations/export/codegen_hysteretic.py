@@ -120,6 +120,8 @@ def forms(request) -> dict:
     laws = f"{batch.label} batches, {service.label} service"
     out = {}
     for f, meta in HystereticMeasures.measure_fields():
+        if meta.optional:  # the laws of --distribution are not generated
+            continue
         notes = [f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws}; event convention,",
                  "interval semantics, corrected E tau_0 (the defaults of `qderive eval hysteretic`).",
                  f"Unit of the result: {meta.units or meta.kind.value}. Source: {meta.source or SOURCE}.", "",

@@ -1,6 +1,10 @@
-"""Markdown export: a derivation as a page with ``$$...$$`` math (rendered by repository browsers)."""
+"""Markdown export: a derivation as a page with ``$$...$$`` display math (tagged with the source's
+numbers, long results broken over rows: :mod:`.latex`), rendered by repository browsers,
+MathJax, KaTeX and Jupyter."""
 
 from __future__ import annotations
+
+from .latex import display_math, notation_text
 
 __all__ = ["page"]
 
@@ -12,9 +16,11 @@ def page(derivation) -> str:
              f"Source: {d.source}.", ""]
     for note in d.notes:
         lines += [note, ""]
+    if d.notation:
+        lines += [notation_text(d.notation), ""]
     for s in d.steps:
         cite = f" ({s.citation})" if s.citation else ""
-        lines += [f"**{s.label}** {s.title}{cite} *[{s.verified_by}]*", "", "$$", s.latex(), "$$", ""]
+        lines += [f"**{s.label}** {s.title}{cite} *[{s.verified_by}]*", "", display_math(s, d.notation), ""]
     checks = d.all_checks()
     if checks:
         lines += [f"## Checks run by `qderive verify {d.name}`", ""]

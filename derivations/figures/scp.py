@@ -23,7 +23,8 @@ from fractions import Fraction
 
 from qderive.numeric.simulation import scp as S
 
-__all__ = ["FIGURES", "STUDY_CONTROLS", "LOAD_FACTORS", "load_sweep", "figure_scp", "sensitivity_table"]
+__all__ = ["FIGURES", "STUDY_CONTROLS", "LOAD_FACTORS", "load_sweep", "figure_scp", "sensitivity_table",
+           "SERVICES", "SERVICE_RATIOS", "SERVICE_LOADS", "service_controls", "figure_scp_services"]
 
 #: offered load / capacity
 LOAD_FACTORS = tuple(Fraction(j, 4) for j in range(2, 13))  # 0.5, 0.75, ..., 3
@@ -68,14 +69,19 @@ def figure_scp(out_png: str | None, out_csv: str | None, *, load_factors=LOAD_FA
     for rc in rejection_costs:
         rows += load_sweep(replace(base, rejection_cost=rc), STUDY_CONTROLS, load_factors, replications)
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            wr.writeheader()
-            for row in rows:
-                wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        _write_rows(out_csv, rows)
     if out_png:
         _plot(out_png, rows, rejection_costs, base)
     return rows
+
+
+def _write_rows(out_csv, rows) -> None:
+    """The rows as CSV, floats to 6 significant digits."""
+    with open(out_csv, "w", newline="", encoding="utf-8") as fh:
+        wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+        wr.writeheader()
+        for row in rows:
+            wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
 def _plot(out_png, rows, rejection_costs, cfg):
@@ -157,7 +163,68 @@ def sensitivity_table(load_factor=Fraction(2), replications: int = 10, seed: int
     return "\n".join(lines)
 
 
-FIGURES = {"scp-overload": figure_scp}
+#: the two services of the multi-service comparison: (holding time h_i, share of the calls), ratios S_1 : S_2
+SERVICES = ((Fraction(1, 100), 2), (Fraction(3, 100), 1))
+SERVICE_RATIOS = (3, 1)
+SERVICE_LOADS = (Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3))
+_SERVICE_MEASURES = ("goodput", "fairness", "effectiveness", "throughput_1", "throughput_2")
+
+
+def service_controls(ratios=SERVICE_RATIOS, holdings=tuple(h for h, _ in SERVICES)) -> tuple:
+    """The controls compared with several services: seed 003's service windows (5), (6), one shared adaptive
+    window, call gapping and percentage throttling (default tunings)."""
+    return (S.ServiceWindows(ratios=ratios, holdings=holdings), S.AdaptiveWindow(), S.CallGapping(),
+            S.PercentageThrottling())
+
+
+def figure_scp_services(out_png: str | None, out_csv: str | None, *, load_factors=SERVICE_LOADS,
+                        replications: int = 5, config=None) -> list:
+    """``qderive figure scp-services``: two services (10 ms and 30 ms processing, offered 2 : 1 calls, ratios
+    S_1 : S_2 = 3 : 1) on the SCP of :class:`~qderive.numeric.simulation.scp.SCPConfig` (4 processors):
+    goodput, fairness (Jain's index against the ratios) and effectiveness (processor share spent on timely
+    calls) against the offered work / capacity, 95% CIs over ``replications`` (common random numbers).
+    About 30 s with the defaults. Returns the rows."""
+    cfg = config or S.SCPConfig()
+    per_call = sum(h * w for h, w in SERVICES) / sum(w for _, w in SERVICES)  # mean work of an offered call
+    rows = []
+    for control in service_controls():
+        for f in load_factors:
+            lam = Fraction(f) * cfg.servers / per_call
+            services = tuple((lam * w / sum(v for _, v in SERVICES), h) for h, w in SERVICES)
+            est = S.replicate_services(cfg, control, services, SERVICE_RATIOS, replications)
+            row = {"control": control.name, "load_factor": float(f), "replications": replications}
+            for m in _SERVICE_MEASURES:
+                row[m] = est[m].value
+                row[m + "_ci95"] = _half_width(est[m])
+            rows.append(row)
+    if out_csv:
+        _write_rows(out_csv, rows)
+    if out_png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        panels = (("goodput", "goodput (calls/s within the timeout)"), ("fairness", "fairness (Jain, vs 3 : 1)"),
+                  ("effectiveness", "effectiveness (processor share, timely)"))
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4.0))
+        for ax, (key, label) in zip(axes, panels):
+            for control in service_controls():
+                pts = [row for row in rows if row["control"] == control.name]
+                ax.errorbar([p["load_factor"] for p in pts], [p[key] for p in pts],
+                            yerr=[p[key + "_ci95"] for p in pts], marker="o", ms=4, capsize=2, label=control.name)
+            ax.set_xlabel("offered work / capacity")
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.suptitle(f"two services (10 ms, 30 ms), ratios 3 : 1, {cfg.servers} processors, 95% CIs", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_png, dpi=110)
+        plt.close(fig)
+    return rows
+
+
+FIGURES = {"scp-overload": figure_scp, "scp-services": figure_scp_services}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,7 +29,7 @@ from ..precision import GUARD
 from ..sequences import digits_for
 from .base import Engine, Trouble
 
-__all__ = ["ErlangBEngine", "size", "smallest_servers", "load_for_blocking"]
+__all__ = ["ErlangBEngine", "ServiceWindowEngine", "size", "smallest_servers", "load_for_blocking"]
 
 
 def _guard(n: int) -> int:
@@ -55,10 +55,49 @@ class ErlangBEngine(Engine):
     def compute(self, model, ctx, **options):
         rho = _in_range(ctx, model.load, "load")
         h = None if model.holding_time is None else _in_range(ctx, model.holding_time, "holding_time")
-        return K.erlang_b_measures(ctx, rho, model.servers, h)
+        out = K.erlang_b_measures(ctx, rho, model.servers, h)
+        if "p" in options.get("include", frozenset()):
+            _limits.check("capacity", model.servers, "the law of --distribution has n + 1 entries")
+            out["p"] = K.erlang_b_law(ctx, rho, model.servers, out["blocking_probability"])
+        return out
 
     def guard_digits(self, model) -> int:
         return _guard(model.servers)
+
+
+class ServiceWindowEngine(Engine):
+    """``qderive eval scp-window``: the multi-service window model of seed 003 at R = ``model.windows``.
+
+    The windows n_i of :func:`qderive.numeric.simulation.scp.service_windows` ((5): sum_i S_i ws_i = R,
+    n_i = S_i ws_i, integers by largest remainders); each service an M/M/n_i/n_i loss system at load
+    lambda_i h_i: blocking, carried rate (2) and busy windows (3) by
+    :func:`~qderive.numeric.kernels.erlang.erlang_b_measures` (a service with n_i = 0 is always blocked);
+    fairness :func:`~qderive.numeric.simulation.scp.fairness_index` of the carried rates; effectiveness
+    sum_i busy_i / R.
+    """
+
+    def compute(self, model, ctx, **options):
+        from qderive.numeric.simulation.scp import fairness_index, service_windows
+
+        windows = service_windows(model.windows, model.allocation, model.holdings)
+        blocking, carried, busy = [], [], []
+        for n, lam, h in zip(windows, model.rates, model.holdings):
+            if n == 0:
+                blocking.append(ctx.num(1))
+                carried.append(ctx.num(0))
+                busy.append(ctx.num(0))
+                continue
+            out = K.erlang_b_measures(ctx, _in_range(ctx, Fraction(lam) * Fraction(h), "load"), n,
+                                      _in_range(ctx, Fraction(h), "holding"))
+            blocking.append(out["blocking_probability"])
+            carried.append(out["carried_rate"])
+            busy.append(out["mean_busy_windows"])
+        return {"windows": list(windows), "blocking": blocking, "carried_rate": carried, "busy_windows": busy,
+                "fairness": fairness_index(carried, model.allocation, ctx.num),
+                "effectiveness": sum(busy) / model.windows}
+
+    def guard_digits(self, model) -> int:
+        return _guard(model.windows)
 
 
 # --------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@
   at departures (the embedded chain); the arrival inputs depend only on the rates, the laws
   and R, so each chunk of the grid computes them once; the chunks run on any
   :class:`concurrent.futures.Executor` (``--workers N``: a process pool), with a progress bar.
+* :func:`smallest_threshold` / :func:`size_threshold` -- the smallest R from which on P(S_2) <= a
+  bound (``qderive size hysteretic``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..sequences import batch_columns, batch_vectors, count_sequences, digits_fo
 from .base import Engine
 
 __all__ = ["HystereticEngine", "MM1HystereticEngine", "hysteretic_inputs", "solution", "diagnostics", "threshold_pairs",
-           "optimize_thresholds", "optimize", "OPTIMISED_MODEL"]
+           "optimize_thresholds", "optimize", "OPTIMISED_MODEL", "smallest_threshold", "size_threshold"]
 
 
 # --------------------------------------------------------------------------------------
@@ -88,9 +90,16 @@ def solution(model: HystereticModel, ctx, inputs=None) -> K.HystereticSolution:
     return K.HystereticSolution(ctx, inputs, model.L, model.H, model.R, model.onset)
 
 
-def _values(model: HystereticModel, ctx, inputs=None, sojourns=None) -> dict:
-    out = solution(model, ctx, inputs).measures(model.semantics is Semantics.LABEL,
-                                                model.normal_time_form is NormalTimeForm.THESIS, sojourns)
+#: the optional distributions of the hysteretic record (``--distribution``)
+LAW_KEYS = ("embedded_law", "time_law", "number_law")
+
+
+def _values(model: HystereticModel, ctx, inputs=None, sojourns=None, laws=False) -> dict:
+    sol = solution(model, ctx, inputs)
+    label = model.semantics is Semantics.LABEL
+    out = sol.measures(label, model.normal_time_form is NormalTimeForm.THESIS, sojourns)
+    if laws:
+        out.update(sol.laws(label))
     if model.R == model.H + 1 and model.semantics is Semantics.INTERVAL:
         out["p_discard"] = 0  # no discard state: the mode is never in force (an exact 0, not an underflow)
     return out
@@ -135,7 +144,7 @@ class HystereticEngine(Engine):
             n = len(K.hysteretic_states(model.L, model.H, model.R, model.onset))
             _limits.check("dense_states", n, "states of the embedded chain at --digits (dense mpmath matrices)")
         with _quiet(ctx):
-            out = _values(model, ctx)
+            out = _values(model, ctx, laws=bool(set(LAW_KEYS) & options.get("include", frozenset())))
         kappa = out["_kappa"]
         # ask the escalation for log10 kappa more digits (the solve is subtraction-free, the inputs are not exact)
         out["_extra_digits"] = math.ceil(float(ctx.log(kappa)) / math.log(10)) if kappa > 1 else 0
@@ -180,6 +189,13 @@ class MM1HystereticEngine(Engine):
                                             model.L, model.H, model.R)
         if lam1 == 0:
             out["p_discard"] = 0  # never reached: an exact 0
+        if {"time_law", "number_law"} & options.get("include", frozenset()):
+            _limits.check("capacity", model.R, "the joint law of --distribution has 3 (R + 1) entries")
+            with _quiet(ctx):
+                law = M.mm1_hysteresis_law(ctx, ctx.num(mu / lam0), ctx.num(r1), None if inv1 is None else
+                                           ctx.num(inv1), r1 >= 1, model.L, model.H, model.R)
+                joint = M.mm1_hysteresis_joint(ctx, *law, model.L, model.H, model.R)
+            out.update(time_law=joint, number_law=joint[0] + joint[1] + joint[2])
         return out
 
     def guard_digits(self, model) -> int:
@@ -192,7 +208,8 @@ class MM1HystereticEngine(Engine):
 
 #: what ``optimize hysteretic`` optimises (said in its output)
 OPTIMISED_MODEL = ("hysteretic M[X]|G|1|(L,H)|(H,R): the mode changes at departure epochs (the M[X]|G|1 embedded "
-                   "chain (16)), not the instantaneous M|M|1 hysteresis")
+                   "chain (16)), not the instantaneous M|M|1 hysteresis of seed 002 (for that model: qderive "
+                   "optimize mm1-hysteretic)")
 
 
 def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
@@ -332,3 +349,70 @@ def optimize(values: dict, request, digits=None, progress: bool = True, executor
     if digits is not None:
         best.update(replace(model, L=best["L"], H=best["H"]).evaluate(digits).as_dict())
     return best
+
+
+# --------------------------------------------------------------------------------------
+# Sizing the discard threshold (``qderive size hysteretic``)
+# --------------------------------------------------------------------------------------
+
+def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int = 3000, digits=None) -> dict:
+    """min { R >= H + 2 : P(S_2)(R') <= ``discard_bound`` for every R' >= R } (19), L and H of ``model`` fixed.
+
+    R = H + 1 has no discard state (the departure that reaches R leaves H behind: P(S_2) = 0
+    trivially, the excess is lost at the capacity instead), so the search starts at H + 2. As R
+    grows P(S_2) rises from there to a maximum and then falls (the discard mode is entered less
+    often); with rho_1 = lambda_1 l_1 b_1 >= 1 it need not fall. Assuming this shape (unimodal in R:
+    observed, not proved), the peak is found by galloping and bisecting on the sign of
+    P(S_2)(R + 1) - P(S_2)(R), and the answer is H + 2 if the peak meets the bound, else the first R
+    past the peak with P(S_2) <= the bound (gallop and bisect again): O(log R) evaluations of the
+    embedded chain (16) under the precision policy; a value within 1e-9 of the bound is decided at
+    30 digits (or ``digits``). The result shows P(S_2) at the answer and at R - 1 and the peak.
+    """
+    from qderive.symbolic.numbers import decimal_text
+
+    from .searching import compare, first_from, near
+
+    bound = Fraction(discard_bound)
+    first, top = model.H + 2, max_threshold
+    if top < first:
+        raise ParameterError("max-threshold", f"must be >= H + 2 = {first}", top)
+    values: dict = {}
+
+    def p(R, d=digits):
+        if (R, d) not in values:
+            values[(R, d)] = replace(model, R=R).evaluate(d).p_discard
+        return values[(R, d)]
+
+    def meets(R):
+        v = p(R)
+        if near(v, bound):
+            v = p(R, max(30, digits or 0))
+        return compare(v, bound) <= 0
+
+    def falling(R):  # P(S_2)(R + 1) <= P(S_2)(R): past the peak (R = top counts as past it)
+        return R >= top or p(R + 1) <= p(R)
+
+    peak = first_from(first, top, falling)
+    found = first if meets(peak) else first_from(peak, top, meets)
+    if found is None:
+        rho1 = model.rate1 * model.batch.mean * model.service.moment(1)
+        why = (f"; with rho_1 = lambda_1 l_1 b_1 = {decimal_text(rho1)} >= 1 the overload mode does not drain the "
+               "queue, so a larger R does not make the discard mode rare" if rho1 >= 1 else "")
+        raise ParameterError(f"discard-bound = {decimal_text(bound)} is not met with R up to {top} "
+                             f"(--max-threshold): P(S_2) = {float(p(top)):.6g} at R = {top}{why}")
+    out = {"R": found, "L": model.L, "H": model.H, "p_discard": p(found)}
+    if found > first:
+        out["p_discard_one_fewer"] = p(found - 1)
+    out.update({"peak_R": peak, "p_discard_at_peak": p(peak),
+                "loss_probability": replace(model, R=found).evaluate(digits).loss_probability,
+                "note": f"R = H + 1 = {model.H + 1} has no discard state (P(S_2) = 0: the excess is lost at the "
+                        f"capacity instead); from R = {found} on, P(S_2) <= {decimal_text(bound)}"})
+    return out
+
+
+def size_threshold(values: dict, request, digits=None) -> dict:
+    """``qderive size hysteretic`` (the model's Action): :func:`smallest_threshold` for the L and H of
+    ``--thresholds L,H``."""
+    H = values.get("H")
+    model = HystereticModel.from_values({**values, "R": (H or 1) + 2})
+    return smallest_threshold(model, request.discard_bound, request.max_threshold, digits)

@@ -56,7 +56,7 @@ from ..sequences import digits_for
 from .base import Engine, Trouble
 from .level_solver import ConvergenceError, solve_level_m_matrix
 
-__all__ = ["RateKind", "StateSpace", "state_space", "space_of", "TwoFlowSolution", "solve", "exact_stationary", "TwoFlowEngine",
+__all__ = ["LAW_KEYS", "joint_law", "RateKind", "StateSpace", "state_space", "space_of", "TwoFlowSolution", "solve", "exact_stationary", "TwoFlowEngine",
            "DENSE_FLOAT64", "model_rates"]
 
 #: AUTO uses dense GTH for float64 chains up to this many states (above: the sparse level solver)
@@ -375,6 +375,13 @@ class TwoFlowSolution:
         out[over] = mmatrix_solve(ctx, W, exit_rates, [ctx.array([1] * m)])[0]
         return out
 
+    def laws(self) -> dict:
+        """``joint_law`` [m][i][j] (mode, INVITE and non-INVITE counts) and ``number_law`` of the stationary pi
+        (:func:`joint_law`; the counts reach at most min(R, H + 1))."""
+        sp_ = self.space
+        return joint_law(self.ctx, self.pi, sp_.mode, sp_.length - sp_.class2_count, sp_.class2_count,
+                         int(sp_.length.max()))
+
     def measures(self) -> dict:
         """Every measure of :class:`~qderive.symbolic.models.two_flow.TwoFlowMeasures` (context numbers).
 
@@ -401,6 +408,28 @@ class TwoFlowSolution:
             "accepted_rate_non_invite": self.accepted_rate(2),
             "states": self.space.size,
         }
+
+
+#: the optional distributions of the two-class records (``--distribution``)
+LAW_KEYS = ("joint_law", "number_law")
+
+
+def joint_law(ctx, pi, mode, first, second, top: int) -> dict:
+    """The stationary laws of a two-class chain from pi by state: ``joint_law`` [m][i][j] = sum of pi over
+    the states with mode m, i class-1 and j class-2 customers (i, j = 0..``top``), and ``number_law`` [n] =
+    sum over i + j = n (n = 0..``top``); sums of positive terms (the global balance (C.1) solved by GTH)."""
+    cells = (np.asarray(mode) * (top + 1) + np.asarray(first)) * (top + 1) + np.asarray(second)
+    total = np.asarray(first) + np.asarray(second)
+    if ctx.is_float64:
+        flat = np.bincount(cells, weights=np.asarray(pi, dtype=np.float64), minlength=3 * (top + 1) ** 2)
+        number = np.bincount(total, weights=np.asarray(pi, dtype=np.float64), minlength=top + 1)
+    else:
+        flat, number = ctx.zeros(3 * (top + 1) ** 2), ctx.zeros(top + 1)
+        for x, c, n in zip(pi, cells.tolist(), total.tolist()):
+            flat[c] = flat[c] + x
+            number[n] = number[n] + x
+    grid = flat.reshape(3, top + 1, top + 1)
+    return {"joint_law": [[list(row) for row in block] for block in grid], "number_law": list(number)}
 
 
 def _stationary_sparse(space: StateSpace, rates) -> np.ndarray:
@@ -482,16 +511,22 @@ class TwoFlowEngine(Engine):
     confirm = False
 
     def compute(self, model, ctx, **options):
+        laws = bool(set(LAW_KEYS) & options.get("include", frozenset()))
+
+        def values():
+            sol = solve(model, ctx)
+            return {**sol.measures(), **(sol.laws() if laws else {})}
+
         if not ctx.is_float64:
             try:
-                return solve(model, ctx).measures()
+                return values()
             except (BudgetError, ParameterError):
                 raise
             except ValueError as exc:  # exact positive rates in mpmath: a chain without exit would be a bug
                 raise NumericalError(f"two-flow: {exc}") from None
         try:
             with np.errstate(all="ignore"):
-                return solve(model, ctx).measures()
+                return values()
         except (BudgetError, ParameterError):
             raise
         except (Trouble, ConvergenceError, ValueError) as exc:

@@ -45,6 +45,7 @@ from ..backend import FLOAT64, FractionContext
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from ..sequences import digits_for
 from .base import Engine, Trouble
+from .two_flow import LAW_KEYS, joint_law
 
 __all__ = ["HystereticSpace", "hysteretic_space", "HystereticSolution", "solve", "exact_stationary",
            "TwoFlowHystereticEngine"]
@@ -224,6 +225,12 @@ class HystereticSolution:
         """E tau = E tau_0 + E tau_12 (the renewal identity: = 1 / nu)."""
         return self.mean_normal_time() + self.mean_return_time()
 
+    def laws(self) -> dict:
+        """``joint_law`` [s][i][j] (mode, flow-1 and flow-2 counts, summed over the flow in service) and
+        ``number_law`` of the stationary pi (:func:`qderive.numeric.engines.two_flow.joint_law`)."""
+        sp_ = self.space
+        return joint_law(self.ctx, self.pi, sp_.mode, sp_.number(1), sp_.number(2), self.model.R)
+
     def measures(self) -> dict:
         """Every measure of :class:`~qderive.symbolic.models.two_flow.TwoFlowHystereticMeasures`."""
         normal, ret = self.mean_normal_time(), self.mean_return_time()
@@ -286,11 +293,17 @@ class TwoFlowHystereticEngine(Engine):
     confirm = False
 
     def compute(self, model, ctx, **options):
+        laws = bool(set(LAW_KEYS) & options.get("include", frozenset()))
+
+        def values():
+            sol = solve(model, ctx)
+            return {**sol.measures(), **(sol.laws() if laws else {})}
+
         try:
             if ctx.is_float64:
                 with np.errstate(all="ignore"):
-                    return solve(model, ctx).measures()
-            return solve(model, ctx).measures()
+                    return values()
+            return values()
         except (BudgetError, ParameterError):
             raise
         except ValueError as exc:  # GTH or the M-matrix solve met a state without exit: an underflowed rate

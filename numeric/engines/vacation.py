@@ -10,13 +10,16 @@
 * :class:`FiniteEngine` -- M[X]/G/1/r: :mod:`qderive.numeric.kernels.vacation`
   (partial or whole admission), every quantity a sum of positive terms (a-priori bound:
   O(r) roundings, log10(r) guard digits).
-* :func:`size` -- the smallest waiting room with loss <= a target (``qderive size``).
+* :func:`size` -- ``qderive size``: the smallest waiting room with loss <= a target
+  (:func:`smallest_capacity`) or, for a given room, the largest load (:func:`largest_load`; the loss
+  has the positive floor :func:`loss_floor` as the load goes to 0).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -32,12 +35,16 @@ from qderive.symbolic.models.vacation import (
 from ..kernels import vacation as K
 from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
+from .searching import compare, first_true, near
 
-__all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "policy_key"]
+__all__ = ["InfiniteEngine", "FiniteEngine", "FiniteSweep", "size", "smallest_capacity", "largest_load", "loss_floor",
+           "policy_key", "infinite_law"]
 
 
-#: the measures of the closed forms: the fields of the result record, in order
-MEASURE_KEYS = VacationMeasures.keys()
+#: the measures of the closed forms: the fields of the result record, in order (the law p is computed apart)
+MEASURE_KEYS = tuple(f.name for f, m in VacationMeasures.measure_fields() if not m.optional)
+#: the first table of the infinite-room law p_j (doubled until the missing mass is below 1e6 eps)
+FIRST_TERMS = 16
 
 
 def policy_key(model) -> str:
@@ -74,6 +81,21 @@ class InfiniteEngine(Engine):
         return True
 
     def compute(self, model, ctx, **options):
+        out = self._measures(model, ctx)
+        if "p" in options.get("include", frozenset()):
+            out["p"] = infinite_law(model, ctx, out["idle_probability"])
+        return out
+
+    def notes(self, model, values):
+        if "p" not in values:
+            return []
+        n = len(values["p"])
+        return [f"p: the first {n} terms p_0..p_{n - 1} of the law of the number waiting (the smallest power of two "
+                f">= {FIRST_TERMS} with 1 - sum p_j <= 2.2e-10 in float64, <= 10^-D with --digits D), from the "
+                "finite-room kernel at the working precision (positive sums), not in exact arithmetic like the "
+                "other measures"]
+
+    def _measures(self, model, ctx):
         policy = policy_key(model)
         ev = self._evaluator(policy)
         values = self._values(model)
@@ -102,6 +124,37 @@ class InfiniteEngine(Engine):
         if float(gap) < 1e-6:
             return f"1 - rho_bar = {float(gap):.3g}: the closed forms cancel in float64 near saturation"
         return None
+
+
+def infinite_law(model, ctx, idle) -> list:
+    """p_0..p_{n-1}: the time-stationary law of the number waiting in M[X]/G/1 with vacations (rho_bar < 1).
+
+    Theorem 1.2 and Corollary 1 (``spec/chapter2.md`` section 2): with r places the law is
+    p^r_j = P^r_e p~_j for j < r, the same unnormalised p~ for every r, and the infinite room
+    has p_j = P_e p~_j with P_e = 1 - rho_bar (5) (``idle``, the closed form). So
+    p_j = P_e p^r_j / P^r_e, j < r, from the one finite kernel (:class:`FiniteSweep` at r = n,
+    positive terms; the same laws, partial admission). n = 16, 32, ... until the missing mass
+    1 - sum_{j<n} p_j is at most 2.2e-10 in float64 (1e6 eps), 10^-(w - 10) at w working digits (10^-D
+    under ``digits=D``); limits ``capacity`` (float64) and ``mp_capacity`` (mpmath).
+    """
+    from qderive.symbolic.models.vacation import FiniteVacationQueue
+
+    finite = FiniteVacationQueue(model.rate, model.batch, model.service, model.vacation, FIRST_TERMS,
+                                 vacation_policy=model.vacation_policy)
+    sweep = FiniteSweep(finite, ctx)
+    # float64: 1e6 eps = 2.2e-10; mpmath at w = D + 10 working digits (the policy's guard): 10^-D
+    tolerance = ctx.num(10**6) * ctx.eps if ctx.is_float64 else ctx.num(10) ** -max(1, ctx.dps - 10)
+    n = FIRST_TERMS
+    while True:
+        _limits.check("capacity" if ctx.is_float64 else "mp_capacity", n,
+                      "terms of the infinite-room law p_j (--distribution): the load is too close to 1")
+        values = sweep.at(n)
+        with ctx:
+            scale = idle / values["idle_probability"]
+            p = [x * scale for x in list(values["p"])[:n]]
+            if 1 - ctx.fsum(p) <= tolerance:
+                return p
+        n *= 2
 
 
 # --------------------------------------------------------------------------------------
@@ -197,13 +250,31 @@ def _lowest_capacity(model) -> int:
     return r
 
 
+def size(values: dict, request, digits=None, progress: bool = True) -> dict:
+    """``qderive size vacation-finite``: the smallest capacity (:func:`smallest_capacity`, no ``--capacity``)
+    or, with ``--capacity`` and without ``--load`` / ``--rate``, the largest load (:func:`largest_load`)."""
+    given_load = values.get("rate") is not None or values.get("load") is not None
+    if values.get("capacity") is not None:
+        if given_load:
+            raise ParameterError("give --capacity R to find the largest load, or --load / --rate to find the smallest "
+                                 "capacity, not both")
+        if request.wait_level is not None:
+            raise ParameterError("target-wait-quantile", "sizes the capacity; it does not apply with --capacity "
+                                 "(the largest load)")
+        return largest_load(values, request.target_loss, digits)
+    if not given_load:
+        raise ParameterError("size vacation-finite needs --load (or --rate) to find the smallest capacity, or "
+                             "--capacity to find the largest load")
+    return smallest_capacity(values, request, digits, progress)
+
+
 #: under partial admission, capacities up to this one are scanned one by one (no assumption); beyond it
 #: the search brackets the answer from the loss's geometric decay and bisects (the loss falls with r)
 SCAN_CAPACITY = 2000
 
 
-def size(values: dict, request, digits=None, progress: bool = True) -> dict:
-    """min { r : loss(r) <= target } (``qderive size vacation-finite``).
+def smallest_capacity(values: dict, request, digits=None, progress: bool = True) -> dict:
+    """min { r : loss(r) <= target } (``qderive size vacation-finite`` without ``--capacity``).
 
     The loss of M[X]/G/1/r falls as r grows, towards L = max(0, 1 - 1/rho_bar) (the
     load-balance limit of Theorem 1.1 as P^r_e -> 0), so a target at or below L is refused at
@@ -237,9 +308,8 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
                              f">= 1 the loss stays above 1 - 1/rho_bar = {decimal_text(1 - 1 / rho)} for every capacity")
     located = None
     if digits is not None and target > Fraction(1, 10**290):  # float64 finds the place, mpmath decides there
-        from dataclasses import replace
-
-        located = size(values, replace(request, wait_level=None, wait_bound=None), None, progress)["capacity"]
+        located = smallest_capacity(values, replace(request, wait_level=None, wait_bound=None), None,
+                                    progress)["capacity"]
         _limits.check("mp_capacity", located, f"size --digits: float64 puts the answer at r = {located}; mpmath "
                       "costs O(r^2)")
     ctx = FLOAT64 if digits is None else mp_context(digits + 10 + digits_for(top))
@@ -289,7 +359,7 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
                 hi = min(2 * hi if hi else 1, top)
                 if lo == top:
                     fail(top)
-            found = _first_true(lo, hi, meets)
+            found = first_true(lo, hi, meets)
         m = sweep.at(found)
         out = {"capacity": found, "loss_probability": m["loss_probability"]}
         if found > start:
@@ -331,7 +401,119 @@ def _bracket(loss, meets, r0: int, top: int, target, rho, fail) -> int:
         if hi == top:
             fail(top, f": the loss at r = {top} is {float(loss(top)):.6g}")
         lo, hi = hi, min(top, 2 * hi)
-    return _first_true(lo, hi, meets)
+    return first_true(lo, hi, meets)
+
+
+def loss_floor(model: FiniteVacationQueue) -> Fraction:
+    """The loss as the load tends to 0 (exact): the first batch of a busy period meets an empty system.
+
+    With multiple vacations the server is then on vacation, so the batch finds m = r places; with
+    single vacations (the one vacation is over) or none, the first customer is served at once and the
+    batch finds m = r + 1 places. Partial admission loses the excess (X - m)^+, whole admission a batch
+    with X > m entirely::
+
+        floor = E (X - m)^+ / l_1   (partial),    floor = E X 1{X > m} / l_1 = (E (X - m)^+ + m P(X > m)) / l_1.
+
+    Positive whenever batches larger than m are possible (geometric batches: always).
+    """
+    X = model.batch
+    m = model.capacity + (0 if model.vacation is not None and model.vacation_policy is VacationPolicy.MULTIPLE else 1)
+    lost = X.excess(m) if model.admission is Admission.PARTIAL else X.excess(m) + m * X.tail(m)
+    return Fraction(lost) / Fraction(X.mean)
+
+
+#: relative width of the load bracket of :func:`largest_load` in float64 (with ``--digits D``: 10^-D)
+LOAD_TOLERANCE = Fraction(1, 2**40)
+
+
+def largest_load(values: dict, target, digits=None) -> dict:
+    """max { rho_bar : loss(rho_bar) <= target } at the capacity ``values["capacity"]`` (``qderive size
+    vacation-finite --capacity R --target-loss EPS``, without ``--load``).
+
+    The loss (Theorem 1.1 (12)) grows with the load rho_bar = lambda l_1 b_1 from the floor
+    :func:`loss_floor` (rho_bar -> 0) to 1 (rho_bar -> infinity) -- observed on every grid tried,
+    not proved; the answer is checked at the load and just above it. A target at or below the
+    floor is refused (ParameterError naming the floor). Since loss >= 1 - 1/rho_bar (the
+    throughput is at most 1/b_1), every load meeting the target lies below 1/(1 - target): the
+    bracket [lo, hi] (exact loads) is found by halving from there and bisected to a relative
+    width of 2^-40 (``digits=D``: 10^-D); each decision loss <= target is taken in float64 under
+    the precision policy, or at 30 digits (``digits`` if larger) when the float64 loss lies
+    within 1e-9 of the target -- in float64 only while the bracket is wider than 1e-6 (relative;
+    a narrower one whose midpoint cannot be decided in float64 is returned as it is). Returns ``load`` (= lo, meets the target), ``rate``, ``loss_probability``,
+    ``load_above`` (= hi) with ``loss_probability_above`` (> target) and ``loss_floor``.
+    """
+    from qderive.symbolic.numbers import decimal_text
+
+    target = Fraction(target)
+    probe = FiniteVacationQueue.from_values({**{k: v for k, v in values.items() if k not in ("rate", "load")},
+                                             "load": Fraction(1)})
+    per_load = probe.rate  # lambda at rho_bar = 1: 1 / (l_1 b_1)
+    floor = loss_floor(probe)
+    if target <= floor:
+        where = ("a batch arriving during a vacation finds r" if probe.vacation is not None
+                 and probe.vacation_policy is VacationPolicy.MULTIPLE else "the first customer is served at once, "
+                 "the batch finds r + 1")
+        raise ParameterError(f"target-loss = {decimal_text(target)} is below the loss floor "
+                             f"{float(floor):.6g} (= {decimal_text(floor)}) of capacity {probe.capacity}: as the "
+                             f"load goes to 0 {where} places and loses the excess; no load meets the target "
+                             "(raise --capacity or the target)")
+    precise = max(30, digits or 0)
+    cache: dict = {}
+
+    def loss(rho, d=digits):
+        key = (rho, d)
+        if key not in cache:
+            cache[key] = replace(probe, rate=rho * per_load).evaluate(d).loss_probability
+        return cache[key]
+
+    def meets(rho, settle=True):
+        """loss(rho) <= target; None when the float64 value is within NEAR of the target and ``settle`` is off."""
+        value = loss(rho)
+        if near(value, target):
+            if not settle:
+                return None
+            value = loss(rho, precise)
+        return compare(value, target) <= 0
+
+    # loss >= 1 - 1/rho_bar (throughput <= 1/b_1, strict: the server idles with positive probability),
+    # so every load meeting the target lies below 1/(1 - target): halve from there
+    hi = 1 / (1 - target)
+    lo = hi / 2
+    while not meets(lo):
+        hi, lo = lo, lo / 2
+        if lo < Fraction(1, 2**300):
+            raise ParameterError(f"target-loss = {decimal_text(target)} is not met by any load down to 2^-300 (the "
+                                 f"loss falls to its floor {float(floor):.6g} only as the load goes to 0)")
+    width = LOAD_TOLERANCE if digits is None else Fraction(1, 10**digits)
+    while hi - lo > width * hi:
+        mid = (lo + hi) / 2
+        # float64: once the loss agrees with the target to NEAR, a bracket narrower than 1e-6 is kept as it
+        # is (both ends decided reliably) rather than refined by 30-digit evaluations
+        ok = meets(mid, settle=digits is not None or hi - lo > Fraction(1, 10**6) * hi)
+        if ok is None:
+            break
+        if ok:
+            lo = mid
+        else:
+            hi = mid
+    return {"load": _number(lo, digits, -1), "rate": _number(lo * per_load, digits, -1), "capacity": probe.capacity,
+            "loss_probability": loss(lo), "load_above": _number(hi, digits, 1), "loss_probability_above": loss(hi),
+            "target_loss": _number(target, digits), "loss_floor": _number(floor, digits)}
+
+
+def _number(x: Fraction, digits, direction: int = 0):
+    """An exact number for the output: a float (float64 runs; ``direction`` -1 / 1 rounds down / up, so that a
+    load that meets the target is printed as one that meets it, and one above it as one above it) or an mpmath
+    number of ``digits`` + 10 digits."""
+    if digits is None:
+        f = float(x)
+        if direction and (Fraction(f) - x) * direction < 0:
+            f = math.nextafter(f, direction * math.inf)
+        return f
+    import mpmath
+
+    with mpmath.workdps(digits + 10):
+        return mpmath.mpf(x.numerator) / x.denominator
 
 
 def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
@@ -368,23 +550,12 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     lo, hi = found, found
     while hi < top and meets(hi):
         lo, hi = hi, min(top, 2 * hi)
-    largest = hi if meets(hi) else _first_true(lo, hi, lambda r: not meets(r)) - 1
+    largest = hi if meets(hi) else first_true(lo, hi, lambda r: not meets(r)) - 1
     out = {"max_capacity_for_delay": largest, "wait_quantile_at_capacity": quantile(found),
            "wait_quantile_at_max_capacity": quantile(largest)}
     if largest < top:
         out["wait_quantile_one_more"] = quantile(largest + 1)
     return out
-
-
-def _first_true(lo: int, hi: int, pred) -> int:
-    """The smallest r in (lo, hi] with pred(r), by bisection, given pred(lo) false and pred(hi) true (monotone)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def _exact_mpf(x):

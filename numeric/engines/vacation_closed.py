@@ -23,7 +23,7 @@ from .base import Engine
 
 __all__ = ["ClosedFormEngine", "exact_measures", "ratios"]
 
-_KEYS = ("loss_probability", "idle_probability", "mean_queue_length", "pr", "q0", "qr")
+_KEYS = ("loss_probability", "idle_probability", "mean_queue_length", "mean_wait", "pr", "q0", "qr")
 
 
 @functools.lru_cache(maxsize=8)

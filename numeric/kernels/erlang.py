@@ -124,6 +124,16 @@ def erlang_b_measures(ctx, rho, n, holding=None):
     return out
 
 
+def erlang_b_law(ctx, rho, n, b):
+    """p_0..p_n of M/M/n/n (1), p_k = (rho^k/k!) / sum_{l=0}^{n} rho^l/l!, from p_n = B(n, rho) = ``b``
+    downwards: p_{k-1} = p_k k / rho (products of positive numbers, no sum to overflow)."""
+    p = ctx.zeros(n + 1)
+    p[n] = b
+    for k in range(n, 0, -1):
+        p[k - 1] = p[k] * k / rho
+    return p
+
+
 def erlang_b_servers(ctx, rho, target, log_target, limit):
     """The smallest n <= ``limit`` with B(n, rho) <= target: (n, B(n-1), B(n), in_logs), or None.
 

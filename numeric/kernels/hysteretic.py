@@ -302,6 +302,21 @@ class HystereticSolution:
                 cols[x][lo:hi] = cols[x][lo:hi] + t[lo:hi]
         return [c / self.C for c in cols]
 
+    def embedded_law(self):
+        """q_{j,s} of (16) as three context vectors [s][j] over j = 0..R-1 (0 where (j, s) is not a state)."""
+        ctx, R = self.ctx, self.chain.R
+        cols = [ctx.zeros(R) for _ in range(3)]
+        for k, (j, s) in enumerate(self.chain.states):
+            cols[s][j] = self.q[k]
+        return cols
+
+    def laws(self, label=False):
+        """The distributions of ``qderive eval hysteretic --distribution``: ``embedded_law`` q_{j,s} (16)
+        ([s][j], j = 0..R-1), ``time_law`` p_{j,s} (17) ([s][j], j = 0..R; the label s under ``label``)
+        and ``number_law`` p_j = p_{j,0} + p_{j,1} + p_{j,2} (positive sums)."""
+        p = self.time_distribution(label)
+        return {"embedded_law": self.embedded_law(), "time_law": p, "number_law": p[0] + p[1] + p[2]}
+
     def mode_probabilities(self, label=False):
         """(P(S_0), P(S_1), P(S_2)): (18), (19) in interval semantics,
         P(S_1) = (b_1/C) sum_{j=L}^{R-2} q_{j,1}, P(S_2) = (b_1/C) sum_{j=H+1}^{R-1} q_{j,2},

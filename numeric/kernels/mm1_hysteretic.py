@@ -67,6 +67,18 @@ def mm1_hysteresis_law(ctx, r0_inv, r1, r1_inv, r1_at_least_one, L, H, R):
     return ctx.flush(normal), ctx.flush(over), z
 
 
+def mm1_hysteresis_joint(ctx, normal, over, z, L, H, R):
+    """The stationary joint law [s][n] over n = 0..R from :func:`mm1_hysteresis_law`, normalised:
+    pi(n, 0) on n = 0..H-1, pi(n, 1) on n = L..R-1, pi(n, 2) = z on n = H+1..R, 0 elsewhere
+    (``spec/other-models.md`` B; the total is a sum of positive terms)."""
+    cols = [ctx.zeros(R + 1) for _ in range(3)]
+    cols[0][:H] = normal
+    cols[1][L:R] = over
+    cols[2][H + 1:] = z
+    total = ctx.fsum(list(normal)) + ctx.fsum(list(over)) + (R - H) * z
+    return [c / total for c in cols]
+
+
 def mm1_hysteresis_measures(ctx, r0_inv, r1, r1_inv, r1_at_least_one, mu, lam0, lam1, throttle, L, H, R):
     """The measures (keys :data:`MM1_HYSTERESIS_KEYS`) from the law of :func:`mm1_hysteresis_law`.
 

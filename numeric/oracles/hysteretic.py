@@ -17,6 +17,8 @@
   chain, no (17): it checks the time-stationary law, both semantics and the cycle times.
 * :func:`mm1` -- M|M|1 with bi-level hysteresis: the CTMC of ``spec/other-models.md`` B from
   the model's switching rules (:meth:`MM1HystereticModel.mode_after_arrival`, ``..._departure``).
+* :func:`threshold_optimum` -- the brute force of the threshold optimisation (seed 002): every
+  (L, H, R) of a grid evaluated by an oracle, compared exactly.
 
 Each returns a :class:`HystereticOracle`: the measures (the keys of ``qderive eval``) and what
 the derivations bind to the displayed relations (q, P, the counts, the stationary law).
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -36,7 +39,7 @@ from qderive.symbolic.numbers import to_sympy
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from .ctmc import build
 
-__all__ = ["HystereticOracle", "compound_counts", "level_times", "embedded", "process", "mm1"]
+__all__ = ["HystereticOracle", "compound_counts", "level_times", "embedded", "process", "mm1", "threshold_optimum"]
 
 
 @dataclass
@@ -338,3 +341,37 @@ def mm1(model, ctx) -> HystereticOracle:
                        lambda st: st[1], (model.L - 1, 0), (model.H, 1))
     renewal = 1 / (ctx.num(mu) * pi[chain.index[(model.L, 1)]])
     return HystereticOracle(m, chain.states, chain.index, pi=dict(zip(chain.states, pi)), extra={"renewal": renewal})
+
+
+# --------------------------------------------------------------------------------------
+# The threshold optimisation by brute force (seed 002)
+# --------------------------------------------------------------------------------------
+
+
+def threshold_optimum(measures_at, r_values, discard_bound, min_cycle, discard_key="p_discard", tie=0):
+    """(smallest E tau_12, every (L, H, R) attaining it sorted by R, L, H) over all 1 <= L < H < R, R in
+    ``r_values``, with P(S_2) <= ``discard_bound`` and E tau >= ``min_cycle`` (None, [] if none is feasible).
+
+    ``measures_at(L, H, R)`` returns an oracle's measures (exact Fractions or mpmath numbers); the bounds
+    are compared exactly (mpmath values against the bounds at 80 digits); two return times are tied when
+    they differ by at most ``tie`` times the smallest (0: equal).
+    """
+    def as_mp(x):
+        x = Fraction(x) if isinstance(x, (int, Fraction)) else x
+        return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
+
+    rows = []
+    with mpmath.workdps(80):
+        eps, T = as_mp(discard_bound), as_mp(min_cycle)
+        for R in r_values:
+            for L in range(1, R - 1):
+                for H in range(L + 1, R):
+                    m = measures_at(L, H, R)
+                    if as_mp(m[discard_key]) <= eps and as_mp(m["mean_cycle_time"]) >= T:
+                        rows.append((m["mean_return_time"], (L, H, R)))
+        if not rows:
+            return None, []
+        best = min(v for v, _ in rows)
+        ties = [t for v, t in rows if (v == best if isinstance(v, Fraction) and isinstance(best, Fraction) and not tie
+                                       else abs(as_mp(v) - as_mp(best)) <= tie * abs(as_mp(best)))]
+    return best, sorted(ties, key=lambda t: (t[2], t[0], t[1]))

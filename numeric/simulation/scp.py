@@ -48,7 +48,9 @@ from qderive.symbolic.params import Kind, param
 from .stats import Estimate
 
 __all__ = ["SCPConfig", "Control", "NoControl", "AdaptiveWindow", "FixedWindow", "CallGapping",
-           "PercentageThrottling", "RunResult", "simulate_run", "replicate", "MEASURES"]
+           "PercentageThrottling", "ServiceWindows", "service_windows", "fairness_index", "effectiveness",
+           "RunResult", "simulate_run", "simulate_services", "replicate", "replicate_services", "model_control",
+           "simulate_model", "MEASURES"]
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,85 @@ class PercentageThrottling(Control):
         return f"admit {100 * (1 - level * self.step):.0f}%"
 
 
+def service_windows(total: int, ratios, holdings) -> tuple:
+    """Seed 003's multi-service allocation of ``total`` windows: integer windows n_i with sum n_i = total.
+
+    The operator fixes the ratios S_1 : ... : S_m of the admitted rates; with the mean response times
+    ws_i = h_i of the window model ((4): ws = 1/mu), (5) sum_i S_i ws_i = R with R = ``total`` gives
+    S_i = s_i R / sum_j s_j ws_j (:meth:`qderive.symbolic.models.erlang_b.ServiceMix.admitted_rates`),
+    and by Little's law service i holds n_i = S_i ws_i windows. Rounded to integers by largest
+    remainders (Hamilton), so that the windows add up to ``total`` exactly.
+    """
+    from qderive.symbolic.models.erlang_b import ServiceMix
+
+    _integer(total, "windows", 0)
+    if total == 0:
+        return (0,) * len(tuple(ratios))
+    mix = ServiceMix(tuple(ratios), tuple(holdings), total)
+    share = [Fraction(a) * Fraction(w) for a, w in zip(mix.admitted_rates(), mix.response_times)]
+    base = [int(x) for x in share]  # floor (nonnegative)
+    order = sorted(range(len(share)), key=lambda i: (-(share[i] - base[i]), i))
+    for i in order[: total - sum(base)]:
+        base[i] += 1
+    return tuple(base)
+
+
+@dataclass(frozen=True)
+class ServiceWindows(AdaptiveWindow):
+    """Seed 003's multi-service adaptive window: the total window R = w_max - level adapts as in
+    :class:`AdaptiveWindow` (one step per detector interval) and is shared among the services by
+    :func:`service_windows` (5), (6): a call of service i is admitted while fewer than n_i(R) calls of
+    service i are in the SCP. ``adaptive=False``: the windows of R = ``w_initial`` for ever (the
+    M/M/n_i/n_i window model of each service with an infinite-server back end)."""
+
+    ratios: tuple = (1,)
+    holdings: tuple = (Fraction(1, 25),)
+    adaptive: bool = True
+    name = "service windows"
+    per_service = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        table = tuple(service_windows(w, self.ratios, self.holdings) for w in range(self.w_max + 1))
+        object.__setattr__(self, "_table", table)
+
+    @property
+    def levels(self):
+        return self.w_max if self.adaptive else 1
+
+    @property
+    def initial_level(self):
+        return self.w_max - self.w_initial if self.adaptive else 0
+
+    def windows(self, level: int) -> tuple:
+        """(n_1, ..., n_m) at control level ``level``."""
+        return self._table[self.w_max - level if self.adaptive else self.w_initial]
+
+    def admits(self, st, t, source, service, inside, u):
+        return inside[service] < self.windows(st.level)[service]
+
+    def describe(self, level):
+        return f"windows {'/'.join(map(str, self.windows(level)))}"
+
+
+def fairness_index(throughputs, ratios, num=float):
+    """Jain's index of the throughputs x_i normalised by the operator's ratios s_i (services with s_i > 0):
+    J = (sum y_i)^2 / (m sum y_i^2), y_i = x_i / s_i; 1 exactly when x_1 : ... : x_m = s_1 : ... : s_m,
+    1/m when one service takes everything. ``num`` converts the exact ratios (``ctx.num`` in an engine)."""
+    y = [x / num(r) for x, r in zip(throughputs, ratios) if r > 0]
+    top = sum(y) ** 2
+    bottom = len(y) * sum(v * v for v in y)
+    return top / bottom if bottom > 0 else math.nan
+
+
+def effectiveness(goodputs, holdings, servers) -> float:
+    """The share of the processing capacity spent on calls answered within the timeout:
+    sum_i goodput_i h_i / c (c processors); NaN with an infinite-server back end."""
+    if servers is None:
+        return math.nan
+    return math.fsum(float(g) * float(h) for g, h in zip(goodputs, holdings)) / servers
+
+
 # -- one run --------------------------------------------------------------------------------------------
 
 #: the measures of one run, in order
@@ -261,51 +342,77 @@ def simulate_run(config: SCPConfig, control: Control, arrival_rate, seed) -> Run
     """One seeded run of the SCP with ``control`` at total Poisson rate ``arrival_rate`` (calls/s).
 
     ``seed``: an int or a :class:`numpy.random.SeedSequence` (the same seed gives the same run).
+    One service of mean processing ``config.holding``: :func:`simulate_services` with one class.
     """
     lam = exact(arrival_rate, "arrival_rate")
     if not lam > 0:
         raise ParameterError("arrival_rate", "must be > 0", decimal_text(lam))
-    lam = float(lam)
+    total, _ = simulate_services(config, control, ((lam, config.holding),), seed)
+    return total
+
+
+def simulate_services(config: SCPConfig, control: Control, services, seed) -> tuple[RunResult, list]:
+    """One seeded run with several services: ``services`` = ((rate_i, holding_i), ...) -- Poisson arrivals
+    of rate lambda_i (calls/s) and exponential processing of mean h_i (s) per service, one FIFO back end.
+
+    Returns (the :class:`RunResult` of all calls, one :class:`RunResult` per service; a service's
+    ``mean_level`` is the control's). With one service the random streams are those of
+    :func:`simulate_run`; with several, each call's service is drawn with probability lambda_i / lambda.
+    A control with ``per_service`` (:class:`ServiceWindows`) decides by the call's service and the number
+    of calls of each service in the SCP; the others by the total number.
+    """
+    rates = [float(exact(r, "rate")) for r, _ in services]
+    holds = [float(exact(h, "holding")) for _, h in services]
+    m = len(services)
+    lam = sum(rates)
     T, warm = float(config.horizon), float(config.warmup)
-    h, dt, tau, tout = (float(config.holding), float(config.interval), float(config.threshold),
-                        float(config.timeout))
+    dt, tau, tout = float(config.interval), float(config.threshold), float(config.timeout)
     rng = np.random.default_rng(seed)
     n_max = int(lam * T + 10 * math.sqrt(lam * T) + 100)
     times = np.cumsum(rng.exponential(1 / lam, n_max))
     times = times[times < T]
     n = len(times)
     src = rng.integers(0, config.sources, n).tolist()
-    serv = rng.exponential(h, n).tolist()
+    if m == 1:
+        kind = [0] * n
+        serv = rng.exponential(holds[0], n).tolist()
+    else:
+        kinds = rng.choice(m, size=n, p=np.asarray(rates) / lam)
+        serv = (rng.exponential(1.0, n) * np.asarray(holds)[kinds]).tolist()
+        kind = kinds.tolist()
     unif = rng.random(n).tolist()
     times = times.tolist()
 
     st = control.state(config.sources)
     admits = control.admits
+    per_service = getattr(control, "per_service", False)
     levels = control.levels
     infinite = config.servers is None
     reject_cost = float(config.rejection_cost) if control.at_scp else 0.0
     free = [0.0] * (config.servers or 0)  # heap of processor free times (all free at 0)
-    busy = []  # heap of (departure, admission) of the calls in the SCP
+    busy = []  # heap of (departure, admission, service) of the calls in the SCP
+    inside = [0] * m  # calls of each service in the SCP
     next_tick = dt
     win_n = 0
     win_sum = 0.0
-    arrivals = admitted = completed = timely = 0
-    resp_sum = 0.0
+    arrivals, admitted, completed, timely = [0] * m, [0] * m, [0] * m, [0] * m
+    resp_sum = [0.0] * m
     level_time = 0.0
     heappop, heappush = heapq.heappop, heapq.heappush
 
     def drain(until):
-        nonlocal win_n, win_sum, completed, timely, resp_sum
+        nonlocal win_n, win_sum
         while busy and busy[0][0] <= until:
-            dep, adm = heappop(busy)
+            dep, adm, c = heappop(busy)
+            inside[c] -= 1
             r = dep - adm
             win_n += 1
             win_sum += r
             if dep >= warm:
-                completed += 1
-                resp_sum += r
+                completed[c] += 1
+                resp_sum[c] += r
                 if r <= tout:
-                    timely += 1
+                    timely[c] += 1
 
     for j in range(n):
         t = times[j]
@@ -321,34 +428,42 @@ def simulate_run(config: SCPConfig, control: Control, arrival_rate, seed) -> Run
             win_n, win_sum = 0, 0.0
             next_tick += dt
         drain(t)
+        c = kind[j]
         counted = t >= warm
         if counted:
-            arrivals += 1
-        if not admits(st, t, src[j], len(busy), unif[j]):
+            arrivals[c] += 1
+        ok = admits(st, t, src[j], c, inside, unif[j]) if per_service else admits(st, t, src[j], len(busy), unif[j])
+        if not ok:
             if reject_cost and not infinite:  # the SCP spends processing on the refusal
                 heapq.heapreplace(free, max(t, free[0]) + reject_cost * serv[j])
             continue
         if counted:
-            admitted += 1
+            admitted[c] += 1
         if infinite:
             dep = t + serv[j]
         else:
             start = max(t, free[0])
             dep = start + serv[j]
             heapq.heapreplace(free, dep)
-        heappush(busy, (dep, t))
+        heappush(busy, (dep, t, c))
+        inside[c] += 1
     drain(T)
     span = T - warm
-    ticks = max(1, int(span / dt))
-    return RunResult(
-        offered_rate=arrivals / span,
-        throughput=completed / span,
-        goodput=timely / span,
-        mean_response=resp_sum / completed if completed else math.nan,
-        admitted_fraction=admitted / arrivals if arrivals else math.nan,
-        blocking=1 - admitted / arrivals if arrivals else math.nan,
-        mean_level=level_time / ticks,
-    )
+    mean_level = level_time / max(1, int(span / dt))
+
+    def result(arr, adm, done, ok, rsum):
+        return RunResult(
+            offered_rate=arr / span,
+            throughput=done / span,
+            goodput=ok / span,
+            mean_response=rsum / done if done else math.nan,
+            admitted_fraction=adm / arr if arr else math.nan,
+            blocking=1 - adm / arr if arr else math.nan,
+            mean_level=mean_level,
+        )
+
+    per = [result(arrivals[i], admitted[i], completed[i], timely[i], resp_sum[i]) for i in range(m)]
+    return result(sum(arrivals), sum(admitted), sum(completed), sum(timely), math.fsum(resp_sum)), per
 
 
 # -- replications -----------------------------------------------------------------------------------------
@@ -362,6 +477,80 @@ def _estimate(values) -> Estimate:
     if len(vals) < 2:
         return Estimate(float(vals[0]), None, 0)
     return Estimate(float(vals.mean()), float(vals.std(ddof=1)) / math.sqrt(len(vals)), len(vals) - 1)
+
+
+def replicate_services(config: SCPConfig, control: Control, services, ratios, replications: int,
+                       seed: int = 1) -> dict:
+    """``replications`` independent runs of :func:`simulate_services` (children of ``SeedSequence(seed)``).
+
+    Returns measure -> :class:`Estimate`: the :data:`MEASURES` of all calls, the same per service with the
+    suffix ``_i`` (i = 1..m), ``fairness`` (:func:`fairness_index` of the throughputs against ``ratios``)
+    and ``effectiveness`` (:func:`effectiveness`), each estimated over the runs.
+    """
+    _integer(replications, "replications", 2)
+    holdings = [h for _, h in services]
+    children = np.random.SeedSequence(seed).spawn(replications)
+    runs = [simulate_services(config, control, services, child) for child in children]
+    out = {name: _estimate([getattr(total, name) for total, _ in runs]) for name in MEASURES}
+    for i in range(len(services)):
+        for name in MEASURES:
+            if name != "mean_level":
+                out[f"{name}_{i + 1}"] = _estimate([getattr(per[i], name) for _, per in runs])
+    out["fairness"] = _estimate([fairness_index([p.throughput for p in per], ratios) for _, per in runs])
+    out["effectiveness"] = _estimate([effectiveness([p.goodput for p in per], holdings, config.servers)
+                                      for _, per in runs])
+    return out
+
+
+def model_control(model) -> Control:
+    """The :class:`Control` of a :class:`~qderive.symbolic.models.scp_window.SCPWindowModel`."""
+    from qderive.symbolic.models.scp_window import SCPControl
+
+    kind = model.control
+    if kind in (SCPControl.SERVICE_WINDOWS, SCPControl.FIXED_WINDOWS):
+        return ServiceWindows(ratios=model.allocation, holdings=model.holdings, w_max=model.w_max,
+                              w_initial=model.windows, adaptive=kind is SCPControl.SERVICE_WINDOWS)
+    if kind is SCPControl.WINDOW:
+        return AdaptiveWindow(w_max=model.w_max, w_initial=model.windows)
+    if kind is SCPControl.GAPPING:
+        return CallGapping()
+    if kind is SCPControl.PERCENTAGE:
+        return PercentageThrottling()
+    return NoControl()
+
+
+def simulate_model(model, customers: int = 200_000, replications: int = 10, seed=None, warmup: float = 0.1,
+                   quiet: bool = True):
+    """``qderive simulate scp-window``: :func:`replicate_services` for the model's services and control.
+
+    Each replication runs until about ``customers`` calls have arrived (horizon = customers / sum lambda_i),
+    the first fraction ``warmup`` of the horizon discarded. Returns a
+    :class:`~qderive.numeric.simulation.stats.SimulationResult` (measures with Student-t 95% intervals).
+    """
+    import time
+
+    from .stats import SimulationResult
+
+    _integer(customers, "customers", 1)
+    _integer(replications, "replications", 2)
+    from qderive.symbolic import limits as _limits
+
+    _limits.check("customers", customers * replications, "calls simulated in all replications")
+    lam = sum(Fraction(r) for r in model.rates)
+    horizon = Fraction(customers) / lam
+    config = SCPConfig(servers=model.servers or None, holding=model.holdings[0], sources=model.sources,
+                       interval=model.interval, threshold=model.threshold, timeout=model.timeout,
+                       horizon=horizon, warmup=horizon * Fraction(warmup).limit_denominator(10**6),
+                       rejection_cost=model.rejection_cost)
+    entropy = np.random.SeedSequence(seed).entropy if seed is None else seed
+    start = time.perf_counter()
+    services = tuple(zip(model.rates, model.holdings))
+    est = replicate_services(config, model_control(model), services, model.allocation, replications, entropy)
+    notes = [f"control: {model.control.value}; horizon {float(horizon):.4g} s per replication"]
+    if not model.servers:
+        notes.append("effectiveness needs a finite number of processors (--servers N, N >= 1)")
+    return SimulationResult(model.name, est, customers, int(customers * warmup), replications, int(entropy),
+                            time.perf_counter() - start, tuple(notes))
 
 
 def replicate(config: SCPConfig, control: Control, arrival_rate, replications: int, seed: int = 1) -> dict:

@@ -19,7 +19,8 @@ forms in r valid for every load:
 * (14), (15): p^r_r = 1 - P^r_e sum_{j<r} p~_j (the finite law is P^r_e p~_j below the top);
 * Theorem 1.1 (12) in load-balance form: pi = 1 - (1 - P^r_e)/rho_bar, and by the direct sum
   P^r_e sum_{j<r} p~_j q^{r-j} + p^r_r (pi_j = q^{r-j} for geometric batches);
-* N^r = P^r_e sum_{j<r} j p~_j + r p^r_r.
+* N^r = P^r_e sum_{j<r} j p~_j + r p^r_r;
+* W^r = N^r b_1 / (1 - P^r_e), Little's law with the throughput (1 - P^r_e)/b_1 = lambda l_1 (1 - pi).
 
 The partial fractions differ in two cases (:class:`ClosedFormCase`): rho_bar = 1 (lambda =
 mu p: s_1 = 1, and the geometric sum (s_1 - s_1^{r+1})/(1 - s_1) becomes r) and the double
@@ -60,7 +61,7 @@ SYMBOLS = (lam, p, mu, nu)
 #: the arguments of every measure expression, in order
 MEASURE_ARGS = (lam, p, mu, nu, r, *POWERS)
 #: the measures of :func:`measure_expressions`, in order (the keys of ``qderive eval vacation-finite-r``)
-MEASURE_KEYS = ("loss_probability", "idle_probability", "mean_queue_length", "pr", "q0", "qr")
+MEASURE_KEYS = ("loss_probability", "idle_probability", "mean_queue_length", "mean_wait", "pr", "q0", "qr")
 
 #: the relation under which each special case's closed form holds
 CASE_CONDITIONS = {
@@ -166,7 +167,8 @@ class ClosedForms:
     ``total`` = S~_r = sum_{j=0}^{r} q~_j; ``q0`` = q^r_0, ``qr`` = q^r_r (Statement 1);
     ``idle`` = P^r_e (11); ``pr`` = p^r_r = 1 - P^r_e sum_{j<r} p~_j ((14), (15));
     ``loss_balance`` = 1 - (1 - P^r_e)/rho_bar; ``loss_direct`` = sum_j p^r_j pi_j (12) (None
-    with symbolic powers); ``mean_queue`` = P^r_e sum_{j<r} j p~_j + r p^r_r; ``rho_bar``.
+    with symbolic powers); ``mean_queue`` = N^r = P^r_e sum_{j<r} j p~_j + r p^r_r; ``mean_wait`` = W^r =
+    N^r b_1 / (1 - P^r_e) (Little: the throughput is (1 - P^r_e)/b_1); ``rho_bar``.
     """
 
     qt: tuple
@@ -181,6 +183,7 @@ class ClosedForms:
     pr: sp.Expr
     loss_balance: sp.Expr
     mean_queue: sp.Expr
+    mean_wait: sp.Expr
     rho_bar: sp.Expr
     loss_direct: sp.Expr | None = None
 
@@ -247,8 +250,9 @@ def derive(lam_, p_, b1, f1, *, explicit_powers: bool = False) -> ClosedForms:
         else:
             s_pt_pi = sp.Integer(0)
         loss_direct = idle * s_pt_pi + pr  # (12): sum_{j<r} p^r_j pi_j + p^r_r * 1
-    return ClosedForms(qt, pt, pt0, tuple(ratios), powers, total, q0, qr, idle, pr, loss_balance, mean_queue, rho,
-                       loss_direct)
+    mean_wait = mean_queue * b1 / (1 - idle)  # Little: W^r = N^r / throughput, throughput = (1 - P^r_e)/b_1
+    return ClosedForms(qt, pt, pt0, tuple(ratios), powers, total, q0, qr, idle, pr, loss_balance, mean_queue,
+                       mean_wait, rho, loss_direct)
 
 
 @functools.lru_cache(maxsize=64)
@@ -285,7 +289,7 @@ def piecewise(name: str) -> sp.Piecewise:
 def measure_expressions(case: ClosedFormCase) -> tuple:
     """The measures of :data:`MEASURE_KEYS` for ``case``, rational in :data:`MEASURE_ARGS` (w_i = s_i^r)."""
     cf = case_forms(case)
-    return (cf.loss_balance, cf.idle, cf.mean_queue, cf.pr, cf.q0, cf.qr)
+    return (cf.loss_balance, cf.idle, cf.mean_queue, cf.mean_wait, cf.pr, cf.q0, cf.qr)
 
 
 def ratio_expressions(case: ClosedFormCase) -> tuple:

@@ -52,7 +52,7 @@ l1, l2, l3 = (BATCH.moment(k) for k in (1, 2, 3))
 SYMBOLS = (lam, b1, b2, b3, f1, f2, f3, l1, l2, l3, c0)
 
 #: the measures, in the order of the result record's fields
-MEASURE_KEYS = VacationMeasures.keys()
+MEASURE_KEYS = tuple(f.name for f, m in VacationMeasures.measure_fields() if not m.optional)
 
 
 def _substitute(expr):

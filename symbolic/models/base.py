@@ -63,7 +63,9 @@ class Action:
     """An extra subcommand of a model (``size``, ``optimize``): its request class and its function.
 
     ``run(values, request, digits)`` receives the parsed model values (a dict; the fields in
-    ``omit`` are chosen by the action itself and not asked for) and returns a dict of results.
+    ``omit`` are chosen by the action itself and not asked for; those in ``optional`` may be
+    left out, and the action then chooses them: ``size vacation-finite`` finds the capacity
+    without ``--capacity`` and the load without ``--load``) and returns a dict of results.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Action:
     request: type
     run: Ref
     omit: tuple = ()
+    optional: tuple = ()
 
 
 class MeasureKind(enum.Enum):
@@ -153,6 +156,20 @@ class Measures:
         if self.notes:
             lines += ["", *[f"*note:* {n}" for n in self.notes]]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the measures as an HTML table (measure, value, units), then the notes."""
+        from html import escape
+
+        units = {f.name: m.units for f, m in self.measure_fields()}
+        rows = []
+        for name, value in self.as_dict().items():
+            shown = f"[{len(value)} values]" if isinstance(value, (list, tuple)) else f"{value}"
+            rows.append(f"<tr><td><code>{escape(name)}</code></td><td>{escape(shown)}</td>"
+                        f"<td>{escape(str(units.get(name, '') or ''))}</td></tr>")
+        notes = "".join(f"<p><em>note:</em> {escape(str(n))}</p>" for n in self.notes)
+        return ("<table><thead><tr><th>measure</th><th>value</th><th>units</th></tr></thead><tbody>"
+                + "".join(rows) + "</tbody></table>" + notes)
 
 
 _MODELS: dict[str, type] = {}

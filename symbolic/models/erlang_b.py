@@ -67,6 +67,8 @@ class ErlangBMeasures(Measures):
                                 source=_SOURCE(2))
     mean_response_time: object = measure("response time w_s = N / lambda_e = 1/mu (with --holding-time)",
                                          MeasureKind.TIME, units="s", source=_SOURCE(4))
+    p: object = measure("the law p_0..p_n of the number of busy windows, p_k = (rho^k/k!) / sum_{l<=n} rho^l/l!: "
+                        "a list (--distribution)", MeasureKind.DISTRIBUTION, source=_SOURCE(1), optional=True)
 
     def as_dict(self) -> dict:
         """Measure key -> value; the rates (:data:`RATE_KEYS`) only when a holding time was given."""

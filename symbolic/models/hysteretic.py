@@ -59,7 +59,7 @@ from .base import (
 
 __all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
            "MM1HystereticMeasures", "HystereticModel", "MM1HystereticModel", "HystereticOptimizeRequest",
-           "HystereticCodegenFamilies"]
+           "ControlOptimizeRequest", "ThresholdSizeRequest", "HystereticCodegenFamilies"]
 
 
 class Convention(enum.Enum):
@@ -142,12 +142,22 @@ class _ControlMeasures(Measures):
                                        MeasureKind.PROBABILITY)
     throughput: object = measure("customers served per unit time", MeasureKind.RATE, units="customers/time",
                                  source="1/C, (17)")
+    time_law: object = measure("time-stationary joint law p_{j,s} of the count j (the customer in service included) "
+                               "and the mode s (the label under --semantics label): nested lists [s][j], s = 0, 1, 2, "
+                               "j = 0..R (--distribution)", MeasureKind.DISTRIBUTION, source="(17)", optional=True)
+    number_law: object = measure("time-stationary law of the number in system, sum_s p_{j,s}: a list over j = 0..R "
+                                 "(--distribution)", MeasureKind.DISTRIBUTION, source="(17)", optional=True)
 
 
 @dataclass(frozen=True)
 class HystereticMeasures(_ControlMeasures):
     """Measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, (17)-(23)). The diagnostics kappa_inf(I - P_0) and
     the renewal value C / (q_{L,1} a_0^(1)) of E tau: :func:`qderive.numeric.engines.hysteretic.diagnostics`."""
+
+    embedded_law: object = measure("embedded law q_{j,s} at departure epochs (j left behind, mode s after the "
+                                   "departure), (16): nested lists [s][j], s = 0, 1, 2, j = 0..R-1, 0 where (j, s) is "
+                                   "not a state (--distribution)", MeasureKind.DISTRIBUTION, source="(16)",
+                                   optional=True)
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,49 @@ class HystereticOptimizeRequest(Request):
         for name, rng in (("l-range", self.l_range), ("h-range", self.h_range)):
             if rng is not None and not rng[0] <= rng[1]:
                 raise ParameterError(name, "must be MIN,MAX with MIN <= MAX", f"{rng[0]},{rng[1]}")
+
+
+@dataclass(frozen=True)
+class ControlOptimizeRequest(Request):
+    """``qderive optimize mm1-hysteretic`` / ``two-flow-hysteretic``: (L, H, R) minimising the mean return
+    time E tau_12 subject to P(S_2) <= EPS and E tau >= T (seed 002); R is the R of ``--thresholds``
+    unless ``--r-range`` searches it too."""
+
+    discard_bound: object = param("largest admissible P(S_2), the probability of the discard mode", metavar="EPS",
+                                  check="[0, 1]")
+    min_cycle: object = param("smallest admissible mean control cycle E tau", default=Fraction(0), units="time",
+                              metavar="T", check=">= 0")
+    r_range: tuple | None = param("search the discard threshold R in MIN..MAX too (default: the R of --thresholds)",
+                                  kind=Kind.INTEGERS, count=2, default=None, metavar="MIN,MAX")
+
+    def _validate(self):
+        if self.r_range is not None:
+            lo, hi = self.r_range
+            if not 3 <= lo <= hi:
+                raise ParameterError("r-range", "must be MIN,MAX with 3 <= MIN <= MAX (1 <= L < H < R)", f"{lo},{hi}")
+
+
+@dataclass(frozen=True)
+class ThresholdSizeRequest(Request):
+    """``qderive size hysteretic``: the smallest discard threshold R (the capacity) from which on
+    P(S_2) <= P (19), for the L and H of ``--thresholds L,H``."""
+
+    discard_bound: object = param("largest admissible P(S_2), the probability of the discard mode, in (0, 1)",
+                                  metavar="P")
+    max_threshold: int = param("give up beyond this R", kind=Kind.INTEGER, default=3000, metavar="R")
+
+    def _validate(self):
+        if not 0 < self.discard_bound < 1:
+            raise ParameterError("discard-bound", "must lie strictly between 0 and 1", decimal_text(self.discard_bound))
+        if self.max_threshold < 3:
+            raise ParameterError("max-threshold", "must be >= 3", self.max_threshold)
+        _limits.check("threshold", self.max_threshold, "the embedded chain has about 2R states")
+
+
+#: the optimize action of the instantaneous hysteresis models (seed 002)
+_CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
+                     "E tau >= --min-cycle; the L and H of --thresholds are replaced by the search, R too with "
+                     "--r-range; every tied optimum is listed (ties), the one with the smallest R, L, H returned")
 
 
 @dataclass(frozen=True)
@@ -242,8 +295,13 @@ class HystereticModel(Model):
     alternatives = (_LOAD,)
     actions = (Action("optimize", "(L, H) minimising E tau_12 subject to P(S_2) <= --discard-bound and E tau >= "
                       "--min-cycle, for the model whose mode changes at departures (the M[X]|G|1 embedded chain "
-                      "(16)); the L and H of --thresholds are replaced by the grid search",
-                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize")),)
+                      "(16)); the L and H of --thresholds are replaced by the grid search. For the seed's M|M|1 model, whose "
+                      "mode changes at once on the count, use `qderive optimize mm1-hysteretic`",
+                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize")),
+               Action("size", "the smallest discard threshold R (the capacity) from which on P(S_2) <= "
+                      "--discard-bound, for the L and H of --thresholds L,H (R = H + 1 has no discard state and is "
+                      "not counted; P(S_2) rises to a maximum and then falls as R grows)", ThresholdSizeRequest,
+                      Ref("qderive.numeric.engines.hysteretic:size_threshold"), omit=("R",)))
 
     def _validate(self):
         for name in ("service", "batch"):
@@ -337,6 +395,9 @@ class MM1HystereticModel(Model):
     simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
     codegen = Ref("qderive.derivations.mm1_hysteretic:codegen_forms")
     response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
+    actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
+                      "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
+                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize")),)
 
     def _validate(self):
         if self.rate1 > self.rate0:

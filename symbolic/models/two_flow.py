@@ -43,7 +43,8 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text
 from ..params import Kind, param
-from .base import MeasureKind, Measures, Model, Ref, measure
+from .base import Action, MeasureKind, Measures, Model, Ref, measure
+from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
 
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
            "TwoFlowHystereticModel", "TwoFlowHystereticMeasures"]
@@ -148,6 +149,12 @@ class TwoFlowMeasures(Measures):
     accepted_rate_non_invite: object = measure("accepted non-INVITE rate lambda_2 P(accept)", MeasureKind.RATE,
                                                units="messages/time", source="(C.4)")
     states: object = measure("states of the chain (mode, class sequence)", MeasureKind.INTEGER)
+    joint_law: object = measure("stationary joint law of (mode m, INVITE count i, non-INVITE count j) of the CTMC: "
+                                "nested lists [m][i][j], m = 0, 1, 2, i, j = 0..N with N = min(R, H + 1) the largest "
+                                "count reached, 0 where i + j > N (--distribution)", MeasureKind.DISTRIBUTION,
+                                source="(C.1)", optional=True)
+    number_law: object = measure("stationary law of the number of messages in the system: a list over n = 0..N "
+                                 "(--distribution)", MeasureKind.DISTRIBUTION, source="(C.1)", optional=True)
 
 
 def _rate(help_text: str, option: str, part: int, metavar: str, **kw):
@@ -184,7 +191,9 @@ class TwoFlowModel(Model):
                            kind=Kind.CHOICE, choices=Solver, default=Solver.AUTO)
 
     name = "two-flow"
-    summary = "INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001)"
+    summary = ("INVITE / non-INVITE SIP server with threshold overload control, FIFO or priority (seed 001). "
+               "L, H, R count the messages in the system, the one in service included; seed 001 counts the "
+               "queue: its thresholds Lq, Hq, Rq are --thresholds Lq+1,Hq+1,Rq+1")
     measures = TwoFlowMeasures
     engine = Ref("qderive.numeric.engines.two_flow:TwoFlowEngine")
     derivation = Ref("qderive.derivations.two_flow:derivation")
@@ -287,6 +296,12 @@ class TwoFlowHystereticMeasures(Measures):
                                       MeasureKind.TIME, units="time", source="(H.8)")
     states: object = measure("states of the chain (mode, flow-1 count, flow-2 count, flow in service)",
                              MeasureKind.INTEGER)
+    joint_law: object = measure("stationary joint law of (mode s, flow-1 count i, flow-2 count j) of the CTMC (the "
+                                "customer in service included, summed over the flow in service): nested lists "
+                                "[s][i][j], s = 0, 1, 2, i, j = 0..R, 0 where i + j > R (--distribution)",
+                                MeasureKind.DISTRIBUTION, optional=True)
+    number_law: object = measure("stationary law of the number in system i + j: a list over n = 0..R "
+                                 "(--distribution)", MeasureKind.DISTRIBUTION, optional=True)
 
 
 def _flow_rate(help_text: str, mode: str, part: int, check: str, **kw):
@@ -326,6 +341,9 @@ class TwoFlowHystereticModel(Model):
     derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
+    actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
+                      "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
+                      Ref("qderive.numeric.engines.threshold_search:two_flow_optimize")),)
 
     def __post_init__(self):
         mus = self.service_rates

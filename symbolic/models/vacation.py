@@ -148,6 +148,9 @@ class VacationMeasures(Measures):
                                             MeasureKind.VALUE, units="customers^2", source="from (5)")
     mean_number_in_system: object = measure("mean number in the system N + rho_bar", MeasureKind.COUNT,
                                             units="customers", source="(7)")
+    p: object = measure("the first terms p_0..p_{n-1} of the time-stationary law of the number waiting, p_j = "
+                        "(1 - rho_bar) p~_j (Theorem 1.2): a list; n the smallest power of two >= 16 with "
+                        "1 - sum_j p_j <= 2.2e-10 (float64) or 10^-D (--digits D), said in a note (--distribution)", MeasureKind.DISTRIBUTION, source="(9), (10), (13)", optional=True)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,8 @@ class VacationQueue(_VacationModel):
     vacation_policy: VacationPolicy = _policy_field()
 
     name = "vacation-infinite"
-    summary = "M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. (2)-(7))"
+    summary = ("M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. "
+               "(2)-(7); the OCR leaves open which of (6), (7) is W and which N: qderive uses (6) = W, (7) = N)")
     measures = VacationMeasures
     engine = Ref("qderive.numeric.engines.vacation:InfiniteEngine")
     derivation = Ref("qderive.derivations.vacation_infinite:derivation")
@@ -361,8 +365,10 @@ class FiniteVacationQueue(_VacationModel):
     simulator = Ref("qderive.numeric.simulation.vacation:simulate")
     codegen = Ref("qderive.derivations.export.codegen_vacation:forms")
     codegen_options = CodegenFamilies
-    actions = (Action("size", "smallest waiting room r with loss <= --target-loss", SizeRequest,
-                      Ref("qderive.numeric.engines.vacation:size"), omit=("capacity",)),)
+    actions = (Action("size", "smallest waiting room r with loss <= --target-loss (give --load or --rate, not "
+                      "--capacity); or, with --capacity R and without --load/--rate, the largest offered load "
+                      "rho_bar with loss <= --target-loss (the loss has a positive floor as the load goes to 0)",
+                      SizeRequest, Ref("qderive.numeric.engines.vacation:size"), optional=("capacity", "rate")),)
 
     def _validate(self):
         super()._validate()

@@ -68,6 +68,8 @@ class ClosedFormVacationMeasures(Measures):
                                        source="Statement 2 (11), (A.8)")
     mean_queue_length: object = measure("mean number waiting N^r = sum_j j p^r_j", MeasureKind.COUNT,
                                         units="customers", source="(9), (10), (A.12)")
+    mean_wait: object = measure("mean wait of an admitted customer W^r = N^r b1 / (1 - P^r_e) (Little's law with the "
+                                "throughput (1 - P^r_e)/b1)", MeasureKind.TIME, units="time", source="(A.13)")
     pr: object = measure("time-stationary probability p^r_r of a full waiting room, 1 - P^r_e sum_{j<r} p~_j",
                          MeasureKind.PROBABILITY, source="(14), (15), (A.11)")
     q0: object = measure("embedded probability q^r_0 = 1 / S~_r", MeasureKind.PROBABILITY, source="Statement 1, (A.7)")

@@ -1,0 +1,540 @@
+"""How a derivation's relations are written: the source's notation, terms in a person's order,
+long results broken over lines, readable names in a terminal.
+
+Three steps, shared by the LaTeX and Markdown exports, Jupyter and the terminal:
+
+* :func:`present` rewrites an expression into the source's notation without changing its value:
+  the derivation's abbreviations (``Derivation.notation``: rho-bar = lambda l_1 b_1 and
+  alpha-bar = lambda l_1 f_1 of chapter 2, section 0, where they apply) replace the products
+  they stand for, and a factor written with more minus signs than plus signs is negated
+  (``b_1 l_1 lambda - 1`` becomes ``-(1 - rho-bar)``, the sign moving to the front), so that
+  ``present(e).subs(rho-bar, lambda l_1 b_1) - e`` simplifies to 0 (tested);
+* the printers (:class:`PaperLatexPrinter`, :class:`UnicodePrinter`) order the terms of a sum
+  as a person writes them: a positive constant first where something is subtracted from it
+  (``1 - rho-bar``, ``1 + alpha-bar - rho-bar``), otherwise a positive term first
+  (``l_2 - l_1``, ``j - i + 1``, ``j + 1``);
+* :func:`rows` breaks a relation into rows of at most ``width`` characters of its 2-D text
+  form (a proxy for its typeset width): at the top-level ``+`` of a sum, inside the
+  parenthesised sum of a product (``c (t_1 + ... \\\\ + t_n)``), a long numerator or
+  denominator named separately (``N/D`` with ``N = ...``, ``D = ...``), one row per case
+  of a Piecewise, one row per relation of a conjunction.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.pretty.pretty import PrettyPrinter
+from sympy.printing.str import StrPrinter
+
+__all__ = ["present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+           "unicode_name", "tex_width", "text_width", "rows", "Row"]
+
+
+# --------------------------------------------------------------------------------------
+# Notation and signs (value-preserving rewrites)
+# --------------------------------------------------------------------------------------
+
+
+def _evaluated(definition):
+    """A definition written unevaluated for display (``Mul(lambda, l_1, b_1, evaluate=False)``), evaluated."""
+    return definition.func(*definition.args) if definition.args else definition
+
+
+def _substitute(expr, notation):
+    """Replace each definition of ``notation`` ((symbol, product) pairs) by its symbol where the product
+    divides a term (SymPy's algebraic ``subs`` of a product), where that shortens the expression
+    (fewer operations): the abbreviations are used wherever they simplify the result."""
+    out = expr
+    for symbol, definition in notation:
+        value = _evaluated(definition)
+        candidate = out.subs(value, symbol).subs(1 / value, 1 / symbol)
+        if candidate != out and sp.count_ops(candidate) <= sp.count_ops(out):
+            out = candidate
+    return out
+
+
+def _negative_heavy(add) -> bool:
+    """True when a sum is written with more minus signs than plus signs (or as many, with a negative
+    constant): ``rho - 1``, ``rho - alpha - 1``; its negation reads better (``1 - rho``)."""
+    terms = sp.Add.make_args(add)
+    neg = sum(1 for t in terms if t.could_extract_minus_sign())
+    pos = len(terms) - neg
+    if neg != pos:
+        return neg > pos
+    const = [t for t in terms if t.is_Number]
+    return bool(const) and const[0].is_negative
+
+
+def _tidy(expr):
+    if expr.is_Atom or isinstance(expr, (sp.Indexed, sp.IndexedBase)):
+        return expr
+    args = tuple(_tidy(a) for a in expr.args)
+    if args != expr.args:
+        expr = expr.func(*args)
+    if not expr.is_Mul:
+        return expr
+    sign, factors, changed = 1, [], False
+    for f in expr.args:
+        base, ex = f.as_base_exp()
+        if base.is_Add and ex.is_Integer and _negative_heavy(base):
+            base, changed = -base, True
+            sign = -sign if int(ex) % 2 else sign
+            f = sp.Pow(base, ex)
+        factors.append(f)
+    if not changed:
+        return expr
+    body = sp.Mul(*factors)
+    if sign > 0:
+        return body
+    if body.is_Add:  # -1 times a lone sum: SymPy would distribute it again; keep the sum as it reads
+        return sp.Mul(-1, body, evaluate=False)
+    return -body
+
+
+def _partial_fractions(expr, symbols):
+    """A rational result with an abbreviation in its denominator split into partial fractions in it, each
+    term factored, where that shortens it: W = f_2/(2 f_1) + (...)/(2 f_1 l_1 (1 - rho-bar)), as the thesis
+    writes (6)."""
+    for sym in symbols:
+        if not isinstance(expr, sp.Expr) or isinstance(expr, sp.Piecewise) or not expr.has(sym) \
+                or not expr.is_rational_function():
+            continue
+        if not sp.fraction(sp.together(expr))[1].has(sym):
+            continue
+        try:
+            candidate = sp.Add(*[sp.factor(t) for t in sp.Add.make_args(sp.apart(expr, sym))])
+        except (sp.PolynomialError, NotImplementedError):
+            continue
+        if sp.count_ops(candidate) < sp.count_ops(expr):
+            expr = candidate
+    return expr
+
+
+def present(expr, notation=()):
+    """``expr`` in the source's notation (``notation``: (symbol, definition) pairs), split into partial
+    fractions in an abbreviation where that is shorter, with sums that read better negated written so;
+    the value is unchanged (:func:`restore` undoes the notation)."""
+    expr = _substitute(sp.sympify(expr), notation)
+    return _tidy(_partial_fractions(expr, [symbol for symbol, _ in notation]))
+
+
+def restore(expr, notation=()):
+    """The notation's symbols replaced by their definitions (the inverse of :func:`present`)."""
+    return expr.subs({symbol: _evaluated(definition) for symbol, definition in notation})
+
+
+# --------------------------------------------------------------------------------------
+# Term order
+# --------------------------------------------------------------------------------------
+
+
+def _negative(term) -> bool:
+    return term.could_extract_minus_sign()
+
+
+def paper_order(add, index: bool = False) -> list:
+    """The terms of a sum as a person writes them.
+
+    A positive constant comes first when a term is subtracted (``1 - rho``, ``1 + alpha - rho``) and
+    last otherwise (``j + 1``); the other terms keep SymPy's order, except that the first positive term
+    is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) and sums of integers
+    (counts: ``n - k_0 + 1``, ``H - L + 1``) keep constants last.
+    """
+    index = index or all(s.is_integer for s in add.free_symbols)
+    terms = list(add.as_ordered_terms())
+    const = [t for t in terms if t.is_Number]
+    rest = [t for t in terms if not t.is_Number]
+    for i, t in enumerate(rest):
+        if not _negative(t):
+            rest = [t] + rest[:i] + rest[i + 1:]
+            break
+    if const and not index and const[0].is_positive and any(_negative(t) for t in rest):
+        return const + rest
+    return rest + const
+
+
+class _PaperOrder:
+    """Mixin: sums printed in :func:`paper_order` (indices of an Indexed with ``index=True``)."""
+
+    _in_index = 0
+
+    def _as_ordered_terms(self, expr, order=None):
+        if isinstance(expr, sp.Add):
+            return paper_order(expr, index=self._in_index > 0)
+        return super()._as_ordered_terms(expr, order=order)
+
+    def _index(self, i):
+        self._in_index += 1
+        try:
+            return self._print(i)
+        finally:
+            self._in_index -= 1
+
+
+class PaperLatexPrinter(_PaperOrder, LatexPrinter):
+    """SymPy's LaTeX printer with sums in :func:`paper_order`; Indexed as ``q_{j+1}``."""
+
+    def _print_Indexed(self, expr):
+        base = self._print(expr.base)
+        return "{" + base + "}_{" + ",".join(self._index(i) for i in expr.indices) + "}"
+
+
+class _OrderedStr(_PaperOrder, StrPrinter):
+    pass
+
+
+# --------------------------------------------------------------------------------------
+# Unicode names
+# --------------------------------------------------------------------------------------
+
+_GREEK = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "ϕ", "varphi": "φ",
+    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ell": "ℓ",
+}
+_ACCENTS = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302", "dot": "\u0307", "overline": "\u0305"}
+_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_SUP = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW",
+                "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ"))
+
+
+def _script(letter: str, kind: str) -> str:
+    try:
+        return unicodedata.lookup(f"MATHEMATICAL {kind} {'CAPITAL' if letter.isupper() else 'SMALL'} {letter}")
+    except KeyError:
+        try:
+            return unicodedata.lookup(f"SCRIPT {'CAPITAL' if letter.isupper() else 'SMALL'} {letter}")
+        except KeyError:
+            return letter
+
+
+def _bold(ch: str) -> str:
+    if ch.isdigit():
+        return unicodedata.lookup(f"MATHEMATICAL BOLD DIGIT {unicodedata.name(ch).split()[-1]}")
+    return _script(ch, "BOLD") if ch.isalpha() else ch
+
+
+def _shift(text: str, table: dict, mark: str) -> str:
+    """``text`` in sub/superscript characters, or ``_text`` / ``^text`` (parenthesised if longer than one
+    character) where a character has no such form."""
+    plain = text.replace(" ", "")
+    if all(c in table for c in plain):
+        return "".join(table[c] for c in plain)
+    return mark + (plain if len(plain) == 1 else f"({plain})")
+
+
+def unicode_name(name: str) -> str:
+    """A symbol name as a terminal shows it: ``\\tilde{q}_{j+1}`` -> q̃ⱼ₊₁, ``\\bar{c}`` -> c̄,
+    ``varphi`` -> φ, ``lambda_0`` -> λ₀, ``b1`` -> b₁, ``muprime_1`` -> μ′₁, ``q^{r}`` -> qʳ,
+    ``\\mathcal{S}_0`` -> 𝒮₀, ``\\operatorname{Var}`` -> Var."""
+    s = name.replace("prime", "′")
+    s = re.sub(r"\\?\b(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?![a-zA-Z])",
+               lambda m: _GREEK[m.group(1)], s)
+    s = re.sub(r"\\(operatorname|mathrm|text|mathit)\{([^{}]*)\}", r"\2", s)
+    s = re.sub(r"\\mathcal\{([A-Za-z])\}", lambda m: _script(m.group(1), "SCRIPT"), s)
+    s = re.sub(r"\\mathbf\{([^{}]*)\}", lambda m: "".join(_bold(c) for c in m.group(1)), s)
+    s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\{([^{}]*)\}", lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
+    s = re.sub(r"(?<=[A-Za-zα-ωΑ-Ω])(\d+)$", r"_\1", s)  # b1 -> b_1 (SymPy's convention)
+    s = re.sub(r"_\{([^{}]*)\}|_([A-Za-z0-9]+)", lambda m: _shift(m.group(1) or m.group(2), _SUB, "_"), s)
+    s = re.sub(r"\^\{([^{}]*)\}|\^([A-Za-z0-9]+)", lambda m: _shift(m.group(1) or m.group(2), _SUP, "^"), s)
+    return s.replace("\\", "")
+
+
+class UnicodePrinter(_PaperOrder, PrettyPrinter):
+    """SymPy's 2-D unicode printer with readable names (:func:`unicode_name`) and sums in
+    :func:`paper_order`; ``q[j + 1]`` is shown as ``qⱼ₊₁``."""
+
+    def __init__(self, settings=None):
+        super().__init__({"use_unicode": True, "wrap_line": False, **(settings or {})})
+
+    def _print_Symbol(self, e, bold_name=False):
+        from sympy.printing.pretty.stringpict import prettyForm
+
+        return prettyForm(unicode_name(e.name))
+
+    def _print_IndexedBase(self, e):
+        return self._print_Symbol(e.label)
+
+    def _print_Indexed(self, e):
+        from sympy.printing.pretty.stringpict import prettyForm
+
+        printer = _OrderedStr()
+        printer._in_index = 1
+        idx = ",".join(printer.doprint(i).replace(" ", "") for i in e.indices)
+        return prettyForm(unicode_name(e.base.label.name) + _shift(idx, _SUB, "_"))
+
+
+@functools.lru_cache(maxsize=4096)
+def latex(expr) -> str:
+    """LaTeX of ``expr`` with :class:`PaperLatexPrinter`."""
+    return PaperLatexPrinter().doprint(expr)
+
+
+def pretty(expr, order=None, columns: int | None = None) -> str:
+    """The 2-D unicode text of ``expr`` with :class:`UnicodePrinter` (``order="none"``: factors as given),
+    wrapped at ``columns`` (default: the terminal's width)."""
+    import shutil
+
+    columns = columns or shutil.get_terminal_size((100, 24)).columns
+    return UnicodePrinter({"order": order, "wrap_line": True, "num_columns": columns}).doprint(expr)
+
+
+_ZERO = {"left", "right", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "mathopen", "mathclose", "displaystyle",
+         "limits", "nonumber", "notag", "allowbreak"}
+_SPACE = {",": 0.33, ":": 0.45, ";": 0.55, " ": 0.5, "!": 0.0, "quad": 2.0, "qquad": 4.0}
+_BINARY = {"cdot", "times", "le", "ge", "ne", "leq", "geq", "wedge", "vee", "to", "in", "approx", "equiv"}
+_WORDS = {"min", "max", "exp", "log", "ln", "sin", "cos", "det", "lim", "inf", "sup"}
+
+
+def _group(s: str, i: int):
+    """The brace group starting at ``s[i]`` (or the single token there): (content, index after it)."""
+    while i < len(s) and s[i] == " ":
+        i += 1
+    if i >= len(s):
+        return "", i
+    if s[i] != "{":
+        m = re.match(r"\\[A-Za-z]+|\\.|.", s[i:])
+        return m.group(0), i + len(m.group(0))
+    depth, j = 0, i
+    while j < len(s):
+        if s[j] == "\\":
+            j += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(s[j], 0)
+        if depth == 0:
+            return s[i + 1:j], j + 1
+        j += 1
+    return s[i + 1:], len(s)
+
+
+def tex_width(s: str) -> float:
+    """An estimate of the typeset width of LaTeX math ``s``, in units of about half an em (a letter): a
+    fraction is as wide as its wider part, a sub- and superscript stack at 0.7 size, a binary operator
+    with its spaces takes 2.2, an unbreakable ``cases`` block its widest row."""
+    total, i, after_big = 0.0, 0, False
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+            name = m.group(1)
+            i += len(m.group(0))
+            big = False
+            if name in ("frac", "dfrac", "tfrac"):
+                a, i = _group(s, i)
+                b, i = _group(s, i)
+                total += max(tex_width(a), tex_width(b)) + 0.4
+            elif name in _ZERO:
+                if i < len(s) and s[i] == ".":
+                    i += 1
+            elif name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathbf", "textit"):
+                g, i = _group(s, i)
+                total += 0.9 * len(g) if name.startswith("text") else tex_width(g) + (0.3 * len(g))
+            elif name in ("tilde", "bar", "hat", "mathcal", "overline", "dot", "boldsymbol", "mathbb"):
+                g, i = _group(s, i)
+                total += tex_width(g)
+            elif name in ("begin", "end"):
+                env, i = _group(s, i)
+                if name == "begin":
+                    end = s.find("\\end{" + env + "}", i)
+                    inner = s[i:end if end >= 0 else len(s)]
+                    i = (end + len(env) + 6) if end >= 0 else len(s)
+                    cells = [sum(tex_width(x) for x in r.split("&")) + 2 for r in re.split(r"\\\\", inner)]
+                    total += max(cells) + 2
+            elif name in _SPACE:
+                total += _SPACE[name]
+            elif name in ("sum", "prod", "int"):
+                total += 2.0
+                big = True
+            elif name in _BINARY:
+                total += 2.2
+            elif name in _WORDS:
+                total += len(name)
+            elif name in ("{", "}", "|"):
+                total += 0.6
+            else:
+                total += 1.0
+            after_big = big
+            continue
+        if c in "^_":
+            scripts = []
+            while i < len(s) and s[i] in "^_":
+                g, i = _group(s, i + 1)
+                scripts.append(tex_width(g))
+            w = 0.7 * max(scripts)
+            total += max(0.0, w - 2.0) if after_big else w
+        elif c in "+-=<>":
+            total += 2.2
+        elif c in "{} ":
+            pass
+        elif c in "()[]|":
+            total += 0.6
+        elif c in ",;'":
+            total += 0.5
+        elif c == "&":
+            pass
+        else:
+            total += 1.0
+        after_big = False
+        i += 1
+    return total
+
+
+@functools.lru_cache(maxsize=4096)
+def text_width(expr) -> float:
+    """The estimated typeset width of ``expr`` (:func:`tex_width` of its LaTeX): the measure :func:`rows`
+    breaks by."""
+    return tex_width(latex(expr))
+
+
+# --------------------------------------------------------------------------------------
+# Breaking a relation into rows
+# --------------------------------------------------------------------------------------
+
+
+class Row(tuple):
+    """One row of a displayed relation: ``(left, op, right)`` LaTeX; ``left == op == ""`` continues
+    the row above (printed indented under the relation sign)."""
+
+    __slots__ = ()
+
+    def __new__(cls, left, op, right):
+        return super().__new__(cls, (left, op, right))
+
+
+_OPS = {"==": "=", "<": "<", ">": ">", "<=": r"\le", ">=": r"\ge", "!=": r"\ne"}
+_SIGN_WIDTH = 3
+
+
+def _add_lines(expr, width):
+    """Lines of a sum: terms packed greedily; a term wider than a line is broken itself. Every line but the
+    first starts with its sign."""
+    lines, current, used = [], "", 0
+    for i, term in enumerate(paper_order(expr)):
+        negative = _negative(term)
+        body = -term if negative else term
+        sign = "-" if negative else ("+" if i else "")
+        w = text_width(body) + _SIGN_WIDTH
+        if w > width:
+            if current:
+                lines.append(current)
+            parts = _lines(body, width - _SIGN_WIDTH)
+            lines += [f"{sign} {parts[0]}".strip()] + parts[1:]
+            current, used = "", 0
+            continue
+        if current and used + w > width:
+            lines.append(current)
+            current, used = "", 0
+        text = latex(body)
+        if PaperLatexPrinter()._needs_add_brackets(body):
+            text = rf"\left({text}\right)"
+        current = f"{current} {sign} {text}".strip()
+        used += w
+    if current:
+        lines.append(current)
+    return lines
+
+
+def _paren(lines, size):
+    if len(lines) == 1:
+        return [rf"\{size}l({lines[0]}\{size}r)"]
+    return [rf"\{size}l({lines[0]}"] + lines[1:-1] + [rf"{lines[-1]}\{size}r)"]
+
+
+def _lines(expr, width):
+    """LaTeX lines of ``expr``, each at most ``width`` characters of its text form where a break exists."""
+    if text_width(expr) <= width:
+        return [latex(expr)]
+    if expr.is_Add:
+        return _add_lines(expr, width)
+    if expr.is_Mul:
+        coeff, _ = expr.as_coeff_Mul()
+        sign = ""
+        if coeff.is_negative:
+            sign, expr = "- ", -expr
+        num, den = sp.fraction(expr)
+        sums = [f for f in sp.Mul.make_args(num) if f.is_Add]
+        if sums and text_width(den) <= width // 2:
+            big = max(sums, key=text_width)
+            rest = sp.Mul(*[f for f in sp.Mul.make_args(num) if f is not big]) / den
+            prefix = "" if rest == 1 else latex(rest) + " "
+            size = "bigg" if den != 1 or "frac" in latex(big) else "Big"
+            inner = _paren(_lines(big, width - text_width(rest) - 2), size)
+            inner[0] = sign + prefix + inner[0]
+            return inner
+        if den != 1:
+            # long numerator and denominator: the numerator's lines over "\Big/" then the denominator's
+            top = _paren(_lines(num, width - 2), "Big")
+            bottom = _paren(_lines(den, width - 4), "Big")
+            top[0] = sign + top[0]
+            bottom[0] = r"\Big/ " + bottom[0]
+            return top + bottom
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.base.is_Add:
+        lines = _paren(_lines(expr.base, width - 4), "Big")
+        lines[-1] += "^{%d}" % int(expr.exp)
+        return lines
+    return [latex(expr)]
+
+
+def _piecewise_rows(left, op, pw, room):
+    out = []
+    for value, cond in pw.args:
+        when = r"\text{otherwise}" if cond is sp.true else r"\text{if } " + latex(cond)
+        short = text_width(value) + tex_width(when) + 4 <= room
+        lines = _lines(value, room)
+        if short:
+            lines[-1] += r",\qquad " + when
+        out += [Row(left, op, lines[0])] + [Row("", "", x) for x in lines[1:]]
+        if not short:
+            out.append(Row("", "", r"\qquad " + when))
+    return out
+
+
+def _aux_symbols(expr, taken):
+    """Fresh names chi_1, chi_2, ... not among ``taken``."""
+    k = 0
+    while True:
+        k += 1
+        sym = sp.Symbol(rf"\chi_{{{k}}}")
+        if sym not in taken:
+            yield sym
+
+
+def _relation_rows(rel, width, notation):
+    if isinstance(rel, sp.And):
+        return [row for arg in rel.args for row in _relation_rows(arg, width, notation)]
+    if not isinstance(rel, sp.core.relational.Relational):
+        return [Row("", "", line) for line in _lines(present(rel, notation), width)]
+    lhs, rhs = present(rel.lhs, notation), present(rel.rhs, notation)
+    left, op = latex(lhs), _OPS.get(rel.rel_op, rel.rel_op)
+    room = width - text_width(lhs) - 3
+    if isinstance(rhs, sp.Piecewise) and text_width(rhs) > room:
+        return _piecewise_rows(left, op, rhs, room)
+    aux = []
+    if text_width(rhs) > room:
+        # a case distinction inside a long result cannot be broken: it is named and defined below
+        names = _aux_symbols(rhs, rel.free_symbols)
+        for pw in sorted(rhs.atoms(sp.Piecewise), key=sp.default_sort_key):
+            if pw in rhs.atoms(sp.Piecewise):
+                sym = next(names)
+                rhs = rhs.xreplace({pw: sym})
+                aux.append((sym, pw))
+    lines = _lines(rhs, room)
+    out = [Row(left, op, lines[0])] + [Row("", "", x) for x in lines[1:]]
+    for sym, pw in aux:
+        defined = _relation_rows(sp.Eq(sym, pw, evaluate=False), width - 6, ())
+        out += [Row(r"\text{where } " + r[0], r[1], r[2]) if r[0] else r for r in defined]
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def rows(relation, width: int = 72, notation=()) -> list[Row]:
+    """The rows of a displayed relation (``Eq``, an inequality, ``And`` of them, or an expression) in the
+    source's notation, broken so that each is at most ``width`` characters of its text form."""
+    return _relation_rows(relation, width, notation)
