@@ -10,6 +10,7 @@
   ``.derive()``;
 * ``qd.errors`` (``ParameterError``, ``NumericalError``, ``BudgetError``), ``qd.limits(...)``
   (raise a size limit for a ``with`` block), ``qd.models()`` (name -> model class);
+* ``qd.sweep(model, **lists)``: a model on a grid of parameters (a pandas DataFrame, or records);
 * ``qd.__version__``.
 
 Parameters accept int, float (exactly through its shortest decimal: 0.015 is 3/200),
@@ -37,7 +38,7 @@ from qderive.symbolic import laws as _laws
 from qderive.symbolic.limits import limits
 from qderive.symbolic.models import registered_models as _registered_models
 
-__all__ = ["__version__", "errors", "limits", "models"]
+__all__ = ["__version__", "errors", "limits", "models", "sweep"]
 
 try:
     from importlib.metadata import version as _version
@@ -50,6 +51,14 @@ except Exception:  # pragma: no cover - running from a checkout without installa
 def models() -> dict:
     """Command-line name -> model class, for every registered model."""
     return _registered_models()
+
+
+def sweep(model, **kwargs):
+    """The model evaluated on the Cartesian grid of the parameter lists given (``qderive sweep``):
+    see :func:`qderive.derivations.sweep.sweep`."""
+    from qderive.derivations.sweep import sweep as _sweep
+
+    return _sweep(model, **kwargs)
 
 
 def _export(module, base):

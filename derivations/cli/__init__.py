@@ -1,6 +1,6 @@
 """The ``qderive`` command line, generated from the registered models.
 
-Subcommands: ``list``, ``derive``, ``verify``, ``eval``, ``size``, ``optimize``,
+Subcommands: ``list``, ``derive``, ``verify``, ``eval``, ``sweep``, ``size``, ``optimize``,
 ``simulate``, ``codegen``, ``figure``. The options of every model subcommand come from
 the model's fields (:mod:`.options`), its alternatives and its actions' request classes;
 the measures and their JSON keys from its result record. Only the model named on the
@@ -29,7 +29,7 @@ from .output import format_record, format_value, payload
 
 __all__ = ["main"]
 
-MODEL_ACTIONS = ("eval", "size", "optimize", "simulate", "codegen")
+MODEL_ACTIONS = ("eval", "sweep", "size", "optimize", "simulate", "codegen")
 
 
 class _UsageError(Exception):
@@ -118,7 +118,9 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
             requested, action = argv[i + 1], tok
             break
     models = _models()
-    for act, help_text in (("eval", "evaluate a model's measures"), ("size", "smallest capacity / servers meeting a target"),
+    for act, help_text in (("eval", "evaluate a model's measures"),
+                           ("sweep", "evaluate a model on a grid of parameters (lists and ranges) into a CSV/Parquet"),
+                           ("size", "smallest capacity / servers meeting a target"),
                            ("optimize", "optimise a model's control parameters"),
                            ("simulate", "discrete-event simulation with confidence intervals"),
                            ("codegen", "write a standalone numeric function for a measure (Python or C)")):
@@ -143,7 +145,7 @@ def _records_samples(cls) -> bool:
 
 
 def _supports(cls, act) -> bool:
-    if act == "eval":
+    if act in ("eval", "sweep"):
         return cls.engine is not None
     if act == "simulate":
         return cls.simulator is not None
@@ -160,6 +162,10 @@ def _model_parser(msub, act, cls):
     summary = cls.summary
     if act in ("size", "optimize"):
         summary = f"{cls.summary}. {_action(cls, act).summary}"
+    if act == "sweep":
+        from .sweep import SWEEP_HELP
+
+        summary = f"{cls.summary}. {SWEEP_HELP}"
     mp = msub.add_parser(cls.name, help=cls.summary, description=summary)
     if act == "codegen":
         mp.add_argument("--measure", help="measure key, as in `qderive eval NAME --json` (required unless --list)")
@@ -172,15 +178,27 @@ def _model_parser(msub, act, cls):
         _add_limit(mp)
         return
     omit, optional = (_action(cls, act).omit, _action(cls, act).optional) if act in ("size", "optimize") else ((), ())
-    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, optional=optional)
+    _opt.add_fields(mp, cls, omit=omit, alternatives=cls.alternatives, optional=optional, lists=act == "sweep")
     if act == "simulate":
         mp.add_argument("--json", action="store_true", help="print one JSON object")
         _add_limit(mp)
         if _records_samples(cls):
             _add_response_options(mp)
+    elif act == "sweep":
+        from .sweep import add_sweep_options
+
+        mp.add_argument("--digits", type=int, default=None, metavar="D",
+                        help="compute with mpmath and give D correct significant digits (default: float64, escalated "
+                             "only where the precision policy flags a point)")
+        _add_limit(mp)
+        add_sweep_options(mp)
     else:
         _add_common(mp)
-    if act == "eval":
+    if act == "optimize":
+        from .sweep import add_executor_options
+
+        add_executor_options(mp)
+    if act in ("eval", "sweep"):
         laws = [(f, m) for f, m in cls.measures.measure_fields() if m.optional and m.kind.value == "distribution"]
         if laws:  # one --distribution for every law of the model
             mp.add_argument("--distribution", dest="include_distribution", action="store_true",
@@ -368,14 +386,37 @@ def _cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
+def _included(args, cls) -> tuple:
+    """The optional measures asked for (``--distribution``: every distribution of the model, ...)."""
+    return tuple(f.name for f, m in cls.measures.measure_fields()
+                 if getattr(args, f"include_{f.name}", False)
+                 or m.optional and m.kind.value == "distribution" and getattr(args, "include_distribution", False))
+
+
+def _cmd_sweep(args) -> int:
+    from qderive.symbolic.models import model_class
+
+    from .sweep import cmd_sweep
+
+    cls = model_class(args.model)
+    response = _response_options(args)
+
+    def describe(err):
+        if isinstance(err, ParameterError):
+            if err.name in response:
+                err = ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value)
+            err = _opt.rename_error(err, cls, cls.alternatives)
+        return str(err)
+
+    return cmd_sweep(args, cls, _included(args, cls), response, describe)
+
+
 def _cmd_eval(args) -> int:
     from qderive.symbolic.models import model_class
 
     cls = model_class(args.model)
     model = _model_from(args, cls)
-    include = tuple(f.name for f, m in cls.measures.measure_fields()
-                    if getattr(args, f"include_{f.name}", False)
-                    or m.optional and m.kind.value == "distribution" and getattr(args, "include_distribution", False))
+    include = _included(args, cls)
     response = _response_options(args)
     try:
         record = model.evaluate(args.digits, include=include, **response)
@@ -403,11 +444,21 @@ def _cmd_action(args) -> int:
         from qderive.symbolic import limits
 
         limits.check("digits", args.digits, "mpmath cost grows with the precision")
-    try:
-        result = act.run.load()(values, request, args.digits, **({"progress": not args.json}
-                                                                  if act.name == "optimize" else {}))
-    except ParameterError as err:
-        raise _opt.rename_error(_opt.rename_error(err, cls, cls.alternatives), act.request) from None
+    import contextlib
+    import inspect
+
+    run = act.run.load()
+    accepted = inspect.signature(run).parameters
+    extra = {"progress": not args.json} if "progress" in accepted else {}
+    with (_executor_of(args) if act.name == "optimize" else contextlib.nullcontext((None, 1))) as (pool, _):
+        if pool is not None:
+            if "executor" not in accepted:
+                raise ParameterError("--workers/--executor", f"{act.name} {cls.name} runs in one process")
+            extra["executor"] = pool
+        try:
+            result = run(values, request, args.digits, **extra)
+        except ParameterError as err:
+            raise _opt.rename_error(_opt.rename_error(err, cls, cls.alternatives), act.request) from None
     result = format_value(result, args.digits)
     if args.json:
         print(json.dumps(result))
@@ -415,6 +466,12 @@ def _cmd_action(args) -> int:
         for k, v in result.items():
             print(f"  {k:>26} = {v}")
     return 0
+
+
+def _executor_of(args):
+    from .sweep import executor_of
+
+    return executor_of(args)
 
 
 def _cmd_simulate(args) -> int:
@@ -516,7 +573,7 @@ def _cmd_figure(args) -> int:
     return 0
 
 
-_HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "eval": _cmd_eval,
+_HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "eval": _cmd_eval, "sweep": _cmd_sweep,
              "size": _cmd_action, "optimize": _cmd_action, "simulate": _cmd_simulate, "figure": _cmd_figure,
              "codegen": _cmd_codegen}
 

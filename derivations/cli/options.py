@@ -16,7 +16,7 @@ import dataclasses
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.params import Kind, params_of, parse_value
 
-__all__ = ["add_fields", "parse_fields", "option_of", "rename_error"]
+__all__ = ["add_fields", "parse_fields", "option_of", "rename_error", "parse_grid", "column_of", "option_groups"]
 
 
 def option_of(f, meta) -> str:
@@ -42,9 +42,10 @@ def _help(meta, default=dataclasses.MISSING) -> str:
     return text.replace("%", "%%")
 
 
-def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), optional=()) -> None:
+def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), optional=(), lists: bool = False) -> None:
     """Add one option per Param field of ``cls`` (fields in ``omit`` left out, those in ``optional`` not
-    required)."""
+    required); ``lists``: a choice may be a list (``qderive sweep``), so argparse does not check it
+    (:func:`parse_grid` does)."""
     shared: dict[str, list] = {}
     alt_for = {a.field: a for a in alternatives}
     for f, meta in params_of(cls):
@@ -62,8 +63,11 @@ def add_fields(parser: argparse.ArgumentParser, cls, omit=(), alternatives=(), o
             parser.add_argument(opt, action="store_true", **kwargs)
             continue
         if meta.kind is Kind.CHOICE:
-            kwargs["choices"] = [c.value for c in meta.choices]
-            kwargs.pop("metavar")
+            if lists:
+                kwargs["metavar"] = "{" + ",".join(c.value for c in meta.choices) + "}[,...]"
+            else:
+                kwargs["choices"] = [c.value for c in meta.choices]
+                kwargs.pop("metavar")
         if meta.kind in (Kind.TIME_LAW, Kind.BATCH_LAW):
             kwargs["metavar"] = "LAW"
         alt = alt_for.get(f.name)
@@ -143,3 +147,113 @@ def _parse_one(text, meta, opt):
 
         return BatchLaw.parse(text, opt)
     return parse_value(text, meta, opt, list_sep=",")
+
+
+# --------------------------------------------------------------------------------------
+# Grids of `qderive sweep`: any option given as a list or a range
+# --------------------------------------------------------------------------------------
+
+#: the kinds whose list is separated by ',' and may contain ranges (their single values have neither ',' nor ':')
+_SCALAR_KINDS = (Kind.NUMBER, Kind.INTEGER, Kind.CHOICE)
+
+
+def column_of(opt: str) -> str:
+    """The output column of an option: ``--vacation-policy`` -> ``vacation_policy``."""
+    return opt.lstrip("-").replace("-", "_")
+
+
+def _grid_items(text: str, metas, opt: str) -> tuple[bool, list]:
+    """(swept?, the values of one option's text): a list/range of scalars, or a ';' list of laws or tuples."""
+    from qderive.symbolic import grid
+
+    if len(metas) == 1 and metas[0].kind in _SCALAR_KINDS:
+        meta = metas[0]
+        if meta.kind is Kind.CHOICE:
+            items = grid.split_list(text, ",")
+            return len(items) > 1, [_parse_one(t, meta, opt) for t in items]
+        integer = meta.kind is Kind.INTEGER
+        items = grid.expand_numbers(text, opt, integer)
+        swept = len(items) > 1 or grid.is_range(text.strip())
+        return swept, [_parse_one(t, meta, opt) if isinstance(t, str) else (int(t) if integer else t) for t in items]
+    if len(metas) == 1 and metas[0].kind is Kind.FLAG:
+        return False, [bool(text)]
+    items = grid.split_list(text, ";")
+    values = []
+    for item in items:
+        if len(metas) == 1 and metas[0].kind not in (Kind.NUMBERS, Kind.INTEGERS):
+            values.append(_parse_one(item, metas[0], opt))  # a law, a text
+            continue
+        if len(metas) == 1:  # one field holding several numbers: each may be a range
+            meta = metas[0]
+            parts = grid.split_list(item, ",")
+            choices = [grid.expand_numbers(p, opt, meta.kind is Kind.INTEGERS) for p in parts]
+            import itertools
+
+            for combo in itertools.product(*choices):
+                values.append(_parse_one(",".join(grid.label_text(c) if not isinstance(c, str) else c
+                                                  for c in combo), meta, opt))
+            continue
+        parts = grid.split_list(item, ",")
+        if len(parts) != len(metas):
+            names = ",".join(m.metavar or "?" for m in metas)
+            raise ParameterError(opt, f"expects {len(metas)} values separated by ',' ({names}) in each ';'-separated "
+                                 "item", item)
+        choices = []
+        for meta, part in zip(metas, parts):
+            sub = f"{opt} {meta.metavar or ''}".strip()
+            integer = meta.kind is Kind.INTEGER
+            choices.append([_parse_one(t, meta, sub) if isinstance(t, str) else (int(t) if integer else t)
+                            for t in grid.expand_numbers(part, sub, integer)])
+        import itertools
+
+        values += list(itertools.product(*choices))
+    return len(items) > 1 or len(values) > 1, values
+
+
+def option_groups(cls, alternatives=()) -> list[tuple]:
+    """``(option, dest, fields, metas)`` for every command-line option of ``cls``, in field order: one field,
+    an alternative (``--load``, right after its field) or the fields of a shared option (``--thresholds``,
+    at its first part; ``fields`` and ``metas`` in part order); ``dest`` is its argparse destination."""
+    alt_for = {a.field: a for a in alternatives}
+    shared: dict = {}
+    for f, meta in params_of(cls):
+        if meta.part is not None:
+            shared.setdefault(option_of(f, meta), []).append((f, meta))
+    groups, seen = [], set()
+    for f, meta in params_of(cls):
+        if not meta.cli:
+            continue
+        opt = option_of(f, meta)
+        if meta.part is not None:
+            if opt not in seen:
+                seen.add(opt)
+                members = sorted(shared[opt], key=lambda fm: fm[1].part)
+                groups.append((opt, "shared_" + opt.lstrip("-").replace("-", "_"), tuple(m[0].name for m in members),
+                               tuple(m[1] for m in members)))
+            continue
+        groups.append((opt, f"field_{f.name}", (f.name,), (meta,)))
+        alt = alt_for.get(f.name)
+        if alt is not None:
+            groups.append(("--" + alt.name.replace("_", "-"), f"alt_{alt.name}", (alt.name,), (alt.param,)))
+    return groups
+
+
+def parse_grid(args: argparse.Namespace, cls, alternatives=()) -> tuple[dict, list]:
+    """(fixed field values, axes) of ``qderive sweep MODEL``: each option's text a single value (fixed) or a
+    list/range (an :class:`~qderive.symbolic.grid.Axis`), in the model's option order (symbolic/grid.py)."""
+    from qderive.symbolic import grid
+
+    groups = option_groups(cls, alternatives)
+    fixed, axes = {}, []
+    for opt, dest, fields, metas in groups:
+        text = getattr(args, dest, None)
+        if text is None or text is False:
+            continue
+        swept, items = _grid_items(text if isinstance(text, str) else "", metas, opt) if not isinstance(text, bool) \
+            else (False, [text])
+        if not swept:
+            item = items[0]
+            fixed.update({fields[0]: item} if len(fields) == 1 else dict(zip(fields, item)))
+            continue
+        axes.append(grid.axis(column_of(opt), fields, metas, items))
+    return fixed, axes

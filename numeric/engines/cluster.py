@@ -27,6 +27,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.redundant_cluster import (
     MEASURE_KEYS,
@@ -157,8 +158,12 @@ class ClusterEngine(Engine):
 # --------------------------------------------------------------------------------------
 
 
-def optimize(values: dict, request, digits=None, progress: bool = False) -> dict:
+def optimize(values: dict, request, digits=None, progress: bool = False, executor=None) -> dict:
     """The k in 1..min(max_copies, largest stable k) that maximises R(k) (ties: the smallest k).
+
+    ``executor`` (``--executor/--workers/--scheduler``, as every ``optimize``): the table over k is
+    one vectorised evaluation (milliseconds even at the copies limit), so it runs as a single task
+    on it; the answer is the same with or without one.
 
     R(k) for every stable k <= max_copies is one evaluation under the precision policy
     (``RedundantCluster.evaluate(digits, copies=...)``: a table over k). The comparison is made
@@ -169,12 +174,23 @@ def optimize(values: dict, request, digits=None, progress: bool = False) -> dict
     base = RedundantCluster.from_values({**values, "copies": 1})  # refused when even one copy is unstable
     kmax = base.max_stable_copies()
     ks = tuple(range(1, min(request.max_copies, kmax) + 1))
-    table = base.with_copies(ks[-1]).evaluate(digits, copies=ks)
+    model = base.with_copies(ks[-1])
+    if executor is None:
+        table = model.evaluate(digits, copies=ks)
+    else:
+        from ..parallel import with_limits
+
+        table = executor.submit(with_limits, _limits.current(), _table, model, digits, ks).result()
     timely, untimely = table.timely_probability, table.untimely_probability
     best = min(range(len(ks)), key=lambda i: untimely[i])
     return {"copies": ks[best], "timely_probability": timely[best], "untimely_probability": untimely[best],
             "max_stable_copies": kmax, "timely_probability_by_copies": list(timely),
             "untimely_probability_by_copies": list(untimely)}
+
+
+def _table(model, digits, ks):
+    """R(k) for k in ``ks``: one evaluation under the precision policy (a task of :func:`optimize`)."""
+    return model.evaluate(digits, copies=ks)
 
 
 # --------------------------------------------------------------------------------------

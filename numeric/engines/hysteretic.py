@@ -278,16 +278,17 @@ def optimize_thresholds(model: HystereticModel, discard_bound, min_cycle=0, *, p
         else:
             from concurrent.futures import as_completed
 
-            futures = [executor.submit(_grid_chunk, model, part) for part in parts]
+            from ..parallel import with_limits
+
+            limits_now = _limits.current()  # a worker process does not inherit --limit
+            futures = [executor.submit(with_limits, limits_now, _grid_chunk, model, part) for part in parts]
             for fut in as_completed(futures):
                 rows += fut.result()
                 bar.update(len(rows))
-    recomputed, checked = 0, []
-    for L, H, values, trouble in rows:
-        if trouble is not None:
-            recomputed += 1
-            values = {k: float(v) for k, v in replace(model, L=L, H=H).evaluate().as_dict().items()}
-        checked.append((L, H, values))
+    flagged = [(L, H) for L, H, _, trouble in rows if trouble is not None]
+    again = _recompute(model, flagged, executor, progress)
+    recomputed, checked = len(flagged), [(L, H, again[(L, H)] if trouble is not None else values)
+                                         for L, H, values, trouble in rows]
     feasible = [r for r in checked if r[2]["p_discard"] <= bound and r[2]["mean_cycle_time"] >= cycle]
     if not feasible:
         raise ParameterError(f"no (L, H) on the grid of {len(checked)} points has P(S_2) <= {float(bound):g} and "
@@ -297,22 +298,54 @@ def optimize_thresholds(model: HystereticModel, discard_bound, min_cycle=0, *, p
             "feasible_points": len(feasible), "recomputed_points": recomputed, **values}
 
 
-def optimize(values: dict, request, digits=None, progress: bool = True) -> dict:
+def _recompute(model, pairs, executor, progress) -> dict:
+    """(L, H) -> float measures of the grid points whose float64 values were not trusted, each by
+    ``Model.evaluate`` (the precision policy: mpmath where float64 is in trouble), on ``executor`` in
+    chunks when given (:func:`qderive.numeric.sweep.evaluate_chunk`, as ``qderive sweep`` runs its points),
+    with a progress bar: at light loads most points are ill-conditioned in float64 (0.3-0.5 s each)."""
+    from qderive.symbolic.params import params_of
+
+    from ..sweep import evaluate_chunk
+    from .progress import Progress
+
+    if not pairs:
+        return {}
+    fixed = {f.name: getattr(model, f.name) for f, _ in params_of(type(model))}
+    points = [(k, {"L": L, "H": H}) for k, (L, H) in enumerate(pairs)]
+    size = 1 if executor is not None else 4
+    chunks = [points[i:i + size] for i in range(0, len(points), size)]
+    args = (type(model), fixed), (None, (), {}, _limits.current())
+    out = {}
+    with Progress(len(pairs), "recomputed points", quiet=not progress) as bar:
+        def take(results):
+            for index, measures, *_, error in results:
+                if error is not None:
+                    raise error
+                out[pairs[index]] = {k: float(v) for k, v in measures.items()}
+            bar.update(len(out))
+
+        if executor is None:
+            for chunk in chunks:
+                take(evaluate_chunk(*args[0], chunk, *args[1]))
+        else:
+            from concurrent.futures import as_completed
+
+            for fut in as_completed([executor.submit(evaluate_chunk, *args[0], chunk, *args[1]) for chunk in chunks]):
+                take(fut.result())
+    return out
+
+
+def optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize hysteretic`` (the model's :class:`~qderive.symbolic.models.base.Action`).
 
-    ``--workers N`` > 1 runs the grid on a process pool; with ``--digits`` the optimum's measures
-    are recomputed to that many digits.
+    The grid runs on ``executor`` (any :class:`concurrent.futures.Executor`; the command line's
+    ``--executor local|dask --workers N --scheduler ADDRESS``, :mod:`qderive.numeric.parallel`) when
+    given; with ``--digits`` the optimum's measures are recomputed to that many digits.
     """
     model = HystereticModel.from_values(values)
     pairs = threshold_pairs(model.R, request.l_range, request.h_range)
-    kwargs = dict(pairs=pairs, progress=progress)
-    if request.workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(request.workers) as ex:
-            best = optimize_thresholds(model, request.discard_bound, request.min_cycle, executor=ex, **kwargs)
-    else:
-        best = optimize_thresholds(model, request.discard_bound, request.min_cycle, **kwargs)
+    best = optimize_thresholds(model, request.discard_bound, request.min_cycle, pairs=pairs, progress=progress,
+                               executor=executor)
     if digits is not None:
         best.update(replace(model, L=best["L"], H=best["H"]).evaluate(digits).as_dict())
     return best

@@ -27,7 +27,7 @@ class Progress:
         if self._bar is None and time.monotonic() - self._start > self.delay and sys.stderr.isatty():
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=self.total, unit=self.unit, leave=False)
+            self._bar = tqdm(total=self.total, unit=self.unit, leave=False, initial=done)
         if self._bar is not None:
             self._bar.n = done
             self._bar.refresh()

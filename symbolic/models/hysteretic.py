@@ -197,8 +197,6 @@ class HystereticOptimizeRequest(Request):
                                   default=None, metavar="MIN,MAX")
     h_range: tuple | None = param("search H in MIN..MAX (default 2..R-2; H = R - 1 leaves no discard state)",
                                   kind=Kind.INTEGERS, count=2, default=None, metavar="MIN,MAX")
-    workers: int = param("evaluate the grid in N processes (concurrent.futures)", kind=Kind.INTEGER, default=1,
-                         metavar="N", check=">= 1")
 
     def _validate(self):
         for name, rng in (("l-range", self.l_range), ("h-range", self.h_range)):
