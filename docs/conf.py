@@ -213,7 +213,7 @@ def _measure_lines(cls) -> list[str]:
         rows += [f"``{f.name}``", f"   {info.help}" + (f" ({extra})" if extra else ""), ""]
     if not rows:
         return []
-    return ["", f"**Measures** (the keys of ``qderive eval ... --json``, attributes of the record):", "", *rows]
+    return ["", "**Measures** (the keys of ``qderive eval ... --json``, attributes of the record):", "", *rows]
 
 
 _CITE = re.compile(r"(?<![\w/.-])(``)?docs/theory/(chapter2|chapter3|other-models)\.md(``)?"
