@@ -163,10 +163,11 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
 
 
 def _refuse_kinks(law: ResponseLaw, option: str):
-    if not law.smooth:
+    if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
-                             "cannot resolve the kinks of such laws to the requested digits; an exact sum is not "
-                             "implemented yet); the moments (--wait-moments) work for every law")
+                             "cannot resolve the kinks of such laws to the requested digits; exact sums exist for a "
+                             "constant service with no, exponential, hyperexponential, constant or empirical "
+                             "vacations); the moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):
@@ -267,6 +268,12 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
         values, working = law.tails(ts, digits)
         return list(values), digits, working, []
     values, _ = law.tails(ts, None)
+    if None in values:  # the law detected its own trouble (e.g. cancellation in an alternating sum)
+        notes = [f"{option}: the float64 sum cancels beyond its accuracy; recomputed with mpmath to 15 digits "
+                 "and rounded to float64"]
+        redo = [t for t, v in zip(ts, values) if v is None]
+        got = dict(zip(redo, law.tails(redo, 15)[0]))
+        return [_to_float(got[t]) if v is None else min(1.0, float(v)) for t, v in zip(ts, values)], None, None, notes
     if all(math.isfinite(v) and (v == 0 or v >= 1e-290) for v in values) and not any(
             v == 0 and t > 0 for v, t in zip(values, ts)):
         return [min(1.0, float(v)) for v in values], None, None, []
@@ -282,7 +289,11 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
         lev = float(level)
 
         def g(logt):
-            return math.log(max(float(law.tails([Fraction(math.exp(logt))], None)[0][0]), 1e-300)) - math.log(lev)
+            t = Fraction(math.exp(logt))
+            tail = law.tails([t], None)[0][0]
+            if tail is None:  # the law's float64 sum cancels here: its 15-digit value
+                tail = law.tails([t], 15)[0][0]
+            return math.log(max(float(tail), 1e-300)) - math.log(lev)
 
         lo, hi, glo, ghi = _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
         return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
