@@ -175,8 +175,7 @@ def _lattice(model):
         return (pieces[0][2], ()), ""
     vac = model.vacation.survival_pieces()
     if vac is None:
-        return None, (f"with constant service the exact tails cover no vacations and exponential, hyperexponential, "
-                      f"constant or empirical vacations, not the vacation time {model.vacation}")
+        return None, f"the vacation time {model.vacation} has no exact sum with the constant service {model.service}"
     return (pieces[0][2], tuple(vac)), ""
 
 
@@ -193,9 +192,11 @@ def _table(model, ctx, K):
     hit = _TABLES.get(key)
     if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
         return hit[2]
-    K = max(K, 2 * hit[1] if hit is not None else 0, 16)
+    if hit is not None and K > hit[1]:
+        K = max(K, 2 * hit[1])  # a growing search: double, so that the cost stays O(K^3) overall
+    K = max(K, 16)
     vec = batch_vectors(model.batch, K, ctx)
-    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric)
+    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric, vec.support)
     if len(_TABLES) > 8:
         _TABLES.clear()
     _TABLES[key] = (ctx.dps, K, h)

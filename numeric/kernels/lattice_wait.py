@@ -52,10 +52,11 @@ import math
 import numpy
 
 
-def lattice_table(ctx, pmf, start, K, geometric=None):
+def lattice_table(ctx, pmf, start, K, geometric=None, support=None):
     """h_{n,m} = [z^m] P_K(z) L(z)^n for 0 <= n, m <= K (L1): row 0 is ``start`` (P(X > m) / l_1), row n the
-    convolution of row n - 1 with the batch ``pmf`` (pmf[0] = 0, so h_{n,m} = 0 for m < n). ``geometric``
-    = (p, q): the closed form h_{n,m} = p^{n+1} binom(m, n) q^{m-n} (P_K L^n = p^{n+1} z^n / (1 - q z)^{n+1})."""
+    convolution of row n - 1 with the batch ``pmf`` (pmf[0] = 0, so h_{n,m} = 0 for m < n; over the sizes of
+    ``support`` only when the law has finitely many: O(K^2 |support|)). ``geometric`` = (p, q): the closed
+    form h_{n,m} = p^{n+1} binom(m, n) q^{m-n} (P_K L^n = p^{n+1} z^n / (1 - q z)^{n+1})."""
     h = ctx.zeros((K + 1, K + 1))
     if geometric is not None:
         p, q = geometric
@@ -65,6 +66,12 @@ def lattice_table(ctx, pmf, start, K, geometric=None):
                 h[n, m] = q * h[n, m - 1] + p * h[n - 1, m - 1]
         return h
     h[0] = start[: K + 1]
+    if support is not None:
+        for n in range(1, K + 1):
+            for size in support:
+                if 1 <= size <= K:
+                    h[n, size:] = h[n, size:] + h[n - 1, : K + 1 - size] * pmf[size]
+        return h
     for n in range(1, K + 1):
         a = h[n - 1, n - 1:]
         b = pmf[1: K - n + 2]
@@ -118,19 +125,23 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     the tail is below ``bound`` (module docstring: C eps M)."""
     one = ctx.num(1)
     total, magnitude, k_max = ctx.num(0), ctx.num(0), 0
+    K = len(us) - 1
+    powers = ctx.zeros(K + 1)  # lambda^n
+    powers[0] = one
+    if K > 0:
+        powers[1:] = numpy.multiply.accumulate(ctx.zeros(K) + lam)
+    steps = ctx.zeros(K + 1)  # 1, 1/1, 1/2, ..., 1/K: u^n / n! = prod of u / j
+    steps[0] = one
+    if K > 0:
+        steps[1:] = numpy.true_divide(one, ctx.array(range(1, K + 1)))  # never mpf (op) array
     for m, u in enumerate(us):
         n = m + 1
-        coef = ctx.zeros(n)  # h_{n,m} lambda^n (the sign (-1)^n below)
-        power = one
-        for j in range(n):
-            coef[j] = h[j, m] * power
-            power = power * lam
+        coef = h[:n, m] * powers[:n]  # h_{n,m} lambda^n (the sign (-1)^n below)
         omega = ctx.zeros(n)
         if atom != 0:
-            g = ctx.zeros(n)
+            g = steps[:n] * u
             g[0] = one
-            for j in range(1, n):
-                g[j] = g[j - 1] * u / j
+            g = numpy.multiply.accumulate(g)
             omega = omega + g * (atom * ctx.exp(lam * u))
         size = omega.copy()
         for w, theta, d in pieces:
