@@ -35,8 +35,11 @@ The float64 self-check of the tails and the quantile's root search are the kerne
 them too); this module adds the escalation to mpmath and the D-digit confirmations.
 
 Transforms with kinks (deterministic, uniform or empirical laws: an ``exp(-s D)`` factor) are
-refused for tails and quantiles: contour inversion stalls at 1e-4 to 1e-7 relative near the
-kinks at every precision (issue 13 measured it), and an exact sum for them is not implemented.
+refused for tails and quantiles -- contour inversion stalls at 1e-4 to 1e-7 relative near the
+kinks at every precision (issue 13 measured it) -- unless the law supplies its own exact ``tails``
+(a constant service: the lattice sum of :mod:`qderive.numeric.kernels.lattice_wait`). Such a
+law's float64 ``tails`` may return None for a point where its own error bound fails (an
+alternating sum that cancels): that point is recomputed at 15 digits, with a note.
 """
 
 from __future__ import annotations

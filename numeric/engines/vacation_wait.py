@@ -16,7 +16,13 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
   irrational, e.g. a deterministic vacation).
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
-not smooth: tails and quantiles are refused for it, the moments are not.
+not smooth. With a constant service D and no vacations, or vacations whose survival function is
+given by exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
+empirical), the tails are exact instead: the lattice sum (L3) of
+:mod:`qderive.numeric.kernels.lattice_wait` (wait), and P(W > t - D) for the sojourn W + D, with the
+working digits chosen from the sum's own rounding bound (:func:`_lattice_mp`); float64 returns None
+where that bound exceeds 1e-10 of the tail (the response module recomputes it at 15 digits, with a
+note). Other kinked laws are refused for tails and quantiles, with the reason; the moments work.
 """
 
 from __future__ import annotations
