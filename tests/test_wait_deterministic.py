@@ -204,3 +204,10 @@ def test_float64_tails_vectorised_agree_with_30_digits():
     r30 = model.evaluate(30, wait_tail=ts)
     for t in ts:
         assert _rel(r64.response["wait_tail"][t], r30.response["wait_tail"][t]) < 1e-10
+
+
+def test_a_tail_beyond_the_lattice_budget_is_refused_naming_the_limit():
+    from qderive.symbolic.errors import BudgetError
+
+    with qd.limits(lattice_points=30), pytest.raises(BudgetError, match="lattice-points"):
+        _md1(F(1, 2)).evaluate(wait_tail=["40.5"])

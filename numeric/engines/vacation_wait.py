@@ -213,8 +213,11 @@ def _lattice_tail(model, setup, t: Fraction, ctx):
     """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``)."""
     from ..kernels.lattice_wait import lattice_wait_tail
 
+    from qderive.symbolic import limits as _limits
+
     D, pieces = setup
-    K = int(t // D)
+    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
+                      f"{float(D):.6g} sums over t / D lattice points")
     lam = ctx.num(model.rate)
     rho = ctx.num(model.rate * model.batch.mean * D)
     policy = _policy(model)
