@@ -190,6 +190,8 @@ class TwoFlowModel(Model):
     derivation = Ref("qderive.derivations.two_flow:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_laws")
+    #: per-class response laws: measure keys ``wait_tail_invite``, ... (as ``mean_sojourn_invite``)
+    response_flows = ("invite", "non_invite")
 
     def _validate(self):
         over = (self.mu_overload_invite, self.mu_overload_non_invite)
@@ -326,6 +328,8 @@ class TwoFlowHystereticModel(Model):
     derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
+    #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)
+    response_flows = ("flow1", "flow2")
 
     def __post_init__(self):
         mus = self.service_rates
