@@ -248,6 +248,27 @@ def _wait_second_check(policy):
     return run
 
 
+def _md1_erlang_check(digits):
+    """Constant service: the exact lattice tails (``numeric/kernels/lattice_wait.py``) vs Erlang's M/D/1 sum
+    P(W <= t) = (1 - rho) sum_{k <= t} e^{rho (t - k)} (rho (k - t))^k / k! (D = 1, rho = 4/5), written here
+    independently at 2 D + 60 digits, down to t = 40.5 (a tail of 2.3e-8 whose float64 sum returns 432)."""
+    import mpmath
+    from qderive.symbolic.batches import Constant
+
+    ts = ("0.5", "3.25", "40.5")
+    r = VacationQueue(F(4, 5), Constant(1), Deterministic(1), None).evaluate(digits, wait_tail=list(ts))
+    worst = math.inf
+    with mpmath.workdps(2 * digits + 60):
+        lam = mpmath.mpf(4) / 5
+        for text in ts:
+            t = mpmath.mpf(F(text).numerator) / F(text).denominator
+            s = mpmath.fsum(mpmath.exp(lam * (t - k)) * (lam * (k - t)) ** k / mpmath.factorial(k)
+                            for k in range(int(mpmath.floor(t)) + 1))
+            want, got = 1 - (1 - lam) * s, mpmath.mpf(r.response["wait_tail"][text])
+            worst = min(worst, math.inf if got == want else float(-mpmath.log10(abs(got - want) / want)))
+    return worst >= digits - 1, worst, "M/D/1 (rho = 0.8) P(W > t), t = 0.5, 3.25, 40.5: lattice sum = Erlang's sum"
+
+
 def _sojourn_check(digits):
     ok = all(exact_identity(VW.sojourn_moments(p, 1)[0], VI.general_results(p)["W"] + b1) for p in VW.POLICIES)
     return ok, math.inf, "E T = E W + b1 for the three policies"
@@ -451,6 +472,7 @@ def derivation(wait_moments: int = 2) -> Derivation:
         *[Check(f"({p}) E W from W(s) = the mean wait", _wait_mean_check(p)) for p in VW.POLICIES],
         *[Check(f"({p}) E W^2 from W(s) = Takacs + decomposition", _wait_second_check(p)) for p in VW.POLICIES],
         Check("E T = E W + b1 (sojourn transform)", _sojourn_check),
+        Check("constant service: lattice tails = Erlang's M/D/1 sum", _md1_erlang_check),
         *[Check(f"({p.value if p else 'none'}) wait and sojourn tails vs the tagged-customer CTMC",
                 _wait_oracle_check(p)) for p in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE, None)],
     ]

@@ -181,7 +181,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
     """
     from .response import ResponseRequest
 
-    request = ResponseRequest.from_options(options)
+    request = ResponseRequest.from_options(options, getattr(type(model), "response_flows", ()))
     if request and type(model).response is None:
         asked = next(k for k in ("wait_tail", "wait_quantile", "wait_moments", "sojourn_tail", "sojourn_quantile",
                                  "sojourn_moments") if getattr(request, k))

@@ -2,7 +2,8 @@
 
 A model that offers response times names a function (its class attribute ``response``, a
 :class:`~qderive.symbolic.models.base.Ref`) returning, for a concrete model, a dict
-``{"wait": ResponseLaw, "sojourn": ResponseLaw}``. A :class:`ResponseLaw` is the data one
+``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` (and ``wait_<flow>``, ``sojourn_<flow>`` for each name of
+the model's ``response_flows``: measure keys ``wait_tail_<flow>``, ...). A :class:`ResponseLaw` is the data one
 algorithm needs: the LST of the time (a callable on arrays of complex nodes, per context), the
 atom P(T = 0) and the raw moments. Everything else is here, once, for every model:
 
@@ -35,8 +36,11 @@ The float64 self-check of the tails and the quantile's root search are the kerne
 them too); this module adds the escalation to mpmath and the D-digit confirmations.
 
 Transforms with kinks (deterministic, uniform or empirical laws: an ``exp(-s D)`` factor) are
-refused for tails and quantiles: contour inversion stalls at 1e-4 to 1e-7 relative near the
-kinks at every precision (issue 13 measured it), and an exact sum for them is not implemented.
+refused for tails and quantiles -- contour inversion stalls at 1e-4 to 1e-7 relative near the
+kinks at every precision (issue 13 measured it) -- unless the law supplies its own exact ``tails``
+(a constant service: the lattice sum of :mod:`qderive.numeric.kernels.lattice_wait`). Such a
+law's float64 ``tails`` may return None for a point where its own error bound fails (an
+alternating sum that cancels): that point is recomputed at 15 digits, with a note.
 """
 
 from __future__ import annotations
@@ -92,7 +96,9 @@ class ResponseLaw:
 @dataclass(frozen=True)
 class ResponseRequest:
     """What is asked about the response times: for each kind (wait, sojourn) the tail points, the quantile
-    levels (each as a (key, exact value) pair: the key is the text as given) and the number of moments."""
+    levels (each as a (key, exact value) pair: the key is the text as given) and the number of moments; and the
+    same per flow of a model with per-flow laws (``flows``: the model's ``response_flows``; ``per_flow``:
+    ((measure key such as ``wait_tail_flow1``, value), ...))."""
 
     wait_tail: tuple = ()
     wait_quantile: tuple = ()
@@ -100,46 +106,66 @@ class ResponseRequest:
     sojourn_tail: tuple = ()
     sojourn_quantile: tuple = ()
     sojourn_moments: int = 0
+    flows: tuple = ()
+    per_flow: tuple = ()
 
     def __bool__(self):
-        return any(getattr(self, f"{k}_{o}") for k in KINDS for o in OPTIONS)
+        return any(getattr(self, f"{k}_{o}") for k in KINDS for o in OPTIONS) or any(v for _, v in self.per_flow)
+
+    def asked(self, kind: str, what: str, flow: str | None = None):
+        """The tail points, quantile levels or moment count asked for ``kind`` (of ``flow``, if given)."""
+        if flow is None:
+            return getattr(self, f"{kind}_{what}")
+        return dict(self.per_flow).get(f"{kind}_{what}_{flow}", 0 if what == "moments" else ())
+
+    def kinds(self):
+        """(law key, measure key suffix, flow) for every response law asked about, overall first."""
+        yield from ((kind, "", None) for kind in KINDS)
+        yield from ((f"{kind}_{flow}", f"_{flow}", flow) for flow in self.flows for kind in KINDS)
 
     @classmethod
-    def from_options(cls, options: dict) -> "ResponseRequest":
+    def from_options(cls, options: dict, flows: tuple = ()) -> "ResponseRequest":
         """From ``evaluate(..., wait_tail=[0.5, "1/2"], wait_quantile=..., wait_moments=3, ...)`` keywords:
-        numbers or decimal/fraction strings (never evaluated as code); keys are the texts as given."""
-        from qderive.symbolic.numbers import parse_number
-
+        numbers or decimal/fraction strings (never evaluated as code); keys are the texts as given. ``flows``:
+        the per-flow keywords ``wait_tail_<flow>``, ... accepted as well."""
         values = {}
         for kind in KINDS:
-            for what in ("tail", "quantile"):
+            for what in OPTIONS:
                 key = f"{kind}_{what}"
-                given = options.pop(key, ()) or ()
-                if isinstance(given, (str, int, float, Fraction)):
-                    given = (given,)
-                pairs = []
-                for item in given:
-                    text = item if isinstance(item, str) else str(item)
-                    try:  # Fraction() refuses nan and inf
-                        # a float means the decimal it prints as (0.1 is 1/10, not the binary neighbour)
-                        value = Fraction(parse_number(text.strip()) if isinstance(item, (str, float)) else item)
-                    except (ValueError, TypeError, ZeroDivisionError, OverflowError, ParameterError):
-                        raise ParameterError(key, "expects finite numbers (decimals or fractions like 1/2)",
-                                             item) from None
-                    if what == "tail" and value < 0:
-                        raise ParameterError(key, "expects times >= 0", text)
-                    if what == "quantile" and not 0 < value < 1:
-                        raise ParameterError(key, "expects levels strictly between 0 and 1", text)
-                    pairs.append((text.strip(), value))
-                if len({k for k, _ in pairs}) != len(pairs):
-                    raise ParameterError(key, "repeats a value", ",".join(k for k, _ in pairs))
-                values[key] = tuple(pairs)
-            key = f"{kind}_moments"
-            k = options.pop(key, 0) or 0
-            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 8:
-                raise ParameterError(key, "must be an integer from 1 to 8", k)
-            values[key] = k
-        return cls(**values)
+                values[key] = _parse_ask(key, what, options.pop(key, None))
+        per_flow = tuple((key, _parse_ask(key, what, options.pop(key))) for flow in flows for kind in KINDS
+                         for what in OPTIONS for key in [f"{kind}_{what}_{flow}"] if key in options)
+        return cls(**values, flows=tuple(flows), per_flow=per_flow)
+
+
+def _parse_ask(key: str, what: str, given):
+    """One option of :meth:`ResponseRequest.from_options`: ((text, exact value), ...) or a moment count."""
+    from qderive.symbolic.numbers import parse_number
+
+    if what == "moments":
+        k = given or 0
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 8:
+            raise ParameterError(key, "must be an integer from 1 to 8", k)
+        return k
+    given = given or ()
+    if isinstance(given, (str, int, float, Fraction)):
+        given = (given,)
+    pairs = []
+    for item in given:
+        text = item if isinstance(item, str) else str(item)
+        try:  # Fraction() refuses nan and inf
+            # a float means the decimal it prints as (0.1 is 1/10, not the binary neighbour)
+            value = Fraction(parse_number(text.strip()) if isinstance(item, (str, float)) else item)
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError, ParameterError):
+            raise ParameterError(key, "expects finite numbers (decimals or fractions like 1/2)", item) from None
+        if what == "tail" and value < 0:
+            raise ParameterError(key, "expects times >= 0", text)
+        if what == "quantile" and not 0 < value < 1:
+            raise ParameterError(key, "expects levels strictly between 0 and 1", text)
+        pairs.append((text.strip(), value))
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise ParameterError(key, "repeats a value", ",".join(k for k, _ in pairs))
+    return tuple(pairs)
 
 
 # -- tails ---------------------------------------------------------------------------------------------
@@ -163,10 +189,11 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
 
 
 def _refuse_kinks(law: ResponseLaw, option: str):
-    if not law.smooth:
+    if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
-                             "cannot resolve the kinks of such laws to the requested digits; an exact sum is not "
-                             "implemented yet); the moments (--wait-moments) work for every law")
+                             "cannot resolve the kinks of such laws to the requested digits; exact sums exist for a "
+                             "constant service with no, exponential, hyperexponential, constant or empirical "
+                             "vacations); the moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):
@@ -267,6 +294,12 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
         values, working = law.tails(ts, digits)
         return list(values), digits, working, []
     values, _ = law.tails(ts, None)
+    if None in values:  # the law detected its own trouble (e.g. cancellation in an alternating sum)
+        notes = [f"{option}: the float64 sum cancels beyond its accuracy; recomputed with mpmath to 15 digits "
+                 "and rounded to float64"]
+        redo = [t for t, v in zip(ts, values) if v is None]
+        got = dict(zip(redo, law.tails(redo, 15)[0]))
+        return [_to_float(got[t]) if v is None else min(1.0, float(v)) for t, v in zip(ts, values)], None, None, notes
     if all(math.isfinite(v) and (v == 0 or v >= 1e-290) for v in values) and not any(
             v == 0 and t > 0 for v, t in zip(values, ts)):
         return [min(1.0, float(v)) for v in values], None, None, []
@@ -282,7 +315,11 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
         lev = float(level)
 
         def g(logt):
-            return math.log(max(float(law.tails([Fraction(math.exp(logt))], None)[0][0]), 1e-300)) - math.log(lev)
+            t = Fraction(math.exp(logt))
+            tail = law.tails([t], None)[0][0]
+            if tail is None:  # the law's float64 sum cancels here: its 15-digit value
+                tail = law.tails([t], 15)[0][0]
+            return math.log(max(float(tail), 1e-300)) - math.log(lev)
 
         lo, hi, glo, ghi = _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
         return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
@@ -434,25 +471,26 @@ def evaluate_response(laws: dict, request: ResponseRequest, digits: int | None, 
     digits, notes). Keys of tails and quantiles are the texts as given; moments are lists."""
     measures, notes = {}, []
     confirmed, working = math.inf, None
-    for kind in KINDS:
-        law = laws[kind]
-        ts = getattr(request, f"{kind}_tail")
+    for law_key, suffix, flow in request.kinds():
+        kind = law_key[: len(law_key) - len(suffix)]
+        law = laws[law_key]
+        ts = request.asked(kind, "tail", flow)
         if ts:
-            values, c, w, n = tails(law, [v for _, v in ts], digits, option=f"{kind}_tail")
-            measures[f"{kind}_tail"] = {key: v for (key, _), v in zip(ts, values)}
+            values, c, w, n = tails(law, [v for _, v in ts], digits, option=f"{kind}_tail{suffix}")
+            measures[f"{kind}_tail{suffix}"] = {key: v for (key, _), v in zip(ts, values)}
             notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
             working = max(working or 0, w or 0) or None
-        qs = getattr(request, f"{kind}_quantile")
+        qs = request.asked(kind, "quantile", flow)
         if qs:
             mean = law.moment_values(1, None)[0]
-            values, c, n = quantiles(law, [v for _, v in qs], digits, float(mean), option=f"{kind}_quantile")
-            measures[f"{kind}_quantile"] = {key: v for (key, _), v in zip(qs, values)}
+            values, c, n = quantiles(law, [v for _, v in qs], digits, float(mean), option=f"{kind}_quantile{suffix}")
+            measures[f"{kind}_quantile{suffix}"] = {key: v for (key, _), v in zip(qs, values)}
             notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
-        k = getattr(request, f"{kind}_moments")
+        k = request.asked(kind, "moments", flow)
         if k:
             values, c = moments(law, k, digits)
-            measures[f"{kind}_moments"] = values
+            measures[f"{kind}_moments{suffix}"] = values
             confirmed = min(confirmed, c) if c is not None else confirmed
     return measures, (None if digits is None else confirmed), working, notes

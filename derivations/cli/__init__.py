@@ -209,7 +209,7 @@ def _model_parser(msub, act, cls):
                 mp.add_argument("--" + f.name.replace("_", "-"), dest=f"include_{f.name}", action="store_true",
                                 help=f"also give {m.help}")
         if cls.response is not None:
-            _add_response_options(mp)
+            _add_response_options(mp, cls.response_flows)
     if act in ("size", "optimize"):
         _opt.add_fields(mp, _action(cls, act).request)
     if act == "simulate":
@@ -230,34 +230,40 @@ _RESPONSE_OPTIONS = (
 )
 
 
-def _add_response_options(mp) -> None:
-    for kind, letter in (("wait", "W"), ("sojourn", "T")):
-        what = "the waiting time W" if kind == "wait" else "the sojourn time T = W + own service"
-        for suffix, metavar, text in _RESPONSE_OPTIONS:
-            mp.add_argument(f"--{kind}-{suffix}", dest=f"response_{kind}_{suffix}", metavar=metavar,
-                            help=f"{what}: " + text.format(X=letter) + " (a random customer; for a finite or "
-                                 "controlled model, an admitted one)")
+def _add_response_options(mp, flows: tuple = ()) -> None:
+    """``--wait-tail``, ... and, per flow of the model's ``response_flows``, ``--wait-tail-<flow>``, ..."""
+    for flow in (None, *flows):
+        tail = "" if flow is None else "-" + flow.replace("_", "-")
+        whose = "a random customer; for a finite or controlled model, an admitted one" if flow is None else (
+            f"an admitted customer of {flow}")
+        for kind, letter in (("wait", "W"), ("sojourn", "T")):
+            what = "the waiting time W" if kind == "wait" else "the sojourn time T = W + own service"
+            for suffix, metavar, text in _RESPONSE_OPTIONS:
+                mp.add_argument(f"--{kind}-{suffix}{tail}", dest=f"response_{kind}_{suffix}{tail.replace('-', '_')}",
+                                metavar=metavar, help=f"{what}: " + text.format(X=letter) + f" ({whose})")
 
 
-def _response_options(args) -> dict:
+def _response_options(args, flows: tuple = ()) -> dict:
     """The response-time options given, as keyword arguments of ``evaluate`` (texts kept as the keys)."""
     out = {}
-    for kind in ("wait", "sojourn"):
-        for suffix, _, _ in _RESPONSE_OPTIONS:
-            text = getattr(args, f"response_{kind}_{suffix}", None)
-            if text is None:
-                continue
-            option = f"--{kind}-{suffix}"
-            if suffix == "moments":
-                try:
-                    out[f"{kind}_moments"] = int(text)
-                except ValueError:
-                    raise ParameterError(option, "must be an integer from 1 to 8", text) from None
-            else:
-                parts = [p.strip() for p in text.split(",")]
-                if not all(parts):
-                    raise ParameterError(option, "expects values separated by ',' (no empty ones)", text)
-                out[f"{kind}_{suffix}"] = parts
+    for flow in (None, *flows):
+        end = "" if flow is None else "_" + flow
+        for kind in ("wait", "sojourn"):
+            for suffix, _, _ in _RESPONSE_OPTIONS:
+                text = getattr(args, f"response_{kind}_{suffix}{end}", None)
+                if text is None:
+                    continue
+                option = f"--{kind}-{suffix}{end.replace('_', '-')}"
+                if suffix == "moments":
+                    try:
+                        out[f"{kind}_moments{end}"] = int(text)
+                    except ValueError:
+                        raise ParameterError(option, "must be an integer from 1 to 8", text) from None
+                else:
+                    parts = [p.strip() for p in text.split(",")]
+                    if not all(parts):
+                        raise ParameterError(option, "expects values separated by ',' (no empty ones)", text)
+                    out[f"{kind}_{suffix}{end}"] = parts
     return out
 
 
@@ -399,7 +405,7 @@ def _cmd_sweep(args) -> int:
     from .sweep import cmd_sweep
 
     cls = model_class(args.model)
-    response = _response_options(args)
+    response = _response_options(args, cls.response_flows)
 
     def describe(err):
         if isinstance(err, ParameterError):
@@ -417,7 +423,7 @@ def _cmd_eval(args) -> int:
     cls = model_class(args.model)
     model = _model_from(args, cls)
     include = _included(args, cls)
-    response = _response_options(args)
+    response = _response_options(args, cls.response_flows)
     try:
         record = model.evaluate(args.digits, include=include, **response)
     except ParameterError as err:

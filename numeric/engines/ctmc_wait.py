@@ -234,9 +234,10 @@ def _memo(entry):
 # --------------------------------------------------------------------------------------
 
 
-def tagged_two_flow(model) -> TaggedChain:
+def tagged_two_flow(model, flow: int | None = None) -> TaggedChain:
     """The tagged message's sojourn chain of a :class:`TwoFlowModel` (module docstring), over the engine's
-    state space; the entry weights are pi(x) lambda_c over the admitted arrivals of both classes."""
+    state space; the entry weights are pi(x) lambda_c over the admitted arrivals of both classes (of class
+    ``flow`` = 1 or 2 only, when given: that class's admitted messages)."""
     from . import two_flow as TF
 
     space = TF.space_of(model)
@@ -275,6 +276,9 @@ def tagged_two_flow(model) -> TaggedChain:
     totals = tuple(system_totals[i] for i in range(space.size) for _ in range(int(length[i])))
     a_src, a_dst, a_kind = space.src[arrival], space.dst[arrival], space.kind[arrival].astype(np.int64)
     a_at = offs[a_dst] + length[a_src]
+    if flow is not None:
+        pick = a_kind == int(TF.RateKind.ARRIVAL_1 if flow == 1 else TF.RateKind.ARRIVAL_2)
+        a_src, a_kind, a_at = a_src[pick], a_kind[pick], a_at[pick]
 
     def entry(ctx):
         sol = TF.solve(model, ctx)
@@ -291,8 +295,14 @@ def tagged_two_flow(model) -> TaggedChain:
 
 @functools.lru_cache(maxsize=16)
 def two_flow_laws(model) -> dict:
-    """The ``response`` of ``two-flow``: wait and sojourn of a random admitted message (either class)."""
-    return phase_type_laws(tagged_two_flow(model))
+    """The ``response`` of ``two-flow``: wait and sojourn of a random admitted message (either class), and per
+    class (``wait_invite``, ``sojourn_invite``, ``wait_non_invite``, ``sojourn_non_invite``: the entry restricted
+    to that class's admitted arrivals, the same tagged chain)."""
+    laws = phase_type_laws(tagged_two_flow(model))
+    for flow, name in zip((1, 2), type(model).response_flows):
+        per = phase_type_laws(tagged_two_flow(model, flow))
+        laws.update({f"{kind}_{name}": law for kind, law in per.items()})
+    return laws
 
 
 # --------------------------------------------------------------------------------------
@@ -360,7 +370,7 @@ def mm1_hysteretic_laws(model) -> dict:
 # --------------------------------------------------------------------------------------
 
 
-def tagged_two_flow_hysteretic(model) -> TaggedChain:
+def tagged_two_flow_hysteretic(model, flow: int | None = None) -> TaggedChain:
     """The tagged customer's sojourn chain of a :class:`TwoFlowHystereticModel`, over the engine's states
     x = (s, i, j, k) (:mod:`qderive.numeric.engines.two_flow_hysteretic`): the state is (x, c, p), c the
     tagged customer's flow and p its level -- 0 in service (then c = k), else 1 + the number of customers *of
@@ -419,7 +429,7 @@ def tagged_two_flow_hysteretic(model) -> TaggedChain:
             continue
         for c in (1, 2):
             lam = model.rate(TH.InputMode(s), c)
-            if lam == 0:
+            if lam == 0 or (flow is not None and c != flow):
                 continue
             s2 = 1 if (s == 0 and n + 1 == model.H) else 2 if (s == 1 and n + 1 == model.R) else s
             y = (s2, i + (c == 1), j + (c == 2), k if n else c)
@@ -447,5 +457,10 @@ def tagged_two_flow_hysteretic(model) -> TaggedChain:
 @functools.lru_cache(maxsize=16)
 def two_flow_hysteretic_laws(model) -> dict:
     """The ``response`` of ``two-flow-hysteretic``: wait and sojourn of a random admitted customer (either
-    flow, weighted by the admitted rates), relative priority to flow 1."""
-    return phase_type_laws(tagged_two_flow_hysteretic(model))
+    flow, weighted by the admitted rates), relative priority to flow 1; and per flow (``wait_flow1``, ...:
+    the entry restricted to that flow's admitted arrivals)."""
+    laws = phase_type_laws(tagged_two_flow_hysteretic(model))
+    for flow, name in zip((1, 2), type(model).response_flows):
+        per = phase_type_laws(tagged_two_flow_hysteretic(model, flow))
+        laws.update({f"{kind}_{name}": law for kind, law in per.items()})
+    return laws

@@ -16,7 +16,13 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
   irrational, e.g. a deterministic vacation).
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
-not smooth: tails and quantiles are refused for it, the moments are not.
+not smooth. With a constant service D and no vacations, or vacations whose survival function is
+given by exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
+empirical), the tails are exact instead: the lattice sum (L3) of
+:mod:`qderive.numeric.kernels.lattice_wait` (wait), and P(W > t - D) for the sojourn W + D, with the
+working digits chosen from the sum's own rounding bound (:func:`_lattice_mp`); float64 returns None
+where that bound exceeds 1e-10 of the tail (the response module recomputes it at 15 digits, with a
+note). Other kinked laws are refused for tails and quantiles, with the reason; the moments work.
 """
 
 from __future__ import annotations
@@ -161,19 +167,166 @@ def _p_zero(model):
     return p0
 
 
+# -- constant service: exact lattice tails ------------------------------------------------------------------
+
+
+def _lattice(model):
+    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) of
+    :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
+    exponential, hyperexponential, constant, empirical); else None and why not."""
+    pieces = model.service.survival_pieces()
+    if pieces is None or len(pieces) != 1 or tuple(pieces[0][:2]) != (1, 0) or pieces[0][2] is None:
+        return None, ""  # not a constant service: the refusal names the law with kinks
+    if model.vacation is None:
+        return (pieces[0][2], ()), ""
+    vac = model.vacation.survival_pieces()
+    if vac is None:
+        return None, f"the vacation time {model.vacation} has no exact sum with the constant service {model.service}"
+    return (pieces[0][2], tuple(vac)), ""
+
+
+#: the lattice table h of the last model per context (float64, or the highest mpmath precision so far): a
+#: quantile search evaluates one model at many t
+_TABLES: dict = {}
+
+
+def _table(model, ctx, K):
+    from ..kernels.lattice_wait import lattice_table
+    from ..sequences import batch_vectors
+
+    key = (model, ctx.is_float64)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
+        return hit[2]
+    if hit is not None and K > hit[1]:
+        K = max(K, 2 * hit[1])  # a growing search: double, so that the cost stays O(K^3) overall
+    K = max(K, 16)
+    vec = batch_vectors(model.batch, K, ctx)
+    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric, vec.support)
+    if len(_TABLES) > 8:
+        _TABLES.clear()
+    _TABLES[key] = (ctx.dps, K, h)
+    return h
+
+
+def _lattice_tail(model, setup, t: Fraction, ctx):
+    """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``)."""
+    from ..kernels.lattice_wait import lattice_wait_tail
+
+    from qderive.symbolic import limits as _limits
+
+    D, pieces = setup
+    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
+                      f"{float(D):.6g} sums over t / D lattice points")
+    lam = ctx.num(model.rate)
+    rho = ctx.num(model.rate * model.batch.mean * D)
+    policy = _policy(model)
+    if policy == "none":
+        atom, weight = ctx.num(1), ctx.num(0)
+    else:
+        f1 = model.vacation.moment(1)
+        if policy == "multiple":
+            atom, weight = ctx.num(0), ctx.num(1 / f1)
+        else:
+            c0 = _zero_count(model, ctx)
+            c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
+            atom, weight = c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
+    parts = tuple((ctx.num(w), ctx.num(theta), None if d is None else ctx.num(d)) for w, theta, d in pieces)
+    us = [ctx.num(t - m * D) for m in range(K + 1)]
+    return lattice_wait_tail(ctx, _table(model, ctx, K), us, lam, rho, atom, weight, parts)
+
+
+def _lattice_float64(model, setup, t: Fraction):
+    """P(W > t) in float64, or None when the cancellation bound exceeds 1e-10 of the tail (or it overflows)."""
+    from ..backend import FLOAT64
+
+    try:
+        tail, bound = _lattice_tail(model, setup, t, FLOAT64)
+    except OverflowError:
+        return None, None
+    if not (np.isfinite(tail) and np.isfinite(bound)):
+        return None, None
+    return (float(tail) if tail > 0 and bound <= 1e-10 * tail else None), float(bound) / FLOAT64.eps
+
+
+def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
+    """P(W > t) to ``digits`` relative digits: working digits D + 10 + log10(C M) (``size``, from float64, else
+    from a 20-digit pass), raised by log10(bound / tail) until the rounding bound is below 10^-(D+2) of the
+    tail. Returns (tail, working digits)."""
+    import math
+
+    import mpmath
+    from qderive.symbolic import limits as _limits
+
+    from ..backend import mp_context
+
+    if size is None or not math.isfinite(size):
+        with mp_context(20) as ctx:
+            _, bound = _lattice_tail(model, setup, t, ctx)
+            size = float(bound / ctx.eps)
+    w = digits + 10 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
+    while True:
+        _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
+                      f"{digits} digits of it need {w} working digits")
+        ctx = mp_context(w)
+        with ctx:
+            tail, bound = _lattice_tail(model, setup, t, ctx)
+            goal = mpmath.mpf(10) ** (-(digits + 2))
+            if tail > 0 and bound <= goal * tail:
+                return +tail, w
+            if tail > 2 * bound:
+                w += int(math.ceil(float(mpmath.log10(bound / (goal * tail))))) + 3
+            else:
+                w += max(20, w - digits)
+
+
+def _lattice_tails(model, setup, kind: str):
+    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) by (L3); the sojourn
+    W + D has P(W + D > t) = P(W > t - D) (1 for t < D). float64 gives None where it must escalate."""
+    import mpmath
+
+    shift = setup[0] if kind == "sojourn" else 0
+
+    def tails(ts, digits):
+        out, working = [], 0
+        for t in ts:
+            t = Fraction(t) - shift
+            if t < 0:
+                out.append(1.0 if digits is None else mpmath.mpf(1))
+                continue
+            value, size = _lattice_float64(model, setup, t)
+            if digits is None:
+                out.append(value)
+                continue
+            value, w = _lattice_mp(model, setup, t, digits, size)
+            out.append(value)
+            working = max(working, w)
+        return out, (working or None)
+
+    return tails
+
+
 def response_laws(model) -> dict:
-    """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring)."""
+    """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
+
+    A constant service (with no vacations or vacations covered by (L4)) gets exact tails by the lattice sum
+    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails."""
     from qderive.symbolic.cache import cached
 
     smooth, why = cached(_key(model, "smooth"), lambda: _smooth(model))
+    setup, why_not = (None, "") if smooth else _lattice(model)
+    why = why_not or why
 
     def no_atom(ctx):  # P(T = 0) = P(W = 0) P(B = 0) = 0: every service law is a.s. positive (alpha sums to 1)
         return ctx.num(0)
 
+    def own(kind):
+        return None if setup is None else _lattice_tails(model, setup, kind)
+
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
-                                smooth, why),
+                                smooth, why, own("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, _moment_values(model, "sojourn"),
-                                   smooth, why)}
+                                   smooth, why, own("sojourn"))}
 
 
 def size_for_delay(values: dict, request, digits=None) -> dict:

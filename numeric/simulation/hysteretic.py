@@ -34,8 +34,10 @@ same mean, smaller variance); ``throughput`` = served customers per unit time. I
 from __future__ import annotations
 
 import math
+from collections import deque
 from fractions import Fraction
 
+import numpy as np
 from qderive.symbolic.batches.finite import Constant
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Exponential
@@ -45,7 +47,7 @@ from qderive.symbolic.models.hysteretic import (
     Semantics,
 )
 
-from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream
+from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
 
 __all__ = ["simulate", "kernel_spec"]
 
@@ -82,8 +84,13 @@ def _laws(model):
     return model.batch, model.service, (model.rate, model.rate1, Fraction(0))
 
 
-def _loop(rng, model):
-    """The event loop as a generator: ``send(n)`` serves up to n customers in total, returns the accumulators."""
+def _loop(rng, model, record: bool = False):
+    """The event loop as a generator: ``send(n)`` serves up to n customers in total, returns the accumulators.
+
+    With ``record`` the admitted customers' arrival epochs are kept FIFO (a batch as [epoch, customers
+    admitted]) and every service start records the wait (start minus arrival) and the sojourn (its end minus
+    arrival) of the customer at the head; ``send(None)`` finishes with ``{"wait": array, "sojourn": array}``
+    in service order (:class:`~qderive.numeric.simulation.stats.KernelSpec`). The same random numbers are drawn."""
     batch, service, rates = _laws(model)
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng)
     sizes = value_stream(sampler(batch, "batch"), rng)
@@ -101,8 +108,11 @@ def _loop(rng, model):
     tm = [0.0, 0.0, 0.0]  # time per mode (interval semantics)
     tlab = [0.0, 0.0, 0.0]  # time per label
     na = next_e() * scale[0]
+    fifo, waits, sojourns = deque(), [], []  # recording only: [arrival epoch, customers left] per batch
     target = yield
     while True:
+        if target is None and record:
+            return {"wait": np.array(waits, dtype=np.float64), "sojourn": np.array(sojourns, dtype=np.float64)}
         while served < target:
             if n == 0:  # idle until the next batch (mode 0 has a positive rate)
                 dt = na - tl
@@ -115,10 +125,19 @@ def _loop(rng, model):
                 else:
                     n = cap
                     lost += x - cap
+                if record:
+                    fifo.append([t, n])
                 s = after_arrival[s][n]
                 sc = scale[s]
                 na = t + next_e() * sc if sc else inf
             end = t + next_s()
+            if record:  # the head of the FIFO starts its service now
+                head = fifo[0]
+                waits.append(t - head[0])
+                sojourns.append(end - head[0])
+                head[1] -= 1
+                if not head[1]:
+                    fifo.popleft()
             while na <= end:
                 dt = na - tl
                 tm[s] += dt
@@ -131,6 +150,8 @@ def _loop(rng, model):
                 else:
                     n = cap
                     lost += x - room
+                if record and x and room:
+                    fifo.append([na, min(x, room)])
                 s = after_arrival[s][n]  # instantaneous switching changes the rate of the next arrival
                 sc = scale[s]
                 na = na + next_e() * sc if sc else inf
@@ -186,16 +207,22 @@ def kernel_spec(model) -> KernelSpec:
         accumulators=_ACCUMULATORS,
         start=lambda rng: _loop(rng, model),
         measures=_measures(model, label),
+        samples=("wait", "sojourn"),
+        start_recording=lambda rng: _loop(rng, model, record=True),
         undefined_notes={k: _CYCLE_NOTE for k in ("mean_normal_time", "mean_return_time", "mean_cycle_time")},
     )
 
 
 def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
-             warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
+             warmup: float = 0.1, quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0,
+             sojourn_tail=(), sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:
     """Simulate a hysteretic model: mode probabilities, cycle times, loss and throughput with 95 % intervals.
 
     ``customers`` are served in each of ``replications`` independent runs started empty in
     normal mode; the first ``warmup`` fraction is discarded (:mod:`.stats`). Cycle measures are
-    renewal-reward ratios (``docs/theory/chapter3.md`` section 7).
+    renewal-reward ratios (``docs/theory/chapter3.md`` section 7). ``wait_tail``, ..., ``sojourn_moments``: the
+    waits and sojourns of the admitted customers (FIFO), with the estimators of :class:`.stats.SampleRequest`.
     """
-    return run_replications(kernel_spec(model), customers, replications, seed, warmup, quiet)
+    requests = (SampleRequest.parse("wait", wait_tail, wait_quantile, wait_moments),
+                SampleRequest.parse("sojourn", sojourn_tail, sojourn_quantile, sojourn_moments))
+    return run_replications(kernel_spec(model), customers, replications, seed, warmup, quiet, samples=requests)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.two_flow import (
     Algorithm,
@@ -35,7 +36,7 @@ from qderive.symbolic.models.two_flow import (
     TwoFlowModel,
 )
 
-from .stats import KernelSpec, SimulationResult, run_replications, value_stream
+from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, value_stream
 
 __all__ = ["simulate", "simulate_hysteretic", "two_flow_spec", "hysteretic_spec"]
 
@@ -70,8 +71,12 @@ _TWO_FLOW_ACC = ("time", "served", "served1", "served2", "arrived1", "arrived2",
                  "sojourn1", "sojourn2", "t0", "t1", "t2", "returns")
 
 
-def _two_flow_loop(rng, model: TwoFlowModel):
-    """The event loop as a generator: ``send(n)`` runs until n customers are served, returns the accumulators."""
+def _two_flow_loop(rng, model: TwoFlowModel, record: bool = False):
+    """The event loop as a generator: ``send(n)`` runs until n customers are served, returns the accumulators.
+
+    With ``record``, the wait (service start minus arrival) and the sojourn of every customer served, in
+    service order, are kept, and ``send(None)`` finishes with ``{"wait": array, "sojourn": array}``
+    (:class:`~qderive.numeric.simulation.stats.KernelSpec`); the random numbers drawn are the same."""
     next_e, next_u = _streams(rng)
     lam1, lam2 = (_rate(v, n) for v, n in zip(model.arrival_rates, ("lambda_invite", "lambda_non_invite")))
     lam = lam1 + lam2
@@ -86,8 +91,11 @@ def _two_flow_loop(rng, model: TwoFlowModel):
     served = returns = 0
     done, arrived, rejected = [0, 0], [0, 0], [0, 0]
     sojourn, tm = [0.0, 0.0], [0.0, 0.0, 0.0]
+    waits, sojourns = [], []
     target = yield
     while True:
+        if target is None and record:
+            return {"wait": np.array(waits, dtype=np.float64), "sojourn": np.array(sojourns, dtype=np.float64)}
         while served < target:
             rate = lam + mu[s][c_in] if busy else lam
             dt = next_e() / rate
@@ -103,6 +111,8 @@ def _two_flow_loop(rng, model: TwoFlowModel):
                         queues[c].append(t)
                     else:
                         busy, c_in, a_in = True, c, t
+                        if record:
+                            waits.append(0.0)
                     if n > high:
                         s = 2
                 else:
@@ -110,6 +120,8 @@ def _two_flow_loop(rng, model: TwoFlowModel):
             else:  # a departure
                 done[c_in] += 1
                 sojourn[c_in] += t - a_in
+                if record:
+                    sojourns.append(t - a_in)
                 served += 1
                 n -= 1
                 if s == 2 and n == high:
@@ -123,6 +135,8 @@ def _two_flow_loop(rng, model: TwoFlowModel):
                     c_in, a_in = 1, q1.popleft()
                 else:
                     c_in, a_in = 0, q0.popleft()
+                if record and n:
+                    waits.append(t - a_in)
         target = yield (t, served, done[0], done[1], arrived[0], arrived[1], rejected[0], rejected[1],
                         sojourn[0], sojourn[1], tm[0], tm[1], tm[2], returns)
 
@@ -146,7 +160,8 @@ def two_flow_spec(model: TwoFlowModel) -> KernelSpec:
     """The event loop and measure table of a :class:`TwoFlowModel`."""
     return KernelSpec(
         model=model.name, accumulators=_TWO_FLOW_ACC, start=lambda rng: _two_flow_loop(rng, model),
-        measures=_TWO_FLOW_MEASURES,
+        measures=_TWO_FLOW_MEASURES, samples=("wait", "sojourn"),
+        start_recording=lambda rng: _two_flow_loop(rng, model, record=True),
         undefined_notes={
             "mean_return_time": "the server never returned to normal mode in the measured time",
             "rejection_invite": "no INVITE arrived",
@@ -157,9 +172,21 @@ def two_flow_spec(model: TwoFlowModel) -> KernelSpec:
 
 
 def simulate(model: TwoFlowModel, customers: int, replications: int = 10, seed: int | None = None, *,
-             warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
-    """Simulate the two-flow server (``qderive simulate two-flow``): ``customers`` departures per replication."""
-    return run_replications(two_flow_spec(model), customers, replications, seed, warmup, quiet, tuple(model.notes()))
+             warmup: float = 0.1, quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0,
+             sojourn_tail=(), sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:
+    """Simulate the two-flow server (``qderive simulate two-flow``): ``customers`` departures per replication.
+
+    ``wait_tail``, ..., ``sojourn_moments``: the per-customer waits and sojourns of the admitted customers
+    of both classes in service order (a random admitted message, as the ``response`` of the model), with
+    the estimators of :class:`~qderive.numeric.simulation.stats.SampleRequest`."""
+    return run_replications(two_flow_spec(model), customers, replications, seed, warmup, quiet, tuple(model.notes()),
+                            samples=_requests(wait_tail, wait_quantile, wait_moments, sojourn_tail, sojourn_quantile,
+                                              sojourn_moments))
+
+
+def _requests(wait_tail, wait_quantile, wait_moments, sojourn_tail, sojourn_quantile, sojourn_moments):
+    return (SampleRequest.parse("wait", wait_tail, wait_quantile, wait_moments),
+            SampleRequest.parse("sojourn", sojourn_tail, sojourn_quantile, sojourn_moments))
 
 
 # --------------------------------------------------------------------------------------
@@ -170,8 +197,10 @@ _HYST_ACC = ("time", "served1", "served2", "offered1", "offered2", "sojourn1", "
              "t0", "t1", "t2", "normal_periods", "normal_time_done", "returns", "overload_time_done")
 
 
-def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
+def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
     """Event loop of seed 002: offered arrivals at the normal rates, thinned by the mode's rate (throttling).
+
+    ``record``: as :func:`_two_flow_loop` (waits and sojourns in service order, ``send(None)`` finishes).
 
     Time in mode 0 counts towards ``normal_time_done`` when the period ends (a switch to overload),
     overload time when the server returns to mode 0, so the periods are measured whole.
@@ -194,8 +223,11 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
     normal_periods = returns = 0
     normal_done = overload_done = 0.0
     total = 0
+    waits, sojourns = [], []
     target = yield
     while True:
+        if target is None and record:
+            return {"wait": np.array(waits, dtype=np.float64), "sojourn": np.array(sojourns, dtype=np.float64)}
         while total < target:
             rate = offer + (mu[k - 1] if k else 0.0)
             dt = next_e() / rate
@@ -215,6 +247,8 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
                         (q1 if c == 0 else q2).append(t)
                     else:
                         k, a_in = c + 1, t
+                        if record:
+                            waits.append(0.0)
                     if s == 0 and n == H:
                         s = 1
                         if returns:  # the first normal period starts empty, not at the entry (L-1, 0)
@@ -226,6 +260,8 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
             else:  # a departure of flow k
                 served[k - 1] += 1
                 sojourn[k - 1] += t - a_in
+                if record:
+                    sojourns.append(t - a_in)
                 counts[k - 1] -= 1
                 total += 1
                 n -= 1
@@ -242,6 +278,8 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
                     k, a_in = 2, q2.popleft()
                 else:
                     k = 0
+                if record and k:
+                    waits.append(t - a_in)
         target = yield (t, served[0], served[1], offered[0], offered[1], sojourn[0], sojourn[1], area[0], area[1],
                         tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
 
@@ -268,7 +306,8 @@ def hysteretic_spec(model: TwoFlowHystereticModel) -> KernelSpec:
     """The event loop and measure table of a :class:`TwoFlowHystereticModel`."""
     return KernelSpec(
         model=model.name, accumulators=_HYST_ACC, start=lambda rng: _hysteretic_loop(rng, model),
-        measures=_HYST_MEASURES,
+        measures=_HYST_MEASURES, samples=("wait", "sojourn"),
+        start_recording=lambda rng: _hysteretic_loop(rng, model, record=True),
         undefined_notes={
             "mean_normal_time": "no normal-mode period ended in the measured time",
             "mean_return_time": "the server never returned to normal mode in the measured time",
@@ -279,6 +318,11 @@ def hysteretic_spec(model: TwoFlowHystereticModel) -> KernelSpec:
 
 
 def simulate_hysteretic(model: TwoFlowHystereticModel, customers: int, replications: int = 10,
-                        seed: int | None = None, *, warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
-    """Simulate seed 002 (``qderive simulate two-flow-hysteretic``): ``customers`` departures per replication."""
-    return run_replications(hysteretic_spec(model), customers, replications, seed, warmup, quiet)
+                        seed: int | None = None, *, warmup: float = 0.1, quiet: bool = False, wait_tail=(),
+                        wait_quantile=(), wait_moments: int = 0, sojourn_tail=(), sojourn_quantile=(),
+                        sojourn_moments: int = 0) -> SimulationResult:
+    """Simulate seed 002 (``qderive simulate two-flow-hysteretic``): ``customers`` departures per replication;
+    the sample options as :func:`simulate` (admitted customers of both flows, in service order)."""
+    return run_replications(hysteretic_spec(model), customers, replications, seed, warmup, quiet,
+                            samples=_requests(wait_tail, wait_quantile, wait_moments, sojourn_tail, sojourn_quantile,
+                                              sojourn_moments))

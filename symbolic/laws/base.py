@@ -246,6 +246,13 @@ class TimeLaw(Law):
         """(alpha, T): initial probabilities and sub-generator of a phase-type law, exactly; None otherwise."""
         return None
 
+    def survival_pieces(self):
+        """The survival function as exponential pieces cut at a point, exactly, or None:
+        ((w_1, theta_1, d_1), ...) with P(T > x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (d_i None: no cut).
+        A constant d is ((1, 0, d),). The exact lattice tails with constant service use it
+        (:mod:`qderive.numeric.kernels.lattice_wait`, (L4))."""
+        return None
+
     def sample(self, rng, size: int):
         """``size`` independent variates (numpy array) for the simulator."""
         raise ParameterError(f"{type(self).__name__} cannot be sampled: give a concrete law")

@@ -32,6 +32,10 @@ class Deterministic(TimeLaw):
     def count_law(self, lam):
         return PoissonCount((lam * self.mean,))
 
+    def survival_pieces(self):
+        """P(T > x) = 1{x < d}."""
+        return ((1, 0, self.mean),)
+
     def sample(self, rng, size):
         import numpy as np
 

@@ -126,6 +126,10 @@ class Empirical(TimeLaw):
         atoms = self._atoms
         return PoissonCount(tuple(lam * x for x, _ in atoms), tuple(w for _, w in atoms))
 
+    def survival_pieces(self):
+        """P(T > x) = sum over the distinct sample points x_j of their weight times 1{x < x_j}."""
+        return tuple((w, 0, x) for x, w in self._atoms if x > 0)
+
     def sample_array(self):
         import numpy as np
 

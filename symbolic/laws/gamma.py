@@ -66,6 +66,10 @@ class Exponential(_GammaFamily):
     def shape_value(self):
         return 1
 
+    def survival_pieces(self):
+        """P(T > x) = e^{-x/m}."""
+        return ((1, 1 / self.mean, None),)
+
     def sample(self, rng, size):
         return rng.exponential(float(self.mean), size)
 

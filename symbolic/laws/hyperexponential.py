@@ -64,6 +64,10 @@ class HyperExponential(TimeLaw):
         T = tuple(tuple(-1 / self.means[i] if i == j else 0 for j in range(k)) for i in range(k))
         return tuple(self.probs), T
 
+    def survival_pieces(self):
+        """P(T > x) = sum_i p_i e^{-x/m_i}."""
+        return tuple((p, 1 / m, None) for p, m in zip(self.probs, self.means))
+
     def sample(self, rng, size):
         import numpy as np
 

@@ -253,6 +253,9 @@ class Model(_Validated):
     #: the response-time laws (waiting and sojourn time): ``response.load()(model)`` returns
     #: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` (:mod:`qderive.numeric.response`); None: not offered
     response: ClassVar[Ref | None] = None
+    #: names of per-flow response laws (``{"wait_<flow>": ..., "sojourn_<flow>": ...}`` in the response dict):
+    #: they add the measures ``wait_tail_<flow>``, ... and the options ``--wait-tail-<flow>``, ...
+    response_flows: ClassVar[tuple] = ()
     #: the Request class of ``qderive codegen NAME`` options (None: no options)
     codegen_options: ClassVar[type | None] = None
     #: other ways to give a field (``--load`` for ``--rate``)

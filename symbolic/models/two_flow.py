@@ -199,6 +199,8 @@ class TwoFlowModel(Model):
     derivation = Ref("qderive.derivations.two_flow:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_laws")
+    #: per-class response laws: measure keys ``wait_tail_invite``, ... (as ``mean_sojourn_invite``)
+    response_flows = ("invite", "non_invite")
 
     def _validate(self):
         over = (self.mu_overload_invite, self.mu_overload_non_invite)
@@ -344,6 +346,8 @@ class TwoFlowHystereticModel(Model):
     actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
                       "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
                       Ref("qderive.numeric.engines.threshold_search:two_flow_optimize")),)
+    #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)
+    response_flows = ("flow1", "flow2")
 
     def __post_init__(self):
         mus = self.service_rates
