@@ -40,6 +40,65 @@ _lgamma = np.frompyfunc(mpmath.loggamma, 1, 1)
 _re = np.frompyfunc(mpmath.re, 1, 1)
 
 
+try:
+    import gmpy2 as _gmpy2
+except ImportError:  # pragma: no cover - a dependency; mpmath alone is slower, not different
+    _gmpy2 = None
+
+
+class _Special(Exception):
+    pass
+
+
+def _to_mpfr(a):
+    """An object array of mpf as gmpy2 mpfr numbers (exact: m 2^e, rounded to the context's precision);
+    an object that occurs many times (the zeros of a table, the entries of a Toeplitz matrix) is converted once."""
+    mul_2exp = _gmpy2.mul_2exp
+    out = np.empty(a.shape, dtype=object)
+    flat = out.reshape(-1)
+    seen: dict = {}
+    for i, x in enumerate(a.reshape(-1).tolist()):
+        y = seen.get(id(x))
+        if y is None:
+            sign, man, exp, bc = x._mpf_
+            if not man and exp:
+                raise _Special
+            y = seen[id(x)] = mul_2exp(-man if sign else man, exp)
+        flat[i] = y
+    return out
+
+
+#: mpfr copies of read-only arrays (the batch tables of a figure grid, multiplied again at every point)
+_MPFR_CACHE: dict = {}
+
+
+def _mpfr_operand(b, prec):
+    """The mpfr copy of ``b``; for a view of a read-only array, a view of the cached copy of its owner."""
+    owner = b.base if b.base is not None else b
+    if not isinstance(owner, np.ndarray) or owner.flags.writeable or not owner.flags.c_contiguous or owner.size < 1024:
+        return _to_mpfr(b)
+    key = (id(owner), prec)
+    hit = _MPFR_CACHE.get(key)
+    if hit is None or hit[0] is not owner:
+        if len(_MPFR_CACHE) >= 64:
+            _MPFR_CACHE.pop(next(iter(_MPFR_CACHE)))
+        hit = _MPFR_CACHE[key] = (owner, _to_mpfr(owner))
+    converted = hit[1]
+    offset = (b.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // b.itemsize
+    return np.lib.stride_tricks.as_strided(converted.reshape(-1)[offset:], shape=b.shape, strides=b.strides)
+
+
+def _from_mpfr(c, prec):
+    """gmpy2 mpfr numbers back to mpf (exact at ``prec`` bits: one rounding, already done)."""
+    make, from_man_exp = mpmath.mp.make_mpf, mpmath.libmp.from_man_exp
+    out = np.empty(c.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, y in enumerate(c.reshape(-1).tolist()):
+        man, exp = y.as_mantissa_exp()
+        flat[i] = make(from_man_exp(int(man), int(exp), prec, "n"))
+    return out
+
+
 class MPContext:
     """mpmath at ``dps`` significant digits; vectors are numpy object arrays of mpf."""
 
@@ -153,6 +212,26 @@ class MPContext:
     def dot(self, a, b):
         return mpmath.fdot(a, b)
 
+    def matmul(self, a, b):
+        """Matrix product of two 2-D object arrays of mpf at the working precision.
+
+        With gmpy2 (a dependency) the products run on its mpfr numbers (about ten times mpmath's
+        speed): every entry converted exactly (mantissa, exponent), each product and sum rounded to
+        the working precision as mpmath rounds them, the results rounded once back to mpf. The copy of a
+        read-only right operand (``flags.writeable`` False: it cannot change) is kept for the next call.
+        """
+        if _gmpy2 is None or a.shape[1] == 0:
+            return np.dot(a, b)
+        prec = mpmath.mp.prec
+        g = _gmpy2
+        with g.context(g.get_context(), precision=prec, round=g.RoundToNearest, emax=g.get_emax_max(),
+                       emin=g.get_emin_min()):
+            try:
+                c = np.dot(_to_mpfr(a), _mpfr_operand(b, prec))
+            except _Special:  # an infinity or a NaN: mpmath's own arithmetic
+                return np.dot(a, b)
+        return _from_mpfr(c, prec)
+
     def isfinite(self, x):
         if isinstance(x, np.ndarray):
             return all(mpmath.isfinite(v) for v in x.ravel())
@@ -222,6 +301,9 @@ class FractionContext:
     def dot(self, a, b):
         return sum((x * y for x, y in zip(a, b)), Fraction(0))
 
+    def matmul(self, a, b):
+        return np.dot(a, b)
+
     def flush(self, v):
         return v
 
@@ -269,3 +351,6 @@ class FieldContext:
 
     def dot(self, a, b):
         return sum((x * y for x, y in zip(a, b)), self.K.zero)
+
+    def matmul(self, a, b):
+        return np.dot(a, b)
