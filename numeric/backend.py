@@ -29,7 +29,8 @@ from mpmath.libmp import from_rational
 
 from .kernels.context import FLOAT64, Float64Context
 
-__all__ = ["FLOAT64", "Float64Context", "MPContext", "FractionContext", "FieldContext", "mp_context", "context_for"]
+__all__ = ["FLOAT64", "Float64Context", "MPContext", "FractionContext", "FieldContext", "GmpyContext", "mp_context",
+           "context_for"]
 
 _exp = np.frompyfunc(mpmath.exp, 1, 1)
 _log = np.frompyfunc(mpmath.log, 1, 1)
@@ -212,6 +213,13 @@ class MPContext:
     def dot(self, a, b):
         return mpmath.fdot(a, b)
 
+    def twin(self):
+        """A :class:`GmpyContext` at this precision (inside ``with self``; None without gmpy2): the same
+        correctly rounded operations on gmpy2 numbers, for eliminations run entirely inside it."""
+        if _gmpy2 is None or mpmath.mp.dps != self.dps:
+            return None
+        return GmpyContext(self.dps)
+
     def matmul(self, a, b):
         """Matrix product of two 2-D object arrays of mpf at the working precision.
 
@@ -242,6 +250,100 @@ class MPContext:
 
     def to_float(self, x):
         return float(x)
+
+
+class GmpyContext:
+    """The context interface over gmpy2 mpfr numbers at the precision of an :class:`MPContext`
+    (correct rounding of every operation, as mpmath's, at about ten times its speed): for loops that
+    run entirely inside it (the oracles' dense GTH). Exact inputs are rounded once; :meth:`to_mp` and
+    :meth:`from_mp` convert to and from mpf without any further rounding."""
+
+    is_float64 = False
+    tiny = 0
+    dtype = object
+
+    def __init__(self, dps: int):
+        self.dps = int(dps)
+        self.prec = mpmath.libmp.dps_to_prec(self.dps)
+        self.name = f"gmpy{self.dps}"
+        self._stack: list = []
+
+    @property
+    def eps(self):
+        return _gmpy2.mul_2exp(_gmpy2.mpfr(1), -self.prec)
+
+    def __enter__(self):
+        g = _gmpy2
+        cm = g.context(g.get_context(), precision=self.prec, round=g.RoundToNearest, emax=g.get_emax_max(),
+                       emin=g.get_emin_min())
+        cm.__enter__()
+        self._stack.append(cm)
+        return self
+
+    def __exit__(self, *exc):
+        self._stack.pop().__exit__(*exc)
+        return False
+
+    def num(self, value):
+        """An exact number (int, Fraction) as an mpfr, rounded once; an mpf exactly."""
+        g = _gmpy2
+        if isinstance(value, Fraction):
+            return g.mpfr(g.mpq(value.numerator, value.denominator))
+        if isinstance(value, mpmath.mpf):
+            return _to_mpfr(np.array([value], dtype=object))[0]
+        return g.mpfr(value)
+
+    def zeros(self, shape):
+        z = np.empty(shape, dtype=object)
+        z.fill(_gmpy2.mpfr(0))
+        return z
+
+    def array(self, values):
+        values = list(values)
+        a = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            a[i] = v if isinstance(v, type(_gmpy2.mpfr(0))) else self.num(v)
+        return a
+
+    def arange(self, n):
+        return self.array(range(n))
+
+    def eye(self, n):
+        e = self.zeros((n, n))
+        for i in range(n):
+            e[i, i] = _gmpy2.mpfr(1)
+        return e
+
+    def fsum(self, values):
+        """A sum with one rounding (gmpy2.fsum is correctly rounded)."""
+        return _gmpy2.fsum(list(values))
+
+    def dot(self, a, b):
+        """An inner product with one rounding: the products are exact at twice the precision."""
+        g = _gmpy2
+        with g.context(g.get_context(), precision=2 * self.prec):
+            terms = [x * y for x, y in zip(a, b)]
+        return g.fsum(terms)
+
+    def matmul(self, a, b):
+        return np.dot(a, b)
+
+    def flush(self, v):
+        return v
+
+    def isfinite(self, x):
+        if isinstance(x, np.ndarray):
+            return all(_gmpy2.is_finite(v) for v in x.ravel())
+        return bool(_gmpy2.is_finite(x))
+
+    @staticmethod
+    def from_mp(a):
+        """An object array of mpf as mpfr (exact at this precision; call inside ``with``)."""
+        return _to_mpfr(np.asarray(a, dtype=object))
+
+    def to_mp(self, a):
+        """An object array of mpfr as mpf at this precision (exact)."""
+        return _from_mpfr(np.asarray(a, dtype=object), self.prec)
 
 
 def mp_context(dps: int) -> MPContext:

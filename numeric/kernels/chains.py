@@ -96,8 +96,13 @@ def gth_stationary(ctx, A):
 
     The last state is eliminated first, so what remains is always the leading block ``A[:k, :k]``;
     the rank-one update touches only the bounding ranges of the nonzero entries of the pivot row
-    and column (slices, in place), so a chain skip-free to the left costs O(n^2).
+    and column (slices, in place), so a chain skip-free to the left costs O(n^2). A context with a
+    ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs the elimination in it.
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:  # the same correctly rounded arithmetic on faster numbers (mpmath -> gmpy2)
+        with twin:
+            return twin.to_mp(gth_stationary(twin, twin.from_mp(A)))
     A = numpy.array(A, dtype=ctx.dtype, copy=True)
     n = A.shape[0]
     for k in range(n - 1, 0, -1):
