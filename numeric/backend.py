@@ -61,6 +61,10 @@ def _to_mpfr(a):
     for i, x in enumerate(a.reshape(-1).tolist()):
         y = seen.get(id(x))
         if y is None:
+            if not hasattr(x, "_mpf_"):  # an exact number (int, Fraction): rounded once
+                y = seen[id(x)] = _gmpy2.mpfr(_gmpy2.mpq(Fraction(x).numerator, Fraction(x).denominator))
+                flat[i] = y
+                continue
             sign, man, exp, bc = x._mpf_
             if not man and exp:
                 raise _Special
@@ -339,7 +343,10 @@ class GmpyContext:
     @staticmethod
     def from_mp(a):
         """An object array of mpf as mpfr (exact at this precision; call inside ``with``)."""
-        return _to_mpfr(np.asarray(a, dtype=object))
+        try:
+            return _to_mpfr(np.asarray(a, dtype=object))
+        except _Special:
+            raise ValueError("an infinite or NaN entry") from None
 
     def to_mp(self, a):
         """An object array of mpfr as mpf at this precision (exact)."""
