@@ -104,7 +104,37 @@ def _from_mpfr(c, prec):
     return out
 
 
-class MPContext:
+def _object_array(values, native, num):
+    """An object vector of ``values``: numbers of the ``native`` type kept, the others converted by ``num``."""
+    values = list(values)
+    a = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        a[i] = v if isinstance(v, native) else num(v)
+    return a
+
+
+def _object_eye(ctx, n, one):
+    e = ctx.zeros((n, n))
+    for i in range(n):
+        e[i, i] = one
+    return e
+
+
+class _Scoped:
+    """``with ctx:`` enters the context's precision scope (``_scope()``) and leaves it; nothing is set globally."""
+
+    def __enter__(self):
+        cm = self._scope()
+        cm.__enter__()
+        self._stack.append(cm)
+        return self
+
+    def __exit__(self, *exc):
+        self._stack.pop().__exit__(*exc)
+        return False
+
+
+class MPContext(_Scoped):
     """mpmath at ``dps`` significant digits; vectors are numpy object arrays of mpf."""
 
     is_float64 = False
@@ -139,15 +169,8 @@ class MPContext:
     def pi(self):
         return +mpmath.pi
 
-    def __enter__(self):
-        cm = mpmath.workdps(self.dps)
-        cm.__enter__()
-        self._stack.append(cm)
-        return self
-
-    def __exit__(self, *exc):
-        self._stack.pop().__exit__(*exc)
-        return False
+    def _scope(self):
+        return mpmath.workdps(self.dps)
 
     def num(self, value):
         """An exact number as an mpf at the current precision, rounded once."""
@@ -170,20 +193,13 @@ class MPContext:
         return z
 
     def array(self, values):
-        values = list(values)
-        a = np.empty(len(values), dtype=object)
-        for i, v in enumerate(values):
-            a[i] = v if isinstance(v, mpmath.mpf) else self.num(v)
-        return a
+        return _object_array(values, mpmath.mpf, self.num)
 
     def arange(self, n):
         return self.array(range(n))
 
     def eye(self, n):
-        e = self.zeros((n, n))
-        for i in range(n):
-            e[i, i] = mpmath.mpf(1)
-        return e
+        return _object_eye(self, n, mpmath.mpf(1))
 
     @staticmethod
     def _elementwise(fn, vec, x):
@@ -256,7 +272,7 @@ class MPContext:
         return float(x)
 
 
-class GmpyContext:
+class GmpyContext(_Scoped):
     """The context interface over gmpy2 mpfr numbers at the precision of an :class:`MPContext`
     (correct rounding of every operation, as mpmath's, at about ten times its speed): for loops that
     run entirely inside it (the oracles' dense GTH). Exact inputs are rounded once; :meth:`to_mp` and
@@ -276,17 +292,10 @@ class GmpyContext:
     def eps(self):
         return _gmpy2.mul_2exp(_gmpy2.mpfr(1), -self.prec)
 
-    def __enter__(self):
+    def _scope(self):
         g = _gmpy2
-        cm = g.context(g.get_context(), precision=self.prec, round=g.RoundToNearest, emax=g.get_emax_max(),
-                       emin=g.get_emin_min())
-        cm.__enter__()
-        self._stack.append(cm)
-        return self
-
-    def __exit__(self, *exc):
-        self._stack.pop().__exit__(*exc)
-        return False
+        return g.context(g.get_context(), precision=self.prec, round=g.RoundToNearest, emax=g.get_emax_max(),
+                         emin=g.get_emin_min())
 
     def num(self, value):
         """An exact number (int, Fraction) as an mpfr, rounded once; an mpf exactly."""
@@ -303,20 +312,13 @@ class GmpyContext:
         return z
 
     def array(self, values):
-        values = list(values)
-        a = np.empty(len(values), dtype=object)
-        for i, v in enumerate(values):
-            a[i] = v if isinstance(v, type(_gmpy2.mpfr(0))) else self.num(v)
-        return a
+        return _object_array(values, type(_gmpy2.mpfr(0)), self.num)
 
     def arange(self, n):
         return self.array(range(n))
 
     def eye(self, n):
-        e = self.zeros((n, n))
-        for i in range(n):
-            e[i, i] = _gmpy2.mpfr(1)
-        return e
+        return _object_eye(self, n, _gmpy2.mpfr(1))
 
     def fsum(self, values):
         """A sum with one rounding (gmpy2.fsum is correctly rounded)."""
