@@ -124,6 +124,7 @@ def main():
     ap.add_argument("--before-ref", default=None, help="git ref of the 'before' code (default: merge base with main)")
     ap.add_argument("--verify-reps", type=int, default=1, help="repetitions of the (long) verify rows")
     ap.add_argument("--skip-verify", action="store_true")
+    ap.add_argument("--only", default="", help="run only the cases whose label contains this text (no CLI rows)")
     args = ap.parse_args()
     ref = args.before_ref or subprocess.run(["git", "merge-base", "HEAD", "main"], check=True, capture_output=True,
                                             text=True).stdout.strip()
@@ -146,8 +147,12 @@ def main():
         return out
 
     for label, setup, stmt, inner, target, text in CASES:
+        if args.only not in label:
+            continue
         r = alternate(lambda side: _measure(sides[side], setup, stmt, inner, caches[side]))
         _row(label, r["before"], r["after"], target, text)
+    if args.only:
+        return
     for side in sides:  # fill each side's disk cache (compiled evaluators) before the cold-process rows
         _command(sides[side], EVAL, caches[side])
     r = alternate(lambda side: _command(sides[side], EVAL, caches[side])[0])

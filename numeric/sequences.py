@@ -226,8 +226,9 @@ def batch_vectors(batch, n: int, ctx) -> BatchVectors:
     return BatchVectors(pmf, tail, excess, ctx.num(batch.mean), geometric, support)
 
 
-#: blocks of columns are reused across calls in mpmath mode, where building them dominates (a figure grid
-#: evaluates one batch law at many loads, for service and vacation alike); n <= 400, 4 entries
+#: blocks of columns are reused across calls (a figure grid or a sweep evaluates one batch law at many loads,
+#: for service and vacation alike; in mpmath building them dominates): n <= 400, 4 entries per context kind
+#: (float64: at most 2.6 MB each); the blocks are read-only
 _COLUMN_CACHE: dict = {}
 
 
@@ -236,13 +237,13 @@ def batch_blocks(batch, n: int, ctx, vectors: BatchVectors | None = None):
     (:func:`~qderive.numeric.kernels.batches.convolution_blocks`)."""
     vec = vectors if vectors is not None and len(vectors.pmf) == n + 1 else batch_vectors(batch, n, ctx)
     make = lambda: _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric)  # noqa: E731
-    if ctx.is_float64 or n > 400:
+    if n > 400:
         return make()
     key = (batch, n, ctx.dps)
     blocks = _COLUMN_CACHE.get(key)
     if blocks is None:
         blocks = list(make())
-        if len(_COLUMN_CACHE) >= 4:
+        if len(_COLUMN_CACHE) >= 8:
             _COLUMN_CACHE.pop(next(iter(_COLUMN_CACHE)))
         _COLUMN_CACHE[key] = blocks
     return blocks
