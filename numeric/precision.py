@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
 from qderive.symbolic.models.base import MeasureKind
@@ -84,6 +85,18 @@ def float64_trouble(record_cls, values: dict) -> str | None:
     kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
     for key, value in values.items():
         kind = kinds.get(key)
+        if isinstance(value, np.ndarray) and value.dtype == np.float64:
+            # a float64 vector at once; the first entry that fails (if any) is reported as below
+            flat = value.reshape(-1)
+            size = np.abs(flat)
+            bad = ~np.isfinite(flat) | ((size > 0) & (size < _NEAR_UNDERFLOW))
+            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION):
+                bad |= ~((flat >= 0) & (flat <= 1 + _ULPS_ABOVE_1))
+            if kind is MeasureKind.PROBABILITY:
+                bad |= flat == 0
+            if not bad.any():
+                continue
+            value = [float(flat[int(np.argmax(bad))])]
         for v in _flat(value):
             f = float(v)
             if not math.isfinite(f):
@@ -263,6 +276,8 @@ def _clamp_probabilities(record_cls, values: dict) -> dict:
 
     def clamp(v):
         if isinstance(v, list):
+            if all(type(x) is float for x in v):
+                return [1.0 if 1.0 < x <= 1 + _ULPS_ABOVE_1 else x for x in v]
             return [clamp(x) for x in v]
         return 1.0 if isinstance(v, float) and 1.0 < v <= 1 + _ULPS_ABOVE_1 else v
 
@@ -276,7 +291,7 @@ def _plain(values: dict) -> dict:
 
     def conv(v):
         if isinstance(v, np.ndarray):
-            return [conv(x) for x in v.tolist()] if v.dtype == object else [float(x) for x in v]
+            return [conv(x) for x in v.tolist()] if v.dtype == object else v.astype(float).tolist()
         if isinstance(v, np.generic):
             return v.item()
         if isinstance(v, (list, tuple)):

@@ -35,7 +35,8 @@ from .kernels import arrivals as _arrivals
 from .kernels import batches as _batches
 from .kernels import counts as _counts
 
-__all__ = ["KernelCall", "run", "count_kernel", "batch_kernel", "count_sequences", "batch_vectors", "batch_columns", "ArrivalCounts", "arrival_counts", "BatchVectors"]
+__all__ = ["KernelCall", "run", "count_kernel", "batch_kernel", "count_sequences", "batch_vectors", "batch_columns",
+           "batch_blocks", "ArrivalCounts", "arrival_counts", "BatchVectors"]
 
 
 def _nums(ctx, values):
@@ -225,25 +226,32 @@ def batch_vectors(batch, n: int, ctx) -> BatchVectors:
     return BatchVectors(pmf, tail, excess, ctx.num(batch.mean), geometric, support)
 
 
-#: columns are reused across calls in mpmath mode, where building them dominates (a figure grid
-#: evaluates one batch law at many loads, for service and vacation alike); n <= 400, 4 entries
+#: blocks of columns are reused across calls (a figure grid or a sweep evaluates one batch law at many loads,
+#: for service and vacation alike; in mpmath building them dominates): n <= 400, 4 entries per context kind
+#: (float64: at most 2.6 MB each); the blocks are read-only
 _COLUMN_CACHE: dict = {}
 
 
-def batch_columns(batch, n: int, ctx, vectors: BatchVectors | None = None):
-    """The (k, l^{(k)}, P(S_k > .)) columns over 0..n (:func:`~qderive.numeric.kernels.batches.convolution_columns`)."""
+def batch_blocks(batch, n: int, ctx, vectors: BatchVectors | None = None):
+    """The (k0, l^{(k)}, P(S_{k-1} <= . < S_k)) blocks of rows over 0..n
+    (:func:`~qderive.numeric.kernels.batches.convolution_blocks`)."""
     vec = vectors if vectors is not None and len(vectors.pmf) == n + 1 else batch_vectors(batch, n, ctx)
-    make = lambda: _batches.convolution_columns(ctx, vec.pmf, vec.tail, n, vec.geometric)  # noqa: E731
-    if ctx.is_float64 or n > 400:
+    make = lambda: _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric)  # noqa: E731
+    if n > 400:
         return make()
     key = (batch, n, ctx.dps)
-    cols = _COLUMN_CACHE.get(key)
-    if cols is None:
-        cols = list(make())
-        if len(_COLUMN_CACHE) >= 4:
+    blocks = _COLUMN_CACHE.get(key)
+    if blocks is None:
+        blocks = list(make())
+        if len(_COLUMN_CACHE) >= 8:
             _COLUMN_CACHE.pop(next(iter(_COLUMN_CACHE)))
-        _COLUMN_CACHE[key] = cols
-    return cols
+        _COLUMN_CACHE[key] = blocks
+    return blocks
+
+
+def batch_columns(batch, n: int, ctx, vectors: BatchVectors | None = None):
+    """The (k, l^{(k)}, P(S_k > .)) columns over 0..n, one k at a time (the rows of :func:`batch_blocks`)."""
+    return _batches.block_columns(ctx, batch_blocks(batch, n, ctx, vectors), n)
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,7 @@ def arrival_counts(time_law, batch, lam, n: int, ctx) -> ArrivalCounts:
     if n < 0:
         raise ValueError(f"n = {n}: must be >= 0")
     beta, tail, tail2 = count_sequences(time_law.count_law(lam), n, ctx)
-    cols = batch_columns(batch, n, ctx)
+    cols = batch_blocks(batch, n, ctx)
     a, abar, u, ubar = _arrivals.arrival_counts(ctx, beta, tail, tail2, cols, ctx.num(lam),
                                                 ctx.num(time_law.moment(1)), n)
     return ArrivalCounts(a, abar, u, ubar, (beta, tail, tail2))

@@ -108,7 +108,7 @@ def forms(request) -> dict:
         f"    return {counts}",
         "",
         "def columns():",
-        f"    return list(convolution_columns(ctx, pmf, tail, R, {geo}))",
+        f"    return list(convolution_blocks(ctx, pmf, tail, R, {geo}))",
         "",
         "return hysteretic_inputs(ctx, service_counts, (pmf, tail, excess), columns, rates,",
         "                         lam0 * (1 - overload_factor), b1, l1, R)",

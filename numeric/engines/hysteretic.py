@@ -39,7 +39,7 @@ from qderive.symbolic.models.hysteretic import (
 
 from ..kernels import hysteretic as K
 from ..kernels import mm1_hysteretic as M
-from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
+from ..sequences import batch_blocks, batch_vectors, count_sequences, digits_for
 from .base import Engine
 
 __all__ = ["HystereticEngine", "MM1HystereticEngine", "hysteretic_inputs", "solution", "diagnostics", "threshold_pairs",
@@ -69,16 +69,16 @@ def hysteretic_inputs(model: HystereticModel, ctx) -> K.HystereticInputs:
 
 def _columns(batch, R, ctx, bv):
     """The batch law's convolution columns over 0..R (the kernels never modify them). A grid of loads (a figure)
-    reuses them: :func:`~qderive.numeric.sequences.batch_columns` keeps them in mpmath, this small cache in
+    reuses them: :func:`~qderive.numeric.sequences.batch_blocks` keeps them in mpmath, this small cache in
     float64 (R <= 400: at most 0.3 MB each)."""
     if ctx.is_float64 and R <= 400:
         key = (batch, R)
         if key not in _FLOAT64_COLUMNS:
             if len(_FLOAT64_COLUMNS) >= 4:
                 _FLOAT64_COLUMNS.pop(next(iter(_FLOAT64_COLUMNS)))
-            _FLOAT64_COLUMNS[key] = list(batch_columns(batch, R, ctx, vectors=bv))
+            _FLOAT64_COLUMNS[key] = list(batch_blocks(batch, R, ctx, vectors=bv))
         return _FLOAT64_COLUMNS[key]
-    return batch_columns(batch, R, ctx, vectors=bv)
+    return batch_blocks(batch, R, ctx, vectors=bv)
 
 
 _FLOAT64_COLUMNS: dict = {}

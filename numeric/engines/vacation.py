@@ -33,7 +33,7 @@ from qderive.symbolic.models.vacation import (
 )
 
 from ..kernels import vacation as K
-from ..sequences import batch_columns, batch_vectors, count_sequences, digits_for
+from ..sequences import batch_blocks, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
 from .searching import compare, first_true, near
 
@@ -190,7 +190,7 @@ class FiniteSweep:
         self._kernel = K.FiniteVacation(
             ctx, service_counts, vacation_counts if m.vacation is not None else None, batch, lam_c, b1, f1,
             single=m.vacation_policy is VacationPolicy.SINGLE, whole=m.admission is Admission.WHOLE,
-            columns=lambda n: batch_columns(m.batch, n, ctx), whole_max=_limits.current().whole_capacity)
+            columns=lambda n: batch_blocks(m.batch, n, ctx), whole_max=_limits.current().whole_capacity)
 
     def at(self, r: int) -> dict:
         """Every measure with r waiting places."""

@@ -2,15 +2,15 @@
 
 With K the batches arriving during a time T (count sequences beta, tail = P(K > k) and
 tail2, :mod:`~qderive.numeric.kernels.counts`) and S_k the customers of k batches
-(:func:`~qderive.numeric.kernels.batches.convolution_columns`), for n = 0..N
-(``docs/theory/chapter2.md`` section 0)::
+(:func:`~qderive.numeric.kernels.batches.convolution_blocks`), for n = 0..N
+(``spec/chapter2.md`` section 0)::
 
     a_n    = sum_{k<=n} beta_k l^{(k)}_n                      (n customers arrive during T)
     abar_n = sum_{1<=k<=n} beta_k P(S_k > n) + P(K > n)        (more than n arrive)
     u_n    = (1/lambda) sum_{k<=n} P(K > k) l^{(k)}_n          (expected time with n arrivals so far)
     Ubar_m = (1/lambda) [ sum_{1<=k<m} P(K > k) P(S_k > m-1) + sum_{k>=m} P(K > k) ],  Ubar_0 = E T.
 
-The column loop stops as soon as beta_k and P(K > k) vanish (below the float64 range,
+The rows stop as soon as beta_k and P(K > k) vanish (below the float64 range,
 flushed to 0): the remaining k contribute P(K > last) to abar and the second tail to
 Ubar, exactly as the terms with S_k > n do.
 """
@@ -19,10 +19,15 @@ Ubar, exactly as the terms with S_k > n do.
 import numpy
 
 
-def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
-    """(a, abar, u, ubar), context vectors over 0..n; ``columns`` yields (k, l^{(k)}, P(S_k > .)).
+def arrival_counts(ctx, beta, tail, tail2, blocks, lam, mean_time, n):
+    """(a, abar, u, ubar), context vectors over 0..n; ``blocks`` yields (k0, L, X): rows k0, k0+1, ... of
+    l^{(k)} and X_k(m) = P(S_{k-1} <= m < S_k) (:func:`~qderive.numeric.kernels.batches.convolution_blocks`).
 
-    ``lam`` is the batch rate and ``mean_time`` E T (context numbers).
+    ``lam`` is the batch rate and ``mean_time`` E T (context numbers). With P(S_k > m) = R(m) + sum_{j=k0}^{k} X_j(m)
+    (R = P(S_{k0-1} > .), carried from block to block), a block's rows add
+    sum_k beta_k P(S_k > m) = (sum_k beta_k) R(m) + sum_j X_j(m) sum_{k>=j} beta_k (positive suffix sums), and
+    the same with P(K > k) for Ubar: two matrix products (``ctx.matmul``) per block, over the columns where
+    l^{(k)}_m (m >= k0) and X_k(m) (m >= k0 - 1) can be nonzero.
     """
     a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
     if lam == 0:  # nobody arrives: the whole time is spent with 0 arrivals
@@ -32,25 +37,35 @@ def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
         return a, abar, u, ubar
     a[0] = beta[0]
     u[0] = tail[0]
+    # the rows that count: k = 1..top, before the first k at which beta_k and P(K > k) both vanish
+    gone = numpy.flatnonzero((beta[1: n + 1] == 0) & (tail[1: n + 1] == 0))
+    top = int(gone[0]) if len(gone) else n
     last = 0
-    if ctx.is_float64:
-        last = _accumulate_blocks(beta, tail, columns, n, a, abar, u, ubar)
-    else:
-        for k, col, T in columns:
-            if k > n or (beta[k] == 0 and tail[k] == 0):
-                break
-            last = k
-            # l^{(k)}_m = 0 and P(S_k > m) = 1 for m < k (k batches hold at least k customers): only m >= k
-            # varies; the constant parts are added once below, so column k costs n - k operations, not n
-            a[k:] = a[k:] + col[k:] * beta[k]
-            abar[k:] = abar[k:] + T[k:] * beta[k]
-            u[k:] = u[k:] + col[k:] * tail[k]
-            ubar[k + 1:] = ubar[k + 1:] + T[k:n] * tail[k]
-        if last:
-            # abar_m += sum_{m < k <= last} beta_k (T_k(m) = 1) and Ubar_m += sum_{m <= k <= last} tau_k
-            # (1 <= m <= last), as backward sums of positive terms
-            abar[:last] = abar[:last] + numpy.cumsum(beta[last:0:-1])[::-1]
-            ubar[1:last + 1] = ubar[1:last + 1] + numpy.cumsum(tail[last:0:-1])[::-1]
+    carried = ctx.zeros(n + 1)  # P(S_{k0-1} > m)
+    one = ctx.num(1)
+    for k0, L, X in blocks:
+        if k0 > top:
+            break
+        rows = min(len(L), top - k0 + 1)
+        V = ctx.zeros((2, rows))
+        V[0], V[1] = beta[k0: k0 + rows], tail[k0: k0 + rows]
+        S = ctx.zeros((3, rows))
+        S[0] = numpy.cumsum(V[0][::-1])[::-1]  # sum_{k=j}^{end of block} beta_k
+        S[1] = numpy.cumsum(V[1][::-1])[::-1]
+        S[2] = one
+        AL = ctx.matmul(V, L[:rows, k0:])
+        j0 = k0 - 1
+        AX = ctx.matmul(S, X[:rows, j0:])
+        a[k0:] = a[k0:] + AL[0]
+        u[k0:] = u[k0:] + AL[1]
+        abar = abar + carried * S[0][0]
+        abar[j0:] = abar[j0:] + AX[0]
+        ubar[1:] = ubar[1:] + carried[:n] * S[1][0]
+        ubar[j0 + 1:] = ubar[j0 + 1:] + AX[1][: n - j0]
+        carried[j0:] = carried[j0:] + AX[2]
+        last = k0 + rows - 1
+        if rows < len(L):
+            break
     # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
     abar = abar + tail[last]
     ubar[1:] = ubar[1:] + tail2[last]
@@ -58,37 +73,3 @@ def arrival_counts(ctx, beta, tail, tail2, columns, lam, mean_time, n):
     ubar = ubar / lam
     ubar[0] = mean_time
     return ctx.flush(a), ctx.flush(abar), ctx.flush(u), ctx.flush(ubar)
-
-
-def _accumulate_blocks(beta, tail, columns, n, a, abar, u, ubar):
-    """float64: the column sums of :func:`arrival_counts` as one product per block of columns
-    (positive terms; the same sums as the column-by-column loop, with up to 64 times fewer numpy
-    calls; a block holds at most 10^6 numbers, 8 MB, whatever n)."""
-    block = max(1, min(64, 1_000_000 // (n + 1)))
-    cols, tails, ks = [], [], []
-    last = 0
-
-    def add():
-        if not ks:
-            return
-        C, T = numpy.array(cols), numpy.array(tails)
-        b, t = beta[ks], tail[ks]
-        a[:] += numpy.einsum("k,km->m", b, C)
-        abar[:] += numpy.einsum("k,km->m", b, T)
-        u[:] += numpy.einsum("k,km->m", t, C)
-        ubar[1:] += numpy.einsum("k,km->m", t, T[:, :-1])
-        cols.clear()
-        tails.clear()
-        ks.clear()
-
-    for k, col, T in columns:
-        if k > n or (beta[k] == 0 and tail[k] == 0):
-            break
-        last = k
-        cols.append(col)
-        tails.append(T)
-        ks.append(k)
-        if len(ks) == block:
-            add()
-    add()
-    return last

@@ -96,8 +96,13 @@ def gth_stationary(ctx, A):
 
     The last state is eliminated first, so what remains is always the leading block ``A[:k, :k]``;
     the rank-one update touches only the bounding ranges of the nonzero entries of the pivot row
-    and column (slices, in place), so a chain skip-free to the left costs O(n^2).
+    and column (slices, in place), so a chain skip-free to the left costs O(n^2). A context with a
+    ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs the elimination in it.
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:  # the same correctly rounded arithmetic on faster numbers (mpmath -> gmpy2)
+        with twin:
+            return twin.to_mp(gth_stationary(twin, twin.from_mp(A)))
     A = numpy.array(A, dtype=ctx.dtype, copy=True)
     n = A.shape[0]
     for k in range(n - 1, 0, -1):
@@ -131,8 +136,13 @@ def mmatrix_solve(ctx, W, s, rhs):
     x_k = (b_k + sum_{j>k} W_kj x_j) / d_k with d_k = s_k + sum_{j>k} W_kj. What remains after
     step k is the trailing block ``W[k+1:, k+1:]``; the updates touch only the bounding ranges
     of the nonzero entries (slices, in place; s and the b's are the columns of one array ``sb``),
-    so an upper Hessenberg matrix costs O(m^2).
+    so an upper Hessenberg matrix costs O(m^2). A context with a ``twin()`` runs it there (as GTH).
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None and len(W):  # the same correctly rounded arithmetic on faster numbers (mpmath -> gmpy2)
+        with twin:
+            out = mmatrix_solve(twin, twin.from_mp(W), twin.from_mp(s), [twin.from_mp(b) for b in rhs])
+            return [twin.to_mp(x) for x in out]
     W = numpy.array(W, dtype=ctx.dtype, copy=True)
     m = W.shape[0]
     for i in range(m):

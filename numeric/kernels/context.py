@@ -83,6 +83,10 @@ class Float64Context:
         """Inner product of two vectors (einsum's loop: no BLAS thread start-up for short vectors)."""
         return float(numpy.einsum("i,i->", a, b))
 
+    def matmul(self, a, b):
+        """Matrix product of two 2-D arrays (einsum's loop, as :meth:`dot`)."""
+        return numpy.einsum("ik,km->im", a, b)
+
     def isfinite(self, x):
         return bool(numpy.all(numpy.isfinite(x)))
 

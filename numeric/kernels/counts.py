@@ -96,7 +96,7 @@ def _negbin_terms(ctx, a, p0, q, count):
     ratios[0] = ctx.num(1)
     if count > 1:
         k = ctx.arange(count)[1:]
-        ratios[1:] = q * (k - 1 + a) / k
+        ratios[1:] = (k - 1 + a) * q / k  # array first: mpf * array would try to convert the array
     if ctx.is_float64 and a * math.log(p0) < -700:
         # p0^a underflows: log-space, each term on its own (relative error ~ eps * |log t|)
         k = numpy.arange(count, dtype=numpy.float64)
@@ -104,7 +104,7 @@ def _negbin_terms(ctx, a, p0, q, count):
                 - math.lgamma(a) - numpy.array([math.lgamma(v + 1) for v in k]))
         return ctx.flush(numpy.exp(logs))
     first = p0**a
-    return ctx.flush(first * numpy.cumprod(ratios))
+    return ctx.flush(numpy.cumprod(ratios) * first)
 
 
 def _tails(ctx, terms, n, mean, ratio_after):

@@ -156,7 +156,7 @@ def hysteretic_inputs(ctx, service_counts, batch, columns, lam, throttle, b1, l1
 
     ``service_counts(s, n)`` -> (beta, P(K > k), sum_{i>k} P(K > i)) over 0..n: the batches arriving
     during one service in mode s (:mod:`~qderive.numeric.kernels.counts`); ``batch`` = (pmf, tail,
-    excess) over 0..R; ``columns()`` -> the batch law's convolution columns over 0..R (built once,
+    excess) over 0..R; ``columns()`` -> the batch law's convolution blocks over 0..R (built once,
     for both modes); ``lam`` = (lambda_0, lambda_1). A mode with lambda_s = 0 (complete blocking)
     has :func:`hysteretic_idle_counts`; with lambda_1 = lambda_0 the counts are shared.
     """

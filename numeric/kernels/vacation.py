@@ -27,7 +27,7 @@ import math
 import numpy
 
 from .arrivals import arrival_counts
-from .batches import convolution_columns
+from .batches import convolution_blocks
 
 #: float64: the first table of the start-period sequences (growing while their tails have not vanished);
 #: below this many waiting places the whole table is built at once (r = 2000: 33 ms, not 46 with 64)
@@ -92,19 +92,21 @@ class StartPeriod:
         return out
 
 
-def _conv(x, y, n):
-    """First n + 1 terms of the convolution of x and y (truncated: no work beyond n)."""
-    out = x[: n + 1] * y[0]
-    for k in range(1, n + 1):
-        out[k:] = out[k:] + x[: n + 1 - k] * y[k]
-    return out
+def _conv(ctx, x, y, n):
+    """First n + 1 terms of the convolution of x and y (truncated: no work beyond n): x times the
+    upper triangular Toeplitz matrix Y[i, k] = y_{k-i} (``ctx.matmul``; a strided view, no copies)."""
+    m = min(len(x), n + 1)
+    pad = ctx.zeros(2 * n + 1)
+    pad[n: n + min(len(y), n + 1)] = y[: n + 1]
+    Y = numpy.lib.stride_tricks.as_strided(pad[n:], shape=(m, m), strides=(-pad.itemsize, pad.itemsize))  # Y[i, k] = pad[n - i + k]
+    return ctx.matmul(x[None, :m], Y)[0]
 
 
 def _truncated_convolution(ctx, x, y, n, block=512):
     """c_k = sum_{i<=k} x_i y_{k-i}, k = 0..n: float64 by blocks of x (direct sums, no FFT, no work
     beyond n: n^2/2 products instead of the n^2 of a full convolution); mpmath term by term."""
     if not ctx.is_float64:
-        return _conv(x, y, n)
+        return _conv(ctx, x, y, n)
     y = y[: _support(y, n) + 1]  # exact zeros beyond the last nonzero term (flushed tails) cost nothing
     out = numpy.zeros(n + 1)
     if not len(y):
@@ -175,11 +177,10 @@ def cut_recursion(ctx, seq, n, start=None):
 
     ``start`` continues an earlier run (the recursion is homogeneous, so a rescaled prefix
     is continued consistently). Returns ``(q, shift)`` with q~ = q 2^shift: in float64 the
-    prefix is rescaled whenever it exceeds 2^600 (overload makes q~ grow geometrically);
-    mpmath has no exponent limit and is never rescaled.
+    prefix is rescaled whenever it exceeds 2^400 (overload makes q~ grow geometrically), and
+    the steps are taken by blocks (:func:`_cut_blocks`); mpmath has no exponent limit and is
+    never rescaled.
     """
-    N = len(seq.abar) - 1
-    rev = seq.abar_rev
     q = ctx.zeros(n + 1)
     shift = 0
     if start is not None and len(start[0]):
@@ -189,31 +190,60 @@ def cut_recursion(ctx, seq, n, start=None):
     else:
         q[0] = ctx.num(1)
         done = 1
-    a0, cbar = seq.a0, seq.cbar
-    if ctx.is_float64:
-        # one numpy call per step: einsum's own loop (a BLAS dot spends more in thread start-up than in
-        # arithmetic for these lengths on a multi-core machine); Python floats for the scalars
-        # abar_k = 0 for k > width (a flushed tail): only q_i with i >= j - width + 1 contribute
-        a0, dot = float(a0), numpy.einsum
-        width = max(_support(seq.abar, N), 1)
-        for j in range(done - 1, n):
-            s = float(q[0]) * float(cbar[j])
-            if j >= 1:
-                lo = max(1, j - width + 1)
-                s += float(dot("i,i->", q[lo: j + 1], rev[N - j + lo - 1: N]))
-            v = s / a0
-            q[j + 1] = v
-            if v > _RESCALE_AT:
-                e = int(numpy.frexp(v)[1])
-                q[: j + 2] = numpy.ldexp(q[: j + 2], -e)
-                shift += e
-        return q, shift
-    for j in range(done - 1, n):
-        s = q[0] * cbar[j]
-        if j >= 1:
-            s = s + ctx.dot(q[1: j + 1], rev[N - j: N])
-        q[j + 1] = s / a0
+    shift = _cut_blocks(ctx, seq, q, n, done, shift)
     return q, shift
+
+
+#: blocks of the cut recursion: at most this many steps, and (float64) entries of the block inverse below 2^200
+_CUT_BLOCK = 32
+_BLOCK_RESCALE_AT = 2.0**400
+
+
+def _cut_blocks(ctx, seq, q, n, done, shift):
+    """(2b) for q[done..n], ``_CUT_BLOCK`` steps per matrix product; returns the new shift.
+
+    Within a block t = s..e-1 the recursion is a lower triangular Toeplitz system with diagonal a_0
+    and entries -abar_1, -abar_2, ... below it; its inverse is the Toeplitz matrix of g, g_0 = 1/a_0,
+    g_j = (1/a_0) sum_{k=1}^{j} abar_k g_{j-k} (positive: the same recursion, once for every block).
+    So q[s:e] = G (q~_0 cbar_{t-1} + sum_{i<s} q~_i abar_{t-i}): two products of positive terms.
+    float64: abar_k = 0 for k > width (a flushed tail), so only q_i with i >= s - width contribute, and
+    the prefix is rescaled by a power of two when it exceeds 2^400 (g <= 2^200 keeps a block below
+    2^600 (1 + sum abar)).
+    """
+    N = len(seq.abar) - 1
+    abar, rev, cbar = seq.abar, seq.abar_rev, seq.cbar
+    a0 = float(seq.a0) if ctx.is_float64 else seq.a0
+    width = max(_support(abar, N), 1) if ctx.is_float64 else N
+    B = max(1, min(_CUT_BLOCK, n))
+    g = ctx.zeros(B)
+    g[0] = 1 / a0
+    for j in range(1, B):
+        v = ctx.dot(abar[1: j + 1], g[j - 1::-1]) / a0
+        if ctx.is_float64 and not v <= 2.0**200:
+            B = j
+            break
+        g[j] = v
+    g = g[:B]
+    windows = numpy.lib.stride_tricks.sliding_window_view
+    G = windows(numpy.concatenate([g[::-1], ctx.zeros(B - 1)]), B)[::-1]  # G[i, c] = g[i - c]
+    t = done
+    while t <= n:
+        e = min(t + B, n + 1)
+        b = e - t
+        rhs = cbar[t - 1: e - 1] * q[0]
+        lo = max(1, t - width)
+        if t > lo:  # M[i, c] = abar[t + i - lo - c]: windows of the reversed tails
+            M = windows(rev[N - e + 1 + lo: N], t - lo)[::-1]
+            rhs = rhs + ctx.matmul(M, q[lo: t, None])[:, 0]
+        q[t: e] = ctx.matmul(G[:b, :b], rhs[:, None])[:, 0]
+        if ctx.is_float64:
+            top = q[t: e].max()
+            if top > _BLOCK_RESCALE_AT:
+                x = int(numpy.frexp(top)[1])
+                q[:e] = numpy.ldexp(q[:e], -x)
+                shift += x
+        t = e
+    return shift
 
 
 # --------------------------------------------------------------------------------------
@@ -288,7 +318,7 @@ class PartialEngine:
         self.q, self.shift = cut_recursion(self.ctx, self.seq, n)
         # p~ numerators T_j = q~_0 w_j + sum_{i=1}^{j+1} q~_i u_{j-i+1}, j = 0..n-1 (valid for every r >= j+1)
         seq, q = self.seq, self.q
-        self.t = q[0] * seq.w[:n] + _truncated_convolution(self.ctx, q[1: n + 1], seq.u, n - 1)
+        self.t = seq.w[:n] * q[0] + _truncated_convolution(self.ctx, q[1: n + 1], seq.u, n - 1)
         # s1[j] = sum_{i=1}^{j} q~_i, formed directly (never sum_{i<=j} q~_i - q~_0: that cancels at light load)
         self.s1 = self.ctx.zeros(n + 1)
         self.s1[1:] = numpy.cumsum(q[1:])
@@ -495,18 +525,21 @@ class FiniteVacation:
             if columns is not None:
                 return columns(n)
             pmf, tail, _, _, geometric, _ = batch(n)
-            return convolution_columns(ctx, pmf, tail, n, geometric)
+            return convolution_blocks(ctx, pmf, tail, n, geometric)
 
-        def counts_of(time_counts, mean, n):
+        def counts_of(time_counts, mean, n, blocks):
             beta, tail, tail2 = time_counts(n)
-            return arrival_counts(ctx, beta, tail, tail2, cols(n), lam, mean, n)
+            return arrival_counts(ctx, beta, tail, tail2, blocks if blocks is not None else cols(n), lam, mean, n)
 
         if not whole:
             def start(m):
-                sv = counts_of(service_counts, b1, m)
+                # one table of columns for the service and the vacation (up to 2^20 numbers; beyond, each
+                # time's rows are made again as it consumes them, which stops where its counts vanish)
+                blocks = list(cols(m)) if vacation_counts is not None and m * m <= 1 << 20 else None
+                sv = counts_of(service_counts, b1, m, blocks)
                 if ctx.is_float64 and not sv[0][0] > ctx.tiny:
                     raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
-                vc = counts_of(vacation_counts, f1, m) if vacation_counts is not None else None
+                vc = counts_of(vacation_counts, f1, m, blocks) if vacation_counts is not None else None
                 pmf, tail, _, _, _, _ = batch(m + 1)
                 return start_period(ctx, sv, vc, pmf, tail, lam, b1, f1, single, m)
 

@@ -41,11 +41,16 @@ class CTMC:
         return len(self.states)
 
     def matrix(self, ctx) -> np.ndarray:
-        """The off-diagonal rates as a dense context matrix (only the nonzero entries are converted)."""
+        """The off-diagonal rates as a dense context matrix (only the nonzero entries are converted, each
+        distinct rate once)."""
         n = self.size
         A = ctx.zeros((n, n))
+        done: dict = {}
         for (i, j), r in self.rates.items():
-            A[i, j] = ctx.num(r)
+            v = done.get(r)
+            if v is None:
+                v = done[r] = ctx.num(r)
+            A[i, j] = v
         return A
 
     def stationary(self, ctx) -> np.ndarray:

@@ -370,37 +370,46 @@ class _Transient:
 
     # tails: a_m = alpha P^m 1 with P = I + T / Lambda (nonnegative), P(W > t) = sum_m Pois(m; Lambda t) a_m
     def _steps(self, AS, AV):
-        """Generator of (s_m, log-scale L_m): a_m = s_m exp(L_m) (float64 rescales; mpmath keeps L_m = 0)."""
+        """Generator of (s_m, log-scale L_m): a_m = s_m exp(L_m) (float64 rescales; mpmath keeps L_m = 0).
+
+        An mpmath context iterates on its ``twin()``, gmpy2 numbers at the same precision (the same correctly
+        rounded operations, about ten times faster: :class:`~qderive.numeric.backend.GmpyContext`); s_m is mpf."""
         ctx, laws = self.ctx, self.laws
+        fast = ctx.twin() if hasattr(ctx, "twin") else None
+        work = fast if fast is not None else ctx
         rates = [-laws.Tb[i][i] for i in range(len(laws.Tb))] + [-laws.Tv[i][i] for i in range(len(laws.Tv))]
         lam = max(rates)
 
         def stochastic(T):
             n = len(T)
-            P = ctx.zeros((n, n))
+            P = work.zeros((n, n))
             for i in range(n):
                 for j in range(n):
                     v = T[i][j] / lam + (1 if i == j else 0)  # exact: no cancellation
                     if v:
-                        P[i, j] = ctx.num(v)
+                        P[i, j] = work.num(v)
             return P
 
-        PB, PV = stochastic(laws.Tb), stochastic(laws.Tv)
-        eb, ev = ctx.array([v / lam for v in laws.tb]), ctx.array([v / lam for v in laws.tv])
-        ab = ctx.array(laws.ab)
+        with work:
+            PB, PV = stochastic(laws.Tb), stochastic(laws.Tv)
+            eb, ev = work.array([v / lam for v in laws.tb]), work.array([v / lam for v in laws.tv])
+            ab = work.array(laws.ab)
+            yS, yV = (fast.from_mp(AS), fast.from_mp(AV)) if fast is not None else (AS.copy(), AV.copy())
         nv = len(laws.av)
-        yS, yV, scale = AS.copy(), AV.copy(), ctx.num(0)
+        scale = ctx.num(0)
         while True:
-            s = ctx.fsum(list(yS.ravel()) + list(yV.ravel()))
-            yield s, scale
+            with work:
+                s = work.fsum(list(yS.ravel()) + list(yV.ravel()))
+            yield (fast.to_mp([s])[0] if fast is not None else s), scale
             if s == 0:
                 return
-            flow = yS @ eb + (yV @ ev if nv else 0)
-            nS = yS @ PB
-            nS[:-1] = nS[:-1] + flow[1:, None] * ab[None, :]
-            yS = nS
-            if nv:
-                yV = yV @ PV
+            with work:
+                flow = yS @ eb + (yV @ ev if nv else 0)
+                nS = yS @ PB
+                nS[:-1] = nS[:-1] + flow[1:, None] * ab[None, :]
+                yS = nS
+                if nv:
+                    yV = yV @ PV
             if ctx.is_float64:
                 top = max(float(yS.max(initial=0)), float(yV.max(initial=0)))
                 if 0 < top < 1e-200:
