@@ -4,7 +4,7 @@ Oracles (none shares code with the engine that is checked, except the one GTH):
 
 * hysteretic: the embedded chain built state by state from the model definition (Panjer counts) and,
   for exponential service, the CTMC over (count, mode) (``numeric/oracles/hysteretic.py``), 60 digits;
-* mm1-hysteretic: the birth-death CTMC of ``spec/other-models.md`` B (``oracles.hysteretic.mm1``);
+* mm1-hysteretic: the birth-death CTMC of ``docs/theory/other-models.md`` B (``oracles.hysteretic.mm1``);
 * two-flow, two-flow-hysteretic: the chains restated on tuples of customers
   (``numeric/oracles/two_flow.py``), solved exactly in rationals;
 * vacation-infinite: the CTMC of the finite queue (``numeric/oracles/vacation.py``) with a room far

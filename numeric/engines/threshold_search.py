@@ -10,7 +10,7 @@ R fixed (the R of ``--thresholds``) or searched in ``--r-range MIN,MAX``. Ties a
 (below), so every tied optimum is listed and the one with the smallest R, then L, then H
 is returned.
 
-* :func:`optimize_mm1` -- M|M|1 with bi-level hysteresis (``spec/other-models.md`` B).
+* :func:`optimize_mm1` -- M|M|1 with bi-level hysteresis (``docs/theory/other-models.md`` B).
   With pi(L, 1) = 1 (:mod:`qderive.numeric.kernels.mm1_hysteretic`) the overload and
   discard segments of the law depend only on the offsets a = H - L and b = R - H, so
   M_1, M_2 and E tau_12 = (M_1 + M_2) / mu are functions of (a, b) alone, while
@@ -68,7 +68,7 @@ class ControlKeys:
 
 MM1_KEYS = ControlKeys("p_discard", "mean_return_time", "mean_cycle_time",
                        "mm1-hysteretic: M|M|1 with bi-level hysteresis, the mode changes at once when the count "
-                       "crosses a threshold (spec/other-models.md B, seed 002)")
+                       "crosses a threshold (docs/theory/other-models.md B, seed 002)")
 TWO_FLOW_KEYS = ControlKeys("p_mode2", "mean_return_time", "mean_cycle_time",
                             "two-flow-hysteretic: M2|M|1|R with bi-level hysteretic input control and relative "
                             "priority to flow 1, the mode changes at once on the count (seed 002)")

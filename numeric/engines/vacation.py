@@ -129,7 +129,7 @@ class InfiniteEngine(Engine):
 def infinite_law(model, ctx, idle) -> list:
     """p_0..p_{n-1}: the time-stationary law of the number waiting in M[X]/G/1 with vacations (rho_bar < 1).
 
-    Theorem 1.2 and Corollary 1 (``spec/chapter2.md`` section 2): with r places the law is
+    Theorem 1.2 and Corollary 1 (``docs/theory/chapter2.md`` section 2): with r places the law is
     p^r_j = P^r_e p~_j for j < r, the same unnormalised p~ for every r, and the infinite room
     has p_j = P_e p~_j with P_e = 1 - rho_bar (5) (``idle``, the closed form). So
     p_j = P_e p^r_j / P^r_e, j < r, from the one finite kernel (:class:`FiniteSweep` at r = n,

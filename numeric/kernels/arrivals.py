@@ -3,7 +3,7 @@
 With K the batches arriving during a time T (count sequences beta, tail = P(K > k) and
 tail2, :mod:`~qderive.numeric.kernels.counts`) and S_k the customers of k batches
 (:func:`~qderive.numeric.kernels.batches.convolution_blocks`), for n = 0..N
-(``spec/chapter2.md`` section 0)::
+(``docs/theory/chapter2.md`` section 0)::
 
     a_n    = sum_{k<=n} beta_k l^{(k)}_n                      (n customers arrive during T)
     abar_n = sum_{1<=k<=n} beta_k P(S_k > n) + P(K > n)        (more than n arrive)

@@ -70,7 +70,7 @@ def mm1_hysteresis_law(ctx, r0_inv, r1, r1_inv, r1_at_least_one, L, H, R):
 def mm1_hysteresis_joint(ctx, normal, over, z, L, H, R):
     """The stationary joint law [s][n] over n = 0..R from :func:`mm1_hysteresis_law`, normalised:
     pi(n, 0) on n = 0..H-1, pi(n, 1) on n = L..R-1, pi(n, 2) = z on n = H+1..R, 0 elsewhere
-    (``spec/other-models.md`` B; the total is a sum of positive terms)."""
+    (``docs/theory/other-models.md`` B; the total is a sum of positive terms)."""
     cols = [ctx.zeros(R + 1) for _ in range(3)]
     cols[0][:H] = normal
     cols[1][L:R] = over

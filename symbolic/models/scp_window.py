@@ -1,4 +1,4 @@
-"""The multi-service adaptive window of an SCP (seed 003, Wang & Liao; ``spec/other-models.md`` section D).
+"""The multi-service adaptive window of an SCP (seed 003, Wang & Liao; ``docs/theory/other-models.md`` section D).
 
 m services share the SCP: service i has Poisson arrivals of rate lambda_i and mean processing
 (response) time h_i = ws_i. The operator fixes the allocation ratios S_1 : ... : S_m of the
