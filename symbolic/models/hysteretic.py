@@ -57,9 +57,25 @@ from .base import (
     measure,
 )
 
-__all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
+__all__ = ["Policy", "Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
            "MM1HystereticMeasures", "HystereticModel", "MM1HystereticModel", "HystereticOptimizeRequest",
            "HystereticCodegenFamilies"]
+
+
+class Policy(enum.Enum):
+    """When the control mode changes (seed 002, abstract 2: "two control policies defined by instants when
+    it is decided to change the system's mode").
+
+    DEPARTURE (default, the thesis's chapter 3): only at departure epochs t_n, by :class:`Convention`.
+    INSTANT: at the moment the count crosses a threshold -- up at arrivals (reaching H: normal ->
+    overload; reaching R: -> discard, directly from normal when one batch jumps from below H to R),
+    down at departures (leaving L - 1 in overload: -> normal; leaving H in discard: -> overload); the
+    rate of the new mode applies at once, also within a service (a state-dependent birth process,
+    :mod:`qderive.numeric.kernels.birth`).
+    """
+
+    DEPARTURE = "departure"
+    INSTANT = "instant"
 
 
 class Convention(enum.Enum):
@@ -149,6 +165,10 @@ class HystereticMeasures(_ControlMeasures):
     """Measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, (17)-(23)). The diagnostics kappa_inf(I - P_0) and
     the renewal value C / (q_{L,1} a_0^(1)) of E tau: :func:`qderive.numeric.engines.hysteretic.diagnostics`."""
 
+    mean_time_between_mode_changes: object = measure(
+        "1 / (long-run mode changes per unit time), every change of the mode in force counted once (a direct "
+        "normal -> discard change is one)", MeasureKind.TIME, units="time", source="seed 002, abstract 2")
+
 
 @dataclass(frozen=True)
 class MM1HystereticMeasures(_ControlMeasures):
@@ -231,6 +251,9 @@ class HystereticModel(Model):
                                  "(label)", kind=Kind.CHOICE, choices=Semantics, default=Semantics.INTERVAL)
     thesis_form: bool = param("E tau_0 by the thesis's (21), which omits the idle periods", kind=Kind.FLAG,
                               default=False)
+    policy: Policy = param("when the mode changes: at departure epochs (departure, the thesis) or at the moment the "
+                           "count crosses a threshold (instant: up at arrivals, down at departures)",
+                           kind=Kind.CHOICE, choices=Policy, default=Policy.DEPARTURE)
 
     name = "hysteretic"
     summary = ("M[X]|G|1|(L,H)|(H,R) hysteretic overload control (Sopin 2013 ch. 3): P(S_i), E tau_0, E tau_12, "
@@ -254,6 +277,12 @@ class HystereticModel(Model):
                                      str(getattr(self, name)))
         ordered_thresholds(self.L, self.H, self.R)
         _limits.check("threshold", self.R, "the embedded chain has about 2R states")
+        if self.policy is Policy.INSTANT:
+            if self.convention is not Convention.EVENT:
+                raise ParameterError("convention", "applies to --policy departure only: under instant the mode "
+                                     "follows the count at once", self.convention.value)
+            if self.thesis_form:
+                raise ParameterError("thesis_form", "applies to --policy departure only (the thesis's (21))", True)
         if self.semantics is Semantics.LABEL and self.convention is not Convention.EVENT:
             raise ParameterError("semantics", "label needs --convention event: under the left-behind convention the "
                                  "mode set at a departure is not the ideal hysteresis of the count path", "label")
