@@ -447,5 +447,9 @@ def tagged_two_flow_hysteretic(model) -> TaggedChain:
 @functools.lru_cache(maxsize=16)
 def two_flow_hysteretic_laws(model) -> dict:
     """The ``response`` of ``two-flow-hysteretic``: wait and sojourn of a random admitted customer (either
-    flow, weighted by the admitted rates), relative priority to flow 1."""
+    flow, weighted by the admitted rates), relative priority to flow 1. Exponential service only."""
+    if getattr(model, "service", None) is not None:
+        raise ParameterError("service", "the wait and sojourn laws of two-flow-hysteretic are those of the CTMC: "
+                             "they need exponential service (--service-rate); with --service LAW only the means "
+                             "(mean_sojourn_flow1/2) are computed", str(model.service))
     return phase_type_laws(tagged_two_flow_hysteretic(model))

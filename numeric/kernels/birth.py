@@ -343,3 +343,105 @@ class BirthChain:
         out["_renewal_cycle_time"] = self.C / self.entries_per_departure()
         out["_kappa"] = kappa
         return out
+
+
+def birth_split(ctx, p, q, n, c, s, H, R):
+    """The law over a1 = 0..c-n of the flow-1 arrivals among the c - n arrivals that bring the count from n
+    to c in a service started in mode s: independent Bernoulli(p_m) trials, m = birth_mode(s, x, H, R) at
+    the counts x = n..c-1 before each arrival (a Poisson-binomial law; positive sums). ``p[m]``,
+    ``q[m]`` = lambda_1^(m) / lambda^(m) and lambda_2^(m) / lambda^(m), exact."""
+    law = ctx.zeros(c - n + 1)
+    law[0] = ctx.num(1)
+    for x in range(n, c):
+        m = birth_mode(s, x, H, R)
+        a = x - n + 1  # trials so far
+        new = ctx.zeros(c - n + 1)
+        new[:a] = law[:a] * q[m]
+        new[1: a + 1] = new[1: a + 1] + law[:a] * p[m]
+        law = new
+    return law
+
+
+def birth_split_mean(ctx, p, n, c, s, H, R):
+    """E a1 = sum_{x=n}^{c-1} p_{birth_mode(s, x)}: the mean flow-1 arrivals of :func:`birth_split`."""
+    return ctx.fsum([p[birth_mode(s, x, H, R)] for x in range(n, c)]) if c > n else ctx.num(0)
+
+
+class BirthTwoFlowChain:
+    """The embedded chain at departures of two Poisson flows with one service law and relative priority to flow 1.
+
+    States (i, j, s) after a departure: i flow-1 and j flow-2 customers left, mode s. The total count
+    n = i + j evolves as in :class:`BirthChain` with single arrivals and the total rates lambda^(m) =
+    lambda_1^(m) + lambda_2^(m) (``chain``, solved); given the count path an arrival from count x is
+    of flow 1 w.p. p_m = lambda_1^(m) / lambda^(m), m the mode at x, independently (:func:`birth_split`).
+    The service starting at a departure is of flow 1 if i >= 1, else of flow 2 (non-preemptive
+    priority); from (0, 0, 0) the first arrival (flow 1 w.p. p_0) starts a service at count 1.
+    Next state: (i + a1 - [flow 1 served], j + (c - n - a1) - [flow 2 served], the departure mode).
+    """
+
+    def __init__(self, ctx, chain, p, q):
+        self.ctx, self.chain, self.p, self.q = ctx, chain, p, q
+        L, H, R = chain.L, chain.H, chain.R
+        start = (0, 0, 0)
+        states, index, rows = [start], {start: 0}, []
+        k = 0
+        while k < len(states):
+            row = {}
+            for w, (i, j) in self._starts(*states[k]):
+                s = states[k][2]
+                n = i + j
+                law = chain.mats[s][0][n]
+                for c in numpy.flatnonzero(chain.reach[s][n]).tolist():
+                    split = birth_split(ctx, p, q, n, c, s, H, R)
+                    served1 = 1 if i >= 1 else 0
+                    mode = birth_departure_mode(birth_mode(s, c, H, R), c - 1, L, H)
+                    for a1 in range(c - n + 1):
+                        if split[a1] == 0:
+                            continue
+                        nxt = (i + a1 - served1, j + (c - n - a1) - (1 - served1), mode)
+                        if nxt not in index:
+                            index[nxt] = len(states)
+                            states.append(nxt)
+                        row.setdefault(index[nxt], []).append(w * law[c] * split[a1])
+            rows.append({d: ctx.fsum(v) for d, v in row.items()})
+            k += 1
+        self.states, self.index = states, index
+        P = ctx.zeros((len(states), len(states)))
+        for k, row in enumerate(rows):
+            for d, v in row.items():
+                P[k, d] = v
+        self.P = P
+
+    def _starts(self, i, j, s):
+        """(weight, composition at the start of the service): from the empty state, the first arrival."""
+        if i + j == 0:
+            return ((self.p[0], (1, 0)), (self.q[0], (0, 1)))
+        return ((self.ctx.num(1), (i, j)),)
+
+    def solve(self):
+        """q by the one GTH; C = b_1 + q_{(0,0,0)} / lambda^(0)."""
+        self.qs = gth_stationary(self.ctx, self.P)
+        self.C = self.chain.b1 + self.qs[0] / self.chain.lam[0]
+        return self
+
+    def flow_measures(self):
+        """(throughput_1, throughput_2, mean number_1, mean number_2).
+
+        Throughput_c = (1/C) sum_k q_k P(the service after k is of flow c); mean number of flow c =
+        (1/C) sum_k q_k sum_c' tau(c') (customers of flow c at the start + E(flow-c arrivals up to
+        count c')), tau = the birth kernel's time profile T_s[n, .] (renewal reward, as (17)).
+        """
+        ctx, ch = self.ctx, self.chain
+        H, R = ch.H, ch.R
+        thr, num = [[], []], [[], []]
+        for k, (i, j, s) in enumerate(self.states):
+            for w, (a, b) in self._starts(i, j, s):
+                n = a + b
+                thr[0 if a >= 1 else 1].append(self.qs[k] * w)
+                T = ch.mats[s][1][n]
+                for c in numpy.flatnonzero(ch.reach[s][n]).tolist():
+                    e1 = birth_split_mean(ctx, self.p, n, c, s, H, R)
+                    e2 = birth_split_mean(ctx, self.q, n, c, s, H, R)
+                    num[0].append(self.qs[k] * w * T[c] * (a + e1))
+                    num[1].append(self.qs[k] * w * T[c] * (b + e2))
+        return tuple(ctx.fsum(x) / self.C for x in (*thr, *num))

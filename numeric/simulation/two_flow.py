@@ -16,7 +16,10 @@ of returns to mode 0). ``simulate_hysteretic`` (two-flow-hysteretic): mode fract
 loss per flow (1 - served / offered arrivals, where offered arrivals are those of the
 normal-mode rate: an arrival of the normal-rate stream is thinned by the mode's rate,
 exactly the throttling of the model), throughput, mean number, mean sojourn, and the
-mean normal, return and cycle times (times / number of completed periods).
+mean normal, return and cycle times (times / number of completed periods). With a service
+law (``--service LAW``, the same for both flows) the loop is event-driven instead: each
+service time is drawn from the law when the service starts, the offered arrivals form one
+Poisson stream of rate lambda_1^(0) + lambda_2^(0) (thinned by the mode as above).
 
 Method (independent replications from an empty system, warm-up, jackknife intervals):
 :mod:`qderive.numeric.simulation.stats`.
@@ -35,7 +38,7 @@ from qderive.symbolic.models.two_flow import (
     TwoFlowModel,
 )
 
-from .stats import KernelSpec, SimulationResult, run_replications, value_stream
+from .stats import KernelSpec, SimulationResult, run_replications, sampler, value_stream
 
 __all__ = ["simulate", "simulate_hysteretic", "two_flow_spec", "hysteretic_spec"]
 
@@ -246,6 +249,82 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
                         tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
 
 
+def _general_loop(rng, model: TwoFlowHystereticModel):
+    """The seed-002 loop with a general service law: the same rules and accumulators as
+    :func:`_hysteretic_loop`, the service end drawn from the law at the start of each service."""
+    next_e, next_u = _streams(rng)
+    next_s = value_stream(sampler(model.service, "service"), rng).__next__
+    lam = [[_rate(model.rate(m, c), f"lambda{c}_{m.name.lower()}", zero_ok=m is not InputMode.NORMAL)
+            for c in (1, 2)] for m in InputMode]
+    lam1, lam2 = lam[0]
+    offer = lam1 + lam2
+    L, H, R = model.L, model.H, model.R
+    inf = float("inf")
+    q1, q2 = deque(), deque()
+    t, n, s = 0.0, 0, 0
+    k, a_in = 0, 0.0
+    served, offered = [0, 0], [0, 0]
+    sojourn, area, tm = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0, 0.0]
+    counts = [0, 0]
+    period_start = 0.0
+    normal_periods = returns = 0
+    normal_done = overload_done = 0.0
+    total = 0
+    na, end = next_e() / offer, inf
+    target = yield
+    while True:
+        while total < target:
+            nxt = na if na <= end else end
+            dt = nxt - t
+            t = nxt
+            tm[s] += dt
+            area[0] += counts[0] * dt
+            area[1] += counts[1] * dt
+            if na <= end:  # an offered arrival
+                na = t + next_e() / offer
+                c = 0 if next_u() * offer < lam1 else 1
+                offered[c] += 1
+                base = lam1 if c == 0 else lam2
+                if n < R and next_u() * base < lam[s][c]:
+                    n += 1
+                    counts[c] += 1
+                    if k:
+                        (q1 if c == 0 else q2).append(t)
+                    else:
+                        k, a_in = c + 1, t
+                        end = t + next_s()
+                    if s == 0 and n == H:
+                        s = 1
+                        if returns:
+                            normal_done += t - period_start
+                            normal_periods += 1
+                        period_start = t
+                    elif s == 1 and n == R:
+                        s = 2
+            else:  # the departure of the customer in service (flow k)
+                served[k - 1] += 1
+                sojourn[k - 1] += t - a_in
+                counts[k - 1] -= 1
+                total += 1
+                n -= 1
+                if s == 1 and n == L - 1:
+                    s = 0
+                    overload_done += t - period_start
+                    returns += 1
+                    period_start = t
+                elif s == 2 and n == H:
+                    s = 1
+                if q1:
+                    k, a_in = 1, q1.popleft()
+                elif q2:
+                    k, a_in = 2, q2.popleft()
+                else:
+                    k = 0
+                end = t + next_s() if k else inf
+        target = yield (t, served[0], served[1], offered[0], offered[1], sojourn[0], sojourn[1], area[0], area[1],
+                        tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
+
+
 _HYST_MEASURES = {
     "p_mode0": lambda a: a["t0"] / a["time"],
     "p_mode1": lambda a: a["t1"] / a["time"],
@@ -267,7 +346,8 @@ _HYST_MEASURES = {
 def hysteretic_spec(model: TwoFlowHystereticModel) -> KernelSpec:
     """The event loop and measure table of a :class:`TwoFlowHystereticModel`."""
     return KernelSpec(
-        model=model.name, accumulators=_HYST_ACC, start=lambda rng: _hysteretic_loop(rng, model),
+        model=model.name, accumulators=_HYST_ACC,
+        start=lambda rng: (_hysteretic_loop if model.service is None else _general_loop)(rng, model),
         measures=_HYST_MEASURES,
         undefined_notes={
             "mean_normal_time": "no normal-mode period ended in the measured time",
