@@ -6,9 +6,9 @@ Checks, each against something computed another way:
   ``spec/other-models.md`` B from the model's switching rules, no embedded chain) at 50 digits --
   the same semantics, so every measure must agree to 45 digits (the kernel runs at 50 digits, the
   oracle is an exact-rate GTH at 50 digits; 5 digits for the roundings of the sums);
-* exponential service, geometric batches: a (count, mode) CTMC built here from the definition of
-  the instantaneous policy (a batch jump from below H to R is one normal -> discard change), with
-  the mode-change rate as the stationary flow of mode-changing transitions; 25 digits at 30;
+* exponential service, geometric batches: the (count, mode) CTMC of the instantaneous policy built
+  from its definition (``instant`` oracle; a batch jump from below H to R is one normal -> discard
+  change), the mode-change rate as the stationary flow of mode-changing transitions; 25 digits at 30;
 * the departure policy's new ``mean_time_between_mode_changes`` against the same flow in the
   process CTMC of the departure policy (``process`` oracle), 25 digits at 30;
 * deterministic service with batches (no Markov chain exists): the simulator's instantaneous
@@ -31,7 +31,7 @@ from qderive.numeric.engines.hysteretic import _instant_values
 from qderive.numeric.oracles import hysteretic as O
 from qderive.numeric.oracles.ctmc import build
 from qderive.numeric.simulation.hysteretic import simulate
-from qderive.symbolic.batches import Constant, Geometric
+from qderive.symbolic.batches import Geometric
 from qderive.symbolic.laws import Deterministic, Exponential
 from qderive.symbolic.models.hysteretic import HystereticModel, MM1HystereticModel, Policy
 
@@ -73,42 +73,6 @@ def test_exponential_single_arrivals_equal_the_mm1_hysteresis_at_50_digits():
         assert abs(got["mean_time_between_mode_changes"] - changes) <= tol * changes
 
 
-def _batch_ctmc(model, ctx):
-    """(count, mode) CTMC of the instantaneous policy with exponential service, from the definition."""
-    R, H, L = model.R, model.H, model.L
-    rates = (model.rate, model.rate1, 0)
-    mu = 1 / model.service.moment(1)
-
-    def up(s, n):
-        return max(s, 0 if n < H else 1 if n < R else 2)
-
-    def moves(state):
-        c, s = state
-        if rates[s] and c < R:
-            for x in range(1, R - c):
-                yield (c + x, up(s, c + x)), rates[s] * model.batch.pmf(x)
-            yield (R, 2), rates[s] * model.batch.tail(R - c - 1)
-        if c >= 1:
-            j = c - 1
-            yield (j, 0 if s == 1 and j <= L - 1 else 1 if s == 2 and j <= H else s), mu
-
-    chain = build((0, 0), moves)
-    pi = list(chain.stationary(ctx))
-    l1 = model.batch.mean
-    p = [ctx.fsum([pi[k] for k, st in enumerate(chain.states) if st[1] == m]) for m in range(3)]
-    A = chain.matrix(ctx)
-    zero = [k for k, st in enumerate(chain.states) if st[1] == 0]
-    rest = [k for k, st in enumerate(chain.states) if st[1] != 0]
-    ones = [ctx.num(1)] * chain.size
-    t0 = O._hitting(ctx, A, rest, [ones])[0][chain.index[(L - 1, 0)]]
-    thr = ctx.num(mu) * ctx.fsum([pi[k] for k, st in enumerate(chain.states) if st[0] >= 1])
-    entries = chain.flow(pi, lambda a, b: a[1] != 0 and b[1] == 0)
-    return {"p_normal": p[0], "p_overload": p[1], "p_discard": p[2], "mean_normal_time": t0,
-            "mean_cycle_time": 1 / entries, "mean_return_time": 1 / entries - t0, "throughput": thr,
-            "loss_probability": 1 - thr / ctx.num(model.rate * l1),
-            "mean_time_between_mode_changes": 1 / _change_rate(chain, pi)}
-
-
 @pytest.mark.parametrize("f", [F(1, 2), F(0)], ids=["throttle", "blocking"])
 def test_exponential_batches_against_the_instant_ctmc(f):
     kw = dict(service=Exponential(F(1, 2)), batch=Geometric(F(3, 2)), L=2, H=4, R=7, rate=F(3, 4),
@@ -116,7 +80,7 @@ def test_exponential_batches_against_the_instant_ctmc(f):
     ctx = mp_context(30)
     got = _instant(ctx, **kw)
     with ctx:
-        ref = _batch_ctmc(HystereticModel(policy=Policy.INSTANT, **kw), ctx)
+        ref = O.instant(HystereticModel(policy=Policy.INSTANT, **kw), ctx).measures
         for k, v in ref.items():
             assert abs(got[k] - v) <= mpmath.mpf(10) ** -25 * abs(v), k
 
@@ -126,21 +90,7 @@ def test_departure_policy_mode_changes_against_the_process_ctmc():
     ctx = mp_context(30)
     got = model.evaluate(20).as_dict()["mean_time_between_mode_changes"]
     with ctx:
-        R = model.R
-        rates = (model.rate, model.rate1, 0)
-        mu = 1 / model.service.moment(1)
-
-        def moves(state):
-            c, s = state
-            if rates[s] and c < R:
-                for x in range(1, R - c):
-                    yield (c + x, s), rates[s] * model.batch.pmf(x)
-                yield (R, s), rates[s] * model.batch.tail(R - c - 1)
-            if c >= 1:
-                yield model.next_state(c, s), mu
-
-        chain = build((0, 0), moves)
-        ref = 1 / _change_rate(chain, list(chain.stationary(ctx)))
+        ref = O.process(model, ctx).measures["mean_time_between_mode_changes"]
         assert abs(mpmath.mpf(got) - ref) <= mpmath.mpf(10) ** -18 * ref
 
 

@@ -23,7 +23,6 @@ from dataclasses import replace
 from fractions import Fraction as F
 
 import mpmath
-import pytest
 from conftest import cli
 
 from qderive.numeric.backend import FLOAT64, mp_context

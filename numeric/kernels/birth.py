@@ -92,7 +92,8 @@ def birth_product(ctx, V, P, diagonals):
     the sum over the offsets d in ``diagonals`` of V[:, c] P[c, c + d] shifted by d (O(R^2) per diagonal)."""
     n = P.shape[0]
     if len(diagonals) * 4 > n:
-        return V.dot(P)
+        # float64: einsum's own loop (a BLAS product of these small matrices spends more in thread start-up)
+        return numpy.einsum("ij,jk->ik", V, P) if ctx.is_float64 else V.dot(P)
     W = ctx.zeros(V.shape)
     for d in diagonals:
         band = numpy.array([P[c, c + d] for c in range(n - d)], dtype=ctx.dtype)
@@ -171,15 +172,16 @@ def birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R):
 
 
 def birth_support(P):
-    """reach[c0][c]: True when the count c can be reached from c0 (the reflexive-transitive closure of P > 0)."""
+    """reach[c0][c]: True when the count c can be reached from c0 (the reflexive-transitive closure of P > 0;
+    P upper triangular, so the rows are closed from the last one up)."""
     n = P.shape[0]
     step = numpy.array([[P[i, j] > 0 for j in range(n)] for i in range(n)]) | numpy.eye(n, dtype=bool)
     reach = step.copy()
-    while True:
-        nxt = (reach.astype(numpy.int64) @ step.astype(numpy.int64)) > 0
-        if (nxt == reach).all():
-            return reach
-        reach = nxt
+    for c0 in range(n - 2, -1, -1):
+        later = numpy.flatnonzero(step[c0, c0 + 1:]) + c0 + 1
+        if later.size:
+            reach[c0] |= reach[later].any(axis=0)
+    return reach
 
 
 class BirthChain:
