@@ -48,8 +48,10 @@ def _generator(batch, rates=RATES, R=R, H=H):
 def _kernel(service, batch, ctx, rates=RATES):
     with ctx:
         bv = batch_vectors(batch, R, ctx)
-        mats, _ = threshold_matrices(service, rates, bv.pmf, bv.tail, H, R, ctx)
-    return mats[0]
+        mats, _ = threshold_matrices(service, rates, bv.pmf, bv.tail, 2, H, R, ctx)
+    M, T = mats[0]
+    assert all(x == 0 for x in M[0]) and all(x == 0 for x in T[0])  # a service starts with a customer
+    return M[1:, 1:], T[1:, 1:]
 
 
 @pytest.mark.parametrize("batch", [Constant(1), Geometric(2)], ids=["single", "geometric"])
@@ -60,8 +62,8 @@ def test_float64_against_scipy_expm(batch):
     n = R + 1
     big = np.zeros((2 * n, 2 * n))
     big[:n, :n], big[:n, n:] = Q, np.eye(n)
-    assert np.abs(M - sl.expm(Q * float(D))).max() < 1e-13
-    assert np.abs(T - sl.expm(big * float(D))[:n, n:]).max() < 1e-13
+    assert np.abs(M - sl.expm(Q * float(D))[1:, 1:]).max() < 1e-13
+    assert np.abs(T - sl.expm(big * float(D))[:n, n:][1:, 1:]).max() < 1e-13
 
 
 def test_mpmath_50_digits_against_mpmath_expm():
@@ -71,9 +73,10 @@ def test_mpmath_50_digits_against_mpmath_expm():
     with mpmath.workdps(70):
         Q = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in row] for row in _generator(Constant(1))])
         E = mpmath.expm(Q * mpmath.mpf(3) / 4)
-        for i in range(R + 1):
-            for j in range(R + 1):
-                assert abs(M[i, j] - E[i, j]) <= mpmath.mpf(10) ** -45 * max(abs(E[i, j]), mpmath.mpf(10) ** -60)
+        for i in range(1, R + 1):
+            for j in range(1, R + 1):
+                ref = E[i, j]
+                assert abs(M[i - 1, j - 1] - ref) <= mpmath.mpf(10) ** -45 * max(abs(ref), mpmath.mpf(10) ** -60)
 
 
 def _solve_exact(A, B):
@@ -101,14 +104,14 @@ def test_exponential_service_against_the_exact_resolvent():
     M, T = _kernel(Exponential(1 / mu), batch, ctx)
     with ctx:
         tol = mpmath.mpf(10) ** -45
-        for i in range(R + 1):
+        for i in range(1, R + 1):
             for j in range(i, R + 1):
                 exact = T_exact[i][j]
                 if exact == 0:
-                    assert M[i, j] == 0 and T[i, j] == 0
+                    assert M[i - 1, j - 1] == 0 and T[i - 1, j - 1] == 0
                     continue
-                assert abs(T[i, j] / ctx.num(exact) - 1) < tol
-                assert abs(M[i, j] / ctx.num(mu * exact) - 1) < tol
+                assert abs(T[i - 1, j - 1] / ctx.num(exact) - 1) < tol
+                assert abs(M[i - 1, j - 1] / ctx.num(mu * exact) - 1) < tol
 
 
 def test_one_rate_level_gives_the_chapter3_arrival_counts():
@@ -118,9 +121,10 @@ def test_one_rate_level_gives_the_chapter3_arrival_counts():
     with FLOAT64:
         c = arrival_counts(service, batch, lam, R, FLOAT64)
     for c0 in range(1, R):
-        np.testing.assert_allclose(M[c0, c0:R], c.a[: R - c0], rtol=1e-13, atol=1e-300)
-        np.testing.assert_allclose(T[c0, c0:R], c.u[: R - c0], rtol=1e-13, atol=1e-300)
-        assert abs(M[c0, R] - c.abar[R - c0 - 1]) < 1e-13  # P(A >= R - c0)
+        row, trow = M[c0 - 1], T[c0 - 1]  # counts 1..R
+        np.testing.assert_allclose(row[c0 - 1: R - 1], c.a[: R - c0], rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(trow[c0 - 1: R - 1], c.u[: R - c0], rtol=1e-13, atol=1e-300)
+        assert abs(row[R - 1] - c.abar[R - c0 - 1]) < 1e-13  # P(A >= R - c0)
 
 
 def test_float64_against_mpmath_erlang():

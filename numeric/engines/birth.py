@@ -60,29 +60,38 @@ def birth_matrices(service, lam, P, ctx, start: int):
         floor = floor * floor
 
 
-def threshold_matrices(service, rates, pmf, tail, H: int, R: int, ctx):
+def threshold_matrices(service, rates, pmf, tail, L: int, H: int, R: int, ctx):
     """((M_s, T_s), reach_s) for s = 0, 1, 2: the birth kernel of a service started in mode s (call inside ``with ctx:``).
 
     ``rates`` = (lambda_0, lambda_1, lambda_2) exact (lambda_0 >= lambda_1 >= lambda_2 >= 0), ``pmf``,
     ``tail`` the batch law over 0..R (context vectors). A mode without arrivals (lambda_s = 0) has
-    M = I, T = b_1 I; equal rate functions share one computation.
+    M = I, T = b_1 I; equal rate functions share one computation. A service in mode s starts from a
+    count of at least 1, L, H + 1 (s = 0, 1, 2): the counts below cannot be reached, so the kernel
+    runs on the trailing block of P from there (the matrices are (R + 1)-square, 0 above it).
     """
     b1 = ctx.num(service.moment(1))
     out, done = [], {}
     for s in range(3):
         lam_s = Fraction(rates[s])
         key = tuple(rates[max(s, m)] for m in range(3))  # the rate at each level for this start
-        if key in done:
+        lo = (1, L, H + 1)[s]
+        if key in done and done[key][2] <= lo:
             out.append(done[key])
             continue
         if lam_s == 0:
             mats = B.birth_idle(ctx, b1, R)
-            item = (mats, np.eye(R + 1, dtype=bool))
+            item = (mats, np.eye(R + 1, dtype=bool), 0)
         else:
             up = [ctx.num(Fraction(rates[m]) / lam_s) if m >= s else None for m in range(3)]
             stay = [ctx.num((lam_s - Fraction(rates[m])) / lam_s) if m >= s else None for m in range(3)]
             P = B.birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R)
-            item = (birth_matrices(service, lam_s, P, ctx, R), B.birth_support(P))
+            sub = birth_matrices(service, lam_s, P[lo:, lo:], ctx, R - lo)
+            mats = []
+            for part in sub:
+                full = ctx.zeros((R + 1, R + 1))
+                full[lo:, lo:] = part
+                mats.append(full)
+            item = (tuple(mats), B.birth_support(P), lo)
         done[key] = item
         out.append(item)
-    return [m for m, _ in out], [r for _, r in out]
+    return [m for m, _, _ in out], [r for _, r, _ in out]

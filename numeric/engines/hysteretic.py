@@ -113,7 +113,7 @@ def instant_chain(model: HystereticModel, ctx) -> KB.BirthChain:
     R = model.R
     bv = batch_vectors(model.batch, R, ctx)
     rates = (model.rate, model.rate1, Fraction(0))
-    mats, reach = threshold_matrices(model.service, rates, bv.pmf, bv.tail, model.H, R, ctx)
+    mats, reach = threshold_matrices(model.service, rates, bv.pmf, bv.tail, model.L, model.H, R, ctx)
     first = ctx.zeros(R + 1)
     first[1:R] = bv.pmf[1:R]
     first[R] = bv.tail[R - 1]

@@ -304,7 +304,7 @@ def birth_chains(model: TwoFlowHystereticModel, ctx):
     pmf, tail = ctx.zeros(R + 1), ctx.zeros(R + 1)
     pmf[1] = ctx.num(1)
     tail[0] = ctx.num(1)
-    mats, reach = threshold_matrices(model.service, tot, pmf, tail, model.H, R, ctx)
+    mats, reach = threshold_matrices(model.service, tot, pmf, tail, model.L, model.H, R, ctx)
     first = ctx.zeros(R + 1)
     first[1] = ctx.num(1)
     count = BirthChain(ctx, mats, reach, first, tuple(ctx.num(x) for x in tot), ctx.num(model.service.moment(1)),

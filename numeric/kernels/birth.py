@@ -93,7 +93,16 @@ def birth_product(ctx, V, P, diagonals):
     n = P.shape[0]
     if len(diagonals) * 4 > n:
         # float64: einsum's own loop (a BLAS product of these small matrices spends more in thread start-up)
-        return numpy.einsum("ij,jk->ik", V, P) if ctx.is_float64 else V.dot(P)
+        if ctx.is_float64:
+            return numpy.einsum("ij,jk->ik", V, P)
+        # object arrays: both factors upper triangular (V holds the rows first..n-1 of P^k), so row r of the
+        # product needs only V[r, c:] P[c:, c:] with c = first + r (a third of the dense operations)
+        W = ctx.zeros(V.shape)
+        off = n - V.shape[0]
+        for r in range(V.shape[0]):
+            c = off + r
+            W[r, c:] = V[r, c:].dot(P[c:, c:])
+        return W
     W = ctx.zeros(V.shape)
     for d in diagonals:
         band = numpy.array([P[c, c + d] for c in range(n - d)], dtype=ctx.dtype)
