@@ -101,15 +101,20 @@ def thesis_claims(rows) -> dict:
     return out
 
 
+def _write_csv(path, columns, rows, cell) -> None:
+    """The rows as a CSV file: a header, then ``cell(row, column)`` for each column."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for r in rows:
+            writer.writerow([cell(r, c) for c in columns])
+
+
 def figure3(out_png: str | None, out_csv: str | None) -> None:
     """Draw Figure 3 (PNG) and/or write its data (CSV)."""
     rows = figure3_data()
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(COLUMNS)
-            for r in rows:
-                writer.writerow([_fmt(r[c], r["precision"]) for c in COLUMNS])
+        _write_csv(out_csv, COLUMNS, rows, lambda r, c: _fmt(r[c], r["precision"]))
     if out_png:
         _plot(rows, out_png)
 
@@ -205,12 +210,8 @@ def figure_policies(out_png: str | None, out_csv: str | None) -> None:
     """Draw the policy comparison (PNG) and/or write its data (CSV)."""
     rows = policies_data()
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(POLICY_COLUMNS)
-            for r in rows:
-                writer.writerow(["" if r[c] is None else str(float(r[c])) if c == "rho0" else
-                                 repr(r[c]) if isinstance(r[c], float) else r[c] for c in POLICY_COLUMNS])
+        _write_csv(out_csv, POLICY_COLUMNS, rows, lambda r, c: "" if r[c] is None else str(float(r[c])) if c == "rho0"
+                   else repr(r[c]) if isinstance(r[c], float) else r[c])
     if out_png:
         _plot_policies(rows, out_png)
 

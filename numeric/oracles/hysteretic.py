@@ -365,7 +365,8 @@ def instant(model, ctx) -> HystereticOracle:
 def mm1(model, ctx) -> HystereticOracle:
     """The CTMC of ``spec/other-models.md`` B (``model`` an :class:`MM1HystereticModel`); call inside ``with ctx:``.
 
-    ``extra["renewal"]`` = 1 / (mu pi(L, 1)) (one cycle per departure from (L, 1)); E tau_0 by first
+    ``extra["renewal"]`` = 1 / (mu pi(L, 1)) (one cycle per departure from (L, 1)),
+    ``extra["mean_time_between_mode_changes"]`` = 1 / (flow of the mode-changing transitions); E tau_0 by first
     passage from (L - 1, 0), E tau_12 from (H, 1) (normal mode is always left there).
     """
     rates = model.rates()
@@ -383,4 +384,6 @@ def mm1(model, ctx) -> HystereticOracle:
     m = _ctmc_measures(chain, pi, ctx, tuple(ctx.num(r) for r in rates), ctx.num(mu), ctx.num(1),
                        lambda st: st[1], (model.L - 1, 0), (model.H, 1))
     renewal = 1 / (ctx.num(mu) * pi[chain.index[(model.L, 1)]])
-    return HystereticOracle(m, chain.states, chain.index, pi=dict(zip(chain.states, pi)), extra={"renewal": renewal})
+    changes = 1 / chain.flow(pi, lambda a, b: a[1] != b[1])
+    return HystereticOracle(m, chain.states, chain.index, pi=dict(zip(chain.states, pi)),
+                            extra={"renewal": renewal, "mean_time_between_mode_changes": changes})

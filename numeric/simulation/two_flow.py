@@ -1,9 +1,9 @@
 """Simulation of the two-class SIP server models: seed 001 (threshold modes) and seed 002 (hysteretic input).
 
-Both models are continuous-time Markov chains; the loops draw the time to the next event
+Seed 001 is a continuous-time Markov chain: its loop draws the time to the next event
 (total rate: the arrival rates in force plus the service rate in force) and its kind
-from pre-drawn exponential and uniform blocks (:func:`~qderive.numeric.simulation.stats.value_stream`),
-and keep the waiting customers' arrival times per class, so sojourn times are measured
+from pre-drawn exponential and uniform blocks (:func:`~qderive.numeric.simulation.stats.value_stream`);
+the seed-002 loop is event-driven (below). Both keep the waiting customers' arrival times per class, so sojourn times are measured
 customer by customer (not by Little). The rules are the model's
 (:mod:`qderive.symbolic.models.two_flow`): :meth:`Mode.accepts` decides admission in
 seed 001, :meth:`TwoFlowHystereticModel.rate` gives the rates by mode in seed 002.
@@ -16,10 +16,11 @@ of returns to mode 0). ``simulate_hysteretic`` (two-flow-hysteretic): mode fract
 loss per flow (1 - served / offered arrivals, where offered arrivals are those of the
 normal-mode rate: an arrival of the normal-rate stream is thinned by the mode's rate,
 exactly the throttling of the model), throughput, mean number, mean sojourn, and the
-mean normal, return and cycle times (times / number of completed periods). With a service
-law (``--service LAW``, the same for both flows) the loop is event-driven instead: each
-service time is drawn from the law when the service starts, the offered arrivals form one
-Poisson stream of rate lambda_1^(0) + lambda_2^(0) (thinned by the mode as above).
+mean normal, return and cycle times (times / number of completed periods). Its loop is
+event-driven: each service time is drawn when the service starts (from the law of
+``--service LAW``, the same for both flows, or the exponential law of the flow's rate mu_c),
+the offered arrivals form one Poisson stream of rate lambda_1^(0) + lambda_2^(0) (thinned by
+the mode as above).
 
 Method (independent replications from an empty system, warm-up, jackknife intervals):
 :mod:`qderive.numeric.simulation.stats`.
@@ -28,8 +29,10 @@ Method (independent replications from an empty system, warm-up, jackknife interv
 from __future__ import annotations
 
 from collections import deque
+from fractions import Fraction
 
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.two_flow import (
     Algorithm,
     InputMode,
@@ -174,86 +177,22 @@ _HYST_ACC = ("time", "served1", "served2", "offered1", "offered2", "sojourn1", "
 
 
 def _hysteretic_loop(rng, model: TwoFlowHystereticModel):
-    """Event loop of seed 002: offered arrivals at the normal rates, thinned by the mode's rate (throttling).
+    """Event loop of seed 002: offered arrivals at the normal rates, thinned by the mode's rate (throttling);
+    each service time drawn when the service starts, from the law of ``--service`` or the exponential law
+    of the flow's rate mu_c.
 
     Time in mode 0 counts towards ``normal_time_done`` when the period ends (a switch to overload),
     overload time when the server returns to mode 0, so the periods are measured whole.
     """
     next_e, next_u = _streams(rng)
-    lam = [[_rate(model.rate(m, c), f"lambda{c}_{m.name.lower()}", zero_ok=m is not InputMode.NORMAL)
-            for c in (1, 2)] for m in InputMode]
-    lam1, lam2 = lam[0]
-    offer = lam1 + lam2
-    mu = tuple(_rate(v, "service_rates") for v in model.service_rates)
-    L, H, R = model.L, model.H, model.R
-    q1, q2 = deque(), deque()
-    t, n, s = 0.0, 0, 0
-    k, a_in = 0, 0.0  # flow in service (0: idle) and its arrival time
-    served = [0, 0]
-    offered = [0, 0]
-    sojourn, area, tm = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0, 0.0]
-    counts = [0, 0]
-    period_start = 0.0
-    normal_periods = returns = 0
-    normal_done = overload_done = 0.0
-    total = 0
-    target = yield
-    while True:
-        while total < target:
-            rate = offer + (mu[k - 1] if k else 0.0)
-            dt = next_e() / rate
-            t += dt
-            tm[s] += dt
-            area[0] += counts[0] * dt
-            area[1] += counts[1] * dt
-            u = next_u() * rate
-            if u < offer:  # an offered arrival of flow c, admitted with probability lambda_c^(s) / lambda_c^(0)
-                c = 0 if u < lam1 else 1
-                offered[c] += 1
-                base = lam1 if c == 0 else lam2
-                if n < R and next_u() * base < lam[s][c]:
-                    n += 1
-                    counts[c] += 1
-                    if k:
-                        (q1 if c == 0 else q2).append(t)
-                    else:
-                        k, a_in = c + 1, t
-                    if s == 0 and n == H:
-                        s = 1
-                        if returns:  # the first normal period starts empty, not at the entry (L-1, 0)
-                            normal_done += t - period_start
-                            normal_periods += 1
-                        period_start = t
-                    elif s == 1 and n == R:
-                        s = 2
-            else:  # a departure of flow k
-                served[k - 1] += 1
-                sojourn[k - 1] += t - a_in
-                counts[k - 1] -= 1
-                total += 1
-                n -= 1
-                if s == 1 and n == L - 1:
-                    s = 0
-                    overload_done += t - period_start
-                    returns += 1
-                    period_start = t
-                elif s == 2 and n == H:
-                    s = 1
-                if q1:
-                    k, a_in = 1, q1.popleft()
-                elif q2:
-                    k, a_in = 2, q2.popleft()
-                else:
-                    k = 0
-        target = yield (t, served[0], served[1], offered[0], offered[1], sojourn[0], sojourn[1], area[0], area[1],
-                        tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
-
-
-def _general_loop(rng, model: TwoFlowHystereticModel):
-    """The seed-002 loop with a general service law: the same rules and accumulators as
-    :func:`_hysteretic_loop`, the service end drawn from the law at the start of each service."""
-    next_e, next_u = _streams(rng)
-    next_s = value_stream(sampler(model.service, "service"), rng).__next__
+    if model.service is not None:
+        draw = value_stream(sampler(model.service, "service"), rng).__next__
+        next_s = (draw, draw)
+    else:
+        next_s = tuple(value_stream(sampler(Exponential(1 / Fraction(mu)), "service"), rng).__next__
+                       for mu in model.service_rates)
+        for mu in model.service_rates:
+            _rate(mu, "service_rates")
     lam = [[_rate(model.rate(m, c), f"lambda{c}_{m.name.lower()}", zero_ok=m is not InputMode.NORMAL)
             for c in (1, 2)] for m in InputMode]
     lam1, lam2 = lam[0]
@@ -292,7 +231,7 @@ def _general_loop(rng, model: TwoFlowHystereticModel):
                         (q1 if c == 0 else q2).append(t)
                     else:
                         k, a_in = c + 1, t
-                        end = t + next_s()
+                        end = t + next_s[c]()
                     if s == 0 and n == H:
                         s = 1
                         if returns:
@@ -320,7 +259,7 @@ def _general_loop(rng, model: TwoFlowHystereticModel):
                     k, a_in = 2, q2.popleft()
                 else:
                     k = 0
-                end = t + next_s() if k else inf
+                end = t + next_s[k - 1]() if k else inf
         target = yield (t, served[0], served[1], offered[0], offered[1], sojourn[0], sojourn[1], area[0], area[1],
                         tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
 
@@ -347,7 +286,7 @@ def hysteretic_spec(model: TwoFlowHystereticModel) -> KernelSpec:
     """The event loop and measure table of a :class:`TwoFlowHystereticModel`."""
     return KernelSpec(
         model=model.name, accumulators=_HYST_ACC,
-        start=lambda rng: (_hysteretic_loop if model.service is None else _general_loop)(rng, model),
+        start=lambda rng: _hysteretic_loop(rng, model),
         measures=_HYST_MEASURES,
         undefined_notes={
             "mean_normal_time": "no normal-mode period ended in the measured time",
