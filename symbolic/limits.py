@@ -34,6 +34,7 @@ number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
 customers              1e9          customers x replications of one simulation
+birth_work             2e10         multiply-adds of one birth kernel (terms x (R+1)^3; x 100 in mpmath)
 =====================  ===========  ===========================================================
 """
 
@@ -69,6 +70,7 @@ class Limits:
     number_exponent: int = 1_000
     sample_size: int = 1_000_000
     customers: int = 1_000_000_000
+    birth_work: int = 20_000_000_000
 
 
 DEFAULT = Limits()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import NumericalError
 
 from ..kernels import birth as B
@@ -49,11 +50,17 @@ def uniformization_counts(law, lam, ctx, start: int, floor=None):
 
 
 def birth_matrices(service, lam, P, ctx, start: int):
-    """(M, T) of :func:`qderive.numeric.kernels.birth.birth_mixture` for ``P`` uniformized at ``lam``, with as
-    many terms as its remainder bound asks (the floor of the count tail lowered until it is <= eps)."""
+    """(M, T) of :func:`qderive.numeric.kernels.birth.birth_mixture` for ``P`` uniformized at ``lam``, with at
+    least ``start`` terms (the jumps to the farthest reachable count) and as many as its remainder bound asks
+    (the floor of the count tail lowered until it is <= eps); the limit ``birth_work`` bounds the products."""
     floor = ctx.eps ** 2
+    size = P.shape[0]
     while True:
         beta, tail, tail2 = uniformization_counts(service, lam, ctx, start, floor)
+        work = len(beta) * size ** 3 * (1 if ctx.is_float64 else 100)
+        _limits.check("birth_work", work, f"the birth kernel needs {len(beta)} products of {size}-square matrices"
+                      f"{'' if ctx.is_float64 else ' in mpmath'} (the service law's count tail at rate "
+                      f"{float(lam):g}; the thresholds)")
         M, T, rel = B.birth_mixture(ctx, P, beta, tail, tail2, ctx.num(lam))
         if rel <= ctx.eps or tail[-1] == 0:
             return M, T
@@ -85,13 +92,16 @@ def threshold_matrices(service, rates, pmf, tail, L: int, H: int, R: int, ctx):
             up = [ctx.num(Fraction(rates[m]) / lam_s) if m >= s else None for m in range(3)]
             stay = [ctx.num((lam_s - Fraction(rates[m])) / lam_s) if m >= s else None for m in range(3)]
             P = B.birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R)
-            sub = birth_matrices(service, lam_s, P[lo:, lo:], ctx, R - lo)
+            reach, steps = B.birth_support(P[lo:, lo:])
+            full_reach = np.zeros((R + 1, R + 1), dtype=bool)
+            full_reach[lo:, lo:] = reach
+            sub = birth_matrices(service, lam_s, P[lo:, lo:], ctx, steps)
             mats = []
             for part in sub:
                 full = ctx.zeros((R + 1, R + 1))
                 full[lo:, lo:] = part
                 mats.append(full)
-            item = (tuple(mats), B.birth_support(P), lo)
+            item = (tuple(mats), full_reach, lo)
         done[key] = item
         out.append(item)
     return [m for m, _, _ in out], [r for _, r, _ in out]

@@ -181,16 +181,19 @@ def birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R):
 
 
 def birth_support(P):
-    """reach[c0][c]: True when the count c can be reached from c0 (the reflexive-transitive closure of P > 0;
-    P upper triangular, so the rows are closed from the last one up)."""
+    """(reach, steps): reach[c0][c] True when the count c can be reached from c0 (P upper triangular), and
+    the largest over the reachable pairs of the fewest jumps from c0 to c (the first power of P with every
+    reachable entry positive: single arrivals need c - c0, batches of unbounded size 1)."""
     n = P.shape[0]
-    step = numpy.array([[P[i, j] > 0 for j in range(n)] for i in range(n)]) | numpy.eye(n, dtype=bool)
-    reach = step.copy()
-    for c0 in range(n - 2, -1, -1):
-        later = numpy.flatnonzero(step[c0, c0 + 1:]) + c0 + 1
-        if later.size:
-            reach[c0] |= reach[later].any(axis=0)
-    return reach
+    far = n + 1
+    dist = numpy.full((n, n), far, dtype=numpy.int64)
+    for c0 in range(n - 1, -1, -1):
+        dist[c0, c0] = 0
+        succ = [c for c in range(c0 + 1, n) if P[c0, c] != 0]
+        if succ:
+            dist[c0, c0 + 1:] = numpy.minimum(dist[c0, c0 + 1:], dist[succ, c0 + 1:].min(axis=0) + 1)
+    reach = dist < far
+    return reach, int(dist[reach].max())
 
 
 class BirthChain:
