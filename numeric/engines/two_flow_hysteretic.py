@@ -326,7 +326,7 @@ def birth_measures(model: TwoFlowHystereticModel, ctx) -> dict:
     """
     count, joint = birth_chains(model, ctx)
     p = count.time_law()
-    pm = [_total(ctx, list(col)) for col in p]
+    pm = count.mode_probabilities(p)
     t0, kappa = count.normal_time()
     R = model.R
     loss = []

@@ -278,6 +278,20 @@ class BirthChain:
                     cols[m][c] = cols[m][c] + t[c]
         return [col / self.C for col in cols]
 
+    def modes_reached(self):
+        """The modes that occur at all (structurally: a reachable count of some interval is in that mode)."""
+        seen = {0}
+        for j, s in self.states:
+            seen.update(birth_mode(s, c, self.H, self.R) for c in numpy.flatnonzero(self._reach(j, s)).tolist())
+        return seen
+
+    def mode_probabilities(self, p=None):
+        """P(S_m) = sum_c p_m(c) (:meth:`time_law`); the integer 0 for a mode that never occurs (an exact 0, not
+        an underflow: overload without arrivals never reaches R with single arrivals)."""
+        p = self.time_law() if p is None else p
+        reached = self.modes_reached()
+        return [self.ctx.fsum(list(col)) if m in reached else 0 for m, col in enumerate(p)]
+
     def normal_time(self):
         """(E tau_0, kappa_inf(I - P_0)): (21) y = (I - P_0)^{-1} g from the entry (L - 1, 0), g_k = the
         expected time with count < H in the interval from the normal state k (the idle period included);
@@ -345,7 +359,7 @@ class BirthChain:
         """
         ctx, R = self.ctx, self.R
         p = self.time_law()
-        pm = [ctx.fsum(list(col)) for col in p]
+        pm = self.mode_probabilities(p)
         t0, kappa = self.normal_time()
         t12 = t0 * (pm[1] + pm[2]) / pm[0]
         over = [p[m][c] * self.lam[m] * excess[R - c] for m in range(3) for c in range(R + 1)
