@@ -101,3 +101,17 @@ def test_cli():
     assert out["measures"]["mean_time_between_mode_changes"] > 0
     code, _, err = cli(args + ["--policy", "instant", "--convention", "left"])
     assert code == 2 and "--convention" in err and "policy departure" in err
+
+
+def test_complete_blocking_with_single_arrivals_never_discards():
+    """f = 0 and single arrivals: the count cannot pass H in overload, the discard mode never occurs -- an exact 0
+    (as in the instant-policy CTMC, whose state space has no discard state), not an underflow with a note."""
+    model = HystereticModel(service=Exponential(F(1, 2)), L=1, H=2, R=3, rate=F(1, 3), overload_factor=0,
+                            policy=Policy.INSTANT)
+    r = model.evaluate()
+    assert r.p_discard == 0 and not r.notes
+    ctx = mp_context(30)
+    with ctx:
+        ref = O.instant(model, ctx)
+    assert all(st[1] != 2 for st in ref.states)
+    assert abs(r.mean_cycle_time / float(ref.measures["mean_cycle_time"]) - 1) < 1e-13

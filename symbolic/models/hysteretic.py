@@ -9,8 +9,9 @@ lost). Thresholds 1 <= L < H < R: the count reaching H switches normal -> overlo
 reaching R switches to discard, dropping to H returns discard -> overload, dropping to
 L - 1 returns overload -> normal. The mode changes only at departure epochs t_n
 (:class:`Convention`: by the count n^- just before the departure, or by the count left
-behind). f = 1 is the pure discard hysteresis (overload does not throttle), f = 0 complete
-blocking in overload.
+behind), or, with ``policy=Policy.INSTANT`` (seed 002, abstract 2), at the moment the count
+crosses a threshold (:class:`Policy`). f = 1 is the pure discard hysteresis (overload does
+not throttle), f = 0 complete blocking in overload.
 
 **M|M|1 with bi-level hysteresis** (:class:`MM1HystereticModel`; ``spec/other-models.md``
 section B): Poisson arrivals at rate lambda_s, exponential service at rate mu, the same

@@ -23,7 +23,8 @@ Two Poisson flows whose rates depend on the mode (:class:`InputMode`: normal, ov
 discard; ``lambda_c^(2) <= lambda_c^(1) <= lambda_c^(0)``), one exponential server (rate
 mu_c for a flow-c customer), capacity R, relative (non-preemptive) priority to flow 1,
 switching as in B: (H-1, 0) -> (H, 1) and (R-1, 1) -> (R, 2) on an arrival, (L, 1) ->
-(L-1, 0) and (H+1, 2) -> (H, 1) on a departure (1 <= L < H < R).
+(L-1, 0) and (H+1, 2) -> (H, 1) on a departure (1 <= L < H < R). A service-time law for
+both flows (``service``, instead of the rates) gives M2|G|1|R, e.g. M2|D|1|R.
 
 >>> from fractions import Fraction as F
 >>> m = TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 9)
@@ -304,6 +305,12 @@ class TwoFlowHystereticModel(Model):
     lambda2_discard=0)``. Per flow ``0 <= discard <= overload <= normal``, normal > 0;
     ``1 <= L < H < R``. The chain has about 2 R^2 states (:meth:`state_bound`); the engine
     solves it densely by GTH, within the limit ``dense_states``.
+
+    ``service=LAW`` instead of ``service_rates``: one service-time law for both flows (M2|G|1|R;
+    ``Deterministic(D)``: M2|D|1|R, seed 002 abstracts 5 and 7), solved by the embedded chain at
+    departures over (flow-1 count, flow-2 count, mode) with the state-dependent birth kernel
+    (:func:`qderive.numeric.engines.two_flow_hysteretic.birth_measures`); the same measures, the
+    state count then that of the embedded chain.
     """
 
     lambda1_normal: object = _flow_rate("rate of flow 1 in normal mode (the offered traffic)", "normal", 0, "> 0")
