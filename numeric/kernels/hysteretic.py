@@ -385,11 +385,11 @@ class HystereticSolution:
         which changes nothing for overload and is one change from normal.
         """
         ctx, ch = self.ctx, self.chain
-        terms = []
-        for k, (_, s) in enumerate(ch.states):
-            row = ch.P[k]
-            terms += [self.q[k] * row[d] for d in numpy.flatnonzero(row != 0).tolist() if ch.states[d][1] != s]
-        return ctx.fsum(terms)
+        modes = numpy.array([st[1] for st in ch.states])
+        rows, cols = numpy.nonzero((modes[:, None] != modes[None, :]) & (ch.P != 0))
+        if ctx.is_float64:  # positive terms: numpy's pairwise sum
+            return float(numpy.sum(self.q[rows] * ch.P[rows, cols]))
+        return ctx.fsum([self.q[a] * ch.P[a, b] for a, b in zip(rows.tolist(), cols.tolist())])
 
     def measures(self, label=False, thesis=False, sojourns=None):
         """Every measure: the keys :data:`HYSTERETIC_KEYS` and the diagnostics ``_renewal_cycle_time``, ``_kappa``.
