@@ -303,12 +303,8 @@ def _instant_kernel_bindings(digits: int) -> dict:
         def beta(kk):
             return mpmath.exp(-L0 * Dm) * (L0 * Dm) ** kk / mpmath.factorial(kk)
 
-        tails = [1 - beta(0)]
-
-        def tail(kk):
-            while len(tails) <= kk:
-                tails.append(tails[-1] - beta(len(tails)))
-            return tails[kk]
+        def tail(kk):  # P(K > kk) = P(kk + 1, Lambda D), the regularized lower incomplete gamma (no 1 - sum)
+            return mpmath.gammainc(kk + 1, 0, L0 * Dm, regularized=True)
 
         return {Mb: {(a, b): E[a, b] for a in range(n) for b in range(n)},
                 Tb: {(a, b): V[a, n + b] for a in range(n) for b in range(n)},
