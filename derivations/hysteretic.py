@@ -15,6 +15,15 @@ the engine (:mod:`qderive.numeric.kernels.hysteretic`) with the same oracles at 
 cover batch and single arrivals, light and heavy load, the overload factors 1 (pure discard
 hysteresis) and 0 (complete blocking), R = H + 1, the left convention and label semantics.
 
+**The instantaneous policy** (``--policy instant``, seed 002, abstract 2): the mode follows the
+count at once, so within a service the arrival rate changes as the count crosses H and R: the
+arrivals during a service are a state-dependent pure birth process, (I1), (I2) (uniformization,
+nonnegative terms; evaluated as displayed against ``mpmath.expm`` of Q D and of Van Loan's
+block matrix), the time-stationary law (I3) (evaluated with the kernel's q and interval profiles
+against the CTMC of the policy, exponential service) and the mean time between mode changes (I4)
+(against the stationary flow of mode-changing transitions). The checks compare the engine with
+the M|M|1 hysteresis (single arrivals) and with the instant-policy CTMC (batches).
+
 ``python -m qderive.derivations.hysteretic`` prints the derivation and runs its checks.
 """
 
@@ -223,9 +232,130 @@ def _hook(label: str):
     return run
 
 
+# -- the instantaneous policy: the state-dependent birth kernel --------------------------------------------------------
+
+k_, cc, sp_, mm = sp.symbols("k c' s' m", integer=True, nonnegative=True)
+Lam, nu = sp.symbols(r"\Lambda \nu", positive=True)
+Mb, Tb, Pk = sp.IndexedBase("M"), sp.IndexedBase("T"), sp.IndexedBase(r"\left(P^{k}\right)")
+beta_, btail = sp.IndexedBase(r"\beta"), sp.IndexedBase(r"\bar{\beta}")
+tau_k, chi = sp.IndexedBase(r"\tau"), sp.IndexedBase(r"\chi")
+tmc = sp.Symbol(r"E\theta", positive=True)
+INSTANT_REL = {
+    "(I1)": sp.Eq(Mb[c0, c], sp.Sum(beta_[k_] * Pk[k_, c0, c], (k_, 0, sp.oo))),
+    "(I2)": sp.Eq(Tb[c0, c], sp.Sum(btail[k_] / Lam * Pk[k_, c0, c], (k_, 0, sp.oo))),
+    "(I3)": sp.Eq(p[c, mm], sp.Sum(q[i, sp_] * tau_k[i, sp_, c] * chi[sp_, c, mm], (i, 0, R - 1), (sp_, 0, 2)) / C),
+    "(I4)": sp.Eq(tmc, C / nu),
+}
+_INSTANT_TITLES = {
+    "(I1)": ("arrivals during a deterministic service D with the count-dependent rate: M = exp(Q D) by "
+             "uniformization, P = I + Q / Lambda >= 0, beta_k = e^{-Lambda D} (Lambda D)^k / k!",
+             "seed 002, abstract 2; numeric/kernels/birth.py"),
+    "(I2)": ("expected time at each count during the service: T = int_0^D exp(Q t) dt, bar-beta_k = P(K > k)",
+             "spec/chapter3.md section 4 (w_k); numeric/kernels/birth.py"),
+    "(I3)": ("time-stationary law of (count c, mode m) under the instant policy: tau[i, s', c] = the expected "
+             "time at c in the interval from (i, s'), chi[s', c, m] = 1 when max(s', level(c)) = m",
+             "(17) for --policy instant"),
+    "(I4)": ("mean time between mode changes: nu = expected changes per departure (up at arrivals crossing H "
+             "or R, down at departures), every change once", "seed 002, abstract 2"),
+}
+#: the instant-policy point of (I1)-(I4): deterministic service for (I1), (I2), exponential for (I3), (I4)
+_INSTANT_POINT = dict(batch=Geometric(F(3, 2)), L=2, H=4, R=7, rate=F(3, 4), overload_factor=F(1, 2))
+
+
+@functools.lru_cache(maxsize=4)
+def _instant_kernel_bindings(digits: int) -> dict:
+    """(I1), (I2) from the definition: Q of the birth process (rates lambda_0 below H, lambda_1 from H, R
+    absorbing), mpmath.expm of Q D and of [[Q, I], [0, 0]] D (Van Loan), the powers of P = I + Q / lambda_0
+    and the Poisson(lambda_0 D) probabilities -- none from the kernel."""
+    pt = _INSTANT_POINT
+    Rm, Hm, batch = pt["R"], pt["H"], pt["batch"]
+    lam = (pt["rate"], pt["rate"] * pt["overload_factor"])
+    D = F(2)
+
+    def mpq(x):
+        x = F(x)
+        return mpmath.mpf(x.numerator) / x.denominator
+
+    with mpmath.workdps(digits + 20):
+        n = Rm + 1
+        Q = mpmath.zeros(n, n)
+        for x in range(Rm):
+            r = lam[0] if x < Hm else lam[1]
+            for y in range(1, Rm - x):
+                Q[x, x + y] += mpq(r * batch.pmf(y))
+            Q[x, Rm] += mpq(r * batch.tail(Rm - x - 1))
+            Q[x, x] -= mpq(r)
+        big = mpmath.zeros(2 * n, 2 * n)
+        for x in range(n):
+            big[x, n + x] = 1
+            for y in range(n):
+                big[x, y] = Q[x, y]
+        Dm, L0 = mpq(D), mpq(lam[0])
+        E, V = mpmath.expm(Q * Dm), mpmath.expm(big * Dm)
+        Pm = mpmath.eye(n) + Q / L0
+        powers = [mpmath.eye(n)]
+
+        def power(kk, a, b):
+            while len(powers) <= kk:
+                powers.append(powers[-1] * Pm)
+            return powers[kk][a, b]
+
+        def beta(kk):
+            return mpmath.exp(-L0 * Dm) * (L0 * Dm) ** kk / mpmath.factorial(kk)
+
+        def tail(kk):  # P(K > kk) = P(kk + 1, Lambda D), the regularized lower incomplete gamma (no 1 - sum)
+            return mpmath.gammainc(kk + 1, 0, L0 * Dm, regularized=True)
+
+        return {Mb: {(a, b): E[a, b] for a in range(n) for b in range(n)},
+                Tb: {(a, b): V[a, n + b] for a in range(n) for b in range(n)},
+                Pk: power, beta_: beta, btail: tail, Lam: L0, "R": Rm}
+
+
+@functools.lru_cache(maxsize=4)
+def _instant_chain_bindings(digits: int) -> dict:
+    """(I3), (I4): the kernel's q, interval profiles, C and changes per departure, against the instant-policy
+    CTMC (exponential service) of :func:`qderive.numeric.oracles.hysteretic.instant`."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.hysteretic import instant_chain
+    from qderive.numeric.kernels.birth import birth_mode
+    from qderive.numeric.oracles.hysteretic import instant
+    from qderive.symbolic.models.hysteretic import Policy
+
+    model = HystereticModel(service=Exponential(F(1, 2)), policy=Policy.INSTANT, **_INSTANT_POINT)
+    ctx = mp_context(digits + 20)
+    with ctx:
+        ch = instant_chain(model, ctx)
+        o = instant(model, ctx)
+        qd = {st: ch.q[k] for k, st in enumerate(ch.states)}
+        prof = {(j_, s_, x): ch.profile(j_, s_)[x] for (j_, s_) in ch.states for x in range(model.R + 1)}
+        return {q: qd, tau_k: prof, chi: lambda s_, x, m_: int(birth_mode(s_, x, model.H, model.R) == m_),
+                p: {(x, m_): v for (x, m_), v in o.pi.items()}, C: ch.C, R: model.R, nu: ch.changes_per_departure(
+                    ch.batch.tail), tmc: o.measures["mean_time_between_mode_changes"], "R_": model.R}
+
+
+def _instant_hook(label: str):
+    def run(digits):
+        if label in ("(I1)", "(I2)"):
+            env = _instant_kernel_bindings(digits)
+            n = env["R"] + 1
+            ranges = {c0: range(n), c: range(n)}
+            where = "deterministic service, geometric batches (mpmath.expm, Van Loan)"
+        else:
+            env = _instant_chain_bindings(digits)
+            ranges = {c: range(env["R_"] + 1), mm: range(3)} if label == "(I3)" else {}
+            where = "exponential service, geometric batches (the instant-policy CTMC)"
+        env = {key: v for key, v in env.items() if not isinstance(key, str)}
+        ok, agreed, detail = relation_check(INSTANT_REL[label], lambda d: (env, ranges))(digits)
+        return ok, agreed, f"{detail}; {where}"
+
+    return run
+
+
 def steps() -> tuple:
-    """The relations (16)-(23), each with its evaluation hook."""
-    return tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
+    """The relations (16)-(23) and (I1)-(I4) of the instant policy, each with its evaluation hook."""
+    return (tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
+            + tuple(Step(label, _INSTANT_TITLES[label][0], INSTANT_REL[label], _INSTANT_TITLES[label][1],
+                         check=_instant_hook(label)) for label in INSTANT_REL))
 
 
 # -- checks: the engine against the oracles --------------------------------------------------------------------------
@@ -357,6 +487,47 @@ def _check_renewal(digits):
     return worst >= digits - 2, worst, "interval and label semantics at 4 points"
 
 
+def _check_instant(digits):
+    """--policy instant = the M|M|1 hysteresis (single arrivals) and the instant-policy CTMC (batches, f = 1/2
+    and f = 0), every measure (exponential service: both are chains from the definition)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.hysteretic import instant, mm1
+    from qderive.symbolic.models.hysteretic import MM1HystereticModel, Policy
+
+    worst = math.inf
+    single = HystereticModel(service=Exponential(1), L=2, H=4, R=6, rate=F(6, 5), overload_factor=F(1, 2),
+                             policy=Policy.INSTANT)
+    ctx = mp_context(digits + 20)
+    with ctx:
+        o = mm1(MM1HystereticModel(F(6, 5), F(3, 5), 1, 2, 4, 6), ctx)
+        ref = {**o.measures, "mean_time_between_mode_changes": o.extra["mean_time_between_mode_changes"]}
+    got = single.evaluate(digits).as_dict()
+    worst = min(worst, _compare([(got[k], v) for k, v in ref.items()]))
+    for f in (F(1, 2), F(0)):
+        model = HystereticModel(service=Exponential(F(1, 2)), policy=Policy.INSTANT,
+                                **{**_INSTANT_POINT, "overload_factor": f})
+        with ctx:
+            ref = instant(model, ctx).measures
+        got = model.evaluate(digits).as_dict()
+        worst = min(worst, _compare([(got[k], v) for k, v in ref.items()]))
+    return worst >= digits - 2, worst, "M|M|1 hysteresis and the instant CTMC (9 measures each) at 3 points"
+
+
+def _check_departure_changes(digits):
+    """mean_time_between_mode_changes of the departure policy = 1 / (mode-changing flow) of the process CTMC."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.hysteretic import process
+
+    worst = math.inf
+    for name, make in CHECK_POINTS[2:5]:
+        model = make()
+        ctx = mp_context(digits + 20)
+        with ctx:
+            ref = process(model, ctx).measures["mean_time_between_mode_changes"]
+        worst = min(worst, agreement_digits(model.evaluate(digits).mean_time_between_mode_changes, ref))
+    return worst >= digits - 2, worst, "3 exponential-service points (process CTMC)"
+
+
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``hysteretic``."""
@@ -371,6 +542,9 @@ def derivation() -> Derivation:
             Check("(17): time-stationary law of the kernel = CTMC", _check_time_law, "(17b)"),
             Check("(23') renewal identity in the engine", _check_renewal, "(23')"),
             Check("size: smallest R = scan of the process CTMC", _check_size, "(19)"),
+            Check("--policy instant = M|M|1 hysteresis and the instant-policy CTMC", _check_instant, "(I3)"),
+            Check("mean time between mode changes (departure policy) = process CTMC", _check_departure_changes,
+                  "(I4)"),
         ),
         notes=(
             "Event convention: a departure switches the mode by the count n^- just before it (normal -> overload at "
@@ -382,6 +556,10 @@ def derivation() -> Derivation:
             "lambda_1 = f lambda_0 with 0 <= f <= 1: f = 1 is the pure discard hysteresis, f = 0 complete blocking in "
             "overload (a_0^(1) = 1). With R = H + 1 the departure that reaches R leaves H behind, so the discard "
             "mode is entered and left at once (no discard state).",
+            "--policy instant: the mode follows the count at once (up at arrivals, down at departures); the "
+            "embedded chain at departures has the same states, its rows are the birth kernel (I1) per starting "
+            "mode, the time law is (I3) (the mode in force is max(s', level(c)): interval = label semantics), "
+            "E tau_0 is (21) with the time below H as cost, (22), (23) as above.",
         ),
         recursions=RECURSIONS,
     )

@@ -15,6 +15,14 @@ evaluated as displayed by ``qderive verify`` with the numbers of the oracle chai
 (:mod:`qderive.numeric.oracles.two_flow`: customers as tuples, tagged-customer sojourns,
 first-passage cycle times, loss as 1 - admitted / offered).
 
+**A general service law** (``--service LAW``, M2|G|1|R; M2|D|1|R for deterministic service,
+seed 002, abstracts 5 and 7): the embedded chain at departures over (i, j, mode) with the
+state-dependent birth kernel of the total count (:mod:`qderive.numeric.kernels.birth`; each
+arrival is of flow 1 with probability lambda_1^(m) / lambda^(m) in the mode in force, so given the
+count path the split is Poisson-binomial); the per-flow mean numbers (G.1) and throughputs (G.2)
+by renewal reward over the inter-departure intervals, evaluated as displayed with the kernel's
+q and profiles against the oracle chain at ``--service exp`` (the same model).
+
 ``python -m qderive.derivations.two_flow_hysteretic`` re-derives, verifies and prints.
 """
 
@@ -45,6 +53,9 @@ CHECK_MODELS = {
                                       lambda1_discard=F(1, 4)),
     "smallest": TwoFlowHystereticModel(2, F(1, 3), 1, F(1, 3), 1, 2, 3, service_rates=F(3, 2),
                                        lambda1_discard=F(1, 2), lambda2_discard=F(1, 5)),
+    # the thresholds and rates of "unequal" with one service rate (a service law needs one law for both flows)
+    "unequal_as_equal": TwoFlowHystereticModel(F(3, 2), 1, F(1, 2), F(1, 2), 3, 6, 9, service_rates=1,
+                                               lambda1_discard=F(1, 4)),
 }
 
 
@@ -176,6 +187,86 @@ def _bindings(name: str, ranges):
         return env, ranges(model)
 
     return bindings
+
+
+_q, _tau, _w, _sig = sp.Function("q"), sp.Function(r"\tau"), sp.Function("w"), sp.Function(r"\sigma")
+_Cs, _cc = sp.Symbol("C", positive=True), sp.Symbol("c'", integer=True, nonnegative=True)
+
+
+def _service_law_model(name: str):
+    """CHECK_MODELS[name] (equal service rates mu) with the law ``--service exp:mean=1/mu`` instead of the rate."""
+    from dataclasses import replace
+
+    from qderive.symbolic.laws import Exponential
+
+    model = CHECK_MODELS[name]
+    return replace(model, service_rates=None, service=Exponential(1 / F(model.service_rates[0])))
+
+
+@functools.lru_cache(maxsize=4)
+def _birth_bindings(digits: int):
+    """(G.1), (G.2): the joint chain of the birth kernel (q, interval profiles tau, flow counts w, the flow of
+    the next service sigma, C), and the oracle chain's N(c), theta(c) (exponential service, the same model)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.two_flow_hysteretic import birth_chains
+    from qderive.numeric.kernels.birth import birth_split_mean
+
+    model = _service_law_model("equal")
+    _, _, _, m, _ = _oracle("equal", digits)
+    ctx = mp_context(digits + 10)
+    with ctx:
+        count, joint = birth_chains(model, ctx)
+        H, R = model.H, model.R
+        tau, w, sig = {}, {}, {}
+        for x, (i, j, s) in enumerate(joint.states, start=1):
+            for c in (1, 2):
+                sig[(c, x)] = ctx.fsum([wt for wt, (a, b) in joint._starts(i, j, s) if (a >= 1) == (c == 1)])
+            for cc in range(R + 1):
+                tau[(x, cc)] = count.profile(i + j, s)[cc] if i + j else count.idle_profile[cc]
+                for c, pr in ((1, joint.p), (2, joint.q)):
+                    if cc == 0:
+                        w[(c, x, cc)] = 0
+                        continue
+                    terms = [wt * ((a if c == 1 else b) + birth_split_mean(ctx, pr, a + b, cc, s, H, R))
+                             * count.mats[s][1][a + b][cc] for wt, (a, b) in joint._starts(i, j, s)]
+                    # the flow-c customers at count cc, weighted by the time there; divided by tau below
+                    w[(c, x, cc)] = ctx.fsum(terms) / tau[(x, cc)] if tau[(x, cc)] != 0 else 0
+        env = {_q: lambda x: joint.qs[x - 1], _tau: lambda x, cc: tau[(x, cc)], _w: lambda c, x, cc: w[(c, x, cc)],
+               _sig: lambda c, x: sig[(c, x)], _Cs: joint.C, _R: R, _S: len(joint.states),
+               _N: lambda c: m[f"mean_number_flow{c}"], _theta: lambda c: m[f"throughput_flow{c}"]}
+    return env, {_c: (1, 2)}
+
+
+def _check_birth_engine(digits):
+    """``--service exp:mean=1/mu`` (the birth kernel) = the oracle chain, every measure but the state count."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.two_flow import hysteretic_measures
+
+    worst = float("inf")
+    for name in ("equal", "smallest"):
+        got = _service_law_model(name).evaluate(digits).as_dict()
+        ref = hysteretic_measures(CHECK_MODELS[name], mp_context(digits + 10))
+        worst = min([worst] + [agreement_digits(v, ref[k]) for k, v in got.items() if k != "states"])
+    return worst >= digits - 2, min(worst, digits), "--service exp vs the oracle chain, two models, 14 measures"
+
+
+def _check_birth_lumping(digits):
+    """The joint chain at departures (i, j, mode) summed over the compositions = the count chain (n, mode)."""
+    from dataclasses import replace
+
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.two_flow_hysteretic import birth_chains
+    from qderive.symbolic.laws import Deterministic
+
+    model = replace(_service_law_model("unequal_as_equal"), service=Deterministic(F(6, 5)))
+    ctx = mp_context(digits + 10)
+    with ctx:
+        count, joint = birth_chains(model, ctx)
+        lumped = {}
+        for k, (i, j, s) in enumerate(joint.states):
+            lumped.setdefault((i + j, s), []).append(joint.qs[k])
+        worst = min(agreement_digits(ctx.fsum(lumped[st]), count.q[k]) for k, st in enumerate(count.states))
+    return worst >= digits - 2, min(worst, digits), "M2|D|1|R, L,H,R = 3,6,9: every (n, mode)"
 
 
 def _lumped_law_bindings(digits):
@@ -315,8 +406,26 @@ def derivation() -> Derivation:
         Step("(H.9)", "return time by renewal-reward", ret, "docs/theory/other-models.md section B",
              check=relation_check(ret, _bindings("unequal", none), describe=un + " (first passage)")),
     ]
+    cc = _cc
+    numbers = sp.Eq(_N(c), sp.Sum(_q(x) * sp.Sum(_tau(x, cc) * _w(c, x, cc), (cc, 0, _R)), (x, 1, _S)) / _Cs)
+    served = sp.Eq(_theta(c), sp.Sum(_q(x) * _sig(c, x), (x, 1, _S)) / _Cs)
+    ge = ", --service exp (birth kernel, joint chain) vs the oracle chain, L,H,R = 2,4,6"
+    steps += [
+        Step("(G.1)", "--service LAW: mean number of flow c by renewal reward over the inter-departure intervals; "
+             "q(x) the joint chain at departures (i, j, mode), tau(x, c') the expected time at count c' (the birth "
+             "kernel), w(c, x, c') the mean flow-c customers there: i or j plus sum_{m=n}^{c'-1} of the flow-c "
+             "share lambda_c^(mode(m)) / lambda^(mode(m)) (the split is Poisson-binomial given the count path)",
+             numbers, "seed 002, abstracts 5 and 7 (M2|D|1|R)",
+             check=relation_check(numbers, _birth_bindings, describe=ge)),
+        Step("(G.2)", "--service LAW: throughput of flow c = the departures of flow c per unit time; sigma(c, x) = "
+             "P(the service after x is of flow c) (relative priority to flow 1; from the empty state the first "
+             "arrival)", served, "seed 002, abstracts 5 and 7",
+             check=relation_check(served, _birth_bindings, describe=ge)),
+    ]
     checks = (
         Check("lumped law satisfies global balance (exact)", _check_lumped_balance),
+        Check("--service exp (birth kernel) = oracle chain, every measure", _check_birth_engine),
+        Check("--service det: the joint chain lumps to the count chain", _check_birth_lumping),
         Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
         Check("engine renewal: E tau_0 + E tau_12 = 1 / nu (digits)", _check_renewal_engine),
         Check("float64 = mpmath for every measure", _check_float_vs_mp),

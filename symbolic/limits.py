@@ -36,6 +36,7 @@ number_exponent        1 000        |decimal exponent| of one number on input (1
 sample_size            1 000 000    points of an empirical law
 customers              1e9          customers x replications of one simulation
 grid_points            1 000 000    points of one ``qderive sweep`` grid (each point is one evaluation)
+birth_work             2e10         multiply-adds of one birth kernel (terms x (R+1)^3; x 100 in mpmath)
 =====================  ===========  ===========================================================
 """
 
@@ -73,6 +74,7 @@ class Limits:
     sample_size: int = 1_000_000
     customers: int = 1_000_000_000
     grid_points: int = 1_000_000
+    birth_work: int = 20_000_000_000
 
 
 DEFAULT = Limits()

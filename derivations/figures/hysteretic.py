@@ -8,6 +8,14 @@ rho_0 = 0.6, single arrivals). The CSV also gives kappa_inf(I - P_0) of (21)
 (:func:`qderive.numeric.engines.hysteretic.diagnostics`).
 
 ``qderive figure fig3 --out docs/figures/fig3.png --csv docs/figures/fig3.csv``
+
+**The two control policies** (seed 002, abstract 2; ``qderive figure policies``): the Figure-3
+setting under ``--policy departure`` (the mode changes at departures, the thesis) and
+``--policy instant`` (the mode follows the count at once), analytic on rho_0 = 1.0, 1.1, ..., 2.0
+for batches and single arrivals, and simulated (95 % intervals) at rho_0 = 1.2, 1.5, 1.8 with
+batches. The CSV is in long form: one row per (arrivals, rho_0, policy, source, measure).
+
+``qderive figure policies --out docs/figures/policies.png --csv docs/figures/policies.csv``
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ import csv
 from fractions import Fraction
 
 __all__ = ["FIGURES", "figure3", "figure3_data", "thesis_claims", "FIG3_THRESHOLDS", "LOADS_THESIS", "LOADS_BELOW_1",
-           "COLUMNS"]
+           "COLUMNS", "policies_data", "policy_differences", "figure_policies", "POLICY_LOADS", "POLICY_SIM_LOADS",
+           "POLICY_MEASURES"]
 
 FIG3_THRESHOLDS = (73, 84, 100)
 #: the thesis's range: rho_0 = 1.00, 1.05, ..., 2.00
@@ -92,15 +101,20 @@ def thesis_claims(rows) -> dict:
     return out
 
 
+def _write_csv(path, columns, rows, cell) -> None:
+    """The rows as a CSV file: a header, then ``cell(row, column)`` for each column."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for r in rows:
+            writer.writerow([cell(r, c) for c in columns])
+
+
 def figure3(out_png: str | None, out_csv: str | None) -> None:
     """Draw Figure 3 (PNG) and/or write its data (CSV)."""
     rows = figure3_data()
     if out_csv:
-        with open(out_csv, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(COLUMNS)
-            for r in rows:
-                writer.writerow([_fmt(r[c], r["precision"]) for c in COLUMNS])
+        _write_csv(out_csv, COLUMNS, rows, lambda r, c: _fmt(r[c], r["precision"]))
     if out_png:
         _plot(rows, out_png)
 
@@ -149,4 +163,109 @@ def _plot(rows, out_png):
     plt.close(fig)
 
 
-FIGURES = {"fig3": figure3}
+#: the loads of the policy comparison (analytic) and of its simulated check
+POLICY_LOADS = tuple(Fraction(10 + i, 10) for i in range(11))
+POLICY_SIM_LOADS = (Fraction(6, 5), Fraction(3, 2), Fraction(9, 5))
+POLICY_MEASURES = ("p_discard", "mean_normal_time", "mean_return_time", "mean_cycle_time",
+                   "mean_time_between_mode_changes", "loss_probability")
+POLICY_COLUMNS = ("arrivals", "rho0", "policy", "source", "measure", "value", "ci95_low", "ci95_high")
+
+
+def policies_data(loads=POLICY_LOADS, sim_loads=POLICY_SIM_LOADS, customers=200_000, replications=10,
+                  seed=2024) -> list[dict]:
+    """Rows (arrivals, rho0, policy, source, measure, value, ci95_low, ci95_high) of the policy comparison:
+    float64 analytic values (both arrival types), then simulated estimates with their 95 % intervals
+    (batches, ``customers`` per replication)."""
+    from dataclasses import replace
+
+    from qderive.numeric.simulation.hysteretic import simulate
+    from qderive.symbolic.models.hysteretic import Policy
+
+    rows = []
+    for name, batch in _arrivals().items():
+        for load in loads:
+            for policy in Policy:
+                values = replace(figure3_model(batch, load), policy=policy).evaluate().as_dict()
+                rows += [{"arrivals": name, "rho0": load, "policy": policy.value, "source": "analytic", "measure": k,
+                          "value": float(values[k]), "ci95_low": None, "ci95_high": None} for k in POLICY_MEASURES]
+    for load in sim_loads:
+        for policy in Policy:
+            model = replace(figure3_model(_arrivals()["batch"], load), policy=policy)
+            res = simulate(model, customers, replications, seed, quiet=True)
+            for k in POLICY_MEASURES:
+                est = res.measures[k]
+                lo, hi = est.interval(0.95)
+                rows.append({"arrivals": "batch", "rho0": load, "policy": policy.value, "source": "simulation",
+                             "measure": k, "value": est.value, "ci95_low": lo, "ci95_high": hi})
+    return rows
+
+
+def policy_differences(rows, source="analytic") -> dict:
+    """{(arrivals, rho0, measure): instant / departure - 1} from the rows of :func:`policies_data`."""
+    by = {(r["arrivals"], r["rho0"], r["policy"], r["measure"]): r["value"] for r in rows if r["source"] == source}
+    return {(a, x, k): v / by[(a, x, "departure", k)] - 1 for (a, x, p, k), v in by.items() if p == "instant"}
+
+
+def figure_policies(out_png: str | None, out_csv: str | None) -> None:
+    """Draw the policy comparison (PNG) and/or write its data (CSV)."""
+    rows = policies_data()
+    if out_csv:
+        _write_csv(out_csv, POLICY_COLUMNS, rows, lambda r, c: "" if r[c] is None else str(float(r[c])) if c == "rho0"
+                   else repr(r[c]) if isinstance(r[c], float) else r[c])
+    if out_png:
+        _plot_policies(rows, out_png)
+
+
+def _plot_policies(rows, out_png):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.6))
+    style = {"departure": "-", "instant": "--"}
+    colors = {"batch": "tab:blue", "single": "tab:red"}
+    for name in ("batch", "single"):
+        for policy in ("departure", "instant"):
+            mine = sorted((r for r in rows if r["source"] == "analytic" and r["arrivals"] == name
+                           and r["policy"] == policy and r["measure"] == "mean_cycle_time"), key=lambda r: r["rho0"])
+            ax1.plot([float(r["rho0"]) for r in mine], [r["value"] for r in mine], style[policy], color=colors[name],
+                     label=rf"$E\tau$, {name}, {policy}")
+    for policy, marker in (("departure", "o"), ("instant", "s")):
+        sim = [r for r in rows if r["source"] == "simulation" and r["policy"] == policy
+               and r["measure"] == "mean_cycle_time"]
+        ax1.errorbar([float(r["rho0"]) for r in sim], [r["value"] for r in sim],
+                     yerr=[[r["value"] - r["ci95_low"] for r in sim], [r["ci95_high"] - r["value"] for r in sim]],
+                     fmt=marker, color="k", ms=4, capsize=3, label=f"simulated (95 %), batch, {policy}")
+    ax1.set_yscale("log")
+    ax1.set_xlabel(r"offered load $\rho_0$")
+    ax1.set_ylabel("seconds")
+    ax1.set_title(r"control cycle $E\tau$")
+    ax1.grid(True, which="both", alpha=0.3)
+    ax1.legend(fontsize=7)
+    diff = policy_differences(rows)
+    loads = sorted({x for (_, x, _) in diff})
+    labels = {"mean_normal_time": r"$E\tau_0$", "mean_return_time": r"$E\tau_{12}$", "mean_cycle_time": r"$E\tau$",
+              "mean_time_between_mode_changes": "time between mode changes", "p_discard": r"$P(S_2)$"}
+    for name, ls in (("batch", "-"), ("single", "--")):
+        for key, col in zip(labels, ("tab:green", "tab:orange", "tab:blue", "tab:purple")):
+            if key == "p_discard":
+                continue
+            ax2.plot([float(x) for x in loads], [100 * diff[(name, x, key)] for x in loads], ls, color=col,
+                     label=f"{labels[key]}, {name}")
+        ax3.plot([float(x) for x in loads], [100 * diff[(name, x, "p_discard")] for x in loads], ls, color="tab:red",
+                 label=f"{labels['p_discard']}, {name}")
+    for ax, title in ((ax2, "times: instant / departure - 1"), (ax3, "discard probability: instant / departure - 1")):
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.set_xlabel(r"offered load $\rho_0$")
+        ax.set_ylabel("%")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(r"two control policies, $M^{[X]}|D|1|(73,84)|(84,100)$, $b=5$ ms, $\lambda_1=\lambda_0/2$")
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=120)
+    plt.close(fig)
+
+
+FIGURES = {"fig3": figure3, "policies": figure_policies}

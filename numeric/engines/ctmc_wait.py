@@ -458,7 +458,11 @@ def tagged_two_flow_hysteretic(model, flow: int | None = None) -> TaggedChain:
 def two_flow_hysteretic_laws(model) -> dict:
     """The ``response`` of ``two-flow-hysteretic``: wait and sojourn of a random admitted customer (either
     flow, weighted by the admitted rates), relative priority to flow 1; and per flow (``wait_flow1``, ...:
-    the entry restricted to that flow's admitted arrivals)."""
+    the entry restricted to that flow's admitted arrivals). Exponential service only."""
+    if getattr(model, "service", None) is not None:
+        raise ParameterError("service", "the wait and sojourn laws of two-flow-hysteretic are those of the CTMC: "
+                             "they need exponential service (--service-rate); with --service LAW only the means "
+                             "(mean_sojourn_flow1/2) are computed", str(model.service))
     laws = phase_type_laws(tagged_two_flow_hysteretic(model))
     for flow, name in zip((1, 2), type(model).response_flows):
         per = phase_type_laws(tagged_two_flow_hysteretic(model, flow))

@@ -34,16 +34,19 @@ from qderive.symbolic.models.hysteretic import (
     HystereticModel,
     MM1HystereticModel,
     NormalTimeForm,
+    Policy,
     Semantics,
 )
 
+from ..kernels import birth as KB
 from ..kernels import hysteretic as K
 from ..kernels import mm1_hysteretic as M
 from ..sequences import batch_blocks, batch_vectors, count_sequences, digits_for
 from .base import Engine
 
-__all__ = ["HystereticEngine", "MM1HystereticEngine", "hysteretic_inputs", "solution", "diagnostics", "threshold_pairs",
-           "optimize_thresholds", "optimize", "OPTIMISED_MODEL", "smallest_threshold", "size_threshold"]
+__all__ = ["HystereticEngine", "MM1HystereticEngine", "hysteretic_inputs", "solution", "instant_chain", "diagnostics",
+           "threshold_pairs", "optimize_thresholds", "optimize", "OPTIMISED_MODEL", "smallest_threshold",
+           "size_threshold"]
 
 
 # --------------------------------------------------------------------------------------
@@ -105,6 +108,38 @@ def _values(model: HystereticModel, ctx, inputs=None, sojourns=None, laws=False)
     return out
 
 
+def instant_chain(model: HystereticModel, ctx) -> KB.BirthChain:
+    """The solved embedded chain of ``--policy instant`` (:class:`~qderive.numeric.kernels.birth.BirthChain`;
+    call inside ``with ctx:``).
+
+    The rate in force during a service that starts in mode s is lambda_{max(s, level(count))}
+    (lambda_2 = 0): the state-dependent birth process of :mod:`qderive.numeric.engines.birth`
+    over the batch law, once per starting mode; the first batch of an idle period brings
+    min(X, R).
+    """
+    from .birth import threshold_matrices
+
+    R = model.R
+    bv = batch_vectors(model.batch, R, ctx)
+    rates = (model.rate, model.rate1, Fraction(0))
+    mats, reach = threshold_matrices(model.service, rates, bv.pmf, bv.tail, model.L, model.H, R, ctx)
+    first = ctx.zeros(R + 1)
+    first[1:R] = bv.pmf[1:R]
+    first[R] = bv.tail[R - 1]
+    chain = KB.BirthChain(ctx, mats, reach, first, tuple(ctx.num(r) for r in rates),
+                          ctx.num(model.service.moment(1)), model.L, model.H, R)
+    chain.batch = bv
+    return chain.solve()
+
+
+def _instant_values(model: HystereticModel, ctx) -> dict:
+    """The measures of ``--policy instant`` from :func:`instant_chain` (interval = label semantics)."""
+    chain = instant_chain(model, ctx)
+    bv = chain.batch
+    throttle = (ctx.num(0), ctx.num(model.rate - model.rate1), ctx.num(model.rate))
+    return chain.measures(bv.tail, bv.excess, ctx.num(model.batch.mean), throttle)
+
+
 def diagnostics(model: HystereticModel, digits: int | None = None) -> dict:
     """``kappa`` = kappa_inf(I - P_0) of (21) and ``renewal_cycle_time`` = C / (q_{L,1} a_0^(1)) (spec section 7),
     in float64 or at ``digits`` (+ 10 guard) working digits."""
@@ -144,7 +179,15 @@ class HystereticEngine(Engine):
             n = len(K.hysteretic_states(model.L, model.H, model.R, model.onset))
             _limits.check("dense_states", n, "states of the embedded chain at --digits (dense mpmath matrices)")
         with _quiet(ctx):
-            out = _values(model, ctx, laws=bool(set(LAW_KEYS) & options.get("include", frozenset())))
+            laws = bool(set(LAW_KEYS) & options.get("include", frozenset()))
+            if model.policy is Policy.INSTANT:
+                if laws:
+                    raise ParameterError("distribution", "the laws q_{j,s}, p_{j,s} are those of the departure "
+                                         "policy's embedded chain (16); not available with --policy instant",
+                                         "instant")
+                out = _instant_values(model, ctx)
+            else:
+                out = _values(model, ctx, laws=laws)
         kappa = out["_kappa"]
         # ask the escalation for log10 kappa more digits (the solve is subtraction-free, the inputs are not exact)
         out["_extra_digits"] = math.ceil(float(ctx.log(kappa)) / math.log(10)) if kappa > 1 else 0
@@ -164,7 +207,7 @@ class HystereticEngine(Engine):
         if model.thesis_form:
             notes.append("thesis form of (21): the idle periods in (0, 0) are omitted, so E tau differs from the "
                          "renewal value C / (q_(L,1) a_0^(1)), the mean_cycle_time of the corrected form")
-        if model.R == model.H + 1:
+        if model.R == model.H + 1 and model.policy is Policy.DEPARTURE:
             notes.append("R = H + 1: the departure that reaches R leaves H behind, so the discard mode is entered "
                          "and left at the same epoch (no discard state in the embedded chain)")
         return notes
@@ -343,6 +386,9 @@ def optimize(values: dict, request, digits=None, progress: bool = True, executor
     given; with ``--digits`` the optimum's measures are recomputed to that many digits.
     """
     model = HystereticModel.from_values(values)
+    if model.policy is not Policy.DEPARTURE:
+        raise ParameterError("policy", "optimize hysteretic searches the model whose mode changes at departures "
+                             "(--policy departure)", model.policy.value)
     pairs = threshold_pairs(model.R, request.l_range, request.h_range)
     best = optimize_thresholds(model, request.discard_bound, request.min_cycle, pairs=pairs, progress=progress,
                                executor=executor)

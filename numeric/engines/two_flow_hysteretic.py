@@ -48,7 +48,7 @@ from .base import Engine, Trouble
 from .two_flow import LAW_KEYS, joint_law
 
 __all__ = ["HystereticSpace", "hysteretic_space", "HystereticSolution", "solve", "exact_stationary",
-           "TwoFlowHystereticEngine"]
+           "birth_chains", "birth_measures", "TwoFlowHystereticEngine"]
 
 
 @dataclass(frozen=True)
@@ -287,13 +287,96 @@ def exact_stationary(model: TwoFlowHystereticModel) -> list:
     return list(solve(model, FractionContext()).pi)
 
 
+# --------------------------------------------------------------------------------------
+# a general service law (--service LAW): M2|G|1|R, e.g. M2|D|1|R
+# --------------------------------------------------------------------------------------
+
+
+def birth_chains(model: TwoFlowHystereticModel, ctx):
+    """(count chain, joint chain), solved, of ``--service LAW`` (call inside ``with ctx:``).
+
+    One service law for both flows, so the total count with the mode is the queue of
+    :class:`~qderive.numeric.kernels.birth.BirthChain` (single arrivals at the total rate
+    lambda^(m) = lambda_1^(m) + lambda_2^(m) of the mode in force; the mode follows the count
+    at once); :class:`~qderive.numeric.kernels.birth.BirthTwoFlowChain` adds the composition
+    (flow 1 w.p. lambda_1^(m) / lambda^(m) per arrival, relative priority to flow 1).
+    """
+    from fractions import Fraction
+
+    from ..kernels.birth import BirthChain, BirthTwoFlowChain
+    from .birth import threshold_matrices
+
+    R = model.R
+    tot = [Fraction(a) + Fraction(b) for a, b in model.rates]
+    pmf, tail = ctx.zeros(R + 1), ctx.zeros(R + 1)
+    pmf[1] = ctx.num(1)
+    tail[0] = ctx.num(1)
+    mats, reach = threshold_matrices(model.service, tot, pmf, tail, model.L, model.H, R, ctx)
+    first = ctx.zeros(R + 1)
+    first[1] = ctx.num(1)
+    count = BirthChain(ctx, mats, reach, first, tuple(ctx.num(x) for x in tot), ctx.num(model.service.moment(1)),
+                       model.L, model.H, R).solve()
+    p = [ctx.num(Fraction(a) / t) if t else ctx.num(0) for (a, _), t in zip(model.rates, tot)]
+    q = [ctx.num(Fraction(b) / t) if t else ctx.num(0) for (_, b), t in zip(model.rates, tot)]
+    joint = BirthTwoFlowChain(ctx, count, p, q).solve()
+    return count, joint
+
+
+def birth_measures(model: TwoFlowHystereticModel, ctx) -> dict:
+    """Every measure of the model with ``--service LAW`` (call inside ``with ctx:``).
+
+    p_mode_m, E tau_0 (21), E tau_12 (22), E tau (23) from the count chain (as for ``hysteretic
+    --policy instant``); loss_c = sum_{n,m} p_m(n) [(lambda_c^(0) - lambda_c^(m)) + lambda_c^(m) 1{n = R}]
+    / lambda_c^(0) (PASTA on the time-stationary law, weights exact); throughput, mean numbers from the
+    joint chain (:meth:`~qderive.numeric.kernels.birth.BirthTwoFlowChain.flow_measures`); Little for the
+    sojourns. ``_renewal_cycle_time`` = C / (entries into S0 per departure), the check of E tau.
+    """
+    count, joint = birth_chains(model, ctx)
+    p = count.time_law()
+    pm = count.mode_probabilities(p)
+    t0, kappa = count.normal_time()
+    R = model.R
+    loss = []
+    for flow in (1, 2):
+        lam0 = model.rate(InputMode.NORMAL, flow)
+        w = [ctx.num((lam0 - model.rate(m, flow)) / lam0) for m in InputMode]
+        terms = [p[m][n] * (ctx.num(1) if n == R else w[m]) for m in range(3) for n in range(R + 1)]
+        loss.append(_total(ctx, [x for x in terms if x != 0]))
+    thr1, thr2, n1, n2 = joint.flow_measures()
+    t12 = t0 * (pm[1] + pm[2]) / pm[0]
+    return {
+        "p_mode0": pm[0], "p_mode1": pm[1], "p_mode2": pm[2],
+        "loss_flow1": loss[0], "loss_flow2": loss[1],
+        "throughput_flow1": thr1, "throughput_flow2": thr2,
+        "mean_number_flow1": n1, "mean_number_flow2": n2,
+        "mean_sojourn_flow1": n1 / thr1, "mean_sojourn_flow2": n2 / thr2,
+        "mean_normal_time": t0, "mean_return_time": t12, "mean_cycle_time": t0 + t12,
+        "states": len(joint.states),
+        "_renewal_cycle_time": count.C / count.entries_per_departure(), "_kappa": kappa,
+    }
+
+
+def birth_state_bound(model: TwoFlowHystereticModel) -> int:
+    """An upper bound on the joint embedded states (i, j, s): n + 1 compositions of each count n left behind."""
+    H, R, L = model.H, model.R, model.L
+    return sum(n + 1 for n in range(0, H - 1)) + sum(n + 1 for n in range(L, R - 1)) + sum(
+        n + 1 for n in range(H + 1, R))
+
+
 class TwoFlowHystereticEngine(Engine):
-    """Under the precision policy: GTH and the M-matrix solve are subtraction-free (a-priori guard only)."""
+    """Under the precision policy: GTH and the M-matrix solve are subtraction-free (a-priori guard only);
+    with ``--service LAW`` the uniformization is truncated where its remainder bound is below eps relative
+    to every entry (:func:`~qderive.numeric.kernels.birth.birth_mixture`), also an a-priori bound."""
 
     confirm = False
 
     def compute(self, model, ctx, **options):
         laws = bool(set(LAW_KEYS) & options.get("include", frozenset()))
+        if model.service is not None:
+            if laws:
+                raise ParameterError("distribution", "the joint law is that of the CTMC: it needs exponential "
+                                     "service (--service-rate), not --service LAW", str(model.service))
+            return self._compute_birth(model, ctx)
 
         def values():
             sol = solve(model, ctx)
@@ -311,5 +394,35 @@ class TwoFlowHystereticEngine(Engine):
                 raise Trouble(f"float64 underflow in the chain ({exc})") from None
             raise NumericalError(f"two-flow-hysteretic: {exc}") from None
 
+    def _compute_birth(self, model, ctx):
+        _limits.check("dense_states", birth_state_bound(model), "the joint chain at departures (i, j, mode) is "
+                      "solved densely by GTH")
+        try:
+            if ctx.is_float64:
+                with np.errstate(all="ignore"):
+                    return birth_measures(model, ctx)
+            return birth_measures(model, ctx)
+        except (BudgetError, ParameterError):
+            raise
+        except ValueError as exc:
+            if ctx.is_float64:
+                raise Trouble(f"float64 underflow in the chain ({exc})") from None
+            raise NumericalError(f"two-flow-hysteretic: {exc}") from None
+
+    def float64_trouble(self, model, values):
+        if model.service is None:
+            return None
+        import math
+
+        kappa = float(values["_kappa"])
+        if not math.isfinite(kappa) or kappa * FLOAT64.eps > 1e-6:
+            return f"I - P0 is ill-conditioned (kappa_inf = {kappa:.2g})"
+        t, ref = float(values["mean_cycle_time"]), float(values["_renewal_cycle_time"])
+        if not (math.isfinite(t) and math.isfinite(ref)) or abs(t - ref) > 1e-10 * ref:
+            return "the renewal identity E tau = C / (entries per departure) fails in float64"
+        return None
+
     def guard_digits(self, model) -> int:
+        if model.service is not None:
+            return digits_for(birth_state_bound(model) ** 2) + 1
         return digits_for(model.state_bound() ** 3) + 1

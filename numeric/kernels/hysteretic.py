@@ -44,7 +44,7 @@ from .chains import gth_stationary, mmatrix_solve
 
 #: the measure keys of ``qderive eval hysteretic``, then the diagnostics
 HYSTERETIC_KEYS = ("p_normal", "p_overload", "p_discard", "mean_normal_time", "mean_return_time",
-                   "mean_cycle_time", "loss_probability", "throughput")
+                   "mean_cycle_time", "loss_probability", "throughput", "mean_time_between_mode_changes")
 #: a float64 result is not trusted when kappa_inf(I - P_0) * eps exceeds this
 HYSTERETIC_KAPPA_SWITCH = 1e-6
 #: ... or when the renewal identity E tau = C / (q_{L,1} a_0^(1)) fails by more than this (relative)
@@ -392,18 +392,33 @@ class HystereticSolution:
         k = self.chain.index[(self.chain.L, 1)]
         return self.C / (self.q[k] * self.inputs.counts[1][0][0])
 
+    def changes_per_departure(self):
+        """Expected mode changes per departure: sum_k q_k sum_{k'} P_{k k'} 1{s_k != s_k'}.
+
+        Every change happens at a departure (the mode in force before and after it); a normal ->
+        discard switch is one change; with R = H + 1 discard is entered and left at the same epoch,
+        which changes nothing for overload and is one change from normal.
+        """
+        ctx, ch = self.ctx, self.chain
+        modes = numpy.array([st[1] for st in ch.states])
+        rows, cols = numpy.nonzero((modes[:, None] != modes[None, :]) & (ch.P != 0))
+        if ctx.is_float64:  # positive terms: numpy's pairwise sum
+            return float(numpy.sum(self.q[rows] * ch.P[rows, cols]))
+        return ctx.fsum([self.q[a] * ch.P[a, b] for a, b in zip(rows.tolist(), cols.tolist())])
+
     def measures(self, label=False, thesis=False, sojourns=None):
         """Every measure: the keys :data:`HYSTERETIC_KEYS` and the diagnostics ``_renewal_cycle_time``, ``_kappa``.
 
         E tau_12 = E tau_0 (P(S_1) + P(S_2)) / P(S_0) (22), E tau = E tau_0 + E tau_12 (23),
-        throughput = 1 / C. ``sojourns``: :meth:`normal_sojourns` of a solution with the same inputs,
+        throughput = 1 / C, mean time between mode changes = C / :meth:`changes_per_departure`.
+        ``sojourns``: :meth:`normal_sojourns` of a solution with the same inputs,
         H and onset (any L), reused instead of solving (21) again.
         """
         p0, p1, p2 = self.mode_probabilities(label)
         y, kappa = self.normal_sojourns(label, thesis) if sojourns is None else sojourns
         t0 = y[self.chain.L - 1]
         t12 = t0 * (p1 + p2) / p0
-        values = (p0, p1, p2, t0, t12, t0 + t12, self.loss(), 1 / self.C)
+        values = (p0, p1, p2, t0, t12, t0 + t12, self.loss(), 1 / self.C, self.C / self.changes_per_departure())
         out = dict(zip(HYSTERETIC_KEYS, values))
         out["_renewal_cycle_time"] = self.renewal_cycle_time()
         out["_kappa"] = kappa

@@ -15,6 +15,10 @@
   (count, mode in force) (:mod:`.ctmc`): a batch arrives at rate lambda_s l_x (the count is
   capped at R), a departure at rate mu from (c, s) leads to ``next_state(c, s)``. No embedded
   chain, no (17): it checks the time-stationary law, both semantics and the cycle times.
+* :func:`instant` -- exponential service under ``--policy instant``: the CTMC over (count, mode in
+  force) with the mode following the count at once (an arrival bringing the count to H or beyond
+  in normal mode -> overload, to R -> discard, also directly from normal; a departure leaving
+  L - 1 in overload -> normal, H in discard -> overload), from the definition.
 * :func:`mm1` -- M|M|1 with bi-level hysteresis: the CTMC of ``docs/theory/other-models.md`` B from
   the model's switching rules (:meth:`MM1HystereticModel.mode_after_arrival`, ``..._departure``).
 * :func:`threshold_optimum` -- the brute force of the threshold optimisation (seed 002): every
@@ -39,7 +43,8 @@ from qderive.symbolic.numbers import to_sympy
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from .ctmc import build
 
-__all__ = ["HystereticOracle", "compound_counts", "level_times", "embedded", "process", "mm1", "threshold_optimum"]
+__all__ = ["HystereticOracle", "compound_counts", "level_times", "embedded", "process", "instant", "mm1",
+           "threshold_optimum"]
 
 
 @dataclass
@@ -307,11 +312,53 @@ def process(model, ctx) -> HystereticOracle:
     entries = ctx.fsum([pi[k] * ctx.num(mu) for k, (c, s) in enumerate(chain.states)
                         if s != 0 and c >= 1 and model.next_state(c, s)[1] == 0])
     cycle = 1 / entries
+    interval["mean_time_between_mode_changes"] = 1 / chain.flow([ctx.num(1) * x for x in pi],
+                                                                  lambda a, b: a[1] != b[1])
     lab = [ctx.fsum([pi[k] for k, (c, s) in enumerate(chain.states) if _label(model, c, s) == x]) for x in range(3)]
     label = {**interval, "p_normal": lab[0], "p_overload": lab[1], "p_discard": lab[2],
              "mean_normal_time": lab[0] * cycle, "mean_return_time": (1 - lab[0]) * cycle, "mean_cycle_time": cycle}
     return HystereticOracle(interval, chain.states, chain.index, pi=dict(zip(chain.states, pi)),
                             extra={"label": label, "cycle": cycle})
+
+
+def instant(model, ctx) -> HystereticOracle:
+    """The CTMC of ``--policy instant`` with exponential service over (count, mode in force); inside ``with ctx:``.
+
+    ``measures``: every key of ``qderive eval hysteretic`` (E tau_0 by first passage from (L - 1, 0),
+    E tau = 1 / (rate of entries into mode 0), E tau_12 = E tau - E tau_0, the loss from the throughput,
+    the time between mode changes = 1 / (stationary flow of the mode-changing transitions)); ``pi`` by state.
+    """
+    from qderive.symbolic.laws.gamma import Exponential
+
+    if not isinstance(model.service, Exponential):
+        raise ParameterError("service", "the instant-policy CTMC needs exponential service", str(model.service))
+    R, H, L = model.R, model.H, model.L
+    rates = (model.rate, model.rate1, 0)
+    mu = 1 / model.service.moment(1)
+
+    def moves(state):
+        c, s = state
+        if rates[s] and c < R:
+            for x in range(1, R - c):
+                n = c + x
+                yield (n, max(s, 0 if n < H else 1)), rates[s] * model.batch.pmf(x)
+            yield (R, 2), rates[s] * model.batch.tail(R - c - 1)
+        if c >= 1:
+            j = c - 1
+            yield (j, 0 if s == 1 and j <= L - 1 else 1 if s == 2 and j <= H else s), mu
+
+    chain = build((0, 0), moves)
+    pi = list(chain.stationary(ctx))
+    p = [ctx.fsum([pi[k] for k, st in enumerate(chain.states) if st[1] == x]) for x in range(3)]
+    rest = [k for k, st in enumerate(chain.states) if st[1] != 0]
+    t0 = _hitting(ctx, chain.matrix(ctx), rest, [[ctx.num(1)] * chain.size])[0][chain.index[(L - 1, 0)]]
+    thr = ctx.num(mu) * ctx.fsum([pi[k] for k, st in enumerate(chain.states) if st[0] >= 1])
+    cycle = 1 / chain.flow(pi, lambda a, b: a[1] != 0 and b[1] == 0)
+    measures = {"p_normal": p[0], "p_overload": p[1], "p_discard": p[2], "mean_normal_time": t0,
+                "mean_return_time": cycle - t0, "mean_cycle_time": cycle,
+                "loss_probability": 1 - thr / ctx.num(model.rate * model.batch.mean), "throughput": thr,
+                "mean_time_between_mode_changes": 1 / chain.flow(pi, lambda a, b: a[1] != b[1])}
+    return HystereticOracle(measures, chain.states, chain.index, pi=dict(zip(chain.states, pi)))
 
 
 # --------------------------------------------------------------------------------------
@@ -322,7 +369,8 @@ def process(model, ctx) -> HystereticOracle:
 def mm1(model, ctx) -> HystereticOracle:
     """The CTMC of ``docs/theory/other-models.md`` B (``model`` an :class:`MM1HystereticModel`); call inside ``with ctx:``.
 
-    ``extra["renewal"]`` = 1 / (mu pi(L, 1)) (one cycle per departure from (L, 1)); E tau_0 by first
+    ``extra["renewal"]`` = 1 / (mu pi(L, 1)) (one cycle per departure from (L, 1)),
+    ``extra["mean_time_between_mode_changes"]`` = 1 / (flow of the mode-changing transitions); E tau_0 by first
     passage from (L - 1, 0), E tau_12 from (H, 1) (normal mode is always left there).
     """
     rates = model.rates()
@@ -340,6 +388,9 @@ def mm1(model, ctx) -> HystereticOracle:
     m = _ctmc_measures(chain, pi, ctx, tuple(ctx.num(r) for r in rates), ctx.num(mu), ctx.num(1),
                        lambda st: st[1], (model.L - 1, 0), (model.H, 1))
     renewal = 1 / (ctx.num(mu) * pi[chain.index[(model.L, 1)]])
+    changes = 1 / chain.flow(pi, lambda a, b: a[1] != b[1])
+    return HystereticOracle(m, chain.states, chain.index, pi=dict(zip(chain.states, pi)),
+                            extra={"renewal": renewal, "mean_time_between_mode_changes": changes})
     return HystereticOracle(m, chain.states, chain.index, pi=dict(zip(chain.states, pi)), extra={"renewal": renewal})
 
 

@@ -8,9 +8,13 @@ rest). An empty server waits for the next batch at the rate of the current mode.
 
 When the mode changes:
 
-* :class:`~qderive.symbolic.models.hysteretic.HystereticModel` -- only at departures, by the
-  model's own rule :meth:`~qderive.symbolic.models.hysteretic.HystereticModel.next_state`
-  (event or left convention) applied to the count n^- just before the departure;
+* :class:`~qderive.symbolic.models.hysteretic.HystereticModel` -- ``--policy departure``: only
+  at departures, by the model's own rule
+  :meth:`~qderive.symbolic.models.hysteretic.HystereticModel.next_state` (event or left
+  convention) applied to the count n^- just before the departure; ``--policy instant``: at
+  once, up when an arrival brings the count to H (normal -> overload) or R (-> discard, also
+  directly from normal), down when a departure leaves L - 1 (overload -> normal) or H
+  (discard -> overload);
 * :class:`~qderive.symbolic.models.hysteretic.MM1HystereticModel` -- at once, by its rules
   ``mode_after_arrival`` / ``mode_after_departure``: the arrival rate changes at the switching
   instant (inter-arrival times are redrawn: Poisson arrivals are memoryless). Single arrivals,
@@ -24,6 +28,7 @@ while < R, then 2); ``mean_cycle_time`` = window / entries into mode 0 (renewal 
 control cycle runs from one entry into mode 0 to the next), ``mean_normal_time`` = time
 labelled normal / entries (the idle periods included: the corrected (21)),
 ``mean_return_time`` = the rest / entries (undefined when no cycle completes);
+``mean_time_between_mode_changes`` (hysteretic model) = window / changes of the mode in force;
 ``loss_probability`` = the offered customers (rate lambda_0 l_1 in every mode) not served:
 the overflow at R counted customer by customer, the throttled traffic as its conditional
 expectation given the mode path, l_1 sum_s (lambda_0 - lambda_s) T_s (Rao-Blackwellised:
@@ -44,6 +49,7 @@ from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.hysteretic import (
     HystereticModel,
     MM1HystereticModel,
+    Policy,
     Semantics,
 )
 
@@ -51,7 +57,7 @@ from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications
 
 __all__ = ["simulate", "kernel_spec"]
 
-_ACCUMULATORS = ("time", "served", "lost", "cycles", "t0", "t1", "t2", "l0", "l1", "l2")
+_ACCUMULATORS = ("time", "served", "lost", "cycles", "t0", "t1", "t2", "l0", "l1", "l2", "changes")
 _CYCLE_NOTE = "no control cycle (return to normal mode) completed: the cycle is longer than the simulated time"
 
 
@@ -70,6 +76,14 @@ def _tables(model):
     if isinstance(model, MM1HystereticModel):
         arrive = [[model.mode_after_arrival(s, n) for n in range(R + 1)] for s in range(3)]
         depart = [[model.mode_after_departure(s, max(n - 1, 0)) for n in range(R + 1)] for s in range(3)]
+    elif model.policy is Policy.INSTANT:
+        H, L = model.H, model.L
+        # up at arrivals: count >= H in normal -> overload, count R -> discard (from normal too)
+        arrive = [[(2 if n >= R else 1 if n >= H else 0) if s == 0 else (2 if s == 1 and n >= R else s)
+                   for n in range(R + 1)] for s in range(3)]
+        # down at departures from count n (n - 1 left): overload -> normal at L - 1, discard -> overload at H
+        depart = [[0 if s == 1 and n - 1 <= L - 1 else 1 if s == 2 and n - 1 <= H else s for n in range(R + 1)]
+                  for s in range(3)]
     else:
         arrive = [[s] * (R + 1) for s in range(3)]
         depart = [[s] + [model.next_state(n, s)[1] for n in range(1, R + 1)] for s in range(3)]
@@ -104,7 +118,7 @@ def _loop(rng, model, record: bool = False):
     t = tl = 0.0
     n = 0  # customers in the system, the one in service included
     s = 0  # control mode
-    served = lost = cycles = 0
+    served = lost = cycles = changes = 0
     tm = [0.0, 0.0, 0.0]  # time per mode (interval semantics)
     tlab = [0.0, 0.0, 0.0]  # time per label
     na = next_e() * scale[0]
@@ -127,7 +141,10 @@ def _loop(rng, model, record: bool = False):
                     lost += x - cap
                 if record:
                     fifo.append([t, n])
-                s = after_arrival[s][n]
+                new = after_arrival[s][n]
+                if new != s:
+                    changes += 1
+                    s = new
                 sc = scale[s]
                 na = t + next_e() * sc if sc else inf
             end = t + next_s()
@@ -152,7 +169,10 @@ def _loop(rng, model, record: bool = False):
                     lost += x - room
                 if record and x and room:
                     fifo.append([na, min(x, room)])
-                s = after_arrival[s][n]  # instantaneous switching changes the rate of the next arrival
+                new = after_arrival[s][n]  # instantaneous switching changes the rate of the next arrival
+                if new != s:
+                    changes += 1
+                    s = new
                 sc = scale[s]
                 na = na + next_e() * sc if sc else inf
             dt = end - tl
@@ -165,13 +185,21 @@ def _loop(rng, model, record: bool = False):
             if new != s:
                 if new == 0:
                     cycles += 1
+                changes += 1
                 s = new
                 sc = scale[s]
                 na = t + next_e() * sc if sc else inf
-        target = yield (t, served, lost, cycles, tm[0], tm[1], tm[2], tlab[0], tlab[1], tlab[2])
+        target = yield (t, served, lost, cycles, tm[0], tm[1], tm[2], tlab[0], tlab[1], tlab[2], changes)
 
 
 def _measures(model, label: bool) -> dict:
+    out = _control_measures(model, label)
+    if isinstance(model, HystereticModel):
+        out["mean_time_between_mode_changes"] = lambda a: a["time"] / a["changes"]
+    return out
+
+
+def _control_measures(model, label: bool) -> dict:
     k0, k1, k2 = (f"{'l' if label else 't'}{i}" for i in range(3))
     batch, _, rates = _laws(model)
     lam = [float(r) for r in rates]
@@ -209,7 +237,8 @@ def kernel_spec(model) -> KernelSpec:
         measures=_measures(model, label),
         samples=("wait", "sojourn"),
         start_recording=lambda rng: _loop(rng, model, record=True),
-        undefined_notes={k: _CYCLE_NOTE for k in ("mean_normal_time", "mean_return_time", "mean_cycle_time")},
+        undefined_notes={**{k: _CYCLE_NOTE for k in ("mean_normal_time", "mean_return_time", "mean_cycle_time")},
+                         "mean_time_between_mode_changes": "no mode change occurred in the simulated time"},
     )
 
 

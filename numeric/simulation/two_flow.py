@@ -1,9 +1,9 @@
 """Simulation of the two-class SIP server models: seed 001 (threshold modes) and seed 002 (hysteretic input).
 
-Both models are continuous-time Markov chains; the loops draw the time to the next event
+Seed 001 is a continuous-time Markov chain: its loop draws the time to the next event
 (total rate: the arrival rates in force plus the service rate in force) and its kind
-from pre-drawn exponential and uniform blocks (:func:`~qderive.numeric.simulation.stats.value_stream`),
-and keep the waiting customers' arrival times per class, so sojourn times are measured
+from pre-drawn exponential and uniform blocks (:func:`~qderive.numeric.simulation.stats.value_stream`);
+the seed-002 loop is event-driven (below). Both keep the waiting customers' arrival times per class, so sojourn times are measured
 customer by customer (not by Little). The rules are the model's
 (:mod:`qderive.symbolic.models.two_flow`): :meth:`Mode.accepts` decides admission in
 seed 001, :meth:`TwoFlowHystereticModel.rate` gives the rates by mode in seed 002.
@@ -16,7 +16,11 @@ of returns to mode 0). ``simulate_hysteretic`` (two-flow-hysteretic): mode fract
 loss per flow (1 - served / offered arrivals, where offered arrivals are those of the
 normal-mode rate: an arrival of the normal-rate stream is thinned by the mode's rate,
 exactly the throttling of the model), throughput, mean number, mean sojourn, and the
-mean normal, return and cycle times (times / number of completed periods).
+mean normal, return and cycle times (times / number of completed periods). Its loop is
+event-driven: each service time is drawn when the service starts (from the law of
+``--service LAW``, the same for both flows, or the exponential law of the flow's rate mu_c),
+the offered arrivals form one Poisson stream of rate lambda_1^(0) + lambda_2^(0) (thinned by
+the mode as above).
 
 Method (independent replications from an empty system, warm-up, jackknife intervals):
 :mod:`qderive.numeric.simulation.stats`.
@@ -25,9 +29,11 @@ Method (independent replications from an empty system, warm-up, jackknife interv
 from __future__ import annotations
 
 from collections import deque
+from fractions import Fraction
 
 import numpy as np
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.two_flow import (
     Algorithm,
     InputMode,
@@ -36,7 +42,7 @@ from qderive.symbolic.models.two_flow import (
     TwoFlowModel,
 )
 
-from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, value_stream
+from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
 
 __all__ = ["simulate", "simulate_hysteretic", "two_flow_spec", "hysteretic_spec"]
 
@@ -198,7 +204,9 @@ _HYST_ACC = ("time", "served1", "served2", "offered1", "offered2", "sojourn1", "
 
 
 def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
-    """Event loop of seed 002: offered arrivals at the normal rates, thinned by the mode's rate (throttling).
+    """Event loop of seed 002: offered arrivals at the normal rates, thinned by the mode's rate (throttling);
+    each service time drawn when the service starts, from the law of ``--service`` or the exponential law
+    of the flow's rate mu_c.
 
     ``record``: as :func:`_two_flow_loop` (waits and sojourns in service order, ``send(None)`` finishes).
 
@@ -206,17 +214,24 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
     overload time when the server returns to mode 0, so the periods are measured whole.
     """
     next_e, next_u = _streams(rng)
+    if model.service is not None:
+        draw = value_stream(sampler(model.service, "service"), rng).__next__
+        next_s = (draw, draw)
+    else:
+        next_s = tuple(value_stream(sampler(Exponential(1 / Fraction(mu)), "service"), rng).__next__
+                       for mu in model.service_rates)
+        for mu in model.service_rates:
+            _rate(mu, "service_rates")
     lam = [[_rate(model.rate(m, c), f"lambda{c}_{m.name.lower()}", zero_ok=m is not InputMode.NORMAL)
             for c in (1, 2)] for m in InputMode]
     lam1, lam2 = lam[0]
     offer = lam1 + lam2
-    mu = tuple(_rate(v, "service_rates") for v in model.service_rates)
     L, H, R = model.L, model.H, model.R
+    inf = float("inf")
     q1, q2 = deque(), deque()
     t, n, s = 0.0, 0, 0
-    k, a_in = 0, 0.0  # flow in service (0: idle) and its arrival time
-    served = [0, 0]
-    offered = [0, 0]
+    k, a_in = 0, 0.0
+    served, offered = [0, 0], [0, 0]
     sojourn, area, tm = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0, 0.0]
     counts = [0, 0]
     period_start = 0.0
@@ -224,20 +239,21 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
     normal_done = overload_done = 0.0
     total = 0
     waits, sojourns = [], []
+    na, end = next_e() / offer, inf
     target = yield
     while True:
         if target is None and record:
             return {"wait": np.array(waits, dtype=np.float64), "sojourn": np.array(sojourns, dtype=np.float64)}
         while total < target:
-            rate = offer + (mu[k - 1] if k else 0.0)
-            dt = next_e() / rate
-            t += dt
+            nxt = na if na <= end else end
+            dt = nxt - t
+            t = nxt
             tm[s] += dt
             area[0] += counts[0] * dt
             area[1] += counts[1] * dt
-            u = next_u() * rate
-            if u < offer:  # an offered arrival of flow c, admitted with probability lambda_c^(s) / lambda_c^(0)
-                c = 0 if u < lam1 else 1
+            if na <= end:  # an offered arrival
+                na = t + next_e() / offer
+                c = 0 if next_u() * offer < lam1 else 1
                 offered[c] += 1
                 base = lam1 if c == 0 else lam2
                 if n < R and next_u() * base < lam[s][c]:
@@ -249,15 +265,16 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
                         k, a_in = c + 1, t
                         if record:
                             waits.append(0.0)
+                        end = t + next_s[c]()
                     if s == 0 and n == H:
                         s = 1
-                        if returns:  # the first normal period starts empty, not at the entry (L-1, 0)
+                        if returns:
                             normal_done += t - period_start
                             normal_periods += 1
                         period_start = t
                     elif s == 1 and n == R:
                         s = 2
-            else:  # a departure of flow k
+            else:  # the departure of the customer in service (flow k)
                 served[k - 1] += 1
                 sojourn[k - 1] += t - a_in
                 if record:
@@ -280,6 +297,7 @@ def _hysteretic_loop(rng, model: TwoFlowHystereticModel, record: bool = False):
                     k = 0
                 if record and k:
                     waits.append(t - a_in)
+                end = t + next_s[k - 1]() if k else inf
         target = yield (t, served[0], served[1], offered[0], offered[1], sojourn[0], sojourn[1], area[0], area[1],
                         tm[0], tm[1], tm[2], normal_periods, normal_done, returns, overload_done)
 

@@ -9,8 +9,9 @@ lost). Thresholds 1 <= L < H < R: the count reaching H switches normal -> overlo
 reaching R switches to discard, dropping to H returns discard -> overload, dropping to
 L - 1 returns overload -> normal. The mode changes only at departure epochs t_n
 (:class:`Convention`: by the count n^- just before the departure, or by the count left
-behind). f = 1 is the pure discard hysteresis (overload does not throttle), f = 0 complete
-blocking in overload.
+behind), or, with ``policy=Policy.INSTANT`` (seed 002, abstract 2), at the moment the count
+crosses a threshold (:class:`Policy`). f = 1 is the pure discard hysteresis (overload does
+not throttle), f = 0 complete blocking in overload.
 
 **M|M|1 with bi-level hysteresis** (:class:`MM1HystereticModel`; ``docs/theory/other-models.md``
 section B): Poisson arrivals at rate lambda_s, exponential service at rate mu, the same
@@ -57,9 +58,25 @@ from .base import (
     measure,
 )
 
-__all__ = ["Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
+__all__ = ["Policy", "Convention", "Semantics", "NormalTimeForm", "ordered_thresholds", "HystereticMeasures",
            "MM1HystereticMeasures", "HystereticModel", "MM1HystereticModel", "HystereticOptimizeRequest",
            "ControlOptimizeRequest", "ThresholdSizeRequest", "HystereticCodegenFamilies"]
+
+
+class Policy(enum.Enum):
+    """When the control mode changes (seed 002, abstract 2: "two control policies defined by instants when
+    it is decided to change the system's mode").
+
+    DEPARTURE (default, the thesis's chapter 3): only at departure epochs t_n, by :class:`Convention`.
+    INSTANT: at the moment the count crosses a threshold -- up at arrivals (reaching H: normal ->
+    overload; reaching R: -> discard, directly from normal when one batch jumps from below H to R),
+    down at departures (leaving L - 1 in overload: -> normal; leaving H in discard: -> overload); the
+    rate of the new mode applies at once, also within a service (a state-dependent birth process,
+    :mod:`qderive.numeric.kernels.birth`).
+    """
+
+    DEPARTURE = "departure"
+    INSTANT = "instant"
 
 
 class Convention(enum.Enum):
@@ -154,6 +171,9 @@ class HystereticMeasures(_ControlMeasures):
     """Measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, (17)-(23)). The diagnostics kappa_inf(I - P_0) and
     the renewal value C / (q_{L,1} a_0^(1)) of E tau: :func:`qderive.numeric.engines.hysteretic.diagnostics`."""
 
+    mean_time_between_mode_changes: object = measure(
+        "1 / (long-run mode changes per unit time), every change of the mode in force counted once (a direct "
+        "normal -> discard change is one)", MeasureKind.TIME, units="time", source="seed 002, abstract 2")
     embedded_law: object = measure("embedded law q_{j,s} at departure epochs (j left behind, mode s after the "
                                    "departure), (16): nested lists [s][j], s = 0, 1, 2, j = 0..R-1, 0 where (j, s) is "
                                    "not a state (--distribution)", MeasureKind.DISTRIBUTION, source="(16)",
@@ -282,6 +302,9 @@ class HystereticModel(Model):
                                  "(label)", kind=Kind.CHOICE, choices=Semantics, default=Semantics.INTERVAL)
     thesis_form: bool = param("E tau_0 by the thesis's (21), which omits the idle periods", kind=Kind.FLAG,
                               default=False)
+    policy: Policy = param("when the mode changes: at departure epochs (departure, the thesis) or at the moment the "
+                           "count crosses a threshold (instant: up at arrivals, down at departures)",
+                           kind=Kind.CHOICE, choices=Policy, default=Policy.DEPARTURE)
 
     name = "hysteretic"
     summary = ("M[X]|G|1|(L,H)|(H,R) hysteretic overload control (Sopin 2013 ch. 3): P(S_i), E tau_0, E tau_12, "
@@ -310,6 +333,12 @@ class HystereticModel(Model):
                                      str(getattr(self, name)))
         ordered_thresholds(self.L, self.H, self.R)
         _limits.check("threshold", self.R, "the embedded chain has about 2R states")
+        if self.policy is Policy.INSTANT:
+            if self.convention is not Convention.EVENT:
+                raise ParameterError("convention", "applies to --policy departure only: under instant the mode "
+                                     "follows the count at once", self.convention.value)
+            if self.thesis_form:
+                raise ParameterError("thesis_form", "applies to --policy departure only (the thesis's (21))", True)
         if self.semantics is Semantics.LABEL and self.convention is not Convention.EVENT:
             raise ParameterError("semantics", "label needs --convention event: under the left-behind convention the "
                                  "mode set at a departure is not the ideal hysteresis of the count path", "label")

@@ -23,7 +23,8 @@ Two Poisson flows whose rates depend on the mode (:class:`InputMode`: normal, ov
 discard; ``lambda_c^(2) <= lambda_c^(1) <= lambda_c^(0)``), one exponential server (rate
 mu_c for a flow-c customer), capacity R, relative (non-preemptive) priority to flow 1,
 switching as in B: (H-1, 0) -> (H, 1) and (R-1, 1) -> (R, 2) on an arrival, (L, 1) ->
-(L-1, 0) and (H+1, 2) -> (H, 1) on a departure (1 <= L < H < R).
+(L-1, 0) and (H+1, 2) -> (H, 1) on a departure (1 <= L < H < R). A service-time law for
+both flows (``service``, instead of the rates) gives M2|G|1|R, e.g. M2|D|1|R.
 
 >>> from fractions import Fraction as F
 >>> m = TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 9)
@@ -41,6 +42,7 @@ from fractions import Fraction
 
 from .. import limits as _limits
 from ..errors import ParameterError
+from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text
 from ..params import Kind, param
 from .base import Action, MeasureKind, Measures, Model, Ref, measure
@@ -320,6 +322,12 @@ class TwoFlowHystereticModel(Model):
     lambda2_discard=0)``. Per flow ``0 <= discard <= overload <= normal``, normal > 0;
     ``1 <= L < H < R``. The chain has about 2 R^2 states (:meth:`state_bound`); the engine
     solves it densely by GTH, within the limit ``dense_states``.
+
+    ``service=LAW`` instead of ``service_rates``: one service-time law for both flows (M2|G|1|R;
+    ``Deterministic(D)``: M2|D|1|R, seed 002 abstracts 5 and 7), solved by the embedded chain at
+    departures over (flow-1 count, flow-2 count, mode) with the state-dependent birth kernel
+    (:func:`qderive.numeric.engines.two_flow_hysteretic.birth_measures`); the same measures, the
+    state count then that of the embedded chain.
     """
 
     lambda1_normal: object = _flow_rate("rate of flow 1 in normal mode (the offered traffic)", "normal", 0, "> 0")
@@ -330,11 +338,15 @@ class TwoFlowHystereticModel(Model):
     H: int = _threshold_field("an arrival making n = H in normal mode switches to overload", 1, "H")
     R: int = _threshold_field("capacity R > H: an arrival finding n = R is lost; n = R in overload switches to "
                               "discard", 2, "R")
-    service_rates: tuple = param("exponential service rate: one for both flows, or MU1,MU2", kind=Kind.NUMBERS,
-                                 option="--service-rate", metavar="MU[,MU2]", units="1/time")
+    service_rates: tuple | None = param("exponential service rate: one for both flows, or MU1,MU2 (or --service)",
+                                        kind=Kind.NUMBERS, option="--service-rate", metavar="MU[,MU2]",
+                                        units="1/time", default=None)
     lambda1_discard: object = _flow_rate("rate of flow 1 in discard mode (<= overload; default 0)", "discard", 0,
                                          ">= 0", default=Fraction(0))
     lambda2_discard: object = _flow_rate("rate of flow 2 in discard mode", "discard", 1, ">= 0", default=Fraction(0))
+    service: TimeLaw | None = param("service-time law of both flows (M2|G|1|R, e.g. det:mean=D for M2|D|1|R: the "
+                                    "embedded chain at departures with the state-dependent birth kernel); instead "
+                                    "of --service-rate", kind=Kind.TIME_LAW, default=None)
 
     name = "two-flow-hysteretic"
     summary = "M2|M|1|R, two flows with hysteretic input-rate control and priority to flow 1 (seed 002)"
@@ -357,14 +369,20 @@ class TwoFlowHystereticModel(Model):
 
     def _validate(self):
         mus = self.service_rates
-        if len(mus) not in (1, 2):
-            raise ParameterError("service_rates", "give one rate MU (both flows) or two, MU1,MU2",
-                                 ",".join(decimal_text(v) for v in mus))
-        for v in mus:
-            if not v > 0:
-                raise ParameterError("service_rates", "must be > 0", decimal_text(v))
-        if len(mus) == 1:
-            object.__setattr__(self, "service_rates", (mus[0], mus[0]))
+        if self.service is not None:
+            if mus is not None:
+                raise ParameterError("service", "give either --service LAW (one law for both flows) or "
+                                     "--service-rate MU (exponential), not both", str(self.service))
+            if not is_concrete(self.service):
+                raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
+        elif mus is None:
+            raise ParameterError("service_rates", "give --service-rate MU[,MU2] (exponential) or --service LAW")
+        self._validate_rates()
+        _check_thresholds(self.L, self.H, self.R, strict_r=True)
+        if self.service is not None:
+            _limits.check("threshold", self.R, "the embedded chain at departures has about 3 R^2 / 2 states")
+
+    def _validate_rates(self):
         for c in (1, 2):
             normal, over, discard = (self.rate(m, c) for m in InputMode)
             if over > normal:
@@ -374,7 +392,17 @@ class TwoFlowHystereticModel(Model):
             if discard > over:
                 raise ParameterError(f"lambda{c}_discard", f"must be <= the overload rate {decimal_text(over)} "
                                      "(discard <= overload <= normal)", decimal_text(discard))
-        _check_thresholds(self.L, self.H, self.R, strict_r=True)
+        mus = self.service_rates
+        if mus is None:
+            return
+        if len(mus) not in (1, 2):
+            raise ParameterError("service_rates", "give one rate MU (both flows) or two, MU1,MU2",
+                                 ",".join(decimal_text(v) for v in mus))
+        for v in mus:
+            if not v > 0:
+                raise ParameterError("service_rates", "must be > 0", decimal_text(v))
+        if len(mus) == 1:
+            object.__setattr__(self, "service_rates", (mus[0], mus[0]))
 
     def rate(self, mode: InputMode, flow: int):
         """lambda_flow^(mode)."""
