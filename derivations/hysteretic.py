@@ -251,7 +251,7 @@ _INSTANT_TITLES = {
              "uniformization, P = I + Q / Lambda >= 0, beta_k = e^{-Lambda D} (Lambda D)^k / k!",
              "seed 002, abstract 2; numeric/kernels/birth.py"),
     "(I2)": ("expected time at each count during the service: T = int_0^D exp(Q t) dt, bar-beta_k = P(K > k)",
-             "spec/chapter3.md section 4 (w_k); numeric/kernels/birth.py"),
+             "docs/theory/chapter3.md section 4 (w_k); numeric/kernels/birth.py"),
     "(I3)": ("time-stationary law of (count c, mode m) under the instant policy: tau[i, s', c] = the expected "
              "time at c in the interval from (i, s'), chi[s', c, m] = 1 when max(s', level(c)) = m",
              "(17) for --policy instant"),

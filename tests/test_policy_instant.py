@@ -3,7 +3,7 @@
 Checks, each against something computed another way:
 
 * exponential service, single arrivals: the M|M|1 bi-level hysteresis (``mm1`` oracle: the CTMC of
-  ``spec/other-models.md`` B from the model's switching rules, no embedded chain) at 50 digits --
+  ``docs/theory/other-models.md`` B from the model's switching rules, no embedded chain) at 50 digits --
   the same semantics, so every measure must agree to 45 digits (the kernel runs at 50 digits, the
   oracle is an exact-rate GTH at 50 digits; 5 digits for the roundings of the sums);
 * exponential service, geometric batches: the (count, mode) CTMC of the instantaneous policy built

@@ -17,7 +17,7 @@ exp(Q t) = sum_k e^{-Lambda t} (Lambda t)^k / k! P^k, hence
     T = sum_k w_k P^k,      w_k = int (1 - B(t)) e^{-Lambda t} (Lambda t)^k / k! dt = P(K > k) / Lambda,
 
 K the number of Poisson(Lambda) events during one service: beta_k and P(K > k) are the count
-sequences of the service law at the rate Lambda (``spec/chapter3.md`` section 2: the same beta_k,
+sequences of the service law at the rate Lambda (``docs/theory/chapter3.md`` section 2: the same beta_k,
 w_k of (16), (17)). Every term is >= 0. Deterministic service D gives M = exp(Q D) (Poisson
 beta_k), exponential service of rate mu gives M = mu (mu I - Q)^{-1} (geometric beta_k),
 phase-type and general laws their own count families: one formula for every law.

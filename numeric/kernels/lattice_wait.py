@@ -19,7 +19,7 @@ so it is (1 - rho) P_K(e^{-sD}) / (s - lambda + lambda L(e^{-sD})): the transfor
 
 **The residual** R has an atom a_0 at 0 and the density w_c S(x), S the survival function of the vacation
 (multiple vacations: a_0 = 0, w_c = 1 / f_1; single: a_0 = c_0 / (lambda f_1 + c_0),
-w_c = lambda / (lambda f_1 + c_0); none: a_0 = 1, w_c = 0). Conditioning (L2) on R:
+w_c = lambda / (lambda f_1 + c_0); none: a_0 = 1, w_c = 0). Conditioning (L2) on R::
 
     P(W <= t) = (1 - rho) sum_{m=0}^{floor(t/D)} sum_{n=0}^{m} h_{n,m} (-lambda)^n omega_n(t - m D),          (L3)
     omega_n(u) = E[ e^{lambda (u - R)} (u - R)^n / n! ; R <= u ]
@@ -27,7 +27,7 @@ w_c = lambda / (lambda f_1 + c_0); none: a_0 = 1, w_c = 0). Conditioning (L2) on
 
 For a survival function that is a mixture of exponential pieces cut at a point,
 S(x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (an exponential or hyperexponential law: d_i = oo; a
-constant d: theta = 0; an empirical law: one constant per sample point), the integral is
+constant d: theta = 0; an empirical law: one constant per sample point), the integral is::
 
     sum_i w_i e^{-theta_i u} [ E_n(u; lambda + theta_i) - E_n((u - d_i)^+; lambda + theta_i) ],
     E_n(y; mu) = int_0^y e^{mu x} x^n / n! dx = y^{n+1} / n! sum_{k>=0} (mu y)^k / (k! (n + k + 1)),     (L4)
