@@ -243,7 +243,26 @@ def _plain_title(app, pagename, templatename, context, doctree):
         context["title"] = _INLINE_MATH.sub(plain, context["title"])
 
 
+def _tagged_displays(app, doctree):
+    """A display with rows (``\\\\``) and a source tag (``\\tag{3}``) is typeset as one ``equation*``.
+
+    Sphinx's MathJax writer wraps a display containing ``\\\\`` in ``split``, where MathJax allows no
+    ``\\tag`` ("\\tag not allowed in split environment"); the formula pages' displays are an
+    ``aligned`` block followed by the source's tag, so they are passed on whole (``nowrap``) inside
+    ``equation*``, which MathJax typesets with the tag at the right margin.
+    """
+    from docutils import nodes
+
+    for node in list(doctree.findall(nodes.math_block)):
+        text = node.astext()
+        if not node.get("nowrap") and "\\tag" in text and "\\\\" in text:
+            node.children = []
+            node += nodes.Text("\\begin{equation*}" + text + "\\end{equation*}")
+            node["nowrap"] = True
+
+
 def setup(app):
+    app.connect("doctree-read", _tagged_displays)
     app.connect("html-page-context", _plain_title)
     app.connect("autodoc-process-docstring", _plain_bars)
     app.add_directive("qderive-facade", FacadeDirective)
