@@ -261,7 +261,29 @@ def _tagged_displays(app, doctree):
             node["nowrap"] = True
 
 
+def _formula_pages(app):
+    """``formulas/NAME.md`` for every registered model with a derivation, generated at build time.
+
+    Each page is exactly what ``qderive derive NAME --markdown docs/formulas/NAME.md`` writes (the
+    derivation's own Markdown export: its steps, their source tags and the checks of ``qderive
+    verify``), so the site always shows the derivations of the code it documents. The pages are
+    not committed (``.gitignore``); a page is rewritten only when its text changed, so an
+    incremental build reads only what changed. Derivations are cached (``QDERIVE_CACHE``).
+    """
+    from pathlib import Path
+
+    folder = Path(app.srcdir) / "formulas"
+    for name, cls in sorted(qderive.models().items()):
+        if cls.derivation is None:
+            continue
+        text = cls.derivation.load()().markdown()
+        page = folder / f"{name}.md"
+        if not page.exists() or page.read_text(encoding="utf-8") != text:
+            page.write_text(text, encoding="utf-8")
+
+
 def setup(app):
+    app.connect("builder-inited", _formula_pages)
     app.connect("doctree-read", _tagged_displays)
     app.connect("html-page-context", _plain_title)
     app.connect("autodoc-process-docstring", _plain_bars)

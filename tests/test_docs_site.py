@@ -39,6 +39,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+import qderive as qd
+from conftest import cli
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REQUIRED = os.environ.get("QDERIVE_REQUIRE_DOCS") == "1"
@@ -152,6 +155,15 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
     pages = {path.relative_to(html).as_posix(): _parse(path) for path in html.rglob("*.html")}
     assert "index.html" in pages and len(pages) >= 30, sorted(pages)
 
+    # 0. a formula page for every registered derivation, generated at build time: what
+    #    ``qderive derive NAME --markdown`` writes (compared for one model; the build wrote them all)
+    derived = sorted(n for n, cls in qd.models().items() if cls.derivation is not None)
+    assert [n for n in derived if f"formulas/{n}.html" not in pages] == [], "formula pages missing"
+    fresh = tmp_path / "erlang-b.md"
+    code, _, err = cli(["derive", "erlang-b", "--markdown", str(fresh)])
+    assert code == 0 and fresh.read_text(encoding="utf-8") == (DOCS / "formulas" / "erlang-b.md").read_text(
+        encoding="utf-8"), err
+
     # 1. no broken internal link: files exist, fragments are ids of the target page
     broken = []
     for name, page in pages.items():
@@ -174,8 +186,6 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
 
     # 2. the public API is in the reference: every class and function of ``qd`` has its entry where
     #    it is defined, and a result record lists its measures (the keys of ``qderive eval --json``)
-    import qderive as qd
-
     api_ids = set().union(*(page.ids for name, page in pages.items() if name.startswith("api/")))
     public = [getattr(qd, name) for name in qd.__all__]
     public = [obj for obj in public if inspect.isclass(obj) or inspect.isfunction(obj)]
