@@ -119,7 +119,7 @@ from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
-from ..backend import FLOAT64, mp_context
+from ..backend import FLOAT64, _Scoped, mp_context
 from ..kernels import finite_wait as K
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
@@ -331,7 +331,7 @@ def _lst_at(law, ctx, z, lam):
 # --------------------------------------------------------------------------------------
 
 
-class _GmpyContext:
+class _GmpyContext(_Scoped):
     """The part of the context interface the node kernels use, with gmpy2 mpfr/mpc elements.
 
     Evaluating a transform costs O(r) complex operations per node and the Euler algorithm asks for
@@ -354,15 +354,8 @@ class _GmpyContext:
         self._stack: list = []
         self._zero = gmpy2.mpfr(0)
 
-    def __enter__(self):
-        cm = self.gmpy2.context(self.gmpy2.get_context(), precision=self.prec)
-        cm.__enter__()
-        self._stack.append(cm)
-        return self
-
-    def __exit__(self, *exc):
-        self._stack.pop().__exit__(*exc)
-        return False
+    def _scope(self):  # ``with ctx:`` (numeric.backend._Scoped): gmpy2's precision, nothing set globally
+        return self.gmpy2.context(self.gmpy2.get_context(), precision=self.prec)
 
     def zeros(self, shape):
         z = np.empty(shape, dtype=object)
