@@ -48,7 +48,7 @@ from qderive.symbolic.params import Kind, param
 from .stats import Estimate
 
 __all__ = ["SCPConfig", "Control", "NoControl", "AdaptiveWindow", "FixedWindow", "CallGapping",
-           "PercentageThrottling", "ServiceWindows", "service_windows", "fairness_index", "effectiveness",
+           "PercentageThrottling", "ServiceWindows", "MeasuredServiceWindows", "service_windows", "fairness_index", "effectiveness",
            "RunResult", "simulate_run", "simulate_services", "replicate", "replicate_services", "model_control",
            "simulate_model", "MEASURES"]
 
@@ -300,6 +300,87 @@ class ServiceWindows(AdaptiveWindow):
         return f"windows {'/'.join(map(str, self.windows(level)))}"
 
 
+@dataclass
+class _MeasuredState(_State):
+    """Run state of :class:`MeasuredServiceWindows`: the smoothed response times, the current windows and the
+    response times collected since the last update (per service: count, sum)."""
+
+    ws: list = field(default_factory=list)
+    windows: tuple = ()
+    count: list = field(default_factory=list)
+    total: list = field(default_factory=list)
+    next_update: float = 0.0
+
+
+@dataclass(frozen=True)
+class MeasuredServiceWindows(ServiceWindows):
+    """Seed 003's multi-service window with MEASURED response times (``--control adaptive-windows``).
+
+    The paper's ws_i in (5) sum_i S_i ws_i = R and (6) alpha_ik = ws_i / ws_k is "the mean response time of
+    service i" as seen by the front end (admission -> response), which under load includes the queueing in the
+    back end, not only the processing time h_i. Reconstructed rule (the OCR states the quantities, not the
+    procedure; the period and the smoothing are our assumptions, exposed as parameters):
+
+    * every ``update`` seconds (at the first detector tick at or after it), for each service i with at least
+      one response completed since the last update, ws_i <- (1 - beta) ws_i + beta * mean_i (exponential
+      smoothing, beta = ``smoothing`` in (0, 1]; beta = 1: the last period's mean alone); a service without
+      responses keeps its ws_i. Start: ws_i = h_i (the static allocation of :class:`ServiceWindows`);
+    * at every detector tick the total window R = w_max - level moves one step as in :class:`AdaptiveWindow`
+      and the windows are recomputed from (5), (6) with the current ws_i: n_i = S_i ws_i with
+      S_i = s_i R / sum_j s_j ws_j, rounded by largest remainders (:func:`service_windows`), so sum n_i = R.
+
+    Why it is fairer: with every window busy, Little's law gives the admitted rate of service i as
+    n_i / ws_i = S_i, proportional to s_i whatever the queueing delay, while the static windows n_i ~ s_i h_i
+    give n_i / (h_i + W) and favour the long services once calls wait W > 0.
+    """
+
+    update: object = 1.0
+    smoothing: object = 0.5
+    name = "adaptive windows"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not float(exact(self.update, "update")) > 0:
+            raise ParameterError("update", "must be > 0", self.update)
+        if not 0 < float(exact(self.smoothing, "smoothing")) <= 1:
+            raise ParameterError("smoothing", "must lie in (0, 1]", self.smoothing)
+
+    def state(self, sources: int) -> _MeasuredState:
+        m = len(self.holdings)
+        ws = [float(h) for h in self.holdings]
+        return _MeasuredState(level=self.initial_level, last_admit=[-math.inf] * sources, ws=ws,
+                              windows=ServiceWindows.windows(self, self.initial_level), count=[0] * m,
+                              total=[0.0] * m, next_update=float(self.update))
+
+    def total_window(self, level: int) -> int:
+        """R at control level ``level``."""
+        return self.w_max - level if self.adaptive else self.w_initial
+
+    def observe(self, st: _MeasuredState, service: int, response: float) -> None:
+        """A response of ``service`` after ``response`` seconds in the SCP."""
+        st.count[service] += 1
+        st.total[service] += response
+
+    def tick(self, st: _MeasuredState, t: float) -> None:
+        """The detector tick at time t (after the level moved): smooth ws_i if an update is due, then the
+        windows n_i of (5), (6) at R(level) and the current ws_i."""
+        if t >= st.next_update:
+            beta = float(self.smoothing)
+            for i, k in enumerate(st.count):
+                if k:
+                    st.ws[i] = (1 - beta) * st.ws[i] + beta * st.total[i] / k
+                st.count[i], st.total[i] = 0, 0.0
+            st.next_update = t + float(self.update)
+        ws = tuple(Fraction(w).limit_denominator(10**9) or Fraction(1, 10**9) for w in st.ws)
+        st.windows = service_windows(self.total_window(st.level), self.ratios, ws)
+
+    def admits(self, st, t, source, service, inside, u):
+        return inside[service] < st.windows[service]
+
+    def describe(self, level):
+        return f"total window {self.total_window(level)}"
+
+
 def fairness_index(throughputs, ratios, num=float):
     """Jain's index of the throughputs x_i normalised by the operator's ratios s_i (services with s_i > 0):
     J = (sum y_i)^2 / (m sum y_i^2), y_i = x_i / s_i; 1 exactly when x_1 : ... : x_m = s_1 : ... : s_m,
@@ -386,6 +467,7 @@ def simulate_services(config: SCPConfig, control: Control, services, seed) -> tu
     st = control.state(config.sources)
     admits = control.admits
     per_service = getattr(control, "per_service", False)
+    observe = getattr(control, "observe", None)  # measured response times (MeasuredServiceWindows)
     levels = control.levels
     infinite = config.servers is None
     reject_cost = float(config.rejection_cost) if control.at_scp else 0.0
@@ -408,6 +490,8 @@ def simulate_services(config: SCPConfig, control: Control, services, seed) -> tu
             r = dep - adm
             win_n += 1
             win_sum += r
+            if observe is not None:
+                observe(st, c, r)
             if dep >= warm:
                 completed[c] += 1
                 resp_sum[c] += r
@@ -423,6 +507,8 @@ def simulate_services(config: SCPConfig, control: Control, services, seed) -> tu
                 st.level += 1
             elif not overloaded and st.level > 0:
                 st.level -= 1
+            if observe is not None:
+                control.tick(st, next_tick)
             if next_tick > warm:
                 level_time += st.level
             win_n, win_sum = 0, 0.0
@@ -507,6 +593,9 @@ def model_control(model) -> Control:
     from qderive.symbolic.models.scp_window import SCPControl
 
     kind = model.control
+    if kind is SCPControl.ADAPTIVE_WINDOWS:
+        return MeasuredServiceWindows(ratios=model.allocation, holdings=model.holdings, w_max=model.w_max,
+                                      w_initial=model.windows, update=model.update, smoothing=model.smoothing)
     if kind in (SCPControl.SERVICE_WINDOWS, SCPControl.FIXED_WINDOWS):
         return ServiceWindows(ratios=model.allocation, holdings=model.holdings, w_max=model.w_max,
                               w_initial=model.windows, adaptive=kind is SCPControl.SERVICE_WINDOWS)

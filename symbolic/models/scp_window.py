@@ -13,7 +13,9 @@ counts a call of service i as alpha_ik reference calls.
 * ``qderive simulate scp-window`` -- the simulated SCP (:mod:`qderive.numeric.simulation.scp`):
   the multi-service adaptive window (R adapts to the response-time detector, one step per
   interval, starting at ``--windows``) or, for comparison, one shared adaptive window, call
-  gapping, percentage throttling or no control; per-service throughput, goodput, response time
+  gapping, percentage throttling or no control; ``adaptive-windows`` also measures the response times
+  ws_i per service every ``--update`` seconds (smoothed by ``--smoothing``) and reallocates R from them;
+  per-service throughput, goodput, response time
   and blocking, fairness and effectiveness (processor time spent on timely calls / capacity).
 """
 
@@ -34,6 +36,7 @@ class SCPControl(enum.Enum):
     """The admission control of ``qderive simulate scp-window``."""
 
     SERVICE_WINDOWS = "service-windows"  #: seed 003: adaptive total window shared by (5), (6)
+    ADAPTIVE_WINDOWS = "adaptive-windows"  #: the same with the ws_i of (5) measured and smoothed
     FIXED_WINDOWS = "fixed-windows"      #: the same allocation at R = --windows, not adapted
     WINDOW = "window"                    #: one adaptive window for all calls (no allocation)
     GAPPING = "gapping"                  #: ITU-T call gapping at the SSPs
@@ -91,6 +94,11 @@ class SCPWindowModel(Model):
                               units="s", check="> 0", default=Fraction(1, 10))
     timeout: object = param("simulate: SSP timeout (a later response is not goodput)", units="s", check="> 0",
                             default=Fraction(1, 2))
+    update: object = param("simulate, adaptive-windows: period of the re-measurement of the response times ws_i",
+                           units="s", check="> 0", default=1)
+    smoothing: object = param("simulate, adaptive-windows: weight beta of the new measurement, "
+                              "ws_i <- (1 - beta) ws_i + beta * measured (in (0, 1])", check="> 0",
+                              default=Fraction(1, 2))
     rejection_cost: object = param("simulate: a refusal at the SCP costs this fraction of a call's processing",
                                    check=">= 0", default=0)
 
@@ -117,6 +125,8 @@ class SCPWindowModel(Model):
                 raise ParameterError("ratios", f"must give one value per service ({m} rates)", len(self.ratios))
             if any(s < 0 for s in self.ratios) or not any(s > 0 for s in self.ratios):
                 raise ParameterError("ratios", "must be >= 0 with at least one > 0", ",".join(map(str, self.ratios)))
+        if self.smoothing > 1:
+            raise ParameterError("smoothing", "must be <= 1", str(self.smoothing))
         if self.windows > self.w_max:
             raise ParameterError("windows", f"must be <= w-max = {self.w_max}", self.windows)
         from .. import limits as _limits
