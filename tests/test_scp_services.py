@@ -129,6 +129,7 @@ def test_comparison_figure_writes_its_rows(tmp_path):
     png, out = tmp_path / "f.png", tmp_path / "f.csv"
     rows = figure_scp_services(str(png), str(out), load_factors=(F(2),), replications=2,
                                config=S.SCPConfig(horizon=6, warmup=1))
-    assert png.stat().st_size > 0 and len(out.read_text().splitlines()) == 1 + len(rows) == 5
-    assert {r["control"] for r in rows} == {"service windows", "adaptive window", "call gapping", "percentage"}
+    assert png.stat().st_size > 0 and len(out.read_text().splitlines()) == 1 + len(rows) == 6
+    assert {r["control"] for r in rows} == {"service windows", "adaptive windows", "adaptive window", "call gapping",
+                                            "percentage"}
     assert all(0 < r["fairness"] <= 1 for r in rows)

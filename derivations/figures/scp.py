@@ -171,10 +171,12 @@ _SERVICE_MEASURES = ("goodput", "fairness", "effectiveness", "throughput_1", "th
 
 
 def service_controls(ratios=SERVICE_RATIOS, holdings=tuple(h for h, _ in SERVICES)) -> tuple:
-    """The controls compared with several services: seed 003's service windows (5), (6), one shared adaptive
-    window, call gapping and percentage throttling (default tunings)."""
-    return (S.ServiceWindows(ratios=ratios, holdings=holdings), S.AdaptiveWindow(), S.CallGapping(),
-            S.PercentageThrottling())
+    """The controls compared with several services: seed 003's service windows (5), (6) with ws_i = h_i, the same
+    with measured response times ws_i (:class:`~qderive.numeric.simulation.scp.MeasuredServiceWindows`), one
+    shared adaptive window, call gapping and percentage throttling (default tunings)."""
+    return (S.ServiceWindows(ratios=ratios, holdings=holdings),
+            S.MeasuredServiceWindows(ratios=ratios, holdings=holdings),
+            S.AdaptiveWindow(), S.CallGapping(), S.PercentageThrottling())
 
 
 def figure_scp_services(out_png: str | None, out_csv: str | None, *, load_factors=SERVICE_LOADS,
@@ -183,7 +185,7 @@ def figure_scp_services(out_png: str | None, out_csv: str | None, *, load_factor
     S_1 : S_2 = 3 : 1) on the SCP of :class:`~qderive.numeric.simulation.scp.SCPConfig` (4 processors):
     goodput, fairness (Jain's index against the ratios) and effectiveness (processor share spent on timely
     calls) against the offered work / capacity, 95% CIs over ``replications`` (common random numbers).
-    About 30 s with the defaults. Returns the rows."""
+    About 40 s with the defaults. Returns the rows."""
     cfg = config or S.SCPConfig()
     per_call = sum(h * w for h, w in SERVICES) / sum(w for _, w in SERVICES)  # mean work of an offered call
     rows = []
