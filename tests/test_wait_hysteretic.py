@@ -26,7 +26,7 @@ from qderive.numeric.engines.hysteretic import solution
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.response import moments, quantiles, tails
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.hysteretic import Policy
+from qderive.symbolic.models.hysteretic import Convention, Policy
 
 from test_simulate_vacation import assert_samples_within
 
@@ -76,14 +76,18 @@ def _mm1_oracle(model, ts, k, dps=50):
 
 
 MM1 = qd.HystereticModel(service=qd.Exponential(F(1)), L=2, H=4, R=7, rate=F(9, 10), overload_factor=F(1, 3))
+# complete blocking in overload (lambda_1 = 0: only the normal mode's part), the left-behind convention
+BLOCK = qd.HystereticModel(service=qd.Exponential(F(1, 2)), L=1, H=3, R=5, rate=F(3, 2), overload_factor=F(0),
+                           convention=Convention.LEFT)
 
 
-def test_exponential_against_tagged_ctmc():
+@pytest.mark.parametrize("model", [MM1, BLOCK], ids=["throttle", "block-left"])
+def test_exponential_against_tagged_ctmc(model):
     from qderive.numeric.engines.hysteretic_wait import hysteretic_laws
 
-    laws = hysteretic_laws(MM1)
+    laws = hysteretic_laws(model)
     ts = [F(1, 2), F(3), F(12)]
-    ref_tail, ref_mom = _mm1_oracle(MM1, ts, 2)
+    ref_tail, ref_mom = _mm1_oracle(model, ts, 2)
     got, _, _, _ = tails(laws["wait"], ts, 30)
     for g, r in zip(got, ref_tail):
         assert abs(g - r) <= mpmath.mpf(10) ** -28 * r
@@ -96,7 +100,7 @@ def test_exponential_against_tagged_ctmc():
         assert abs(g - float(r)) <= 1e-9 * float(r)
     # P(W = 0) = 1 - P(W > 0)
     p0 = laws["wait"].p_zero(mp_context(30))
-    busy = _mm1_oracle(MM1, [F(0)], 0)[0][0]
+    busy = _mm1_oracle(model, [F(0)], 0)[0][0]
     with mpmath.workdps(50):
         assert abs(p0 - (1 - busy)) <= mpmath.mpf(10) ** -28
 
