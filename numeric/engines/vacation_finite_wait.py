@@ -517,52 +517,65 @@ class _FiniteWait:
             data.converted = _Converted(data)
         return data.converted
 
+    def parts(self, ctx, order=1) -> list:
+        """The s-independent data of each kind of service period, as :meth:`data` (one here). A model whose arrival
+        rate differs between periods (the hysteretic modes) has one per rate, each already weighted by its
+        rate: N(s) and N(0) are the sums over the parts."""
+        return [self.data(ctx, order)]
+
+    def _node_sum(self, data, z, ctx, strategy, fast):
+        """N(s) of one part at the 1-d nodes z (complex in float64, mpc otherwise) and b = beta(s)."""
+        m = self.model
+        vacation = getattr(m, "vacation", None)
+        if ctx.is_float64:
+            values = {name: getattr(data, name) for name in _DATA_FIELDS}
+            values["geometric"] = data.geometric
+            b, g0 = _lst_at(m.service, FLOAT64, z, data.lam)
+            h0 = _lst_at(vacation, FLOAT64, z, data.lam)[1] if vacation is not None else None
+            with np.errstate(under="ignore"):
+                Phi = self._levels(data, FLOAT64, values, z, b, g0, h0, strategy)
+                return K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+        lam = +data.lam
+        b, g0 = _lst_at(m.service, ctx, z, lam)
+        h0 = _lst_at(vacation, ctx, z, lam)[1] if vacation is not None else None
+        if fast and _gmpy_available():
+            ectx = _GmpyContext(ctx.dps)
+            with ectx:
+                values = self._fast_values(data)
+                zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
+                hf = ectx.complexes(h0) if h0 is not None else None
+                Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
+                Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole)
+            return np.array([ectx.to_mpmath(v) for v in Nf], dtype=object), b
+        values = {name: getattr(data, name) for name in _DATA_FIELDS}
+        values["geometric"] = data.geometric
+        Phi = self._levels(data, ctx, values, z, b, g0, h0, strategy)
+        return K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
 
         float64: by batches at every node (one matrix product). mpmath: at ctx.dps + guard digits, by
         customers where that recursion is stable and by batches elsewhere (``strategy`` forces one), in
-        gmpy2 numbers (``fast``) or mpmath's.
+        gmpy2 numbers (``fast``) or mpmath's. N(s) / N(0) summed over the :meth:`parts`.
         """
-        m = self.model
-        data = self.data(ctx)
+        parts = self.parts(ctx)
         shape = np.shape(s)
         if ctx.is_float64:
             z = np.asarray(s, dtype=complex).ravel()
-            values = {name: getattr(data, name) for name in _DATA_FIELDS}
-            values["geometric"] = data.geometric
-            b, g0 = _lst_at(m.service, FLOAT64, z, data.lam)
-            h0 = _lst_at(m.vacation, FLOAT64, z, data.lam)[1] if m.vacation is not None else None
-            with np.errstate(under="ignore"):
-                Phi = self._levels(data, FLOAT64, values, z, b, g0, h0, strategy)
-                N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
-            out = N / data.N0
-            return (out * b if kind == "sojourn" else out).reshape(shape)
-        dps = ctx.dps + self.guard
-        mctx = mp_context(dps)
+            sums = [self._node_sum(data, z, FLOAT64, strategy, fast) for data in parts]
+            out = sum(N for N, _ in sums) / sum(data.N0 for data in parts)
+            return (out * sums[0][1] if kind == "sojourn" else out).reshape(shape)
+        mctx = mp_context(ctx.dps + self.guard)
         with mctx:
             z = np.array([mpmath.mpc(v) for v in np.asarray(s, dtype=object).ravel()], dtype=object)
-            lam = +data.lam
-            b, g0 = _lst_at(m.service, mctx, z, lam)
-            h0 = _lst_at(m.vacation, mctx, z, lam)[1] if m.vacation is not None else None
-            if fast and _gmpy_available():
-                ectx = _GmpyContext(dps)
-                with ectx:
-                    values = self._fast_values(data)
-                    zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
-                    hf = ectx.complexes(h0) if h0 is not None else None
-                    Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
-                    Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"],
-                                              data.whole)
-                N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
-            else:
-                values = {name: getattr(data, name) for name in _DATA_FIELDS}
-                values["geometric"] = data.geometric
-                Phi = self._levels(data, mctx, values, z, b, g0, h0, strategy)
-                N = K.wait_admission_sum(mctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
-            out = N / data.N0
+            sums = [self._node_sum(data, z, mctx, strategy, fast) for data in parts]
+            N = sums[0][0]
+            for other, _ in sums[1:]:
+                N = N + other
+            out = N / mpmath.fsum([data.N0 for data in parts])
             if kind == "sojourn":
-                out = out * b
+                out = out * sums[0][1]
         with ctx:
             return np.array([+v for v in out], dtype=object).reshape(shape)
 
@@ -570,7 +583,7 @@ class _FiniteWait:
         def make(ctx):
             if ctx.is_float64:
                 try:
-                    self.data(FLOAT64)
+                    self.parts(FLOAT64)
                 except ArithmeticError:  # the float64 kernels refused (an underflow): the policy escalates
                     return lambda s: np.full(np.shape(s), np.nan, dtype=complex)
             return lambda s: self.transform_values(ctx, s, kind)
@@ -582,9 +595,9 @@ class _FiniteWait:
         def p0(ctx):
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
-            data = self._safe_data(ctx)
-            with data.ctx:
-                value = data.zero_weight / data.N0
+            parts = self._safe_data(ctx)
+            with parts[0].ctx:
+                value = parts[0].ctx.fsum([d.zero_weight for d in parts]) / parts[0].ctx.fsum([d.N0 for d in parts])
             with ctx:
                 return float(value) if ctx.is_float64 else +value
 
@@ -593,21 +606,24 @@ class _FiniteWait:
     def _safe_data(self, ctx, order=1):
         if ctx.is_float64:
             try:
-                return self.data(FLOAT64, order)
+                return self.parts(FLOAT64, order)
             except ArithmeticError:
-                return self.data(mp_context(15), order)
-        return self.data(ctx, order)
+                return self.parts(mp_context(15), order)
+        return self.parts(ctx, order)
 
     def moment_values(self, kind):
         def values(k: int, digits):
             ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-            data = self._safe_data(ctx, k)
-            dctx = data.ctx
+            parts = self._safe_data(ctx, k)
+            dctx = parts[0].ctx
             with dctx:
-                N = _admission_series(self.model, data, k)
+                N = _admission_series(self.model, parts[0], k)
+                for data in parts[1:]:
+                    N = N + _admission_series(self.model, data, k)
                 if kind == "sojourn":
                     N = K._fw_series_mul(N, _service_series(self.model, dctx, k))
-                out = [N[p] / data.N0 * math.factorial(p) for p in range(1, k + 1)]
+                N0 = dctx.fsum([data.N0 for data in parts])
+                out = [N[p] / N0 * math.factorial(p) for p in range(1, k + 1)]
             if digits is None:
                 return [float(v) for v in out]
             with ctx:

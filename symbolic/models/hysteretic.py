@@ -313,6 +313,7 @@ class HystereticModel(Model):
     engine = Ref("qderive.numeric.engines.hysteretic:HystereticEngine")
     derivation = Ref("qderive.derivations.hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
+    response = Ref("qderive.numeric.engines.hysteretic_wait:hysteretic_laws")
     codegen = Ref("qderive.derivations.export.codegen_hysteretic:forms")
     codegen_options = HystereticCodegenFamilies
     alternatives = (_LOAD,)
