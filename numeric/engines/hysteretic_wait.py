@@ -13,7 +13,7 @@ so during the service that follows the embedded state (j, s) of (16) the batch r
 (lambda_2 = 0: the discard mode admits nobody) and the level process is that of M[X]/G/1/r at rate
 lambda_s. By renewal reward over the embedded intervals (17) and PASTA *within each mode*, admitted
 arrivals during a mode-s service at level n occur at rate lambda_s times the time spent there, so the
-level-residual numerators of the finite queue are summed over the modes, each weighted by its rate:
+level-residual numerators of the finite queue are summed over the modes, each weighted by its rate::
 
     Y^(s)_n = lambda_s q_{n+1,s} + [s = 0] lambda_0 q_{0,0} l_{n+1}   (services in mode s starting with n
               waiting: a departure leaving n + 1, or the idle period (0, 0) ended by a batch of n + 1),
