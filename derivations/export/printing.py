@@ -119,7 +119,7 @@ def present(expr, notation=()):
     """``expr`` in the source's notation (``notation``: (symbol, definition) pairs), split into partial
     fractions in an abbreviation where that is shorter, with sums that read better negated written so;
     the value is unchanged (:func:`restore` undoes the notation)."""
-    expr = _substitute(sp.sympify(expr), notation)
+    expr = _substitute(sp.sympify(expr, strict=True), notation)  # expressions only, never text
     return _tidy(_partial_fractions(expr, [symbol for symbol, _ in notation]))
 
 
