@@ -41,7 +41,7 @@ from .framework import (
     exact_identity,
     relation_check,
 )
-from .vacation_infinite import RECURSIONS
+from .vacation_infinite import RECURSIONS, WAIT_CHECK_TIMES, wait_oracle_agreement
 
 __all__ = ["derivation", "exact_sequences"]
 
@@ -326,20 +326,13 @@ def _wait_vs_tagged_chain(admission, policy):
     reward law at the batch's arrival inverted at ``digits``) vs the tagged customer's absorption time in the CTMC
     built from the model definition (uniformization at digits + 10): r = 3 in overload, batches of 1 or 2."""
     def run(digits):
-        from qderive.numeric.backend import mp_context
-        from qderive.numeric.oracles.wait import tagged_wait
-
         from qderive.symbolic.laws import HyperExponential
 
         vacation = None if policy is None else HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1))
         model = FiniteVacationQueue(F(3, 2), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)), vacation, 3,
                                     admission, policy or VacationPolicy.MULTIPLE)
-        ts = ("1/2", "3", "20")
-        o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
-        r = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_tail=["3"])
-        agreed = min([agreement_digits(r.response["wait_tail"][t], x) for t, x in zip(ts, o.tail)]
-                     + [agreement_digits(r.response["sojourn_tail"]["3"], o.sojourn.tail[1]),
-                        agreement_digits(r.response["wait_moments"][1], o.moments[1])])
+        ts = WAIT_CHECK_TIMES
+        agreed, _ = wait_oracle_agreement(model, digits)
         return agreed >= digits - 2, agreed, (f"P(W > t), t = {', '.join(ts)}, P(T > 3), E W^2 vs the tagged "
                                               f"customer in the CTMC ({digits + 10} digits)")
 

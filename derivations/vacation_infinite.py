@@ -287,23 +287,37 @@ def _p_zero_check(digits):
     return ok, math.inf, "P(W = 0) = lim W(s), s -> oo (exp service and vacation, geometric batches, 3 policies)"
 
 
+#: the times of the response checks against the tagged customer's chain
+WAIT_CHECK_TIMES = ("1/2", "3", "20")
+
+
+def wait_oracle_agreement(model, digits):
+    """(digits agreed, oracle): the model's P(W > t) at ``WAIT_CHECK_TIMES``, P(T > 3) and E W^2 at ``digits``
+    vs the tagged customer's absorption time in the CTMC built from the model definition (uniformization
+    at digits + 10, :func:`qderive.numeric.oracles.wait.tagged_wait`); shared by the vacation models' checks."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.wait import tagged_wait
+
+    ts = WAIT_CHECK_TIMES
+    o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
+    r = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_tail=["3"])
+    agreed = min([agreement_digits(r.response["wait_tail"][t], x) for t, x in zip(ts, o.tail)]
+                 + [agreement_digits(r.response["sojourn_tail"]["3"], o.sojourn.tail[1]),
+                    agreement_digits(r.response["wait_moments"][1], o.moments[1])])
+    return agreed, o
+
+
 def _wait_oracle_check(policy):
     """P(W > t), the sojourn tail and E W^2 of the engine (transform inversion at ``digits``) vs the tagged
     customer's absorption time in the CTMC built from the model definition (uniformization, digits + 10)."""
     def run(digits):
         import mpmath
-        from qderive.numeric.backend import mp_context
-        from qderive.numeric.oracles.wait import tagged_wait
 
         vacation = None if policy is None else HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1))
         model = VacationQueue(F(1, 5), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)), vacation,
                               policy or VacationPolicy.MULTIPLE)
-        ts = ("1/2", "3", "20")
-        o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
-        r = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_tail=["3"])
-        agreed = min([agreement_digits(r.response["wait_tail"][t], x) for t, x in zip(ts, o.tail)]
-                     + [agreement_digits(r.response["sojourn_tail"]["3"], o.sojourn.tail[1]),
-                        agreement_digits(r.response["wait_moments"][1], o.moments[1])])
+        ts = WAIT_CHECK_TIMES
+        agreed, o = wait_oracle_agreement(model, digits)
         need = min(digits - 2, float(-mpmath.log10(o.truncation)) - 5)
         return agreed >= need, agreed, (f"P(W > t), t = {', '.join(ts)}, P(T > 3), E W^2 vs the tagged customer in the "
                                         f"CTMC ({digits + 10} digits); need {need:.0f}")
