@@ -134,3 +134,26 @@ def test_constant_service_moments_and_refused_tails():
     assert abs(mean - queue * float(chain.C)) <= 1e-12 * mean
     with pytest.raises(ParameterError, match="wait_tail"):
         tails(laws["wait"], [F(1)], None)
+
+
+@pytest.mark.parametrize("f", [F(1, 2), F(0)], ids=["throttle", "block"])
+def test_recursion_over_counts_equals_the_rows(f):
+    """Phi at the nodes by the recursion over the counts (birth_levels_by_customers) = by the batch rows, at nodes
+    where the recursion is stable (and used by AUTO in mpmath): float64 to 1e-13, 30 digits to 1e-29."""
+    import numpy as np
+    from qderive.numeric.engines.hysteretic_instant_wait import instant_wait_data
+    from qderive.numeric.engines.vacation_finite_wait import Strategy
+    from qderive.numeric.kernels.finite_wait import wait_customer_stable
+
+    w = instant_wait_data(replace(HYPER, overload_factor=f))
+    s = np.array([0.1 + 0.5j, 1 + 3j, 0.3 + 10j, 2 + 40j, 1.5 + 0j])
+    assert all(wait_customer_stable(d.lam, d.low, s).all() for d in w.parts(FLOAT64))
+    a = w.transform_values(FLOAT64, s, "wait", Strategy.BATCHES)
+    b = w.transform_values(FLOAT64, s, "wait", Strategy.CUSTOMERS)
+    assert np.all(np.abs(a - b) <= 1e-13 * np.abs(a))
+    ctx = mp_context(30)
+    with ctx:
+        z = np.array([mpmath.mpc(complex(x)) for x in s], dtype=object)
+        a = w.transform_values(ctx, z, "wait", Strategy.BATCHES)
+        b = w.transform_values(ctx, z, "wait", Strategy.CUSTOMERS, fast=False)
+        assert all(abs(x - y) <= mpmath.mpf(10) ** -29 * abs(x) for x, y in zip(a, b))

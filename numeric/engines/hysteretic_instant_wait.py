@@ -48,11 +48,21 @@ number of admitted customers per departure, which is 1 (renewal reward: every ad
 the computed N(0) is a sum of positive terms and is not replaced by 1. The sojourn is W*(s~) beta(s~),
 P(W = 0) = q_{0,0} / N(0). Moments: the same sums as power series in -s~ (the finite queue's item 5).
 
-**At the nodes** Phi is evaluated *by batches* (Phi = G W) at every node and every precision: the finite
-queue's recursion over levels ("by customers") rests on the level process of one rate and does not hold
-here. Precision: the law object of :mod:`~.hysteretic_wait` (float64, or the data at the digits asked plus
-a guard and a headroom; tails by the Euler inversion of :mod:`qderive.numeric.response`, confirmed at two
-precisions). Exponential service reproduces the tagged customer's absorption time in the instant-policy CTMC
+**At the nodes** Phi is evaluated in two ways. *By batches* (Phi = G W, the finite queue's code over these
+rows): at every node in float64, and in mpmath where the other way is not stable. *By counts*
+(:func:`~.kernels.birth.birth_levels_by_customers`): summing (Lambda - s~) g_K = Lambda g_{K-1} - beta_K
+against the rows turns the sum over K into the triangular system::
+
+    (lambda(c) - s~) Phi~_c = (Lambda - s~) g_0 Y_c - Z'_c + sum_{c' < c} Phi~_{c'} Lambda P[c', c],
+    Z' = sum_{K >= 1} beta_K Y P^K,
+
+O(R^2) per node instead of O(top R) (the rows need not vanish: with f < 1 the count lingers in the
+overload range, with f = 0 it stays there); errors are not amplified where |lambda(c) - s~| >= Lambda for
+every rate lambda(c) in force (:func:`~.kernels.finite_wait.wait_customer_stable` on [min lambda, Lambda]),
+which holds at most Euler nodes. The finite queue's recursion over levels with one rate does not apply
+here (the rate depends on the count). Precision: the law object of :mod:`~.hysteretic_wait` (float64, or the
+data at the digits asked plus a guard and a headroom; tails by the Euler inversion of
+:mod:`qderive.numeric.response`, confirmed at two precisions). Exponential service reproduces the tagged customer's absorption time in the instant-policy CTMC
 (:mod:`qderive.numeric.oracles.hysteretic_wait`).
 """
 
@@ -108,14 +118,20 @@ def _build(model, ctx, order, q=None):
             beta, btail, btail2 = FW._counts(model.service, rates[mode], ctx, order)
             P = threshold_matrix(rates, mode, pmf, tail, H, R, ctx)
             rows = KB.birth_rows(ctx, starts[mode], P, len(beta) - 1)
-            weight = ctx.array([rates[KB.birth_mode(mode, c, H, R)] for c in range(1, R)])
+            rate_at = [rates[KB.birth_mode(mode, c, H, R)] for c in range(1, R)]  # lambda(c), exact
+            weight = ctx.array(rate_at)
             Ws = rows[:, 1:R] * weight[None, :]
             if ctx.is_float64 and Ws.size:
                 K._fw_drop_negligible(Ws, float(np.max(np.abs(Ws))))
             t_idle = +idle if mode == 0 else ctx.num(0)
-            data = FW._Data(ctx, order, r, False, ctx.num(rates[mode]), pmf, tail, None, ctx.num(1), None, None,
-                            Ws[0], None, ctx.zeros(r), t_idle, t_idle, Ws, ctx.zeros((0, r)), beta, btail, btail2,
-                            None, None, None)
+            lam = ctx.num(rates[mode])
+            Zp = ctx.zeros(r)
+            if rows.shape[0] > 1:
+                Zp = Zp + np.dot(beta[1: rows.shape[0]], rows[1:, 1:R])
+            data = FW._Data(ctx, order, r, False, lam, pmf, tail, None, ctx.num(min(rate_at) / rates[mode]), None,
+                            None, starts[mode][1:R].copy(), None, ctx.flush(Zp), t_idle, t_idle, Ws, ctx.zeros((0, r)),
+                            beta, btail, btail2, None, None, None)
+            data.rate_at, data.jump = weight, P[1:R, 1:R] * lam  # the recursion over the counts (item "At the nodes")
             data.N0 = FW._admission_series(model, data, 0)[0]
             data.q = q
             if ctx.is_float64 and not (np.all(np.isfinite(Ws)) and np.isfinite(data.N0)):
@@ -130,7 +146,23 @@ class _InstantWait(HW._HystereticWait):
     build = staticmethod(_build)
 
     def _levels(self, data, ectx, values, z, b, g0, h0, strategy):
-        return super()._levels(data, ectx, values, z, b, g0, h0, FW.Strategy.BATCHES)
+        """Phi at the nodes z: by the recursion over the counts where it is stable (mpmath; ``strategy`` CUSTOMERS
+        also in float64), by batches elsewhere (the finite queue's code with the birth kernel's rows)."""
+        nodes = len(z)
+        if strategy == FW.Strategy.BATCHES or (strategy == FW.Strategy.AUTO and ectx.is_float64) or not data.r:
+            by_counts = np.zeros(nodes, dtype=bool)
+        else:
+            by_counts = K.wait_customer_stable(data.lam, data.low, z)
+        Phi = K._fw_complex_zeros(ectx, (nodes, data.r))
+        c = np.flatnonzero(by_counts)
+        if len(c):
+            get = values.__getitem__ if isinstance(values, FW._Converted) else functools.partial(getattr, data)
+            Phi[c] = KB.birth_levels_by_customers(ectx, z[c], get("lam"), get("rate_at"), get("jump"), get("Y"),
+                                                  get("Zp"), g0[c])
+        rest = np.flatnonzero(~by_counts)
+        if len(rest):
+            Phi[rest] = super()._levels(data, ectx, values, z[rest], b[rest], g0[rest], None, FW.Strategy.BATCHES)
+        return Phi
 
 
 @functools.lru_cache(maxsize=4)
