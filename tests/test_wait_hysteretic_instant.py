@@ -114,7 +114,7 @@ def test_simulation_interval():
            "sojourn_tail": {"2": tails(laws["sojourn"], (F(2),), None)[0][0]}}
     res = simulate(HYPER10, 20_000, 20, seed=2026, quiet=True, wait_tail=("0.5", "5"), wait_quantile=("0.5", "0.9"),
                    wait_moments=2, sojourn_tail=("2",))
-    checks = [(f"{name}[{key}]", res[name][key] if isinstance(refs, dict) else res[name][key], float(v))
+    checks = [(f"{name}[{key}]", res[name][key], float(v))
               for name, refs in ref.items()
               for key, v in (refs.items() if isinstance(refs, dict) else enumerate(refs))]
     level = 1 - 0.01 / len(checks)  # simultaneous 99 %

@@ -80,7 +80,7 @@ from . import hysteretic_wait as HW
 from . import vacation_finite_wait as FW
 from .birth import threshold_matrix
 
-__all__ = ["instant_wait_data", "instant_starts"]
+__all__ = ["instant_starts", "instant_wait_data"]
 
 
 def instant_starts(chain, ctx):
