@@ -141,7 +141,7 @@ def _build(model, ctx, order, q=None):
 
 
 class _InstantWait(HW._HystereticWait):
-    """The hysteretic law object over the birth kernel's data (module docstring): Phi by batches at every node."""
+    """The hysteretic law object over the birth kernel's data (module docstring, "At the nodes")."""
 
     build = staticmethod(_build)
 
