@@ -160,3 +160,44 @@ def test_bad_fields_name_the_option(fields, option):
         simulate_sip(sip(**fields), horizon=1, warmup=0, replications=2, seed=0)
     with pytest.raises(ParameterError, match="replications"):
         simulate_sip(sip(), horizon=1, warmup=0, replications=1, seed=0)
+
+
+def _hysteretic_refusal(lam: float, mu: float, low: int, high: int) -> float:
+    """P(an arrival is refused) in M/M/1 with the contract's control, by a direct CTMC solve (PASTA).
+
+    States (n, normal) for n = 0..H and (n, overload) for n = L+1..H: an arrival finding H in the normal
+    state switches to overload (and is refused); a departure leaving L in overload switches back."""
+    states = [(n, 0) for n in range(high + 1)] + [(n, 1) for n in range(low + 1, high + 1)]
+    index = {s: i for i, s in enumerate(states)}
+    Q = np.zeros((len(states), len(states)))
+    for (n, s), i in index.items():
+        if s == 0:
+            Q[i, index[(n + 1, 0)] if n < high else index[(high, 1)]] += lam
+        if n > 0:
+            Q[i, index[(n - 1, 1 if s and n - 1 > low else 0)]] += mu
+    np.fill_diagonal(Q, -Q.sum(axis=1))
+    A = np.vstack([Q.T, np.ones(len(states))])
+    pi = np.linalg.lstsq(A, np.r_[np.zeros(len(states)), 1], rcond=None)[0]
+    return float(pi[index[(high, 0)]] + sum(pi[index[s]] for s in states if s[1]))
+
+
+@pytest.mark.parametrize("control, key", [("ignore", "timeout_probability"), ("503", "reject_probability")])
+def test_hysteretic_control_of_single_copies_against_its_ctmc(control, key):
+    lam, low, high = 1.2, 2, 5
+    refused = _hysteretic_refusal(lam, 1.0, low, high)
+    model = sip(rate=lam, service=Exponential(1), control=control, thresholds=(low, high), t1=100, timeout=100)
+    est = _estimates(model, horizon=10_000, warmup=50, replications=4, seed=41)
+    assert_within(est, {key: refused, "goodput": lam * (1 - refused), "utilization": lam * (1 - refused)})
+
+
+def test_duplicate_cost_by_work_conservation():
+    # no refusal: every copy is admitted, the first at cost B, the others at c B, so the server's busy
+    # fraction is lambda_0 E B (1 + c (E copies - 1)); T1 = 1.5 E B makes retransmissions frequent
+    lam, b, c = 4.0, 0.1, 0.25
+    model = sip(rate=lam, service=Exponential(F(1, 10)), t1=0.15, timeout=4.8, duplicate_cost=c)
+    est = _estimates(model, horizon=3000, warmup=20, replications=4, seed=51)
+    copies, util = est["mean_copies"], est["utilization"]
+    assert copies.value > 1.3  # the check needs duplicates
+    (clo, chi), (ulo, uhi) = copies.interval(0.995), util.interval(0.995)
+    assert ulo - 1e-12 <= lam * b * (1 + c * (chi - 1)) and lam * b * (1 + c * (clo - 1)) <= uhi + 1e-12
+    assert not ulo <= lam * b * copies.value <= uhi  # full cost would be seen
