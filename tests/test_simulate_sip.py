@@ -23,7 +23,8 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from qderive.numeric.simulation.sip import MEASURES, _estimates, _replication, _setup, copy_schedule, simulate_sip
+from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, copy_schedule, simulate,
+                                            simulate_sip)
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Deterministic, Exponential
 
@@ -148,6 +149,10 @@ def test_result_keys_and_reproducibility():
         value, half = a[key]
         assert math.isfinite(value) and half >= 0
     assert abs(a["duplicate_ratio"][0] - (1 - 1 / a["mean_copies"][0])) < 1e-12
+    # the qderive-simulate shape: 200 transactions at rate 8 = 25 s, the first 1/5 warm-up: the same run
+    r = simulate(model, customers=200, replications=2, seed=3, warmup=0.2)
+    assert r.replications == 2 and r.seed == 3 and set(r.measures) == set(MEASURES)
+    assert r.measures["goodput"].value == a["goodput"][0]
 
 
 @pytest.mark.parametrize("fields, option", [

@@ -49,14 +49,15 @@ from __future__ import annotations
 import heapq
 import math
 import operator
+import time
 from collections import deque
 
 import numpy as np
 from qderive.symbolic.errors import ParameterError
 
-from .stats import Estimate, replication_estimates, value_stream
+from .stats import Estimate, SimulationResult, replication_estimates, value_stream
 
-__all__ = ["copy_schedule", "simulate_sip", "MEASURES"]
+__all__ = ["copy_schedule", "simulate_sip", "simulate", "MEASURES"]
 
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
@@ -304,8 +305,10 @@ def _times(response_times) -> list[tuple[object, float]]:
     return out
 
 
-def _estimates(model, *, horizon, warmup, replications, seed, response_times=()) -> dict[str, Estimate]:
-    """Every measure (contract keys, diagnostics, ``tail{i}``) as an :class:`.stats.Estimate`."""
+def _estimates(model, *, horizon, warmup, replications, seed, response_times=(), run=None) -> dict[str, Estimate]:
+    """Every measure (contract keys, diagnostics, ``tail{i}``) as an :class:`.stats.Estimate`.
+
+    ``run``: a dict that receives the seed sequence's ``entropy`` and the wall-clock ``seconds``."""
     setup = _setup(model)
     horizon = _float(horizon, "horizon", lambda x: x > 0, "must be a finite time > 0")
     warmup = _float(warmup, "warmup", lambda x: x >= 0, "must be a finite time >= 0")
@@ -322,11 +325,14 @@ def _estimates(model, *, horizon, warmup, replications, seed, response_times=())
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParameterError("seed", "must be an integer >= 0 (or None for fresh entropy)", seed)
     times = _times(response_times)
-    children = np.random.SeedSequence(seed).spawn(replications)
+    sequence = np.random.SeedSequence(seed)
     rows = np.empty((replications, len(_ACCUMULATORS) + len(times)))
-    for i, child in enumerate(children):
-        run = _replication(np.random.default_rng(child), setup, warmup, warmup + horizon)
-        rows[i] = _statistics(run, setup, warmup, warmup + horizon, [t for _, t in times])
+    started = time.perf_counter()
+    for i, child in enumerate(sequence.spawn(replications)):
+        one = _replication(np.random.default_rng(child), setup, warmup, warmup + horizon)
+        rows[i] = _statistics(one, setup, warmup, warmup + horizon, [t for _, t in times])
+    if run is not None:
+        run.update(entropy=int(sequence.entropy), seconds=time.perf_counter() - started)
     names = _ACCUMULATORS + tuple(f"tail{i}" for i in range(len(times)))
     return replication_estimates(rows, names, _measure_table(len(times)))
 
@@ -360,3 +366,36 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
     out = {name: _pair(est[name]) for name in MEASURES}
     out["response_tail"] = {key: _pair(est[f"tail{i}"]) for i, (key, _) in enumerate(times)}
     return out
+
+
+def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
+             warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
+    """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).
+
+    ``customers``: transactions started per replication on average, warm-up included: each run covers
+    customers / lambda_0 seconds, of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
+    customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
+    (:data:`MEASURES`). ``quiet`` is accepted for the command line (there is no progress bar).
+    """
+    rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
+    try:
+        if isinstance(customers, bool):
+            raise TypeError
+        customers = operator.index(customers)
+    except TypeError:
+        raise ParameterError("customers", "must be an integer >= 1", customers) from None
+    if customers < 1:
+        raise ParameterError("customers", "must be an integer >= 1", customers)
+    fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
+    total = customers / rate
+    run = {}
+    est = _estimates(model, horizon=(1 - fraction) * total, warmup=fraction * total, replications=replications,
+                     seed=seed, run=run)
+    measures = {name: est[name] for name in MEASURES}
+    notes = [f"{name}: undefined in this run (no transaction in the window)" for name, e in measures.items()
+             if e.value is None]
+    return SimulationResult(model=getattr(model, "name", "sip-retransmission"), measures=measures,
+                            customers=customers, warmup_customers=int(round(fraction * customers)),
+                            replications=replications, seed=run["entropy"], seconds=run["seconds"],
+                            notes=("customers: transactions started per replication, on average "
+                                   "(the run covers customers / rate seconds)", *notes))

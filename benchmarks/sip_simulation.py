@@ -1,0 +1,77 @@
+"""Simulated goodput collapse of a SIP server under retransmissions (issue 17; run by hand).
+
+``python benchmarks/sip_simulation.py [--service-mean 0.1] [--horizon 1000] [--warmup 100]
+[--replications 10] [--thresholds 2,4] [--method invite] [--seed 17]``
+
+One FIFO server with exponential service of mean ``--service-mean`` seconds (capacity
+1/mean copies per second), RFC 3261 timers with their defaults (T1 = 0.5 s, T2 = 4 s,
+timeout 64 T1), no capacity limit, duplicate cost 1; for each offered load
+lambda_0 E[B] in 0.5 ... 3 and each control (none, ignore and 503 with ``--thresholds``
+L,H) it runs :func:`qderive.numeric.simulation.sip.simulate_sip` and prints a Markdown
+table of goodput, duplicate ratio, timeout and reject probabilities with their 95 %
+half-widths, then the transactions simulated per CPU second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import types
+from fractions import Fraction
+
+from qderive.numeric.simulation.sip import simulate_sip
+from qderive.symbolic.laws import Exponential
+
+LOADS = (0.5, 0.75, 1.0, 1.25, 1.5, 2, 2.5, 3)
+CONTROLS = ("none", "ignore", "503")
+
+
+def model(rate: float, mean: Fraction, control: str, thresholds, method: str):
+    """The contract's fields (``docs``: the sip-retransmission model) with SIP's default timers."""
+    return types.SimpleNamespace(rate=rate, service=Exponential(mean), method=method, t1=0.5, t2=4, timeout=32,
+                                 capacity=None, control=control,
+                                 thresholds=None if control == "none" else thresholds, duplicate_cost=1)
+
+
+def cell(pair, digits: int) -> str:
+    value, half = pair
+    return "-" if value is None else f"{value:.{digits}f} ± {half:.{digits}f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--service-mean", type=Fraction, default=Fraction(1, 10))
+    parser.add_argument("--horizon", type=float, default=1000.0)
+    parser.add_argument("--warmup", type=float, default=100.0)
+    parser.add_argument("--replications", type=int, default=10)
+    parser.add_argument("--thresholds", default="2,4")
+    parser.add_argument("--method", default="invite", choices=("invite", "non-invite"))
+    parser.add_argument("--seed", type=int, default=17)
+    args = parser.parse_args()
+    thresholds = tuple(int(x) for x in args.thresholds.split(","))
+    capacity = 1 / float(args.service_mean)
+    print(f"service exp mean {float(args.service_mean)} s (capacity {capacity:g} copies/s), {args.method}, "
+          f"T1 0.5 s, T2 4 s, timeout 32 s, thresholds L,H = {args.thresholds} (ignore, 503); "
+          f"{args.replications} replications x {args.horizon:g} s after {args.warmup:g} s warm-up, seed {args.seed}")
+    print()
+    print("| load | control | goodput /s | goodput / capacity | duplicate ratio | timeout prob. | reject prob. |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    transactions, cpu = 0.0, 0.0
+    for load in LOADS:
+        rate = load * capacity
+        for control in CONTROLS:
+            started = time.process_time()
+            r = simulate_sip(model(rate, args.service_mean, control, thresholds, args.method), horizon=args.horizon,
+                             warmup=args.warmup, replications=args.replications, seed=args.seed)
+            cpu += time.process_time() - started
+            transactions += rate * (args.warmup + args.horizon + 31.5) * args.replications  # expected, whole run
+            g, h = r["goodput"]
+            print(f"| {load:g} | {control} | {cell(r['goodput'], 2)} | {g / capacity:.3f} ± {h / capacity:.3f} | "
+                  f"{cell(r['duplicate_ratio'], 3)} | {cell(r['timeout_probability'], 3)} | "
+                  f"{cell(r['reject_probability'], 3)} |", flush=True)
+    print()
+    print(f"{transactions:.3g} transactions in {cpu:.1f} CPU s: {transactions / cpu:.3g} transactions per CPU second")
+
+
+if __name__ == "__main__":
+    main()
