@@ -1,13 +1,14 @@
 """Simulated goodput collapse of a SIP server under retransmissions (issue 17; run by hand).
 
 ``python benchmarks/sip_simulation.py [--service-mean 0.1] [--horizon 1000] [--warmup 100]
-[--replications 10] [--thresholds 2,4] [--method invite] [--seed 17]``
+[--replications 10] [--thresholds L,H] [--loads 0.5,0.75,...] [--method invite] [--seed 17]``
 
 One FIFO server with exponential service of mean ``--service-mean`` seconds (capacity
 1/mean copies per second), RFC 3261 timers with their defaults (T1 = 0.5 s, T2 = 4 s,
 timeout 64 T1), no capacity limit, duplicate cost 1; for each offered load
-lambda_0 E[B] in 0.5 ... 3 and each control (none, ignore and 503 with ``--thresholds``
-L,H) it runs :func:`qderive.numeric.simulation.sip.simulate_sip` and prints a Markdown
+lambda_0 E[B] in ``--loads`` (default 0.5 ... 3) and each control (none, ignore and 503 with
+``--thresholds`` L,H; default the copies of 0.2 s and 0.4 s of work, L = round(0.2 / E B),
+H = round(0.4 / E B), so that an admitted copy is answered in about H E B < T1) it runs :func:`qderive.numeric.simulation.sip.simulate_sip` and prints a Markdown
 table of goodput, duplicate ratio, timeout and reject probabilities with their 95 %
 half-widths, then the transactions simulated per CPU second.
 """
@@ -44,11 +45,15 @@ def main() -> None:
     parser.add_argument("--horizon", type=float, default=1000.0)
     parser.add_argument("--warmup", type=float, default=100.0)
     parser.add_argument("--replications", type=int, default=10)
-    parser.add_argument("--thresholds", default="2,4")
+    parser.add_argument("--thresholds", default=None)
+    parser.add_argument("--loads", default=",".join(f"{x:g}" for x in LOADS))
     parser.add_argument("--method", default="invite", choices=("invite", "non-invite"))
     parser.add_argument("--seed", type=int, default=17)
     args = parser.parse_args()
+    if args.thresholds is None:
+        args.thresholds = f"{round(Fraction(1, 5) / args.service_mean)},{round(Fraction(2, 5) / args.service_mean)}"
     thresholds = tuple(int(x) for x in args.thresholds.split(","))
+    loads = [float(x) for x in args.loads.split(",")]
     capacity = 1 / float(args.service_mean)
     print(f"service exp mean {float(args.service_mean)} s (capacity {capacity:g} copies/s), {args.method}, "
           f"T1 0.5 s, T2 4 s, timeout 32 s, thresholds L,H = {args.thresholds} (ignore, 503); "
@@ -57,7 +62,7 @@ def main() -> None:
     print("| load | control | goodput /s | goodput / capacity | duplicate ratio | timeout prob. | reject prob. |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     transactions, cpu = 0.0, 0.0
-    for load in LOADS:
+    for load in loads:
         rate = load * capacity
         for control in CONTROLS:
             started = time.process_time()

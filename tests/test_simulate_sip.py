@@ -144,6 +144,8 @@ def test_result_keys_and_reproducibility():
     b = simulate_sip(model, horizon=20, warmup=5, replications=2, seed=3, response_times=("0.5", 2))
     c = simulate_sip(model, horizon=20, warmup=5, replications=2, seed=4, response_times=("0.5", 2))
     assert a == b and a != c
+    default = sip(rate=8.0, control="ignore", thresholds=(3, 6), timeout=None)  # None: Timer B = 64 T1 = 32 s
+    assert simulate_sip(default, horizon=20, warmup=5, replications=2, seed=3, response_times=("0.5", 2)) == a
     assert set(a) == set(MEASURES) | {"response_tail"} and set(a["response_tail"]) == {"0.5", 2}
     for key in MEASURES:
         value, half = a[key]

@@ -3,7 +3,7 @@
 The model is the contract of issue 17 (``sip-retransmission``; the analytic side approximates it by
 a fixed point). It is read by duck typing, field by field: ``rate`` (lambda_0), ``service`` (a time
 law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1``, ``t2``,
-``timeout``, ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
+``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c).
 
 The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
@@ -126,8 +126,11 @@ def _setup(model):
     if not callable(getattr(service, "sample", None)):
         raise ParameterError("service", "the simulator needs a numeric time law (with sample(rng, size))", service)
     method = _method(model)
-    taus = copy_schedule(method, _field(model, "t1"), _field(model, "t2"), _field(model, "timeout"))
-    timeout = float(_field(model, "timeout"))
+    t1 = _float(_field(model, "t1"), "t1", lambda x: x > 0, "must be a finite time > 0")
+    timeout = _field(model, "timeout")
+    timeout = 64 * t1 if timeout is None else timeout  # None: the default Timer B / F = 64 T1
+    taus = copy_schedule(method, t1, _field(model, "t2"), timeout)
+    timeout = float(timeout)
     control = getattr(_field(model, "control"), "value", _field(model, "control"))
     control = str(control).lower()
     if control not in _CONTROLS:
