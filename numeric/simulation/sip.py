@@ -85,6 +85,18 @@ def _float(value, name: str, rule, text: str) -> float:
     return x
 
 
+def _integer(value, name: str, minimum: int, text: str) -> int:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise ParameterError(name, text, value) from None
+    if n < minimum:
+        raise ParameterError(name, text, value)
+    return n
+
+
 def _method(model) -> str:
     method = getattr(_field(model, "method"), "value", _field(model, "method"))
     method = str(method).lower().replace("_", "-")
@@ -137,14 +149,7 @@ def _setup(model):
         raise ParameterError("control", "must be none, ignore or 503", control)
     cap = _field(model, "capacity")
     if cap is not None:
-        try:
-            if isinstance(cap, bool):
-                raise TypeError
-            cap = operator.index(cap)
-        except TypeError:
-            raise ParameterError("capacity", "must be an integer >= 1 (or none)", cap) from None
-        if cap < 1:
-            raise ParameterError("capacity", "must be an integer >= 1 (or none)", cap)
+        cap = _integer(cap, "capacity", 1, "must be an integer >= 1 (or none)")
     low = high = 0
     if _CONTROLS[control]:
         th = _field(model, "thresholds")
@@ -315,15 +320,7 @@ def _estimates(model, *, horizon, warmup, replications, seed, response_times=(),
     setup = _setup(model)
     horizon = _float(horizon, "horizon", lambda x: x > 0, "must be a finite time > 0")
     warmup = _float(warmup, "warmup", lambda x: x >= 0, "must be a finite time >= 0")
-    try:
-        if isinstance(replications, bool):
-            raise TypeError
-        replications = operator.index(replications)
-    except TypeError:
-        raise ParameterError("replications", "must be an integer >= 2", replications) from None
-    if replications < 2:
-        raise ParameterError("replications", "must be an integer >= 2 (a confidence interval needs two)",
-                             replications)
+    replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParameterError("seed", "must be an integer >= 0 (or None for fresh entropy)", seed)
@@ -381,14 +378,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     (:data:`MEASURES`). ``quiet`` is accepted for the command line (there is no progress bar).
     """
     rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
-    try:
-        if isinstance(customers, bool):
-            raise TypeError
-        customers = operator.index(customers)
-    except TypeError:
-        raise ParameterError("customers", "must be an integer >= 1", customers) from None
-    if customers < 1:
-        raise ParameterError("customers", "must be an integer >= 1", customers)
+    customers = _integer(customers, "customers", 1, "must be an integer >= 1")
     fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
     total = customers / rate
     run = {}
