@@ -23,7 +23,8 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, copy_schedule, simulate,
+from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, collapse_times, copy_schedule,
+                                            simulate,
                                             simulate_sip)
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Deterministic, Exponential
@@ -208,3 +209,31 @@ def test_duplicate_cost_by_work_conservation():
     (clo, chi), (ulo, uhi) = copies.interval(0.995), util.interval(0.995)
     assert ulo - 1e-12 <= lam * b * (1 + c * (chi - 1)) and lam * b * (1 + c * (clo - 1)) <= uhi + 1e-12
     assert not ulo <= lam * b * copies.value <= uhi  # full cost would be seen
+
+
+def test_collapse_times_against_a_lindley_recursion():
+    # single copies (timeout <= T1), M/D/1 at load 2: the first customer whose wait exceeds x = 20, by the
+    # simulator and by the Lindley recursion w_{n+1} = max(0, w_n + b - A_n) written out here (numpy)
+    lam, b, x, runs = 2.0, 1.0, 20.0, 200
+    model = sip(rate=lam, service=Deterministic(1), t1=x, timeout=x)
+    out = collapse_times(model, limit=1000, replications=runs, seed=61)
+    sim = np.array(out["times"])
+    assert np.all(np.isfinite(sim)) and out["collapsed"] == (1.0, 0.0)
+    rng = np.random.default_rng(62)
+    ref = []
+    for _ in range(runs):
+        gaps = rng.exponential(1 / lam, 400)
+        w, t = 0.0, gaps[0]
+        for gap in gaps[1:]:
+            w = max(0.0, w + b - gap)
+            t += gap
+            if w > x:
+                ref.append(t)
+                break
+    ref = np.array(ref)
+    assert len(ref) == runs
+    se = math.hypot(sim.std(ddof=1) / math.sqrt(runs), ref.std(ddof=1) / math.sqrt(runs))
+    assert abs(sim.mean() - ref.mean()) < 3.3 * se  # two-sample test at level 0.999
+    assert abs(sim.mean() - x / (lam * b - 1)) < 5  # Wald: about x / drift (+ overshoot, detection)
+    none = collapse_times(sip(rate=0.2, service=Deterministic(1), t1=x, timeout=x), limit=50, replications=3, seed=1)
+    assert none["times"] == [math.inf] * 3 and none["collapsed"] == (0.0, 0.0)

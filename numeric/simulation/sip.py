@@ -55,9 +55,9 @@ from collections import deque
 import numpy as np
 from qderive.symbolic.errors import ParameterError
 
-from .stats import Estimate, SimulationResult, replication_estimates, value_stream
+from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, replication_estimates, value_stream
 
-__all__ = ["copy_schedule", "simulate_sip", "simulate", "MEASURES"]
+__all__ = ["copy_schedule", "simulate_sip", "simulate", "collapse_times", "MEASURES"]
 
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
@@ -95,6 +95,11 @@ def _integer(value, name: str, minimum: int, text: str) -> int:
     if n < minimum:
         raise ParameterError(name, text, value)
     return n
+
+
+def _check_seed(seed) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError("seed", "must be an integer >= 0 (or None for fresh entropy)", seed)
 
 
 def _method(model) -> str:
@@ -163,18 +168,22 @@ def _setup(model):
     return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost
 
 
-def _replication(rng, setup, window_start: float, window_end: float, trace=None):
+def _replication(rng, setup, window_start: float, window_end: float, trace=None, until_collapse: bool = False,
+                 block: int = DEFAULT_BLOCK):
     """One run from empty: (arrival epochs, first-admitted departures, copies sent, {j: index of the rejecting copy},
-    {j: index of the first refused copy}, copies in the server's window, busy time in the window).
+    {j: index of the first refused copy}, copies in the server's window, busy time in the window, collapse epoch).
 
-    ``trace``: a list receiving (transaction, copy index, send time) of every copy (tests only).
+    The collapse epoch is the arrival of the first copy admitted with a wait above the timeout (inf: none);
+    ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving (transaction,
+    copy index, send time) of every copy (tests only). ``block``: random numbers drawn per refill.
     """
-    rate, service, taus, _timeout, ctl, cap, low, high, cost = setup
-    exps = value_stream(lambda g, n: g.standard_exponential(n), rng).__next__
-    services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng).__next__
+    rate, service, taus, timeout, ctl, cap, low, high, cost = setup
+    exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
+    services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
     scale = 1.0 / rate
     m = len(taus)
-    end = window_end + taus[-1]
+    end = window_end if until_collapse else window_end + taus[-1]
+    collapsed = math.inf
     cap = math.inf if cap is None else cap
     inf = math.inf
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -233,7 +242,14 @@ def _replication(rng, setup, window_start: float, window_end: float, trace=None)
             s = services()
             if r != inf:
                 s *= cost
-            start = last if last > t else t
+            if last > t:
+                start = last
+                if start - t > timeout and collapsed == inf:
+                    collapsed = t
+                    if until_collapse:
+                        break
+            else:
+                start = t
             last = d = start + s
             system.append(d)
             if d > window_start and start < window_end:
@@ -250,12 +266,12 @@ def _replication(rng, setup, window_start: float, window_end: float, trace=None)
                 if not q:
                     heappush(heads, (tk, k))
                 q.append((tk, j))
-    return np.array(arrive), np.array(resp), np.array(sent), rejected, refused, window_copies, busy
+    return np.array(arrive), np.array(resp), np.array(sent), rejected, refused, window_copies, busy, collapsed
 
 
 def _statistics(run, setup, window_start, window_end, response_times) -> np.ndarray:
     """One replication's accumulators (:data:`_ACCUMULATORS`, then one tail count per time)."""
-    arrive, resp, sent, rejected, refused, window_copies, busy = run
+    arrive, resp, sent, rejected, refused, window_copies, busy, _ = run
     timeout = setup[3]
     measured = (arrive >= window_start) & (arrive < window_end)
     idx = np.flatnonzero(measured)
@@ -321,9 +337,7 @@ def _estimates(model, *, horizon, warmup, replications, seed, response_times=(),
     horizon = _float(horizon, "horizon", lambda x: x > 0, "must be a finite time > 0")
     warmup = _float(warmup, "warmup", lambda x: x >= 0, "must be a finite time >= 0")
     replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
-    if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ParameterError("seed", "must be an integer >= 0 (or None for fresh entropy)", seed)
+    _check_seed(seed)
     times = _times(response_times)
     sequence = np.random.SeedSequence(seed)
     rows = np.empty((replications, len(_ACCUMULATORS) + len(times)))
@@ -392,3 +406,27 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
                             replications=replications, seed=run["entropy"], seconds=run["seconds"],
                             notes=("customers: transactions started per replication, on average "
                                    "(the run covers customers / rate seconds)", *notes))
+
+
+def collapse_times(model, *, limit, replications, seed) -> dict:
+    """How long the server takes, from empty, to collapse: the first copy that waits longer than the timeout.
+
+    From that epoch on no new transaction can be answered before its Timer B until the backlog
+    drains; without control, once every transaction sends all its copies (load
+    lambda_0 E[copies] E B > 1), it does not drain. Without control the simulated collapse is
+    metastable below capacity: its onset depends on how long one looks, which these times measure.
+    Each of ``replications`` runs (``numpy.random.SeedSequence(seed).spawn``) stops at its
+    collapse or at ``limit`` seconds. Returns ``{"times": sorted collapse epochs (inf: none by
+    limit), "collapsed": (fraction collapsed by limit, 95 % half-width)}``::
+
+        collapse epoch = min { t : a copy admitted at t waits W(t) > timeout }
+    """
+    setup = _setup(model)
+    limit = _float(limit, "limit", lambda x: x > 0, "must be a finite time > 0")
+    replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
+    _check_seed(seed)
+    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048)[-1]
+             for child in np.random.SeedSequence(seed).spawn(replications)]
+    rows = np.array([[1.0, float(t <= limit)] for t in times])
+    est = replication_estimates(rows, ("runs", "collapsed"), {"collapsed": lambda a: a["collapsed"] / a["runs"]})
+    return {"times": sorted(times), "collapsed": _pair(est["collapsed"])}
