@@ -1,7 +1,8 @@
 """Simulated goodput collapse of a SIP server under retransmissions (issue 17; run by hand).
 
 ``python benchmarks/sip_simulation.py [--service-mean 0.1] [--horizon 1000] [--warmup 100]
-[--replications 10] [--thresholds L,H] [--loads 0.5,0.75,...] [--method invite] [--seed 17]``
+[--replications 10] [--thresholds L,H] [--loads 0.5,0.75,...] [--method invite] [--seed 17]
+[--collapse LIMIT]``
 
 One FIFO server with exponential service of mean ``--service-mean`` seconds (capacity
 1/mean copies per second), RFC 3261 timers with their defaults (T1 = 0.5 s, T2 = 4 s,
@@ -10,7 +11,10 @@ lambda_0 E[B] in ``--loads`` (default 0.5 ... 3) and each control (none, ignore 
 ``--thresholds`` L,H; default the copies of 0.2 s and 0.4 s of work, L = round(0.2 / E B),
 H = round(0.4 / E B), so that an admitted copy is answered in about H E B < T1) it runs :func:`qderive.numeric.simulation.sip.simulate_sip` and prints a Markdown
 table of goodput, duplicate ratio, timeout and reject probabilities with their 95 %
-half-widths, then the transactions simulated per CPU second.
+half-widths, then the transactions simulated per CPU second. ``--collapse LIMIT`` prints instead,
+for the control none, when the server collapses from empty (the first copy waiting longer than the
+timeout, :func:`~qderive.numeric.simulation.sip.collapse_times`) in ``--replications`` runs of at
+most LIMIT seconds: the fraction collapsed, the quartiles of the collapse epoch.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import time
 import types
 from fractions import Fraction
 
-from qderive.numeric.simulation.sip import simulate_sip
+import numpy as np
+from qderive.numeric.simulation.sip import collapse_times, simulate_sip
 from qderive.symbolic.laws import Exponential
 
 LOADS = (0.5, 0.75, 1.0, 1.25, 1.5, 2, 2.5, 3)
@@ -49,6 +54,7 @@ def main() -> None:
     parser.add_argument("--loads", default=",".join(f"{x:g}" for x in LOADS))
     parser.add_argument("--method", default="invite", choices=("invite", "non-invite"))
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--collapse", type=float, default=None, metavar="LIMIT")
     args = parser.parse_args()
     if args.thresholds is None:
         args.thresholds = f"{round(Fraction(1, 5) / args.service_mean)},{round(Fraction(2, 5) / args.service_mean)}"
@@ -56,7 +62,12 @@ def main() -> None:
     loads = [float(x) for x in args.loads.split(",")]
     capacity = 1 / float(args.service_mean)
     print(f"service exp mean {float(args.service_mean)} s (capacity {capacity:g} copies/s), {args.method}, "
-          f"T1 0.5 s, T2 4 s, timeout 32 s, thresholds L,H = {args.thresholds} (ignore, 503); "
+          f"T1 0.5 s, T2 4 s, timeout 32 s", end="")
+    if args.collapse is not None:
+        print(f", seed {args.seed}")
+        collapse(args, loads, capacity)
+        return
+    print(f", thresholds L,H = {args.thresholds} (ignore, 503); "
           f"{args.replications} replications x {args.horizon:g} s after {args.warmup:g} s warm-up, seed {args.seed}")
     print()
     print("| load | control | goodput /s | goodput / capacity | duplicate ratio | timeout prob. | reject prob. |")
@@ -76,6 +87,20 @@ def main() -> None:
                   f"{cell(r['reject_probability'], 3)} |", flush=True)
     print()
     print(f"{transactions:.3g} transactions in {cpu:.1f} CPU s: {transactions / cpu:.3g} transactions per CPU second")
+
+
+def collapse(args, loads, capacity) -> None:
+    print()
+    print(f"control none: {args.replications} runs from empty, each until its collapse or {args.collapse:g} s")
+    print()
+    print("| load | collapsed by the limit | first quartile s | median s | third quartile s |")
+    print("|---:|---:|---:|---:|---:|")
+    for load in loads:
+        out = collapse_times(model(load * capacity, args.service_mean, "none", None, args.method),
+                             limit=args.collapse, replications=args.replications, seed=args.seed)
+        q = np.quantile(np.array(out["times"]), [0.25, 0.5, 0.75], method="inverted_cdf")
+        shown = " | ".join("-" if not np.isfinite(x) else f"{x:.4g}" for x in q)
+        print(f"| {load:g} | {cell(out['collapsed'], 3)} | {shown} |", flush=True)
 
 
 if __name__ == "__main__":
