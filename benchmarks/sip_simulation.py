@@ -2,11 +2,11 @@
 
 ``python benchmarks/sip_simulation.py [--service-mean 0.1] [--horizon 1000] [--warmup 100]
 [--replications 10] [--thresholds L,H] [--loads 0.5,0.75,...] [--method invite] [--seed 17]
-[--duplicate-cost C] [--controls none,ignore,503] [--collapse LIMIT]``
+[--duplicate-cost C] [--controls none,ignore,503] [--none-capacity K] [--collapse LIMIT]``
 
 One FIFO server with exponential service of mean ``--service-mean`` seconds (capacity
 1/mean copies per second), RFC 3261 timers with their defaults (T1 = 0.5 s, T2 = 4 s,
-timeout 64 T1), no capacity limit, duplicate cost ``--duplicate-cost`` (default 1); for each offered load
+timeout 64 T1), no capacity limit (``--none-capacity K``: K for the control none), duplicate cost ``--duplicate-cost`` (default 1); for each offered load
 lambda_0 E[B] in ``--loads`` (default 0.5 ... 3) and each control (none, ignore and 503 with
 ``--thresholds`` L,H; default the copies of 0.2 s and 0.4 s of work, L = round(0.2 / E B),
 H = round(0.4 / E B), so that an admitted copy is answered in about H E B < T1) it runs :func:`qderive.numeric.simulation.sip.simulate_sip` and prints a Markdown
@@ -32,10 +32,10 @@ LOADS = (0.5, 0.75, 1.0, 1.25, 1.5, 2, 2.5, 3)
 CONTROLS = ("none", "ignore", "503")
 
 
-def model(rate: float, mean: Fraction, control: str, thresholds, method: str, cost: float = 1):
+def model(rate: float, mean: Fraction, control: str, thresholds, method: str, cost: float = 1, capacity=None):
     """The contract's fields (``docs``: the sip-retransmission model) with SIP's default timers."""
     return types.SimpleNamespace(rate=rate, service=Exponential(mean), method=method, t1=0.5, t2=4, timeout=32,
-                                 capacity=None, control=control,
+                                 capacity=capacity if control == "none" else None, control=control,
                                  thresholds=None if control == "none" else thresholds, duplicate_cost=cost)
 
 
@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--collapse", type=float, default=None, metavar="LIMIT")
     parser.add_argument("--duplicate-cost", type=float, default=1.0)
     parser.add_argument("--controls", default=",".join(CONTROLS))
+    parser.add_argument("--none-capacity", type=int, default=None, metavar="K")
     args = parser.parse_args()
     if args.thresholds is None:
         args.thresholds = f"{round(Fraction(1, 5) / args.service_mean)},{round(Fraction(2, 5) / args.service_mean)}"
@@ -64,7 +65,8 @@ def main() -> None:
     loads = [float(x) for x in args.loads.split(",")]
     capacity = 1 / float(args.service_mean)
     print(f"service exp mean {float(args.service_mean)} s (capacity {capacity:g} copies/s), {args.method}, "
-          f"T1 0.5 s, T2 4 s, timeout 32 s, duplicate cost {args.duplicate_cost:g}", end="")
+          f"T1 0.5 s, T2 4 s, timeout 32 s, duplicate cost {args.duplicate_cost:g}, capacity "
+          f"{args.none_capacity or 'unlimited'} (none)", end="")
     if args.collapse is not None:
         print(f", seed {args.seed}")
         collapse(args, loads, capacity)
@@ -79,7 +81,8 @@ def main() -> None:
         rate = load * capacity
         for control in args.controls.split(","):
             started = time.process_time()
-            r = simulate_sip(model(rate, args.service_mean, control, thresholds, args.method, args.duplicate_cost),
+            m = model(rate, args.service_mean, control, thresholds, args.method, args.duplicate_cost, args.none_capacity)
+            r = simulate_sip(m,
                              horizon=args.horizon,
                              warmup=args.warmup, replications=args.replications, seed=args.seed)
             cpu += time.process_time() - started
@@ -99,7 +102,8 @@ def collapse(args, loads, capacity) -> None:
     print("| load | collapsed by the limit | first quartile s | median s | third quartile s |")
     print("|---:|---:|---:|---:|---:|")
     for load in loads:
-        out = collapse_times(model(load * capacity, args.service_mean, "none", None, args.method, args.duplicate_cost),
+        out = collapse_times(model(load * capacity, args.service_mean, "none", None, args.method, args.duplicate_cost,
+                                   args.none_capacity),
                              limit=args.collapse, replications=args.replications, seed=args.seed)
         q = np.quantile(np.array(out["times"]), [0.25, 0.5, 0.75], method="inverted_cdf")
         shown = " | ".join("-" if not np.isfinite(x) else f"{x:.4g}" for x in q)
