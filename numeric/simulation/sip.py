@@ -389,23 +389,29 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     ``customers``: transactions started per replication on average, warm-up included: each run covers
     customers / lambda_0 seconds, of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
     customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
-    (:data:`MEASURES`). ``quiet`` is accepted for the command line (there is no progress bar).
+    (:data:`MEASURES`) and, when the model has a field ``response_tail`` (times T), the sample measure
+    ``response_tail`` {T as decimal text: P(R > T)}. ``quiet`` is accepted for the command line (there is no
+    progress bar).
     """
+    from qderive.symbolic.numbers import decimal_text
+
     rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
     customers = _integer(customers, "customers", 1, "must be an integer >= 1")
     fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
     total = customers / rate
     run = {}
+    tail = tuple(getattr(model, "response_tail", None) or ())
     est = _estimates(model, horizon=(1 - fraction) * total, warmup=fraction * total, replications=replications,
-                     seed=seed, run=run)
+                     seed=seed, response_times=tail, run=run)
     measures = {name: est[name] for name in MEASURES}
+    samples = {"response_tail": {decimal_text(t): est[f"tail{i}"] for i, t in enumerate(tail)}} if tail else {}
     notes = [f"{name}: undefined in this run (no transaction in the window)" for name, e in measures.items()
              if e.value is None]
     return SimulationResult(model=getattr(model, "name", "sip-retransmission"), measures=measures,
                             customers=customers, warmup_customers=int(round(fraction * customers)),
                             replications=replications, seed=run["entropy"], seconds=run["seconds"],
                             notes=("customers: transactions started per replication, on average "
-                                   "(the run covers customers / rate seconds)", *notes))
+                                   "(the run covers customers / rate seconds)", *notes), sample_measures=samples)
 
 
 def collapse_times(model, *, limit, replications, seed) -> dict:
