@@ -156,6 +156,7 @@ def test_result_keys_and_reproducibility():
     r = simulate(model, customers=200, replications=2, seed=3, warmup=0.2)
     assert r.replications == 2 and r.seed == 3 and set(r.measures) == set(MEASURES)
     assert r.measures["goodput"].value == a["goodput"][0]
+    assert any(n.startswith("reject_probability: the same in every replication") for n in r.notes)  # ignore: 0
     tailed = types.SimpleNamespace(**{**vars(model), "response_tail": (F(1, 2), 2)})  # the model's field
     r = simulate(tailed, customers=200, replications=2, seed=3, warmup=0.2)
     assert set(r["response_tail"]) == {"0.5", "2"} and r["response_tail"]["0.5"].value == a["response_tail"]["0.5"][0]

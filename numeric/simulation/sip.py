@@ -55,7 +55,7 @@ from collections import deque
 import numpy as np
 from qderive.symbolic.errors import ParameterError
 
-from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, replication_estimates, value_stream
+from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, estimate_notes, replication_estimates, value_stream
 
 __all__ = ["copy_schedule", "simulate_sip", "simulate", "collapse_times", "MEASURES"]
 
@@ -405,8 +405,12 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
                      seed=seed, response_times=tail, run=run)
     measures = {name: est[name] for name in MEASURES}
     samples = {"response_tail": {decimal_text(t): est[f"tail{i}"] for i, t in enumerate(tail)}} if tail else {}
-    notes = [f"{name}: undefined in this run (no transaction in the window)" for name, e in measures.items()
-             if e.value is None]
+    labelled = {name: (e, "no transaction started in the measured window", "a control that never refuses")
+                for name, e in measures.items()}
+    labelled.update((f"response_tail[{key}]", (e, "no transaction started in the measured window",
+                                               "a tail beyond every response"))
+                    for key, e in samples.get("response_tail", {}).items())
+    notes = estimate_notes(labelled, replications)
     return SimulationResult(model=getattr(model, "name", "sip-retransmission"), measures=measures,
                             customers=customers, warmup_customers=int(round(fraction * customers)),
                             replications=replications, seed=run["entropy"], seconds=run["seconds"],

@@ -62,6 +62,7 @@ __all__ = [
     "MAX_MOMENTS",
     "run_replications",
     "replication_estimates",
+    "estimate_notes",
     "student_t_quantile",
     "PROGRESS_THRESHOLD",
     "sampler",
@@ -411,6 +412,23 @@ def replication_estimates(rows: np.ndarray, accumulators: Iterable[str],
     return {name: _evaluate(fn, totals, dof) for name, fn in measures.items()}
 
 
+def estimate_notes(labelled: Mapping[str, tuple[Estimate, str, str]], replications: int) -> list[str]:
+    """The notes on estimates without a proper interval: ``labelled[name] = (estimate, why it can be
+    undefined, an example of a measure that is the same in every run)``."""
+    notes = []
+    for name, (est, undefined, constant) in labelled.items():
+        if est.value is None:
+            notes.append(f"{name}: undefined in this run; {undefined}")
+        elif est.std_error is None and replications >= 2:
+            notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
+        elif est.std_error == 0 and replications >= 2:
+            notes.append(
+                f"{name}: the same in every replication (e.g. {constant}): "
+                "its zero-width interval says nothing about its uncertainty; simulate longer"
+            )
+    return notes
+
+
 def run_replications(
     spec: KernelSpec,
     customers: int,
@@ -489,16 +507,7 @@ def run_replications(
         labelled.update((f"{name}[{key}]", (est, "it is not finite (overflow)",
                                             "a tail never observed, a quantile at an atom of the law"))
                         for key, est in items)
-    for name, (est, undefined, constant) in labelled.items():
-        if est.value is None:
-            all_notes.append(f"{name}: undefined in this run; {undefined}")
-        elif est.std_error is None and replications >= 2:
-            all_notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
-        elif est.std_error == 0 and replications >= 2:
-            all_notes.append(
-                f"{name}: the same in every replication (e.g. {constant}): "
-                "its zero-width interval says nothing about its uncertainty; simulate longer"
-            )
+    all_notes += estimate_notes(labelled, replications)
     return SimulationResult(
         model=spec.model,
         measures=measures,
