@@ -1,0 +1,262 @@
+"""Generated code for the wait of an admitted customer of M[X]/G/1/r with vacations: tails and quantiles.
+
+``qderive codegen vacation-finite --measure wait_tail`` (``wait_quantile``, ``sojourn_tail``,
+``sojourn_quantile``) writes a numpy-only module for chosen law *families* (:mod:`.families`), as
+``codegen vacation-infinite`` does for the infinite room (:mod:`.codegen_wait`)::
+
+    qderive codegen vacation-finite --measure wait_tail --batch geometric --service erlang:k=4 \\
+        --vacation exp --out tail.py
+    # tail.py: wait_tail(t, lam, batch_mean, service_mean, vacation_mean, r), vectorised over t
+
+The module runs the algorithm of :mod:`qderive.numeric.engines.vacation_finite_wait` (whose docstring
+derives it: W*(s) = N(s) / N(0), N(s) = sum_n Phi_n(s) A_n(s) + t_I A_I(s)) with the package's kernels,
+copied verbatim:
+
+* :class:`qderive.numeric.kernels.vacation.FiniteVacation` for the embedded law q^r (Statement 1, or level
+  crossing for whole admission), with the families' count and batch kernel calls printed by SymPy
+  (:func:`.codegen_vacation.law_lines`, the code ``codegen vacation-finite --measure loss_probability``
+  runs);
+* :mod:`qderive.numeric.kernels.finite_wait` for the s-independent data
+  (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`,
+  :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`, the series of N(0) and E W) and the
+  transform at the nodes by batches (:func:`~qderive.numeric.kernels.finite_wait.wait_levels_at`,
+  :func:`~qderive.numeric.kernels.finite_wait.wait_admission_sum`), as the engine does in float64;
+* the Euler inversion and :mod:`qderive.numeric.kernels.tails` (the float64 self-check with two parameter
+  sets, the quantile search), with the tail and quantile helpers of :mod:`.codegen_wait`.
+
+Only beta(s) and the difference quotient (beta(s) - beta(lambda)) / (lambda - s) of the service (and
+vacation) law are printed by SymPy, from the expressions the engine compiles
+(:func:`qderive.numeric.engines.vacation_finite_wait._lst_expressions`). The data of a parameter point
+are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
+self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
+``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
+it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognormal) are refused, as
+``eval`` refuses their tails.
+"""
+
+from __future__ import annotations
+
+from qderive.symbolic.errors import ParameterError
+
+from .codegen import KernelModule, generated_function
+from .codegen_wait import _HELPERS as _WAIT_HELPERS
+from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family
+
+__all__ = ["forms", "SOURCE"]
+
+SOURCE = ("the admitted customer's W*(s) = N(s) / N(0) of qderive.numeric.engines.vacation_finite_wait (PASTA, "
+          "renewal reward over the embedded intervals (4), (9), Statement 1); inverted by the Euler algorithm "
+          "(Abate and Whitt 1995)")
+
+_KERNELS = ("context", "vacation", "finite_wait", "inversion", "tails")
+
+_WORDS = {"wait": "waiting time W of an admitted customer (FIFO)",
+          "sojourn": "sojourn time T = W + the customer's own service, of an admitted customer"}
+
+_FINITE_HELPERS = '''
+#: nodes per block of the transform (memory: a few arrays of nodes x (r + 1) complex numbers)
+_BLOCK = 1024
+#: the s-independent data of the last parameter points (:func:`_data`)
+_DATA = {}
+
+
+def _capacity(r, lowest):
+    """r as an integer >= lowest (ValueError naming it)."""
+    try:
+        ok = float(r) == int(r)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok or int(r) < lowest:
+        raise ValueError(f"r = {r!r}: must be an integer >= {lowest} (waiting places, the customer in service "
+                         "not counted)")
+    return int(r)
+
+
+def _kept(params, data):
+    if len(_DATA) >= 8:
+        _DATA.pop(next(iter(_DATA)))
+    _DATA[params] = data
+    return data
+'''
+
+
+def forms(request) -> dict:
+    """``measure -> WaitModule`` for :data:`~.codegen_wait.MEASURES`, built when written (a family with kinks
+    is refused then, not when another measure of ``codegen vacation-finite`` is asked for)."""
+    return {m: WaitModule(m, request, _build) for m in MEASURES}
+
+
+def _families(measure: str, request):
+    """(batch, service, vacation or None, policy, whole) from the codegen options; errors name the option."""
+    from qderive.symbolic.batches import BatchLaw
+
+    from .families import family
+
+    vac_text = request.vacation
+    none = vac_text.strip().lower() == "none"
+    policy = "none" if none else request.vacation_policy.value
+    if none and request.vacation_policy.value == "single":
+        raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
+    batch = family(request.batch, "batch", BatchLaw)
+    service = _smooth_family(request.service, "service")
+    vacation = None if none else _smooth_family(vac_text, "vacation")
+    return batch, service, vacation, policy, request.admission.value == "whole"
+
+
+def _lst_source(service, vacation, lst_args):
+    """``_lsts(s, lam, ...)``: [beta(s), (beta(s) - beta(lam)) / (lam - s)] (and the vacation's), printed by SymPy
+    from the engine's expressions."""
+    import sympy as sp
+    from qderive.numeric.compile import numpy_source
+    from qderive.numeric.engines.vacation_finite_wait import _lst_expressions
+
+    from .families import LAM
+
+    s = sp.Symbol("s")
+    exprs = []
+    for law in (service, vacation):
+        if law is None:
+            continue
+        pair, (s_e, lam_e) = _lst_expressions(law.law)
+        exprs += [e.xreplace({s_e: s, lam_e: LAM}) for e in pair]
+    source = numpy_source(exprs, [s, *lst_args], "_lsts")
+    return source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
+
+
+def _build(measure: str, request) -> KernelModule:
+    from .codegen_vacation import law_lines
+    from .families import LAM
+
+    kind, question = MEASURES[measure]
+    batch, service, vacation, policy, whole = _families(measure, request)
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time] (any load)", "> 0"), *batch.args,
+              *service.args, *(vacation.args if vacation else ())]
+    names = {p[0]: p[1] for p in params}
+    lowest = 0 if vacation is None else 1
+    scalars = [p[1] for p in params]
+    all_names = [*scalars, "r"]
+    lst_names = ["lam", *(p[1] for p in service.args), *(p[1] for p in (vacation.args if vacation else ()))]
+    what = _TIME[kind]
+    single, vac = policy == "single", vacation is not None
+
+    checks = ["def _parameters(" + ", ".join(all_names) + "):",
+              '    """The parameters as floats (r an integer), checked (ValueError naming a bad one)."""',
+              *(f"    {p[1]} = _scalar({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+              f"    r = _capacity(r, {lowest})",
+              f"    return ({', '.join(all_names)},)"]
+    extra = ["--capacity {r!r}"] + (["--admission whole"] if whole else [])
+    template = _command_template(batch, service, vacation, policy, "vacation-finite", extra)
+    command = [
+        "def _command(params, option, point):",
+        '    """The `qderive eval` command that computes this point with mpmath."""',
+        f"    values = dict(zip({tuple(all_names)!r}, params))",
+        f"    return {template!r}.format(**values) + f\" --{{option}} {{point!r}} --digits 15\"",
+    ]
+    law_body = [f"    {line}" if line else "" for line in law_lines(batch, service, vacation, names)]
+    data = [
+        "def _data(params):",
+        '    """The s-independent data of one parameter point (kept for later calls): the embedded law q^r of the',
+        "    FiniteVacation kernel, the count sequences, wait_finite_start, N(0) and the first coefficient of N(-s)",
+        '    (the mean); ValueError with the mpmath command where float64 over- or underflows."""',
+        "    got = _DATA.get(params)",
+        "    if got is not None:",
+        "        return got",
+        f"    {', '.join(all_names)}, = params",
+        "    ctx = _CTX",
+        *law_body,
+        "    try:",
+        "        with numpy.errstate(under='ignore'):",
+        "            kernel = FiniteVacation(ctx, service_counts, vacation_counts, batch, lam, b1, f1, "
+        f"single={single}, whole={whole})",
+        '            q = kernel.engine.at(r)["q"]',
+        "            pmf, tail, _, _, geometric, support = batch(r + 1)",
+        "            beta, btail, btail2 = _counts(ctx, service_counts)",
+        ("            phi, vtail, vtail2 = _counts(ctx, vacation_counts)" if vac else
+         "            phi = vtail = vtail2 = None"),
+        f"            d = wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, {policy!r}, {whole}, support, geometric)",
+        "            series = (wait_level_series(ctx, lam, btail, btail2, d['Ws'], vtail, vtail2, d['Wv'], 1) if r",
+        "                      else numpy.zeros((0, 2)))",
+        f"            N = wait_admission_series(ctx, series, numpy.array([1.0, b1]), tail, pmf, d['t_idle'], {whole})",
+        "    except ArithmeticError as exc:",
+        "        raise ValueError(f\"{exc}: this float64 module cannot compute the data of this point; compute it \"",
+        "                         f\"with `{_command(params, 'wait-tail', 1.0)}`\") from None",
+        "    if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Wv']))",
+        "            and numpy.all(numpy.isfinite(d['Zp'])) and math.isfinite(N[0]) and N[0] > 0):",
+        "        raise ValueError(\"the level vectors over- or underflow float64: this module cannot compute this point; \"",
+        "                         f\"compute it with `{_command(params, 'wait-tail', 1.0)}`\")",
+        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1)",
+        "    return _kept(params, d)",
+        "",
+        "",
+        "def _counts(ctx, counts):",
+        '    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""',
+        "    got = wait_count_sequences(ctx, counts, 1)",
+        "    if got is None:",
+        "        raise ArithmeticError('the service or vacation holds too many batch arrivals (more than 2^18 terms)')",
+        "    return got",
+    ]
+    transform = [
+        "def _transform(s, *params):",
+        f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
+        + (" times beta(s)" if kind == "sojourn" else "") + ', by batches (the engine\'s float64 way)."""',
+        "    d = _data(params)",
+        f"    {', '.join(all_names)}, = params",
+        "    z = numpy.asarray(s, dtype=complex).ravel()",
+        "    out = numpy.empty(z.shape, dtype=complex)",
+        "    ones = numpy.ones(min(len(z), _BLOCK))",
+        "    with numpy.errstate(under='ignore'):",
+        "        for i in range(0, len(z), _BLOCK):",
+        "            zz = z[i: i + _BLOCK]",
+        f"            lst = _lsts(zz, {', '.join(lst_names)})",
+        "            b, g0 = (numpy.asarray(v, dtype=complex) * ones[: len(zz)] for v in lst[:2])",
+        ("            h0 = numpy.asarray(lst[3], dtype=complex) * ones[: len(zz)]" if vac else "            h0 = None"),
+        "            Phi = wait_levels_at(_CTX, zz, d['lam'], g0, d['beta'], d['Ws'], h0, d['phi'], d['Wv'])",
+        f"            N = wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], d['t_idle'], {whole})",
+        "            out[i: i + _BLOCK] = N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "    return out.reshape(numpy.shape(s))",
+    ]
+    atoms = [
+        "def _atom(*params):",
+        f'    """P({what} = 0)' + (": t_I A_I(oo) / N(0)." if kind == "wait" else
+                                  " = 0 (service times are a.s. positive).") + '"""',
+        ("    d = _data(params)\n    return d['zero_weight'] / d['N0']" if kind == "wait" else "    return 0.0"),
+        "",
+        "",
+        "def _mean(*params):",
+        f'    """E {what} = [s^1] N(-s) / N(0)' + (" + b1" if kind == "sojourn" else "")
+        + ': the start of the quantile\'s bracket."""',
+        "    d = _data(params)",
+        "    return d['N1'] / d['N0']" + (" + d['b1']" if kind == "sojourn" else ""),
+    ]
+
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    option = f"{kind}-{question}"
+    notes = [f"M[X]/G/1/r with {laws_text}; the {_WORDS[kind]}.",
+             f"Source: {SOURCE}.", "",
+             "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
+             "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
+             "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
+             "naming the argument." if question == "tail" else
+             "naming the argument; a quantile search that cannot bracket its root raises TailError."]
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    if question == "tail":
+        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
+                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
+        description = f"P({what} > t), the tail of the {_WORDS[kind]}."
+        body = ["params = _parameters(" + ", ".join(all_names) + ")",
+                f"return _time_tails(t, params, _atom(*params), {option!r}, {what!r})"]
+    else:
+        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
+        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {_WORDS[kind]} [time] "
+                       f"(0 where q <= P({what} = 0)).")
+        body = ["params = _parameters(" + ", ".join(all_names) + ")",
+                f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    arg_lines = [first, *[(p[1], p[2]) for p in params], r_line]
+    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", _FINITE_HELPERS.strip("\n"), "", "",
+                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service (and vacation) law, printed by SymPy",
+                      _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
+                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
+                      generated_function(measure, arg_lines, description, notes, body)])
+    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
