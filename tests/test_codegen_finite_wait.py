@@ -9,7 +9,9 @@ to what is computed another way:
 * the quantile through the same 30-digit tail at the generated quantile (the level to 3e-10 relative: the
   tail's tolerance plus the root's 1e-13 in log t);
 * a tail of ~4.5e-8, below the self-check's 1e-6 floor: the generated function raises the documented error
-  and the command it names computes the tail.
+  and the command it names computes the tail;
+* the hysteretic model (``qderive codegen hysteretic --measure wait_tail``, ``--policy departure``): against
+  ``qderive eval hysteretic ... --digits 30`` likewise, with and without arrivals in overload.
 """
 
 from __future__ import annotations
@@ -39,11 +41,15 @@ WHOLE = (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation",
          [10.0, 0.5, 0.5, 0.25, 0.75, 0.01, 0.02])
 
 
-def _generate(tmp_path, measure, options, name):
+def _generate_model(tmp_path, model, measure, options, name):
     out = tmp_path / f"{name}.py"
-    code, _, err = cli(["codegen", "vacation-finite", "--measure", measure, "--out", str(out), *options])
+    code, _, err = cli(["codegen", model, "--measure", measure, "--out", str(out), *options])
     assert code == 0, err
     return out
+
+
+def _generate(tmp_path, measure, options, name):
+    return _generate_model(tmp_path, "vacation-finite", measure, options, name)
 
 
 def _eval(laws, rate, r, asks: dict, digits=30):
@@ -105,28 +111,41 @@ def test_mm1_r200_tails_and_quantiles_against_the_closed_form(tmp_path):
     assert t50_tail == pytest.approx(0.5, rel=3e-10)  # P(T > median) = 1/2 in the closed form
 
 
-def test_r20_wait_and_sojourn_tails_equal_eval_and_a_deep_tail_is_refused_with_a_working_command(tmp_path):
-    wait = load_generated(_generate(tmp_path, "wait_tail", MIX[0], "w20"))["wait_tail"]
-    sojourn = load_generated(_generate(tmp_path, "sojourn_tail", MIX[0], "s20"))["sojourn_tail"]
-    args = [*MIX[2], 20]
-    tw, ts, deep = [0.005, 0.05, 0.1], [0.05, 0.2], 0.9  # wait tails 0.80 .. 0.22; P(W > 0.9) = 4.5e-8
-    want = _eval(MIX[1], args[0], 20, {"wait-tail": [*tw, deep], "sojourn-tail": ts})
-    for kind, fn, points in (("wait-tail", wait, tw), ("sojourn-tail", sojourn, ts)):
-        got = fn(points, *args)
-        for t, g in zip(points, got):
-            assert g == pytest.approx(want[kind][repr(t)], rel=2e-10, abs=0), (kind, t)
-    assert wait(0.0, *args) < 1 and sojourn(0.0, *args) == 1.0  # an atom P(W = 0) > 0; none for T
-    assert 1e-9 < want["wait-tail"][repr(deep)] < 1e-6
+def _mix_deep_refusal(wait, args, deep):
+    """The refusal of a tail below 1e-6 and the command it names (split into words)."""
     with pytest.raises(ValueError) as err:
         wait(np.array([0.05, deep]), *args)
     msg = str(err.value)
     assert msg.startswith(f"t = {deep!r}: a tail is below 1e-06") and "--digits 15" in msg
     command = msg.split("`")[1].split()
-    assert command[:3] == ["qderive", "eval", "vacation-finite"] and "--capacity" in command
+    assert command[:3] == ["qderive", "eval", "vacation-finite"] and command[command.index("--capacity") + 1] == "20"
+    return command
+
+
+def test_r20_wait_and_sojourn_tails_equal_eval_and_a_deep_tail_is_refused(tmp_path):
+    wait = load_generated(_generate(tmp_path, "wait_tail", MIX[0], "w20"))["wait_tail"]
+    sojourn = load_generated(_generate(tmp_path, "sojourn_tail", MIX[0], "s20"))["sojourn_tail"]
+    args = [*MIX[2], 20]
+    tw, ts = [0.005, 0.05, 0.1], [0.05, 0.2]  # wait tails 0.80 .. 0.22
+    want = _eval(MIX[1], args[0], 20, {"wait-tail": tw, "sojourn-tail": ts})
+    for kind, fn, points in (("wait-tail", wait, tw), ("sojourn-tail", sojourn, ts)):
+        got = fn(points, *args)
+        for t, g in zip(points, got):
+            assert g == pytest.approx(want[kind][repr(t)], rel=2e-10, abs=0), (kind, t)
+    assert wait(0.0, *args) < 1 and sojourn(0.0, *args) == 1.0  # an atom P(W = 0) > 0; none for T
+    _mix_deep_refusal(wait, args, 0.9)  # P(W > 0.9) = 4.5e-8
+
+
+@pytest.mark.slow  # about 0.5 s of CPU: two mpmath evaluations of a tail of 4.5e-8 (keeps the fast set near 5 s)
+def test_the_command_of_a_refused_deep_tail_computes_it(tmp_path):
+    wait = load_generated(_generate(tmp_path, "wait_tail", MIX[0], "deep"))["wait_tail"]
+    deep = 0.9
+    command = _mix_deep_refusal(wait, [*MIX[2], 20], deep)
     code, js, stderr = cli([*command[1:], "--json"])  # the command the message names works
     assert code == 0, stderr
-    assert float(json.loads(js)["measures"]["wait_tail"][repr(deep)]) == pytest.approx(want["wait-tail"][repr(deep)],
-                                                                                       rel=1e-13)
+    got = float(json.loads(js)["measures"]["wait_tail"][repr(deep)])
+    want = _eval(MIX[1], MIX[2][0], 20, {"wait-tail": [deep]})["wait-tail"][repr(deep)]
+    assert 1e-9 < want < 1e-6 and got == pytest.approx(want, rel=1e-13)
 
 
 def test_whole_admission_without_vacations_equals_eval(tmp_path):
@@ -192,3 +211,29 @@ def test_kinked_laws_are_refused_for_tails_but_not_for_the_other_measures(tmp_pa
         code, _, err = cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out",
                             str(tmp_path / "loss.py"), *options])
         assert code == 0, err
+
+
+@pytest.mark.parametrize("factor, kind", [(0.5, "wait"), (0.0, "sojourn")])  # f = 0: one data part, not two
+def test_hysteretic_tails_equal_eval_at_30_digits(tmp_path, factor, kind):
+    options = ["--batch", "geometric", "--service", "erlang:k=2"]
+    fn = load_generated(_generate_model(tmp_path, "hysteretic", f"{kind}_tail", options, kind))[f"{kind}_tail"]
+    args = (10.0, factor, 3.0, 0.02, 4, 8, 12)  # lambda_0, f, batch mean, service mean, L, H, R
+    ts = [0.0, 0.01, 0.05, 0.1]  # tails 1 (0.82 for W) .. 0.25
+    code, js, err = cli(["eval", "hysteretic", "--rate", "10", "--overload-factor", str(factor), "--batch",
+                         "geometric:mean=3", "--service", "erlang:k=2,mean=0.02", "--thresholds", "4,8,12", "--policy",
+                         "departure", f"--{kind}-tail", ",".join(map(repr, ts)), "--digits", "30", "--json"])
+    assert code == 0, err
+    want = json.loads(js)["measures"][f"{kind}_tail"]
+    for t, g in zip(ts, fn(np.array(ts), *args)):
+        assert g == pytest.approx(float(want[repr(t)]), rel=2e-10, abs=0), t  # t = 0: the atom, to rounding
+    with pytest.raises(ValueError, match="must satisfy 1 <= L < H < R"):
+        fn(0.05, *args[:4], 8, 4, 12)
+
+
+def test_hysteretic_kinked_service_is_refused_for_tails_only(tmp_path):
+    options = ["--batch", "geometric", "--service", "det"]
+    code, _, err = cli(["codegen", "hysteretic", "--measure", "wait_tail", "--out", str(tmp_path / "x.py"), *options])
+    assert code == 2 and "--service det: no generated tail" in err, err
+    code, _, err = cli(["codegen", "hysteretic", "--measure", "mean_cycle_time", "--out", str(tmp_path / "c.py"),
+                        *options])
+    assert code == 0, err

@@ -42,13 +42,18 @@ from .codegen import KernelModule, generated_function
 from .codegen_wait import _HELPERS as _WAIT_HELPERS
 from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family
 
-__all__ = ["forms", "SOURCE"]
+__all__ = ["forms", "hysteretic_forms", "SOURCE", "HYSTERETIC_SOURCE"]
 
 SOURCE = ("the admitted customer's W*(s) = N(s) / N(0) of qderive.numeric.engines.vacation_finite_wait (PASTA, "
           "renewal reward over the embedded intervals (4), (9), Statement 1); inverted by the Euler algorithm "
           "(Abate and Whitt 1995)")
 
+HYSTERETIC_SOURCE = ("the admitted customer's W*(s) = N(s) / N(0) summed over the modes, "
+                     "qderive.numeric.engines.hysteretic_wait (embedded chain (16), (17); --policy departure); "
+                     "inverted by the Euler algorithm (Abate and Whitt 1995)")
+
 _KERNELS = ("context", "vacation", "finite_wait", "inversion", "tails")
+_HYSTERETIC_KERNELS = ("context", "hysteretic", "batches", "counts", "finite_wait", "inversion", "tails")
 
 _WORDS = {"wait": "waiting time W of an admitted customer (FIFO)",
           "sojourn": "sojourn time T = W + the customer's own service, of an admitted customer"}
@@ -217,6 +222,25 @@ def _build(measure: str, request) -> KernelModule:
         "            out[i: i + block] = N / d['N0']" + (" * b" if kind == "sojourn" else ""),
         "    return out.reshape(numpy.shape(s))",
     ]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+                                         [*[(p[1], p[2]) for p in params], r_line])
+    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", _FINITE_HELPERS.strip("\n"), "", "",
+                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service (and vacation) law, printed by SymPy",
+                      _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
+                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
+                      public])
+    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
+
+
+def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
+    """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
+    tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
+    kind, question = MEASURES[measure]
+    what = _TIME[kind]
     atoms = [
         "def _atom(*params):",
         f'    """P({what} = 0)' + (": t_I A_I(oo) / N(0)." if kind == "wait" else
@@ -231,18 +255,14 @@ def _build(measure: str, request) -> KernelModule:
         "    return d['N1'] / d['N0']" + (" + d['b1']" if kind == "sojourn" else ""),
     ]
 
-    laws_text = (f"{batch.label} batches, {service.label} service, "
-                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
-                 + f", {'whole' if whole else 'partial'} admission")
     option = f"{kind}-{question}"
-    notes = [f"M[X]/G/1/r with {laws_text}; the {_WORDS[kind]}.",
-             f"Source: {SOURCE}.", "",
+    notes = [f"{model_text}; the {_WORDS[kind]}.",
+             f"Source: {source}.", "",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
              "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
-             "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
+             f"`qderive eval {model} ... --digits 15` command that computes it. Bad input raises ValueError",
              "naming the argument." if question == "tail" else
              "naming the argument; a quantile search that cannot bracket its root raises TailError."]
-    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
     if question == "tail":
         first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
                        f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
@@ -255,10 +275,146 @@ def _build(measure: str, request) -> KernelModule:
                        f"(0 where q <= P({what} = 0)).")
         body = ["params = _parameters(" + ", ".join(all_names) + ")",
                 f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
-    arg_lines = [first, *[(p[1], p[2]) for p in params], r_line]
-    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", _FINITE_HELPERS.strip("\n"), "", "",
-                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service (and vacation) law, printed by SymPy",
-                      _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
+    return atoms, generated_function(measure, [first, *param_lines], description, notes, body), description
+
+
+# -- the hysteretic model (``qderive codegen hysteretic --measure wait_tail``) -------------------------------
+
+
+def hysteretic_forms(request) -> dict:
+    """``measure -> WaitModule`` of ``qderive codegen hysteretic`` (built when written)."""
+    return {m: WaitModule(m, request, _build_hysteretic) for m in MEASURES}
+
+
+def _build_hysteretic(measure: str, request) -> KernelModule:
+    """The generated module for M[X]|G|1|(L,H)|(H,R) under ``--policy departure`` (event convention): the embedded
+    law q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs by
+    :func:`.codegen_hysteretic.inputs_function`), one data part per mode with a positive rate
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`), N(s) summed over them."""
+    from qderive.numeric.sequences import batch_kernel, count_kernel
+    from qderive.symbolic.batches import BatchLaw
+
+    from .codegen import print_call, print_expr
+    from .codegen_hysteretic import THRESHOLDS_HELPER, inputs_function
+    from .families import LAM, family
+
+    kind, question = MEASURES[measure]
+    batch = family(request.batch, "batch", BatchLaw)
+    service = _smooth_family(request.service, "service")
+    params, scalars, inputs_fn = inputs_function(request, batch, service)
+    names = {LAM: "lam", **{a[0]: a[1] for a in (*batch.args, *service.args)}}
+    svc = [a[1] for a in service.args]
+    all_names = [*scalars, "L", "H", "R"]
+    what = _TIME[kind]
+    bcall, _, _ = batch_kernel(batch.law)
+
+    checks = ["def _parameters(" + ", ".join(all_names) + "):",
+              '    """The parameters as floats (L, H, R integers), checked (ValueError naming a bad one)."""',
+              *(f"    {p[0]} = _scalar({p[0]!r}, {p[0]}, {p[2]!r})" for p in params),
+              "    L, H, R = _thresholds(L, H, R)",
+              f"    return ({', '.join(all_names)},)"]
+
+    def spec(fam):
+        import re
+
+        text = fam.law.spec_text()
+        for _, name, *_ in fam.args:
+            text = re.sub(rf"\b{re.escape(name)}\b", "{" + name + "!r}", text)
+        return text
+
+    template = (f"qderive eval hysteretic --rate {{lam0!r}} --overload-factor {{overload_factor!r}} "
+                f"--batch {spec(batch)} --service {spec(service)} --thresholds {{L!r}},{{H!r}},{{R!r}} "
+                "--policy departure")
+    command = [
+        "def _command(params, option, point):",
+        '    """The `qderive eval` command that computes this point with mpmath."""',
+        f"    values = dict(zip({tuple(all_names)!r}, params))",
+        f"    return {template!r}.format(**values) + f\" --{{option}} {{point!r}} --digits 15\"",
+    ]
+    data = [
+        "def _service_counts(" + ", ".join(["ctx", "lam", *svc, "n"]) + "):",
+        '    """The count sequences of the batches arriving at rate lam during one service, over 0..n."""',
+        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
+        "",
+        "",
+        "def _data(params):",
+        '    """The s-independent data of one parameter point (kept for later calls): the embedded law q[s][j] (16) of',
+        "    the HystereticSolution kernel (onset H: the event convention), one part per mode with a positive rate",
+        '    (wait_mode_start), N(0) and the mean summed over them; ValueError with the mpmath command where float64',
+        '    over- or underflows."""',
+        "    got = _DATA.get(params)",
+        "    if got is not None:",
+        "        return got",
+        f"    {', '.join(all_names)}, = params",
+        "    ctx = _CTX",
+        "    try:",
+        "        with numpy.errstate(under='ignore'):",
+        f"            inputs = _inputs({', '.join(scalars + ['R'])})",
+        "            q = HystereticSolution(ctx, inputs, L, H, R, H).embedded_law()",
+        f"            pmf, tail, _ = {print_call(bcall, names, n='R')}",
+        f"            b1 = {print_expr(service.law.moment(1), names)}",
+        "            parts = []",
+        "            for mode, lam in enumerate((lam0, lam0 * overload_factor)):",
+        "                if lam == 0:",
+        "                    continue  # no arrivals in this mode",
+        f"                beta, btail, btail2 = _counts(ctx, lambda n: _service_counts({', '.join(['ctx', 'lam', *svc, 'n'])}))",
+        "                d = wait_mode_start(ctx, q, mode, lam, pmf, beta)",
+        "                series = wait_level_series(ctx, lam, btail, btail2, d['Ws'], order=1)",
+        "                N = wait_admission_series(ctx, series, numpy.array([1.0, b1]), tail, pmf, d['t_idle'], False)",
+        "                if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Zp']))",
+        "                        and math.isfinite(N[0])):",
+        "                    raise ArithmeticError('the level vectors over- or underflow float64')",
+        "                d.update(lam=lam, beta=beta, N0=float(N[0]), N1=float(N[1]))",
+        "                parts.append(d)",
+        "    except ArithmeticError as exc:",
+        "        raise ValueError(f\"{exc}: this float64 module cannot compute the data of this point; compute it \"",
+        "                         f\"with `{_command(params, 'wait-tail', 1.0)}`\") from None",
+        "    return _kept(params, {'parts': parts, 'pmf': pmf, 'tail': tail, 'b1': b1, 'zero_weight': parts[0]['t_idle'],",
+        "                          'N0': sum(p['N0'] for p in parts), 'N1': sum(p['N1'] for p in parts)})",
+        "",
+        "",
+        "def _counts(ctx, counts):",
+        '    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""',
+        "    got = wait_count_sequences(ctx, counts, 1)",
+        "    if got is None:",
+        "        raise ArithmeticError('a service holds too many batch arrivals (more than 2^18 terms)')",
+        "    return got",
+    ]
+    transform = [
+        "def _transform(s, *params):",
+        f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
+        + (" times beta(s)" if kind == "sojourn" else "") + ', N summed over the modes, by batches."""',
+        "    d = _data(params)",
+        f"    {', '.join(all_names)}, = params",
+        "    z = numpy.asarray(s, dtype=complex).ravel()",
+        "    out = numpy.empty(z.shape, dtype=complex)",
+        "    block = max(256, _BLOCK // R)",
+        "    ones = numpy.ones(min(len(z), block))",
+        "    with numpy.errstate(under='ignore'):",
+        "        for i in range(0, len(z), block):",
+        "            zz = z[i: i + block]",
+        "            N = 0",
+        "            for part in d['parts']:",
+        "                lst = _lsts(zz, " + ", ".join(["part['lam']", *svc]) + ")",
+        "                b, g0 = (numpy.asarray(v, dtype=complex) * ones[: len(zz)] for v in lst[:2])",
+        "                Phi = wait_levels_at(_CTX, zz, part['lam'], g0, part['beta'], part['Ws'])",
+        "                N = N + wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], part['t_idle'], False)",
+        "            out[i: i + block] = N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "    return out.reshape(numpy.shape(s))",
+    ]
+    laws_text = f"{batch.label} batches, {service.label} service"
+    model_text = f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws_text} (--policy departure)"
+    atoms, public, description = _public(
+        measure, model_text, "hysteretic", all_names,
+        [*[(p[0], p[1]) for p in params],
+         ("L", "abatement threshold (integer >= 1): overload -> normal when a departure leaves L - 1"),
+         ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H (event convention)"),
+         ("R", "discard threshold = capacity (integer, H < R), the customer in service included")],
+        HYSTERETIC_SOURCE)
+    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", THRESHOLDS_HELPER.strip("\n"), "", "",
+                      _FINITE_HELPERS.strip("\n"), "", "", *inputs_fn, "", "",
+                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service law, printed by SymPy",
+                      _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
                       "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
-                      generated_function(measure, arg_lines, description, notes, body)])
-    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
+                      public])
+    return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)

@@ -25,7 +25,8 @@ of a transform.
 * :func:`wait_residual_moments`, :func:`wait_series_powers`, :func:`wait_admission_series` -- the
   same at s = 0 as power series in -s (E X^p / p! coefficients): positive terms only;
   :func:`wait_level_series` -- Phi(s) as such a series.
-* :func:`wait_count_sequences`, :func:`wait_finite_start`, :func:`wait_service_rows` -- the s-independent
+* :func:`wait_count_sequences`, :func:`wait_finite_start` (:func:`wait_mode_start` for a mode of the
+  hysteretic model), :func:`wait_service_rows` -- the s-independent
   data (count sequences long enough for the residual moments; Y, V, t_I, the rows W and Z' from the
   embedded law q); :func:`wait_levels_at` -- Phi at nodes by batches from them. The package's engine and
   ``qderive codegen vacation-finite --measure wait_tail`` both run these.
@@ -402,6 +403,25 @@ def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=
     Ws, Zp = wait_service_rows(ctx, Y, pmf, keep, beta, support, geometric, phi, Wv)
     return {"admit": admit, "low": low, "Y": Y, "v0": q0 if phi is not None else None, "Zp": Zp, "t_idle": t_idle,
             "zero_weight": t_idle * fit, "Ws": Ws, "Wv": Wv}
+
+
+def wait_mode_start(ctx, q, mode, lam, pmf, beta, support=None, geometric=None):
+    """The s-independent data of mode ``mode`` (0 normal, 1 overload; rate ``lam`` > 0) of the hysteretic model
+    under ``--policy departure`` from its embedded law q[s][j] (16), j = 0..R-1, as a dict: with r = R - 1,
+
+        Y^(s)_n = lambda_s q_{n+1,s} + [s = 0] lambda_0 q_{0,0} l_{n+1},   t_I = [s = 0] q_{0,0},
+
+    and the rows ``Ws``, ``Zp`` = Z' of :func:`wait_service_rows` (partial admission, no vacations). Source: the
+    module docstring of :mod:`qderive.numeric.engines.hysteretic_wait`.
+    """
+    r = len(q[mode]) - 1
+    Y = q[mode][1: r + 1] * lam
+    t_idle = ctx.num(0)
+    if mode == 0:
+        Y = Y + pmf[1: r + 1] * (q[0][0] * lam)
+        t_idle = +q[0][0]
+    Ws, Zp = wait_service_rows(ctx, Y, pmf, None, beta, support, geometric)
+    return {"Y": Y, "t_idle": t_idle, "Ws": Ws, "Zp": Zp}
 
 
 def wait_level_series(ctx, lam, btail, btail2, Ws, vtail=None, vtail2=None, Wv=None, order=1):
