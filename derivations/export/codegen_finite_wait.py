@@ -32,6 +32,15 @@ self-check fails, a tail below 1e-6, the float64 data over- or underflow), the g
 ``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
 it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognormal) are refused, as
 ``eval`` refuses their tails.
+
+The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
+convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
+q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs as
+:func:`.codegen_hysteretic.inputs_function` prints them), one data part per mode with a positive rate
+(:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`) and N(s) summed over the parts::
+
+    qderive codegen hysteretic --measure wait_tail --batch geometric --service erlang:k=2 --out tail.py
+    # tail.py: wait_tail(t, lam0, overload_factor, batch_mean, service_mean, L, H, R)
 """
 
 from __future__ import annotations

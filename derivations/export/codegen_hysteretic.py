@@ -17,6 +17,9 @@ printed as a function of the mode's rate ``lam``. The generated code computes th
 float64; where ``eval`` would switch to mpmath (the kernel's own test
 :func:`~qderive.numeric.kernels.hysteretic.hysteretic_float64_trouble`, or a non-finite value, or a
 probability outside [0, 1]) it emits a ``RuntimeWarning`` and returns the float64 result.
+
+``--measure wait_tail`` (``wait_quantile``, ``sojourn_tail``, ``sojourn_quantile``): the admitted
+customer's wait under ``--policy departure``, by :mod:`.codegen_finite_wait`.
 """
 
 from __future__ import annotations
