@@ -13,9 +13,7 @@ clear the generated module's data (the embedded law, the rows) first.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -23,19 +21,10 @@ import numpy as np
 
 import qderive as qd
 from qderive.derivations.cli import main as cli
+from response_times import timed  # the median of 5 runs after a warm-up (run from benchmarks/ or as a script)
 
 FAMILIES = ["--batch", "geometric", "--service", "erlang:k=4", "--vacation", "exp"]
 ARGS = (8.0, 5.0, 0.015, 0.075)
-
-
-def timed(fn, runs=5):
-    fn()
-    out = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
 
 
 def generated(measure, directory):

@@ -49,7 +49,7 @@ from qderive.symbolic.errors import ParameterError
 
 from .codegen import KernelModule, generated_function
 from .codegen_wait import _HELPERS as _WAIT_HELPERS
-from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family
+from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family, public_parts
 
 __all__ = ["forms", "hysteretic_forms", "SOURCE", "HYSTERETIC_SOURCE"]
 
@@ -85,6 +85,21 @@ def _capacity(r, lowest):
         raise ValueError(f"r = {r!r}: must be an integer >= {lowest} (waiting places, the customer in service "
                          "not counted)")
     return int(r)
+
+
+def _by_blocks(s, block, nodes):
+    """``nodes(z)`` at the complex nodes s (any shape), ``block`` nodes at a time (float64 underflow ignored)."""
+    z = numpy.asarray(s, dtype=complex).ravel()
+    out = numpy.empty(z.shape, dtype=complex)
+    with numpy.errstate(under="ignore"):
+        for i in range(0, len(z), block):
+            out[i: i + block] = nodes(z[i: i + block])
+    return out.reshape(numpy.shape(s))
+
+
+def _full(value, z):
+    """A transform's value at the nodes z as a complex array of their length (a constant broadcast)."""
+    return numpy.asarray(value, dtype=complex) * numpy.ones(len(z))
 
 
 def _kept(params, data):
@@ -216,20 +231,16 @@ def _build(measure: str, request) -> KernelModule:
         + (" times beta(s)" if kind == "sojourn" else "") + ', by batches (the engine\'s float64 way)."""',
         "    d = _data(params)",
         f"    {', '.join(all_names)}, = params",
-        "    z = numpy.asarray(s, dtype=complex).ravel()",
-        "    out = numpy.empty(z.shape, dtype=complex)",
-        "    block = max(256, _BLOCK // (r + 1))",
-        "    ones = numpy.ones(min(len(z), block))",
-        "    with numpy.errstate(under='ignore'):",
-        "        for i in range(0, len(z), block):",
-        "            zz = z[i: i + block]",
-        f"            lst = _lsts(zz, {', '.join(lst_names)})",
-        "            b, g0 = (numpy.asarray(v, dtype=complex) * ones[: len(zz)] for v in lst[:2])",
-        ("            h0 = numpy.asarray(lst[3], dtype=complex) * ones[: len(zz)]" if vac else "            h0 = None"),
-        "            Phi = wait_levels_at(_CTX, zz, d['lam'], g0, d['beta'], d['Ws'], h0, d['phi'], d['Wv'])",
-        f"            N = wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], d['t_idle'], {whole})",
-        "            out[i: i + block] = N / d['N0']" + (" * b" if kind == "sojourn" else ""),
-        "    return out.reshape(numpy.shape(s))",
+        "",
+        "    def nodes(z):",
+        f"        lst = _lsts(z, {', '.join(lst_names)})",
+        "        b, g0 = _full(lst[0], z), _full(lst[1], z)",
+        ("        h0 = _full(lst[3], z)" if vac else "        h0 = None"),
+        "        Phi = wait_levels_at(_CTX, z, d['lam'], g0, d['beta'], d['Ws'], h0, d['phi'], d['Wv'])",
+        f"        N = wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], d['t_idle'], {whole})",
+        "        return N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "",
+        "    return _by_blocks(s, max(256, _BLOCK // (r + 1)), nodes)",
     ]
     laws_text = (f"{batch.label} batches, {service.label} service, "
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
@@ -264,7 +275,6 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
         "    return d['N1'] / d['N0']" + (" + d['b1']" if kind == "sojourn" else ""),
     ]
 
-    option = f"{kind}-{question}"
     notes = [f"{model_text}; the {_WORDS[kind]}.",
              f"Source: {source}.", "",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
@@ -272,18 +282,7 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
              f"`qderive eval {model} ... --digits 15` command that computes it. Bad input raises ValueError",
              "naming the argument." if question == "tail" else
              "naming the argument; a quantile search that cannot bracket its root raises TailError."]
-    if question == "tail":
-        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
-                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
-        description = f"P({what} > t), the tail of the {_WORDS[kind]}."
-        body = ["params = _parameters(" + ", ".join(all_names) + ")",
-                f"return _time_tails(t, params, _atom(*params), {option!r}, {what!r})"]
-    else:
-        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
-        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {_WORDS[kind]} [time] "
-                       f"(0 where q <= P({what} = 0)).")
-        body = ["params = _parameters(" + ", ".join(all_names) + ")",
-                f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    first, description, body = public_parts(measure, _WORDS[kind], all_names)
     return atoms, generated_function(measure, [first, *param_lines], description, notes, body), description
 
 
@@ -395,21 +394,17 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
         + (" times beta(s)" if kind == "sojourn" else "") + ', N summed over the modes, by batches."""',
         "    d = _data(params)",
         f"    {', '.join(all_names)}, = params",
-        "    z = numpy.asarray(s, dtype=complex).ravel()",
-        "    out = numpy.empty(z.shape, dtype=complex)",
-        "    block = max(256, _BLOCK // R)",
-        "    ones = numpy.ones(min(len(z), block))",
-        "    with numpy.errstate(under='ignore'):",
-        "        for i in range(0, len(z), block):",
-        "            zz = z[i: i + block]",
-        "            N = 0",
-        "            for part in d['parts']:",
-        "                lst = _lsts(zz, " + ", ".join(["part['lam']", *svc]) + ")",
-        "                b, g0 = (numpy.asarray(v, dtype=complex) * ones[: len(zz)] for v in lst[:2])",
-        "                Phi = wait_levels_at(_CTX, zz, part['lam'], g0, part['beta'], part['Ws'])",
-        "                N = N + wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], part['t_idle'], False)",
-        "            out[i: i + block] = N / d['N0']" + (" * b" if kind == "sojourn" else ""),
-        "    return out.reshape(numpy.shape(s))",
+        "",
+        "    def nodes(z):",
+        "        N = 0",
+        "        for part in d['parts']:",
+        "            lst = _lsts(z, " + ", ".join(["part['lam']", *svc]) + ")",
+        "            b, g0 = _full(lst[0], z), _full(lst[1], z)",
+        "            Phi = wait_levels_at(_CTX, z, part['lam'], g0, part['beta'], part['Ws'])",
+        "            N = N + wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], part['t_idle'], False)",
+        "        return N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "",
+        "    return _by_blocks(s, max(256, _BLOCK // R), nodes)",
     ]
     laws_text = f"{batch.label} batches, {service.label} service"
     model_text = f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws_text} (--policy departure)"

@@ -213,6 +213,27 @@ def _command_template(batch, service, vacation, policy: str, model: str = "vacat
     return " ".join(parts)
 
 
+def public_parts(measure: str, words: str, names) -> tuple:
+    """(first argument and its description, the function's description, its body) of a generated tail or quantile
+    function over ``_parameters(*names)``, ``_atom``, ``_mean`` and the helpers of ``_HELPERS`` (``words``:
+    what the time is)."""
+    kind, question = MEASURES[measure]
+    what, option = _TIME[kind], f"{kind}-{question}"
+    if question == "tail":
+        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
+                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
+        description = f"P({what} > t), the tail of the {words}."
+        body = ["params = _parameters(" + ", ".join(names) + ")",
+                f"return _time_tails(t, params, _atom(*params), {option!r}, {what!r})"]
+    else:
+        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
+        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {words} [time] "
+                       f"(0 where q <= P({what} = 0)).")
+        body = ["params = _parameters(" + ", ".join(names) + ")",
+                f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    return first, description, body
+
+
 def _build(measure: str, request) -> KernelModule:
     import sympy as sp
     from qderive.numeric.compile import numpy_source
@@ -273,7 +294,6 @@ def _build(measure: str, request) -> KernelModule:
 
     laws_text = (f"{batch.label} batches, {service.label} service, "
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations"))
-    option = f"{kind}-{question}"
     notes = [f"M[X]/G/1 with {laws_text}; the {_WORDS[kind]}.",
              f"Source: {SOURCE}.", "",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
@@ -281,18 +301,7 @@ def _build(measure: str, request) -> KernelModule:
              "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
              "argument." if question == "tail" else
              "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
-    if question == "tail":
-        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
-                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
-        description = f"P({what} > t), the tail of the {_WORDS[kind]}."
-        body = ["params = _parameters(" + ", ".join(scalars) + ")",
-                f"return _time_tails(t, params, _atom(*params), {option!r}, {what!r})"]
-    else:
-        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
-        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {_WORDS[kind]} [time] "
-                       f"(0 where q <= P({what} = 0)).")
-        body = ["params = _parameters(" + ", ".join(scalars) + ")",
-                f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    first, description, body = public_parts(measure, _WORDS[kind], scalars)
     arg_lines = [first, *[(p[1], p[2]) for p in params]]
     code = "\n".join([_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
                       "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",
