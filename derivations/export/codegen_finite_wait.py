@@ -102,6 +102,20 @@ def _full(value, z):
     return numpy.asarray(value, dtype=complex) * numpy.ones(len(z))
 
 
+def _counts(ctx, counts):
+    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""
+    got = wait_count_sequences(ctx, counts, 1)
+    if got is None:
+        raise ArithmeticError("a service or vacation holds too many batch arrivals (more than 2^18 terms)")
+    return got
+
+
+def _refused(params, why):
+    """The ValueError of a parameter point whose float64 data fail, with the command that computes it."""
+    return ValueError(f"{why}: this float64 module cannot compute the data of this point; compute it with "
+                      f"`{_command(params, 'wait-tail', 1.0)}`")
+
+
 def _kept(params, data):
     if len(_DATA) >= 8:
         _DATA.pop(next(iter(_DATA)))
@@ -208,22 +222,12 @@ def _build(measure: str, request) -> KernelModule:
         "                      else numpy.zeros((0, 2)))",
         f"            N = wait_admission_series(ctx, series, numpy.array([1.0, b1]), tail, pmf, d['t_idle'], {whole})",
         "    except ArithmeticError as exc:",
-        "        raise ValueError(f\"{exc}: this float64 module cannot compute the data of this point; compute it \"",
-        "                         f\"with `{_command(params, 'wait-tail', 1.0)}`\") from None",
+        "        raise _refused(params, exc) from None",
         "    if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Wv']))",
         "            and numpy.all(numpy.isfinite(d['Zp'])) and math.isfinite(N[0]) and N[0] > 0):",
-        "        raise ValueError(\"the level vectors over- or underflow float64: this module cannot compute this point; \"",
-        "                         f\"compute it with `{_command(params, 'wait-tail', 1.0)}`\")",
+        "        raise _refused(params, 'the level vectors over- or underflow float64')",
         "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1)",
         "    return _kept(params, d)",
-        "",
-        "",
-        "def _counts(ctx, counts):",
-        '    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""',
-        "    got = wait_count_sequences(ctx, counts, 1)",
-        "    if got is None:",
-        "        raise ArithmeticError('the service or vacation holds too many batch arrivals (more than 2^18 terms)')",
-        "    return got",
     ]
     transform = [
         "def _transform(s, *params):",
@@ -375,18 +379,9 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
         "                d.update(lam=lam, beta=beta, N0=float(N[0]), N1=float(N[1]))",
         "                parts.append(d)",
         "    except ArithmeticError as exc:",
-        "        raise ValueError(f\"{exc}: this float64 module cannot compute the data of this point; compute it \"",
-        "                         f\"with `{_command(params, 'wait-tail', 1.0)}`\") from None",
+        "        raise _refused(params, exc) from None",
         "    return _kept(params, {'parts': parts, 'pmf': pmf, 'tail': tail, 'b1': b1, 'zero_weight': parts[0]['t_idle'],",
         "                          'N0': sum(p['N0'] for p in parts), 'N1': sum(p['N1'] for p in parts)})",
-        "",
-        "",
-        "def _counts(ctx, counts):",
-        '    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""',
-        "    got = wait_count_sequences(ctx, counts, 1)",
-        "    if got is None:",
-        "        raise ArithmeticError('a service holds too many batch arrivals (more than 2^18 terms)')",
-        "    return got",
     ]
     transform = [
         "def _transform(s, *params):",
