@@ -17,6 +17,9 @@ printed as a function of the mode's rate ``lam``. The generated code computes th
 float64; where ``eval`` would switch to mpmath (the kernel's own test
 :func:`~qderive.numeric.kernels.hysteretic.hysteretic_float64_trouble`, or a non-finite value, or a
 probability outside [0, 1]) it emits a ``RuntimeWarning`` and returns the float64 result.
+
+``--measure wait_tail`` (``wait_quantile``, ``sojourn_tail``, ``sojourn_quantile``): the admitted
+customer's wait under ``--policy departure``, by :mod:`.codegen_finite_wait`.
 """
 
 from __future__ import annotations
@@ -40,13 +43,8 @@ __all__ = ["forms", "SOURCE"]
 SOURCE = ("Sopin 2013, chapter 3: embedded chain (16), (17), Statement 3 (18), (19), (20), corrected (21), (22), "
           "(23); docs/theory/chapter3.md sections 1-7 (event convention, interval semantics)")
 
-_HELPERS = '''
-_CTX = FLOAT64
-
-
-''' + CHECK_HELPER + '''
-
-
+#: the check of L, H, R in generated code (also in the generated wait tails of :mod:`.codegen_finite_wait`)
+THRESHOLDS_HELPER = '''
 def _thresholds(L, H, R):
     """L, H, R as integers with 1 <= L < H < R (the rule of qderive's hysteretic models)."""
     out = []
@@ -62,6 +60,16 @@ def _thresholds(L, H, R):
     if not 1 <= L < H < R:
         raise ValueError(f"L, H, R = {L}, {H}, {R}: must satisfy 1 <= L < H < R")
     return L, H, R
+'''
+
+_HELPERS = '''
+_CTX = FLOAT64
+
+
+''' + CHECK_HELPER + '''
+
+
+''' + THRESHOLDS_HELPER + '''
 
 
 def _trusted(values):
@@ -77,12 +85,12 @@ def _trusted(values):
 '''
 
 
-def forms(request) -> dict:
-    """``measure -> KernelModule`` for the law families of ``request`` (:class:`HystereticCodegenFamilies`)."""
+def inputs_function(request, batch, service):
+    """(params, their names, the source lines of ``_inputs(lam0, overload_factor, <law arguments>, R)``): the
+    kernel inputs (:func:`~qderive.numeric.kernels.hysteretic.hysteretic_inputs`) of one parameter point, with
+    the families' batch and count kernel calls printed by SymPy; ``params`` (name, description, check)."""
     from qderive.numeric.sequences import batch_kernel, count_kernel
 
-    batch = family(request.batch, "batch", BatchLaw)
-    service = family(request.service, "service", TimeLaw)
     params = [("lam0", "batch arrival rate lambda_0 in normal mode [batches per unit time]; rho_0 = lam0 l_1 b_1",
                "> 0"),
               ("overload_factor", "f = lambda_1 / lambda_0 in [0, 1]: the batch rate in overload is f lam0 (1: pure "
@@ -116,6 +124,16 @@ def forms(request) -> dict:
     kernel_fn = ["def _inputs(" + ", ".join(scalars + ["R"]) + "):",
                  '    """The kernel inputs of one parameter point (independent of L and H)."""',
                  "    ctx = _CTX", *(f"    {line}" if line else "" for line in body)]
+    return params, scalars, kernel_fn
+
+
+def forms(request) -> dict:
+    """``measure -> KernelModule`` for the law families of ``request`` (:class:`HystereticCodegenFamilies`)."""
+    from . import codegen_finite_wait
+
+    batch = family(request.batch, "batch", BatchLaw)
+    service = family(request.service, "service", TimeLaw)
+    params, scalars, kernel_fn = inputs_function(request, batch, service)
     checks = [f"{p[0]} = _check({p[0]!r}, {p[0]}, {p[2]!r})" for p in params]
     laws = f"{batch.label} batches, {service.label} service"
     out = {}
@@ -146,4 +164,5 @@ def forms(request) -> dict:
                                              statements)])
         out[f.name] = KernelModule(f.name, f"{meta.help} of M[X]|G|1|(L,H)|(H,R) with {laws}.", SOURCE,
                                    ("context", "hysteretic", "batches", "counts"), code)
+    out.update(codegen_finite_wait.hysteretic_forms(request))  # wait_tail, ...: built when written
     return out

@@ -77,6 +77,36 @@ def _broadcast(one, params, single):
 '''
 
 
+def law_lines(batch, service, vacation, names) -> list:
+    """Source lines (in a function with ``ctx`` and ``lam`` defined) of ``service_counts(n)``,
+    ``vacation_counts(n)`` (None without vacations), ``batch(n)`` and the means ``b1``, ``f1``: the kernel calls
+    of the families' count and batch laws that :class:`~qderive.numeric.kernels.vacation.FiniteVacation` takes
+    (printed by SymPy from the package's own symbolic laws)."""
+    from qderive.numeric.sequences import batch_kernel, count_kernel
+
+    bcall, geometric, support = batch_kernel(batch.law)
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
+    lines = [
+        "def service_counts(n):",
+        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
+        "",
+    ]
+    if vacation:
+        lines += ["def vacation_counts(n):",
+                  f"    return {print_call(count_kernel(vacation.law.count_law(LAM)), names)}", ""]
+    else:
+        lines += ["vacation_counts = None  # no vacations: the classic M[X]/G/1/r", ""]
+    return lines + [
+        "def batch(n):",
+        f"    pmf, tail, excess = {print_call(bcall, names)}",
+        f"    return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
+        "",
+        f"b1 = {print_expr(service.law.moment(1), names)}",
+        f"f1 = {print_expr(vacation.law.moment(1), names) if vacation else '0.0'}",
+    ]
+
+
 def forms(request) -> dict:
     """``measure -> KernelModule`` for the law families of ``request`` (:class:`CodegenFamilies`)."""
     batch = family(request.batch, "batch", BatchLaw)
@@ -92,28 +122,8 @@ def forms(request) -> dict:
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
                "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]
     names = {p[0]: p[1] for p in params}
-    from qderive.numeric.sequences import batch_kernel, count_kernel
-
-    bcall, geometric, support = batch_kernel(batch.law)
-    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
-    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
     body = [
-        "def service_counts(n):",
-        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
-        "",
-    ]
-    if vacation:
-        body += ["def vacation_counts(n):",
-                 f"    return {print_call(count_kernel(vacation.law.count_law(LAM)), names)}", ""]
-    else:
-        body += ["vacation_counts = None  # no vacations: the classic M[X]/G/1/r", ""]
-    body += [
-        "def batch(n):",
-        f"    pmf, tail, excess = {print_call(bcall, names)}",
-        f"    return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
-        "",
-        f"b1 = {print_expr(service.law.moment(1), names)}",
-        f"f1 = {print_expr(vacation.law.moment(1), names) if vacation else '0.0'}",
+        *law_lines(batch, service, vacation, names),
         f"return FiniteVacation(ctx, service_counts, vacation_counts, batch, lam, b1, f1, single={single}, "
         f"whole={whole})",
     ]
@@ -144,4 +154,7 @@ def forms(request) -> dict:
                                              statements)])
         out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws}.", SOURCE,
                                     ("context", "vacation"), code)
+    from . import codegen_finite_wait
+
+    out.update(codegen_finite_wait.forms(request))  # wait_tail, ...: built when written
     return out

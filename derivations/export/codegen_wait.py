@@ -82,7 +82,7 @@ def _shaped(out, shape):
     return float(out[0]) if shape == () else out.reshape(shape)
 
 
-def _tails(t, params, p0, option, what):
+def _time_tails(t, params, p0, option, what):
     """P(what > t) at the points t, from the transform of the time (the kernels' float64 self-check)."""
     flat, shape = _points("t", t, ">= 0")
     out = numpy.full(flat.shape, 1.0 - p0)
@@ -98,7 +98,7 @@ def _tails(t, params, p0, option, what):
     return _shaped(out, shape)
 
 
-def _quantiles(q, params, p0, mean, option):
+def _time_quantiles(q, params, p0, mean, option):
     """min{t : P(time <= t) >= q} at the levels q (the kernels' bracket and Illinois search)."""
     flat, shape = _points("q", q, "[0, 1]")
     if numpy.any((flat <= 0) | (flat >= 1)):
@@ -129,9 +129,11 @@ class WaitModule:
 
     measure: str
     request: object
+    #: ``build(measure, request) -> KernelModule``; None: the infinite room's (``codegen_finite_wait`` has another)
+    build: object = None
 
     def python_module(self, model: str) -> str:
-        return _build(self.measure, self.request).python_module(model)
+        return (self.build or _build)(self.measure, self.request).python_module(model)
 
     def c_sources(self, model: str, header_name: str):
         raise ParameterError(f"--lang c: {model} {self.measure} runs an algorithm; C is generated for closed-form "
@@ -196,19 +198,40 @@ def _smooth_family(text: str, role: str):
     return fam
 
 
-def _command_template(batch, service, vacation, policy: str) -> str:
-    """``qderive eval`` of the model, as a str.format template in the argument names."""
+def _command_template(batch, service, vacation, policy: str, model: str = "vacation-infinite", extra=()) -> str:
+    """``qderive eval`` of the model, as a str.format template in the argument names (``extra``: more options)."""
     def spec(fam):
         text = fam.law.spec_text()
         for _, name, *_ in fam.args:
             text = re.sub(rf"\b{re.escape(name)}\b", "{" + name + "!r}", text)
         return text
 
-    parts = ["qderive eval vacation-infinite --rate {lam!r}", f"--batch {spec(batch)}", f"--service {spec(service)}",
-             f"--vacation {spec(vacation) if vacation else 'none'}"]
+    parts = [f"qderive eval {model} --rate {{lam!r}}", f"--batch {spec(batch)}", f"--service {spec(service)}",
+             f"--vacation {spec(vacation) if vacation else 'none'}", *extra]
     if policy == "single":
         parts.append("--vacation-policy single")
     return " ".join(parts)
+
+
+def public_parts(measure: str, words: str, names) -> tuple:
+    """(first argument and its description, the function's description, its body) of a generated tail or quantile
+    function over ``_parameters(*names)``, ``_atom``, ``_mean`` and the helpers of ``_HELPERS`` (``words``:
+    what the time is)."""
+    kind, question = MEASURES[measure]
+    what, option = _TIME[kind], f"{kind}-{question}"
+    if question == "tail":
+        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
+                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
+        description = f"P({what} > t), the tail of the {words}."
+        body = ["params = _parameters(" + ", ".join(names) + ")",
+                f"return _time_tails(t, params, _atom(*params), {option!r}, {what!r})"]
+    else:
+        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
+        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {words} [time] "
+                       f"(0 where q <= P({what} = 0)).")
+        body = ["params = _parameters(" + ", ".join(names) + ")",
+                f"return _time_quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    return first, description, body
 
 
 def _build(measure: str, request) -> KernelModule:
@@ -271,7 +294,6 @@ def _build(measure: str, request) -> KernelModule:
 
     laws_text = (f"{batch.label} batches, {service.label} service, "
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations"))
-    option = f"{kind}-{question}"
     notes = [f"M[X]/G/1 with {laws_text}; the {_WORDS[kind]}.",
              f"Source: {SOURCE}.", "",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
@@ -279,18 +301,7 @@ def _build(measure: str, request) -> KernelModule:
              "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
              "argument." if question == "tail" else
              "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
-    if question == "tail":
-        first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
-                       f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
-        description = f"P({what} > t), the tail of the {_WORDS[kind]}."
-        body = ["params = _parameters(" + ", ".join(scalars) + ")",
-                f"return _tails(t, params, _atom(*params), {option!r}, {what!r})"]
-    else:
-        first = ("q", "level(s) 0 < q < 1: a number or an array (the result has its shape)")
-        description = (f"min{{t : P({what} <= t) >= q}}, the q-quantile of the {_WORDS[kind]} [time] "
-                       f"(0 where q <= P({what} = 0)).")
-        body = ["params = _parameters(" + ", ".join(scalars) + ")",
-                f"return _quantiles(q, params, _atom(*params), _mean(*params), {option!r})"]
+    first, description, body = public_parts(measure, _WORDS[kind], scalars)
     arg_lines = [first, *[(p[1], p[2]) for p in params]]
     code = "\n".join([_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
                       "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",

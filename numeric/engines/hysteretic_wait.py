@@ -66,17 +66,10 @@ def _build(model, ctx, order, q=None):
                 continue  # no arrivals in this mode
             lam = ctx.num(rate)
             beta, btail, btail2 = FW._counts(model.service, rate, ctx, order)
-            Y = q[mode][1: r + 1] * lam
-            t_idle = ctx.num(0)
-            if mode == 0:
-                Y = Y + pmf[1: r + 1] * (q[0][0] * lam)
-                t_idle = +q[0][0]
-            Ws = K.wait_batch_rows(ctx, Y, pmf, None, len(beta) - 1, bv.support, bv.geometric)
-            Zp = ctx.zeros(r)
-            if Ws.shape[0] > 1:
-                Zp = Zp + np.dot(beta[1: Ws.shape[0]], Ws[1:])
-            data = FW._Data(ctx, order, r, False, lam, pmf, tail, None, ctx.num(1), bv.support, bv.geometric, Y,
-                            None, ctx.flush(Zp), t_idle, t_idle, Ws, ctx.zeros((0, r)), beta, btail, btail2,
+            d = K.wait_mode_start(ctx, q, mode, lam, pmf, beta, bv.support, bv.geometric)
+            Ws, Zp = d["Ws"], d["Zp"]
+            data = FW._Data(ctx, order, r, False, lam, pmf, tail, None, ctx.num(1), bv.support, bv.geometric, d["Y"],
+                            None, Zp, d["t_idle"], d["t_idle"], Ws, ctx.zeros((0, r)), beta, btail, btail2,
                             None, None, None)
             data.N0 = FW._admission_series(model, data, 0)[0]
             data.q = q

@@ -148,20 +148,13 @@ def _policy(model) -> str:
 
 
 def _counts(law, rate, ctx, order):
-    """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order."""
-    n = 32
-    tol = ctx.eps / 256
-    while True:
-        beta, tail, tail2 = count_sequences(law.count_law(rate), n, ctx)
-        M = K.wait_residual_moments(ctx, tail, tail2, ctx.num(1), max(order, 1))
-        small = [all(M[p, k] <= tol * M[p, 0] for p in range(M.shape[0])) for k in range(n + 1)]
-        if small[n]:
-            top = small.index(True)  # M decreases in K: the first negligible index
-            return beta[: top + 1].copy(), tail[: top + 1].copy(), tail2[: top + 1].copy()
-        n *= 2
-        if n > 1 << 18:
-            raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
-                                 "(more than 2^18 terms)")
+    """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
+    got = K.wait_count_sequences(ctx, lambda n: count_sequences(law.count_law(rate), n, ctx), order)
+    if got is None:
+        raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
+                             "(more than 2^18 terms)")
+    return got
 
 
 # --------------------------------------------------------------------------------------
@@ -223,59 +216,27 @@ def _build(model, ctx, order, q=None):
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
         q = _embedded(model, ctx) if q is None else q
-        keep = tail[r:0:-1].copy() if whole else None
-        if whole and r:
-            admit = np.cumsum(pmf[1: r + 1])[::-1].copy()  # F_n = P(X <= r - n), n = 0..r-1
-            low = admit[r - 1]
-        else:
-            admit, low = None, ctx.num(1)
         beta, btail, btail2 = _counts(model.service, model.rate, ctx, order)
-        top_s = len(beta) - 1
-        q0 = q[0]
         if model.vacation is not None:
             phi, vtail, vtail2 = _counts(model.vacation, model.rate, ctx, order)
-            V = ctx.zeros(r)
-            if r:
-                V[0] = q0
-            Wv = K.wait_batch_rows(ctx, V, pmf, keep, len(phi) - 1, bv.support, bv.geometric)
         else:
             phi = vtail = vtail2 = None
-            Wv = ctx.zeros((0, r))
-        if policy == "single":
-            c_idle = ctx.dot(phi[: Wv.shape[0]], Wv[:, 0]) / q0 if r else ctx.num(1)
-        elif policy == "none":
-            c_idle = ctx.num(1)
-        else:
-            c_idle = ctx.num(0)
-        fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
-        Y = q[1: r + 1] + pmf[1: r + 1] * (q0 * c_idle / fit)
-        t_idle = q0 * c_idle / (lam * fit)
-        Ws = K.wait_batch_rows(ctx, Y, pmf, keep, top_s, bv.support, bv.geometric)
-        Zp = ctx.zeros(r)
-        if Ws.shape[0] > 1:
-            Zp = Zp + np.dot(beta[1: Ws.shape[0]], Ws[1:])
-        if Wv.shape[0] > 1:
-            Zp = Zp + np.dot(phi[1: Wv.shape[0]], Wv[1:])
-        data = _Data(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, Y,
-                     q0 if model.vacation is not None else None, ctx.flush(Zp), t_idle, t_idle * fit, Ws, Wv,
-                     beta, btail, btail2, phi, vtail, vtail2)
+        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric)
+        data = _Data(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
+                     d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
+                     vtail, vtail2)
         data.N0 = _admission_series(model, data, 0)[0]
         data.q = q
-        if ctx.is_float64 and not (np.all(np.isfinite(Ws)) and np.all(np.isfinite(Wv)) and np.all(np.isfinite(Zp))
-                                   and math.isfinite(data.N0) and data.N0 > 0):
+        if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
+                                   and np.all(np.isfinite(data.Zp)) and math.isfinite(data.N0) and data.N0 > 0):
             raise ArithmeticError("the level vectors over- or underflow float64")
     return data
 
 
 def _level_series(data, order):
     """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!)."""
-    ctx = data.ctx
-    Ms = K.wait_residual_moments(ctx, data.btail, data.btail2, data.lam, order)
-    Phis = np.dot(Ms[:, : data.Ws.shape[0]], data.Ws).T
-    if data.Wv.shape[0]:
-        Mv = K.wait_residual_moments(ctx, data.vtail, data.vtail2, data.lam, order)
-        Phis = Phis + np.dot(Mv[:, : data.Wv.shape[0]], data.Wv).T
-    return Phis
+    return K.wait_level_series(data.ctx, data.lam, data.btail, data.btail2, data.Ws, data.vtail, data.vtail2, data.Wv,
+                               order)
 
 
 def _service_series(model, ctx, order):
@@ -504,10 +465,8 @@ class _FiniteWait:
                                                 None if h0 is None else h0[c], data.support, values["geometric"])
         rest = np.flatnonzero(~by_customers)
         if len(rest):
-            G = K.wait_residual_weights(ectx, z[rest], values["lam"], g0[rest], values["beta"])
-            H = (K.wait_residual_weights(ectx, z[rest], values["lam"], h0[rest], values["phi"])
-                 if h0 is not None else None)
-            Phi[rest] = K.wait_levels_by_batches(ectx, G, values["Ws"], H, values["Wv"])
+            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"],
+                                         None if h0 is None else h0[rest], values["phi"], values["Wv"])
         return Phi
 
     @staticmethod

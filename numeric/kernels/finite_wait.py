@@ -23,7 +23,13 @@ of a transform.
 * :func:`wait_admission_sum` -- N(s) = sum_n Phi_n(s) A_n(s) + t_I A_I(s): the admitted customers'
   beta(s)^{customers ahead}, summed over their positions in the batch.
 * :func:`wait_residual_moments`, :func:`wait_series_powers`, :func:`wait_admission_series` -- the
-  same at s = 0 as power series in -s (E X^p / p! coefficients): positive terms only.
+  same at s = 0 as power series in -s (E X^p / p! coefficients): positive terms only;
+  :func:`wait_level_series` -- Phi(s) as such a series.
+* :func:`wait_count_sequences`, :func:`wait_finite_start` (:func:`wait_mode_start` for a mode of the
+  hysteretic model), :func:`wait_service_rows` -- the s-independent
+  data (count sequences long enough for the residual moments; Y, V, t_I, the rows W and Z' from the
+  embedded law q); :func:`wait_levels_at` -- Phi at nodes by batches from them. The package's engine and
+  ``qderive codegen vacation-finite --measure wait_tail`` both run these.
 """
 
 import numpy
@@ -320,3 +326,118 @@ def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
         A = _fw_series_mul(pw[:r], Q[r:0:-1])
         N = N + numpy.sum(_fw_series_mul(Phis, A), axis=0)
     return N
+
+
+# -- the s-independent data (engine and generated code) ------------------------------------------
+
+
+def wait_count_sequences(ctx, counts, order, start=32, limit=1 << 18):
+    """(beta, P(K > k), sum_{i>k} P(K > i)) over k = 0..top from ``counts(n)`` (the count sequences over 0..n),
+    with top the first index where every residual moment is negligible: M[p, top] <= eps/256 M[p, 0] for
+    p <= ``order`` (:func:`wait_residual_moments` at lambda = 1; M decreases in K). n doubles from ``start``;
+    None when more than ``limit`` terms would be needed."""
+    n = start
+    tol = ctx.eps / 256
+    while True:
+        beta, tail, tail2 = counts(n)
+        M = wait_residual_moments(ctx, tail, tail2, ctx.num(1), max(order, 1))
+        small = [all(M[p, k] <= tol * M[p, 0] for p in range(M.shape[0])) for k in range(n + 1)]
+        if small[n]:
+            top = small.index(True)  # the first negligible index
+            return beta[: top + 1].copy(), tail[: top + 1].copy(), tail2[: top + 1].copy()
+        n *= 2
+        if n > limit:
+            return None
+
+
+def wait_service_rows(ctx, Y, pmf, keep, beta, support=None, geometric=None, phi=None, Wv=None):
+    """(W^s, Z'): the service rows W^s_K = Y L^K (:func:`wait_batch_rows`, K up to len(beta) - 1) and
+    Z' = sum_{K >= 1} (beta_K W^s_K + varphi_K W^v_K) (``phi``, ``Wv``: the vacations' counts and rows, or None)."""
+    r = len(Y)
+    Ws = wait_batch_rows(ctx, Y, pmf, keep, len(beta) - 1, support, geometric)
+    Zp = ctx.zeros(r)
+    if Ws.shape[0] > 1:
+        Zp = Zp + numpy.dot(beta[1: Ws.shape[0]], Ws[1:])
+    if Wv is not None and Wv.shape[0] > 1:
+        Zp = Zp + numpy.dot(phi[1: Wv.shape[0]], Wv[1:])
+    return Ws, ctx.flush(Zp)
+
+
+def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=None, geometric=None):
+    """The s-independent data of M[X]/G/1/r from the embedded law q_0..q_r, as a dict.
+
+    With c_I = 0, c_0, 1 for ``policy`` "multiple", "single", "none" (c_0 = sum_K varphi_K (V L^K)_0 / q_0:
+    no batch admitted during the vacation) and f_I = 1 (partial) or P(X <= r + 1) (``whole``):
+
+        Y_n = q_{n+1} + q_0 c_I l_{n+1} / f_I,  V = q_0 at level 0,  t_I = q_0 c_I / (lambda f_I),
+
+    the rows ``Ws``, ``Wv`` and ``Zp`` = Z' (:func:`wait_service_rows`), ``admit`` F_n = P(X <= r - n) (whole
+    admission; None otherwise) and its smallest value ``low``, ``v0`` = q_0 (None without vacations: ``phi``
+    None), ``t_idle`` and ``zero_weight`` = t_I f_I (P(W = 0) times N(0)). ``pmf``, ``tail`` over 0..r+1.
+    Source: the module docstring of :mod:`qderive.numeric.engines.vacation_finite_wait`, items 1-3.
+    """
+    r = len(q) - 1
+    keep = tail[r:0:-1].copy() if whole else None
+    if whole and r:
+        admit = numpy.cumsum(pmf[1: r + 1])[::-1].copy()  # F_n = P(X <= r - n), n = 0..r-1
+        low = admit[r - 1]
+    else:
+        admit, low = None, ctx.num(1)
+    q0 = q[0]
+    if phi is not None:
+        V = ctx.zeros(r)
+        if r:
+            V[0] = q0
+        Wv = wait_batch_rows(ctx, V, pmf, keep, len(phi) - 1, support, geometric)
+    else:
+        Wv = ctx.zeros((0, r))
+    if policy == "single":
+        c_idle = ctx.dot(phi[: Wv.shape[0]], Wv[:, 0]) / q0 if r else ctx.num(1)
+    elif policy == "none":
+        c_idle = ctx.num(1)
+    else:
+        c_idle = ctx.num(0)
+    fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
+    Y = q[1: r + 1] + pmf[1: r + 1] * (q0 * c_idle / fit)
+    t_idle = q0 * c_idle / (lam * fit)
+    Ws, Zp = wait_service_rows(ctx, Y, pmf, keep, beta, support, geometric, phi, Wv)
+    return {"admit": admit, "low": low, "Y": Y, "v0": q0 if phi is not None else None, "Zp": Zp, "t_idle": t_idle,
+            "zero_weight": t_idle * fit, "Ws": Ws, "Wv": Wv}
+
+
+def wait_mode_start(ctx, q, mode, lam, pmf, beta, support=None, geometric=None):
+    """The s-independent data of mode ``mode`` (0 normal, 1 overload; rate ``lam`` > 0) of the hysteretic model
+    under ``--policy departure`` from its embedded law q[s][j] (16), j = 0..R-1, as a dict: with r = R - 1,
+
+        Y^(s)_n = lambda_s q_{n+1,s} + [s = 0] lambda_0 q_{0,0} l_{n+1},   t_I = [s = 0] q_{0,0},
+
+    and the rows ``Ws``, ``Zp`` = Z' of :func:`wait_service_rows` (partial admission, no vacations). Source: the
+    module docstring of :mod:`qderive.numeric.engines.hysteretic_wait`.
+    """
+    r = len(q[mode]) - 1
+    Y = q[mode][1: r + 1] * lam
+    t_idle = ctx.num(0)
+    if mode == 0:
+        Y = Y + pmf[1: r + 1] * (q[0][0] * lam)
+        t_idle = +q[0][0]
+    Ws, Zp = wait_service_rows(ctx, Y, pmf, None, beta, support, geometric)
+    return {"Y": Y, "t_idle": t_idle, "Ws": Ws, "Zp": Zp}
+
+
+def wait_level_series(ctx, lam, btail, btail2, Ws, vtail=None, vtail2=None, Wv=None, order=1):
+    """Phi_n as power series in -s, levels x orders: sum_K M[p, K] (W^s_K)_n (+ the vacations' term), M of
+    :func:`wait_residual_moments` (coefficients E[.; residual^p] / p!)."""
+    Ms = wait_residual_moments(ctx, btail, btail2, lam, order)
+    Phis = numpy.dot(Ms[:, : Ws.shape[0]], Ws).T
+    if Wv is not None and Wv.shape[0]:
+        Mv = wait_residual_moments(ctx, vtail, vtail2, lam, order)
+        Phis = Phis + numpy.dot(Mv[:, : Wv.shape[0]], Wv).T
+    return Phis
+
+
+def wait_levels_at(ctx, s, lam, g0, beta, Ws, h0=None, phi=None, Wv=None):
+    """Phi at the 1-d nodes s by batches: G = (g_K(s)) of :func:`wait_residual_weights` for the services (and H
+    for the vacations, ``h0`` not None), then :func:`wait_levels_by_batches`."""
+    G = wait_residual_weights(ctx, s, lam, g0, beta)
+    H = wait_residual_weights(ctx, s, lam, h0, phi) if h0 is not None else None
+    return wait_levels_by_batches(ctx, G, Ws, H, Wv)

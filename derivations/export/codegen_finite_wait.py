@@ -1,0 +1,419 @@
+"""Generated code for the wait of an admitted customer of M[X]/G/1/r with vacations: tails and quantiles.
+
+``qderive codegen vacation-finite --measure wait_tail`` (``wait_quantile``, ``sojourn_tail``,
+``sojourn_quantile``) writes a numpy-only module for chosen law *families* (:mod:`.families`), as
+``codegen vacation-infinite`` does for the infinite room (:mod:`.codegen_wait`)::
+
+    qderive codegen vacation-finite --measure wait_tail --batch geometric --service erlang:k=4 \\
+        --vacation exp --out tail.py
+    # tail.py: wait_tail(t, lam, batch_mean, service_mean, vacation_mean, r), vectorised over t
+
+The module runs the algorithm of :mod:`qderive.numeric.engines.vacation_finite_wait` (whose docstring
+derives it: W*(s) = N(s) / N(0), N(s) = sum_n Phi_n(s) A_n(s) + t_I A_I(s)) with the package's kernels,
+copied verbatim:
+
+* :class:`qderive.numeric.kernels.vacation.FiniteVacation` for the embedded law q^r (Statement 1, or level
+  crossing for whole admission), with the families' count and batch kernel calls printed by SymPy
+  (:func:`.codegen_vacation.law_lines`, the code ``codegen vacation-finite --measure loss_probability``
+  runs);
+* :mod:`qderive.numeric.kernels.finite_wait` for the s-independent data
+  (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`,
+  :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`, the series of N(0) and E W) and the
+  transform at the nodes by batches (:func:`~qderive.numeric.kernels.finite_wait.wait_levels_at`,
+  :func:`~qderive.numeric.kernels.finite_wait.wait_admission_sum`), as the engine does in float64;
+* the Euler inversion and :mod:`qderive.numeric.kernels.tails` (the float64 self-check with two parameter
+  sets, the quantile search), with the tail and quantile helpers of :mod:`.codegen_wait`.
+
+Only beta(s) and the difference quotient (beta(s) - beta(lambda)) / (lambda - s) of the service (and
+vacation) law are printed by SymPy, from the expressions the engine compiles
+(:func:`qderive.numeric.engines.vacation_finite_wait._lst_expressions`). The data of a parameter point
+are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
+self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
+``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
+it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognormal) are refused, as
+``eval`` refuses their tails.
+
+The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
+convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
+q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs as
+:func:`.codegen_hysteretic.inputs_function` prints them), one data part per mode with a positive rate
+(:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`) and N(s) summed over the parts::
+
+    qderive codegen hysteretic --measure wait_tail --batch geometric --service erlang:k=2 --out tail.py
+    # tail.py: wait_tail(t, lam0, overload_factor, batch_mean, service_mean, L, H, R)
+"""
+
+from __future__ import annotations
+
+from qderive.symbolic.errors import ParameterError
+
+from .codegen import KernelModule, generated_function
+from .codegen_wait import _HELPERS as _WAIT_HELPERS
+from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family, public_parts
+
+__all__ = ["forms", "hysteretic_forms", "SOURCE", "HYSTERETIC_SOURCE"]
+
+SOURCE = ("the admitted customer's W*(s) = N(s) / N(0) of qderive.numeric.engines.vacation_finite_wait (PASTA, "
+          "renewal reward over the embedded intervals (4), (9), Statement 1); inverted by the Euler algorithm "
+          "(Abate and Whitt 1995)")
+
+HYSTERETIC_SOURCE = ("the admitted customer's W*(s) = N(s) / N(0) summed over the modes, "
+                     "qderive.numeric.engines.hysteretic_wait (embedded chain (16), (17); --policy departure); "
+                     "inverted by the Euler algorithm (Abate and Whitt 1995)")
+
+_KERNELS = ("context", "vacation", "finite_wait", "inversion", "tails")
+_HYSTERETIC_KERNELS = ("context", "hysteretic", "batches", "counts", "finite_wait", "inversion", "tails")
+
+_WORDS = {"wait": "waiting time W of an admitted customer (FIFO)",
+          "sojourn": "sojourn time T = W + the customer's own service, of an admitted customer"}
+
+_FINITE_HELPERS = '''
+#: complex numbers per block of nodes x (r + 1) levels in the transform (16 MB an array; measured at r = 200:
+#: blocks of 5000 nodes take half the time of all 106 000 nodes of 1000 t at once, and of blocks of 1000)
+_BLOCK = 1 << 20
+#: the s-independent data of the last parameter points (:func:`_data`)
+_DATA = {}
+
+
+def _capacity(r, lowest):
+    """r as an integer >= lowest (ValueError naming it)."""
+    try:
+        ok = float(r) == int(r)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok or int(r) < lowest:
+        raise ValueError(f"r = {r!r}: must be an integer >= {lowest} (waiting places, the customer in service "
+                         "not counted)")
+    return int(r)
+
+
+def _by_blocks(s, block, nodes):
+    """``nodes(z)`` at the complex nodes s (any shape), ``block`` nodes at a time (float64 underflow ignored)."""
+    z = numpy.asarray(s, dtype=complex).ravel()
+    out = numpy.empty(z.shape, dtype=complex)
+    with numpy.errstate(under="ignore"):
+        for i in range(0, len(z), block):
+            out[i: i + block] = nodes(z[i: i + block])
+    return out.reshape(numpy.shape(s))
+
+
+def _full(value, z):
+    """A transform's value at the nodes z as a complex array of their length (a constant broadcast)."""
+    return numpy.asarray(value, dtype=complex) * numpy.ones(len(z))
+
+
+def _counts(ctx, counts):
+    """The count sequences over 0..top (wait_count_sequences: long enough for the mean)."""
+    got = wait_count_sequences(ctx, counts, 1)
+    if got is None:
+        raise ArithmeticError("a service or vacation holds too many batch arrivals (more than 2^18 terms)")
+    return got
+
+
+def _refused(params, why):
+    """The ValueError of a parameter point whose float64 data fail, with the command that computes it."""
+    return ValueError(f"{why}: this float64 module cannot compute the data of this point; compute it with "
+                      f"`{_command(params, 'wait-tail', 1.0)}`")
+
+
+def _kept(params, data):
+    if len(_DATA) >= 8:
+        _DATA.pop(next(iter(_DATA)))
+    _DATA[params] = data
+    return data
+'''
+
+
+def forms(request) -> dict:
+    """``measure -> WaitModule`` for :data:`~.codegen_wait.MEASURES`, built when written (a family with kinks
+    is refused then, not when another measure of ``codegen vacation-finite`` is asked for)."""
+    return {m: WaitModule(m, request, _build) for m in MEASURES}
+
+
+def _families(measure: str, request):
+    """(batch, service, vacation or None, policy, whole) from the codegen options; errors name the option."""
+    from qderive.symbolic.batches import BatchLaw
+
+    from .families import family
+
+    vac_text = request.vacation
+    none = vac_text.strip().lower() == "none"
+    policy = "none" if none else request.vacation_policy.value
+    if none and request.vacation_policy.value == "single":
+        raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
+    batch = family(request.batch, "batch", BatchLaw)
+    service = _smooth_family(request.service, "service")
+    vacation = None if none else _smooth_family(vac_text, "vacation")
+    return batch, service, vacation, policy, request.admission.value == "whole"
+
+
+def _lst_source(service, vacation, lst_args):
+    """``_lsts(s, lam, ...)``: [beta(s), (beta(s) - beta(lam)) / (lam - s)] (and the vacation's), printed by SymPy
+    from the engine's expressions."""
+    import sympy as sp
+    from qderive.numeric.compile import numpy_source
+    from qderive.numeric.engines.vacation_finite_wait import _lst_expressions
+
+    from .families import LAM
+
+    s = sp.Symbol("s")
+    exprs = []
+    for law in (service, vacation):
+        if law is None:
+            continue
+        pair, (s_e, lam_e) = _lst_expressions(law.law)
+        exprs += [e.xreplace({s_e: s, lam_e: LAM}) for e in pair]
+    source = numpy_source(exprs, [s, *lst_args], "_lsts")
+    return source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
+
+
+def _build(measure: str, request) -> KernelModule:
+    from .codegen_vacation import law_lines
+    from .families import LAM
+
+    kind, question = MEASURES[measure]
+    batch, service, vacation, policy, whole = _families(measure, request)
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time] (any load)", "> 0"), *batch.args,
+              *service.args, *(vacation.args if vacation else ())]
+    names = {p[0]: p[1] for p in params}
+    lowest = 0 if vacation is None else 1
+    scalars = [p[1] for p in params]
+    all_names = [*scalars, "r"]
+    lst_names = ["lam", *(p[1] for p in service.args), *(p[1] for p in (vacation.args if vacation else ()))]
+    what = _TIME[kind]
+    single, vac = policy == "single", vacation is not None
+
+    checks = ["def _parameters(" + ", ".join(all_names) + "):",
+              '    """The parameters as floats (r an integer), checked (ValueError naming a bad one)."""',
+              *(f"    {p[1]} = _scalar({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+              f"    r = _capacity(r, {lowest})",
+              f"    return ({', '.join(all_names)},)"]
+    extra = ["--capacity {r!r}"] + (["--admission whole"] if whole else [])
+    template = _command_template(batch, service, vacation, policy, "vacation-finite", extra)
+    command = [
+        "def _command(params, option, point):",
+        '    """The `qderive eval` command that computes this point with mpmath."""',
+        f"    values = dict(zip({tuple(all_names)!r}, params))",
+        f"    return {template!r}.format(**values) + f\" --{{option}} {{point!r}} --digits 15\"",
+    ]
+    law_body = [f"    {line}" if line else "" for line in law_lines(batch, service, vacation, names)]
+    data = [
+        "def _data(params):",
+        '    """The s-independent data of one parameter point (kept for later calls): the embedded law q^r of the',
+        "    FiniteVacation kernel, the count sequences, wait_finite_start, N(0) and the first coefficient of N(-s)",
+        '    (the mean); ValueError with the mpmath command where float64 over- or underflows."""',
+        "    got = _DATA.get(params)",
+        "    if got is not None:",
+        "        return got",
+        f"    {', '.join(all_names)}, = params",
+        "    ctx = _CTX",
+        *law_body,
+        "    try:",
+        "        with numpy.errstate(under='ignore'):",
+        "            kernel = FiniteVacation(ctx, service_counts, vacation_counts, batch, lam, b1, f1, "
+        f"single={single}, whole={whole})",
+        '            q = kernel.engine.at(r)["q"]',
+        "            pmf, tail, _, _, geometric, support = batch(r + 1)",
+        "            beta, btail, btail2 = _counts(ctx, service_counts)",
+        ("            phi, vtail, vtail2 = _counts(ctx, vacation_counts)" if vac else
+         "            phi = vtail = vtail2 = None"),
+        f"            d = wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, {policy!r}, {whole}, support, geometric)",
+        "            series = (wait_level_series(ctx, lam, btail, btail2, d['Ws'], vtail, vtail2, d['Wv'], 1) if r",
+        "                      else numpy.zeros((0, 2)))",
+        f"            N = wait_admission_series(ctx, series, numpy.array([1.0, b1]), tail, pmf, d['t_idle'], {whole})",
+        "    except ArithmeticError as exc:",
+        "        raise _refused(params, exc) from None",
+        "    if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Wv']))",
+        "            and numpy.all(numpy.isfinite(d['Zp'])) and math.isfinite(N[0]) and N[0] > 0):",
+        "        raise _refused(params, 'the level vectors over- or underflow float64')",
+        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1)",
+        "    return _kept(params, d)",
+    ]
+    transform = [
+        "def _transform(s, *params):",
+        f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
+        + (" times beta(s)" if kind == "sojourn" else "") + ', by batches (the engine\'s float64 way)."""',
+        "    d = _data(params)",
+        f"    {', '.join(all_names)}, = params",
+        "",
+        "    def nodes(z):",
+        f"        lst = _lsts(z, {', '.join(lst_names)})",
+        "        b, g0 = _full(lst[0], z), _full(lst[1], z)",
+        ("        h0 = _full(lst[3], z)" if vac else "        h0 = None"),
+        "        Phi = wait_levels_at(_CTX, z, d['lam'], g0, d['beta'], d['Ws'], h0, d['phi'], d['Wv'])",
+        f"        N = wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], d['t_idle'], {whole})",
+        "        return N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "",
+        "    return _by_blocks(s, max(256, _BLOCK // (r + 1)), nodes)",
+    ]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+                                         [*[(p[1], p[2]) for p in params], r_line])
+    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", _FINITE_HELPERS.strip("\n"), "", "",
+                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service (and vacation) law, printed by SymPy",
+                      _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
+                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
+                      public])
+    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
+
+
+def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
+    """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
+    tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
+    kind, question = MEASURES[measure]
+    what = _TIME[kind]
+    atoms = [
+        "def _atom(*params):",
+        f'    """P({what} = 0)' + (": t_I A_I(oo) / N(0)." if kind == "wait" else
+                                  " = 0 (service times are a.s. positive).") + '"""',
+        ("    d = _data(params)\n    return d['zero_weight'] / d['N0']" if kind == "wait" else "    return 0.0"),
+        "",
+        "",
+        "def _mean(*params):",
+        f'    """E {what} = [s^1] N(-s) / N(0)' + (" + b1" if kind == "sojourn" else "")
+        + ': the start of the quantile\'s bracket."""',
+        "    d = _data(params)",
+        "    return d['N1'] / d['N0']" + (" + d['b1']" if kind == "sojourn" else ""),
+    ]
+
+    notes = [f"{model_text}; the {_WORDS[kind]}.",
+             f"Source: {source}.", "",
+             "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
+             "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
+             f"`qderive eval {model} ... --digits 15` command that computes it. Bad input raises ValueError",
+             "naming the argument." if question == "tail" else
+             "naming the argument; a quantile search that cannot bracket its root raises TailError."]
+    first, description, body = public_parts(measure, _WORDS[kind], all_names)
+    return atoms, generated_function(measure, [first, *param_lines], description, notes, body), description
+
+
+# -- the hysteretic model (``qderive codegen hysteretic --measure wait_tail``) -------------------------------
+
+
+def hysteretic_forms(request) -> dict:
+    """``measure -> WaitModule`` of ``qderive codegen hysteretic`` (built when written)."""
+    return {m: WaitModule(m, request, _build_hysteretic) for m in MEASURES}
+
+
+def _build_hysteretic(measure: str, request) -> KernelModule:
+    """The generated module for M[X]|G|1|(L,H)|(H,R) under ``--policy departure`` (event convention): the embedded
+    law q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs by
+    :func:`.codegen_hysteretic.inputs_function`), one data part per mode with a positive rate
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`), N(s) summed over them."""
+    from qderive.numeric.sequences import batch_kernel, count_kernel
+    from qderive.symbolic.batches import BatchLaw
+
+    from .codegen import print_call, print_expr
+    from .codegen_hysteretic import THRESHOLDS_HELPER, inputs_function
+    from .families import LAM, family
+
+    kind, question = MEASURES[measure]
+    batch = family(request.batch, "batch", BatchLaw)
+    service = _smooth_family(request.service, "service")
+    params, scalars, inputs_fn = inputs_function(request, batch, service)
+    names = {LAM: "lam", **{a[0]: a[1] for a in (*batch.args, *service.args)}}
+    svc = [a[1] for a in service.args]
+    all_names = [*scalars, "L", "H", "R"]
+    what = _TIME[kind]
+    bcall, _, _ = batch_kernel(batch.law)
+
+    checks = ["def _parameters(" + ", ".join(all_names) + "):",
+              '    """The parameters as floats (L, H, R integers), checked (ValueError naming a bad one)."""',
+              *(f"    {p[0]} = _scalar({p[0]!r}, {p[0]}, {p[2]!r})" for p in params),
+              "    L, H, R = _thresholds(L, H, R)",
+              f"    return ({', '.join(all_names)},)"]
+
+    def spec(fam):
+        import re
+
+        text = fam.law.spec_text()
+        for _, name, *_ in fam.args:
+            text = re.sub(rf"\b{re.escape(name)}\b", "{" + name + "!r}", text)
+        return text
+
+    template = (f"qderive eval hysteretic --rate {{lam0!r}} --overload-factor {{overload_factor!r}} "
+                f"--batch {spec(batch)} --service {spec(service)} --thresholds {{L!r}},{{H!r}},{{R!r}} "
+                "--policy departure")
+    command = [
+        "def _command(params, option, point):",
+        '    """The `qderive eval` command that computes this point with mpmath."""',
+        f"    values = dict(zip({tuple(all_names)!r}, params))",
+        f"    return {template!r}.format(**values) + f\" --{{option}} {{point!r}} --digits 15\"",
+    ]
+    data = [
+        "def _service_counts(" + ", ".join(["ctx", "lam", *svc, "n"]) + "):",
+        '    """The count sequences of the batches arriving at rate lam during one service, over 0..n."""',
+        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
+        "",
+        "",
+        "def _data(params):",
+        '    """The s-independent data of one parameter point (kept for later calls): the embedded law q[s][j] (16) of',
+        "    the HystereticSolution kernel (onset H: the event convention), one part per mode with a positive rate",
+        '    (wait_mode_start), N(0) and the mean summed over them; ValueError with the mpmath command where float64',
+        '    over- or underflows."""',
+        "    got = _DATA.get(params)",
+        "    if got is not None:",
+        "        return got",
+        f"    {', '.join(all_names)}, = params",
+        "    ctx = _CTX",
+        "    try:",
+        "        with numpy.errstate(under='ignore'):",
+        f"            inputs = _inputs({', '.join(scalars + ['R'])})",
+        "            q = HystereticSolution(ctx, inputs, L, H, R, H).embedded_law()",
+        f"            pmf, tail, _ = {print_call(bcall, names, n='R')}",
+        f"            b1 = {print_expr(service.law.moment(1), names)}",
+        "            parts = []",
+        "            for mode, lam in enumerate((lam0, lam0 * overload_factor)):",
+        "                if lam == 0:",
+        "                    continue  # no arrivals in this mode",
+        f"                beta, btail, btail2 = _counts(ctx, lambda n: _service_counts({', '.join(['ctx', 'lam', *svc, 'n'])}))",
+        "                d = wait_mode_start(ctx, q, mode, lam, pmf, beta)",
+        "                series = wait_level_series(ctx, lam, btail, btail2, d['Ws'], order=1)",
+        "                N = wait_admission_series(ctx, series, numpy.array([1.0, b1]), tail, pmf, d['t_idle'], False)",
+        "                if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Zp']))",
+        "                        and math.isfinite(N[0])):",
+        "                    raise ArithmeticError('the level vectors over- or underflow float64')",
+        "                d.update(lam=lam, beta=beta, N0=float(N[0]), N1=float(N[1]))",
+        "                parts.append(d)",
+        "    except ArithmeticError as exc:",
+        "        raise _refused(params, exc) from None",
+        "    return _kept(params, {'parts': parts, 'pmf': pmf, 'tail': tail, 'b1': b1, 'zero_weight': parts[0]['t_idle'],",
+        "                          'N0': sum(p['N0'] for p in parts), 'N1': sum(p['N1'] for p in parts)})",
+    ]
+    transform = [
+        "def _transform(s, *params):",
+        f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
+        + (" times beta(s)" if kind == "sojourn" else "") + ', N summed over the modes, by batches."""',
+        "    d = _data(params)",
+        f"    {', '.join(all_names)}, = params",
+        "",
+        "    def nodes(z):",
+        "        N = 0",
+        "        for part in d['parts']:",
+        "            lst = _lsts(z, " + ", ".join(["part['lam']", *svc]) + ")",
+        "            b, g0 = _full(lst[0], z), _full(lst[1], z)",
+        "            Phi = wait_levels_at(_CTX, z, part['lam'], g0, part['beta'], part['Ws'])",
+        "            N = N + wait_admission_sum(_CTX, Phi, b, d['tail'], d['pmf'], part['t_idle'], False)",
+        "        return N / d['N0']" + (" * b" if kind == "sojourn" else ""),
+        "",
+        "    return _by_blocks(s, max(256, _BLOCK // R), nodes)",
+    ]
+    laws_text = f"{batch.label} batches, {service.label} service"
+    model_text = f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws_text} (--policy departure)"
+    atoms, public, description = _public(
+        measure, model_text, "hysteretic", all_names,
+        [*[(p[0], p[1]) for p in params],
+         ("L", "abatement threshold (integer >= 1): overload -> normal when a departure leaves L - 1"),
+         ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H (event convention)"),
+         ("R", "discard threshold = capacity (integer, H < R), the customer in service included")],
+        HYSTERETIC_SOURCE)
+    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", THRESHOLDS_HELPER.strip("\n"), "", "",
+                      _FINITE_HELPERS.strip("\n"), "", "", *inputs_fn, "", "",
+                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service law, printed by SymPy",
+                      _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
+                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
+                      public])
+    return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)
