@@ -31,8 +31,10 @@ d = max(t, d_prev) + cost), so the only events are copy arrivals: the Poisson ep
 retransmission instants a + tau_k. For a fixed k these are increasing in the transaction's index, so
 they form one FIFO stream per k, merged by a heap of the (at most 11) stream heads; the copies in the
 server are the deque of departures after the present, popped at each arrival (the state change at a
-departure is applied as it is popped). Service times and inter-arrival times are drawn from numpy in
-blocks (:func:`.stats.value_stream`).
+departure is applied as it is popped). A transaction's state (start, first departure, first refused
+copy) travels with its pending copy, and it is counted when it finishes, so the memory is that of the
+transactions in progress. Service times and inter-arrival times are drawn from numpy in blocks
+(:func:`.stats.value_stream`).
 
 **Window.** Each replication starts empty at 0; the transactions that start in [warmup, warmup +
 horizon) are measured; the run goes on to warmup + horizon + tau_max, so that every measured
@@ -50,6 +52,7 @@ import heapq
 import math
 import operator
 import time
+from bisect import bisect_left
 from collections import deque
 
 import numpy as np
@@ -95,6 +98,15 @@ def _integer(value, name: str, minimum: int, text: str) -> int:
     if n < minimum:
         raise ParameterError(name, text, value)
     return n
+
+
+def _budget(setup, length: float, replications: int) -> None:
+    """Refuse a run of more than the ``customers`` limit of expected transactions (all replications)."""
+    from qderive.symbolic import limits as _limits
+
+    expected = setup[0] * (length + setup[2][-1]) * replications
+    _limits.check("customers", math.ceil(min(expected, 1e300)),
+                  "transactions x replications of one simulation (rate x (warmup + horizon + tau_max) x replications)")
 
 
 def _check_seed(seed) -> None:
@@ -168,14 +180,16 @@ def _setup(model):
     return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost
 
 
-def _replication(rng, setup, window_start: float, window_end: float, trace=None, until_collapse: bool = False,
-                 block: int = DEFAULT_BLOCK):
-    """One run from empty: (arrival epochs, first-admitted departures, copies sent, {j: index of the rejecting copy},
-    {j: index of the first refused copy}, copies in the server's window, busy time in the window, collapse epoch).
+def _replication(rng, setup, window_start: float, window_end: float, response_times=(), trace=None,
+                 until_collapse: bool = False, block: int = DEFAULT_BLOCK):
+    """One run from empty: (the accumulators of :data:`_ACCUMULATORS` and one tail count per response time,
+    the collapse epoch).
 
-    The collapse epoch is the arrival of the first copy admitted with a wait above the timeout (inf: none);
-    ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving (transaction,
-    copy index, send time) of every copy (tests only). ``block``: random numbers drawn per refill.
+    A transaction is counted when it is finished (rejected, or no further copy due), which is at most
+    tau_max after its start, so the memory is that of the transactions in progress. The collapse epoch
+    is the arrival of the first copy admitted with a wait above the timeout (inf: none);
+    ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving
+    (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
     """
     rate, service, taus, timeout, ctl, cap, low, high, cost = setup
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
@@ -183,40 +197,39 @@ def _replication(rng, setup, window_start: float, window_end: float, trace=None,
     scale = 1.0 / rate
     m = len(taus)
     end = window_end if until_collapse else window_end + taus[-1]
-    collapsed = math.inf
     cap = math.inf if cap is None else cap
     inf = math.inf
     heappush, heappop = heapq.heappush, heapq.heappop
+    order = sorted(range(len(response_times)), key=lambda i: response_times[i])
+    ts = [float(response_times[i]) for i in order]
+    hist = [0] * (len(ts) + 1)  # hist[i]: measured transactions with exactly i of the sorted times T < R
 
-    streams = [deque() for _ in range(m)]  # stream k: (send time, j) of the copies k still to be sent
+    # stream k: (send time, transaction, its start a, its first admitted copy's departure r (inf: none yet),
+    # the index of its first refused copy (-1: none)) of the copies k still to be sent
+    streams = [deque() for _ in range(m)]
     heads = []  # heap of (send time, k) of the first entry of each non-empty stream
-    arrive, resp, sent = [], [], []  # per transaction: start epoch a_j, departure of its first admitted copy
-    # (inf: none yet), copies sent
-    rejected, refused = {}, {}
     system = deque()  # departures of the copies in the server, increasing (FIFO)
     pop = system.popleft
     last = 0.0  # departure of the last admitted copy
     over = False
-    busy = 0.0
-    window_copies = 0
+    busy = response_sum = 0.0
+    collapsed = inf
+    started = window_copies = measured = good = timed_out = rejected = copies = 0
+    refused = refused_copies = after_refusal = 0
     na = exps() * scale
     while True:
         if heads and heads[0][0] < na:
             t, k = heappop(heads)
             q = streams[k]
-            j = q.popleft()[1]
+            _, j, a, r, f = q.popleft()
             if q:
                 heappush(heads, (q[0][0], k))
-            sent[j] = k + 1
         else:
             t = na
             if t > end:
                 break
-            j = len(arrive)
-            arrive.append(t)
-            resp.append(inf)
-            sent.append(1)
-            k = 0
+            j, a, r, f, k = started, t, inf, -1, 0
+            started += 1
             na = t + exps() * scale
         if trace is not None:
             trace.append((j, k, t))
@@ -227,17 +240,15 @@ def _replication(rng, setup, window_start: float, window_end: float, trace=None,
             if over and len(system) <= low:
                 over = False
         n = len(system)
-        r = resp[j]
+        reject = False
         if ctl:
             if not over and n >= high:
                 over = True
             if over:
-                if j not in refused:
-                    refused[j] = k
-                if ctl == 2:  # 503: the transaction ends at once
-                    rejected[j] = k
-                    continue
-                n = cap  # silently dropped, as at the capacity
+                if f < 0:
+                    f = k
+                reject = ctl == 2  # 503: the transaction ends at once
+                n = cap  # ignore: silently dropped, as at the capacity
         if n < cap:
             s = services()
             if r != inf:
@@ -255,46 +266,43 @@ def _replication(rng, setup, window_start: float, window_end: float, trace=None,
             if d > window_start and start < window_end:
                 busy += (d if d < window_end else window_end) - (start if start > window_start else window_start)
             if r == inf:
-                resp[j] = r = d
-        elif j not in refused:
-            refused[j] = k
-        k += 1
-        if k < m:
-            tk = arrive[j] + taus[k]
+                r = d
+        elif f < 0:
+            f = k
+        k += 1  # copies sent
+        if not reject and k < m:
+            tk = a + taus[k]
             if r > tk:  # no response by the next timer: the copy will be sent
                 q = streams[k]
                 if not q:
                     heappush(heads, (tk, k))
-                q.append((tk, j))
-    return np.array(arrive), np.array(resp), np.array(sent), rejected, refused, window_copies, busy, collapsed
-
-
-def _statistics(run, setup, window_start, window_end, response_times) -> np.ndarray:
-    """One replication's accumulators (:data:`_ACCUMULATORS`, then one tail count per time)."""
-    arrive, resp, sent, rejected, refused, window_copies, busy, _ = run
-    timeout = setup[3]
-    measured = (arrive >= window_start) & (arrive < window_end)
-    idx = np.flatnonzero(measured)
-    a, d, copies = arrive[idx], resp[idx], sent[idx]
-    rej = np.zeros(len(idx), dtype=bool)
-    refused_at = np.full(len(idx), -1)
-    base = idx[0] if len(idx) else 0
-    for j, k in rejected.items():
-        if measured[j]:
-            rej[j - base] = True
-    for j, k in refused.items():
-        if measured[j]:
-            refused_at[j - base] = k
-    response = d - a
-    good = ~rej & (response <= timeout)
-    response = np.where(good, response, np.inf)
-    was_refused = refused_at >= 0
-    row = [window_end - window_start, len(idx), np.count_nonzero(good), np.count_nonzero(~good & ~rej),
-           np.count_nonzero(rej), float(np.sum(copies)), window_copies, busy, float(np.sum(response[good])),
-           np.count_nonzero(was_refused), float(np.sum(copies[was_refused])),
-           float(np.sum(copies[was_refused] - 1 - refused_at[was_refused]))]
-    row += [np.count_nonzero(response > t) for t in response_times]
-    return np.array(row, dtype=np.float64)
+                q.append((tk, j, a, r, f))
+                continue
+        if window_start <= a < window_end:  # the transaction is finished: count it
+            measured += 1
+            copies += k
+            response = inf
+            if reject:
+                rejected += 1
+            elif r - a <= timeout:
+                response = r - a
+                good += 1
+                response_sum += response
+            else:
+                timed_out += 1
+            if f >= 0:
+                refused += 1
+                refused_copies += k
+                after_refusal += k - 1 - f
+            if ts:
+                hist[bisect_left(ts, response)] += 1
+    row = [window_end - window_start, measured, good, timed_out, rejected, copies, window_copies, busy,
+           response_sum, refused, refused_copies, after_refusal]
+    above = [sum(hist[i + 1:]) for i in range(len(ts))]  # R > T_i: more than i of the sorted times below R
+    tails = [0] * len(ts)
+    for i, original in enumerate(order):
+        tails[original] = above[i]
+    return row + tails, collapsed
 
 
 def _measure_table(n_tails: int) -> dict:
@@ -339,12 +347,12 @@ def _estimates(model, *, horizon, warmup, replications, seed, response_times=(),
     replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
     _check_seed(seed)
     times = _times(response_times)
+    _budget(setup, warmup + horizon, replications)
     sequence = np.random.SeedSequence(seed)
     rows = np.empty((replications, len(_ACCUMULATORS) + len(times)))
     started = time.perf_counter()
     for i, child in enumerate(sequence.spawn(replications)):
-        one = _replication(np.random.default_rng(child), setup, warmup, warmup + horizon)
-        rows[i] = _statistics(one, setup, warmup, warmup + horizon, [t for _, t in times])
+        rows[i] = _replication(np.random.default_rng(child), setup, warmup, warmup + horizon, [t for _, t in times])[0]
     if run is not None:
         run.update(entropy=int(sequence.entropy), seconds=time.perf_counter() - started)
     names = _ACCUMULATORS + tuple(f"tail{i}" for i in range(len(times)))
@@ -435,7 +443,8 @@ def collapse_times(model, *, limit, replications, seed) -> dict:
     limit = _float(limit, "limit", lambda x: x > 0, "must be a finite time > 0")
     replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
     _check_seed(seed)
-    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048)[-1]
+    _budget(setup, limit, replications)
+    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048)[1]
              for child in np.random.SeedSequence(seed).spawn(replications)]
     rows = np.array([[1.0, float(t <= limit)] for t in times])
     est = replication_estimates(rows, ("runs", "collapsed"), {"collapsed": lambda a: a["collapsed"] / a["runs"]})
