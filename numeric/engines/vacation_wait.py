@@ -17,8 +17,9 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
 not smooth. With a constant service D and no vacations, or vacations whose survival function is
-given by exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
-empirical), the tails are exact instead: the lattice sum (L3) of
+given by pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant, empirical; and
+every phase-type law -- Erlang, Coxian, PH -- as one uniformized matrix exponential, (L5)), the tails
+are exact instead: the lattice sum (L3) of
 :mod:`qderive.numeric.kernels.lattice_wait` (wait), and P(W > t - D) for the sojourn W + D, with the
 working digits chosen from the sum's own rounding bound (:func:`_lattice_mp`); float64 returns None
 where that bound exceeds 1e-10 of the tail (the response module recomputes it at 15 digits, with a
@@ -171,11 +172,12 @@ def _p_zero(model):
 
 
 def _lattice(model):
-    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) of
-    :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
-    exponential, hyperexponential, constant, empirical); else None and why not."""
+    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) or
+    (L5) of :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
+    exponential, hyperexponential, constant, empirical, phase-type); else None and why not."""
     pieces = model.service.survival_pieces()
-    if pieces is None or len(pieces) != 1 or tuple(pieces[0][:2]) != (1, 0) or pieces[0][2] is None:
+    if pieces is None or len(pieces) != 1 or len(pieces[0]) != 3 or tuple(pieces[0][:2]) != (1, 0) \
+            or pieces[0][2] is None:
         return None, ""  # not a constant service: the refusal names the law with kinks
     if model.vacation is None:
         return (pieces[0][2], ()), ""
@@ -231,9 +233,23 @@ def _lattice_tail(model, setup, t: Fraction, ctx):
             c0 = _zero_count(model, ctx)
             c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
             atom, weight = c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
-    parts = tuple((ctx.num(w), ctx.num(theta), None if d is None else ctx.num(d)) for w, theta, d in pieces)
+    parts = tuple(_piece(ctx, piece) for piece in pieces)
     us = [ctx.num(t - m * D) for m in range(K + 1)]
     return lattice_wait_tail(ctx, _table(model, ctx, K), us, lam, rho, atom, weight, parts)
+
+
+def _piece(ctx, piece):
+    """One survival piece of ``TimeLaw.survival_pieces`` in ``ctx``: (w, theta, d) or (w, theta, None, (alpha, P))."""
+    w, theta, d, *matrix = piece
+    out = (ctx.num(w), ctx.num(theta), None if d is None else ctx.num(d))
+    if not matrix:
+        return out
+    alpha, P = matrix[0]
+    Pc = ctx.zeros((len(P), len(P)))
+    for i, row in enumerate(P):
+        for j, v in enumerate(row):
+            Pc[i, j] = ctx.num(v)
+    return out + ((ctx.array([ctx.num(a) for a in alpha]), Pc),)
 
 
 def _lattice_float64(model, setup, t: Fraction):
@@ -246,13 +262,18 @@ def _lattice_float64(model, setup, t: Fraction):
         return None, None
     if not (np.isfinite(tail) and np.isfinite(bound)):
         return None, None
-    return (float(tail) if tail > 0 and bound <= 1e-10 * tail else None), float(bound) / FLOAT64.eps
+    return (float(tail) if tail > 0 and bound <= 1e-10 * tail else None), _size(tail, bound, FLOAT64.eps)
+
+
+def _size(tail, bound, eps) -> float:
+    """C M / tail from one pass (the digits the sum loses), or C M where that pass cannot size the tail."""
+    return float(bound / eps / (tail if tail > 2 * bound else 1))
 
 
 def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
-    """P(W > t) to ``digits`` relative digits: working digits D + 10 + log10(C M) (``size``, from float64, else
-    from a 20-digit pass), raised by log10(bound / tail) until the rounding bound is below 10^-(D+2) of the
-    tail. Returns (tail, working digits)."""
+    """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, from float64,
+    else from a 20-digit pass; C M alone where that pass cannot size the tail), raised by log10(bound / tail)
+    until the rounding bound is below 10^-(D+2) of the tail. Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -262,9 +283,9 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
 
     if size is None or not math.isfinite(size):
         with mp_context(20) as ctx:
-            _, bound = _lattice_tail(model, setup, t, ctx)
-            size = float(bound / ctx.eps)
-    w = digits + 10 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
+            tail, bound = _lattice_tail(model, setup, t, ctx)
+            size = _size(tail, bound, ctx.eps)
+    w = digits + 6 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
