@@ -192,9 +192,8 @@ def _refuse_kinks(law: ResponseLaw, option: str):
     if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
                              "cannot resolve the kinks of such laws to the requested digits; exact sums exist for a "
-                             "constant service with no, exponential, hyperexponential, phase-type (Erlang, Coxian, "
-                             "ph), constant or empirical vacations); the moments (--wait-moments) work for every "
-                             "law")
+                             "constant service with no vacations or any vacation law but the general one); the "
+                             "moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):

@@ -139,3 +139,42 @@ def test_uniformized_pieces_reproduce_the_lst(law):
     # Laplace transform of w e^{-theta x} alpha e^{theta P x} 1 is w alpha ((s + theta) I - theta P)^{-1} 1
     laplace = sp.Rational(w) * (a * ((s + theta) * sp.eye(n) - theta * M).inv() * sp.ones(n, 1))[0, 0]
     assert sp.simplify(1 - s * laplace - law.lst(s)) == 0  # LST = 1 - s * (Laplace transform of P(T > x))
+
+
+# -- vacations with a density and no pieces (gamma, lognormal, uniform): quadrature against the lattice part ----
+
+
+def test_gamma_vacations_against_the_convolution():
+    lam, shape, mean = F(3, 5), F(5, 2), F(3, 2)
+    model = qd.VacationQueue(lam, qd.Constant(1), qd.Deterministic(1), qd.Gamma(shape, mean))
+    r = model.evaluate(15, wait_tail=["3.25"])
+    with mpmath.workdps(30):
+        a, m = _mp(shape), _mp(mean)
+
+        def S(x):  # the gamma law's survival function, regularized upper incomplete gamma (mpmath)
+            return mpmath.gammainc(a, a * x / m, mpmath.inf, regularized=True)
+
+        want = _reference(lam, F(13, 4), S, m, None, "multiple")
+    assert _rel(r.response["wait_tail"]["3.25"], want) < mpmath.mpf(10) ** -14
+
+
+def test_quadrature_path_agrees_with_the_exact_erlang_sum():
+    # the same Erlang-2 law through the quadrature path (as for gamma) and through the exact pieces (L5)
+    from qderive.numeric.engines import vacation_wait as VW
+
+    model = qd.VacationQueue(F(1, 4), qd.Geometric(2), qd.Deterministic(1), qd.Erlang(2, F(1, 2)),
+                             qd.VacationPolicy.SINGLE)
+    t = F(7, 2)
+    exact = model.evaluate(20, wait_tail=[str(t)]).response["wait_tail"][str(t)]
+    by_quadrature, _ = VW._convolved_mp(model, F(1), t, 15)
+    assert _rel(by_quadrature, exact) < mpmath.mpf(10) ** -14
+    assert _rel(VW._convolved_float64(model, F(1), t), exact) < 1e-11
+
+
+def test_lognormal_and_uniform_vacations_float64_against_20_digits():
+    for vacation in (qd.LogNormal(F(3, 40), F(1, 2)), qd.Uniform(F(1, 50), F(1, 10))):
+        model = _batch_model(vacation)
+        r64 = model.evaluate(wait_tail=["0.05", "0.2"], sojourn_tail=["0.1"])
+        r20 = model.evaluate(20, wait_tail=["0.2"])
+        assert _rel(r64.response["wait_tail"]["0.2"], r20.response["wait_tail"]["0.2"]) < 1e-11
+        assert 0 < r64.response["wait_tail"]["0.2"] < r64.response["wait_tail"]["0.05"] < 1

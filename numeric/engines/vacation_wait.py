@@ -23,7 +23,19 @@ are exact instead: the lattice sum (L3) of
 :mod:`qderive.numeric.kernels.lattice_wait` (wait), and P(W > t - D) for the sojourn W + D, with the
 working digits chosen from the sum's own rounding bound (:func:`_lattice_mp`); float64 returns None
 where that bound exceeds 1e-10 of the tail (the response module recomputes it at 15 digits, with a
-note). Other kinked laws are refused for tails and quantiles, with the reason; the moments work.
+note). A vacation law with a density but no pieces (``TimeLaw.survival`` and ``stop_loss``: gamma of
+non-integer shape, lognormal, uniform) is integrated against the lattice part instead, by the
+decomposition W = (V + J) + R with R independent of V + J::
+
+    P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx,
+
+every term positive (:func:`~qderive.numeric.kernels.lattice_wait.convolution_tail`), the integral split at
+the kinks t - m D of the lattice part and the law's own (uniform's ends): float64 by Gauss-Legendre with 16
+and 32 nodes per interval, which must agree to 1e-11 (else 15 digits, with a note); D digits by mpmath.quad
+at D + 10 digits with its error estimate below 10^-(D+3) of the tail, the lattice part at the digits that
+give it D + 3 digits (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
+or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
+reason; the moments work.
 """
 
 from __future__ import annotations
@@ -183,6 +195,11 @@ def _lattice(model):
         return (pieces[0][2], ()), ""
     vac = model.vacation.survival_pieces()
     if vac is None:
+        import mpmath
+
+        with mpmath.workdps(15):
+            if model.vacation.survival(mpmath.mpf(1)) is not None:  # a density: quadrature (pieces None)
+                return (pieces[0][2], None), ""
         return None, f"the vacation time {model.vacation} has no exact sum with the constant service {model.service}"
     return (pieces[0][2], tuple(vac)), ""
 
@@ -211,8 +228,24 @@ def _table(model, ctx, K):
     return h
 
 
-def _lattice_tail(model, setup, t: Fraction, ctx):
-    """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``)."""
+def _residual(model, ctx):
+    """(a_0, w_c) of the residual vacation R in ``ctx``: P(R = 0) and the factor of its density w_c P(V > x)
+    (none: (1, 0); multiple: (0, 1 / f_1); single: (c_0, lambda) / (lambda f_1 + c_0))."""
+    policy = _policy(model)
+    if policy == "none":
+        return ctx.num(1), ctx.num(0)
+    f1 = model.vacation.moment(1)
+    if policy == "multiple":
+        return ctx.num(0), ctx.num(1 / f1)
+    lam = ctx.num(model.rate)
+    c0 = _zero_count(model, ctx)
+    c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
+    return c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
+
+
+def _lattice_tail(model, setup, t: Fraction, ctx, bare: bool = False):
+    """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``); ``bare``: of the
+    lattice part V + J alone (no residual vacation)."""
     from ..kernels.lattice_wait import lattice_wait_tail
 
     from qderive.symbolic import limits as _limits
@@ -222,18 +255,8 @@ def _lattice_tail(model, setup, t: Fraction, ctx):
                       f"{float(D):.6g} sums over t / D lattice points")
     lam = ctx.num(model.rate)
     rho = ctx.num(model.rate * model.batch.mean * D)
-    policy = _policy(model)
-    if policy == "none":
-        atom, weight = ctx.num(1), ctx.num(0)
-    else:
-        f1 = model.vacation.moment(1)
-        if policy == "multiple":
-            atom, weight = ctx.num(0), ctx.num(1 / f1)
-        else:
-            c0 = _zero_count(model, ctx)
-            c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
-            atom, weight = c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
-    parts = tuple(_piece(ctx, piece) for piece in pieces)
+    atom, weight = (ctx.num(1), ctx.num(0)) if bare else _residual(model, ctx)
+    parts = () if bare else tuple(_piece(ctx, piece) for piece in pieces)
     us = [ctx.num(t - m * D) for m in range(K + 1)]
     return lattice_wait_tail(ctx, _table(model, ctx, K), us, lam, rho, atom, weight, parts)
 
@@ -252,12 +275,12 @@ def _piece(ctx, piece):
     return out + ((ctx.array([ctx.num(a) for a in alpha]), Pc),)
 
 
-def _lattice_float64(model, setup, t: Fraction):
+def _lattice_float64(model, setup, t: Fraction, bare: bool = False):
     """P(W > t) in float64, or None when the cancellation bound exceeds 1e-10 of the tail (or it overflows)."""
     from ..backend import FLOAT64
 
     try:
-        tail, bound = _lattice_tail(model, setup, t, FLOAT64)
+        tail, bound = _lattice_tail(model, setup, t, FLOAT64, bare)
     except OverflowError:
         return None, None
     if not (np.isfinite(tail) and np.isfinite(bound)):
@@ -270,7 +293,7 @@ def _size(tail, bound, eps) -> float:
     return float(bound / eps / (tail if tail > 2 * bound else 1))
 
 
-def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
+def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = False):
     """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, from float64,
     else from a 20-digit pass; C M alone where that pass cannot size the tail), raised by log10(bound / tail)
     until the rounding bound is below 10^-(D+2) of the tail. Returns (tail, working digits)."""
@@ -283,7 +306,7 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
 
     if size is None or not math.isfinite(size):
         with mp_context(20) as ctx:
-            tail, bound = _lattice_tail(model, setup, t, ctx)
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
             size = _size(tail, bound, ctx.eps)
     w = digits + 6 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
     while True:
@@ -291,7 +314,7 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
-            tail, bound = _lattice_tail(model, setup, t, ctx)
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
             goal = mpmath.mpf(10) ** (-(digits + 2))
             if tail > 0 and bound <= goal * tail:
                 return +tail, w
@@ -299,6 +322,111 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
                 w += int(math.ceil(float(mpmath.log10(bound / (goal * tail))))) + 3
             else:
                 w += max(20, w - digits)
+
+
+# -- constant service, vacations with a density but no pieces: quadrature against the lattice part ------------
+
+
+def _exact(x) -> Fraction:
+    """A float or an mpf as the Fraction it equals."""
+    import mpmath
+
+    if isinstance(x, float):
+        return Fraction(x)
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _cuts(model, D, t: Fraction) -> list:
+    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted."""
+    inner = {t - m * D for m in range(int(t // D) + 1)} | set(model.vacation.survival_kinks())
+    return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+
+
+def _convolved_float64(model, D, t: Fraction):
+    """P(W > t) in float64 by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
+    16 and 32 nodes per interval, or None (escalate) when they differ by more than 1e-11 of the tail or a value of
+    the lattice part fails its own bound (1e-12 relative)."""
+    import mpmath
+
+    from ..backend import FLOAT64
+    from ..kernels.lattice_wait import convolution_tail
+
+    law = model.vacation
+    cuts = [float(c) for c in _cuts(model, D, t)]
+
+    def lattice(y):
+        if y <= 0:
+            return 1.0
+        value, bound = _lattice_tail(model, (D, ()), _exact(y), FLOAT64, bare=True)
+        if not (np.isfinite(value) and np.isfinite(bound)) or bound > 1e-12 * value:
+            raise ArithmeticError
+        return float(value)
+
+    def survival(x):
+        with mpmath.workdps(17):
+            return float(law.survival(mpmath.mpf(x)))
+
+    with mpmath.workdps(17):
+        rest = float(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
+    atom, weight = _residual(model, FLOAT64)
+    try:
+        values = [convolution_tail(FLOAT64, lattice, survival, cuts, *np.polynomial.legendre.leggauss(n), atom,
+                                   weight, rest) for n in (16, 32)]
+    except (ArithmeticError, OverflowError):
+        return None
+    a, b = values
+    return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
+
+
+def _convolved_mp(model, D, t: Fraction, digits: int):
+    """P(W > t) to ``digits`` digits: the lattice part at the working digits that give it D + 3 digits at t (its
+    own bound checked at every node: more digits where one fails), the integral by mpmath.quad (Gauss-Legendre;
+    tanh-sinh on the interval at 0, where the vacation's density may be singular) at D + 10 digits, accepted when
+    its own error estimate is below 10^-(D+3) of the tail. Returns (tail, working digits)."""
+    import mpmath
+
+    from ..backend import mp_context
+
+    law = model.vacation
+    _, w_lat = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
+    goal = mpmath.mpf(10) ** (-(digits + 3))
+    cuts = _cuts(model, D, t)
+    while True:
+        lat = mp_context(w_lat)
+
+        def lattice(y):
+            if y <= 0:
+                return mpmath.mpf(1)
+            with lat:
+                value, bound = _lattice_tail(model, (D, ()), _exact(y), lat, bare=True)
+                if not bound <= goal * value:
+                    raise ArithmeticError
+                return +value
+
+        ctx = mp_context(digits + 10)
+        try:
+            with ctx:
+                atom, weight = _residual(model, ctx)
+                T = mpmath.mpf(t.numerator) / t.denominator
+                total = atom * lattice(T) + weight * law.stop_loss(T)
+                error = mpmath.mpf(0)
+                for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+                    a, b = ctx.num(a), ctx.num(b)
+                    value, err = mpmath.quad(lambda x: law.survival(x) * lattice(T - x), [a, b], error=True,
+                                             method="tanh-sinh" if i == 0 else "gauss-legendre", maxdegree=10)
+                    total += weight * value
+                    error += weight * err
+        except ArithmeticError:
+            w_lat += 10
+            continue
+        if error > goal * total:
+            from qderive.symbolic.errors import NumericalError
+
+            raise NumericalError(f"P(W > {float(t):.6g}): the quadrature of the residual vacation against the "
+                                 f"lattice part reaches only {float(error / total):.2g} relative (the vacation "
+                                 f"{law} has a density too irregular for {digits} digits)")
+        return +total, max(w_lat, ctx.dps)
 
 
 def _lattice_tails(model, setup, kind: str):
@@ -314,6 +442,14 @@ def _lattice_tails(model, setup, kind: str):
             t = Fraction(t) - shift
             if t < 0:
                 out.append(1.0 if digits is None else mpmath.mpf(1))
+                continue
+            if setup[1] is None:  # a vacation with a density and no pieces: quadrature
+                if digits is None:
+                    out.append(_convolved_float64(model, setup[0], t))
+                    continue
+                value, w = _convolved_mp(model, setup[0], t, digits)
+                out.append(value)
+                working = max(working, w)
                 continue
             value, size = _lattice_float64(model, setup, t)
             if digits is None:

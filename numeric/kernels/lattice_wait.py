@@ -260,3 +260,21 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     M = one + (one - rho) * magnitude
     bound = 4 * (k_max + 2 * len(us) + 10) * ctx.eps * M
     return one - cdf, bound
+
+
+def convolution_tail(ctx, lattice, survival, cuts, nodes, weights, atom, weight, rest):
+    """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
+    Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t: the kinks
+    t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1].
+
+    The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
+    density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(y)`` gives
+    P(V + J > y) (:func:`lattice_wait_tail` without residual) and ``survival(x)`` P(V_vac > x), both context
+    numbers. Every term is positive: the quadrature's error is relative to the tail."""
+    t = cuts[-1]
+    total = atom * lattice(t) + weight * rest
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        half, mid = (b - a) / 2, (a + b) / 2
+        values = [survival(x) * lattice(t - x) for x in (mid + half * v for v in nodes)]
+        total = total + weight * half * ctx.dot(weights, ctx.array(values))
+    return total

@@ -279,8 +279,8 @@ class TimeLaw(Law):
         """E (T - x)^+ = int_x^oo P(T > u) du as an mpf at the current mpmath precision (with :meth:`survival`)."""
         return None
 
-    #: the points where P(T > x) is not analytic (besides 0), exactly: uniform's ends
     def survival_kinks(self) -> tuple:
+        """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
         return ()
 
     def sample(self, rng, size: int):
