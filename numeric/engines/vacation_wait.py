@@ -30,10 +30,13 @@ decomposition W = (V + J) + R with R independent of V + J::
     P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx,
 
 every term positive (:func:`~qderive.numeric.kernels.lattice_wait.convolution_tail`), the integral split at
-the kinks t - m D of the lattice part and the law's own (uniform's ends): float64 by Gauss-Legendre with 16
-and 32 nodes per interval, which must agree to 1e-11 (else 15 digits, with a note); D digits by mpmath.quad
-at D + 10 digits with its error estimate below 10^-(D+3) of the tail, the lattice part at the digits that
-give it D + 3 digits (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
+the kinks t - m D of the lattice part and the law's own (uniform's ends; on the interval at 0 in the variable
+x^{1/q} for a gamma law of shape p/q, where its survival function is analytic), the lattice part at all the
+nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.lattice_part_tails`): float64 by
+Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
+stay below 1e-12; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
+agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
+node (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
 or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
 reason; the moments work.
 """
@@ -343,90 +346,110 @@ def _cuts(model, D, t: Fraction) -> list:
     return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
 
 
-def _convolved_float64(model, D, t: Fraction):
-    """P(W > t) in float64 by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
-    16 and 32 nodes per interval, or None (escalate) when they differ by more than 1e-11 of the tail or a value of
-    the lattice part fails its own bound (1e-12 relative)."""
+def _convolution(model, D, t: Fraction, ctx, orders):
+    """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
+    each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
+    part (call inside ``with ctx:``)."""
     import mpmath
 
-    from ..backend import FLOAT64
-    from ..kernels.lattice_wait import convolution_tail
+    from ..kernels.lattice_wait import convolution_tail, lattice_part_tails
+    from qderive.symbolic import limits as _limits
 
     law = model.vacation
-    cuts = [float(c) for c in _cuts(model, D, t)]
+    cuts = _cuts(model, D, t)
+    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
+                      f"{float(D):.6g} sums over t / D lattice points")
+    h = _table(model, ctx, K)
+    cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
+    lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
+    atom, weight = _residual(model, ctx)
 
-    def lattice(y):
-        if y <= 0:
-            return 1.0
-        value, bound = _lattice_tail(model, (D, ()), _exact(y), FLOAT64, bare=True)
-        if not (np.isfinite(value) and np.isfinite(bound)) or bound > 1e-12 * value:
-            raise ArithmeticError
-        return float(value)
+    def lattice(ys, j):
+        return lattice_part_tails(ctx, h, ys, j, Dc, lam, rho)
 
-    def survival(x):
-        with mpmath.workdps(17):
-            return float(law.survival(mpmath.mpf(x)))
+    dps = 17 if ctx.is_float64 else ctx.dps
+    with mpmath.workdps(dps):
+        if ctx.is_float64:
+            def survival(x):
+                return float(law.survival(mpmath.mpf(x)))
+        else:
+            survival = law.survival
+        rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
+        out, worst = [], 0
+        for n in orders:
+            nodes, weights = _gauss_legendre(n, ctx)
+            value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
+                                        atom, weight, rest, law.survival_root())
+            out.append(value)
+            worst = max(worst, w)
+    return out, worst
 
-    with mpmath.workdps(17):
-        rest = float(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
-    atom, weight = _residual(model, FLOAT64)
+
+_NODES: dict = {}
+
+
+def _gauss_legendre(n: int, ctx):
+    """Gauss-Legendre nodes and weights on [-1, 1]: numpy's in float64, mpmath's at the context's digits."""
+    key = (n, ctx.dps)
+    if key not in _NODES:
+        if ctx.is_float64:
+            _NODES[key] = tuple(np.polynomial.legendre.leggauss(n))
+        else:
+            import mpmath
+
+            X, W = mpmath.mp.gauss_quadrature(n, "legendre")
+            _NODES[key] = ([X[i] for i in range(n)], [W[i] for i in range(n)])
+    return _NODES[key]
+
+
+def _convolved_float64(model, D, t: Fraction):
+    """P(W > t) in float64 (Gauss-Legendre of 12 and 24 nodes per interval), or None (escalate) when the two
+    differ by more than 1e-11 of the tail or the lattice part's rounding bound exceeds 1e-12 of its value."""
+    from ..backend import FLOAT64
+
     try:
-        values = [convolution_tail(FLOAT64, lattice, survival, cuts, *np.polynomial.legendre.leggauss(n), atom,
-                                   weight, rest) for n in (16, 32)]
+        with FLOAT64, np.errstate(all="ignore"):
+            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24))
     except (ArithmeticError, OverflowError):
         return None
-    a, b = values
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(worst)) or worst > 1e-12:
+        return None
     return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
 
 
 def _convolved_mp(model, D, t: Fraction, digits: int):
-    """P(W > t) to ``digits`` digits: the lattice part at the working digits that give it D + 3 digits at t (its
-    own bound checked at every node: more digits where one fails), the integral by mpmath.quad (Gauss-Legendre;
-    tanh-sinh on the interval at 0, where the vacation's density may be singular) at D + 10 digits, accepted when
-    its own error estimate is below 10^-(D+3) of the tail. Returns (tail, working digits)."""
+    """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
+    working digits that give the lattice part D + 3 digits (its bound checked at every node: more digits where
+    one fails); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
+    ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
     import mpmath
 
     from ..backend import mp_context
+    from qderive.symbolic import limits as _limits
+    from qderive.symbolic.errors import NumericalError
 
-    law = model.vacation
-    _, w_lat = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
+    _, w = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    cuts = _cuts(model, D, t)
+    n = digits // 2 + 8
     while True:
-        lat = mp_context(w_lat)
-
-        def lattice(y):
-            if y <= 0:
-                return mpmath.mpf(1)
-            with lat:
-                value, bound = _lattice_tail(model, (D, ()), _exact(y), lat, bare=True)
-                if not bound <= goal * value:
-                    raise ArithmeticError
-                return +value
-
-        ctx = mp_context(digits + 10)
-        try:
-            with ctx:
-                atom, weight = _residual(model, ctx)
-                T = mpmath.mpf(t.numerator) / t.denominator
-                total = atom * lattice(T) + weight * law.stop_loss(T)
-                error = mpmath.mpf(0)
-                for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
-                    a, b = ctx.num(a), ctx.num(b)
-                    value, err = mpmath.quad(lambda x: law.survival(x) * lattice(T - x), [a, b], error=True,
-                                             method="tanh-sinh" if i == 0 else "gauss-legendre", maxdegree=10)
-                    total += weight * value
-                    error += weight * err
-        except ArithmeticError:
-            w_lat += 10
-            continue
-        if error > goal * total:
-            from qderive.symbolic.errors import NumericalError
-
-            raise NumericalError(f"P(W > {float(t):.6g}): the quadrature of the residual vacation against the "
-                                 f"lattice part reaches only {float(error / total):.2g} relative (the vacation "
-                                 f"{law} has a density too irregular for {digits} digits)")
-        return +total, max(w_lat, ctx.dps)
+        _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
+                      f"{digits} digits of it need {w} working digits")
+        ctx = mp_context(w)
+        with ctx:
+            try:
+                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n))
+            except ZeroDivisionError:
+                worst = mpmath.inf
+            if not worst <= goal:
+                w += 10
+                continue
+            if b > 0 and abs(a - b) <= goal * b:
+                return +b, w
+        n *= 2
+        if n > 512:
+            raise NumericalError(f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the "
+                                 f"lattice part does not settle to {digits} digits with 512 nodes per interval "
+                                 f"(the vacation {model.vacation} has a density too irregular)")
 
 
 def _lattice_tails(model, setup, kind: str):

@@ -262,19 +262,72 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     return one - cdf, bound
 
 
-def convolution_tail(ctx, lattice, survival, cuts, nodes, weights, atom, weight, rest):
+def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
+    """P(V + J > y) for the context vector ``ys`` of points in one lattice cell (j D <= y < (j + 1) D), with their
+    rounding bounds: (L2) written as (L3) with R = 0 (a_0 = 1, omega_n(u) = e^{lambda u} u^n / n!), the nodes of
+    a quadrature interval at once. The bound is the kernel's C eps M with C = 4 (3 j + 10) (no series; the
+    factors e^{lambda (y - m D)} as products of j + 1 rounded numbers). A context
+    with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there (``exps``: the factors
+    e^{lambda (y - m D)}, row m, computed before)."""
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        rows, step = [ctx.exp(ys * lam)], ctx.exp(-lam * D)  # e^{lambda y} e^{-lambda D m}: positive products
+        for m in range(j):
+            rows.append(rows[-1] * step)
+        exps = numpy.array(rows, dtype=object)
+        with twin:
+            args = twin.from_mp(numpy.array([D, lam, rho], dtype=object))
+            tails, bounds = lattice_part_tails(twin, twin.from_mp(h[: j + 1, : j + 1]), twin.from_mp(ys), j, *args,
+                                               exps=twin.from_mp(exps))
+            return twin.to_mp(tails), twin.to_mp(bounds)
+    one = ctx.num(1)
+    total, magnitude = ctx.zeros(len(ys)), ctx.zeros(len(ys))
+    for m in range(j + 1):
+        u = ys - D * m
+        g = ctx.zeros(len(ys)) + one  # u^n / n!
+        signed, size = g * h[0, m], g * h[0, m]
+        power = one
+        for n in range(1, m + 1):
+            g = g * u / n
+            power = power * lam
+            term = g * (h[n, m] * power)
+            signed = signed + (term if n % 2 == 0 else -term)
+            size = size + term
+        e = ctx.exp(u * lam) if exps is None else exps[m]  # array (op) number: never mpf (op) array
+        total, magnitude = total + e * signed, magnitude + e * size
+    return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
+
+
+def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1):
     """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
-    Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t: the kinks
-    t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1].
+    Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t, context
+    numbers: the kinks t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1];
+    ``cells[i]`` is the lattice cell of t - x on interval i, ``cells[-1]`` (one more) that of t. Returns (tail,
+    largest relative bound of the lattice values).
 
     The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
-    density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(y)`` gives
-    P(V + J > y) (:func:`lattice_wait_tail` without residual) and ``survival(x)`` P(V_vac > x), both context
-    numbers. Every term is positive: the quadrature's error is relative to the tail."""
+    density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(ys, j)`` gives
+    (P(V + J > y), bounds) for a vector of points of cell j (:func:`lattice_part_tails`), ``survival(x)``
+    P(V_vac > x). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
+    1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
+    error is relative to the tail."""
     t = cuts[-1]
-    total = atom * lattice(t) + weight * rest
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        half, mid = (b - a) / 2, (a + b) / 2
-        values = [survival(x) * lattice(t - x) for x in (mid + half * v for v in nodes)]
-        total = total + weight * half * ctx.dot(weights, ctx.array(values))
-    return total
+    one = ctx.num(1)
+    top, top_bound = lattice(ctx.array([t]), cells[-1])
+    nodes = ctx.array(nodes)
+    total = atom * top[0] + weight * rest
+    worst = top_bound[0] / top[0]
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        if i == 0 and root != 1:
+            v = (nodes + one) / 2
+            xs = v**root * b
+            jac = v ** (root - 1) * (b * root / 2)
+        else:
+            half, mid = (b - a) / 2, (a + b) / 2
+            xs = nodes * half + mid
+            jac = ctx.zeros(len(nodes)) + half
+        tails, bounds = lattice(-xs + t, cells[i])
+        worst = max(worst, max(bounds / abs(tails)))
+        values = ctx.array([survival(x) for x in xs]) * tails * jac
+        total = total + weight * ctx.dot(ctx.array(weights), values)
+    return total, worst

@@ -279,6 +279,10 @@ class TimeLaw(Law):
         """E (T - x)^+ = int_x^oo P(T > u) du as an mpf at the current mpmath precision (with :meth:`survival`)."""
         return None
 
+    def survival_root(self) -> int:
+        """q such that P(T > x) is analytic in v = x^{1/q} near 0 (1: analytic in x; a gamma law of shape p/q: q)."""
+        return 1
+
     def survival_kinks(self) -> tuple:
         """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
         return ()

@@ -66,6 +66,11 @@ class _GammaFamily(TimeLaw):
         a, m = _mpf(self.shape_value), _mpf(self.mean)
         return mpmath.gammainc(a, a * x / m, mpmath.inf, regularized=True)
 
+    def survival_root(self):
+        """The denominator q of the shape p/q: P(T > x) = 1 - x^{p/q} (analytic) is analytic in x^{1/q}."""
+        a = self.shape_value
+        return 1 if is_symbolic(a) else Fraction(a).denominator
+
     def stop_loss(self, x):
         """E (T - x)^+ = (m - x) Q(a, z) + m z^a e^{-z} / Gamma(a + 1), z = a x / m (Q(a + 1, z) = Q(a, z) +
         z^a e^{-z} / Gamma(a + 1)); for x > m the two terms cancel to about log10(x / m) digits, which are
