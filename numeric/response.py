@@ -191,9 +191,9 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
 def _refuse_kinks(law: ResponseLaw, option: str):
     if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
-                             "cannot resolve the kinks of such laws to the requested digits; exact sums exist for a "
-                             "constant service with no, exponential, hyperexponential, constant or empirical "
-                             "vacations); the moments (--wait-moments) work for every law")
+                             "cannot resolve the kinks of such laws to the requested digits; exact lattice sums cover a "
+                             "constant service with any vacation law, not a smooth service with constant, uniform "
+                             "or empirical vacations); the moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):

@@ -17,12 +17,28 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
 not smooth. With a constant service D and no vacations, or vacations whose survival function is
-given by exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
-empirical), the tails are exact instead: the lattice sum (L3) of
+given by pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant, empirical; and
+every phase-type law -- Erlang, Coxian, PH -- as one uniformized matrix exponential, (L5)), the tails
+are exact instead: the lattice sum (L3) of
 :mod:`qderive.numeric.kernels.lattice_wait` (wait), and P(W > t - D) for the sojourn W + D, with the
 working digits chosen from the sum's own rounding bound (:func:`_lattice_mp`); float64 returns None
 where that bound exceeds 1e-10 of the tail (the response module recomputes it at 15 digits, with a
-note). Other kinked laws are refused for tails and quantiles, with the reason; the moments work.
+note). A vacation law with a density but no pieces (``TimeLaw.survival`` and ``stop_loss``: gamma of
+non-integer shape, lognormal, uniform) is integrated against the lattice part instead, by the
+decomposition W = (V + J) + R with R independent of V + J::
+
+    P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx,
+
+every term positive (:func:`~qderive.numeric.kernels.lattice_wait.convolution_tail`), the integral split at
+the kinks t - m D of the lattice part and the law's own (uniform's ends; on the interval at 0 in the variable
+x^{1/q} for a gamma law of shape p/q, where its survival function is analytic), the lattice part at all the
+nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.lattice_part_tails`): float64 by
+Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
+stay below 1e-10; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
+agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
+node (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
+or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
+reason; the moments work.
 """
 
 from __future__ import annotations
@@ -171,16 +187,22 @@ def _p_zero(model):
 
 
 def _lattice(model):
-    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) of
-    :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
-    exponential, hyperexponential, constant, empirical); else None and why not."""
+    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) or
+    (L5) of :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
+    exponential, hyperexponential, constant, empirical, phase-type); else None and why not."""
     pieces = model.service.survival_pieces()
-    if pieces is None or len(pieces) != 1 or tuple(pieces[0][:2]) != (1, 0) or pieces[0][2] is None:
+    if pieces is None or len(pieces) != 1 or len(pieces[0]) != 3 or tuple(pieces[0][:2]) != (1, 0) \
+            or pieces[0][2] is None:
         return None, ""  # not a constant service: the refusal names the law with kinks
     if model.vacation is None:
         return (pieces[0][2], ()), ""
     vac = model.vacation.survival_pieces()
     if vac is None:
+        import mpmath
+
+        with mpmath.workdps(15):
+            if model.vacation.survival(mpmath.mpf(1)) is not None:  # a density: quadrature (pieces None)
+                return (pieces[0][2], None), ""
         return None, f"the vacation time {model.vacation} has no exact sum with the constant service {model.service}"
     return (pieces[0][2], tuple(vac)), ""
 
@@ -209,8 +231,24 @@ def _table(model, ctx, K):
     return h
 
 
-def _lattice_tail(model, setup, t: Fraction, ctx):
-    """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``)."""
+def _residual(model, ctx):
+    """(a_0, w_c) of the residual vacation R in ``ctx``: P(R = 0) and the factor of its density w_c P(V > x)
+    (none: (1, 0); multiple: (0, 1 / f_1); single: (c_0, lambda) / (lambda f_1 + c_0))."""
+    policy = _policy(model)
+    if policy == "none":
+        return ctx.num(1), ctx.num(0)
+    f1 = model.vacation.moment(1)
+    if policy == "multiple":
+        return ctx.num(0), ctx.num(1 / f1)
+    lam = ctx.num(model.rate)
+    c0 = _zero_count(model, ctx)
+    c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
+    return c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
+
+
+def _lattice_tail(model, setup, t: Fraction, ctx, bare: bool = False):
+    """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``); ``bare``: of the
+    lattice part V + J alone (no residual vacation)."""
     from ..kernels.lattice_wait import lattice_wait_tail
 
     from qderive.symbolic import limits as _limits
@@ -220,39 +258,48 @@ def _lattice_tail(model, setup, t: Fraction, ctx):
                       f"{float(D):.6g} sums over t / D lattice points")
     lam = ctx.num(model.rate)
     rho = ctx.num(model.rate * model.batch.mean * D)
-    policy = _policy(model)
-    if policy == "none":
-        atom, weight = ctx.num(1), ctx.num(0)
-    else:
-        f1 = model.vacation.moment(1)
-        if policy == "multiple":
-            atom, weight = ctx.num(0), ctx.num(1 / f1)
-        else:
-            c0 = _zero_count(model, ctx)
-            c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
-            atom, weight = c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
-    parts = tuple((ctx.num(w), ctx.num(theta), None if d is None else ctx.num(d)) for w, theta, d in pieces)
+    atom, weight = (ctx.num(1), ctx.num(0)) if bare else _residual(model, ctx)
+    parts = () if bare else tuple(_piece(ctx, piece) for piece in pieces)
     us = [ctx.num(t - m * D) for m in range(K + 1)]
     return lattice_wait_tail(ctx, _table(model, ctx, K), us, lam, rho, atom, weight, parts)
 
 
-def _lattice_float64(model, setup, t: Fraction):
+def _piece(ctx, piece):
+    """One survival piece of ``TimeLaw.survival_pieces`` in ``ctx``: (w, theta, d) or (w, theta, None, (alpha, P))."""
+    w, theta, d, *matrix = piece
+    out = (ctx.num(w), ctx.num(theta), None if d is None else ctx.num(d))
+    if not matrix:
+        return out
+    alpha, P = matrix[0]
+    Pc = ctx.zeros((len(P), len(P)))
+    for i, row in enumerate(P):
+        for j, v in enumerate(row):
+            Pc[i, j] = ctx.num(v)
+    return out + ((ctx.array([ctx.num(a) for a in alpha]), Pc),)
+
+
+def _lattice_float64(model, setup, t: Fraction, bare: bool = False):
     """P(W > t) in float64, or None when the cancellation bound exceeds 1e-10 of the tail (or it overflows)."""
     from ..backend import FLOAT64
 
     try:
-        tail, bound = _lattice_tail(model, setup, t, FLOAT64)
+        tail, bound = _lattice_tail(model, setup, t, FLOAT64, bare)
     except OverflowError:
         return None, None
     if not (np.isfinite(tail) and np.isfinite(bound)):
         return None, None
-    return (float(tail) if tail > 0 and bound <= 1e-10 * tail else None), float(bound) / FLOAT64.eps
+    return (float(tail) if tail > 0 and bound <= 1e-10 * tail else None), _size(tail, bound, FLOAT64.eps)
 
 
-def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
-    """P(W > t) to ``digits`` relative digits: working digits D + 10 + log10(C M) (``size``, from float64, else
-    from a 20-digit pass), raised by log10(bound / tail) until the rounding bound is below 10^-(D+2) of the
-    tail. Returns (tail, working digits)."""
+def _size(tail, bound, eps) -> float:
+    """C M / tail from one pass (the digits the sum loses), or C M where that pass cannot size the tail."""
+    return float(bound / eps / (tail if tail > 2 * bound else 1))
+
+
+def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = False):
+    """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, from float64,
+    else from a 20-digit pass; C M alone where that pass cannot size the tail), raised by log10(bound / tail)
+    until the rounding bound is below 10^-(D+2) of the tail. Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -262,15 +309,15 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
 
     if size is None or not math.isfinite(size):
         with mp_context(20) as ctx:
-            _, bound = _lattice_tail(model, setup, t, ctx)
-            size = float(bound / ctx.eps)
-    w = digits + 10 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
+            size = _size(tail, bound, ctx.eps)
+    w = digits + 6 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
-            tail, bound = _lattice_tail(model, setup, t, ctx)
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
             goal = mpmath.mpf(10) ** (-(digits + 2))
             if tail > 0 and bound <= goal * tail:
                 return +tail, w
@@ -278,6 +325,132 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None):
                 w += int(math.ceil(float(mpmath.log10(bound / (goal * tail))))) + 3
             else:
                 w += max(20, w - digits)
+
+
+# -- constant service, vacations with a density but no pieces: quadrature against the lattice part ------------
+
+
+def _exact(x) -> Fraction:
+    """A float or an mpf as the Fraction it equals."""
+    import mpmath
+
+    if isinstance(x, float):
+        return Fraction(x)
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _cuts(model, D, t: Fraction) -> list:
+    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted."""
+    inner = {t - m * D for m in range(int(t // D) + 1)} | set(model.vacation.survival_kinks())
+    return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+
+
+def _convolution(model, D, t: Fraction, ctx, orders):
+    """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
+    each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
+    part (call inside ``with ctx:``)."""
+    import mpmath
+
+    from ..kernels.lattice_wait import convolution_tail, lattice_part_tails
+    from qderive.symbolic import limits as _limits
+
+    law = model.vacation
+    cuts = _cuts(model, D, t)
+    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
+                      f"{float(D):.6g} sums over t / D lattice points")
+    h = _table(model, ctx, K)
+    cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
+    lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
+    atom, weight = _residual(model, ctx)
+
+    def lattice(ys, j):
+        return lattice_part_tails(ctx, h, ys, j, Dc, lam, rho)
+
+    dps = 17 if ctx.is_float64 else ctx.dps
+    with mpmath.workdps(dps):
+        if ctx.is_float64:
+            def survival(x):
+                return float(law.survival(mpmath.mpf(x)))
+        else:
+            survival = law.survival
+        rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
+        out, worst = [], 0
+        for n in orders:
+            nodes, weights = _gauss_legendre(n, ctx)
+            value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
+                                        atom, weight, rest, law.survival_root())
+            out.append(value)
+            worst = max(worst, w)
+    return out, worst
+
+
+_NODES: dict = {}
+
+
+def _gauss_legendre(n: int, ctx):
+    """Gauss-Legendre nodes and weights on [-1, 1]: numpy's in float64, mpmath's at the context's digits."""
+    key = (n, ctx.dps)
+    if key not in _NODES:
+        if ctx.is_float64:
+            _NODES[key] = tuple(np.polynomial.legendre.leggauss(n))
+        else:
+            import mpmath
+
+            X, W = mpmath.mp.gauss_quadrature(n, "legendre")
+            _NODES[key] = ([X[i] for i in range(n)], [W[i] for i in range(n)])
+    return _NODES[key]
+
+
+def _convolved_float64(model, D, t: Fraction):
+    """P(W > t) in float64 (Gauss-Legendre of 12 and 24 nodes per interval), or None (escalate) when the two
+    differ by more than 1e-11 of the tail or the lattice part's rounding bound exceeds 1e-10 of its value (the
+    float64 criterion of the lattice sums)."""
+    from ..backend import FLOAT64
+
+    try:
+        with FLOAT64, np.errstate(all="ignore"):
+            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24))
+    except (ArithmeticError, OverflowError):
+        return None
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(worst)) or worst > 1e-10:
+        return None
+    return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
+
+
+def _convolved_mp(model, D, t: Fraction, digits: int):
+    """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
+    working digits that give the lattice part D + 3 digits (its bound checked at every node: more digits where
+    one fails); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
+    ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
+    import mpmath
+
+    from ..backend import mp_context
+    from qderive.symbolic import limits as _limits
+    from qderive.symbolic.errors import NumericalError
+
+    _, w = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
+    goal = mpmath.mpf(10) ** (-(digits + 3))
+    n = digits // 2 + 8
+    while True:
+        _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
+                      f"{digits} digits of it need {w} working digits")
+        ctx = mp_context(w)
+        with ctx:
+            try:
+                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n))
+            except ZeroDivisionError:
+                worst = mpmath.inf
+            if not worst <= goal:
+                w += 10
+                continue
+            if b > 0 and abs(a - b) <= goal * b:
+                return +b, w
+        n *= 2
+        if n > 512:
+            raise NumericalError(f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the "
+                                 f"lattice part does not settle to {digits} digits with 512 nodes per interval "
+                                 f"(the vacation {model.vacation} has a density too irregular)")
 
 
 def _lattice_tails(model, setup, kind: str):
@@ -293,6 +466,14 @@ def _lattice_tails(model, setup, kind: str):
             t = Fraction(t) - shift
             if t < 0:
                 out.append(1.0 if digits is None else mpmath.mpf(1))
+                continue
+            if setup[1] is None:  # a vacation with a density and no pieces: quadrature
+                if digits is None:
+                    out.append(_convolved_float64(model, setup[0], t))
+                    continue
+                value, w = _convolved_mp(model, setup[0], t, digits)
+                out.append(value)
+                working = max(working, w)
                 continue
             value, size = _lattice_float64(model, setup, t)
             if digits is None:

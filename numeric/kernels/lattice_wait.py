@@ -36,10 +36,31 @@ a series of positive terms (stopped when k > 2 mu y, where the ratio of terms is
 next term is below eps of the sum: remainder below 2 eps relative), used for the top index; the others
 by the recurrence E_n = a_n - E_{n-1} / mu run in its stable direction (:func:`incomplete_exponential_moments`).
 
+**Matrix-exponential pieces.** A phase-type vacation (Erlang, Coxian, PH(alpha, T)) has the survival function
+S(x) = alpha e^{T x} 1 = e^{-theta x} alpha e^{theta P x} 1, uniformized: theta = max_i |T_ii| and
+P = I + T / theta >= 0 entrywise (substochastic), so no eigenvalue of T is needed and nothing is subtracted.
+For such a piece (a weight w, theta, no cut and (alpha, P)) the integral is w e^{-theta u} I_n(u) with::
+
+    I_n(u) = int_0^u e^{mu y} y^n / n! alpha e^{theta P (u - y)} 1 dy = (u^n / n!) sum_{k>=0} e_k Phi^(n + k),
+    e_k = (mu u)^k / k!,   Phi^(p) = alpha phi^(p),                                                   (L5)
+    phi^(p) = p! / u^p int_0^u y^p / p! e^{theta P (u - y)} 1 dy = sum_j (theta P)^j 1 u^{j+1} p! / (p + j + 1)!,
+    phi^(p) = u / (p + 1) (1 + theta P phi^(p + 1))      (backward, positive terms only),
+
+(expand e^{mu y} in powers of y and use the Beta integral int_0^u y^a (u - y)^j dy = a! j! u^{a+j+1} / (a+j+1)!).
+The backward recurrence starts from phi^ = 0 at an index p_0 >= 2 theta u past the last one needed, where the
+product of the factors theta u / (p + 1) <= 1/2 is below eps (the dropped part is then below eps relative); the
+series in k stops when k > 2 mu u and e_k is below eps / 4 of the sum of the e's (Phi^ decreases in p, so
+the remainder is below eps / 2 relative). Every step adds positive numbers: a step adds at most
+(n_phases + 4) eps to the relative error of phi^, and for p >= 2 theta u (where theta P phi^(p + 1) <= 1/2)
+it passes on at most a third of the error from above, so the relative rounding error of I_n is below
+((min(p_max, 2 theta u) + 3) (n_phases + 4) + 2 k + n + n_phases + 5) eps; that count enters C below
+(:func:`matrix_exponential_moments`). An Erlang-k law gives P the shift matrix (nilpotent).
+
 **Cancellation.** (L3) alternates (the (-lambda)^n), and P(W > t) = 1 - P(W <= t) subtracts again: the
 sum of the absolute values M = 1 + (1 - rho) sum |terms| grows like e^{lambda t} (M/D/1 at rho = 0.8,
 t = 40.5 D: M = 4e13 for a tail of 2.3e-8). Every term is a product and positive sums of context
-numbers, so the rounding error is at most C eps M with C = 4 (k_max + 2 m_max + 10); the kernel returns
+numbers, so the rounding error is at most C eps M with C = 4 (k_max + 2 m_max + 10) (k_max: the largest
+term count of (L4) or (L5) used); the kernel returns
 this bound with the tail, and the caller chooses the working precision from it (the tail to D digits
 needs D + log10(C M / tail) digits), or, in float64, escalates when the bound exceeds the tolerance.
 
@@ -118,11 +139,78 @@ def incomplete_exponential_moments(ctx, y, mu, N):
     return out, k
 
 
+def matrix_exponential_moments(ctx, us, mu, theta, alpha, P):
+    """For each u_m of ``us``: (I_0(u_m), ..., I_m(u_m)) of (L5); and the largest term count entering the rounding
+    bound. ``us``, ``mu``, ``theta`` >= 0 context numbers, ``alpha`` a context vector and ``P`` a context matrix
+    (nonnegative, substochastic).
+
+    I_n(u) = int_0^u e^{mu y} y^n / n! alpha e^{theta P (u - y)} 1 dy by the positive series and backward
+    recurrence of the module docstring (L5): no subtraction anywhere. The recurrence runs once for all the u_m
+    (a matrix of phi^ columns). A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision, the
+    same correctly rounded operations) runs it there."""
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        with twin:
+            values, count = matrix_exponential_moments(twin, list(twin.from_mp(numpy.array(us, dtype=object))),
+                                                       *twin.from_mp(numpy.array([mu, theta], dtype=object)),
+                                                       twin.from_mp(alpha), twin.from_mp(P))
+            return [twin.to_mp(v) for v in values], count
+    one, eps = ctx.num(1), ctx.eps
+    n_ph, n_u = len(alpha), len(us)
+    series, top, count = [], 0, 0
+    for m, u in enumerate(us):
+        if u == 0:
+            series.append(None)
+            continue
+        x = mu * u
+        e = [one]  # e_k = (mu u)^k / k!
+        total, k = one, 0
+        while True:
+            k += 1
+            e.append(e[-1] * x / k)
+            total = total + e[-1]
+            if k > 2 * x and 4 * e[-1] <= eps * total:
+                break
+        series.append(e)
+        need, tu = m + k, float(theta * u)  # Phi^(p) for p = 0..need
+        start, factor = max(need, int(math.ceil(2 * tu))), 1.0
+        while factor > float(eps):
+            start += 1
+            factor *= tu / (start + 1)
+        top = max(top, start)
+        count = max(count, (min(need, int(math.ceil(2 * tu))) + 3) * (n_ph + 4) + 2 * k + m + n_ph + 5)
+    needs = [m + len(e) - 1 for m, e in enumerate(series) if e is not None]
+    p_max = max(needs, default=0)
+    U = ctx.array(us).reshape(1, n_u)
+    tP = P * theta
+    phi = ctx.zeros((n_ph, n_u))
+    phis = ctx.zeros((p_max + 1, n_u, n_ph))
+    for p in range(top, -1, -1):  # phi^(p) = u / (p + 1) (1 + theta P phi^(p + 1)), every u at once
+        phi = (numpy.dot(tP, phi) + one) * (U / (p + 1))
+        if p <= p_max:
+            phis[p] = phi.T
+    Phis = ctx.matmul(phis.reshape((p_max + 1) * n_u, n_ph), alpha.reshape(n_ph, 1)).reshape(p_max + 1, n_u)
+    out = []
+    for m, (u, e) in enumerate(zip(us, series)):
+        if e is None:
+            out.append(ctx.zeros(m + 1))
+            continue
+        kmax = len(e) - 1
+        window = numpy.lib.stride_tricks.sliding_window_view(Phis[: m + kmax + 1, m], kmax + 1)  # Phi^(n..n+kmax)
+        sums = ctx.matmul(numpy.ascontiguousarray(window), ctx.array(e).reshape(kmax + 1, 1))[:, 0]
+        g = ctx.zeros(m + 1) + one
+        for n in range(1, m + 1):
+            g[n] = g[n - 1] * u / n
+        out.append(sums * g)
+    return out, count
+
+
 def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     """P(W > t) by (L3) with u_m = t - m D for m = 0..K (``us``, context numbers computed exactly by the
     caller), the table ``h`` of :func:`lattice_table`, the atom a_0 and weight w_c of R and its survival
-    pieces ((w_i, theta_i, d_i or None for d_i = oo), ...). Returns (tail, bound): the rounding error of
-    the tail is below ``bound`` (module docstring: C eps M)."""
+    pieces ((w_i, theta_i, d_i or None for d_i = oo), ..., and matrix-exponential pieces
+    (w_i, theta_i, None, (alpha_i, P_i)) of (L5)); weights w_i >= 0. Returns (tail, bound): the rounding error
+    of the tail is below ``bound`` (module docstring: C eps M)."""
     one = ctx.num(1)
     total, magnitude, k_max = ctx.num(0), ctx.num(0), 0
     K = len(us) - 1
@@ -134,6 +222,11 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     steps[0] = one
     if K > 0:
         steps[1:] = numpy.true_divide(one, ctx.array(range(1, K + 1)))  # never mpf (op) array
+    batched = {}  # the (L5) moments of each matrix piece, for every u at once
+    for j, (w, theta, d, *matrix) in enumerate(pieces):
+        if matrix:
+            batched[j], k1 = matrix_exponential_moments(ctx, us, lam + theta, theta, *matrix[0])
+            k_max = max(k_max, k1)
     for m, u in enumerate(us):
         n = m + 1
         coef = h[:n, m] * powers[:n]  # h_{n,m} lambda^n (the sign (-1)^n below)
@@ -144,8 +237,14 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
             g = numpy.multiply.accumulate(g)
             omega = omega + g * (atom * ctx.exp(lam * u))
         size = omega.copy()
-        for w, theta, d in pieces:
+        for j, (w, theta, d, *matrix) in enumerate(pieces):
             mu = lam + theta
+            if matrix:  # (L5): positive, nothing to subtract
+                value = batched[j][m]
+                scale = weight * w * ctx.exp(-theta * u)
+                omega = omega + value * scale
+                size = size + value * scale
+                continue
             upper, k1 = incomplete_exponential_moments(ctx, u, mu, m)
             rest = u - d if d is not None and u > d else ctx.num(0)
             lower, k2 = incomplete_exponential_moments(ctx, rest, mu, m)
@@ -161,3 +260,74 @@ def lattice_wait_tail(ctx, h, us, lam, rho, atom, weight, pieces):
     M = one + (one - rho) * magnitude
     bound = 4 * (k_max + 2 * len(us) + 10) * ctx.eps * M
     return one - cdf, bound
+
+
+def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
+    """P(V + J > y) for the context vector ``ys`` of points in one lattice cell (j D <= y < (j + 1) D), with their
+    rounding bounds: (L2) written as (L3) with R = 0 (a_0 = 1, omega_n(u) = e^{lambda u} u^n / n!), the nodes of
+    a quadrature interval at once. The bound is the kernel's C eps M with C = 4 (3 j + 10) (no series; the
+    factors e^{lambda (y - m D)} as products of j + 1 rounded numbers). A context
+    with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there (``exps``: the factors
+    e^{lambda (y - m D)}, row m, computed before)."""
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        rows, step = [ctx.exp(ys * lam)], ctx.exp(-lam * D)  # e^{lambda y} e^{-lambda D m}: positive products
+        for m in range(j):
+            rows.append(rows[-1] * step)
+        exps = numpy.array(rows, dtype=object)
+        with twin:
+            args = twin.from_mp(numpy.array([D, lam, rho], dtype=object))
+            tails, bounds = lattice_part_tails(twin, twin.from_mp(h[: j + 1, : j + 1]), twin.from_mp(ys), j, *args,
+                                               exps=twin.from_mp(exps))
+            return twin.to_mp(tails), twin.to_mp(bounds)
+    one = ctx.num(1)
+    total, magnitude = ctx.zeros(len(ys)), ctx.zeros(len(ys))
+    for m in range(j + 1):
+        u = ys - D * m
+        g = ctx.zeros(len(ys)) + one  # u^n / n!
+        signed, size = g * h[0, m], g * h[0, m]
+        power = one
+        for n in range(1, m + 1):
+            g = g * u / n
+            power = power * lam
+            term = g * (h[n, m] * power)
+            signed = signed + (term if n % 2 == 0 else -term)
+            size = size + term
+        e = ctx.exp(u * lam) if exps is None else exps[m]  # array (op) number: never mpf (op) array
+        total, magnitude = total + e * signed, magnitude + e * size
+    return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
+
+
+def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1):
+    """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
+    Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t, context
+    numbers: the kinks t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1];
+    ``cells[i]`` is the lattice cell of t - x on interval i, ``cells[-1]`` (one more) that of t. Returns (tail,
+    largest relative bound of the lattice values).
+
+    The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
+    density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(ys, j)`` gives
+    (P(V + J > y), bounds) for a vector of points of cell j (:func:`lattice_part_tails`), ``survival(x)``
+    P(V_vac > x). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
+    1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
+    error is relative to the tail."""
+    t = cuts[-1]
+    one = ctx.num(1)
+    top, top_bound = lattice(ctx.array([t]), cells[-1])
+    nodes = ctx.array(nodes)
+    total = atom * top[0] + weight * rest
+    worst = top_bound[0] / top[0]
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        if i == 0 and root != 1:
+            v = (nodes + one) / 2
+            xs = v**root * b
+            jac = v ** (root - 1) * (b * root / 2)
+        else:
+            half, mid = (b - a) / 2, (a + b) / 2
+            xs = nodes * half + mid
+            jac = ctx.zeros(len(nodes)) + half
+        tails, bounds = lattice(-xs + t, cells[i])
+        worst = max(worst, max(bounds / abs(tails)))
+        values = ctx.array([survival(x) for x in xs]) * tails * jac
+        total = total + weight * ctx.dot(ctx.array(weights), values)
+    return total, worst

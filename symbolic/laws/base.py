@@ -248,10 +248,44 @@ class TimeLaw(Law):
 
     def survival_pieces(self):
         """The survival function as exponential pieces cut at a point, exactly, or None:
-        ((w_1, theta_1, d_1), ...) with P(T > x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (d_i None: no cut).
-        A constant d is ((1, 0, d),). The exact lattice tails with constant service use it
-        (:mod:`qderive.numeric.kernels.lattice_wait`, (L4))."""
+        ((w_1, theta_1, d_1), ...) with P(T > x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (d_i None: no cut),
+        w_i >= 0. A constant d is ((1, 0, d),). A piece may also be a matrix exponential
+        (w, theta, None, (alpha, P)): w e^{-theta x} alpha e^{theta P x} 1 with P >= 0 entrywise.
+
+        The default is the phase-type law's own (``phase_type()``: Erlang, Coxian, PH), uniformized:
+        P(T > x) = alpha e^{T x} 1 = e^{-theta x} alpha e^{theta P x} 1 with theta = max_i |T_ii| and
+        P = I + T / theta (nonnegative: no eigenvalue is needed and nothing is subtracted). The exact
+        lattice tails with constant service use it (:mod:`qderive.numeric.kernels.lattice_wait`, (L4)
+        and (L5))."""
+        ph = self.phase_type()
+        if ph is None or not is_concrete(ph):
+            return None
+        alpha, T = ph
+        from fractions import Fraction
+
+        theta = max(-Fraction(T[i][i]) for i in range(len(T)))
+        P = tuple(tuple((1 if i == j else 0) + Fraction(v) / theta for j, v in enumerate(row))
+                  for i, row in enumerate(T))
+        return ((1, theta, None, (tuple(Fraction(a) for a in alpha), P)),)
+
+    def survival(self, x):
+        """P(T > x) as an mpf at the current mpmath precision (``x`` an mpf >= 0), or None when the law gives no
+        such evaluation. Laws with a density and no exact pieces (gamma, lognormal, uniform) give it: the
+        constant-service tails of :mod:`qderive.numeric.engines.vacation_wait` integrate it against the lattice
+        part's tail."""
         return None
+
+    def stop_loss(self, x):
+        """E (T - x)^+ = int_x^oo P(T > u) du as an mpf at the current mpmath precision (with :meth:`survival`)."""
+        return None
+
+    def survival_root(self) -> int:
+        """q such that P(T > x) is analytic in v = x^{1/q} near 0 (1: analytic in x; a gamma law of shape p/q: q)."""
+        return 1
+
+    def survival_kinks(self) -> tuple:
+        """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
+        return ()
 
     def sample(self, rng, size: int):
         """``size`` independent variates (numpy array) for the simulator."""

@@ -18,6 +18,14 @@ from .base import TimeLaw
 __all__ = ["Exponential", "Erlang", "Gamma"]
 
 
+def _mpf(v):
+    """An exact number as an mpf at the current precision."""
+    import mpmath
+
+    v = Fraction(v)
+    return mpmath.mpf(v.numerator) / v.denominator
+
+
 class _GammaFamily(TimeLaw):
     """Shared formulas; subclasses define ``shape`` and ``mean``."""
 
@@ -48,6 +56,36 @@ class _GammaFamily(TimeLaw):
         rate = k / self.mean
         T = tuple(tuple(-rate if j == i else (rate if j == i + 1 else 0) for j in range(k)) for i in range(k))
         return (1,) + (0,) * (k - 1), T
+
+    def survival(self, x):
+        """P(T > x) = Q(a, a x / m), the regularized upper incomplete gamma function (mpmath)."""
+        import mpmath
+
+        if is_symbolic(self.shape_value) or is_symbolic(self.mean):
+            return None
+        a, m = _mpf(self.shape_value), _mpf(self.mean)
+        return mpmath.gammainc(a, a * x / m, mpmath.inf, regularized=True)
+
+    def survival_root(self):
+        """The denominator q of the shape p/q: P(T > x) = 1 - x^{p/q} (analytic) is analytic in x^{1/q}."""
+        a = self.shape_value
+        return 1 if is_symbolic(a) else Fraction(a).denominator
+
+    def stop_loss(self, x):
+        """E (T - x)^+ = (m - x) Q(a, z) + m z^a e^{-z} / Gamma(a + 1), z = a x / m (Q(a + 1, z) = Q(a, z) +
+        z^a e^{-z} / Gamma(a + 1)); for x > m the two terms cancel to about log10(x / m) digits, which are
+        added as guard digits."""
+        import mpmath
+
+        if is_symbolic(self.shape_value) or is_symbolic(self.mean):
+            return None
+        guard = 10 + max(0, int(mpmath.log10(1 + x / _mpf(self.mean))))
+        with mpmath.extradps(guard):
+            a, m = _mpf(self.shape_value), _mpf(self.mean)
+            z = a * x / m
+            value = (m - x) * mpmath.gammainc(a, z, mpmath.inf, regularized=True) + m * mpmath.exp(
+                a * mpmath.log(z) - z - mpmath.loggamma(a + 1)) if z > 0 else m
+        return +value
 
     def sample(self, rng, size):
         a = float(self.shape_value)

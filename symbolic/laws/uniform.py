@@ -46,6 +46,23 @@ class Uniform(TimeLaw):
     def count_law(self, lam):
         return UniformMixedPoissonCount(lam * self.low, lam * self.high)
 
+    def survival(self, x):
+        """P(T > x): 1 below a, (b - x) / (b - a) on [a, b], 0 beyond (mpmath)."""
+        import mpmath
+
+        a, b = (mpmath.mpf(v.numerator) / v.denominator for v in (Fraction(self.low), Fraction(self.high)))
+        return mpmath.mpf(1) if x <= a else (mpmath.mpf(0) if x >= b else (b - x) / (b - a))
+
+    def stop_loss(self, x):
+        """E (T - x)^+: (a + b) / 2 - x below a, (b - x)^2 / (2 (b - a)) on [a, b], 0 beyond."""
+        import mpmath
+
+        a, b = (mpmath.mpf(v.numerator) / v.denominator for v in (Fraction(self.low), Fraction(self.high)))
+        return (a + b) / 2 - x if x <= a else (mpmath.mpf(0) if x >= b else (b - x) ** 2 / (2 * (b - a)))
+
+    def survival_kinks(self):
+        return tuple(v for v in (self.low, self.high) if v > 0)
+
     def sample(self, rng, size):
         return rng.uniform(float(self.low), float(self.high), size)
 
