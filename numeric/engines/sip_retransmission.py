@@ -1,0 +1,504 @@
+r"""The retransmission fixed point of ``sip-retransmission``: every solution of lambda = lambda_0 E[copies](lambda).
+
+**The server at a given copy rate.** Copies reach the server at rate lambda (new requests and
+retransmissions together). THE approximation: *the copies form a Poisson process of rate lambda, and
+the fates of the copies of one transaction (refused or admitted, and an admitted copy's sojourn time)
+are independent, each with the stationary law of the server fed at rate lambda*. Retransmissions are not
+Poisson (they follow their transaction's timers and cluster in overload), so this is a mean-field
+model; the simulator :mod:`qderive.numeric.simulation.sip` runs the exact model (issue 17 measures the
+difference). Given lambda the server is an existing qderive model:
+
+* ``--control none`` without capacity: M/G/1, model ``vacation-infinite`` with ``--vacation none`` and
+  batches of 1 (``docs/theory/chapter2.md`` section 1); the sojourn law of
+  :mod:`qderive.numeric.engines.vacation_wait`. For lambda E[B] >= 1 there is no stationary regime:
+  the waiting time grows without bound, so every copy is unanswered (the limit of P(R > t) -> 1 as
+  lambda E[B] -> 1); the map is continuous there.
+* ``--control none --capacity K``: M/G/1/K, model ``vacation-finite`` with r = K - 1 waiting places
+  (``docs/theory/chapter2.md`` section 2); p = its loss probability (a copy finding K is refused), the
+  sojourn of an admitted copy from :mod:`qderive.numeric.engines.vacation_finite_wait`.
+* ``--control ignore|503``: the contract's rule (an arrival finding N >= H switches to overload and is
+  refused; in overload every arrival is refused; a departure leaving L returns to normal) is *not* the
+  rule of ``hysteretic`` (M[X]|G|1|(L,H)|(H,R): the mode changes at departures or when the count
+  *reaches* H) nor of ``mm1-hysteretic`` (an admitted arrival reaching H switches at once): both have no
+  state "normal mode with N = H", from which a departure returns to H - 1 without overload. So the
+  control is the smallest exact chain: for exponential service (rate mu) the CTMC on (n, normal),
+  n = 0..H, and (n, overload), n = L+1..H, with (n,0) -> (n+1,0) at lambda (n < H), (H,0) -> (H,1) at
+  lambda, (n,s) -> (n-1,s) at mu, (L+1,1) -> (L,0) at mu, solved by the one GTH
+  (:func:`qderive.numeric.kernels.chains.gth_stationary`). By PASTA a copy is admitted with probability
+  1 - p = sum_{n<H} pi(n, 0), and (FIFO) an admitted copy finding n has the sojourn Erlang(n + 1, mu):
+  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). Other service
+  laws are refused under control (no existing model has this rule for them).
+
+**The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
+p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
+behind its first admitted copy, so the response is the completion of the first admitted copy.
+
+* ``none``/``ignore`` (silent refusal), with m(t) = #{j : tau_j <= t}::
+
+      S(t) = P(no response by t) = p^m(t) + sum_{j < m(t)} p^j (1 - p) F(t - tau_j)                (S)
+      E[copies] = sum_k P(copy k sent) = 1 + sum_{k >= 1} [p^k + sum_{j<k} p^j (1-p) F(tau_k - tau_j)] (C)
+      P(timeout) = S(timeout) (all n copies),  P(reject) = 0                                      (T)
+
+* ``503``: copy k >= 1 is sent iff copies 0..k-1 were admitted and R_0 > tau_k; each sent copy is
+  refused (and the transaction rejected) with probability p::
+
+      E[copies] = 1 + sum_{k >= 1} (1 - p)^k F(tau_k),  P(reject) = p E[copies],                 (C), (J)
+      P(timeout) = (1 - p)^n F(timeout),
+      S(t) = (1 - p)^m(t) F(t) + p sum_{k : tau_k <= t} P(copy k sent)                            (S)
+
+* goodput = lambda_0 (1 - P(timeout) - P(reject)) (G); duplicate ratio 1 - 1/E[copies] (D);
+  P(R > T) = S(T) for T < timeout and P(timeout) + P(reject) for T >= timeout (R = inf when unanswered).
+
+(The product form prod_k [p + (1 - p) F(t - tau_k)] would let a later copy answer before the first
+admitted one, which FIFO excludes; it is not used.)
+
+**The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
+(r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
+parameter set or the law's own sum, absolute error ~1e-12: enough to find sign changes), every sign
+change refined by the Illinois method to 1e-13 relative, then, for ``--digits D``, by the secant
+method on the residual evaluated at D + 5 digits until the step is below 10^-(D+3) lambda. Three
+crossings (bistability) give three solutions; a crossing's stability is the slope g'(lambda*) of
+g = lambda_0 E[copies] (stable iff g' < 1: the iteration lambda <- g(lambda) is attracted; g is
+increasing in lambda). The measures at each solution are computed under the precision policy
+(the sub-models' ``evaluate`` and :func:`qderive.numeric.response.tails` at the requested digits).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+from qderive.symbolic.errors import NumericalError, ParameterError
+from qderive.symbolic.models.sip_retransmission import Control
+
+from ..backend import FLOAT64, mp_context
+from ..kernels.chains import gth_stationary
+from ..kernels.inversion import euler_inversion, euler_parameters
+from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
+from .base import Engine, Trouble
+
+__all__ = ["SipEngine", "Server", "copy_fates", "solve", "control_chain"]
+
+
+def _exact(x) -> Fraction:
+    """An exact rational from a float, an mpf or a Fraction (binary values exactly)."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (int, float, np.floating)):
+        return Fraction(float(x))
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(int(man)) * 2**int(exp) if exp >= 0 else Fraction(int(man), 2**int(-exp))
+
+
+# --------------------------------------------------------------------------------------
+# The control chain (exponential service)
+# --------------------------------------------------------------------------------------
+
+
+def control_chain(L: int, H: int, lam, mu):
+    """The states and moves (i, j, rate) of the contract's hysteresis with exponential service (module docstring):
+    index n for (n, normal), n = 0..H, and H + 1 + (n - L - 1) for (n, overload), n = L+1..H."""
+    def idx(n, s):
+        return n if s == 0 else H + 1 + (n - L - 1)
+
+    moves = []
+    for n in range(H + 1):
+        moves.append((idx(n, 0), idx(n + 1, 0) if n < H else idx(H, 1), lam))
+        if n >= 1:
+            moves.append((idx(n, 0), idx(n - 1, 0), mu))
+    for n in range(L + 1, H + 1):
+        moves.append((idx(n, 1), idx(n - 1, 1) if n - 1 > L else idx(L, 0), mu))
+    return 2 * H - L + 1, moves
+
+
+def _stationary(size, moves, ctx):
+    A = ctx.zeros((size, size))
+    for i, j, r in moves:
+        A[i, j] = A[i, j] + ctx.num(r)
+    return gth_stationary(ctx, A)
+
+
+# --------------------------------------------------------------------------------------
+# The server at copy rate lambda
+# --------------------------------------------------------------------------------------
+
+
+class Server:
+    """The server fed by Poisson copies at rate ``lam`` (exact): ``refused(digits)`` (p, utilization) and
+    ``tails(ts, digits, fast)`` P(R_copy > t) of an admitted copy (module docstring)."""
+
+    def __init__(self, model, lam: Fraction):
+        from qderive.symbolic.batches.finite import Constant
+        from qderive.symbolic.models.vacation import FiniteVacationQueue, VacationQueue
+
+        self.model, self.lam = model, lam
+        self.saturated = False
+        self.base = self.chain = None
+        control = model.control
+        if control is Control.NONE and model.capacity is None:
+            if lam * model.service.moment(1) >= 1:
+                self.saturated = True
+                return
+            self.base = VacationQueue(lam, Constant(1), model.service, None)
+            from .vacation_wait import response_laws
+        elif control is Control.NONE:
+            self.base = FiniteVacationQueue(lam, Constant(1), model.service, None, model.capacity - 1)
+            from .vacation_finite_wait import response_laws
+        else:
+            self._control()
+            return
+        self.law = response_laws(self.base)["sojourn"]
+        if not self.law.smooth and self.law.tails is None:
+            raise ParameterError("service", f"has no exact response-time tails in this server: "
+                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
+                                 model.service.spec_text())
+
+    def _control(self):
+        from qderive.symbolic.laws.gamma import Exponential
+
+        from .ctmc_wait import TaggedChain, phase_type_laws
+
+        model = self.model
+        if not isinstance(model.service, Exponential):
+            raise ParameterError("service", f"--control {model.control.value} is computed for exponential service "
+                                 "only (the exact chain of the contract's hysteresis); give exp:mean=...",
+                                 model.service.spec_text())
+        L, H = model.thresholds
+        mu = 1 / model.service.mean
+        self.size, self.moves = control_chain(L, H, self.lam, mu)
+        self.H = H
+        levels = np.arange(H, dtype=np.int64)
+        chain_self = self
+
+        def entry(ctx):
+            pi = chain_self.pi(ctx)
+            w = ctx.zeros(H)
+            for n in range(H):
+                w[n] = pi[n]
+            total = float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist())
+            return w / total
+
+        chain = TaggedChain(levels, levels.copy(), levels - 1, np.zeros(H, dtype=np.int64), (Fraction(mu),),
+                            tuple(Fraction(mu) for _ in range(H)), entry, self.size)
+        self.law = phase_type_laws(chain)["sojourn"]
+        self._pi = {}
+
+    def pi(self, ctx):
+        key = "float64" if ctx.is_float64 else ctx.dps
+        if key not in self._pi:
+            with ctx:
+                self._pi[key] = _stationary(self.size, self.moves, ctx)
+        return self._pi[key]
+
+    def refused(self, digits):
+        """(p, utilization) as context numbers (float for ``digits`` None)."""
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        if self.saturated:
+            return ctx.num(0), ctx.num(1)
+        if self.base is not None:
+            rec = self.base.evaluate(digits)
+            if self.model.capacity is None:
+                return ctx.num(0), ctx.num(self.lam * self.model.service.moment(1))
+            return rec.loss_probability, 1 - rec.idle_probability
+        pi = self.pi(ctx)
+        with ctx:
+            admitted = float(np.sum(pi[:self.H])) if ctx.is_float64 else ctx.fsum(pi[:self.H].tolist())
+            return 1 - admitted, 1 - pi[0]
+
+    def tails(self, ts, digits, fast=False):
+        """(P(R_copy > t) for t in ``ts`` (exact, > 0), notes), clipped to [0, 1]. A law with its own tails
+        (phase-type by uniformization, the lattice sum of a constant service) gives them to its relative
+        accuracy; otherwise the Euler inversion of the sojourn transform with one parameter set, whose error
+        is absolute: about 1e-12 in float64, 10^-(digits + 5) at ``digits`` (``fast`` is accepted for
+        symmetry: the scan and the reported measures use the same tails)."""
+        one = 1.0 if digits is None else mpmath.mpf(1)
+        if self.saturated or not ts:
+            return [one for _ in ts], []
+        ts = list(ts)
+        if self.law.tails is not None:
+            values, _ = self.law.tails(ts, digits)
+            if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
+                redo = [t for t, v in zip(ts, values) if v is None]
+                got = dict(zip(redo, self.law.tails(redo, 15)[0]))
+                values = [float(got[t]) if v is None else v for t, v in zip(ts, values)]
+            return [_clip(v, one) for v in values], []
+        if digits is None:
+            G = tail_transform(self.law.transform(FLOAT64))
+            A, n, m = TAIL_FLOAT64_SETS[0]
+            with np.errstate(all="ignore"):
+                a = euler_inversion(FLOAT64, G, np.array([float(t) for t in ts]), A, n, m)
+            if not np.all(np.isfinite(a)):
+                raise Trouble("the float64 inversion of the sojourn transform overflowed")
+            return [_clip(float(v), one) for v in a], [_ABSOLUTE_NOTE.format("about 1e-12")]
+        want = digits + 5
+        ctx = mp_context(int(1.5 * want) + 10)
+        A, n, m = euler_parameters(want)
+        with ctx:
+            G = tail_transform(self.law.transform(ctx))
+            a = euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
+            return [_clip(+v, one) for v in a], [_ABSOLUTE_NOTE.format(f"below 1e-{want}")]
+
+
+_ABSOLUTE_NOTE = ("the copy sojourn tails P(R_copy > t) come from one Euler inversion of its transform, absolute "
+                  "error {}: probabilities smaller than that (timeout_probability, response_tail) carry no "
+                  "relative digits")
+
+
+def _clip(v, one):
+    return one * 0 if v < 0 else (one if v > 1 else v)
+
+
+# --------------------------------------------------------------------------------------
+# The copies of one transaction
+# --------------------------------------------------------------------------------------
+
+
+def _needed(control, taus, timeout, tail_times=()):
+    """The times t > 0 at which F(t) is needed by :func:`copy_fates`."""
+    need = set()
+    if control is Control.REJECT:
+        need.update(taus[1:])
+        need.add(timeout)
+        need.update(t for t in tail_times if 0 < t < timeout)
+        return sorted(need)
+    for k in range(1, len(taus)):
+        need.update(taus[k] - taus[j] for j in range(k))
+    need.update(timeout - t for t in taus)
+    for T in tail_times:
+        if T < timeout:
+            need.update(T - t for t in taus if t < T)
+    return sorted(need)
+
+
+def copy_fates(control, taus, timeout, p, F, tail_times=()):
+    """E[copies], P(timeout), P(reject) and S(T) = P(R > T) for T in ``tail_times`` (module docstring, (S), (C),
+    (T), (J)) from p = P(a copy is refused) and F (a dict t -> P(R_copy > t) for the times of :func:`_needed`),
+    in the arithmetic of p."""
+    one = p * 0 + 1
+    q = one - p
+
+    def f(t):
+        return one if t <= 0 else F[t]
+
+    n = len(taus)
+    if control is Control.REJECT:
+        sent = [one] + [q**k * f(taus[k]) for k in range(1, n)]
+        mean = sum(sent[1:], one)
+        reject = p * mean
+        timeout_p = q**n * f(timeout)
+
+        def S(T):
+            if T >= timeout:
+                return reject + timeout_p
+            m = sum(1 for t in taus if t <= T)
+            return q**m * f(T) + p * sum(sent[:m], 0 * one)
+    else:
+        def S_before(T, m):
+            return p**m + sum((p**j * q * f(T - taus[j]) for j in range(m)), 0 * one)
+
+        sent = [one] + [S_before(taus[k], k) for k in range(1, n)]
+        mean = sum(sent[1:], one)
+        reject = 0 * one
+        timeout_p = S_before(timeout, n)
+
+        def S(T):
+            if T >= timeout:
+                return timeout_p
+            return S_before(T, sum(1 for t in taus if t <= T))
+    return {"mean_copies": mean, "timeout_probability": timeout_p, "reject_probability": reject,
+            "sent": sent, "tail": [S(T) for T in tail_times]}
+
+
+# --------------------------------------------------------------------------------------
+# The fixed point
+# --------------------------------------------------------------------------------------
+
+
+class _Map:
+    """g(lambda) = lambda_0 E[copies](lambda), with the servers kept per lambda."""
+
+    def __init__(self, model):
+        self.model = model
+        self.taus = model.copy_times()
+        self.timeout = model.timer
+        self.need = _needed(model.control, self.taus, self.timeout)
+        self.servers = {}
+
+    def server(self, lam: Fraction) -> Server:
+        if lam not in self.servers:
+            if len(self.servers) > 64:
+                self.servers.clear()
+            self.servers[lam] = Server(self.model, lam)
+        return self.servers[lam]
+
+    def mean_copies(self, lam, digits, fast=False):
+        s = self.server(_exact(lam))
+        p, _ = s.refused(digits) if not (fast and s.saturated) else (0.0, 1.0)
+        if digits is None:
+            p = float(p)
+        values, _ = s.tails(self.need, digits, fast=fast)
+        return copy_fates(self.model.control, self.taus, self.timeout, p, dict(zip(self.need, values)))["mean_copies"]
+
+    def residual(self, lam, digits=None, fast=False):
+        rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
+        return rate * self.mean_copies(lam, digits, fast) - lam
+
+
+def _illinois(f, a, b, fa, fb, tol):
+    side = 0
+    for _ in range(200):
+        if fb == fa:
+            break
+        x = (a * fb - b * fa) / (fb - fa)
+        fx = f(x)
+        if fx == 0:
+            return x
+        if (fx > 0) == (fa > 0):
+            a, fa = x, fx
+            if side == -1:
+                fb /= 2
+            side = -1
+        else:
+            b, fb = x, fx
+            if side == 1:
+                fa /= 2
+            side = 1
+        if abs(b - a) <= tol * abs(x):
+            break
+    return a if abs(fa) <= abs(fb) else b
+
+
+def _scan(fmap, lo, hi, points):
+    """Float64 roots of the residual on [lo, hi] (every sign change of a ``points``-point grid, refined)."""
+    grid = np.linspace(lo, hi, points)
+    grid[0], grid[-1] = lo, hi
+    r = [fmap.residual(x, None, fast=True) for x in grid]
+    roots = []
+    for i in range(points):
+        if r[i] == 0:
+            roots.append(float(grid[i]))
+        elif i + 1 < points and r[i + 1] != 0 and (r[i] > 0) != (r[i + 1] > 0):
+            def f(x):
+                return fmap.residual(x, None, fast=True)
+            roots.append(float(_illinois(f, float(grid[i]), float(grid[i + 1]), r[i], r[i + 1], 1e-13)))
+    if not roots:  # |r| below the scan's resolution everywhere: the smallest |r|
+        roots.append(float(grid[int(np.argmin(np.abs(r)))]))
+    return roots
+
+
+def _slope(fmap, lam, lo, hi):
+    """g'(lambda) by a central difference in float64 (one-sided at an end of the interval)."""
+    h = 1e-6 * lam
+    a, b = max(lo, lam - h), min(hi, lam + h)
+    if b <= a:
+        return 0.0
+    ga = fmap.residual(a, None, fast=True) + a
+    gb = fmap.residual(b, None, fast=True) + b
+    return float((gb - ga) / (b - a))
+
+
+def _refine(fmap, lam, digits, lo, hi):
+    """The root near the float64 root ``lam`` to ``digits`` digits (secant on the residual at digits + 5)."""
+    w = digits + 5
+    ctx = mp_context(w + 10)
+    with ctx:
+        lo_, hi_ = ctx.num(_exact(lo)), ctx.num(_exact(hi))
+        x0 = ctx.num(_exact(lam))
+        if x0 in (lo_, hi_) and fmap.residual(x0, w) == 0:
+            return x0
+        x1 = x0 * (1 + mpmath.mpf(10) ** -9)
+        x1 = min(max(x1, lo_), hi_)
+        if x1 == x0:
+            x1 = x0 * (1 - mpmath.mpf(10) ** -9)
+        f0, f1 = fmap.residual(x0, w), fmap.residual(x1, w)
+        for _ in range(60):
+            if f1 == f0:
+                return x1
+            x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+            x2 = min(max(x2, lo_), hi_)
+            if abs(x2 - x1) <= abs(x2) * mpmath.mpf(10) ** -(digits + 3):
+                return x2
+            x0, f0, x1, f1 = x1, f1, x2, fmap.residual(x2, w)
+    raise NumericalError(f"sip-retransmission: the fixed point near offered rate {lam:.6g} did not converge to "
+                         f"{digits} digits")
+
+
+def _measures(fmap, lam, digits):
+    """The contract's measures at offered rate ``lam`` (a float or an mpf), under the precision policy."""
+    model = fmap.model
+    s = fmap.server(_exact(lam))
+    p, util = s.refused(digits)
+    tail_times = tuple(model.response_tail or ())
+    need = _needed(model.control, fmap.taus, fmap.timeout, tail_times)
+    values, notes = s.tails(need, digits)
+    fates = copy_fates(model.control, fmap.taus, fmap.timeout, p, dict(zip(need, values)), tail_times)
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+    rate = ctx.num(model.rate)
+    mean = fates["mean_copies"]
+    from qderive.symbolic.numbers import decimal_text
+
+    out = {
+        "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
+        "mean_copies": mean,
+        "duplicate_ratio": 1 - 1 / mean,
+        "goodput": rate * (1 - fates["timeout_probability"] - fates["reject_probability"]),
+        "timeout_probability": fates["timeout_probability"],
+        "reject_probability": fates["reject_probability"],
+        "utilization": util,
+        "response_tail": {decimal_text(T): v for T, v in zip(tail_times, fates["tail"])},
+    }
+    out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
+    return out, notes
+
+
+def solve(model, digits=None):
+    """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
+    ``residual``, by increasing offered rate; and the notes."""
+    fmap = _Map(model)
+    lam0 = float(model.rate)
+    n = len(fmap.taus)
+    lo, hi = lam0, lam0 * n
+    roots = [lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points)
+    out, notes = [], []
+    for lam in roots:
+        slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
+        x = lam if digits is None else (mp_context(digits + 15).num(model.rate) if n == 1
+                                         else _refine(fmap, lam, digits, lo, hi))
+        values, more = _measures(fmap, x, digits)
+        values["stable"] = bool(slope < 1)
+        values["slope"] = slope
+        out.append(values)
+        notes += [m for m in more if m not in notes]
+    if len(out) > 1:
+        notes.append(f"{len(out)} fixed points (offered rates "
+                     + ", ".join(f"{float(v['offered_rate']):.6g}" for v in out)
+                     + "): the top-level measures are those of the smallest")
+    return out, notes
+
+
+class SipEngine(Engine):
+    """``sip-retransmission``: :func:`solve`; the top-level measures are the first solution's."""
+
+    def compute(self, model, ctx, **options):
+        digits = None if ctx.is_float64 else max(15, ctx.dps - 10)
+        sols, notes = _solve_cached(model, digits)
+        first = dict(sols[0])
+        for key in ("stable", "slope", "residual"):
+            first.pop(key)
+        first["solutions"] = [dict(s) for s in sols]
+        self._notes = notes
+        return first
+
+    def guard_digits(self, model) -> int:
+        return 2
+
+    def notes(self, model, values):
+        return list(getattr(self, "_notes", []))
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_cached(model, digits):
+    return solve(model, digits)
