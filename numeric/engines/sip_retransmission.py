@@ -153,7 +153,7 @@ class Server:
             return
         self.law = response_laws(self.base)["sojourn"]
         if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("service", f"has no exact response-time tails in this server: "
+            raise ParameterError("--service", f"has no exact response-time tails in this server: "
                                  f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
                                  model.service.spec_text())
 
@@ -164,7 +164,7 @@ class Server:
 
         model = self.model
         if not isinstance(model.service, Exponential):
-            raise ParameterError("service", f"--control {model.control.value} is computed for exponential service "
+            raise ParameterError("--service", f"--control {model.control.value} is computed for exponential service "
                                  "only (the exact chain of the contract's hysteresis); give exp:mean=...",
                                  model.service.spec_text())
         L, H = model.thresholds
@@ -195,19 +195,24 @@ class Server:
         return self._pi[key]
 
     def refused(self, digits):
-        """(p, utilization) as context numbers (float for ``digits`` None)."""
+        """(p, q = 1 - p, utilization) as context numbers (floats for ``digits`` None); q is computed directly
+        (the admitted mass, or throughput / lambda), never as 1 - p, so that an almost sure refusal keeps the
+        relative accuracy of q."""
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         if self.saturated:
-            return ctx.num(0), ctx.num(1)
+            return ctx.num(0), ctx.num(1), ctx.num(1)
         if self.base is not None:
-            rec = self.base.evaluate(digits)
             if self.model.capacity is None:
-                return ctx.num(0), ctx.num(self.lam * self.model.service.moment(1))
-            return rec.loss_probability, 1 - rec.idle_probability
+                return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))
+            rec = self.base.evaluate(digits)
+            with ctx:
+                q = rec.throughput / ctx.num(self.lam)
+                return rec.loss_probability, q, rec.throughput * ctx.num(self.model.service.moment(1))
         pi = self.pi(ctx)
         with ctx:
-            admitted = float(np.sum(pi[:self.H])) if ctx.is_float64 else ctx.fsum(pi[:self.H].tolist())
-            return 1 - admitted, 1 - pi[0]
+            q = float(np.sum(pi[:self.H])) if ctx.is_float64 else ctx.fsum(pi[:self.H].tolist())
+            busy = float(np.sum(pi[1:])) if ctx.is_float64 else ctx.fsum(pi[1:].tolist())
+            return 1 - q, q, busy
 
     def tails(self, ts, digits, fast=False):
         """(P(R_copy > t) for t in ``ts`` (exact, > 0), notes), clipped to [0, 1]. A law with its own tails
@@ -221,7 +226,11 @@ class Server:
             return [one for _ in ts], []
         ts = list(ts)
         if self.law.tails is not None:
-            values, _ = self.law.tails(ts, digits)
+            try:
+                values, _ = self.law.tails(ts, digits)
+            except ParameterError as err:  # the uniformization budget: name what the user controls
+                raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
+                                     " (a smaller --timeout or --t1, or a larger service rate)") from None
             if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
                 redo = [t for t, v in zip(ts, values) if v is None]
                 got = dict(zip(redo, self.law.tails(redo, 15)[0]))
@@ -275,43 +284,48 @@ def _needed(control, taus, timeout, tail_times=()):
     return sorted(need)
 
 
-def copy_fates(control, taus, timeout, p, F, tail_times=()):
-    """E[copies], P(timeout), P(reject) and S(T) = P(R > T) for T in ``tail_times`` (module docstring, (S), (C),
-    (T), (J)) from p = P(a copy is refused) and F (a dict t -> P(R_copy > t) for the times of :func:`_needed`),
-    in the arithmetic of p."""
+def copy_fates(control, taus, timeout, p, q, F, tail_times=()):
+    """E[copies], P(timeout), P(reject), P(answered) and S(T) = P(R > T) for T in ``tail_times`` (module docstring,
+    (S), (C), (T), (J)) from p = P(a copy is refused), q = 1 - p and F (a dict t -> P(R_copy > t) for the times of
+    :func:`_needed`), in the arithmetic of p. P(answered) is a sum of nonnegative terms (the goodput keeps its
+    relative accuracy when almost every transaction times out)."""
     one = p * 0 + 1
-    q = one - p
+    zero = 0 * one
 
     def f(t):
         return one if t <= 0 else F[t]
 
     n = len(taus)
+    ends = list(taus[1:]) + [timeout]
     if control is Control.REJECT:
         sent = [one] + [q**k * f(taus[k]) for k in range(1, n)]
         mean = sum(sent[1:], one)
         reject = p * mean
         timeout_p = q**n * f(timeout)
+        # answered while copies 0..m were admitted: R_0 in (tau_m, tau_{m+1}] (tau_n = timeout)
+        answered = sum((q ** (m + 1) * max(zero, f(taus[m]) - f(ends[m])) for m in range(n)), zero)
 
         def S(T):
             if T >= timeout:
                 return reject + timeout_p
             m = sum(1 for t in taus if t <= T)
-            return q**m * f(T) + p * sum(sent[:m], 0 * one)
+            return q**m * f(T) + p * sum(sent[:m], zero)
     else:
         def S_before(T, m):
-            return p**m + sum((p**j * q * f(T - taus[j]) for j in range(m)), 0 * one)
+            return p**m + sum((p**j * q * f(T - taus[j]) for j in range(m)), zero)
 
         sent = [one] + [S_before(taus[k], k) for k in range(1, n)]
         mean = sum(sent[1:], one)
-        reject = 0 * one
+        reject = zero
         timeout_p = S_before(timeout, n)
+        answered = sum((p**j * q * (1 - f(timeout - taus[j])) for j in range(n)), zero)
 
         def S(T):
             if T >= timeout:
                 return timeout_p
             return S_before(T, sum(1 for t in taus if t <= T))
     return {"mean_copies": mean, "timeout_probability": timeout_p, "reject_probability": reject,
-            "sent": sent, "tail": [S(T) for T in tail_times]}
+            "answered": answered, "sent": sent, "tail": [S(T) for T in tail_times]}
 
 
 # --------------------------------------------------------------------------------------
@@ -338,11 +352,12 @@ class _Map:
 
     def mean_copies(self, lam, digits, fast=False):
         s = self.server(_exact(lam))
-        p, _ = s.refused(digits) if not (fast and s.saturated) else (0.0, 1.0)
+        p, q, _ = s.refused(digits)
         if digits is None:
-            p = float(p)
+            p, q = float(p), float(q)
         values, _ = s.tails(self.need, digits, fast=fast)
-        return copy_fates(self.model.control, self.taus, self.timeout, p, dict(zip(self.need, values)))["mean_copies"]
+        return copy_fates(self.model.control, self.taus, self.timeout, p, q,
+                          dict(zip(self.need, values)))["mean_copies"]
 
     def residual(self, lam, digits=None, fast=False):
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
@@ -445,11 +460,11 @@ def _measures(fmap, lam, digits):
     """The contract's measures at offered rate ``lam`` (a float or an mpf), under the precision policy."""
     model = fmap.model
     s = fmap.server(_exact(lam))
-    p, util = s.refused(digits)
+    p, q, util = s.refused(digits)
     tail_times = tuple(model.response_tail or ())
     need = _needed(model.control, fmap.taus, fmap.timeout, tail_times)
     values, notes = s.tails(need, digits)
-    fates = copy_fates(model.control, fmap.taus, fmap.timeout, p, dict(zip(need, values)), tail_times)
+    fates = copy_fates(model.control, fmap.taus, fmap.timeout, p, q, dict(zip(need, values)), tail_times)
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     rate = ctx.num(model.rate)
     mean = fates["mean_copies"]
@@ -459,7 +474,7 @@ def _measures(fmap, lam, digits):
         "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
         "mean_copies": mean,
         "duplicate_ratio": 1 - 1 / mean,
-        "goodput": rate * (1 - fates["timeout_probability"] - fates["reject_probability"]),
+        "goodput": rate * fates["answered"],
         "timeout_probability": fates["timeout_probability"],
         "reject_probability": fates["reject_probability"],
         "utilization": util,
@@ -473,7 +488,7 @@ def solve(model, digits=None):
     """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
     ``residual``, by increasing offered rate; and the notes."""
     if model.duplicate_cost != 1:
-        raise ParameterError("duplicate_cost", "below 1 is not computed by the analytic fixed point yet (the service "
+        raise ParameterError("--duplicate-cost", "below 1 is not computed by the analytic fixed point yet (the service "
                              "law would become a mixture whose weight, the duplicate fraction, is a second unknown "
                              "of the fixed point); the simulator runs it", str(model.duplicate_cost))
     fmap = _Map(model)
@@ -513,6 +528,14 @@ class SipEngine(Engine):
 
     def guard_digits(self, model) -> int:
         return 2
+
+    def float64_trouble(self, model, values):
+        """P(answered) = sum_j p^j q (1 - F(T_B - tau_j)) loses its relative digits when the tails are near 1: a
+        goodput below 1e-6 lambda_0 (but not 0, the saturated queue) is recomputed with mpmath."""
+        g = float(values["goodput"]) / float(model.rate)
+        if 0 < g < 1e-6:
+            return f"goodput = {g:.3g} lambda_0: float64 cancels in 1 - P(R_copy > t)"
+        return None
 
     def notes(self, model, values):
         return list(getattr(self, "_notes", []))

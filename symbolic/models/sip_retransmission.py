@@ -209,7 +209,8 @@ class SipRetransmissionModel(Model):
 
     @classmethod
     def example(cls):
-        """A small server (E[B] = 10 ms, K = 100) at lambda_0 E[B] = 0.9 without control."""
+        """The figure's ignore control (E[B] = 0.1 s, thresholds (4, 5)) at lambda_0 E[B] = 0.9."""
         from ..laws.gamma import Exponential
 
-        return cls(rate=90, service=Exponential(Fraction(1, 100)), capacity=100)
+        return cls(rate=9, service=Exponential(Fraction(1, 10)), control=Control.IGNORE, thresholds=(4, 5),
+                   scan_points=40)
