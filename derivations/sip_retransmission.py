@@ -19,7 +19,6 @@ case with the roots of its closed-form residual (F(t) = exp(-(mu - lambda) t)).
 from __future__ import annotations
 
 import functools
-import math
 from fractions import Fraction as Fr
 
 import mpmath

@@ -67,7 +67,6 @@ increasing in lambda). The measures at each solution are computed under the prec
 from __future__ import annotations
 
 import functools
-import math
 from fractions import Fraction
 
 import mpmath
@@ -544,3 +543,53 @@ class SipEngine(Engine):
 @functools.lru_cache(maxsize=8)
 def _solve_cached(model, digits):
     return solve(model, digits)
+
+
+# --------------------------------------------------------------------------------------
+# `qderive simulate sip-retransmission`: the transaction-level simulator behind the common simulate interface
+# --------------------------------------------------------------------------------------
+
+
+def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
+             warmup: float = 0.1, quiet: bool = False):
+    """The exact model (per-transaction timers) by :func:`qderive.numeric.simulation.sip.simulate_sip`, as a
+    :class:`~qderive.numeric.simulation.stats.SimulationResult`: ``customers`` new transactions per replication
+    (horizon = customers / lambda_0 seconds), the first fraction ``warmup`` of the horizon discarded; the
+    estimates and 95 % half-widths of ``simulate_sip`` become Student-t estimates with K - 1 degrees of freedom
+    (standard error = half-width / t_{0.975, K-1}); ``response_tail`` holds P(R > T) for the model's
+    ``response_tail`` times."""
+    import secrets
+    import time
+
+    from ..simulation.sip import simulate_sip
+    from ..simulation.stats import Estimate, SimulationResult, student_t_quantile
+
+    if isinstance(customers, bool) or not isinstance(customers, int) or customers < 10:
+        raise ParameterError("--customers", "must be an integer >= 10", customers)
+    if isinstance(replications, bool) or not isinstance(replications, int) or not 2 <= replications <= 1000:
+        raise ParameterError("--replications", "must be an integer from 2 to 1000", replications)
+    if not 0 <= warmup < 1:
+        raise ParameterError("--warmup", "must lie in [0, 1)", warmup)
+    seed = secrets.randbits(63) if seed is None else seed
+    horizon = customers / float(model.rate)
+    times = tuple(float(t) for t in (model.response_tail or ()))
+    start = time.perf_counter()
+    raw = simulate_sip(model, horizon=horizon, warmup=warmup * horizon, replications=replications, seed=seed,
+                       response_times=times)
+    seconds = time.perf_counter() - start
+    t = student_t_quantile(0.975, replications - 1)
+
+    def est(pair):
+        value, half = pair
+        value = None if value is None else float(value)
+        return Estimate(value, None if half is None or value is None else float(half) / t, replications - 1)
+
+    from qderive.symbolic.numbers import decimal_text
+
+    measures = {k: est(v) for k, v in raw.items() if k != "response_tail"}
+    tails = raw.get("response_tail") or {}
+    keyed = {decimal_text(T): tails[float(T)] for T in (model.response_tail or ()) if float(T) in tails}
+    sample = {"response_tail": {k: est(v) for k, v in keyed.items()}} if keyed else {}
+    return SimulationResult(model.name, measures, customers, int(warmup * customers), replications, seed, seconds,
+                            ("the transaction-level simulator with per-copy timers (numeric/simulation/sip.py); "
+                             f"horizon {horizon:.6g} s per replication",), sample)
