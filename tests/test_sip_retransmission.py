@@ -201,3 +201,80 @@ def test_control_needs_exponential_service_and_eval_json_keys(capsys):
     # 503: a rejected or timed-out transaction is unanswered, and nothing is answered after the timeout
     assert abs(doc["response_tail"]["9"] - (s["timeout_probability"] + s["reject_probability"])) < 1e-15
     assert abs(doc["goodput"] - 9 * (1 - doc["timeout_probability"] - doc["reject_probability"])) < 1e-12
+
+
+def test_duplicate_cost_below_one_against_a_phase_chain_and_matrix_exponentials():
+    """c = 1/4 with the ignore control: at the reported fixed point (lambda*, delta*) the test rebuilds the server
+    with two service phases (first copies at rate mu, duplicates at mu/c, a starting copy a duplicate with
+    probability delta*) by LU, the first admitted copy's sojourn tail by mpmath's expm of the tagged chain's
+    sub-generator, and checks lambda* = lambda_0 E[copies] and delta* = 1 - f / (q E[copies]) with
+    f = 1 - p^n (tolerance 1e-8: float64 fixed point and inner root at 1e-13, uniformization relative)."""
+    lam0, mean, c, L, H = 9, F(1, 10), F(1, 4), 2, 4
+    m = Sip(rate=lam0, service=Exponential(mean), control="ignore", thresholds=(L, H), timeout=F(8),
+            duplicate_cost=c, scan_points=24)
+    sol = m.evaluate().solutions[0]
+    lam, delta = mpmath.mpf(sol["offered_rate"]), mpmath.mpf(sol["admitted_duplicate_fraction"])
+    assert 0 < delta < 1
+    mu = mpmath.mpf(10)
+    rates, weights = [mu, mu * 4], [1 - delta, delta]  # c = 1/4
+    states = [(0, -1, "n")] + [(n, j, s) for s, lo in (("n", 1), ("o", L + 1)) for n in range(lo, H + 1)
+                                for j in (0, 1)]
+    idx = {x: i for i, x in enumerate(states)}
+    Q = mpmath.zeros(len(states))
+
+    def add(a, b, r):
+        Q[idx[a], idx[b]] += r
+        Q[idx[a], idx[a]] -= r
+
+    for (n, j, s) in states:
+        if s == "n":
+            if n == 0:
+                for k in (0, 1):
+                    add((0, -1, "n"), (1, k, "n"), lam * weights[k])
+            else:
+                add((n, j, s), (n + 1, j, "n") if n < H else (H, j, "o"), lam)
+        if n >= 1:
+            s2 = "n" if s == "n" or n - 1 == L else "o"
+            if n == 1:
+                add((n, j, s), (0, -1, "n"), rates[j])
+            else:
+                for k in (0, 1):
+                    add((n, j, s), (n - 1, k, s2), rates[j] * weights[k])
+    A = Q.T
+    for col in range(len(states)):
+        A[len(states) - 1, col] = 1
+    b = mpmath.zeros(len(states), 1)
+    b[len(states) - 1] = 1
+    pi = mpmath.lu_solve(A, b)
+    adm = [(x, pi[i]) for x, i in idx.items() if x[2] == "n" and x[0] < H]
+    q = mpmath.fsum(w for _, w in adm)
+    p = 1 - q
+    tag = [(0, -1)] + [(k, j) for k in range(1, H) for j in (0, 1)]
+    ti = {x: i for i, x in enumerate(tag)}
+    T = mpmath.zeros(len(tag))
+    for (k, j) in tag:
+        i = ti[(k, j)]
+        T[i, i] = -(mu if k == 0 else rates[j])
+        if k == 1:
+            T[i, ti[(0, -1)]] += rates[j]
+        elif k > 1:
+            for kk in (0, 1):
+                T[i, ti[(k - 1, kk)]] += rates[j] * weights[kk]
+    alpha = mpmath.zeros(1, len(tag))
+    for (n, j, _), w in adm:
+        alpha[0, ti[(n, j)]] += w / q
+    ones = mpmath.ones(len(tag), 1)
+
+    def Ft(t):
+        return (alpha * mpmath.expm(T * t) * ones)[0, 0]
+
+    taus = [mpmath.mpf(t.numerator) / t.denominator for t in m.copy_times()]
+    copies = 1 + mpmath.fsum(p**k + mpmath.fsum(p**j * q * Ft(taus[k] - taus[j]) for j in range(k))
+                             for k in range(1, len(taus)))
+    assert abs(lam0 * copies - lam) <= 1e-8 * lam
+    assert abs(sol["mean_copies"] - copies) <= 1e-8 * copies
+    assert abs((1 - (1 - p ** len(taus)) / (q * copies)) - delta) <= 1e-8
+    # cheaper duplicates: more goodput than at c = 1 (same model otherwise)
+    base = Sip(rate=lam0, service=Exponential(mean), control="ignore", thresholds=(L, H), timeout=F(8),
+               scan_points=24).evaluate()
+    assert sol["goodput"] > base.goodput and base.solutions[0]["admitted_duplicate_fraction"] == 0

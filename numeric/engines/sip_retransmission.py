@@ -52,6 +52,13 @@ behind its first admitted copy, so the response is the completion of the first a
 (The product form prod_k [p + (1 - p) F(t - tau_k)] would let a later copy answer before the first
 admitted one, which FIFO excludes; it is not used.)
 
+**Duplicate cost** c < 1 (``--control ignore|503``): a copy that is not its transaction's first admitted
+copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
+probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu), where
+delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
+silent refusal, q under 503: the transactions with an admitted copy). delta is a second unknown: for each
+lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
@@ -98,20 +105,69 @@ def _exact(x) -> Fraction:
 # --------------------------------------------------------------------------------------
 
 
-def control_chain(L: int, H: int, lam, mu):
-    """The states and moves (i, j, rate) of the contract's hysteresis with exponential service (module docstring):
-    index n for (n, normal), n = 0..H, and H + 1 + (n - L - 1) for (n, overload), n = L+1..H."""
-    def idx(n, s):
-        return n if s == 0 else H + 1 + (n - L - 1)
-
+def control_chain(L: int, H: int, lam, rates, weights):
+    """The states and moves (i, j, rate) of the contract's hysteresis with phase-typed exponential services
+    (module docstring): states (0, -1, normal), (n, phase, normal) n = 1..H and (n, phase, overload)
+    n = L+1..H; ``rates`` the service rate of each phase, ``weights`` the law of a starting copy's phase (the
+    mixture of first copies, rate 1/E[B], and duplicates, rate 1/(c E[B]); one phase when c = 1)."""
+    P = len(rates)
+    states = [(0, -1, 0)] + [(n, j, 0) for n in range(1, H + 1) for j in range(P)] + [
+        (n, j, 1) for n in range(L + 1, H + 1) for j in range(P)]
+    index = {x: i for i, x in enumerate(states)}
     moves = []
-    for n in range(H + 1):
-        moves.append((idx(n, 0), idx(n + 1, 0) if n < H else idx(H, 1), lam))
+    for (n, j, s) in states:
+        i = index[(n, j, s)]
+        if s == 0 and n == 0:
+            moves += [(i, index[(1, k, 0)], lam * w) for k, w in enumerate(weights)]
+        elif s == 0:  # an arrival finding N >= H switches to overload (and is refused)
+            moves.append((i, index[(n + 1, j, 0)] if n < H else index[(H, j, 1)], lam))
         if n >= 1:
-            moves.append((idx(n, 0), idx(n - 1, 0), mu))
-    for n in range(L + 1, H + 1):
-        moves.append((idx(n, 1), idx(n - 1, 1) if n - 1 > L else idx(L, 0), mu))
-    return 2 * H - L + 1, moves
+            after = 0 if s == 0 or n - 1 == L else 1  # a departure leaving L returns to normal
+            if n == 1:
+                moves.append((i, 0, rates[j]))
+            else:
+                moves += [(i, index[(n - 1, k, after)], rates[j] * w) for k, w in enumerate(weights)]
+    return states, moves
+
+
+def tagged_chain(states, H, rates, weights, first_rate, pi_of):
+    """The sojourn chain of an admitted *first* copy (position p = copies ahead; the phase of the copy in
+    service; its own service at ``first_rate``): entry (n, phase) with weight pi(n, phase, normal), n < H."""
+    from .ctmc_wait import TaggedChain
+
+    P = len(rates)
+    tag = [(0, -1)] + [(p, j) for p in range(1, H) for j in range(P)]
+    where = {x: i for i, x in enumerate(tag)}
+    values, rows, cols, kinds, totals = [], [], [], [], []
+
+    def kind(r):
+        if r not in values:
+            values.append(r)
+        return values.index(r)
+
+    for (p, j) in tag:
+        i = where[(p, j)]
+        if p == 0:
+            rows.append(i), cols.append(-1), kinds.append(kind(first_rate))
+            totals.append(first_rate)
+            continue
+        targets = [(0, -1, 1)] if p == 1 else [(p - 1, k, w) for k, w in enumerate(weights)]
+        for q, k, w in targets:
+            rows.append(i), cols.append(where[(q, k)]), kinds.append(kind(rates[j] * w))
+        totals.append(rates[j])
+    entries = [(where[(n, j)], si) for si, (n, j, s) in enumerate(states) if s == 0 and n < H]
+
+    def entry(ctx):
+        pi = pi_of(ctx)
+        w = ctx.zeros(len(tag))
+        for ti, si in entries:
+            w[ti] = pi[si]
+        total = float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist())
+        return w / total
+
+    levels = np.array([p for p, _ in tag], dtype=np.int64)
+    return TaggedChain(levels, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                       np.array(kinds, dtype=np.int64), tuple(values), tuple(totals), entry, len(states))
 
 
 def _stationary(size, moves, ctx):
@@ -130,11 +186,11 @@ class Server:
     """The server fed by Poisson copies at rate ``lam`` (exact): ``refused(digits)`` (p, utilization) and
     ``tails(ts, digits, fast)`` P(R_copy > t) of an admitted copy (module docstring)."""
 
-    def __init__(self, model, lam: Fraction):
+    def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0)):
         from qderive.symbolic.batches.finite import Constant
         from qderive.symbolic.models.vacation import FiniteVacationQueue, VacationQueue
 
-        self.model, self.lam = model, lam
+        self.model, self.lam, self.delta = model, lam, delta
         self.saturated = False
         self.base = self.chain = None
         control = model.control
@@ -159,7 +215,7 @@ class Server:
     def _control(self):
         from qderive.symbolic.laws.gamma import Exponential
 
-        from .ctmc_wait import TaggedChain, phase_type_laws
+        from .ctmc_wait import phase_type_laws
 
         model = self.model
         if not isinstance(model.service, Exponential):
@@ -168,23 +224,15 @@ class Server:
                                  model.service.spec_text())
         L, H = model.thresholds
         mu = 1 / model.service.mean
-        self.size, self.moves = control_chain(L, H, self.lam, mu)
-        self.H = H
-        levels = np.arange(H, dtype=np.int64)
-        chain_self = self
-
-        def entry(ctx):
-            pi = chain_self.pi(ctx)
-            w = ctx.zeros(H)
-            for n in range(H):
-                w[n] = pi[n]
-            total = float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist())
-            return w / total
-
-        chain = TaggedChain(levels, levels.copy(), levels - 1, np.zeros(H, dtype=np.int64), (Fraction(mu),),
-                            tuple(Fraction(mu) for _ in range(H)), entry, self.size)
-        self.law = phase_type_laws(chain)["sojourn"]
+        d = self.delta
+        phases = [(mu, 1 - d), (mu / model.duplicate_cost, d)]
+        phases = [(r, w) for r, w in phases if w > 0]
+        rates, weights = tuple(r for r, _ in phases), tuple(w for _, w in phases)
+        self.states, self.moves = control_chain(L, H, self.lam, rates, weights)
+        self.size = len(self.states)
+        self.admitted = [i for i, (n, _, s) in enumerate(self.states) if s == 0 and n < H]
         self._pi = {}
+        self.law = phase_type_laws(tagged_chain(self.states, H, rates, weights, mu, self.pi))["sojourn"]
 
     def pi(self, ctx):
         key = "float64" if ctx.is_float64 else ctx.dps
@@ -209,7 +257,8 @@ class Server:
                 return rec.loss_probability, q, rec.throughput * ctx.num(self.model.service.moment(1))
         pi = self.pi(ctx)
         with ctx:
-            q = float(np.sum(pi[:self.H])) if ctx.is_float64 else ctx.fsum(pi[:self.H].tolist())
+            adm = pi[self.admitted]
+            q = float(np.sum(adm)) if ctx.is_float64 else ctx.fsum(adm.tolist())
             busy = float(np.sum(pi[1:])) if ctx.is_float64 else ctx.fsum(pi[1:].tolist())
             return 1 - q, q, busy
 
@@ -342,21 +391,64 @@ class _Map:
         self.need = _needed(model.control, self.taus, self.timeout)
         self.servers = {}
 
-    def server(self, lam: Fraction) -> Server:
-        if lam not in self.servers:
-            if len(self.servers) > 64:
+    def server(self, lam, digits=None) -> Server:
+        """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam)."""
+        lam = _exact(lam)
+        if self.model.duplicate_cost == 1:
+            delta = Fraction(0)
+        else:
+            key = ("delta", lam, digits)
+            if key not in self.servers:
+                self.servers[key] = self._delta(lam, digits)
+            delta = self.servers[key]
+        if (lam, delta) not in self.servers:
+            if len(self.servers) > 256:
                 self.servers.clear()
-            self.servers[lam] = Server(self.model, lam)
-        return self.servers[lam]
+            self.servers[(lam, delta)] = Server(self.model, lam, delta)
+        return self.servers[(lam, delta)]
 
-    def mean_copies(self, lam, digits, fast=False):
-        s = self.server(_exact(lam))
-        p, q, _ = s.refused(digits)
+    def fates(self, s: Server, digits, tail_times=()):
+        """(p, q, utilization, copy_fates(...), notes) of the server ``s``."""
+        p, q, util = s.refused(digits)
         if digits is None:
             p, q = float(p), float(q)
-        values, _ = s.tails(self.need, digits, fast=fast)
-        return copy_fates(self.model.control, self.taus, self.timeout, p, q,
-                          dict(zip(self.need, values)))["mean_copies"]
+        need = self.need if not tail_times else _needed(self.model.control, self.taus, self.timeout, tail_times)
+        values, notes = s.tails(need, digits)
+        fates = copy_fates(self.model.control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
+        return p, q, util, fates, notes
+
+    def duplicate_fraction(self, s: Server, digits):
+        """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
+        one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first)."""
+        p, q, _, fates, _ = self.fates(s, digits)
+        first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
+        admitted = q * fates["mean_copies"]
+        return 1 - first / admitted if admitted > 0 else 0 * q
+
+    def _delta(self, lam: Fraction, digits):
+        """delta*(lam): the root of h(delta) = D(lam, delta) - delta on [0, 1) (D decreases in delta: cheaper
+        duplicates, shorter sojourns, fewer copies), by the Illinois method to 1e-13 or 10^-(digits + 3)."""
+        def h(d):
+            d = _exact(d)
+            if (lam, d) not in self.servers:
+                self.servers[(lam, d)] = Server(self.model, lam, d)
+            return self.duplicate_fraction(self.servers[(lam, d)], digits) - d
+
+        if digits is None:
+            a, b, tol = 0.0, 1.0 - 2.0**-30, 1e-13
+        else:
+            ctx = mp_context(digits + 10)
+            a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(2) ** -30, mpmath.mpf(10) ** -(digits + 3)
+        ha = h(a)
+        if ha <= 0:
+            return Fraction(0)
+        hb = h(b)
+        if hb >= 0:
+            return _exact(b)
+        return _exact(_illinois(h, a, b, ha, hb, tol))
+
+    def mean_copies(self, lam, digits, fast=False):
+        return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
 
     def residual(self, lam, digits=None, fast=False):
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
@@ -458,12 +550,9 @@ def _refine(fmap, lam, digits, lo, hi):
 def _measures(fmap, lam, digits):
     """The contract's measures at offered rate ``lam`` (a float or an mpf), under the precision policy."""
     model = fmap.model
-    s = fmap.server(_exact(lam))
-    p, q, util = s.refused(digits)
+    s = fmap.server(lam, digits)
     tail_times = tuple(model.response_tail or ())
-    need = _needed(model.control, fmap.taus, fmap.timeout, tail_times)
-    values, notes = s.tails(need, digits)
-    fates = copy_fates(model.control, fmap.taus, fmap.timeout, p, q, dict(zip(need, values)), tail_times)
+    p, q, util, fates, notes = fmap.fates(s, digits, tail_times)
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     rate = ctx.num(model.rate)
     mean = fates["mean_copies"]
@@ -480,16 +569,18 @@ def _measures(fmap, lam, digits):
         "response_tail": {decimal_text(T): v for T, v in zip(tail_times, fates["tail"])},
     }
     out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
+    out["copy_refusal_probability"] = p
+    out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
     return out, notes
 
 
 def solve(model, digits=None):
     """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
     ``residual``, by increasing offered rate; and the notes."""
-    if model.duplicate_cost != 1:
-        raise ParameterError("--duplicate-cost", "below 1 is not computed by the analytic fixed point yet (the service "
-                             "law would become a mixture whose weight, the duplicate fraction, is a second unknown "
-                             "of the fixed point); the simulator runs it", str(model.duplicate_cost))
+    if model.duplicate_cost != 1 and model.control is Control.NONE:
+        raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
+                             "service phases); without control the M/G/1(/K) server would need the mixture law of "
+                             "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
     fmap = _Map(model)
     lam0 = float(model.rate)
     n = len(fmap.taus)
@@ -519,7 +610,7 @@ class SipEngine(Engine):
         digits = None if ctx.is_float64 else max(15, ctx.dps - 10)
         sols, notes = _solve_cached(model, digits)
         first = dict(sols[0])
-        for key in ("stable", "slope", "residual"):
+        for key in ("stable", "slope", "residual", "copy_refusal_probability", "admitted_duplicate_fraction"):
             first.pop(key)
         first["solutions"] = [dict(s) for s in sols]
         self._notes = notes
