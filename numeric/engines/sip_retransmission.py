@@ -278,7 +278,7 @@ class Server:
                 values, _ = self.law.tails(ts, digits)
             except ParameterError as err:  # the uniformization budget: name what the user controls
                 raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
-                                     " (a smaller --timeout or --t1, or a larger service rate)") from None
+                                     " (a smaller --timeout or --t1, a larger --duplicate-cost: duplicates are served at rate 1/(c E[B]))") from None
             if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
                 redo = [t for t, v in zip(ts, values) if v is None]
                 got = dict(zip(redo, self.law.tails(redo, 15)[0]))
