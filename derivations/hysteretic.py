@@ -528,6 +528,24 @@ def _check_departure_changes(digits):
     return worst >= digits - 2, worst, "3 exponential-service points (process CTMC)"
 
 
+def _check_instant_wait(digits):
+    """--policy instant, an admitted customer's P(W > t), E W, E W^2 and E T (numeric/engines/
+    hysteretic_instant_wait.py: the birth kernel's rows, inverted at ``digits``) vs the tagged customer's absorption
+    time in the instant-policy CTMC built from the definition (numeric/oracles/hysteretic_wait.py, digits + 20):
+    exponential service, geometric batches, f = 1/2."""
+    from qderive.numeric.oracles.hysteretic_wait import instant_wait
+    from qderive.symbolic.models.hysteretic import Policy
+
+    model = HystereticModel(service=Exponential(F(1, 2)), policy=Policy.INSTANT, **_INSTANT_POINT)
+    ts = ("1/2", "6")
+    got = model.evaluate(digits, wait_tail=list(ts), wait_moments=2, sojourn_moments=1).response
+    tail, mom = instant_wait(model, digits + 20, [F(t) for t in ts], 2)
+    soj = instant_wait(model, digits + 20, (), 1, sojourn=True)[1]
+    worst = _compare([(got["wait_tail"][t], r) for t, r in zip(ts, tail)] + list(zip(got["wait_moments"], mom))
+                     + list(zip(got["sojourn_moments"], soj)))
+    return worst >= digits - 2, worst, "P(W > t), t = 1/2, 6, E W, E W^2, E T vs the tagged customer in the CTMC"
+
+
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``hysteretic``."""
@@ -545,6 +563,8 @@ def derivation() -> Derivation:
             Check("--policy instant = M|M|1 hysteresis and the instant-policy CTMC", _check_instant, "(I3)"),
             Check("mean time between mode changes (departure policy) = process CTMC", _check_departure_changes,
                   "(I4)"),
+            Check("--policy instant: admitted wait and sojourn vs the tagged customer in the instant CTMC",
+                  _check_instant_wait),
         ),
         notes=(
             "Event convention: a departure switches the mode by the count n^- just before it (normal -> overload at "

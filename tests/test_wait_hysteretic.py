@@ -1,4 +1,5 @@
-"""Waiting and sojourn times of admitted customers of M[X]|G|1|(L,H)|(H,R) (``--policy departure``).
+"""Waiting and sojourn times of admitted customers of M[X]|G|1|(L,H)|(H,R) (``--policy departure``; instant:
+test_wait_hysteretic_instant.py).
 
 Each result is checked against something computed another way:
 
@@ -25,8 +26,7 @@ import qderive as qd
 from qderive.numeric.engines.hysteretic import solution
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.response import moments, quantiles, tails
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.hysteretic import Convention, Policy
+from qderive.symbolic.models.hysteretic import Convention
 
 from test_simulate_vacation import assert_samples_within
 
@@ -163,11 +163,3 @@ def test_simulation_interval():
     assert_samples_within(res, {"wait_tail": {"0.5": wt[0], "5": wt[1]},
                                 "wait_quantile": {"0.5": wq[0], "0.9": wq[1]},
                                 "wait_moments": wm, "sojourn_tail": {"2": st[0]}})
-
-
-def test_instant_policy_refused():
-    from qderive.numeric.engines.hysteretic_wait import hysteretic_laws
-    from dataclasses import replace
-
-    with pytest.raises(ParameterError, match="policy"):
-        hysteretic_laws(replace(GEO, policy=Policy.INSTANT))

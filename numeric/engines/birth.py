@@ -20,7 +20,7 @@ from qderive.symbolic.errors import NumericalError
 from ..kernels import birth as B
 from ..sequences import count_sequences
 
-__all__ = ["uniformization_counts", "birth_matrices", "threshold_matrices", "MAX_TERMS"]
+__all__ = ["uniformization_counts", "birth_matrices", "threshold_matrix", "threshold_matrices", "MAX_TERMS"]
 
 #: the most uniformization terms (products of (R + 1)-square matrices) one service may take
 MAX_TERMS = 20_000
@@ -67,6 +67,16 @@ def birth_matrices(service, lam, P, ctx, start: int):
         floor = floor * floor
 
 
+def threshold_matrix(rates, s: int, pmf, tail, H: int, R: int, ctx):
+    """The uniformized matrix P of a service started in mode s (lambda_s > 0), at the rate lambda_s
+    (:func:`qderive.numeric.kernels.birth.birth_threshold_matrix`): the ratios lambda_m / lambda_s and
+    (lambda_s - lambda_m) / lambda_s of the modes m >= s computed exactly (``rates`` exact)."""
+    lam_s = Fraction(rates[s])
+    up = [ctx.num(Fraction(rates[m]) / lam_s) if m >= s else None for m in range(3)]
+    stay = [ctx.num((lam_s - Fraction(rates[m])) / lam_s) if m >= s else None for m in range(3)]
+    return B.birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R)
+
+
 def threshold_matrices(service, rates, pmf, tail, L: int, H: int, R: int, ctx):
     """((M_s, T_s), reach_s) for s = 0, 1, 2: the birth kernel of a service started in mode s (call inside ``with ctx:``).
 
@@ -89,9 +99,7 @@ def threshold_matrices(service, rates, pmf, tail, L: int, H: int, R: int, ctx):
             mats = B.birth_idle(ctx, b1, R)
             item = (mats, np.eye(R + 1, dtype=bool), 0)
         else:
-            up = [ctx.num(Fraction(rates[m]) / lam_s) if m >= s else None for m in range(3)]
-            stay = [ctx.num((lam_s - Fraction(rates[m])) / lam_s) if m >= s else None for m in range(3)]
-            P = B.birth_threshold_matrix(ctx, s, up, stay, pmf, tail, H, R)
+            P = threshold_matrix(rates, s, pmf, tail, H, R, ctx)
             reach, steps = B.birth_support(P[lo:, lo:])
             full_reach = np.zeros((R + 1, R + 1), dtype=bool)
             full_reach[lo:, lo:] = reach

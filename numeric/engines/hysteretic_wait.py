@@ -26,8 +26,9 @@ and A_n(s) = b^n P_{r-n}(b), A_I = P_{r+1}(b) of its item 3 (partial admission; 
 customer-averaged). The idle state is (0, 0) only: a departure leaving 0 <= L - 1 returns to normal mode.
 N(0) is the admitted rate times C (17), a sum of positive terms. The sojourn is W*(s) beta(s).
 
-``--policy instant`` (the rate changes within a service) is refused: the arrival process during a
-service is then a state-dependent birth process, not the finite queue's.
+``--policy instant`` (the rate changes within a service: the arrivals during a service are then a
+state-dependent birth process, not the finite queue's) builds the same law object over the birth kernel's
+data: :mod:`qderive.numeric.engines.hysteretic_instant_wait`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import types
 
 import numpy as np
 from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.hysteretic import Policy
 
 from ..backend import FLOAT64, mp_context
@@ -87,7 +87,9 @@ def _build(model, ctx, order, q=None):
 
 
 class _HystereticWait(FW._FiniteWait):
-    """The finite queue's law object with one data part per mode (:meth:`parts`)."""
+    """The finite queue's law object with one data part per mode (:meth:`parts`, built by :attr:`build`)."""
+
+    build = staticmethod(_build)
 
     def _guard(self) -> int:
         m = self.model
@@ -102,7 +104,7 @@ class _HystereticWait(FW._FiniteWait):
         if ctx.is_float64:
             got = self._float.get("data")
             if got is None or got[0].order < order:
-                got = self._float["data"] = _build(self.model, FLOAT64, max(order, 1))
+                got = self._float["data"] = self.build(self.model, FLOAT64, max(order, 1))
             return got
         want = ctx.dps + self.guard
         got = self._mp.get("data")
@@ -112,7 +114,8 @@ class _HystereticWait(FW._FiniteWait):
                           f"{max(1, round(4.5e-5 * R * R))} s at R = {R}")
             dps = max(want + FW._HEADROOM, got[0].ctx.dps if got is not None else 0)
             q = got[0].q if got is not None and got[0].ctx.dps == dps else None
-            got = self._mp["data"] = _build(self.model, mp_context(dps), max(order, 1, got[0].order if got else 1), q)
+            got = self._mp["data"] = self.build(self.model, mp_context(dps), max(order, 1, got[0].order if got else 1),
+                                                q)
         return got
 
     def data(self, ctx, order=1):
@@ -127,17 +130,18 @@ def hysteretic_wait_data(model) -> _HystereticWait:
 
 def hysteretic_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`HystereticModel` (module
-    docstring: W*(s) = N(s) / N(0) summed over the modes; ``--policy departure`` only)."""
+    docstring: W*(s) = N(s) / N(0) summed over the modes; ``--policy instant``: :mod:`.hysteretic_instant_wait`)."""
     from qderive.symbolic.cache import cached
 
     from .vacation_wait import _smooth
 
-    if model.policy is not Policy.DEPARTURE:
-        raise ParameterError("policy", "response times (--wait-*, --sojourn-*) are available for --policy departure "
-                             "only: under instant the arrival rate changes within a service", model.policy.value)
     laws = {"service": model.parameters()["service"]}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
-    w = hysteretic_wait_data(model)
+    if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data
+        from .hysteretic_instant_wait import instant_wait_data as data_of
+    else:
+        data_of = hysteretic_wait_data
+    w = data_of(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why)
             for kind in ("wait", "sojourn")}

@@ -142,6 +142,69 @@ def birth_mixture(ctx, P, beta, tail, tail2, lam, first=0, check=8):
     return M, T, rel
 
 
+def birth_rows(ctx, start, P, top):
+    """The rows w_K = ``start`` P^K, K = 0..top, of the uniformized chain over the counts 0..R: a 2-d array.
+
+    ``start`` is a nonnegative vector over 0..R (a law of the count at a service's start, unnormalised).
+    With the uniformization weights g_K(s) = E int_0^B e^{-Lambda x} (Lambda x)^K / K! e^{-s (B - x)} dx of
+    the service law (:func:`qderive.numeric.kernels.finite_wait.wait_residual_weights` at the rate Lambda),
+    the joint transform of the count and the residual service over one service is::
+
+        E int_0^B 1{N(x) = c} e^{-s (B - x)} dx = sum_K g_K(s) w_K[c]     (N(0) ~ start)
+
+    (the expansion exp(Q x) = sum_K e^{-Lambda x} (Lambda x)^K / K! P^K of the module docstring; at s = 0,
+    g_K = P(K' > K) / Lambda and the sum is ``start`` T of :func:`birth_mixture`). Every term is >= 0.
+    The rows stop early when a row vanishes on the counts below R (R is absorbing, so every later
+    row does too); float64 flushes subnormal entries to 0, as :func:`birth_mixture` does.
+    """
+    n = P.shape[0]
+    diagonals = [d for d in range(n) if any(P[c, c + d] != 0 for c in range(n - d))]
+    banded = len(diagonals) * 4 <= n
+    v = ctx.zeros((1, n))
+    v[0] = start
+    rows = [v[0]]
+    for _ in range(top):
+        v = birth_product(ctx, v, P, diagonals) if banded else v.dot(P)
+        if ctx.is_float64:
+            v[v < ctx.tiny] = 0.0
+        if not numpy.any(numpy.asarray(v[0, : n - 1] != 0, dtype=bool)):
+            break
+        rows.append(v[0])
+    out = ctx.zeros((len(rows), n))
+    for K, row in enumerate(rows):
+        out[K] = row
+    return out
+
+
+def birth_levels_by_customers(ctx, s, lam, rate, jump, start, Zp, g0):
+    """Phi[i, n] = rate[n] Phi~_{n+1}(s_i), Phi~ = sum_K g_K(s) ``start`` P^K of :func:`birth_rows`, by a recursion over the
+    counts instead of the powers: for a 1-d array of nodes s and the counts c = n + 1 = 1..len(rate).
+
+    Summing (Lambda - s) g_K = Lambda g_{K-1} - beta_K (K >= 1, :mod:`~.finite_wait`) against the rows gives
+    Phi~ ((Lambda - s) I - Lambda P) = (Lambda - s) g_0 start - Z', Z' = sum_{K >= 1} beta_K start P^K, and as
+    P is upper triangular with Lambda (1 - P[c, c]) = lambda(c)::
+
+        (lambda(c) - s) Phi~_c = (Lambda - s) g_0 start_c - Z'_c + sum_{c' < c} Phi~_{c'} Lambda P[c', c].
+
+    ``lam`` = Lambda, ``rate[n]`` = lambda(n + 1), ``jump[m, n]`` = Lambda P[m + 1, n + 1] (m < n; the rest
+    unused), ``start``, ``Zp`` over the counts 1..len(rate), ``g0`` = g_0 at the nodes. An error at count c'
+    reaches c with a factor that is a sum over the batch paths of products of lambda(c') l / |lambda(c) - s|,
+    at most 1 in modulus where |lambda(c) - s| >= Lambda for every c (the condition of
+    :func:`~.finite_wait.wait_customer_stable` with the rates in [min lambda, Lambda]); O(len(rate)^2) per node.
+    """
+    r = len(rate)
+    nodes = len(s)
+    Phi = numpy.zeros((nodes, r), dtype=complex) if ctx.is_float64 else ctx.zeros((nodes, r))
+    if not r or not nodes:
+        return Phi
+    ls = -(s - lam)
+    src = (g0 * ls)[:, None] * start[None, :] - Zp[None, :]
+    for n in range(r):
+        top = src[:, n] if n == 0 else numpy.dot(Phi[:, :n], jump[:n, n]) + src[:, n]
+        Phi[:, n] = top / (-(s - rate[n]))
+    return Phi * rate[None, :]
+
+
 def birth_remainder(ctx, V, M, T, tail_k, tail2_k):
     """max over the nonzero entries of (P(K > k) cum(V) / M, sum_{i>k} P(K > i) / Lambda cum(V) / T), cum the row
     sums of V = P^k up to each column (the bound of :func:`birth_mixture`)."""

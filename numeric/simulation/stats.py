@@ -61,6 +61,8 @@ __all__ = [
     "SampleRequest",
     "MAX_MOMENTS",
     "run_replications",
+    "replication_estimates",
+    "estimate_notes",
     "student_t_quantile",
     "PROGRESS_THRESHOLD",
     "sampler",
@@ -394,6 +396,39 @@ def _evaluate(fn: MeasureFn, totals: Mapping[str, np.ndarray], dof: int) -> Esti
     return Estimate(float(full), se, dof)
 
 
+def replication_estimates(rows: np.ndarray, accumulators: Iterable[str],
+                          measures: Mapping[str, MeasureFn]) -> dict[str, Estimate]:
+    """Each measure f(totals) with its jackknife error from the K runs' accumulator rows (module docstring).
+
+    ``rows[k]`` holds run k's accumulators, named by ``accumulators``; f is evaluated at the totals
+    over the runs and at the K leave-one-out totals: se^2 = (K-1)/K sum_k (f_(k) - mean f_(.))^2,
+    dof = K - 1.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    total = rows.sum(axis=0)
+    stacked = np.vstack([total, total - rows])  # totals, then leave-one-out totals
+    totals = {name: stacked[:, i] for i, name in enumerate(accumulators)}
+    dof = rows.shape[0] - 1
+    return {name: _evaluate(fn, totals, dof) for name, fn in measures.items()}
+
+
+def estimate_notes(labelled: Mapping[str, tuple[Estimate, str, str]], replications: int) -> list[str]:
+    """The notes on estimates without a proper interval: ``labelled[name] = (estimate, why it can be
+    undefined, an example of a measure that is the same in every run)``."""
+    notes = []
+    for name, (est, undefined, constant) in labelled.items():
+        if est.value is None:
+            notes.append(f"{name}: undefined in this run; {undefined}")
+        elif est.std_error is None and replications >= 2:
+            notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
+        elif est.std_error == 0 and replications >= 2:
+            notes.append(
+                f"{name}: the same in every replication (e.g. {constant}): "
+                "its zero-width interval says nothing about its uncertainty; simulate longer"
+            )
+    return notes
+
+
 def run_replications(
     spec: KernelSpec,
     customers: int,
@@ -457,11 +492,8 @@ def run_replications(
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - started
-    totals_row = rows.sum(axis=0)
-    stacked = np.vstack([totals_row, totals_row - rows])  # totals, then leave-one-out totals
-    totals = {name: stacked[:, i] for i, name in enumerate(spec.accumulators)}
     dof = replications - 1
-    measures = {name: _evaluate(fn, totals, dof) for name, fn in spec.measures.items()}
+    measures = replication_estimates(rows, spec.accumulators, spec.measures)
     sample_measures = {}
     for r in requests:
         sample_measures.update(r.estimates(sample_rows[r.name], dof))
@@ -475,16 +507,7 @@ def run_replications(
         labelled.update((f"{name}[{key}]", (est, "it is not finite (overflow)",
                                             "a tail never observed, a quantile at an atom of the law"))
                         for key, est in items)
-    for name, (est, undefined, constant) in labelled.items():
-        if est.value is None:
-            all_notes.append(f"{name}: undefined in this run; {undefined}")
-        elif est.std_error is None and replications >= 2:
-            all_notes.append(f"{name}: no interval, the measure is undefined when one replication is left out")
-        elif est.std_error == 0 and replications >= 2:
-            all_notes.append(
-                f"{name}: the same in every replication (e.g. {constant}): "
-                "its zero-width interval says nothing about its uncertainty; simulate longer"
-            )
+    all_notes += estimate_notes(labelled, replications)
     return SimulationResult(
         model=spec.model,
         measures=measures,

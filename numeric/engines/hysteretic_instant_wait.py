@@ -1,0 +1,172 @@
+"""Waiting and sojourn time of an admitted customer of M[X]|G|1|(L,H)|(H,R) under ``--policy instant``.
+
+:func:`instant_wait_data` is what :func:`qderive.numeric.engines.hysteretic_wait.hysteretic_laws` uses for a
+model whose mode follows the count at once (:class:`~qderive.symbolic.models.hysteretic.Policy`): the wait W
+and the sojourn W + B of a random *admitted* customer (FIFO) as transforms, with the law object, the
+moments and the node evaluation of the finite queue (:mod:`qderive.numeric.engines.vacation_finite_wait`,
+kernel :mod:`qderive.numeric.kernels.finite_wait`) over data built from the state-dependent birth kernel
+(:mod:`qderive.numeric.kernels.birth`). Notation of ``docs/theory/chapter3.md``: the count c includes the
+customer in service, at most R; partial admission; levels n = c - 1 waiting, n = 0..R-2 (c = R admits nobody).
+
+**Why the departure-policy algorithm does not apply.** Under instant control the rate in force during a
+service that started in mode s is lambda_{max(s, level(c))} at count c (level 0 below H, 1 on H..R-1, 2 at
+R): the arrival rate changes within a service, so the level process during a service is not that of the
+finite queue at one rate. The tagged customer's wait is still, FIFO, the residual of the service in progress
+plus the services of the customers ahead of it (those in the system and the earlier members of its batch);
+mode changes after its arrival only affect the customers behind it. What changes is the joint law of (count,
+elapsed service) at an admitted arrival.
+
+**The state at a batch's arrival.** The embedded chain at departures (:class:`~.kernels.birth.BirthChain`,
+the instant engine's :func:`~.hysteretic.instant_chain`) has states (j, s) and law q (per departure). The
+service after (j, s), j >= 1, starts at count j in mode s; after (0, 0) an idle period (mean 1 / lambda_0,
+count 0, mode 0) ends with a batch bringing min(X, R) (law ``first``) and a service from that count in mode
+0. During a service started in mode s the count is the birth process N(x) of the kernel, uniformized at
+Lambda = lambda_s with the matrix P_s (:func:`~.birth.threshold_matrix`). The service time B is independent
+of the arrival stream, so batches arrive at age x of the service with the intensity lambda(N(x-)); by
+renewal reward over the embedded intervals (17), the expected number per departure of batches that arrive
+at count c while the residual service is in dy is lambda_{m(s, c)} times the time spent there. Its
+transform in the residual is the birth kernel's :func:`~.kernels.birth.birth_rows` sum::
+
+    Phi^(s)_c(s~) = sum_K g^(s)_K(s~) (Y_s P_s^K)_c,     g^(s)_K of finite_wait at the rate lambda_s,
+    Y_s = sum_{(j, s), j >= 1} q_{j,s} e_j + [s = 0] q_{0,0} first      (services started in mode s),
+
+(g_K(s~) = E int_0^B e^{-Lambda x} (Lambda x)^K / K! e^{-s~ (B - x)} dx: the expansion of exp(Q_s x) by
+uniformization, nonnegative terms), and the services started in mode 2 have no arrivals (lambda_2 = 0, and
+the mode only rises within a service).
+
+**The admitted customers.** A batch finding c customers admits its member at position i iff c + i <= R; that
+customer waits the residual plus c - 1 + i - 1 services (c >= 1), or i - 1 services at an idle server (an idle
+period in (0, 0) receives q_{0,0} batches per departure: lambda_0 times the idle time q_{0,0} / lambda_0).
+Summing over positions with the weights P(X >= i) (customer average, l_1 cancels)::
+
+    N(s~) = sum_{s=0,1} sum_{c=1}^{R-1} lambda_{m(s,c)} Phi^(s)_c(s~) b^{c-1} P_{R-c}(b) + q_{0,0} P_R(b),
+    W*(s~) = N(s~) / N(0),    b = beta(s~),   P_k(b) = sum_{i=1}^{k} P(X >= i) b^{i-1},
+
+the finite queue's admission sum (item 3 of :mod:`~.vacation_finite_wait`) with the level vectors
+W^(s)_K[c - 1] = lambda_{m(s,c)} (Y_s P_s^K)_c, one data part per mode s with lambda_s > 0. N(0) is the
+number of admitted customers per departure, which is 1 (renewal reward: every admitted customer departs);
+the computed N(0) is a sum of positive terms and is not replaced by 1. The sojourn is W*(s~) beta(s~),
+P(W = 0) = q_{0,0} / N(0). Moments: the same sums as power series in -s~ (the finite queue's item 5).
+
+**At the nodes** Phi is evaluated in two ways. *By batches* (Phi = G W, the finite queue's code over these
+rows): at every node in float64, and in mpmath where the other way is not stable. *By counts*
+(:func:`~.kernels.birth.birth_levels_by_customers`): summing (Lambda - s~) g_K = Lambda g_{K-1} - beta_K
+against the rows turns the sum over K into the triangular system::
+
+    (lambda(c) - s~) Phi~_c = (Lambda - s~) g_0 Y_c - Z'_c + sum_{c' < c} Phi~_{c'} Lambda P[c', c],
+    Z' = sum_{K >= 1} beta_K Y P^K,
+
+O(R^2) per node instead of O(top R) (the rows need not vanish: with f < 1 the count lingers in the
+overload range, with f = 0 it stays there); errors are not amplified where |lambda(c) - s~| >= Lambda for
+every rate lambda(c) in force (:func:`~.kernels.finite_wait.wait_customer_stable` on [min lambda, Lambda]),
+which holds at most Euler nodes. The finite queue's recursion over levels with one rate does not apply
+here (the rate depends on the count). Precision: the law object of :mod:`~.hysteretic_wait` (float64, or the
+data at the digits asked plus a guard and a headroom; tails by the Euler inversion of
+:mod:`qderive.numeric.response`, confirmed at two precisions). Exponential service reproduces the tagged customer's absorption time in the instant-policy CTMC
+(:mod:`qderive.numeric.oracles.hysteretic_wait`).
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import numpy as np
+
+from ..kernels import birth as KB
+from ..kernels import finite_wait as K
+from ..sequences import batch_vectors
+from . import hysteretic_wait as HW
+from . import vacation_finite_wait as FW
+from .birth import threshold_matrix
+
+__all__ = ["instant_starts", "instant_wait_data"]
+
+
+def instant_starts(chain, ctx):
+    """((Y_0, Y_1), q_{0,0}): the start laws (over the counts 0..R) of the services started in modes 0 and 1, per
+    departure, and the idle weight (module docstring), from a solved :class:`~.kernels.birth.BirthChain`."""
+    R = chain.R
+    starts = [ctx.zeros(R + 1), ctx.zeros(R + 1)]
+    idle = ctx.num(0)
+    for k, (j, s) in enumerate(chain.states):
+        if j == 0:  # the idle state (0, 0): its service starts after the first batch, in mode 0
+            idle = idle + chain.q[k]
+            starts[0] = starts[0] + chain.first * chain.q[k]
+        elif s < 2:  # a service started in the discard mode has no arrivals
+            starts[s][j] = starts[s][j] + chain.q[k]
+    return tuple(starts), idle
+
+
+def _build(model, ctx, order, q=None):
+    """The per-mode data (:class:`~.vacation_finite_wait._Data`, one per mode with a positive rate) of the module
+    docstring in ``ctx`` (``q``: the start laws of :func:`instant_starts`, if known)."""
+    from .hysteretic import instant_chain
+
+    R, H = model.R, model.H
+    r = R - 1
+    rates = (model.rate, model.rate1, Fraction(0))
+    with ctx:
+        bv = batch_vectors(model.batch, R, ctx)
+        pmf, tail = bv.pmf, bv.tail
+        q = instant_starts(instant_chain(model, ctx), ctx) if q is None else q
+        starts, idle = q
+        parts = []
+        for mode in (0, 1):
+            if rates[mode] == 0:
+                continue  # no arrivals in services started in this mode
+            beta, btail, btail2 = FW._counts(model.service, rates[mode], ctx, order)
+            P = threshold_matrix(rates, mode, pmf, tail, H, R, ctx)
+            rows = KB.birth_rows(ctx, starts[mode], P, len(beta) - 1)
+            rate_at = [rates[KB.birth_mode(mode, c, H, R)] for c in range(1, R)]  # lambda(c), exact
+            weight = ctx.array(rate_at)
+            Ws = rows[:, 1:R] * weight[None, :]
+            if ctx.is_float64 and Ws.size:
+                K._fw_drop_negligible(Ws, float(np.max(np.abs(Ws))))
+            t_idle = +idle if mode == 0 else ctx.num(0)
+            lam = ctx.num(rates[mode])
+            Zp = ctx.zeros(r)
+            if rows.shape[0] > 1:
+                Zp = Zp + np.dot(beta[1: rows.shape[0]], rows[1:, 1:R])
+            data = FW._Data(ctx, order, r, False, lam, pmf, tail, None, ctx.num(min(rate_at) / rates[mode]), None,
+                            None, starts[mode][1:R].copy(), None, ctx.flush(Zp), t_idle, t_idle, Ws, ctx.zeros((0, r)),
+                            beta, btail, btail2, None, None, None)
+            data.rate_at, data.jump = weight, P[1:R, 1:R] * lam  # the recursion over the counts (item "At the nodes")
+            data.N0 = FW._admission_series(model, data, 0)[0]
+            data.q = q
+            if ctx.is_float64 and not (np.all(np.isfinite(Ws)) and np.isfinite(data.N0)):
+                raise ArithmeticError("the level vectors over- or underflow float64")
+            parts.append(data)
+    return parts
+
+
+class _InstantWait(HW._HystereticWait):
+    """The hysteretic law object over the birth kernel's data (module docstring, "At the nodes")."""
+
+    build = staticmethod(_build)
+
+    def _levels(self, data, ectx, values, z, b, g0, h0, strategy):
+        """Phi at the nodes z: by the recursion over the counts where it is stable (mpmath; ``strategy`` CUSTOMERS
+        also in float64), by batches elsewhere (the finite queue's code with the birth kernel's rows)."""
+        nodes = len(z)
+        if strategy == FW.Strategy.BATCHES or (strategy == FW.Strategy.AUTO and ectx.is_float64) or not data.r:
+            by_counts = np.zeros(nodes, dtype=bool)
+        else:
+            by_counts = K.wait_customer_stable(data.lam, data.low, z)
+        Phi = K._fw_complex_zeros(ectx, (nodes, data.r))
+        c = np.flatnonzero(by_counts)
+        if len(c):
+            get = values.__getitem__ if isinstance(values, FW._Converted) else functools.partial(getattr, data)
+            Phi[c] = KB.birth_levels_by_customers(ectx, z[c], get("lam"), get("rate_at"), get("jump"), get("Y"),
+                                                  get("Zp"), g0[c])
+        rest = np.flatnonzero(~by_counts)
+        if len(rest):
+            Phi[rest] = super()._levels(data, ectx, values, z[rest], b[rest], g0[rest], None, FW.Strategy.BATCHES)
+        return Phi
+
+
+@functools.lru_cache(maxsize=4)
+def instant_wait_data(model) -> _InstantWait:
+    """The computation behind the response laws of a ``--policy instant`` model, one per model (tests read
+    intermediate quantities: ``parts(ctx)``, each part's N(0))."""
+    return _InstantWait(model)

@@ -1,0 +1,442 @@
+"""Simulation of a SIP server under client retransmissions: per-transaction timers, one FIFO server.
+
+The model is the contract of issue 17 (``sip-retransmission``; the analytic side approximates it by
+a fixed point). It is read by duck typing, field by field: ``rate`` (lambda_0), ``service`` (a time
+law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1``, ``t2``,
+``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
+``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c).
+
+The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
+copy k >= 1 at a + tau_k as long as it has no response by then (:func:`copy_schedule`, RFC 3261
+section 17.1: INVITE Timer A doubles from T1 without cap, non-INVITE Timer E doubles from T1 up to
+T2; only tau_k < timeout, Timer B / F). The server: one FIFO server; a copy finding N copies in the
+server (waiting + in service) is
+
+* with control ``ignore`` / ``503``: refused while the server is in its overload state, which it
+  enters when an arrival finds N >= H and leaves when a departure leaves N = L; ``ignore`` drops the
+  copy silently (the client keeps its timers), ``503`` answers it at once: the transaction ends as
+  REJECTED (no more copies, not goodput);
+* otherwise dropped silently when N = K (``capacity``);
+* otherwise admitted: it costs B, or c B when it is not the first admitted copy of its transaction
+  (``duplicate_cost``).
+
+The control is checked before the capacity (with H <= K an arrival finding K copies is always in
+the overload state, so the capacity binds only without control). The transaction's response is the
+completion of its first admitted copy: R = completion - a; it is goodput when R <= timeout and it was
+not rejected, else it timed out (R = inf in ``response_tail``). Copies still queued when the response
+comes (or after a timeout or a rejection) are served at their cost.
+
+**Method.** The FIFO single server makes every copy's departure known at its arrival (Lindley:
+d = max(t, d_prev) + cost), so the only events are copy arrivals: the Poisson epochs (copy 0) and the
+retransmission instants a + tau_k. For a fixed k these are increasing in the transaction's index, so
+they form one FIFO stream per k, merged by a heap of the (at most 11) stream heads; the copies in the
+server are the deque of departures after the present, popped at each arrival (the state change at a
+departure is applied as it is popped). Service times and inter-arrival times are drawn from numpy in
+blocks (:func:`.stats.value_stream`).
+
+**Window.** Each replication starts empty at 0; the transactions that start in [warmup, warmup +
+horizon) are measured; the run goes on to warmup + horizon + tau_max, so that every measured
+transaction has sent all its copies (their arrivals keep the load on the server). ``offered_rate``
+and ``utilization`` are time averages over the window; ``goodput`` = measured goodput transactions /
+horizon; ``mean_copies``, ``timeout_probability``, ``reject_probability`` and ``response_tail``
+are fractions of the measured transactions, ``duplicate_ratio`` = 1 - 1/mean_copies. Estimates and
+95 % intervals: :func:`.stats.replication_estimates` (independent replications from
+``numpy.random.SeedSequence(seed).spawn``, ratio estimators, jackknife, Student t).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import operator
+import time
+from collections import deque
+
+import numpy as np
+from qderive.symbolic.errors import ParameterError
+
+from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, estimate_notes, replication_estimates, value_stream
+
+__all__ = ["copy_schedule", "simulate_sip", "simulate", "collapse_times", "MEASURES"]
+
+#: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
+MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
+            "reject_probability", "utilization")
+_CONTROLS = {"none": 0, "ignore": 1, "503": 2}
+#: the accumulators of one replication (then one tail count per requested time)
+_ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
+                 "response_sum", "refused", "refused_copies", "after_refusal")
+
+
+def _field(model, name):
+    try:
+        return getattr(model, name)
+    except AttributeError:
+        raise ParameterError(f"simulate_sip: the model has no field {name!r} (sip-retransmission contract)") from None
+
+
+def _float(value, name: str, rule, text: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(name, text, value) from None
+    if not (math.isfinite(x) and rule(x)):
+        raise ParameterError(name, text, value)
+    return x
+
+
+def _integer(value, name: str, minimum: int, text: str) -> int:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)
+    except TypeError:
+        raise ParameterError(name, text, value) from None
+    if n < minimum:
+        raise ParameterError(name, text, value)
+    return n
+
+
+def _check_seed(seed) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError("seed", "must be an integer >= 0 (or None for fresh entropy)", seed)
+
+
+def _method(model) -> str:
+    method = getattr(_field(model, "method"), "value", _field(model, "method"))
+    method = str(method).lower().replace("_", "-")
+    if method not in ("invite", "non-invite"):
+        raise ParameterError("method", "must be invite or non-invite", method)
+    return method
+
+
+def copy_schedule(method: str, t1, t2, timeout) -> tuple[float, ...]:
+    """The send offsets (tau_0 = 0, tau_1, ...) of a transaction's copies, those with tau_k < timeout.
+
+    RFC 3261 section 17.1 (issue 17; the contract's copy schedule)::
+
+        INVITE (Timer A):     tau_k = (2^k - 1) T1                      (intervals T1, 2 T1, 4 T1, ...)
+        non-INVITE (Timer E): interval_k = min(2^(k-1) T1, T2),  tau_k = sum_{i <= k} interval_i
+
+    >>> copy_schedule("invite", 0.5, 4, 32)
+    (0.0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5)
+    >>> len(copy_schedule("non-invite", 0.5, 4, 32)), copy_schedule("non-invite", 0.5, 4, 32)[4:7]
+    (11, (7.5, 11.5, 15.5))
+    """
+    t1 = _float(t1, "t1", lambda x: x > 0, "must be a finite time > 0")
+    t2 = _float(t2, "t2", lambda x: x > 0, "must be a finite time > 0")
+    timeout = _float(timeout, "timeout", lambda x: x > 0, "must be a finite time > 0")
+    if method not in ("invite", "non-invite"):
+        raise ParameterError("method", "must be invite or non-invite", method)
+    out, tau, interval = [0.0], t1, t1
+    while tau < timeout:
+        out.append(tau)
+        interval = 2 * interval if method == "invite" else min(2 * interval, t2)
+        tau += interval
+    return tuple(out)
+
+
+def _setup(model):
+    """The model's fields as the event loop uses them (checked, with errors naming the option)."""
+    rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
+    service = _field(model, "service")
+    if not callable(getattr(service, "sample", None)):
+        raise ParameterError("service", "the simulator needs a numeric time law (with sample(rng, size))", service)
+    method = _method(model)
+    t1 = _float(_field(model, "t1"), "t1", lambda x: x > 0, "must be a finite time > 0")
+    timeout = _field(model, "timeout")
+    timeout = 64 * t1 if timeout is None else timeout  # None: the default Timer B / F = 64 T1
+    taus = copy_schedule(method, t1, _field(model, "t2"), timeout)
+    timeout = float(timeout)
+    control = getattr(_field(model, "control"), "value", _field(model, "control"))
+    control = str(control).lower()
+    if control not in _CONTROLS:
+        raise ParameterError("control", "must be none, ignore or 503", control)
+    cap = _field(model, "capacity")
+    if cap is not None:
+        cap = _integer(cap, "capacity", 1, "must be an integer >= 1 (or none)")
+    low = high = 0
+    if _CONTROLS[control]:
+        th = _field(model, "thresholds")
+        try:
+            low, high = (operator.index(x) for x in th)
+        except (TypeError, ValueError):
+            raise ParameterError("thresholds", f"control {control} needs two integers L,H", th) from None
+        if not 0 <= low < high or (cap is not None and high > cap):
+            raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
+    cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
+    return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost
+
+
+def _replication(rng, setup, window_start: float, window_end: float, trace=None, until_collapse: bool = False,
+                 block: int = DEFAULT_BLOCK):
+    """One run from empty: (arrival epochs, first-admitted departures, copies sent, {j: index of the rejecting copy},
+    {j: index of the first refused copy}, copies in the server's window, busy time in the window, collapse epoch).
+
+    The collapse epoch is the arrival of the first copy admitted with a wait above the timeout (inf: none);
+    ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving (transaction,
+    copy index, send time) of every copy (tests only). ``block``: random numbers drawn per refill.
+    """
+    rate, service, taus, timeout, ctl, cap, low, high, cost = setup
+    exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
+    services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
+    scale = 1.0 / rate
+    m = len(taus)
+    end = window_end if until_collapse else window_end + taus[-1]
+    collapsed = math.inf
+    cap = math.inf if cap is None else cap
+    inf = math.inf
+    heappush, heappop = heapq.heappush, heapq.heappop
+
+    streams = [deque() for _ in range(m)]  # stream k: (send time, j) of the copies k still to be sent
+    heads = []  # heap of (send time, k) of the first entry of each non-empty stream
+    arrive, resp, sent = [], [], []  # per transaction: start epoch a_j, departure of its first admitted copy
+    # (inf: none yet), copies sent
+    rejected, refused = {}, {}
+    system = deque()  # departures of the copies in the server, increasing (FIFO)
+    pop = system.popleft
+    last = 0.0  # departure of the last admitted copy
+    over = False
+    busy = 0.0
+    window_copies = 0
+    na = exps() * scale
+    while True:
+        if heads and heads[0][0] < na:
+            t, k = heappop(heads)
+            q = streams[k]
+            j = q.popleft()[1]
+            if q:
+                heappush(heads, (q[0][0], k))
+            sent[j] = k + 1
+        else:
+            t = na
+            if t > end:
+                break
+            j = len(arrive)
+            arrive.append(t)
+            resp.append(inf)
+            sent.append(1)
+            k = 0
+            na = t + exps() * scale
+        if trace is not None:
+            trace.append((j, k, t))
+        if window_start <= t < window_end:
+            window_copies += 1
+        while system and system[0] <= t:  # the departures before t, each with its state change
+            pop()
+            if over and len(system) <= low:
+                over = False
+        n = len(system)
+        r = resp[j]
+        if ctl:
+            if not over and n >= high:
+                over = True
+            if over:
+                if j not in refused:
+                    refused[j] = k
+                if ctl == 2:  # 503: the transaction ends at once
+                    rejected[j] = k
+                    continue
+                n = cap  # silently dropped, as at the capacity
+        if n < cap:
+            s = services()
+            if r != inf:
+                s *= cost
+            if last > t:
+                start = last
+                if start - t > timeout and collapsed == inf:
+                    collapsed = t
+                    if until_collapse:
+                        break
+            else:
+                start = t
+            last = d = start + s
+            system.append(d)
+            if d > window_start and start < window_end:
+                busy += (d if d < window_end else window_end) - (start if start > window_start else window_start)
+            if r == inf:
+                resp[j] = r = d
+        elif j not in refused:
+            refused[j] = k
+        k += 1
+        if k < m:
+            tk = arrive[j] + taus[k]
+            if r > tk:  # no response by the next timer: the copy will be sent
+                q = streams[k]
+                if not q:
+                    heappush(heads, (tk, k))
+                q.append((tk, j))
+    return np.array(arrive), np.array(resp), np.array(sent), rejected, refused, window_copies, busy, collapsed
+
+
+def _statistics(run, setup, window_start, window_end, response_times) -> np.ndarray:
+    """One replication's accumulators (:data:`_ACCUMULATORS`, then one tail count per time)."""
+    arrive, resp, sent, rejected, refused, window_copies, busy, _ = run
+    timeout = setup[3]
+    measured = (arrive >= window_start) & (arrive < window_end)
+    idx = np.flatnonzero(measured)
+    a, d, copies = arrive[idx], resp[idx], sent[idx]
+    rej = np.zeros(len(idx), dtype=bool)
+    refused_at = np.full(len(idx), -1)
+    base = idx[0] if len(idx) else 0
+    for j, k in rejected.items():
+        if measured[j]:
+            rej[j - base] = True
+    for j, k in refused.items():
+        if measured[j]:
+            refused_at[j - base] = k
+    response = d - a
+    good = ~rej & (response <= timeout)
+    response = np.where(good, response, np.inf)
+    was_refused = refused_at >= 0
+    row = [window_end - window_start, len(idx), np.count_nonzero(good), np.count_nonzero(~good & ~rej),
+           np.count_nonzero(rej), float(np.sum(copies)), window_copies, busy, float(np.sum(response[good])),
+           np.count_nonzero(was_refused), float(np.sum(copies[was_refused])),
+           float(np.sum(copies[was_refused] - 1 - refused_at[was_refused]))]
+    row += [np.count_nonzero(response > t) for t in response_times]
+    return np.array(row, dtype=np.float64)
+
+
+def _measure_table(n_tails: int) -> dict:
+    out = {
+        "offered_rate": lambda a: a["window_copies"] / a["time"],
+        "mean_copies": lambda a: a["copies"] / a["transactions"],
+        "duplicate_ratio": lambda a: 1 - a["transactions"] / a["copies"],
+        "goodput": lambda a: a["goodput"] / a["time"],
+        "timeout_probability": lambda a: a["timed_out"] / a["transactions"],
+        "reject_probability": lambda a: a["rejected"] / a["transactions"],
+        "utilization": lambda a: a["busy"] / a["time"],
+        # diagnostics (not in the contract): the mean response of the goodput transactions, the mean copies
+        # of the transactions with a refused copy, the copies they sent after their first refusal
+        "mean_response": lambda a: a["response_sum"] / a["goodput"],
+        "refused_mean_copies": lambda a: a["refused_copies"] / a["refused"],
+        "copies_after_refusal": lambda a: a["after_refusal"] / a["transactions"],
+    }
+    for i in range(n_tails):
+        out[f"tail{i}"] = lambda a, c=f"tail{i}": a[c] / a["transactions"]
+    return out
+
+
+def _times(response_times) -> list[tuple[object, float]]:
+    if isinstance(response_times, (str, bytes)) or not hasattr(response_times, "__iter__"):
+        response_times = (response_times,)
+    out = []
+    for key in response_times:
+        t = _float(key, "response_tail", lambda x: x >= 0, "each time T must be a finite number >= 0")
+        if any(k == key for k, _ in out):
+            raise ParameterError("response_tail", "repeats the time", key)
+        out.append((key, t))
+    return out
+
+
+def _estimates(model, *, horizon, warmup, replications, seed, response_times=(), run=None) -> dict[str, Estimate]:
+    """Every measure (contract keys, diagnostics, ``tail{i}``) as an :class:`.stats.Estimate`.
+
+    ``run``: a dict that receives the seed sequence's ``entropy`` and the wall-clock ``seconds``."""
+    setup = _setup(model)
+    horizon = _float(horizon, "horizon", lambda x: x > 0, "must be a finite time > 0")
+    warmup = _float(warmup, "warmup", lambda x: x >= 0, "must be a finite time >= 0")
+    replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
+    _check_seed(seed)
+    times = _times(response_times)
+    sequence = np.random.SeedSequence(seed)
+    rows = np.empty((replications, len(_ACCUMULATORS) + len(times)))
+    started = time.perf_counter()
+    for i, child in enumerate(sequence.spawn(replications)):
+        one = _replication(np.random.default_rng(child), setup, warmup, warmup + horizon)
+        rows[i] = _statistics(one, setup, warmup, warmup + horizon, [t for _, t in times])
+    if run is not None:
+        run.update(entropy=int(sequence.entropy), seconds=time.perf_counter() - started)
+    names = _ACCUMULATORS + tuple(f"tail{i}" for i in range(len(times)))
+    return replication_estimates(rows, names, _measure_table(len(times)))
+
+
+def _pair(est: Estimate) -> tuple:
+    ci = est.interval(0.95)
+    return (est.value, None if ci is None else (ci[1] - ci[0]) / 2)
+
+
+def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=()) -> dict:
+    """Simulate the ``sip-retransmission`` model with real timers per transaction (the module docstring).
+
+    ``horizon``: the measured time per replication, after ``warmup`` (time discarded from the empty
+    start), both in seconds; ``replications`` >= 2 independent runs from
+    ``numpy.random.SeedSequence(seed)``. Returns ``{measure: (estimate, half_width)}`` of a 95 %
+    Student-t interval for the contract's keys (:data:`MEASURES`) and ``response_tail``:
+    ``{T: (estimate, half_width)}`` of P(R > T) (R = inf for a transaction not answered by its
+    timeout or rejected), T as given. An estimate with a zero denominator is None (e.g. no transaction
+    started in the window). Deterministic for a given seed. The estimators::
+
+        offered_rate = copies arriving in the window / horizon           (-> lambda_0 E[copies])
+        mean_copies = copies sent / transactions,  duplicate_ratio = 1 - 1 / mean_copies
+        goodput = transactions answered with R <= timeout / horizon
+        timeout_probability = transactions neither answered in time nor rejected / transactions
+        reject_probability = transactions rejected by 503 / transactions
+        utilization = busy time in the window / horizon
+    """
+    times = _times(response_times)
+    est = _estimates(model, horizon=horizon, warmup=warmup, replications=replications, seed=seed,
+                     response_times=[t for _, t in times])
+    out = {name: _pair(est[name]) for name in MEASURES}
+    out["response_tail"] = {key: _pair(est[f"tail{i}"]) for i, (key, _) in enumerate(times)}
+    return out
+
+
+def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
+             warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
+    """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).
+
+    ``customers``: transactions started per replication on average, warm-up included: each run covers
+    customers / lambda_0 seconds, of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
+    customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
+    (:data:`MEASURES`) and, when the model has a field ``response_tail`` (times T), the sample measure
+    ``response_tail`` {T as decimal text: P(R > T)}. ``quiet`` is accepted for the command line (there is no
+    progress bar).
+    """
+    from qderive.symbolic.numbers import decimal_text
+
+    rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
+    customers = _integer(customers, "customers", 1, "must be an integer >= 1")
+    fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
+    total = customers / rate
+    run = {}
+    tail = tuple(getattr(model, "response_tail", None) or ())
+    est = _estimates(model, horizon=(1 - fraction) * total, warmup=fraction * total, replications=replications,
+                     seed=seed, response_times=tail, run=run)
+    measures = {name: est[name] for name in MEASURES}
+    samples = {"response_tail": {decimal_text(t): est[f"tail{i}"] for i, t in enumerate(tail)}} if tail else {}
+    labelled = {name: (e, "no transaction started in the measured window", "a control that never refuses")
+                for name, e in measures.items()}
+    labelled.update((f"response_tail[{key}]", (e, "no transaction started in the measured window",
+                                               "a tail beyond every response"))
+                    for key, e in samples.get("response_tail", {}).items())
+    notes = estimate_notes(labelled, replications)
+    return SimulationResult(model=getattr(model, "name", "sip-retransmission"), measures=measures,
+                            customers=customers, warmup_customers=int(round(fraction * customers)),
+                            replications=replications, seed=run["entropy"], seconds=run["seconds"],
+                            notes=("customers: transactions started per replication, on average "
+                                   "(the run covers customers / rate seconds)", *notes), sample_measures=samples)
+
+
+def collapse_times(model, *, limit, replications, seed) -> dict:
+    """How long the server takes, from empty, to collapse: the first copy that waits longer than the timeout.
+
+    From that epoch on no new transaction can be answered before its Timer B until the backlog
+    drains; without control, once every transaction sends all its copies (load
+    lambda_0 E[copies] E B > 1), it does not drain. Without control the simulated collapse is
+    metastable below capacity: its onset depends on how long one looks, which these times measure.
+    Each of ``replications`` runs (``numpy.random.SeedSequence(seed).spawn``) stops at its
+    collapse or at ``limit`` seconds. Returns ``{"times": sorted collapse epochs (inf: none by
+    limit), "collapsed": (fraction collapsed by limit, 95 % half-width)}``::
+
+        collapse epoch = min { t : a copy admitted at t waits W(t) > timeout }
+    """
+    setup = _setup(model)
+    limit = _float(limit, "limit", lambda x: x > 0, "must be a finite time > 0")
+    replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
+    _check_seed(seed)
+    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048)[-1]
+             for child in np.random.SeedSequence(seed).spawn(replications)]
+    rows = np.array([[1.0, float(t <= limit)] for t in times])
+    est = replication_estimates(rows, ("runs", "collapsed"), {"collapsed": lambda a: a["collapsed"] / a["runs"]})
+    return {"times": sorted(times), "collapsed": _pair(est["collapsed"])}

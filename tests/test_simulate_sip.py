@@ -1,0 +1,243 @@
+"""The SIP retransmission simulator (issue 17, ``numeric/simulation/sip.py``) against results computed another way.
+
+* Without retransmissions (timeout <= T1: one copy per transaction) the server is M/G/1 (M/G/1/K
+  with a capacity): the mean response and P(R > t) of M/M/1 against the closed form
+  e^{-(mu - lambda) t}, M/D/1 against the Pollaczek-Khinchine mean and the project's exact engine
+  (``VacationQueue`` without vacations, Euler inversion), utilization against lambda E B, the
+  M/M/1/K loss (a lost single-copy transaction times out) against pi_K = (1 - rho) rho^K / (1 - rho^(K+1)).
+* The timer schedule against the RFC 3261 numbers written out by hand, and the copies a transaction
+  that never gets a response really sends against the schedule.
+* 503 against ignore under overload; the goodput collapse without control (qualitative); the seed.
+
+Tolerance: a reference must lie in the simulation's interval at the joint level 99 % (independent
+replications, jackknife, Student t; Bonferroni over the measures of one run), so a correct simulator
+fails with probability <= 1 %; the seeds are fixed, so the tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, collapse_times, copy_schedule,
+                                            simulate,
+                                            simulate_sip)
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws import Deterministic, Exponential
+
+LEVEL = 0.99
+
+
+def sip(**fields):
+    """A model with the contract's fields (duck typing: the model class is not needed)."""
+    d = dict(rate=1.0, service=Exponential(F(1, 10)), method="invite", t1=0.5, t2=4, timeout=32, capacity=None,
+             control="none", thresholds=None, duplicate_cost=1)
+    d.update(fields)
+    return types.SimpleNamespace(**d)
+
+
+def assert_within(est: dict, reference: dict):
+    level = 1 - (1 - LEVEL) / len(reference)
+    outside = []
+    for key, ref in reference.items():
+        lo, hi = est[key].interval(level)
+        if not lo <= ref <= hi:
+            outside.append(f"{key}: {ref:.6g} not in [{lo:.6g}, {hi:.6g}]")
+    assert not outside, outside
+
+
+def test_mm1_without_retransmissions():
+    lam, mu = 0.5, 1.0
+    model = sip(rate=lam, service=Exponential(1), t1=1000, timeout=1000)  # schedule (0,): one copy
+    est = _estimates(model, horizon=20_000, warmup=200, replications=4, seed=11, response_times=(1, 4))
+    ref = {"mean_response": 1 / (mu - lam), "utilization": lam / mu, "goodput": lam, "offered_rate": lam,
+           "tail0": math.exp(-(mu - lam) * 1), "tail1": math.exp(-(mu - lam) * 4)}
+    assert_within(est, ref)
+    assert est["mean_copies"].value == 1 and est["duplicate_ratio"].value == 0
+    assert est["timeout_probability"].value == 0 and est["reject_probability"].value == 0
+
+
+def test_md1_without_retransmissions():
+    from qderive.symbolic.batches import Constant
+    from qderive.symbolic.models.vacation import VacationQueue
+
+    lam, b = 0.6, 1.0
+    exact = VacationQueue(rate=F(3, 5), batch=Constant(1), service=Deterministic(1), vacation=None)
+    tails = exact.evaluate(sojourn_tail=["1.5", "3"]).response["sojourn_tail"]
+    model = sip(rate=lam, service=Deterministic(1), t1=500, timeout=500)
+    est = _estimates(model, horizon=15_000, warmup=200, replications=4, seed=12, response_times=(1.5, 3))
+    pk = b + lam * b * b / (2 * (1 - lam * b))  # Pollaczek-Khinchine: E R = b + lambda E B^2 / (2 (1 - rho))
+    assert_within(est, {"mean_response": pk, "utilization": lam * b,
+                        "tail0": float(tails["1.5"]), "tail1": float(tails["3"])})
+
+
+def test_mm1k_loss_is_the_timeout_of_single_copies():
+    lam, K = 0.8, 3
+    model = sip(rate=lam, service=Exponential(1), capacity=K, t1=200, timeout=200)
+    est = _estimates(model, horizon=20_000, warmup=100, replications=4, seed=13)
+    loss = (1 - lam) * lam**K / (1 - lam ** (K + 1))
+    assert_within(est, {"timeout_probability": loss, "goodput": lam * (1 - loss), "utilization": lam * (1 - loss)})
+
+
+def test_copy_schedule_is_rfc3261():
+    # Timer A: intervals T1, 2T1, 4T1, ... below Timer B = 64 T1; Timer E: capped at T2 = 4 s (contract)
+    assert copy_schedule("invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5)
+    assert copy_schedule("non-invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5)
+    assert copy_schedule("invite", 0.5, 4, 0.5) == (0,)  # tau_k < timeout strictly
+    assert copy_schedule("non-invite", 1, 2, 7.5) == (0, 1, 3, 5, 7)
+
+
+@pytest.mark.parametrize("method, copies", [("invite", 7), ("non-invite", 11)])
+def test_unanswered_transactions_send_every_copy_at_its_instant(method, copies):
+    model = sip(rate=0.05, service=Deterministic(1000), method=method)  # no response before the timeout
+    setup = _setup(model)
+    trace = []
+    arrive, _, sent, *_ = _replication(np.random.default_rng(5), setup, 0.0, 200.0, trace)
+    measured = arrive < 200  # the run ends when these have sent their last copy
+    assert np.count_nonzero(measured) >= 5 and set(sent[measured]) == {copies}
+    offsets = {}
+    for j, k, t in trace:
+        if measured[j]:
+            offsets.setdefault(j, []).append((k, t - arrive[j]))
+    expected = [(k, tau) for k, tau in enumerate(copy_schedule(method, 0.5, 4, 32))]
+    for got in offsets.values():
+        assert [k for k, _ in got] == [k for k, _ in expected]
+        assert np.allclose([t for _, t in got], [t for _, t in expected], rtol=0, atol=1e-9)
+    est = _estimates(model, horizon=200, warmup=0, replications=2, seed=5)
+    assert est["mean_copies"].value == copies and est["goodput"].value == 0
+
+
+def test_503_stops_the_copies_that_ignore_retransmits():
+    # deterministic 0.1 s service, H = 4: an admitted copy completes within 0.4 s < T1, so under 503 no
+    # transaction ever retransmits; under ignore every refused copy is retransmitted at T1, 3 T1, ...
+    common = dict(rate=30.0, service=Deterministic(F(1, 10)), thresholds=(2, 4))
+    run = dict(horizon=40, warmup=5, replications=3, seed=21)
+    rej = _estimates(sip(control="503", **common), **run)
+    ign = _estimates(sip(control="ignore", **common), **run)
+    assert rej["mean_copies"].value == 1 and rej["refused_mean_copies"].value == 1
+    assert rej["copies_after_refusal"].value == 0
+    assert rej["reject_probability"].interval(0.99)[0] > 0.5  # 3x overload: about 2/3 rejected
+    assert ign["reject_probability"].value == 0
+    assert ign["copies_after_refusal"].interval(0.99)[0] > 1
+    assert ign["mean_copies"].interval(0.99)[0] > 2
+    assert ign["timeout_probability"].interval(0.99)[0] > rej["timeout_probability"].value
+
+
+def test_goodput_collapses_without_control():
+    # capacity 100 copies/s (T1 = 50 E B: a retransmission needs ~50 queued copies), timeout 8 T1 (4 copies at
+    # most, a short run); offered load lambda_0 E B = 0.5, 0.8, 3
+    out = {}
+    for load in (0.5, 0.8, 3):
+        model = sip(rate=load * 100, service=Exponential(F(1, 100)), timeout=4)
+        out[load] = simulate_sip(model, horizon=5, warmup=5, replications=3, seed=31)["goodput"]
+    (g1, h1), (g2, h2), (g3, h3) = out[0.5], out[0.8], out[3]
+    assert g1 + h1 < g2 - h2  # goodput rises ...
+    assert g3 + h3 < g1 - h1  # ... and falls past capacity
+
+
+def test_result_keys_and_reproducibility():
+    model = sip(rate=8.0, control="ignore", thresholds=(3, 6))
+    a = simulate_sip(model, horizon=20, warmup=5, replications=2, seed=3, response_times=("0.5", 2))
+    b = simulate_sip(model, horizon=20, warmup=5, replications=2, seed=3, response_times=("0.5", 2))
+    c = simulate_sip(model, horizon=20, warmup=5, replications=2, seed=4, response_times=("0.5", 2))
+    assert a == b and a != c
+    default = sip(rate=8.0, control="ignore", thresholds=(3, 6), timeout=None)  # None: Timer B = 64 T1 = 32 s
+    assert simulate_sip(default, horizon=20, warmup=5, replications=2, seed=3, response_times=("0.5", 2)) == a
+    assert set(a) == set(MEASURES) | {"response_tail"} and set(a["response_tail"]) == {"0.5", 2}
+    for key in MEASURES:
+        value, half = a[key]
+        assert math.isfinite(value) and half >= 0
+    assert abs(a["duplicate_ratio"][0] - (1 - 1 / a["mean_copies"][0])) < 1e-12
+    # the qderive-simulate shape: 200 transactions at rate 8 = 25 s, the first 1/5 warm-up: the same run
+    r = simulate(model, customers=200, replications=2, seed=3, warmup=0.2)
+    assert r.replications == 2 and r.seed == 3 and set(r.measures) == set(MEASURES)
+    assert r.measures["goodput"].value == a["goodput"][0]
+    assert any(n.startswith("reject_probability: the same in every replication") for n in r.notes)  # ignore: 0
+    tailed = types.SimpleNamespace(**{**vars(model), "response_tail": (F(1, 2), 2)})  # the model's field
+    r = simulate(tailed, customers=200, replications=2, seed=3, warmup=0.2)
+    assert set(r["response_tail"]) == {"0.5", "2"} and r["response_tail"]["0.5"].value == a["response_tail"]["0.5"][0]
+
+
+@pytest.mark.parametrize("fields, option", [
+    (dict(control="drop"), "control"), (dict(control="503"), "thresholds"),
+    (dict(control="ignore", thresholds=(5, 3)), "thresholds"), (dict(rate=0), "rate"),
+    (dict(duplicate_cost=0), "duplicate_cost"), (dict(method="bye"), "method"), (dict(capacity=0), "capacity"),
+])
+def test_bad_fields_name_the_option(fields, option):
+    with pytest.raises(ParameterError, match=option):
+        simulate_sip(sip(**fields), horizon=1, warmup=0, replications=2, seed=0)
+    with pytest.raises(ParameterError, match="replications"):
+        simulate_sip(sip(), horizon=1, warmup=0, replications=1, seed=0)
+
+
+def _hysteretic_refusal(lam: float, mu: float, low: int, high: int) -> float:
+    """P(an arrival is refused) in M/M/1 with the contract's control, by a direct CTMC solve (PASTA).
+
+    States (n, normal) for n = 0..H and (n, overload) for n = L+1..H: an arrival finding H in the normal
+    state switches to overload (and is refused); a departure leaving L in overload switches back."""
+    states = [(n, 0) for n in range(high + 1)] + [(n, 1) for n in range(low + 1, high + 1)]
+    index = {s: i for i, s in enumerate(states)}
+    Q = np.zeros((len(states), len(states)))
+    for (n, s), i in index.items():
+        if s == 0:
+            Q[i, index[(n + 1, 0)] if n < high else index[(high, 1)]] += lam
+        if n > 0:
+            Q[i, index[(n - 1, 1 if s and n - 1 > low else 0)]] += mu
+    np.fill_diagonal(Q, -Q.sum(axis=1))
+    A = np.vstack([Q.T, np.ones(len(states))])
+    pi = np.linalg.lstsq(A, np.r_[np.zeros(len(states)), 1], rcond=None)[0]
+    return float(pi[index[(high, 0)]] + sum(pi[index[s]] for s in states if s[1]))
+
+
+@pytest.mark.parametrize("control, key", [("ignore", "timeout_probability"), ("503", "reject_probability")])
+def test_hysteretic_control_of_single_copies_against_its_ctmc(control, key):
+    lam, low, high = 1.2, 2, 5
+    refused = _hysteretic_refusal(lam, 1.0, low, high)
+    model = sip(rate=lam, service=Exponential(1), control=control, thresholds=(low, high), t1=100, timeout=100)
+    est = _estimates(model, horizon=10_000, warmup=50, replications=4, seed=41)
+    assert_within(est, {key: refused, "goodput": lam * (1 - refused), "utilization": lam * (1 - refused)})
+
+
+def test_duplicate_cost_by_work_conservation():
+    # no refusal: every copy is admitted, the first at cost B, the others at c B, so the server's busy
+    # fraction is lambda_0 E B (1 + c (E copies - 1)); T1 = 1.5 E B makes retransmissions frequent
+    lam, b, c = 4.0, 0.1, 0.25
+    model = sip(rate=lam, service=Exponential(F(1, 10)), t1=0.15, timeout=4.8, duplicate_cost=c)
+    est = _estimates(model, horizon=3000, warmup=20, replications=4, seed=51)
+    copies, util = est["mean_copies"], est["utilization"]
+    assert copies.value > 1.3  # the check needs duplicates
+    (clo, chi), (ulo, uhi) = copies.interval(0.995), util.interval(0.995)
+    assert ulo - 1e-12 <= lam * b * (1 + c * (chi - 1)) and lam * b * (1 + c * (clo - 1)) <= uhi + 1e-12
+    assert not ulo <= lam * b * copies.value <= uhi  # full cost would be seen
+
+
+def test_collapse_times_against_a_lindley_recursion():
+    # single copies (timeout <= T1), M/D/1 at load 2: the first customer whose wait exceeds x = 20, by the
+    # simulator and by the Lindley recursion w_{n+1} = max(0, w_n + b - A_n) written out here (numpy)
+    lam, b, x, runs = 2.0, 1.0, 20.0, 200
+    model = sip(rate=lam, service=Deterministic(1), t1=x, timeout=x)
+    out = collapse_times(model, limit=1000, replications=runs, seed=61)
+    sim = np.array(out["times"])
+    assert np.all(np.isfinite(sim)) and out["collapsed"] == (1.0, 0.0)
+    rng = np.random.default_rng(62)
+    ref = []
+    for _ in range(runs):
+        gaps = rng.exponential(1 / lam, 400)
+        w, t = 0.0, gaps[0]
+        for gap in gaps[1:]:
+            w = max(0.0, w + b - gap)
+            t += gap
+            if w > x:
+                ref.append(t)
+                break
+    ref = np.array(ref)
+    assert len(ref) == runs
+    se = math.hypot(sim.std(ddof=1) / math.sqrt(runs), ref.std(ddof=1) / math.sqrt(runs))
+    assert abs(sim.mean() - ref.mean()) < 3.3 * se  # two-sample test at level 0.999
+    assert abs(sim.mean() - x / (lam * b - 1)) < 5  # Wald: about x / drift (+ overshoot, detection)
+    none = collapse_times(sip(rate=0.2, service=Deterministic(1), t1=x, timeout=x), limit=50, replications=3, seed=1)
+    assert none["times"] == [math.inf] * 3 and none["collapsed"] == (0.0, 0.0)
