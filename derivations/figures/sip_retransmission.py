@@ -28,7 +28,7 @@ SIM_LOADS = (Fraction(1, 2), Fraction(9, 10), Fraction(3, 2), Fraction(3))
 CONTROLS = {"none": {"capacity": 100}, "ignore": {"control": "ignore", "thresholds": (4, 5)},
             "503": {"control": "503", "thresholds": (4, 5)}}
 #: simulation budget per point: horizon, warm-up (seconds), replications
-SIM_RUN = (2000.0, 200.0, 5)
+SIM_RUN = (1000.0, 100.0, 5)
 
 
 def model_at(control: str, load, scan_points: int = 80):

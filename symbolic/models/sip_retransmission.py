@@ -163,6 +163,7 @@ class SipRetransmissionModel(Model):
     measures = SipRetransmissionMeasures
     engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
     derivation = Ref("qderive.derivations.sip_retransmission:derivation")
+    simulator = Ref("qderive.numeric.simulation.sip:simulate")
 
     def _validate(self):
         if not is_concrete(self.service):
