@@ -67,8 +67,9 @@ change refined by the Illinois method to 1e-13 relative, then, for ``--digits D`
 method on the residual evaluated at D + 5 digits until the step is below 10^-(D+3) lambda. Three
 crossings (bistability) give three solutions; a crossing's stability is the slope g'(lambda*) of
 g = lambda_0 E[copies] (stable iff g' < 1: the iteration lambda <- g(lambda) is attracted; g is
-increasing in lambda). The measures at each solution are computed under the precision policy
-(the sub-models' ``evaluate`` and :func:`qderive.numeric.response.tails` at the requested digits).
+increasing in lambda). The measures at each solution use the sub-models' ``evaluate`` at the requested
+digits and the same tails as the scan (:meth:`Server.tails`: a phase-type law's own uniformization, with
+relative accuracy, or one Euler inversion whose error is absolute -- said in a note).
 """
 
 from __future__ import annotations
