@@ -210,8 +210,10 @@ class SipRetransmissionModel(Model):
 
     @classmethod
     def example(cls):
-        """The figure's ignore control (E[B] = 0.1 s, thresholds (4, 5)) at lambda_0 E[B] = 0.9."""
+        """The figure's ignore control (E[B] = 0.1 s, thresholds (4, 5)) at lambda_0 E[B] = 0.9 with Timer B = T1:
+        one copy per transaction, where the fixed point is exact (``verify --simulate`` compares it with the
+        simulator; with retransmissions the analytic side is an approximation whose error the guide measures)."""
         from ..laws.gamma import Exponential
 
         return cls(rate=9, service=Exponential(Fraction(1, 10)), control=Control.IGNORE, thresholds=(4, 5),
-                   scan_points=40)
+                   timeout=Fraction(1, 2), scan_points=40)
