@@ -276,7 +276,8 @@ class Server:
         ts = list(ts)
         if self.law.tails is not None:
             try:
-                values, _ = self.law.tails(ts, digits)
+                with np.errstate(all="ignore"):  # a float64 sum that overflows returns None (recomputed below)
+                    values, _ = self.law.tails(ts, digits)
             except ParameterError as err:  # the uniformization budget: name what the user controls
                 raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
                                      " (a smaller --timeout or --t1, a larger --duplicate-cost: duplicates are served at rate 1/(c E[B]))") from None
