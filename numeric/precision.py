@@ -169,6 +169,8 @@ def _to_float64(values: dict):
     out, outside = {}, []
 
     def conv(key, v):
+        if isinstance(v, dict):  # a measure that is a dict (sip-retransmission's solutions, tails by time)
+            return {k: conv(key, x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [conv(key, x) for x in v]
         if v is None or isinstance(v, (bool, int, str)):

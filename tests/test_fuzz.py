@@ -100,8 +100,17 @@ def _mutations(cls, rng):
 def _check_output(cls, out):
     doc = json.loads(out)
     kinds = {f.name: m.kind for f, m in cls.measures.measure_fields()}
+    def leaves(value):  # numbers inside lists and dicts (sip-retransmission's solutions and tails by time)
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            for v in value:
+                yield from leaves(v)
+        else:
+            yield value
+
     for key, value in doc["measures"].items():
-        for v in (value if isinstance(value, list) else [value]):
+        for v in leaves(value):
             if v is None or isinstance(v, (bool, int)) and not isinstance(v, float):
                 continue
             x = mpmath.mpf(v) if isinstance(v, str) else mpmath.mpf(float(v))

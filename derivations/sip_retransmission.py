@@ -1,0 +1,186 @@
+"""The retransmission fixed point of ``sip-retransmission`` (issue 17; seed 001, section 2), step by step.
+
+``qderive derive sip-retransmission`` states the fixed point (F) lambda = lambda_0 E[copies](lambda), the
+copies of one transaction under silent refusal (none, ignore: (C), (T)) and under 503 ((C'), (T'), (J)),
+the goodput (G) and the duplicate ratio (D) -- the formulas of
+:mod:`qderive.numeric.engines.sip_retransmission`, whose module docstring states THE approximation (the
+copies' fates independent, each with the stationary law of the server fed by Poisson copies at rate lambda).
+
+Every step is evaluated *as displayed* by ``qderive verify sip-retransmission`` at the package's fixed point
+(``SipRetransmissionModel.evaluate(digits)``) with p = P(a copy is refused) and F(t) = P(R_copy > t) of an
+independent computation: the contract's hysteresis chain built from its rule by the CTMC oracle
+(:mod:`qderive.numeric.oracles.ctmc`, GTH at the working precision) and the Erlang tails of an admitted
+copy by mpmath's incomplete gamma function. A check compares the three fixed points of a bistable M/M/1
+case with the roots of its closed-form residual (F(t) = exp(-(mu - lambda) t)).
+
+``python -m qderive.derivations.sip_retransmission`` prints the derivation and runs its checks.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction as Fr
+
+import mpmath
+import sympy as sp
+
+from .framework import Check, Derivation, Step, agreement_digits, relation_check
+
+__all__ = ["derivation", "oracle_point"]
+
+SOURCE = ("issue 17 and /work/briefs/sip-contract.md (RFC 3261 section 17.1 timers; seed 001 section 2); "
+          "numeric/engines/sip_retransmission.py")
+
+lam, lam0, C, p, T_B = sp.symbols("lambda lambda_0 C p T_B", positive=True)
+P_T, P_J, gam, d = sp.symbols("P_T P_J gamma d", nonnegative=True)
+n, k, j = sp.symbols("n k j", integer=True, nonnegative=True)
+tau = sp.IndexedBase("tau")
+Fs = sp.Function("F")
+
+REL_F = sp.Eq(lam, lam0 * C)
+REL_C = sp.Eq(C, 1 + sp.Sum(p**k + sp.Sum(p**j * (1 - p) * Fs(tau[k] - tau[j]), (j, 0, k - 1)), (k, 1, n - 1)))
+REL_T = sp.Eq(P_T, p**n + sp.Sum(p**j * (1 - p) * Fs(T_B - tau[j]), (j, 0, n - 1)))
+REL_C5 = sp.Eq(C, 1 + sp.Sum((1 - p)**k * Fs(tau[k]), (k, 1, n - 1)))
+REL_T5 = sp.Eq(P_T, (1 - p)**n * Fs(T_B))
+REL_J = sp.Eq(P_J, p * C)
+REL_G = sp.Eq(gam, lam0 * (1 - P_T - P_J))
+REL_D = sp.Eq(d, 1 - 1 / C)
+
+#: the check point: E[B] = 0.1 s, lambda_0 = 9/s, thresholds (3, 6), Timer B = 8 s (copies at 0, 0.5, 1.5, 3.5, 7.5)
+_RATE, _MEAN, _L, _H, _TIMEOUT = Fr(9), Fr(1, 10), 3, 6, Fr(8)
+
+
+def _model(control):
+    from qderive.symbolic.laws import Exponential
+    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+
+    return SipRetransmissionModel(rate=_RATE, service=Exponential(_MEAN), control=control, thresholds=(_L, _H),
+                                  timeout=_TIMEOUT, scan_points=24)
+
+
+def _mp(x: Fr):
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+@functools.lru_cache(maxsize=8)
+def oracle_point(control: str, digits: int):
+    """(record, p, F, taus) at the package's first fixed point: the chain of the contract's rule built by the CTMC
+    oracle at rate lambda* (exact), p = 1 - sum_{n<H} pi(n, normal) (PASTA), F(t) = sum_n w_n Q(n + 1, mu t)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.oracles.ctmc import build
+
+    model = _model(control)
+    rec = model.evaluate(digits)
+    man, ex = mpmath.mpf(rec.offered_rate).man_exp
+    lam_x = Fr(int(man)) * Fr(2) ** int(ex)
+    mu = 1 / _MEAN
+
+    def moves(state):
+        count, mode = state
+        if mode == "normal":  # an arrival finding N >= H switches to overload (and is refused)
+            yield ((count + 1, "normal") if count < _H else (count, "overload")), lam_x
+        if count > 0:  # a departure leaving L returns to normal
+            yield ((count - 1, "normal") if mode == "normal" or count - 1 == _L else (count - 1, "overload")), mu
+
+    chain = build((0, "normal"), moves)
+    ctx = mp_context(digits + 20)
+    with ctx:
+        pi = chain.stationary(ctx)
+        admitted = [pi[chain.index[(m, "normal")]] for m in range(_H)]
+        a = mpmath.fsum(admitted)
+
+        def F(t):
+            return mpmath.fsum(w / a * mpmath.gammainc(m + 1, _mp(mu) * t, mpmath.inf, regularized=True)
+                               for m, w in enumerate(admitted))
+
+        return rec, 1 - a, F, [_mp(t) for t in model.copy_times()]
+
+
+def _bind(control, which):
+    def bindings(digits):
+        rec, pv, F, taus = oracle_point(control, digits)
+        env = {lam: rec.offered_rate, lam0: _mp(_RATE), C: rec.mean_copies, p: pv, Fs: F, tau: taus, n: len(taus),
+               T_B: _mp(_TIMEOUT), P_T: rec.timeout_probability, P_J: rec.reject_probability, gam: rec.goodput,
+               d: rec.duplicate_ratio}
+        return env, {}
+    return bindings
+
+
+def _check_bistable(digits):
+    """M/M/1, lambda_0 = 90, mu = 100, INVITE timers: the package's three fixed points vs the roots of
+    r(lambda) = lambda_0 (1 + sum_k exp(-(mu - lambda) tau_k)) - lambda (lambda < mu; lambda_0 n beyond), by
+    bisection at digits + 10 digits from a 4000-point scan."""
+    from qderive.symbolic.laws import Exponential
+    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+
+    model = SipRetransmissionModel(rate=90, service=Exponential(Fr(1, 100)))
+    got = [s["offered_rate"] for s in model.evaluate().solutions]
+    taus = [_mp(t) for t in model.copy_times()]
+    with mpmath.workdps(digits + 10):
+        def r(x):
+            if x >= 100:
+                return 90 * len(taus) - x
+            return 90 * (1 + mpmath.fsum(mpmath.exp(-(100 - x) * t) for t in taus[1:])) - x
+
+        grid = [90 + (90 * len(taus) - 90) * mpmath.mpf(i) / 4000 for i in range(4001)]
+        vals = [r(x) for x in grid]
+        roots = []
+        for a, b, fa, fb in zip(grid, grid[1:], vals, vals[1:]):
+            if fa * fb < 0:
+                for _ in range(200):
+                    c = (a + b) / 2
+                    if (r(c) > 0) == (fa > 0):
+                        a = c
+                    else:
+                        b = c
+                roots.append((a + b) / 2)
+        if vals[-1] == 0:
+            roots.append(grid[-1])
+        if len(roots) != len(got):
+            return False, None, f"{len(got)} fixed points, the closed form has {len(roots)}"
+        worst = min(agreement_digits(mpmath.mpf(x), y) for x, y in zip(got, roots))
+    return worst >= 7, worst, "three fixed points (float64: tails by one Euler inversion) vs bisection of the closed form"
+
+
+@functools.lru_cache(maxsize=1)
+def derivation() -> Derivation:
+    """The registered derivation ``sip-retransmission``."""
+    ign, rej = "ignore", "503"
+    desc = " at the fixed point, p and F from the CTMC oracle and incomplete gamma"
+    steps = (
+        Step("(F)", "the offered copy rate is a fixed point: every transaction sends E[copies] = C copies, whose law "
+             "depends on the copy rate lambda itself", REL_F, "issue 17",
+             check=relation_check(REL_F, _bind(ign, "F"), describe=" (ignore control)")),
+        Step("(C)", "silent refusal (none, ignore): copy k is sent iff no response by tau_k; the response is the "
+             "completion of the first admitted copy (FIFO), each copy refused with probability p", REL_C,
+             "numeric engine, (C)", check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
+        Step("(T)", "silent refusal: no response by the timeout T_B", REL_T, "numeric engine, (T)",
+             check=relation_check(REL_T, _bind(ign, "T"), describe=desc)),
+        Step("(C')", "503: copy k is sent iff copies 0..k-1 were admitted and the first has not completed", REL_C5,
+             "numeric engine, (C)", check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
+        Step("(T')", "503: timed out = every copy admitted and no completion by T_B", REL_T5,
+             "numeric engine, (T)", check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
+        Step("(J)", "503: each sent copy is refused, ending its transaction, with probability p", REL_J,
+             "numeric engine, (J)", check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
+        Step("(G)", "goodput: transactions answered before the timeout, per second", REL_G,
+             "numeric engine, (G)", check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
+        Step("(D)", "duplicate ratio: retransmitted copies among all copies", REL_D,
+             "numeric engine, (D)", check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
+    )
+    checks = (Check("bistable M/M/1: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
+    return Derivation(
+        name="sip-retransmission",
+        title="SIP retransmissions: the offered-rate fixed point",
+        source=SOURCE,
+        steps=steps,
+        checks=checks,
+        notes=("THE approximation: copies arrive as a Poisson process of rate lambda and the copies of one "
+               "transaction meet independent server states, each with the stationary law at rate lambda "
+               "(retransmissions are not Poisson: the simulator measures the error).",
+               "Every solution of (F) on [lambda_0, n lambda_0] is reported; one with slope g' < 1 of "
+               "g = lambda_0 C(lambda) is stable."),
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(0 if derivation().report(30) else 1)

@@ -1,0 +1,639 @@
+r"""The retransmission fixed point of ``sip-retransmission``: every solution of lambda = lambda_0 E[copies](lambda).
+
+**The server at a given copy rate.** Copies reach the server at rate lambda (new requests and
+retransmissions together). THE approximation: *the copies form a Poisson process of rate lambda, and
+the fates of the copies of one transaction (refused or admitted, and an admitted copy's sojourn time)
+are independent, each with the stationary law of the server fed at rate lambda*. Retransmissions are not
+Poisson (they follow their transaction's timers and cluster in overload), so this is a mean-field
+model; the simulator :mod:`qderive.numeric.simulation.sip` runs the exact model (issue 17 measures the
+difference). Given lambda the server is an existing qderive model:
+
+* ``--control none`` without capacity: M/G/1, model ``vacation-infinite`` with ``--vacation none`` and
+  batches of 1 (``docs/theory/chapter2.md`` section 1); the sojourn law of
+  :mod:`qderive.numeric.engines.vacation_wait`. For lambda E[B] >= 1 there is no stationary regime:
+  the waiting time grows without bound, so every copy is unanswered (the limit of P(R > t) -> 1 as
+  lambda E[B] -> 1); the map is continuous there.
+* ``--control none --capacity K``: M/G/1/K, model ``vacation-finite`` with r = K - 1 waiting places
+  (``docs/theory/chapter2.md`` section 2); p = its loss probability (a copy finding K is refused), the
+  sojourn of an admitted copy from :mod:`qderive.numeric.engines.vacation_finite_wait`.
+* ``--control ignore|503``: the contract's rule (an arrival finding N >= H switches to overload and is
+  refused; in overload every arrival is refused; a departure leaving L returns to normal) is *not* the
+  rule of ``hysteretic`` (M[X]|G|1|(L,H)|(H,R): the mode changes at departures or when the count
+  *reaches* H) nor of ``mm1-hysteretic`` (an admitted arrival reaching H switches at once): both have no
+  state "normal mode with N = H", from which a departure returns to H - 1 without overload. So the
+  control is the smallest exact chain: for exponential service (rate mu) the CTMC on (n, normal),
+  n = 0..H, and (n, overload), n = L+1..H, with (n,0) -> (n+1,0) at lambda (n < H), (H,0) -> (H,1) at
+  lambda, (n,s) -> (n-1,s) at mu, (L+1,1) -> (L,0) at mu, solved by the one GTH
+  (:func:`qderive.numeric.kernels.chains.gth_stationary`). By PASTA a copy is admitted with probability
+  1 - p = sum_{n<H} pi(n, 0), and (FIFO) an admitted copy finding n has the sojourn Erlang(n + 1, mu):
+  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). Other service
+  laws are refused under control (no existing model has this rule for them).
+
+**The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
+p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
+behind its first admitted copy, so the response is the completion of the first admitted copy.
+
+* ``none``/``ignore`` (silent refusal), with m(t) = #{j : tau_j <= t}::
+
+      S(t) = P(no response by t) = p^m(t) + sum_{j < m(t)} p^j (1 - p) F(t - tau_j)                (S)
+      E[copies] = sum_k P(copy k sent) = 1 + sum_{k >= 1} [p^k + sum_{j<k} p^j (1-p) F(tau_k - tau_j)] (C)
+      P(timeout) = S(timeout) (all n copies),  P(reject) = 0                                      (T)
+
+* ``503``: copy k >= 1 is sent iff copies 0..k-1 were admitted and R_0 > tau_k; each sent copy is
+  refused (and the transaction rejected) with probability p::
+
+      E[copies] = 1 + sum_{k >= 1} (1 - p)^k F(tau_k),  P(reject) = p E[copies],                 (C), (J)
+      P(timeout) = (1 - p)^n F(timeout),
+      S(t) = (1 - p)^m(t) F(t) + p sum_{k : tau_k <= t} P(copy k sent)                            (S)
+
+* goodput = lambda_0 (1 - P(timeout) - P(reject)) (G); duplicate ratio 1 - 1/E[copies] (D);
+  P(R > T) = S(T) for T < timeout and P(timeout) + P(reject) for T >= timeout (R = inf when unanswered).
+
+(The product form prod_k [p + (1 - p) F(t - tau_k)] would let a later copy answer before the first
+admitted one, which FIFO excludes; it is not used.)
+
+**Duplicate cost** c < 1 (``--control ignore|503``): a copy that is not its transaction's first admitted
+copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
+probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu), where
+delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
+silent refusal, q under 503: the transactions with an admitted copy). delta is a second unknown: for each
+lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+
+**The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
+(r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
+parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
+t = 15.5 s for M/M/1), every sign
+change refined by the Illinois method to 1e-13 relative, then, for ``--digits D``, by the secant
+method on the residual evaluated at D + 5 digits until the step is below 10^-(D+3) lambda. Three
+crossings (bistability) give three solutions; a crossing's stability is the slope g'(lambda*) of
+g = lambda_0 E[copies] (stable iff g' < 1: the iteration lambda <- g(lambda) is attracted; g is
+increasing in lambda). The measures at each solution use the sub-models' ``evaluate`` at the requested
+digits and the same tails as the scan (:meth:`Server.tails`: a phase-type law's own uniformization, with
+relative accuracy, or one Euler inversion whose error is absolute -- said in a note).
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+from qderive.symbolic.errors import NumericalError, ParameterError
+from qderive.symbolic.models.sip_retransmission import Control
+
+from ..backend import FLOAT64, mp_context
+from ..kernels.chains import gth_stationary
+from ..kernels.inversion import euler_inversion, euler_parameters
+from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
+from .base import Engine, Trouble
+
+__all__ = ["SipEngine", "Server", "copy_fates", "solve", "control_chain"]
+
+
+def _exact(x) -> Fraction:
+    """An exact rational from a float, an mpf or a Fraction (binary values exactly)."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (int, float, np.floating)):
+        return Fraction(float(x))
+    man, exp = mpmath.mpf(x).man_exp
+    return Fraction(int(man)) * 2**int(exp) if exp >= 0 else Fraction(int(man), 2**int(-exp))
+
+
+# --------------------------------------------------------------------------------------
+# The control chain (exponential service)
+# --------------------------------------------------------------------------------------
+
+
+def control_chain(L: int, H: int, lam, rates, weights):
+    """The states and moves (i, j, rate) of the contract's hysteresis with phase-typed exponential services
+    (module docstring): states (0, -1, normal), (n, phase, normal) n = 1..H and (n, phase, overload)
+    n = L+1..H; ``rates`` the service rate of each phase, ``weights`` the law of a starting copy's phase (the
+    mixture of first copies, rate 1/E[B], and duplicates, rate 1/(c E[B]); one phase when c = 1)."""
+    P = len(rates)
+    states = [(0, -1, 0)] + [(n, j, 0) for n in range(1, H + 1) for j in range(P)] + [
+        (n, j, 1) for n in range(L + 1, H + 1) for j in range(P)]
+    index = {x: i for i, x in enumerate(states)}
+    moves = []
+    for (n, j, s) in states:
+        i = index[(n, j, s)]
+        if s == 0 and n == 0:
+            moves += [(i, index[(1, k, 0)], lam * w) for k, w in enumerate(weights)]
+        elif s == 0:  # an arrival finding N >= H switches to overload (and is refused)
+            moves.append((i, index[(n + 1, j, 0)] if n < H else index[(H, j, 1)], lam))
+        if n >= 1:
+            after = 0 if s == 0 or n - 1 == L else 1  # a departure leaving L returns to normal
+            if n == 1:
+                moves.append((i, 0, rates[j]))
+            else:
+                moves += [(i, index[(n - 1, k, after)], rates[j] * w) for k, w in enumerate(weights)]
+    return states, moves
+
+
+def tagged_chain(states, H, rates, weights, first_rate, pi_of):
+    """The sojourn chain of an admitted *first* copy (position p = copies ahead; the phase of the copy in
+    service; its own service at ``first_rate``): entry (n, phase) with weight pi(n, phase, normal), n < H."""
+    from .ctmc_wait import TaggedChain
+
+    P = len(rates)
+    tag = [(0, -1)] + [(p, j) for p in range(1, H) for j in range(P)]
+    where = {x: i for i, x in enumerate(tag)}
+    values, rows, cols, kinds, totals = [], [], [], [], []
+
+    def kind(r):
+        if r not in values:
+            values.append(r)
+        return values.index(r)
+
+    for (p, j) in tag:
+        i = where[(p, j)]
+        if p == 0:
+            rows.append(i), cols.append(-1), kinds.append(kind(first_rate))
+            totals.append(first_rate)
+            continue
+        targets = [(0, -1, 1)] if p == 1 else [(p - 1, k, w) for k, w in enumerate(weights)]
+        for q, k, w in targets:
+            rows.append(i), cols.append(where[(q, k)]), kinds.append(kind(rates[j] * w))
+        totals.append(rates[j])
+    entries = [(where[(n, j)], si) for si, (n, j, s) in enumerate(states) if s == 0 and n < H]
+
+    def entry(ctx):
+        pi = pi_of(ctx)
+        w = ctx.zeros(len(tag))
+        for ti, si in entries:
+            w[ti] = pi[si]
+        total = float(np.sum(w)) if ctx.is_float64 else ctx.fsum(w.tolist())
+        return w / total
+
+    levels = np.array([p for p, _ in tag], dtype=np.int64)
+    return TaggedChain(levels, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                       np.array(kinds, dtype=np.int64), tuple(values), tuple(totals), entry, len(states))
+
+
+def _stationary(size, moves, ctx):
+    A = ctx.zeros((size, size))
+    for i, j, r in moves:
+        A[i, j] = A[i, j] + ctx.num(r)
+    return gth_stationary(ctx, A)
+
+
+# --------------------------------------------------------------------------------------
+# The server at copy rate lambda
+# --------------------------------------------------------------------------------------
+
+
+class Server:
+    """The server fed by Poisson copies at rate ``lam`` (exact): ``refused(digits)`` (p, utilization) and
+    ``tails(ts, digits, fast)`` P(R_copy > t) of an admitted copy (module docstring)."""
+
+    def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0)):
+        from qderive.symbolic.batches.finite import Constant
+        from qderive.symbolic.models.vacation import FiniteVacationQueue, VacationQueue
+
+        self.model, self.lam, self.delta = model, lam, delta
+        self.saturated = False
+        self.base = self.chain = None
+        control = model.control
+        if control is Control.NONE and model.capacity is None:
+            if lam * model.service.moment(1) >= 1:
+                self.saturated = True
+                return
+            self.base = VacationQueue(lam, Constant(1), model.service, None)
+            from .vacation_wait import response_laws
+        elif control is Control.NONE:
+            self.base = FiniteVacationQueue(lam, Constant(1), model.service, None, model.capacity - 1)
+            from .vacation_finite_wait import response_laws
+        else:
+            self._control()
+            return
+        self.law = response_laws(self.base)["sojourn"]
+        if not self.law.smooth and self.law.tails is None:
+            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
+                                 model.service.spec_text())
+
+    def _control(self):
+        from qderive.symbolic.laws.gamma import Exponential
+
+        from .ctmc_wait import phase_type_laws
+
+        model = self.model
+        if not isinstance(model.service, Exponential):
+            raise ParameterError("--service", f"--control {model.control.value} is computed for exponential service "
+                                 "only (the exact chain of the contract's hysteresis); give exp:mean=...",
+                                 model.service.spec_text())
+        L, H = model.thresholds
+        mu = 1 / model.service.mean
+        d = self.delta
+        phases = [(mu, 1 - d), (mu / model.duplicate_cost, d)]
+        phases = [(r, w) for r, w in phases if w > 0]
+        rates, weights = tuple(r for r, _ in phases), tuple(w for _, w in phases)
+        self.states, self.moves = control_chain(L, H, self.lam, rates, weights)
+        self.size = len(self.states)
+        self.admitted = [i for i, (n, _, s) in enumerate(self.states) if s == 0 and n < H]
+        self._pi = {}
+        self.law = phase_type_laws(tagged_chain(self.states, H, rates, weights, mu, self.pi))["sojourn"]
+
+    def pi(self, ctx):
+        key = "float64" if ctx.is_float64 else ctx.dps
+        if key not in self._pi:
+            with ctx:
+                self._pi[key] = _stationary(self.size, self.moves, ctx)
+        return self._pi[key]
+
+    def refused(self, digits):
+        """(p, q = 1 - p, utilization) as context numbers (floats for ``digits`` None); q is computed directly
+        (the admitted mass, or throughput / lambda), never as 1 - p, so that an almost sure refusal keeps the
+        relative accuracy of q."""
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        if self.saturated:
+            return ctx.num(0), ctx.num(1), ctx.num(1)
+        if self.base is not None:
+            if self.model.capacity is None:
+                return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))
+            rec = self.base.evaluate(digits)
+            with ctx:
+                q = rec.throughput / ctx.num(self.lam)
+                return rec.loss_probability, q, rec.throughput * ctx.num(self.model.service.moment(1))
+        pi = self.pi(ctx)
+        with ctx:
+            adm = pi[self.admitted]
+            q = float(np.sum(adm)) if ctx.is_float64 else ctx.fsum(adm.tolist())
+            busy = float(np.sum(pi[1:])) if ctx.is_float64 else ctx.fsum(pi[1:].tolist())
+            return 1 - q, q, busy
+
+    def tails(self, ts, digits, fast=False):
+        """(P(R_copy > t) for t in ``ts`` (exact, > 0), notes), clipped to [0, 1]. A law with its own tails
+        (phase-type by uniformization, the lattice sum of a constant service) gives them to its relative
+        accuracy; otherwise the Euler inversion of the sojourn transform with one parameter set, whose error
+        is absolute: up to about 1e-9 in float64 (it grows with t: 3e-10 at t = 15.5 s measured for M/M/1),
+        10^-(digits + 5) at ``digits`` (``fast`` is accepted for symmetry: the scan and the reported measures
+        use the same tails)."""
+        one = 1.0 if digits is None else mpmath.mpf(1)
+        if self.saturated or not ts:
+            return [one for _ in ts], []
+        ts = list(ts)
+        if self.law.tails is not None:
+            try:
+                with np.errstate(all="ignore"):  # a float64 sum that overflows returns None (recomputed below)
+                    values, _ = self.law.tails(ts, digits)
+            except ParameterError as err:  # the uniformization budget: name what the user controls
+                raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
+                                     " (a smaller --timeout or --t1, a larger --duplicate-cost: duplicates are served at rate 1/(c E[B]))") from None
+            if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
+                redo = [t for t, v in zip(ts, values) if v is None]
+                got = dict(zip(redo, self.law.tails(redo, 15)[0]))
+                values = [float(got[t]) if v is None else v for t, v in zip(ts, values)]
+            return [_clip(v, one) for v in values], []
+        if digits is None:
+            G = tail_transform(self.law.transform(FLOAT64))
+            A, n, m = TAIL_FLOAT64_SETS[0]
+            with np.errstate(all="ignore"):
+                a = euler_inversion(FLOAT64, G, np.array([float(t) for t in ts]), A, n, m)
+            if not np.all(np.isfinite(a)):
+                raise Trouble("the float64 inversion of the sojourn transform overflowed")
+            return [_clip(float(v), one) for v in a], [_ABSOLUTE_NOTE.format("up to about 1e-9 (it grows with t)")]
+        want = digits + 5
+        ctx = mp_context(int(1.5 * want) + 10)
+        A, n, m = euler_parameters(want)
+        with ctx:
+            G = tail_transform(self.law.transform(ctx))
+            a = euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
+            return [_clip(+v, one) for v in a], [_ABSOLUTE_NOTE.format(f"below 1e-{want}")]
+
+
+_ABSOLUTE_NOTE = ("the copy sojourn tails P(R_copy > t) come from one Euler inversion of its transform, absolute "
+                  "error {}: probabilities smaller than that (timeout_probability, response_tail) carry no "
+                  "relative digits")
+
+
+def _clip(v, one):
+    return one * 0 if v < 0 else (one if v > 1 else v)
+
+
+# --------------------------------------------------------------------------------------
+# The copies of one transaction
+# --------------------------------------------------------------------------------------
+
+
+def _needed(control, taus, timeout, tail_times=()):
+    """The times t > 0 at which F(t) is needed by :func:`copy_fates`."""
+    need = set()
+    if control is Control.REJECT:
+        need.update(taus[1:])
+        need.add(timeout)
+        need.update(t for t in tail_times if 0 < t < timeout)
+        return sorted(need)
+    for k in range(1, len(taus)):
+        need.update(taus[k] - taus[j] for j in range(k))
+    need.update(timeout - t for t in taus)
+    for T in tail_times:
+        if T < timeout:
+            need.update(T - t for t in taus if t < T)
+    return sorted(need)
+
+
+def copy_fates(control, taus, timeout, p, q, F, tail_times=()):
+    """E[copies], P(timeout), P(reject), P(answered) and S(T) = P(R > T) for T in ``tail_times`` (module docstring,
+    (S), (C), (T), (J)) from p = P(a copy is refused), q = 1 - p and F (a dict t -> P(R_copy > t) for the times of
+    :func:`_needed`), in the arithmetic of p. P(answered) is a sum of nonnegative terms (the goodput keeps its
+    relative accuracy when almost every transaction times out)."""
+    one = p * 0 + 1
+    zero = 0 * one
+
+    def f(t):
+        return one if t <= 0 else F[t]
+
+    n = len(taus)
+    ends = list(taus[1:]) + [timeout]
+    if control is Control.REJECT:
+        sent = [one] + [q**k * f(taus[k]) for k in range(1, n)]
+        mean = sum(sent[1:], one)
+        reject = p * mean
+        timeout_p = q**n * f(timeout)
+        # answered while copies 0..m were admitted: R_0 in (tau_m, tau_{m+1}] (tau_n = timeout)
+        answered = sum((q ** (m + 1) * max(zero, f(taus[m]) - f(ends[m])) for m in range(n)), zero)
+
+        def S(T):
+            if T >= timeout:
+                return reject + timeout_p
+            m = sum(1 for t in taus if t <= T)
+            return q**m * f(T) + p * sum(sent[:m], zero)
+    else:
+        def S_before(T, m):
+            return p**m + sum((p**j * q * f(T - taus[j]) for j in range(m)), zero)
+
+        sent = [one] + [S_before(taus[k], k) for k in range(1, n)]
+        mean = sum(sent[1:], one)
+        reject = zero
+        timeout_p = S_before(timeout, n)
+        answered = sum((p**j * q * (1 - f(timeout - taus[j])) for j in range(n)), zero)
+
+        def S(T):
+            if T >= timeout:
+                return timeout_p
+            return S_before(T, sum(1 for t in taus if t <= T))
+    return {"mean_copies": mean, "timeout_probability": timeout_p, "reject_probability": reject,
+            "answered": answered, "sent": sent, "tail": [S(T) for T in tail_times]}
+
+
+# --------------------------------------------------------------------------------------
+# The fixed point
+# --------------------------------------------------------------------------------------
+
+
+class _Map:
+    """g(lambda) = lambda_0 E[copies](lambda), with the servers kept per lambda."""
+
+    def __init__(self, model):
+        self.model = model
+        self.taus = model.copy_times()
+        self.timeout = model.timer
+        self.need = _needed(model.control, self.taus, self.timeout)
+        self.servers = {}
+
+    def server(self, lam, digits=None) -> Server:
+        """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam)."""
+        lam = _exact(lam)
+        if self.model.duplicate_cost == 1:
+            delta = Fraction(0)
+        else:
+            key = ("delta", lam, digits)
+            if key not in self.servers:
+                self.servers[key] = self._delta(lam, digits)
+            delta = self.servers[key]
+        if (lam, delta) not in self.servers:
+            if len(self.servers) > 256:
+                self.servers.clear()
+            self.servers[(lam, delta)] = Server(self.model, lam, delta)
+        return self.servers[(lam, delta)]
+
+    def fates(self, s: Server, digits, tail_times=()):
+        """(p, q, utilization, copy_fates(...), notes) of the server ``s``."""
+        p, q, util = s.refused(digits)
+        if digits is None:
+            p, q = float(p), float(q)
+        need = self.need if not tail_times else _needed(self.model.control, self.taus, self.timeout, tail_times)
+        values, notes = s.tails(need, digits)
+        fates = copy_fates(self.model.control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
+        return p, q, util, fates, notes
+
+    def duplicate_fraction(self, s: Server, digits):
+        """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
+        one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first)."""
+        p, q, _, fates, _ = self.fates(s, digits)
+        first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
+        admitted = q * fates["mean_copies"]
+        return 1 - first / admitted if admitted > 0 else 0 * q
+
+    def _delta(self, lam: Fraction, digits):
+        """delta*(lam): the root of h(delta) = D(lam, delta) - delta on [0, 1) (D decreases in delta: cheaper
+        duplicates, shorter sojourns, fewer copies), by the Illinois method to 1e-13 or 10^-(digits + 3)."""
+        def h(d):
+            d = _exact(d)
+            if (lam, d) not in self.servers:
+                self.servers[(lam, d)] = Server(self.model, lam, d)
+            return self.duplicate_fraction(self.servers[(lam, d)], digits) - d
+
+        if digits is None:
+            a, b, tol = 0.0, 1.0 - 2.0**-30, 1e-13
+        else:
+            ctx = mp_context(digits + 10)
+            a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(2) ** -30, mpmath.mpf(10) ** -(digits + 3)
+        ha = h(a)
+        if ha <= 0:
+            return Fraction(0)
+        hb = h(b)
+        if hb >= 0:
+            return _exact(b)
+        return _exact(_illinois(h, a, b, ha, hb, tol))
+
+    def mean_copies(self, lam, digits, fast=False):
+        return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
+
+    def residual(self, lam, digits=None, fast=False):
+        rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
+        return rate * self.mean_copies(lam, digits, fast) - lam
+
+
+def _illinois(f, a, b, fa, fb, tol):
+    """A root of f in [a, b] (f(a), f(b) of opposite signs) by the Illinois variant of regula falsi, to ``tol``
+    relative in x; returns the iterate with the smallest |f|."""
+    best = (abs(fa), a) if abs(fa) <= abs(fb) else (abs(fb), b)
+    side = 0
+    for _ in range(100):
+        x = (a * fb - b * fa) / (fb - fa) if fb != fa else (a + b) / 2
+        fx = f(x)
+        if abs(fx) < best[0]:
+            best = (abs(fx), x)
+        if fx == 0 or abs(b - a) <= tol * abs(x):
+            break
+        if (fx > 0) == (fa > 0):
+            a, fa = x, fx
+            if side == -1:
+                fb /= 2
+            side = -1
+        else:
+            b, fb = x, fx
+            if side == 1:
+                fa /= 2
+            side = 1
+    return best[1]
+
+
+def scan_grid(lo, hi, capacity, points):
+    """The scan's grid on [lo, hi]: ``points // 2`` uniform points, and ``points // 4`` on each side of the service
+    capacity c = 1/E[B] at c (1 -+ 10^-x), x from 0.3 to 8 (the residual changes fastest where the server's load
+    crosses 1), restricted to [lo, hi]."""
+    x = np.linspace(0.3, 8.0, max(2, points // 4))
+    near = np.concatenate([capacity * (1 - 10.0**-x), capacity * (1 + 10.0**-x)])
+    grid = np.concatenate([np.linspace(lo, hi, max(2, points - 2 * len(x))), near[(near > lo) & (near < hi)]])
+    grid = np.unique(grid)
+    grid[0], grid[-1] = lo, hi
+    return grid
+
+
+def _scan(fmap, lo, hi, points):
+    """Float64 roots of the residual on [lo, hi] (every sign change on :func:`scan_grid`, refined)."""
+    grid = scan_grid(lo, hi, 1 / float(fmap.model.service.moment(1)), points)
+    points = len(grid)
+    r = [fmap.residual(x, None, fast=True) for x in grid]
+    roots = []
+    for i in range(points):
+        if r[i] == 0:
+            roots.append(float(grid[i]))
+        elif i + 1 < points and r[i + 1] != 0 and (r[i] > 0) != (r[i + 1] > 0):
+            def f(x):
+                return fmap.residual(x, None, fast=True)
+            roots.append(float(_illinois(f, float(grid[i]), float(grid[i + 1]), r[i], r[i + 1], 1e-13)))
+    if not roots:  # |r| below the scan's resolution everywhere: the smallest |r|
+        roots.append(float(grid[int(np.argmin(np.abs(r)))]))
+    return roots
+
+
+def _slope(fmap, lam, lo, hi):
+    """g'(lambda) by a central difference in float64 (one-sided at an end of the interval)."""
+    h = 1e-6 * lam
+    a, b = max(lo, lam - h), min(hi, lam + h)
+    if b <= a:
+        return 0.0
+    ga = fmap.residual(a, None, fast=True) + a
+    gb = fmap.residual(b, None, fast=True) + b
+    return float((gb - ga) / (b - a))
+
+
+def _refine(fmap, lam, digits, lo, hi):
+    """The root near the float64 root ``lam`` to ``digits`` digits (secant on the residual at digits + 5)."""
+    w = digits + 5
+    ctx = mp_context(w + 10)
+    with ctx:
+        lo_, hi_ = ctx.num(_exact(lo)), ctx.num(_exact(hi))
+        x0 = ctx.num(_exact(lam))
+        if x0 in (lo_, hi_) and fmap.residual(x0, w) == 0:
+            return x0
+        x1 = x0 * (1 + mpmath.mpf(10) ** -9)
+        x1 = min(max(x1, lo_), hi_)
+        if x1 == x0:
+            x1 = x0 * (1 - mpmath.mpf(10) ** -9)
+        f0, f1 = fmap.residual(x0, w), fmap.residual(x1, w)
+        for _ in range(60):
+            if f1 == f0:
+                return x1
+            x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+            x2 = min(max(x2, lo_), hi_)
+            if abs(x2 - x1) <= abs(x2) * mpmath.mpf(10) ** -(digits + 3):
+                return x2
+            x0, f0, x1, f1 = x1, f1, x2, fmap.residual(x2, w)
+    raise NumericalError(f"sip-retransmission: the fixed point near offered rate {lam:.6g} did not converge to "
+                         f"{digits} digits")
+
+
+def _measures(fmap, lam, digits):
+    """The contract's measures at offered rate ``lam`` (a float or an mpf), under the precision policy."""
+    model = fmap.model
+    s = fmap.server(lam, digits)
+    tail_times = tuple(model.response_tail or ())
+    p, q, util, fates, notes = fmap.fates(s, digits, tail_times)
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+    rate = ctx.num(model.rate)
+    mean = fates["mean_copies"]
+    from qderive.symbolic.numbers import decimal_text
+
+    out = {
+        "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
+        "mean_copies": mean,
+        "duplicate_ratio": 1 - 1 / mean,
+        "goodput": rate * fates["answered"],
+        "timeout_probability": fates["timeout_probability"],
+        "reject_probability": fates["reject_probability"],
+        "utilization": util,
+        "response_tail": {decimal_text(T): v for T, v in zip(tail_times, fates["tail"])},
+    }
+    out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
+    out["copy_refusal_probability"] = p
+    out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
+    return out, notes
+
+
+def solve(model, digits=None):
+    """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
+    ``residual``, by increasing offered rate; and the notes."""
+    if model.duplicate_cost != 1 and model.control is Control.NONE:
+        raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
+                             "service phases); without control the M/G/1(/K) server would need the mixture law of "
+                             "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
+    fmap = _Map(model)
+    lam0 = float(model.rate)
+    n = len(fmap.taus)
+    lo, hi = lam0, lam0 * n
+    roots = [lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points)
+    out, notes = [], []
+    for lam in roots:
+        slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
+        x = lam if digits is None else (mp_context(digits + 15).num(model.rate) if n == 1
+                                         else _refine(fmap, lam, digits, lo, hi))
+        values, more = _measures(fmap, x, digits)
+        values["stable"] = bool(slope < 1)
+        values["slope"] = slope
+        out.append(values)
+        notes += [m for m in more if m not in notes]
+    if len(out) > 1:
+        notes.append(f"{len(out)} fixed points (offered rates "
+                     + ", ".join(f"{float(v['offered_rate']):.6g}" for v in out)
+                     + "): the top-level measures are those of the smallest")
+    return out, notes
+
+
+class SipEngine(Engine):
+    """``sip-retransmission``: :func:`solve`; the top-level measures are the first solution's."""
+
+    def compute(self, model, ctx, **options):
+        digits = None if ctx.is_float64 else max(15, ctx.dps - 10)
+        sols, notes = _solve_cached(model, digits)
+        first = dict(sols[0])
+        for key in ("stable", "slope", "residual", "copy_refusal_probability", "admitted_duplicate_fraction"):
+            first.pop(key)
+        first["solutions"] = [dict(s) for s in sols]
+        self._notes = notes
+        return first
+
+    def guard_digits(self, model) -> int:
+        return 2
+
+    def float64_trouble(self, model, values):
+        """P(answered) = sum_j p^j q (1 - F(T_B - tau_j)) loses its relative digits when the tails are near 1: a
+        goodput below 1e-6 lambda_0 (but not 0, the saturated queue) is recomputed with mpmath."""
+        g = float(values["goodput"]) / float(model.rate)
+        if 0 < g < 1e-6:
+            return f"goodput = {g:.3g} lambda_0: float64 cancels in 1 - P(R_copy > t)"
+        return None
+
+    def notes(self, model, values):
+        return list(getattr(self, "_notes", []))
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_cached(model, digits):
+    return solve(model, digits)
+

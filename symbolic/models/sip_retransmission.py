@@ -1,0 +1,219 @@
+"""Retransmission-aware SIP overload: a server fed by new transactions and their UDP retransmissions (issue 17).
+
+The model of ``/work/briefs/sip-contract.md`` (the same model the simulator
+:mod:`qderive.numeric.simulation.sip` runs with per-transaction timers; seed 001, section 2: "overload can
+occur even when the arrival rate is below the processing rate"). Time unit: seconds.
+
+New transactions arrive as a Poisson process of rate lambda_0 (``rate``). A transaction sends copy 0 at
+its start a and copy k >= 1 at a + tau_k while it has no response and tau_k < ``timeout`` (RFC 3261
+section 17.1):
+
+* INVITE (Timer A): intervals T1, 2 T1, 4 T1, ... (no cap): tau_k = T1 (2^k - 1); with the defaults
+  0.5, 1.5, ..., 31.5 s: 7 copies at most;
+* non-INVITE (Timer E): intervals T1, 2 T1, 4 T1, ..., capped at T2: tau = 0.5, 1.5, 3.5, 7.5, 11.5, ...,
+  31.5 s with the defaults: 11 copies at most.
+
+One FIFO server processes copies with service times B (``service``); a copy is admitted unless refused
+(by the capacity K: silently; by the control). The transaction's response comes when its *first admitted*
+copy completes; one with no response by ``timeout`` has timed out. Control on the number N of copies in
+the server (waiting + in service), thresholds 0 <= L < H:
+
+* ``none``: admit unless N = K;
+* ``ignore`` (Asterisk's PJSIP distributor): an arrival finding N >= H puts the server in overload; in
+  overload every arriving copy is dropped silently (the client keeps retransmitting); back to normal when
+  a departure leaves N = L;
+* ``503``: the same states, but a refused copy ends its transaction at once as *rejected*.
+
+An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
+0 < c <= 1; c = 1: a retransmission is processed like a new request).
+
+The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
+lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
+approximation.
+
+>>> from fractions import Fraction as F
+>>> from qderive.symbolic.laws import Exponential
+>>> m = SipRetransmissionModel(rate=500, service=Exponential(F(1, 1000)))
+>>> [float(t) for t in m.copy_times()]
+[0.0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5]
+>>> len(SipRetransmissionModel(rate=500, service=Exponential(F(1, 1000)), method="non-invite").copy_times())
+11
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .. import limits as _limits
+from ..errors import ParameterError
+from ..laws.base import TimeLaw, is_concrete
+from ..numbers import decimal_text
+from ..params import Kind, param
+from .base import MeasureKind, Measures, Model, Ref, measure
+
+__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES"]
+
+#: the largest number of copies a schedule may have (T1 tiny against the timeout would make thousands)
+MAX_COPIES = 200
+
+
+class Method(enum.Enum):
+    """The client's timer schedule (RFC 3261 section 17.1)."""
+
+    #: Timer A: intervals T1, 2 T1, 4 T1, ... until Timer B
+    INVITE = "invite"
+    #: Timer E: intervals T1, 2 T1, 4 T1, ... capped at T2, until Timer F
+    NON_INVITE = "non-invite"
+
+
+class Control(enum.Enum):
+    """The server's load control (hysteretic on the number N of copies in the server)."""
+
+    #: admit unless N = K
+    NONE = "none"
+    #: overload from an arrival finding N >= H until a departure leaves L; refused copies dropped silently
+    IGNORE = "ignore"
+    #: the same states; a refused copy is answered with 503 and its transaction ends as rejected
+    REJECT = "503"
+
+
+_SRC = "issue 17; /work/briefs/sip-contract.md"
+
+
+@dataclass(frozen=True)
+class SipRetransmissionMeasures(Measures):
+    """The contract's measures (the JSON keys of ``qderive eval sip-retransmission``), at the fixed point with the
+    smallest offered rate; ``solutions`` lists every fixed point with the same measures and its stability."""
+
+    offered_rate: object = measure("copies arriving at the server per second, lambda = lambda_0 E[copies] (the "
+                                   "fixed point)", MeasureKind.RATE, units="1/s", source="(F)")
+    mean_copies: object = measure("E[copies sent per transaction] = 1 + sum_k P(copy k is sent)", MeasureKind.VALUE,
+                                  source="(C)")
+    duplicate_ratio: object = measure("retransmitted copies / all copies arriving = 1 - 1/E[copies]",
+                                      MeasureKind.PROBABILITY, source="(D)")
+    goodput: object = measure("transactions answered before their timeout, per second", MeasureKind.RATE,
+                              units="1/s", source="(G)")
+    timeout_probability: object = measure("fraction of transactions that time out (a value in [0, 1]; below the "
+                                          "tails' absolute accuracy, see the notes, it has no relative digits)",
+                                          MeasureKind.VALUE, source="(T)")
+    reject_probability: object = measure("fraction of transactions rejected by 503 (0 without 503; a value "
+                                         "in [0, 1], exactly 0 when nothing is rejected)", MeasureKind.VALUE,
+                                         source="(J)")
+    utilization: object = measure("fraction of time the server is busy", MeasureKind.PROBABILITY, source=_SRC)
+    response_tail: object = measure("P(R > T) of the transaction response time R (R = inf when unanswered) for "
+                                    "each T of --response-tail: {\"T\": value}", MeasureKind.VALUE, source="(S)")
+    solutions: object = measure("every fixed point lambda = lambda_0 E[copies](lambda) on [lambda_0, lambda_0 n], "
+                                "by increasing offered rate: a list of dicts of the measures above plus "
+                                "'stable' (|slope| < 1), 'slope' (d lambda_0 E[copies] / d lambda) and 'residual' "
+                                "(|lambda - lambda_0 E[copies]| / lambda)", MeasureKind.VALUE, source="(F)")
+
+
+def _copy_times(method: Method, t1, t2, timeout) -> tuple:
+    """tau_0 = 0 < tau_1 < ... < timeout: the instants (after the transaction's start) of its copies (RFC 3261
+    17.1.1.2 Timer A, 17.1.2.2 Timer E)."""
+    out, tau, interval = [Fraction(0)], Fraction(0), t1
+    while True:
+        tau = tau + interval
+        if not tau < timeout:
+            return tuple(out)
+        out.append(tau)
+        if len(out) > MAX_COPIES:
+            raise ParameterError("timeout", f"gives more than {MAX_COPIES} copies per transaction with --t1 "
+                                 f"{decimal_text(t1)} (make --t1 larger or --timeout smaller)", decimal_text(timeout))
+        interval = 2 * interval if method is Method.INVITE else min(2 * interval, t2)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SipRetransmissionModel(Model):
+    """``SipRetransmissionModel(rate=lambda_0, service=B, method=..., t1=..., t2=..., timeout=..., capacity=K,
+    control=..., thresholds=(L, H), duplicate_cost=c)`` (keyword arguments; module docstring)."""
+
+    rate: object = param("lambda_0: new transactions (client requests) per second, a Poisson process", units="1/s",
+                         metavar="LAMBDA0", check="> 0")
+    service: TimeLaw = param("processing time B of one copy at the server", kind=Kind.TIME_LAW)
+    method: Method = param("timer schedule: invite (Timer A, doubling) or non-invite (Timer E, capped at T2)",
+                           kind=Kind.CHOICE, choices=Method, default=Method.INVITE)
+    t1: object = param("T1, the first retransmission interval", units="s", default=Fraction(1, 2), metavar="T1",
+                       check="> 0")
+    t2: object = param("T2, the cap of the non-INVITE interval", units="s", default=Fraction(4), metavar="T2",
+                       check="> 0")
+    timeout: object = param("Timer B (INVITE) / Timer F (non-INVITE); default 64 T1", units="s", default=None,
+                            metavar="T", check="> 0")
+    capacity: int | None = param("K: most copies in the server (waiting + in service); a copy finding K is dropped "
+                                 "silently; default unlimited", kind=Kind.INTEGER, default=None, metavar="K",
+                                 check=">= 1")
+    control: Control = param("load control: none | ignore (drop silently in overload) | 503 (reject in overload)",
+                             kind=Kind.CHOICE, choices=Control, default=Control.NONE)
+    thresholds: tuple | None = param("L,H: overload from an arrival finding N >= H until a departure leaves L "
+                                     "(0 <= L < H, H <= K); required by --control ignore/503", kind=Kind.INTEGERS,
+                                     count=2, default=None, metavar="L,H")
+    duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
+                                   "c B", default=Fraction(1), metavar="C")
+    response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
+                                        units="s", default=None, metavar="T1,...", check=">= 0")
+    scan_points: int = param("grid points of the scan of the fixed-point residual on [lambda_0, lambda_0 n] (every "
+                             "sign change is then refined; two crossings closer than a grid step can be missed)",
+                             kind=Kind.INTEGER, default=160, metavar="N")
+
+    name = "sip-retransmission"
+    summary = ("SIP server with UDP retransmissions (RFC 3261 Timers A/B, E/F) and ignore/503 overload control: the "
+               "fixed point lambda = lambda_0 E[copies](lambda), every solution, goodput and timeouts (issue 17)")
+    measures = SipRetransmissionMeasures
+    engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
+    derivation = Ref("qderive.derivations.sip_retransmission:derivation")
+    simulator = Ref("qderive.numeric.simulation.sip:simulate")
+
+    def _validate(self):
+        if not is_concrete(self.service):
+            raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
+        c = self.duplicate_cost
+        if not 0 < c <= 1:
+            raise ParameterError("duplicate_cost", "must lie in (0, 1]", decimal_text(c))
+        if self.scan_points < 8 or self.scan_points > 5000:
+            raise ParameterError("scan_points", "must lie in 8..5000", self.scan_points)
+        K = self.capacity
+        if self.control is Control.NONE:
+            if self.thresholds is not None:
+                raise ParameterError("thresholds", "apply to --control ignore or 503 only",
+                                     ",".join(map(str, self.thresholds)))
+        else:
+            if self.thresholds is None:
+                raise ParameterError("thresholds", f"are required by --control {self.control.value} (give L,H)")
+            L, H = self.thresholds
+            if not 0 <= L < H:
+                raise ParameterError("thresholds", f"must satisfy 0 <= L < H (got L={L}, H={H})", f"{L},{H}")
+            if K is not None and H > K:
+                raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
+            _limits.check("threshold", H, "the control chain has about 2H states")
+        self.copy_times()  # refuses a schedule with too many copies
+
+    @property
+    def timer(self):
+        """The timeout: ``timeout`` or 64 T1 (Timer B / Timer F)."""
+        return self.timeout if self.timeout is not None else 64 * self.t1
+
+    def copy_times(self) -> tuple:
+        """(tau_0 = 0, tau_1, ..., tau_{n-1}): the copy instants after the transaction's start (exact)."""
+        return _copy_times(self.method, self.t1, self.t2, self.timer)
+
+    @property
+    def max_copies(self) -> int:
+        """n, the most copies a transaction sends."""
+        return len(self.copy_times())
+
+    @property
+    def load(self):
+        """lambda_0 E[B], the offered load of the new transactions alone."""
+        return self.rate * self.service.moment(1)
+
+    @classmethod
+    def example(cls):
+        """The figure's ignore control (E[B] = 0.1 s, thresholds (4, 5)) at lambda_0 E[B] = 0.9 with Timer B = T1:
+        one copy per transaction, where the fixed point is exact (``verify --simulate`` compares it with the
+        simulator; with retransmissions the analytic side is an approximation whose error the guide measures)."""
+        from ..laws.gamma import Exponential
+
+        return cls(rate=9, service=Exponential(Fraction(1, 10)), control=Control.IGNORE, thresholds=(4, 5),
+                   timeout=Fraction(1, 2), scan_points=40)
