@@ -26,6 +26,10 @@ and A_n(s) = b^n P_{r-n}(b), A_I = P_{r+1}(b) of its item 3 (partial admission; 
 customer-averaged). The idle state is (0, 0) only: a departure leaving 0 <= L - 1 returns to normal mode.
 N(0) is the admitted rate times C (17), a sum of positive terms. The sojourn is W*(s) beta(s).
 
+**A constant service** D has kinks (exp(-s D)): its tails are the positive sums of
+:mod:`qderive.numeric.kernels.lattice_finite` over the same per-mode parts (each period's residual weights at
+its own rate lambda_s), through :func:`~.vacation_finite_wait.lattice_tails`, as for the finite vacation queue.
+
 ``--policy instant`` (the rate changes within a service) is refused: the arrival process during a
 service is then a state-dependent birth process, not the finite queue's.
 """
@@ -138,6 +142,8 @@ def hysteretic_laws(model) -> dict:
     laws = {"service": model.parameters()["service"]}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
+    setup, why_not = (None, "") if smooth else FW.lattice_setup(model.service, None)
     w = hysteretic_wait_data(model)
-    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why)
+    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
+                              None if setup is None else FW.lattice_tails(w, setup, kind))
             for kind in ("wait", "sojourn")}
