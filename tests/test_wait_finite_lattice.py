@@ -46,23 +46,29 @@ def _mp(x):
 # -- the independent computation ------------------------------------------------------------------------------
 
 
-def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40):
+def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40, depth=None):
     """P(W > t) for each t of ``ts``: admitted customers of a finite room of r waiting places with constant service
     D, batch sizes ``pmf`` {k: P(X = k)}, batch rate ``rates[s]`` in mode s, vacations ``vacation`` = ("exp", theta)
     or ("det", d) (None: none; ``single``: one vacation, then idle) and ``after_service(level, mode)`` -> the next
-    period: ("S", level - 1, mode') or ("V",) or ("I",). Embedded chain at period starts, counts by mpmath.quad."""
+    period: ("S", level - 1, mode') or ("V",) or ("I",). The embedded chain at the period starts (solved by LU),
+    then the expected number of admitted customers with W > t over the periods that follow its stationary law
+    (linear in the start: one mixture per kind of period), by mpmath.quad over the elapsed time. Batch counts and
+    the time integrals are cut where they fall below 10^-``depth`` (default dps + 5): absolutely, so a tail below
+    that needs a larger depth."""
     with mpmath.workdps(dps):
         D = _mp(D)
         l = {k: _mp(p) for k, p in pmf.items()}
         times = [mpmath.mpf(-1), *map(_mp, ts)]
+        depth = dps + 5 if depth is None else depth
+        tiny = mpmath.mpf(10) ** -depth
 
         def move(n, k):  # (level after a batch of k at level n, customers admitted)
             if whole:
                 return (n + k, k) if n + k <= r else (n, 0)
             return min(n + k, r), min(k, r - n)
 
-        def rows(n, K):  # the law of the level after 0..K batches from level n
-            out, cur = [], {n: mpmath.mpf(1)}
+        def rows(start, K):  # the law of the level after 0..K batches from the law ``start`` {level: weight}
+            out, cur = [], dict(start)
             for _ in range(K + 1):
                 out.append(cur)
                 nxt = {}
@@ -73,74 +79,75 @@ def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40
                 cur = nxt
             return out
 
-        def customers(n, residual_exceeds):  # sum over the batch's admitted customers of P(residual + ahead D > t)
-            return mpmath.fsum(lk * mpmath.fsum(residual_exceeds(n + m - 1) for m in range(1, move(n, k)[1] + 1))
-                               for k, lk in l.items())
+        def customers(residual_exceeds):  # per level n: sum over a batch's admitted customers of P(residual + j D > t)
+            return [mpmath.fsum(lk * mpmath.fsum(residual_exceeds(n + m - 1) for m in range(1, move(n, k)[1] + 1))
+                                for k, lk in l.items()) for n in range(r + 1)]
 
         def poisson(K, mu):
             return mpmath.exp(-mu) * mu**K / mpmath.factorial(K)
 
-        def fixed(n, lam, B):
-            """A period of constant length B from level n at batch rate lam: ({end level: probability}, the counts
-            of admitted customers with W > t for t in ``times``)."""
+        def fixed(start, lam, B, count):
+            """A period of constant length B from the level law ``start`` at batch rate lam: {end level: probability},
+            or (``count``) the numbers of admitted customers with W > t for t in ``times``."""
             if not lam:
-                return {n: mpmath.mpf(1)}, [mpmath.mpf(0)] * len(times)
-            K = next(K for K in range(10**4) if K > 2 * lam * B and poisson(K, lam * B) < mpmath.mpf(10) ** -45)
-            R = rows(n, K)
-            ends = {}
-            for K, row in enumerate(R):
-                for m, p in row.items():
-                    ends[m] = ends.get(m, 0) + poisson(K, lam * B) * p
-            counts = []
+                return dict(start) if not count else [mpmath.mpf(0)] * len(times)
+            K = next(K for K in range(10**4) if K > 2 * lam * B and poisson(K, lam * B) < tiny)
+            R = rows(start, K)
+            if not count:
+                ends = {}
+                for K, row in enumerate(R):
+                    for m, p in row.items():
+                        ends[m] = ends.get(m, 0) + poisson(K, lam * B) * p
+                return ends
+            out = []
             for t in times:
                 cuts = sorted({mpmath.mpf(0), B, *[B + j * D - t for j in range(r + 1) if 0 < B + j * D - t < B]})
                 total = 0
                 for a, b in zip(cuts, cuts[1:]):  # x: elapsed time; the residual B - x; the count of
                     y = B - (a + b) / 2           # customers with W > t is constant between the cuts
-                    coef = [mpmath.fsum(p * customers(m, lambda j: 1 if y + j * D > t else 0) for m, p in row.items())
-                            for row in R]
+                    c = customers(lambda j: 1 if y + j * D > t else 0)
+                    coef = [mpmath.fsum(p * c[m] for m, p in row.items()) for row in R]
                     total += mpmath.quad(_poisson_mixture(lam, lam, 0, coef), [a, b])
-                counts.append(total)
-            return ends, counts
+                out.append(total)
+            return out
+
+        def exponential(start, lam, th, count):  # the same for an exponential period of rate th
+            R = rows(start, int(depth / mpmath.log10((lam + th) / lam)) + 1)  # P(K batches) = geometric
+            if not count:
+                ends = {}
+                for K, row in enumerate(R):
+                    for m, p in row.items():
+                        ends[m] = ends.get(m, 0) + th / (lam + th) * (lam / (lam + th)) ** K * p
+                return ends
+            out = []
+            for t in times:  # x: elapsed vacation; the residual is Exp(theta) (memoryless)
+                c = customers(lambda j: mpmath.exp(-th * max(t - j * D, 0)))
+                coef = [mpmath.fsum(p * c[m] for m, p in row.items()) for row in R]
+                out.append(mpmath.quad(_poisson_mixture(lam, lam, th, coef), [0, 1 / th, 10 / th, (depth + 5) * 2.5 / th]))
+            return out
+
+        def vacation_period(start, count):
+            if vacation[0] == "det":
+                return fixed(start, lam0, _mp(vacation[1]), count)
+            return exponential(start, lam0, _mp(vacation[1]), count)
 
         states = [("S", n, s) for n in range(r + 1) for s in rates] + ([("V",)] if vacation else []) + [("I",)]
         index = {st: i for i, st in enumerate(states)}
         lam0 = _mp(rates[0])
-        fit = mpmath.fsum(lk for k, lk in l.items() if not whole or k <= r + 1)
+        admitted = {k: lk for k, lk in l.items() if not whole or k <= r + 1}  # the batch that ends an idle period
+        fit = mpmath.fsum(admitted.values())
         trans = mpmath.zeros(len(states))
-        counts = {}
         for st in states:
             i = index[st]
             if st[0] == "S":
-                ends, counts[st] = fixed(st[1], _mp(rates[st[2]]), D)
-                for m, p in ends.items():
+                for m, p in fixed({st[1]: mpmath.mpf(1)}, _mp(rates[st[2]]), D, False).items():
                     trans[i, index[after_service(m, st[2])]] += p
-                continue
-            if st[0] == "V" and vacation[0] == "det":
-                ends, counts[st] = fixed(0, lam0, _mp(vacation[1]))
             elif st[0] == "V":
-                th = _mp(vacation[1])
-                # batches in a vacation: P(K > kv) = (lambda / (lambda + theta))^kv below 1e-45
-                R = rows(0, int(45 / mpmath.log10((lam0 + th) / lam0)) + 1)
-                ends = {}
-                for K, row in enumerate(R):
-                    for m, p in row.items():
-                        ends[m] = ends.get(m, 0) + th / (lam0 + th) * (lam0 / (lam0 + th)) ** K * p
-                counts[st] = []
-                for t in times:  # x: elapsed vacation; the residual is Exp(theta) (memoryless)
-                    coef = [mpmath.fsum(p * customers(m, lambda j: mpmath.exp(-th * max(t - j * D, 0)))
-                                        for m, p in row.items()) for row in R]
-                    counts[st].append(mpmath.quad(_poisson_mixture(lam0, lam0, th, coef), [0, 1 / th, 10 / th, 110 / th]))
-            if st[0] == "V":
-                for m, p in ends.items():
+                for m, p in vacation_period({0: mpmath.mpf(1)}, False).items():
                     trans[i, index[("S", m - 1, 0) if m else (("I",) if single else ("V",))]] += p
-                continue
-            # idle: the first admitted batch starts a service at once; its m-th customer waits (m - 1) D
-            for k, lk in l.items():
-                if not whole or k <= r + 1:
+            else:  # idle: the first admitted batch starts a service at once
+                for k, lk in admitted.items():
                     trans[i, index[("S", min(k, r + 1) - 1, 0)]] += lk / fit
-            counts[st] = [mpmath.fsum(lk / fit * sum(1 for m in range(1, min(k, r + 1) + 1) if (m - 1) * D > t)
-                                      for k, lk in l.items() if not whole or k <= r + 1) for t in times]
         # pi (T - I) = 0, sum pi = 1 (states never entered get pi = 0)
         n = len(states)
         M = (trans - mpmath.eye(n)).T
@@ -149,7 +156,16 @@ def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40
         rhs = mpmath.zeros(n, 1)
         rhs[n - 1] = 1
         pi = mpmath.lu_solve(M, rhs)
-        total = [mpmath.fsum(pi[index[st]] * counts[st][c] for st in states) for c in range(len(times))]
+        total = [mpmath.mpf(0)] * len(times)
+        for s in rates:  # the services of mode s, mixed over their start levels
+            start = {st[1]: pi[index[st]] for st in states if st[0] == "S" and st[2] == s}
+            total = [a + b for a, b in zip(total, fixed(start, _mp(rates[s]), D, True))]
+        if vacation:
+            total = [a + b for a, b in zip(total, vacation_period({0: pi[index[("V",)]]}, True))]
+        # the idle server's batch: its m-th customer waits (m - 1) D
+        idle = [pi[index[("I",)]] * mpmath.fsum(lk / fit * sum(1 for m in range(1, min(k, r + 1) + 1) if (m - 1) * D > t)
+                                                for k, lk in admitted.items()) for t in times]
+        total = [a + b for a, b in zip(total, idle)]
         return [v / total[0] for v in total[1:]]
 
 
@@ -159,7 +175,7 @@ def _poisson_mixture(scale, lam, theta, coef):
     return lambda x: scale * mpmath.exp(-(lam + theta) * x) * mpmath.polyval(poly, x)
 
 
-def _vacation_oracle(model, ts):
+def _vacation_oracle(model, ts, dps=40, depth=None):
     r, whole = model.capacity, model.admission is A.WHOLE
     vac = model.vacation
     vacation = None if vac is None else (("det", vac.mean) if isinstance(vac, qd.Deterministic) else ("exp", 1 / vac.mean))
@@ -169,7 +185,7 @@ def _vacation_oracle(model, ts):
     def after(level, mode):
         return ("S", level - 1, 0) if level else (("V",) if vacation else ("I",))
 
-    return _oracle(r, whole, pmf, model.service.mean, {0: model.rate}, after, vacation, single, ts)
+    return _oracle(r, whole, pmf, model.service.mean, {0: model.rate}, after, vacation, single, ts, dps, depth)
 
 
 PMF = qd.FinitePMF((F(1, 2), F(1, 4), F(1, 4)))

@@ -93,7 +93,17 @@ positive recursions; E W^k = k! [s^k] N(-s) / N(0). They are evaluated in float6
 + guard digits (not exact rationals: the count sequences are infinite sums).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
-as for the infinite room: tails and quantiles are refused, moments are not.
+as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
+tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
+period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1) of
+:mod:`qderive.numeric.kernels.lattice_finite` over the rows w_K of item 4 and the residual weights omega_K
+(regularized incomplete gamma functions), with no vacations or with vacations whose survival function is
+exponential pieces (exponential, hyperexponential, constant, empirical; ``TimeLaw.survival_pieces``); both
+admission rules, the three policies, and the hysteretic modes by the same code. Other kinked laws (uniform or
+empirical service, a constant service with Erlang, gamma, lognormal, phase-type or uniform vacations) are
+refused for tails and quantiles with the reason; the moments work for every law. Measured at r = 200 (pmf
+batches, rho_bar = 0.9, exponential vacations): float64 agrees with an independent 40-digit embedded-chain
+computation to 1e-13 relative and 30 digits to 1e-30, tails down to 1e-60 (see the tests).
 
 Measured costs (one tail point with a fresh law object, on the project's 2-core machine;
 ``FiniteVacationQueue.example()`` at capacity r): float64 r = 20: 3 ms, r = 200: 8 to 20 ms, r = 2000:
