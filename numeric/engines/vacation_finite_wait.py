@@ -101,9 +101,11 @@ period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1
 exponential pieces (exponential, hyperexponential, constant, empirical; ``TimeLaw.survival_pieces``); both
 admission rules, the three policies, and the hysteretic modes by the same code. Other kinked laws (uniform or
 empirical service, a constant service with Erlang, gamma, lognormal, phase-type or uniform vacations) are
-refused for tails and quantiles with the reason; the moments work for every law. Measured at r = 200 (pmf
-batches, rho_bar = 0.9, exponential vacations): float64 agrees with an independent 40-digit embedded-chain
-computation to 1e-13 relative and 30 digits to 1e-30, tails down to 1e-60 (see the tests).
+refused for tails and quantiles with the reason; the moments work for every law. Measured at r = 200 (batches
+of 1, 2, 3, rho_bar = 1.575, exponential vacations; tests/test_wait_finite_lattice.py): against an independent
+50-digit computation from the embedded chain at the period starts, float64 within 2.2e-16 relative and 30 digits
+within 1.3e-49 (P(W > 150) = 1 - 2.9e-11, P(W > 199.5) = 0.2155); one float64 point 1.4 ms once the law is
+built (the first with the finite engine: 40 ms), one 30-digit point 50 ms after 1.5 s of data.
 
 Measured costs (one tail point with a fresh law object, on the project's 2-core machine;
 ``FiniteVacationQueue.example()`` at capacity r): float64 r = 20: 3 ms, r = 200: 8 to 20 ms, r = 2000:
@@ -664,7 +666,7 @@ def lattice_setup(service, vacation):
         return None, (f"the vacation time {vacation} has no exact sum with the constant service {service} "
                       "(exact tails need a vacation law given by exponential pieces: exponential, hyperexponential, "
                       "constant or empirical)")
-    return (Fraction(pieces[0][2]), tuple(vac)), ""
+    return (Fraction(pieces[0][2]), tuple(p for p in vac if p[0] != 0)), ""  # a piece of weight 0 adds nothing
 
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
