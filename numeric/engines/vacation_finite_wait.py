@@ -137,7 +137,7 @@ from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
 
-__all__ = ["Strategy", "response_laws", "wait_law_data"]
+__all__ = ["Strategy", "lattice_setup", "lattice_tails", "response_laws", "wait_law_data"]
 
 
 class Strategy(enum.Enum):
