@@ -20,6 +20,7 @@ correct digits (the last digit's rounding).
 from __future__ import annotations
 
 from fractions import Fraction as F
+from types import SimpleNamespace
 
 import mpmath
 import numpy as np
@@ -315,6 +316,10 @@ def test_laws_without_exact_sums_stay_refused_with_the_reason():
     with pytest.raises(ParameterError, match="wait_quantile.*service time uniform.*no smooth density"):
         model.evaluate(wait_quantile=["0.9"])
     assert lattice_setup(qd.Deterministic(2), qd.Deterministic(1))[0] == (2, ((1, 0, 1),))
+    # a law stating its survival function by matrix-exponential (phase-type) pieces (w, theta, None, (alpha, P))
+    phase_type = SimpleNamespace(survival_pieces=lambda: ((1, 2, None, ((1, 0), ((0, 1), (0, 1)))),))
+    setup, why = lattice_setup(qd.Deterministic(2), phase_type)
+    assert setup is None and "no exact sum" in why
 
 
 

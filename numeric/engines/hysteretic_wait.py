@@ -142,7 +142,9 @@ def hysteretic_laws(model) -> dict:
     laws = {"service": model.parameters()["service"]}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
-    setup, why_not = (None, "") if smooth else FW.lattice_setup(model.service, None)
+    # the lattice sums need a constant rate within each service: --policy departure only
+    exact = not smooth and model.policy is Policy.DEPARTURE
+    setup, why_not = FW.lattice_setup(model.service, None) if exact else (None, "")
     w = hysteretic_wait_data(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
                               None if setup is None else FW.lattice_tails(w, setup, kind))

@@ -662,10 +662,10 @@ def lattice_setup(service, vacation):
     if vacation is None:
         return (Fraction(pieces[0][2]), ()), ""
     vac = vacation.survival_pieces()
-    if vac is None:
-        return None, (f"the vacation time {vacation} has no exact sum with the constant service {service} "
-                      "(exact tails need a vacation law given by exponential pieces: exponential, hyperexponential, "
-                      "constant or empirical)")
+    if vac is None or any(len(p) != 3 for p in vac):  # none, or matrix-exponential (phase-type) pieces
+        return None, (f"the vacation time {vacation} has no exact sum with the constant service {service} in the "
+                      "finite room (exact tails need a vacation law given by exponential pieces: exponential, "
+                      "hyperexponential, constant or empirical)")
     return (Fraction(pieces[0][2]), tuple(p for p in vac if p[0] != 0)), ""  # a piece of weight 0 adds nothing
 
 
