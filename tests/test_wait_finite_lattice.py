@@ -126,9 +126,10 @@ def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40
                 c = customers(lambda j: mpmath.exp(-th * max(t - j * D, 0)))
                 coef = [mpmath.fsum(p * c[m] for m, p in row.items()) for row in R]
                 # split where the terms (lam x)^K e^{-(lam + theta) x} peak (x = K / (lam + theta)): quad then sees
-                # no narrow bump in a wide interval
-                cuts = sorted({mpmath.mpf(0), 1 / th, (depth + 5) * 2.5 / th,
-                               *[K / (lam + th) for K in range(4, top + 1, 8)]})
+                # no narrow bump in a wide interval (needed for the deep references, depth > 100)
+                step = 8 if depth > 100 else max(8, top // 2)
+                cuts = sorted({mpmath.mpf(0), 1 / th, 10 / th, (depth + 5) * 2.5 / th,
+                               *[K / (lam + th) for K in range(step, top + 1, step)]})
                 out.append(mpmath.quad(_poisson_mixture(lam, lam, th, coef), cuts))
             return out
 
