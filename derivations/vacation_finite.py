@@ -339,6 +339,29 @@ def _wait_vs_tagged_chain(admission, policy):
     return run
 
 
+def _check_constant_service_tails(digits):
+    """A constant service in the finite room: the positive sums of ``numeric/kernels/lattice_finite.py`` (over the
+    state at the batch's arrival) at r = 60 and load 0.3 vs the infinite room's alternating Prabhu sum
+    (``numeric/kernels/lattice_wait.py``, checked against Erlang's M/D/1 sum in ``verify vacation-infinite``): the
+    rooms coincide on every busy cycle that never holds more than r waiting, so the tails differ by about the loss
+    probability (6e-55 here; the check allows 10 times it)."""
+    from qderive.symbolic.batches import Constant
+    from qderive.symbolic.models.vacation import VacationQueue
+
+    laws = {"batch": Constant(1), "service": Deterministic(1), "vacation": Exponential(F(1, 2))}
+    ts = ["0.5", "3.25", "12.5"]
+    fin = FiniteVacationQueue.from_load(F(3, 10), capacity=60, **laws).evaluate(digits, wait_tail=ts)
+    inf = VacationQueue.from_load(F(3, 10), **laws).evaluate(digits, wait_tail=ts)
+    worst, ok = math.inf, True
+    with mpmath.workdps(digits + 20):
+        for t in ts:
+            a, b = fin.response["wait_tail"][t], inf.response["wait_tail"][t]
+            ok = ok and abs(a - b) <= 10 * fin.loss_probability + mpmath.mpf(10) ** (1 - digits) * b
+            worst = min(worst, agreement_digits(a, b))
+    return ok and worst >= digits - 1, worst, ("constant service, r = 60: P(W > t), t = 0.5, 3.25, 12.5 by the finite "
+                                               "room's positive sums = the infinite room's Prabhu sum")
+
+
 def _check_largest_load(digits):
     """``size vacation-finite --capacity 3`` (the largest load, float64): the CTMC at ``digits`` meets the target
     at ``load`` and not at ``load_above``; the floor = the CTMC's loss at load 1e-12 (geometric batches: (1/2)^3)."""
@@ -374,6 +397,8 @@ def derivation() -> Derivation:
                 f"{pol.value if pol else 'no vacations'})", _wait_vs_tagged_chain(adm, pol))
           for adm, pol in ((Admission.PARTIAL, VacationPolicy.MULTIPLE), (Admission.WHOLE, VacationPolicy.SINGLE),
                            (Admission.PARTIAL, None))],
+        Check("constant service: finite-room lattice tails = the infinite room's lattice sum at r = 60 (loss 6e-55)",
+              _check_constant_service_tails),
         Check("size --capacity: the largest load = the CTMC at the load and just above it", _check_largest_load),
     )
     return Derivation(

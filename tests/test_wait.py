@@ -137,8 +137,13 @@ def test_bad_requests_name_the_option(kwargs, match):
 
 
 def test_models_without_a_response_law_say_so():
-    model = qd.HystereticModel.example()
-    with pytest.raises(ParameterError, match="wait_tail is not available"):
+    with pytest.raises(ParameterError, match="wait_tail is not available for model 'erlang-b'"):
+        qd.ErlangB.example().evaluate(wait_tail=[1])
+    # a hysteretic model with a uniform service has a law but no exact tails (a constant one has:
+    # tests/test_wait_finite_lattice.py)
+    model = qd.HystereticModel.from_load(F(3, 2), service=qd.Uniform(F(1, 400), F(3, 400)), batch=qd.Geometric(2),
+                                         L=73, H=84, R=100)
+    with pytest.raises(ParameterError, match="wait_tail is not available for this model: the service time uniform"):
         model.evaluate(wait_tail=[1])
 
 

@@ -236,10 +236,14 @@ def test_the_two_ways_and_the_two_arithmetics_agree():
 
 
 def test_kinked_laws_refuse_tails_but_give_moments():
+    # a uniform service has kinks at every sum of its ends: refused (a constant one has exact sums:
+    # tests/test_wait_finite_lattice.py)
+    kinked = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Uniform(0, F(3, 100)),
+                                              qd.Exponential(F(3, 40)), 30)
+    with pytest.raises(ParameterError, match="wait_tail.*no smooth density"):
+        kinked.evaluate(wait_tail=[1])
     model = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Deterministic(F(3, 200)),
                                              qd.Exponential(F(3, 40)), 30)
-    with pytest.raises(ParameterError, match="wait_tail.*no smooth density"):
-        model.evaluate(wait_tail=[1])
     r64 = model.evaluate(wait_moments=2)
     assert r64.response["wait_moments"][0] == pytest.approx(r64.mean_wait, rel=1e-13)
     r25 = model.evaluate(25, wait_moments=2)

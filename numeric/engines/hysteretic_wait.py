@@ -26,6 +26,11 @@ and A_n(s) = b^n P_{r-n}(b), A_I = P_{r+1}(b) of its item 3 (partial admission; 
 customer-averaged). The idle state is (0, 0) only: a departure leaving 0 <= L - 1 returns to normal mode.
 N(0) is the admitted rate times C (17), a sum of positive terms. The sojourn is W*(s) beta(s).
 
+**A constant service** D has kinks (exp(-s D)): under ``--policy departure`` its tails are the positive
+sums of :mod:`qderive.numeric.kernels.lattice_finite` over the same per-mode parts (each period's residual
+weights at its own rate lambda_s), through :func:`~.vacation_finite_wait.lattice_tails`, as for the finite
+vacation queue.
+
 ``--policy instant`` (the rate changes within a service: the arrivals during a service are then a
 state-dependent birth process, not the finite queue's) builds the same law object over the birth kernel's
 data: :mod:`qderive.numeric.engines.hysteretic_instant_wait`.
@@ -135,6 +140,10 @@ def hysteretic_laws(model) -> dict:
         from .hysteretic_instant_wait import instant_wait_data as data_of
     else:
         data_of = hysteretic_wait_data
+    # the lattice sums need a constant rate within each service: --policy departure only
+    exact = not smooth and model.policy is Policy.DEPARTURE
+    setup, why_not = FW.lattice_setup(model.service, None) if exact else (None, "")
     w = data_of(model)
-    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why)
+    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
+                              None if setup is None else FW.lattice_tails(w, setup, kind))
             for kind in ("wait", "sojourn")}

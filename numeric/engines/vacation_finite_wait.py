@@ -93,7 +93,19 @@ positive recursions; E W^k = k! [s^k] N(-s) / N(0). They are evaluated in float6
 + guard digits (not exact rationals: the count sequences are infinite sums).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
-as for the infinite room: tails and quantiles are refused, moments are not.
+as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
+tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
+period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1) of
+:mod:`qderive.numeric.kernels.lattice_finite` over the rows w_K of item 4 and the residual weights omega_K
+(regularized incomplete gamma functions), with no vacations or with vacations whose survival function is
+exponential pieces (exponential, hyperexponential, constant, empirical; ``TimeLaw.survival_pieces``); both
+admission rules, the three policies, and the hysteretic modes by the same code. Other kinked laws (uniform or
+empirical service, a constant service with Erlang, gamma, lognormal, phase-type or uniform vacations) are
+refused for tails and quantiles with the reason; the moments work for every law. Measured at r = 200 (batches
+of 1, 2, 3, rho_bar = 1.575, exponential vacations; tests/test_wait_finite_lattice.py): against an independent
+50-digit computation from the embedded chain at the period starts, float64 within 2.2e-16 relative and 30 digits
+within 1.3e-49 (P(W > 150) = 1 - 2.9e-11, P(W > 199.5) = 0.2155); one float64 point 1.4 ms once the law is
+built (the first with the finite engine: 40 ms), one 30-digit point 50 ms after 1.5 s of data.
 
 Measured costs (one tail point with a fresh law object, on the project's 2-core machine;
 ``FiniteVacationQueue.example()`` at capacity r): float64 r = 20: 3 ms, r = 200: 8 to 20 ms, r = 2000:
@@ -121,10 +133,11 @@ from qderive.symbolic.models.vacation import Admission
 
 from ..backend import FLOAT64, _Scoped, mp_context
 from ..kernels import finite_wait as K
+from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
 
-__all__ = ["Strategy", "response_laws", "wait_law_data"]
+__all__ = ["Strategy", "lattice_setup", "lattice_tails", "response_laws", "wait_law_data"]
 
 
 class Strategy(enum.Enum):
@@ -196,6 +209,7 @@ class _Data:
     N0: object = None
     q: object = None  # the embedded law it was built from
     converted: object = None  # the same as gmpy2 numbers (:class:`_Converted`), made on first use
+    lattice: object = None  # the constant-service tail sums' data (:class:`_LatticeSums`), made on first use
 
 
 def _embedded(model, ctx):
@@ -591,6 +605,154 @@ class _FiniteWait:
         return values
 
 
+# --------------------------------------------------------------------------------------
+# A constant service: exact tails by sums of positive terms (kernel lattice_finite)
+# --------------------------------------------------------------------------------------
+
+
+def lattice_setup(service, vacation):
+    """((D, vacation pieces), "") when the service is a constant D and the vacation (None: none) states its survival
+    function as exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
+    empirical), so that the tails are the sums (F1)-(F3) of :mod:`qderive.numeric.kernels.lattice_finite`; else
+    (None, why not) ("" when the service itself is not constant: the refusal then names its kinks)."""
+    pieces = service.survival_pieces()
+    if pieces is None or len(pieces) != 1 or pieces[0][0] != 1 or pieces[0][1] != 0 or pieces[0][2] is None:
+        return None, ""
+    if vacation is None:
+        return (Fraction(pieces[0][2]), ()), ""
+    vac = vacation.survival_pieces()
+    if vac is None or any(len(p) != 3 for p in vac):  # none, or matrix-exponential (phase-type) pieces
+        return None, (f"the vacation time {vacation} has no exact sum with the constant service {service} in the "
+                      "finite room (exact tails need a vacation law given by exponential pieces: exponential, "
+                      "hyperexponential, constant or empirical)")
+    return (Fraction(pieces[0][2]), tuple(p for p in vac if p[0] != 0)), ""  # a piece of weight 0 adds nothing
+
+
+#: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
+_LATTICE_ROWS = 1 << 14
+
+
+class _LatticeSums:
+    """The data of the sums (F1) in the context of the law's data ``parts`` (a list of :class:`_Data`, one per
+    arrival rate): the admission matrices, the idle weight, per period (the service and, with vacations, the
+    vacation of each part) its rows, batch rate, survival pieces, profile and whether its rows are complete
+    (the next row is exactly 0), and the total N(W > -1). Rows are extended (doubled) while their truncation
+    bound exceeds the tolerance of a tail."""
+
+    def __init__(self, parts, setup):
+        D, vacation = setup
+        first = parts[0]
+        self.ctx, self.D, self.r = first.ctx, D, first.r
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            service = ((ctx.num(1), ctx.num(0), ctx.num(D)),)
+            vac = tuple((ctx.num(w), ctx.num(th), None if d is None else ctx.num(d)) for w, th, d in vacation)
+            self.periods = []
+            for data in parts:
+                self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
+                if data.Wv.shape[0]:
+                    self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
+            self.mass = self._sum(-1)[0]
+
+    def _period(self, data, W, pieces, complete):
+        ctx = self.ctx
+        error = 0
+        if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
+            error = K._FW_NEGLIGIBLE * float(np.max(np.abs(W)))
+        profile = list(LF.period_profile(ctx, W, data.lam, pieces, error))
+        if complete:
+            profile[4] = ctx.num(0)  # nothing cut: the next row is 0
+        return [W, data, pieces, tuple(profile), complete]
+
+    def _extend(self):
+        """Double the rows of every period that is not complete; False when none can grow."""
+        grown = False
+        for i, (W, data, pieces, _, complete) in enumerate(self.periods):
+            if complete or W.shape[0] >= _LATTICE_ROWS:
+                continue
+            more = K.wait_batch_rows(self.ctx, W[-1], data.pmf, self.keep, W.shape[0], data.support, data.geometric)
+            self.periods[i] = self._period(data, np.concatenate([W, more[1:]]), pieces, more.shape[0] <= W.shape[0])
+            grown = True
+        if grown:
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total)."""
+        ctx, D = self.ctx, self.D
+        if t < 0:
+            J0 = J1 = 0
+        else:
+            J0, J1 = -((-t) // D), t // D + 1
+        us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
+        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
+        return LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
+
+    def tail(self, t: Fraction, tolerance):
+        """(P(W > t), relative error bound) with the rows extended until the truncation is below ``tolerance`` of
+        the tail (or nothing is left to extend; call inside ``with ctx:``)."""
+        while True:
+            value, rounding, trunc = self._sum(t)
+            if trunc <= tolerance * value or (value == 0 and trunc == 0) or not self._extend():
+                break
+        if value == 0:
+            return value, (0 if trunc == 0 else self.ctx.huge)
+        return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
+
+
+def _lattice_sums(law: "_FiniteWait", ctx, setup) -> _LatticeSums:
+    """The :class:`_LatticeSums` of ``law`` for ``ctx`` (float64, or mpmath for ctx.dps digits), kept with its data."""
+    parts = law.parts(ctx)
+    if parts[0].lattice is None:
+        parts[0].lattice = _LatticeSums(parts, setup)
+    return parts[0].lattice
+
+
+def lattice_tails(law: "_FiniteWait", setup, kind: str):
+    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a constant service D: P(W > t)
+    by the positive sums (F1) of :mod:`qderive.numeric.kernels.lattice_finite` over the state at the batch's
+    arrival of this module's items 1-3, and P(W + D > t) = P(W > t - D) (1 for t < D) for the sojourn.
+
+    float64 keeps a tail whose error bound (rounding, rows cut or zeroed) is below 1e-10 of it and gives None
+    otherwise (``response.py`` recomputes it at 15 digits, with a note); D digits use the mpmath data (D + guard
+    + 24 digits: the rounding bound is far below 10^-(D+2)) and extend the rows until their truncation is below
+    10^-(D+2) of the tail; a tail that cannot meet it raises a NumericalError."""
+    shift = setup[0] if kind == "sojourn" else 0
+
+    def tails(ts, digits):
+        out, working = [], None
+        if digits is None:
+            try:
+                sums = _lattice_sums(law, FLOAT64, setup)
+            except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
+                return [None] * len(ts), None
+        else:
+            sums = _lattice_sums(law, mp_context(digits), setup)
+            working = sums.ctx.dps
+        for t in ts:
+            t = Fraction(t) - shift
+            if t < 0:
+                out.append(1.0 if digits is None else mpmath.mpf(1))
+                continue
+            with sums.ctx:
+                goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
+                value, error = sums.tail(t, goal)
+                if digits is None:
+                    ok = np.isfinite(value) and np.isfinite(error) and (value == 0 or (value > 0 and error <= 1e-10))
+                    out.append(min(1.0, float(value)) if ok else None)
+                    continue
+                if value != 0 and not error <= 10 * goal:
+                    raise NumericalError(f"P(W > {float(t):.6g}) with the constant service: the sums over "
+                                         f"{_LATTICE_ROWS} rows of batches still miss 10^-{digits + 1} of the tail")
+                out.append(+value)
+        return out, working
+
+    return tails
+
+
 @functools.lru_cache(maxsize=4)
 def wait_law_data(model) -> _FiniteWait:
     """The computation behind :func:`response_laws`, one per model (a frozen model: its data are a function of
@@ -607,6 +769,8 @@ def response_laws(model) -> dict:
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
+    setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
     w = wait_law_data(model)
-    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why)
+    return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
+                              None if setup is None else lattice_tails(w, setup, kind))
             for kind in ("wait", "sojourn")}

@@ -1,0 +1,187 @@
+"""Exact tails of an admitted customer's wait in the finite room with a constant service D: sums of positive terms.
+
+The finite-room counterpart of :mod:`qderive.numeric.kernels.lattice_wait`, for M[X]/D/1/r with vacations
+(``docs/theory/chapter2.md`` sections 0-2) and, per mode, for the hysteretic model under ``--policy departure``
+(``docs/theory/chapter3.md`` (16), (17)); the state at the batch's arrival is derived in
+:mod:`qderive.numeric.engines.vacation_finite_wait` (items 1-3): a period (service or vacation) that started
+with the level vector w_0 has, after K batches, the level vector w_K = w_0 L^K (the rows of
+:func:`~qderive.numeric.kernels.finite_wait.wait_batch_rows`), and an admitted customer who arrives at the
+elapsed time x of a period of length B, at level n and position m in its batch, waits
+
+    W = (B - x) + j D,    j = n + m - 1 customers ahead (FIFO, every one served in D).
+
+With N(x) ~ Poisson(lambda x) batches by the age x, P(level(x) = n) = sum_K e^{-lambda x} (lambda x)^K / K! w_K[n],
+and renewal reward over the periods (as in the transform N(s) of that module, item 3), the admitted customers
+with W > t are counted by::
+
+    N(W > t) = sum_periods sum_K sum_n w_K[n] sum_j a[n, j] omega_K((t - j D)^+) + t_I sum_{j D > t} a[I, j],   (F1)
+    omega_K(u) = int_0^oo (lambda x)^K / K! e^{-lambda x} S(x + u) dx                                           (F2)
+
+with S the survival function of the period's length (the residual exceeds u: B - x > u), a[n, j] the expected
+number of the batch's admitted customers with j ahead when it arrives at level n (partial admission:
+P(X > j - n) for n <= j < r; whole admission: P(j - n < X <= r - n); the idle server, row I: the m-th customer of
+the batch that ends an idle period waits (m - 1) D, a[I, j] = P(X > j) or P(j < X <= r + 1)), and t_I the idle
+time of the engine's item 1. P(W > t) = N(W > t) / N(W > -1): both are sums of positive terms, so the tail keeps
+its relative accuracy however small it is (no alternating sum, unlike the infinite room's (L3)).
+
+**The residual weights** (F2): for a survival function given as exponential pieces cut at a point,
+S(x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (``TimeLaw.survival_pieces``: a constant D is ((1, 0, D),), an
+exponential, hyperexponential, empirical law likewise), with mu_i = lambda + theta_i and y_i = d_i - u::
+
+    omega_K(u) = sum_i w_i e^{-theta_i u} lambda^K / mu_i^{K+1} P(Poisson(mu_i y_i) > K)            (y_i > 0; d_i = oo: P = 1)
+               = sum_i w_i e^{-theta_i u} lambda^K y_i^{K+1} / (K+1)! e^{-mu_i y_i} S_K(mu_i y_i),       (F3)
+    S_K(z) = sum_{k>=0} z^k (K+1)! / (K+1+k)! ,   S_K = 1 + z / (K+2) S_{K+1}
+
+(the regularized incomplete gamma P(K+1, mu y) by its positive series, the series for the top index and the
+backward recurrence for the others, every term positive; :func:`residual_weights`). At u = 0,
+omega_K(0) = P(K' > K) / lambda, K' the batches of a whole period: the weights g_K(0), h_K(0) of the transform.
+
+**Per tail point**, with J0 = ceil(t / D): every j >= J0 has u = 0 (one column sum of a), the service piece
+(d = D) adds the one column j = J0 - 1 with 0 < u < D, an exponential piece (d = oo) adds sum_{j < J0}
+a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
+O(r^2 + (rows) r (1 + d / D)) per point after an O(rows r) profile per period (:func:`period_profile`).
+
+**Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
+the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
+the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
+last computed one (K > top) add at most |w_top|_1 max_n(sum_j a[n, j] e^{-theta u_j}) sum_{K > top} omega_K(0)
+(the rows' masses do not increase: L is substochastic; omega_K(u) <= e^{-theta u} omega_K(0)), with the remainder
+bounded by the ratio of (F3), lambda y / (K + 2) or lambda / mu. Rows set to 0 where negligible (float64: 1e-150
+of their scale, ``entry_error``) add at most entry_error r E[B] max_n a[n, .] per period.
+"""
+
+import math
+
+import numpy
+
+
+def residual_weights(ctx, lam, piece, u, top):
+    """omega_K(u) of (F2)-(F3) for one survival piece (w, theta, d) (d None: no cut) and K = 0..top; lam, u >= 0 and
+    the piece context numbers. Returns (omega, remainder, size): remainder >= sum_{K > top} omega_K(u) (ctx.huge
+    when the ratio bound does not hold yet), size the L + k of the module docstring's rounding bound (a float)."""
+    w, theta, d = piece
+    out = ctx.zeros(top + 1)
+    mu = lam + theta
+    ks = ctx.arange(top + 1)
+    if d is None:
+        if theta == 0:
+            raise ValueError("a survival piece without a cut needs theta > 0")
+        base = ctx.log(w) - theta * u - ctx.log(mu)
+        step = ctx.log(lam) - ctx.log(mu)
+        out = ctx.exp(ks * step + base)
+        ratio = lam / mu
+        size = abs(float(base)) + top * abs(float(step)) + 2 * top
+        return ctx.flush(out), out[top] * ratio / (1 - ratio), size
+    y = d - u
+    if not y > 0:
+        return out, ctx.num(0), 0.0
+    z = mu * y
+    # the series S_top(z): terms z^k / ((top+2)...(top+1+k)); stop once the ratio is below 1/2 and the next
+    # term below eps of the sum (remainder below 2 eps relative)
+    one = ctx.num(1)
+    term, total, k = one, ctx.num(0), 0
+    while True:
+        total = total + term
+        k += 1
+        ratio = z / (top + 1 + k)
+        term = term * ratio
+        if 2 * ratio <= 1 and term <= ctx.eps * total:
+            break
+    series = ctx.zeros(top + 1)
+    series[top] = total
+    for K in range(top - 1, -1, -1):
+        series[K] = one + z / (K + 2) * series[K + 1]
+    log_y = ctx.log(y)
+    base = ctx.log(w) - theta * u + log_y - z
+    lead = ks * (ctx.log(lam) + log_y) + base - ctx.lgamma(ks + 2)
+    out = ctx.flush(ctx.exp(lead) * series)
+    size = (abs(float(ctx.log(w))) + float(theta * u) + (top + 1) * (abs(float(ctx.log(lam))) + abs(float(log_y)))
+            + float(z) + math.lgamma(top + 2) + k + 2 * top)
+    rho = lam * y / (top + 2)
+    remainder = out[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
+    return out, remainder, size
+
+
+def admission_matrix(ctx, pmf, tail, r, whole):
+    """(A, C): A[n, j] = a[n, j] of (F1) for the levels n = 0..r-1 and the idle row n = r, j = 0..r (customers
+    ahead); C[n, J] = sum_{j >= J} A[n, j], J = 0..r+1 (C[:, r+1] = 0). ``pmf`` and ``tail`` (P(X > i)) over
+    0..r+1; ``whole``: whole-batch admission. Positive sums only (reverse cumulative sums)."""
+    A = ctx.zeros((r + 1, r + 1))
+    for n in range(r + 1):
+        offset, cap = (n, r - n) if n < r else (0, r + 1)
+        if whole:
+            row = numpy.cumsum(pmf[cap:0:-1])[::-1]  # sum_{k=i+1}^{cap} l_k, i = 0..cap-1
+        else:
+            row = tail[:cap]
+        A[n, offset: offset + cap] = row
+    C = ctx.zeros((r + 1, r + 2))
+    C[:, : r + 1] = numpy.cumsum(A[:, ::-1], axis=1)[:, ::-1]
+    return A, C
+
+
+def period_profile(ctx, W, lam, pieces, entry_error=0):
+    """The t-independent part of one period (rows ``W``: K x levels, batch rate ``lam``, survival ``pieces`` of its
+    length): (full, each, remainders, size, mass, drop) with each[i] = omega^(i)(0) W (a vector over the levels;
+    full their sum), remainders[i] >= sum_{K > top} omega^(i)_K(0), mass = |w_top|_1 (the caller sets it to 0 when
+    the next row is exactly 0: nothing is cut) and drop = ``entry_error`` r sum_{K <= top} omega_K(0), the bound of
+    the rows' zeroed entries (module docstring) before the factor max_n a[n, .]."""
+    top = W.shape[0] - 1
+    each, remainders, size, mean = [], [], 0.0, ctx.num(0)
+    for piece in pieces:
+        om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
+        each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+        remainders.append(rem)
+        size = max(size, sz)
+        mean = mean + ctx.fsum(list(om))  # sum_{K <= top} omega_K(0): the rows that hold zeroed entries
+    full = each[0]
+    for v in each[1:]:
+        full = full + v
+    mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
+    return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
+
+
+def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
+    """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
+    :func:`period_profile`; ``idle`` = t_I; (A, C) of :func:`admission_matrix`; J0 = ceil(t / D) (j >= J0: u = 0),
+    J1 = floor(t / D) + 1 (the idle customers with j D > t) and ``us`` = (t - j D for j < min(J0, r)), context
+    numbers (computed exactly by the caller). t < 0 (J0 = J1 = 0, no ``us``) gives the total N(W > -1).
+    Returns (value, rounding bound, truncation bound) (module docstring, *Errors*)."""
+    r = A.shape[0] - 1
+    total = idle * C[r, min(J1, r + 1)]
+    trunc, size = ctx.num(0), 0.0
+    J = min(J0, r, len(us))
+    cut = min(J0, r + 1)
+    for W, lam, pieces, (full, each, remainders, psize, mass, drop) in periods:
+        top = W.shape[0] - 1
+        size = max(size, psize + top + r)
+        if not r:
+            continue
+        column = C[:r, cut]
+        total = total + ctx.dot(full, column)
+        if drop:
+            trunc = trunc + drop * numpy.max(C[:r, 0])
+        for i, piece in enumerate(pieces):
+            w, theta, d = piece
+            reach = column
+            if d is None:
+                if J:
+                    e = ctx.exp(-theta * ctx.array(us[:J]))
+                    size = max(size, float(theta * us[0]) + top + r + J)
+                    v = ctx.matmul(A[:r, :J], e.reshape(J, 1))[:, 0]
+                    total = total + ctx.dot(each[i], v)
+                    reach = column + v
+            else:
+                for j in range(J):
+                    u = us[j]
+                    if not u < d:
+                        continue
+                    om, _, sz = residual_weights(ctx, lam, piece, u, top)
+                    size = max(size, sz + top + r)
+                    col = A[: j + 1, j]
+                    z = ctx.matmul(W[:, : j + 1], col.reshape(j + 1, 1))[:, 0]
+                    total = total + ctx.dot(om, z)
+                    reach = reach + A[:r, j] * ctx.exp(-theta * u)
+            if mass:
+                trunc = trunc + mass * remainders[i] * numpy.max(reach)
+    bound = 4 * ctx.eps * (size + 10) * total
+    return total, bound, trunc
