@@ -108,7 +108,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="run the checks in N processes (default: the cores available to this process; 1: in this "
-                        "process). The CPU time stays, the wall time drops; the results are the same")
+                        "process). The CPU time stays, the wall time drops; the results are the same.")
 
     p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
     p.add_argument("name", help="figure name, see `qderive list`")
