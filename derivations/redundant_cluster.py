@@ -75,8 +75,18 @@ def _F(rho, theta, arg):
     return 1 - rho * sp.exp(-theta * arg)
 
 
+@functools.lru_cache(maxsize=2)
 def timely_closed_form(equal: bool = False) -> sp.Expr:
-    """r(t) = (1 - rho_1) F_2(t) + int_0^t f_1(w) F_2(t - w) dw integrated by SymPy (``equal``: theta_1 = theta_2)."""
+    """r(t) = (1 - rho_1) F_2(t) + int_0^t f_1(w) F_2(t - w) dw integrated by SymPy (``equal``: theta_1 = theta_2).
+
+    Derived once per package source (:func:`qderive.symbolic.cache.cached`) and shared by the displayed steps
+    and the check that compares it with the package's late mass."""
+    from qderive.symbolic.cache import cached
+
+    return cached(f"qderive.derivations.redundant_cluster.timely_closed_form::{equal}", lambda: _integrate(equal))
+
+
+def _integrate(equal: bool) -> sp.Expr:
     a, b = (th, th) if equal else (th1, th2)
     conv = sp.integrate(rho1 * a * sp.exp(-a * w) * _F(rho2, b, t - w), (w, 0, t), conds="none")
     if isinstance(conv, sp.Piecewise):  # SymPy splits on theta_1 = theta_2: the generic piece

@@ -184,7 +184,11 @@ def exact_sequences(name: str) -> dict:
             "Vbar": vbar_, "qt": q, "pt": pt_, "pi": pi_, "l": lk_, "oracle": oracle, "A": Az, "C": Cz, "L": Lz}
 
 
+@functools.lru_cache(maxsize=16)
 def _env(name: str) -> dict:
+    """The bindings of every displayed relation at the exact point ``name``, derived once and shared by the 14
+    step hooks (read-only: :func:`relation_check` copies it; the transforms are evaluated at the caller's
+    mpmath precision)."""
     d = exact_sequences(name)
     m, o = d["model"], d["oracle"]
     poly = lambda coeffs: (lambda x: mpmath.fsum(mpmath.mpf(c.numerator) / c.denominator * x**n  # noqa: E731

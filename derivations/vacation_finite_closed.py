@@ -270,7 +270,9 @@ def _check_piecewise_substitution(digits):
         cf = _forms(model)
         values = {lam: _sym(model.rate), p: _sym(model.p), mu: _sym(model.mu), nu: _sym(model.nu)}
         for attr in _PIECEWISE_NAMES:
-            got = V.piecewise(attr).subs(values)
+            # xreplace: the numbers put in every branch and condition, then the Piecewise keeps the first branch
+            # whose condition is True (what subs gives here, ~10x faster: no re-evaluation at each level)
+            got = V.piecewise(attr).xreplace(values)
             if got.has(sp.nan, sp.zoo, sp.oo) or isinstance(got, sp.Piecewise):
                 return False, None, f"{name}: the Piecewise {attr} does not evaluate ({got})"
             if not identically_zero_in_r(got - getattr(cf, attr)):

@@ -118,10 +118,19 @@ def _bindings(policy: VacationPolicy, digits: int):
     C = model.vacation.lst(lam_ - lam_ * Lz)
     coeffs = {name: series(expr, z, 0, n).coeffs for name, expr in
               (("a", A), ("c", C), ("u", (1 - A) / (lam_ * (1 - Lz))), ("v", (1 - C) / (lam_ * (1 - Lz))))}
-    exact = {k: [F(int(sp.nsimplify(x).p), int(sp.nsimplify(x).q)) for x in v] for k, v in coeffs.items()}
+    exact = {k: [_rational(x) for x in v] for k, v in coeffs.items()}
     exact["abar"] = [1 - sum(exact["a"][: m + 1]) for m in range(n)]
     exact["cbar"] = [1 - sum(exact["c"][: m + 1]) for m in range(n)]
     return o, exact
+
+
+def _rational(x) -> F:
+    """An exact series coefficient as a Fraction (the exponential laws' series are rational; anything else is
+    refused, not approximated)."""
+    x = x if x.is_Rational else sp.cancel(x)
+    if not x.is_Rational:
+        raise ValueError(f"a series coefficient is not rational: {x}")
+    return F(int(x.p), int(x.q))
 
 
 _q, _a, _c, _p, _u, _v = sp.symbols("q a c p u v", cls=sp.IndexedBase)

@@ -38,8 +38,8 @@ def is_zero(expr: sp.Expr) -> bool:
     c = sp.cancel(sp.together(expr))
     if c == 0:
         return True
-    if c.is_number:
-        return bool(sp.nsimplify(c) == 0) if c.is_Rational else sp.simplify(c) == 0
+    if c.is_Rational:  # an exact rational after cancel, and not 0 (no nsimplify: PSLQ on a rational costs ~10 ms)
+        return False
     return sp.simplify(c) == 0
 
 

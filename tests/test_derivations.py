@@ -30,9 +30,38 @@ def test_exports_and_notebook_rendering(name):
     assert d._repr_latex_().startswith("$")
 
 
+#: the vacation derivations' checks run in this many parts (every PARTS-th check), one test each, so that xdist
+#: can spread them over its workers: interleaved, because the waiting-time checks, the costly ones, come last.
+#: In one process the parts still share what the checks derive (the step hooks' exact bindings are cached).
+PARTS = 3
+
+
 @pytest.mark.parametrize("name", ["vacation-infinite", "vacation-finite"])
-def test_vacation_derivations_verify(name):
-    results = _derivation(name).verify(40)
+def test_vacation_derivations_evaluate_their_displayed_steps(name):
+    assert sum(c.name.endswith("as displayed, evaluated") for c in _derivation(name).all_checks()) >= 3
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+@pytest.mark.parametrize("name", ["vacation-infinite", "vacation-finite"])
+def test_vacation_derivations_verify(name, part):
+    results = [check(40) for check in _derivation(name).all_checks()[part::PARTS]]
     failed = [(r.name, r.detail) for r in results if not r.passed]
-    assert not failed
-    assert sum(r.name.endswith("as displayed, evaluated") for r in results) >= 3
+    assert results and not failed
+
+
+def test_verify_jobs_same_results_and_bad_jobs():
+    """`qderive verify --jobs 2` (forked workers) reports the same checks, verdicts and digits as `--jobs 1`, in the
+    same order; `--jobs 0` is refused naming the option."""
+    import json
+
+    from conftest import cli
+
+    runs = []
+    for jobs in ("1", "2"):
+        code, out, _ = cli(["verify", "scp-window", "--json", "--digits", "30", "--jobs", jobs])
+        assert code == 0
+        runs.append([(r["model"], r["check"], r["passed"], r["digits_agreed"], r["detail"])
+                     for r in json.loads(out)["checks"]])
+    assert runs[0] == runs[1] and len(runs[0]) > 3
+    code, _, err = cli(["verify", "scp-window", "--jobs", "0"])
+    assert code == 2 and "--jobs" in err

@@ -199,7 +199,13 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
     """Count sequences of K ~ NegBin(shape a, p0) with q = 1 - p0 given exactly (gamma-family times).
 
     beta_k = Gamma(k + a)/(Gamma(a) k!) p0^a q^k; E K = a q / p0 (``docs/theory/chapter2.md`` section 3).
+    A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there, as the GTH does.
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:  # the same correctly rounded operations on faster numbers (mpmath -> gmpy2)
+        with twin:
+            args = [x if isinstance(x, int) else twin.from_mp([x])[0] for x in (shape, p0, q)]
+            return tuple(twin.to_mp(v) for v in negative_binomial_sequences(twin, *args, n))
     a = shape
     mean = a * q / p0
     count = _extension(ctx, n, float(mean), math.sqrt(float(mean) / float(p0) + 1)) + 1
