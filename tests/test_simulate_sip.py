@@ -23,10 +23,9 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, collapse_times, copy_schedule,
-                                            simulate,
-                                            simulate_sip)
+from qderive.numeric.simulation.sip import MEASURES, _estimates, _replication, _setup, collapse_times, simulate, simulate_sip
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models.sip_retransmission import copy_schedule
 from qderive.symbolic.laws import Deterministic, Exponential
 
 LEVEL = 0.99
@@ -83,12 +82,21 @@ def test_mm1k_loss_is_the_timeout_of_single_copies():
     assert_within(est, {"timeout_probability": loss, "goodput": lam * (1 - loss), "utilization": lam * (1 - loss)})
 
 
+#: the RFC 3261 schedules of the contract, written out by hand (T1 = 0.5 s, T2 = 4 s, Timer B / F = 32 s)
+RFC3261 = {"invite": (0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5),
+           "non-invite": (0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5)}
+
+
 def test_copy_schedule_is_rfc3261():
     # Timer A: intervals T1, 2T1, 4T1, ... below Timer B = 64 T1; Timer E: capped at T2 = 4 s (contract)
-    assert copy_schedule("invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5)
-    assert copy_schedule("non-invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5)
+    for method, taus in RFC3261.items():
+        assert copy_schedule(method, 0.5, 4, 32) == taus
+        assert all(isinstance(t, F) for t in copy_schedule(method, 0.5, 4, 32))  # exact: one implementation
     assert copy_schedule("invite", 0.5, 4, 0.5) == (0,)  # tau_k < timeout strictly
     assert copy_schedule("non-invite", 1, 2, 7.5) == (0, 1, 3, 5, 7)
+    # decided exactly: tau_2 = 3 T1 = timeout is not a copy, though 0.3 + 0.6 < 0.9 in float64
+    assert copy_schedule("invite", 0.3, 4, 0.9) == (0, F(3, 10))
+    assert _setup(sip(t1=0.3, timeout=0.9))[2] == (0.0, 0.3)
 
 
 @pytest.mark.parametrize("method, copies", [("invite", 7), ("non-invite", 11)])
@@ -103,7 +111,7 @@ def test_unanswered_transactions_send_every_copy_at_its_instant(method, copies):
         if arrive[j] < 200:  # the run ends when these have sent their last copy
             offsets.setdefault(j, []).append((k, t - arrive[j]))
     assert len(offsets) >= 5
-    expected = [(k, tau) for k, tau in enumerate(copy_schedule(method, 0.5, 4, 32))]
+    expected = list(enumerate(RFC3261[method]))
     for got in offsets.values():
         assert [k for k, _ in got] == [k for k, _ in expected]
         assert np.allclose([t for _, t in got], [t for _, t in expected], rtol=0, atol=1e-9)
