@@ -23,10 +23,9 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from qderive.numeric.simulation.sip import (MEASURES, _estimates, _replication, _setup, collapse_times, copy_schedule,
-                                            simulate,
-                                            simulate_sip)
+from qderive.numeric.simulation.sip import MEASURES, _estimates, _replication, _setup, collapse_times, simulate, simulate_sip
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models.sip_retransmission import copy_schedule
 from qderive.symbolic.laws import Deterministic, Exponential
 
 LEVEL = 0.99
@@ -83,12 +82,21 @@ def test_mm1k_loss_is_the_timeout_of_single_copies():
     assert_within(est, {"timeout_probability": loss, "goodput": lam * (1 - loss), "utilization": lam * (1 - loss)})
 
 
+#: the RFC 3261 schedules of the contract, written out by hand (T1 = 0.5 s, T2 = 4 s, Timer B / F = 32 s)
+RFC3261 = {"invite": (0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5),
+           "non-invite": (0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5)}
+
+
 def test_copy_schedule_is_rfc3261():
     # Timer A: intervals T1, 2T1, 4T1, ... below Timer B = 64 T1; Timer E: capped at T2 = 4 s (contract)
-    assert copy_schedule("invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5)
-    assert copy_schedule("non-invite", 0.5, 4, 32) == (0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5)
+    for method, taus in RFC3261.items():
+        assert copy_schedule(method, 0.5, 4, 32) == taus
+        assert all(isinstance(t, F) for t in copy_schedule(method, 0.5, 4, 32))  # exact: one implementation
     assert copy_schedule("invite", 0.5, 4, 0.5) == (0,)  # tau_k < timeout strictly
     assert copy_schedule("non-invite", 1, 2, 7.5) == (0, 1, 3, 5, 7)
+    # decided exactly: tau_2 = 3 T1 = timeout is not a copy, though 0.3 + 0.6 < 0.9 in float64
+    assert copy_schedule("invite", 0.3, 4, 0.9) == (0, F(3, 10))
+    assert _setup(sip(t1=0.3, timeout=0.9))[2] == (0.0, 0.3)
 
 
 @pytest.mark.parametrize("method, copies", [("invite", 7), ("non-invite", 11)])
@@ -103,7 +111,7 @@ def test_unanswered_transactions_send_every_copy_at_its_instant(method, copies):
         if arrive[j] < 200:  # the run ends when these have sent their last copy
             offsets.setdefault(j, []).append((k, t - arrive[j]))
     assert len(offsets) >= 5
-    expected = [(k, tau) for k, tau in enumerate(copy_schedule(method, 0.5, 4, 32))]
+    expected = list(enumerate(RFC3261[method]))
     for got in offsets.values():
         assert [k for k, _ in got] == [k for k, _ in expected]
         assert np.allclose([t for _, t in got], [t for _, t in expected], rtol=0, atol=1e-9)
@@ -183,8 +191,8 @@ def test_a_huge_run_is_refused_before_it_starts():
         collapse_times(sip(rate=1e300), limit=1e300, replications=2, seed=0)
 
 
-def _hysteretic_refusal(lam: float, mu: float, low: int, high: int) -> float:
-    """P(an arrival is refused) in M/M/1 with the contract's control, by a direct CTMC solve (PASTA).
+def _hysteretic_stationary(lam: float, mu: float, low: int, high: int) -> dict:
+    """{state: pi} of M/M/1 with the contract's control, by a direct CTMC solve.
 
     States (n, normal) for n = 0..H and (n, overload) for n = L+1..H: an arrival finding H in the normal
     state switches to overload (and is refused); a departure leaving L in overload switches back."""
@@ -199,7 +207,13 @@ def _hysteretic_refusal(lam: float, mu: float, low: int, high: int) -> float:
     np.fill_diagonal(Q, -Q.sum(axis=1))
     A = np.vstack([Q.T, np.ones(len(states))])
     pi = np.linalg.lstsq(A, np.r_[np.zeros(len(states)), 1], rcond=None)[0]
-    return float(pi[index[(high, 0)]] + sum(pi[index[s]] for s in states if s[1]))
+    return dict(zip(states, pi))
+
+
+def _hysteretic_refusal(lam: float, mu: float, low: int, high: int) -> float:
+    """P(an arrival is refused) (PASTA): pi(H, normal) + the overload states of :func:`_hysteretic_stationary`."""
+    pi = _hysteretic_stationary(lam, mu, low, high)
+    return float(pi[(high, 0)] + sum(v for (n, s), v in pi.items() if s))
 
 
 @pytest.mark.parametrize("control, key", [("ignore", "timeout_probability"), ("503", "reject_probability")])
@@ -209,6 +223,28 @@ def test_hysteretic_control_of_single_copies_against_its_ctmc(control, key):
     model = sip(rate=lam, service=Exponential(1), control=control, thresholds=(low, high), t1=100, timeout=100)
     est = _estimates(model, horizon=10_000, warmup=50, replications=4, seed=41)
     assert_within(est, {key: refused, "goodput": lam * (1 - refused), "utilization": lam * (1 - refused)})
+
+
+def test_ignore_goodput_with_a_binding_timeout_against_its_ctmc():
+    """One copy per transaction (timeout = T1) under ignore, the case ``verify --simulate`` compares: by PASTA and
+    FIFO a copy admitted finding n has the sojourn Erlang(n + 1, mu), so
+
+        goodput = lambda sum_{n < H} pi(n, normal) P(Erlang(n + 1, mu) <= timeout)
+
+    with pi from the direct CTMC solve (checks the rule R <= timeout and the overload entry at N = H)."""
+    from scipy.stats import gamma
+
+    lam, mu, low, high, timeout = 0.9, 1.0, 4, 5, 5.0  # the example's shape (rho = 0.9, L, H = 4, 5) in units of E B
+    pi = _hysteretic_stationary(lam, mu, low, high)
+    answered = sum(pi[(n, 0)] * gamma.cdf(timeout, n + 1, scale=1 / mu) for n in range(high))
+    refused = _hysteretic_refusal(lam, mu, low, high)
+    model = sip(rate=lam, service=Exponential(1), control="ignore", thresholds=(low, high), t1=timeout,
+                timeout=timeout)
+    est = _estimates(model, horizon=100_000, warmup=50, replications=5, seed=43)
+    assert est["mean_copies"].value == 1
+    assert 0.1 < 1 - answered - refused < 0.3  # the timeout binds: about 1/6 of the admitted copies are late
+    assert_within(est, {"goodput": lam * answered, "timeout_probability": 1 - answered,
+                        "utilization": lam * (1 - refused)})
 
 
 def test_duplicate_cost_by_work_conservation():

@@ -7,8 +7,9 @@ law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1`
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c).
 
 The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
-copy k >= 1 at a + tau_k as long as it has no response by then (:func:`copy_schedule`, RFC 3261
-section 17.1: INVITE Timer A doubles from T1 without cap, non-INVITE Timer E doubles from T1 up to
+copy k >= 1 at a + tau_k as long as it has no response by then
+(:func:`~qderive.symbolic.models.sip_retransmission.copy_schedule`, the model's exact schedule converted to
+float once; RFC 3261 section 17.1: INVITE Timer A doubles from T1 without cap, non-INVITE Timer E doubles from T1 up to
 T2; only tau_k < timeout, Timer B / F). The server: one FIFO server; a copy finding N copies in the
 server (waiting + in service) is
 
@@ -57,10 +58,12 @@ from collections import deque
 
 import numpy as np
 from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models.sip_retransmission import copy_schedule
+from qderive.symbolic.numbers import exact
 
 from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, estimate_notes, replication_estimates, value_stream
 
-__all__ = ["copy_schedule", "simulate_sip", "simulate", "collapse_times", "MEASURES"]
+__all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES"]
 
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
@@ -122,32 +125,6 @@ def _method(model) -> str:
     return method
 
 
-def copy_schedule(method: str, t1, t2, timeout) -> tuple[float, ...]:
-    """The send offsets (tau_0 = 0, tau_1, ...) of a transaction's copies, those with tau_k < timeout.
-
-    RFC 3261 section 17.1 (issue 17; the contract's copy schedule)::
-
-        INVITE (Timer A):     tau_k = (2^k - 1) T1                      (intervals T1, 2 T1, 4 T1, ...)
-        non-INVITE (Timer E): interval_k = min(2^(k-1) T1, T2),  tau_k = sum_{i <= k} interval_i
-
-    >>> copy_schedule("invite", 0.5, 4, 32)
-    (0.0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5)
-    >>> len(copy_schedule("non-invite", 0.5, 4, 32)), copy_schedule("non-invite", 0.5, 4, 32)[4:7]
-    (11, (7.5, 11.5, 15.5))
-    """
-    t1 = _float(t1, "t1", lambda x: x > 0, "must be a finite time > 0")
-    t2 = _float(t2, "t2", lambda x: x > 0, "must be a finite time > 0")
-    timeout = _float(timeout, "timeout", lambda x: x > 0, "must be a finite time > 0")
-    if method not in ("invite", "non-invite"):
-        raise ParameterError("method", "must be invite or non-invite", method)
-    out, tau, interval = [0.0], t1, t1
-    while tau < timeout:
-        out.append(tau)
-        interval = 2 * interval if method == "invite" else min(2 * interval, t2)
-        tau += interval
-    return tuple(out)
-
-
 def _setup(model):
     """The model's fields as the event loop uses them (checked, with errors naming the option)."""
     rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
@@ -155,10 +132,14 @@ def _setup(model):
     if not callable(getattr(service, "sample", None)):
         raise ParameterError("service", "the simulator needs a numeric time law (with sample(rng, size))", service)
     method = _method(model)
-    t1 = _float(_field(model, "t1"), "t1", lambda x: x > 0, "must be a finite time > 0")
-    timeout = _field(model, "timeout")
-    timeout = 64 * t1 if timeout is None else timeout  # None: the default Timer B / F = 64 T1
-    taus = copy_schedule(method, t1, _field(model, "t2"), timeout)
+    t1, t2, timeout = (_field(model, name) for name in ("t1", "t2", "timeout"))
+    for value, name in ((t1, "t1"), (t2, "t2"), (timeout, "timeout")):
+        if value is not None or name != "timeout":
+            _float(value, name, lambda x: x > 0, "must be a finite time > 0")
+    if timeout is None:  # the default Timer B / F = 64 T1
+        timeout = 64 * exact(t1, "t1")
+    # the one schedule (exact: tau_k < timeout decided without rounding), converted to float once
+    taus = tuple(float(tau) for tau in copy_schedule(method, t1, t2, timeout))
     timeout = float(timeout)
     control = getattr(_field(model, "control"), "value", _field(model, "control"))
     control = str(control).lower()

@@ -49,11 +49,11 @@ from fractions import Fraction
 from .. import limits as _limits
 from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
-from ..numbers import decimal_text
+from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
 from .base import MeasureKind, Measures, Model, Ref, measure
 
-__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES"]
+__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule"]
 
 #: the largest number of copies a schedule may have (T1 tiny against the timeout would make thousands)
 MAX_COPIES = 200
@@ -110,9 +110,33 @@ class SipRetransmissionMeasures(Measures):
                                 "(|lambda - lambda_0 E[copies]| / lambda)", MeasureKind.VALUE, source="(F)")
 
 
-def _copy_times(method: Method, t1, t2, timeout) -> tuple:
-    """tau_0 = 0 < tau_1 < ... < timeout: the instants (after the transaction's start) of its copies (RFC 3261
-    17.1.1.2 Timer A, 17.1.2.2 Timer E)."""
+def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
+    """The send offsets (tau_0 = 0, tau_1, ...) of a transaction's copies with tau_k < timeout, exact (Fractions).
+
+    RFC 3261 section 17.1 (17.1.1.2 Timer A, 17.1.2.2 Timer E; issue 17, the contract's copy schedule)::
+
+        INVITE (Timer A):     tau_k = (2^k - 1) T1                      (intervals T1, 2 T1, 4 T1, ...)
+        non-INVITE (Timer E): interval_k = min(2^(k-1) T1, T2),  tau_k = sum_{i <= k} interval_i
+
+    ``method`` a :class:`Method` or its value (``"invite"``, ``"non-invite"``); the times are made exact
+    (:func:`~qderive.symbolic.numbers.exact`: a float through its shortest decimal text), so the strict
+    comparison tau_k < timeout is decided exactly. The one implementation: the model's :meth:`copy_times`, the
+    analytic engine and the simulator (which converts the offsets to float once) all use it. More than
+    :data:`MAX_COPIES` copies is refused.
+
+    >>> [str(t) for t in copy_schedule("invite", Fraction(1, 2), 4, 32)]
+    ['0', '1/2', '3/2', '7/2', '15/2', '31/2', '63/2']
+    >>> s = copy_schedule("non-invite", 0.5, 4, 32)
+    >>> len(s), [float(t) for t in s[4:7]]
+    (11, [7.5, 11.5, 15.5])
+    """
+    try:
+        method = Method(getattr(method, "value", method))
+    except ValueError:
+        raise ParameterError("method", "must be invite or non-invite", method) from None
+    t1, t2, timeout = (positive(x, name) for x, name in ((t1, "t1"), (t2, "t2"), (timeout, "timeout")))
+    if any(is_symbolic(x) for x in (t1, t2, timeout)):
+        raise ParameterError("timeout", "the copy schedule needs numbers for --t1, --t2 and --timeout, not symbols")
     out, tau, interval = [Fraction(0)], Fraction(0), t1
     while True:
         tau = tau + interval
@@ -196,7 +220,7 @@ class SipRetransmissionModel(Model):
 
     def copy_times(self) -> tuple:
         """(tau_0 = 0, tau_1, ..., tau_{n-1}): the copy instants after the transaction's start (exact)."""
-        return _copy_times(self.method, self.t1, self.t2, self.timer)
+        return copy_schedule(self.method, self.t1, self.t2, self.timer)
 
     @property
     def max_copies(self) -> int:
