@@ -90,19 +90,23 @@ def _kinds(record_cls) -> dict:
 def float64_trouble(record_cls, values: dict) -> str | None:
     """The generic test of a float64 result (see the module docstring); None when it can be trusted."""
     kinds = _kinds(record_cls)
+    unit = (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION)
     for key, value in values.items():
         kind = kinds.get(key)
-        if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        if isinstance(value, float):  # a Python or numpy double: in [2^-960, 1] (or of a normal size) passes
+            if (_NEAR_UNDERFLOW <= value <= 1 + _ULPS_ABOVE_1 if kind in unit
+                    else _NEAR_UNDERFLOW <= abs(value) < math.inf):
+                continue
+        elif isinstance(value, np.ndarray) and value.dtype == np.float64:
             # a float64 vector at once; the first entry that fails (if any) is reported as below
             flat = value.reshape(-1)
             if flat.size:  # its extremes first: every entry in [2^-960, 1] (or [2^-960, inf)) passes every test
                 lo, hi = flat.min(), flat.max()  # a NaN makes both NaN and fails the comparisons
-                if lo >= _NEAR_UNDERFLOW and (hi <= 1 + _ULPS_ABOVE_1 if kind in (
-                        MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) else hi < math.inf):
+                if lo >= _NEAR_UNDERFLOW and (hi <= 1 + _ULPS_ABOVE_1 if kind in unit else hi < math.inf):
                     continue
             size = np.abs(flat)
             bad = ~np.isfinite(flat) | ((size > 0) & (size < _NEAR_UNDERFLOW))
-            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION):
+            if kind in unit:
                 bad |= ~((flat >= 0) & (flat <= 1 + _ULPS_ABOVE_1))
             if kind is MeasureKind.PROBABILITY:
                 bad |= flat == 0
@@ -113,7 +117,7 @@ def float64_trouble(record_cls, values: dict) -> str | None:
             f = float(v)
             if not math.isfinite(f):
                 return f"{key} is not finite in float64"
-            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1 + _ULPS_ABOVE_1):
+            if kind in unit and not (0 <= f <= 1 + _ULPS_ABOVE_1):
                 return f"{key} = {f!r} lies outside [0, 1] in float64"
             if 0 < abs(f) < _NEAR_UNDERFLOW:
                 return _underflow(f"{key} = {f:.3g} is at the float64 underflow threshold")
