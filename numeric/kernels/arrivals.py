@@ -48,12 +48,14 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
             ubar[0] = mean_time
             out.append((a, abar, u, ubar))
         return out
-    a, abar, u, ubar = (ctx.zeros((T, n + 1)) for _ in range(4))
+    # rows 0..T-1 of AU: a of each time, rows T..2T-1: u (times lambda); BAR likewise abar and Ubar, Ubar
+    # shifted by one (BAR[T + i, m - 1] = lambda Ubar_m, m = 1..n: column n of those rows is not used)
+    AU, BAR = ctx.zeros((2 * T, n + 1)), ctx.zeros((2 * T, n + 1))
     # the rows that count for each time: k = 1..top, before the first k at which beta_k and P(K > k) both vanish
     tops = []
     for i, (beta, tail, _, _) in enumerate(times):
-        a[i, 0] = beta[0]
-        u[i, 0] = tail[0]
+        AU[i, 0] = beta[0]
+        AU[T + i, 0] = tail[0]
         gone = numpy.flatnonzero((beta[1: n + 1] == 0) & (tail[1: n + 1] == 0))
         tops.append(int(gone[0]) if len(gone) else n)
     top = max(tops)
@@ -69,16 +71,12 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
         S = ctx.zeros((2 * T + 1, rows))
         S[: 2 * T] = numpy.cumsum(V[:, ::-1], axis=1)[:, ::-1]  # sum_{k=j}^{end of block} beta_k, ...
         S[2 * T] = one
-        AL = ctx.matmul(V, L[:rows, k0:])
         j0 = k0 - 1
+        AU[:, k0:] += ctx.matmul(V, L[:rows, k0:])
         AX = ctx.matmul(S, X[:rows, j0:])
-        a[:, k0:] = a[:, k0:] + AL[:T]
-        u[:, k0:] = u[:, k0:] + AL[T:]
-        abar = abar + carried * S[:T, :1]
-        abar[:, j0:] = abar[:, j0:] + AX[:T]
-        ubar[:, 1:] = ubar[:, 1:] + carried[:n] * S[T: 2 * T, :1]
-        ubar[:, j0 + 1:] = ubar[:, j0 + 1:] + AX[T: 2 * T, : n - j0]
-        carried[j0:] = carried[j0:] + AX[2 * T]
+        BAR += carried * S[: 2 * T, :1]
+        BAR[:, j0:] += AX[: 2 * T]
+        carried[j0:] += AX[2 * T]
         last = k0 + rows - 1
         if rows < len(L):
             break
@@ -86,9 +84,9 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
     for i, (beta, tail, tail2, mean_time) in enumerate(times):
         # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
         end = min(last, tops[i])
-        ai, abari, ui, ubari = a[i], abar[i] + tail[end], u[i] / lam, ubar[i].copy()
-        ubari[1:] = ubari[1:] + tail2[end]
-        ubari = ubari / lam
-        ubari[0] = mean_time
-        out.append((ctx.flush(ai), ctx.flush(abari), ctx.flush(ui), ctx.flush(ubari)))
+        ubar = ctx.zeros(n + 1)
+        ubar[1:] = BAR[T + i, :n] + tail2[end]
+        ubar = ubar / lam
+        ubar[0] = mean_time
+        out.append((ctx.flush(AU[i]), ctx.flush(BAR[i] + tail[end]), ctx.flush(AU[T + i] / lam), ctx.flush(ubar)))
     return out
