@@ -35,6 +35,10 @@ import qderive as qd
 m = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Erlang(4, F(3, 200)), qd.Exponential(F(3, 40)), 200)
 m.evaluate()
 """
+SWEEP = POINT + """
+ms = iter([qd.FiniteVacationQueue.from_load(F(3, 5) + F(i + 1, 1000), qd.Geometric(5), qd.Erlang(4, F(3, 200)),
+                                          qd.Exponential(F(3, 40)), 200) for i in range(50)])
+"""
 FIG1 = """
 from qderive.derivations.figures.vacation import FIG1_BATCH_MEANS, FIG1_LAWS, fig1_loads, fig1_model
 pts = [fig1_model(mean, law, load) for mean in FIG1_BATCH_MEANS for law in FIG1_LAWS for load in fig1_loads(6)]
@@ -48,6 +52,8 @@ pts = [figure3_model(batch, load) for batch in _arrivals().values() for load in 
 CASES = [
     ("vacation-finite r = 200, all measures, float64 (`evaluate()`, one point)", POINT, "m.evaluate()", 50,
      1e-3, "<= 1 ms"),
+    ("vacation-finite r = 200, float64, 50 points of different loads (`evaluate()` each once: a load sweep, "
+     "nothing reused but the batch law's tables)", SWEEP, "next(ms).evaluate()", 50, 1e-3, "<= 1 ms"),
     ("Figure-1 grid, 36 points, float64 (`evaluate()`)", FIG1 + "[p.evaluate() for p in pts]\n",
      "[p.evaluate() for p in pts]", 5, 0.05, "<= 50 ms"),
     ("Figure-1 grid, 36 points, 50 digits (`evaluate(50)`, CPU)", FIG1, "[p.evaluate(50) for p in pts]", 0,

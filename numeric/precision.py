@@ -22,6 +22,7 @@ for exact results) and at which working precision (``working_digits``).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -80,17 +81,32 @@ def _underflow(text: str) -> Reason:
     return r
 
 
+@functools.lru_cache(maxsize=None)
+def _kinds(record_cls) -> dict:
+    """Measure key -> :class:`MeasureKind` of a record class (its fields do not change)."""
+    return {f.name: m.kind for f, m in record_cls.measure_fields()}
+
+
 def float64_trouble(record_cls, values: dict) -> str | None:
     """The generic test of a float64 result (see the module docstring); None when it can be trusted."""
-    kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
+    kinds = _kinds(record_cls)
+    unit = (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION)
     for key, value in values.items():
         kind = kinds.get(key)
-        if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        if isinstance(value, float):  # a Python or numpy double: in [2^-960, 1] (or of a normal size) passes
+            if (_NEAR_UNDERFLOW <= value <= 1 + _ULPS_ABOVE_1 if kind in unit
+                    else _NEAR_UNDERFLOW <= abs(value) < math.inf):
+                continue
+        elif isinstance(value, np.ndarray) and value.dtype == np.float64:
             # a float64 vector at once; the first entry that fails (if any) is reported as below
             flat = value.reshape(-1)
+            if flat.size:  # its extremes first: every entry in [2^-960, 1] (or [2^-960, inf)) passes every test
+                lo, hi = flat.min(), flat.max()  # a NaN makes both NaN and fails the comparisons
+                if lo >= _NEAR_UNDERFLOW and (hi <= 1 + _ULPS_ABOVE_1 if kind in unit else hi < math.inf):
+                    continue
             size = np.abs(flat)
             bad = ~np.isfinite(flat) | ((size > 0) & (size < _NEAR_UNDERFLOW))
-            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION):
+            if kind in unit:
                 bad |= ~((flat >= 0) & (flat <= 1 + _ULPS_ABOVE_1))
             if kind is MeasureKind.PROBABILITY:
                 bad |= flat == 0
@@ -101,7 +117,7 @@ def float64_trouble(record_cls, values: dict) -> str | None:
             f = float(v)
             if not math.isfinite(f):
                 return f"{key} is not finite in float64"
-            if kind in (MeasureKind.PROBABILITY, MeasureKind.DISTRIBUTION) and not (0 <= f <= 1 + _ULPS_ABOVE_1):
+            if kind in unit and not (0 <= f <= 1 + _ULPS_ABOVE_1):
                 return f"{key} = {f!r} lies outside [0, 1] in float64"
             if 0 < abs(f) < _NEAR_UNDERFLOW:
                 return _underflow(f"{key} = {f:.3g} is at the float64 underflow threshold")
@@ -196,7 +212,8 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
     """
     from .response import ResponseRequest
 
-    request = ResponseRequest.from_options(options, getattr(type(model), "response_flows", ()))
+    # no options: nothing asked (the common case of a grid or a sweep)
+    request = ResponseRequest.from_options(options, getattr(type(model), "response_flows", ())) if options else None
     if request and type(model).response is None:
         asked = next(k for k in ("wait_tail", "wait_quantile", "wait_moments", "sojourn_tail", "sojourn_quantile",
                                  "sojourn_moments") if getattr(request, k))
@@ -237,7 +254,7 @@ def _evaluate_measures(model, digits, include, confirm, options):
         except Trouble as exc:
             reason, values = str(exc), None
         if reason is None:
-            values = _clamp_probabilities(record_cls, _plain(values))
+            values = _plain(_clamp_probabilities(record_cls, values))
             notes += engine.notes(model, values)
             return _record(model, values, "float64", None, None, notes, include)
         budget = engine.escalation_budget(model)
@@ -274,9 +291,11 @@ def _evaluate_measures(model, digits, include, confirm, options):
 
 def _clamp_probabilities(record_cls, values: dict) -> dict:
     """Probabilities within 8 ulps above 1 (rounding of a ratio of positive sums) become exactly 1."""
-    kinds = {f.name: m.kind for f, m in record_cls.measure_fields()}
+    kinds = _kinds(record_cls)
 
     def clamp(v):
+        if isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return np.where((v > 1.0) & (v <= 1 + _ULPS_ABOVE_1), 1.0, v) if v.size and v.max() > 1.0 else v
         if isinstance(v, list):
             if all(type(x) is float for x in v):
                 return [1.0 if 1.0 < x <= 1 + _ULPS_ABOVE_1 else x for x in v]
@@ -293,7 +312,8 @@ def _plain(values: dict) -> dict:
 
     def conv(v):
         if isinstance(v, np.ndarray):
-            return [conv(x) for x in v.tolist()] if v.dtype == object else v.astype(float).tolist()
+            return [conv(x) for x in v.tolist()] if v.dtype == object else v.tolist() if v.dtype == np.float64 \
+                else v.astype(float).tolist()
         if isinstance(v, np.generic):
             return v.item()
         if isinstance(v, (list, tuple)):

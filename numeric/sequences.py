@@ -215,8 +215,14 @@ def _(batch: ShiftedPoisson):
     return KernelCall(_batches.shifted_poisson_vectors, (batch.nu, batch.mean)), None, None
 
 
-def batch_vectors(batch, n: int, ctx) -> BatchVectors:
-    """The :class:`BatchVectors` of a batch law over 0..n (call inside ``with ctx:``)."""
+def batch_vectors(batch, n: int, ctx, keep: bool = False) -> BatchVectors:
+    """The :class:`BatchVectors` of a batch law over 0..n (call inside ``with ctx:``).
+
+    ``keep``: the vectors are kept for the next call with the same law, n and context (read-only arrays:
+    a point evaluated again, a load sweep or a figure grid build them once per law), as
+    :func:`batch_blocks` keeps the columns."""
+    if keep:
+        return _kept(_VECTOR_CACHE, (batch, n, type(ctx), ctx.dps), lambda: _read_only(batch_vectors(batch, n, ctx)))
     call, geometric, support = batch_kernel(batch)
     if not is_concrete(batch):
         raise ParameterError(f"no numeric values for the batch law {batch!r}: choose a concrete batch law")
@@ -226,27 +232,42 @@ def batch_vectors(batch, n: int, ctx) -> BatchVectors:
     return BatchVectors(pmf, tail, excess, ctx.num(batch.mean), geometric, support)
 
 
+def _read_only(vectors: BatchVectors) -> BatchVectors:
+    for v in (vectors.pmf, vectors.tail, vectors.excess):
+        v.flags.writeable = False
+    return vectors
+
+
+def _kept(cache: dict, key, make, size: int = 8):
+    """``cache[key]``, made by ``make()`` on a miss; the oldest of ``size`` entries goes first."""
+    hit = cache.get(key)
+    if hit is None:
+        hit = make()
+        if len(cache) >= size:
+            cache.pop(next(iter(cache)))
+        cache[key] = hit
+    return hit
+
+
 #: blocks of columns are reused across calls (a figure grid or a sweep evaluates one batch law at many loads,
-#: for service and vacation alike; in mpmath building them dominates): n <= 400, 4 entries per context kind
-#: (float64: at most 2.6 MB each); the blocks are read-only
+#: for service and vacation alike; in mpmath building them dominates): n <= 400, 8 entries (float64: at most
+#: 2.6 MB each); the blocks are read-only. The key names the context's class as well as its digits (a
+#: Fraction context has no digits either, as float64)
 _COLUMN_CACHE: dict = {}
+#: batch vectors kept by ``batch_vectors(..., keep=True)`` (8 entries, read-only)
+_VECTOR_CACHE: dict = {}
 
 
 def batch_blocks(batch, n: int, ctx, vectors: BatchVectors | None = None):
     """The (k0, l^{(k)}, P(S_{k-1} <= . < S_k)) blocks of rows over 0..n
     (:func:`~qderive.numeric.kernels.batches.convolution_blocks`)."""
-    vec = vectors if vectors is not None and len(vectors.pmf) == n + 1 else batch_vectors(batch, n, ctx)
-    make = lambda: _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric)  # noqa: E731
+    def make():
+        vec = vectors if vectors is not None and len(vectors.pmf) == n + 1 else batch_vectors(batch, n, ctx)
+        return _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric)
+
     if n > 400:
         return make()
-    key = (batch, n, ctx.dps)
-    blocks = _COLUMN_CACHE.get(key)
-    if blocks is None:
-        blocks = list(make())
-        if len(_COLUMN_CACHE) >= 8:
-            _COLUMN_CACHE.pop(next(iter(_COLUMN_CACHE)))
-        _COLUMN_CACHE[key] = blocks
-    return blocks
+    return _kept(_COLUMN_CACHE, (batch, n, type(ctx), ctx.dps), lambda: list(make()))
 
 
 def batch_columns(batch, n: int, ctx, vectors: BatchVectors | None = None):

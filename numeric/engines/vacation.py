@@ -184,7 +184,7 @@ class FiniteSweep:
             return count_sequences(m.vacation.count_law(lam), n, ctx)
 
         def batch(n):
-            bv = batch_vectors(m.batch, n, ctx)
+            bv = batch_vectors(m.batch, n, ctx, keep=True)  # read-only, built once per law and n
             return bv.pmf, bv.tail, bv.excess, bv.l1, bv.geometric, bv.support
 
         self._kernel = K.FiniteVacation(
@@ -194,7 +194,8 @@ class FiniteSweep:
 
     def at(self, r: int) -> dict:
         """Every measure with r waiting places."""
-        self.model.with_capacity(r)  # validation only
+        if r != self.model.capacity:  # the model's own capacity was validated with it
+            self.model.with_capacity(r)  # validation only
         with self.ctx:
             try:
                 return self._kernel.at(int(r))

@@ -27,19 +27,39 @@ def arrival_counts(ctx, beta, tail, tail2, blocks, lam, mean_time, n):
     (R = P(S_{k0-1} > .), carried from block to block), a block's rows add
     sum_k beta_k P(S_k > m) = (sum_k beta_k) R(m) + sum_j X_j(m) sum_{k>=j} beta_k (positive suffix sums), and
     the same with P(K > k) for Ubar: two matrix products (``ctx.matmul``) per block, over the columns where
-    l^{(k)}_m (m >= k0) and X_k(m) (m >= k0 - 1) can be nonzero.
+    l^{(k)}_m (m >= k0) and X_k(m) (m >= k0 - 1) can be nonzero. :func:`arrival_counts_of_times` does the
+    same for several times at once (one pass over the blocks).
     """
-    a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+    return arrival_counts_of_times(ctx, [(beta, tail, tail2, mean_time)], blocks, lam, n)[0]
+
+
+def arrival_counts_of_times(ctx, times, blocks, lam, n):
+    """[(a, abar, u, ubar), ...] of :func:`arrival_counts` for several times T_i with the same batches,
+    ``times`` = [(beta, tail, tail2, E T), ...] (a service and a vacation): one pass over the blocks, the
+    rows of every time stacked in the same two products (each time's rows stop where its beta_k and
+    P(K > k) vanish, as alone: the rows after that are exact zeros)."""
+    T = len(times)
     if lam == 0:  # nobody arrives: the whole time is spent with 0 arrivals
-        a[0] = ctx.num(1)
-        u[0] = mean_time
-        ubar[0] = mean_time
-        return a, abar, u, ubar
-    a[0] = beta[0]
-    u[0] = tail[0]
-    # the rows that count: k = 1..top, before the first k at which beta_k and P(K > k) both vanish
-    gone = numpy.flatnonzero((beta[1: n + 1] == 0) & (tail[1: n + 1] == 0))
-    top = int(gone[0]) if len(gone) else n
+        out = []
+        for _, _, _, mean_time in times:
+            a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
+            a[0] = ctx.num(1)
+            u[0] = mean_time
+            ubar[0] = mean_time
+            out.append((a, abar, u, ubar))
+        return out
+    # rows 0..T-1 of AU: a of each time, rows T..2T-1: u (times lambda); BAR likewise abar and Ubar, Ubar
+    # shifted by one (BAR[T + i, m - 1] = lambda Ubar_m, m = 1..n: column n of those rows is not used)
+    AU, BAR = ctx.zeros((2 * T, n + 1)), ctx.zeros((2 * T, n + 1))
+    # the rows that count for each time: k = 1..top, before the first k at which beta_k and P(K > k) both vanish
+    tops = []
+    for i, (beta, tail, _, _) in enumerate(times):
+        AU[i, 0] = beta[0]
+        AU[T + i, 0] = tail[0]
+        gone = numpy.flatnonzero((beta[1: n + 1] == 0) & (tail[1: n + 1] == 0))
+        tops.append(int(gone[0]) if len(gone) else n)
+    top = max(tops)
+    betas = numpy.array([t[0][: top + 1] for t in times] + [t[1][: top + 1] for t in times])
     last = 0
     carried = ctx.zeros(n + 1)  # P(S_{k0-1} > m)
     one = ctx.num(1)
@@ -47,29 +67,26 @@ def arrival_counts(ctx, beta, tail, tail2, blocks, lam, mean_time, n):
         if k0 > top:
             break
         rows = min(len(L), top - k0 + 1)
-        V = ctx.zeros((2, rows))
-        V[0], V[1] = beta[k0: k0 + rows], tail[k0: k0 + rows]
-        S = ctx.zeros((3, rows))
-        S[0] = numpy.cumsum(V[0][::-1])[::-1]  # sum_{k=j}^{end of block} beta_k
-        S[1] = numpy.cumsum(V[1][::-1])[::-1]
-        S[2] = one
-        AL = ctx.matmul(V, L[:rows, k0:])
+        V = betas[:, k0: k0 + rows]  # beta_k of each time, then P(K > k) of each time
+        S = ctx.zeros((2 * T + 1, rows))
+        S[: 2 * T] = numpy.cumsum(V[:, ::-1], axis=1)[:, ::-1]  # sum_{k=j}^{end of block} beta_k, ...
+        S[2 * T] = one
         j0 = k0 - 1
+        AU[:, k0:] += ctx.matmul(V, L[:rows, k0:])
         AX = ctx.matmul(S, X[:rows, j0:])
-        a[k0:] = a[k0:] + AL[0]
-        u[k0:] = u[k0:] + AL[1]
-        abar = abar + carried * S[0][0]
-        abar[j0:] = abar[j0:] + AX[0]
-        ubar[1:] = ubar[1:] + carried[:n] * S[1][0]
-        ubar[j0 + 1:] = ubar[j0 + 1:] + AX[1][: n - j0]
-        carried[j0:] = carried[j0:] + AX[2]
+        BAR += carried * S[: 2 * T, :1]
+        BAR[:, j0:] += AX[: 2 * T]
+        carried[j0:] += AX[2 * T]
         last = k0 + rows - 1
         if rows < len(L):
             break
-    # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
-    abar = abar + tail[last]
-    ubar[1:] = ubar[1:] + tail2[last]
-    u = u / lam
-    ubar = ubar / lam
-    ubar[0] = mean_time
-    return ctx.flush(a), ctx.flush(abar), ctx.flush(u), ctx.flush(ubar)
+    out = []
+    for i, (beta, tail, tail2, mean_time) in enumerate(times):
+        # every k > last has P(S_k > m) = 1 for m <= n (S_k >= k > n, or the column vanished)
+        end = min(last, tops[i])
+        ubar = ctx.zeros(n + 1)
+        ubar[1:] = BAR[T + i, :n] + tail2[end]
+        ubar = ubar / lam
+        ubar[0] = mean_time
+        out.append((ctx.flush(AU[i]), ctx.flush(BAR[i] + tail[end]), ctx.flush(AU[T + i] / lam), ctx.flush(ubar)))
+    return out

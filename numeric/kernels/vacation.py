@@ -26,7 +26,7 @@ import math
 
 import numpy
 
-from .arrivals import arrival_counts
+from .arrivals import arrival_counts, arrival_counts_of_times
 from .batches import convolution_blocks
 
 #: float64: the first table of the start-period sequences (growing while their tails have not vanished);
@@ -194,48 +194,89 @@ def cut_recursion(ctx, seq, n, start=None):
     return q, shift
 
 
-#: blocks of the cut recursion: at most this many steps, and (float64) entries of the block inverse below 2^200
+#: blocks of the cut recursion: at most this many steps (mpmath: its products cost O(block^2) each; float64:
+#: a few numpy calls per block, whatever its size), and (float64) entries of the block inverse below 2^200
 _CUT_BLOCK = 32
+_CUT_BLOCK_FLOAT64 = 256
 _BLOCK_RESCALE_AT = 2.0**400
+_G_LIMIT = 2.0**200
+
+
+def _toeplitz_times(ctx, g, x):
+    """y_i = sum_{c<=i} g_{i-c} x_c for i < len(x): the lower triangular Toeplitz matrix of g times x (positive
+    terms; float64: numpy's direct convolution, mpmath: :func:`_conv`)."""
+    b = len(x)
+    if ctx.is_float64:
+        return numpy.convolve(g[:b], x)[:b]
+    return _conv(ctx, x, g[:b], b - 1)
+
+
+def _block_inverse(ctx, abar, a0, B):
+    """g_0..g_{B'-1}, the first column of the inverse of the lower triangular Toeplitz matrix with diagonal a_0
+    and -abar_1, -abar_2, ... below it: g_0 = 1/a_0, g_j = (1/a_0) sum_{k=1}^{j} abar_k g_{j-k} (positive).
+
+    The first ``_CUT_BLOCK`` terms by that recursion, the rest (float64 blocks are longer) by doubling: with
+    G_m the Toeplitz matrix of g_0..g_{m-1} and C[j, k] = abar_{m+j-k} (k < m), the inverse of the matrix of
+    size 2m is [[G_m, 0], [G_m C G_m, G_m]], so g_{m..2m-1} = G_m (C g_{0..m-1}): two convolutions of positive
+    terms per doubling. (Doubling from g_0 on would be as fast but twice as inexact: the rounding errors of
+    the first terms reach every later one; the recursion's first 32 terms keep the error of the old blocks.)
+    float64: B' <= B stops before the first g_j > 2^200 (at least 1 term), which keeps a block's products
+    far from overflow.
+    """
+    m = min(B, _CUT_BLOCK)
+    # the recursion on Python numbers: 31 short sums cost less as plain loops than as 31 numpy calls
+    ab, first, zero = abar[1: m].tolist(), [1 / a0], ctx.num(0)
+    for j in range(1, m):
+        v = zero
+        for x, y in zip(ab, reversed(first)):  # sum_{k=1}^{j} abar_k g_{j-k}, in this order
+            v = v + x * y
+        v = v / a0
+        if ctx.is_float64 and not v <= _G_LIMIT:
+            return ctx.array(first)
+        first.append(v)
+    g = ctx.zeros(B)
+    g[:m] = first
+    while m < B:
+        e = min(2 * m, B)
+        c = numpy.convolve(abar[:e], g[:m])[m: e]  # c_j = sum_{k<m} abar_{m+j-k} g_k, j = 0..e-m-1 (float64)
+        g[m: e] = _toeplitz_times(ctx, g, c)
+        big = numpy.flatnonzero(~(g[m: e] <= _G_LIMIT))
+        if len(big):
+            return g[: m + int(big[0])]
+        m = e
+    return g
 
 
 def _cut_blocks(ctx, seq, q, n, done, shift):
-    """(2b) for q[done..n], ``_CUT_BLOCK`` steps per matrix product; returns the new shift.
+    """(2b) for q[done..n], one block of steps per pair of products; returns the new shift.
 
     Within a block t = s..e-1 the recursion is a lower triangular Toeplitz system with diagonal a_0
-    and entries -abar_1, -abar_2, ... below it; its inverse is the Toeplitz matrix of g, g_0 = 1/a_0,
-    g_j = (1/a_0) sum_{k=1}^{j} abar_k g_{j-k} (positive: the same recursion, once for every block).
-    So q[s:e] = G (q~_0 cbar_{t-1} + sum_{i<s} q~_i abar_{t-i}): two products of positive terms.
-    float64: abar_k = 0 for k > width (a flushed tail), so only q_i with i >= s - width contribute, and
-    the prefix is rescaled by a power of two when it exceeds 2^400 (g <= 2^200 keeps a block below
-    2^600 (1 + sum abar)).
+    and entries -abar_1, -abar_2, ... below it; its inverse is the Toeplitz matrix of the positive g of
+    :func:`_block_inverse`. So q[s:e] = G (q~_0 cbar_{t-1} + sum_{i<s} q~_i abar_{t-i}): two products of
+    positive terms. Blocks of ``_CUT_BLOCK`` steps in mpmath; in float64 of up to ``_CUT_BLOCK_FLOAT64``
+    (r = 200 is one block: the recursion is two convolutions), abar_k = 0 for k > width (a flushed tail), so
+    only q_i with i >= s - width contribute, and the prefix is rescaled by a power of two when it exceeds
+    2^400 (g <= 2^200 keeps a block below 2^600 (1 + sum abar)).
     """
     N = len(seq.abar) - 1
     abar, rev, cbar = seq.abar, seq.abar_rev, seq.cbar
     a0 = float(seq.a0) if ctx.is_float64 else seq.a0
     width = max(_support(abar, N), 1) if ctx.is_float64 else N
-    B = max(1, min(_CUT_BLOCK, n))
-    g = ctx.zeros(B)
-    g[0] = 1 / a0
-    for j in range(1, B):
-        v = ctx.dot(abar[1: j + 1], g[j - 1::-1]) / a0
-        if ctx.is_float64 and not v <= 2.0**200:
-            B = j
-            break
-        g[j] = v
-    g = g[:B]
+    g = _block_inverse(ctx, abar, a0, max(1, min(_CUT_BLOCK_FLOAT64 if ctx.is_float64 else _CUT_BLOCK, n)))
+    B = len(g)
     windows = numpy.lib.stride_tricks.sliding_window_view
-    G = windows(numpy.concatenate([g[::-1], ctx.zeros(B - 1)]), B)[::-1]  # G[i, c] = g[i - c]
     t = done
     while t <= n:
         e = min(t + B, n + 1)
-        b = e - t
         rhs = cbar[t - 1: e - 1] * q[0]
         lo = max(1, t - width)
-        if t > lo:  # M[i, c] = abar[t + i - lo - c]: windows of the reversed tails
-            M = windows(rev[N - e + 1 + lo: N], t - lo)[::-1]
-            rhs = rhs + ctx.matmul(M, q[lo: t, None])[:, 0]
-        q[t: e] = ctx.matmul(G[:b, :b], rhs[:, None])[:, 0]
+        if t > lo:  # sum_{i=lo}^{t-1} q_i abar[t + c - i], c = 0..e-t-1
+            if ctx.is_float64:
+                rhs = rhs + numpy.correlate(abar[1: e - lo], q[lo: t][::-1], "valid")
+            else:  # M[c, i] = abar[t + c - lo - i]: windows of the reversed tails
+                M = windows(rev[N - e + 1 + lo: N], t - lo)[::-1]
+                rhs = rhs + ctx.matmul(M, q[lo: t, None])[:, 0]
+        q[t: e] = _toeplitz_times(ctx, g, rhs)
         if ctx.is_float64:
             top = q[t: e].max()
             if top > _BLOCK_RESCALE_AT:
@@ -527,19 +568,15 @@ class FiniteVacation:
             pmf, tail, _, _, geometric, _ = batch(n)
             return convolution_blocks(ctx, pmf, tail, n, geometric)
 
-        def counts_of(time_counts, mean, n, blocks):
-            beta, tail, tail2 = time_counts(n)
-            return arrival_counts(ctx, beta, tail, tail2, blocks if blocks is not None else cols(n), lam, mean, n)
-
         if not whole:
             def start(m):
-                # one table of columns for the service and the vacation (up to 2^20 numbers; beyond, each
-                # time's rows are made again as it consumes them, which stops where its counts vanish)
-                blocks = list(cols(m)) if vacation_counts is not None and m * m <= 1 << 20 else None
-                sv = counts_of(service_counts, b1, m, blocks)
-                if ctx.is_float64 and not sv[0][0] > ctx.tiny:
+                service = (*service_counts(m), b1)
+                if ctx.is_float64 and not service[0][0] > ctx.tiny:
                     raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
-                vc = counts_of(vacation_counts, f1, m, blocks) if vacation_counts is not None else None
+                if vacation_counts is None:
+                    sv, vc = arrival_counts(ctx, *service[:3], cols(m), lam, b1, m), None
+                else:  # the service and the vacation in one pass over the columns (made once, not kept)
+                    sv, vc = arrival_counts_of_times(ctx, [service, (*vacation_counts(m), f1)], cols(m), lam, m)
                 pmf, tail, _, _, _, _ = batch(m + 1)
                 return start_period(ctx, sv, vc, pmf, tail, lam, b1, f1, single, m)
 
