@@ -40,9 +40,9 @@ Fs = sp.Function("F")
 REL_F = sp.Eq(lam, lam0 * C)
 REL_C = sp.Eq(C, 1 + sp.Sum(p**k + sp.Sum(p**j * (1 - p) * Fs(tau[k] - tau[j]), (j, 0, k - 1)), (k, 1, n - 1)))
 REL_T = sp.Eq(P_T, p**n + sp.Sum(p**j * (1 - p) * Fs(T_B - tau[j]), (j, 0, n - 1)))
-REL_C5 = sp.Eq(C, 1 + sp.Sum((1 - p)**k * Fs(tau[k]), (k, 1, n - 1)))
-REL_T5 = sp.Eq(P_T, (1 - p)**n * Fs(T_B))
-REL_J = sp.Eq(P_J, p * C)
+REL_C5 = sp.Eq(C, 1 + (1 - p) * sp.Sum(Fs(tau[k]), (k, 1, n - 1)))
+REL_T5 = sp.Eq(P_T, (1 - p) * Fs(T_B))
+REL_J = sp.Eq(P_J, p)
 REL_G = sp.Eq(gam, lam0 * (1 - P_T - P_J))
 REL_D = sp.Eq(d, 1 - 1 / C)
 
@@ -156,11 +156,12 @@ def derivation() -> Derivation:
              "numeric engine, (C)", check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
         Step("(T)", "silent refusal: no response by the timeout T_B", REL_T, "numeric engine, (T)",
              check=relation_check(REL_T, _bind(ign, "T"), describe=desc)),
-        Step("(C')", "503: copy k is sent iff copies 0..k-1 were admitted and the first has not completed", REL_C5,
+        Step("(C')", "503: copy 0 refused ends the transaction (503); once it is admitted, copy k is sent iff copy 0 "
+             "has not completed by tau_k (a refused retransmission of an admitted transaction is absorbed)", REL_C5,
              "numeric engine, (C)", check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
-        Step("(T')", "503: timed out = every copy admitted and no completion by T_B", REL_T5,
+        Step("(T')", "503: timed out = copy 0 admitted and not completed by T_B (the response is copy 0's)", REL_T5,
              "numeric engine, (T)", check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
-        Step("(J)", "503: each sent copy is refused, ending its transaction, with probability p", REL_J,
+        Step("(J)", "503: rejected = copy 0 refused (a transaction with an admitted copy is never rejected)", REL_J,
              "numeric engine, (J)", check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
         Step("(G)", "goodput: transactions answered before the timeout, per second", REL_G,
              "numeric engine, (G)", check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),

@@ -135,6 +135,24 @@ def test_503_stops_the_copies_that_ignore_retransmits():
     assert ign["timeout_probability"].interval(0.99)[0] > rej["timeout_probability"].value
 
 
+def test_503_never_rejects_a_transaction_with_an_admitted_copy():
+    # exponential 0.1 s service, H = 5 (0.5 s = T1 of work), 3x overload: admitted copies often wait beyond T1,
+    # so admitted transactions retransmit into the overload state. The contract's 503 rule answers 503 only to a
+    # transaction with no admitted copy (its first copy: a rejected transaction sent exactly one copy) and drops
+    # a refused retransmission of an admitted one silently, so those transactions keep their response. Under a
+    # rule that rejected at any refused copy, rejected transactions with 2 or more copies would appear.
+    common = dict(rate=30.0, service=Exponential(F(1, 10)), thresholds=(4, 5))
+    run = dict(horizon=60, warmup=10, replications=3, seed=23)
+    rej = _estimates(sip(control="503", **common), **run)
+    assert rej["rejected_mean_copies"].value == 1
+    # transactions with a refused copy: the rejected ones (1 copy) and admitted ones whose retransmission was refused
+    assert rej["refused_mean_copies"].value > 1 + 1e-3
+    assert rej["mean_copies"].value > 1.05
+    # every transaction is rejected, answered or timed out
+    total = rej["reject_probability"].value + rej["timeout_probability"].value + rej["goodput"].value / 30.0
+    assert abs(total - 1) < 0.02  # goodput per second over a window vs per transaction: a few transactions
+
+
 def test_goodput_collapses_without_control():
     # capacity 100 copies/s (T1 = 50 E B: a retransmission needs ~50 queued copies), timeout 8 T1 (4 copies at
     # most, a short run); offered load lambda_0 E B = 0.5, 0.8, 3

@@ -4,9 +4,10 @@
 
 A scaled SIP server: exponential service of mean E[B] = 0.1 s (capacity 10 transactions per second), INVITE
 timers with the RFC defaults (T1 = 0.5 s, Timer B = 32 s: 7 copies at most), offered load lambda_0 E[B] =
-0.5, 0.6, ..., 3. Three controls: ``none`` with room for K = 100 copies, ``ignore`` and ``503`` with
-thresholds (L, H) = (4, 5) -- H E[B] = 0.5 s = T1, the ratio of Asterisk's high-water mark of 500 tasks at
-about 1 ms each. Every fixed point of ``SipRetransmissionModel.evaluate()`` is drawn (filled: stable, open:
+0.2, 0.3, ..., 3. Five curves (``CONTROLS``): ``none`` without a capacity limit (the server that collapses),
+``ignore`` and ``503`` with thresholds (L, H) = (4, 5) -- H E[B] = 0.5 s = T1, the ratio of Asterisk's
+high-water mark of 500 tasks at about 1 ms each -- and both with (L, H) = (20, 40) (H E[B] = 4 s = 8 T1: an
+admitted copy can wait past several timers; how the thresholds move the collapse). Every fixed point of ``SipRetransmissionModel.evaluate()`` is drawn (filled: stable, open:
 unstable; several at one load: bistability). Where the simulator :mod:`qderive.numeric.simulation.sip` is
 installed, its estimates with 95 % intervals are drawn at a few loads (``SIM_LOADS``) and written to the CSV
 (columns ``sim_goodput``, ``sim_goodput_hw``, ``sim_duplicate_ratio``, ``sim_duplicate_ratio_hw``).
@@ -18,21 +19,26 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-__all__ = ["FIGURES", "figure_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "model_at", "analytic_rows",
-           "simulated_rows"]
+__all__ = ["FIGURES", "figure_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES", "model_at",
+           "analytic_rows", "simulated_rows"]
 
 MEAN = Fraction(1, 10)
-LOADS = tuple(Fraction(k, 10) for k in range(5, 31))
-SIM_LOADS = (Fraction(1, 2), Fraction(9, 10), Fraction(3, 2), Fraction(3))
-#: control -> extra model fields
-CONTROLS = {"none": {"capacity": 100}, "ignore": {"control": "ignore", "thresholds": (4, 5)},
-            "503": {"control": "503", "thresholds": (4, 5)}}
+LOADS = tuple(Fraction(k, 10) for k in range(2, 31))
+SIM_LOADS = (Fraction(3, 10), Fraction(1, 2), Fraction(3, 5), Fraction(9, 10), Fraction(3, 2), Fraction(3))
+#: curve label -> extra model fields
+CONTROLS = {"none": {}, "ignore": {"control": "ignore", "thresholds": (4, 5)},
+            "503": {"control": "503", "thresholds": (4, 5)},
+            "ignore 20,40": {"control": "ignore", "thresholds": (20, 40)},
+            "503 20,40": {"control": "503", "thresholds": (20, 40)}}
+#: curve label -> (color, line style)
+STYLES = {"none": ("C3", "-"), "ignore": ("C0", "-"), "503": ("C2", "-"), "ignore 20,40": ("C0", "--"),
+          "503 20,40": ("C2", "--")}
 #: simulation budget per point: horizon, warm-up (seconds), replications
 SIM_RUN = (1000.0, 100.0, 5)
 
 
 def model_at(control: str, load, scan_points: int = 80):
-    """The figure's model for ``control`` at offered load lambda_0 E[B] = ``load``."""
+    """The figure's model for the curve ``control`` (a key of ``CONTROLS``) at offered load lambda_0 E[B] = ``load``."""
     from qderive.symbolic.laws import Exponential
     from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
 
@@ -91,13 +97,14 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.2))
-        colors = {"none": "C3", "ignore": "C0", "503": "C2"}
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.8))
+        colors = {c: STYLES[c][0] for c in CONTROLS}
         for control in CONTROLS:
             first = [(x, g, d) for c, x, i, _, g, d, _ in rows if c == control and i == 0]
-            a1.plot([x for x, _, _ in first], [g for _, g, _ in first], color=colors[control],
+            ls = STYLES[control][1]
+            a1.plot([x for x, _, _ in first], [g for _, g, _ in first], color=colors[control], ls=ls,
                     label=f"{control} (analytic, smallest fixed point)")
-            a2.plot([x for x, _, _ in first], [d for _, _, d in first], color=colors[control], label=control)
+            a2.plot([x for x, _, _ in first], [d for _, _, d in first], color=colors[control], ls=ls, label=control)
             for stable in (True, False):
                 pts = [(x, g, d) for c, x, i, _, g, d, s in rows if c == control and i > 0 and s is stable]
                 style = dict(color=colors[control], ls="none", marker="o", ms=4,
@@ -106,11 +113,12 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
                 a2.plot([x for x, _, _ in pts], [d for _, _, d in pts], **style)
             sp = [s for s in sims if s[0] == control]
             if sp:
+                mk = dict(marker="s", mfc=colors[control]) if STYLES[control][1] == "-" else dict(marker="D", mfc="w")
                 a1.errorbar([s[1] for s in sp], [s[2] for s in sp], yerr=[s[3] for s in sp], color=colors[control],
-                            ls="none", marker="s", ms=5, capsize=3, label=f"{control} (simulated, 95 %)")
+                            ls="none", ms=5, capsize=3, label=f"{control} (simulated, 95 %)", **mk)
                 a2.errorbar([s[1] for s in sp], [s[4] for s in sp], yerr=[s[5] for s in sp], color=colors[control],
-                            ls="none", marker="s", ms=5, capsize=3)
-        a1.plot([0.5, 1, 3], [0.5, 1, 1], color="0.6", ls=":", lw=1, label="min(load, 1)")
+                            ls="none", ms=5, capsize=3, **mk)
+        a1.plot([0.2, 1, 3], [0.2, 1, 1], color="0.6", ls=":", lw=1, label="min(load, 1)")
         a1.set_xlabel(r"offered load $\lambda_0 E[B]$")
         a1.set_ylabel("goodput / capacity")
         a1.set_title("Goodput (circles: further fixed points; open: unstable)", fontsize=9)
@@ -119,8 +127,8 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
         a2.set_title("Retransmitted copies among all copies", fontsize=9)
         for ax in (a1, a2):
             ax.grid(True, alpha=0.3)
-        a1.legend(fontsize=7)
-        a2.legend(fontsize=7)
+        a1.legend(fontsize=6, ncol=2, loc="lower right", bbox_to_anchor=(1, 0.04))
+        a2.legend(fontsize=6, loc="center right", bbox_to_anchor=(1, 0.7))
         fig.tight_layout()
         fig.savefig(out_png, dpi=120)
         plt.close(fig)

@@ -39,12 +39,15 @@ behind its first admitted copy, so the response is the completion of the first a
       E[copies] = sum_k P(copy k sent) = 1 + sum_{k >= 1} [p^k + sum_{j<k} p^j (1-p) F(tau_k - tau_j)] (C)
       P(timeout) = S(timeout) (all n copies),  P(reject) = 0                                      (T)
 
-* ``503``: copy k >= 1 is sent iff copies 0..k-1 were admitted and R_0 > tau_k; each sent copy is
-  refused (and the transaction rejected) with probability p::
+* ``503``: copy 0 is refused with probability p and answered 503 (the transaction is rejected, no more
+  copies). Once copy 0 is admitted the transaction exists at the server: copy k >= 1 is sent iff
+  R_0 > tau_k, and a refused one is absorbed (dropped silently, as under ``ignore``), an admitted one
+  queues behind copy 0 (FIFO), so the response is copy 0's completion whatever the later copies'
+  fates::
 
-      E[copies] = 1 + sum_{k >= 1} (1 - p)^k F(tau_k),  P(reject) = p E[copies],                 (C), (J)
-      P(timeout) = (1 - p)^n F(timeout),
-      S(t) = (1 - p)^m(t) F(t) + p sum_{k : tau_k <= t} P(copy k sent)                            (S)
+      E[copies] = 1 + (1 - p) sum_{k >= 1} F(tau_k),  P(reject) = p,                             (C), (J)
+      P(timeout) = (1 - p) F(timeout),
+      S(t) = p + (1 - p) F(t)                                                                     (S)
 
 * goodput = lambda_0 (1 - P(timeout) - P(reject)) (G); duplicate ratio 1 - 1/E[copies] (D);
   P(R > T) = S(T) for T < timeout and P(timeout) + P(reject) for T >= timeout (R = inf when unanswered).
@@ -56,7 +59,8 @@ admitted one, which FIFO excludes; it is not used.)
 copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
 probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu), where
 delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
-silent refusal, q under 503: the transactions with an admitted copy). delta is a second unknown: for each
+silent refusal, q under 503: the transactions whose copy 0 is admitted; the admitted copies per transaction are
+q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
 lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
@@ -348,18 +352,16 @@ def copy_fates(control, taus, timeout, p, q, F, tail_times=()):
     n = len(taus)
     ends = list(taus[1:]) + [timeout]
     if control is Control.REJECT:
-        sent = [one] + [q**k * f(taus[k]) for k in range(1, n)]
+        # copy 0 refused: rejected; admitted: copy k sent iff R_0 > tau_k (a refused later copy is absorbed)
+        sent = [one] + [q * f(taus[k]) for k in range(1, n)]
         mean = sum(sent[1:], one)
-        reject = p * mean
-        timeout_p = q**n * f(timeout)
-        # answered while copies 0..m were admitted: R_0 in (tau_m, tau_{m+1}] (tau_n = timeout)
-        answered = sum((q ** (m + 1) * max(zero, f(taus[m]) - f(ends[m])) for m in range(n)), zero)
+        reject = p
+        timeout_p = q * f(timeout)
+        # answered: R_0 in (tau_m, tau_{m+1}] (tau_n = timeout), a sum of nonnegative terms
+        answered = sum((q * max(zero, f(taus[m]) - f(ends[m])) for m in range(n)), zero)
 
         def S(T):
-            if T >= timeout:
-                return reject + timeout_p
-            m = sum(1 for t in taus if t <= T)
-            return q**m * f(T) + p * sum(sent[:m], zero)
+            return p + q * f(min(T, timeout))
     else:
         def S_before(T, m):
             return p**m + sum((p**j * q * f(T - taus[j]) for j in range(m)), zero)
@@ -421,7 +423,8 @@ class _Map:
 
     def duplicate_fraction(self, s: Server, digits):
         """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
-        one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first)."""
+        one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first, and the
+        admitted copies per transaction are q E[copies] = q (1 + q sum_k F(tau_k)))."""
         p, q, _, fates, _ = self.fates(s, digits)
         first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
         admitted = q * fates["mean_copies"]

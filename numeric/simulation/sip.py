@@ -15,8 +15,10 @@ server (waiting + in service) is
 
 * with control ``ignore`` / ``503``: refused while the server is in its overload state, which it
   enters when an arrival finds N >= H and leaves when a departure leaves N = L; ``ignore`` drops the
-  copy silently (the client keeps its timers), ``503`` answers it at once: the transaction ends as
-  REJECTED (no more copies, not goodput);
+  copy silently (the client keeps its timers); ``503`` answers a copy of a transaction that has no
+  admitted copy yet at once: the transaction ends as REJECTED (no more copies, not goodput), while a
+  refused retransmission of a transaction already admitted is absorbed by the server's transaction
+  layer (dropped silently, as under ``ignore``: the response comes from the admitted copy);
 * otherwise dropped silently when N = K (``capacity``);
 * otherwise admitted: it costs B, or c B when it is not the first admitted copy of its transaction
   (``duplicate_cost``).
@@ -71,7 +73,7 @@ MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeou
 _CONTROLS = {"none": 0, "ignore": 1, "503": 2}
 #: the accumulators of one replication (then one tail count per requested time)
 _ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
-                 "response_sum", "refused", "refused_copies", "after_refusal")
+                 "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies")
 
 
 def _field(model, name):
@@ -196,7 +198,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     busy = response_sum = 0.0
     collapsed = inf
     started = window_copies = measured = good = timed_out = rejected = copies = 0
-    refused = refused_copies = after_refusal = 0
+    refused = refused_copies = after_refusal = rejected_copies = 0
     na = exps() * scale
     while True:
         if heads and heads[0][0] < na:
@@ -228,7 +230,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             if over:
                 if f < 0:
                     f = k
-                reject = ctl == 2  # 503: the transaction ends at once
+                # 503 ends a transaction with no admitted copy (r = inf); a retransmission of an admitted one is dropped
+                reject = ctl == 2 and r == inf
                 n = cap  # ignore: silently dropped, as at the capacity
         if n < cap:
             s = services()
@@ -265,6 +268,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             response = inf
             if reject:
                 rejected += 1
+                rejected_copies += k
             elif r - a <= timeout:
                 response = r - a
                 good += 1
@@ -278,7 +282,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             if ts:
                 hist[bisect_left(ts, response)] += 1
     row = [window_end - window_start, measured, good, timed_out, rejected, copies, window_copies, busy,
-           response_sum, refused, refused_copies, after_refusal]
+           response_sum, refused, refused_copies, after_refusal, rejected_copies]
     above = [sum(hist[i + 1:]) for i in range(len(ts))]  # R > T_i: more than i of the sorted times below R
     tails = [0] * len(ts)
     for i, original in enumerate(order):
@@ -300,6 +304,8 @@ def _measure_table(n_tails: int) -> dict:
         "mean_response": lambda a: a["response_sum"] / a["goodput"],
         "refused_mean_copies": lambda a: a["refused_copies"] / a["refused"],
         "copies_after_refusal": lambda a: a["after_refusal"] / a["transactions"],
+        # the mean copies of the rejected transactions (1 under the contract's 503 rule: only a first copy is rejected)
+        "rejected_mean_copies": lambda a: a["rejected_copies"] / a["rejected"],
     }
     for i in range(n_tails):
         out[f"tail{i}"] = lambda a, c=f"tail{i}": a[c] / a["transactions"]

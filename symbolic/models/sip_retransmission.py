@@ -22,7 +22,9 @@ the server (waiting + in service), thresholds 0 <= L < H:
 * ``ignore`` (Asterisk's PJSIP distributor): an arrival finding N >= H puts the server in overload; in
   overload every arriving copy is dropped silently (the client keeps retransmitting); back to normal when
   a departure leaves N = L;
-* ``503``: the same states, but a refused copy ends its transaction at once as *rejected*.
+* ``503``: the same states, but a refused copy of a transaction with no admitted copy yet is answered
+  with 503 and its transaction ends at once as *rejected*; a refused retransmission of a transaction
+  already admitted is absorbed (dropped silently: the server's transaction layer knows it).
 
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
@@ -75,7 +77,8 @@ class Control(enum.Enum):
     NONE = "none"
     #: overload from an arrival finding N >= H until a departure leaves L; refused copies dropped silently
     IGNORE = "ignore"
-    #: the same states; a refused copy is answered with 503 and its transaction ends as rejected
+    #: the same states; a refused copy of a transaction with no admitted copy is answered with 503 (rejected);
+    #: a refused retransmission of an admitted transaction is dropped silently
     REJECT = "503"
 
 
