@@ -739,7 +739,16 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
                 continue
             with sums.ctx:
                 goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
-                value, error = sums.tail(t, goal)
+                try:
+                    value, error = sums.tail(t, goal)
+                except OverflowError:  # t - j D beyond the float64 range: this point escalates
+                    if digits is not None:
+                        raise NumericalError(f"P(W > {mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator, 6)}) with "
+                                             "the constant service lies below the "
+                                             "exponent range of the arithmetic (t is too large for any tail to "
+                                             "be represented)") from None
+                    out.append(None)
+                    continue
                 if digits is None:
                     ok = np.isfinite(value) and np.isfinite(error) and (value == 0 or (value > 0 and error <= 1e-10))
                     out.append(min(1.0, float(value)) if ok else None)
