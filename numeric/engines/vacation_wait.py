@@ -501,8 +501,16 @@ def response_laws(model) -> dict:
     def no_atom(ctx):  # P(T = 0) = P(W = 0) P(B = 0) = 0: every service law is a.s. positive (alpha sums to 1)
         return ctx.num(0)
 
+    shifted = None
+    if not smooth and setup is None:  # a smooth service with a kinked vacation law: engines/vacation_wait_shift.py
+        from .vacation_wait_shift import shift_setup, shift_tails
+
+        shifted = shift_setup(model)
+
     def own(kind):
-        return None if setup is None else _lattice_tails(model, setup, kind)
+        if setup is None:
+            return None if shifted is None else shift_tails(model, shifted, kind)
+        return _lattice_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
                                 smooth, why, own("wait")),
