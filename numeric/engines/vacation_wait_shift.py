@@ -96,9 +96,13 @@ def _exact_rational(x) -> Fraction:
 def shift_setup(model):
     """(the model without vacations, the linear pieces of P(V > x)) for a smooth service with a vacation law whose
     survival function is linear between breakpoints (constant, uniform, empirical); None otherwise."""
+    from qderive.symbolic.cache import cached
+
+    from .vacation_wait import _key
+
     law = model.vacation
-    if law is None or not _service_smooth(model):
-        return None
+    if law is None or not cached(_key(model, "service_smooth"), lambda: _service_smooth(model)):
+        return None  # (cached: a warm process imports no SymPy)
     pieces = _linear_pieces(law)
     if pieces is None:
         return None
@@ -135,14 +139,15 @@ def _terms(model, setup, kind: str, t: Fraction):
     bare, pieces = setup
     _, _, _, m1, m2 = _laws(bare, kind)
     e1m1 = m2 / 2
-    inverted, exact = [], Fraction(0)
+    inverted, exact = {}, Fraction(0)
 
     def pi(order, u, coefficient):
         nonlocal exact
         if u <= 0:
             exact += coefficient * ((m1 - u) if order == 1 else (m2 / 2 - m1 * u + u * u / 2))
-        else:
-            inverted.append((coefficient * (m1 if order == 1 else e1m1), order, u))
+        else:  # equal points merged: a continuous S telescopes (uniform: S(a) Pi_1(t - a) cancels)
+            key = (order, u)
+            inverted[key] = inverted.get(key, 0) + coefficient * (m1 if order == 1 else e1m1)
 
     for x0, x1, s0, s1 in pieces:
         beta = (s1 - s0) / (x1 - x0)
@@ -153,7 +158,7 @@ def _terms(model, setup, kind: str, t: Fraction):
         if beta:
             pi(2, t - x0, beta)
             pi(2, t - x1, -beta)
-    return inverted, exact
+    return [(c, order, u) for (order, u), c in inverted.items() if c], exact
 
 
 def _evaluate(model, setup, kind, t, digits):
