@@ -36,9 +36,10 @@ nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.latti
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
 stay below 1e-10; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
 agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
-node (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
-or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
-reason; the moments work.
+node (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical vacations gets exact
+tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`). Other kinked
+laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for tails and
+quantiles, with the reason; the moments work.
 """
 
 from __future__ import annotations

@@ -161,30 +161,42 @@ def _terms(model, setup, kind: str, t: Fraction):
     return [(c, order, u) for (order, u), c in inverted.items() if c], exact
 
 
-def _evaluate(model, setup, kind, t, digits):
-    """(P(W > t), kappa) with the inverted values to ``digits`` digits (None: float64), or None when a float64 value
-    escalated."""
-    import mpmath
-
-    from ..backend import FLOAT64, mp_context
-    from ..response import tails
+def _plan(model, setup, kind, t, ctx):
+    """(the inverted terms (coefficient, law index, point), the exact part, a_0, w_c) of P(W > t) (:func:`_terms`,
+    a_0 P(W_0 > t) as law 0 at t when a_0 != 0)."""
     from .vacation_wait import _residual
 
-    laws = _laws(setup[0], kind)
     inverted, exact = _terms(model, setup, kind, t)
-    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     with ctx:
         atom, weight = _residual(model, ctx)
-    jobs = [(1, 0, t)] if atom != 0 else []
-    jobs += inverted
+    return inverted, exact, atom, weight
+
+
+def _values(laws, keys, digits, kind):
+    """{(law index, point): P(E > point)} for the ``keys``: float64 by the kernel's self-check without escalation
+    (None when it fails), else to ``digits`` confirmed digits (:func:`qderive.numeric.response.tails`)."""
+    from ..response import _float64_tails, tails
+
     values = {}
     for order in (0, 1, 2):
-        pts = sorted({u for _, o, u in jobs if o == order})
-        if pts:
-            got, _, _, notes = tails(laws[order], pts, digits, option=f"{kind}_tail")
-            if notes and digits is None:
+        pts = sorted({u for o, u in keys if o == order})
+        if not pts:
+            continue
+        if digits is None:
+            got, why = _float64_tails(laws[order], pts)
+            if why is not None:
                 return None
-            values.update({(order, u): v for u, v in zip(pts, got)})
+        else:
+            got = tails(laws[order], pts, digits, option=f"{kind}_tail")[0]
+        values.update({(order, u): v for u, v in zip(pts, got)})
+    return values
+
+
+def _combine(plan, t, values, digits):
+    """(P(W > t), kappa) from the inverted values (module docstring)."""
+    import mpmath
+
+    inverted, exact, atom, weight = plan
     with mpmath.workdps((digits or 15) + 10):
 
         def num(q):
@@ -200,21 +212,38 @@ def _evaluate(model, setup, kind, t, digits):
         return +total, kappa
 
 
+def _keys(plan, t):
+    return ([(0, t)] if plan[2] != 0 else []) + [(o, u) for _, o, u in plan[0]]
+
+
 def shift_tails(model, setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind`` "wait") or
     P(W + B > t) ("sojourn") by the shifted inversions of the module docstring; float64 gives None where it must
-    escalate."""
+    escalate (all points' values by one vectorised inversion per law; per point when that fails)."""
     from qderive.symbolic import limits as _limits
 
-    def one(t, digits):
-        if digits is None:
-            got = _evaluate(model, setup, kind, t, None)
-            if got is None or not got[1] <= 10:
-                return None
-            return min(1.0, float(got[0]))
+    from ..backend import FLOAT64, mp_context
+
+    laws = _laws(setup[0], kind)
+
+    def float64(ts):
+        plans = {t: _plan(model, setup, kind, t, FLOAT64) for t in ts}
+        values = _values(laws, [k for t in ts for k in _keys(plans[t], t)], None, kind)
+        out = {}
+        for t in ts:
+            got = values if values is not None else _values(laws, _keys(plans[t], t), None, kind)
+            if got is None:
+                out[t] = None
+                continue
+            total, kappa = _combine(plans[t], t, got, None)
+            out[t] = min(1.0, float(total)) if kappa <= 10 else None
+        return out
+
+    def one_mp(t, digits):
         work = digits + 3
+        plan = _plan(model, setup, kind, t, mp_context(digits + 10))
         while True:
-            total, kappa = _evaluate(model, setup, kind, t, work)
+            total, kappa = _combine(plan, t, _values(laws, _keys(plan, t), work, kind), work)
             need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
             if need <= work:
                 return total, work
@@ -222,16 +251,17 @@ def shift_tails(model, setup, kind: str):
                                  f"equal iterated tails: {digits} digits of it need {need} digits of each")
 
     def tails(ts, digits):
+        ts = [Fraction(t) for t in ts]
+        positive = [t for t in ts if t > 0]
+        if digits is None:
+            got = float64(positive) if positive else {}
+            return [got[t] if t > 0 else _at_zero(model, setup, kind, None) for t in ts], None
         out, working = [], 0
         for t in ts:
-            t = Fraction(t)
             if t <= 0:
                 out.append(_at_zero(model, setup, kind, digits))
                 continue
-            if digits is None:
-                out.append(one(t, None))
-                continue
-            value, w = one(t, digits)
+            value, w = one_mp(t, digits)
             out.append(value)
             working = max(working, w)
         return out, (working or None)
