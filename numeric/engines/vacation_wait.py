@@ -36,9 +36,10 @@ nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.latti
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
 stay below 1e-10; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
 agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
-node (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
-or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
-reason; the moments work.
+node (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical vacations gets exact
+tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`). Other kinked
+laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for tails and
+quantiles, with the reason; the moments work.
 """
 
 from __future__ import annotations
@@ -501,8 +502,16 @@ def response_laws(model) -> dict:
     def no_atom(ctx):  # P(T = 0) = P(W = 0) P(B = 0) = 0: every service law is a.s. positive (alpha sums to 1)
         return ctx.num(0)
 
+    shifted = None
+    if not smooth and setup is None:  # a smooth service with a kinked vacation law: engines/vacation_wait_shift.py
+        from .vacation_wait_shift import shift_setup, shift_tails
+
+        shifted = shift_setup(model)
+
     def own(kind):
-        return None if setup is None else _lattice_tails(model, setup, kind)
+        if setup is None:
+            return None if shifted is None else shift_tails(model, shifted, kind)
+        return _lattice_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
                                 smooth, why, own("wait")),
