@@ -612,24 +612,50 @@ class _FiniteWait:
 
 def lattice_setup(service, vacation):
     """((D, vacation pieces), "") when the service is a constant D and the vacation (None: none) states its survival
-    function as exponential pieces (``TimeLaw.survival_pieces``: exponential, hyperexponential, constant,
-    empirical), so that the tails are the sums (F1)-(F3) of :mod:`qderive.numeric.kernels.lattice_finite`; else
-    (None, why not) ("" when the service itself is not constant: the refusal then names its kinks)."""
+    function by exact pieces (``TimeLaw.survival_pieces``): exponential pieces (exponential, hyperexponential,
+    constant, empirical) or matrix-exponential ones (Erlang, Coxian, phase-type: (w, theta, None, (alpha, P)),
+    returned with the exit vector 1 - P 1 computed exactly as a third matrix entry), so that the tails are the sums
+    (F1)-(F4) of :mod:`qderive.numeric.kernels.lattice_finite`; else (None, why not) ("" when the service itself
+    is not constant: the refusal then names its kinks)."""
     pieces = service.survival_pieces()
     if pieces is None or len(pieces) != 1 or pieces[0][0] != 1 or pieces[0][1] != 0 or pieces[0][2] is None:
         return None, ""
     if vacation is None:
         return (Fraction(pieces[0][2]), ()), ""
     vac = vacation.survival_pieces()
-    if vac is None or any(len(p) != 3 for p in vac):  # none, or matrix-exponential (phase-type) pieces
+    if vac is None:
         return None, (f"the vacation time {vacation} has no exact sum with the constant service {service} in the "
-                      "finite room (exact tails need a vacation law given by exponential pieces: exponential, "
-                      "hyperexponential, constant or empirical)")
-    return (Fraction(pieces[0][2]), tuple(p for p in vac if p[0] != 0)), ""  # a piece of weight 0 adds nothing
+                      "finite room (exact tails need a vacation law given by exact survival pieces: exponential, "
+                      "hyperexponential, constant, empirical, Erlang, Coxian or phase-type; gamma, lognormal and "
+                      "uniform laws have none)")
+    out = []
+    for p in vac:
+        if p[0] == 0:  # a piece of weight 0 adds nothing
+            continue
+        if len(p) == 4:
+            alpha, P = p[3]
+            exit_ = tuple(1 - sum((Fraction(v) for v in row), Fraction(0)) for row in P)
+            p = (p[0], p[1], None, (tuple(alpha), tuple(tuple(row) for row in P), exit_))
+        out.append(p)
+    return (Fraction(pieces[0][2]), tuple(out)), ""
 
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
 _LATTICE_ROWS = 1 << 14
+
+
+def _context_piece(ctx, piece):
+    """A survival piece of :func:`lattice_setup` in the context ``ctx`` (its numbers rounded once)."""
+    w, th, d, *matrix = piece
+    head = (ctx.num(w), ctx.num(th), None if d is None else ctx.num(d))
+    if not matrix:
+        return head
+    alpha, P, exit_ = matrix[0]
+    Pm = ctx.zeros((len(P), len(P)))
+    for i, row in enumerate(P):
+        for j, v in enumerate(row):
+            Pm[i, j] = ctx.num(Fraction(v))
+    return (*head, (ctx.array([Fraction(a) for a in alpha]), Pm, ctx.array(list(exit_))))
 
 
 class _LatticeSums:
@@ -649,7 +675,7 @@ class _LatticeSums:
             self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
             self.idle = ctx.fsum([d.t_idle for d in parts])
             service = ((ctx.num(1), ctx.num(0), ctx.num(D)),)
-            vac = tuple((ctx.num(w), ctx.num(th), None if d is None else ctx.num(d)) for w, th, d in vacation)
+            vac = tuple(_context_piece(ctx, p) for p in vacation)
             self.periods = []
             for data in parts:
                 self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))

@@ -102,6 +102,85 @@ def residual_weights(ctx, lam, piece, u, top):
     return out, remainder, size
 
 
+def _vecmat(ctx, v, M):
+    return ctx.matmul(v.reshape(1, len(v)), M)[0]
+
+
+def _matvec(ctx, M, v):
+    return ctx.matmul(M, v.reshape(len(v), 1))[:, 0]
+
+
+def matrix_residual_weights(ctx, lam, piece, top):
+    """The u-free factor of omega_K(u) (F2) for a matrix-exponential piece (w, theta, None, (alpha, P, exit)) of
+    (F4): (G, remainder, size) with G[K] = G_K (K = 0..top, vectors over the phases), so that
+    omega_K(u) = beta(u) . G_K (beta of :func:`matrix_residual_row`; omega_K(0) = alpha . G_K); ``exit`` = 1 - P 1
+    (exact: the caller's, from the law's rationals). remainder >= max_p sum_{K > top} G_K[p] (ctx.huge when the
+    ratio bound (F4) does not hold); size the rounding count of the module docstring (with the factor
+    max_K max(G_K) / min(G_K) that the truncation of beta's series is multiplied by).
+
+    N = (I - q P)^{-1} (q = theta / mu) by the positive product prod_i (I + (q P)^{2^i}), stopped when
+    |(q P)^{2^i}|_oo mu / lambda <= eps^2 or (q P)^{2^i} = 0 (Erlang: nilpotent, exact); the product then misses
+    N - N_i = (q P)^{2^i} N >= 0, at most |(q P)^{2^i}|_oo (mu / lambda) kappa relative in each application to
+    a vector of spread kappa (entries >= 1 since N >= I); this enters ``size``."""
+    w, theta, _, (alpha, P, exit_) = piece
+    n = len(alpha)
+    mu = lam + theta
+    q, ratio = theta / mu, lam / mu
+    A = P * q
+    N, power, steps = ctx.eye(n), A, 0
+    while True:
+        N = N + ctx.matmul(N, power)  # sum_{m < 2^(i+1)} A^m
+        power = ctx.matmul(power, power)
+        steps += 1
+        delta = max(ctx.fsum(list(row)) for row in power)
+        if delta == 0 or delta * mu / lam <= ctx.eps**2 or steps >= 64:
+            break
+    G = ctx.zeros((top + 1, n))
+    g = _matvec(ctx, N, ctx.zeros(n) + ctx.num(1)) * (w / mu)
+    spread = 0.0
+    for K in range(top + 1):
+        if K:
+            g = _matvec(ctx, N, g) * ratio
+        g = ctx.flush(g)
+        G[K] = g
+        low = min(g)
+        spread += float(max(g) / low) if low > 0 else math.inf
+    miss = float(delta * mu / lam) * spread if delta else 0.0
+    size = (top + 1) * (n + 2 + steps * (2 * n + 2)) + min(spread, 1e300) / (top + 1) + miss / float(ctx.eps)
+    s = q * min(_matvec(ctx, N, exit_))  # 1 - nu >= s (F4)
+    remainder = max(G[top]) * (1 - s) / s if s > 0 else ctx.huge
+    return G, remainder, size
+
+
+def matrix_residual_row(ctx, piece, u):
+    """beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m of (F4) for a matrix-exponential
+    piece and u >= 0, and the rounding count: the positive uniformized series, the Poisson weights from their
+    logarithms (no underflow of e^{-theta u}), stopped when m > 2 theta u and the remainder bound
+    Pois(m) |alpha P^m|_1 / (1 - theta u / (m + 1)) (|alpha P^m|_1 does not increase) is below eps of the sum,
+    or alpha P^m = 0 (Erlang: exact)."""
+    _, theta, _, (alpha, P, _) = piece
+    x = theta * u
+    if x == 0:
+        return alpha.copy(), 0.0
+    lx = ctx.log(x)
+    v, total, m, size = alpha.copy(), ctx.zeros(len(alpha)), 0, 0.0
+    while True:
+        lead = m * lx - x - ctx.lgamma(ctx.num(m + 1))
+        size = max(size, abs(float(m * lx)) + float(x) + float(ctx.lgamma(ctx.num(m + 1))))
+        weight = ctx.exp(lead)
+        total = total + v * weight
+        v = _vecmat(ctx, v, P)
+        m += 1
+        norm = ctx.fsum(list(v))
+        if norm == 0:
+            break
+        if m > 2 * x:
+            nxt = ctx.exp(m * lx - x - ctx.lgamma(ctx.num(m + 1)))
+            if nxt * norm / (1 - x / (m + 1)) <= ctx.eps * ctx.fsum(list(total)):
+                break
+    return ctx.flush(total), size + m * (len(alpha) + 2)
+
+
 def admission_matrix(ctx, pmf, tail, r, whole):
     """(A, C): A[n, j] = a[n, j] of (F1) for the levels n = 0..r-1 and the idle row n = r, j = 0..r (customers
     ahead); C[n, J] = sum_{j >= J} A[n, j], J = 0..r+1 (C[:, r+1] = 0). ``pmf`` and ``tail`` (P(X > i)) over
@@ -127,18 +206,24 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     the rows' zeroed entries (module docstring) before the factor max_n a[n, .]."""
     top = W.shape[0] - 1
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
+    full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
-        each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+        if len(piece) == 4:  # a matrix-exponential piece (F4): each[i] = G^T W, phases x levels
+            G, rem, sz = matrix_residual_weights(ctx, lam, piece, top)
+            alpha = piece[3][0]
+            om = _matvec(ctx, G, alpha)  # omega_K(0) = alpha . G_K
+            E = ctx.matmul(numpy.ascontiguousarray(G.T), W)
+            each.append(E)
+            full = full + _vecmat(ctx, alpha, E)
+        else:
+            om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
         remainders.append(rem)
         size = max(size, sz)
         mean = mean + ctx.fsum(list(om))  # sum_{K <= top} omega_K(0): the rows that hold zeroed entries
-    full = each[0]
-    for v in each[1:]:
-        full = full + v
     mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
     return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
-
 
 def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
@@ -161,6 +246,21 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if len(piece) == 4:  # (F4): omega_K(u_j) = beta(u_j) . G_K, summed over the phases
+                alpha = piece[3][0]
+                reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
+                if J:
+                    B = ctx.zeros((J, len(alpha)))
+                    for j in range(J):
+                        B[j], sz = matrix_residual_row(ctx, piece, us[j])
+                        size = max(size, psize + sz + top + r)
+                    V = ctx.matmul(A[:r, :J], B)
+                    total = total + ctx.fsum([ctx.dot(each[i][p], V[:, p]) for p in range(len(alpha))])
+                    reach = reach + V
+                if mass:
+                    trunc = trunc + mass * remainders[i] * ctx.fsum([numpy.max(reach[:, p])
+                                                                     for p in range(len(alpha))])
+                continue
             w, theta, d = piece
             reach = column
             if d is None:
