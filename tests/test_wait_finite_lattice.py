@@ -166,11 +166,12 @@ def _oracle(r, whole, pmf, D, rates, after_service, vacation, single, ts, dps=40
                     for n, p in row.items():
                         for a, ca in enumerate(polys[n]):
                             Q[K + a] += p * lam**K / mpmath.factorial(K) * ca
-                poly = Q[::-1]
                 step = max(8, top // 2)
                 cuts = sorted({mpmath.mpf(0), 1 / th, 10 / th, *[K / mu for K in range(step, top + k + 1, step)]})
-                f = lambda x: lam * mpmath.exp(-mu * x) * mpmath.polyval(poly, x)  # noqa: E731
-                out.append(mpmath.quad(f, [*cuts, mpmath.inf]))
+                def density(x, poly=Q[::-1]):
+                    return lam * mpmath.exp(-mu * x) * mpmath.polyval(poly, x)
+
+                out.append(mpmath.quad(density, [*cuts, mpmath.inf]))
             return out
 
         def vacation_period(start, count):
@@ -418,7 +419,7 @@ def test_erlang_vacations_integral_of_the_tail_float64_and_30_digits():
 
 def test_large_room_at_low_load_with_erlang_vacations_is_the_infinite_rooms_lattice_sum():
     # as for exponential vacations above: the tails differ by about the loss probability
-    kw = dict(batch=PMF, service=qd.Deterministic(F(1, 2)), vacation=qd.Erlang(2, 1))
+    kw = {"batch": PMF, "service": qd.Deterministic(F(1, 2)), "vacation": qd.Erlang(2, 1)}
     finite = qd.FiniteVacationQueue.from_load(F(1, 4), capacity=40, **kw)
     infinite = qd.VacationQueue.from_load(F(1, 4), **kw)
     ts = ["1/4", "2", "23/4"]

@@ -97,11 +97,12 @@ as for the infinite room, and transform inversion is not used for it. **A consta
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
 period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1) of
 :mod:`qderive.numeric.kernels.lattice_finite` over the rows w_K of item 4 and the residual weights omega_K
-(regularized incomplete gamma functions), with no vacations or with vacations whose survival function is
-exponential pieces (exponential, hyperexponential, constant, empirical; ``TimeLaw.survival_pieces``); both
-admission rules, the three policies, and the hysteretic modes by the same code. Other kinked laws (uniform or
-empirical service, a constant service with Erlang, gamma, lognormal, phase-type or uniform vacations) are
-refused for tails and quantiles with the reason; the moments work for every law. Measured at r = 200 (batches
+(regularized incomplete gamma functions; (F4) for matrix-exponential pieces), with no vacations or with
+vacations whose survival function is given by exact pieces (exponential, hyperexponential, constant,
+empirical, Erlang, Coxian, phase-type; ``TimeLaw.survival_pieces``); both admission rules, the three
+policies, and the hysteretic modes by the same code. Other kinked laws (uniform or empirical service, a
+constant service with gamma, lognormal or uniform vacations) are refused for tails and quantiles with the
+reason; the moments work for every law. Measured at r = 200 (batches
 of 1, 2, 3, rho_bar = 1.575, exponential vacations; tests/test_wait_finite_lattice.py): against an independent
 50-digit computation from the embedded chain at the period starts, float64 within 2.2e-16 relative and 30 digits
 within 1.3e-49 (P(W > 150) = 1 - 2.9e-11, P(W > 199.5) = 0.2155); one float64 point 1.4 ms once the law is

@@ -36,6 +36,27 @@ exponential, hyperexponential, empirical law likewise), with mu_i = lambda + the
 backward recurrence for the others, every term positive; :func:`residual_weights`). At u = 0,
 omega_K(0) = P(K' > K) / lambda, K' the batches of a whole period: the weights g_K(0), h_K(0) of the transform.
 
+**Matrix-exponential pieces** (an Erlang, Coxian or phase-type vacation PH(alpha, T), uniformized as in
+:mod:`qderive.numeric.kernels.lattice_wait` (L5): S(x) = w alpha e^{T x} 1 = w e^{-theta x} alpha e^{theta P x} 1,
+P = I + T / theta >= 0). With e^{T (x + u)} = e^{T u} e^{T x}, the expansion
+e^{theta P x} = sum_m (theta x)^m / m! P^m and the Gamma integral int (lambda x)^K / K! x^m / m! e^{-mu x} dx = binom(K + m, m) lambda^K / mu^{K+m+1}
+(mu = lambda + theta, q = theta / mu)::
+
+    omega_K(u) = beta(u) . G_K,    beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m,
+    G_K = w / mu (lambda / mu)^K sum_m binom(K + m, m) q^m P^m 1 = w / mu (lambda / mu)^K N^{K+1} 1,        (F4)
+    N = (I - q P)^{-1} = prod_{i >= 0} (I + (q P)^{2^i}),   G_K = (lambda / mu) N G_{K-1},
+
+every term positive (the negative-binomial double series summed in closed form over m; the product for N is
+the Neumann series by squaring, stopped when |(q P)^{2^i}|_oo mu / lambda <= eps^2, exact for the nilpotent P
+of an Erlang law; beta's series, whose Poisson weights come from their logarithms, is stopped when m > 2 theta u
+and the remainder bound is below eps of the sum, or exactly when alpha P^m = 0; :func:`matrix_residual_weights`,
+:func:`matrix_residual_row`). The remainder over K > top: G_{K+1} <= nu max(G_K) entrywise with
+nu = (lambda / mu) max_i (N 1)_i, and 1 - nu = q min_i (N x)_i, x = 1 - P 1 the exit vector (positive: from
+1 = N (I - q P) 1), so sum_{K > top} G_K <= max(G_top) nu / (1 - nu). The sums over the columns j < J0 factorise
+over the phases (beta(u_j) for each column, then G_K^T W per period, phases x levels). The
+:mod:`~qderive.numeric.kernels.lattice_wait` helper (L5) integrates over a finite range (the infinite room's
+omega_n(u) = int_0^u ...), not this one, so it is not reused here; the uniformization is the same.
+
 **Per tail point**, with J0 = ceil(t / D): every j >= J0 has u = 0 (one column sum of a), the service piece
 (d = D) adds the one column j = J0 - 1 with 0 < u < D, an exponential piece (d = oo) adds sum_{j < J0}
 a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
@@ -137,16 +158,18 @@ def matrix_residual_weights(ctx, lam, piece, top):
             break
     G = ctx.zeros((top + 1, n))
     g = _matvec(ctx, N, ctx.zeros(n) + ctx.num(1)) * (w / mu)
-    spread = 0.0
+    spread, widest = 0.0, 1.0  # sum and max over K of max(G_K) / min(G_K) (entries flushed to 0 excluded)
     for K in range(top + 1):
         if K:
             g = _matvec(ctx, N, g) * ratio
         g = ctx.flush(g)
         G[K] = g
         low = min(g)
-        spread += float(max(g) / low) if low > 0 else math.inf
+        if low > 0:
+            kappa = float(max(g) / low)
+            spread, widest = spread + kappa, max(widest, kappa)
     miss = float(delta * mu / lam) * spread if delta else 0.0
-    size = (top + 1) * (n + 2 + steps * (2 * n + 2)) + min(spread, 1e300) / (top + 1) + miss / float(ctx.eps)
+    size = (top + 1) * (n + 2 + steps * (2 * n + 2)) + widest + miss / float(ctx.eps)
     s = q * min(_matvec(ctx, N, exit_))  # 1 - nu >= s (F4)
     remainder = max(G[top]) * (1 - s) / s if s > 0 else ctx.huge
     return G, remainder, size
