@@ -646,17 +646,15 @@ _LATTICE_ROWS = 1 << 14
 
 
 def _context_piece(ctx, piece):
-    """A survival piece of :func:`lattice_setup` in the context ``ctx`` (its numbers rounded once)."""
-    w, th, d, *matrix = piece
-    head = (ctx.num(w), ctx.num(th), None if d is None else ctx.num(d))
-    if not matrix:
-        return head
-    alpha, P, exit_ = matrix[0]
-    Pm = ctx.zeros((len(P), len(P)))
-    for i, row in enumerate(P):
-        for j, v in enumerate(row):
-            Pm[i, j] = ctx.num(Fraction(v))
-    return (*head, (ctx.array([Fraction(a) for a in alpha]), Pm, ctx.array(list(exit_))))
+    """A survival piece of :func:`lattice_setup` in the context ``ctx`` (the infinite room's conversion, its
+    numbers rounded once), a matrix piece with its exit vector: (w, theta, None, (alpha, P, exit))."""
+    from .vacation_wait import _piece
+
+    if len(piece) == 3:
+        return _piece(ctx, piece)
+    alpha, P, exit_ = piece[3]
+    w, theta, d, (a, Pc) = _piece(ctx, (*piece[:3], (alpha, P)))
+    return w, theta, d, (a, Pc, ctx.array([ctx.num(v) for v in exit_]))
 
 
 class _LatticeSums:
