@@ -50,7 +50,7 @@ every term positive (the negative-binomial double series summed in closed form o
 the Neumann series by squaring, stopped when |(q P)^{2^i}|_oo mu / lambda <= eps^2, exact for the nilpotent P
 of an Erlang law; beta's series, whose Poisson weights come from their logarithms, is stopped when m > 2 theta u
 and the remainder bound is below eps of the sum, or exactly when alpha P^m = 0; :func:`matrix_residual_weights`,
-:func:`matrix_residual_row`). The remainder over K > top: G_{K+1} <= nu max(G_K) entrywise with
+:func:`matrix_residual_rows`). The remainder over K > top: G_{K+1} <= nu max(G_K) entrywise with
 nu = (lambda / mu) max_i (N 1)_i, and 1 - nu = q min_i (N x)_i, x = 1 - P 1 the exit vector (positive: from
 1 = N (I - q P) 1), so sum_{K > top} G_K <= max(G_top) nu / (1 - nu). The sums over the columns j < J0 factorise
 over the phases (beta(u_j) for each column, then G_K^T W per period, phases x levels). The
@@ -134,7 +134,7 @@ def _matvec(ctx, M, v):
 def matrix_residual_weights(ctx, lam, piece, top):
     """The u-free factor of omega_K(u) (F2) for a matrix-exponential piece (w, theta, None, (alpha, P, exit)) of
     (F4): (G, remainder, size) with G[K] = G_K (K = 0..top, vectors over the phases), so that
-    omega_K(u) = beta(u) . G_K (beta of :func:`matrix_residual_row`; omega_K(0) = alpha . G_K); ``exit`` = 1 - P 1
+    omega_K(u) = beta(u) . G_K (beta of :func:`matrix_residual_rows`; omega_K(0) = alpha . G_K); ``exit`` = 1 - P 1
     (exact: the caller's, from the law's rationals). remainder >= max_p sum_{K > top} G_K[p] (ctx.huge when the
     ratio bound (F4) does not hold); size the rounding count of the module docstring (with the factor
     max_K max(G_K) / min(G_K) that the truncation of beta's series is multiplied by).
@@ -175,33 +175,52 @@ def matrix_residual_weights(ctx, lam, piece, top):
     return G, remainder, size
 
 
-def matrix_residual_row(ctx, piece, u):
+def matrix_residual_rows(ctx, piece, us):
     """beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m of (F4) for a matrix-exponential
-    piece and u >= 0, and the rounding count: the positive uniformized series, the Poisson weights from their
-    logarithms (no underflow of e^{-theta u}), stopped when m > 2 theta u and the remainder bound
-    Pois(m) |alpha P^m|_1 / (1 - theta u / (m + 1)) (|alpha P^m|_1 does not increase) is below eps of the sum,
-    or alpha P^m = 0 (Erlang: exact)."""
+    piece and each u > 0 of ``us`` (rows of the result), and the rounding count: the positive uniformized series,
+    alpha P^m computed once for all the u, the Poisson weights by the positive recurrence
+    w_m = w_{m-1} theta u / m from e^{-theta u} (float64: from their logarithms, no underflow of e^{-theta u}),
+    summed up to one m_max for all the u: once m_max > 2 theta u and the remainder bound
+    Pois(m_max; theta u) |alpha P^m_max|_1 / (1 - theta u / (m_max + 1)) (|alpha P^m|_1 does not increase) is below
+    eps of the sum for every u, or exactly when alpha P^m = 0 (Erlang)."""
     _, theta, _, (alpha, P, _) = piece
-    x = theta * u
-    if x == 0:
-        return alpha.copy(), 0.0
-    lx = ctx.log(x)
-    v, total, m, size = alpha.copy(), ctx.zeros(len(alpha)), 0, 0.0
+    n = len(alpha)
+    xs = ctx.array(us) * theta
+    x_max = max(xs)
+    rows = [alpha.copy()]
+
+    def powers(upto):
+        while len(rows) <= upto and ctx.fsum(list(rows[-1])) > 0:
+            rows.append(ctx.flush(_vecmat(ctx, rows[-1], P)))
+
+    def weights(M):  # J x (M + 1): Pois(m; x_j)
+        if ctx.is_float64:
+            m = numpy.arange(M + 1, dtype=float)
+            lead = numpy.log(xs)[:, None] * m[None, :] - xs[:, None] - numpy.array([math.lgamma(k + 1) for k in m])
+            return numpy.exp(lead), float(numpy.max(numpy.abs(lead))) + float(x_max) + M
+        out = ctx.zeros((len(xs), M + 1))
+        out[:, 0] = ctx.exp(-xs)
+        for m in range(1, M + 1):
+            out[:, m] = out[:, m - 1] * xs / m
+        return out, 2.0 * M + 2
+
+    M = int(math.ceil(2 * float(x_max))) + 8
     while True:
-        lead = m * lx - x - ctx.lgamma(ctx.num(m + 1))
-        size = max(size, abs(float(m * lx)) + float(x) + float(ctx.lgamma(ctx.num(m + 1))))
-        weight = ctx.exp(lead)
-        total = total + v * weight
-        v = _vecmat(ctx, v, P)
-        m += 1
-        norm = ctx.fsum(list(v))
-        if norm == 0:
+        powers(M + 1)
+        if len(rows) <= M + 1:  # alpha P^m = 0 from m = len(rows): the series is finite
+            Wt, size = weights(len(rows) - 1)
             break
-        if m > 2 * x:
-            nxt = ctx.exp(m * lx - x - ctx.lgamma(ctx.num(m + 1)))
-            if nxt * norm / (1 - x / (m + 1)) <= ctx.eps * ctx.fsum(list(total)):
-                break
-    return ctx.flush(total), size + m * (len(alpha) + 2)
+        Wt, size = weights(M + 1)
+        norm = ctx.fsum(list(rows[M + 1]))
+        V = numpy.array(rows[: M + 1]) if not ctx.is_float64 else numpy.array(rows[: M + 1], dtype=float)
+        sums = ctx.matmul(Wt[:, : M + 1], V).sum(axis=1)
+        bound = Wt[:, M + 1] * norm / (1 - xs / (M + 2))
+        if all(b <= ctx.eps * v for b, v in zip(bound, sums)):
+            Wt = Wt[:, : M + 1]
+            break
+        M *= 2
+    V = numpy.array(rows[: Wt.shape[1]]) if not ctx.is_float64 else numpy.array(rows[: Wt.shape[1]], dtype=float)
+    return ctx.flush(ctx.matmul(Wt, V)), size + Wt.shape[1] * (n + 2)
 
 
 def admission_matrix(ctx, pmf, tail, r, whole):
@@ -273,10 +292,8 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                 alpha = piece[3][0]
                 reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
                 if J:
-                    B = ctx.zeros((J, len(alpha)))
-                    for j in range(J):
-                        B[j], sz = matrix_residual_row(ctx, piece, us[j])
-                        size = max(size, psize + sz + top + r)
+                    B, sz = matrix_residual_rows(ctx, piece, us[:J])
+                    size = max(size, psize + sz + top + r)
                     V = ctx.matmul(A[:r, :J], B)
                     total = total + ctx.fsum([ctx.dot(each[i][p], V[:, p]) for p in range(len(alpha))])
                     reach = reach + V
