@@ -182,10 +182,23 @@ def matrix_residual_rows(ctx, piece, us):
     w_m = w_{m-1} theta u / m from e^{-theta u} (float64: from their logarithms, no underflow of e^{-theta u}),
     summed up to one m_max for all the u: once m_max > 2 theta u and the remainder bound
     Pois(m_max; theta u) |alpha P^m_max|_1 / (1 - theta u / (m_max + 1)) (|alpha P^m|_1 does not increase) is below
-    eps of the sum for every u, or exactly when alpha P^m = 0 (Erlang)."""
+    eps of the sum for every u, or exactly when alpha P^m = 0 (Erlang). A context with a ``twin()`` (mpmath: gmpy2
+    numbers at the same precision, the same correctly rounded operations) runs the series there."""
     _, theta, _, (alpha, P, _) = piece
-    n = len(alpha)
     xs = ctx.array(us) * theta
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is None:
+        return _uniformized_rows(ctx, xs, None if ctx.is_float64 else ctx.exp(-xs), alpha, P)
+    start = ctx.exp(-xs)
+    with twin:
+        B, size = _uniformized_rows(twin, *(twin.from_mp(a) for a in (xs, start, alpha, P)))
+        return twin.to_mp(B), size
+
+
+def _uniformized_rows(ctx, xs, start, alpha, P):
+    """The sums of :func:`matrix_residual_rows` for the points x = theta u of ``xs`` (``start``: e^{-x}, None for
+    float64, whose weights come from logarithms)."""
+    n = len(alpha)
     x_max = max(xs)
     rows = [alpha.copy()]
 
@@ -199,7 +212,7 @@ def matrix_residual_rows(ctx, piece, us):
             lead = numpy.log(xs)[:, None] * m[None, :] - xs[:, None] - numpy.array([math.lgamma(k + 1) for k in m])
             return numpy.exp(lead), float(numpy.max(numpy.abs(lead))) + float(x_max) + M
         out = ctx.zeros((len(xs), M + 1))
-        out[:, 0] = ctx.exp(-xs)
+        out[:, 0] = start
         for m in range(1, M + 1):
             out[:, m] = out[:, m - 1] * xs / m
         return out, 2.0 * M + 2
