@@ -432,3 +432,14 @@ def test_a_coxian_vacation_by_its_matrix_piece_is_the_same_law_by_exponential_pi
         for t in ts:
             assert _rel(a[t], b[t]) < tol, (digits, t, a[t], b[t])
     assert b["30"] < 1e-8
+
+
+def test_many_phases_keep_float64():
+    # Erlang-30: G_K spreads over 13 orders of magnitude across the phases, but P is nilpotent (beta's series is
+    # finite): float64 keeps its bound (no escalation note) and agrees with 20 digits
+    model = qd.FiniteVacationQueue(F(3, 10), qd.Geometric(2), qd.Deterministic(1), qd.Erlang(30, 5), 10)
+    ts = ["1/2", "7", "40"]
+    r64, r20 = model.evaluate(wait_tail=ts), model.evaluate(20, wait_tail=ts)
+    assert not any("wait_tail" in note for note in r64.notes), r64.notes
+    for t in ts:
+        assert _rel(r64.response["wait_tail"][t], r20.response["wait_tail"][t]) < 1e-11, t

@@ -44,7 +44,7 @@ int (lambda x)^K / K! x^m / m! e^{-mu x} dx = binom(K + m, m) lambda^K / mu^{K+m
 (mu = lambda + theta, q = theta / mu)::
 
     omega_K(u) = beta(u) . G_K,    beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m,
-    G_K = w / mu (lambda / mu)^K sum_m binom(K + m, m) q^m P^m 1 = w / mu (lambda / mu)^K N^{K+1} 1,        (F4)
+    G_K = w / mu (lambda / mu)^K sum_m binom(K + m, m) q^m P^m 1 = w / mu (lambda / mu)^K N^{K+1} 1,   (F4)
     N = (I - q P)^{-1} = prod_{i >= 0} (I + (q P)^{2^i}),   G_K = (lambda / mu) N G_{K-1},
 
 every term positive (the negative-binomial double series summed in closed form over m; the product for N is
@@ -71,7 +71,7 @@ last computed one (K > top) add at most |w_top|_1 max_n(sum_j a[n, j] e^{-theta 
 (the rows' masses do not increase: L is substochastic; omega_K(u) <= e^{-theta u} omega_K(0)), with the remainder
 bounded by the ratio of (F3), lambda y / (K + 2) or lambda / mu. Rows set to 0 where negligible (float64: 1e-150
 of their scale, ``entry_error``) add at most entry_error r E[B] max_n a[n, .] per period. For a matrix piece
-the rows beyond add at most |w_top|_1 sum_p (max_K>top-bound of G_K[p]) max_n c_p(n), with
+the rows beyond add at most |w_top|_1 sum_p R max_n c_p(n), R >= sum_{K > top} G_K[p] the bound above, with
 c_p(n) = sum_j a[n, j] beta_p(u_j) (beta(0) = alpha; max_n sum_K <= sum_K max_n over the phases separately).
 """
 
