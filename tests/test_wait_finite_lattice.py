@@ -350,7 +350,7 @@ def test_large_room_at_low_load_is_the_infinite_rooms_lattice_sum(vacation):
     # the finite and the infinite room coincide on every busy cycle in which the infinite room never holds more
     # than r waiting; the tails differ by about the loss probability (measured: 0.13 to 1.33 times it here,
     # exponential; 0.14 to 1.33 times it, Erlang-2: the matrix pieces (F4) against the infinite room's (L5))
-    kw = dict(batch=PMF, service=qd.Deterministic(F(1, 2)), vacation=vacation)
+    kw = {"batch": PMF, "service": qd.Deterministic(F(1, 2)), "vacation": vacation}
     finite = qd.FiniteVacationQueue.from_load(F(1, 4), capacity=40, **kw)
     infinite = qd.VacationQueue.from_load(F(1, 4), **kw)
     ts = ["1/4", "2", "23/4"]

@@ -224,7 +224,7 @@ def _uniformized_rows(ctx, xs, start, alpha, P, spread):
             out[:, m] = out[:, m - 1] * xs / m
         return out, 2.0 * M + 2
 
-    M = int(math.ceil(2 * float(x_max))) + 8
+    M = math.ceil(2 * float(x_max)) + 8
     while True:
         powers(M + 1)
         if len(rows) <= M + 1:  # alpha P^m = 0 from m = len(rows): the series is finite
