@@ -106,7 +106,12 @@ reason; the moments work for every law. Measured at r = 200 (batches
 of 1, 2, 3, rho_bar = 1.575, exponential vacations; tests/test_wait_finite_lattice.py): against an independent
 50-digit computation from the embedded chain at the period starts, float64 within 2.2e-16 relative and 30 digits
 within 1.3e-49 (P(W > 150) = 1 - 2.9e-11, P(W > 199.5) = 0.2155); one float64 point 1.4 ms once the law is
-built (the first with the finite engine: 40 ms), one 30-digit point 50 ms after 1.5 s of data.
+built (the first with the finite engine: 40 ms), one 30-digit point 50 ms after 1.5 s of data. Erlang-2
+vacations (mean 2) at r = 200 and rho_bar = 0.9 (the matrix pieces (F4)): float64 within 2.3e-15 and 30 digits
+within 2.9e-39 of the 40-digit reference (P(W > 5) = 0.7033, P(W > 50) = 0.009527); a float64 point 11 ms
+(the first 0.1 s), a 30-digit point 0.23 s (the first 2.9 s). A Coxian vacation (P not nilpotent: the series of
+(F4) are truncated by their bounds) costs more at r = 200 (rho_bar = 1.575, t = 210): float64 0.06 s a point,
+30 digits 0.7 s.
 
 Measured costs (one tail point with a fresh law object, on the project's 2-core machine;
 ``FiniteVacationQueue.example()`` at capacity r): float64 r = 20: 3 ms, r = 200: 8 to 20 ms, r = 2000:
