@@ -419,6 +419,19 @@ def test_erlang_vacations_integral_of_the_tail_float64_and_30_digits():
     assert r30.response["wait_tail"]["40"] < 1e-12
 
 
+@pytest.mark.slow
+def test_r_200_tails_to_1e_minus_10_against_the_independent_computation():
+    # issue 13's target (about 20 s, nearly all of it the 40-digit reference): r = 200 in overload (rho_bar = 1.575),
+    # tails from 1 - 3e-11 down to 0.2 near r D; float64 within 1e-10, 30 digits within 1e-29
+    model = qd.FiniteVacationQueue(F(9, 10), PMF, qd.Deterministic(1), qd.Exponential(F(1, 2)), 200)
+    ts = ["150", "199.5"]
+    want = _vacation_oracle(model, [F(t) for t in ts])
+    r64, r30 = model.evaluate(wait_tail=ts), model.evaluate(30, wait_tail=ts)
+    for t, w in zip(ts, want):
+        assert _rel(r64.response["wait_tail"][t], w) < 1e-10, t
+        assert _rel(r30.response["wait_tail"][t], w) < mpmath.mpf(10) ** -29, t
+
+
 def test_a_coxian_vacation_by_its_matrix_piece_is_the_same_law_by_exponential_pieces():
     # Coxian(3, 1; p = 1/3) has P(T > x) = e^{-3x} / 2 + e^{-x} / 2: the hyperexponential (1/2, 1/2) with means
     # (1/3, 1). As a matrix piece (theta = 3, P = [[0, 1/3], [0, 2/3]]: not nilpotent, so the product for
