@@ -36,6 +36,29 @@ exponential, hyperexponential, empirical law likewise), with mu_i = lambda + the
 backward recurrence for the others, every term positive; :func:`residual_weights`). At u = 0,
 omega_K(0) = P(K' > K) / lambda, K' the batches of a whole period: the weights g_K(0), h_K(0) of the transform.
 
+**Matrix-exponential pieces** (an Erlang, Coxian or phase-type vacation PH(alpha, T), uniformized as in
+:mod:`qderive.numeric.kernels.lattice_wait` (L5): S(x) = w alpha e^{T x} 1 = w e^{-theta x} alpha e^{theta P x} 1,
+P = I + T / theta >= 0). With e^{T (x + u)} = e^{T u} e^{T x}, the expansion
+e^{theta P x} = sum_m (theta x)^m / m! P^m and the Gamma integral
+int (lambda x)^K / K! x^m / m! e^{-mu x} dx = binom(K + m, m) lambda^K / mu^{K+m+1}
+(mu = lambda + theta, q = theta / mu)::
+
+    omega_K(u) = beta(u) . G_K,    beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m,
+    G_K = w / mu (lambda / mu)^K sum_m binom(K + m, m) q^m P^m 1 = w / mu (lambda / mu)^K N^{K+1} 1,   (F4)
+    N = (I - q P)^{-1} = prod_{i >= 0} (I + (q P)^{2^i}),   G_K = (lambda / mu) N G_{K-1},
+
+every term positive (the negative-binomial double series summed in closed form over m; the product for N is
+the Neumann series by squaring, stopped when |(q P)^{2^i}|_oo mu / lambda <= eps^2, exact for the nilpotent P
+of an Erlang law; beta's series, alpha P^m shared by all the columns and the Poisson weights by a positive
+recurrence (float64: from their logarithms), is stopped when m > 2 theta u and its remainder bound times the
+spread max_K max(G_K) / min(G_K) is below eps of the sum, or exactly when alpha P^m = 0;
+:func:`matrix_residual_weights`, :func:`matrix_residual_rows`). The remainder over K > top: G_{K+1} <= nu max(G_K) entrywise with
+nu = (lambda / mu) max_i (N 1)_i, and 1 - nu = q min_i (N x)_i, x = 1 - P 1 the exit vector (positive: from
+1 = N (I - q P) 1), so sum_{K > top} G_K <= max(G_top) nu / (1 - nu). The sums over the columns j < J0 factorise
+over the phases (beta(u_j) for each column, then G_K^T W per period, phases x levels). The
+:mod:`~qderive.numeric.kernels.lattice_wait` helper (L5) integrates over a finite range (the infinite room's
+omega_n(u) = int_0^u ...), not this one, so it is not reused here; the uniformization is the same.
+
 **Per tail point**, with J0 = ceil(t / D): every j >= J0 has u = 0 (one column sum of a), the service piece
 (d = D) adds the one column j = J0 - 1 with 0 < u < D, an exponential piece (d = oo) adds sum_{j < J0}
 a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
@@ -47,7 +70,9 @@ the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k s
 last computed one (K > top) add at most |w_top|_1 max_n(sum_j a[n, j] e^{-theta u_j}) sum_{K > top} omega_K(0)
 (the rows' masses do not increase: L is substochastic; omega_K(u) <= e^{-theta u} omega_K(0)), with the remainder
 bounded by the ratio of (F3), lambda y / (K + 2) or lambda / mu. Rows set to 0 where negligible (float64: 1e-150
-of their scale, ``entry_error``) add at most entry_error r E[B] max_n a[n, .] per period.
+of their scale, ``entry_error``) add at most entry_error r E[B] max_n a[n, .] per period. For a matrix piece
+the rows beyond add at most |w_top|_1 sum_p R max_n c_p(n), R >= sum_{K > top} G_K[p] the bound above, with
+c_p(n) = sum_j a[n, j] beta_p(u_j) (beta(0) = alpha; max_n sum_K <= sum_K max_n over the phases separately).
 """
 
 import math
@@ -102,6 +127,122 @@ def residual_weights(ctx, lam, piece, u, top):
     return out, remainder, size
 
 
+def _vecmat(ctx, v, M):
+    return ctx.matmul(v.reshape(1, len(v)), M)[0]
+
+
+def _matvec(ctx, M, v):
+    return ctx.matmul(M, v.reshape(len(v), 1))[:, 0]
+
+
+def matrix_residual_weights(ctx, lam, piece, top):
+    """The u-free factor of omega_K(u) (F2) for a matrix-exponential piece (w, theta, None, (alpha, P, exit)) of
+    (F4): (G, remainder, size, spread) with G[K] = G_K (K = 0..top, vectors over the phases), so that
+    omega_K(u) = beta(u) . G_K (beta of :func:`matrix_residual_rows`; omega_K(0) = alpha . G_K); ``exit`` = 1 - P 1
+    (exact: the caller's, from the law's rationals). remainder >= max_p sum_{K > top} G_K[p] (ctx.huge when the
+    ratio bound (F4) does not hold); size the rounding count of the module docstring; spread =
+    max_K max(G_K) / min(G_K), the factor by which a relative error of beta(u) (in the 1-norm) can grow in
+    beta(u) . G_K (:func:`matrix_residual_rows` takes it into its stopping rule).
+
+    N = (I - q P)^{-1} (q = theta / mu) by the positive product prod_i (I + (q P)^{2^i}), stopped when
+    |(q P)^{2^i}|_oo mu / lambda <= eps^2 or (q P)^{2^i} = 0 (Erlang: nilpotent, exact); the product then misses
+    N - N_i = (q P)^{2^i} N >= 0, at most |(q P)^{2^i}|_oo (mu / lambda) kappa relative in each application to
+    a vector of spread kappa (entries >= 1 since N >= I); this enters ``size``."""
+    w, theta, _, (alpha, P, exit_) = piece
+    n = len(alpha)
+    mu = lam + theta
+    q, ratio = theta / mu, lam / mu
+    A = P * q
+    N, power, steps = ctx.eye(n), A, 0
+    while True:
+        N = N + ctx.matmul(N, power)  # sum_{m < 2^(i+1)} A^m
+        power = ctx.matmul(power, power)
+        steps += 1
+        delta = max(ctx.fsum(list(row)) for row in power)
+        if delta == 0 or delta * mu / lam <= ctx.eps**2 or steps >= 64:
+            break
+    G = ctx.zeros((top + 1, n))
+    g = _matvec(ctx, N, ctx.zeros(n) + ctx.num(1)) * (w / mu)
+    spread, widest = 0.0, 1.0  # sum and max over K of max(G_K) / min(G_K) (entries flushed to 0 excluded)
+    for K in range(top + 1):
+        if K:
+            g = _matvec(ctx, N, g) * ratio
+        g = ctx.flush(g)
+        G[K] = g
+        low = min(g)
+        if low > 0:
+            kappa = float(max(g) / low)
+            spread, widest = spread + kappa, max(widest, kappa)
+    miss = float(delta * mu / lam) * spread if delta else 0.0
+    size = (top + 1) * (n + 2 + steps * (2 * n + 2)) + miss / float(ctx.eps)
+    s = q * min(_matvec(ctx, N, exit_))  # 1 - nu >= s (F4)
+    remainder = max(G[top]) * (1 - s) / s if s > 0 else ctx.huge
+    return G, remainder, size, widest
+
+
+def matrix_residual_rows(ctx, piece, us, spread=1.0):
+    """beta(u) = alpha e^{T u} = e^{-theta u} sum_m (theta u)^m / m! alpha P^m of (F4) for a matrix-exponential
+    piece and each u > 0 of ``us`` (rows of the result), and the rounding count: the positive uniformized series,
+    alpha P^m computed once for all the u, the Poisson weights by the positive recurrence
+    w_m = w_{m-1} theta u / m from e^{-theta u} (float64: from their logarithms, no underflow of e^{-theta u}),
+    summed up to one m_max for all the u: once m_max > 2 theta u and the remainder bound
+    Pois(m_max; theta u) |alpha P^m_max|_1 / (1 - theta u / (m_max + 1)) (|alpha P^m|_1 does not increase) times
+    ``spread`` (of :func:`matrix_residual_weights`) is below eps of the sum's 1-norm for every u, so that the
+    remainder of beta(u) . G_K is below eps of it; or exactly when alpha P^m = 0 (Erlang). A context with a
+    ``twin()`` (mpmath: gmpy2 numbers at the same precision, the same correctly rounded operations) runs the
+    series there."""
+    _, theta, _, (alpha, P, _) = piece
+    xs = ctx.array(us) * theta
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is None:
+        return _uniformized_rows(ctx, xs, None if ctx.is_float64 else ctx.exp(-xs), alpha, P, spread)
+    start = ctx.exp(-xs)
+    with twin:
+        B, size = _uniformized_rows(twin, *(twin.from_mp(a) for a in (xs, start, alpha, P)), spread)
+        return twin.to_mp(B), size
+
+
+def _uniformized_rows(ctx, xs, start, alpha, P, spread):
+    """The sums of :func:`matrix_residual_rows` for the points x = theta u of ``xs`` (``start``: e^{-x}, None for
+    float64, whose weights come from logarithms)."""
+    n = len(alpha)
+    x_max = max(xs)
+    rows = [alpha.copy()]
+
+    def powers(upto):
+        while len(rows) <= upto and ctx.fsum(list(rows[-1])) > 0:
+            rows.append(ctx.flush(_vecmat(ctx, rows[-1], P)))
+
+    def weights(M):  # J x (M + 1): Pois(m; x_j)
+        if ctx.is_float64:
+            m = numpy.arange(M + 1, dtype=float)
+            lead = numpy.log(xs)[:, None] * m[None, :] - xs[:, None] - numpy.array([math.lgamma(k + 1) for k in m])
+            return numpy.exp(lead), float(numpy.max(numpy.abs(lead))) + float(x_max) + M
+        out = ctx.zeros((len(xs), M + 1))
+        out[:, 0] = start
+        for m in range(1, M + 1):
+            out[:, m] = out[:, m - 1] * xs / m
+        return out, 2.0 * M + 2
+
+    M = math.ceil(2 * float(x_max)) + 8
+    while True:
+        powers(M + 1)
+        if len(rows) <= M + 1:  # alpha P^m = 0 from m = len(rows): the series is finite
+            Wt, size = weights(len(rows) - 1)
+            break
+        Wt, size = weights(M + 1)
+        norm = ctx.fsum(list(rows[M + 1]))
+        V = numpy.array(rows[: M + 1]) if not ctx.is_float64 else numpy.array(rows[: M + 1], dtype=float)
+        sums = ctx.matmul(Wt[:, : M + 1], V).sum(axis=1)
+        bound = Wt[:, M + 1] * (norm * spread) / (1 - xs / (M + 2))
+        if all(b <= ctx.eps * v for b, v in zip(bound, sums)):
+            Wt = Wt[:, : M + 1]
+            break
+        M *= 2
+    V = numpy.array(rows[: Wt.shape[1]]) if not ctx.is_float64 else numpy.array(rows[: Wt.shape[1]], dtype=float)
+    return ctx.flush(ctx.matmul(Wt, V)), size + Wt.shape[1] * (n + 2)
+
+
 def admission_matrix(ctx, pmf, tail, r, whole):
     """(A, C): A[n, j] = a[n, j] of (F1) for the levels n = 0..r-1 and the idle row n = r, j = 0..r (customers
     ahead); C[n, J] = sum_{j >= J} A[n, j], J = 0..r+1 (C[:, r+1] = 0). ``pmf`` and ``tail`` (P(X > i)) over
@@ -122,23 +263,32 @@ def admission_matrix(ctx, pmf, tail, r, whole):
 def period_profile(ctx, W, lam, pieces, entry_error=0):
     """The t-independent part of one period (rows ``W``: K x levels, batch rate ``lam``, survival ``pieces`` of its
     length): (full, each, remainders, size, mass, drop) with each[i] = omega^(i)(0) W (a vector over the levels;
-    full their sum), remainders[i] >= sum_{K > top} omega^(i)_K(0), mass = |w_top|_1 (the caller sets it to 0 when
-    the next row is exactly 0: nothing is cut) and drop = ``entry_error`` r sum_{K <= top} omega_K(0), the bound of
-    the rows' zeroed entries (module docstring) before the factor max_n a[n, .]."""
+    a matrix piece (F4): G^T W, phases x levels, whose u = 0 part is alpha G^T W), full the sum of the u = 0
+    parts, remainders[i] >= sum_{K > top} omega^(i)_K(0) (a matrix piece: the bound on
+    max_p sum_{K > top} G_K[p] and the spread, of :func:`matrix_residual_weights`), mass = |w_top|_1 (the caller
+    sets it to 0 when the next row is exactly 0: nothing is cut) and drop = ``entry_error`` r sum_{K <= top}
+    omega_K(0), the bound of the rows' zeroed entries (module docstring) before the factor max_n a[n, .]."""
     top = W.shape[0] - 1
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
+    full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
-        each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+        if len(piece) == 4:  # a matrix-exponential piece (F4): each[i] = G^T W, phases x levels
+            G, rem, sz, spread = matrix_residual_weights(ctx, lam, piece, top)
+            rem = (rem, spread)
+            alpha = piece[3][0]
+            om = _matvec(ctx, G, alpha)  # omega_K(0) = alpha . G_K
+            E = ctx.matmul(numpy.ascontiguousarray(G.T), W)
+            each.append(E)
+            full = full + _vecmat(ctx, alpha, E)
+        else:
+            om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
         remainders.append(rem)
         size = max(size, sz)
         mean = mean + ctx.fsum(list(om))  # sum_{K <= top} omega_K(0): the rows that hold zeroed entries
-    full = each[0]
-    for v in each[1:]:
-        full = full + v
     mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
     return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
-
 
 def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
@@ -161,6 +311,19 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if len(piece) == 4:  # (F4): omega_K(u_j) = beta(u_j) . G_K, summed over the phases
+                alpha = piece[3][0]
+                reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
+                if J:
+                    B, sz = matrix_residual_rows(ctx, piece, us[:J], remainders[i][1])
+                    size = max(size, psize + sz + top + r)
+                    V = ctx.matmul(A[:r, :J], B)
+                    total = total + ctx.fsum([ctx.dot(each[i][p], V[:, p]) for p in range(len(alpha))])
+                    reach = reach + V
+                if mass:
+                    trunc = trunc + mass * remainders[i][0] * ctx.fsum([numpy.max(reach[:, p])
+                                                                     for p in range(len(alpha))])
+                continue
             w, theta, d = piece
             reach = column
             if d is None:
