@@ -346,10 +346,11 @@ def _cuts(model, D, t: Fraction) -> list:
     return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
 
 
-def _convolution(model, D, t: Fraction, ctx, orders):
+def _convolution(model, D, t: Fraction, ctx, orders, drop):
     """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
     each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
-    part (call inside ``with ctx:``)."""
+    part (call inside ``with ctx:``). The integral stops at the first cut x_c past which the rest is below ``drop``
+    of the tail (:func:`_truncated`)."""
     import mpmath
 
     from ..kernels.lattice_wait import convolution_tail, lattice_part_tails
@@ -375,14 +376,45 @@ def _convolution(model, D, t: Fraction, ctx, orders):
         else:
             survival = law.survival
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
+        cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
         out, worst = [], 0
         for n in orders:
             nodes, weights = _gauss_legendre(n, ctx)
             value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
-                                        atom, weight, rest, law.survival_root())
+                                        atom, weight, rest, law.survival_root(), ctx.num(t))
             out.append(value)
             worst = max(worst, w)
     return out, worst
+
+
+def _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop):
+    """The cuts (and cells) of the integral up to the first cut x_c with w_c E (V_vac - x_c)^+ <= ``drop`` L, L a
+    lower bound of the tail: since P(V + J > y) <= 1, the dropped part w_c int_{x_c}^t P(V_vac > x) P(V + J > t - x)
+    dx is at most w_c E (V_vac - x_c)^+, so the tail loses at most ``drop`` of itself (a uniform law: nothing past
+    its upper end, where the stop-loss is 0). L = a_0 G(t) + w_c (E (V_vac - t)^+ + x_1 P(V_vac > x_1) G(t)),
+    G(t) = P(V + J > t) <= P(V + J > t - x) (the integral over [0, x_1], x_1 = min(f_1, t))."""
+    import mpmath
+
+    top, _ = lattice(ctx.array([ctx.num(t)]), cells[-1])
+    x1 = min(Fraction(model.vacation.moment(1)), t)
+    x1m = mpmath.mpf(x1.numerator) / x1.denominator
+    lower = atom * top[0] + weight * (rest + top[0] * ctx.num(law.survival(x1m)) * ctx.num(x1))
+    if not lower > 0:
+        return cuts, cells
+
+    def small(c):
+        return weight * ctx.num(law.stop_loss(mpmath.mpf(c.numerator) / c.denominator)) <= drop * lower
+
+    lo, hi = 1, len(cuts) - 1  # the first index with small(cuts[i]), by bisection (the stop-loss decreases)
+    if not small(cuts[hi - 1]) or hi <= 1:
+        return cuts, cells
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if small(cuts[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return cuts[: lo + 1], cells[:lo] + [cells[-1]]
 
 
 _NODES: dict = {}
@@ -410,7 +442,7 @@ def _convolved_float64(model, D, t: Fraction):
 
     try:
         with FLOAT64, np.errstate(all="ignore"):
-            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24))
+            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24), 1e-14)
     except (ArithmeticError, OverflowError):
         return None
     if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(worst)) or worst > 1e-10:
@@ -438,7 +470,7 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
         ctx = mp_context(w)
         with ctx:
             try:
-                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n))
+                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n), goal / 10)
             except ZeroDivisionError:
                 worst = mpmath.inf
             if not worst <= goal:

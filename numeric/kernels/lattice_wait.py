@@ -268,7 +268,8 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     a quadrature interval at once. The bound is the kernel's C eps M with C = 4 (3 j + 10) (no series; the
     factors e^{lambda (y - m D)} as products of j + 1 rounded numbers). A context
     with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there (``exps``: the factors
-    e^{lambda (y - m D)}, row m, computed before)."""
+    e^{lambda (y - m D)}, row m, computed before). float64: :func:`lattice_cells_float64` (``j`` may be a vector,
+    one cell per point)."""
     twin = ctx.twin() if hasattr(ctx, "twin") else None
     if twin is not None:
         rows, step = [ctx.exp(ys * lam)], ctx.exp(-lam * D)  # e^{lambda y} e^{-lambda D m}: positive products
@@ -281,6 +282,8 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
                                                exps=twin.from_mp(exps))
             return twin.to_mp(tails), twin.to_mp(bounds)
     one = ctx.num(1)
+    if ctx.is_float64:
+        return lattice_cells_float64(h, ys, numpy.broadcast_to(j, (len(ys),)), D, lam, rho)
     total, magnitude = ctx.zeros(len(ys)), ctx.zeros(len(ys))
     for m in range(j + 1):
         u = ys - D * m
@@ -298,12 +301,40 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
 
 
-def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1):
+def lattice_cells_float64(h, ys, js, D, lam, rho):
+    """float64 P(V + J > y) for points ``ys`` of any cells ``js`` (j D <= y < (j + 1) D) at once, with their
+    rounding bounds: the sum of :func:`lattice_part_tails` as one 2-D Horner scheme over (point, m), the polynomial
+    sum_n h_{n,m} (-lambda u)^n / n! of u = y - m D run from n = max j down to 0 for every point and m together
+    (the terms with m > j vanish: h_{n,m} = 0 for n > m, and they are masked out). The bound is C eps M with
+    C = 4 (6 j + 10) (Horner: three rounded operations a step, instead of the products of the direct sum)."""
+    ys, js = numpy.asarray(ys, dtype=float), numpy.asarray(js)
+    K = int(js.max()) if len(js) else 0
+    ms = numpy.arange(K + 1)
+    U = ys[:, None] - D * ms[None, :]
+    live = ms[None, :] <= js[:, None]
+    U = numpy.where(live, U, 0.0)
+    powers = lam ** numpy.arange(K + 1, dtype=float)
+    a = h[: K + 1, : K + 1] * powers[:, None]  # h_{n,m} lambda^n
+    signed = numpy.zeros_like(U) + a[K] * (-1.0) ** K
+    size = numpy.zeros_like(U) + a[K]
+    for n in range(K - 1, -1, -1):
+        step = U / (n + 1)
+        signed = signed * step + (a[n] if n % 2 == 0 else -a[n])
+        size = size * step + a[n]
+    e = numpy.where(live, numpy.exp(lam * U), 0.0)
+    total, magnitude = (e * signed).sum(axis=1), (e * size).sum(axis=1)
+    eps = numpy.finfo(float).eps
+    return 1.0 - total * (1.0 - rho), (magnitude * (1.0 - rho) + 1.0) * (4 * (6 * js + 10) * eps)
+
+
+def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1, t=None):
     """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
     Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t, context
-    numbers: the kinks t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1];
+    numbers: the kinks t - m D of the lattice part and the vacation's own; or 0 < ... < x_c <= ``t`` where the
+    integral stops at x_c, the rest being negligible), ``nodes``/``weights`` on [-1, 1];
     ``cells[i]`` is the lattice cell of t - x on interval i, ``cells[-1]`` (one more) that of t. Returns (tail,
-    largest relative bound of the lattice values).
+    relative bound of the lattice values' rounding in it: a_0 bound(t) + w_c sum_i weight_i S(x_i) bound(t - x_i),
+    over the tail). In float64 ``lattice`` gets every node of every interval at once (a vector of cells).
 
     The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
     density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(ys, j)`` gives
@@ -311,12 +342,13 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
     P(V_vac > x). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
     1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
     error is relative to the tail."""
-    t = cuts[-1]
+    t = cuts[-1] if t is None else t
     one = ctx.num(1)
     top, top_bound = lattice(ctx.array([t]), cells[-1])
     nodes = ctx.array(nodes)
     total = atom * top[0] + weight * rest
-    worst = top_bound[0] / top[0]
+    error = atom * top_bound[0]
+    points, factors, where = [], [], []
     for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
         if i == 0 and root != 1:
             v = (nodes + one) / 2
@@ -326,8 +358,16 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
             half, mid = (b - a) / 2, (a + b) / 2
             xs = nodes * half + mid
             jac = ctx.zeros(len(nodes)) + half
-        tails, bounds = lattice(-xs + t, cells[i])
-        worst = max(worst, max(bounds / abs(tails)))
-        values = ctx.array([survival(x) for x in xs]) * tails * jac
-        total = total + weight * ctx.dot(ctx.array(weights), values)
-    return total, worst
+        points.append(xs)
+        factors.append(ctx.array([survival(x) for x in xs]) * jac * ctx.array(weights))
+        where.append(cells[i])
+    if points and ctx.is_float64:  # every node of every interval in one call
+        xs, js = numpy.concatenate(points), numpy.repeat(where, len(nodes))
+        tails, bounds = lattice(t - xs, js)
+        f = numpy.concatenate(factors)
+        total, error = total + weight * numpy.dot(f, tails), error + weight * numpy.dot(numpy.abs(f), bounds)
+    else:
+        for xs, f, j in zip(points, factors, where):
+            tails, bounds = lattice(-xs + t, j)
+            total, error = total + weight * ctx.dot(f, tails), error + weight * ctx.dot(f, bounds)
+    return total, (error / total if total > 0 else ctx.num(1))
