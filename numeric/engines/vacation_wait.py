@@ -231,6 +231,35 @@ def _table(model, ctx, K):
     return h
 
 
+#: the cell polynomials (L6) of the last models per context, as :data:`_TABLES`
+_CELLS: dict = {}
+
+
+def _cell_table(model, ctx, K, h, D):
+    """(C, Cabs) of :func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` for cells 0..K or more (the
+    size of the lattice table ``h``), kept per model and context: a quantile search reuses the largest."""
+    from ..kernels.lattice_wait import lattice_cell_table
+
+    key = (model, ctx.is_float64)
+    hit = _CELLS.get(key)
+    if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
+        return hit[2]
+    n = len(h) - 1
+    if ctx.is_float64:
+        tables = lattice_cell_table(ctx, h, n, ctx.num(D), ctx.num(model.rate))
+    else:  # 20 digits to spare: the next tails of a search (a few more working digits) reuse it
+        from ..backend import mp_context
+
+        wider = mp_context(ctx.dps + 20)
+        with wider:
+            tables = lattice_cell_table(wider, _table(model, wider, n), n, wider.num(D), wider.num(model.rate),
+                                        twin_numbers=True)
+    if len(_CELLS) > 8:
+        _CELLS.clear()
+    _CELLS[key] = (None if ctx.is_float64 else ctx.dps + 20, n, tables)
+    return tables
+
+
 def _residual(model, ctx):
     """(a_0, w_c) of the residual vacation R in ``ctx``: P(R = 0) and the factor of its density w_c P(V > x)
     (none: (1, 0); multiple: (0, 1 / f_1); single: (c_0, lambda) / (lambda f_1 + c_0))."""
@@ -353,7 +382,7 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     of the tail (:func:`_truncated`)."""
     import mpmath
 
-    from ..kernels.lattice_wait import convolution_tail, lattice_part_tails
+    from ..kernels.lattice_wait import convolution_tail, lattice_cell_tails
     from qderive.symbolic import limits as _limits
 
     law = model.vacation
@@ -365,8 +394,10 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
     atom, weight = _residual(model, ctx)
 
+    C, Cabs = _cell_table(model, ctx, K, h, D)
+
     def lattice(ys, j):
-        return lattice_part_tails(ctx, h, ys, j, Dc, lam, rho)
+        return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
 
     dps = 17 if ctx.is_float64 else ctx.dps
     with mpmath.workdps(dps):
@@ -422,16 +453,20 @@ _NODES: dict = {}
 
 def _gauss_legendre(n: int, ctx):
     """Gauss-Legendre nodes and weights on [-1, 1]: numpy's in float64, mpmath's at the context's digits."""
-    key = (n, ctx.dps)
-    if key not in _NODES:
-        if ctx.is_float64:
-            _NODES[key] = tuple(np.polynomial.legendre.leggauss(n))
-        else:
-            import mpmath
+    if ctx.is_float64:
+        key = (n, 0)
+        if key not in _NODES:
+            _NODES[key] = (0, tuple(np.polynomial.legendre.leggauss(n)))
+        return _NODES[key][1]
+    key = (n, 1)
+    if key not in _NODES or _NODES[key][0] < ctx.dps:  # computed with 20 digits to spare, reused below that
+        import mpmath
 
+        with mpmath.workdps(ctx.dps + 20):
             X, W = mpmath.mp.gauss_quadrature(n, "legendre")
-            _NODES[key] = ([X[i] for i in range(n)], [W[i] for i in range(n)])
-    return _NODES[key]
+            _NODES[key] = (ctx.dps + 20, ([X[i] for i in range(n)], [W[i] for i in range(n)]))
+    X, W = _NODES[key][1]
+    return [+x for x in X], [+w for w in W]
 
 
 def _convolved_float64(model, D, t: Fraction):
@@ -450,18 +485,35 @@ def _convolved_float64(model, D, t: Fraction):
     return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
 
 
+def _lattice_size(model, D, t: Fraction) -> float:
+    """C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
+    loses; C M alone where that pass cannot size the tail)."""
+    from ..backend import mp_context
+    from ..kernels.lattice_wait import lattice_cell_tails
+
+    with mp_context(20) as ctx:
+        K = int(t // D)
+        h = _table(model, ctx, K)
+        C, Cabs = _cell_table(model, ctx, K, h, D)
+        tails, bounds = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(t)]), [K], ctx.num(D),
+                                           ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D))
+        return _size(tails[0], bounds[0], ctx.eps)
+
+
 def _convolved_mp(model, D, t: Fraction, digits: int):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
     working digits that give the lattice part D + 3 digits (its bound checked at every node: more digits where
     one fails); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
     ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
+    import math
+
     import mpmath
 
     from ..backend import mp_context
     from qderive.symbolic import limits as _limits
     from qderive.symbolic.errors import NumericalError
 
-    _, w = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
+    w = digits + 3 + 6 + max(0, int(math.ceil(math.log10(max(_lattice_size(model, D, t), 1.0)))))
     goal = mpmath.mpf(10) ** (-(digits + 3))
     n = digits // 2 + 8
     while True:
