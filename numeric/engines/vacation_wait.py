@@ -389,6 +389,9 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     cuts = _cuts(model, D, t)
     K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
                       f"{float(D):.6g} sums over t / D lattice points")
+    _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "
+                  f"{float(D):.6g} and the vacation {law} integrates over t / D = {K} lattice cells, whose "
+                  "polynomials (L6) cost K^3 / 3 operations (float64 escalates to mpmath there)")
     h = _table(model, ctx, K)
     cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
     lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
