@@ -205,3 +205,22 @@ def test_uniform_vacation_quantile_is_the_root_of_the_independent_tail():
         want = _reference(lam, t, S, (a + b) / 2, None, "multiple", kinks=(lo, hi))
         assert _rel(want, mpmath.mpf("0.01")) < 1e-16
         assert _rel(q64, q20) < 1e-12  # float64 (tolerance 1e-13 in log t, tails to 1e-10 / slope)
+
+
+def test_cell_polynomials_equal_the_direct_lattice_sum():
+    # (L6) by the shift recurrence against (L2) summed directly (lattice_part_tails), geometric batches, 30 digits
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines import vacation_wait as VW
+    from qderive.numeric.kernels.lattice_wait import lattice_cell_table, lattice_cell_tails, lattice_part_tails
+
+    model = _batch_model(qd.Exponential(F(3, 40)))
+    D = F(3, 200)
+    with mp_context(30) as ctx:
+        h = VW._table(model, ctx, 40)
+        lam, rho = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D)
+        C, Cabs = lattice_cell_table(ctx, h, 40, ctx.num(D), lam)
+        for y in (F(1, 100), F(1, 3), F(599, 1000)):
+            j = int(y // D)
+            got, bound = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(y)]), [j], ctx.num(D), lam, rho)
+            want, _ = lattice_part_tails(ctx, h, ctx.array([ctx.num(y)]), j, ctx.num(D), lam, rho)
+            assert abs(got[0] - want[0]) <= 2 * bound[0] and bound[0] < 1e-20 * want[0]

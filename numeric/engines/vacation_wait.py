@@ -32,11 +32,15 @@ decomposition W = (V + J) + R with R independent of V + J::
 every term positive (:func:`~qderive.numeric.kernels.lattice_wait.convolution_tail`), the integral split at
 the kinks t - m D of the lattice part and the law's own (uniform's ends; on the interval at 0 in the variable
 x^{1/q} for a gamma law of shape p/q, where its survival function is analytic), the lattice part at all the
-nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.lattice_part_tails`): float64 by
-Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
-stay below 1e-10; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
-agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
-node (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
+nodes of every interval at once from the cell polynomials (L6) of
+:func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` (O(K^3) once per model and precision, kept for a
+quantile search; O(K) per node), the integral stopped where the vacation's stop-loss w_c E (V_vac - x)^+ bounds the
+rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func:`_truncated`), the limit
+``lattice_work`` (K^3 / 3) refusing a table that would take more than a few seconds: float64 by
+Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
+bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
+agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
+nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). Other kinked laws (a smooth service with constant, uniform
 or empirical vacations; uniform or empirical service) are refused for tails and quantiles, with the
 reason; the moments work.
 """
@@ -474,8 +478,8 @@ def _gauss_legendre(n: int, ctx):
 
 def _convolved_float64(model, D, t: Fraction):
     """P(W > t) in float64 (Gauss-Legendre of 12 and 24 nodes per interval), or None (escalate) when the two
-    differ by more than 1e-11 of the tail or the lattice part's rounding bound exceeds 1e-10 of its value (the
-    float64 criterion of the lattice sums)."""
+    differ by more than 1e-11 of the tail or the lattice part's rounding bound (summed over the nodes) exceeds
+    1e-10 of the tail (the float64 criterion of the lattice sums)."""
     from ..backend import FLOAT64
 
     try:
@@ -505,8 +509,8 @@ def _lattice_size(model, D, t: Fraction) -> float:
 
 def _convolved_mp(model, D, t: Fraction, digits: int):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
-    working digits that give the lattice part D + 3 digits (its bound checked at every node: more digits where
-    one fails); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
+    working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
     ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
     import math
 

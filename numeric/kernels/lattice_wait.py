@@ -66,6 +66,11 @@ needs D + log10(C M / tail) digits), or, in float64, escalates when the bound ex
 
 Cost: the table h is O(K^3) once (K = floor(t/D); the rows are convolutions with the batch pmf,
 closed form p^{n+1} binom(m, n) q^{m-n} for geometric batches), a tail O(K^2 (mu t + digits)).
+
+**Cell polynomials.** A quadrature against the lattice part (:func:`convolution_tail`) needs P(V + J > y) at
+many points y of every cell; on cell j the sum (L2) is one polynomial in s = y - j D times e^{lambda s}, whose
+coefficients follow from those of cell j - 1 by a shift (L6, :func:`lattice_cell_table`): O(K^3) once for all
+cells (kept for a whole quantile search), then O(K) per point (:func:`lattice_cell_tails`) instead of O(K^2).
 """
 
 import math
@@ -268,8 +273,8 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     a quadrature interval at once. The bound is the kernel's C eps M with C = 4 (3 j + 10) (no series; the
     factors e^{lambda (y - m D)} as products of j + 1 rounded numbers). A context
     with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there (``exps``: the factors
-    e^{lambda (y - m D)}, row m, computed before). float64: :func:`lattice_cells_float64` (``j`` may be a vector,
-    one cell per point)."""
+    e^{lambda (y - m D)}, row m, computed before). The direct sum, O(j^2) per point: the quadrature uses the cell
+    polynomials of :func:`lattice_cell_table` instead (the tests compare the two)."""
     twin = ctx.twin() if hasattr(ctx, "twin") else None
     if twin is not None:
         rows, step = [ctx.exp(ys * lam)], ctx.exp(-lam * D)  # e^{lambda y} e^{-lambda D m}: positive products
@@ -282,8 +287,6 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
                                                exps=twin.from_mp(exps))
             return twin.to_mp(tails), twin.to_mp(bounds)
     one = ctx.num(1)
-    if ctx.is_float64:
-        return lattice_cells_float64(h, ys, numpy.broadcast_to(j, (len(ys),)), D, lam, rho)
     total, magnitude = ctx.zeros(len(ys)), ctx.zeros(len(ys))
     for m in range(j + 1):
         u = ys - D * m
@@ -299,32 +302,6 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
         e = ctx.exp(u * lam) if exps is None else exps[m]  # array (op) number: never mpf (op) array
         total, magnitude = total + e * signed, magnitude + e * size
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
-
-
-def lattice_cells_float64(h, ys, js, D, lam, rho):
-    """float64 P(V + J > y) for points ``ys`` of any cells ``js`` (j D <= y < (j + 1) D) at once, with their
-    rounding bounds: the sum of :func:`lattice_part_tails` as one 2-D Horner scheme over (point, m), the polynomial
-    sum_n h_{n,m} (-lambda u)^n / n! of u = y - m D run from n = max j down to 0 for every point and m together
-    (the terms with m > j vanish: h_{n,m} = 0 for n > m, and they are masked out). The bound is C eps M with
-    C = 4 (6 j + 10) (Horner: three rounded operations a step, instead of the products of the direct sum)."""
-    ys, js = numpy.asarray(ys, dtype=float), numpy.asarray(js)
-    K = int(js.max()) if len(js) else 0
-    ms = numpy.arange(K + 1)
-    U = ys[:, None] - D * ms[None, :]
-    live = ms[None, :] <= js[:, None]
-    U = numpy.where(live, U, 0.0)
-    powers = lam ** numpy.arange(K + 1, dtype=float)
-    a = h[: K + 1, : K + 1] * powers[:, None]  # h_{n,m} lambda^n
-    signed = numpy.zeros_like(U) + a[K] * (-1.0) ** K
-    size = numpy.zeros_like(U) + a[K]
-    for n in range(K - 1, -1, -1):
-        step = U / (n + 1)
-        signed = signed * step + (a[n] if n % 2 == 0 else -a[n])
-        size = size * step + a[n]
-    e = numpy.where(live, numpy.exp(lam * U), 0.0)
-    total, magnitude = (e * signed).sum(axis=1), (e * size).sum(axis=1)
-    eps = numpy.finfo(float).eps
-    return 1.0 - total * (1.0 - rho), (magnitude * (1.0 - rho) + 1.0) * (4 * (6 * js + 10) * eps)
 
 
 def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False):
