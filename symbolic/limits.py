@@ -31,6 +31,8 @@ digits                 1 000        requested significant digits
 working_digits         6 000        working precision the escalation may reach
 inversion_digits       250          digits of a transform inversion (a tail of 1e-k at D digits needs D + k)
 lattice_points         1 000        t / D of an exact constant-service tail (O(K^3) table, O(K^2) per tail)
+lattice_work           20 000 000   K^3 / 3 of the cell polynomials of a quadrature tail (gamma, lognormal,
+                                    uniform vacations with a constant service; 2e7 ~ 5 s in mpmath: K <= 391)
 number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
@@ -69,6 +71,7 @@ class Limits:
     working_digits: int = 6_000
     inversion_digits: int = 250
     lattice_points: int = 1_000
+    lattice_work: int = 20_000_000
     number_length: int = 400
     number_exponent: int = 1_000
     sample_size: int = 1_000_000

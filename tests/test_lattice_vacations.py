@@ -40,7 +40,7 @@ def _md1_tail(lam, t, dps=60):
         return +(1 - (1 - lam) * s)
 
 
-def _reference(lam, t, S, f1, c0, policy, dps=25):
+def _reference(lam, t, S, f1, c0, policy, dps=25, kinks=()):
     """P(W > t) for M/D/1 (D = 1, rate lam) with vacations of survival function S, mean f1 and c_0 = E e^{-lam V}
     (single vacations), by the convolution of the module docstring at ``dps`` digits."""
     with mpmath.workdps(dps):
@@ -50,7 +50,8 @@ def _reference(lam, t, S, f1, c0, policy, dps=25):
         else:
             a0, w = c0 / (lam * f1 + c0), lam / (lam * f1 + c0)
         total = a0 * _md1_tail(lam, t, dps + 10) + w * mpmath.quad(S, [t, mpmath.inf])  # P(R > t) = w int_t^oo S
-        cuts = sorted({mpmath.mpf(0), t, *[t - k for k in range(int(t) + 1) if 0 < t - k < t]})
+        cuts = sorted({mpmath.mpf(0), t, *[t - k for k in range(int(t) + 1) if 0 < t - k < t],
+                       *[_mp(x) for x in kinks if 0 < _mp(x) < t]})  # the vacation's own kinks (uniform: its ends)
 
         def f(x):
             return S(x) * _md1_tail(lam, t - x, dps + 10)
@@ -183,3 +184,43 @@ def test_lognormal_and_uniform_vacations_float64_against_20_digits():
         r20 = model.evaluate(20, wait_tail=["0.2"])
         assert _rel(r64.response["wait_tail"]["0.2"], r20.response["wait_tail"]["0.2"]) < 1e-11
         assert 0 < r64.response["wait_tail"]["0.2"] < r64.response["wait_tail"]["0.05"] < 1
+
+
+def test_uniform_vacation_quantile_is_the_root_of_the_independent_tail():
+    # M/D/1 (D = 1, load 1/2) with uniform vacations on [1/2, 3/2]: the quantile (cell polynomials (L6), the
+    # quadrature stopped at the vacation's upper end, the root search) against the convolution reference written
+    # here (Erlang's sum, mpmath.quad): P(W > t_q) = 1 - q. The 20-digit quantile is good to 10^-20 relative, the
+    # tail's slope t f / tail is about 3 here, so the reference at t_q must give 1 - q to 1e-17 (asked: 1e-16).
+    lam, lo, hi = F(1, 2), F(1, 2), F(3, 2)
+    model = qd.VacationQueue(lam, qd.Constant(1), qd.Deterministic(1), qd.Uniform(lo, hi))
+    q20 = model.evaluate(20, wait_quantile=["0.99"]).response["wait_quantile"]["0.99"]
+    q64 = model.evaluate(wait_quantile=["0.99"]).response["wait_quantile"]["0.99"]
+    with mpmath.workdps(30):
+        a, b = _mp(lo), _mp(hi)
+
+        def S(x):  # the uniform law's survival function, from its definition
+            return mpmath.mpf(1) if x <= a else (mpmath.mpf(0) if x >= b else (b - x) / (b - a))
+
+        t = F(mpmath.nstr(q20, 25))
+        want = _reference(lam, t, S, (a + b) / 2, None, "multiple", kinks=(lo, hi))
+        assert _rel(want, mpmath.mpf("0.01")) < 1e-16
+        assert _rel(q64, q20) < 1e-12  # float64 (tolerance 1e-13 in log t, tails to 1e-10 / slope)
+
+
+def test_cell_polynomials_equal_the_direct_lattice_sum():
+    # (L6) by the shift recurrence against (L2) summed directly (lattice_part_tails), geometric batches, 30 digits
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines import vacation_wait as VW
+    from qderive.numeric.kernels.lattice_wait import lattice_cell_table, lattice_cell_tails, lattice_part_tails
+
+    model = _batch_model(qd.Exponential(F(3, 40)))
+    D = F(3, 200)
+    with mp_context(30) as ctx:
+        h = VW._table(model, ctx, 40)
+        lam, rho = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D)
+        C, Cabs = lattice_cell_table(ctx, h, 40, ctx.num(D), lam)
+        for y in (F(1, 100), F(1, 3), F(599, 1000)):
+            j = int(y // D)
+            got, bound = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(y)]), [j], ctx.num(D), lam, rho)
+            want, _ = lattice_part_tails(ctx, h, ctx.array([ctx.num(y)]), j, ctx.num(D), lam, rho)
+            assert abs(got[0] - want[0]) <= 2 * bound[0] and bound[0] < 1e-20 * want[0]

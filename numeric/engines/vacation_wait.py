@@ -32,14 +32,18 @@ decomposition W = (V + J) + R with R independent of V + J::
 every term positive (:func:`~qderive.numeric.kernels.lattice_wait.convolution_tail`), the integral split at
 the kinks t - m D of the lattice part and the law's own (uniform's ends; on the interval at 0 in the variable
 x^{1/q} for a gamma law of shape p/q, where its survival function is analytic), the lattice part at all the
-nodes of an interval at once (:func:`~qderive.numeric.kernels.lattice_wait.lattice_part_tails`): float64 by
-Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's bound
-stay below 1e-10; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
-agree to 10^-(D+3) of the tail, at the working digits that give the lattice part D + 3 digits at every
-node (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical vacations gets exact
-tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`). Other kinked
-laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for tails and
-quantiles, with the reason; the moments work.
+nodes of every interval at once from the cell polynomials (L6) of
+:func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` (O(K^3) once per model and precision, kept for a
+quantile search; O(K) per node), the integral stopped where the vacation's stop-loss w_c E (V_vac - x)^+ bounds the
+rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func:`_truncated`), the limit
+``lattice_work`` (K^3 / 3) refusing a table that would take more than a few seconds: float64 by
+Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
+bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
+agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
+nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical
+vacations gets exact tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`).
+Other kinked laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for
+tails and quantiles, with the reason; the moments work.
 """
 
 from __future__ import annotations
@@ -232,6 +236,35 @@ def _table(model, ctx, K):
     return h
 
 
+#: the cell polynomials (L6) of the last models per context, as :data:`_TABLES`
+_CELLS: dict = {}
+
+
+def _cell_table(model, ctx, K, h, D):
+    """(C, Cabs) of :func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` for cells 0..K or more (the
+    size of the lattice table ``h``), kept per model and context: a quantile search reuses the largest."""
+    from ..kernels.lattice_wait import lattice_cell_table
+
+    key = (model, ctx.is_float64)
+    hit = _CELLS.get(key)
+    if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
+        return hit[2]
+    n = len(h) - 1
+    if ctx.is_float64:
+        tables = lattice_cell_table(ctx, h, n, ctx.num(D), ctx.num(model.rate))
+    else:  # 20 digits to spare: the next tails of a search (a few more working digits) reuse it
+        from ..backend import mp_context
+
+        wider = mp_context(ctx.dps + 20)
+        with wider:
+            tables = lattice_cell_table(wider, _table(model, wider, n), n, wider.num(D), wider.num(model.rate),
+                                        twin_numbers=True)
+    if len(_CELLS) > 8:
+        _CELLS.clear()
+    _CELLS[key] = (None if ctx.is_float64 else ctx.dps + 20, n, tables)
+    return tables
+
+
 def _residual(model, ctx):
     """(a_0, w_c) of the residual vacation R in ``ctx``: P(R = 0) and the factor of its density w_c P(V > x)
     (none: (1, 0); multiple: (0, 1 / f_1); single: (c_0, lambda) / (lambda f_1 + c_0))."""
@@ -347,26 +380,32 @@ def _cuts(model, D, t: Fraction) -> list:
     return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
 
 
-def _convolution(model, D, t: Fraction, ctx, orders):
+def _convolution(model, D, t: Fraction, ctx, orders, drop):
     """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
     each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
-    part (call inside ``with ctx:``)."""
+    part (call inside ``with ctx:``). The integral stops at the first cut x_c past which the rest is below ``drop``
+    of the tail (:func:`_truncated`)."""
     import mpmath
 
-    from ..kernels.lattice_wait import convolution_tail, lattice_part_tails
+    from ..kernels.lattice_wait import convolution_tail, lattice_cell_tails
     from qderive.symbolic import limits as _limits
 
     law = model.vacation
     cuts = _cuts(model, D, t)
     K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
                       f"{float(D):.6g} sums over t / D lattice points")
+    _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "
+                  f"{float(D):.6g} and the vacation {law} integrates over t / D = {K} lattice cells, whose "
+                  "polynomials (L6) cost K^3 / 3 operations (float64 escalates to mpmath there)")
     h = _table(model, ctx, K)
     cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
     lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
     atom, weight = _residual(model, ctx)
 
+    C, Cabs = _cell_table(model, ctx, K, h, D)
+
     def lattice(ys, j):
-        return lattice_part_tails(ctx, h, ys, j, Dc, lam, rho)
+        return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
 
     dps = 17 if ctx.is_float64 else ctx.dps
     with mpmath.workdps(dps):
@@ -376,14 +415,45 @@ def _convolution(model, D, t: Fraction, ctx, orders):
         else:
             survival = law.survival
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
+        cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
         out, worst = [], 0
         for n in orders:
             nodes, weights = _gauss_legendre(n, ctx)
             value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
-                                        atom, weight, rest, law.survival_root())
+                                        atom, weight, rest, law.survival_root(), ctx.num(t))
             out.append(value)
             worst = max(worst, w)
     return out, worst
+
+
+def _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop):
+    """The cuts (and cells) of the integral up to the first cut x_c with w_c E (V_vac - x_c)^+ <= ``drop`` L, L a
+    lower bound of the tail: since P(V + J > y) <= 1, the dropped part w_c int_{x_c}^t P(V_vac > x) P(V + J > t - x)
+    dx is at most w_c E (V_vac - x_c)^+, so the tail loses at most ``drop`` of itself (a uniform law: nothing past
+    its upper end, where the stop-loss is 0). L = a_0 G(t) + w_c (E (V_vac - t)^+ + x_1 P(V_vac > x_1) G(t)),
+    G(t) = P(V + J > t) <= P(V + J > t - x) (the integral over [0, x_1], x_1 = min(f_1, t))."""
+    import mpmath
+
+    top, _ = lattice(ctx.array([ctx.num(t)]), cells[-1])
+    x1 = min(Fraction(model.vacation.moment(1)), t)
+    x1m = mpmath.mpf(x1.numerator) / x1.denominator
+    lower = atom * top[0] + weight * (rest + top[0] * ctx.num(law.survival(x1m)) * ctx.num(x1))
+    if not lower > 0:
+        return cuts, cells
+
+    def small(c):
+        return weight * ctx.num(law.stop_loss(mpmath.mpf(c.numerator) / c.denominator)) <= drop * lower
+
+    lo, hi = 1, len(cuts) - 1  # the first index with small(cuts[i]), by bisection (the stop-loss decreases)
+    if not small(cuts[hi - 1]) or hi <= 1:
+        return cuts, cells
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if small(cuts[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return cuts[: lo + 1], cells[:lo] + [cells[-1]]
 
 
 _NODES: dict = {}
@@ -391,27 +461,31 @@ _NODES: dict = {}
 
 def _gauss_legendre(n: int, ctx):
     """Gauss-Legendre nodes and weights on [-1, 1]: numpy's in float64, mpmath's at the context's digits."""
-    key = (n, ctx.dps)
-    if key not in _NODES:
-        if ctx.is_float64:
-            _NODES[key] = tuple(np.polynomial.legendre.leggauss(n))
-        else:
-            import mpmath
+    if ctx.is_float64:
+        key = (n, 0)
+        if key not in _NODES:
+            _NODES[key] = (0, tuple(np.polynomial.legendre.leggauss(n)))
+        return _NODES[key][1]
+    key = (n, 1)
+    if key not in _NODES or _NODES[key][0] < ctx.dps:  # computed with 20 digits to spare, reused below that
+        import mpmath
 
+        with mpmath.workdps(ctx.dps + 20):
             X, W = mpmath.mp.gauss_quadrature(n, "legendre")
-            _NODES[key] = ([X[i] for i in range(n)], [W[i] for i in range(n)])
-    return _NODES[key]
+            _NODES[key] = (ctx.dps + 20, ([X[i] for i in range(n)], [W[i] for i in range(n)]))
+    X, W = _NODES[key][1]
+    return [+x for x in X], [+w for w in W]
 
 
 def _convolved_float64(model, D, t: Fraction):
     """P(W > t) in float64 (Gauss-Legendre of 12 and 24 nodes per interval), or None (escalate) when the two
-    differ by more than 1e-11 of the tail or the lattice part's rounding bound exceeds 1e-10 of its value (the
-    float64 criterion of the lattice sums)."""
+    differ by more than 1e-11 of the tail or the lattice part's rounding bound (summed over the nodes) exceeds
+    1e-10 of the tail (the float64 criterion of the lattice sums)."""
     from ..backend import FLOAT64
 
     try:
         with FLOAT64, np.errstate(all="ignore"):
-            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24))
+            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24), 1e-14)
     except (ArithmeticError, OverflowError):
         return None
     if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(worst)) or worst > 1e-10:
@@ -419,18 +493,35 @@ def _convolved_float64(model, D, t: Fraction):
     return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
 
 
+def _lattice_size(model, D, t: Fraction) -> float:
+    """C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
+    loses; C M alone where that pass cannot size the tail)."""
+    from ..backend import mp_context
+    from ..kernels.lattice_wait import lattice_cell_tails
+
+    with mp_context(20) as ctx:
+        K = int(t // D)
+        h = _table(model, ctx, K)
+        C, Cabs = _cell_table(model, ctx, K, h, D)
+        tails, bounds = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(t)]), [K], ctx.num(D),
+                                           ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D))
+        return _size(tails[0], bounds[0], ctx.eps)
+
+
 def _convolved_mp(model, D, t: Fraction, digits: int):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
-    working digits that give the lattice part D + 3 digits (its bound checked at every node: more digits where
-    one fails); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
+    working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
     ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
+    import math
+
     import mpmath
 
     from ..backend import mp_context
     from qderive.symbolic import limits as _limits
     from qderive.symbolic.errors import NumericalError
 
-    _, w = _lattice_mp(model, (D, ()), t, digits + 3, bare=True)
+    w = digits + 3 + 6 + max(0, int(math.ceil(math.log10(max(_lattice_size(model, D, t), 1.0)))))
     goal = mpmath.mpf(10) ** (-(digits + 3))
     n = digits // 2 + 8
     while True:
@@ -439,7 +530,7 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
         ctx = mp_context(w)
         with ctx:
             try:
-                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n))
+                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n), goal / 10)
             except ZeroDivisionError:
                 worst = mpmath.inf
             if not worst <= goal:

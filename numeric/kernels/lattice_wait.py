@@ -66,6 +66,11 @@ needs D + log10(C M / tail) digits), or, in float64, escalates when the bound ex
 
 Cost: the table h is O(K^3) once (K = floor(t/D); the rows are convolutions with the batch pmf,
 closed form p^{n+1} binom(m, n) q^{m-n} for geometric batches), a tail O(K^2 (mu t + digits)).
+
+**Cell polynomials.** A quadrature against the lattice part (:func:`convolution_tail`) needs P(V + J > y) at
+many points y of every cell; on cell j the sum (L2) is one polynomial in s = y - j D times e^{lambda s}, whose
+coefficients follow from those of cell j - 1 by a shift (L6, :func:`lattice_cell_table`): O(K^3) once for all
+cells (kept for a whole quantile search), then O(K) per point (:func:`lattice_cell_tails`) instead of O(K^2).
 """
 
 import math
@@ -268,7 +273,8 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     a quadrature interval at once. The bound is the kernel's C eps M with C = 4 (3 j + 10) (no series; the
     factors e^{lambda (y - m D)} as products of j + 1 rounded numbers). A context
     with a ``twin()`` (mpmath: gmpy2 numbers at the same precision) runs it there (``exps``: the factors
-    e^{lambda (y - m D)}, row m, computed before)."""
+    e^{lambda (y - m D)}, row m, computed before). The direct sum, O(j^2) per point: the quadrature uses the cell
+    polynomials of :func:`lattice_cell_table` instead (the tests compare the two)."""
     twin = ctx.twin() if hasattr(ctx, "twin") else None
     if twin is not None:
         rows, step = [ctx.exp(ys * lam)], ctx.exp(-lam * D)  # e^{lambda y} e^{-lambda D m}: positive products
@@ -298,12 +304,84 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
 
 
-def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1):
+def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False):
+    """The lattice part on every cell j <= K as one polynomial: (C, Cabs), (K + 1) x (K + 1) context matrices with::
+
+        sum_{m<=j} e^{lambda (j - m) D} sum_n h_{n,m} (-lambda)^n ((j - m) D + s)^n / n! = sum_k C[j, k] s^k / k!,
+        C[j, k] = e^{lambda D} sum_{i>=0} C[j - 1, k + i] D^i / i! + h_{k,j} (-lambda)^k               (L6)
+
+    (the cell j's sum is the cell j - 1's sum shifted by D, times e^{lambda D}, plus the term m = j), so that
+    P(V + J <= j D + s) = (1 - rho) e^{lambda s} sum_k C[j, k] s^k / k! (0 <= s <= D) costs O(j) per point
+    instead of the O(j^2) of (L2). ``Cabs`` is the same recurrence on |h_{k,j}| lambda^k: the magnitude M of
+    (L3) (the binomial expansion of ((j - m) D + s)^n has positive terms). O(K^3) once (a correlation per row);
+    the table for the largest K serves every smaller t of a quantile search (``twin_numbers``: kept as the
+    twin's numbers, which :func:`lattice_cell_tails` takes as they are). Rounding: a row adds at most
+    (3 j + 4) eps relative to Cabs (a correlation of length <= j with weights D^i / i! of relative error <= 2 i eps,
+    the factor, the sum), so the entries err by at most (3 K^2 / 2 + 4 K) eps Cabs."""
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        grow = ctx.exp(lam * D)
+        with twin:
+            C, Cabs = lattice_cell_table(twin, twin.from_mp(h[: K + 1, : K + 1]), K,
+                                         *twin.from_mp(numpy.array([D, lam, grow], dtype=object)))
+            return (C, Cabs) if twin_numbers else (twin.to_mp(C), twin.to_mp(Cabs))
+    one = ctx.num(1)
+    C, Cabs = ctx.zeros((K + 1, K + 1)), ctx.zeros((K + 1, K + 1))
+    w = ctx.zeros(K + 1) + one  # D^i / i!
+    for i in range(1, K + 1):
+        w[i] = w[i - 1] * D / i
+    grow = ctx.exp(lam * D) if grow is None else grow
+    power = ctx.zeros(K + 1) + one  # lambda^k
+    for k in range(1, K + 1):
+        power[k] = power[k - 1] * lam
+    for j in range(K + 1):
+        a = h[: j + 1, j] * power[: j + 1]
+        signed = a.copy()
+        signed[1::2] = -signed[1::2]
+        if j:
+            for row, out in ((C, signed), (Cabs, a)):  # sum_i row[j-1, k+i] w_i = correlate, by convolving the reverse
+                r = row[j - 1, :j][::-1]
+                out[:j] = out[:j] + numpy.convolve(r, w[:j])[:j][::-1] * grow
+        C[j, : j + 1], Cabs[j, : j + 1] = signed, a
+    return C, Cabs
+
+
+def lattice_cell_tails(ctx, C, Cabs, ys, js, D, lam, rho, exps=None):
+    """P(V + J > y) for points ``ys`` of cells ``js`` (vectors: any cells at once) from the table of
+    :func:`lattice_cell_table`, by Horner in s = y - j D, with their rounding bounds C eps M, C = 4 (2 K^2 + 3 K + 10)
+    (the table's error and Horner's three operations a step). A context with a ``twin()`` runs Horner there
+    (``exps``: the factors e^{lambda s}, computed before)."""
+    js = numpy.asarray(js, dtype=int)
+    K = int(js.max()) if len(js) else 0
+    S = ys - D * js if ctx.is_float64 else ys - ctx.array([D * int(j) for j in js])
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        exps = ctx.exp(S * lam)
+        with twin:
+            args = twin.from_mp(numpy.array([D, lam, rho], dtype=object))
+            if isinstance(C.flat[0], type(ctx.num(0))):  # mpf: convert (else the twin's numbers already)
+                C, Cabs = twin.from_mp(C[: K + 1, : K + 1]), twin.from_mp(Cabs[: K + 1, : K + 1])
+            tails, bounds = lattice_cell_tails(twin, C, Cabs, twin.from_mp(ys), js, *args, exps=twin.from_mp(exps))
+            return twin.to_mp(tails), twin.to_mp(bounds)
+    one = ctx.num(1)
+    signed, size = C[js, K], Cabs[js, K]
+    for k in range(K - 1, -1, -1):
+        step = S / (k + 1)
+        signed = signed * step + C[js, k]
+        size = size * step + Cabs[js, k]
+    e = ctx.exp(S * lam) if exps is None else exps
+    total, magnitude = e * signed, e * size
+    return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (2 * K * K + 3 * K + 10) * ctx.eps)
+
+
+def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1, t=None):
     """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
     Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t, context
-    numbers: the kinks t - m D of the lattice part and the vacation's own), ``nodes``/``weights`` on [-1, 1];
+    numbers: the kinks t - m D of the lattice part and the vacation's own; or 0 < ... < x_c <= ``t`` where the
+    integral stops at x_c, the rest being negligible), ``nodes``/``weights`` on [-1, 1];
     ``cells[i]`` is the lattice cell of t - x on interval i, ``cells[-1]`` (one more) that of t. Returns (tail,
-    largest relative bound of the lattice values).
+    relative bound of the lattice values' rounding in it: a_0 bound(t) + w_c sum_i weight_i S(x_i) bound(t - x_i),
+    over the tail). In float64 ``lattice`` gets every node of every interval at once (a vector of cells).
 
     The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
     density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(ys, j)`` gives
@@ -311,12 +389,13 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
     P(V_vac > x). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
     1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
     error is relative to the tail."""
-    t = cuts[-1]
+    t = cuts[-1] if t is None else t
     one = ctx.num(1)
     top, top_bound = lattice(ctx.array([t]), cells[-1])
     nodes = ctx.array(nodes)
     total = atom * top[0] + weight * rest
-    worst = top_bound[0] / top[0]
+    error = atom * top_bound[0]
+    points, factors, where = [], [], []
     for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
         if i == 0 and root != 1:
             v = (nodes + one) / 2
@@ -326,8 +405,12 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
             half, mid = (b - a) / 2, (a + b) / 2
             xs = nodes * half + mid
             jac = ctx.zeros(len(nodes)) + half
-        tails, bounds = lattice(-xs + t, cells[i])
-        worst = max(worst, max(bounds / abs(tails)))
-        values = ctx.array([survival(x) for x in xs]) * tails * jac
-        total = total + weight * ctx.dot(ctx.array(weights), values)
-    return total, worst
+        points.append(xs)
+        factors.append(ctx.array([survival(x) for x in xs]) * jac * ctx.array(weights))
+        where.append(cells[i])
+    if points:  # every node of every interval in one call
+        xs, js = numpy.concatenate(points), numpy.repeat(where, len(nodes))
+        tails, bounds = lattice(-xs + t, js)
+        f = numpy.concatenate(factors)
+        total, error = total + weight * ctx.dot(f, tails), error + weight * ctx.dot(f, bounds)
+    return total, (error / total if total > 0 else ctx.num(1))
