@@ -191,9 +191,9 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
 def _refuse_kinks(law: ResponseLaw, option: str):
     if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
-                             "cannot resolve the kinks of such laws to the requested digits; exact lattice sums cover a "
-                             "constant service with any vacation law, not a smooth service with constant, uniform "
-                             "or empirical vacations); the moments (--wait-moments) work for every law")
+                             "cannot resolve the kinks of such laws to the requested digits, and no exact sum of the package covers "
+                             "this combination of laws: docs/architecture.md, 'Laws with kinks', lists those that "
+                             "have one); the moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):
@@ -358,10 +358,16 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
     """
     _refuse_kinks(law, option)
     out, notes, confirmed = [], [], math.inf
-    ctx = mp_context((digits or 15) + 10)
+    # the atom P(T = 0): float64 for float64 results (the mpmath data of a finite room cost seconds to minutes),
+    # at 25 digits only for a level within 1e-9 of it, where float64 cannot decide
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     with ctx:
         p0 = law.p_zero(ctx)
     for q in qs:
+        if digits is None and abs(float(p0) - float(q)) <= 1e-9:
+            ctx = mp_context(25)
+            with ctx:
+                p0 = law.p_zero(ctx)
         with ctx:
             at_zero = p0 >= ctx.num(Fraction(q))
         if at_zero:
