@@ -26,8 +26,10 @@ difference). Given lambda the server is an existing qderive model:
   lambda, (n,s) -> (n-1,s) at mu, (L+1,1) -> (L,0) at mu, solved by the one GTH
   (:func:`qderive.numeric.kernels.chains.gth_stationary`). By PASTA a copy is admitted with probability
   1 - p = sum_{n<H} pi(n, 0), and (FIFO) an admitted copy finding n has the sojourn Erlang(n + 1, mu):
-  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). Other service
-  laws are refused under control (no existing model has this rule for them).
+  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). A general
+  service law is computed for L = H - 1, where the server is exactly M/G/1/H (the mode is invisible:
+  :meth:`Server._finite_control`, the ``vacation-finite`` route above with K = H); with L <= H - 2 or
+  a duplicate cost c < 1 the model refuses it (no existing model has this rule for them).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
