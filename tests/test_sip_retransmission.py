@@ -43,13 +43,20 @@ def _contract_chain(lam, mu, L, H):
             add(("n", n), ("n", n - 1), mu)
     for n in range(L + 1, H + 1):
         add(("o", n), ("o", n - 1) if n - 1 > L else ("n", L), mu)
-    A = Q.T
-    for j in range(len(states)):
-        A[len(states) - 1, j] = 1
-    b = mpmath.zeros(len(states), 1)
-    b[len(states) - 1] = 1
-    x = mpmath.lu_solve(A, b)
+    x = _balance(Q)
     return {s: x[i] for s, i in index.items()}
+
+
+def _balance(Q):
+    """The stationary vector of the generator Q (mpmath matrix): Q^T x = 0 with one equation replaced by sum x = 1,
+    by LU at the current precision."""
+    n = Q.rows
+    A = Q.T
+    for j in range(n):
+        A[n - 1, j] = 1
+    b = mpmath.zeros(n, 1)
+    b[n - 1] = 1
+    return mpmath.lu_solve(A, b)
 
 
 def _ignore_mean_copies(lam, lam_mu, L, H, taus):
@@ -381,12 +388,7 @@ def _me21h(lam, mean, H):
                     add((n, j), (n + 1, j), lam)
             add((n, 1), (n, 2), nu)
             add((n, 2), (n - 1, 1) if n > 1 else (0, 0), nu)
-        A = Q.T
-        for j in range(len(states)):
-            A[len(states) - 1, j] = 1
-        b = mpmath.zeros(len(states), 1)
-        b[len(states) - 1] = 1
-        x = mpmath.lu_solve(A, b)
+        x = _balance(Q)
         return x[ix[(H, 1)]] + x[ix[(H, 2)]], 1 - x[0]
 
 
