@@ -174,8 +174,9 @@ class SipRetransmissionModel(Model):
     control: Control = param("load control: none | ignore (drop silently in overload) | 503 (reject in overload)",
                              kind=Kind.CHOICE, choices=Control, default=Control.NONE)
     thresholds: tuple | None = param("L,H: overload from an arrival finding N >= H until a departure leaves L "
-                                     "(0 <= L < H, H <= K; L = H - 1 for a non-exponential --service); required by --control ignore/503", kind=Kind.INTEGERS,
-                                     count=2, default=None, metavar="L,H")
+                                     "(0 <= L < H, H <= K; L = H - 1 for a non-exponential --service); required "
+                                     "by --control ignore/503", kind=Kind.INTEGERS, count=2, default=None,
+                                     metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
                                    "c B", default=Fraction(1), metavar="C")
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
