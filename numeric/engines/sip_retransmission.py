@@ -26,8 +26,10 @@ difference). Given lambda the server is an existing qderive model:
   lambda, (n,s) -> (n-1,s) at mu, (L+1,1) -> (L,0) at mu, solved by the one GTH
   (:func:`qderive.numeric.kernels.chains.gth_stationary`). By PASTA a copy is admitted with probability
   1 - p = sum_{n<H} pi(n, 0), and (FIFO) an admitted copy finding n has the sojourn Erlang(n + 1, mu):
-  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). Other service
-  laws are refused under control (no existing model has this rule for them).
+  the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). A general
+  service law is computed for L = H - 1, where the server is exactly M/G/1/H (the mode is invisible:
+  :meth:`Server._finite_control`, the ``vacation-finite`` route above with K = H); with L <= H - 2 or
+  a duplicate cost c < 1 the model refuses it (no existing model has this rule for them).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
@@ -85,6 +87,7 @@ import mpmath
 import numpy as np
 from qderive.symbolic.errors import NumericalError, ParameterError
 from qderive.symbolic.models.sip_retransmission import Control
+from qderive.symbolic.numbers import decimal_text
 
 from ..backend import FLOAT64, mp_context
 from ..kernels.chains import gth_stationary
@@ -223,11 +226,10 @@ class Server:
         from .ctmc_wait import phase_type_laws
 
         model = self.model
-        if not isinstance(model.service, Exponential):
-            raise ParameterError("--service", f"--control {model.control.value} is computed for exponential service "
-                                 "only (the exact chain of the contract's hysteresis); give exp:mean=...",
-                                 model.service.spec_text())
         L, H = model.thresholds
+        if not (isinstance(model.service, Exponential) and self.exponential_chain):
+            self._finite_control(L, H)
+            return
         mu = 1 / model.service.mean
         d = self.delta
         phases = [(mu, 1 - d), (mu / model.duplicate_cost, d)]
@@ -238,6 +240,40 @@ class Server:
         self.admitted = [i for i, (n, _, s) in enumerate(self.states) if s == 0 and n < H]
         self._pi = {}
         self.law = phase_type_laws(tagged_chain(self.states, H, rates, weights, mu, self.pi))["sojourn"]
+
+    #: the exponential service's own chain (False: the M/G/1/H route of :meth:`_finite_control` for L = H - 1
+    #: also for exponential service; the tests compare the two routes)
+    exponential_chain = True
+
+    def _finite_control(self, L, H):
+        """The control with a general service law: exact for L = H - 1 only, where it is M/G/1/H (module docstring).
+
+        With L = H - 1 the overload states are (H, overload) alone, and both (H, normal) and (H, overload) refuse
+        every arrival and return to (H - 1, normal) at the departure: the mode is invisible, the count is that of
+        M/G/1/K with K = H, i.e. ``vacation-finite`` with r = H - 1 waiting places (``docs/theory/chapter2.md``
+        section 2), p its loss probability by PASTA, F the sojourn of an admitted copy
+        (:mod:`qderive.numeric.engines.vacation_finite_wait`). For L <= H - 2 the state (H, normal), left by an
+        arrival (to overload) or a departure (to H - 1, admitting), makes the mode a race between the Poisson
+        arrival and the residual service: no qderive model has it (``hysteretic --policy instant`` with
+        thresholds (L + 1, H, H + 1) has no state (H, normal) and blocks after the departure: for exponential
+        service it refuses 0.1687 of the copies where the contract's chain refuses 0.1515 at lambda = 8, mu = 10,
+        (L, H) = (1, 4)), so the model refuses it; so it does a duplicate cost c < 1 (the M/G/1/H server would
+        need the mixture of first copies and duplicates)."""
+        from qderive.symbolic.batches.finite import Constant
+        from qderive.symbolic.models.vacation import FiniteVacationQueue
+
+        from .vacation_finite_wait import response_laws
+
+        model = self.model
+        if L != H - 1 or self.delta != 0:  # refused by the model's validation (SipRetransmissionModel._validate)
+            raise ParameterError("--thresholds", "a general service law needs L = H - 1 and --duplicate-cost 1",
+                                 f"{L},{H}")
+        self.base = FiniteVacationQueue(self.lam, Constant(1), model.service, None, H - 1)
+        self.law = response_laws(self.base)["sojourn"]
+        if not self.law.smooth and self.law.tails is None:
+            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
+                                 model.service.spec_text())
 
     def pi(self, ctx):
         key = "float64" if ctx.is_float64 else ctx.dps
@@ -254,7 +290,7 @@ class Server:
         if self.saturated:
             return ctx.num(0), ctx.num(1), ctx.num(1)
         if self.base is not None:
-            if self.model.capacity is None:
+            if self.model.control is Control.NONE and self.model.capacity is None:
                 return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))
             rec = self.base.evaluate(digits)
             with ctx:
@@ -561,8 +597,6 @@ def _measures(fmap, lam, digits):
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     rate = ctx.num(model.rate)
     mean = fates["mean_copies"]
-    from qderive.symbolic.numbers import decimal_text
-
     out = {
         "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
         "mean_copies": mean,
