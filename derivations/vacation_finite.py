@@ -362,8 +362,9 @@ def _check_constant_service_tails(digits):
             a, b = fin.response["wait_tail"][t], inf.response["wait_tail"][t]
             ok = ok and abs(a - b) <= 10 * fin.loss_probability + mpmath.mpf(10) ** (1 - digits) * b
             worst = min(worst, agreement_digits(a, b))
-    return ok and worst >= digits - 1, worst, ("constant service, r = 60: P(W > t), t = 0.5, 3.25, 12.5 by the finite "
-                                               "room's positive sums = the infinite room's Prabhu sum")
+    # the criterion is the bound above: the digits agreed are capped by loss / tail (about 42 at t = 12.5)
+    return ok, worst, ("constant service, r = 60: P(W > t), t = 0.5, 3.25, 12.5 by the finite room's positive sums "
+                       "= the infinite room's Prabhu sum within 10 x the loss")
 
 
 def _check_largest_load(digits):
