@@ -136,14 +136,13 @@ def hysteretic_laws(model) -> dict:
     laws = {"service": model.parameters()["service"]}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
-    if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data
+    if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data and rows
+        from .hysteretic_instant_wait import instant_lattice_tails as lattice_tails
         from .hysteretic_instant_wait import instant_wait_data as data_of
     else:
-        data_of = hysteretic_wait_data
-    # the lattice sums need a constant rate within each service: --policy departure only
-    exact = not smooth and model.policy is Policy.DEPARTURE
-    setup, why_not = FW.lattice_setup(model.service, None) if exact else (None, "")
+        data_of, lattice_tails = hysteretic_wait_data, FW.lattice_tails
+    setup, why_not = (None, "") if smooth else FW.lattice_setup(model.service, None)
     w = data_of(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
-                              None if setup is None else FW.lattice_tails(w, setup, kind))
+                              None if setup is None else lattice_tails(w, setup, kind))
             for kind in ("wait", "sojourn")}
