@@ -64,6 +64,21 @@ here (the rate depends on the count). Precision: the law object of :mod:`~.hyste
 data at the digits asked plus a guard and a headroom; tails by the Euler inversion of
 :mod:`qderive.numeric.response`, confirmed at two precisions). Exponential service reproduces the tagged customer's absorption time in the instant-policy CTMC
 (:mod:`qderive.numeric.oracles.hysteretic_wait`).
+
+**A constant service** D (kinks at t = j D: no inversion) has exact tails by the positive sums (F1) of
+:mod:`qderive.numeric.kernels.lattice_finite`, whose level rows are these W^(s)_K (at the batch rate Lambda =
+lambda_s, :func:`~.kernels.birth.birth_level_rows`): an admitted customer who arrives at the age x of the service
+at count c (the law sum_K e^{-Lambda x} (Lambda x)^K / K! (Y_s P_s^K)_c, arrivals at the rate lambda(c)) in
+position i waits (D - x) + (c - 1 + i - 1) D, so with m = c + i - 2 services ahead::
+
+    N(W > t) = sum_s sum_c sum_{i <= R - c} P(X >= i) sum_K W^(s)_K[c - 1] int_0^{min(D, (m + 1) D - t)^+}
+               e^{-Lambda x} (Lambda x)^K / K! dx  +  q_{0,0} sum_{(i - 1) D > t} P(X >= i),
+
+int_0^y e^{-Lambda x} (Lambda x)^K / K! dx = P(Poisson(Lambda y) > K) / Lambda (positive terms), P(W > t) =
+N(W > t) / N(W > -1), the sojourn P(W > t - D); W < (R - 1) D. :func:`instant_lattice_tails` runs the finite
+queue's :func:`~.vacation_finite_wait.lattice_tails` (its precision policy: float64 where its bound is 1e-10, else
+None and 15 digits with a note; D digits to 10^-(D+2)) over :class:`_InstantLatticeSums`, which extends the rows by
+the birth kernel instead of the finite queue's batch steps.
 """
 
 from __future__ import annotations
@@ -175,6 +190,13 @@ class _InstantLatticeSums(FW._LatticeSums):
     def __init__(self, parts, setup):
         self._last = {id(data): data.birth[1] for data in parts}
         super().__init__(parts, setup)
+
+    def tail(self, t, tolerance):
+        """(P(W > t), relative error bound) of the finite queue's sums; 0 exactly for t >= (R - 1) D (the residual
+        plus at most R - 2 services: W < (R - 1) D), where the entry-error bound cannot fall by extending rows."""
+        if t >= self.r * self.D:
+            return self.ctx.num(0), 0
+        return super().tail(t, tolerance)
 
     def _extend(self):
         grown = False

@@ -29,7 +29,8 @@ N(0) is the admitted rate times C (17), a sum of positive terms. The sojourn is 
 **A constant service** D has kinks (exp(-s D)): under ``--policy departure`` its tails are the positive
 sums of :mod:`qderive.numeric.kernels.lattice_finite` over the same per-mode parts (each period's residual
 weights at its own rate lambda_s), through :func:`~.vacation_finite_wait.lattice_tails`, as for the finite
-vacation queue.
+vacation queue; under ``--policy instant`` the same sums over the birth kernel's level rows
+(:func:`~.hysteretic_instant_wait.instant_lattice_tails`).
 
 ``--policy instant`` (the rate changes within a service: the arrivals during a service are then a
 state-dependent birth process, not the finite queue's) builds the same law object over the birth kernel's
