@@ -15,8 +15,10 @@ numeric/kernels/lattice_finite.py over the birth kernel's level rows, numeric/ke
   transform (another algorithm: power series of N(s)), to 1e-12; W <= (R - 1) D exactly;
 * a seeded simulation of the instant policy (its mode tables written independently of the birth kernel), inside
   its 99 % intervals;
-* float64 against ``--digits 30`` on a low-load R = 25 case with tails down to about 1e-20 (rows extended by the
-  birth kernel): 1e-10 relative (float64 keeps a tail only when its own bound is 1e-10, else escalates);
+* float64 against ``--digits 30`` on a low-load R = 20 case with tails down to about 1e-18 (float64 rows extended
+  by the birth kernel): 1e-10 relative (float64 keeps a tail only when its own bound is 1e-10, else escalates;
+  measured 3e-14), the quantile against the tail's crossing, and the sums' total N(W > -1) = 1 (admitted
+  customers per departure, renewal reward) to 1e-28;
 * the quantile and the CLI path (``qderive eval hysteretic --policy instant --service det:mean=D``).
 """
 
@@ -206,6 +208,11 @@ def test_float64_against_30_digits_down_to_deep_tails_and_the_quantiles():
     for t, a, b in zip(ts, t64, t30, strict=True):
         assert a is not None and _rel(a, b) < 1e-10, t
     assert t30[-1] < 1e-15
+    # N(W > -1), the sums' total, is the number of admitted customers per departure: 1 (renewal reward)
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.hysteretic_instant_wait import instant_wait_data
+
+    assert _rel(instant_wait_data(model).parts(mp_context(30))[0].lattice.mass, 1) < mpmath.mpf(10) ** -28
     s64, s30 = tails(laws["sojourn"], [F(33, 2)], None)[0][0], tails(laws["sojourn"], [F(33, 2)], 30)[0][0]
     assert _rel(s64, s30) < 1e-10
     assert s30 == tails(laws["wait"], [F(31, 2)], 30)[0][0]  # P(W + D > t) = P(W > t - D)
