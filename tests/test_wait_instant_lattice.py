@@ -4,12 +4,12 @@ The tails (numeric/engines/hysteretic_instant_wait.py ``instant_lattice_tails``:
 numeric/kernels/lattice_finite.py over the birth kernel's level rows, numeric/kernels/birth.py
 ``birth_level_rows``) are checked against things computed another way:
 
-* an independent 30-digit computation written here from the model definition for R = 3 (L = 1, H = 2): the
+* an independent 30-digit computation written here from the model definition for R = 3 (L = 1, H = 2) and R = 5: the
   embedded chain at departures with the within-service count process as the matrix exponential of its
   generator (mpmath ``expm``, not uniformization), the time at each count below an age y by Van Loan's block
   exponential, the admitted customer's wait (D - x) + (c - 1 + i - 1) D summed over the count c, the position
   i and the residual's range; tails and the sojourn to 1e-25 relative (30 digits asked: the sums' bound is
-  10^-32; the oracle's expm and linear solve at 40 digits);
+  10^-32; the oracle's expm and linear solve at 40 digits; measured 1e-40; float64 measured 4e-15);
 * the mean from the tail (Gauss-Legendre on each interval between the kinks t = j D, where the tail is
   analytic: 12 nodes integrate the degree-K Poisson sums to far below 1e-12) against ``wait_moments`` of the
   transform (another algorithm: power series of N(s)), to 1e-12; W <= (R - 1) D exactly;
@@ -165,11 +165,15 @@ def test_tails_match_an_independent_30_digit_computation_from_the_definition():
         assert _rel(g, w) < mpmath.mpf(10) ** -25, (t, g, w)
     soj = tails(laws["sojourn"], [F(5, 2)], 30)[0][0]
     assert _rel(soj, _oracle(SMALL, (F(5, 2),), sojourn=True)[0]) < mpmath.mpf(10) ** -25
-    # a mode-2-free setting (f = 0: complete blocking in overload) against the same oracle
-    blocked = replace(SMALL, overload_factor=F(0))
-    got = tails(hysteretic_laws(blocked)["wait"], ts[1:3], 30)[0]
-    for g, w in zip(got, _oracle(blocked, tuple(ts[1:3])), strict=True):
-        assert _rel(g, w) < mpmath.mpf(10) ** -25
+    # complete blocking in overload (f = 0), and R = 5 with L = 2, H = 3, D = 3 (tails near (R - 1) D)
+    for model in (replace(SMALL, overload_factor=F(0)),
+                  replace(SMALL, service=qd.Deterministic(F(3)), batch=qd.Geometric(F(5, 4)), L=2, H=3, R=5,
+                          rate=F(3, 10), overload_factor=F(3, 4))):
+        D = model.service.mean
+        pts = (D / 7, D * F(13, 10), D * (model.R - 1) - F(1, 100))
+        got = tails(hysteretic_laws(model)["wait"], pts, 30)[0]
+        for t, g, w in zip(pts, got, _oracle(model, pts), strict=True):
+            assert _rel(g, w) < mpmath.mpf(10) ** -25, (model.R, t, g, w)
 
 
 def test_the_integral_of_the_tail_is_the_mean_of_wait_moments():
