@@ -17,7 +17,7 @@ inverted by Euler) is checked against things computed another way:
   of admitted customers; its mode tables are written independently of the birth kernel), inside simultaneous
   99 % intervals (Bonferroni over the 7 estimates);
 * float64 against 30 digits (tails 1e-9, moments 1e-12; the 30-digit tail confirmed at two inversion precisions);
-* a constant service: moments (mean against Little's law), tails refused with the reason.
+* a constant service: moments (mean against Little's law); its exact tails: tests/test_wait_instant_lattice.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from qderive.numeric.engines.hysteretic import instant_chain
 from qderive.numeric.engines.hysteretic_wait import hysteretic_laws
 from qderive.numeric.oracles.hysteretic_wait import instant_wait
 from qderive.numeric.response import moments, quantiles, tails
-from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.hysteretic import Policy
 
 TIGHT = mpmath.mpf(10) ** -28
@@ -123,7 +122,7 @@ def test_simulation_interval():
     assert not bad, bad
 
 
-def test_constant_service_moments_and_refused_tails():
+def test_constant_service_moments_and_exact_tails():
     model = replace(HYPER, service=qd.Deterministic(F(1)))
     laws = hysteretic_laws(model)
     with FLOAT64:
@@ -132,8 +131,8 @@ def test_constant_service_moments_and_refused_tails():
     queue = sum(max(c - 1, 0) * float(p[m][c]) for m in range(3) for c in range(model.R + 1))
     mean = moments(laws["wait"], 1, None)[0][0]
     assert abs(mean - queue * float(chain.C)) <= 1e-12 * mean
-    with pytest.raises(ParameterError, match="wait_tail"):
-        tails(laws["wait"], [F(1)], None)
+    # the tails are the exact lattice sums now (tests/test_wait_instant_lattice.py checks them)
+    assert 0 < tails(laws["wait"], [F(1)], None)[0][0] < 1
 
 
 @pytest.mark.parametrize("f", [F(1, 2), F(0)], ids=["throttle", "block"])

@@ -64,6 +64,21 @@ here (the rate depends on the count). Precision: the law object of :mod:`~.hyste
 data at the digits asked plus a guard and a headroom; tails by the Euler inversion of
 :mod:`qderive.numeric.response`, confirmed at two precisions). Exponential service reproduces the tagged customer's absorption time in the instant-policy CTMC
 (:mod:`qderive.numeric.oracles.hysteretic_wait`).
+
+**A constant service** D (kinks at t = j D: no inversion) has exact tails by the positive sums (F1) of
+:mod:`qderive.numeric.kernels.lattice_finite`, whose level rows are these W^(s)_K (at the batch rate Lambda =
+lambda_s, :func:`~.kernels.birth.birth_level_rows`): an admitted customer who arrives at the age x of the service
+at count c (the law sum_K e^{-Lambda x} (Lambda x)^K / K! (Y_s P_s^K)_c, arrivals at the rate lambda(c)) in
+position i waits (D - x) + (c - 1 + i - 1) D, so with m = c + i - 2 services ahead::
+
+    N(W > t) = sum_s sum_c sum_{i <= R - c} P(X >= i) sum_K W^(s)_K[c - 1] int_0^{min(D, (m + 1) D - t)^+}
+               e^{-Lambda x} (Lambda x)^K / K! dx  +  q_{0,0} sum_{(i - 1) D > t} P(X >= i),
+
+int_0^y e^{-Lambda x} (Lambda x)^K / K! dx = P(Poisson(Lambda y) > K) / Lambda (positive terms), P(W > t) =
+N(W > t) / N(W > -1), the sojourn P(W > t - D); W < (R - 1) D. :func:`instant_lattice_tails` runs the finite
+queue's :func:`~.vacation_finite_wait.lattice_tails` (its precision policy: float64 where its bound is 1e-10, else
+None and 15 digits with a note; D digits to 10^-(D+2)) over :class:`_InstantLatticeSums`, which extends the rows by
+the birth kernel instead of the finite queue's batch steps.
 """
 
 from __future__ import annotations
@@ -73,6 +88,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..backend import FLOAT64, mp_context
 from ..kernels import birth as KB
 from ..kernels import finite_wait as K
 from ..sequences import batch_vectors
@@ -80,7 +96,7 @@ from . import hysteretic_wait as HW
 from . import vacation_finite_wait as FW
 from .birth import threshold_matrix
 
-__all__ = ["instant_starts", "instant_wait_data"]
+__all__ = ["instant_lattice_tails", "instant_starts", "instant_wait_data"]
 
 
 def instant_starts(chain, ctx):
@@ -120,7 +136,7 @@ def _build(model, ctx, order, q=None):
             rows = KB.birth_rows(ctx, starts[mode], P, len(beta) - 1)
             rate_at = [rates[KB.birth_mode(mode, c, H, R)] for c in range(1, R)]  # lambda(c), exact
             weight = ctx.array(rate_at)
-            Ws = rows[:, 1:R] * weight[None, :]
+            Ws = KB.birth_level_rows(ctx, rows, weight)
             if ctx.is_float64 and Ws.size:
                 K._fw_drop_negligible(Ws, float(np.max(np.abs(Ws))))
             t_idle = +idle if mode == 0 else ctx.num(0)
@@ -134,6 +150,7 @@ def _build(model, ctx, order, q=None):
             data.rate_at, data.jump = weight, P[1:R, 1:R] * lam  # the recursion over the counts (item "At the nodes")
             data.N0 = FW._admission_series(model, data, 0)[0]
             data.q = q
+            data.birth = (P, rows[-1].copy(), rows.shape[0] < len(beta))  # to extend the rows (lattice sums)
             if ctx.is_float64 and not (np.all(np.isfinite(Ws)) and np.isfinite(data.N0)):
                 raise ArithmeticError("the level vectors over- or underflow float64")
             parts.append(data)
@@ -163,6 +180,58 @@ class _InstantWait(HW._HystereticWait):
         if len(rest):
             Phi[rest] = super()._levels(data, ectx, values, z[rest], b[rest], g0[rest], None, FW.Strategy.BATCHES)
         return Phi
+
+
+class _InstantLatticeSums(FW._LatticeSums):
+    """The constant-service sums (F1) of :mod:`~qderive.numeric.kernels.lattice_finite` over the birth kernel's level
+    rows (module docstring, "A constant service"): the finite queue's sums, whose rows are extended by the birth
+    kernel (:func:`~.kernels.birth.birth_rows` from the last raw row) instead of the finite queue's batch steps."""
+
+    def __init__(self, parts, setup):
+        self._last = {id(data): data.birth[1] for data in parts}
+        super().__init__(parts, setup)
+
+    def tail(self, t, tolerance):
+        """(P(W > t), relative error bound) of the finite queue's sums; 0 exactly for t >= (R - 1) D (the residual
+        plus at most R - 2 services: W < (R - 1) D), where the entry-error bound cannot fall by extending rows."""
+        if t >= self.r * self.D:
+            return self.ctx.num(0), 0
+        return super().tail(t, tolerance)
+
+    def _extend(self):
+        grown = False
+        for i, (W, data, pieces, _, complete) in enumerate(self.periods):
+            if complete or W.shape[0] >= FW._LATTICE_ROWS:
+                continue
+            P = data.birth[0]
+            raw = KB.birth_rows(self.ctx, self._last[id(data)], P, W.shape[0])
+            more = KB.birth_level_rows(self.ctx, raw[1:], data.rate_at)
+            if self.ctx.is_float64 and more.size:
+                K._fw_drop_negligible(more, float(np.max(np.abs(W))))
+            self._last[id(data)] = raw[-1].copy()
+            self.periods[i] = self._period(data, np.concatenate([W, more]), pieces, raw.shape[0] <= W.shape[0])
+            grown = True
+        if grown:
+            self.mass = self._sum(-1)[0]
+        return grown
+
+
+def instant_lattice_tails(law, setup, kind):
+    """The law's own ``tails`` for a constant service D under ``--policy instant``: those of
+    :func:`~.vacation_finite_wait.lattice_tails` (P(W > t) = N(W > t) / N(W > -1) by (F1), the sojourn
+    P(W > t - D); the precision policy there) over :class:`_InstantLatticeSums` of the birth kernel's rows."""
+    inner = FW.lattice_tails(law, setup, kind)
+
+    def tails(ts, digits):
+        try:
+            parts = law.parts(FLOAT64 if digits is None else mp_context(digits))
+        except ArithmeticError:  # float64 over- or underflow: lattice_tails escalates every point
+            parts = None
+        if parts is not None and parts[0].lattice is None:
+            parts[0].lattice = _InstantLatticeSums(parts, setup)
+        return inner(ts, digits)
+
+    return tails
 
 
 @functools.lru_cache(maxsize=4)

@@ -29,7 +29,8 @@ N(0) is the admitted rate times C (17), a sum of positive terms. The sojourn is 
 **A constant service** D has kinks (exp(-s D)): under ``--policy departure`` its tails are the positive
 sums of :mod:`qderive.numeric.kernels.lattice_finite` over the same per-mode parts (each period's residual
 weights at its own rate lambda_s), through :func:`~.vacation_finite_wait.lattice_tails`, as for the finite
-vacation queue.
+vacation queue; under ``--policy instant`` the same sums over the birth kernel's level rows
+(:func:`~.hysteretic_instant_wait.instant_lattice_tails`).
 
 ``--policy instant`` (the rate changes within a service: the arrivals during a service are then a
 state-dependent birth process, not the finite queue's) builds the same law object over the birth kernel's
@@ -136,14 +137,13 @@ def hysteretic_laws(model) -> dict:
     laws = {"service": model.parameters()["service"]}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
-    if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data
+    if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data and rows
+        from .hysteretic_instant_wait import instant_lattice_tails as lattice_tails
         from .hysteretic_instant_wait import instant_wait_data as data_of
     else:
-        data_of = hysteretic_wait_data
-    # the lattice sums need a constant rate within each service: --policy departure only
-    exact = not smooth and model.policy is Policy.DEPARTURE
-    setup, why_not = FW.lattice_setup(model.service, None) if exact else (None, "")
+        data_of, lattice_tails = hysteretic_wait_data, FW.lattice_tails
+    setup, why_not = (None, "") if smooth else FW.lattice_setup(model.service, None)
     w = data_of(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
-                              None if setup is None else FW.lattice_tails(w, setup, kind))
+                              None if setup is None else lattice_tails(w, setup, kind))
             for kind in ("wait", "sojourn")}

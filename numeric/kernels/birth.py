@@ -176,6 +176,21 @@ def birth_rows(ctx, start, P, top):
     return out
 
 
+def birth_level_rows(ctx, rows, rate):
+    """The admitted-arrival level rows W[K, n] = lambda(n + 1) w_K[n + 1] over the counts c = n + 1 = 1..R-1 of the
+    rows w_K = start P^K of :func:`birth_rows` (``rate[n]`` = lambda(n + 1), a context array).
+
+    With P(N(x) = c) = sum_K e^{-Lambda x} (Lambda x)^K / K! w_K[c] (uniformization, module docstring) the batches
+    arriving at the age x of a service at count c have the intensity lambda(c) P(N(x) = c): W is the level vector
+    w_K of the constant-service sums (F1) of :mod:`qderive.numeric.kernels.lattice_finite` at the batch rate
+    Lambda (an admitted customer at count c, position i, arriving at the age x of a service D waits
+    (D - x) + (c - 1 + i - 1) D, FIFO, partial admission; int_0^y e^{-Lambda x} (Lambda x)^K / K! dx =
+    P(Poisson(Lambda y) > K) / Lambda are its weights (F3)) and the level vectors of the transform (the finite
+    queue's item 3). Every term is >= 0."""
+    R = rows.shape[1] - 1
+    return rows[:, 1:R] * rate[None, :]
+
+
 def birth_levels_by_customers(ctx, s, lam, rate, jump, start, Zp, g0):
     """Phi[i, n] = rate[n] Phi~_{n+1}(s_i), Phi~ = sum_K g_K(s) ``start`` P^K of :func:`birth_rows`, by a recursion over the
     counts instead of the powers: for a 1-d array of nodes s and the counts c = n + 1 = 1..len(rate).
