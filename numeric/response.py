@@ -303,10 +303,14 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     if all(math.isfinite(v) and (v == 0 or v >= 1e-290) for v in values) and not any(
             v == 0 and t > 0 for v, t in zip(values, ts)):
         return [min(1.0, float(v)) for v in values], None, None, []
-    notes = [f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits "
-             "and rounded to float64"]
-    values, _ = law.tails(ts, 15)
-    return [_to_float(v) for v in values], None, None, notes
+    again, _ = law.tails(ts, 15)
+    # a tail that is 0 at 15 digits too is an exact 0 (t beyond the largest possible time): no underflow to report
+    flagged = [(v, w) for v, w, t in zip(values, again, ts)
+               if not math.isfinite(v) or 0 < v < 1e-290 or (v == 0 and t > 0)]
+    notes = [] if all(v == 0 and w == 0 for v, w in flagged) else [
+        f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits and "
+        "rounded to float64"]
+    return [_to_float(v) for v in again], None, None, notes
 
 
 def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None):
