@@ -124,6 +124,15 @@ def _kept(params, data):
 '''
 
 
+def _module_code(helpers, laws: str, lst_source: str, *sections) -> str:
+    """The generated module's text: the shipped helpers, the SymPy-printed transforms of the ``laws``, then the
+    sections (lists of lines, or one text), each two blank lines apart (both rooms' modules)."""
+    parts = [h.strip("\n") for h in helpers]
+    parts.append(f"# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the {laws}, printed by SymPy\n{lst_source}")
+    parts += ["\n".join(sec) if isinstance(sec, list) else sec for sec in sections]
+    return "\n\n\n".join(parts)
+
+
 def forms(request) -> dict:
     """``measure -> WaitModule`` for :data:`~.codegen_wait.MEASURES`, built when written (a family with kinks
     is refused then, not when another measure of ``codegen vacation-finite`` is asked for)."""
@@ -252,11 +261,9 @@ def _build(measure: str, request) -> KernelModule:
     r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
     atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line])
-    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", _FINITE_HELPERS.strip("\n"), "", "",
-                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service (and vacation) law, printed by SymPy",
-                      _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
-                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
-                      public])
+    code = _module_code([_WAIT_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
+                        _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
+                        checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
 
 
@@ -410,10 +417,7 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
          ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H (event convention)"),
          ("R", "discard threshold = capacity (integer, H < R), the customer in service included")],
         HYSTERETIC_SOURCE)
-    code = "\n".join([_WAIT_HELPERS.strip("\n"), "", "", THRESHOLDS_HELPER.strip("\n"), "", "",
-                      _FINITE_HELPERS.strip("\n"), "", "", *inputs_fn, "", "",
-                      "# beta(s) and (beta(s) - beta(lam)) / (lam - s) of the service law, printed by SymPy",
-                      _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
-                      "", "", *checks, "", "", *command, "", "", *data, "", "", *transform, "", "", *atoms, "", "",
-                      public])
+    code = _module_code([_WAIT_HELPERS, THRESHOLDS_HELPER, _FINITE_HELPERS, "\n".join(inputs_fn)], "service law",
+                        _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
+                        checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)
