@@ -200,7 +200,7 @@ class Server:
 
         self.model, self.lam, self.delta = model, lam, delta
         self.saturated = False
-        self.base = self.chain = None
+        self.base = self.chain = self.general = None
         control = model.control
         if control is Control.NONE and model.capacity is None:
             if lam * model.service.moment(1) >= 1:
@@ -228,7 +228,10 @@ class Server:
         model = self.model
         L, H = model.thresholds
         if not (isinstance(model.service, Exponential) and self.exponential_chain):
-            self._finite_control(L, H)
+            if L == H - 1 and self.delta == 0 and self.finite_room:
+                self._finite_control(L, H)
+            else:
+                self._general_control(L, H)
             return
         mu = 1 / model.service.mean
         d = self.delta
@@ -244,6 +247,30 @@ class Server:
     #: the exponential service's own chain (False: the M/G/1/H route of :meth:`_finite_control` for L = H - 1
     #: also for exponential service; the tests compare the two routes)
     exponential_chain = True
+    #: the M/G/1/H route for L = H - 1 and c = 1 (False: the general control route of :meth:`_general_control`,
+    #: which reduces to it there; the tests compare the two)
+    finite_room = True
+
+    def _general_control(self, L, H):
+        """The control with a general service law and any L < H: the departure-epoch chain of
+        :mod:`qderive.numeric.engines.sip_control` (p by PASTA from the refusals per departure interval, the admitted
+        copy's sojourn by the finite room's wait machinery over the normal-mode service starts). With a duplicate
+        cost c < 1 the copies' service is the mixture "B with probability 1 - delta, c B with probability delta"
+        (:class:`qderive.symbolic.laws.mixture.Mixture`), the admitted first copy's own service B."""
+        from .sip_control import ControlServer
+
+        model = self.model
+        service = model.service
+        if self.delta != 0:
+            from qderive.symbolic.laws.mixture import Mixture
+
+            service = Mixture.of(service, model.duplicate_cost, self.delta)
+        self.general = ControlServer(self.lam, service, L, H, own=model.service)
+        self.law = self.general.law
+        if not self.law.smooth and self.law.tails is None:
+            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
+                                 model.service.spec_text())
 
     def _finite_control(self, L, H):
         """The control with a general service law: exact for L = H - 1 only, where it is M/G/1/H (module docstring).
@@ -289,6 +316,8 @@ class Server:
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         if self.saturated:
             return ctx.num(0), ctx.num(1), ctx.num(1)
+        if self.general is not None:
+            return self.general.refused(ctx)
         if self.base is not None:
             if self.model.control is Control.NONE and self.model.capacity is None:
                 return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))
