@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import math
+import types
 from fractions import Fraction
 
 import numpy as np
@@ -163,15 +164,16 @@ class ControlServer:
 
         from .vacation_wait import _smooth
 
-        base = self.base
-        laws = {k: v for k, v in base.parameters().items() if k in ("service", "vacation")}
-        smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True), lambda: _smooth(base))
+        base, own = self.base, self.own
+        # a mixture of scaled copies of B is smooth exactly when B is: the key of the finite room's own check
+        laws = {"service": own.spec_text(), "vacation": None}
+        smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
+                             lambda: _smooth(types.SimpleNamespace(service=own, vacation=None)))
         w = self.wait
         if self.own is self.service:
             setup, why_not = (None, "") if smooth else FW.lattice_setup(base.service, None)
             return ResponseLaw("sojourn", w.transform("sojourn"), w.p_zero("sojourn"), w.moment_values("sojourn"),
                                smooth, why_not or why, None if setup is None else FW.lattice_tails(w, setup, "sojourn"))
-        own = self.own
         wait_transform, wait_moments = w.transform("wait"), w.moment_values("wait")
 
         def transform(ctx):

@@ -215,14 +215,14 @@ class SipRetransmissionModel(Model):
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
             _limits.check("threshold", H, "the control chain has about 2H states")
-            from ..laws.gamma import Exponential
+            from ..laws.deterministic import Deterministic
 
-            if not isinstance(self.service, Exponential) and c != 1:
-                # a general law with L <= H - 2 is the departure-epoch chain of the engine (sip_control)
-                raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} is computed "
-                                     "for exponential service only (the chain with two service phases; the "
-                                     "server of a general law would need the mixture of first copies "
-                                     "and duplicates); the simulator runs it", decimal_text(c))
+            if isinstance(self.service, Deterministic) and c != 1:
+                # a general law: the engine's departure-epoch chain with the mixture service (B, c B)
+                raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} and a constant "
+                                     "--service is not computed (the service is then the mixture of the constants "
+                                     "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
+                                     "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
 
     @property
