@@ -137,7 +137,13 @@ class ControlServer:
         if key not in self._pi:
             beta, tail, _ = self.counts(ctx)
             with ctx:
-                self._pi[key] = gth_stationary(ctx, control_embedded_chain(ctx, self.L, self.H, beta, tail))
+                P = control_embedded_chain(ctx, self.L, self.H, beta, tail)
+                # GTH scales pi by its first state: the empty one below capacity, a full one above it (pi(n) grows
+                # like (lambda E[B])^n there: ratios to the empty state overflow float64 at H = 500, lambda E[B] = 6)
+                order = np.arange(len(P))[:: -1 if self.lam * self.service.moment(1) >= 1 else 1]
+                pi = ctx.zeros(len(P))
+                pi[order] = gth_stationary(ctx, P[np.ix_(order, order)])
+                self._pi[key] = pi
         return self._pi[key]
 
     def _normal(self, ctx):
