@@ -228,3 +228,16 @@ def test_mixture_law_moments_counts_and_sampler():
     x = law.sample(np.random.default_rng(7), 40000)
     sd = float(law.variance()) ** 0.5 / 200
     assert abs(x.mean() - float(law.moment(1))) < 4 * sd
+
+
+def test_heavy_overload_keeps_float64_finite():
+    """lambda E[B] = 100, H = 160: pi(n) spans 100^160 = 1e320 (beyond float64 from the empty state); the chain is
+    scaled by a full state there. float64 p, q and the utilization against 20 digits (1e-13 relative), all finite."""
+    from qderive.numeric.backend import FLOAT64, mp_context
+    from qderive.numeric.engines.sip_control import ControlServer
+
+    s = ControlServer(F(100000), Erlang(2, F(1, 1000)), 100, 160)
+    got, ref = s.refused(FLOAT64), s.refused(mp_context(20))
+    assert 0.98 < got[0] < 1
+    for a, b in zip(got, ref):
+        assert abs(a - b) <= 1e-13 * abs(b)
