@@ -69,32 +69,35 @@ def test_exponential_service_against_the_contract_chain(L, H, lam, monkeypatch):
 
 def _erlang2_chain(lam, nu, L, H):
     """The contract's rule with Erlang-2 service (phase rate nu each), written here: states ('n', 0, 0) (empty),
-    ('n'|'o', n, j) with j the phase of the copy in service; the balance equations by LU at the current precision.
-    Returns pi as a dict."""
-    states = [("n", 0, 0)] + [(s, n, j) for s, lo in (("n", 1), ("o", L + 1)) for n in range(lo, H + 1)
-                               for j in (1, 2)]
-    ix = {x: i for i, x in enumerate(states)}
-    Q = mpmath.zeros(len(states))
+    ('n'|'o', n, j) with j the phase of the copy in service. The balance equations sum_a x_a r(a, b) = x_b out(b)
+    with x(empty) = 1 on the right-hand side, by LU at the current precision; returns pi (normalised) as a dict."""
+    empty = ("n", 0, 0)
+    states = [empty] + [(s, n, j) for s, lo in (("n", 1), ("o", L + 1)) for n in range(lo, H + 1) for j in (1, 2)]
+    rates = {}
 
-    def add(a, b, r):
-        Q[ix[a], ix[b]] += r
-        Q[ix[a], ix[a]] -= r
+    def move(a, b, r):
+        rates[a, b] = rates.get((a, b), 0) + r
 
-    add(("n", 0, 0), ("n", 1, 1), lam)
+    move(empty, ("n", 1, 1), lam)
     for (s, n, j) in states[1:]:
         if s == "n":  # an arrival finding H switches to overload (refused); below H it is admitted
-            add((s, n, j), ("n", n + 1, j) if n < H else ("o", H, j), lam)
+            move((s, n, j), ("n", n + 1, j) if n < H else ("o", H, j), lam)
         if j == 1:
-            add((s, n, j), (s, n, 2), nu)
+            move((s, n, j), (s, n, 2), nu)
         else:  # a departure; leaving L returns to normal
-            add((s, n, j), ("n", 0, 0) if n == 1 else ("n" if s == "n" or n - 1 == L else "o", n - 1, 1), nu)
-    A = Q.T
-    for c in range(len(states)):
-        A[len(states) - 1, c] = 1
-    b = mpmath.zeros(len(states), 1)
-    b[len(states) - 1] = 1
-    x = mpmath.lu_solve(A, b)
-    return {st: x[i] for st, i in ix.items()}
+            move((s, n, j), empty if n == 1 else ("n" if s == "n" or n - 1 == L else "o", n - 1, 1), nu)
+    pos = {x: i - 1 for i, x in enumerate(states)}  # unknowns: every state but the empty one
+    M, rhs = mpmath.zeros(len(states) - 1), mpmath.zeros(len(states) - 1, 1)
+    for (a, b), r in rates.items():
+        M[pos[a], pos[a]] -= r if a != empty else 0
+        if b != empty:
+            if a == empty:
+                rhs[pos[b]] -= r
+            else:
+                M[pos[b], pos[a]] += r
+    x = mpmath.lu_solve(M, rhs)
+    total = 1 + mpmath.fsum(x)
+    return {st: (1 if st == empty else x[pos[st]]) / total for st in states}
 
 
 @pytest.mark.parametrize("L, H, lam", [(1, 4, F(12)), (0, 3, F(7))])
