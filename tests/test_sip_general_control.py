@@ -234,8 +234,9 @@ def test_mixture_law_moments_counts_and_sampler():
 
 
 def test_heavy_overload_keeps_float64_finite():
-    """lambda E[B] = 100, H = 160: pi(n) spans 100^160 = 1e320 (beyond float64 from the empty state); the chain is
-    scaled by a full state there. float64 p, q and the utilization against 20 digits (1e-13 relative), all finite."""
+    """lambda E[B] = 100, H = 160 (H = 260 for the CTMC): pi(n) spans more than 1e308 from the empty state; the chains are
+    scaled by a full state there. float64 p, q and the utilization against 20 digits (1e-13 relative), all finite
+    (before: an OverflowError in GTH's normalisation)."""
     from qderive.numeric.backend import FLOAT64, mp_context
     from qderive.numeric.engines.sip_control import ControlServer
 
@@ -243,4 +244,12 @@ def test_heavy_overload_keeps_float64_finite():
     got, ref = s.refused(FLOAT64), s.refused(mp_context(20))
     assert 0.98 < got[0] < 1
     for a, b in zip(got, ref):
+        assert abs(a - b) <= 1e-13 * abs(b)
+    # the exponential service's own chain (the contract's CTMC) likewise (GTH retried in reverse order), against
+    # the departure-epoch chain of the same exponential server at 20 digits
+    m = Sip(rate=900, service=Exponential(F(1, 1000)), control="ignore", thresholds=(200, 260))
+    chain = E.Server(m, F(100000))
+    assert chain.general is None
+    ref = ControlServer(F(100000), Exponential(F(1, 1000)), 200, 260).refused(mp_context(20))
+    for a, b in zip(chain.refused(None), ref):
         assert abs(a - b) <= 1e-13 * abs(b)

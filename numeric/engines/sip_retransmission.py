@@ -187,10 +187,24 @@ def tagged_chain(states, H, rates, weights, first_rate, pi_of):
 
 
 def _stationary(size, moves, ctx):
+    """pi of the chain (i, j, rate) by the one GTH, which scales pi by the first state (the empty one). Far above
+    capacity pi(n) grows like (lambda E[B])^n and the ratios overflow float64 (H = 500, lambda E[B] = 6.3): then the
+    states are taken in reverse order (scaled by a full state; the tiny ratios of the nearly empty states may
+    underflow, harmlessly). The order below capacity is unchanged (the same float64 numbers as before)."""
     A = ctx.zeros((size, size))
     for i, j, r in moves:
         A[i, j] = A[i, j] + ctx.num(r)
-    return gth_stationary(ctx, A)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            pi = gth_stationary(ctx, A)
+        if not ctx.is_float64 or np.all(np.isfinite(pi)):
+            return pi
+    except OverflowError:
+        pass
+    order = np.arange(size)[::-1]
+    pi = ctx.zeros(size)
+    pi[order] = gth_stationary(ctx, A[np.ix_(order, order)])
+    return pi
 
 
 # --------------------------------------------------------------------------------------
