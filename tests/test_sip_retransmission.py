@@ -16,7 +16,7 @@ import pytest
 
 from qderive.derivations.cli import main
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws import Deterministic, Exponential
+from qderive.symbolic.laws import Deterministic, Exponential, Uniform
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
 
 
@@ -227,8 +227,8 @@ def test_bad_input_names_the_option(argv, option, capsys):
 
 
 def test_control_needs_exponential_service_and_eval_json_keys(capsys):
-    with pytest.raises(ParameterError, match="service"):
-        Sip(rate=5, service=Deterministic(F(1, 10)), control="ignore", thresholds=(1, 3)).evaluate()
+    with pytest.raises(ParameterError, match="service"):  # kinks at all sums of its points: no exact tails
+        Sip(rate=5, service=Uniform(F(1, 20), F(3, 20)), control="ignore", thresholds=(1, 3)).evaluate()
     code, out, _ = _cli(["eval", "sip-retransmission", "--rate", "9", "--service", "exp:mean=0.1", "--control", "503",
                          "--thresholds", "3,6", "--timeout", "8", "--scan-points", "16", "--response-tail", "1,9",
                          "--json"], capsys)
@@ -419,14 +419,11 @@ def test_general_service_goodput_against_the_transaction_simulator(control, rate
     assert abs(float(r.goodput) - est) <= 10 * bound + _Z99 * half, (float(r.goodput), est, half)
 
 
-@pytest.mark.parametrize("argv, option, words", [
-    (["--thresholds", "3,5"], "--thresholds", "L = H - 1"),
-    (["--thresholds", "4,5", "--duplicate-cost", "0.5"], "--duplicate-cost", "exponential service only"),
-])
-def test_general_service_refusals_name_the_option(argv, option, words, capsys):
-    """A general law under control: L <= H - 2 and a duplicate cost below 1 are refused with one clear line."""
-    code, out, err = _cli(["eval", "sip-retransmission", "--rate", "5", "--service", "erlang:k=2,mean=0.1",
-                           "--control", "ignore"] + argv, capsys)
-    assert code == 2 and option in err and words in err and len(err.strip().splitlines()) == 1, err
-    with pytest.raises(ParameterError, match="exponential service only"):
+def test_general_service_refusals_name_the_option(capsys):
+    """A constant service with a duplicate cost below 1 (a mixture of two constants: no exact tails) is refused with
+    one clear line (a smooth law with c < 1 and L <= H - 2 are computed: tests/test_sip_general_control.py)."""
+    code, out, err = _cli(["eval", "sip-retransmission", "--rate", "5", "--service", "det:mean=0.1",
+                           "--control", "ignore", "--thresholds", "4,5", "--duplicate-cost", "0.5"], capsys)
+    assert code == 2 and "--duplicate-cost" in err and "constant" in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(ParameterError, match="constant"):
         Sip(rate=5, service=Deterministic(F(1, 10)), control="503", thresholds=(4, 5), duplicate_cost=F(1, 2))

@@ -27,9 +27,14 @@ difference). Given lambda the server is an existing qderive model:
   (:func:`qderive.numeric.kernels.chains.gth_stationary`). By PASTA a copy is admitted with probability
   1 - p = sum_{n<H} pi(n, 0), and (FIFO) an admitted copy finding n has the sojourn Erlang(n + 1, mu):
   the tagged chain of :mod:`qderive.numeric.engines.ctmc_wait` (uniformization tails). A general
-  service law is computed for L = H - 1, where the server is exactly M/G/1/H (the mode is invisible:
-  :meth:`Server._finite_control`, the ``vacation-finite`` route above with K = H); with L <= H - 2 or
-  a duplicate cost c < 1 the model refuses it (no existing model has this rule for them).
+  service law: for L = H - 1 and c = 1 the server is exactly M/G/1/H (the mode is invisible:
+  :meth:`Server._finite_control`, the ``vacation-finite`` route above with K = H); for L <= H - 2, or a
+  duplicate cost c < 1, the departure-epoch chain of the rule (:mod:`qderive.numeric.engines.sip_control`,
+  :meth:`Server._general_control`: states (n, mode) after a departure, the arrivals during a service from the
+  count sequences, the one GTH; p = R / (1 + R) with R the refusals per departure interval, by PASTA; the
+  admitted copy's sojourn by the finite room's wait machinery over the normal-mode service starts: Euler
+  inversion for a smooth law, the lattice sums for a constant one). It reduces to the M/G/1/H route at
+  L = H - 1 and equals the exponential chain for exponential service (tests/test_sip_general_control.py).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
@@ -59,7 +64,10 @@ admitted one, which FIFO excludes; it is not used.)
 
 **Duplicate cost** c < 1 (``--control ignore|503``): a copy that is not its transaction's first admitted
 copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
-probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu), where
+probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu; for a general
+law the mixture "B with probability 1 - delta, c B with probability delta",
+:class:`qderive.symbolic.laws.mixture.Mixture`, in the departure-epoch chain, the sojourn the wait of that
+queue plus the copy's own B; a constant B is refused: the mixture of D and c D has no exact tails), where
 delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
 silent refusal, q under 503: the transactions whose copy 0 is admitted; the admitted copies per transaction are
 q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
@@ -179,10 +187,24 @@ def tagged_chain(states, H, rates, weights, first_rate, pi_of):
 
 
 def _stationary(size, moves, ctx):
+    """pi of the chain (i, j, rate) by the one GTH, which scales pi by the first state (the empty one). Far above
+    capacity pi(n) grows like (lambda E[B])^n and the ratios overflow float64 (H = 500, lambda E[B] = 6.3): then the
+    states are taken in reverse order (scaled by a full state; the tiny ratios of the nearly empty states may
+    underflow, harmlessly). The order below capacity is unchanged (the same float64 numbers as before)."""
     A = ctx.zeros((size, size))
     for i, j, r in moves:
         A[i, j] = A[i, j] + ctx.num(r)
-    return gth_stationary(ctx, A)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            pi = gth_stationary(ctx, A)
+        if not ctx.is_float64 or np.all(np.isfinite(pi)):
+            return pi
+    except OverflowError:
+        pass
+    order = np.arange(size)[::-1]
+    pi = ctx.zeros(size)
+    pi[order] = gth_stationary(ctx, A[np.ix_(order, order)])
+    return pi
 
 
 # --------------------------------------------------------------------------------------
@@ -200,7 +222,7 @@ class Server:
 
         self.model, self.lam, self.delta = model, lam, delta
         self.saturated = False
-        self.base = self.chain = None
+        self.base = self.chain = self.general = None
         control = model.control
         if control is Control.NONE and model.capacity is None:
             if lam * model.service.moment(1) >= 1:
@@ -228,7 +250,10 @@ class Server:
         model = self.model
         L, H = model.thresholds
         if not (isinstance(model.service, Exponential) and self.exponential_chain):
-            self._finite_control(L, H)
+            if L == H - 1 and self.delta == 0 and self.finite_room:
+                self._finite_control(L, H)
+            else:
+                self._general_control(L, H)
             return
         mu = 1 / model.service.mean
         d = self.delta
@@ -244,6 +269,30 @@ class Server:
     #: the exponential service's own chain (False: the M/G/1/H route of :meth:`_finite_control` for L = H - 1
     #: also for exponential service; the tests compare the two routes)
     exponential_chain = True
+    #: the M/G/1/H route for L = H - 1 and c = 1 (False: the general control route of :meth:`_general_control`,
+    #: which reduces to it there; the tests compare the two)
+    finite_room = True
+
+    def _general_control(self, L, H):
+        """The control with a general service law and any L < H: the departure-epoch chain of
+        :mod:`qderive.numeric.engines.sip_control` (p by PASTA from the refusals per departure interval, the admitted
+        copy's sojourn by the finite room's wait machinery over the normal-mode service starts). With a duplicate
+        cost c < 1 the copies' service is the mixture "B with probability 1 - delta, c B with probability delta"
+        (:class:`qderive.symbolic.laws.mixture.Mixture`), the admitted first copy's own service B."""
+        from .sip_control import ControlServer
+
+        model = self.model
+        service = model.service
+        if self.delta != 0:
+            from qderive.symbolic.laws.mixture import Mixture
+
+            service = Mixture.of(service, model.duplicate_cost, self.delta)
+        self.general = ControlServer(self.lam, service, L, H, own=model.service)
+        self.law = self.general.law
+        if not self.law.smooth and self.law.tails is None:
+            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
+                                 model.service.spec_text())
 
     def _finite_control(self, L, H):
         """The control with a general service law: exact for L = H - 1 only, where it is M/G/1/H (module docstring).
@@ -254,11 +303,10 @@ class Server:
         section 2), p its loss probability by PASTA, F the sojourn of an admitted copy
         (:mod:`qderive.numeric.engines.vacation_finite_wait`). For L <= H - 2 the state (H, normal), left by an
         arrival (to overload) or a departure (to H - 1, admitting), makes the mode a race between the Poisson
-        arrival and the residual service: no qderive model has it (``hysteretic --policy instant`` with
+        arrival and the residual service, which no other qderive model has (``hysteretic --policy instant`` with
         thresholds (L + 1, H, H + 1) has no state (H, normal) and blocks after the departure: for exponential
         service it refuses 0.1687 of the copies where the contract's chain refuses 0.1515 at lambda = 8, mu = 10,
-        (L, H) = (1, 4)), so the model refuses it; so it does a duplicate cost c < 1 (the M/G/1/H server would
-        need the mixture of first copies and duplicates)."""
+        (L, H) = (1, 4)): :meth:`_general_control` solves it, and a duplicate cost c < 1."""
         from qderive.symbolic.batches.finite import Constant
         from qderive.symbolic.models.vacation import FiniteVacationQueue
 
@@ -289,6 +337,8 @@ class Server:
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         if self.saturated:
             return ctx.num(0), ctx.num(1), ctx.num(1)
+        if self.general is not None:
+            return self.general.refused(ctx)
         if self.base is not None:
             if self.model.control is Control.NONE and self.model.capacity is None:
                 return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))

@@ -298,6 +298,12 @@ def _lst(law):
 
 
 def _lst_at(law, ctx, z, lam):
+    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) at the nodes z; a mixture law (``components()``) as the
+    weighted sum of its components' values (both are linear in the law)."""
+    parts = law.components() if hasattr(law, "components") else None
+    if parts:
+        values = [(float(w) if ctx.is_float64 else ctx.num(w), _lst_at(c, ctx, z, lam)) for w, c in parts]
+        return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
     ev = _lst(law)
     if ctx.is_float64:
         b, g = ev.numpy(np.asarray(z, dtype=complex), float(lam))

@@ -174,7 +174,7 @@ class SipRetransmissionModel(Model):
     control: Control = param("load control: none | ignore (drop silently in overload) | 503 (reject in overload)",
                              kind=Kind.CHOICE, choices=Control, default=Control.NONE)
     thresholds: tuple | None = param("L,H: overload from an arrival finding N >= H until a departure leaves L "
-                                     "(0 <= L < H, H <= K; L = H - 1 for a non-exponential --service); required "
+                                     "(0 <= L < H, H <= K); required "
                                      "by --control ignore/503", kind=Kind.INTEGERS, count=2, default=None,
                                      metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
@@ -215,22 +215,14 @@ class SipRetransmissionModel(Model):
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
             _limits.check("threshold", H, "the control chain has about 2H states")
-            from ..laws.gamma import Exponential
+            from ..laws.deterministic import Deterministic
 
-            if not isinstance(self.service, Exponential):
-                # a general law: exact only for L = H - 1, where the server is M/G/1/H (the engine's Server)
-                if L != H - 1:
-                    raise ParameterError("thresholds", f"L <= H - 2 with --control {self.control.value} is computed "
-                                         "for exponential service only (with a general law the state (N = H, normal), "
-                                         "left either to overload by an arrival or to H - 1 by a departure, makes the "
-                                         "mode a race with the residual service: no model of the project has that "
-                                         "rule); give L = H - 1 (then the server is exactly M/G/1/H) or "
-                                         "--service exp:mean=...", f"{L},{H}")
-                if c != 1:
-                    raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} is computed "
-                                         "for exponential service only (the chain with two service phases; the "
-                                         "M/G/1/H server of a general law would need the mixture of first copies "
-                                         "and duplicates); the simulator runs it", decimal_text(c))
+            if isinstance(self.service, Deterministic) and c != 1:
+                # a general law: the engine's departure-epoch chain with the mixture service (B, c B)
+                raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} and a constant "
+                                     "--service is not computed (the service is then the mixture of the constants "
+                                     "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
+                                     "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
 
     @property
