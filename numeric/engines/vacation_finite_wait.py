@@ -138,12 +138,14 @@ from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
 from ..backend import FLOAT64, _Scoped, mp_context
+from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
 
-__all__ = ["Strategy", "lattice_setup", "lattice_tails", "response_laws", "wait_law_data"]
+__all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
+           "wait_law_data"]
 
 
 class Strategy(enum.Enum):
@@ -216,6 +218,7 @@ class _Data:
     q: object = None  # the embedded law it was built from
     converted: object = None  # the same as gmpy2 numbers (:class:`_Converted`), made on first use
     lattice: object = None  # the constant-service tail sums' data (:class:`_LatticeSums`), made on first use
+    kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
 
 
 def _embedded(model, ctx):
@@ -792,6 +795,257 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
     return tails
 
 
+# --------------------------------------------------------------------------------------
+# A phase-type service with constant or empirical vacations: exact tails (kernel finite_kinked)
+# --------------------------------------------------------------------------------------
+
+
+def kinked_setup(service, vacation):
+    """((theta, P, exit, beta, k), ((w, d), ...)), "" when the service is phase-type (exponential, Erlang, integer
+    gamma, hyperexponential, Coxian, PH with no atom at 0) and the vacation's survival function is a sum of steps
+    w 1{x < d} (constant, empirical), so that the tails are the positive sums (K1)-(K2) of
+    :mod:`qderive.numeric.kernels.finite_kinked`: the service uniformized exactly at theta = max |T_ii|,
+    P = I + T / theta, exit = 1 - P 1, k the Erlang order when beta = e_1 and P is the shift (else None); otherwise
+    (None, why not) ("" when the vacation is not such a step law: the caller's reason stands)."""
+    if vacation is None:
+        return None, ""
+    vac = vacation.survival_pieces()
+    if vac is None or not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
+        if vac is None and vacation.survival(mpmath.mpf(0)) is not None:  # a density without pieces (uniform, ...)
+            return None, (f"the vacation time {vacation} has no exact sum with the service {service} in the finite "
+                          "room (exact tails there need a constant or empirical vacation with a phase-type service, "
+                          "or a constant service)")
+        return None, ""
+    ph = service.phase_type()
+    why = (f"the service time {service} is not phase-type, so the finite room has no exact sum for it with the "
+           f"vacation {vacation} (exact tails with constant or empirical vacations need an exponential, Erlang, "
+           "hyperexponential, Coxian or phase-type service)")
+    if ph is None:
+        return None, why
+    try:
+        alpha = tuple(Fraction(a) for a in ph[0])
+        T = tuple(tuple(Fraction(v) for v in row) for row in ph[1])
+    except (TypeError, ValueError):
+        return None, why
+    if sum(alpha) != 1:
+        return None, why + " (its initial vector has an atom at 0)"
+    n = len(alpha)
+    theta = max(-T[i][i] for i in range(n))
+    P = tuple(tuple((1 if i == j else 0) + T[i][j] / theta for j in range(n)) for i in range(n))
+    exit_ = tuple(1 - sum(row, Fraction(0)) for row in P)
+    shift = all(P[i][j] == (1 if j == i + 1 else 0) for i in range(n) for j in range(n))
+    erlang = n if shift and alpha == tuple(Fraction(int(i == 0)) for i in range(n)) else None
+    pieces = tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0)
+    return ((theta, P, exit_, alpha, erlang), pieces), ""
+
+
+#: Horner steps of the vacations' start (K2) beyond which the sums stop extending them
+_KINKED_STEPS = 1 << 14
+
+
+class _KinkedSums(_LatticeSums):
+    """The data of the sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` in the context of the law's
+    ``parts``, for the wait (``extra`` 0) or the sojourn (1: the customer's own service is one more block): the
+    admission matrices, the idle weight, the block chain of the service, per period its rows, batch rate, start (the
+    service: the residual phases summed with the admission weights; a vacation piece (w, d): its Horner start Z* and
+    the rows' admission weights z_K) and truncation bounds, and the total N(W > -1). Rows and Horner steps are
+    extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`_LatticeSums.tail`)."""
+
+    def __init__(self, parts, setup, extra):  # noqa: D107 - the class docstring says it
+        (theta, P, exit_, beta, erlang), pieces = setup
+        first = parts[0]
+        self.ctx, self.r, self.extra = first.ctx, first.r, extra
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.theta = ctx.num(theta)
+            n = len(beta)
+            Pc = ctx.zeros((n, n))
+            for i in range(n):
+                for j in range(n):
+                    Pc[i, j] = ctx.num(P[i][j])
+            self.P, self.exit, self.beta = Pc, ctx.array([ctx.num(v) for v in exit_]), ctx.array([ctx.num(a)
+                                                                                                 for a in beta])
+            self.piece = (ctx.num(1), self.theta, None, (self.beta, self.P, self.exit))
+            self.chain = FK.BlockChain(ctx, self.P, self.exit, self.beta, self.r + 2 + extra, erlang)
+            self.vpieces = tuple((ctx.num(w), ctx.num(d), d) for w, d in pieces)
+            self.steps = {d: self._initial_steps(ctx.num(d)) for _, _, d in self.vpieces}
+            self.periods = []
+            for data in parts:
+                self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
+                if data.Wv.shape[0]:
+                    self.periods.append(self._period(data, data.Wv, "vacation", data.Wv.shape[0] < len(data.phi)))
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+
+    def _initial_steps(self, d):
+        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps."""
+        ctx, I = self.ctx, int(2 * float(self.theta * d)) + 16
+        while FK.poisson_tail_bound(ctx, self.theta * d, I) > ctx.eps:
+            I *= 2
+        return I
+
+    def _idle_start(self):
+        """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
+        ctx, chain = self.ctx, self.chain
+        X = chain.zero()
+        X = chain.add_blocks(X, self.idle * self.A[self.r], self.extra)
+        for W, data, kind, profile, _ in self.periods:
+            if kind == "service":
+                X = chain.add_phases(X, profile["start"], 1 + self.extra)
+        self.start = X
+        self.start_masses = chain.masses(X)
+        self.start_size = (self.r + 2) * (chain.p + 2)
+
+    def _period(self, data, W, kind, complete):
+        ctx, r = self.ctx, self.r
+        lam = data.lam
+        top = W.shape[0] - 1
+        z = ctx.matmul(W, self.A[:r]) if r else ctx.zeros((W.shape[0], r + 1))  # z_K[j]
+        mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
+        reach = np.max(self.C[:r, 0]) if r else ctx.num(0)
+        error = K._FW_NEGLIGIBLE * float(np.max(np.abs(W))) if ctx.is_float64 and W.size else 0
+        profile = {"z": z, "trunc": ctx.num(0), "size": float(top + r)}
+        if kind == "service":
+            H, size = FK.residual_phase_rows(ctx, lam, self.theta, self.beta, self.P, top)
+            profile["start"] = ctx.matmul(np.ascontiguousarray(z.T), H)
+            profile["size"] += size
+            if not complete and mass:
+                _, rem, _, _ = LF.matrix_residual_weights(ctx, lam, self.piece, top)
+                profile["trunc"] = profile["trunc"] + mass * rem * reach
+            if error:
+                profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(H.ravel())) * reach
+        else:
+            rowsum = np.array([ctx.fsum(list(row)) for row in z], dtype=object) if not ctx.is_float64 else z.sum(axis=1)
+            profile["rowsum"], profile["vac"] = rowsum, []
+            for w, d, exact_d in self.vpieces:
+                om, rem, size = LF.residual_weights(ctx, lam, (w, ctx.num(0), d), ctx.num(0), top)
+                I = self.steps[exact_d]
+                nu, nsize = FK.overlap_weights(ctx, lam, self.theta, d, top, I)
+                zeta = ctx.matmul(np.ascontiguousarray(nu.T), z) * w
+                Z, steps = FK.vacation_start(self.chain, zeta, self.extra)
+                total = ctx.dot(om, rowsum)  # this piece's admitted customers
+                cut = w * ctx.fsum(list(rowsum)) / lam * FK.poisson_tail_bound(ctx, self.theta * d, I)
+                profile["vac"].append({"total": total, "masses": self.chain.masses(Z), "cut": cut,
+                                       "size": size + nsize + steps * (self.chain.p + 2)})
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+        return [W, data, kind, profile, complete]
+
+    def _extend(self):
+        """Double the rows (:meth:`_LatticeSums._extend`) and the Horner steps; False when neither can grow."""
+        grown = False
+        for d, I in self.steps.items():
+            if I < _KINKED_STEPS:
+                self.steps[d], grown = 2 * I, True
+        if grown:
+            self.periods = [self._period(data, W, kind, complete) for W, data, kind, _, complete in self.periods]
+        grown = super()._extend() or grown
+        if grown:
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by (K1)-(K2) (t exact; t < 0: the total N(W > -1))."""
+        ctx, chain = self.ctx, self.chain
+        if t < 0:
+            parts = [self.idle * self.C[self.r, 0]]
+            for W, data, kind, profile, _ in self.periods:
+                if kind == "service":
+                    parts.append(ctx.fsum(list(profile["start"].ravel())))
+                else:
+                    parts.extend(v["total"] for v in profile["vac"])
+            trunc = ctx.fsum([p[3]["trunc"] for p in self.periods])
+            total = ctx.fsum(parts)
+            return total, 4 * ctx.eps * (len(parts) + self.r + 10) * total, trunc
+        tt = ctx.num(t)
+        value, size = FK.poisson_mass_sum(ctx, self.theta * tt, self.start_masses(1), self.start_masses)
+        size += self.start_size
+        parts, trunc = [value], ctx.num(0)
+        for W, data, kind, profile, _ in self.periods:
+            size = max(size, profile["size"])
+            trunc = trunc + profile["trunc"]
+            if kind == "service":
+                continue
+            for (w, d, exact_d), v in zip(self.vpieces, profile["vac"]):
+                if t >= exact_d:
+                    got, sz = FK.poisson_mass_sum(ctx, self.theta * ctx.num(t - exact_d), v["masses"](1), v["masses"])
+                    parts.append(got)
+                    size = max(size, sz + v["size"])
+                    trunc = trunc + v["cut"]
+                    continue
+                top = W.shape[0] - 1
+                om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, top)[0]
+                got, sz, cut = FK.vacation_below(ctx, chain, data.lam, self.theta, d, tt, profile["z"], om,
+                                                 self.extra, self.steps[exact_d])
+                parts.append(w * got)
+                size = max(size, sz + profile["size"])
+                trunc = trunc + w * cut
+        total = ctx.fsum(parts)
+        return total, 4 * ctx.eps * (size + 10) * total, trunc
+
+
+def kinked_tails(law: "_FiniteWait", setup, kind: str):
+    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant
+    or empirical vacations: P(W > t) (or of the sojourn) by the positive sums (K1)-(K2) of
+    :mod:`qderive.numeric.kernels.finite_kinked` over the state at the batch's arrival of this module's items 1-3.
+
+    The precision policy of :func:`lattice_tails`: float64 keeps a tail whose error bound (rounding, rows cut or
+    zeroed, Horner and Poisson sums cut) is below 1e-10 of it and gives None otherwise (recomputed at 15 digits, with
+    a note); D digits use the mpmath data (D + guard + 24 digits) and extend rows and Horner steps until the
+    truncation is below 10^-(D+2) of the tail."""
+    extra = 1 if kind == "sojourn" else 0
+
+    def sums_for(ctx):
+        parts = law.parts(ctx)
+        if parts[0].kinked is None:
+            parts[0].kinked = {}
+        if kind not in parts[0].kinked:
+            parts[0].kinked[kind] = _KinkedSums(parts, setup, extra)
+        return parts[0].kinked[kind]
+
+    def tails(ts, digits):
+        out, working = [], None
+        if digits is None:
+            try:
+                with np.errstate(under="ignore"):
+                    sums = sums_for(FLOAT64)
+            except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
+                return [None] * len(ts), None
+        else:
+            sums = sums_for(mp_context(digits))
+            working = sums.ctx.dps
+        for t in ts:
+            t = Fraction(t)
+            with sums.ctx:
+                goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
+                try:
+                    with np.errstate(under="ignore", over="raise", invalid="raise"):
+                        value, error = sums.tail(t, goal)
+                except (OverflowError, FloatingPointError, ArithmeticError):
+                    if digits is not None:
+                        raise NumericalError(f"P({kind} > {float(t):.6g}): the sums of uniformized steps exceed "
+                                             "their limits (t too large for this arithmetic)") from None
+                    out.append(None)
+                    continue
+                if digits is None:
+                    ok = np.isfinite(value) and np.isfinite(error) and (value == 0 or (value > 0 and error <= 1e-10))
+                    out.append(min(1.0, float(value)) if ok else None)
+                    continue
+                if value != 0 and not error <= 10 * goal:
+                    raise NumericalError(f"P({kind} > {float(t):.6g}) with constant vacations: the sums still miss "
+                                         f"10^-{digits + 1} of the tail")
+                out.append(+value)
+        return out, working
+
+    return tails
+
+
 @functools.lru_cache(maxsize=4)
 def wait_law_data(model) -> _FiniteWait:
     """The computation behind :func:`response_laws`, one per model (a frozen model: its data are a function of
@@ -809,7 +1063,11 @@ def response_laws(model) -> dict:
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
     setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
+    make = lattice_tails
+    if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
+        setup, why_not = kinked_setup(model.service, model.vacation)
+        make = kinked_tails
     w = wait_law_data(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
-                              None if setup is None else lattice_tails(w, setup, kind))
+                              None if setup is None else make(w, setup, kind))
             for kind in ("wait", "sojourn")}
