@@ -243,3 +243,107 @@ def test_against_oracle(case):
     for t, want in zip(c["ts"], ref):
         assert _rel(f64[str(t)], want) < 1e-12, (t, f64[str(t)], want)
         assert _rel(d30[str(t)], want) < 1e-25, (t, d30[str(t)], want)
+
+
+# -- the mean and the second moment as integrals of the tail (a hyperexponential service: the general chain) -----
+
+
+def _gauss_legendre(pieces, n):
+    x, w = np.polynomial.legendre.leggauss(n)
+    nodes, weights = [], []
+    for a, b in pieces:
+        nodes += list((b - a) / 2 * x + (a + b) / 2)
+        weights += list((b - a) / 2 * w)
+    return nodes, np.array(weights)
+
+
+def test_moments_are_integrals_of_the_tail():
+    """E W = int P(W > t) dt and E W^2 = int 2 t P(W > t) dt (Gauss-Legendre, 24 nodes per piece, split at the kink
+    t = d = 2; beyond t = 152 the tail is below 1e-16) against ``wait_moments`` (the transform's power series at
+    s = 0: no tail is involved). The quadrature error of an analytic integrand on these pieces is far below 1e-13."""
+    service = qd.HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), F(5, 4)))
+    m = _model(5, False, _PMF, service, qd.Deterministic(2), False, F(3, 10))
+    law = FW.response_laws(m)["wait"]
+    pieces = [(0, 2), (2, 7), (7, 17), (17, 37), (37, 77), (77, 152)]
+    nodes, weights = _gauss_legendre(pieces, 24)
+    tails, _ = law.tails([F(t) for t in nodes], None)
+    assert all(v is not None for v in tails)
+    tails = np.array(tails)
+    assert tails[-1] < 1e-16
+    m1, m2 = m.evaluate(wait_moments=2)["wait_moments"]
+    assert abs(weights @ tails - m1) < 1e-12 * m1
+    assert abs(weights @ (2 * np.array(nodes) * tails) - m2) < 1e-12 * m2
+
+
+# -- kernel: the block chain step by step = the Erlang shortcut ---------------------------------------------------
+
+
+@pytest.mark.parametrize("ctx", [FLOAT64, mp_context(30)], ids=["float64", "mp30"])
+def test_block_chain_equals_erlang_shortcut(ctx):
+    """For an Erlang-3 service the chain run step by step (erlang=None) and the steps-left shortcut give the same
+    masses of the same start, and the same Horner start Z*: all positive sums, so 1e-14 (float64) / 1e-28 (30
+    digits) relative."""
+    k, B = 3, 4
+    with ctx:
+        P = ctx.zeros((k, k))
+        for i in range(k - 1):
+            P[i, i + 1] = ctx.num(1)
+        exit_, beta = ctx.array([0, 0, 1]), ctx.array([1, 0, 0])
+        rows, zeta = ctx.zeros((B, k)), ctx.zeros((6, B))
+        for i in range(B):
+            rows[i] = ctx.array([F(i + 1, 7 + p) for p in range(k)])
+        for i in range(6):
+            zeta[i] = ctx.array([F(1 + (i * j) % 5, 9 + i) for j in range(B)])
+        out = []
+        for erlang in (k, None):
+            chain = FK.BlockChain(ctx, P, exit_, beta, B, erlang)
+            X = chain.add_phases(chain.add_blocks(chain.zero(), ctx.array([F(1, 3), F(1, 5), F(2, 7), 0]), 1), rows)
+            Z, _ = FK.vacation_start(chain, zeta)
+            out.append((chain.masses(X)(B * k + 2)[: B * k + 1], chain.masses(Z)(B * k + 2)[: B * k + 1],
+                        chain.total(X)))
+        tol = 1e-14 if ctx.is_float64 else mpmath.mpf(10) ** -28
+        for a, b in zip(out[0][:2], out[1][:2]):
+            assert all(abs(x - y) <= tol * abs(y) for x, y in zip(a, b) if y) and all(not x for x, y in zip(a, b) if not y)
+        assert out[0][0][0] == out[0][2] or abs(out[0][0][0] - out[1][2]) <= tol * out[1][2]
+
+
+# -- P(W = 0), the quantile, the refusals, the command line ---------------------------------------------------------
+
+
+def test_zero_atom_quantile_and_cli():
+    """Single vacations: P(W > 0) = 1 - P(W = 0) (the atom: the idle server's first customers, from the transform's
+    data, another computation); the 0.99 quantile q satisfies P(W > q) = 0.01 (to its tolerance); the command line
+    gives the contract's keys, float64 and --digits."""
+    from conftest import cli
+
+    m = _model(4, False, _PMF, qd.Erlang(2, F(1, 2)), qd.Deterministic(F(3, 2)), True, F(1, 2))
+    law = FW.response_laws(m)["wait"]
+    p0 = law.p_zero(FLOAT64)
+    assert 0 < p0 < 1
+    assert abs(law.tails([F(0)], None)[0][0] - (1 - p0)) < 1e-13
+    q = m.evaluate(wait_quantile=["0.99"])["wait_quantile"]["0.99"]
+    assert abs(law.tails([F(q)], None)[0][0] - 0.01) < 1e-11
+    argv = ["eval", "vacation-finite", "--rate", "0.5", "--batch", "pmf:1=0.5,2=0.3,3=0.2", "--service",
+            "erlang:k=2,mean=0.5", "--vacation", "det:mean=1.5", "--capacity", "4", "--vacation-policy", "single",
+            "--wait-tail", "0.5,2", "--wait-quantile", "0.99", "--sojourn-tail", "1", "--json"]
+    code, out, err = cli(argv)
+    assert code == 0, err
+    got = json.loads(out)["measures"]
+    assert set(got["wait_tail"]) == {"0.5", "2"} and set(got["wait_quantile"]) == {"0.99"}
+    assert abs(got["wait_quantile"]["0.99"] - q) < 1e-12 * q
+    assert abs(got["wait_tail"]["2"] - law.tails([F(2)], None)[0][0]) < 1e-15
+    code, out, err = cli(argv[:-1] + ["--digits", "20", "--json"])
+    assert code == 0, err
+    assert abs(mpmath.mpf(json.loads(out)["measures"]["wait_tail"]["2"]) - got["wait_tail"]["2"]) < 1e-12 * got[
+        "wait_tail"]["2"]
+
+
+def test_refusals_name_the_law():
+    """A gamma service of non-integer shape and a uniform vacation stay refused for tails, with the reason."""
+    from conftest import cli
+
+    base = ["eval", "vacation-finite", "--rate", "0.5", "--batch", "geometric:mean=2", "--capacity", "3"]
+    code, _, err = cli(base + ["--service", "gamma:shape=2.5,mean=1", "--vacation", "det:mean=1", "--wait-tail", "1"])
+    assert code == 2 and "not phase-type" in err
+    code, _, err = cli(base + ["--service", "exp:mean=1", "--vacation", "uniform:low=0.5,high=1", "--wait-tail", "1"])
+    assert code == 2 and "uniform" in err
