@@ -891,7 +891,7 @@ class _KinkedSums(_LatticeSums):
         """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
         ctx, chain = self.ctx, self.chain
         X = chain.zero()
-        X = chain.add_blocks(X, self.idle * self.A[self.r], self.extra)
+        X = chain.add_blocks(X, self.A[self.r] * self.idle, self.extra)
         for W, data, kind, profile, _ in self.periods:
             if kind == "service":
                 X = chain.add_phases(X, profile["start"], 1 + self.extra)

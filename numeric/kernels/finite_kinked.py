@@ -165,12 +165,8 @@ def overlap_weights(ctx, lam, theta, y, top, I):
     for i in range(1, I + 1):
         row[i] = row[i - 1] * b
     for K in range(top + 1):
-        if K:
-            nxt = ctx.zeros(I + 1)
-            nxt[0] = row[0] * a
-            for i in range(1, I + 1):  # binom(K+i, K) = binom(K-1+i, K-1) (K+i)/K
-                nxt[i] = row[i] * a * (K + i) / K
-            row = nxt
+        if K:  # binom(K+i, K) = binom(K-1+i, K-1) (K+i)/K: one rounding more per factor
+            row = row * ctx.array([a * (K + i) / K for i in range(I + 1)])
         out[K] = row * gam[K: K + I + 1]
     return out, size + 4.0 * (top + I) + 10
 
