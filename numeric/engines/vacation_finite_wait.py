@@ -877,14 +877,30 @@ class _KinkedSums(_LatticeSums):
                 self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
                 if data.Wv.shape[0]:
                     self.periods.append(self._period(data, data.Wv, "vacation", data.Wv.shape[0] < len(data.phi)))
+            worst = self.chain.add_blocks(self.chain.zero(), [ctx.num(0)] * (self.chain.B - 1) + [ctx.num(1)], 1)
+            self.worst = self.chain.masses(worst)  # P(N_B > m): the steps from the last block's start
             self._idle_start()
             self.mass = self._sum(-1)[0]
 
+    def _beyond(self, I, z):
+        """sum_l Pois(l; z) P(N_B > I + l) (the Horner cut's factor, kernel docstring *Errors*)."""
+        ctx = self.ctx
+
+        def shifted(n):
+            full = self.worst(n + I)
+            return full[I:] if len(full) > I else ctx.zeros(1)
+
+        return FK.poisson_mass_sum(ctx, z, shifted(1), shifted)[0]
+
     def _initial_steps(self, d):
-        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps."""
+        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps (ArithmeticError beyond
+        :data:`_KINKED_STEPS`: a vacation of more than about 8000 service phases)."""
         ctx, I = self.ctx, int(2 * float(self.theta * d)) + 16
         while FK.poisson_tail_bound(ctx, self.theta * d, I) > ctx.eps:
             I *= 2
+        if I > _KINKED_STEPS:
+            raise ArithmeticError(f"the vacation {float(d):.6g} spans about {float(self.theta * d):.6g} uniformized "
+                                  f"service phases: its residual needs more than {_KINKED_STEPS} steps")
         return I
 
     def _idle_start(self):
@@ -977,12 +993,14 @@ class _KinkedSums(_LatticeSums):
                     got, sz = FK.poisson_mass_sum(ctx, self.theta * ctx.num(t - exact_d), v["masses"](1), v["masses"])
                     parts.append(got)
                     size = max(size, sz + v["size"])
-                    trunc = trunc + v["cut"]
+                    if v["cut"]:
+                        trunc = trunc + v["cut"] * self._beyond(self.steps[exact_d], self.theta * ctx.num(t - exact_d))
                     continue
                 top = W.shape[0] - 1
                 om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, top)[0]
+                I = self.steps[exact_d]
                 got, sz, cut = FK.vacation_below(ctx, chain, data.lam, self.theta, d, tt, profile["z"], om,
-                                                 self.extra, self.steps[exact_d])
+                                                 self.extra, I, self._beyond(I, ctx.num(0)))
                 parts.append(w * got)
                 size = max(size, sz + profile["size"])
                 trunc = trunc + w * cut
@@ -1012,13 +1030,16 @@ def kinked_tails(law: "_FiniteWait", setup, kind: str):
     def tails(ts, digits):
         out, working = [], None
         if digits is None:
-            try:
-                with np.errstate(under="ignore"):
+            try:  # an overflow leaves inf or nan in the data: those tails fail their test below and escalate
+                with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
                     sums = sums_for(FLOAT64)
             except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
                 return [None] * len(ts), None
         else:
-            sums = sums_for(mp_context(digits))
+            try:
+                sums = sums_for(mp_context(digits))
+            except ArithmeticError as e:
+                raise NumericalError(f"{kind} tails with constant vacations: {e}") from None
             working = sums.ctx.dps
         for t in ts:
             t = Fraction(t)
@@ -1027,10 +1048,11 @@ def kinked_tails(law: "_FiniteWait", setup, kind: str):
                 try:
                     with np.errstate(under="ignore", over="raise", invalid="raise"):
                         value, error = sums.tail(t, goal)
-                except (OverflowError, FloatingPointError, ArithmeticError):
+                except ArithmeticError:  # overflow, or more Poisson terms than the kernel's limit
                     if digits is not None:
-                        raise NumericalError(f"P({kind} > {float(t):.6g}): the sums of uniformized steps exceed "
-                                             "their limits (t too large for this arithmetic)") from None
+                        raise NumericalError(f"P({kind} > {float(t):.6g}) with constant vacations: the sums of "
+                                             "uniformized service steps exceed their limit (t is too large: more "
+                                             f"than {FK.STEPS} steps of the service's phases)") from None
                     out.append(None)
                     continue
                 if digits is None:

@@ -49,13 +49,18 @@ the masses are reverse cumulative sums of the start's weights by steps left (no 
 size the number of sequential operations (chain steps, Horner steps, rows, levels) plus the magnitude of the
 logarithms of the Poisson and negative-binomial weights (float64 forms them from their logarithms). Truncations are
 bounded a priori: the Poisson sum (K1) beyond m = M by M_M P(Pois(theta t) > M) (masses decrease), stopped when
-below eps of the sum; the Horner sum beyond i = I by w sum_K |z_K|_1 omega_K(0) P(Pois(theta y) > I) (a mass never
-exceeds its weight), y = d or t; the rows beyond the last as in :mod:`~qderive.numeric.kernels.lattice_finite`.
+below eps of the sum; the Horner sum beyond i = I by w sum_K |z_K|_1 omega_K(0) P(Pois(theta y) > I) (y = d or t)
+times sum_l Pois(l; theta c) P(N_B > I + l) (c = t - d; 0 for t < d), N_B the steps from the last block's start
+(a term i > I has run at least I + l steps, and N_j <= N_B); the rows beyond the last as in
+:mod:`~qderive.numeric.kernels.lattice_finite`.
 """
 
 import math
 
 import numpy
+
+#: the most uniformized steps a Poisson sum (K1) runs (about 2 theta t: t up to some 30000 mean phases)
+STEPS = 1 << 16
 
 
 def _poisson_weights(ctx, z, M):
@@ -97,8 +102,11 @@ def poisson_mass_sum(ctx, z, masses, extend):
     (value, size) (size: the rounding count of the module docstring)."""
     M = max(int(2 * float(z)) + 16, 16)
     while True:
-        if len(masses) < M + 1:
-            masses = extend(M + 1)
+        want = min(M, STEPS)
+        if len(masses) < want + 1:
+            masses = extend(want + 1)
+        if M > STEPS and len(masses) > want:  # not complete within the limit
+            raise ArithmeticError(f"the Poisson sum of the uniformized steps needs more than {STEPS} terms")
         top = min(M, len(masses) - 1)
         weights, size = _poisson_weights(ctx, z, top)
         value = ctx.dot(weights, masses[: top + 1])
@@ -108,8 +116,6 @@ def poisson_mass_sum(ctx, z, masses, extend):
         if rest <= ctx.eps * value or masses[top] == 0:
             return value, size + top
         M *= 2
-        if M > 1 << 22:
-            raise ArithmeticError("the Poisson sum of the uniformized steps needs more than 2^22 terms")
 
 
 def residual_phase_rows(ctx, lam, theta, beta, P, top):
@@ -284,11 +290,12 @@ def vacation_start(chain, zeta, shift=0):
     return X, zeta.shape[0]
 
 
-def vacation_below(ctx, chain, lam, theta, d, t, z, omega_t, shift, I):
+def vacation_below(ctx, chain, lam, theta, d, t, z, omega_t, shift, I, beyond=1):
     """N_d(W > t) / w for t < d (module docstring): the customers sure to wait more than t plus the mass of the start
     built from z'_k = sum_{K >= k} Pois(K - k; lambda (d - t)) z_K and nu with the upper limit t (rows ``z``:
     (top + 1) x (j = 0..); ``omega_t`` = P(Pois(lambda (d - t)) > K) / lambda, K = 0..top, the weights (F3) at u = t).
-    Returns (value, size, truncation bound / w)."""
+    ``beyond`` >= the mass fraction left after I steps from any block (the caller's P(N_B > I)). Returns (value,
+    size, truncation bound / w)."""
     top = z.shape[0] - 1
     sure = ctx.dot(omega_t, z.sum(axis=1) if ctx.is_float64 else numpy.array([ctx.fsum(list(row)) for row in z]))
     if not t > 0:
@@ -304,5 +311,5 @@ def vacation_below(ctx, chain, lam, theta, d, t, z, omega_t, shift, I):
     mass = chain.total(X)
     # the Horner sum beyond I: sum_k |z'_k|_1 int_0^t Pois(k; lambda y) dy P(Pois(theta t) > I)
     total = ctx.fsum(list(zp.ravel()))
-    trunc = total / lam * poisson_tail_bound(ctx, theta * t, I)
+    trunc = total / lam * poisson_tail_bound(ctx, theta * t, I) * beyond
     return sure + mass, size + nsize + steps + 2 * top + 10, trunc
