@@ -21,8 +21,6 @@ asked, 10^-25 demanded against a 40-digit reference (the reference's quad conver
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction as F
 
 import mpmath

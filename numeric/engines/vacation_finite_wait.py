@@ -905,7 +905,7 @@ class _KinkedSums(_LatticeSums):
 
     def _idle_start(self):
         """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
-        ctx, chain = self.ctx, self.chain
+        chain = self.chain
         X = chain.zero()
         X = chain.add_blocks(X, self.A[self.r] * self.idle, self.extra)
         for W, data, kind, profile, _ in self.periods:

@@ -17,7 +17,7 @@ uniformized at theta = max |T_ii|: P = I + T / theta >= 0, exit vector e = 1 - P
 the N-th event of a Poisson process of rate theta, N the absorption step of the chain P. Waiting behind a residual
 and j services is the *block chain* on (b, phase), b = services left including the current one: a step multiplies
 block b by P and moves its exit mass e to block b - 1 with beta (block 1 exits: the wait ends). For a start vector X
-over the blocks, M_m(X) = X P_block^m 1 (the mass not yet absorbed after m steps; :func:`block_masses`), and::
+over the blocks, M_m(X) = X P_block^m 1 (the mass not yet absorbed after m steps; :meth:`BlockChain.masses`), and::
 
     P(residual + S_j > t) weighted by X  =  sum_m Pois(m; theta t) M_m(X).                                   (K1)
 
@@ -58,6 +58,8 @@ times sum_l Pois(l; theta c) P(N_B > I + l) (c = t - d; 0 for t < d), N_B the st
 import math
 
 import numpy
+
+from .lattice_finite import residual_weights
 
 #: the most uniformized steps a Poisson sum (K1) runs (about 2 theta t: t up to some 30000 mean phases)
 STEPS = 1 << 16
@@ -150,8 +152,6 @@ def overlap_weights(ctx, lam, theta, y, top, I):
     (K2)): binom(K + i, K) (lambda / mu)^K (theta / mu)^i P(Pois(mu y) > K + i) / mu, the regularized incomplete
     gamma by the positive series of :func:`~qderive.numeric.kernels.lattice_finite.residual_weights` (called with the
     rate mu and a cut y). Returns (nu, size)."""
-    from .lattice_finite import residual_weights
-
     mu = lam + theta
     out = ctx.zeros((top + 1, I + 1))
     if not y > 0:
@@ -183,7 +183,7 @@ class BlockChain:
     (Erlang-k; k = 1: exponential): then a start is kept as weights by steps left (a vector) and its masses are reverse
     cumulative sums, exactly. A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision, the same
     correctly rounded operations, about ten times faster) runs the chain there; starts live in the twin, inputs and
-    results are converted exactly at the boundary (:meth:`start`, :meth:`masses`, :meth:`total`)."""
+    results are converted exactly at the boundary (:meth:`add_blocks`, :meth:`add_phases`, :meth:`masses`, :meth:`total`)."""
 
     def __init__(self, ctx, P, exit_, beta, blocks, erlang=None):
         self.ctx, self.B, self.erlang, self.p = ctx, blocks, erlang, len(beta)
