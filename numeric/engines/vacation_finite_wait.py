@@ -767,16 +767,28 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
     + 24 digits: the rounding bound is far below 10^-(D+2)) and extend the rows until their truncation is below
     10^-(D+2) of the tail; a tail that cannot meet it raises a NumericalError."""
     shift = setup[0] if kind == "sojourn" else 0
+    return _sum_tails(lambda ctx: _lattice_sums(law, ctx, setup), shift, "with the constant service",
+                      f"the sums over {_LATTICE_ROWS} rows of batches")
+
+
+def _sum_tails(get_sums, shift, what, parts):
+    """The ``tails`` function of a law whose tails are sums of positive terms (:class:`_LatticeSums` or a subclass,
+    ``get_sums(ctx)``), under the policy of :func:`lattice_tails`: P(T > t) = the sums' tail at t - ``shift``
+    (1 below 0); ``what`` and ``parts`` name the case and its sums in the errors."""
 
     def tails(ts, digits):
         out, working = [], None
         if digits is None:
-            try:
-                sums = _lattice_sums(law, FLOAT64, setup)
+            try:  # an overflow leaves inf or nan in the data: those tails fail their test below and escalate
+                with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                    sums = get_sums(FLOAT64)
             except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
                 return [None] * len(ts), None
         else:
-            sums = _lattice_sums(law, mp_context(digits), setup)
+            try:
+                sums = get_sums(mp_context(digits))
+            except ArithmeticError as e:  # a size limit of the sums
+                raise NumericalError(f"the tails {what}: {e}") from None
             working = sums.ctx.dps
         for t in ts:
             t = Fraction(t) - shift
@@ -786,13 +798,12 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
             with sums.ctx:
                 goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
                 try:
-                    value, error = sums.tail(t, goal)
-                except OverflowError:  # t - j D beyond the float64 range: this point escalates
+                    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                        value, error = sums.tail(t, goal)  # inf or nan fail the float64 test below
+                except ArithmeticError as e:  # t - j D beyond the float64 range, or a size limit: this point escalates
                     if digits is not None:
-                        raise NumericalError(f"P(W > {mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator, 6)}) with "
-                                             "the constant service lies below the "
-                                             "exponent range of the arithmetic (t is too large for any tail to "
-                                             "be represented)") from None
+                        raise NumericalError(f"P(T > {mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator, 6)}) "
+                                             f"{what}: {e} (t is too large for these sums)") from None
                     out.append(None)
                     continue
                 if digits is None:
@@ -800,8 +811,8 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
                     out.append(min(1.0, float(value)) if ok else None)
                     continue
                 if value != 0 and not error <= 10 * goal:
-                    raise NumericalError(f"P(W > {float(t):.6g}) with the constant service: the sums over "
-                                         f"{_LATTICE_ROWS} rows of batches still miss 10^-{digits + 1} of the tail")
+                    raise NumericalError(f"P(T > {float(t):.6g}) {what}: {parts} still miss 10^-{digits + 1} of "
+                                         "the tail")
                 out.append(+value)
         return out, working
 
@@ -1040,45 +1051,7 @@ def kinked_tails(law: "_FiniteWait", setup, kind: str):
             parts[0].kinked[kind] = _KinkedSums(parts, setup, extra)
         return parts[0].kinked[kind]
 
-    def tails(ts, digits):
-        out, working = [], None
-        if digits is None:
-            try:  # an overflow leaves inf or nan in the data: those tails fail their test below and escalate
-                with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
-                    sums = sums_for(FLOAT64)
-            except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
-                return [None] * len(ts), None
-        else:
-            try:
-                sums = sums_for(mp_context(digits))
-            except ArithmeticError as e:
-                raise NumericalError(f"{kind} tails with constant vacations: {e}") from None
-            working = sums.ctx.dps
-        for t in ts:
-            t = Fraction(t)
-            with sums.ctx:
-                goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
-                try:
-                    with np.errstate(under="ignore", over="raise", invalid="raise"):
-                        value, error = sums.tail(t, goal)
-                except ArithmeticError:  # overflow, or more Poisson terms than the kernel's limit
-                    if digits is not None:
-                        raise NumericalError(f"P({kind} > {float(t):.6g}) with constant vacations: the sums of "
-                                             "uniformized service steps exceed their limit (t is too large: more "
-                                             f"than {FK.STEPS} steps of the service's phases)") from None
-                    out.append(None)
-                    continue
-                if digits is None:
-                    ok = np.isfinite(value) and np.isfinite(error) and (value == 0 or (value > 0 and error <= 1e-10))
-                    out.append(min(1.0, float(value)) if ok else None)
-                    continue
-                if value != 0 and not error <= 10 * goal:
-                    raise NumericalError(f"P({kind} > {float(t):.6g}) with constant vacations: the sums still miss "
-                                         f"10^-{digits + 1} of the tail")
-                out.append(+value)
-        return out, working
-
-    return tails
+    return _sum_tails(sums_for, 0, "with constant vacations", f"the sums over {_KINKED_STEPS} Horner steps")
 
 
 @functools.lru_cache(maxsize=4)
