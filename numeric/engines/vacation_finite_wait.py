@@ -824,22 +824,49 @@ def _sum_tails(get_sums, shift, what, parts):
 # --------------------------------------------------------------------------------------
 
 
+def _vacation_parts(vacation):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) exactly when P(V > x) is piecewise linear: steps
+    w 1{x < d} (``survival_pieces``: constant, empirical) or linear pieces (``survival``: uniform, whose density c
+    on [x_0, x_1] is a mixture of constants); None otherwise."""
+    vac = vacation.survival_pieces()
+    if vac is not None:
+        if not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
+            return None
+        return tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0), ()
+    from .vacation_wait_shift import _linear_pieces
+
+    lin = _linear_pieces(vacation)
+    if lin is None:
+        return None
+    atoms, densities = [], []
+    for i, (x0, x1, s0, s1) in enumerate(lin):
+        after = lin[i + 1][2] if i + 1 < len(lin) else 0
+        if s1 != after:  # a jump of S at x_1: an atom
+            atoms.append((s1 - after, x1))
+        if s0 != s1:
+            densities.append(((s0 - s1) / (x1 - x0), x0, x1))
+    return tuple(atoms), tuple(densities)
+
+
 def kinked_setup(service, vacation):
-    """((theta, P, exit, beta, k), ((w, d), ...)), "" when the service is phase-type (exponential, Erlang, integer
-    gamma, hyperexponential, Coxian, PH with no atom at 0) and the vacation's survival function is a sum of steps
-    w 1{x < d} (constant, empirical), so that the tails are the positive sums (K1)-(K2) of
-    :mod:`qderive.numeric.kernels.finite_kinked`: the service uniformized exactly at theta = max |T_ii|,
+    """((theta, P, exit, beta, k), (atoms, densities)), "" when the service is phase-type (exponential, Erlang,
+    integer gamma, hyperexponential, Coxian, PH with no atom at 0) and the vacation's survival function is piecewise
+    linear (constant, empirical: atoms (w, d); uniform: a density c on [x_0, x_1], a mixture of constants), so that
+    the tails are the positive sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` (a density by
+    Gauss-Legendre over d of the constant-d sums): the service uniformized exactly at theta = max |T_ii|,
     P = I + T / theta, exit = 1 - P 1, k the Erlang order when beta = e_1 and P is the shift (else None); otherwise
-    (None, why not) ("" when the vacation is not such a step law: the caller's reason stands)."""
+    (None, why not) ("" when the vacation's survival function is not given piecewise: the caller's reason stands)."""
     if vacation is None:
         return None, ""
-    vac = vacation.survival_pieces()
-    if vac is None or not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
-        if vac is None and vacation.survival(mpmath.mpf(0)) is not None:  # a density without pieces (uniform, ...)
-            return None, (f"the vacation time {vacation} has no exact sum with the service {service} in the finite "
-                          "room (exact tails there need a constant or empirical vacation with a phase-type service, "
-                          "or a constant service)")
+    if vacation.survival_pieces() is None and vacation.survival(mpmath.mpf(0)) is None:
         return None, ""
+    parts = _vacation_parts(vacation)
+    if parts is None:
+        if vacation.survival_pieces() is not None:
+            return None, ""
+        return None, (f"the vacation time {vacation} has no exact sum with the service {service} in the finite "
+                      "room (exact tails there need a constant, empirical or uniform vacation with a phase-type "
+                      "service, or a constant service)")
     ph = service.phase_type()
     why = (f"the service time {service} is not phase-type, so the finite room has no exact sum for it with the "
            f"vacation {vacation} (exact tails with constant or empirical vacations need an exponential, Erlang, "
@@ -859,8 +886,7 @@ def kinked_setup(service, vacation):
     exit_ = tuple(1 - sum(row, Fraction(0)) for row in P)
     shift = all(P[i][j] == (1 if j == i + 1 else 0) for i in range(n) for j in range(n))
     erlang = n if shift and alpha == tuple(Fraction(int(i == 0)) for i in range(n)) else None
-    pieces = tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0)
-    return ((theta, P, exit_, alpha, erlang), pieces), ""
+    return ((theta, P, exit_, alpha, erlang), parts), ""
 
 
 #: Horner steps of the vacations' start (K2) beyond which the sums stop extending them
@@ -876,7 +902,7 @@ class _KinkedSums(_LatticeSums):
     extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`_LatticeSums.tail`)."""
 
     def __init__(self, parts, setup, extra):  # noqa: D107 - the class docstring says it
-        (theta, P, exit_, beta, erlang), pieces = setup
+        (theta, P, exit_, beta, erlang), (pieces, densities) = setup
         first = parts[0]
         self.ctx, self.r, self.extra = first.ctx, first.r, extra
         ctx = self.ctx
@@ -896,6 +922,8 @@ class _KinkedSums(_LatticeSums):
             self.chain = FK.BlockChain(ctx, self.P, self.exit, self.beta, self.r + 2 + extra, erlang)
             self.vpieces = tuple((ctx.num(w), ctx.num(d), d) for w, d in pieces)
             self.steps = {d: self._initial_steps(ctx.num(d)) for _, _, d in self.vpieces}
+            self.densities = tuple((ctx.num(c), x0, x1) for c, x0, x1 in densities)
+            self.order, self.horner = (12 if ctx.is_float64 else ctx.dps // 3 + 8), 1  # Gauss-Legendre nodes, I x
             self.periods = []
             for data in parts:
                 self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
@@ -962,19 +990,70 @@ class _KinkedSums(_LatticeSums):
             profile["rowsum"], profile["vac"] = rowsum, []
             for w, d, exact_d in self.vpieces:
                 om, rem, size = LF.residual_weights(ctx, lam, (w, ctx.num(0), d), ctx.num(0), top)
-                I = self.steps[exact_d]
-                nu, nsize = FK.overlap_weights(ctx, lam, self.theta, d, top, I)
-                zeta = ctx.matmul(np.ascontiguousarray(nu.T), z) * w
-                Z, steps = FK.vacation_start(self.chain, zeta, self.extra)
-                total = ctx.dot(om, rowsum)  # this piece's admitted customers
-                cut = w * ctx.fsum(list(rowsum)) / lam * FK.poisson_tail_bound(ctx, self.theta * d, I)
-                profile["vac"].append({"total": total, "masses": self.chain.masses(Z), "cut": cut,
-                                       "size": size + nsize + steps * (self.chain.p + 2)})
+                start = self._start(lam, z, rowsum, d, self.steps[exact_d])
+                start["total"] = ctx.dot(om, rowsum)  # this piece's admitted customers
+                start["size"] += size
+                profile["vac"].append(start)
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+            for c, x0, x1 in self.densities:  # the rows cut: as an atom at x_1 (omega_K(0) grows with d)
+                om, rem, _ = LF.residual_weights(ctx, lam, (c * ctx.num(x1 - x0), ctx.num(0), ctx.num(x1)),
+                                                 ctx.num(0), top)
                 if not complete and mass:
                     profile["trunc"] = profile["trunc"] + mass * rem * reach
                 if error:
                     profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
         return [W, data, kind, profile, complete]
+
+    def _start(self, lam, z, rowsum, d, I):
+        """The Horner start Z* of (K2) for a constant vacation d (weight 1) with I steps: its masses, the weight its
+        Horner cut may miss (before the factor of :meth:`_beyond`) and its rounding count."""
+        ctx = self.ctx
+        nu, nsize = FK.overlap_weights(ctx, lam, self.theta, d, z.shape[0] - 1, I)
+        Z, steps = FK.vacation_start(self.chain, ctx.matmul(np.ascontiguousarray(nu.T), z), self.extra)
+        cut = ctx.fsum(list(rowsum)) / lam * FK.poisson_tail_bound(ctx, self.theta * d, I)
+        return {"masses": self.chain.masses(Z), "cut": cut, "size": nsize + steps * (self.chain.p + 2), "I": I}
+
+    def _point(self, data, W, profile, d, tt, start=None):
+        """(N_d(W > t), size, truncation) of a constant vacation d (weight 1; a context number, tt = t likewise):
+        t >= d by the Poisson sum over the masses of its start (``start``, made here when None), t < d by
+        :func:`~qderive.numeric.kernels.finite_kinked.vacation_below`."""
+        ctx = self.ctx
+        if d <= tt:
+            if start is None:
+                start = self._start(data.lam, profile["z"], profile["rowsum"], d, self._initial_steps(d) * self.horner)
+            got, sz = FK.poisson_mass_sum(ctx, self.theta * (tt - d), start["masses"](1), start["masses"])
+            cut = start["cut"] * self._beyond(start["I"], self.theta * (tt - d)) if start["cut"] else ctx.num(0)
+            return got, sz + start["size"], cut
+        I = start["I"] if start is not None else self._initial_steps(d) * self.horner
+        om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, W.shape[0] - 1)[0]
+        got, sz, cut = FK.vacation_below(ctx, self.chain, data.lam, self.theta, d, tt, profile["z"], om, self.extra,
+                                         I, self._beyond(I, ctx.num(0)))
+        return got, sz + profile["size"], cut
+
+    def _density(self, data, W, profile, c, x0, x1, t):
+        """(c int_{x_0}^{x_1} N_d(W > t) dd, size, truncation) by Gauss-Legendre of ``order`` and 2 ``order`` nodes
+        on each side of d = t (N_d is analytic in d there); their difference enters the truncation. t < 0: the
+        total number of the density's admitted customers (N_d(W > 0): every vacation customer waits)."""
+        from .vacation_wait import _gauss_legendre
+
+        ctx = self.ctx
+        tt = ctx.num(max(t, 0))
+        cuts = [x0, t, x1] if x0 < t < x1 else [x0, x1]
+        out, size, trunc = [], 0.0, ctx.num(0)
+        for n in (self.order, 2 * self.order):
+            nodes, weights = _gauss_legendre(n, ctx)
+            terms = []
+            for lo, hi in zip(cuts, cuts[1:]):
+                half, mid = ctx.num(Fraction(hi - lo) / 2), ctx.num(Fraction(hi + lo) / 2)
+                for x, w in zip(nodes, weights):
+                    got, sz, cut = self._point(data, W, profile, mid + half * ctx.num(x), tt)
+                    terms.append(half * ctx.num(w) * got)
+                    size, trunc = max(size, sz + n), (trunc + half * ctx.num(w) * cut if n > self.order else trunc)
+            out.append(c * ctx.fsum(terms))
+        return out[1], size, c * trunc + abs(out[1] - out[0])
 
     def _extend(self):
         """Double the rows (:meth:`_LatticeSums._extend`) and the Horner steps; False when neither can grow."""
@@ -982,6 +1061,8 @@ class _KinkedSums(_LatticeSums):
         for d, I in self.steps.items():
             if I < _KINKED_STEPS:
                 self.steps[d], grown = 2 * I, True
+        if self.densities and self.order < 256:
+            self.order, self.horner, grown = 2 * self.order, 2 * self.horner, True
         if grown:
             self.periods = [self._period(data, W, kind, complete) for W, data, kind, _, complete in self.periods]
         grown = super()._extend() or grown
@@ -992,7 +1073,7 @@ class _KinkedSums(_LatticeSums):
 
     def _sum(self, t):
         """(N(W > t), rounding bound, truncation bound) by (K1)-(K2) (t exact; t < 0: the total N(W > -1))."""
-        ctx, chain = self.ctx, self.chain
+        ctx = self.ctx
         if t < 0:
             parts = [self.idle * self.C[self.r, 0]]
             for W, data, kind, profile, _ in self.periods:
@@ -1001,6 +1082,11 @@ class _KinkedSums(_LatticeSums):
                 else:
                     parts.extend(v["total"] for v in profile["vac"])
             trunc = ctx.fsum([p[3]["trunc"] for p in self.periods])
+            for W, data, kind, profile, _ in self.periods:
+                for c, x0, x1 in self.densities if kind == "vacation" else ():
+                    got, _, cut = self._density(data, W, profile, c, x0, x1, -1)
+                    parts.append(got)
+                    trunc = trunc + cut
             total = ctx.fsum(parts)
             return total, 4 * ctx.eps * (len(parts) + self.r + 10) * total, trunc
         tt = ctx.num(t)
@@ -1013,21 +1099,13 @@ class _KinkedSums(_LatticeSums):
             if kind == "service":
                 continue
             for (w, d, exact_d), v in zip(self.vpieces, profile["vac"]):
-                if t >= exact_d:
-                    got, sz = FK.poisson_mass_sum(ctx, self.theta * ctx.num(t - exact_d), v["masses"](1), v["masses"])
-                    parts.append(got)
-                    size = max(size, sz + v["size"])
-                    if v["cut"]:
-                        trunc = trunc + v["cut"] * self._beyond(self.steps[exact_d], self.theta * ctx.num(t - exact_d))
-                    continue
-                top = W.shape[0] - 1
-                om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, top)[0]
-                I = self.steps[exact_d]
-                got, sz, cut = FK.vacation_below(ctx, chain, data.lam, self.theta, d, tt, profile["z"], om,
-                                                 self.extra, I, self._beyond(I, ctx.num(0)))
+                got, sz, cut = self._point(data, W, profile, d, tt, v)
                 parts.append(w * got)
-                size = max(size, sz + profile["size"])
-                trunc = trunc + w * cut
+                size, trunc = max(size, sz), trunc + w * cut
+            for c, x0, x1 in self.densities:
+                got, sz, cut = self._density(data, W, profile, c, x0, x1, t)
+                parts.append(got)
+                size, trunc = max(size, sz), trunc + cut
         total = ctx.fsum(parts)
         return total, 4 * ctx.eps * (size + 10) * total, trunc
 
