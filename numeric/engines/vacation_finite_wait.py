@@ -100,17 +100,19 @@ period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1
 (regularized incomplete gamma functions; (F4) for matrix-exponential pieces), with no vacations or with
 vacations whose survival function is given by exact pieces (exponential, hyperexponential, constant,
 empirical, Erlang, Coxian, phase-type; ``TimeLaw.survival_pieces``); both admission rules, the three
-policies, and the hysteretic modes by the same code. **A phase-type service with constant or empirical
+policies, and the hysteretic modes by the same code. **A phase-type service with constant, empirical or uniform
 vacations** (exponential, Erlang, integer gamma, hyperexponential, Coxian or PH service; :func:`kinked_setup`,
 :func:`kinked_tails`) has exact tails as well: given the state at the batch's arrival the wait is the residual of
 the period in progress plus j services, so P(W > t) is the positive sum (K1)-(K2) of
 :mod:`qderive.numeric.kernels.finite_kinked` over the same rows w_K: the service uniformized (a block chain of
 step counts, Poisson weights at theta t), the constant vacation's residual d - x by the overlap weights
 int_0^d Pois(K; lambda x) Pois(i; theta x) dx folded into one start by Horner (Poisson weights at theta (t - d));
-both admission rules, the three policies, wait and sojourn, P(W > 0) = 1 - P(W = 0). Other kinked laws (uniform or
-empirical service, a constant service with gamma, lognormal or uniform vacations, uniform vacations with any
-service, a smooth service that is not phase-type, such as gamma of non-integer shape or lognormal, with constant or
-empirical vacations) are refused for tails and quantiles with the reason; the moments work for every law.
+both admission rules, the three policies, wait and sojourn, P(W > 0) = 1 - P(W = 0). A uniform vacation is a
+mixture of constants: its density part by Gauss-Legendre over d of the constant-d sums, split at d = t (analytic on
+each side), two orders that must agree (12 and 24 nodes in float64; about D / 3 and twice that at D digits,
+doubled until they agree). Other kinked laws (uniform or empirical service, a constant service with gamma,
+lognormal or uniform vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
+lognormal, with constant, empirical or uniform vacations, lognormal vacations) are refused for tails and quantiles with the reason; the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
@@ -820,7 +822,7 @@ def _sum_tails(get_sums, shift, what, parts):
 
 
 # --------------------------------------------------------------------------------------
-# A phase-type service with constant or empirical vacations: exact tails (kernel finite_kinked)
+# A phase-type service with constant, empirical or uniform vacations: exact tails (kernel finite_kinked)
 # --------------------------------------------------------------------------------------
 
 
@@ -1111,12 +1113,13 @@ class _KinkedSums(_LatticeSums):
 
 
 def kinked_tails(law: "_FiniteWait", setup, kind: str):
-    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant
-    or empirical vacations: P(W > t) (or of the sojourn) by the positive sums (K1)-(K2) of
+    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant,
+    empirical or uniform vacations: P(W > t) (or of the sojourn) by the positive sums (K1)-(K2) of
     :mod:`qderive.numeric.kernels.finite_kinked` over the state at the batch's arrival of this module's items 1-3.
 
     The precision policy of :func:`lattice_tails`: float64 keeps a tail whose error bound (rounding, rows cut or
-    zeroed, Horner and Poisson sums cut) is below 1e-10 of it and gives None otherwise (recomputed at 15 digits, with
+    zeroed, Horner and Poisson sums cut, the two Gauss-Legendre orders' difference for a uniform vacation) is below
+    1e-10 of it and gives None otherwise (recomputed at 15 digits, with
     a note); D digits use the mpmath data (D + guard + 24 digits) and extend rows and Horner steps until the
     truncation is below 10^-(D+2) of the tail."""
     extra = 1 if kind == "sojourn" else 0

@@ -39,7 +39,8 @@ Z* by Horner (:func:`vacation_start`), independent of t: every t >= d reuses its
 with x < d - t wait more than t for sure (w sum_K sum_j z_K[j] P(Pois(lambda (d - t)) > K) / lambda), and for
 x = (d - t) + y, y in [0, t], Pois(K; lambda x) = sum_k Pois(K - k; lambda (d - t)) Pois(k; lambda y) gives (K2) with
 z'_k = sum_{K >= k} Pois(K - k; lambda (d - t)) z_K, the upper limit t in nu and l = 0 (:func:`vacation_below`).
-An empirical vacation is a sum of such pieces (its distinct points). Every term above is a product or a sum of
+An empirical vacation is a sum of such pieces (its distinct points); a uniform one a mixture of them over d (the
+engine integrates these sums over d by Gauss-Legendre, split at d = t). Every term above is a product or a sum of
 positive numbers.
 
 **Erlang service** (beta = e_1, P the shift): the steps left are a function of the state, (b - 1) k + (k - phase), so
