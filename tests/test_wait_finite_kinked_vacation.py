@@ -243,7 +243,7 @@ def test_against_oracle(case):
         assert _rel(d30[str(t)], want) < 1e-25, (t, d30[str(t)], want)
 
 
-# -- the mean and the second moment as integrals of the tail (a hyperexponential service: the general chain) -----
+# -- the mean and the second moment as integrals of the tail (the general chain; a uniform vacation) --------------
 
 
 def _gauss_legendre(pieces, n):
@@ -255,38 +255,30 @@ def _gauss_legendre(pieces, n):
     return nodes, np.array(weights)
 
 
-def test_moments_are_integrals_of_the_tail():
-    """E W = int P(W > t) dt and E W^2 = int 2 t P(W > t) dt (Gauss-Legendre, 24 nodes per piece, split at the kink
-    t = d = 2; beyond t = 152 the tail is below 1e-16) against ``wait_moments`` (the transform's power series at
-    s = 0: no tail is involved). The quadrature error of an analytic integrand on these pieces is far below 1e-13."""
-    service = qd.HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), F(5, 4)))
-    m = _model(5, False, _PMF, service, qd.Deterministic(2), False, F(3, 10))
+@pytest.mark.parametrize("service, vacation, r, pieces, nodes, last", [
+    # a hyperexponential service (the general block chain), a constant vacation 2: split at the kink t = d = 2
+    (qd.HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), F(5, 4))), qd.Deterministic(2), 5,
+     [(0, 2), (2, 7), (7, 17), (17, 37), (37, 77), (77, 152)], 24, 1e-16),
+    # a uniform vacation on [1/2, 2] (a mixture of constants: Gauss-Legendre over d of the constant-d sums, split
+    # at d = t), Erlang-2 service: split at the kinks t = 1/2 and 2; measured 2e-16 and 1.4e-16
+    (qd.Erlang(2, F(1, 2)), qd.Uniform(F(1, 2), F(2)), 4, [(0, 0.5), (0.5, 2), (2, 6), (6, 14), (14, 30), (30, 60)],
+     16, 1e-80),
+], ids=["hyperexp-det", "erlang-uniform"])
+def test_moments_are_integrals_of_the_tail(service, vacation, r, pieces, nodes, last):
+    """E W = int P(W > t) dt and E W^2 = int 2 t P(W > t) dt (Gauss-Legendre, ``nodes`` per piece, split at the
+    kinks; beyond the last piece the tail is below ``last``) against ``wait_moments`` (the transform's power series
+    at s = 0: no tail is involved). The quadrature error of an analytic integrand on these pieces is far below
+    1e-13; asked 1e-12."""
+    m = _model(r, False, _PMF, service, vacation, False, F(3, 10))
     law = FW.response_laws(m)["wait"]
-    pieces = [(0, 2), (2, 7), (7, 17), (17, 37), (37, 77), (77, 152)]
-    nodes, weights = _gauss_legendre(pieces, 24)
-    tails, _ = law.tails([F(t) for t in nodes], None)
+    ts, weights = _gauss_legendre(pieces, nodes)
+    tails, _ = law.tails([F(t) for t in ts], None)
     assert all(v is not None for v in tails)
     tails = np.array(tails)
-    assert tails[-1] < 1e-16
+    assert tails[-1] < last
     m1, m2 = m.evaluate(wait_moments=2)["wait_moments"]
     assert abs(weights @ tails - m1) < 1e-12 * m1
-    assert abs(weights @ (2 * np.array(nodes) * tails) - m2) < 1e-12 * m2
-
-
-def test_uniform_vacation_moments_are_integrals_of_the_tail():
-    """A uniform vacation on [1/2, 2] (a mixture of constants: Gauss-Legendre over d of the constant-d sums, split at
-    d = t): E W and E W^2 as integrals of the tail (16 nodes per piece, split at the kinks t = 1/2 and 2; the tail at
-    60 is below 1e-90) against ``wait_moments``; measured 2e-16 and 1.4e-16, asked 1e-12."""
-    m = _model(4, False, _PMF, qd.Erlang(2, F(1, 2)), qd.Uniform(F(1, 2), F(2)), False, F(3, 10))
-    law = FW.response_laws(m)["wait"]
-    nodes, weights = _gauss_legendre([(0, 0.5), (0.5, 2), (2, 6), (6, 14), (14, 30), (30, 60)], 16)
-    tails, _ = law.tails([F(t) for t in nodes], None)
-    assert all(v is not None for v in tails)
-    tails = np.array(tails)
-    assert tails[-1] < 1e-80
-    m1, m2 = m.evaluate(wait_moments=2)["wait_moments"]
-    assert abs(weights @ tails - m1) < 1e-12 * m1
-    assert abs(weights @ (2 * np.array(nodes) * tails) - m2) < 1e-12 * m2
+    assert abs(weights @ (2 * np.array(ts) * tails) - m2) < 1e-12 * m2
 
 
 # -- kernel: the block chain step by step = the Erlang shortcut ---------------------------------------------------

@@ -60,7 +60,7 @@ import math
 
 import numpy
 
-from .lattice_finite import residual_weights
+from .lattice_finite import neumann_product, residual_weights
 
 #: the most uniformized steps a Poisson sum (K1) runs (about 2 theta t: t up to some 30000 mean phases)
 STEPS = 1 << 16
@@ -124,21 +124,13 @@ def poisson_mass_sum(ctx, z, masses, extend):
 def residual_phase_rows(ctx, lam, theta, beta, P, top):
     """h_K = int_0^oo Pois(K; lambda x) beta e^{T x} dx = (1 / mu) (lambda / mu)^K beta N^{K+1}, K = 0..top (rows of a
     (top + 1) x p array; T = theta (P - I), mu = lambda + theta, N = (I - q P)^{-1}, q = theta / mu, by the positive
-    product prod_i (I + (q P)^{2^i}) stopped when |(q P)^{2^i}|_oo mu / lambda <= eps^2 or it is 0 (module
+    product prod_i (I + (q P)^{2^i}) of :func:`~qderive.numeric.kernels.lattice_finite.neumann_product`, stopped when |(q P)^{2^i}|_oo mu / lambda <= eps^2 or it is 0 (module
     docstring; the missing N - N_i >= 0 is counted in the returned size). |h_K|_1 = P(K' > K) / lambda, K' the batches
     of a whole service."""
     n = len(beta)
     mu = lam + theta
     q, ratio = theta / mu, lam / mu
-    A = P * q
-    N, power, steps = ctx.eye(n), A, 0
-    while True:
-        N = N + ctx.matmul(N, power)
-        power = ctx.matmul(power, power)
-        steps += 1
-        delta = max(ctx.fsum(list(row)) for row in power)
-        if delta == 0 or delta * mu / lam <= ctx.eps**2 or steps >= 64:
-            break
+    N, steps, _ = neumann_product(ctx, P * q, mu / lam)
     H = ctx.zeros((top + 1, n))
     g = ctx.matmul(beta.reshape(1, n), N)[0] / mu
     for K in range(top + 1):
