@@ -1,5 +1,6 @@
 """Exact tails of an admitted customer's wait in the finite room with a phase-type service and constant or empirical
-vacations: sums of positive terms over uniformized step counts.
+vacations (uniform ones through the engine, as mixtures of constants): sums of positive terms over uniformized step
+counts.
 
 The finite-room cell "smooth service, kinked vacations" of issue 13, item 4 (``docs/theory/chapter2.md`` sections 0-2;
 the state at the batch's arrival of :mod:`qderive.numeric.engines.vacation_finite_wait`, items 1-3, as for the constant
