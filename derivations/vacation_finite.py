@@ -343,28 +343,44 @@ def _wait_vs_tagged_chain(admission, policy):
     return run
 
 
-def _check_constant_service_tails(digits):
-    """A constant service in the finite room: the positive sums of ``numeric/kernels/lattice_finite.py`` (over the
-    state at the batch's arrival) at r = 60 and load 0.3 vs the infinite room's alternating Prabhu sum
-    (``numeric/kernels/lattice_wait.py``, checked against Erlang's M/D/1 sum in ``verify vacation-infinite``): the
-    rooms coincide on every busy cycle that never holds more than r waiting, so the tails differ by about the loss
-    probability (6e-55 here; the check allows 10 times it)."""
-    from qderive.symbolic.batches import Constant
-    from qderive.symbolic.models.vacation import VacationQueue
+def _rooms_agree(laws, what, ts=("0.5", "3.25", "12.5")):
+    """A check: the finite room's exact tails P(W > t), t in ``ts``, at r = 60 and load 0.3 vs the infinite room's,
+    for ``laws``: the rooms coincide on every busy cycle that never holds more than r waiting, so the tails differ by
+    about the loss probability (the check allows 10 times it). ``what`` describes the two computations."""
+    def run(digits):
+        from qderive.symbolic.models.vacation import VacationQueue
 
-    laws = {"batch": Constant(1), "service": Deterministic(1), "vacation": Exponential(F(1, 2))}
-    ts = ["0.5", "3.25", "12.5"]
-    fin = FiniteVacationQueue.from_load(F(3, 10), capacity=60, **laws).evaluate(digits, wait_tail=ts)
-    inf = VacationQueue.from_load(F(3, 10), **laws).evaluate(digits, wait_tail=ts)
-    worst, ok = math.inf, True
-    with mpmath.workdps(digits + 20):
-        for t in ts:
-            a, b = fin.response["wait_tail"][t], inf.response["wait_tail"][t]
-            ok = ok and abs(a - b) <= 10 * fin.loss_probability + mpmath.mpf(10) ** (1 - digits) * b
-            worst = min(worst, agreement_digits(a, b))
-    # the criterion is the bound above: the digits agreed are capped by loss / tail (about 42 at t = 12.5)
-    return ok, worst, ("constant service, r = 60: P(W > t), t = 0.5, 3.25, 12.5 by the finite room's positive sums "
-                       "= the infinite room's Prabhu sum within 10 x the loss")
+        fin = FiniteVacationQueue.from_load(F(3, 10), capacity=60, **laws).evaluate(digits, wait_tail=list(ts))
+        inf = VacationQueue.from_load(F(3, 10), **laws).evaluate(digits, wait_tail=list(ts))
+        worst, ok = math.inf, True
+        with mpmath.workdps(digits + 20):
+            for t in ts:
+                a, b = fin.response["wait_tail"][t], inf.response["wait_tail"][t]
+                ok = ok and abs(a - b) <= 10 * fin.loss_probability + mpmath.mpf(10) ** (1 - digits) * b
+                worst = min(worst, agreement_digits(a, b))
+        # the criterion is the bound above: the digits agreed are capped by loss / tail (about 42 at t = 12.5)
+        return ok, worst, f"r = 60: P(W > t), t = {', '.join(ts)} {what} within 10 x the loss"
+
+    return run
+
+
+def _constant_service_laws():
+    """A constant service in the finite room: the positive sums of ``numeric/kernels/lattice_finite.py`` (over the
+    state at the batch's arrival) vs the infinite room's alternating Prabhu sum (``numeric/kernels/lattice_wait.py``,
+    checked against Erlang's M/D/1 sum in ``verify vacation-infinite``); loss 6e-55."""
+    from qderive.symbolic.batches import Constant
+
+    return {"batch": Constant(1), "service": Deterministic(1), "vacation": Exponential(F(1, 2))}
+
+
+def _kinked_vacation_laws():
+    """An Erlang-2 service with a constant vacation in the finite room: the positive sums of
+    ``numeric/kernels/finite_kinked.py`` (uniformized block chain, the vacation's residual by its overlap weights) vs
+    the infinite room's shifted inversions of smooth parts (``numeric/engines/vacation_wait_shift.py``: Euler
+    inversion, no kink inverted); loss 2.5e-40."""
+    from qderive.symbolic.batches import Constant
+
+    return {"batch": Constant(1), "service": Erlang(2, 1), "vacation": Deterministic(F(3, 2))}
 
 
 def _check_largest_load(digits):
@@ -403,7 +419,12 @@ def derivation() -> Derivation:
           for adm, pol in ((Admission.PARTIAL, VacationPolicy.MULTIPLE), (Admission.WHOLE, VacationPolicy.SINGLE),
                            (Admission.PARTIAL, None))],
         Check("constant service: finite-room lattice tails = the infinite room's lattice sum at r = 60 (loss 6e-55)",
-              _check_constant_service_tails),
+              _rooms_agree(_constant_service_laws(), "by the finite room's positive sums = the infinite room's "
+                           "Prabhu sum (constant service)")),
+        Check("Erlang service, constant vacations: finite-room tails = the infinite room's shifted inversions at "
+              "r = 60 (loss 2.5e-40)", _rooms_agree(_kinked_vacation_laws(), "by the finite room's positive sums = "
+                                                      "the infinite room's shifted inversions (Erlang-2 service, "
+                                                      "constant vacation 1.5)", ("1.75", "3.25", "12.5"))),
         Check("size --capacity: the largest load = the CTMC at the load and just above it", _check_largest_load),
     )
     return Derivation(

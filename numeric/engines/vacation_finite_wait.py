@@ -100,9 +100,24 @@ period in progress plus j D, so P(W > t) is the finite sum of positive terms (F1
 (regularized incomplete gamma functions; (F4) for matrix-exponential pieces), with no vacations or with
 vacations whose survival function is given by exact pieces (exponential, hyperexponential, constant,
 empirical, Erlang, Coxian, phase-type; ``TimeLaw.survival_pieces``); both admission rules, the three
-policies, and the hysteretic modes by the same code. Other kinked laws (uniform or empirical service, a
-constant service with gamma, lognormal or uniform vacations) are refused for tails and quantiles with the
-reason; the moments work for every law. Measured at r = 200 (batches
+policies, and the hysteretic modes by the same code. **A phase-type service with constant, empirical or uniform
+vacations** (exponential, Erlang, integer gamma, hyperexponential, Coxian or PH service; :func:`kinked_setup`,
+:func:`kinked_tails`) has exact tails as well: given the state at the batch's arrival the wait is the residual of
+the period in progress plus j services, so P(W > t) is the positive sum (K1)-(K2) of
+:mod:`qderive.numeric.kernels.finite_kinked` over the same rows w_K: the service uniformized (a block chain of
+step counts, Poisson weights at theta t), the constant vacation's residual d - x by the overlap weights
+int_0^d Pois(K; lambda x) Pois(i; theta x) dx folded into one start by Horner (Poisson weights at theta (t - d));
+both admission rules, the three policies, wait and sojourn, P(W > 0) = 1 - P(W = 0). A uniform vacation is a
+mixture of constants: its density part by Gauss-Legendre over d of the constant-d sums, split at d = t (analytic on
+each side), two orders that must agree (12 and 24 nodes in float64; about D / 3 and twice that at D digits,
+doubled until they agree). Other kinked laws (uniform or empirical service, a constant service with gamma,
+lognormal or uniform vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
+lognormal, with constant, empirical or uniform vacations, lognormal vacations) are refused for tails and quantiles with the reason; the moments work for every law.
+Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
+room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
+the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
+a constant vacation 1.5, rho_bar = 0.85, float64 within 1.7e-14 and 30 digits within 1.6e-60 for tails from 0.96
+down to 1.1e-22. Measured for the constant service at r = 200 (batches
 of 1, 2, 3, rho_bar = 1.575, exponential vacations; tests/test_wait_finite_lattice.py): against an independent
 50-digit computation from the embedded chain at the period starts, float64 within 2.2e-16 relative and 30 digits
 within 1.3e-49 (P(W > 150) = 1 - 2.9e-11, P(W > 199.5) = 0.2155); one float64 point 1.4 ms once the law is
@@ -138,12 +153,14 @@ from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
 from ..backend import FLOAT64, _Scoped, mp_context
+from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
 
-__all__ = ["Strategy", "lattice_setup", "lattice_tails", "response_laws", "wait_law_data"]
+__all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
+           "wait_law_data"]
 
 
 class Strategy(enum.Enum):
@@ -216,6 +233,7 @@ class _Data:
     q: object = None  # the embedded law it was built from
     converted: object = None  # the same as gmpy2 numbers (:class:`_Converted`), made on first use
     lattice: object = None  # the constant-service tail sums' data (:class:`_LatticeSums`), made on first use
+    kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
 
 
 def _embedded(model, ctx):
@@ -757,16 +775,28 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
     + 24 digits: the rounding bound is far below 10^-(D+2)) and extend the rows until their truncation is below
     10^-(D+2) of the tail; a tail that cannot meet it raises a NumericalError."""
     shift = setup[0] if kind == "sojourn" else 0
+    return _sum_tails(lambda ctx: _lattice_sums(law, ctx, setup), shift, "with the constant service",
+                      f"the sums over {_LATTICE_ROWS} rows of batches")
+
+
+def _sum_tails(get_sums, shift, what, parts):
+    """The ``tails`` function of a law whose tails are sums of positive terms (:class:`_LatticeSums` or a subclass,
+    ``get_sums(ctx)``), under the policy of :func:`lattice_tails`: P(T > t) = the sums' tail at t - ``shift``
+    (1 below 0); ``what`` and ``parts`` name the case and its sums in the errors."""
 
     def tails(ts, digits):
         out, working = [], None
         if digits is None:
-            try:
-                sums = _lattice_sums(law, FLOAT64, setup)
+            try:  # an overflow leaves inf or nan in the data: those tails fail their test below and escalate
+                with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                    sums = get_sums(FLOAT64)
             except ArithmeticError:  # the float64 level vectors over- or underflow: every point escalates
                 return [None] * len(ts), None
         else:
-            sums = _lattice_sums(law, mp_context(digits), setup)
+            try:
+                sums = get_sums(mp_context(digits))
+            except ArithmeticError as e:  # a size limit of the sums
+                raise NumericalError(f"the tails {what}: {e}") from None
             working = sums.ctx.dps
         for t in ts:
             t = Fraction(t) - shift
@@ -776,13 +806,12 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
             with sums.ctx:
                 goal = 1e-11 if digits is None else mpmath.mpf(10) ** (-(digits + 2))
                 try:
-                    value, error = sums.tail(t, goal)
-                except OverflowError:  # t - j D beyond the float64 range: this point escalates
+                    with np.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                        value, error = sums.tail(t, goal)  # inf or nan fail the float64 test below
+                except ArithmeticError as e:  # t - j D beyond the float64 range, or a size limit: this point escalates
                     if digits is not None:
-                        raise NumericalError(f"P(W > {mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator, 6)}) with "
-                                             "the constant service lies below the "
-                                             "exponent range of the arithmetic (t is too large for any tail to "
-                                             "be represented)") from None
+                        raise NumericalError(f"P(T > {mpmath.nstr(mpmath.mpf(t.numerator) / t.denominator, 6)}) "
+                                             f"{what}: {e} (t is too large for these sums)") from None
                     out.append(None)
                     continue
                 if digits is None:
@@ -790,12 +819,326 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
                     out.append(min(1.0, float(value)) if ok else None)
                     continue
                 if value != 0 and not error <= 10 * goal:
-                    raise NumericalError(f"P(W > {float(t):.6g}) with the constant service: the sums over "
-                                         f"{_LATTICE_ROWS} rows of batches still miss 10^-{digits + 1} of the tail")
+                    raise NumericalError(f"P(T > {float(t):.6g}) {what}: {parts} still miss 10^-{digits + 1} of "
+                                         "the tail")
                 out.append(+value)
         return out, working
 
     return tails
+
+
+# --------------------------------------------------------------------------------------
+# A phase-type service with constant, empirical or uniform vacations: exact tails (kernel finite_kinked)
+# --------------------------------------------------------------------------------------
+
+
+def _vacation_parts(vacation):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) exactly when P(V > x) is piecewise linear: steps
+    w 1{x < d} (``survival_pieces``: constant, empirical) or linear pieces (``survival``: uniform, whose density c
+    on [x_0, x_1] is a mixture of constants); None otherwise."""
+    vac = vacation.survival_pieces()
+    if vac is not None:
+        if not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
+            return None
+        return tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0), ()
+    from .vacation_wait_shift import _linear_pieces
+
+    lin = _linear_pieces(vacation)
+    if lin is None:
+        return None
+    atoms, densities = [], []
+    for i, (x0, x1, s0, s1) in enumerate(lin):
+        after = lin[i + 1][2] if i + 1 < len(lin) else 0
+        if s1 != after:  # a jump of S at x_1: an atom
+            atoms.append((s1 - after, x1))
+        if s0 != s1:
+            densities.append(((s0 - s1) / (x1 - x0), x0, x1))
+    return tuple(atoms), tuple(densities)
+
+
+def kinked_setup(service, vacation):
+    """((theta, P, exit, beta, k), (atoms, densities)), "" when the service is phase-type (exponential, Erlang,
+    integer gamma, hyperexponential, Coxian, PH with no atom at 0) and the vacation's survival function is piecewise
+    linear (constant, empirical: atoms (w, d); uniform: a density c on [x_0, x_1], a mixture of constants), so that
+    the tails are the positive sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` (a density by
+    Gauss-Legendre over d of the constant-d sums): the service uniformized exactly at theta = max |T_ii|,
+    P = I + T / theta, exit = 1 - P 1, k the Erlang order when beta = e_1 and P is the shift (else None); otherwise
+    (None, why not) ("" when the vacation's survival function is not given piecewise: the caller's reason stands)."""
+    if vacation is None:
+        return None, ""
+    if vacation.survival_pieces() is None and vacation.survival(mpmath.mpf(0)) is None:
+        return None, ""
+    parts = _vacation_parts(vacation)
+    if parts is None:
+        if vacation.survival_pieces() is not None:
+            return None, ""
+        return None, (f"the vacation time {vacation} has no exact sum with the service {service} in the finite "
+                      "room (exact tails there need a constant, empirical or uniform vacation with a phase-type "
+                      "service, or a constant service)")
+    ph = service.phase_type()
+    why = (f"the service time {service} is not phase-type, so the finite room has no exact sum for it with the "
+           f"vacation {vacation} (exact tails with constant or empirical vacations need an exponential, Erlang, "
+           "hyperexponential, Coxian or phase-type service)")
+    if ph is None:
+        return None, why
+    try:
+        alpha = tuple(Fraction(a) for a in ph[0])
+        T = tuple(tuple(Fraction(v) for v in row) for row in ph[1])
+    except (TypeError, ValueError):
+        return None, why
+    if sum(alpha) != 1:
+        return None, why + " (its initial vector has an atom at 0)"
+    n = len(alpha)
+    theta = max(-T[i][i] for i in range(n))
+    P = tuple(tuple((1 if i == j else 0) + T[i][j] / theta for j in range(n)) for i in range(n))
+    exit_ = tuple(1 - sum(row, Fraction(0)) for row in P)
+    shift = all(P[i][j] == (1 if j == i + 1 else 0) for i in range(n) for j in range(n))
+    erlang = n if shift and alpha == tuple(Fraction(int(i == 0)) for i in range(n)) else None
+    return ((theta, P, exit_, alpha, erlang), parts), ""
+
+
+#: Horner steps of the vacations' start (K2) beyond which the sums stop extending them
+_KINKED_STEPS = 1 << 14
+
+
+class _KinkedSums(_LatticeSums):
+    """The data of the sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` in the context of the law's
+    ``parts``, for the wait (``extra`` 0) or the sojourn (1: the customer's own service is one more block): the
+    admission matrices, the idle weight, the block chain of the service, per period its rows, batch rate, start (the
+    service: the residual phases summed with the admission weights; a vacation piece (w, d): its Horner start Z* and
+    the rows' admission weights z_K) and truncation bounds, and the total N(W > -1). Rows and Horner steps are
+    extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`_LatticeSums.tail`)."""
+
+    def __init__(self, parts, setup, extra):  # noqa: D107 - the class docstring says it
+        (theta, P, exit_, beta, erlang), (pieces, densities) = setup
+        first = parts[0]
+        self.ctx, self.r, self.extra = first.ctx, first.r, extra
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.theta = ctx.num(theta)
+            n = len(beta)
+            Pc = ctx.zeros((n, n))
+            for i in range(n):
+                for j in range(n):
+                    Pc[i, j] = ctx.num(P[i][j])
+            self.P, self.exit, self.beta = Pc, ctx.array([ctx.num(v) for v in exit_]), ctx.array([ctx.num(a)
+                                                                                                 for a in beta])
+            self.piece = (ctx.num(1), self.theta, None, (self.beta, self.P, self.exit))
+            self.chain = FK.BlockChain(ctx, self.P, self.exit, self.beta, self.r + 2 + extra, erlang)
+            self.vpieces = tuple((ctx.num(w), ctx.num(d), d) for w, d in pieces)
+            self.steps = {d: self._initial_steps(ctx.num(d)) for _, _, d in self.vpieces}
+            self.densities = tuple((ctx.num(c), x0, x1) for c, x0, x1 in densities)
+            self.order, self.horner = (12 if ctx.is_float64 else ctx.dps // 3 + 8), 1  # Gauss-Legendre nodes, I x
+            self.periods = []
+            for data in parts:
+                self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
+                if data.Wv.shape[0]:
+                    self.periods.append(self._period(data, data.Wv, "vacation", data.Wv.shape[0] < len(data.phi)))
+            worst = self.chain.add_blocks(self.chain.zero(), [ctx.num(0)] * (self.chain.B - 1) + [ctx.num(1)], 1)
+            self.worst = self.chain.masses(worst)  # P(N_B > m): the steps from the last block's start
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+
+    def _beyond(self, I, z):
+        """sum_l Pois(l; z) P(N_B > I + l) (the Horner cut's factor, kernel docstring *Errors*)."""
+        ctx = self.ctx
+
+        def shifted(n):
+            full = self.worst(n + I)
+            return full[I:] if len(full) > I else ctx.zeros(1)
+
+        return FK.poisson_mass_sum(ctx, z, shifted(1), shifted)[0]
+
+    def _initial_steps(self, d):
+        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps (ArithmeticError beyond
+        :data:`_KINKED_STEPS`: a vacation of more than about 8000 service phases)."""
+        ctx, I = self.ctx, int(2 * float(self.theta * d)) + 16
+        while FK.poisson_tail_bound(ctx, self.theta * d, I) > ctx.eps:
+            I *= 2
+        if I > _KINKED_STEPS:
+            raise ArithmeticError(f"the vacation {float(d):.6g} spans about {float(self.theta * d):.6g} uniformized "
+                                  f"service phases: its residual needs more than {_KINKED_STEPS} steps")
+        return I
+
+    def _idle_start(self):
+        """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
+        chain = self.chain
+        X = chain.zero()
+        X = chain.add_blocks(X, self.A[self.r] * self.idle, self.extra)
+        for W, data, kind, profile, _ in self.periods:
+            if kind == "service":
+                X = chain.add_phases(X, profile["start"], 1 + self.extra)
+        self.start = X
+        self.start_masses = chain.masses(X)
+        self.start_size = (self.r + 2) * (chain.p + 2)
+
+    def _period(self, data, W, kind, complete):
+        ctx, r = self.ctx, self.r
+        lam = data.lam
+        top = W.shape[0] - 1
+        z = ctx.matmul(W, self.A[:r]) if r else ctx.zeros((W.shape[0], r + 1))  # z_K[j]
+        mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
+        reach = np.max(self.C[:r, 0]) if r else ctx.num(0)
+        error = K._FW_NEGLIGIBLE * float(np.max(np.abs(W))) if ctx.is_float64 and W.size else 0
+        profile = {"z": z, "trunc": ctx.num(0), "size": float(top + r)}
+        if kind == "service":
+            H, size = FK.residual_phase_rows(ctx, lam, self.theta, self.beta, self.P, top)
+            profile["start"] = ctx.matmul(np.ascontiguousarray(z.T), H)
+            profile["size"] += size
+            if not complete and mass:
+                _, rem, _, _ = LF.matrix_residual_weights(ctx, lam, self.piece, top)
+                profile["trunc"] = profile["trunc"] + mass * rem * reach
+            if error:
+                profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(H.ravel())) * reach
+        else:
+            rowsum = np.array([ctx.fsum(list(row)) for row in z], dtype=object) if not ctx.is_float64 else z.sum(axis=1)
+            profile["rowsum"], profile["vac"] = rowsum, []
+            for w, d, exact_d in self.vpieces:
+                om, rem, size = LF.residual_weights(ctx, lam, (w, ctx.num(0), d), ctx.num(0), top)
+                start = self._start(lam, z, rowsum, d, self.steps[exact_d])
+                start["total"] = ctx.dot(om, rowsum)  # this piece's admitted customers
+                start["size"] += size
+                profile["vac"].append(start)
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+            for c, x0, x1 in self.densities:  # the rows cut: as an atom at x_1 (omega_K(0) grows with d)
+                om, rem, _ = LF.residual_weights(ctx, lam, (c * ctx.num(x1 - x0), ctx.num(0), ctx.num(x1)),
+                                                 ctx.num(0), top)
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+        return [W, data, kind, profile, complete]
+
+    def _start(self, lam, z, rowsum, d, I):
+        """The Horner start Z* of (K2) for a constant vacation d (weight 1) with I steps: its masses, the weight its
+        Horner cut may miss (before the factor of :meth:`_beyond`) and its rounding count."""
+        ctx = self.ctx
+        nu, nsize = FK.overlap_weights(ctx, lam, self.theta, d, z.shape[0] - 1, I)
+        Z, steps = FK.vacation_start(self.chain, ctx.matmul(np.ascontiguousarray(nu.T), z), self.extra)
+        cut = ctx.fsum(list(rowsum)) / lam * FK.poisson_tail_bound(ctx, self.theta * d, I)
+        return {"masses": self.chain.masses(Z), "cut": cut, "size": nsize + steps * (self.chain.p + 2), "I": I}
+
+    def _point(self, data, W, profile, d, tt, start=None):
+        """(N_d(W > t), size, truncation) of a constant vacation d (weight 1; a context number, tt = t likewise):
+        t >= d by the Poisson sum over the masses of its start (``start``, made here when None), t < d by
+        :func:`~qderive.numeric.kernels.finite_kinked.vacation_below`."""
+        ctx = self.ctx
+        if d <= tt:
+            if start is None:
+                start = self._start(data.lam, profile["z"], profile["rowsum"], d, self._initial_steps(d) * self.horner)
+            got, sz = FK.poisson_mass_sum(ctx, self.theta * (tt - d), start["masses"](1), start["masses"])
+            cut = start["cut"] * self._beyond(start["I"], self.theta * (tt - d)) if start["cut"] else ctx.num(0)
+            return got, sz + start["size"], cut
+        I = start["I"] if start is not None else self._initial_steps(d) * self.horner
+        om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, W.shape[0] - 1)[0]
+        got, sz, cut = FK.vacation_below(ctx, self.chain, data.lam, self.theta, d, tt, profile["z"], om, self.extra,
+                                         I, self._beyond(I, ctx.num(0)))
+        return got, sz + profile["size"], cut
+
+    def _density(self, data, W, profile, c, x0, x1, t):
+        """(c int_{x_0}^{x_1} N_d(W > t) dd, size, truncation) by Gauss-Legendre of ``order`` and 2 ``order`` nodes
+        on each side of d = t (N_d is analytic in d there); their difference enters the truncation. t < 0: the
+        total number of the density's admitted customers (N_d(W > 0): every vacation customer waits)."""
+        from .vacation_wait import _gauss_legendre
+
+        ctx = self.ctx
+        tt = ctx.num(max(t, 0))
+        cuts = [x0, t, x1] if x0 < t < x1 else [x0, x1]
+        out, size, trunc = [], 0.0, ctx.num(0)
+        for n in (self.order, 2 * self.order):
+            nodes, weights = _gauss_legendre(n, ctx)
+            terms = []
+            for lo, hi in zip(cuts, cuts[1:]):
+                half, mid = ctx.num(Fraction(hi - lo) / 2), ctx.num(Fraction(hi + lo) / 2)
+                for x, w in zip(nodes, weights):
+                    got, sz, cut = self._point(data, W, profile, mid + half * ctx.num(x), tt)
+                    terms.append(half * ctx.num(w) * got)
+                    size, trunc = max(size, sz + n), (trunc + half * ctx.num(w) * cut if n > self.order else trunc)
+            out.append(c * ctx.fsum(terms))
+        return out[1], size, c * trunc + abs(out[1] - out[0])
+
+    def _extend(self):
+        """Double the rows (:meth:`_LatticeSums._extend`) and the Horner steps; False when neither can grow."""
+        grown = False
+        for d, I in self.steps.items():
+            if I < _KINKED_STEPS:
+                self.steps[d], grown = 2 * I, True
+        if self.densities and self.order < 256:
+            self.order, self.horner, grown = 2 * self.order, 2 * self.horner, True
+        if grown:
+            self.periods = [self._period(data, W, kind, complete) for W, data, kind, _, complete in self.periods]
+        grown = super()._extend() or grown
+        if grown:
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by (K1)-(K2) (t exact; t < 0: the total N(W > -1))."""
+        ctx = self.ctx
+        if t < 0:
+            parts = [self.idle * self.C[self.r, 0]]
+            for W, data, kind, profile, _ in self.periods:
+                if kind == "service":
+                    parts.append(ctx.fsum(list(profile["start"].ravel())))
+                else:
+                    parts.extend(v["total"] for v in profile["vac"])
+            trunc = ctx.fsum([p[3]["trunc"] for p in self.periods])
+            for W, data, kind, profile, _ in self.periods:
+                for c, x0, x1 in self.densities if kind == "vacation" else ():
+                    got, _, cut = self._density(data, W, profile, c, x0, x1, -1)
+                    parts.append(got)
+                    trunc = trunc + cut
+            total = ctx.fsum(parts)
+            return total, 4 * ctx.eps * (len(parts) + self.r + 10) * total, trunc
+        tt = ctx.num(t)
+        value, size = FK.poisson_mass_sum(ctx, self.theta * tt, self.start_masses(1), self.start_masses)
+        size += self.start_size
+        parts, trunc = [value], ctx.num(0)
+        for W, data, kind, profile, _ in self.periods:
+            size = max(size, profile["size"])
+            trunc = trunc + profile["trunc"]
+            if kind == "service":
+                continue
+            for (w, d, exact_d), v in zip(self.vpieces, profile["vac"]):
+                got, sz, cut = self._point(data, W, profile, d, tt, v)
+                parts.append(w * got)
+                size, trunc = max(size, sz), trunc + w * cut
+            for c, x0, x1 in self.densities:
+                got, sz, cut = self._density(data, W, profile, c, x0, x1, t)
+                parts.append(got)
+                size, trunc = max(size, sz), trunc + cut
+        total = ctx.fsum(parts)
+        return total, 4 * ctx.eps * (size + 10) * total, trunc
+
+
+def kinked_tails(law: "_FiniteWait", setup, kind: str):
+    """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant,
+    empirical or uniform vacations: P(W > t) (or of the sojourn) by the positive sums (K1)-(K2) of
+    :mod:`qderive.numeric.kernels.finite_kinked` over the state at the batch's arrival of this module's items 1-3.
+
+    The precision policy of :func:`lattice_tails`: float64 keeps a tail whose error bound (rounding, rows cut or
+    zeroed, Horner and Poisson sums cut, the two Gauss-Legendre orders' difference for a uniform vacation) is below
+    1e-10 of it and gives None otherwise (recomputed at 15 digits, with
+    a note); D digits use the mpmath data (D + guard + 24 digits) and extend rows and Horner steps until the
+    truncation is below 10^-(D+2) of the tail."""
+    extra = 1 if kind == "sojourn" else 0
+
+    def sums_for(ctx):
+        parts = law.parts(ctx)
+        if parts[0].kinked is None:
+            parts[0].kinked = {}
+        if kind not in parts[0].kinked:
+            parts[0].kinked[kind] = _KinkedSums(parts, setup, extra)
+        return parts[0].kinked[kind]
+
+    return _sum_tails(sums_for, 0, "with constant vacations", f"the sums over {_KINKED_STEPS} Horner steps")
 
 
 @functools.lru_cache(maxsize=4)
@@ -815,7 +1158,11 @@ def response_laws(model) -> dict:
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
     setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
+    make = lattice_tails
+    if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
+        setup, why_not = kinked_setup(model.service, model.vacation)
+        make = kinked_tails
     w = wait_law_data(model)
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
-                              None if setup is None else lattice_tails(w, setup, kind))
+                              None if setup is None else make(w, setup, kind))
             for kind in ("wait", "sojourn")}

@@ -152,15 +152,7 @@ def matrix_residual_weights(ctx, lam, piece, top):
     n = len(alpha)
     mu = lam + theta
     q, ratio = theta / mu, lam / mu
-    A = P * q
-    N, power, steps = ctx.eye(n), A, 0
-    while True:
-        N = N + ctx.matmul(N, power)  # sum_{m < 2^(i+1)} A^m
-        power = ctx.matmul(power, power)
-        steps += 1
-        delta = max(ctx.fsum(list(row)) for row in power)
-        if delta == 0 or delta * mu / lam <= ctx.eps**2 or steps >= 64:
-            break
+    N, steps, delta = neumann_product(ctx, P * q, mu / lam)
     G = ctx.zeros((top + 1, n))
     g = _matvec(ctx, N, ctx.zeros(n) + ctx.num(1)) * (w / mu)
     spread, widest = 0.0, 1.0  # sum and max over K of max(G_K) / min(G_K) (entries flushed to 0 excluded)
@@ -178,6 +170,20 @@ def matrix_residual_weights(ctx, lam, piece, top):
     s = q * min(_matvec(ctx, N, exit_))  # 1 - nu >= s (F4)
     remainder = max(G[top]) * (1 - s) / s if s > 0 else ctx.huge
     return G, remainder, size, widest
+
+
+def neumann_product(ctx, A, scale):
+    """(N, steps, delta): N = prod_{i < steps} (I + A^{2^i}) = sum_{m < 2^steps} A^m, the Neumann series of
+    (I - A)^{-1} for A >= 0 by squaring, stopped when delta = |A^{2^steps}|_oo satisfies delta ``scale`` <= eps^2 or
+    delta = 0 (a nilpotent A: exact), at most 64 squarings. Positive products and sums only."""
+    N, power, steps = ctx.eye(A.shape[0]), A, 0
+    while True:
+        N = N + ctx.matmul(N, power)  # sum_{m < 2^(i+1)} A^m
+        power = ctx.matmul(power, power)
+        steps += 1
+        delta = max(ctx.fsum(list(row)) for row in power)
+        if delta == 0 or delta * scale <= ctx.eps**2 or steps >= 64:
+            return N, steps, delta
 
 
 def matrix_residual_rows(ctx, piece, us, spread=1.0):
