@@ -196,21 +196,26 @@ class Server:
 
     def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0)):
         from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import FiniteVacationQueue, VacationQueue
+        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
         self.model, self.lam, self.delta = model, lam, delta
         self.saturated = False
         self.base = self.chain = None
         control = model.control
+        vacation, policy = getattr(model, "vacation", None), getattr(model, "vacation_policy", None)
         if control is Control.NONE and model.capacity is None:
             if lam * model.service.moment(1) >= 1:
                 self.saturated = True
                 return
-            self.base = VacationQueue(lam, Constant(1), model.service, None)
+            self.base = VacationQueue(lam, Constant(1), model.service, vacation, policy or VacationPolicy.MULTIPLE)
             from .vacation_wait import response_laws
         elif control is Control.NONE:
-            self.base = FiniteVacationQueue(lam, Constant(1), model.service, None, model.capacity - 1)
+            self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
+                                            Admission.PARTIAL, policy or VacationPolicy.MULTIPLE)
             from .vacation_finite_wait import response_laws
+        elif vacation is not None:  # with vacations the control is computed for L = H - 1 only: M/G/1/H with them
+            self._finite_control(*model.thresholds)
+            return
         else:
             self._control()
             return
@@ -258,9 +263,19 @@ class Server:
         thresholds (L + 1, H, H + 1) has no state (H, normal) and blocks after the departure: for exponential
         service it refuses 0.1687 of the copies where the contract's chain refuses 0.1515 at lambda = 8, mu = 10,
         (L, H) = (1, 4)), so the model refuses it; so it does a duplicate cost c < 1 (the M/G/1/H server would
-        need the mixture of first copies and duplicates)."""
+        need the mixture of first copies and duplicates).
+
+        **With vacations** (``--vacation``; the route for every service law, exponential too) the argument holds
+        with N counting the waiting copies plus the server's place, which a vacation takes (the model's module
+        docstring): the overload states are again (H, overload) alone; at N = H the waiting room of H - 1 places
+        is full, so both (H, normal) and (H, overload) refuse every arrival, and N leaves H only downwards, to
+        H - 1 (normal, as L = H - 1), at the departure or at the end of the vacation (a copy moves from the room
+        to the server). A vacation never starts with N = H: it starts when the server is empty (N = 1 with the
+        vacation, < H as H >= 2). So the count is that of M/G/1/r with r = H - 1 and the vacations
+        (``vacation-finite`` with the same law and policy; ``docs/theory/chapter2.md`` section 2), whose waiting
+        room has r places also during a vacation."""
         from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import FiniteVacationQueue
+        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
 
         from .vacation_finite_wait import response_laws
 
@@ -268,7 +283,9 @@ class Server:
         if L != H - 1 or self.delta != 0:  # refused by the model's validation (SipRetransmissionModel._validate)
             raise ParameterError("--thresholds", "a general service law needs L = H - 1 and --duplicate-cost 1",
                                  f"{L},{H}")
-        self.base = FiniteVacationQueue(self.lam, Constant(1), model.service, None, H - 1)
+        self.base = FiniteVacationQueue(self.lam, Constant(1), model.service, getattr(model, "vacation", None), H - 1,
+                                        Admission.PARTIAL, getattr(model, "vacation_policy", None)
+                                        or VacationPolicy.MULTIPLE)
         self.law = response_laws(self.base)["sojourn"]
         if not self.law.smooth and self.law.tails is None:
             raise ParameterError("--service", f"has no exact response-time tails in this server: "

@@ -54,6 +54,7 @@ from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
 from .base import MeasureKind, Measures, Model, Ref, measure
+from .vacation import VacationPolicy, _policy_field, _vacation_field
 
 __all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule"]
 
@@ -179,6 +180,8 @@ class SipRetransmissionModel(Model):
                                      metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
                                    "c B", default=Fraction(1), metavar="C")
+    vacation: TimeLaw | None = _vacation_field(None)
+    vacation_policy: VacationPolicy = _policy_field()
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
                                         units="s", default=None, metavar="T1,...", check=">= 0")
     scan_points: int = param("grid points of the scan of the fixed-point residual on [lambda_0, lambda_0 n] (every "
@@ -194,6 +197,7 @@ class SipRetransmissionModel(Model):
     simulator = Ref("qderive.numeric.simulation.sip:simulate")
 
     def _validate(self):
+        self._validate_vacation()
         if not is_concrete(self.service):
             raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
         c = self.duplicate_cost
@@ -232,6 +236,35 @@ class SipRetransmissionModel(Model):
                                          "M/G/1/H server of a general law would need the mixture of first copies "
                                          "and duplicates); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
+
+    def _validate_vacation(self):
+        """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
+        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L = H - 1 and c = 1."""
+        V = self.vacation
+        if V is None:
+            if self.vacation_policy is VacationPolicy.SINGLE:
+                raise ParameterError("vacation_policy", "single needs a vacation law (give --vacation LAW)", "single")
+            return
+        if not is_concrete(V):
+            raise ParameterError("vacation", "must be a concrete law (numbers, not symbols)", str(V))
+        if self.control is Control.NONE:
+            room, where = self.capacity, "--capacity K"
+        else:
+            room, where = (self.thresholds[1] if self.thresholds is not None else None), "--thresholds L,H with H"
+        if room is not None and room < 2:
+            raise ParameterError("vacation", f"needs {where} >= 2 (a vacation takes the server's place, leaving "
+                                 f"{room - 1} waiting places: nobody could wait during a vacation)", V.spec_text())
+        if self.control is not Control.NONE and self.thresholds is not None:
+            L, H = self.thresholds
+            if 0 <= L < H - 1:
+                raise ParameterError("thresholds", f"L <= H - 2 with --vacation and --control {self.control.value} is "
+                                     "not computed (the state (N = H, normal), left to overload by an arrival or to "
+                                     "H - 1 by a departure, makes the mode a race that no model of the project has); "
+                                     "give L = H - 1 (then the server is exactly M/G/1/H with vacations)", f"{L},{H}")
+        if self.duplicate_cost != 1:
+            raise ParameterError("duplicate_cost", "below 1 with --vacation is not computed (the M/G/1(/K) server "
+                                 "with vacations would need the mixture law of first copies and duplicates); the "
+                                 "simulator runs it", decimal_text(self.duplicate_cost))
 
     @property
     def timer(self):
