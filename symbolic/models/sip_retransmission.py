@@ -29,6 +29,18 @@ the server (waiting + in service), thresholds 0 <= L < H:
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
+**Vacations** (``vacation`` V, default none; ``vacation_policy``; the server of ``vacation-infinite`` and
+``vacation-finite``, ``docs/theory/chapter2.md`` section 0): the server, on becoming empty, leaves for a
+vacation (maintenance, garbage collection, other work) of law V; *multiple*: another one while it is still
+empty at its end; *single*: one, then it idles until the next copy, which it serves at once. A copy arriving
+during a vacation waits for its end. The vacation takes the server's place: N counts the waiting copies plus
+one while the server serves *or is on vacation*, so ``capacity`` K leaves K - 1 waiting places also during a
+vacation (the waiting room r = K - 1 of the thesis's M/G/1/r), and N also falls at a vacation's end with copies
+waiting (one moves to the server): the control returns to normal whenever N falls to L (a departure or a
+vacation's end). Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting place),
+and, under control, L = H - 1 and c = 1 (the analytic server is then exactly M/G/1/H with the vacations; the
+simulator runs any L).
+
 The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
 approximation.
@@ -156,7 +168,8 @@ def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
 @dataclass(frozen=True, kw_only=True)
 class SipRetransmissionModel(Model):
     """``SipRetransmissionModel(rate=lambda_0, service=B, method=..., t1=..., t2=..., timeout=..., capacity=K,
-    control=..., thresholds=(L, H), duplicate_cost=c)`` (keyword arguments; module docstring)."""
+    control=..., thresholds=(L, H), duplicate_cost=c, vacation=V, vacation_policy=...)`` (keyword arguments;
+    module docstring)."""
 
     rate: object = param("lambda_0: new transactions (client requests) per second, a Poisson process", units="1/s",
                          metavar="LAMBDA0", check="> 0")
