@@ -29,7 +29,7 @@ import pytest
 from qderive.derivations.cli import main
 from qderive.numeric.simulation.sip import _estimates, _replication, _setup
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws import Erlang, Exponential
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
 
 
@@ -131,10 +131,18 @@ def test_cli_goodput_against_fuhrmann_cooper(capsys):
     (["--vacation", "exp:mean=0.1", "--control", "ignore", "--thresholds", "0,1"], "--vacation"),
     (["--vacation", "exp:mean=0.1", "--duplicate-cost", "0.5", "--control", "ignore", "--thresholds", "4,5"],
      "--duplicate-cost"),
+    (["--vacation", "exp:mean=1e-300"], "--vacation"),  # outside 1e-6..100 E[B]
+    (["--vacation", "det:mean=0.05"], "--vacation"),  # a kinked vacation law: no tails fast enough for the scan
 ])
 def test_bad_vacation_input_names_the_option(argv, option, capsys):
     code, out, err = _cli(["eval", "sip-retransmission", "--rate", "5", "--service", "exp:mean=0.1"] + argv, capsys)
     assert code == 2 and option in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_constant_service_with_vacations_in_the_infinite_room_is_refused():
+    m = Sip(rate=5, service=Deterministic(F(1, 10)), vacation=Exponential(F(1, 20)))
+    with pytest.raises(ParameterError, match="service"):
+        m.evaluate()
 
 
 def test_simulator_refuses_a_vacation_without_a_waiting_place():

@@ -220,10 +220,29 @@ class Server:
             self._control()
             return
         self.law = response_laws(self.base)["sojourn"]
-        if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
-                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+        self._check_tails()
+
+    def _check_tails(self):
+        """Refuse a sojourn law with neither a smooth transform nor tails of its own, naming the option at fault (the
+        vacation's when a vacation law is given and the service alone would do)."""
+        model = self.model
+        vacation = getattr(model, "vacation", None)
+        if vacation is not None and not self.law.smooth and self.law.tails is not None and \
+                self.base.name == "vacation-infinite":
+            # the infinite room's exact tails of a kinked law with vacations (shifted inversions, the lattice sum with
+            # the vacation's pieces) take seconds per evaluation, and the scan of the fixed point needs hundreds
+            at_fault = "--vacation" if "vacation" in self.law.why_not_smooth else "--service"
+            law = vacation if at_fault == "--vacation" else model.service
+            raise ParameterError(at_fault, f"has no smooth density with --vacation in this server "
+                                 f"({self.law.why_not_smooth}): its exact sojourn tails take seconds each and the "
+                                 "fixed point needs hundreds of them; use smooth laws (exp, erlang, hyperexp, gamma, "
+                                 "ph), or the simulator (qderive simulate sip-retransmission)", law.spec_text())
+        if self.law.smooth or self.law.tails is not None:
+            return
+        at_fault = "--service" if vacation is None or "vacation" not in self.law.why_not_smooth else "--vacation"
+        law = model.service if at_fault == "--service" else vacation
+        raise ParameterError(at_fault, f"has no exact response-time tails in this server: {self.law.why_not_smooth} "
+                             "(use a smooth law: exp, erlang, hyperexp, gamma, ph)", law.spec_text())
 
     def _control(self):
         from qderive.symbolic.laws.gamma import Exponential
@@ -287,10 +306,7 @@ class Server:
                                         Admission.PARTIAL, getattr(model, "vacation_policy", None)
                                         or VacationPolicy.MULTIPLE)
         self.law = response_laws(self.base)["sojourn"]
-        if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
-                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+        self._check_tails()
 
     def pi(self, ctx):
         key = "float64" if ctx.is_float64 else ctx.dps

@@ -260,6 +260,12 @@ class SipRetransmissionModel(Model):
             return
         if not is_concrete(V):
             raise ParameterError("vacation", "must be a concrete law (numbers, not symbols)", str(V))
+        ratio = V.moment(1) / self.service.moment(1)
+        if not Fraction(1, 10**6) <= ratio <= 100:
+            raise ParameterError("vacation", "mean must lie between 1e-6 and 100 times the service's mean (the "
+                                 f"vacation sub-models are evaluated in that range; got {float(ratio):.3g} times): a "
+                                 "shorter vacation is no vacation (--vacation none), a longer one answers nothing "
+                                 "that arrives during it", V.spec_text())
         if self.control is Control.NONE:
             room, where = self.capacity, "--capacity K"
         else:
