@@ -31,6 +31,10 @@ difference). Given lambda the server is an existing qderive model:
   :meth:`Server._finite_control`, the ``vacation-finite`` route above with K = H); with L <= H - 2 or
   a duplicate cost c < 1 the model refuses it (no existing model has this rule for them).
 
+* ``--vacation V`` (``--vacation-policy multiple|single``): the same ``vacation-infinite`` /
+  ``vacation-finite`` servers with the vacations, and under control (L = H - 1 only) ``vacation-finite`` with
+  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations).
+
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
 behind its first admitted copy, so the response is the completion of the first admitted copy.
