@@ -36,6 +36,10 @@ difference). Given lambda the server is an existing qderive model:
   inversion for a smooth law, the lattice sums for a constant one). It reduces to the M/G/1/H route at
   L = H - 1 and equals the exponential chain for exponential service (tests/test_sip_general_control.py).
 
+* ``--vacation V`` (``--vacation-policy multiple|single``): the same ``vacation-infinite`` /
+  ``vacation-finite`` servers with the vacations, and under control (L = H - 1 only) ``vacation-finite`` with
+  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations).
+
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
 behind its first admitted copy, so the response is the completion of the first admitted copy.
@@ -218,29 +222,53 @@ class Server:
 
     def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0)):
         from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import FiniteVacationQueue, VacationQueue
+        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
         self.model, self.lam, self.delta = model, lam, delta
         self.saturated = False
         self.base = self.chain = self.general = None
         control = model.control
+        vacation, policy = getattr(model, "vacation", None), getattr(model, "vacation_policy", None)
         if control is Control.NONE and model.capacity is None:
             if lam * model.service.moment(1) >= 1:
                 self.saturated = True
                 return
-            self.base = VacationQueue(lam, Constant(1), model.service, None)
+            self.base = VacationQueue(lam, Constant(1), model.service, vacation, policy or VacationPolicy.MULTIPLE)
             from .vacation_wait import response_laws
         elif control is Control.NONE:
-            self.base = FiniteVacationQueue(lam, Constant(1), model.service, None, model.capacity - 1)
+            self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
+                                            Admission.PARTIAL, policy or VacationPolicy.MULTIPLE)
             from .vacation_finite_wait import response_laws
+        elif vacation is not None:  # with vacations the control is computed for L = H - 1 only: M/G/1/H with them
+            self._finite_control(*model.thresholds)
+            return
         else:
             self._control()
             return
         self.law = response_laws(self.base)["sojourn"]
-        if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
-                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+        self._check_tails()
+
+    def _check_tails(self):
+        """Refuse a sojourn law with neither a smooth transform nor tails of its own, naming the option at fault (the
+        vacation's when a vacation law is given and the service alone would do)."""
+        model = self.model
+        vacation = getattr(model, "vacation", None)
+        if vacation is not None and not self.law.smooth and self.law.tails is not None and \
+                self.base.name == "vacation-infinite":
+            # the infinite room's exact tails of a kinked law with vacations (shifted inversions, the lattice sum with
+            # the vacation's pieces) take seconds per evaluation, and the scan of the fixed point needs hundreds
+            at_fault = "--vacation" if "vacation" in self.law.why_not_smooth else "--service"
+            law = vacation if at_fault == "--vacation" else model.service
+            raise ParameterError(at_fault, f"has no smooth density with --vacation in this server "
+                                 f"({self.law.why_not_smooth}): its exact sojourn tails take seconds each and the "
+                                 "fixed point needs hundreds of them; use smooth laws (exp, erlang, hyperexp, gamma, "
+                                 "ph), or the simulator (qderive simulate sip-retransmission)", law.spec_text())
+        if self.law.smooth or self.law.tails is not None:
+            return
+        at_fault = "--service" if vacation is None or "vacation" not in self.law.why_not_smooth else "--vacation"
+        law = model.service if at_fault == "--service" else vacation
+        raise ParameterError(at_fault, f"has no exact response-time tails in this server: {self.law.why_not_smooth} "
+                             "(use a smooth law: exp, erlang, hyperexp, gamma, ph)", law.spec_text())
 
     def _control(self):
         from qderive.symbolic.laws.gamma import Exponential
@@ -306,9 +334,19 @@ class Server:
         arrival and the residual service, which no other qderive model has (``hysteretic --policy instant`` with
         thresholds (L + 1, H, H + 1) has no state (H, normal) and blocks after the departure: for exponential
         service it refuses 0.1687 of the copies where the contract's chain refuses 0.1515 at lambda = 8, mu = 10,
-        (L, H) = (1, 4)): :meth:`_general_control` solves it, and a duplicate cost c < 1."""
+        (L, H) = (1, 4)): :meth:`_general_control` solves it, and a duplicate cost c < 1.
+
+        **With vacations** (``--vacation``; the route for every service law, exponential too) the argument holds
+        with N counting the waiting copies plus the server's place, which a vacation takes (the model's module
+        docstring): the overload states are again (H, overload) alone; at N = H the waiting room of H - 1 places
+        is full, so both (H, normal) and (H, overload) refuse every arrival, and N leaves H only downwards, to
+        H - 1 (normal, as L = H - 1), at the departure or at the end of the vacation (a copy moves from the room
+        to the server). A vacation never starts with N = H: it starts when the server is empty (N = 1 with the
+        vacation, < H as H >= 2). So the count is that of M/G/1/r with r = H - 1 and the vacations
+        (``vacation-finite`` with the same law and policy; ``docs/theory/chapter2.md`` section 2), whose waiting
+        room has r places also during a vacation."""
         from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import FiniteVacationQueue
+        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
 
         from .vacation_finite_wait import response_laws
 
@@ -316,12 +354,11 @@ class Server:
         if L != H - 1 or self.delta != 0:  # refused by the model's validation (SipRetransmissionModel._validate)
             raise ParameterError("--thresholds", "a general service law needs L = H - 1 and --duplicate-cost 1",
                                  f"{L},{H}")
-        self.base = FiniteVacationQueue(self.lam, Constant(1), model.service, None, H - 1)
+        self.base = FiniteVacationQueue(self.lam, Constant(1), model.service, getattr(model, "vacation", None), H - 1,
+                                        Admission.PARTIAL, getattr(model, "vacation_policy", None)
+                                        or VacationPolicy.MULTIPLE)
         self.law = response_laws(self.base)["sojourn"]
-        if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
-                                 f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+        self._check_tails()
 
     def pi(self, ctx):
         key = "float64" if ctx.is_float64 else ctx.dps

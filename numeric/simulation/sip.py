@@ -4,7 +4,8 @@ The model is the contract of issue 17 (``sip-retransmission``; the analytic side
 a fixed point). It is read by duck typing, field by field: ``rate`` (lambda_0), ``service`` (a time
 law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1``, ``t2``,
 ``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
-``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c).
+``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c); optionally ``vacation`` and
+``vacation_policy`` (absent: no vacations).
 
 The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
 copy k >= 1 at a + tau_k as long as it has no response by then
@@ -22,6 +23,15 @@ server (waiting + in service) is
 * otherwise dropped silently when N = K (``capacity``);
 * otherwise admitted: it costs B, or c B when it is not the first admitted copy of its transaction
   (``duplicate_cost``).
+
+**Vacations** (optional fields ``vacation``, a time law or None, and ``vacation_policy``, ``multiple`` /
+``single``; the model's module docstring): the server, on becoming empty, takes a vacation; *multiple*: another
+one while it is empty at its end; *single*: one, then it idles and serves the next copy at once. A copy arriving
+during a vacation waits for its end; the vacation takes the server's place (N = waiting copies + 1 during it),
+and the overload state also ends when N falls to L at a vacation's end. The vacations of an idle period are
+drawn when its first copy arrives (they depend on nothing else): from the last departure (or time 0)
+e = last + V_1 (+ V_2 + ... while e <= t under multiple vacations); the copy starts at e if e > t, at t
+otherwise (only under single vacations).
 
 The control is checked before the capacity (with H <= K an arrival finding K copies is always in
 the overload state, so the capacity binds only without control). The transaction's response is the
@@ -112,6 +122,11 @@ def _budget(setup, length: float, replications: int) -> None:
     expected = setup[0] * (length + setup[2][-1]) * replications
     _limits.check("customers", math.ceil(min(expected, 1e300)),
                   "transactions x replications of one simulation (rate x (warmup + horizon + tau_max) x replications)")
+    vacation = setup[9]
+    if vacation is not None and callable(getattr(vacation, "moment", None)):  # multiple vacations of a tiny mean
+        most = (length + setup[2][-1]) * replications / float(vacation.moment(1))
+        _limits.check("customers", math.ceil(min(most, 1e300)), "vacations x replications of one simulation (at "
+                      "most (warmup + horizon + tau_max) / E[V] x replications)")
 
 
 def _check_seed(seed) -> None:
@@ -160,7 +175,30 @@ def _setup(model):
         if not 0 <= low < high or (cap is not None and high > cap):
             raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
     cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
-    return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost
+    vacation, single = _vacations(model, cap, high if _CONTROLS[control] else None)
+    return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single
+
+
+def _vacations(model, cap, high):
+    """(the vacation law or None, single policy?) from the optional fields ``vacation`` and ``vacation_policy``
+    (a model without them has no vacations). A vacation takes the server's place, so the capacity K and the
+    threshold H must leave a waiting place: K >= 2, H >= 2."""
+    vacation = getattr(model, "vacation", None)
+    policy = str(getattr(getattr(model, "vacation_policy", None), "value", getattr(model, "vacation_policy", None))
+                 or "multiple").lower()
+    if policy not in ("multiple", "single", "none"):
+        raise ParameterError("vacation_policy", "must be multiple or single", policy)
+    if vacation is None:
+        if policy == "single":
+            raise ParameterError("vacation_policy", "single needs a vacation law", policy)
+        return None, False
+    if not callable(getattr(vacation, "sample", None)):
+        raise ParameterError("vacation", "the simulator needs a numeric time law (with sample(rng, size))", vacation)
+    for room, name in ((cap, "capacity"), (high, "thresholds")):
+        if room is not None and room < 2:
+            raise ParameterError(name, "must leave a waiting place with vacations: K >= 2 and H >= 2 (a vacation "
+                                 "takes the server's place)", room)
+    return vacation, policy == "single"
 
 
 def _replication(rng, setup, window_start: float, window_end: float, response_times=(), trace=None,
@@ -174,9 +212,12 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving
     (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
     """
-    rate, service, taus, timeout, ctl, cap, low, high, cost = setup
+    rate, service, taus, timeout, ctl, cap, low, high, cost, vacation, single = setup
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
     services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
+    vacations = None if vacation is None else value_stream(
+        lambda g, n: np.asarray(vacation.sample(g, n), dtype=np.float64), rng, block).__next__
+    vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
     scale = 1.0 / rate
     m = len(taus)
     end = window_end if until_collapse else window_end + taus[-1]
@@ -218,11 +259,18 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             trace.append((j, k, t))
         if window_start <= t < window_end:
             window_copies += 1
+        if vac_end > -inf:  # with vacations: N falls at the vacation's end (a copy moves to the server)
+            if vac_end <= t:
+                vac_end = -inf
+                if over and len(system) <= low:
+                    over = False
         while system and system[0] <= t:  # the departures before t, each with its state change
             pop()
             if over and len(system) <= low:
                 over = False
         n = len(system)
+        if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
+            n += 1
         reject = False
         if ctl:
             if not over and n >= high:
@@ -243,8 +291,21 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     collapsed = t
                     if until_collapse:
                         break
-            else:
+            elif vacations is None:
                 start = t
+            else:  # an empty server: on vacation since the last departure (or time 0)?
+                e = last + vacations()
+                if not single:
+                    while e <= t:
+                        e += vacations()
+                if e > t:
+                    start = vac_end = e
+                    if start - t > timeout and collapsed == inf:
+                        collapsed = t
+                        if until_collapse:
+                            break
+                else:
+                    start = t
             last = d = start + s
             system.append(d)
             if d > window_start and start < window_end:

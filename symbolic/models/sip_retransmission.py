@@ -29,6 +29,18 @@ the server (waiting + in service), thresholds 0 <= L < H:
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
+**Vacations** (``vacation`` V, default none; ``vacation_policy``; the server of ``vacation-infinite`` and
+``vacation-finite``, ``docs/theory/chapter2.md`` section 0): the server, on becoming empty, leaves for a
+vacation (maintenance, garbage collection, other work) of law V; *multiple*: another one while it is still
+empty at its end; *single*: one, then it idles until the next copy, which it serves at once. A copy arriving
+during a vacation waits for its end. The vacation takes the server's place: N counts the waiting copies plus
+one while the server serves *or is on vacation*, so ``capacity`` K leaves K - 1 waiting places also during a
+vacation (the waiting room r = K - 1 of the thesis's M/G/1/r), and N also falls at a vacation's end with copies
+waiting (one moves to the server): the control returns to normal whenever N falls to L (a departure or a
+vacation's end). Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting place),
+and, under control, L = H - 1 and c = 1 (the analytic server is then exactly M/G/1/H with the vacations; the
+simulator runs any L).
+
 The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
 approximation.
@@ -54,6 +66,7 @@ from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
 from .base import MeasureKind, Measures, Model, Ref, measure
+from .vacation import VacationPolicy, _policy_field, _vacation_field
 
 __all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule"]
 
@@ -155,7 +168,8 @@ def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
 @dataclass(frozen=True, kw_only=True)
 class SipRetransmissionModel(Model):
     """``SipRetransmissionModel(rate=lambda_0, service=B, method=..., t1=..., t2=..., timeout=..., capacity=K,
-    control=..., thresholds=(L, H), duplicate_cost=c)`` (keyword arguments; module docstring)."""
+    control=..., thresholds=(L, H), duplicate_cost=c, vacation=V, vacation_policy=...)`` (keyword arguments;
+    module docstring)."""
 
     rate: object = param("lambda_0: new transactions (client requests) per second, a Poisson process", units="1/s",
                          metavar="LAMBDA0", check="> 0")
@@ -179,6 +193,8 @@ class SipRetransmissionModel(Model):
                                      metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
                                    "c B", default=Fraction(1), metavar="C")
+    vacation: TimeLaw | None = _vacation_field(None)
+    vacation_policy: VacationPolicy = _policy_field()
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
                                         units="s", default=None, metavar="T1,...", check=">= 0")
     scan_points: int = param("grid points of the scan of the fixed-point residual on [lambda_0, lambda_0 n] (every "
@@ -194,6 +210,7 @@ class SipRetransmissionModel(Model):
     simulator = Ref("qderive.numeric.simulation.sip:simulate")
 
     def _validate(self):
+        self._validate_vacation()
         if not is_concrete(self.service):
             raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
         c = self.duplicate_cost
@@ -224,6 +241,41 @@ class SipRetransmissionModel(Model):
                                      "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
                                      "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
+
+    def _validate_vacation(self):
+        """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
+        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L = H - 1 and c = 1."""
+        V = self.vacation
+        if V is None:
+            if self.vacation_policy is VacationPolicy.SINGLE:
+                raise ParameterError("vacation_policy", "single needs a vacation law (give --vacation LAW)", "single")
+            return
+        if not is_concrete(V):
+            raise ParameterError("vacation", "must be a concrete law (numbers, not symbols)", str(V))
+        ratio = V.moment(1) / self.service.moment(1)
+        if not Fraction(1, 10**6) <= ratio <= 100:
+            raise ParameterError("vacation", "mean must lie between 1e-6 and 100 times the service's mean (the "
+                                 f"vacation sub-models are evaluated in that range; got {float(ratio):.3g} times): a "
+                                 "shorter vacation is no vacation (--vacation none), a longer one answers nothing "
+                                 "that arrives during it", V.spec_text())
+        if self.control is Control.NONE:
+            room, where = self.capacity, "--capacity K"
+        else:
+            room, where = (self.thresholds[1] if self.thresholds is not None else None), "--thresholds L,H with H"
+        if room is not None and room < 2:
+            raise ParameterError("vacation", f"needs {where} >= 2 (a vacation takes the server's place, leaving "
+                                 f"{room - 1} waiting places: nobody could wait during a vacation)", V.spec_text())
+        if self.control is not Control.NONE and self.thresholds is not None:
+            L, H = self.thresholds
+            if 0 <= L < H - 1:
+                raise ParameterError("thresholds", f"L <= H - 2 with --vacation and --control {self.control.value} is "
+                                     "not computed (the state (N = H, normal), left to overload by an arrival or to "
+                                     "H - 1 by a departure, makes the mode a race that no model of the project has); "
+                                     "give L = H - 1 (then the server is exactly M/G/1/H with vacations)", f"{L},{H}")
+        if self.duplicate_cost != 1:
+            raise ParameterError("duplicate_cost", "below 1 with --vacation is not computed (the M/G/1(/K) server "
+                                 "with vacations would need the mixture law of first copies and duplicates); the "
+                                 "simulator runs it", decimal_text(self.duplicate_cost))
 
     @property
     def timer(self):

@@ -25,7 +25,7 @@ entirely (whole admission). The offered load is rho_bar = lambda l_1 b_1.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, replace
 
 from .. import limits as _limits
 from ..batches.base import BatchLaw
@@ -74,6 +74,11 @@ def _rate_from_load(values, load):
     return load / (batch.mean * service.moment(1))
 
 
+def _vacation_field(default=MISSING):
+    """The vacation law's parameter (also the ``--vacation`` of ``sip-retransmission``, default there none)."""
+    return param("vacation-time law, or none (no vacations)", kind=Kind.TIME_LAW, none_text="none", default=default)
+
+
 def _policy_field():
     return param("multiple: vacations until work arrives (the thesis); single: one vacation, then idle until the "
                  "next batch", kind=Kind.CHOICE, choices=VacationPolicy, default=VacationPolicy.MULTIPLE)
@@ -89,8 +94,7 @@ class _VacationModel(Model):
     rate: object = param("batch arrival rate lambda", units="1/time", metavar="LAMBDA")
     batch: BatchLaw = param("batch-size law", kind=Kind.BATCH_LAW)
     service: TimeLaw = param("service-time law", kind=Kind.TIME_LAW)
-    vacation: TimeLaw | None = param("vacation-time law, or none (no vacations)", kind=Kind.TIME_LAW,
-                                     none_text="none")
+    vacation: TimeLaw | None = _vacation_field()
 
     alternatives = (_LOAD,)
 
