@@ -1,0 +1,110 @@
+"""The collapse onset of sip-retransmission (issue 17): the ends of the bistable range against independent computations.
+
+M/M/1 without control has the fixed-point map in closed form: an admitted copy's sojourn is exponential,
+P(R > t) = exp(-(mu - lambda) t), so g(lambda) = lambda_0 (1 + sum_{k>=1} exp(-(mu - lambda) tau_k)) and the
+saddle-node solves g(lambda) = lambda, g'(lambda) = 1 (mpmath.findroot on the two equations at 30 digits,
+sharing no code with the engine). The lower end is the saturated branch lambda = n lambda_0, which exists from
+lambda_0 = mu / n on. Under ``ignore`` the reference map is the contract's chain solved by LU and the Erlang
+tails by the incomplete gamma function (tests/test_sip_retransmission.py, written from the rule).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+import mpmath
+import pytest
+from test_sip_retransmission import _ignore_mean_copies
+
+from qderive.derivations.cli import main
+from qderive.numeric.engines.sip_onset import collapse_onset
+from qderive.symbolic.laws import Exponential
+from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
+
+_TAUS = [F(2**k - 1, 2) for k in range(7)]  # INVITE with T1 = 1/2: 0, 0.5, 1.5, ..., 31.5 (< Timer B = 32)
+
+
+def _mm1_saddle_node(mu, guess):
+    """(lambda_0*, lambda*) of g(lambda) = lambda, g'(lambda) = 1 for g = lambda_0 (1 + sum_k exp(-(mu - lambda) tau_k))."""
+    with mpmath.workdps(30):
+        mu = mpmath.mpf(mu)
+        taus = [mpmath.mpf(t.numerator) / t.denominator for t in _TAUS[1:]]
+
+        def equations(a, lam):
+            return [a * (1 + mpmath.fsum(mpmath.exp(-(mu - lam) * t) for t in taus)) - lam,
+                    a * mpmath.fsum(t * mpmath.exp(-(mu - lam) * t) for t in taus) - 1]
+
+        a, lam = mpmath.findroot(equations, (guess[0] * mu, guess[1] * mu))
+        return +a, +lam
+
+
+@pytest.mark.parametrize("mean, guess", [(F(1, 10), (0.57, 0.75)), (F(1, 1000), (0.985, 0.987))])
+def test_mm1_onset_against_the_closed_form_saddle_node(mean, guess):
+    """float64: the upper end to 1e-8 relative (measured 5e-11 at E B = 0.1 s, 5e-9 at 1 ms: the Euler-inverted tails'
+    absolute error, about 1e-9, enters h = lambda / m directly); the location lambda* only to ~1e-5 (h is flat there:
+    its error enters the value squared); the lower end mu / n exactly (the saturation kink)."""
+    mu = mean.denominator // mean.numerator
+    a, lam = _mm1_saddle_node(mu, guess)
+    r = collapse_onset(Sip(rate=1, service=Exponential(mean), scan_points=40))
+    assert abs(r["upper"] - a) / a < 1e-8
+    assert abs(r["load_upper"] - a / mu) / (a / mu) < 1e-8
+    assert abs(r["offered_rate_upper"] - lam) / lam < 1e-5
+    assert abs(r["lower"] - float(mu / 7)) <= 1e-15 * float(mu) and r["offered_rate_lower"] == float(mu)
+    assert abs(r["mean_copies_lower"] - 7) < 1e-12 and [f["kind"] for f in r["folds"]] == ["upper", "lower"]
+
+
+def test_mm1_onset_to_requested_digits():
+    """--digits 12: Newton on h' = 0 at 22 digits; the ends agree with the 30-digit saddle-node to 1e-13 (measured
+    2e-25: the working precision is D + 10) and the lower end is mu / 7 to the same."""
+    a, lam = _mm1_saddle_node(10, (0.57, 0.75))
+    r = collapse_onset(Sip(rate=1, service=Exponential(F(1, 10)), scan_points=40), digits=12)
+    assert abs(r["upper"] - a) / a < 1e-13 and abs(r["offered_rate_upper"] - lam) / lam < 1e-7
+    assert abs(r["lower"] - mpmath.mpf(10) / 7) < 1e-13
+
+
+def test_ignore_onset_is_the_extremum_of_the_independent_map():
+    """ignore (10, 20), E B = 0.1 s: h_ref(lambda) = lambda / E[copies] from the contract's chain (LU, 20 digits) at
+    lambda*(1 - d), lambda*, lambda*(1 + d), d = 1e-3; the vertex of the parabola through them is the extremum of h_ref,
+    equal to the reported end to 1e-8 relative (the parabola's own error is O(d^2) of the location's, far below), and
+    its curvature has the sign of a maximum (upper end) and of a minimum (lower end)."""
+    r = collapse_onset(Sip(rate=1, service=Exponential(F(1, 10)), control="ignore", thresholds=(10, 20),
+                           scan_points=40))
+    with mpmath.workdps(20):
+        for end, sign in (("upper", -1), ("lower", 1)):
+            x, d = mpmath.mpf(r[f"offered_rate_{end}"]), mpmath.mpf(10) ** -3
+            hm, h0, hp = (y / _ignore_mean_copies(y, mpmath.mpf(10), 10, 20, _TAUS)
+                          for y in (x * (1 - d), x, x * (1 + d)))
+            a, b = (hp + hm - 2 * h0) / 2, (hp - hm) / 2  # h_ref(x (1 + u d)) = h0 + b u + a u^2
+            assert sign * a > 0
+            vertex = h0 - b * b / (4 * a)
+            assert abs(r[end] - vertex) / vertex < 1e-8, (end, r[end], vertex)
+
+
+def _cli(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_size_collapse_onset_cli(capsys):
+    code, out, _ = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--target", "collapse-onset",
+                         "--scan-points", "40", "--json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert list(doc) == ["upper", "lower", "load_upper", "load_lower", "offered_rate_upper", "offered_rate_lower",
+                         "mean_copies_upper", "mean_copies_lower", "folds", "note"]
+    assert 0.5724 < doc["load_upper"] < 0.5725 and abs(doc["load_lower"] - 1 / 7) < 1e-12
+    # no saddle-node (ignore with H E B = T1): the ends are null, the note says why
+    code, out, _ = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--control", "ignore",
+                         "--thresholds", "4,5", "--scan-points", "16", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["upper"] is None and doc["folds"] == [] and "no saddle-node" in doc["note"]
+
+
+@pytest.mark.parametrize("argv, option", [(["--max-load", "0"], "--max-load"), (["--max-load", "1000"], "--max-load"),
+                                          (["--duplicate-cost", "0.5"], "--duplicate-cost")])
+def test_size_bad_input_names_the_option(argv, option, capsys):
+    code, _, err = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16"] + argv,
+                        capsys)
+    assert code == 2 and option in err and len(err.strip().splitlines()) == 1, err
