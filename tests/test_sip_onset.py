@@ -18,7 +18,7 @@ import pytest
 from test_sip_retransmission import _ignore_mean_copies
 
 from qderive.derivations.cli import main
-from qderive.numeric.engines.sip_onset import collapse_onset
+from qderive.numeric.engines.sip_onset import collapse_onset, metastable_lifetime, run_length_onset
 from qderive.symbolic.laws import Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
 
@@ -81,6 +81,30 @@ def test_ignore_onset_is_the_extremum_of_the_independent_map():
             assert abs(r[end] - vertex) / vertex < 1e-8, (end, r[end], vertex)
 
 
+def test_lifetime_chain_against_a_direct_hitting_time_solve():
+    """The quasi-static chain (Q) at E B = 0.1 s, timeout 4 s (N = 40 levels; copies at 0, 0.5, 1.5, 3.5 s), load 0.5:
+    the mean hitting time of N from 0 by LU on -Q h = 1 at 30 digits, the Erlang tails by mpmath's incomplete gamma
+    function; the kernel's positive log-scale sum agrees to 1e-11 relative (float64: N eps growth). The onset at run
+    length T has lifetime ln 2 = T there (to 1e-6: the root's tolerance, 1e-7 in the rate, times the slope)."""
+    model = Sip(rate=5, service=Exponential(F(1, 10)), timeout=4)
+    with mpmath.workdps(30):
+        mu, N, lam0 = mpmath.mpf(10), 40, mpmath.mpf(5)
+        taus = [mpmath.mpf(1) / 2, mpmath.mpf(3) / 2, mpmath.mpf(7) / 2]
+        b = [lam0 * (1 + mpmath.fsum(mpmath.gammainc(n + 1, mu * t, mpmath.inf, regularized=True) for t in taus))
+             for n in range(N)]
+        A = mpmath.zeros(N)
+        for n in range(N):
+            A[n, n] = b[n] + (mu if n else 0)
+            if n + 1 < N:
+                A[n, n + 1] = -b[n]
+            if n:
+                A[n, n - 1] = -mu
+        h = mpmath.lu_solve(A, mpmath.ones(N, 1))
+        assert abs(metastable_lifetime(model) - h[0]) / h[0] < 1e-11
+    rate = run_length_onset(model, 100)
+    assert abs(metastable_lifetime(model, rate) * mpmath.log(2) / 100 - 1) < 1e-6
+
+
 def _cli(argv, capsys):
     code = main(argv)
     out, err = capsys.readouterr()
@@ -95,6 +119,11 @@ def test_size_collapse_onset_cli(capsys):
     assert list(doc) == ["upper", "lower", "load_upper", "load_lower", "offered_rate_upper", "offered_rate_lower",
                          "mean_copies_upper", "mean_copies_lower", "folds", "note"]
     assert 0.5724 < doc["load_upper"] < 0.5725 and abs(doc["load_lower"] - 1 / 7) < 1e-12
+    code, out, _ = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16",
+                         "--run-length", "1000", "--json"], capsys)
+    onset = json.loads(out)["run_length_onset"]
+    assert code == 0 and list(onset) == ["run_length", "rate", "load", "lifetime_at_upper", "note"]
+    assert 1 / 7 < onset["load"] < 0.5725 and onset["rate"] == 10 * onset["load"]
     # no saddle-node (ignore with H E B = T1): the ends are null, the note says why
     code, out, _ = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--control", "ignore",
                          "--thresholds", "4,5", "--scan-points", "16", "--json"], capsys)
@@ -103,7 +132,10 @@ def test_size_collapse_onset_cli(capsys):
 
 
 @pytest.mark.parametrize("argv, option", [(["--max-load", "0"], "--max-load"), (["--max-load", "1000"], "--max-load"),
-                                          (["--duplicate-cost", "0.5"], "--duplicate-cost")])
+                                          (["--duplicate-cost", "0.5"], "--duplicate-cost"),
+                                          (["--control", "ignore", "--thresholds", "4,5", "--run-length", "100"],
+                                           "--run-length"),
+                                          (["--run-length", "0"], "--run-length")])
 def test_size_bad_input_names_the_option(argv, option, capsys):
     code, _, err = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16"] + argv,
                         capsys)

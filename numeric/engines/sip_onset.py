@@ -41,6 +41,27 @@ central differences at D + 10 working digits (step 10^-((D + 10)/3) lambda), unt
 10^-(D/2 + 3) lambda, then h at D + 5 digits (the map's tails to 10^-(D + 10) absolutely): D digits of the
 ends (a kink is evaluated there directly). Two extrema closer than a grid step are missed; raise
 ``--scan-points``.
+
+**The metastable lifetime** (``--run-length T``; control none, exponential service of rate mu, capacity above
+mu timeout). Started empty, a simulated server below the upper end stays uncongested for a random time and
+then collapses (the first copy that waits longer than the timeout; ``collapse_times`` of the simulator), so
+the onset seen in runs of length T lies below the upper end. A quasi-static estimate of that time: the
+number n of copies in the server as a birth-death chain whose copy rate is that of a server held at n (a copy
+finding n has the sojourn Erlang(n + 1, mu), so a transaction whose first copy finds n sends copy k with
+probability P(Erlang(n + 1, mu) > tau_k))::
+
+    b_n = lambda_0 (1 + sum_{k>=1} P(Erlang(n + 1, mu) > tau_k)),   d_n = mu,   n = 0..N-1,
+    N = ceil(mu timeout)   (a copy finding N waits timeout on average)                              (Q)
+    lifetime(lambda_0) = E T_{0 -> N}   (the exact mean first-passage time of (Q),
+                                         :func:`qderive.numeric.kernels.passage.passage_time_log`)
+
+b_n / d_n rises with n from the load lambda_0 / mu < 1 to n lambda_0 / mu > 1 (past the lower end): the chain
+drifts down near 0 and up for good past the level where b_n = mu, and the lifetime is the time to climb over
+that barrier (then the drift carries it to N quickly). Treating the exit as memoryless (a metastable exit is
+close to exponential), half of the runs have collapsed by T at the load where lifetime ln 2 = T: **the onset at
+run length T**, found by the Illinois method on log lifetime in lambda_0 (to 1e-6 relative) between the lower
+end and the service capacity. The chain ignores that the retransmissions at t follow the queue at t - tau_k, not
+at t (docs/guides/sip-retransmission.md measures the result against the simulator).
 """
 
 from __future__ import annotations
@@ -53,11 +74,12 @@ import numpy as np
 from qderive.symbolic.errors import NumericalError, ParameterError
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
 
-from ..backend import mp_context
+from ..backend import FLOAT64, mp_context
+from ..kernels.passage import passage_time_log, poisson_cdf_levels
 from .base import Trouble
-from .sip_retransmission import _exact, _Map, check_supported, scan_grid
+from .sip_retransmission import _exact, _illinois, _Map, check_supported, scan_grid
 
-__all__ = ["collapse_onset", "onset_grid", "size"]
+__all__ = ["collapse_onset", "onset_grid", "size", "metastable_lifetime", "run_length_onset"]
 
 #: the golden ratio's conjugate (golden-section search)
 _INVPHI = (math.sqrt(5) - 1) / 2
@@ -214,8 +236,74 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
     return out
 
 
+def _lifetime_levels(model):
+    """(mu, N, the copies per transaction a_n = b_n / lambda_0 of (Q) for n = 0..N-1), checking the model."""
+    from qderive.symbolic.laws.gamma import Exponential
+    from qderive.symbolic.models.sip_retransmission import Control
+
+    if model.control is not Control.NONE:
+        raise ParameterError("run_length", f"the lifetime chain (Q) is written for --control none (got "
+                             f"{model.control.value}: its collapse is not a wait beyond the timeout)")
+    if not isinstance(model.service, Exponential):
+        raise ParameterError("service", "the lifetime chain (Q) needs exponential service (a copy finding n then has "
+                             "the sojourn Erlang(n + 1, mu))", model.service.spec_text())
+    mu = 1 / float(model.service.mean)
+    N = max(1, math.ceil(mu * float(model.timer)))
+    if model.capacity is not None and model.capacity <= N:
+        raise ParameterError("capacity", f"K = {model.capacity} <= mu timeout = {N}: no copy can wait longer than the "
+                             "timeout, so there is no collapse to wait for", model.capacity)
+    from qderive.symbolic.limits import check
+
+    check("capacity", N, "the lifetime chain (Q) has mu timeout levels")
+    copies = np.ones(N)
+    for tau in model.copy_times()[1:]:
+        copies += poisson_cdf_levels(FLOAT64, mu * float(tau), N - 1)
+    return mu, N, copies
+
+
+def metastable_lifetime(model, rate=None) -> float:
+    """The mean time to collapse from empty of the quasi-static chain (Q) (module docstring), in seconds, at
+    ``rate`` lambda_0 (default the model's): E T_{0 -> N} for b_n = lambda_0 a_n, d_n = mu (float64; inf beyond the
+    double range)."""
+    mu, N, copies = _lifetime_levels(model)
+    lam0 = float(model.rate if rate is None else rate)
+    log_t = passage_time_log(FLOAT64, lam0 * copies, np.full(N, mu))
+    return math.exp(log_t) if log_t < 709 else math.inf
+
+
+def run_length_onset(model, run_length, lower=None):
+    """The rate lambda_0 at which half of the runs of length T = ``run_length`` have collapsed, by (Q): the root of
+    log lifetime(lambda_0) + log log 2 - log T on (``lower``, 1/E[B]) (default ``lower`` 1 / (n E[B]), the lower
+    end without control), to 1e-6 relative; None when T is too short (the lifetime at the service capacity
+    exceeds T / ln 2) or too long (the lifetime at ``lower`` is below it)."""
+    mu, N, copies = _lifetime_levels(model)
+    target = math.log(float(run_length) / math.log(2))
+    mus = np.full(N, mu)
+
+    def f(lam0):
+        return passage_time_log(FLOAT64, lam0 * copies, mus) - target
+
+    lo = (mu / model.max_copies if lower is None else float(lower)) * (1 + 1e-9)
+    hi = mu
+    flo, fhi = f(lo), f(hi)
+    if not (flo > 0 > fhi):
+        return None
+    return float(_illinois(f, lo, hi, flo, fhi, 1e-7))
+
+
 def size(values: dict, request, digits=None) -> dict:
     """``qderive size sip-retransmission --target collapse-onset`` (the model's Action): :func:`collapse_onset` of
     the model given by ``values`` (every field but the rate, which the search chooses)."""
     model = SipRetransmissionModel.from_values({**values, "rate": 1})
-    return collapse_onset(model, request.max_load, digits)
+    out = collapse_onset(model, request.max_load, digits)
+    if request.run_length is not None:
+        rate = run_length_onset(model, request.run_length, out["lower"])
+        EB = float(model.service.moment(1))
+        out["run_length_onset"] = {
+            "run_length": float(request.run_length), "rate": rate, "load": None if rate is None else rate * EB,
+            "lifetime_at_upper": None if out["upper"] is None else metastable_lifetime(model, out["upper"]),
+            "note": "the load at which half of the runs of this length from empty have collapsed, by the quasi-static "
+                    "lifetime chain (Q) (a memoryless exit: lifetime ln 2 = run length)"
+                    + ("" if rate is not None else "; none: the run length is outside the lifetimes between the lower "
+                       "end and the service capacity")}
+    return out

@@ -170,6 +170,9 @@ class OnsetRequest(Request):
                                 choices=OnsetTarget, default=OnsetTarget.COLLAPSE_ONSET)
     max_load: object = param("search the saddle-nodes at loads lambda_0 E[B] up to X (at most 100)", default=Fraction(3),
                              metavar="X", check="> 0")
+    run_length: object = param("also give the load at which half of the runs of this length from empty have "
+                               "collapsed, by the quasi-static lifetime chain (--control none, exponential service)",
+                               units="s", default=None, metavar="T", check="> 0")
 
     def _validate(self):
         if self.max_load > 100:
