@@ -1,15 +1,17 @@
 """The simulated collapse onset of a SIP server under retransmissions (issue 17; run by hand).
 
 ``python benchmarks/sip_onset.py --service-mean 1/100 --loads 0.8,0.82,0.84,0.86 [--runs 20]
-[--horizon 1000] [--seed 17] [--method invite] [--out FILE.jsonl]``
+[--horizon 1000] [--seed 17] [--method invite] [--control none|ignore|503] [--thresholds L,H] [--out FILE.jsonl]``
 
 The model of :mod:`qderive.numeric.simulation.sip` without control and without a capacity limit,
 exponential service of mean ``--service-mean`` seconds, SIP's default timers (T1 = 0.5 s, timeout
 32 s). For each offered load lambda_0 E B in ``--loads``, ``--runs`` runs from empty
 (:func:`~qderive.numeric.simulation.sip.collapse_times` with limit 2T, T = ``--horizon``; the same
 seed at every load: common random numbers) give the fraction of runs collapsed by T and by 2T
-(collapse: the first copy admitted with a wait above the timeout), each with its 95 % Wilson score
-interval. **The simulated onset at T** is the load at which half of the runs have collapsed by T::
+(collapse: the first copy admitted with a wait above the timeout; with ``--control ignore|503``, whose queue
+H E B stays below the timeout, the first entry into the overload state, ``criterion="overload"``; default
+thresholds L,H = H/2, H with H E B = 8 T1 = 4 s, the figure's 20,40 at E B = 0.1 s), each with its 95 % Wilson
+score interval. **The simulated onset at T** is the load at which half of the runs have collapsed by T::
 
     onset(T) = the load where the collapsed fraction f_T(load), linearly interpolated between the
                loads of the table, crosses 1/2 (the first crossing from below)
@@ -40,9 +42,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sip_simulation import model  # noqa: E402  (the contract's fields with SIP's default timers)
-
-from qderive.numeric.simulation.sip import collapse_times  # noqa: E402
+from qderive.numeric.simulation.sip import collapse_times
+from sip_simulation import model  # the contract's fields with SIP's default timers (this folder)
 
 #: the normal quantile of a 95 % two-sided interval
 Z95 = 1.959963984540054
@@ -97,6 +98,8 @@ def main() -> None:
     parser.add_argument("--method", default="invite", choices=("invite", "non-invite"))
     parser.add_argument("--out", default=None, metavar="FILE.jsonl")
     parser.add_argument("--report", default=None, metavar="FILE.jsonl")
+    parser.add_argument("--control", default="none", choices=("none", "ignore", "503"))
+    parser.add_argument("--thresholds", default=None, metavar="L,H")
     args = parser.parse_args()
     if args.report:
         report(args.report)
@@ -106,7 +109,12 @@ def main() -> None:
     loads = sorted(float(x) for x in args.loads.split(","))
     mean, T = args.service_mean, args.horizon
     capacity = 1 / float(mean)
-    print(f"service exp mean {float(mean)} s (T1 / E B = {0.5 / float(mean):g}), {args.method}, no control, no "
+    thresholds = None
+    if args.control != "none":
+        H = round(4 / mean)
+        thresholds = (tuple(int(x) for x in args.thresholds.split(",")) if args.thresholds else (H // 2, H))
+    control = "no control" if thresholds is None else f"control {args.control} {thresholds[0]},{thresholds[1]}"
+    print(f"service exp mean {float(mean)} s (T1 / E B = {0.5 / float(mean):g}), {args.method}, {control}, no "
           f"capacity limit; {args.runs} runs from empty per load, each until its collapse or 2T = {2 * T:g} s, "
           f"seed {args.seed}")
     print()
@@ -115,8 +123,9 @@ def main() -> None:
     rows = []
     for load in loads:
         started = time.process_time()
-        out = collapse_times(model(load * capacity, mean, "none", None, args.method), limit=2 * T,
-                             replications=args.runs, seed=args.seed)
+        out = collapse_times(model(load * capacity, mean, args.control, thresholds, args.method), limit=2 * T,
+                             replications=args.runs, seed=args.seed,
+                             criterion="wait" if thresholds is None else "overload")
         cpu = time.process_time() - started
         times = np.array(out["times"])
         k1, k2 = int(np.sum(times <= T)), int(np.sum(times <= 2 * T))
@@ -127,7 +136,7 @@ def main() -> None:
               f"{'-' if not math.isfinite(med) else f'{med:.4g}'} | {cpu:.1f} |", flush=True)
     print()
     result = {"service_mean": float(mean), "T": T, "runs": args.runs, "seed": args.seed, "method": args.method,
-              "rows": rows}
+              "control": args.control, "thresholds": thresholds, "rows": rows}
     for key, label in (("by_T", f"T = {T:g} s"), ("by_2T", f"2T = {2 * T:g} s")):
         o = onset(loads, [r[key] for r in rows], args.runs)
         result[f"onset_{key}"] = [None if x is None or not math.isfinite(x) else x for x in o]
@@ -144,30 +153,37 @@ def _interval(o) -> str:
 
 def report(path: str) -> None:
     """The comparison tables from the JSON lines of ``path`` (module docstring)."""
-    from qderive.numeric.engines.sip_onset import collapse_onset, metastable_lifetime, run_length_onset
+    from qderive.numeric.engines.sip_onset import (
+        collapse_onset,
+        metastable_lifetime,
+        run_length_onset,
+    )
     from qderive.symbolic.laws import Exponential
     from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
 
     records = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     medians = []
-    print("| E B s | T1 / E B | analytic upper (lower) | simulated onset at T (95 %) | at 2T (95 %) | gap at T | "
-          "gap at 2T | quasi-static at T | vs simulated | at 2T | vs simulated |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| E B s | T1 / E B | control | analytic upper (lower) | simulated onset at T (95 %) | at 2T (95 %) | "
+          "gap at T | gap at 2T | quasi-static at T | vs simulated | at 2T | vs simulated |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in records:
         mean = Fraction(r["service_mean"]).limit_denominator(10**6)
-        m = SipRetransmissionModel(rate=1, service=Exponential(mean), method=r["method"])
+        control, th = r.get("control", "none"), r.get("thresholds")
+        m = SipRetransmissionModel(rate=1, service=Exponential(mean), method=r["method"], control=control,
+                                   thresholds=None if th is None else tuple(th))
         a = collapse_onset(m)
         up, low = a["load_upper"], a["load_lower"]
-        cells = [f"{float(mean):g}", f"{0.5 / float(mean):g}", f"{up:.4f} ({low:.4f})",
+        shown = control if th is None else f"{control} {th[0]},{th[1]}"
+        cells = [f"{float(mean):g}", f"{0.5 / float(mean):g}", shown, f"{up:.4f} ({low:.4f})",
                  _interval(r["onset_by_T"]), _interval(r["onset_by_2T"])]
         sims = [r["onset_by_T"][0], r["onset_by_2T"][0]]
         cells += ["-" if x is None else f"{(up - x) / x:+.1%}" for x in sims]
         for T, x in ((r["T"], sims[0]), (2 * r["T"], sims[1])):
-            rate = run_length_onset(m, T, a["lower"])
+            rate = None if th is not None else run_length_onset(m, T, a["lower"])
             q = None if rate is None else rate * float(mean)
             cells += ["-" if q is None else f"{q:.4f}", "-" if q is None or x is None else f"{(q - x) / x:+.1%}"]
         print("| " + " | ".join(cells) + " |")
-        for row in r["rows"]:
+        for row in r["rows"] if th is None else ():
             life = metastable_lifetime(m, row["load"] / float(mean))
             medians.append((float(mean), row["load"], row["median"], life * math.log(2), f"{row['by_2T']}/{r['runs']}"))
     print()

@@ -15,12 +15,15 @@ from fractions import Fraction as F
 
 import mpmath
 import pytest
-from test_sip_retransmission import _ignore_mean_copies
-
 from qderive.derivations.cli import main
-from qderive.numeric.engines.sip_onset import collapse_onset, metastable_lifetime, run_length_onset
+from qderive.numeric.engines.sip_onset import (
+    collapse_onset,
+    metastable_lifetime,
+    run_length_onset,
+)
 from qderive.symbolic.laws import Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
+from test_sip_retransmission import _ignore_mean_copies
 
 _TAUS = [F(2**k - 1, 2) for k in range(7)]  # INVITE with T1 = 1/2: 0, 0.5, 1.5, ..., 31.5 (< Timer B = 32)
 
@@ -140,3 +143,27 @@ def test_size_bad_input_names_the_option(argv, option, capsys):
     code, _, err = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16"] + argv,
                         capsys)
     assert code == 2 and option in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_collapse_times_overload_criterion_against_the_mm1_first_overload():
+    """criterion="overload" with thresholds (0, 1) and one copy per transaction (timeout <= T1): the first arrival
+    that finds the server busy. From idle, E T_0 = 1/lambda + T_1 and E T_1 = 1/(lambda + mu) + mu/(lambda + mu) E T_0,
+    so E T_0 = (2 lambda + mu) / lambda^2 = 0.3 s at lambda = mu = 10. 100 runs: the mean within 4 standard errors
+    (the sample's own, about 0.03 s; thresholds (0, 2) give 0.58 s). 503 and ignore share the path up to the first refusal: the same epochs."""
+    import types
+
+    import numpy as np
+    from qderive.numeric.simulation.sip import collapse_times
+
+    def model(control):
+        return types.SimpleNamespace(rate=10, service=Exponential(F(1, 10)), method="invite", t1=1, t2=4, timeout=1,
+                                     capacity=None, control=control, thresholds=(0, 1), duplicate_cost=1)
+
+    out = collapse_times(model("ignore"), limit=100, replications=100, seed=3, criterion="overload")
+    times = np.array(out["times"])
+    assert np.all(np.isfinite(times)) and abs(times.mean() - 0.3) < 4 * times.std(ddof=1) / 100**0.5
+    first = collapse_times(model("503"), limit=100, replications=10, seed=3, criterion="overload")["times"]
+    assert first == collapse_times(model("ignore"), limit=100, replications=10, seed=3, criterion="overload")["times"]
+    with pytest.raises(Exception, match="criterion"):
+        collapse_times(Sip(rate=5, service=Exponential(F(1, 10))), limit=10, replications=2, seed=1,
+                       criterion="overload")

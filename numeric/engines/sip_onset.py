@@ -79,7 +79,7 @@ from ..kernels.passage import passage_time_log, poisson_cdf_levels
 from .base import Trouble
 from .sip_retransmission import _exact, _illinois, _Map, check_supported, scan_grid
 
-__all__ = ["collapse_onset", "onset_grid", "size", "metastable_lifetime", "run_length_onset"]
+__all__ = ["collapse_onset", "metastable_lifetime", "onset_grid", "run_length_onset", "size"]
 
 #: the golden ratio's conjugate (golden-section search)
 _INVPHI = (math.sqrt(5) - 1) / 2
