@@ -138,7 +138,9 @@ def test_size_collapse_onset_cli(capsys):
                                           (["--duplicate-cost", "0.5"], "--duplicate-cost"),
                                           (["--control", "ignore", "--thresholds", "4,5", "--run-length", "100"],
                                            "--run-length"),
-                                          (["--run-length", "0"], "--run-length")])
+                                          (["--run-length", "0"], "--run-length"),
+                                          (["--service", "det:mean=0.1"], "--service"),  # the last --service counts
+                                          (["--capacity", "50", "--run-length", "100"], "--capacity")])
 def test_size_bad_input_names_the_option(argv, option, capsys):
     code, _, err = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16"] + argv,
                         capsys)

@@ -185,6 +185,11 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
         return {**dict.fromkeys(keys), "folds": [], "note": "one copy per transaction (no retransmission before the "
                 "timeout): E[copies] = 1, the fixed point lambda = lambda_0 is unique"}
     curve = _Curve(model)
+    law = getattr(curve.fmap.server(Fraction(1, 2) / EB), "law", None)
+    if law is not None and not law.smooth:
+        raise ParameterError("service", "has lattice (kinked) sojourn tails here, which cost 10-20 s per evaluation of "
+                             "E[copies] at T1 = 5 E[B]; the search needs about 300 of them: use a smooth near-constant "
+                             "law (erlang:k=20,mean=...) or qderive eval at chosen rates", model.service.spec_text())
     grid = onset_grid(model, X)
     hv = [curve(x) for x in grid]
     c = 1 / float(EB)
@@ -295,6 +300,8 @@ def size(values: dict, request, digits=None) -> dict:
     """``qderive size sip-retransmission --target collapse-onset`` (the model's Action): :func:`collapse_onset` of
     the model given by ``values`` (every field but the rate, which the search chooses)."""
     model = SipRetransmissionModel.from_values({**values, "rate": 1})
+    if request.run_length is not None:
+        _lifetime_levels(model)  # refuses a model the lifetime chain does not cover before the search
     out = collapse_onset(model, request.max_load, digits)
     if request.run_length is not None:
         rate = run_length_onset(model, request.run_length, out["lower"])
