@@ -179,20 +179,22 @@ def report(path: str) -> None:
         sims = [r["onset_by_T"][0], r["onset_by_2T"][0]]
         cells += ["-" if x is None else f"{(up - x) / x:+.1%}" for x in sims]
         for T, x in ((r["T"], sims[0]), (2 * r["T"], sims[1])):
-            rate = None if th is not None else run_length_onset(m, T, a["lower"])
+            rate = run_length_onset(m, T)
             q = None if rate is None else rate * float(mean)
             cells += ["-" if q is None else f"{q:.4f}", "-" if q is None or x is None else f"{(q - x) / x:+.1%}"]
         print("| " + " | ".join(cells) + " |")
-        for row in r["rows"] if th is None else ():
+        for row in r["rows"]:
             life = metastable_lifetime(m, row["load"] / float(mean))
-            medians.append((float(mean), row["load"], row["median"], life * math.log(2), f"{row['by_2T']}/{r['runs']}"))
+            medians.append((float(mean), shown, row["load"], row["median"], life * math.log(2),
+                            f"{row['by_2T']}/{r['runs']}"))
     print()
-    print("| E B s | load | simulated median collapse s | collapsed by 2T | quasi-static median s (lifetime ln 2) | ratio |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for mean, load, sim, qs, frac in medians:
-        shown = "-" if not math.isfinite(sim) else f"{sim:.4g}"
+    print("| E B s | control | load | simulated median collapse s | collapsed by 2T | quasi-static median s "
+          "(lifetime ln 2) | ratio |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for mean, shown, load, sim, qs, frac in medians:
         ratio = "-" if not math.isfinite(sim) else f"{qs / sim:.2f}"
-        print(f"| {mean:g} | {load:g} | {shown} | {frac} | {qs:.4g} | {ratio} |")
+        cell = "-" if not math.isfinite(sim) else f"{sim:.4g}"
+        print(f"| {mean:g} | {shown} | {load:g} | {cell} | {frac} | {qs:.4g} | {ratio} |")
 
 
 if __name__ == "__main__":

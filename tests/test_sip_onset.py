@@ -84,26 +84,34 @@ def test_ignore_onset_is_the_extremum_of_the_independent_map():
             assert abs(r[end] - vertex) / vertex < 1e-8, (end, r[end], vertex)
 
 
+def _hitting_time(lam0, mu, taus, N):
+    """E T_{0 -> N} of the birth-death chain b_n = lam0 (1 + sum_k P(Erlang(n + 1, mu) > tau_k)), d_n = mu, by LU on
+    -Q h = 1 over the levels 0..N-1 (mpmath, the current precision; Erlang tails by the incomplete gamma function)."""
+    b = [lam0 * (1 + mpmath.fsum(mpmath.gammainc(n + 1, mu * t, mpmath.inf, regularized=True) for t in taus))
+         for n in range(N)]
+    A = mpmath.zeros(N)
+    for n in range(N):
+        A[n, n] = b[n] + (mu if n else 0)
+        if n + 1 < N:
+            A[n, n + 1] = -b[n]
+        if n:
+            A[n, n - 1] = -mu
+    return mpmath.lu_solve(A, mpmath.ones(N, 1))[0]
+
+
 def test_lifetime_chain_against_a_direct_hitting_time_solve():
-    """The quasi-static chain (Q) at E B = 0.1 s, timeout 4 s (N = 40 levels; copies at 0, 0.5, 1.5, 3.5 s), load 0.5:
-    the mean hitting time of N from 0 by LU on -Q h = 1 at 30 digits, the Erlang tails by mpmath's incomplete gamma
-    function; the kernel's positive log-scale sum agrees to 1e-11 relative (float64: N eps growth). The onset at run
+    """The quasi-static chain (Q) at E B = 0.1 s, timeout 4 s (N = 40 levels; copies at 0, 0.5, 1.5, 3.5 s), load 0.5,
+    and with --control ignore 5,12 (N = H = 12: the first overload): the mean hitting time of N from 0 by LU at 30
+    digits; the kernel's positive log-scale sum agrees to 1e-11 relative (float64: N eps growth). The onset at run
     length T has lifetime ln 2 = T there (to 1e-6: the root's tolerance, 1e-7 in the rate, times the slope)."""
     model = Sip(rate=5, service=Exponential(F(1, 10)), timeout=4)
     with mpmath.workdps(30):
-        mu, N, lam0 = mpmath.mpf(10), 40, mpmath.mpf(5)
         taus = [mpmath.mpf(1) / 2, mpmath.mpf(3) / 2, mpmath.mpf(7) / 2]
-        b = [lam0 * (1 + mpmath.fsum(mpmath.gammainc(n + 1, mu * t, mpmath.inf, regularized=True) for t in taus))
-             for n in range(N)]
-        A = mpmath.zeros(N)
-        for n in range(N):
-            A[n, n] = b[n] + (mu if n else 0)
-            if n + 1 < N:
-                A[n, n + 1] = -b[n]
-            if n:
-                A[n, n - 1] = -mu
-        h = mpmath.lu_solve(A, mpmath.ones(N, 1))
-        assert abs(metastable_lifetime(model) - h[0]) / h[0] < 1e-11
+        h = _hitting_time(mpmath.mpf(5), mpmath.mpf(10), taus, 40)
+        assert abs(metastable_lifetime(model) - h) / h < 1e-11
+        h = _hitting_time(mpmath.mpf(5), mpmath.mpf(10), taus, 12)
+        controlled = Sip(rate=5, service=Exponential(F(1, 10)), timeout=4, control="ignore", thresholds=(5, 12))
+        assert abs(metastable_lifetime(controlled) - h) / h < 1e-11
     rate = run_length_onset(model, 100)
     assert abs(metastable_lifetime(model, rate) * mpmath.log(2) / 100 - 1) < 1e-6
 
@@ -136,8 +144,8 @@ def test_size_collapse_onset_cli(capsys):
 
 @pytest.mark.parametrize("argv, option", [(["--max-load", "0"], "--max-load"), (["--max-load", "1000"], "--max-load"),
                                           (["--duplicate-cost", "0.5"], "--duplicate-cost"),
-                                          (["--control", "ignore", "--thresholds", "4,5", "--run-length", "100"],
-                                           "--run-length"),
+                                          (["--control", "ignore", "--thresholds", "4,5", "--duplicate-cost", "0.5",
+                                            "--run-length", "100"], "--duplicate-cost"),
                                           (["--run-length", "0"], "--run-length"),
                                           (["--service", "det:mean=0.1"], "--service"),  # the last --service counts
                                           (["--capacity", "50", "--run-length", "100"], "--capacity")])

@@ -42,8 +42,8 @@ central differences at D + 10 working digits (step 10^-((D + 10)/3) lambda), unt
 ends (a kink is evaluated there directly). Two extrema closer than a grid step are missed; raise
 ``--scan-points``.
 
-**The metastable lifetime** (``--run-length T``; control none, exponential service of rate mu, capacity above
-mu timeout). Started empty, a simulated server below the upper end stays uncongested for a random time and
+**The metastable lifetime** (``--run-length T``; exponential service of rate mu, duplicate cost 1; without
+control a capacity above mu timeout). Started empty, a simulated server below the upper end stays uncongested for a random time and
 then collapses (the first copy that waits longer than the timeout; ``collapse_times`` of the simulator), so
 the onset seen in runs of length T lies below the upper end. A quasi-static estimate of that time: the
 number n of copies in the server as a birth-death chain whose copy rate is that of a server held at n (a copy
@@ -51,7 +51,9 @@ finding n has the sojourn Erlang(n + 1, mu), so a transaction whose first copy f
 probability P(Erlang(n + 1, mu) > tau_k))::
 
     b_n = lambda_0 (1 + sum_{k>=1} P(Erlang(n + 1, mu) > tau_k)),   d_n = mu,   n = 0..N-1,
-    N = ceil(mu timeout)   (a copy finding N waits timeout on average)                              (Q)
+    N = ceil(mu timeout)   (a copy finding N waits timeout on average; with --control ignore|503: N = H, the
+                            collapse is the first entry into overload, and the path before it is the
+                            uncontrolled one)                                                     (Q)
     lifetime(lambda_0) = E T_{0 -> N}   (the exact mean first-passage time of (Q),
                                          :func:`qderive.numeric.kernels.passage.passage_time_log`)
 
@@ -246,20 +248,23 @@ def _lifetime_levels(model):
     from qderive.symbolic.laws.gamma import Exponential
     from qderive.symbolic.models.sip_retransmission import Control
 
-    if model.control is not Control.NONE:
-        raise ParameterError("run_length", f"the lifetime chain (Q) is written for --control none (got "
-                             f"{model.control.value}: its collapse is not a wait beyond the timeout)")
     if not isinstance(model.service, Exponential):
         raise ParameterError("service", "the lifetime chain (Q) needs exponential service (a copy finding n then has "
                              "the sojourn Erlang(n + 1, mu))", model.service.spec_text())
+    if model.duplicate_cost != 1:
+        raise ParameterError("duplicate_cost", "below 1 is not in the lifetime chain (Q) (every copy costs B there)",
+                             str(model.duplicate_cost))
     mu = 1 / float(model.service.mean)
-    N = max(1, math.ceil(mu * float(model.timer)))
-    if model.capacity is not None and model.capacity <= N:
+    if model.control is Control.NONE:
+        N = max(1, math.ceil(mu * float(model.timer)))
+    else:  # the first entry into overload: the path before it is the uncontrolled one
+        N = model.thresholds[1]
+    if model.capacity is not None and model.capacity <= N and model.control is Control.NONE:
         raise ParameterError("capacity", f"K = {model.capacity} <= mu timeout = {N}: no copy can wait longer than the "
                              "timeout, so there is no collapse to wait for", model.capacity)
     from qderive.symbolic.limits import check
 
-    check("capacity", N, "the lifetime chain (Q) has mu timeout levels")
+    check("capacity", N, "the lifetime chain (Q) has mu timeout (or H) levels")
     copies = np.ones(N)
     for tau in model.copy_times()[1:]:
         copies += poisson_cdf_levels(FLOAT64, mu * float(tau), N - 1)
@@ -304,7 +309,7 @@ def size(values: dict, request, digits=None) -> dict:
         _lifetime_levels(model)  # refuses a model the lifetime chain does not cover before the search
     out = collapse_onset(model, request.max_load, digits)
     if request.run_length is not None:
-        rate = run_length_onset(model, request.run_length, out["lower"])
+        rate = run_length_onset(model, request.run_length)
         EB = float(model.service.moment(1))
         out["run_length_onset"] = {
             "run_length": float(request.run_length), "rate": rate, "load": None if rate is None else rate * EB,
