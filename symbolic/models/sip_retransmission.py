@@ -171,8 +171,9 @@ class OnsetRequest(Request):
     max_load: object = param("search the saddle-nodes at loads lambda_0 E[B] up to X (at most 100)", default=Fraction(3),
                              metavar="X", check="> 0")
     run_length: object = param("also give the load at which half of the runs of this length from empty have "
-                               "collapsed, by the quasi-static lifetime chain (--control none, exponential service)",
-                               units="s", default=None, metavar="T", check="> 0")
+                               "collapsed, by the quasi-static lifetime chain (exponential service; under --control "
+                               "ignore/503 the first entry into overload)", units="s", default=None, metavar="T",
+                               check="> 0")
 
     def _validate(self):
         if self.max_load > 100:
@@ -219,7 +220,7 @@ class SipRetransmissionModel(Model):
     engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
     derivation = Ref("qderive.derivations.sip_retransmission:derivation")
     simulator = Ref("qderive.numeric.simulation.sip:simulate")
-    actions = (Action("size", "the collapse onset (--target collapse-onset): the rates lambda_0 at the two ends of the "
+    actions = (Action("size", "The collapse onset (--target collapse-onset): the rates lambda_0 at the two ends of the "
                       "bistable range, where the uncongested fixed point ends (upper) and the congested one appears "
                       "(lower); --rate is chosen by the search", OnsetRequest,
                       Ref("qderive.numeric.engines.sip_onset:size"), omit=("rate",)),)
