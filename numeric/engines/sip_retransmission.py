@@ -107,7 +107,7 @@ from ..kernels.inversion import euler_inversion, euler_parameters
 from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
 from .base import Engine, Trouble
 
-__all__ = ["SipEngine", "Server", "copy_fates", "solve", "control_chain"]
+__all__ = ["SipEngine", "Server", "copy_fates", "solve", "control_chain", "check_supported"]
 
 
 def _exact(x) -> Fraction:
@@ -700,13 +700,19 @@ def _measures(fmap, lam, digits):
     return out, notes
 
 
-def solve(model, digits=None):
-    """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
-    ``residual``, by increasing offered rate; and the notes."""
+def check_supported(model):
+    """Refuse what the map does not compute: a duplicate cost below 1 without control (the M/G/1(/K) server would
+    need the mixture law of first copies and duplicates)."""
     if model.duplicate_cost != 1 and model.control is Control.NONE:
         raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
                              "service phases); without control the M/G/1(/K) server would need the mixture law of "
                              "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
+
+
+def solve(model, digits=None):
+    """Every fixed point (module docstring): a list of dicts of the measures plus ``stable``, ``slope`` and
+    ``residual``, by increasing offered rate; and the notes."""
+    check_supported(model)
     fmap = _Map(model)
     lam0 = float(model.rate)
     n = len(fmap.taus)

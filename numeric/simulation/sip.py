@@ -202,14 +202,15 @@ def _vacations(model, cap, high):
 
 
 def _replication(rng, setup, window_start: float, window_end: float, response_times=(), trace=None,
-                 until_collapse: bool = False, block: int = DEFAULT_BLOCK):
+                 until_collapse: bool = False, block: int = DEFAULT_BLOCK, overload_collapse: bool = False):
     """One run from empty: (the accumulators of :data:`_ACCUMULATORS` and one tail count per response time,
     the collapse epoch).
 
     A transaction is counted when it is finished (rejected, or no further copy due), which is at most
     tau_max after its start, so the memory is that of the transactions in progress. The collapse epoch
     is the arrival of the first copy admitted with a wait above the timeout (inf: none);
-    ``until_collapse`` ends the run there (or at ``window_end``). ``trace``: a list receiving
+    ``until_collapse`` ends the run there (or at ``window_end``); ``overload_collapse``: the collapse epoch is
+    instead the first arrival that puts the server in overload (finds N >= H; with control). ``trace``: a list receiving
     (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
     """
     rate, service, taus, timeout, ctl, cap, low, high, cost, vacation, single = setup
@@ -275,6 +276,10 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
         if ctl:
             if not over and n >= high:
                 over = True
+                if overload_collapse and collapsed == inf:
+                    collapsed = t
+                    if until_collapse:
+                        break
             if over:
                 if f < 0:
                     f = k
@@ -474,7 +479,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
                                    "(the run covers customers / rate seconds)", *notes), sample_measures=samples)
 
 
-def collapse_times(model, *, limit, replications, seed) -> dict:
+def collapse_times(model, *, limit, replications, seed, criterion: str = "wait") -> dict:
     """How long the server takes, from empty, to collapse: the first copy that waits longer than the timeout.
 
     From that epoch on no new transaction can be answered before its Timer B until the backlog
@@ -485,14 +490,21 @@ def collapse_times(model, *, limit, replications, seed) -> dict:
     collapse or at ``limit`` seconds. Returns ``{"times": sorted collapse epochs (inf: none by
     limit), "collapsed": (fraction collapsed by limit, 95 % half-width)}``::
 
-        collapse epoch = min { t : a copy admitted at t waits W(t) > timeout }
+        collapse epoch = min { t : a copy admitted at t waits W(t) > timeout }       (criterion "wait")
+        collapse epoch = min { t : a copy arriving at t finds N(t) >= H }            (criterion "overload")
+
+    ``criterion="overload"`` (``--control ignore|503`` only) is for a control whose queue H E B stays below the
+    timeout, where no copy can wait that long: the first entry into the overload state.
     """
     setup = _setup(model)
     limit = _float(limit, "limit", lambda x: x > 0, "must be a finite time > 0")
     replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
     _check_seed(seed)
+    if criterion not in ("wait", "overload") or (criterion == "overload" and not setup[4]):
+        raise ParameterError("criterion", "must be wait, or overload with control ignore or 503", criterion)
     _budget(setup, limit, replications)
-    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048)[1]
+    times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048,
+                          overload_collapse=criterion == "overload")[1]
              for child in np.random.SeedSequence(seed).spawn(replications)]
     rows = np.array([[1.0, float(t <= limit)] for t in times])
     est = replication_estimates(rows, ("runs", "collapsed"), {"collapsed": lambda a: a["collapsed"] / a["runs"]})

@@ -65,10 +65,11 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
-from .base import MeasureKind, Measures, Model, Ref, measure
+from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 from .vacation import VacationPolicy, _policy_field, _vacation_field
 
-__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule"]
+__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
+           "OnsetTarget", "OnsetRequest"]
 
 #: the largest number of copies a schedule may have (T1 tiny against the timeout would make thousands)
 MAX_COPIES = 200
@@ -165,6 +166,33 @@ def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
         interval = 2 * interval if method is Method.INVITE else min(2 * interval, t2)
 
 
+class OnsetTarget(enum.Enum):
+    """What ``qderive size sip-retransmission`` searches."""
+
+    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip_onset`)
+    COLLAPSE_ONSET = "collapse-onset"
+
+
+@dataclass(frozen=True)
+class OnsetRequest(Request):
+    """``qderive size sip-retransmission --target collapse-onset``: the rates lambda_0 at which the uncongested fixed
+    point ends (a saddle-node, g'(lambda*) = 1) and at which the congested one appears."""
+
+    target: OnsetTarget = param("collapse-onset: the ends of the bistable range of lambda_0 (the upper end: the "
+                                "smallest fixed point jumps to the congested branch)", kind=Kind.CHOICE,
+                                choices=OnsetTarget, default=OnsetTarget.COLLAPSE_ONSET)
+    max_load: object = param("search the saddle-nodes at loads lambda_0 E[B] up to X (at most 100)", default=Fraction(3),
+                             metavar="X", check="> 0")
+    run_length: object = param("also give the load at which half of the runs of this length from empty have "
+                               "collapsed, by the quasi-static lifetime chain (exponential service; under --control "
+                               "ignore/503 the first entry into overload)", units="s", default=None, metavar="T",
+                               check="> 0")
+
+    def _validate(self):
+        if self.max_load > 100:
+            raise ParameterError("max_load", "must lie in (0, 100]", decimal_text(self.max_load))
+
+
 @dataclass(frozen=True, kw_only=True)
 class SipRetransmissionModel(Model):
     """``SipRetransmissionModel(rate=lambda_0, service=B, method=..., t1=..., t2=..., timeout=..., capacity=K,
@@ -208,6 +236,10 @@ class SipRetransmissionModel(Model):
     engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
     derivation = Ref("qderive.derivations.sip_retransmission:derivation")
     simulator = Ref("qderive.numeric.simulation.sip:simulate")
+    actions = (Action("size", "The collapse onset (--target collapse-onset): the rates lambda_0 at the two ends of the "
+                      "bistable range, where the uncongested fixed point ends (upper) and the congested one appears "
+                      "(lower); --rate is chosen by the search", OnsetRequest,
+                      Ref("qderive.numeric.engines.sip_onset:size"), omit=("rate",)),)
 
     def _validate(self):
         self._validate_vacation()
