@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -408,12 +409,12 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
         return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
 
     dps = 17 if ctx.is_float64 else ctx.dps
+    # the survival function enters a sum of positive terms: D + 6 correct digits of it (float64: its ~1e-14) give
+    # the tail 10^-(D+6) relative, below the orders' agreement 10^-(D+3) (drop = 10^-(D+4))
+    sdigits = None if ctx.is_float64 else int(math.ceil(-math.log10(float(drop)))) + 2
     with mpmath.workdps(dps):
-        if ctx.is_float64:
-            def survival(x):
-                return float(law.survival(mpmath.mpf(x)))
-        else:
-            survival = law.survival
+        def survival(xs):
+            return _survivals(law, xs, sdigits, ctx)
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
         cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
         out, worst = [], 0
@@ -424,6 +425,14 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
             out.append(value)
             worst = max(worst, w)
     return out, worst
+
+
+def _survivals(law, xs, digits, ctx):
+    """P(V_vac > x) at the context vector ``xs`` by the law's ``survival_many`` (float64, or ``digits`` digits: its
+    Taylor centres are kept by the law, so the tails of a quantile search share them)."""
+    if ctx.is_float64:
+        return law.survival_many(np.asarray(xs, dtype=float))
+    return ctx.array(law.survival_many(list(xs), digits))
 
 
 def _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop):
