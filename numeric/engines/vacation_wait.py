@@ -40,7 +40,11 @@ rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
 bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
 agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
-nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical
+nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). The vacation's survival function is evaluated at every node
+of an order at once by the law's ``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive
+terms, from Taylor cells whose centres the law keeps across the tails of a search). A quantile search first finds
+the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
+then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`).
 Other kinked laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for
 tails and quantiles, with the reason; the moments work.
@@ -517,11 +521,18 @@ def _lattice_size(model, D, t: Fraction) -> float:
         return _size(tails[0], bounds[0], ctx.eps)
 
 
+#: the Gauss-Legendre order n that settled the last D-digit tail of a model (per digits): the next tail of a quantile
+#: search starts there (the integrands of nearby t need the same order)
+_ORDERS: dict = {}
+
+
 def _convolved_mp(model, D, t: Fraction, digits: int):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
     working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
-    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
-    ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to
+    10^-(D+3) of the tail, else n doubles (the 2 n value kept: only 4 n is new; within the limit ``working_digits`` on
+    the digits and 512 nodes); the next tail of the model at D digits starts from the n that settled this one.
+    Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -532,20 +543,28 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
 
     w = digits + 3 + 6 + max(0, int(math.ceil(math.log10(max(_lattice_size(model, D, t), 1.0)))))
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    n = digits // 2 + 8
+    n = max(digits // 2 + 8, _ORDERS.get((model, digits), 0))  # the order that settled the previous tail
+    known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
+            need = tuple(k for k in (n, 2 * n) if k not in known)
             try:
-                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n), goal / 10)
+                values, worst = _convolution(model, D, t, ctx, need, goal / 10)
             except ZeroDivisionError:
                 worst = mpmath.inf
             if not worst <= goal:
                 w += 10
+                known = {}
                 continue
+            known.update(zip(need, values))
+            a, b = known[n], known[2 * n]
             if b > 0 and abs(a - b) <= goal * b:
+                if len(_ORDERS) > 64:
+                    _ORDERS.clear()
+                _ORDERS[(model, digits)] = n
                 return +b, w
         n *= 2
         if n > 512:
@@ -588,6 +607,32 @@ def _lattice_tails(model, setup, kind: str):
     return tails
 
 
+def _rough_tails(model, setup, kind: str):
+    """float64 P(W > t) without the acceptance tests of :func:`_lattice_tails` (the rounding bound of the alternating
+    lattice sum, the agreement of the two Gauss-Legendre orders): the ``rough_tails`` that guide a quantile search
+    to a narrow bracket, which the exact tails then check (``response._near_root``). None where float64 fails."""
+    from ..backend import FLOAT64
+
+    shift = setup[0] if kind == "sojourn" else 0
+
+    def rough(t):
+        t = Fraction(t) - shift
+        if t < 0:
+            return 1.0
+        try:
+            with FLOAT64, np.errstate(all="ignore"):
+                if setup[1] is None:
+                    value = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14)[0][0]
+                else:
+                    value = _lattice_tail(model, setup, t, FLOAT64)[0]
+        except (ArithmeticError, OverflowError, ValueError):
+            return None
+        value = float(value)
+        return value if math.isfinite(value) and 0 < value <= 1 else None
+
+    return rough
+
+
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
@@ -613,10 +658,13 @@ def response_laws(model) -> dict:
             return None if shifted is None else shift_tails(model, shifted, kind)
         return _lattice_tails(model, setup, kind)
 
+    def rough(kind):
+        return None if setup is None else _rough_tails(model, setup, kind)
+
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
-                                smooth, why, own("wait")),
+                                smooth, why, own("wait"), rough("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, _moment_values(model, "sojourn"),
-                                   smooth, why, own("sojourn"))}
+                                   smooth, why, own("sojourn"), rough("sojourn"))}
 
 
 def size_for_delay(values: dict, request, digits=None) -> dict:

@@ -2,12 +2,47 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..counts import QuadratureCount
 from ..params import param
-from .base import TimeLaw
+from .base import TimeLaw, taylor_cells
+
+
+def _erfc_cell(z):
+    """The Taylor cell of z for erfc (:meth:`LogNormal.survival_many`): floor(8 z), None for |z| > 40."""
+    import mpmath
+
+    return None if abs(z) > 40 else int(mpmath.floor(8 * z))
+
+
+@functools.lru_cache(maxsize=4096)
+def _erfc_taylor(key: int, prec: int):
+    """(erfc(c) / 2, [A_0, ..., A_N], c), c = (key + 1/2) / 8: erfc(c + h) / 2 = erfc(c) / 2 - sum_k A_k h^{k+1}
+    for |h| <= 1/16, at ``prec`` bits (:meth:`LogNormal.survival_many`)."""
+    import mpmath
+
+    with mpmath.workprec(prec + 10):
+        c, r = mpmath.mpf(2 * key + 1) / 16, mpmath.mpf(1) / 16
+        value = mpmath.erfc(c) / 2
+        lead = mpmath.exp(-c * c) / mpmath.sqrt(mpmath.pi)
+        small = value * mpmath.ldexp(1, -(prec + 8)) / (1 + mpmath.exp((abs(c) + 1) / 8))
+        coef, e_prev, e, k, quiet, rk = [], mpmath.mpf(0), mpmath.mpf(1), 0, 0, r
+        while True:
+            term = lead * e / (k + 1)
+            coef.append(term)
+            quiet = quiet + 1 if abs(term) * rk <= small else 0
+            if quiet >= 2 and k >= 4:
+                break
+            e_prev, e = e, (-2 * c * e - 2 * e_prev) / (k + 1)
+            k += 1
+            rk = rk * r
+            if k > 20 * prec:  # a safeguard: the terms fall like (2 |c| r)^k / k!
+                raise ArithmeticError("the Taylor series of erfc does not converge")
+    with mpmath.workprec(prec):
+        return +value, [+v for v in coef], c
 
 __all__ = ["LogNormal"]
 
@@ -92,8 +127,16 @@ class LogNormal(TimeLaw):
         (:meth:`TimeLaw.survival_many`; 1 for x <= 0): mu and sigma once per batch. float64: numpy's log and the C
         library's erfc (``math.erfc``, relative error of a few ulp for every z, also deep in the tail; z is
         computed to about (|ln x| + |mu|) eps / sigma, which moves erfc(z) by 2 |z| times that relative). ``digits``
-        D: mpmath at D + 5 + log10(1 + 2 z^2) digits for the largest |z| of the batch (that condition number: an
-        error e in z changes erfc(z) by about 2 |z| e, |z| e = relative error of z times z^2)."""
+        D: at D + 5 + log10(1 + 2 z^2) + |z| / (8 ln 10) digits for the largest |z| of the batch (the condition number:
+        an error e in z changes erfc(z) by about 2 |z| e; and the cancellation in a Taylor cell), from Taylor cells of
+        width 1/8 in z around fixed centres c (the scalar ``erfc`` for |z| > 40; :func:`~.base.taylor_cells`)::
+
+            erfc(c + h) / 2 = erfc(c) / 2 - e^{-c^2} / sqrt(pi) sum_{k>=0} e_k h^{k+1} / (k + 1),
+            sum_k e_k h^k = e^{-2 c h - h^2},   e_0 = 1,  (k + 1) e_{k+1} = -2 c e_k - 2 e_{k-1}
+
+        (DLMF 7.2.2 differentiated), stopped when two consecutive terms at h = 1/16 are below 2^-(p + 8) of the
+        value over e^{(|c| + 1) / 8} (p the bits of the working digits); erfc(c) and the coefficients are kept per cell
+        and precision, shared by every later batch (the tails of a quantile search)."""
         import math
 
         import mpmath
@@ -114,11 +157,19 @@ class LogNormal(TimeLaw):
             scale = 1 / (sigma * mpmath.sqrt(2))
             zs = [None if x <= 0 else (mpmath.log(x) - mu) * scale for x in xs]
             top = max((abs(z) for z in zs if z is not None), default=0)
-        guard = 5 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2)))
+        guard = 5 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2) + min(float(top), 40) / 8 / math.log(10)))
         with mpmath.workdps(digits + guard):
             mu, sigma = self._log_parameters()
             scale = 1 / (sigma * mpmath.sqrt(2))
-            return [mpmath.mpf(1) if x <= 0 else mpmath.erfc((mpmath.log(x) - mu) * scale) / 2 for x in xs]
+            zs = [mpmath.mpf(0) if x <= 0 else (mpmath.log(x) - mu) * scale for x in xs]
+            prec = mpmath.mp.prec
+            out = taylor_cells(zs, _erfc_cell, lambda key: _erfc_taylor(key, prec), prec)
+            for i, (x, z) in enumerate(zip(xs, zs)):
+                if x <= 0:
+                    out[i] = mpmath.mpf(1)
+                elif out[i] is None:
+                    out[i] = mpmath.erfc(z) / 2
+            return out
 
     def stop_loss(self, x):
         """E (T - x)^+ = m Phibar(z - sigma) - x Phibar(z), z = (ln x - mu) / sigma, Phibar(y) = erfc(y / sqrt 2) / 2;
