@@ -81,6 +81,25 @@ def taylor_cells(zs, cell, expansion, prec: int):
     return out
 
 
+def taylor_coefficients(lead, step, radius, small):
+    """[A_0, ..., A_N] with A_k = lead g_k / (k + 1) for the Taylor coefficients g_k of a function (g_0 = 1) given by
+    the three-term recurrence g_{k+1} = ``step``(k, g_k, g_{k-1}) (mpf numbers, at the caller's precision), so that
+    the integral of lead sum_k g_k v^k from 0 to h is sum_k A_k h^{k+1}: stopped when two consecutive terms
+    |A_k| r^{k+1} (r = ``radius``) are below ``small`` (and k >= 4). For :func:`taylor_cells`."""
+    coef, g_prev, g, k, quiet, rk = [], 0, 1, 0, 0, radius
+    while True:
+        term = lead * g / (k + 1)
+        coef.append(term)
+        quiet = quiet + 1 if abs(term) * rk <= small else 0
+        if quiet >= 2 and k >= 4:
+            return coef
+        g_prev, g = g, step(k, g, g_prev)
+        k += 1
+        rk = rk * radius
+        if k > 100000:  # the callers' cells make the terms fall geometrically: a safeguard
+            raise ArithmeticError("a Taylor series does not converge")
+
+
 def _to_mpfr(x):
     """An mpf as a gmpy2 mpfr (m 2^e, rounded to the context's precision)."""
     sign, man, exp, _ = x._mpf_

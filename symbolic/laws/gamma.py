@@ -14,7 +14,7 @@ from fractions import Fraction
 from ..counts import NegativeBinomialCount
 from ..numbers import is_symbolic, to_sympy
 from ..params import Kind, param
-from .base import TimeLaw, taylor_cells
+from .base import TimeLaw, taylor_cells, taylor_coefficients
 
 __all__ = ["Exponential", "Erlang", "Gamma"]
 
@@ -121,20 +121,8 @@ def _gamma_taylor(a: Fraction, key, prec: int):
         c, r = _gamma_cell_centre(key)
         q = mpmath.gammainc(A, c, mpmath.inf, regularized=True)
         lead = mpmath.exp((A - 1) * mpmath.log(c) - c - mpmath.loggamma(A))
-        small = q * mpmath.ldexp(1, -(prec + 8))
-        coef, g_prev, g, k, quiet = [], mpmath.mpf(0), mpmath.mpf(1), 0, 0
-        rk = r
-        while True:
-            term = lead * g / (k + 1)
-            coef.append(term)
-            quiet = quiet + 1 if abs(term) * rk <= small else 0
-            if quiet >= 2 and k >= 4:
-                break
-            g_prev, g = g, ((A - 1 - c - k) * g - g_prev) / (c * (k + 1))
-            k += 1
-            rk = rk * r
-            if k > 20 * prec:  # cannot happen for r / c <= 1/3 and r <= 1/4: a safeguard
-                raise ArithmeticError("the Taylor series of Q(a, z) does not converge")
+        coef = taylor_coefficients(lead, lambda k, g, g1: ((A - 1 - c - k) * g - g1) / (c * (k + 1)), r,
+                                   q * mpmath.ldexp(1, -(prec + 8)))
     with mpmath.workprec(prec):
         q, coef = +q, [+v for v in coef]
     return q, coef, c

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from ..counts import QuadratureCount
 from ..params import param
-from .base import TimeLaw, taylor_cells
+from .base import TimeLaw, taylor_cells, taylor_coefficients
 
 
 def _erfc_cell(z):
@@ -28,21 +28,11 @@ def _erfc_taylor(key: int, prec: int):
         c, r = mpmath.mpf(2 * key + 1) / 16, mpmath.mpf(1) / 16
         value = mpmath.erfc(c) / 2
         lead = mpmath.exp(-c * c) / mpmath.sqrt(mpmath.pi)
-        small = value * mpmath.ldexp(1, -(prec + 8)) / (1 + mpmath.exp((abs(c) + 1) / 8))
-        coef, e_prev, e, k, quiet, rk = [], mpmath.mpf(0), mpmath.mpf(1), 0, 0, r
-        while True:
-            term = lead * e / (k + 1)
-            coef.append(term)
-            quiet = quiet + 1 if abs(term) * rk <= small else 0
-            if quiet >= 2 and k >= 4:
-                break
-            e_prev, e = e, (-2 * c * e - 2 * e_prev) / (k + 1)
-            k += 1
-            rk = rk * r
-            if k > 20 * prec:  # a safeguard: the terms fall like (2 |c| r)^k / k!
-                raise ArithmeticError("the Taylor series of erfc does not converge")
+        coef = taylor_coefficients(lead, lambda k, e, e1: (-2 * c * e - 2 * e1) / (k + 1), r,
+                                   value * mpmath.ldexp(1, -(prec + 8)) / (1 + mpmath.exp((abs(c) + 1) / 8)))
     with mpmath.workprec(prec):
         return +value, [+v for v in coef], c
+
 
 __all__ = ["LogNormal"]
 

@@ -65,7 +65,9 @@ class Uniform(TimeLaw):
             x = numpy.asarray(xs, dtype=float)
             return numpy.where(x <= a, 1.0, numpy.where(x >= b, 0.0, (b - x) / (b - a)))
         with mpmath.workdps(digits + 5):
-            return [self.survival(x) for x in xs]
+            a, b = (mpmath.mpf(v.numerator) / v.denominator for v in (Fraction(self.low), Fraction(self.high)))
+            one, zero, width = mpmath.mpf(1), mpmath.mpf(0), b - a
+            return [one if x <= a else (zero if x >= b else (b - x) / width) for x in xs]
 
     def stop_loss(self, x):
         """E (T - x)^+: (a + b) / 2 - x below a, (b - x)^2 / (2 (b - a)) on [a, b], 0 beyond."""
