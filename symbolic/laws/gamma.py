@@ -91,13 +91,14 @@ def _gamma_q_float64(law, xs):
 def _gamma_cell(z):
     """The Taylor cell of z (:meth:`_GammaFamily.survival_many`): ("u", k) for z in [k / 2, (k + 1) / 2), k >= 4;
     ("g", e) for z in [2^e, 2^{e+1}), -40 <= e <= 0; None below 2^-40 (the scalar survival)."""
-    import mpmath
+    import math
 
-    if z >= 2:
-        return ("u", int(mpmath.floor(2 * z)))
-    if z < mpmath.ldexp(1, -40):
+    f = float(z)  # the cell of the float: a point within 1e-15 of a boundary may go to the neighbour (still converges)
+    if f >= 2:
+        return ("u", int(math.floor(2 * f)))
+    if f < 2.0**-40:
         return None
-    return ("g", int(mpmath.floor(mpmath.log(z, 2))))
+    return ("g", math.frexp(f)[1] - 1)
 
 
 def _gamma_cell_centre(key):

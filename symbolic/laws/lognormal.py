@@ -13,9 +13,10 @@ from .base import TimeLaw, taylor_cells, taylor_coefficients
 
 def _erfc_cell(z):
     """The Taylor cell of z for erfc (:meth:`LogNormal.survival_many`): floor(8 z), None for |z| > 40."""
-    import mpmath
+    import math
 
-    return None if abs(z) > 40 else int(mpmath.floor(8 * z))
+    f = float(z)  # the cell of the float: a point within 1e-15 of a boundary may go to the neighbour (still converges)
+    return None if abs(f) > 40 else int(math.floor(8 * f))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -142,12 +143,11 @@ class LogNormal(TimeLaw):
                     z = (numpy.log(x[pos]) - mu) / (sigma * math.sqrt(2))
                 out[pos] = numpy.frompyfunc(math.erfc, 1, 1)(z).astype(float) / 2
             return out
-        with mpmath.workdps(digits + 10):
-            mu, sigma = self._log_parameters()
-            scale = 1 / (sigma * mpmath.sqrt(2))
-            zs = [None if x <= 0 else (mpmath.log(x) - mu) * scale for x in xs]
-            top = max((abs(z) for z in zs if z is not None), default=0)
-        guard = 5 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2) + min(float(top), 40) / 8 / math.log(10)))
+        with mpmath.workdps(15):  # the largest |z| for the guard digits: a float estimate (one digit spare below)
+            mu, sigma = (float(v) for v in self._log_parameters())
+            top = max((abs(((math.log(float(x)) if float(x) > 0 else float(mpmath.log(x))) - mu) / sigma) / math.sqrt(2)
+                       for x in xs if x > 0), default=0)
+        guard = 6 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2) + min(float(top), 40) / 8 / math.log(10)))
         with mpmath.workdps(digits + guard):
             mu, sigma = self._log_parameters()
             scale = 1 / (sigma * mpmath.sqrt(2))
