@@ -379,10 +379,28 @@ def _exact(x) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp
 
 
-def _cuts(model, D, t: Fraction) -> list:
-    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted."""
+def _cuts(model, D, t: Fraction, drop=None) -> list:
+    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted.
+    A law whose survival function is smooth but not analytic at 0 (``survival_analytic_at_zero()`` False: the
+    lognormal, 1 - S(x) = exp(-O(ln^2 x))) also gets the geometric cuts c_1 / 2^j, j = 1, 2, ..., inside the first
+    interval (0, c_1) until 1 - S(c_1 / 2^j) <= ``drop``: on each graded piece the nearest singularity (x = 0) is
+    as far as the piece is long, so Gauss-Legendre converges geometrically there (about 5.8^-2n), and on the last
+    piece (0, c_1 / 2^j) S differs from the analytic constant 1 by at most ``drop``."""
     inner = {t - m * D for m in range(int(t // D) + 1)} | set(model.vacation.survival_kinks())
-    return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+    cuts = sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+    law = model.vacation
+    if drop is None or law.survival_analytic_at_zero() or len(cuts) < 2:
+        return cuts
+    import mpmath
+
+    graded, c = [], cuts[1]
+    with mpmath.workdps(15):
+        for _ in range(200):
+            c = c / 2
+            graded.append(c)
+            if 1 - law.survival(mpmath.mpf(c.numerator) / c.denominator) <= float(drop):
+                break
+    return [cuts[0]] + graded[::-1] + cuts[1:]
 
 
 def _convolution(model, D, t: Fraction, ctx, orders, drop):
@@ -396,7 +414,7 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     from qderive.symbolic import limits as _limits
 
     law = model.vacation
-    cuts = _cuts(model, D, t)
+    cuts = _cuts(model, D, t, drop)
     K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
                       f"{float(D):.6g} sums over t / D lattice points")
     _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "

@@ -375,6 +375,11 @@ class TimeLaw(Law):
         """q such that P(T > x) is analytic in v = x^{1/q} near 0 (1: analytic in x; a gamma law of shape p/q: q)."""
         return 1
 
+    def survival_analytic_at_zero(self) -> bool:
+        """Whether P(T > x) is analytic at x = 0 in the variable of :meth:`survival_root` (False for the lognormal law,
+        whose 1 - P(T > x) = exp(-O(ln^2 x)) is smooth but not analytic there: quadrature grades the interval at 0)."""
+        return True
+
     def survival_kinks(self) -> tuple:
         """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
         return ()

@@ -161,6 +161,10 @@ class LogNormal(TimeLaw):
                     out[i] = mpmath.erfc(z) / 2
             return out
 
+    def survival_analytic_at_zero(self) -> bool:
+        """False: 1 - P(T > x) = erfc((mu - ln x) / (sigma sqrt 2)) / 2 vanishes faster than any power of x at 0."""
+        return False
+
     def stop_loss(self, x):
         """E (T - x)^+ = m Phibar(z - sigma) - x Phibar(z), z = (ln x - mu) / sigma, Phibar(y) = erfc(y / sqrt 2) / 2;
         the difference loses about 2 log10(2 + |z|) digits, added as guard digits."""
