@@ -335,7 +335,8 @@ def _rough_root(law: ResponseLaw, level: Fraction, mean):
         return math.log(tail) - lev
 
     try:
-        lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+        # steps of 1.5 (not 4): rough tails may fail far beyond the root (e.g. where a float64 sum cancels)
+        lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(1.5), math.exp, math.log)
         return quantile_illinois(g, lo, hi, glo, ghi, 1e-13)
     except (TailError, ArithmeticError, OverflowError, ValueError):
         return None

@@ -628,7 +628,8 @@ def _lattice_tails(model, setup, kind: str):
 def _rough_tails(model, setup, kind: str):
     """float64 P(W > t) without the acceptance tests of :func:`_lattice_tails` (the rounding bound of the alternating
     lattice sum, the agreement of the two Gauss-Legendre orders): the ``rough_tails`` that guide a quantile search
-    to a narrow bracket, which the exact tails then check (``response._near_root``). None where float64 fails."""
+    to a narrow bracket, which the exact tails then check (``response._near_root``). None where float64 fails or its
+    rounding bound exceeds 1e-3 of the tail (deep tails: the alternating sum is noise there)."""
     from ..backend import FLOAT64
 
     shift = setup[0] if kind == "sojourn" else 0
@@ -640,13 +641,15 @@ def _rough_tails(model, setup, kind: str):
         try:
             with FLOAT64, np.errstate(all="ignore"):
                 if setup[1] is None:
-                    value = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14)[0][0]
+                    (value,), bound = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14)
                 else:
-                    value = _lattice_tail(model, setup, t, FLOAT64)[0]
-        except (ArithmeticError, OverflowError, ValueError):
+                    value, bound = _lattice_tail(model, setup, t, FLOAT64)
+                    bound = bound / value
+        except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
             return None
-        value = float(value)
-        return value if math.isfinite(value) and 0 < value <= 1 else None
+        value, bound = float(value), float(bound)
+        # a guide needs a few digits: beyond a rounding bound of 1e-3 of the tail the float64 sum may be noise
+        return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
 
     return rough
 
