@@ -29,7 +29,11 @@ atom P(T = 0) and the raw moments. Everything else is here, once, for every mode
   an a-priori relative error bound); then ``transform`` is not used: float64 tails are kept unless
   one is not finite or falls below 1e-290 (then recomputed at 15 digits, with a note), D digits are
   the law's a-priori D digits (its working digits reported), and quantiles run the same root
-  search on log P(T > t) with those tails (tolerance 1e-13 in float64, 10^-(D+4) otherwise).
+  search on log P(T > t) with those tails (tolerance 1e-13 in float64, 10^-(D+4) otherwise). A law that also
+  gives ``rough_tails`` (cheap float64 values without the accuracy guarantee, e.g. the constant-service sums whose
+  float64 rounding bound fails) has the root of those found first; the search with its own tails then starts from
+  a bracket of relative width 2e-9 around it (widened 100-fold while the exact tails do not change sign across
+  it; the full search otherwise), so a float64 quantile needs about 4 exact tails, a D-digit one about 6.
 
 The float64 self-check of the tails and the quantile's root search are the kernel
 :mod:`qderive.numeric.kernels.tails` (shipped verbatim by ``qderive codegen``, so generated code runs
@@ -91,6 +95,10 @@ class ResponseLaw:
     smooth: bool = True
     why_not_smooth: str = ""
     tails: Callable | None = None
+    #: optional, with ``tails``: ``rough_tails(t)`` a float64 P(T > t) (or None) that may miss the accuracy the law's
+    #: ``tails`` guarantee (e.g. an alternating sum whose rounding bound float64 cannot meet): it only guides the
+    #: quantile search to a narrow bracket, which is then checked and refined with ``tails`` (:func:`_near_root`)
+    rough_tails: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -313,8 +321,48 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     return [_to_float(v) for v in again], None, None, notes
 
 
+def _rough_root(law: ResponseLaw, level: Fraction, mean):
+    """The root of log ``rough_tails`` = log(level) in log t (float64), or None: where the exact tails cost much
+    more than the rough ones, the search with the exact ones then starts from a narrow bracket (:func:`_near_root`)."""
+    if law.rough_tails is None:
+        return None
+    lev = math.log(float(level))
+
+    def g(logt):
+        tail = law.rough_tails(Fraction(math.exp(logt)))
+        if tail is None or not math.isfinite(tail) or tail <= 0:
+            raise TailError("no rough tail")
+        return math.log(tail) - lev
+
+    try:
+        # steps of 1.5 (not 4): rough tails may fail far beyond the root (e.g. where a float64 sum cancels)
+        lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(1.5), math.exp, math.log)
+        return quantile_illinois(g, lo, hi, glo, ghi, 1e-13)
+    except (TailError, ArithmeticError, OverflowError, ValueError):
+        return None
+
+
+def _near_root(g, guess, lift):
+    """A bracket (lo, hi, g(lo), g(hi)) of the root of g (decreasing in log t) around the rough root ``guess``
+    (log t; ``lift`` maps a float to the search's numbers): log t = guess -+ 1e-9, widened 100-fold (up to 1e-1)
+    while g does not change sign across it; None when it never does (the caller then searches from the mean).
+    The exact g decides: the rough tails only choose where it is evaluated."""
+    if guess is None:
+        return None
+    width = 1e-9
+    while width <= 0.1:
+        lo, hi = lift(guess - width * max(1.0, abs(guess))), lift(guess + width * max(1.0, abs(guess)))
+        glo, ghi = g(lo), g(hi)
+        if glo > 0 > ghi:
+            return lo, hi, glo, ghi
+        width *= 100
+    return None
+
+
 def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None):
-    """The root of log P(T > t) = log(level) with the law's own tails (float64, or D digits)."""
+    """The root of log P(T > t) = log(level) with the law's own tails (float64, or D digits); a law with
+    ``rough_tails`` starts from a narrow bracket around their root (:func:`_near_root`), checked with its tails."""
+    guess = _rough_root(law, level, mean)
     if digits is None:
         lev = float(level)
 
@@ -325,7 +373,8 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
                 tail = law.tails([t], 15)[0][0]
             return math.log(max(float(tail), 1e-300)) - math.log(lev)
 
-        lo, hi, glo, ghi = _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+        near = _near_root(g, guess, float)
+        lo, hi, glo, ghi = near or _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
         return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
     ctx = mp_context(digits + 10)
     with ctx:
@@ -339,7 +388,8 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
             return mpmath.log(tail) - mpmath.log(lev)
 
         start = mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1)
-        lo, hi, glo, ghi = _bracket(g, start, mpmath.log(4), mpmath.exp, mpmath.log)
+        near = _near_root(g, guess, mpmath.mpf)
+        lo, hi, glo, ghi = near or _bracket(g, start, mpmath.log(4), mpmath.exp, mpmath.log)
         return +mpmath.exp(_illinois(g, lo, hi, glo, ghi, mpmath.mpf(10) ** (-(digits + 4))))
 
 

@@ -40,7 +40,11 @@ rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
 bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
 agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
-nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). A smooth service with constant, uniform or empirical
+nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). The vacation's survival function is evaluated at every node
+of an order at once by the law's ``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive
+terms, from Taylor cells whose centres the law keeps across the tails of a search). A quantile search first finds
+the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
+then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:mod:`qderive.numeric.engines.vacation_wait_shift`).
 Other kinked laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for
 tails and quantiles, with the reason; the moments work.
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -374,10 +379,37 @@ def _exact(x) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp
 
 
-def _cuts(model, D, t: Fraction) -> list:
-    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted."""
+def _cuts(model, D, t: Fraction, drop=None) -> list:
+    """0, t, the kinks t - m D of x -> P(V + J > t - x) in (0, t) and the vacation law's own kinks: exact, sorted.
+    A law whose survival function is smooth but not analytic at 0 (``survival_analytic_at_zero()`` False: the
+    lognormal, 1 - S(x) = exp(-O(ln^2 x))) also gets the geometric cuts c_1 / 2^j, j = 1, 2, ..., inside the first
+    interval (0, c_1) until 1 - S(c_1 / 2^j) <= ``drop``: on each graded piece the nearest singularity (x = 0) is
+    as far as the piece is long, so Gauss-Legendre converges geometrically there (about 5.8^-2n), and on the last
+    piece (0, c_1 / 2^j) S differs from the analytic constant 1 by at most ``drop``."""
     inner = {t - m * D for m in range(int(t // D) + 1)} | set(model.vacation.survival_kinks())
-    return sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+    cuts = sorted({Fraction(0), t} | {x for x in inner if 0 < x < t})
+    law = model.vacation
+    if drop is not None and law.survival_root() != 1 and len(cuts) > 2:
+        # S analytic in x^{1/q} only (a gamma law of shape p/q): the interval at 0 is taken in x^{1/q}, and the next
+        # one (c_1, c_2) is cut at c_1 2^j, so that no piece is longer than its distance to the branch point x = 0
+        # (measured: Gauss-Legendre of 25 nodes on (c_1, c_2) with c_2 - c_1 = 5.4 c_1 erred by 1e-26 relative)
+        more, c = [], cuts[1] * 2
+        while c < cuts[2]:
+            more.append(c)
+            c = c * 2
+        cuts = sorted(set(cuts) | set(more))
+    if drop is None or law.survival_analytic_at_zero() or len(cuts) < 2:
+        return cuts
+    import mpmath
+
+    graded, c = [], cuts[1]
+    with mpmath.workdps(15):
+        for _ in range(200):
+            c = c / 2
+            graded.append(c)
+            if 1 - law.survival(mpmath.mpf(c.numerator) / c.denominator) <= float(drop):
+                break
+    return [cuts[0]] + graded[::-1] + cuts[1:]
 
 
 def _convolution(model, D, t: Fraction, ctx, orders, drop):
@@ -391,7 +423,7 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     from qderive.symbolic import limits as _limits
 
     law = model.vacation
-    cuts = _cuts(model, D, t)
+    cuts = _cuts(model, D, t, drop)
     K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
                       f"{float(D):.6g} sums over t / D lattice points")
     _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "
@@ -408,12 +440,12 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
         return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
 
     dps = 17 if ctx.is_float64 else ctx.dps
+    # the survival function enters a sum of positive terms: D + 6 correct digits of it (float64: its ~1e-14) give
+    # the tail 10^-(D+6) relative, below the orders' agreement 10^-(D+3) (drop = 10^-(D+4))
+    sdigits = None if ctx.is_float64 else int(math.ceil(-math.log10(float(drop)))) + 2
     with mpmath.workdps(dps):
-        if ctx.is_float64:
-            def survival(x):
-                return float(law.survival(mpmath.mpf(x)))
-        else:
-            survival = law.survival
+        def survival(xs):
+            return _survivals(law, xs, sdigits, ctx)
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
         cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
         out, worst = [], 0
@@ -424,6 +456,14 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
             out.append(value)
             worst = max(worst, w)
     return out, worst
+
+
+def _survivals(law, xs, digits, ctx):
+    """P(V_vac > x) at the context vector ``xs`` by the law's ``survival_many`` (float64, or ``digits`` digits: its
+    Taylor centres are kept by the law, so the tails of a quantile search share them)."""
+    if ctx.is_float64:
+        return law.survival_many(np.asarray(xs, dtype=float))
+    return ctx.array(law.survival_many(list(xs), digits))
 
 
 def _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop):
@@ -508,11 +548,18 @@ def _lattice_size(model, D, t: Fraction) -> float:
         return _size(tails[0], bounds[0], ctx.eps)
 
 
+#: the Gauss-Legendre order n that settled the last D-digit tail of a model (per digits): the next tail of a quantile
+#: search starts there (the integrands of nearby t need the same order)
+_ORDERS: dict = {}
+
+
 def _convolved_mp(model, D, t: Fraction, digits: int):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
     working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
-    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to 10^-(D+3) of the tail, else n doubles (within the limit
-    ``working_digits`` on the digits and 512 nodes). Returns (tail, working digits)."""
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to
+    10^-(D+3) of the tail, else n doubles (the 2 n value kept: only 4 n is new; within the limit ``working_digits`` on
+    the digits and 512 nodes); the next tail of the model at D digits starts from the n that settled this one.
+    Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -523,20 +570,28 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
 
     w = digits + 3 + 6 + max(0, int(math.ceil(math.log10(max(_lattice_size(model, D, t), 1.0)))))
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    n = digits // 2 + 8
+    n = max(digits // 2 + 8, _ORDERS.get((model, digits), 0))  # the order that settled the previous tail
+    known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
+            need = tuple(k for k in (n, 2 * n) if k not in known)
             try:
-                (a, b), worst = _convolution(model, D, t, ctx, (n, 2 * n), goal / 10)
+                values, worst = _convolution(model, D, t, ctx, need, goal / 10)
             except ZeroDivisionError:
                 worst = mpmath.inf
             if not worst <= goal:
                 w += 10
+                known = {}
                 continue
+            known.update(zip(need, values))
+            a, b = known[n], known[2 * n]
             if b > 0 and abs(a - b) <= goal * b:
+                if len(_ORDERS) > 64:
+                    _ORDERS.clear()
+                _ORDERS[(model, digits)] = n
                 return +b, w
         n *= 2
         if n > 512:
@@ -579,6 +634,35 @@ def _lattice_tails(model, setup, kind: str):
     return tails
 
 
+def _rough_tails(model, setup, kind: str):
+    """float64 P(W > t) without the acceptance tests of :func:`_lattice_tails` (the rounding bound of the alternating
+    lattice sum, the agreement of the two Gauss-Legendre orders): the ``rough_tails`` that guide a quantile search
+    to a narrow bracket, which the exact tails then check (``response._near_root``). None where float64 fails or its
+    rounding bound exceeds 1e-3 of the tail (deep tails: the alternating sum is noise there)."""
+    from ..backend import FLOAT64
+
+    shift = setup[0] if kind == "sojourn" else 0
+
+    def rough(t):
+        t = Fraction(t) - shift
+        if t < 0:
+            return 1.0
+        try:
+            with FLOAT64, np.errstate(all="ignore"):
+                if setup[1] is None:
+                    (value,), bound = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14)
+                else:
+                    value, bound = _lattice_tail(model, setup, t, FLOAT64)
+                    bound = bound / value
+        except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
+            return None
+        value, bound = float(value), float(bound)
+        # a guide needs a few digits: beyond a rounding bound of 1e-3 of the tail the float64 sum may be noise
+        return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
+
+    return rough
+
+
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
@@ -604,10 +688,13 @@ def response_laws(model) -> dict:
             return None if shifted is None else shift_tails(model, shifted, kind)
         return _lattice_tails(model, setup, kind)
 
+    def rough(kind):
+        return None if setup is None else _rough_tails(model, setup, kind)
+
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
-                                smooth, why, own("wait")),
+                                smooth, why, own("wait"), rough("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, _moment_values(model, "sojourn"),
-                                   smooth, why, own("sojourn"))}
+                                   smooth, why, own("sojourn"), rough("sojourn"))}
 
 
 def size_for_delay(values: dict, request, digits=None) -> dict:

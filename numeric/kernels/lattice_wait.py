@@ -385,8 +385,9 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
 
     The decomposition W = (V + J) + R with R independent of V + J (module docstring): R has the atom a_0 and the
     density w_c P(V_vac > x), so P(R > t) = w_c int_t^oo P(V_vac > x) dx = w_c ``rest``. ``lattice(ys, j)`` gives
-    (P(V + J > y), bounds) for a vector of points of cell j (:func:`lattice_part_tails`), ``survival(x)``
-    P(V_vac > x). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
+    (P(V + J > y), bounds) for a vector of points of cell j (:func:`lattice_part_tails`), ``survival(xs)``
+    P(V_vac > x) at a context vector of points (every node of every interval in one call: the law's batched
+    ``survival_many``). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
     1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
     error is relative to the tail."""
     t = cuts[-1] if t is None else t
@@ -406,11 +407,11 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
             xs = nodes * half + mid
             jac = ctx.zeros(len(nodes)) + half
         points.append(xs)
-        factors.append(ctx.array([survival(x) for x in xs]) * jac * ctx.array(weights))
+        factors.append(jac * ctx.array(weights))
         where.append(cells[i])
-    if points:  # every node of every interval in one call
+    if points:  # every node of every interval in one call, of the survival function and of the lattice part
         xs, js = numpy.concatenate(points), numpy.repeat(where, len(nodes))
         tails, bounds = lattice(-xs + t, js)
-        f = numpy.concatenate(factors)
+        f = numpy.concatenate(factors) * survival(xs)
         total, error = total + weight * ctx.dot(f, tails), error + weight * ctx.dot(f, bounds)
     return total, (error / total if total > 0 else ctx.num(1))

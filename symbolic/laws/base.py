@@ -33,6 +33,78 @@ from ..params import (
 
 __all__ = ["Law", "TimeLaw", "is_concrete", "import_family"]
 
+try:
+    import gmpy2 as _gmpy2
+except ImportError:  # pragma: no cover - a dependency (mpmath's fast backend); mpf arithmetic is slower, not different
+    _gmpy2 = None
+
+
+def taylor_cells(zs, cell, expansion, prec: int):
+    """Values F(z) at the mpf points ``zs`` from Taylor expansions around fixed centres, every point of a cell at once:
+    ``cell(z)`` names the cell of z (hashable; None: no expansion, the value is left None for the caller);
+    ``expansion(key)`` gives (F(c), [A_0, ..., A_N], c) as mpf numbers at ``prec`` bits (cached by the caller: the
+    centres do not depend on the points), with F(c + h) = F(c) - sum_k A_k h^{k+1} over the cell. Horner runs on
+    gmpy2 numbers at ``prec`` bits (the same correctly rounded operations as mpf, about five times faster);
+    the values are mpf. The survival functions of the gamma and lognormal laws use it
+    (:meth:`TimeLaw.survival_many`)."""
+    import mpmath
+
+    out = [None] * len(zs)
+    cells: dict = {}
+    for i, z in enumerate(zs):
+        key = cell(z)
+        if key is not None:
+            cells.setdefault(key, []).append(i)
+    if _gmpy2 is None:  # pragma: no cover
+        with mpmath.workprec(prec):
+            for key, where in cells.items():
+                value, coef, centre = expansion(key)
+                for i in where:
+                    h = zs[i] - centre
+                    acc = coef[-1]
+                    for c in coef[-2::-1]:
+                        acc = acc * h + c
+                    out[i] = value - acc * h
+        return out
+    make, from_man_exp = mpmath.mp.make_mpf, mpmath.libmp.from_man_exp
+    with _gmpy2.context(_gmpy2.get_context(), precision=prec):
+        for key, where in cells.items():
+            value, coef, centre = (_to_mpfr(v) if not isinstance(v, list) else [_to_mpfr(c) for c in v]
+                                   for v in expansion(key))
+            for i in where:
+                h = _to_mpfr(zs[i]) - centre
+                acc = coef[-1]
+                for c in coef[-2::-1]:
+                    acc = acc * h + c
+                man, exp = (value - acc * h).as_mantissa_exp()
+                out[i] = make(from_man_exp(int(man), int(exp), prec, "n"))
+    return out
+
+
+def taylor_coefficients(lead, step, radius, small):
+    """[A_0, ..., A_N] with A_k = lead g_k / (k + 1) for the Taylor coefficients g_k of a function (g_0 = 1) given by
+    the three-term recurrence g_{k+1} = ``step``(k, g_k, g_{k-1}) (mpf numbers, at the caller's precision), so that
+    the integral of lead sum_k g_k v^k from 0 to h is sum_k A_k h^{k+1}: stopped when two consecutive terms
+    |A_k| r^{k+1} (r = ``radius``) are below ``small`` (and k >= 4). For :func:`taylor_cells`."""
+    coef, g_prev, g, k, quiet, rk = [], 0, 1, 0, 0, radius
+    while True:
+        term = lead * g / (k + 1)
+        coef.append(term)
+        quiet = quiet + 1 if abs(term) * rk <= small else 0
+        if quiet >= 2 and k >= 4:
+            return coef
+        g_prev, g = g, step(k, g, g_prev)
+        k += 1
+        rk = rk * radius
+        if k > 100000:  # the callers' cells make the terms fall geometrically: a safeguard
+            raise ArithmeticError("a Taylor series does not converge")
+
+
+def _to_mpfr(x):
+    """An mpf as a gmpy2 mpfr (m 2^e, rounded to the context's precision)."""
+    sign, man, exp, _ = x._mpf_
+    return _gmpy2.mul_2exp(_gmpy2.mpz(-man if sign else man), exp)
+
 
 def import_family(package: str, path, base, namespace: dict) -> list[str]:
     """Import every module of a law package and put its public law classes into ``namespace``.
@@ -279,9 +351,34 @@ class TimeLaw(Law):
         """E (T - x)^+ = int_x^oo P(T > u) du as an mpf at the current mpmath precision (with :meth:`survival`)."""
         return None
 
+    def survival_many(self, xs, digits=None):
+        """P(T > x) at every point of ``xs`` at once, or None when the law gives no :meth:`survival`.
+
+        ``digits`` None: ``xs`` a float64 numpy array (points >= 0), the values a float64 array (relative error
+        about 1e-14 or better); ``digits`` D: ``xs`` a sequence of mpf >= 0, the values a list of mpf with D
+        correct significant digits (relative; computed with one precision setting for the whole batch). The
+        quadrature of :mod:`qderive.numeric.engines.vacation_wait` calls it once per Gauss-Legendre order with
+        every node. This default calls :meth:`survival` point by point (at D + 5 digits, or 17 for float64); the
+        laws with a density (gamma, lognormal, uniform) override it with batched forms of the same formula."""
+        import mpmath
+
+        with mpmath.workdps(17 if digits is None else digits + 5):
+            if self.survival(mpmath.mpf(1)) is None:
+                return None
+            if digits is None:
+                import numpy
+
+                return numpy.array([float(self.survival(mpmath.mpf(float(x)))) for x in xs])
+            return [self.survival(+x) for x in xs]
+
     def survival_root(self) -> int:
         """q such that P(T > x) is analytic in v = x^{1/q} near 0 (1: analytic in x; a gamma law of shape p/q: q)."""
         return 1
+
+    def survival_analytic_at_zero(self) -> bool:
+        """Whether P(T > x) is analytic at x = 0 in the variable of :meth:`survival_root` (False for the lognormal law,
+        whose 1 - P(T > x) = exp(-O(ln^2 x)) is smooth but not analytic there: quadrature grades the interval at 0)."""
+        return True
 
     def survival_kinks(self) -> tuple:
         """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
