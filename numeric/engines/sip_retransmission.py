@@ -517,6 +517,11 @@ class _Map:
         self.timeout = model.timer
         self.need = _needed(model.control, self.taus, self.timeout)
         self.servers = {}
+        #: (name, lambda_i, copy instants) of each flow (one, or two with ``rate_non_invite``; module docstring, (F2))
+        flows = getattr(model, "flows", None)
+        self.flows = flows() if flows is not None else ((model.method.value, model.rate, self.taus),)
+        self.max_copies = max(len(t) for _, _, t in self.flows)
+        self.total_rate = sum(r for _, r, _ in self.flows)
 
     def server(self, lam, digits=None) -> Server:
         """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam)."""
@@ -543,6 +548,28 @@ class _Map:
         values, notes = s.tails(need, digits)
         fates = copy_fates(self.model.control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
         return p, q, util, fates, notes
+
+    def flow_fates(self, s: Server, digits, tail_times=()):
+        """(p, q, utilization, [copy_fates(...) of each flow], notes): every flow meets the same server (the same
+        p and F at the total copy rate), each with its own copy instants."""
+        if len(self.flows) == 1:
+            p, q, util, fates, notes = self.fates(s, digits, tail_times)
+            return p, q, util, [fates], notes
+        p, q, util = s.refused(digits)
+        if digits is None:
+            p, q = float(p), float(q)
+        control = self.model.control
+        need = sorted({t for _, _, taus in self.flows for t in _needed(control, taus, self.timeout, tail_times)})
+        values, notes = s.tails(need, digits)
+        F = dict(zip(need, values))
+        return p, q, util, [copy_fates(control, taus, self.timeout, p, q, F, tail_times)
+                            for _, _, taus in self.flows], notes
+
+    def offered(self, lam, digits):
+        """g(lambda) = sum_i lambda_i E_i[copies](lambda) (F2): the copies offered by every flow at copy rate lambda."""
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        fates = self.flow_fates(self.server(lam, digits), digits)[3]
+        return sum((ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, fates)), ctx.num(0))
 
     def duplicate_fraction(self, s: Server, digits):
         """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
@@ -579,6 +606,8 @@ class _Map:
         return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
 
     def residual(self, lam, digits=None, fast=False):
+        if len(self.flows) > 1:
+            return self.offered(lam, digits) - lam
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
         return rate * self.mean_copies(lam, digits, fast) - lam
 
@@ -680,20 +709,34 @@ def _measures(fmap, lam, digits):
     model = fmap.model
     s = fmap.server(lam, digits)
     tail_times = tuple(model.response_tail or ())
-    p, q, util, fates, notes = fmap.fates(s, digits, tail_times)
+    p, q, util, flows, notes = fmap.flow_fates(s, digits, tail_times)
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-    rate = ctx.num(model.rate)
-    mean = fates["mean_copies"]
+    rates = [ctx.num(r) for _, r, _ in fmap.flows]
+    rate = ctx.num(fmap.total_rate)
+
+    def total(key):  # the transaction-weighted mean over the flows (the value itself for one flow)
+        if len(flows) == 1:
+            return flows[0][key]
+        return sum((r * f[key] for r, f in zip(rates, flows)), ctx.num(0)) / rate
+
+    mean = total("mean_copies")
     out = {
         "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
         "mean_copies": mean,
         "duplicate_ratio": 1 - 1 / mean,
-        "goodput": rate * fates["answered"],
-        "timeout_probability": fates["timeout_probability"],
-        "reject_probability": fates["reject_probability"],
+        "goodput": rate * total("answered"),
+        "timeout_probability": total("timeout_probability"),
+        "reject_probability": total("reject_probability"),
         "utilization": util,
-        "response_tail": {decimal_text(T): v for T, v in zip(tail_times, fates["tail"])},
+        "response_tail": {decimal_text(T): (v if len(flows) == 1 else
+                                            sum((r * f["tail"][i] for r, f in zip(rates, flows)), ctx.num(0)) / rate)
+                          for i, (T, v) in enumerate(zip(tail_times, flows[0]["tail"]))},
     }
+    out["flows"] = {name: {"goodput": r * f["answered"], "mean_copies": f["mean_copies"],
+                           "duplicate_ratio": 1 - 1 / f["mean_copies"],
+                           "timeout_probability": f["timeout_probability"],
+                           "reject_probability": f["reject_probability"]}
+                    for (name, _, _), r, f in zip(fmap.flows, rates, flows)}
     out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
     out["copy_refusal_probability"] = p
     out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
@@ -714,14 +757,14 @@ def solve(model, digits=None):
     ``residual``, by increasing offered rate; and the notes."""
     check_supported(model)
     fmap = _Map(model)
-    lam0 = float(model.rate)
-    n = len(fmap.taus)
+    lam0 = float(fmap.total_rate)
+    n = fmap.max_copies
     lo, hi = lam0, lam0 * n
     roots = [lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points)
     out, notes = [], []
     for lam in roots:
         slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
-        x = lam if digits is None else (mp_context(digits + 15).num(model.rate) if n == 1
+        x = lam if digits is None else (mp_context(digits + 15).num(fmap.total_rate) if n == 1
                                          else _refine(fmap, lam, digits, lo, hi))
         values, more = _measures(fmap, x, digits)
         values["stable"] = bool(slope < 1)
@@ -754,7 +797,7 @@ class SipEngine(Engine):
     def float64_trouble(self, model, values):
         """P(answered) = sum_j p^j q (1 - F(T_B - tau_j)) loses its relative digits when the tails are near 1: a
         goodput below 1e-6 lambda_0 (but not 0, the saturated queue) is recomputed with mpmath."""
-        g = float(values["goodput"]) / float(model.rate)
+        g = float(values["goodput"]) / float(model.rate + getattr(model, "rate_non_invite", 0))
         if 0 < g < 1e-6:
             return f"goodput = {g:.3g} lambda_0: float64 cancels in 1 - P(R_copy > t)"
         return None
