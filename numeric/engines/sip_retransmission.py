@@ -77,6 +77,21 @@ silent refusal, q under 503: the transactions whose copy 0 is admitted; the admi
 q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
 lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
 
+**Two flows** (``--rate-non-invite`` lambda_2 > 0; the two-flow server of seed 001, INVITE and non-INVITE requests
+in one FIFO server): flow 1 is ``--rate`` lambda_1 with ``--method``'s copy instants, flow 2 the other method's
+(:meth:`~qderive.symbolic.models.sip_retransmission.SipRetransmissionModel.flow_copy_times`; Timer E capped at T2
+when flow 1 is INVITE), both with the same timeout and service law. Under THE approximation both flows meet the same
+server fed by Poisson copies at the total rate, so p and F are common and each flow's copies follow (C), (T), (J)
+with its own instants; the fixed point is still one equation in lambda::
+
+    lambda = lambda_1 E_1[copies](lambda) + lambda_2 E_2[copies](lambda)                          (F2)
+
+(:meth:`_Map.offered`), solved by the scan and refinement below on [lambda_1 + lambda_2, (lambda_1 + lambda_2)
+max n_i]. The top-level measures are the totals: goodput = sum_i lambda_i P_i(answered), mean_copies, P(timeout),
+P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lambda_1 + lambda_2), duplicate ratio
+1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
+probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is not modelled: the server is FIFO.
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
@@ -509,7 +524,8 @@ def copy_fates(control, taus, timeout, p, q, F, tail_times=()):
 
 
 class _Map:
-    """g(lambda) = lambda_0 E[copies](lambda), with the servers kept per lambda."""
+    """g(lambda) = lambda_0 E[copies](lambda), or sum_i lambda_i E_i[copies](lambda) over the flows (F2), with the
+    servers kept per lambda."""
 
     def __init__(self, model):
         self.model = model

@@ -7,6 +7,12 @@ law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1`
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c); optionally ``vacation`` and
 ``vacation_policy`` (absent: no vacations).
 
+**Two flows** (optional field ``rate_non_invite``, absent or 0: one flow): new transactions of the other method
+(non-invite when ``method`` is invite, and vice versa) arrive as a second Poisson process; each transaction keeps
+its own schedule. The superposition is simulated: a new transaction (rate ``rate`` + ``rate_non_invite``) is of
+the second flow with probability rate_non_invite / (rate + rate_non_invite) (one uniform number each, drawn only
+with two flows: a one-flow run is unchanged, number for number). :func:`simulate_sip` then also returns ``flows``.
+
 The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
 copy k >= 1 at a + tau_k as long as it has no response by then
 (:func:`~qderive.symbolic.models.sip_retransmission.copy_schedule`, the model's exact schedule converted to
@@ -75,7 +81,7 @@ from qderive.symbolic.numbers import exact
 
 from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, estimate_notes, replication_estimates, value_stream
 
-__all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES"]
+__all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES", "FLOW_MEASURES"]
 
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
@@ -464,7 +470,9 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
     ``numpy.random.SeedSequence(seed)``. Returns ``{measure: (estimate, half_width)}`` of a 95 %
     Student-t interval for the contract's keys (:data:`MEASURES`) and ``response_tail``:
     ``{T: (estimate, half_width)}`` of P(R > T) (R = inf for a transaction not answered by its
-    timeout or rejected), T as given. An estimate with a zero denominator is None (e.g. no transaction
+    timeout or rejected), T as given. With two flows (``rate_non_invite`` > 0) also ``flows``: ``{method: {key:
+    (estimate, half_width)}}`` for the keys of :data:`FLOW_MEASURES` over each flow's transactions (the totals are
+    over all transactions). An estimate with a zero denominator is None (e.g. no transaction
     started in the window). Deterministic for a given seed. The estimators::
 
         offered_rate = copies arriving in the window / horizon           (-> lambda_0 E[copies])
