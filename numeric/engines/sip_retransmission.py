@@ -590,10 +590,18 @@ class _Map:
     def duplicate_fraction(self, s: Server, digits):
         """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
         one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first, and the
-        admitted copies per transaction are q E[copies] = q (1 + q sum_k F(tau_k)))."""
-        p, q, _, fates, _ = self.fates(s, digits)
-        first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
-        admitted = q * fates["mean_copies"]
+        admitted copies per transaction are q E[copies] = q (1 + q sum_k F(tau_k))). Two flows: the first admitted and
+        all admitted copies summed over the flows, D = 1 - sum_i lambda_i f_i / (q sum_i lambda_i E_i[copies])."""
+        if len(self.flows) == 1:
+            p, q, _, fates, _ = self.fates(s, digits)
+            first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
+            admitted = q * fates["mean_copies"]
+            return 1 - first / admitted if admitted > 0 else 0 * q
+        p, q, _, flows, _ = self.flow_fates(s, digits)
+        rates = [float(r) if digits is None else mp_context(digits + 10).num(r) for _, r, _ in self.flows]
+        first = sum(r * (q if self.model.control is Control.REJECT else 1 - p ** len(taus))
+                    for r, (_, _, taus) in zip(rates, self.flows))
+        admitted = q * sum(r * f["mean_copies"] for r, f in zip(rates, flows))
         return 1 - first / admitted if admitted > 0 else 0 * q
 
     def _delta(self, lam: Fraction, digits):

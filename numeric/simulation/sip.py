@@ -498,7 +498,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).
 
     ``customers``: transactions started per replication on average, warm-up included: each run covers
-    customers / lambda_0 seconds, of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
+    customers / lambda_0 seconds (lambda_0 the total rate of both flows with ``rate_non_invite``), of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
     customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
     (:data:`MEASURES`) and, when the model has a field ``response_tail`` (times T), the sample measure
     ``response_tail`` {T as decimal text: P(R > T)}. ``quiet`` is accepted for the command line (there is no
@@ -507,6 +507,8 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     from qderive.symbolic.numbers import decimal_text
 
     rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
+    rate += _float(getattr(model, "rate_non_invite", None) or 0, "rate_non_invite", lambda x: x >= 0,
+                   "must be a finite rate >= 0")  # two flows: the customers of both
     customers = _integer(customers, "customers", 1, "must be an integer >= 1")
     fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
     total = customers / rate

@@ -282,10 +282,6 @@ class SipRetransmissionModel(Model):
                                      "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
         if self.rate_non_invite:
-            if c != 1:
-                raise ParameterError("rate_non_invite", "with --duplicate-cost below 1 is not computed (the "
-                                     "duplicate fraction of two flows); give --duplicate-cost 1",
-                                     decimal_text(self.rate_non_invite))
             self.flow_copy_times()
 
     @property
