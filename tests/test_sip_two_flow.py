@@ -114,3 +114,19 @@ def test_cli_json_keys_of_two_flows_and_a_negative_rate(capsys):
     assert doc["offered_rate"] > one["offered_rate"] and doc["reject_probability"] > one["reject_probability"]
     code, out, err = _cli(base + ["--rate-non-invite", "-1"], capsys)
     assert code == 2 and "--rate-non-invite" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_two_flows_with_one_schedule_are_the_one_flow_model_at_the_total_rate():
+    """Timer B = 8 s, T2 = 4 s: both schedules are 0, 0.5, 1.5, 3.5, 7.5, so the two-flow model (6/s INVITE + 3/s
+    non-INVITE, under 503) must be the one-flow model at 9/s (the one-flow path of the map),
+    to float64 rounding, in every solution; its flows split the goodput 2 : 1."""
+    common = dict(service=Exponential(F(1, 10)), control="503", thresholds=(3, 6), timeout=8, scan_points=16)
+    two = Sip(rate=6, rate_non_invite=3, **common).evaluate()
+    one = Sip(rate=9, **common).evaluate()
+    assert len(two.solutions) == len(one.solutions) >= 1
+    for a, b in zip(two.solutions, one.solutions):
+        for key in ("offered_rate", "mean_copies", "goodput", "timeout_probability", "reject_probability",
+                    "utilization"):
+            assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-12), key
+    assert two.reject_probability > 0.01
+    assert two.flows["invite"]["goodput"] == pytest.approx(2 * two.flows["non-invite"]["goodput"], rel=1e-12)
