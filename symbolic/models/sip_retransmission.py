@@ -281,6 +281,12 @@ class SipRetransmissionModel(Model):
                                      "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
                                      "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
+        if self.rate > Fraction(10) ** 300:  # the scan runs in float64
+            raise ParameterError("rate", "must be at most 1e300 (the fixed point is scanned in float64)",
+                                 decimal_text(self.rate))
+        if self.rate_non_invite and self.rate + self.rate_non_invite > Fraction(10) ** 150:
+            raise ParameterError("rate_non_invite", "with --rate must total at most 1e150 (the two-flow fixed point is "
+                                 "scanned in float64)", decimal_text(self.rate_non_invite))
         if self.rate_non_invite:
             self.flow_copy_times()
 
