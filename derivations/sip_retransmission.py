@@ -32,6 +32,7 @@ SOURCE = ("issue 17 and /work/briefs/sip-contract.md (RFC 3261 section 17.1 time
           "numeric/engines/sip_retransmission.py")
 
 lam, lam0, C, p, T_B = sp.symbols("lambda lambda_0 C p T_B", positive=True)
+lam1, lam2, C1, C2 = sp.symbols("lambda_1 lambda_2 C_1 C_2", positive=True)
 P_T, P_J, gam, d = sp.symbols("P_T P_J gamma d", nonnegative=True)
 n, k, j = sp.symbols("n k j", integer=True, nonnegative=True)
 tau = sp.IndexedBase("tau")
@@ -45,17 +46,21 @@ REL_T5 = sp.Eq(P_T, (1 - p) * Fs(T_B))
 REL_J = sp.Eq(P_J, p)
 REL_G = sp.Eq(gam, lam0 * (1 - P_T - P_J))
 REL_D = sp.Eq(d, 1 - 1 / C)
+REL_F2 = sp.Eq(lam, lam1 * C1 + lam2 * C2)
 
 #: the check point: E[B] = 0.1 s, lambda_0 = 9/s, thresholds (3, 6), Timer B = 8 s (copies at 0, 0.5, 1.5, 3.5, 7.5)
 _RATE, _MEAN, _L, _H, _TIMEOUT = Fr(9), Fr(1, 10), 3, 6, Fr(8)
+#: the two-flow check point (F2): the same with lambda_2 = 2/s non-INVITE and T2 = 1 s (copies at 0, 0.5, 1.5, ..., 7.5)
+_RATE2, _T2 = Fr(2), Fr(1)
 
 
-def _model(control):
+def _model(control, two_flows=False):
     from qderive.symbolic.laws import Exponential
     from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
 
+    more = {"rate_non_invite": _RATE2, "t2": _T2} if two_flows else {}
     return SipRetransmissionModel(rate=_RATE, service=Exponential(_MEAN), control=control, thresholds=(_L, _H),
-                                  timeout=_TIMEOUT, scan_points=24)
+                                  timeout=_TIMEOUT, scan_points=24, **more)
 
 
 def _mp(x: Fr):
@@ -63,13 +68,14 @@ def _mp(x: Fr):
 
 
 @functools.lru_cache(maxsize=8)
-def oracle_point(control: str, digits: int):
+def oracle_point(control: str, digits: int, two_flows: bool = False):
     """(record, p, F, taus) at the package's first fixed point: the chain of the contract's rule built by the CTMC
-    oracle at rate lambda* (exact), p = 1 - sum_{n<H} pi(n, normal) (PASTA), F(t) = sum_n w_n Q(n + 1, mu t)."""
+    oracle at rate lambda* (exact), p = 1 - sum_{n<H} pi(n, normal) (PASTA), F(t) = sum_n w_n Q(n + 1, mu t);
+    ``two_flows``: at the two-flow check point (the second flow's instants from its model)."""
     from qderive.numeric.backend import mp_context
     from qderive.numeric.oracles.ctmc import build
 
-    model = _model(control)
+    model = _model(control, two_flows)
     rec = model.evaluate(digits)
     man, ex = mpmath.mpf(rec.offered_rate).man_exp
     lam_x = Fr(int(man)) * Fr(2) ** int(ex)
@@ -93,7 +99,21 @@ def oracle_point(control: str, digits: int):
             return mpmath.fsum(w / a * mpmath.gammainc(m + 1, _mp(mu) * t, mpmath.inf, regularized=True)
                                for m, w in enumerate(admitted))
 
-        return rec, 1 - a, F, [_mp(t) for t in model.copy_times()]
+        taus = [_mp(t) for t in model.copy_times()]
+        return rec, 1 - a, F, (taus, [_mp(t) for t in model.flow_copy_times()]) if two_flows else taus
+
+
+def _silent_copies(pv, F, taus):
+    """C of (C) (silent refusal) from p and F, summed here: 1 + sum_k [p^k + sum_{j<k} p^j (1 - p) F(tau_k - tau_j)]."""
+    return 1 + mpmath.fsum(pv**k + mpmath.fsum(pv**j * (1 - pv) * F(taus[k] - taus[j]) for j in range(k))
+                           for k in range(1, len(taus)))
+
+
+def _bind_two_flows(digits):
+    """(F2) at the two-flow fixed point: C_1, C_2 from the oracle's p and F over each flow's own instants."""
+    rec, pv, F, (taus1, taus2) = oracle_point("ignore", digits, True)
+    return {lam: rec.offered_rate, lam1: _mp(_RATE), lam2: _mp(_RATE2), C1: _silent_copies(pv, F, taus1),
+            C2: _silent_copies(pv, F, taus2)}, {}
 
 
 def _bind(control, which):
@@ -167,6 +187,10 @@ def derivation() -> Derivation:
              "numeric engine, (G)", check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
         Step("(D)", "duplicate ratio: retransmitted copies among all copies", REL_D,
              "numeric engine, (D)", check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
+        Step("(F2)", "two flows (--rate-non-invite): INVITE (lambda_1, C_1) and non-INVITE (lambda_2, C_2) "
+             "transactions meet the same server at the total copy rate, each flow's C_i by (C) over its own copy "
+             "instants", REL_F2, "numeric engine, (F2)",
+             check=relation_check(REL_F2, _bind_two_flows, describe=" (ignore control, T2 = 1 s)" + desc)),
     )
     checks = (Check("bistable M/M/1: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
     return Derivation(

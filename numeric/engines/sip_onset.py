@@ -177,6 +177,9 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
     of ``model`` is not used. No local maximum at loads up to ``max_load``: every value None, with a note (the
     smallest fixed point then moves continuously with lambda_0)."""
     check_supported(model)
+    if getattr(model, "rate_non_invite", 0):  # the search scales one flow's rate
+        raise ParameterError("--rate-non-invite", "the collapse onset is searched for one flow (give 0)",
+                             str(model.rate_non_invite))
     X = Fraction(max_load)
     if not 0 < X <= 100:
         raise ParameterError("max_load", "must lie in (0, 100]", str(max_load))

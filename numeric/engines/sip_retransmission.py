@@ -77,6 +77,21 @@ silent refusal, q under 503: the transactions whose copy 0 is admitted; the admi
 q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
 lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
 
+**Two flows** (``--rate-non-invite`` lambda_2 > 0; the two-flow server of seed 001, INVITE and non-INVITE requests
+in one FIFO server): flow 1 is ``--rate`` lambda_1 with ``--method``'s copy instants, flow 2 the other method's
+(:meth:`~qderive.symbolic.models.sip_retransmission.SipRetransmissionModel.flow_copy_times`; Timer E capped at T2
+when flow 1 is INVITE), both with the same timeout and service law. Under THE approximation both flows meet the same
+server fed by Poisson copies at the total rate, so p and F are common and each flow's copies follow (C), (T), (J)
+with its own instants; the fixed point is still one equation in lambda::
+
+    lambda = lambda_1 E_1[copies](lambda) + lambda_2 E_2[copies](lambda)                          (F2)
+
+(:meth:`_Map.offered`), solved by the scan and refinement below on [lambda_1 + lambda_2, (lambda_1 + lambda_2)
+max n_i]. The top-level measures are the totals: goodput = sum_i lambda_i P_i(answered), mean_copies, P(timeout),
+P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lambda_1 + lambda_2), duplicate ratio
+1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
+probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is not modelled: the server is FIFO.
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
@@ -509,7 +524,8 @@ def copy_fates(control, taus, timeout, p, q, F, tail_times=()):
 
 
 class _Map:
-    """g(lambda) = lambda_0 E[copies](lambda), with the servers kept per lambda."""
+    """g(lambda) = lambda_0 E[copies](lambda), or sum_i lambda_i E_i[copies](lambda) over the flows (F2), with the
+    servers kept per lambda."""
 
     def __init__(self, model):
         self.model = model
@@ -517,6 +533,11 @@ class _Map:
         self.timeout = model.timer
         self.need = _needed(model.control, self.taus, self.timeout)
         self.servers = {}
+        #: (name, lambda_i, copy instants) of each flow (one, or two with ``rate_non_invite``; module docstring, (F2))
+        flows = getattr(model, "flows", None)
+        self.flows = flows() if flows is not None else ((model.method.value, model.rate, self.taus),)
+        self.max_copies = max(len(t) for _, _, t in self.flows)
+        self.total_rate = sum(r for _, r, _ in self.flows)
 
     def server(self, lam, digits=None) -> Server:
         """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam)."""
@@ -544,13 +565,43 @@ class _Map:
         fates = copy_fates(self.model.control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
         return p, q, util, fates, notes
 
+    def flow_fates(self, s: Server, digits, tail_times=()):
+        """(p, q, utilization, [copy_fates(...) of each flow], notes): every flow meets the same server (the same
+        p and F at the total copy rate), each with its own copy instants."""
+        if len(self.flows) == 1:
+            p, q, util, fates, notes = self.fates(s, digits, tail_times)
+            return p, q, util, [fates], notes
+        p, q, util = s.refused(digits)
+        if digits is None:
+            p, q = float(p), float(q)
+        control = self.model.control
+        need = sorted({t for _, _, taus in self.flows for t in _needed(control, taus, self.timeout, tail_times)})
+        values, notes = s.tails(need, digits)
+        F = dict(zip(need, values))
+        return p, q, util, [copy_fates(control, taus, self.timeout, p, q, F, tail_times)
+                            for _, _, taus in self.flows], notes
+
+    def offered(self, lam, digits):
+        """g(lambda) = sum_i lambda_i E_i[copies](lambda) (F2): the copies offered by every flow at copy rate lambda."""
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        fates = self.flow_fates(self.server(lam, digits), digits)[3]
+        return sum((ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, fates)), ctx.num(0))
+
     def duplicate_fraction(self, s: Server, digits):
         """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
         one; f = P(some copy admitted) = 1 - p^n (silent refusal) or q (503: only copy 0 can be first, and the
-        admitted copies per transaction are q E[copies] = q (1 + q sum_k F(tau_k)))."""
-        p, q, _, fates, _ = self.fates(s, digits)
-        first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
-        admitted = q * fates["mean_copies"]
+        admitted copies per transaction are q E[copies] = q (1 + q sum_k F(tau_k))). Two flows: the first admitted and
+        all admitted copies summed over the flows, D = 1 - sum_i lambda_i f_i / (q sum_i lambda_i E_i[copies])."""
+        if len(self.flows) == 1:
+            p, q, _, fates, _ = self.fates(s, digits)
+            first = q if self.model.control is Control.REJECT else 1 - p ** len(self.taus)
+            admitted = q * fates["mean_copies"]
+            return 1 - first / admitted if admitted > 0 else 0 * q
+        p, q, _, flows, _ = self.flow_fates(s, digits)
+        rates = [float(r) if digits is None else mp_context(digits + 10).num(r) for _, r, _ in self.flows]
+        first = sum(r * (q if self.model.control is Control.REJECT else 1 - p ** len(taus))
+                    for r, (_, _, taus) in zip(rates, self.flows))
+        admitted = q * sum(r * f["mean_copies"] for r, f in zip(rates, flows))
         return 1 - first / admitted if admitted > 0 else 0 * q
 
     def _delta(self, lam: Fraction, digits):
@@ -579,6 +630,8 @@ class _Map:
         return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
 
     def residual(self, lam, digits=None, fast=False):
+        if len(self.flows) > 1:
+            return self.offered(lam, digits) - lam
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
         return rate * self.mean_copies(lam, digits, fast) - lam
 
@@ -680,20 +733,34 @@ def _measures(fmap, lam, digits):
     model = fmap.model
     s = fmap.server(lam, digits)
     tail_times = tuple(model.response_tail or ())
-    p, q, util, fates, notes = fmap.fates(s, digits, tail_times)
+    p, q, util, flows, notes = fmap.flow_fates(s, digits, tail_times)
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-    rate = ctx.num(model.rate)
-    mean = fates["mean_copies"]
+    rates = [ctx.num(r) for _, r, _ in fmap.flows]
+    rate = ctx.num(fmap.total_rate)
+
+    def total(key):  # the transaction-weighted mean over the flows (the value itself for one flow)
+        if len(flows) == 1:
+            return flows[0][key]
+        return sum((r * f[key] for r, f in zip(rates, flows)), ctx.num(0)) / rate
+
+    mean = total("mean_copies")
     out = {
         "offered_rate": float(lam) if digits is None else ctx.num(_exact(lam)),
         "mean_copies": mean,
         "duplicate_ratio": 1 - 1 / mean,
-        "goodput": rate * fates["answered"],
-        "timeout_probability": fates["timeout_probability"],
-        "reject_probability": fates["reject_probability"],
+        "goodput": rate * total("answered"),
+        "timeout_probability": total("timeout_probability"),
+        "reject_probability": total("reject_probability"),
         "utilization": util,
-        "response_tail": {decimal_text(T): v for T, v in zip(tail_times, fates["tail"])},
+        "response_tail": {decimal_text(T): (v if len(flows) == 1 else
+                                            sum((r * f["tail"][i] for r, f in zip(rates, flows)), ctx.num(0)) / rate)
+                          for i, (T, v) in enumerate(zip(tail_times, flows[0]["tail"]))},
     }
+    out["flows"] = {name: {"goodput": r * f["answered"], "mean_copies": f["mean_copies"],
+                           "duplicate_ratio": 1 - 1 / f["mean_copies"],
+                           "timeout_probability": f["timeout_probability"],
+                           "reject_probability": f["reject_probability"]}
+                    for (name, _, _), r, f in zip(fmap.flows, rates, flows)}
     out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
     out["copy_refusal_probability"] = p
     out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
@@ -714,14 +781,14 @@ def solve(model, digits=None):
     ``residual``, by increasing offered rate; and the notes."""
     check_supported(model)
     fmap = _Map(model)
-    lam0 = float(model.rate)
-    n = len(fmap.taus)
+    lam0 = float(fmap.total_rate)
+    n = fmap.max_copies
     lo, hi = lam0, lam0 * n
     roots = [lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points)
     out, notes = [], []
     for lam in roots:
         slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
-        x = lam if digits is None else (mp_context(digits + 15).num(model.rate) if n == 1
+        x = lam if digits is None else (mp_context(digits + 15).num(fmap.total_rate) if n == 1
                                          else _refine(fmap, lam, digits, lo, hi))
         values, more = _measures(fmap, x, digits)
         values["stable"] = bool(slope < 1)
@@ -754,7 +821,7 @@ class SipEngine(Engine):
     def float64_trouble(self, model, values):
         """P(answered) = sum_j p^j q (1 - F(T_B - tau_j)) loses its relative digits when the tails are near 1: a
         goodput below 1e-6 lambda_0 (but not 0, the saturated queue) is recomputed with mpmath."""
-        g = float(values["goodput"]) / float(model.rate)
+        g = float(values["goodput"]) / float(model.rate + getattr(model, "rate_non_invite", 0))
         if 0 < g < 1e-6:
             return f"goodput = {g:.3g} lambda_0: float64 cancels in 1 - P(R_copy > t)"
         return None

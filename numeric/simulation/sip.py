@@ -7,6 +7,12 @@ law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1`
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c); optionally ``vacation`` and
 ``vacation_policy`` (absent: no vacations).
 
+**Two flows** (optional field ``rate_non_invite``, absent or 0: one flow): new transactions of the other method
+(non-invite when ``method`` is invite, and vice versa) arrive as a second Poisson process; each transaction keeps
+its own schedule. The superposition is simulated: a new transaction (rate ``rate`` + ``rate_non_invite``) is of
+the second flow with probability rate_non_invite / (rate + rate_non_invite) (one uniform number each, drawn only
+with two flows: a one-flow run is unchanged, number for number). :func:`simulate_sip` then also returns ``flows``.
+
 The client (zero network delay): a transaction starts at a Poisson epoch a and sends copy 0 at a,
 copy k >= 1 at a + tau_k as long as it has no response by then
 (:func:`~qderive.symbolic.models.sip_retransmission.copy_schedule`, the model's exact schedule converted to
@@ -75,7 +81,7 @@ from qderive.symbolic.numbers import exact
 
 from .stats import DEFAULT_BLOCK, Estimate, SimulationResult, estimate_notes, replication_estimates, value_stream
 
-__all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES"]
+__all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES", "FLOW_MEASURES"]
 
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
@@ -83,7 +89,11 @@ MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeou
 _CONTROLS = {"none": 0, "ignore": 1, "503": 2}
 #: the accumulators of one replication (then one tail count per requested time)
 _ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
-                 "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies")
+                 "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies",
+                 # the second flow's transactions (``rate_non_invite``; the first flow's: the totals minus these)
+                 "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2")
+#: the per-flow measures of ``flows`` (two flows only)
+FLOW_MEASURES = ("goodput", "mean_copies", "duplicate_ratio", "timeout_probability", "reject_probability")
 
 
 def _field(model, name):
@@ -119,7 +129,7 @@ def _budget(setup, length: float, replications: int) -> None:
     """Refuse a run of more than the ``customers`` limit of expected transactions (all replications)."""
     from qderive.symbolic import limits as _limits
 
-    expected = setup[0] * (length + setup[2][-1]) * replications
+    expected = (setup[0] + setup[11]) * (length + max(setup[2][-1], (setup[12] or (0.0,))[-1])) * replications
     _limits.check("customers", math.ceil(min(expected, 1e300)),
                   "transactions x replications of one simulation (rate x (warmup + horizon + tau_max) x replications)")
     vacation = setup[9]
@@ -176,7 +186,13 @@ def _setup(model):
             raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
     cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
     vacation, single = _vacations(model, cap, high if _CONTROLS[control] else None)
-    return rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single
+    # the second flow (optional field ``rate_non_invite``, 0 or absent: none): the other method's schedule
+    rate2 = getattr(model, "rate_non_invite", None) or 0
+    rate2 = _float(rate2, "rate_non_invite", lambda x: x >= 0, "must be a finite rate >= 0")
+    other = "non-invite" if method == "invite" else "invite"
+    taus2 = tuple(float(tau) for tau in copy_schedule(other, t1, t2, exact(timeout, "timeout"))) if rate2 else ()
+    return (rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single, rate2, taus2,
+            (method, other))
 
 
 def _vacations(model, cap, high):
@@ -213,15 +229,21 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     instead the first arrival that puts the server in overload (finds N >= H; with control). ``trace``: a list receiving
     (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
     """
-    rate, service, taus, timeout, ctl, cap, low, high, cost, vacation, single = setup
+    rate, service, taus1, timeout, ctl, cap, low, high, cost, vacation, single, rate2, taus2, _ = setup
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
+    # two flows: a new transaction is of the second flow with probability rate2 / (rate + rate2) (the superposition
+    # of the two Poisson processes); its copies go to the streams m1 + k of its own schedule
+    second = None if not rate2 else value_stream(lambda g, n: g.random(n), rng, block).__next__
+    share2 = rate2 / (rate + rate2)
+    schedules = (taus1, taus2)
+    m1 = len(taus1)
+    rate = rate + rate2
     services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
     vacations = None if vacation is None else value_stream(
         lambda g, n: np.asarray(vacation.sample(g, n), dtype=np.float64), rng, block).__next__
     vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
     scale = 1.0 / rate
-    m = len(taus)
-    end = window_end if until_collapse else window_end + taus[-1]
+    end = window_end if until_collapse else window_end + max(taus1[-1], (taus2 or (0.0,))[-1])
     cap = math.inf if cap is None else cap
     inf = math.inf
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -231,7 +253,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
 
     # stream k: (send time, transaction, its start a, its first admitted copy's departure r (inf: none yet),
     # the index of its first refused copy (-1: none)) of the copies k still to be sent
-    streams = [deque() for _ in range(m)]
+    streams = [deque() for _ in range(m1 + len(taus2))]
     heads = []  # heap of (send time, k) of the first entry of each non-empty stream
     system = deque()  # departures of the copies in the server, increasing (FIFO)
     pop = system.popleft
@@ -241,19 +263,22 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     collapsed = inf
     started = window_copies = measured = good = timed_out = rejected = copies = 0
     refused = refused_copies = after_refusal = rejected_copies = 0
+    measured2 = good2 = timed_out2 = rejected2 = copies2 = 0
     na = exps() * scale
     while True:
         if heads and heads[0][0] < na:
-            t, k = heappop(heads)
-            q = streams[k]
-            _, j, a, r, f = q.popleft()
+            t, g = heappop(heads)
+            q = streams[g]
+            _, j, a, r, f, fl = q.popleft()
             if q:
-                heappush(heads, (q[0][0], k))
+                heappush(heads, (q[0][0], g))
+            k = g - m1 if fl else g
         else:
             t = na
             if t > end:
                 break
             j, a, r, f, k = started, t, inf, -1, 0
+            fl = 1 if second is not None and second() < share2 else 0
             started += 1
             na = t + exps() * scale
         if trace is not None:
@@ -320,13 +345,15 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
         elif f < 0:
             f = k
         k += 1  # copies sent
-        if not reject and k < m:
+        taus = schedules[fl]
+        if not reject and k < len(taus):
             tk = a + taus[k]
             if r > tk:  # no response by the next timer: the copy will be sent
-                q = streams[k]
+                g = m1 + k if fl else k
+                q = streams[g]
                 if not q:
-                    heappush(heads, (tk, k))
-                q.append((tk, j, a, r, f))
+                    heappush(heads, (tk, g))
+                q.append((tk, j, a, r, f, fl))
                 continue
         if window_start <= a < window_end:  # the transaction is finished: count it
             measured += 1
@@ -341,6 +368,15 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 response_sum += response
             else:
                 timed_out += 1
+            if fl:
+                measured2 += 1
+                copies2 += k
+                if reject:
+                    rejected2 += 1
+                elif response < inf:
+                    good2 += 1
+                else:
+                    timed_out2 += 1
             if f >= 0:
                 refused += 1
                 refused_copies += k
@@ -348,7 +384,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             if ts:
                 hist[bisect_left(ts, response)] += 1
     row = [window_end - window_start, measured, good, timed_out, rejected, copies, window_copies, busy,
-           response_sum, refused, refused_copies, after_refusal, rejected_copies]
+           response_sum, refused, refused_copies, after_refusal, rejected_copies,
+           measured2, good2, timed_out2, rejected2, copies2]
     above = [sum(hist[i + 1:]) for i in range(len(ts))]  # R > T_i: more than i of the sorted times below R
     tails = [0] * len(ts)
     for i, original in enumerate(order):
@@ -356,7 +393,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     return row + tails, collapsed
 
 
-def _measure_table(n_tails: int) -> dict:
+def _measure_table(n_tails: int, flows: bool = False) -> dict:
     out = {
         "offered_rate": lambda a: a["window_copies"] / a["time"],
         "mean_copies": lambda a: a["copies"] / a["transactions"],
@@ -373,6 +410,14 @@ def _measure_table(n_tails: int) -> dict:
         # the mean copies of the rejected transactions (1 under the contract's 503 rule: only a first copy is rejected)
         "rejected_mean_copies": lambda a: a["rejected_copies"] / a["rejected"],
     }
+    for i in (1, 2) if flows else ():  # two flows (1: the totals minus the second flow's)
+        def part(a, key, i=i):
+            return a[key + "_2"] if i == 2 else a[key] - a[key + "_2"]
+        out[f"flow{i}_goodput"] = lambda a, part=part: part(a, "goodput") / a["time"]
+        out[f"flow{i}_mean_copies"] = lambda a, part=part: part(a, "copies") / part(a, "transactions")
+        out[f"flow{i}_duplicate_ratio"] = lambda a, part=part: 1 - part(a, "transactions") / part(a, "copies")
+        out[f"flow{i}_timeout_probability"] = lambda a, part=part: part(a, "timed_out") / part(a, "transactions")
+        out[f"flow{i}_reject_probability"] = lambda a, part=part: part(a, "rejected") / part(a, "transactions")
     for i in range(n_tails):
         out[f"tail{i}"] = lambda a, c=f"tail{i}": a[c] / a["transactions"]
     return out
@@ -409,7 +454,7 @@ def _estimates(model, *, horizon, warmup, replications, seed, response_times=(),
     if run is not None:
         run.update(entropy=int(sequence.entropy), seconds=time.perf_counter() - started)
     names = _ACCUMULATORS + tuple(f"tail{i}" for i in range(len(times)))
-    return replication_estimates(rows, names, _measure_table(len(times)))
+    return replication_estimates(rows, names, _measure_table(len(times), bool(setup[11])))
 
 
 def _pair(est: Estimate) -> tuple:
@@ -425,7 +470,9 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
     ``numpy.random.SeedSequence(seed)``. Returns ``{measure: (estimate, half_width)}`` of a 95 %
     Student-t interval for the contract's keys (:data:`MEASURES`) and ``response_tail``:
     ``{T: (estimate, half_width)}`` of P(R > T) (R = inf for a transaction not answered by its
-    timeout or rejected), T as given. An estimate with a zero denominator is None (e.g. no transaction
+    timeout or rejected), T as given. With two flows (``rate_non_invite`` > 0) also ``flows``: ``{method: {key:
+    (estimate, half_width)}}`` for the keys of :data:`FLOW_MEASURES` over each flow's transactions (the totals are
+    over all transactions). An estimate with a zero denominator is None (e.g. no transaction
     started in the window). Deterministic for a given seed. The estimators::
 
         offered_rate = copies arriving in the window / horizon           (-> lambda_0 E[copies])
@@ -440,6 +487,9 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
                      response_times=[t for _, t in times])
     out = {name: _pair(est[name]) for name in MEASURES}
     out["response_tail"] = {key: _pair(est[f"tail{i}"]) for i, (key, _) in enumerate(times)}
+    if "flow2_goodput" in est:  # two flows: flow 1 is ``method``'s, flow 2 the other method's
+        names = _setup(model)[13]
+        out["flows"] = {names[i - 1]: {m: _pair(est[f"flow{i}_{m}"]) for m in FLOW_MEASURES} for i in (1, 2)}
     return out
 
 
@@ -448,7 +498,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).
 
     ``customers``: transactions started per replication on average, warm-up included: each run covers
-    customers / lambda_0 seconds, of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
+    customers / lambda_0 seconds (lambda_0 the total rate of both flows with ``rate_non_invite``), of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
     customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
     (:data:`MEASURES`) and, when the model has a field ``response_tail`` (times T), the sample measure
     ``response_tail`` {T as decimal text: P(R > T)}. ``quiet`` is accepted for the command line (there is no
@@ -457,6 +507,8 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     from qderive.symbolic.numbers import decimal_text
 
     rate = _float(_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
+    rate += _float(getattr(model, "rate_non_invite", None) or 0, "rate_non_invite", lambda x: x >= 0,
+                   "must be a finite rate >= 0")  # two flows: the customers of both
     customers = _integer(customers, "customers", 1, "must be an integer >= 1")
     fraction = _float(warmup, "warmup", lambda x: 0 <= x < 1, "must be a fraction in [0, 1)")
     total = customers / rate

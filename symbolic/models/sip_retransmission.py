@@ -125,6 +125,10 @@ class SipRetransmissionMeasures(Measures):
                                 "by increasing offered rate: a list of dicts of the measures above plus "
                                 "'stable' (|slope| < 1), 'slope' (d lambda_0 E[copies] / d lambda) and 'residual' "
                                 "(|lambda - lambda_0 E[copies]| / lambda)", MeasureKind.VALUE, source="(F)")
+    flows: object = measure("per flow of new transactions {\"invite\": {goodput, mean_copies, duplicate_ratio, "
+                            "timeout_probability, reject_probability}, \"non-invite\": {...}} (also in each solution; "
+                            "the second flow with --rate-non-invite > 0 only); the other measures are the totals over "
+                            "the flows", MeasureKind.VALUE, source="(F2)")
 
 
 def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
@@ -221,6 +225,10 @@ class SipRetransmissionModel(Model):
                                      metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
                                    "c B", default=Fraction(1), metavar="C")
+    rate_non_invite: object = param("lambda_2 >= 0: a second Poisson flow of new transactions of the other method "
+                                    "(non-invite when --method is invite, and vice versa) sharing the FIFO server "
+                                    "and the service law; 0: one flow", units="1/s", default=Fraction(0),
+                                    metavar="LAMBDA2", check=">= 0")
     vacation: TimeLaw | None = _vacation_field(None)
     vacation_policy: VacationPolicy = _policy_field()
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
@@ -273,6 +281,31 @@ class SipRetransmissionModel(Model):
                                      "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
                                      "erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
+        if self.rate > Fraction(10) ** 300:  # the scan runs in float64
+            raise ParameterError("rate", "must be at most 1e300 (the fixed point is scanned in float64)",
+                                 decimal_text(self.rate))
+        if self.rate_non_invite and self.rate + self.rate_non_invite > Fraction(10) ** 150:
+            raise ParameterError("rate_non_invite", "with --rate must total at most 1e150 (the two-flow fixed point is "
+                                 "scanned in float64)", decimal_text(self.rate_non_invite))
+        if self.rate_non_invite:
+            self.flow_copy_times()
+
+    @property
+    def other_method(self) -> Method:
+        """The method of the second flow (``rate_non_invite``): the one that is not ``method``."""
+        return Method.NON_INVITE if self.method is Method.INVITE else Method.INVITE
+
+    def flow_copy_times(self) -> tuple:
+        """The second flow's copy instants (its own schedule, :func:`copy_schedule` with :attr:`other_method`)."""
+        return copy_schedule(self.other_method, self.t1, self.t2, self.timer)
+
+    def flows(self) -> tuple:
+        """((method value, lambda_i, copy instants), ...): the flows of new transactions, the ``method`` flow first;
+        the second (``rate_non_invite``) only when its rate is > 0."""
+        out = [(self.method.value, self.rate, self.copy_times())]
+        if self.rate_non_invite:
+            out.append((self.other_method.value, self.rate_non_invite, self.flow_copy_times()))
+        return tuple(out)
 
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
