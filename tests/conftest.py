@@ -3,7 +3,8 @@
 * mpmath precision is restored after every test;
 * the cache is a private temporary directory for the whole session (the default path, cache on,
   is what runs here; ``tests/test_cache.py`` runs with it off, and with unsafe directories);
-* helpers to run generated modules where qderive is not importable, and generated C.
+* helpers to run generated modules where qderive is not importable, and generated C;
+* :func:`codegen`: a generated Python module once per set of options in a session.
 """
 
 import os
@@ -92,3 +93,24 @@ def cli(argv):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
+
+
+_GENERATED: dict = {}
+
+
+def codegen(out, *argv):
+    """``qderive codegen ARGV --out OUT`` (a Python module) in-process, run once per ARGV in a session: the text
+    does not depend on the output path (checked: two runs with different paths are byte-identical), so a later
+    call writes the first run's text to its OUT (each run costs 0.1-0.7 s, and several tests generate the same
+    module). Returns (exit status, stderr) of the run."""
+    from pathlib import Path
+
+    out = Path(out)
+    assert out.suffix == ".py" and "--lang" not in argv, "Python modules only (C writes a header too)"
+    if argv in _GENERATED:
+        out.write_text(_GENERATED[argv], encoding="utf-8")
+        return 0, ""
+    code, _, err = cli(["codegen", *argv, "--out", str(out)])
+    if code == 0:
+        _GENERATED[argv] = out.read_text(encoding="utf-8")
+    return code, err

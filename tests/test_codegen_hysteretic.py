@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy
 import pytest
 
-from conftest import cli, load_generated, run_generated_c, run_standalone
+from conftest import cli, codegen, load_generated, run_generated_c, run_standalone
 
 MEASURES = ["p_normal", "p_overload", "p_discard", "mean_normal_time", "mean_return_time", "mean_cycle_time",
             "loss_probability", "throughput"]
@@ -63,9 +63,9 @@ def _eval(laws, rate, factor, thresholds):
 
 
 def _codegen(tmp_path, families, measures=MEASURES, stem=""):
-    for measure in measures:
-        code, _, err = cli(["codegen", "hysteretic", "--measure", measure, "--batch", families[0], "--service",
-                            families[1], "--out", str(tmp_path / f"{stem}{measure}.py")])
+    for measure in measures:  # (once per options in a session: conftest.codegen)
+        code, err = codegen(tmp_path / f"{stem}{measure}.py", "hysteretic", "--measure", measure, "--batch",
+                            families[0], "--service", families[1])
         assert code == 0, err
 
 

@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import cli, load_generated, run_standalone
+from conftest import cli, codegen, load_generated, run_standalone
 
 # (codegen families, eval laws, arguments of the generated function after t (or q), number of vacation arguments)
 FAMILIES = {
@@ -57,7 +57,7 @@ def _case(name, policy):
 
 def _generate(tmp_path, measure, options, name=None):
     out = tmp_path / f"{name or measure}.py"
-    code, _, err = cli(["codegen", "vacation-infinite", "--measure", measure, "--out", str(out), *options])
+    code, err = codegen(out, "vacation-infinite", "--measure", measure, *options)  # once per options
     assert code == 0, err
     return out
 

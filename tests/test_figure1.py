@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 from pathlib import Path
 
 import mpmath
@@ -38,6 +39,7 @@ _FIG1_FAST = [(4, law, _LOADS[0]) for law in FIG1_LAWS] + [(5, "M", _LOADS[-1])]
 _KEYS = ("loss_probability", "idle_probability", "batch_blocking_probability", "mean_queue_length", "mean_wait")
 
 
+@functools.cache  # the fast test's points are points of the whole grid too: each is computed once per process
 def _float_vs_mp(mean, law, load):
     model = fig1_model(mean, law, load)
     f = model.evaluate()

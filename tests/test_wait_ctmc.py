@@ -204,16 +204,18 @@ def _absorption_form(tc, entries, absorbing):
     return alpha, Q, atom
 
 
-def _expm_tails(alpha, Q, times):
+def _expm_steps(alpha, Q, h, times):
+    """alpha exp(Q t) 1 at multiples t of h: one mpmath.expm(Q h), then vector-matrix products."""
     A = mpmath.matrix([[mpmath.mpf(v.numerator) / v.denominator for v in row] for row in Q])
-    a = mpmath.matrix([[mpmath.mpf(F(v).numerator) / F(v).denominator for v in alpha]])
-    one = mpmath.matrix([[1] for _ in alpha])
-    out = []
+    E = mpmath.expm(A * (mpmath.mpf(h.numerator) / h.denominator))
+    v = mpmath.matrix([[mpmath.mpf(F(x).numerator) / F(x).denominator for x in alpha]])
+    out, k = [], 0
     for t in times:
-        if t == 0:
-            out.append(mpmath.fsum(a))
-        else:
-            out.append((a * mpmath.expm(A * (mpmath.mpf(t.numerator) / t.denominator)) * one)[0, 0])
+        steps = t / h
+        assert steps.denominator == 1
+        while k < steps:
+            v, k = v * E, k + 1
+        out.append(mpmath.fsum(v))
     return out
 
 
@@ -224,7 +226,7 @@ def test_two_flow_tails_against_oracle_expm(model):
     with mpmath.workdps(40):
         for kind in ("wait", "sojourn"):
             alpha, Q, atom = _oracle_tagged(model, kind == "wait")
-            expected = _expm_tails(alpha, Q, times)
+            expected = _expm_steps(alpha, Q, F(1, 2), times)  # one expm: 3x faster
             got, confirmed, _, _ = tails(laws[kind], times, 30, option=f"{kind}_tail")
             for g, e in zip(got, expected):
                 assert _rel(g, e) < mpmath.mpf(10) ** -28, (kind, g, e)
@@ -352,21 +354,6 @@ def _oracle_tagged_hysteretic(model, wait: bool):
             yield from hysteretic_moves(model, s)
 
     return _absorption_form(build(START, step), entries, lambda s: s in (START, DONE) or (wait and served(s)))
-
-
-def _expm_steps(alpha, Q, h, times):
-    """alpha exp(Q t) 1 at multiples t of h: one mpmath.expm(Q h), then vector-matrix products."""
-    A = mpmath.matrix([[mpmath.mpf(v.numerator) / v.denominator for v in row] for row in Q])
-    E = mpmath.expm(A * (mpmath.mpf(h.numerator) / h.denominator))
-    v = mpmath.matrix([[mpmath.mpf(F(x).numerator) / F(x).denominator for x in alpha]])
-    out, k = [], 0
-    for t in times:
-        steps = t / h
-        assert steps.denominator == 1
-        while k < steps:
-            v, k = v * E, k + 1
-        out.append(mpmath.fsum(v))
-    return out
 
 
 @pytest.mark.parametrize("model", HYST[2:], ids=lambda m: f"{m.L}{m.H}{m.R}")
