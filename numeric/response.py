@@ -212,7 +212,11 @@ def _float64_tails(law: ResponseLaw, ts: list):
         t = np.array([float(x) for x in ts])
     except OverflowError:
         return None, "a time lies beyond the float64 range"
-    a, why, _ = float64_tails(FLOAT64, G, t)
+    try:
+        with np.errstate(all="ignore"):
+            a, why, _ = float64_tails(FLOAT64, G, t)
+    except (OverflowError, ZeroDivisionError):  # an exact coefficient of the transform beyond the float64 range
+        return None, "the transform's coefficients lie beyond the float64 range"
     if why is not None:
         return None, why
     return [min(1.0, float(x)) for x in a], None

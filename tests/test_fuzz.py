@@ -221,3 +221,21 @@ def test_fuzz_numbers_and_paths_anywhere():
                        for _ in range(rng.randrange(4))]
         code, out, err, _ = _run(argv)
         assert code in (0, 2)
+
+
+def test_extreme_vacation_means_in_the_finite_room():
+    """Vacations 1e-300 and 1e300 times the service (found by the SIP vacation fuzzing): the first is M/M/1/K in the
+    limit, so the admitted customer's sojourn tail must be the M/M/1/K closed form (the float64 transform's exact
+    coefficients overflow: mpmath takes over); the second needs a count sequence of ~5e299 terms: one clear line."""
+    base = ["eval", "vacation-finite", "--rate", "0.5", "--batch", "const:n=1", "--service", "exp:mean=1",
+            "--capacity", "5", "--json"]
+    code, out, err, _ = _run(base + ["--vacation", "exp:mean=1e-300", "--sojourn-tail", "1"])
+    assert code == 0, err
+    got = json.loads(out)["measures"]["sojourn_tail"]["1"]
+    # M/M/1/K, K = r + 1 = 6 in system, rho = 1/2: an admitted arrival finding n has the sojourn Erlang(n + 1, 1)
+    p = [mpmath.mpf(1) / 2 ** n for n in range(7)]
+    adm = sum(p[:6])
+    want = sum(p[n] / adm * sum(mpmath.e ** -1 / mpmath.factorial(k) for k in range(n + 1)) for n in range(6))
+    assert abs(got - want) <= 1e-13 * want
+    code, out, err, _ = _run(base + ["--vacation", "exp:mean=1e300"])
+    assert code == 2 and "--vacation" in err and "count sequence" in err, err

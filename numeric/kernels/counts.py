@@ -23,6 +23,9 @@ import numpy
 
 from .chains import mmatrix_solve
 
+#: the most terms one arrival-count sequence may have (about lambda E[period] plus its spread)
+MAX_COUNT_TERMS = 10**7
+
 # Stirling-formula error log(n!) - log(sqrt(2 pi n) (n/e)^n) for n = 0..15 (direct form: at most
 # 1e-15 absolute, which is what a Poisson probability's exponent can carry)
 _STIRLERR = [0.0] + [math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * math.log(2 * math.pi)
@@ -156,7 +159,12 @@ def _extension(ctx, n, mean, spread):
     """A first guess of how many terms beyond n the backward tail sums need."""
     digits = 17 if ctx.is_float64 else ctx.dps + 5
     c = math.sqrt(2 * digits * math.log(10)) + 2
-    return int(max(n, float(mean)) + 10 + c * float(spread) + 2 * digits)
+    need = max(n, float(mean)) + 10 + c * float(spread) + 2 * digits
+    if not need <= MAX_COUNT_TERMS:  # also inf and nan: lambda E[period] beyond any table (a one-line refusal)
+        raise ValueError(f"the arrivals during one service or vacation period (mean {float(mean):.3g}) would need more "
+                         f"than {MAX_COUNT_TERMS:.0e} terms of their count sequence: --service or "
+                         "--vacation is too long for the arrival rate --rate / --load")
+    return int(need)
 
 
 def poisson_sequences(ctx, means, weights, n):
