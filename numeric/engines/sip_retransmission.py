@@ -269,11 +269,14 @@ class Server:
         else:
             self._control()
             return
-        laws = response_laws(self.base)
-        self.law = laws["sojourn"]
+        if share is not None and self.base.name == "vacation-infinite":
+            # the wait compiled once per pair of laws with w an argument (a compiled form per w would fill the cache)
+            wait = _mixture_wait(*self.flow_services, lam, share)
+            self.law = None
+            self.flow_laws = tuple(_flow_sojourn(wait, law) for law in self.flow_services)
+            return
+        self.law = response_laws(self.base)["sojourn"]
         self._check_tails()
-        if share is not None:
-            self.flow_laws = tuple(_flow_sojourn(laws["wait"], law) for law in self.flow_services)
 
     def _check_tails(self):
         """Refuse a sojourn law with neither a smooth transform nor tails of its own, naming the option at fault (the
@@ -466,6 +469,47 @@ class Server:
             G = tail_transform(law.transform(ctx))
             a = euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
             return [_clip(+v, one) for v in a], [_ABSOLUTE_NOTE.format(f"below 1e-{want}")]
+
+
+@functools.lru_cache(maxsize=16)
+def _mixture_wait_evaluator(first, second):
+    """W(s) of the FIFO M/G/1 queue with the service "``first`` with probability w, ``second`` with 1 - w", compiled
+    once in (s, lambda, w): the one Pollaczek-Khinchine form of :func:`qderive.symbolic.closed_forms.vacation_wait.
+    wait_transform` (no vacations, batches of 1) with the mixture :class:`~qderive.symbolic.laws.mixture.LawMixture`
+    of a symbolic weight w."""
+    from qderive.numeric.compile import cached_evaluator
+
+    def make():
+        import sympy as sp
+        from qderive.symbolic.batches.finite import Constant
+        from qderive.symbolic.closed_forms import vacation_wait as VW
+        from qderive.symbolic.closed_forms.vacation_infinite import lam
+        from qderive.symbolic.laws.mixture import LawMixture
+
+        w = sp.Symbol("w", positive=True)
+        mix = LawMixture((first, second), (w, 1 - w))
+        return sp.Integer(1) * VW.wait_transform("none", service=mix, batch=Constant(1), rate=lam), (VW.s, lam, w)
+
+    return cached_evaluator(f"sip_mixture_wait::{first.spec_text()}::{second.spec_text()}", make)
+
+
+def _mixture_wait(first, second, lam, share):
+    """The wait law of the mixture queue at copy rate ``lam`` and share w = ``share`` (:func:`_mixture_wait_evaluator`)
+    as a ResponseLaw (its transform only); a law with kinks is refused by :func:`check_supported`."""
+    from qderive.numeric.response import ResponseLaw
+
+    ev = _mixture_wait_evaluator(first, second)
+
+    def transform(ctx):
+        if ctx.is_float64:
+            a, w = float(lam), float(share)
+            return lambda s: ev.numpy(np.asarray(s, dtype=complex), a, w)
+        with ctx:
+            a, w = ctx.num(lam), ctx.num(share)
+        scalar = np.frompyfunc(lambda x: ev.mpmath(x, a, w), 1, 1)
+        return lambda s: scalar(s)
+
+    return ResponseLaw("wait", transform, lambda ctx: ctx.num(0), None, True, "")
 
 
 def _flow_sojourn(wait, service):
@@ -861,6 +905,17 @@ def check_supported(model):
             why = "with --vacation"
         elif model.capacity is not None:
             why = "with --capacity"
+        if why is None and model.control is Control.NONE:
+            import sympy as sp
+
+            s = sp.Symbol("s")
+            for law, option in ((model.service, "--service"), (B2, "--service-non-invite")):
+                lst = law.lst(s)
+                if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
+                    raise ParameterError(option, "has no smooth density (its transform has exp(-s D) factors): the "
+                                         "mixture queue of the two service laws is computed by inversion, for smooth "
+                                         "laws only (exp, erlang, hyperexp, gamma, ph); the simulator runs it",
+                                         law.spec_text())
         if why:
             raise ParameterError("--service-non-invite", f"{why} is not computed: a service law per flow is computed "
                                  "for the infinite room with --control none (smooth laws) or the exponential control "
