@@ -92,6 +92,16 @@ P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lamb
 1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
 probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is not modelled: the server is FIFO.
 
+**A service law per flow** (``--service-non-invite`` B_2; the INVITE flow's B_1 = ``--service``): the server sees
+the mixture service "B_1 with probability w, B_2 with probability 1 - w"
+(:class:`qderive.symbolic.laws.mixture.LawMixture`), w = lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] the share
+of flow 1 in the admitted copies (q cancels), an inner unknown solved for each lambda as delta is
+(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn, transform
+W(s) B_i(s) with W the mixture queue's wait (Pollaczek-Khinchine, :func:`_mixture_wait_evaluator`; control none
+without capacity, smooth laws), or for exponential laws under control the chain with a phase per flow and the
+tagged copy's first service at its own rate (:func:`tagged_chain` ``first_rate``); so each flow has its own F_i
+in (C), (T), (S). Other settings are refused by :func:`check_supported`.
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at

@@ -16,6 +16,15 @@ from .base import TimeLaw
 __all__ = ["Mixture", "LawMixture"]
 
 
+def _check_weights(weights, parts, what):
+    """One ``what`` per weight, at least one, and the weights sum to 1 (unless symbolic)."""
+    if len(weights) != len(parts) or not weights:
+        raise ParameterError(f"mixture: {len(weights)} weights and {len(parts)} {what}s: give one {what} per component")
+    total = sum(weights)
+    if not is_symbolic(total) and total != 1:
+        raise ParameterError("mixture weights", "must sum to 1", total)
+
+
 @dataclass(frozen=True)
 class Mixture(TimeLaw):
     """With probability w_i the time is c_i T, T of the law ``law`` (an internal law: no command-line name).
@@ -32,12 +41,7 @@ class Mixture(TimeLaw):
     scales: tuple = param("component scale factors c_1/c_2/..", kind=Kind.NUMBERS, key="c", check="> 0")
 
     def _validate(self):
-        if len(self.weights) != len(self.scales) or not self.weights:
-            raise ParameterError(f"mixture: {len(self.weights)} weights and {len(self.scales)} scales: give one "
-                                 "scale per component")
-        total = sum(self.weights)
-        if not is_symbolic(total) and total != 1:
-            raise ParameterError("mixture weights", "must sum to 1", total)
+        _check_weights(self.weights, self.scales, "scale")
 
     @classmethod
     def of(cls, law, c, delta):
@@ -112,12 +116,7 @@ class LawMixture(TimeLaw):
     weights: tuple = param("component probabilities w_1/w_2/.. (sum 1)", kind=Kind.NUMBERS, key="w", check="[0, 1]")
 
     def _validate(self):
-        if len(self.weights) != len(self.laws) or not self.weights:
-            raise ParameterError(f"mixture: {len(self.weights)} weights and {len(self.laws)} laws: give one "
-                                 "law per component")
-        total = sum(self.weights)
-        if not is_symbolic(total) and total != 1:
-            raise ParameterError("mixture weights", "must sum to 1", total)
+        _check_weights(self.weights, self.laws, "law")
 
     @classmethod
     def of(cls, first, second, w):

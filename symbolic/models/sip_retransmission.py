@@ -29,6 +29,10 @@ the server (waiting + in service), thresholds 0 <= L < H:
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
+**A service law per flow** (``service_non_invite``, with ``rate_non_invite`` > 0): the non-INVITE flow's copies
+take that law, the INVITE flow's ``service`` (:meth:`SipRetransmissionModel.flow_services`); a constant law is
+refused with it (the analytic server's mixture of the two laws has kinks at all their sums).
+
 **Vacations** (``vacation`` V, default none; ``vacation_policy``; the server of ``vacation-infinite`` and
 ``vacation-finite``, ``docs/theory/chapter2.md`` section 0): the server, on becoming empty, leaves for a
 vacation (maintenance, garbage collection, other work) of law V; *multiple*: another one while it is still
