@@ -92,6 +92,16 @@ P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lamb
 1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
 probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is not modelled: the server is FIFO.
 
+**A service law per flow** (``--service-non-invite`` B_2; the INVITE flow's B_1 = ``--service``): the server sees
+the mixture service "B_1 with probability w, B_2 with probability 1 - w"
+(:class:`qderive.symbolic.laws.mixture.LawMixture`), w = lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] the share
+of flow 1 in the admitted copies (q cancels), an inner unknown solved for each lambda as delta is
+(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn, transform
+W(s) B_i(s) with W the mixture queue's wait (Pollaczek-Khinchine, :func:`_mixture_wait_evaluator`; control none
+without capacity, smooth laws), or for exponential laws under control the chain with a phase per flow and the
+tagged copy's first service at its own rate (:func:`tagged_chain` ``first_rate``); so each flow has its own F_i
+in (C), (T), (S). Other settings are refused by :func:`check_supported`.
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
@@ -235,20 +245,29 @@ class Server:
     """The server fed by Poisson copies at rate ``lam`` (exact): ``refused(digits)`` (p, utilization) and
     ``tails(ts, digits, fast)`` P(R_copy > t) of an admitted copy (module docstring)."""
 
-    def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0)):
+    def __init__(self, model, lam: Fraction, delta: Fraction = Fraction(0), share=None):
         from qderive.symbolic.batches.finite import Constant
         from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
-        self.model, self.lam, self.delta = model, lam, delta
+        self.model, self.lam, self.delta, self.share = model, lam, delta, share
         self.saturated = False
         self.base = self.chain = self.general = None
+        #: a service law per flow (``service_non_invite``): (B_1, B_2) of the flows, the server's service their
+        #: mixture "B_1 with probability w = ``share``, B_2 with 1 - w" and ``flow_laws`` each flow's sojourn law
+        self.flow_services = model.flow_services() if share is not None else None
+        self.flow_laws = None
+        self.service = model.service
+        if share is not None:
+            from qderive.symbolic.laws.mixture import LawMixture
+
+            self.service = LawMixture.of(*self.flow_services, share)
         control = model.control
         vacation, policy = getattr(model, "vacation", None), getattr(model, "vacation_policy", None)
         if control is Control.NONE and model.capacity is None:
-            if lam * model.service.moment(1) >= 1:
+            if lam * self.service.moment(1) >= 1:
                 self.saturated = True
                 return
-            self.base = VacationQueue(lam, Constant(1), model.service, vacation, policy or VacationPolicy.MULTIPLE)
+            self.base = VacationQueue(lam, Constant(1), self.service, vacation, policy or VacationPolicy.MULTIPLE)
             from .vacation_wait import response_laws
         elif control is Control.NONE:
             self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
@@ -259,6 +278,12 @@ class Server:
             return
         else:
             self._control()
+            return
+        if share is not None and self.base.name == "vacation-infinite":
+            # the wait compiled once per pair of laws with w an argument (a compiled form per w would fill the cache)
+            wait = _mixture_wait(*self.flow_services, lam, share)
+            self.law = None
+            self.flow_laws = tuple(_flow_sojourn(wait, law) for law in self.flow_services)
             return
         self.law = response_laws(self.base)["sojourn"]
         self._check_tails()
@@ -292,6 +317,10 @@ class Server:
 
         model = self.model
         L, H = model.thresholds
+        if self.share is not None and not all(isinstance(B, Exponential) for B in self.flow_services):
+            raise ParameterError("--service-non-invite", f"with --control {model.control.value} is computed for "
+                                 "exponential --service and --service-non-invite only (the control chain with a phase "
+                                 "per flow); the simulator runs other laws", model.service_non_invite.spec_text())
         if not (isinstance(model.service, Exponential) and self.exponential_chain):
             if L == H - 1 and self.delta == 0 and self.finite_room:
                 self._finite_control(L, H)
@@ -300,7 +329,10 @@ class Server:
             return
         mu = 1 / model.service.mean
         d = self.delta
-        phases = [(mu, 1 - d), (mu / model.duplicate_cost, d)]
+        if self.share is not None:  # a service law per flow: the phases are the flows' rates, w the INVITE share
+            phases = [(1 / B.mean, w) for B, w in zip(self.flow_services, (self.share, 1 - self.share))]
+        else:
+            phases = [(mu, 1 - d), (mu / model.duplicate_cost, d)]
         phases = [(r, w) for r, w in phases if w > 0]
         rates, weights = tuple(r for r, _ in phases), tuple(w for _, w in phases)
         self.states, self.moves = control_chain(L, H, self.lam, rates, weights)
@@ -308,6 +340,9 @@ class Server:
         self.admitted = [i for i, (n, _, s) in enumerate(self.states) if s == 0 and n < H]
         self._pi = {}
         self.law = phase_type_laws(tagged_chain(self.states, H, rates, weights, mu, self.pi))["sojourn"]
+        if self.share is not None:  # each flow's admitted copy: its own first service rate (tagged_chain's first_rate)
+            self.flow_laws = tuple(phase_type_laws(tagged_chain(self.states, H, rates, weights, 1 / B.mean,
+                                                                self.pi))["sojourn"] for B in self.flow_services)
 
     #: the exponential service's own chain (False: the M/G/1/H route of :meth:`_finite_control` for L = H - 1
     #: also for exponential service; the tests compare the two routes)
@@ -393,7 +428,7 @@ class Server:
             return self.general.refused(ctx)
         if self.base is not None:
             if self.model.control is Control.NONE and self.model.capacity is None:
-                return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.model.service.moment(1))
+                return ctx.num(0), ctx.num(1), ctx.num(self.lam * self.service.moment(1))
             rec = self.base.evaluate(digits)
             with ctx:
                 q = rec.throughput / ctx.num(self.lam)
@@ -405,31 +440,32 @@ class Server:
             busy = float(np.sum(pi[1:])) if ctx.is_float64 else ctx.fsum(pi[1:].tolist())
             return 1 - q, q, busy
 
-    def tails(self, ts, digits, fast=False):
+    def tails(self, ts, digits, fast=False, law=None):
         """(P(R_copy > t) for t in ``ts`` (exact, > 0), notes), clipped to [0, 1]. A law with its own tails
         (phase-type by uniformization, the lattice sum of a constant service) gives them to its relative
         accuracy; otherwise the Euler inversion of the sojourn transform with one parameter set, whose error
         is absolute: up to about 1e-9 in float64 (it grows with t: 3e-10 at t = 15.5 s measured for M/M/1),
         10^-(digits + 5) at ``digits`` (``fast`` is accepted for symmetry: the scan and the reported measures
-        use the same tails)."""
+        use the same tails). ``law``: another sojourn law of this server (a flow's own, :attr:`flow_laws`)."""
         one = 1.0 if digits is None else mpmath.mpf(1)
+        law = getattr(self, "law", None) if law is None else law  # (none when saturated)
         if self.saturated or not ts:
             return [one for _ in ts], []
         ts = list(ts)
-        if self.law.tails is not None:
+        if law.tails is not None:
             try:
                 with np.errstate(all="ignore"):  # a float64 sum that overflows returns None (recomputed below)
-                    values, _ = self.law.tails(ts, digits)
+                    values, _ = law.tails(ts, digits)
             except ParameterError as err:  # the uniformization budget: name what the user controls
                 raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
                                      " (a smaller --timeout or --t1, a larger --duplicate-cost: duplicates are served at rate 1/(c E[B]))") from None
             if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
                 redo = [t for t, v in zip(ts, values) if v is None]
-                got = dict(zip(redo, self.law.tails(redo, 15)[0]))
+                got = dict(zip(redo, law.tails(redo, 15)[0]))
                 values = [float(got[t]) if v is None else v for t, v in zip(ts, values)]
             return [_clip(v, one) for v in values], []
         if digits is None:
-            G = tail_transform(self.law.transform(FLOAT64))
+            G = tail_transform(law.transform(FLOAT64))
             A, n, m = TAIL_FLOAT64_SETS[0]
             with np.errstate(all="ignore"):
                 a = euler_inversion(FLOAT64, G, np.array([float(t) for t in ts]), A, n, m)
@@ -440,9 +476,73 @@ class Server:
         ctx = mp_context(int(1.5 * want) + 10)
         A, n, m = euler_parameters(want)
         with ctx:
-            G = tail_transform(self.law.transform(ctx))
+            G = tail_transform(law.transform(ctx))
             a = euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
             return [_clip(+v, one) for v in a], [_ABSOLUTE_NOTE.format(f"below 1e-{want}")]
+
+
+@functools.lru_cache(maxsize=16)
+def _mixture_wait_evaluator(first, second):
+    """W(s) of the FIFO M/G/1 queue with the service "``first`` with probability w, ``second`` with 1 - w", compiled
+    once in (s, lambda, w): the one Pollaczek-Khinchine form of :func:`qderive.symbolic.closed_forms.vacation_wait.
+    wait_transform` (no vacations, batches of 1) with the mixture :class:`~qderive.symbolic.laws.mixture.LawMixture`
+    of a symbolic weight w."""
+    from qderive.numeric.compile import cached_evaluator
+
+    def make():
+        import sympy as sp
+        from qderive.symbolic.batches.finite import Constant
+        from qderive.symbolic.closed_forms import vacation_wait as VW
+        from qderive.symbolic.closed_forms.vacation_infinite import lam
+        from qderive.symbolic.laws.mixture import LawMixture
+
+        w = sp.Symbol("w", positive=True)
+        mix = LawMixture((first, second), (w, 1 - w))
+        return sp.Integer(1) * VW.wait_transform("none", service=mix, batch=Constant(1), rate=lam), (VW.s, lam, w)
+
+    return cached_evaluator(f"sip_mixture_wait::{first.spec_text()}::{second.spec_text()}", make)
+
+
+def _mixture_wait(first, second, lam, share):
+    """The wait law of the mixture queue at copy rate ``lam`` and share w = ``share`` (:func:`_mixture_wait_evaluator`)
+    as a ResponseLaw (its transform only); a law with kinks is refused by :func:`check_supported`."""
+    from qderive.numeric.response import ResponseLaw
+
+    ev = _mixture_wait_evaluator(first, second)
+
+    def transform(ctx):
+        if ctx.is_float64:
+            a, w = float(lam), float(share)
+            return lambda s: ev.numpy(np.asarray(s, dtype=complex), a, w)
+        with ctx:
+            a, w = ctx.num(lam), ctx.num(share)
+        scalar = np.frompyfunc(lambda x: ev.mpmath(x, a, w), 1, 1)
+        return lambda s: scalar(s)
+
+    return ResponseLaw("wait", transform, lambda ctx: ctx.num(0), None, True, "")
+
+
+def _flow_sojourn(wait, service):
+    """The sojourn law of a flow's admitted copy in the FIFO mixture queue: its wait W (the mixture queue's,
+    ``response_laws(...)["wait"]``) plus its own service B_i, independent: transform W(s) B_i(s) (the copy's own
+    service does not depend on the copies ahead of it; ``docs/guides/sip-retransmission.md``, "Two flows")."""
+    from qderive.numeric.response import ResponseLaw
+
+    from .vacation_finite_wait import _lst_at
+
+    def transform(ctx):
+        W = wait.transform(ctx)
+
+        def value(s):
+            z = np.asarray(s)
+            B = _lst_at(service, ctx, z.ravel(), 1)[0]
+            return W(s) * np.reshape(B, z.shape)
+        return value
+
+    def no_moments(k, digits=None):
+        raise NotImplementedError("the flow's sojourn moments are not used")
+
+    return ResponseLaw("sojourn", transform, lambda ctx: ctx.num(0), no_moments, wait.smooth, wait.why_not_smooth)
 
 
 _ABSOLUTE_NOTE = ("the copy sojourn tails P(R_copy > t) come from one Euler inversion of its transform, absolute "
@@ -540,20 +640,33 @@ class _Map:
         self.total_rate = sum(r for _, r, _ in self.flows)
 
     def server(self, lam, digits=None) -> Server:
-        """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam)."""
+        """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam); with a
+        service law per flow (``service_non_invite``) at the INVITE share w*(lam) of the admitted copies."""
         lam = _exact(lam)
-        if self.model.duplicate_cost == 1:
-            delta = Fraction(0)
+        kind = self.inner
+        if kind is None:
+            x = Fraction(0)
         else:
-            key = ("delta", lam, digits)
+            key = (kind, lam, digits)
             if key not in self.servers:
-                self.servers[key] = self._delta(lam, digits)
-            delta = self.servers[key]
-        if (lam, delta) not in self.servers:
+                self.servers[key] = self._delta(lam, digits, kind)
+            x = self.servers[key]
+        if (kind, lam, x) not in self.servers:
             if len(self.servers) > 256:
                 self.servers.clear()
-            self.servers[(lam, delta)] = Server(self.model, lam, delta)
-        return self.servers[(lam, delta)]
+            self.servers[(kind, lam, x)] = self._make(lam, kind, x)
+        return self.servers[(kind, lam, x)]
+
+    @property
+    def inner(self):
+        """The inner unknown solved per lambda: "delta" (duplicate cost c < 1), "share" (a service law per flow) or
+        None."""
+        if self.model.duplicate_cost != 1:
+            return "delta"
+        return "share" if getattr(self.model, "service_non_invite", None) is not None and len(self.flows) > 1 else None
+
+    def _make(self, lam, kind, x):
+        return Server(self.model, lam, share=x) if kind == "share" else Server(self.model, lam, x)
 
     def fates(self, s: Server, digits, tail_times=()):
         """(p, q, utilization, copy_fates(...), notes) of the server ``s``."""
@@ -576,10 +689,26 @@ class _Map:
             p, q = float(p), float(q)
         control = self.model.control
         need = sorted({t for _, _, taus in self.flows for t in _needed(control, taus, self.timeout, tail_times)})
-        values, notes = s.tails(need, digits)
-        F = dict(zip(need, values))
+        if s.flow_laws is None or s.saturated:
+            values, notes = s.tails(need, digits)
+            Fs = [dict(zip(need, values))] * len(self.flows)
+        else:  # a service law per flow: each flow's admitted copy has its own sojourn law
+            Fs, notes = [], []
+            for law in s.flow_laws:
+                values, more = s.tails(need, digits, law=law)
+                Fs.append(dict(zip(need, values)))
+                notes += [m for m in more if m not in notes]
         return p, q, util, [copy_fates(control, taus, self.timeout, p, q, F, tail_times)
-                            for _, _, taus in self.flows], notes
+                            for (_, _, taus), F in zip(self.flows, Fs)], notes
+
+    def invite_share(self, s: Server, digits):
+        """w = the share of flow 1 (``--method``'s flow; the INVITE flow by default) in the admitted copies:
+        lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] (the admission probability q is common to the flows and
+        cancels; under 503 the admitted copies per transaction are q E_i[copies], as in :meth:`duplicate_fraction`)."""
+        flows = self.flow_fates(s, digits)[3]
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        parts = [ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, flows)]
+        return parts[0] / sum(parts, ctx.num(0))
 
     def offered(self, lam, digits):
         """g(lambda) = sum_i lambda_i E_i[copies](lambda) (F2): the copies offered by every flow at copy rate lambda."""
@@ -604,20 +733,25 @@ class _Map:
         admitted = q * sum(r * f["mean_copies"] for r, f in zip(rates, flows))
         return 1 - first / admitted if admitted > 0 else 0 * q
 
-    def _delta(self, lam: Fraction, digits):
+    def _delta(self, lam: Fraction, digits, kind="delta"):
         """delta*(lam): the root of h(delta) = D(lam, delta) - delta on [0, 1) (D decreases in delta: cheaper
-        duplicates, shorter sojourns, fewer copies), by the Illinois method to 1e-13 or 10^-(digits + 3)."""
+        duplicates, shorter sojourns, fewer copies), by the Illinois method to 1e-13 or 10^-(digits + 3).
+        ``kind`` "share": the same for the INVITE share w*(lam) = :meth:`invite_share` on [0, 1] (h(0) > 0 > h(1):
+        each flow has copies)."""
+        fraction = self.duplicate_fraction if kind == "delta" else self.invite_share
+
         def h(d):
             d = _exact(d)
-            if (lam, d) not in self.servers:
-                self.servers[(lam, d)] = Server(self.model, lam, d)
-            return self.duplicate_fraction(self.servers[(lam, d)], digits) - d
+            if (kind, lam, d) not in self.servers:
+                self.servers[(kind, lam, d)] = self._make(lam, kind, d)
+            return fraction(self.servers[(kind, lam, d)], digits) - d
 
+        end = 2.0**-30 if kind == "delta" else 0
         if digits is None:
-            a, b, tol = 0.0, 1.0 - 2.0**-30, 1e-13
+            a, b, tol = 0.0, 1.0 - end, 1e-13
         else:
             ctx = mp_context(digits + 10)
-            a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(2) ** -30, mpmath.mpf(10) ** -(digits + 3)
+            a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(end), mpmath.mpf(10) ** -(digits + 3)
         ha = h(a)
         if ha <= 0:
             return Fraction(0)
@@ -769,7 +903,33 @@ def _measures(fmap, lam, digits):
 
 def check_supported(model):
     """Refuse what the map does not compute: a duplicate cost below 1 without control (the M/G/1(/K) server would
-    need the mixture law of first copies and duplicates)."""
+    need the mixture law of first copies and duplicates); a service law per flow (``service_non_invite``) beyond
+    the infinite room without control (any smooth laws) and the exponential control chain (no capacity, c = 1, no
+    vacations)."""
+    B2 = getattr(model, "service_non_invite", None)
+    if B2 is not None:
+        why = None
+        if model.duplicate_cost != 1:
+            why = "with --duplicate-cost below 1 (two inner unknowns)"
+        elif getattr(model, "vacation", None) is not None:
+            why = "with --vacation"
+        elif model.capacity is not None:
+            why = "with --capacity"
+        if why is None and model.control is Control.NONE:
+            import sympy as sp
+
+            s = sp.Symbol("s")
+            for law, option in ((model.service, "--service"), (B2, "--service-non-invite")):
+                lst = law.lst(s)
+                if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
+                    raise ParameterError(option, "has no smooth density (its transform has exp(-s D) factors): the "
+                                         "mixture queue of the two service laws is computed by inversion, for smooth "
+                                         "laws only (exp, erlang, hyperexp, gamma, ph); the simulator runs it",
+                                         law.spec_text())
+        if why:
+            raise ParameterError("--service-non-invite", f"{why} is not computed: a service law per flow is computed "
+                                 "for the infinite room with --control none (smooth laws) or the exponential control "
+                                 "chain of --control ignore/503; the simulator runs it", B2.spec_text())
     if model.duplicate_cost != 1 and model.control is Control.NONE:
         raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
                              "service phases); without control the M/G/1(/K) server would need the mixture law of "

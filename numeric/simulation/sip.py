@@ -191,7 +191,18 @@ def _setup(model):
     rate2 = _float(rate2, "rate_non_invite", lambda x: x >= 0, "must be a finite rate >= 0")
     other = "non-invite" if method == "invite" else "invite"
     taus2 = tuple(float(tau) for tau in copy_schedule(other, t1, t2, exact(timeout, "timeout"))) if rate2 else ()
-    return (rate, service, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single, rate2, taus2,
+    # a service law per flow (optional field ``service_non_invite``, None or absent: ``service`` for both flows)
+    service2 = getattr(model, "service_non_invite", None)
+    if service2 is not None:
+        if not rate2:
+            raise ParameterError("service_non_invite", "needs a second flow (rate_non_invite > 0)", service2)
+        if not callable(getattr(service2, "sample", None)):
+            raise ParameterError("service_non_invite", "the simulator needs a numeric time law (with sample(rng, "
+                                 "size))", service2)
+    # (flow 1's law, flow 2's law): the non-invite flow's is service2
+    laws = (service, service) if service2 is None else ((service, service2) if method == "invite" else
+                                                         (service2, service))
+    return (rate, laws, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single, rate2, taus2,
             (method, other))
 
 
@@ -238,7 +249,11 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     schedules = (taus1, taus2)
     m1 = len(taus1)
     rate = rate + rate2
+    service, service2 = service
     services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
+    # the second flow's own service law (``service_non_invite``): its own stream, drawn only then
+    services2 = services if service2 is service else value_stream(
+        lambda g, n: np.asarray(service2.sample(g, n), dtype=np.float64), rng, block).__next__
     vacations = None if vacation is None else value_stream(
         lambda g, n: np.asarray(vacation.sample(g, n), dtype=np.float64), rng, block).__next__
     vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
@@ -312,7 +327,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 reject = ctl == 2 and r == inf
                 n = cap  # ignore: silently dropped, as at the capacity
         if n < cap:
-            s = services()
+            s = services2() if fl else services()
             if r != inf:
                 s *= cost
             if last > t:

@@ -1,4 +1,6 @@
-"""A mixture of scaled copies of one time law (the duplicate-cost service of ``sip-retransmission``)."""
+"""Mixtures of time laws: :class:`Mixture`, of scaled copies of one law (the duplicate-cost service of
+``sip-retransmission``), and :class:`LawMixture`, of different laws (the two flows' service laws of
+``sip-retransmission`` with ``--service-non-invite``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,16 @@ from ..numbers import decimal_text, is_symbolic, to_sympy
 from ..params import Kind, param
 from .base import TimeLaw
 
-__all__ = ["Mixture"]
+__all__ = ["Mixture", "LawMixture"]
+
+
+def _check_weights(weights, parts, what):
+    """One ``what`` per weight, at least one, and the weights sum to 1 (unless symbolic)."""
+    if len(weights) != len(parts) or not weights:
+        raise ParameterError(f"mixture: {len(weights)} weights and {len(parts)} {what}s: give one {what} per component")
+    total = sum(weights)
+    if not is_symbolic(total) and total != 1:
+        raise ParameterError("mixture weights", "must sum to 1", total)
 
 
 @dataclass(frozen=True)
@@ -30,12 +41,7 @@ class Mixture(TimeLaw):
     scales: tuple = param("component scale factors c_1/c_2/..", kind=Kind.NUMBERS, key="c", check="> 0")
 
     def _validate(self):
-        if len(self.weights) != len(self.scales) or not self.weights:
-            raise ParameterError(f"mixture: {len(self.weights)} weights and {len(self.scales)} scales: give one "
-                                 "scale per component")
-        total = sum(self.weights)
-        if not is_symbolic(total) and total != 1:
-            raise ParameterError("mixture weights", "must sum to 1", total)
+        _check_weights(self.weights, self.scales, "scale")
 
     @classmethod
     def of(cls, law, c, delta):
@@ -94,3 +100,74 @@ class Mixture(TimeLaw):
         w = np.array([float(v) for v in self.weights])
         pick = rng.choice(len(w), size=size, p=w / w.sum())
         return self.law.sample(rng, size) * np.array([float(c) for c in self.scales])[pick]
+
+
+
+@dataclass(frozen=True)
+class LawMixture(TimeLaw):
+    """With probability w_i the time is T_i, of the law ``laws[i]`` (an internal law: no command-line name).
+
+    LST sum_i w_i beta_i(s); E M^n = sum_i w_i E T_i^n; beta_k = sum_i w_i beta^{(T_i, lambda)}_k (a mixture count,
+    as for the hyperexponential law of ``docs/theory/chapter2.md`` section 3). ``sip-retransmission`` with
+    ``--service-non-invite``: under the Poisson-copy approximation the FIFO server sees the service "B_1 with
+    probability w, B_2 with probability 1 - w", w the INVITE share of the admitted copies (:meth:`of`)."""
+
+    laws: tuple
+    weights: tuple = param("component probabilities w_1/w_2/.. (sum 1)", kind=Kind.NUMBERS, key="w", check="[0, 1]")
+
+    def _validate(self):
+        _check_weights(self.weights, self.laws, "law")
+
+    @classmethod
+    def of(cls, first, second, w):
+        """``first`` with probability w, ``second`` with probability 1 - w (w exact)."""
+        w = Fraction(w)
+        return cls((first, second), (w, 1 - w))
+
+    def spec_text(self) -> str:
+        """A readable text that names the law exactly (no command-line syntax: the law has no ``spec``)."""
+        return "mixture(" + "; ".join(f"{decimal_text(w)} x {law.spec_text()}"
+                                      for w, law in zip(self.weights, self.laws)) + ")"
+
+    def components(self):
+        """((w_i, T_i), ...): the weighted laws (evaluators may sum the components' values)."""
+        return tuple(zip(self.weights, self.laws))
+
+    @property
+    def mean(self):
+        """E M."""
+        return self.moment(1)
+
+    def lst(self, s):
+        import sympy as sp
+
+        return sp.Add(*[to_sympy(w) * law.lst(s) for w, law in zip(self.weights, self.laws)])
+
+    def _moment(self, n):
+        return sum(w * law.moment(n) for w, law in zip(self.weights, self.laws))
+
+    def count_law(self, lam):
+        return MixtureCount(self.weights, tuple(law.count_law(lam) for law in self.laws))
+
+    def phase_type(self):
+        """The block-diagonal PH law of the components when every one is phase-type, else None."""
+        phs = [law.phase_type() for law in self.laws]
+        if any(ph is None for ph in phs):
+            return None
+        size = sum(len(a) for a, _ in phs)
+        out_alpha, rows, at = [], [], 0
+        for w, (alpha, T) in zip(self.weights, phs):
+            k = len(alpha)
+            out_alpha += [w * a for a in alpha]
+            for r in range(k):
+                rows.append(tuple(T[r][j - at] if at <= j < at + k else 0 for j in range(size)))
+            at += k
+        return tuple(out_alpha), tuple(rows)
+
+    def sample(self, rng, size):
+        import numpy as np
+
+        w = np.array([float(v) for v in self.weights])
+        pick = rng.choice(len(w), size=size, p=w / w.sum())
+        draws = np.stack([np.asarray(law.sample(rng, size), dtype=np.float64) for law in self.laws])
+        return draws[pick, np.arange(size)]

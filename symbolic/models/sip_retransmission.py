@@ -29,6 +29,10 @@ the server (waiting + in service), thresholds 0 <= L < H:
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
+**A service law per flow** (``service_non_invite``, with ``rate_non_invite`` > 0): the non-INVITE flow's copies
+take that law, the INVITE flow's ``service`` (:meth:`SipRetransmissionModel.flow_services`); a constant law is
+refused with it (the analytic server's mixture of the two laws has kinks at all their sums).
+
 **Vacations** (``vacation`` V, default none; ``vacation_policy``; the server of ``vacation-infinite`` and
 ``vacation-finite``, ``docs/theory/chapter2.md`` section 0): the server, on becoming empty, leaves for a
 vacation (maintenance, garbage collection, other work) of law V; *multiple*: another one while it is still
@@ -229,6 +233,10 @@ class SipRetransmissionModel(Model):
                                     "(non-invite when --method is invite, and vice versa) sharing the FIFO server "
                                     "and the service law; 0: one flow", units="1/s", default=Fraction(0),
                                     metavar="LAMBDA2", check=">= 0")
+    service_non_invite: TimeLaw | None = param("processing time of one copy of a non-INVITE transaction (the "
+                                               "non-invite flow's own service law, with --rate-non-invite > 0); "
+                                               "default: the law of --service", kind=Kind.TIME_LAW, none_text="none",
+                                               default=None)
     vacation: TimeLaw | None = _vacation_field(None)
     vacation_policy: VacationPolicy = _policy_field()
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
@@ -289,6 +297,28 @@ class SipRetransmissionModel(Model):
                                  "scanned in float64)", decimal_text(self.rate_non_invite))
         if self.rate_non_invite:
             self.flow_copy_times()
+        self._validate_flow_laws()
+
+    def _validate_flow_laws(self):
+        """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law; the analytic
+        server's mixture of the two laws needs smooth laws (a constant has kinks; the engine refuses the settings it
+        does not compute, :func:`qderive.numeric.engines.sip_retransmission.check_supported`)."""
+        B2 = self.service_non_invite
+        if B2 is None:
+            return
+        if not self.rate_non_invite:
+            raise ParameterError("service_non_invite", "needs a second flow (--rate-non-invite > 0): with one flow "
+                                 "--service is the only service law", B2.spec_text())
+        if not is_concrete(B2):
+            raise ParameterError("service_non_invite", "must be a concrete law (numbers, not symbols)", str(B2))
+        from ..laws.deterministic import Deterministic
+
+        for law, name in ((self.service, "service"), (B2, "service_non_invite")):
+            if isinstance(law, Deterministic):
+                raise ParameterError(name, "a constant law with a second service law (--service-non-invite) is "
+                                     "not computed: the server's service is then a mixture of the two laws, whose "
+                                     "waiting time has kinks at all their sums and no exact tails (a smooth law "
+                                     "such as erlang works; the simulator runs it)", law.spec_text())
 
     @property
     def other_method(self) -> Method:
@@ -306,6 +336,12 @@ class SipRetransmissionModel(Model):
         if self.rate_non_invite:
             out.append((self.other_method.value, self.rate_non_invite, self.flow_copy_times()))
         return tuple(out)
+
+    def flow_services(self) -> tuple:
+        """The service law of each flow of :meth:`flows` (the non-invite flow's ``service_non_invite`` when given,
+        else ``service``)."""
+        own = {Method.INVITE.value: self.service, Method.NON_INVITE.value: self.service_non_invite or self.service}
+        return tuple(own[name] for name, _, _ in self.flows())
 
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
