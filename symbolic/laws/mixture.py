@@ -25,8 +25,59 @@ def _check_weights(weights, parts, what):
         raise ParameterError("mixture weights", "must sum to 1", total)
 
 
+class _Mixed:
+    """The one implementation of a mixture's law functions over ``parts()`` = ((w_i, T_i, c_i), ...), component i
+    being c_i T_i with probability w_i: LST sum_i w_i beta_i(c_i s); E M^n = sum_i w_i c_i^n E T_i^n; the Poisson
+    arrivals during c_i T_i at rate lambda are those during T_i at rate c_i lambda, so beta_k is the mixture count
+    of the components' counts (``docs/theory/chapter2.md`` section 3, as for the hyperexponential law)."""
+
+    @property
+    def mean(self):
+        """E M."""
+        return self.moment(1)
+
+    def lst(self, s):
+        import sympy as sp
+
+        return sp.Add(*[to_sympy(w) * law.lst(to_sympy(c) * s) for w, law, c in self.parts()])
+
+    def _moment(self, n):
+        return sum(w * c**n * law.moment(n) for w, law, c in self.parts())
+
+    def count_law(self, lam):
+        parts = self.parts()
+        return MixtureCount(tuple(w for w, _, _ in parts), tuple(law.count_law(lam * c) for _, law, c in parts))
+
+    def phase_type(self):
+        """The block-diagonal PH law of the components (T_i / c_i) when every one is phase-type, else None."""
+        parts = self.parts()
+        phs = [law.phase_type() for _, law, _ in parts]
+        if any(ph is None for ph in phs):
+            return None
+        size = sum(len(a) for a, _ in phs)
+        out_alpha, rows, at = [], [], 0
+        for (w, _, c), (alpha, T) in zip(parts, phs):
+            k = len(alpha)
+            out_alpha += [w * a for a in alpha]
+            for r in range(k):
+                rows.append(tuple(T[r][j - at] / c if at <= j < at + k else 0 for j in range(size)))
+            at += k
+        return tuple(out_alpha), tuple(rows)
+
+    def sample(self, rng, size):
+        import numpy as np
+
+        parts = self.parts()
+        w = np.array([float(v) for v, _, _ in parts])
+        pick = rng.choice(len(w), size=size, p=w / w.sum())
+        if all(law is parts[0][1] for _, law, _ in parts):  # scaled copies of one law: one draw per time
+            return parts[0][1].sample(rng, size) * np.array([float(c) for _, _, c in parts])[pick]
+        draws = np.stack([np.asarray(law.sample(rng, size), dtype=np.float64) * float(c) for _, law, c in parts])
+        return draws[pick, np.arange(size)]
+
+
 @dataclass(frozen=True)
-class Mixture(TimeLaw):
+class Mixture(_Mixed, TimeLaw):
     """With probability w_i the time is c_i T, T of the law ``law`` (an internal law: no command-line name).
 
     LST sum_i w_i beta_T(c_i s); E M^n = sum_i w_i c_i^n E T^n; the Poisson(lambda) arrivals during c_i T are those
@@ -63,48 +114,13 @@ class Mixture(TimeLaw):
         return tuple((w, self.law if c == 1 else Mixture(self.law, (Fraction(1),), (c,)))
                      for w, c in zip(self.weights, self.scales))
 
-    @property
-    def mean(self):
-        """E M."""
-        return self.moment(1)
-
-    def lst(self, s):
-        import sympy as sp
-
-        return sp.Add(*[to_sympy(w) * self.law.lst(to_sympy(c) * s) for w, c in zip(self.weights, self.scales)])
-
-    def _moment(self, n):
-        m = self.law.moment(n)
-        return sum(w * c**n * m for w, c in zip(self.weights, self.scales))
-
-    def count_law(self, lam):
-        return MixtureCount(self.weights, tuple(self.law.count_law(lam * c) for c in self.scales))
-
-    def phase_type(self):
-        """The block-diagonal PH law of the components (T_i = T / c_i) when ``law`` is phase-type, else None."""
-        ph = self.law.phase_type()
-        if ph is None:
-            return None
-        alpha, T = ph
-        k, n = len(alpha), len(self.weights)
-        out_alpha = tuple(w * a for w in self.weights for a in alpha)
-        rows = []
-        for i, c in enumerate(self.scales):
-            for r in range(k):
-                rows.append(tuple(T[r][j % k] / c if j // k == i else 0 for j in range(n * k)))
-        return out_alpha, tuple(rows)
-
-    def sample(self, rng, size):
-        import numpy as np
-
-        w = np.array([float(v) for v in self.weights])
-        pick = rng.choice(len(w), size=size, p=w / w.sum())
-        return self.law.sample(rng, size) * np.array([float(c) for c in self.scales])[pick]
-
+    def parts(self):
+        """((w_i, T, c_i), ...): component i is c_i T."""
+        return tuple((w, self.law, c) for w, c in zip(self.weights, self.scales))
 
 
 @dataclass(frozen=True)
-class LawMixture(TimeLaw):
+class LawMixture(_Mixed, TimeLaw):
     """With probability w_i the time is T_i, of the law ``laws[i]`` (an internal law: no command-line name).
 
     LST sum_i w_i beta_i(s); E M^n = sum_i w_i E T_i^n; beta_k = sum_i w_i beta^{(T_i, lambda)}_k (a mixture count,
@@ -133,41 +149,6 @@ class LawMixture(TimeLaw):
         """((w_i, T_i), ...): the weighted laws (evaluators may sum the components' values)."""
         return tuple(zip(self.weights, self.laws))
 
-    @property
-    def mean(self):
-        """E M."""
-        return self.moment(1)
-
-    def lst(self, s):
-        import sympy as sp
-
-        return sp.Add(*[to_sympy(w) * law.lst(s) for w, law in zip(self.weights, self.laws)])
-
-    def _moment(self, n):
-        return sum(w * law.moment(n) for w, law in zip(self.weights, self.laws))
-
-    def count_law(self, lam):
-        return MixtureCount(self.weights, tuple(law.count_law(lam) for law in self.laws))
-
-    def phase_type(self):
-        """The block-diagonal PH law of the components when every one is phase-type, else None."""
-        phs = [law.phase_type() for law in self.laws]
-        if any(ph is None for ph in phs):
-            return None
-        size = sum(len(a) for a, _ in phs)
-        out_alpha, rows, at = [], [], 0
-        for w, (alpha, T) in zip(self.weights, phs):
-            k = len(alpha)
-            out_alpha += [w * a for a in alpha]
-            for r in range(k):
-                rows.append(tuple(T[r][j - at] if at <= j < at + k else 0 for j in range(size)))
-            at += k
-        return tuple(out_alpha), tuple(rows)
-
-    def sample(self, rng, size):
-        import numpy as np
-
-        w = np.array([float(v) for v in self.weights])
-        pick = rng.choice(len(w), size=size, p=w / w.sum())
-        draws = np.stack([np.asarray(law.sample(rng, size), dtype=np.float64) for law in self.laws])
-        return draws[pick, np.arange(size)]
+    def parts(self):
+        """((w_i, T_i, 1), ...): component i is T_i."""
+        return tuple((w, law, 1) for w, law in zip(self.weights, self.laws))
