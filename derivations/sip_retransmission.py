@@ -28,7 +28,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "oracle_point"]
 
-SOURCE = ("issue 17 and /work/briefs/sip-contract.md (RFC 3261 section 17.1 timers; seed 001 section 2); "
+SOURCE = ("issue 17 and docs/guides/sip-retransmission.md (RFC 3261 section 17.1 timers; seed 001 section 2); "
           "numeric/engines/sip_retransmission.py")
 
 lam, lam0, C, p, T_B = sp.symbols("lambda lambda_0 C p T_B", positive=True)

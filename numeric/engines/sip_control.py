@@ -1,6 +1,6 @@
 r"""The contract's hysteretic control with a general service law, any 0 <= L < H (issue 17).
 
-The rule (``/work/briefs/sip-contract.md``, control ``ignore``/``503``): with N the copies in the server, in
+The rule (issue 17, ``docs/guides/sip-retransmission.md``; control ``ignore``/``503``): with N the copies in the server, in
 normal mode an arrival finding N < H is admitted and one finding N = H switches the server to overload and is
 refused; in overload every arrival is refused; a departure leaving N = L returns to normal. The state
 (H, normal) exists (entered by an admission from H - 1) and is left either to overload (an arrival) or to

@@ -906,6 +906,10 @@ def check_supported(model):
     need the mixture law of first copies and duplicates); a service law per flow (``service_non_invite``) beyond
     the infinite room without control (any smooth laws) and the exponential control chain (no capacity, c = 1, no
     vacations)."""
+    discipline = getattr(getattr(model, "discipline", None), "value", "fifo")
+    if discipline != "fifo":
+        raise ParameterError("--discipline", f"{discipline} is not computed by the analytic server yet (FIFO only)",
+                             discipline)
     B2 = getattr(model, "service_non_invite", None)
     if B2 is not None:
         why = None

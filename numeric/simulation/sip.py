@@ -199,6 +199,9 @@ def _setup(model):
         if not callable(getattr(service2, "sample", None)):
             raise ParameterError("service_non_invite", "the simulator needs a numeric time law (with sample(rng, "
                                  "size))", service2)
+    discipline = str(getattr(getattr(model, "discipline", None), "value", "fifo")).lower()
+    if discipline != "fifo":
+        raise ParameterError("discipline", f"{discipline} is not simulated yet (FIFO only)", discipline)
     # (flow 1's law, flow 2's law): the non-invite flow's is service2
     laws = (service, service) if service2 is None else ((service, service2) if method == "invite" else
                                                          (service2, service))

@@ -1,6 +1,6 @@
 """Retransmission-aware SIP overload: a server fed by new transactions and their UDP retransmissions (issue 17).
 
-The model of ``/work/briefs/sip-contract.md`` (the same model the simulator
+The model of issue 17 (``docs/guides/sip-retransmission.md``; the same model the simulator
 :mod:`qderive.numeric.simulation.sip` runs with per-transaction timers; seed 001, section 2: "overload can
 occur even when the arrival rate is below the processing rate"). Time unit: seconds.
 
@@ -72,7 +72,7 @@ from ..params import Kind, param
 from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 from .vacation import VacationPolicy, _policy_field, _vacation_field
 
-__all__ = ["Method", "Control", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
+__all__ = ["Method", "Control", "Discipline", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
            "OnsetTarget", "OnsetRequest"]
 
 #: the largest number of copies a schedule may have (T1 tiny against the timeout would make thousands)
@@ -100,7 +100,17 @@ class Control(enum.Enum):
     REJECT = "503"
 
 
-_SRC = "issue 17; /work/briefs/sip-contract.md"
+class Discipline(enum.Enum):
+    """The order in which the server takes the waiting copies of the two flows (``rate_non_invite`` > 0)."""
+
+    #: arrival order
+    FIFO = "fifo"
+    #: non-INVITE copies first (non-preemptive; arrival order within a flow): seed 001's algorithm 2, applied in
+    #: every mode
+    PRIORITY = "priority"
+
+
+_SRC = "issue 17; docs/guides/sip-retransmission.md"
 
 
 @dataclass(frozen=True)
@@ -237,6 +247,9 @@ class SipRetransmissionModel(Model):
                                                "non-invite flow's own service law, with --rate-non-invite > 0); "
                                                "default: the law of --service", kind=Kind.TIME_LAW, none_text="none",
                                                default=None)
+    discipline: Discipline = param("order of service of the two flows (with --rate-non-invite > 0): fifo (arrival "
+                                   "order) | priority (non-INVITE copies first, non-preemptive; seed 001's algorithm 2 "
+                                   "in every mode)", kind=Kind.CHOICE, choices=Discipline, default=Discipline.FIFO)
     vacation: TimeLaw | None = _vacation_field(None)
     vacation_policy: VacationPolicy = _policy_field()
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
@@ -297,6 +310,9 @@ class SipRetransmissionModel(Model):
                                  "scanned in float64)", decimal_text(self.rate_non_invite))
         if self.rate_non_invite:
             self.flow_copy_times()
+        elif self.discipline is not Discipline.FIFO:
+            raise ParameterError("discipline", f"{self.discipline.value} orders two flows: it needs a second flow "
+                                 "(--rate-non-invite > 0)", self.discipline.value)
         self._validate_flow_laws()
 
     def _validate_flow_laws(self):
