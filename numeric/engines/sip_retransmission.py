@@ -261,6 +261,10 @@ class Server:
             from qderive.symbolic.laws.mixture import LawMixture
 
             self.service = LawMixture.of(*self.flow_services, share)
+        self.utilization = None
+        if _priority(model):
+            self._priority()
+            return
         control = model.control
         vacation, policy = getattr(model, "vacation", None), getattr(model, "vacation_policy", None)
         if control is Control.NONE and model.capacity is None:
@@ -287,6 +291,43 @@ class Server:
             return
         self.law = response_laws(self.base)["sojourn"]
         self._check_tails()
+
+    def _priority(self):
+        """``--discipline priority`` (non-INVITE copies first, :mod:`qderive.numeric.engines.sip_priority`): each
+        flow's sojourn law (:attr:`flow_laws`) at the class rates Lambda_1 = w lambda, Lambda_2 = (1 - w) lambda
+        (w = ``share``). ``--control none``: the M/G/1 non-preemptive priority queue (route (a): (P1), (P2); a class
+        without stationary regime answers nothing); ``ignore``/``503``: the control chain with priority and the
+        tagged chains per class (route (b), exponential laws; :func:`check_supported` refuses the rest)."""
+        from . import sip_priority as SP
+
+        model = self.model
+        names = [name for name, _, _ in model.flows()]
+        hi = names.index("non-invite")
+        lo = 1 - hi
+        laws = self.flow_services
+        rates = (self.lam * self.share, self.lam * (1 - self.share))
+        self.law = None
+        if model.control is Control.NONE:
+            law_hi, law_lo, self.utilization = SP.mg1_priority_laws(laws[hi], laws[lo], rates[hi], rates[lo])
+            if law_hi is None:
+                self.saturated = True
+                return
+            never = SP.never_law()
+            out = [None, None]
+            out[hi], out[lo] = law_hi, (law_lo or never)
+            self.flow_laws = tuple(out)
+            return
+        L, H = model.thresholds
+        values = SP.chain_rates(rates[hi], rates[lo], 1 / laws[hi].mean, 1 / laws[lo].mean)
+        self.states, labelled = SP.priority_chain(L, H)
+        self.moves = [(i, j, values[k]) for i, j, k in labelled]
+        self.size = len(self.states)
+        self.admitted = [i for i, (nh, nl, _, s) in enumerate(self.states) if s == 0 and nh + nl < H]
+        self._pi = {}
+        out = [None, None]
+        out[hi] = phase_type_laws_of(SP.tagged_high(L, H, values, self.pi))
+        out[lo] = phase_type_laws_of(SP.tagged_low(L, H, values, self.pi))
+        self.flow_laws = tuple(out)
 
     def _check_tails(self):
         """Refuse a sojourn law with neither a smooth transform nor tails of its own, naming the option at fault (the
@@ -424,6 +465,8 @@ class Server:
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         if self.saturated:
             return ctx.num(0), ctx.num(1), ctx.num(1)
+        if self.utilization is not None:  # priority without control: the M/G/1 queue (min(rho, 1))
+            return ctx.num(0), ctx.num(1), ctx.num(self.utilization)
         if self.general is not None:
             return self.general.refused(ctx)
         if self.base is not None:
@@ -479,6 +522,19 @@ class Server:
             G = tail_transform(law.transform(ctx))
             a = euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
             return [_clip(+v, one) for v in a], [_ABSOLUTE_NOTE.format(f"below 1e-{want}")]
+
+
+def _priority(model) -> bool:
+    """True for ``--discipline priority`` with two flows."""
+    return getattr(getattr(model, "discipline", None), "value", "fifo") == "priority" and bool(
+        getattr(model, "rate_non_invite", 0))
+
+
+def phase_type_laws_of(chain):
+    """The sojourn law of a tagged chain (:func:`qderive.numeric.engines.ctmc_wait.phase_type_laws`)."""
+    from .ctmc_wait import phase_type_laws
+
+    return phase_type_laws(chain)["sojourn"]
 
 
 @functools.lru_cache(maxsize=16)
@@ -659,11 +715,13 @@ class _Map:
 
     @property
     def inner(self):
-        """The inner unknown solved per lambda: "delta" (duplicate cost c < 1), "share" (a service law per flow) or
-        None."""
+        """The inner unknown solved per lambda: "delta" (duplicate cost c < 1), "share" (a service law per flow, or
+        ``--discipline priority``) or None."""
         if self.model.duplicate_cost != 1:
             return "delta"
-        return "share" if getattr(self.model, "service_non_invite", None) is not None and len(self.flows) > 1 else None
+        if len(self.flows) > 1 and (_priority(self.model) or getattr(self.model, "service_non_invite", None) is not None):
+            return "share"  # priority: the class rates w lambda, (1 - w) lambda matter even with one law
+        return None
 
     def _make(self, lam, kind, x):
         return Server(self.model, lam, share=x) if kind == "share" else Server(self.model, lam, x)
@@ -906,10 +964,8 @@ def check_supported(model):
     need the mixture law of first copies and duplicates); a service law per flow (``service_non_invite``) beyond
     the infinite room without control (any smooth laws) and the exponential control chain (no capacity, c = 1, no
     vacations)."""
-    discipline = getattr(getattr(model, "discipline", None), "value", "fifo")
-    if discipline != "fifo":
-        raise ParameterError("--discipline", f"{discipline} is not computed by the analytic server yet (FIFO only)",
-                             discipline)
+    if _priority(model):
+        _check_priority(model)
     B2 = getattr(model, "service_non_invite", None)
     if B2 is not None:
         why = None
@@ -938,6 +994,46 @@ def check_supported(model):
         raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
                              "service phases); without control the M/G/1(/K) server would need the mixture law of "
                              "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
+
+
+_PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation and duplicate cost, for --control none "
+                      "(smooth laws: the M/G/1 priority queue) and --control ignore/503 (exponential laws: the control "
+                      "chain with priority); --discipline fifo computes the rest")
+
+
+def _check_priority(model):
+    """Refuse what the priority server does not compute (:mod:`qderive.numeric.engines.sip_priority`), naming the
+    option: a capacity, a vacation, a duplicate cost below 1, a law with kinks without control, a non-exponential
+    law under control; H within the limit ``priority_high``."""
+    import sympy as sp
+    from qderive.symbolic import limits as _limits
+    from qderive.symbolic.laws.gamma import Exponential
+
+    if model.duplicate_cost != 1:
+        raise ParameterError("--duplicate-cost", f"below 1 with --discipline priority is not computed ({_PRIORITY_COMPUTED})",
+                             decimal_text(model.duplicate_cost))
+    for option, value in (("--capacity", model.capacity), ("--vacation", getattr(model, "vacation", None))):
+        if value is not None:
+            raise ParameterError("--discipline", f"priority with {option} is not computed ({_PRIORITY_COMPUTED})",
+                                 "priority")
+    names = [name for name, _, _ in model.flows()]
+    for law, name in zip(model.flow_services(), names):
+        own = name == "non-invite" and model.service_non_invite is not None
+        option = "--service-non-invite" if own else "--service"
+        if model.control is Control.NONE:
+            s = sp.Symbol("s")
+            lst = law.lst(s)
+            if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
+                raise ParameterError(option, "has no smooth density (its transform has exp(-s D) factors): the "
+                                     "priority queue's sojourn is computed by inversion, for smooth laws only (exp, "
+                                     "erlang, hyperexp, gamma, ph)", law.spec_text())
+        elif not isinstance(law, Exponential):
+            raise ParameterError(option, f"with --discipline priority and --control {model.control.value} must be "
+                                 f"exponential (the control chain with priority has a phase per class; "
+                                 f"{_PRIORITY_COMPUTED})", law.spec_text())
+    if model.control is not Control.NONE:
+        _limits.check("priority_high", model.thresholds[1], "the tagged INVITE copy's chain of --discipline priority "
+                      "has about H^3/3 states")
 
 
 def solve(model, digits=None):
