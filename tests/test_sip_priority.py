@@ -201,13 +201,17 @@ def _controlled_reference(L, H, lh, ll, mh, ml):
 def test_controlled_chain_refusal_and_little_law_per_class():
     """--control 503, (L, H) = (1, 4), INVITE rate 4 mean 1/8, non-INVITE rate 6 mean 1/20 (rho = 0.8): p against
     the direct CTMC, and each class's mean sojourn (the tagged chain's first moment, M-matrix solve) against Little's
-    law E[n_c] / (Lambda_c (1 - p)): 1e-12 (two float64 solves of chains of a few dozen states)."""
+    law E[n_c] / (Lambda_c (1 - p)): 1e-12 (two float64 solves of chains of a few dozen states); the tails in
+    float64 against --digits 20."""
     lam, w = F(10), F(2, 5)
     s = Server(_model(control="503", thresholds=(1, 4), service=Exponential(F(1, 8))), lam, share=w)
     p, n_hi, n_lo = _controlled_reference(1, 4, 6.0, 4.0, 20.0, 8.0)
     assert abs(s.refused(None)[0] - p) < 1e-12 and p > 0.05
     for law, n, rate in zip(s.flow_laws, (n_lo, n_hi), (4.0, 6.0)):
         assert abs(law.moment_values(1, None)[0] - n / (rate * (1 - p))) < 1e-12
+        # float64 against 20 digits: uniformization keeps relative accuracy O((n + Lambda t) eps), about 1e-14 here
+        x, y = s.tails([F(2)], None, law=law)[0][0], s.tails([F(2)], 20, law=law)[0][0]
+        assert abs(x - float(y)) < 1e-12 * float(y)
 
 
 def test_priority_helps_the_non_invite_flow_in_overload():

@@ -62,6 +62,7 @@ import mpmath
 import numpy as np
 from qderive.symbolic.errors import NumericalError
 
+from ..backend import FLOAT64
 from ..response import ResponseLaw
 
 __all__ = ["busy_period_lst", "mg1_priority_laws", "never_law", "priority_chain", "tagged_high", "tagged_low",
@@ -106,14 +107,18 @@ def _num(ctx, x):
 def busy_period_lst(law, rate, ctx, s):
     """G(s), the transform of the M/G/1 busy period with arrival rate ``rate`` and service ``law``, at the nodes
     ``s`` (1-d array, Re s > 0): the root of G = B(s + Lambda - Lambda G) with |G| <= 1 (Takacs 1962; Kleinrock vol. 1,
-    eq. (5.137)), by two fixed-point steps from G = 0 and Newton's method on G - B(s + Lambda (1 - G)), whose
+    eq. (5.137)), by two fixed-point steps from G = 0 (in mpmath: from the float64 root) and Newton's method on G - B(s + Lambda (1 - G)), whose
     derivative 1 + Lambda B'(sigma) stays away from 0 (|Lambda B'(sigma)| <= Lambda E[B] < 1 for Re sigma >= 0), to
     1e-15 (float64) or 10^-(dps - 5) absolute. Inside ``with ctx`` for mpmath."""
     lam = _num(ctx, rate)
     s = np.asarray(s)
-    G = s * 0
-    for _ in range(2):
-        G = _at(law, ctx, s + lam * (1 - G))[0]
+    if ctx.is_float64:
+        G = s * 0
+        for _ in range(2):
+            G = _at(law, ctx, s + lam * (1 - G))[0]
+    else:  # Newton from the float64 root: two or three steps to the working precision
+        start = busy_period_lst(law, rate, FLOAT64, np.array([complex(x) for x in s.tolist()], dtype=complex))
+        G = np.array([mpmath.mpc(complex(x)) for x in start.tolist()] if len(s) else [], dtype=object)
     tol = 1e-15 if ctx.is_float64 else ctx.num(10) ** -(ctx.dps - 5)
     for _ in range(60):
         b, d = _at(law, ctx, s + lam * (1 - G))

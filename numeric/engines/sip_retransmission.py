@@ -90,7 +90,7 @@ with its own instants; the fixed point is still one equation in lambda::
 max n_i]. The top-level measures are the totals: goodput = sum_i lambda_i P_i(answered), mean_copies, P(timeout),
 P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lambda_1 + lambda_2), duplicate ratio
 1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
-probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is not modelled: the server is FIFO.
+probabilities. The server is FIFO unless ``--discipline priority`` (below).
 
 **A service law per flow** (``--service-non-invite`` B_2; the INVITE flow's B_1 = ``--service``): the server sees
 the mixture service "B_1 with probability w, B_2 with probability 1 - w"
@@ -101,6 +101,17 @@ W(s) B_i(s) with W the mixture queue's wait (Pollaczek-Khinchine, :func:`_mixtur
 without capacity, smooth laws), or for exponential laws under control the chain with a phase per flow and the
 tagged copy's first service at its own rate (:func:`tagged_chain` ``first_rate``); so each flow has its own F_i
 in (C), (T), (S). Other settings are refused by :func:`check_supported`.
+
+**Priority to non-INVITE copies** (``--discipline priority``, seed 001's algorithm 2: non-preemptive, arrival order
+within a flow, in every mode; :mod:`qderive.numeric.engines.sip_priority`). The class rates w lambda and
+(1 - w) lambda matter even with one service law, so the share w is the inner unknown (:attr:`_Map.inner`); p stays
+common (the refusal counts every copy) and each flow has its own F_i (:meth:`Server._priority`): without control
+and capacity the M/G/1 non-preemptive priority queue's transforms (Kesten-Runnenburg; (P1), (P2) there; a class
+without stationary regime -- the INVITE flow when rho >= 1, both when the non-INVITE load alone reaches 1 -- has
+F = 1, the non-INVITE flow then sees the INVITE services as vacations); under ``ignore``/``503`` with exponential
+laws the control chain on (n_H, n_L, class in service, mode) and one tagged chain per class (uniformization). The
+outer fixed point (F2) is unchanged. The rest (capacity, vacation, duplicate cost, kinked laws, non-exponential
+laws under control) is refused by :func:`check_supported` naming the option.
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
@@ -810,6 +821,11 @@ class _Map:
         else:
             ctx = mp_context(digits + 10)
             a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(end), mpmath.mpf(10) ** -(digits + 3)
+        if kind == "share" and _priority(self.model):
+            start = self.flows[0][1] / self.total_rate  # flow 1's share of the transactions
+            w = _share_secant(h, float(start) if digits is None else ctx.num(start), tol)
+            if w is not None:
+                return _exact(w)
         ha = h(a)
         if ha <= 0:
             return Fraction(0)
@@ -826,6 +842,27 @@ class _Map:
             return self.offered(lam, digits) - lam
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
         return rate * self.mean_copies(lam, digits, fast) - lam
+
+
+def _share_secant(h, w0, tol):
+    """The root of h(w) = share(w) - w (``--discipline priority``'s inner unknown) by the secant method from the
+    transaction share w0 and the fixed-point step w1 = share(w0): share(w) depends weakly on w (h' near -1), so a
+    few steps reach ``tol`` relative where the bracketing Illinois method from [0, 1] needs about twice as many
+    evaluations of the server. None when an iterate leaves [0, 1] or it does not converge in 20 steps (the caller
+    then brackets)."""
+    h0 = h(w0)
+    w1 = w0 + h0
+    for _ in range(20):
+        if not 0 <= w1 <= 1:
+            return None
+        h1 = h(w1)
+        if h1 == 0 or h1 == h0:
+            return w1
+        w2 = w1 - h1 * (w1 - w0) / (h1 - h0)
+        if abs(w2 - w1) <= tol * abs(w2):
+            return w2 if 0 <= w2 <= 1 else None
+        w0, h0, w1 = w1, h1, w2
+    return None
 
 
 def _illinois(f, a, b, fa, fb, tol):
@@ -956,6 +993,14 @@ def _measures(fmap, lam, digits):
     out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
     out["copy_refusal_probability"] = p
     out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
+    if _priority(model) and s.share is not None:
+        name = fmap.flows[0][0]
+        notes = list(notes) + [f"--discipline priority: at offered rate {float(lam):.6g} the {name} flow's share of the "
+                               f"admitted copies is w = {float(s.share):.6g} (the inner unknown)"]
+        if s.saturated or (s.utilization == 1 and model.control is Control.NONE):
+            who = "no flow" if s.saturated else "only the non-invite flow"
+            notes.append(f"--discipline priority: at offered rate {float(lam):.6g} the server is saturated and "
+                         f"{who} has a stationary regime (the other's copies are never answered)")
     return out, notes
 
 

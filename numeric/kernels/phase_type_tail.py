@@ -102,7 +102,58 @@ def uniformized_tail(ctx, alpha, diag, rows, cols, probs, rate, ts, cache=None):
             seen.append(next(gen, zero))
         return seen[m]
 
+    if ctx.is_float64:
+        return _float64_sums(terms, cache, [float(rate * t) for t in ts], ctx.eps)
     return [poisson_sum(ctx, terms, rate * t) for t in ts]
+
+
+_LGAMMA: list = []
+
+
+def _lgamma_table(n):
+    """lgamma(m + 1) for m < n (math.lgamma, the values :func:`poisson_sum` uses), kept between calls."""
+    while len(_LGAMMA) < n:
+        _LGAMMA.append(math.lgamma(len(_LGAMMA) + 1))
+    return numpy.array(_LGAMMA[:n])
+
+
+def _float64_sums(terms, cache, xs, eps):
+    """:func:`poisson_sum` in float64 for every x of ``xs`` at once, vectorised over m: the same terms
+    e^{-x + m ln x - lgamma(m + 1) + L_m} s_m (numpy's exp), the same stopping rule on the running sum
+    (a sequential cumulative sum, as the loop's); the terms kept are positive and summed pairwise (numpy: relative
+    error below log2(m) eps, within the kernel's O((n_e + Lambda t) eps)). The terms a_m are fetched once up to the
+    largest m needed (``cache`` keeps them as arrays). Measured: 37 s -> see git log for the loop's 56 s on
+    ``sip-retransmission --discipline priority`` with the default timers.)"""
+    out = [0.0] * len(xs)
+    for i in sorted(range(len(xs)), key=lambda i: -xs[i]):
+        x = xs[i]
+        if x == 0:
+            s, scale = terms(0)
+            out[i] = s * math.exp(scale) if scale else s
+            continue
+        n = int(x + 10 * math.sqrt(x)) + 40
+        while True:
+            terms(n - 1)
+            seen = cache["seen"]
+            if cache.get("arrays_of") != len(seen):
+                cache["arrays"] = (numpy.array([a for a, _ in seen], dtype=float),
+                                   numpy.array([b for _, b in seen], dtype=float))
+                cache["arrays_of"] = len(seen)
+            s, scale = (a[:n] for a in cache["arrays"])
+            zero = numpy.flatnonzero(s == 0)
+            end = int(zero[0]) if zero.size else n
+            m = numpy.arange(end, dtype=float)
+            term = numpy.exp(-x + m * math.log(x) - _lgamma_table(end) + scale[:end]) * s[:end]
+            total = numpy.cumsum(term)
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                bound = term * (x / (m + 1)) / (1 - x / (m + 2))
+            done = numpy.flatnonzero((m + 2 > x) & (bound <= eps * total))
+            if done.size or zero.size:
+                k = int(done[0]) + 1 if done.size else end
+                out[i] = float(numpy.sum(term[:k]))
+                break
+            n *= 2
+    return out
 
 
 def absorption_moments(ctx, alpha, levels, rows, cols, rates, exits, k):
