@@ -122,8 +122,8 @@ def _float64_sums(terms, cache, xs, eps):
     e^{-x + m ln x - lgamma(m + 1) + L_m} s_m (numpy's exp), the same stopping rule on the running sum
     (a sequential cumulative sum, as the loop's); the terms kept are positive and summed pairwise (numpy: relative
     error below log2(m) eps, within the kernel's O((n_e + Lambda t) eps)). The terms a_m are fetched once up to the
-    largest m needed (``cache`` keeps them as arrays). Measured: 37 s -> see git log for the loop's 56 s on
-    ``sip-retransmission --discipline priority`` with the default timers.)"""
+    largest m needed (``cache`` keeps them as arrays). Measured on ``sip-retransmission --discipline priority``
+    with the default timers (ignore 4,5, scan 40): 37 s of CPU against 56 s with the scalar loop."""
     out = [0.0] * len(xs)
     for i in sorted(range(len(xs)), key=lambda i: -xs[i]):
         x = xs[i]
