@@ -45,7 +45,8 @@ def test_cobham_mean_sojourns_at_30_digits(rate_lo):
     """Erlang-2 high class, hyperexponential low class; rate_lo = 5: rho = 0.2 + 0.5 (Cobham: W_H = R0/(1 - rho_H),
     W_L = R0/((1 - rho_H)(1 - rho))); rate_lo = 20: rho = 2.2 > 1, the low class saturated (no law) and the high
     class the M/G/1 queue with multiple vacations of the low law (W_H = Lambda_H E[B_H^2] / (2 (1 - rho_H)) +
-    E[V^2] / (2 E[V])). The transforms at 80 digits, complex step h = 1e-20: error O(h^2) + 1e-60 / h, below 1e-30."""
+    E[V^2] / (2 E[V])). The transforms at 80 digits, complex step h = 1e-20: error O(h^2) + 1e-80 / h^2 (the
+    transform's O(h) numerator and denominator lose 20 digits, the step 20 more), below 1e-30."""
     Bh, Bl = Erlang(2, F(1, 20)), HyperExponential((F(1, 4), F(3, 4)), (F(1, 4), F(1, 20)))
     lh = F(4)
     hi, lo, util = mg1_priority_laws(Bh, Bl, lh, rate_lo)
@@ -64,6 +65,32 @@ def test_cobham_mean_sojourns_at_30_digits(rate_lo):
             assert lo is None and util == 1
             want = lh * m[1] / (2 * (1 - rho_h)) + m[3] / (2 * m[2]) + m[0]
             assert abs(_mean(hi, ctx, h) - want) < 1e-30
+
+
+def test_fifo_unchanged_and_the_conservation_law():
+    """One exponential law (mean 0.1 s), lambda = 5: FIFO keeps its path (no inner unknown) and its M/M/1 sojourn
+    tail e^{-(mu - lambda) t} (float64 inversion: 1e-9 absolute); priority with the same law changes the order,
+    not the count N, so the copy-weighted mean sojourn is FIFO's 1/(mu - lambda) (Kleinrock's conservation law),
+    each class's mean by the complex step at 80 digits (h = 1e-20: the transform's O(h) numerator and denominator
+    cost 20 digits, the step another 20; error O(h^2) + 1e-80 / h^2, below 1e-30)."""
+    from dataclasses import replace
+
+    from qderive.numeric.engines.sip_retransmission import _Map
+
+    prio = _model(service_non_invite=None)
+    fifo = replace(prio, discipline="fifo")
+    assert _Map(fifo).inner is None and _Map(prio).inner == "share"
+    s = _Map(fifo).server(F(5))
+    got = s.tails([F(1, 10), F(1, 2)], None)[0]
+    assert max(abs(g - np.exp(-5 * t)) for g, t in zip(got, (0.1, 0.5))) < 1e-9
+    w = F(2, 5)
+    laws = Server(prio, F(5), share=w).flow_laws
+    ctx = mp_context(80)
+    with ctx:
+        h = mpmath.mpf(10) ** -20
+        lo, hi = (_mean(law, ctx, h) for law in laws)
+        assert abs(lo * mpmath.mpf(2) / 5 + hi * mpmath.mpf(3) / 5 - mpmath.mpf(1) / 5) < 1e-30
+        assert lo - hi > 0.01
 
 
 # M/M/1 with two classes: INVITE (low) rate 2, mean 1/10; non-INVITE (high) rate 3, mean 1/20; rho = 0.35
@@ -234,7 +261,7 @@ def _fifo(**kw):
 def test_bad_inputs_and_saturation(capsys):
     """Every setting outside the two routes is refused naming an option; a saturated high class gives probabilities
     (all copies unanswered), no NaN."""
-    for kw, option in ((dict(capacity=8), "--discipline"), (dict(duplicate_cost=F(1, 2), control="ignore",
+    for kw, option in ((dict(capacity=8), "--discipline"), (dict(vacation=Exponential(F(1, 100))), "--discipline"), (dict(duplicate_cost=F(1, 2), control="ignore",
                                                                    thresholds=(1, 2)), "--duplicate-cost"),
                        (dict(service=Deterministic(F(1, 10)), service_non_invite=None), "--service"),
                        (dict(control="ignore", thresholds=(1, 3), service_non_invite=Erlang(2, F(1, 20))),

@@ -1041,7 +1041,7 @@ def check_supported(model):
                              "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
 
 
-_PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation and duplicate cost, for --control none "
+_PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation or a --duplicate-cost below 1, for --control none "
                       "(smooth laws: the M/G/1 priority queue) and --control ignore/503 (exponential laws: the control "
                       "chain with priority); --discipline fifo computes the rest")
 
