@@ -273,8 +273,12 @@ class Server:
             self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
                                             Admission.PARTIAL, policy or VacationPolicy.MULTIPLE)
             from .vacation_finite_wait import response_laws
-        elif vacation is not None:  # with vacations the control is computed for L = H - 1 only: M/G/1/H with them
-            self._finite_control(*model.thresholds)
+        elif vacation is not None:  # with vacations: M/G/1/H with them for L = H - 1, else the chain with vacations
+            L, H = model.thresholds
+            if L == H - 1 and self.finite_room:
+                self._finite_control(L, H)
+            else:
+                self._general_control(L, H)
             return
         else:
             self._control()
@@ -365,12 +369,17 @@ class Server:
             from qderive.symbolic.laws.mixture import Mixture
 
             service = Mixture.of(service, model.duplicate_cost, self.delta)
-        self.general = ControlServer(self.lam, service, L, H, own=model.service)
+        vacation = getattr(model, "vacation", None)
+        own = service if vacation is not None else model.service  # with vacations c = 1 (the model refuses c < 1)
+        self.general = ControlServer(self.lam, service, L, H, own=own, vacation=vacation,
+                                     policy=getattr(model, "vacation_policy", None))
         self.law = self.general.law
         if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+            at_fault = "--vacation" if vacation is not None and "vacation" in self.law.why_not_smooth else "--service"
+            law = vacation if at_fault == "--vacation" else model.service
+            raise ParameterError(at_fault, f"has no exact response-time tails in this server: "
                                  f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+                                 law.spec_text())
 
     def _finite_control(self, L, H):
         """The control with a general service law: exact for L = H - 1 only, where it is M/G/1/H (module docstring).
