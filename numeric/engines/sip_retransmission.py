@@ -37,8 +37,11 @@ difference). Given lambda the server is an existing qderive model:
   L = H - 1 and equals the exponential chain for exponential service (tests/test_sip_general_control.py).
 
 * ``--vacation V`` (``--vacation-policy multiple|single``): the same ``vacation-infinite`` /
-  ``vacation-finite`` servers with the vacations, and under control (L = H - 1 only) ``vacation-finite`` with
-  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations).
+  ``vacation-finite`` servers with the vacations, and under control with L = H - 1 ``vacation-finite`` with
+  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations); with
+  L <= H - 2 the departure-epoch chain extended to the period ends, a vacation as the service of a phantom copy
+  (:mod:`qderive.numeric.engines.sip_control` item 4, :meth:`Server._general_control`; L = 0 is refused with
+  multiple vacations: N >= 1 always, the overload would never end).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues

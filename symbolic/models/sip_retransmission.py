@@ -389,8 +389,8 @@ class SipRetransmissionModel(Model):
         if self.control is not Control.NONE and self.thresholds is not None:
             L, H = self.thresholds
             if L == 0 and self.vacation_policy is VacationPolicy.MULTIPLE:
-                raise ParameterError("thresholds", f"L = 0 with multiple vacations never ends the overload of --control "
-                                     f"{self.control.value}: N counts the vacation's place, so N >= 1 always (an "
+                raise ParameterError("thresholds", "L = 0 with multiple vacations never ends the overload of "
+                                     f"--control {self.control.value}: N counts the vacation's place, so N >= 1 always (an "
                                      "empty server is on vacation) and never falls to 0; give L >= 1, or "
                                      "--vacation-policy single (N = 0 when a vacation ends with nobody waiting)",
                                      f"{L},{H}")
