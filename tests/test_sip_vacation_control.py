@@ -203,6 +203,32 @@ def test_no_vacation_chain_unchanged():
         assert got.shape == ref.shape and np.array_equal(np.asarray(got, dtype=float), ref)
 
 
+@pytest.mark.parametrize("policy, L, H", [("multiple", 1, 4), ("single", 0, 3), ("single", 2, 6)])
+def test_refusals_against_the_mean_period(policy, L, H):
+    """Erlang-2 service, a constant vacation 0.2 s (no CTMC): the copies arriving per period are admitted (one per
+    service period) or refused, so D + R = lambda E[period] = lambda E[B] D + lambda E[V] (pi(vacations)) + pi(I)
+    (an idle period lasts 1 / lambda on average), with D = q (D + R) the service periods; the engine's R comes from
+    the count tails T + T^(2), the right-hand side from the mean lengths: equal within 1e-35 at 40 digits (rounding)."""
+    from qderive.numeric.backend import mp_context
+    from qderive.numeric.engines.sip_control import ControlServer
+    from qderive.symbolic.models.vacation import VacationPolicy
+
+    lam, B, V = F(11), Erlang(2, F(1, 10)), Deterministic(F(1, 5))
+    s = ControlServer(lam, B, L, H, vacation=V, policy=VacationPolicy(policy))
+    ctx = mp_context(40)
+    pi = s.pi(ctx)
+    p, q, util = s.refused(ctx)
+    main = H + max(0, H - 1 - L)  # (n, normal), (n, overload); then I (single) and Vo (L = 0)
+    vacations = [0] + ([main + 1] if policy == "single" and L == 0 else [])
+    idle = [main] if policy == "single" else []
+    with mpmath.workdps(40):
+        D = mpmath.fsum(pi[i] for i in range(len(pi)) if i not in vacations)
+        rhs = (D * _mp(lam * B.moment(1)) + mpmath.fsum(pi[i] for i in vacations) * _mp(lam * V.moment(1))
+               + mpmath.fsum(pi[i] for i in idle))
+        assert abs(D / q - rhs) < mpmath.mpf(10) ** -35 and abs(p + q - 1) < mpmath.mpf(10) ** -35
+        assert abs(util - _mp(lam * B.moment(1)) * q) < mpmath.mpf(10) ** -35
+
+
 _Z99 = 2.5758 / 1.9600  # the simulator's half-widths are 95 % ones (normal quantiles)
 
 
