@@ -34,10 +34,14 @@ server (waiting + in service) is
 ``single``; the model's module docstring): the server, on becoming empty, takes a vacation; *multiple*: another
 one while it is empty at its end; *single*: one, then it idles and serves the next copy at once. A copy arriving
 during a vacation waits for its end; the vacation takes the server's place (N = waiting copies + 1 during it),
-and the overload state also ends when N falls to L at a vacation's end. The vacations of an idle period are
-drawn when its first copy arrives (they depend on nothing else): from the last departure (or time 0)
-e = last + V_1 (+ V_2 + ... while e <= t under multiple vacations); the copy starts at e if e > t, at t
-otherwise (only under single vacations).
+and the overload state also ends when N falls to L at a vacation's end. An empty server is on vacation (N = 1:
+a departure leaving nobody does not end the overload when L = 0), and N = 0 only after a single vacation that
+ends with nobody waiting: with L = 0 (single vacations; multiple ones are refused, N never falls to 0) the
+overload ends there. The vacations of an idle period are drawn when its first copy arrives (they depend on
+nothing else): from the last departure (or time 0) e = last + V_1 (+ V_2 + ... while e <= t under multiple
+vacations); the copy starts at e if e > t, at t otherwise (only under single vacations). In overload with L = 0
+the first copy of the idle period draws V_1 at once (kept for the period): it is refused while last + V_1 > t,
+and the overload ends if last + V_1 <= t.
 
 The control is checked before the capacity (with H <= K an arrival finding K copies is always in
 the overload state, so the capacity binds only without control). The transaction's response is the
@@ -186,6 +190,9 @@ def _setup(model):
             raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
     cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
     vacation, single = _vacations(model, cap, high if _CONTROLS[control] else None)
+    if vacation is not None and _CONTROLS[control] and low == 0 and not single:
+        raise ParameterError("thresholds", "L = 0 with multiple vacations: the overload never ends (N counts the "
+                             "vacation's place, N >= 1 always)", th)
     # the second flow (optional field ``rate_non_invite``, 0 or absent: none): the other method's schedule
     rate2 = getattr(model, "rate_non_invite", None) or 0
     rate2 = _float(rate2, "rate_non_invite", lambda x: x >= 0, "must be a finite rate >= 0")
@@ -260,6 +267,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     vacations = None if vacation is None else value_stream(
         lambda g, n: np.asarray(vacation.sample(g, n), dtype=np.float64), rng, block).__next__
     vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
+    pending = None  # L = 0 in overload: the end of the idle period's first vacation, drawn early (module docstring)
+    low_empty = vacation is not None and low == 0  # with vacations a departure leaving nobody keeps N = 1 > L = 0
     scale = 1.0 / rate
     end = window_end if until_collapse else window_end + max(taus1[-1], (taus2 or (0.0,))[-1])
     cap = math.inf if cap is None else cap
@@ -310,7 +319,12 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     over = False
         while system and system[0] <= t:  # the departures before t, each with its state change
             pop()
-            if over and len(system) <= low:
+            if over and len(system) <= low and not low_empty:
+                over = False
+        if over and low_empty and not system:  # L = 0, single vacations: has the vacation after `last` ended?
+            if pending is None:
+                pending = last + vacations()
+            if pending <= t:  # it ended with nobody waiting (all refused): N fell to 0 = L
                 over = False
         n = len(system)
         if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
@@ -342,7 +356,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             elif vacations is None:
                 start = t
             else:  # an empty server: on vacation since the last departure (or time 0)?
-                e = last + vacations()
+                e = last + vacations() if pending is None else pending
+                pending = None
                 if not single:
                     while e <= t:
                         e += vacations()
