@@ -396,6 +396,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                                  single)
         advance, admit = server.advance, server.admit
     pending = _PENDING
+    sent = True  # FIFO: every copy popped is sent (priority: decided at each event)
     heads = []  # heap of (send time, k) of the first entry of each non-empty stream
     system = deque()  # departures of the copies in the server, increasing (FIFO)
     pop = system.popleft
@@ -438,25 +439,25 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             sent = k < len(taus) and r > t  # not sent: answered by t, or the resolve entry at a + timeout
             if not sent and k > len(taus):
                 k = len(taus)  # a resolve entry: every copy was sent
-        if not prio or sent:
+        else:  # the FIFO server: the departures before t (every copy is sent)
+            if vac_end > -inf:  # with vacations: N falls at the vacation's end (a copy moves to the server)
+                if vac_end <= t:
+                    vac_end = -inf
+                    if over and len(system) <= low:
+                        over = False
+            while system and system[0] <= t:  # the departures before t, each with its state change
+                pop()
+                if over and len(system) <= low:
+                    over = False
+            n = len(system)
+            if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
+                n += 1
+            reject = False
+        if sent:
             if trace is not None:
                 trace.append((j, k, t))
             if window_start <= t < window_end:
                 window_copies += 1
-            if not prio:  # the FIFO server: the departures before t (priority: advanced above)
-                if vac_end > -inf:  # with vacations: N falls at the vacation's end (a copy moves to the server)
-                    if vac_end <= t:
-                        vac_end = -inf
-                        if over and len(system) <= low:
-                            over = False
-                while system and system[0] <= t:  # the departures before t, each with its state change
-                    pop()
-                    if over and len(system) <= low:
-                        over = False
-                n = len(system)
-                if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
-                    n += 1
-                reject = False
             if ctl:
                 if not over and n >= high:
                     over = True
@@ -481,28 +482,28 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                         r = box[0]
                     else:
                         admit(t, s, fl, None)
-                elif last > t:
-                    start = last
-                    if start - t > timeout and collapsed == inf:
-                        collapsed = t
-                        if until_collapse:
-                            break
-                elif vacations is None:
-                    start = t
-                else:  # an empty server: on vacation since the last departure (or time 0)?
-                    e = last + vacations()
-                    if not single:
-                        while e <= t:
-                            e += vacations()
-                    if e > t:
-                        start = vac_end = e
+                else:
+                    if last > t:
+                        start = last
                         if start - t > timeout and collapsed == inf:
                             collapsed = t
                             if until_collapse:
                                 break
-                    else:
+                    elif vacations is None:
                         start = t
-                if not prio:
+                    else:  # an empty server: on vacation since the last departure (or time 0)?
+                        e = last + vacations()
+                        if not single:
+                            while e <= t:
+                                e += vacations()
+                        if e > t:
+                            start = vac_end = e
+                            if start - t > timeout and collapsed == inf:
+                                collapsed = t
+                                if until_collapse:
+                                    break
+                        else:
+                            start = t
                     last = d = start + s
                     system.append(d)
                     if d > window_start and start < window_end:
