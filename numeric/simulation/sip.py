@@ -521,9 +521,9 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     q = streams[g]
                     if not q:
                         heappush(heads, (tk, g))
-                    q.append((tk, j, a, r if r != pending else box, f, fl))
+                    q.append((tk, j, a, box if r is pending else r, f, fl))  # (FIFO: never the object _PENDING)
                     continue
-            if prio and r == pending:  # the last copy sent, the first admitted one not started: wait for it
+            if r is pending:  # (priority) the last copy sent, the first admitted one not started: wait for it
                 if window_start <= a < window_end:
                     q = streams[resolve + fl]  # a + timeout increases along each flow's stream
                     if not q:
