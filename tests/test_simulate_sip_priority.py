@@ -139,3 +139,28 @@ def test_cli_json_and_bad_input(capsys):
     with pytest.raises(ParameterError, match="discipline"):
         simulate_sip(types.SimpleNamespace(**{**vars(sip()), "discipline": "lifo"}), horizon=1, warmup=0,
                      replications=2, seed=0)
+
+
+def test_unanswered_transactions_of_both_flows_send_their_whole_schedules():
+    # a 1000 s service: no response before Timer B, so every transaction of either flow sends every copy of its
+    # own RFC 3261 schedule at its instant, and is counted (timed out) at a + timeout, once its last copy is sent
+    # while its first admitted copy still waits (the priority server's resolve entries)
+    from test_simulate_sip import RFC3261
+
+    model = sip(rate=0.03, rate_non_invite=0.03, service=Deterministic(1000), discipline="priority")
+    trace = []
+    _replication(np.random.default_rng(5), _setup(model), 0.0, 300.0, trace=trace)
+    sent = {}
+    for j, k, t in trace:
+        sent.setdefault(j, []).append((k, t))
+    lengths = {len(RFC3261["invite"]), len(RFC3261["non-invite"])}
+    assert {len(c) for j, c in sent.items() if c[0][1] < 300} == lengths  # both flows present, whole schedules
+    for copies in sent.values():
+        a = copies[0][1]
+        if a < 300:
+            taus = RFC3261["invite" if len(copies) == 7 else "non-invite"]
+            assert [k for k, _ in copies] == list(range(len(taus)))
+            assert np.allclose([t - a for _, t in copies], taus, rtol=0, atol=1e-9)
+    est = _estimates(model, horizon=300, warmup=0, replications=2, seed=5)
+    assert est["flow1_mean_copies"].value == 7 and est["flow2_mean_copies"].value == 11
+    assert est["goodput"].value == 0 and est["timeout_probability"].value == 1
