@@ -468,7 +468,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 if over:
                     if f < 0:
                         f = k
-                    # 503 ends a transaction with no admitted copy (r = inf); a retransmission of an admitted one is dropped
+                    # 503 ends a transaction with no admitted copy (r = inf); a retransmission of an admitted one
+                    # is dropped
                     reject = ctl == 2 and r == inf
                     n = cap  # ignore: silently dropped, as at the capacity
             if n < cap:
@@ -507,7 +508,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     last = d = start + s
                     system.append(d)
                     if d > window_start and start < window_end:
-                        busy += (d if d < window_end else window_end) - (start if start > window_start else window_start)
+                        busy += ((d if d < window_end else window_end)
+                                 - (start if start > window_start else window_start))
                     if r == inf:
                         r = d
             elif f < 0:
