@@ -70,13 +70,15 @@ def test_r200_tails_and_quantile_equal_eval_at_30_digits(tmp_path):
     quantile = load_generated(_generate(tmp_path, "wait_quantile", GEO[0], "q200"))["wait_quantile"]
     args = GEO[2]
     ts = [0.05, 0.2]  # tails 0.91, 0.48
-    t90 = quantile(0.9, *args, 200)
-    want = _eval(GEO[1], args[0], 200, {"wait-tail": [*ts, t90]})["wait-tail"]
+    # the 0.8 quantile (tail 0.2): near tail 0.1 the two float64 parameter sets disagree by 1.4e-10 to 2.5e-10 on
+    # some numpy builds, at the self-check's 2e-10, and the generated function refuses (its documented error)
+    t80 = quantile(0.8, *args, 200)
+    want = _eval(GEO[1], args[0], 200, {"wait-tail": [*ts, t80]})["wait-tail"]
     got = tail(np.array(ts), *args, 200)
     assert got.shape == (2,)
     for t, g in zip(ts, got):
         assert g == pytest.approx(want[repr(t)], rel=2e-10, abs=0), t
-    assert want[repr(t90)] == pytest.approx(0.1, rel=3e-10, abs=0)  # the quantile inverts the 30-digit tail
+    assert want[repr(t80)] == pytest.approx(0.2, rel=3e-10, abs=0)  # the quantile inverts the 30-digit tail
 
 
 def test_mm1_r200_tails_and_quantiles_against_the_closed_form(tmp_path):

@@ -127,7 +127,7 @@ def test_cli_goodput_against_fuhrmann_cooper(capsys):
 @pytest.mark.parametrize("argv, option", [
     (["--vacation-policy", "single"], "--vacation-policy"),
     (["--vacation", "exp:mean=0.1", "--capacity", "1"], "--vacation"),
-    (["--vacation", "exp:mean=0.1", "--control", "503", "--thresholds", "2,5"], "--thresholds"),
+    (["--vacation", "exp:mean=0.1", "--control", "503", "--thresholds", "0,5"], "--thresholds"),  # L = 0, multiple
     (["--vacation", "exp:mean=0.1", "--control", "ignore", "--thresholds", "0,1"], "--vacation"),
     (["--vacation", "exp:mean=0.1", "--duplicate-cost", "0.5", "--control", "ignore", "--thresholds", "4,5"],
      "--duplicate-cost"),

@@ -79,11 +79,37 @@ def _close(shown, got) -> bool:
         return got == shown  # decimal strings (--digits) and labels: exactly as printed
     if isinstance(shown, int) and isinstance(got, int):
         return got == shown
-    return abs(got - shown) <= 1e-13 * abs(shown)  # float64: as printed, up to another platform's last bits
+    if isinstance(shown, _Printed):  # as printed: within half a unit of its last digit, or another platform's bits
+        return abs(got - shown) <= max(FLOAT64_PLATFORM * abs(shown), shown.half_unit)
+    return abs(got - shown) <= FLOAT64_PLATFORM * abs(shown)
+
+
+class _Printed(float):
+    """A float parsed from a guide's JSON text, with half a unit of its last printed digit (a guide may print an
+    absolute-error quantity, such as an inverted tail, with the digits it has)."""
+
+    def __new__(cls, text):
+        value = super().__new__(cls, text)
+        mantissa, _, exponent = text.lower().partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        value.half_unit = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+        return value
+
+
+def _shown(text):
+    """The JSON of a guide's console block, its numbers as :class:`_Printed`."""
+    return json.loads(text, parse_float=_Printed)
+
+
+#: the relative float64 difference allowed between a printed number and another platform's output: a closed form
+#: reproduces to 1e-15, but a value from an Euler inversion (roundoff amplified by e^{A/2} ~ 1e5) and a fixed point
+#: on it (sip-retransmission) moved by 1.3e-12 between numpy 2.x builds (measured on the guide's blocks); a real
+#: change of a formula moves the printed digits by far more
+FLOAT64_PLATFORM = 1e-11
 
 
 def _line_close(shown: str, got_lines: list[str]) -> bool:
-    """A text line of the output: equal, or ``key = number`` with the number within 1e-13."""
+    """A text line of the output: equal, or ``key = number`` with the number within :data:`FLOAT64_PLATFORM`."""
     if shown.strip() in got_lines:
         return True
     key, sep, value = shown.partition(" = ")
@@ -93,7 +119,7 @@ def _line_close(shown: str, got_lines: list[str]) -> bool:
         k, s, v = line.partition(" = ")
         if s and k.strip() == key.strip():
             try:
-                return abs(float(v) - float(value)) <= 1e-13 * abs(float(value))
+                return abs(float(v) - float(value)) <= FLOAT64_PLATFORM * abs(float(value))
             except ValueError:
                 return False
     return False
@@ -120,7 +146,7 @@ def test_console_commands(page, command, shown, tmp_path, monkeypatch):
     if not shown:
         return
     if shown.startswith("{"):
-        assert _close(json.loads(shown), json.loads(out)), out
+        assert _close(_shown(shown), json.loads(out)), out
     else:
         got = [line.strip() for line in out.splitlines()]
         missing = [line for line in shown.splitlines() if not _line_close(line, got)]
@@ -509,14 +535,18 @@ def test_tutorial_float64_agrees_with_40_digits():
 
 def test_vacation_finite_pitfall_numbers():
     """vacation-finite.md, pitfalls: at the Figure-1 point (batch mean 4, D, rho_bar = 0.375) the load-balance
-    form is 3.3e-16 and 1 - sum p_j is 3.3e-16 in float64, while the direct sums agree with 50 digits."""
+    form and 1 - sum p_j give rounding-level values in float64 (at most 2 ulps of 1; which value depends on the
+    platform's rounding order: 3.3e-16 and 3.3e-16 on one, 0 and 4.4e-16 on another), wrong in their first digit,
+    while the direct sums agree with 50 digits."""
     from qderive.derivations.figures.vacation import fig1_loads, fig1_model
 
     model = fig1_model(4, "D", fig1_loads(6)[0])
     f = model.evaluate(include=("p",))
     g = model.evaluate(digits=50)
     balance = 1 - (1 - f.idle_probability) / float(model.rho_bar)
-    assert f"{balance:.1e}" == "3.3e-16" and f"{1 - sum(f.p[:-1]):.1e}" == "3.3e-16"
+    last = 1 - sum(f.p[:-1])
+    for value, exact in ((balance, g.loss_probability), (last, g.pr)):
+        assert abs(value) <= 4.5e-16 and abs(value / float(exact) - 1) > 0.1, (value, exact)
     assert f"{f.loss_probability:.14e}" == "2.45691810736283e-16" and _rel(f.loss_probability, g.loss_probability) < 1e-14
     assert f"{f.pr:.1e}" == "1.4e-17" and _rel(f.pr, g.pr) < 1e-14
 
@@ -762,7 +792,7 @@ def test_hysteretic_generated_code_without_mpmath(tmp_path, monkeypatch):
 def test_background_thesis_recursion_2a_in_float64():
     """background.md: (2a) solved forward in float64 (the subtracting form) against the engine's q^r_r (its
     positive-term float64 path, within 1e-14 of 50 digits: tests/test_figure1.py),
-    Figure-1 points with batch mean 4, rho_bar = 0.375: 3 % (M), 16 % (D), 160 % (E4) off at r = 200; at
+    Figure-1 points with batch mean 4, rho_bar = 0.375: several % (M, D) and about 160 % (E4) off at r = 200; at
     r = 1000 off by more than 50 orders of magnitude, negative for D. (The count sequences a_n, c_n are the
     package's; only the recursion is under test.)"""
     import numpy as np
@@ -788,4 +818,6 @@ def test_background_thesis_recursion_2a_in_float64():
         wrong = forward(big, 1000)
         exact = big.evaluate().qr
         assert abs(wrong) > 1e50 * exact and (wrong < 0) == (law == "D"), law
-    assert [round(100 * abs(errors[k]), -1 if k == "E4" else 0) for k in ("M", "D", "E4")] == [3, 16, 160]
+    # the size of the error is the rounding order's (np.dot's summation): 3 %, 16 %, 160 % on one platform,
+    # 5.8 %, 4.3 %, 162 % on another; the positive-term engine is within 1e-14 of 50 digits on both
+    assert all(abs(errors[k]) > 0.01 for k in ("M", "D")) and abs(errors["E4"]) > 0.5, errors

@@ -37,8 +37,11 @@ difference). Given lambda the server is an existing qderive model:
   L = H - 1 and equals the exponential chain for exponential service (tests/test_sip_general_control.py).
 
 * ``--vacation V`` (``--vacation-policy multiple|single``): the same ``vacation-infinite`` /
-  ``vacation-finite`` servers with the vacations, and under control (L = H - 1 only) ``vacation-finite`` with
-  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations).
+  ``vacation-finite`` servers with the vacations, and under control with L = H - 1 ``vacation-finite`` with
+  r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations); with
+  L <= H - 2 the departure-epoch chain extended to the period ends, a vacation as the service of a phantom copy
+  (:mod:`qderive.numeric.engines.sip_control` item 4, :meth:`Server._general_control`; L = 0 is refused with
+  multiple vacations: N >= 1 always, the overload would never end).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
@@ -288,8 +291,12 @@ class Server:
             self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
                                             Admission.PARTIAL, policy or VacationPolicy.MULTIPLE)
             from .vacation_finite_wait import response_laws
-        elif vacation is not None:  # with vacations the control is computed for L = H - 1 only: M/G/1/H with them
-            self._finite_control(*model.thresholds)
+        elif vacation is not None:  # with vacations: M/G/1/H with them for L = H - 1, else the chain with vacations
+            L, H = model.thresholds
+            if L == H - 1 and self.finite_room:
+                self._finite_control(L, H)
+            else:
+                self._general_control(L, H)
             return
         else:
             self._control()
@@ -417,12 +424,17 @@ class Server:
             from qderive.symbolic.laws.mixture import Mixture
 
             service = Mixture.of(service, model.duplicate_cost, self.delta)
-        self.general = ControlServer(self.lam, service, L, H, own=model.service)
+        vacation = getattr(model, "vacation", None)
+        own = service if vacation is not None else model.service  # with vacations c = 1 (the model refuses c < 1)
+        self.general = ControlServer(self.lam, service, L, H, own=own, vacation=vacation,
+                                     policy=getattr(model, "vacation_policy", None))
         self.law = self.general.law
         if not self.law.smooth and self.law.tails is None:
-            raise ParameterError("--service", f"has no exact response-time tails in this server: "
+            at_fault = "--vacation" if vacation is not None and "vacation" in self.law.why_not_smooth else "--service"
+            law = vacation if at_fault == "--vacation" else model.service
+            raise ParameterError(at_fault, f"has no exact response-time tails in this server: "
                                  f"{self.law.why_not_smooth} (use a smooth law: exp, erlang, hyperexp, gamma, ph)",
-                                 model.service.spec_text())
+                                 law.spec_text())
 
     def _finite_control(self, L, H):
         """The control with a general service law: exact for L = H - 1 only, where it is M/G/1/H (module docstring).

@@ -244,8 +244,9 @@ def _embedded(model, ctx):
         return FiniteSweep(model, ctx)._kernel.engine.at(model.capacity)["q"]
 
 
-def _build(model, ctx, order, q=None):
-    """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known)."""
+def _build(model, ctx, order, q=None, idle=None):
+    """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known;
+    ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`)."""
     r = model.capacity
     whole = model.admission is Admission.WHOLE
     policy = _policy(model)
@@ -259,7 +260,7 @@ def _build(model, ctx, order, q=None):
             phi, vtail, vtail2 = _counts(model.vacation, model.rate, ctx, order)
         else:
             phi = vtail = vtail2 = None
-        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric)
+        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
         data = _Data(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
@@ -1149,8 +1150,10 @@ def wait_law_data(model) -> _FiniteWait:
     return _FiniteWait(model)
 
 
-def response_laws(model) -> dict:
-    """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue`."""
+def response_laws(model, wait=None) -> dict:
+    """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
+    law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
+    its own start law, :class:`qderive.numeric.engines.sip_control.ControlWait`)."""
     from qderive.symbolic.cache import cached
 
     from .vacation_wait import _smooth
@@ -1162,7 +1165,7 @@ def response_laws(model) -> dict:
     if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
         setup, why_not = kinked_setup(model.service, model.vacation)
         make = kinked_tails
-    w = wait_law_data(model)
+    w = wait_law_data(model) if wait is None else wait
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
                               None if setup is None else make(w, setup, kind))
             for kind in ("wait", "sojourn")}

@@ -363,13 +363,17 @@ def wait_service_rows(ctx, Y, pmf, keep, beta, support=None, geometric=None, phi
     return Ws, ctx.flush(Zp)
 
 
-def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=None, geometric=None):
+def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=None, geometric=None, idle=None):
     """The s-independent data of M[X]/G/1/r from the embedded law q_0..q_r, as a dict.
 
     With c_I = 0, c_0, 1 for ``policy`` "multiple", "single", "none" (c_0 = sum_K varphi_K (V L^K)_0 / q_0:
     no batch admitted during the vacation) and f_I = 1 (partial) or P(X <= r + 1) (``whole``):
 
-        Y_n = q_{n+1} + q_0 c_I l_{n+1} / f_I,  V = q_0 at level 0,  t_I = q_0 c_I / (lambda f_I),
+        Y_n = q_{n+1} + i_0 l_{n+1} / f_I,  V = q_0 at level 0,  t_I = i_0 / (lambda f_I),  i_0 = q_0 c_I + e,
+
+    e = ``idle`` (default 0, then i_0 = q_0 c_I exactly): the weight of idle periods that follow a period admitting
+    nobody outside q (the contract's control with vacations and L = 0: the vacation in overload,
+    :mod:`qderive.numeric.engines.sip_control` item 4).
 
     the rows ``Ws``, ``Wv`` and ``Zp`` = Z' (:func:`wait_service_rows`), ``admit`` F_n = P(X <= r - n) (whole
     admission; None otherwise) and its smallest value ``low``, ``v0`` = q_0 (None without vacations: ``phi``
@@ -398,8 +402,9 @@ def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=
     else:
         c_idle = ctx.num(0)
     fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
-    Y = q[1: r + 1] + pmf[1: r + 1] * (q0 * c_idle / fit)
-    t_idle = q0 * c_idle / (lam * fit)
+    idle0 = q0 * c_idle if idle is None else q0 * c_idle + idle
+    Y = q[1: r + 1] + pmf[1: r + 1] * (idle0 / fit)
+    t_idle = idle0 / (lam * fit)
     Ws, Zp = wait_service_rows(ctx, Y, pmf, keep, beta, support, geometric, phi, Wv)
     return {"admit": admit, "low": low, "Y": Y, "v0": q0 if phi is not None else None, "Zp": Zp, "t_idle": t_idle,
             "zero_weight": t_idle * fit, "Ws": Ws, "Wv": Wv}

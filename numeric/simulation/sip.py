@@ -1,11 +1,11 @@
-"""Simulation of a SIP server under client retransmissions: per-transaction timers, one FIFO server.
+"""Simulation of a SIP server under client retransmissions: per-transaction timers, one FIFO or priority server.
 
 The model is the contract of issue 17 (``sip-retransmission``; the analytic side approximates it by
 a fixed point). It is read by duck typing, field by field: ``rate`` (lambda_0), ``service`` (a time
 law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1``, ``t2``,
 ``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c); optionally ``vacation`` and
-``vacation_policy`` (absent: no vacations).
+``vacation_policy`` (absent: no vacations), ``discipline`` (absent: fifo).
 
 **Two flows** (optional field ``rate_non_invite``, absent or 0: one flow): new transactions of the other method
 (non-invite when ``method`` is invite, and vice versa) arrive as a second Poisson process; each transaction keeps
@@ -34,10 +34,20 @@ server (waiting + in service) is
 ``single``; the model's module docstring): the server, on becoming empty, takes a vacation; *multiple*: another
 one while it is empty at its end; *single*: one, then it idles and serves the next copy at once. A copy arriving
 during a vacation waits for its end; the vacation takes the server's place (N = waiting copies + 1 during it),
-and the overload state also ends when N falls to L at a vacation's end. The vacations of an idle period are
-drawn when its first copy arrives (they depend on nothing else): from the last departure (or time 0)
-e = last + V_1 (+ V_2 + ... while e <= t under multiple vacations); the copy starts at e if e > t, at t
-otherwise (only under single vacations).
+and the overload state also ends when N falls to L at a vacation's end. An empty server is on vacation (N = 1:
+a departure leaving nobody does not end the overload when L = 0), and N = 0 only after a single vacation that
+ends with nobody waiting: with L = 0 (single vacations; multiple ones are refused, N never falls to 0) the
+overload ends there. The vacations of an idle period are drawn when its first copy arrives (they depend on
+nothing else): from the last departure (or time 0) e = last + V_1 (+ V_2 + ... while e <= t under multiple
+vacations); the copy starts at e if e > t, at t otherwise (only under single vacations). In overload with L = 0
+the first copy of the idle period draws V_1 at once (kept for the period): it is refused while last + V_1 > t,
+and the overload ends if last + V_1 <= t (FIFO; the priority server refuses L = 0 with vacations).
+
+**Discipline** (optional field ``discipline``, ``fifo`` / ``priority``; absent: fifo): the order in which the
+server takes the waiting copies. ``priority`` is seed 001's algorithm 2 applied in every mode: the non-INVITE
+flow's copies first, non-preemptive (a copy in service finishes), arrival order within a flow. N, the control, the
+capacity, the costs and the vacations are those of the FIFO server (class-blind); only the order changes. With one
+flow it is the FIFO server, copy for copy.
 
 The control is checked before the capacity (with H <= K an arrival finding K copies is always in
 the overload state, so the capacity binds only without control). The transaction's response is the
@@ -55,6 +65,17 @@ copy) travels with its pending copy, and it is counted when it finishes, so the 
 transactions in progress. Service times and inter-arrival times are drawn from numpy in blocks
 (:func:`.stats.value_stream`).
 
+Under ``priority`` a waiting INVITE copy can be overtaken, so its departure is known only when it starts: the
+server is the strategy :class:`_PriorityServer` (two queues, advanced lazily to each event time, a departure
+d = start + B fixed at the start), and the transaction's response r is read from a box that the server fills when
+its first admitted copy starts. The event loop and the transaction logic are the FIFO ones: a copy whose
+transaction was answered before its timer (r <= its send time, learnt only then) is not sent, and a measured
+transaction whose last copy is sent before its first admitted copy started is counted at a + timeout (one more
+stream per flow), by which its response (or its timeout) is known; the run therefore goes on to
+warmup + horizon + timeout. The draws are those of the FIFO run (the same numbers in the same order), so a
+one-flow run reproduces FIFO's copies exactly. The collapse epoch (a copy that waits beyond the timeout) is seen
+at the copy's start or when a queue's head has waited that long, at most one timeout after its arrival.
+
 **Window.** Each replication starts empty at 0; the transactions that start in [warmup, warmup +
 horizon) are measured; the run goes on to warmup + horizon + tau_max, so that every measured
 transaction has sent all its copies (their arrivals keep the load on the server). ``offered_rate``
@@ -70,6 +91,7 @@ from __future__ import annotations
 import heapq
 import math
 import operator
+import sys
 import time
 from bisect import bisect_left
 from collections import deque
@@ -91,7 +113,7 @@ _CONTROLS = {"none": 0, "ignore": 1, "503": 2}
 _ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
                  "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies",
                  # the second flow's transactions (``rate_non_invite``; the first flow's: the totals minus these)
-                 "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2")
+                 "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2", "response_sum_2")
 #: the per-flow measures of ``flows`` (two flows only)
 FLOW_MEASURES = ("goodput", "mean_copies", "duplicate_ratio", "timeout_probability", "reject_probability")
 
@@ -186,6 +208,9 @@ def _setup(model):
             raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
     cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
     vacation, single = _vacations(model, cap, high if _CONTROLS[control] else None)
+    if vacation is not None and _CONTROLS[control] and low == 0 and not single:
+        raise ParameterError("thresholds", "L = 0 with multiple vacations: the overload never ends (N counts the "
+                             "vacation's place, N >= 1 always)", th)
     # the second flow (optional field ``rate_non_invite``, 0 or absent: none): the other method's schedule
     rate2 = getattr(model, "rate_non_invite", None) or 0
     rate2 = _float(rate2, "rate_non_invite", lambda x: x >= 0, "must be a finite rate >= 0")
@@ -199,14 +224,19 @@ def _setup(model):
         if not callable(getattr(service2, "sample", None)):
             raise ParameterError("service_non_invite", "the simulator needs a numeric time law (with sample(rng, "
                                  "size))", service2)
-    discipline = str(getattr(getattr(model, "discipline", None), "value", "fifo")).lower()
-    if discipline != "fifo":
-        raise ParameterError("discipline", f"{discipline} is not simulated yet (FIFO only)", discipline)
+    discipline = getattr(model, "discipline", None)
+    discipline = str(getattr(discipline, "value", discipline) or "fifo").lower()
+    if discipline not in ("fifo", "priority"):
+        raise ParameterError("discipline", "must be fifo or priority", discipline)
+    if discipline == "priority" and vacation is not None and _CONTROLS[control] and low == 0:
+        raise ParameterError("thresholds", "L = 0 with vacations and --discipline priority is not simulated (the "
+                             "overload's end after the vacation that follows the last departure is simulated for "
+                             "fifo only); give L >= 1", th)
     # (flow 1's law, flow 2's law): the non-invite flow's is service2
     laws = (service, service) if service2 is None else ((service, service2) if method == "invite" else
                                                          (service2, service))
     return (rate, laws, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single, rate2, taus2,
-            (method, other))
+            (method, other), discipline == "priority")
 
 
 def _vacations(model, cap, high):
@@ -231,6 +261,97 @@ def _vacations(model, cap, high):
     return vacation, policy == "single"
 
 
+#: priority: the departure of a first admitted copy that has not started yet (above every time, below inf = none)
+_PENDING = sys.float_info.max
+
+
+class _PriorityServer:
+    """The server under ``discipline = priority`` (seed 001, algorithm 2, in every mode): non-preemptive, a queue
+    per flow, the non-INVITE flow's copies first, arrival order within a flow.
+
+    A copy's departure is no longer known at its arrival (a later non-INVITE copy can overtake a waiting INVITE
+    one), but it is at the copy's service start: the server is advanced lazily to each event time t
+    (:meth:`advance`), handing itself at each departure (or vacation end) s <= t to the head of the first
+    non-empty queue in priority order, which departs at d = s + B (B drawn at the copy's arrival, c B for a
+    duplicate, as under FIFO). A first admitted copy carries a box [d]: _PENDING until it starts, then d (the
+    event loop reads the transaction's response from it). The vacations are those of the FIFO server: drawn when a
+    copy finds the server empty, from the last departure; the vacation holds the server's place while copies wait.
+    ``busy`` (service time inside the window) and ``collapsed`` (the earliest arrival of a copy seen waiting longer
+    than the timeout) are accumulated as the copies start."""
+
+    __slots__ = ("queues", "order", "free", "last", "busy", "collapsed", "timeout", "window_start", "window_end",
+                 "vacations", "single")
+
+    def __init__(self, first: int, timeout: float, window_start: float, window_end: float, vacations, single: bool):
+        self.queues = (deque(), deque())  # by flow: (arrival, service time, box or None) of the waiting copies
+        self.order = (self.queues[first], self.queues[1 - first])  # the non-invite flow's queue first
+        self.free = -math.inf  # the end of the service (or vacation) in progress; -inf: idle, nothing waits
+        self.last = 0.0  # the last departure (or 0): the vacations of an idle period start there
+        self.busy = 0.0
+        self.collapsed = math.inf
+        self.timeout, self.window_start, self.window_end = timeout, window_start, window_end
+        self.vacations, self.single = vacations, single
+
+    def _start(self, s: float, service: float, box) -> None:
+        """The copy of the given service time starts at s: its departure, and the window's busy time."""
+        d = self.free = s + service
+        if box is not None:
+            box[0] = d
+        ws, we = self.window_start, self.window_end
+        if d > ws and s < we:
+            self.busy += (d if d < we else we) - (s if s > ws else ws)
+
+    def advance(self, t: float) -> int:
+        """Serve up to t (every departure or vacation end s <= t starts the next copy); returns N(t): the copies
+        waiting and in service, plus the vacation's place while copies wait for its end."""
+        free = self.free
+        first, second = self.order
+        timeout = self.timeout
+        if -math.inf < free <= t:
+            ws, we, busy, collapsed = self.window_start, self.window_end, self.busy, self.collapsed
+            while True:
+                q = first or second
+                if not q:  # a departure leaving the server empty
+                    self.last, free = free, -math.inf
+                    break
+                arrival, service, box = q.popleft()
+                if free - arrival > timeout and arrival < collapsed:  # it waited beyond the timeout
+                    collapsed = arrival
+                d = free + service
+                if box is not None:
+                    box[0] = d
+                if d > ws and free < we:
+                    busy += (d if d < we else we) - (free if free > ws else ws)
+                free = d
+                if free > t:
+                    break
+            self.free, self.busy, self.collapsed = free, busy, collapsed
+        # a head waiting beyond the timeout (the oldest copy of its flow): the collapse is seen before its start
+        if first and first[0][0] + timeout < t and first[0][0] < self.collapsed:
+            self.collapsed = first[0][0]
+        if second and second[0][0] + timeout < t and second[0][0] < self.collapsed:
+            self.collapsed = second[0][0]
+        return len(first) + len(second) + (free > t)
+
+    def admit(self, t: float, service: float, flow: int, box) -> None:
+        """The copy arriving at t (after :meth:`advance` (t)) of the given flow and service time: served at once
+        by an empty server after its vacations (the FIFO server's rule), else queued in its flow's queue."""
+        if self.free > t:  # busy, or on vacation with copies waiting
+            self.queues[flow].append((t, service, box))
+            return
+        vacations = self.vacations
+        if vacations is not None:  # empty (advanced to t): on vacation since the last departure?
+            e = self.last + vacations()
+            if not self.single:
+                while e <= t:
+                    e += vacations()
+            if e > t:  # the copy waits for the vacation's end
+                self.free = e
+                self.queues[flow].append((t, service, box))
+                return
+        self._start(t, service, box)
+
+
 def _replication(rng, setup, window_start: float, window_end: float, response_times=(), trace=None,
                  until_collapse: bool = False, block: int = DEFAULT_BLOCK, overload_collapse: bool = False):
     """One run from empty: (the accumulators of :data:`_ACCUMULATORS` and one tail count per response time,
@@ -242,8 +363,11 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     ``until_collapse`` ends the run there (or at ``window_end``); ``overload_collapse``: the collapse epoch is
     instead the first arrival that puts the server in overload (finds N >= H; with control). ``trace``: a list receiving
     (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
+    ``discipline = priority`` (the setup's last entry): the server is a :class:`_PriorityServer` (module docstring);
+    a run with ``until_collapse`` stops one timeout after the earliest collapse seen (every earlier one is seen by
+    then).
     """
-    rate, service, taus1, timeout, ctl, cap, low, high, cost, vacation, single, rate2, taus2, _ = setup
+    rate, service, taus1, timeout, ctl, cap, low, high, cost, vacation, single, rate2, taus2, names, prio = setup
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
     # two flows: a new transaction is of the second flow with probability rate2 / (rate + rate2) (the superposition
     # of the two Poisson processes); its copies go to the streams m1 + k of its own schedule
@@ -260,8 +384,12 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     vacations = None if vacation is None else value_stream(
         lambda g, n: np.asarray(vacation.sample(g, n), dtype=np.float64), rng, block).__next__
     vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
+    drawn = None  # L = 0 in overload: the end of the idle period's first vacation, drawn early (module docstring)
+    low_empty = vacation is not None and low == 0  # with vacations a departure leaving nobody keeps N = 1 > L = 0
     scale = 1.0 / rate
     end = window_end if until_collapse else window_end + max(taus1[-1], (taus2 or (0.0,))[-1])
+    if prio:  # a response (or a wait beyond the timeout) of a copy sent before window_end is known by then
+        end = window_end + timeout
     cap = math.inf if cap is None else cap
     inf = math.inf
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -271,7 +399,17 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
 
     # stream k: (send time, transaction, its start a, its first admitted copy's departure r (inf: none yet),
     # the index of its first refused copy (-1: none)) of the copies k still to be sent
-    streams = [deque() for _ in range(m1 + len(taus2))]
+    streams = [deque() for _ in range(m1 + len(taus2) + 2 * prio)]
+    # priority: the server strategy; streams resolve + flow: (a + timeout, ..., box, ...) of the measured transactions
+    # that sent their last copy before their first admitted copy started (their response is known by a + timeout)
+    resolve = m1 + len(taus2)
+    server = advance = admit = box = None
+    if prio:
+        server = _PriorityServer(0 if names[0] == "non-invite" else 1, timeout, window_start, window_end, vacations,
+                                 single)
+        advance, admit = server.advance, server.admit
+    pending = _PENDING
+    sent = True  # FIFO: every copy popped is sent (priority: decided at each event)
     heads = []  # heap of (send time, k) of the first entry of each non-empty stream
     system = deque()  # departures of the copies in the server, increasing (FIFO)
     pop = system.popleft
@@ -282,6 +420,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     started = window_copies = measured = good = timed_out = rejected = copies = 0
     refused = refused_copies = after_refusal = rejected_copies = 0
     measured2 = good2 = timed_out2 = rejected2 = copies2 = 0
+    response_sum2 = 0.0
     na = exps() * scale
     while True:
         if heads and heads[0][0] < na:
@@ -299,79 +438,118 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             fl = 1 if second is not None and second() < share2 else 0
             started += 1
             na = t + exps() * scale
-        if trace is not None:
-            trace.append((j, k, t))
-        if window_start <= t < window_end:
-            window_copies += 1
-        if vac_end > -inf:  # with vacations: N falls at the vacation's end (a copy moves to the server)
-            if vac_end <= t:
-                vac_end = -inf
-                if over and len(system) <= low:
-                    over = False
-        while system and system[0] <= t:  # the departures before t, each with its state change
-            pop()
-            if over and len(system) <= low:
+        if prio:  # the server advanced to t; the transaction's response, known once its first admitted copy started
+            n = advance(t)
+            if over and n <= low:  # N does not rise in the overload state (every copy refused): its fall is seen now
                 over = False
-        n = len(system)
-        if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
-            n += 1
-        reject = False
-        if ctl:
-            if not over and n >= high:
-                over = True
-                if overload_collapse and collapsed == inf:
-                    collapsed = t
-                    if until_collapse:
-                        break
-            if over:
-                if f < 0:
-                    f = k
-                # 503 ends a transaction with no admitted copy (r = inf); a retransmission of an admitted one is dropped
-                reject = ctl == 2 and r == inf
-                n = cap  # ignore: silently dropped, as at the capacity
-        if n < cap:
-            s = services2() if fl else services()
-            if r != inf:
-                s *= cost
-            if last > t:
-                start = last
-                if start - t > timeout and collapsed == inf:
-                    collapsed = t
-                    if until_collapse:
-                        break
-            elif vacations is None:
-                start = t
-            else:  # an empty server: on vacation since the last departure (or time 0)?
-                e = last + vacations()
-                if not single:
-                    while e <= t:
-                        e += vacations()
-                if e > t:
-                    start = vac_end = e
-                    if start - t > timeout and collapsed == inf:
+            if until_collapse and min(collapsed, server.collapsed) + timeout < t:  # every earlier wait seen by now
+                break
+            if r.__class__ is list:
+                box = r
+                r = box[0]  # the departure, or _PENDING: not started yet
+            taus = schedules[fl]
+            reject = False
+            sent = k < len(taus) and r > t  # not sent: answered by t, or the resolve entry at a + timeout
+            if not sent and k > len(taus):
+                k = len(taus)  # a resolve entry: every copy was sent
+        else:  # the FIFO server: the departures before t (every copy is sent)
+            if vac_end > -inf:  # with vacations: N falls at the vacation's end (a copy moves to the server)
+                if vac_end <= t:
+                    vac_end = -inf
+                    if over and len(system) <= low:
+                        over = False
+            while system and system[0] <= t:  # the departures before t, each with its state change
+                pop()
+                if over and len(system) <= low and not low_empty:
+                    over = False
+            if over and low_empty and not system:  # L = 0, single vacations: has the vacation after `last` ended?
+                if drawn is None:
+                    drawn = last + vacations()
+                if drawn <= t:  # it ended with nobody waiting (all refused): N fell to 0 = L
+                    over = False
+            n = len(system)
+            if vac_end > t:  # the vacation takes the server's place (an empty server: N <= 1 < 2 <= H, K, not counted)
+                n += 1
+            reject = False
+        if sent:
+            if trace is not None:
+                trace.append((j, k, t))
+            if window_start <= t < window_end:
+                window_copies += 1
+            if ctl:
+                if not over and n >= high:
+                    over = True
+                    if overload_collapse and collapsed == inf:
                         collapsed = t
-                        if until_collapse:
+                        if until_collapse and not prio:  # priority: once an earlier wait is excluded (above)
                             break
+                if over:
+                    if f < 0:
+                        f = k
+                    # 503 ends a transaction with no admitted copy (r = inf); a retransmission of an admitted one
+                    # is dropped
+                    reject = ctl == 2 and r == inf
+                    n = cap  # ignore: silently dropped, as at the capacity
+            if n < cap:
+                s = services2() if fl else services()
+                if r != inf:
+                    s *= cost
+                if prio:  # queued (or served at once): a first admitted copy's departure is read from its box
+                    if r == inf:
+                        box = [pending]
+                        admit(t, s, fl, box)
+                        r = box[0]
+                    else:
+                        admit(t, s, fl, None)
                 else:
-                    start = t
-            last = d = start + s
-            system.append(d)
-            if d > window_start and start < window_end:
-                busy += (d if d < window_end else window_end) - (start if start > window_start else window_start)
-            if r == inf:
-                r = d
-        elif f < 0:
-            f = k
-        k += 1  # copies sent
-        taus = schedules[fl]
-        if not reject and k < len(taus):
-            tk = a + taus[k]
-            if r > tk:  # no response by the next timer: the copy will be sent
-                g = m1 + k if fl else k
-                q = streams[g]
-                if not q:
-                    heappush(heads, (tk, g))
-                q.append((tk, j, a, r, f, fl))
+                    if last > t:
+                        start = last
+                        if start - t > timeout and collapsed == inf:
+                            collapsed = t
+                            if until_collapse:
+                                break
+                    elif vacations is None:
+                        start = t
+                    else:  # an empty server: on vacation since the last departure (or time 0)?
+                        e = last + vacations() if drawn is None else drawn
+                        drawn = None
+                        if not single:
+                            while e <= t:
+                                e += vacations()
+                        if e > t:
+                            start = vac_end = e
+                            if start - t > timeout and collapsed == inf:
+                                collapsed = t
+                                if until_collapse:
+                                    break
+                        else:
+                            start = t
+                    last = d = start + s
+                    system.append(d)
+                    if d > window_start and start < window_end:
+                        busy += ((d if d < window_end else window_end)
+                                 - (start if start > window_start else window_start))
+                    if r == inf:
+                        r = d
+            elif f < 0:
+                f = k
+            k += 1  # copies sent
+            taus = schedules[fl]
+            if not reject and k < len(taus):
+                tk = a + taus[k]
+                if r > tk:  # no response by the next timer: the copy will be sent
+                    g = m1 + k if fl else k
+                    q = streams[g]
+                    if not q:
+                        heappush(heads, (tk, g))
+                    q.append((tk, j, a, box if r is pending else r, f, fl))  # (FIFO: never the object _PENDING)
+                    continue
+            if r is pending:  # (priority) the last copy sent, the first admitted one not started: wait for it
+                if window_start <= a < window_end:
+                    q = streams[resolve + fl]  # a + timeout increases along each flow's stream
+                    if not q:
+                        heappush(heads, (a + timeout, resolve + fl))
+                    q.append((a + timeout, j, a, box, f, fl))
                 continue
         if window_start <= a < window_end:  # the transaction is finished: count it
             measured += 1
@@ -393,6 +571,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     rejected2 += 1
                 elif response < inf:
                     good2 += 1
+                    response_sum2 += response
                 else:
                     timed_out2 += 1
             if f >= 0:
@@ -403,11 +582,15 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 hist[bisect_left(ts, response)] += 1
     row = [window_end - window_start, measured, good, timed_out, rejected, copies, window_copies, busy,
            response_sum, refused, refused_copies, after_refusal, rejected_copies,
-           measured2, good2, timed_out2, rejected2, copies2]
+           measured2, good2, timed_out2, rejected2, copies2, response_sum2]
     above = [sum(hist[i + 1:]) for i in range(len(ts))]  # R > T_i: more than i of the sorted times below R
     tails = [0] * len(ts)
     for i, original in enumerate(order):
         tails[original] = above[i]
+    if prio:  # the services that start before the end (the window's busy time), the waits seen by then
+        advance(end)
+        collapsed = min(collapsed, server.collapsed)
+        row[7] = server.busy
     return row + tails, collapsed
 
 
@@ -436,6 +619,8 @@ def _measure_table(n_tails: int, flows: bool = False) -> dict:
         out[f"flow{i}_duplicate_ratio"] = lambda a, part=part: 1 - part(a, "transactions") / part(a, "copies")
         out[f"flow{i}_timeout_probability"] = lambda a, part=part: part(a, "timed_out") / part(a, "transactions")
         out[f"flow{i}_reject_probability"] = lambda a, part=part: part(a, "rejected") / part(a, "transactions")
+        # diagnostic: the mean response of the flow's goodput transactions
+        out[f"flow{i}_mean_response"] = lambda a, part=part: part(a, "response_sum") / part(a, "goodput")
     for i in range(n_tails):
         out[f"tail{i}"] = lambda a, c=f"tail{i}": a[c] / a["transactions"]
     return out

@@ -41,9 +41,12 @@ during a vacation waits for its end. The vacation takes the server's place: N co
 one while the server serves *or is on vacation*, so ``capacity`` K leaves K - 1 waiting places also during a
 vacation (the waiting room r = K - 1 of the thesis's M/G/1/r), and N also falls at a vacation's end with copies
 waiting (one moves to the server): the control returns to normal whenever N falls to L (a departure or a
-vacation's end). Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting place),
-and, under control, L = H - 1 and c = 1 (the analytic server is then exactly M/G/1/H with the vacations; the
-simulator runs any L).
+vacation's end). An empty server is on vacation, N = 1 (a departure leaving nobody starts one), and N = 0 only
+when a single vacation ends with nobody waiting: so under multiple vacations N >= 1 always, and L = 0 would keep
+the overload forever (refused); under single vacations and L = 0 the overload ends with the vacation that
+follows the last departure. Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting
+place), and c = 1 (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
+embedded chain with vacations of :mod:`qderive.numeric.engines.sip_control`).
 
 The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
@@ -361,7 +364,8 @@ class SipRetransmissionModel(Model):
 
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
-        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L = H - 1 and c = 1."""
+        (a waiting room of K - 1 >= 1 places, also during a vacation); c = 1; under control L >= 1 with multiple
+        vacations (N never falls to 0)."""
         V = self.vacation
         if V is None:
             if self.vacation_policy is VacationPolicy.SINGLE:
@@ -384,11 +388,12 @@ class SipRetransmissionModel(Model):
                                  f"{room - 1} waiting places: nobody could wait during a vacation)", V.spec_text())
         if self.control is not Control.NONE and self.thresholds is not None:
             L, H = self.thresholds
-            if 0 <= L < H - 1:
-                raise ParameterError("thresholds", f"L <= H - 2 with --vacation and --control {self.control.value} is "
-                                     "not computed (the state (N = H, normal), left to overload by an arrival or to "
-                                     "H - 1 by a departure, makes the mode a race that no model of the project has); "
-                                     "give L = H - 1 (then the server is exactly M/G/1/H with vacations)", f"{L},{H}")
+            if L == 0 and self.vacation_policy is VacationPolicy.MULTIPLE:
+                raise ParameterError("thresholds", "L = 0 with multiple vacations never ends the overload of "
+                                     f"--control {self.control.value}: N counts the vacation's place, so N >= 1 always (an "
+                                     "empty server is on vacation) and never falls to 0; give L >= 1, or "
+                                     "--vacation-policy single (N = 0 when a vacation ends with nobody waiting)",
+                                     f"{L},{H}")
         if self.duplicate_cost != 1:
             raise ParameterError("duplicate_cost", "below 1 with --vacation is not computed (the M/G/1(/K) server "
                                  "with vacations would need the mixture law of first copies and duplicates); the "
