@@ -106,13 +106,13 @@ def _stationary(Q):
 
 
 def _mm1_reference():
-    """(P(T_H > t), P(T_L > t)) of the truncated CTMC (N <= 25 and at most 25 high / low copies ahead of a tagged
-    one: P(N > 25) ~ 0.35^25 ~ 4e-12)."""
+    """(P(T_H > t), P(T_L > t)) of the truncated CTMC (N <= 22 and at most 22 copies ahead of a tagged one:
+    P(N > 22) ~ 0.35^22 ~ 1e-10)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.linalg import expm_multiply
 
     lh, ll = float(LAM * (1 - SHARE)), float(LAM * SHARE)
-    top = 25
+    top = 22
     states = [(0, 0, -1)] + [(h, n - h, c) for n in range(1, top + 1) for h in range(n + 1) for c in (0, 1)
                              if (h if c == 0 else n - h) >= 1]
     idx = {x: i for i, x in enumerate(states)}
@@ -137,7 +137,7 @@ def _mm1_reference():
         if tagged == "high":
             tag = ["svc"] + [(k, c) for k in range(top) for c in (0, 1)]
         else:
-            tag = ["svc"] + [(h, a, c) for h in range(top) for a in range(top) for c in (0, 1)]
+            tag = ["svc"] + [(h, a, c) for h in range(top) for a in range(top - h) for c in (0, 1)]
         where = {x: i for i, x in enumerate(tag)}
         T = np.zeros((len(tag), len(tag)))
         T[0, 0] = -(MU_HI if tagged == "high" else MU_LO)
@@ -242,20 +242,54 @@ def test_controlled_chain_refusal_and_little_law_per_class():
 
 
 def test_priority_helps_the_non_invite_flow_in_overload():
-    """--control none, lambda_0 E[B] = 0.8 + 0.2 = 1 before any retransmission: FIFO saturates (every copy
-    unanswered, goodput 0), priority keeps the non-INVITE flow (rho_H = 0.2 E_2[copies]) answered, almost all of
-    it (timeout 2 s against sojourns of a fraction of a second), while the INVITE flow saturates."""
-    kw = dict(rate=8, rate_non_invite=4, timeout=2)
+    """--control none, 8/s INVITE + 3/s non-INVITE of mean 0.1 s (load 1.1 of first copies), Timer B = 4 s: FIFO
+    saturates (every copy unanswered, goodput 0). Priority has two fixed points: the non-INVITE flow answered (its
+    copies Lambda_H = 3 E_2 at the INVITE services' vacation queue: T_H = Exp(mu - Lambda_H) + Exp(mu), the M/M/1
+    sojourn plus the exponential residual vacation, P(T_H > t) = [mu e^{-(mu - Lambda) t} - (mu - Lambda)
+    e^{-mu t}] / Lambda, the fixed point Lambda = 3 (1 + sum_k P(T_H > tau_k)) by mpmath.findroot at 30 digits) and
+    collapsed (offered rate 8 x 4 + 3 x 5 = 47, nothing answered). The first to 1e-8 (the float64 inversion)."""
+    kw = dict(rate=8, rate_non_invite=3, service_non_invite=None)
     prio, fifo = _model(**kw).evaluate(), _fifo(**kw).evaluate()
     assert fifo.flows["non-invite"]["goodput"] == 0 and fifo.goodput == 0
-    assert prio.flows["non-invite"]["goodput"] > 3.99 and prio.flows["invite"]["goodput"] == 0
-    assert prio.utilization == 1 and 1 < prio.flows["non-invite"]["mean_copies"] < 1.1
+    with mpmath.workdps(30):
+        mu = mpmath.mpf(10)
+
+        def tail(lam, t):
+            return (mu * mpmath.exp(-(mu - lam) * t) - (mu - lam) * mpmath.exp(-mu * t)) / lam
+
+        taus = [mpmath.mpf(x) / 2 for x in (1, 3, 5, 7)]  # Timer E with T1 = 1/2, T2 = 1 before 4 s
+        star = mpmath.findroot(lambda x: 3 * (1 + mpmath.fsum(tail(x, t) for t in taus)) - x, 3.3)
+    first, second = prio.solutions
+    assert abs(first["offered_rate"] - (32 + float(star))) < 1e-8 * 35
+    assert abs(first["flows"]["non-invite"]["mean_copies"] - float(star) / 3) < 1e-8
+    assert first["flows"]["invite"]["goodput"] == 0 and first["flows"]["non-invite"]["goodput"] > 2.999
+    assert second["offered_rate"] == 47 and second["goodput"] == 0
+    assert prio.utilization == 1
 
 
 def _fifo(**kw):
     from dataclasses import replace
 
     return replace(_model(**kw), discipline="fifo")
+
+
+def test_one_copy_per_transaction_within_the_simulated_99_percent_interval():
+    """Timer B = T1 / 2 (one copy per transaction: the fixed point is exact), --control 503, (L, H) = (2, 4), INVITE
+    5/s of mean 0.1 s, non-INVITE 6/s of mean 0.05 s: each flow's goodput, reject and timeout fractions (the chain
+    route's p and tagged tails at T = 0.25 s) within the priority simulator's 99 % intervals (6 replications of
+    200 s; the t quantile widened from the reported 95 %)."""
+    from qderive.numeric.simulation.sip import simulate_sip
+    from qderive.numeric.simulation.stats import student_t_quantile
+
+    m = _model(rate=5, rate_non_invite=6, control="503", thresholds=(2, 4), timeout=F(1, 4))
+    r = m.evaluate()
+    sim = simulate_sip(m, horizon=200, warmup=10, replications=6, seed=7)
+    widen = student_t_quantile(0.995, 5) / student_t_quantile(0.975, 5)
+    for name in ("invite", "non-invite"):
+        for key in ("goodput", "reject_probability", "timeout_probability"):
+            est, hw = sim["flows"][name][key]
+            assert abs(r.flows[name][key] - est) <= widen * hw, (name, key, r.flows[name][key], est, hw)
+    assert r.flows["invite"]["timeout_probability"] > 2 * r.flows["non-invite"]["timeout_probability"]
 
 
 def test_bad_inputs_and_saturation(capsys):
@@ -273,10 +307,10 @@ def test_bad_inputs_and_saturation(capsys):
         _model(control="ignore", thresholds=(10, 31)).evaluate()
     with pytest.raises(ParameterError, match="second flow"):
         Sip(rate=3, service=Exponential(F(1, 10)), discipline="priority")
-    r = _model(rate_non_invite=30, rate=1).evaluate()  # rho_H = 30 E[copies] / 20 > 1: nothing answered
+    r = _model(rate_non_invite=30, rate=1, timeout=F(1, 4)).evaluate()  # rho_H = 30 / 20 > 1: nothing answered
     assert r.goodput == 0 and all(0 <= f["timeout_probability"] <= 1 for f in r.flows.values())
     assert main(["eval", "sip-retransmission", "--rate", "3", "--rate-non-invite", "2", "--service", "exp:mean=0.1",
-                 "--discipline", "priority", "--t1", "0.5", "--t2", "1", "--timeout", "2", "--scan-points", "8",
+                 "--discipline", "priority", "--t1", "0.5", "--t2", "1", "--timeout", "0.25", "--scan-points", "8",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["parameters"]["discipline"] == "priority"

@@ -113,7 +113,11 @@ and capacity the M/G/1 non-preemptive priority queue's transforms (Kesten-Runnen
 without stationary regime -- the INVITE flow when rho >= 1, both when the non-INVITE load alone reaches 1 -- has
 F = 1, the non-INVITE flow then sees the INVITE services as vacations); under ``ignore``/``503`` with exponential
 laws the control chain on (n_H, n_L, class in service, mode) and one tagged chain per class (uniformization). The
-outer fixed point (F2) is unchanged. The rest (capacity, vacation, duplicate cost, kinked laws, non-exponential
+outer fixed point (F2) is unchanged. Without control the inner equation w = share(w) can have several roots
+(share increases with w; past saturation the non-INVITE flow is answered with few copies or collapsed with all of
+them): :meth:`_Map._priority_share` brackets them on a grid and :func:`solve` collects the fixed points on the
+largest and on the smallest root (:meth:`_Map.branches`); under control the root is found by the secant method
+from the transactions' share (:func:`_share_secant`, the Illinois method on [0, 1] if it fails). The rest (capacity, vacation, duplicate cost, kinked laws, non-exponential
 laws under control) is refused by :func:`check_supported` naming the option.
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
@@ -717,6 +721,16 @@ class _Map:
         self.flows = flows() if flows is not None else ((model.method.value, model.rate, self.taus),)
         self.max_copies = max(len(t) for _, _, t in self.flows)
         self.total_rate = sum(r for _, r, _ in self.flows)
+        #: ``--discipline priority`` without control: which root of the inner share equation (it may have several:
+        #: share(w) increases with w) -- "high" the largest w (the fewest non-INVITE copies), "low" the smallest
+        self.branch = None
+
+    def branches(self):
+        """The inner-root branches whose fixed points :func:`solve` collects: ("high", "low") for priority without
+        control (:meth:`_priority_share`), else (None,)."""
+        if self.inner == "share" and _priority(self.model) and self.model.control is Control.NONE:
+            return ("high", "low")
+        return (None,)
 
     def server(self, lam, digits=None) -> Server:
         """The server at copy rate ``lam``; with duplicate cost c < 1 at the duplicate fraction delta*(lam); with a
@@ -726,7 +740,7 @@ class _Map:
         if kind is None:
             x = Fraction(0)
         else:
-            key = (kind, lam, digits)
+            key = (kind, lam, digits, self.branch)
             if key not in self.servers:
                 self.servers[key] = self._delta(lam, digits, kind)
             x = self.servers[key]
@@ -833,6 +847,8 @@ class _Map:
         else:
             ctx = mp_context(digits + 10)
             a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(end), mpmath.mpf(10) ** -(digits + 3)
+        if kind == "share" and _priority(self.model) and self.model.control is Control.NONE:
+            return self._priority_share(lam, digits, h, tol)
         if kind == "share" and _priority(self.model):
             start = self.flows[0][1] / self.total_rate  # flow 1's share of the transactions
             w = _share_secant(h, float(start) if digits is None else ctx.num(start), tol)
@@ -845,6 +861,43 @@ class _Map:
         if hb >= 0:
             return _exact(b)
         return _exact(_illinois(h, a, b, ha, hb, tol))
+
+    def _priority_share(self, lam, digits, h, tol):
+        """The inner share w*(lam) of ``--discipline priority`` without control, on the branch :attr:`branch`.
+
+        share(w) increases with w (a larger INVITE share leaves fewer non-INVITE copies in the server, so fewer
+        retransmissions), so h(w) = share(w) - w can have several roots: past the server's saturation the
+        non-INVITE flow is self-consistently answered (few copies, w near 1) and also self-consistently collapsed
+        (its own load of all its copies >= 1). The roots are bracketed on the grid w = 0, 1/10, ..., 1 (in float64;
+        two roots closer than 1/10 can be missed) and refined by the Illinois method (at ``digits`` inside the
+        float64 bracket); "high" (and None) takes the largest, "low" the smallest. The middle root of three is an
+        unstable equilibrium of w <- share(w) and is not used."""
+        def h64(w):
+            return float(h(w)) if digits is None else float(self._delta_h64(lam, w))
+
+        grid = [k / 10 for k in range(11)]
+        values = [h64(w) for w in grid]
+        brackets = [(grid[i], grid[i + 1], values[i], values[i + 1]) for i in range(10)
+                    if values[i] != 0 and values[i + 1] != 0 and (values[i] > 0) != (values[i + 1] > 0)]
+        zeros = [w for w, v in zip(grid, values) if v == 0]
+        if not brackets and not zeros:  # h keeps one sign: the end where it points
+            return Fraction(1) if values[-1] > 0 else Fraction(0)
+        found = [(w, w, 0.0, 0.0) for w in zeros] + brackets
+        a, b, _, _ = max(found) if self.branch != "low" else min(found)
+        if a == b:
+            return _exact(a)
+        if digits is None:
+            return _exact(_illinois(h, a, b, h(a), h(b), tol))
+        ctx = mp_context(digits + 10)
+        a, b = ctx.num(_exact(a)), ctx.num(_exact(b))
+        return _exact(_illinois(h, a, b, h(a), h(b), tol))
+
+    def _delta_h64(self, lam, w):
+        """h(w) = share(w) - w in float64 (the bracketing of :meth:`_priority_share` at ``digits``)."""
+        w = _exact(w)
+        if ("share", lam, w) not in self.servers:
+            self.servers[("share", lam, w)] = self._make(lam, "share", w)
+        return self.invite_share(self.servers[("share", lam, w)], None) - float(w)
 
     def mean_copies(self, lam, digits, fast=False):
         return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
@@ -914,8 +967,9 @@ def scan_grid(lo, hi, capacity, points):
     return grid
 
 
-def _scan(fmap, lo, hi, points):
-    """Float64 roots of the residual on [lo, hi] (every sign change on :func:`scan_grid`, refined)."""
+def _scan(fmap, lo, hi, points, fallback=True):
+    """Float64 roots of the residual on [lo, hi] (every sign change on :func:`scan_grid`, refined); none found: the
+    point of smallest |r| (``fallback``) or nothing."""
     grid = scan_grid(lo, hi, 1 / float(fmap.model.service.moment(1)), points)
     points = len(grid)
     r = [fmap.residual(x, None, fast=True) for x in grid]
@@ -927,7 +981,7 @@ def _scan(fmap, lo, hi, points):
             def f(x):
                 return fmap.residual(x, None, fast=True)
             roots.append(float(_illinois(f, float(grid[i]), float(grid[i + 1]), r[i], r[i + 1], 1e-13)))
-    if not roots:  # |r| below the scan's resolution everywhere: the smallest |r|
+    if not roots and fallback:  # |r| below the scan's resolution everywhere: the smallest |r|
         roots.append(float(grid[int(np.argmin(np.abs(r)))]))
     return roots
 
@@ -1101,9 +1155,16 @@ def solve(model, digits=None):
     lam0 = float(fmap.total_rate)
     n = fmap.max_copies
     lo, hi = lam0, lam0 * n
-    roots = [lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points)
+    found = []
+    for i, branch in enumerate(fmap.branches()):  # priority without control: both ends of the inner share's roots
+        fmap.branch = branch
+        for lam in ([lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points, fallback=i == 0)):
+            if not any(abs(lam - x) <= 1e-9 * lam for x, _ in found):
+                found.append((lam, branch))
+    found.sort(key=lambda x: x[0])
     out, notes = [], []
-    for lam in roots:
+    for lam, branch in found:
+        fmap.branch = branch
         slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
         x = lam if digits is None else (mp_context(digits + 15).num(fmap.total_rate) if n == 1
                                          else _refine(fmap, lam, digits, lo, hi))
