@@ -295,8 +295,8 @@ def test_one_copy_per_transaction_within_the_simulated_99_percent_interval():
 def test_bad_inputs_and_saturation(capsys):
     """Every setting outside the two routes is refused naming an option; a saturated high class gives probabilities
     (all copies unanswered), no NaN."""
-    for kw, option in ((dict(capacity=8), "--discipline"), (dict(vacation=Exponential(F(1, 100))), "--discipline"), (dict(duplicate_cost=F(1, 2), control="ignore",
-                                                                   thresholds=(1, 2)), "--duplicate-cost"),
+    for kw, option in ((dict(capacity=8), "--discipline"), (dict(vacation=Exponential(F(1, 100))), "--discipline"),
+                       (dict(duplicate_cost=F(1, 2), control="ignore", thresholds=(1, 2)), "--duplicate-cost"),
                        (dict(service=Deterministic(F(1, 10)), service_non_invite=None), "--service"),
                        (dict(control="ignore", thresholds=(1, 3), service_non_invite=Erlang(2, F(1, 20))),
                         "--service-non-invite")):

@@ -9,8 +9,8 @@ in the server), so p is common and only each flow's sojourn law F_i differs. Bel
 L the low one (INVITE), B_c the service laws (transforms B_c(s)), rho_c = Lambda_c E[B_c], rho = rho_H + rho_L.
 
 **Route (a): no control, no capacity** -- the M/G/1 queue with two classes and non-preemptive priority
-(Kesten and Runnenburg 1957; Kleinrock, Queueing Systems vol. 2, section 3.7; Takagi, Queueing Analysis vol. 1,
-section 3.5). The waiting-time transforms::
+(Kesten and Runnenburg 1957; Kleinrock, Queueing Systems vol. 2, chapter 3, head-of-the-line priorities; Takagi,
+Queueing Analysis vol. 1, chapter 3). The waiting-time transforms::
 
     W_H(s) = [(1 - rho) s + Lambda_L (1 - B_L(s))] / [s - Lambda_H + Lambda_H B_H(s)]                   (P1)
     W_L(s) = (1 - rho) sigma(s) / [s - Lambda_L + Lambda_L B_L(sigma(s))],
@@ -106,10 +106,11 @@ def _num(ctx, x):
 
 def busy_period_lst(law, rate, ctx, s):
     """G(s), the transform of the M/G/1 busy period with arrival rate ``rate`` and service ``law``, at the nodes
-    ``s`` (1-d array, Re s > 0): the root of G = B(s + Lambda - Lambda G) with |G| <= 1 (Takacs 1962; Kleinrock vol. 1,
-    eq. (5.137)), by two fixed-point steps from G = 0 (in mpmath: from the float64 root) and Newton's method on G - B(s + Lambda (1 - G)), whose
-    derivative 1 + Lambda B'(sigma) stays away from 0 (|Lambda B'(sigma)| <= Lambda E[B] < 1 for Re sigma >= 0), to
-    1e-15 (float64) or 10^-(dps - 5) absolute. Inside ``with ctx`` for mpmath."""
+    ``s`` (1-d array, Re s > 0): the root of G = B(s + Lambda - Lambda G) with |G| <= 1 (Takacs' equation; Kleinrock,
+    Queueing Systems vol. 1, section 5.8), by two fixed-point steps from G = 0 (in mpmath: from the float64 root) and
+    Newton's method on G - B(s + Lambda (1 - G)), whose derivative 1 + Lambda B'(sigma) stays away from 0
+    (|Lambda B'(sigma)| <= Lambda E[B] < 1 for Re sigma >= 0), to 1e-15 (float64) or 10^-(dps - 5) absolute. Inside
+    ``with ctx`` for mpmath."""
     lam = _num(ctx, rate)
     s = np.asarray(s)
     if ctx.is_float64:

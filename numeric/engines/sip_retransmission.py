@@ -117,8 +117,9 @@ outer fixed point (F2) is unchanged. Without control the inner equation w = shar
 (share increases with w; past saturation the non-INVITE flow is answered with few copies or collapsed with all of
 them): :meth:`_Map._priority_share` brackets them on a grid and :func:`solve` collects the fixed points on the
 largest and on the smallest root (:meth:`_Map.branches`); under control the root is found by the secant method
-from the transactions' share (:func:`_share_secant`, the Illinois method on [0, 1] if it fails). The rest (capacity, vacation, duplicate cost, kinked laws, non-exponential
-laws under control) is refused by :func:`check_supported` naming the option.
+from the transactions' share (:func:`_share_secant`, the Illinois method on [0, 1] if it fails). The rest
+(capacity, vacation, duplicate cost, kinked laws, non-exponential laws under control) is refused by
+:func:`check_supported` naming the option.
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
@@ -756,7 +757,8 @@ class _Map:
         ``--discipline priority``) or None."""
         if self.model.duplicate_cost != 1:
             return "delta"
-        if len(self.flows) > 1 and (_priority(self.model) or getattr(self.model, "service_non_invite", None) is not None):
+        per_flow = getattr(self.model, "service_non_invite", None) is not None
+        if len(self.flows) > 1 and (_priority(self.model) or per_flow):
             return "share"  # priority: the class rates w lambda, (1 - w) lambda matter even with one law
         return None
 
@@ -1061,8 +1063,8 @@ def _measures(fmap, lam, digits):
     out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
     if _priority(model) and s.share is not None:
         name = fmap.flows[0][0]
-        notes = list(notes) + [f"--discipline priority: at offered rate {float(lam):.6g} the {name} flow's share of the "
-                               f"admitted copies is w = {float(s.share):.6g} (the inner unknown)"]
+        notes = list(notes) + [f"--discipline priority: at offered rate {float(lam):.6g} the {name} flow's share of "
+                               f"the admitted copies is w = {float(s.share):.6g} (the inner unknown)"]
         if s.saturated or (s.utilization == 1 and model.control is Control.NONE):
             who = "no flow" if s.saturated else "only the non-invite flow"
             notes.append(f"--discipline priority: at offered rate {float(lam):.6g} the server is saturated and "
@@ -1107,9 +1109,9 @@ def check_supported(model):
                              "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
 
 
-_PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation or a --duplicate-cost below 1, for --control none "
-                      "(smooth laws: the M/G/1 priority queue) and --control ignore/503 (exponential laws: the control "
-                      "chain with priority); --discipline fifo computes the rest")
+_PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation or a --duplicate-cost below 1, for "
+                      "--control none (smooth laws: the M/G/1 priority queue) and --control ignore/503 (exponential "
+                      "laws: the control chain with priority); --discipline fifo computes the rest")
 
 
 def _check_priority(model):
@@ -1121,8 +1123,8 @@ def _check_priority(model):
     from qderive.symbolic.laws.gamma import Exponential
 
     if model.duplicate_cost != 1:
-        raise ParameterError("--duplicate-cost", f"below 1 with --discipline priority is not computed ({_PRIORITY_COMPUTED})",
-                             decimal_text(model.duplicate_cost))
+        raise ParameterError("--duplicate-cost", f"below 1 with --discipline priority is not computed "
+                             f"({_PRIORITY_COMPUTED})", decimal_text(model.duplicate_cost))
     for option, value in (("--capacity", model.capacity), ("--vacation", getattr(model, "vacation", None))):
         if value is not None:
             raise ParameterError("--discipline", f"priority with {option} is not computed ({_PRIORITY_COMPUTED})",
