@@ -48,7 +48,6 @@ the mixture of first copies and duplicates of ``--duplicate-cost`` c < 1 (:class
 from __future__ import annotations
 
 import json
-import math
 import types
 from fractions import Fraction
 
@@ -180,27 +179,8 @@ class ControlServer:
             setup, why_not = (None, "") if smooth else FW.lattice_setup(base.service, None)
             return ResponseLaw("sojourn", w.transform("sojourn"), w.p_zero("sojourn"), w.moment_values("sojourn"),
                                smooth, why_not or why, None if setup is None else FW.lattice_tails(w, setup, "sojourn"))
-        wait_transform, wait_moments = w.transform("wait"), w.moment_values("wait")
+        from .mixture_sojourn import plus_own
 
-        def transform(ctx):
-            f = wait_transform(ctx)
-
-            def at(s):
-                z = np.asarray(s).ravel()
-                if ctx.is_float64:
-                    b = FW._lst_at(own, FLOAT64, z.astype(complex), float(self.lam))[0]
-                    return (f(z) * b).reshape(np.shape(s))
-                with ctx:
-                    b = FW._lst_at(own, ctx, z, ctx.num(self.lam))[0]
-                    return (f(z) * b).reshape(np.shape(s))
-            return at
-
-        def moments(k, digits):
-            """E (W + B_own)^j = sum_i C(j, i) E W^i E B_own^{j-i}, j = 1..k (W and B_own independent)."""
-            mw = [1] + list(wait_moments(k, digits))
-            mb = [Fraction(own.moment(i)) for i in range(k + 1)]
-            num = float if digits is None else mp_context(digits + 10).num
-            return [sum(math.comb(j, i) * mw[i] * num(mb[j - i]) for i in range(j + 1)) for j in range(1, k + 1)]
-
-        return ResponseLaw("sojourn", transform, w.p_zero("sojourn"), moments, smooth, why, None)
+        wait = ResponseLaw("wait", w.transform("wait"), w.p_zero("wait"), w.moment_values("wait"), smooth, why)
+        return plus_own(wait, own, self.lam, smooth, why)
 

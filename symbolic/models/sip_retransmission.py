@@ -42,8 +42,9 @@ one while the server serves *or is on vacation*, so ``capacity`` K leaves K - 1 
 vacation (the waiting room r = K - 1 of the thesis's M/G/1/r), and N also falls at a vacation's end with copies
 waiting (one moves to the server): the control returns to normal whenever N falls to L (a departure or a
 vacation's end). Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting place),
-and, under control, L = H - 1 and c = 1 (the analytic server is then exactly M/G/1/H with the vacations; the
-simulator runs any L).
+and, under control, L = H - 1 (the analytic server is then exactly M/G/1/H with the vacations; the simulator
+runs any L); a duplicate cost c < 1 or a service law per flow makes that server's service a mixture
+(:mod:`qderive.numeric.engines.mixture_sojourn`).
 
 The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
@@ -293,14 +294,13 @@ class SipRetransmissionModel(Model):
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
             _limits.check("threshold", H, "the control chain has about 2H states")
-            from ..laws.deterministic import Deterministic
+        from ..laws.deterministic import Deterministic
 
-            if isinstance(self.service, Deterministic) and c != 1:
-                # a general law: the engine's departure-epoch chain with the mixture service (B, c B)
-                raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} and a constant "
-                                     "--service is not computed (the service is then the mixture of the constants "
-                                     "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
-                                     "erlang works); the simulator runs it", decimal_text(c))
+        if isinstance(self.service, Deterministic) and c != 1:
+            # the engine's servers with the mixture service (B, c B): every room and control
+            raise ParameterError("duplicate_cost", "below 1 with a constant --service is not computed (the service is "
+                                 "then the mixture of the constants D and c D: kinks at all their sums, no exact "
+                                 "tails; a smooth law such as erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
         if self.rate > Fraction(10) ** 300:  # the scan runs in float64
             raise ParameterError("rate", "must be at most 1e300 (the fixed point is scanned in float64)",
@@ -361,7 +361,7 @@ class SipRetransmissionModel(Model):
 
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
-        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L = H - 1 and c = 1."""
+        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L = H - 1."""
         V = self.vacation
         if V is None:
             if self.vacation_policy is VacationPolicy.SINGLE:
@@ -389,10 +389,6 @@ class SipRetransmissionModel(Model):
                                      "not computed (the state (N = H, normal), left to overload by an arrival or to "
                                      "H - 1 by a departure, makes the mode a race that no model of the project has); "
                                      "give L = H - 1 (then the server is exactly M/G/1/H with vacations)", f"{L},{H}")
-        if self.duplicate_cost != 1:
-            raise ParameterError("duplicate_cost", "below 1 with --vacation is not computed (the M/G/1(/K) server "
-                                 "with vacations would need the mixture law of first copies and duplicates); the "
-                                 "simulator runs it", decimal_text(self.duplicate_cost))
 
     @property
     def timer(self):
