@@ -47,8 +47,6 @@ the mixture of first copies and duplicates of ``--duplicate-cost`` c < 1 (:class
 
 from __future__ import annotations
 
-import json
-import types
 from fractions import Fraction
 
 import numpy as np
@@ -164,23 +162,18 @@ class ControlServer:
 
     def _sojourn(self) -> ResponseLaw:
         """The admitted first copy's sojourn W + B_own (item 3): the finite room's wait law with the injected
-        start; its own tails (the lattice sums) for a constant service, else the transform (smooth laws)."""
-        from qderive.symbolic.cache import cached
-
-        from .vacation_wait import _smooth
+        start; its own tails (the lattice sums) for a constant service, else the transform (smooth laws); an own law
+        other than the service by :func:`~qderive.numeric.engines.mixture_sojourn.plus_own`."""
+        from .mixture_sojourn import plus_own, smooth_laws
 
         base, own = self.base, self.own
-        # a mixture of scaled copies of B is smooth exactly when B is: the key of the finite room's own check
-        laws = {"service": own.spec_text(), "vacation": None}
-        smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
-                             lambda: _smooth(types.SimpleNamespace(service=own, vacation=None)))
+        # a mixture of scaled copies of B is smooth exactly when B is (the finite room's check, kept per process)
+        smooth, why = smooth_laws((own,))
         w = self.wait
         if self.own is self.service:
             setup, why_not = (None, "") if smooth else FW.lattice_setup(base.service, None)
             return ResponseLaw("sojourn", w.transform("sojourn"), w.p_zero("sojourn"), w.moment_values("sojourn"),
                                smooth, why_not or why, None if setup is None else FW.lattice_tails(w, setup, "sojourn"))
-        from .mixture_sojourn import plus_own
-
         wait = ResponseLaw("wait", w.transform("wait"), w.p_zero("wait"), w.moment_values("wait"), smooth, why)
         return plus_own(wait, own, self.lam, smooth, why)
 

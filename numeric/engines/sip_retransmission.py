@@ -39,6 +39,8 @@ difference). Given lambda the server is an existing qderive model:
 * ``--vacation V`` (``--vacation-policy multiple|single``): the same ``vacation-infinite`` /
   ``vacation-finite`` servers with the vacations, and under control (L = H - 1 only) ``vacation-finite`` with
   r = H - 1 for every service law (:meth:`Server._finite_control`: the mode stays invisible with vacations).
+* a duplicate cost c < 1 or a service law per flow: the same rooms with a mixture service (*The mixture server*
+  below).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
@@ -66,16 +68,34 @@ behind its first admitted copy, so the response is the completion of the first a
 (The product form prod_k [p + (1 - p) F(t - tau_k)] would let a later copy answer before the first
 admitted one, which FIFO excludes; it is not used.)
 
-**Duplicate cost** c < 1 (``--control ignore|503``): a copy that is not its transaction's first admitted
-copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
-probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu; for a general
-law the mixture "B with probability 1 - delta, c B with probability delta",
-:class:`qderive.symbolic.laws.mixture.Mixture`, in the departure-epoch chain, the sojourn the wait of that
-queue plus the copy's own B; a constant B is refused: the mixture of D and c D has no exact tails), where
-delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
-silent refusal, q under 503: the transactions whose copy 0 is admitted; the admitted copies per transaction are
-q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
-lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+**Duplicate cost** c < 1: a copy that is not its transaction's first admitted copy costs c B, so the server's
+service is the mixture "B with probability 1 - delta, c B with probability delta"
+(:class:`qderive.symbolic.laws.mixture.Mixture`) while the first admitted copy (the tagged one: its completion is
+the response) has its own service B, where delta = 1 - f / (q E[copies]) is the fraction of admitted copies that
+are duplicates (f = 1 - p^n under silent refusal, q under 503: the transactions whose copy 0 is admitted; the
+admitted copies per transaction are q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for
+each lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+
+**The mixture server** (a duplicate cost c < 1, or a service law per flow below). FIFO with single Poisson
+arrivals: the wait of an admitted copy depends only on the state it finds and the copies ahead, so the tagged
+copy's sojourn is W_M + B_own, W_M the wait of the queue with the mixture service and B_own its own law,
+independent (:mod:`qderive.numeric.engines.mixture_sojourn`, (S1): one helper, :class:`MixtureServer`, over the
+rooms; :meth:`Server._mixture`). The routes:
+
+* ``--control none``: the infinite room (M/G/1 with the mixture and the vacations: the Pollaczek-Khinchine form
+  compiled once with the mixture's weights as arguments), or with ``--capacity K`` the finite room (M/G/1/K with
+  the mixture and the vacations, r = K - 1; p its loss probability);
+* ``--control ignore|503`` without vacations: exponential laws, the control chain with a phase per law (rates
+  1/E[B] and 1/(c E[B]), or one per flow; the tagged copy's first service at its own rate, ``tagged_chain``'s
+  ``first_rate``; uniformization tails); other smooth laws, the departure-epoch chain of
+  :mod:`qderive.numeric.engines.sip_control` with the mixture service (any L < H);
+* ``--control ignore|503`` with vacations (L = H - 1): the finite room with K = H (the mode is invisible:
+  :meth:`Server._finite_control`) with the mixture service.
+
+Every route but the exponential chain inverts W_M(s) B_own(s) (Euler): the laws and the vacation must be smooth.
+Refused with the reason (:func:`check_supported`, the model's validation): a constant service with c < 1 or with two
+service laws (the mixture of constants has kinks at all their sums), another law or a vacation law with kinks in a
+mixture route, c < 1 together with two service laws (two inner unknowns), L <= H - 2 with vacations.
 
 **Two flows** (``--rate-non-invite`` lambda_2 > 0; the two-flow server of seed 001, INVITE and non-INVITE requests
 in one FIFO server): flow 1 is ``--rate`` lambda_1 with ``--method``'s copy instants, flow 2 the other method's
@@ -96,11 +116,8 @@ probabilities. Priority of one flow (seed 001's non-INVITE-first algorithm) is n
 the mixture service "B_1 with probability w, B_2 with probability 1 - w"
 (:class:`qderive.symbolic.laws.mixture.LawMixture`), w = lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] the share
 of flow 1 in the admitted copies (q cancels), an inner unknown solved for each lambda as delta is
-(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn, transform
-W(s) B_i(s) with W the mixture queue's wait (Pollaczek-Khinchine, :func:`_mixture_wait_evaluator`; control none
-without capacity, smooth laws), or for exponential laws under control the chain with a phase per flow and the
-tagged copy's first service at its own rate (:func:`tagged_chain` ``first_rate``); so each flow has its own F_i
-in (C), (T), (S). Other settings are refused by :func:`check_supported`.
+(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn W_M + B_i (the mixture
+server above, every room and control), so each flow has its own F_i in (C), (T), (S).
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
