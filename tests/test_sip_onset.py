@@ -143,7 +143,7 @@ def test_size_collapse_onset_cli(capsys):
 
 
 @pytest.mark.parametrize("argv, option", [(["--max-load", "0"], "--max-load"), (["--max-load", "1000"], "--max-load"),
-                                          (["--duplicate-cost", "0.5"], "--duplicate-cost"),
+                                          (["--duplicate-cost", "0.5", "--run-length", "100"], "--duplicate-cost"),
                                           (["--control", "ignore", "--thresholds", "4,5", "--duplicate-cost", "0.5",
                                             "--run-length", "100"], "--duplicate-cost"),
                                           (["--run-length", "0"], "--run-length"),

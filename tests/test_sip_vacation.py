@@ -129,8 +129,9 @@ def test_cli_goodput_against_fuhrmann_cooper(capsys):
     (["--vacation", "exp:mean=0.1", "--capacity", "1"], "--vacation"),
     (["--vacation", "exp:mean=0.1", "--control", "503", "--thresholds", "0,5"], "--thresholds"),  # L = 0, multiple
     (["--vacation", "exp:mean=0.1", "--control", "ignore", "--thresholds", "0,1"], "--vacation"),
-    (["--vacation", "exp:mean=0.1", "--duplicate-cost", "0.5", "--control", "ignore", "--thresholds", "4,5"],
-     "--duplicate-cost"),
+    (["--vacation", "exp:mean=0.1", "--duplicate-cost", "0.5", "--control", "ignore", "--thresholds", "0,5"],
+     "--thresholds"),  # L = 0 with multiple vacations, also with c < 1 (c < 1 is computed otherwise:
+    # tests/test_sip_mixture_routes.py)
     (["--vacation", "exp:mean=1e-300"], "--vacation"),  # outside 1e-6..100 E[B]
     (["--vacation", "det:mean=0.05"], "--vacation"),  # a kinked vacation law: no tails fast enough for the scan
 ])

@@ -84,9 +84,6 @@ service, constant vacation) within 2e-41 and 1e-61.
 
 from __future__ import annotations
 
-import json
-import math
-import types
 from fractions import Fraction
 
 import numpy as np
@@ -277,46 +274,22 @@ class ControlServer:
 
     def _sojourn(self) -> ResponseLaw:
         """The admitted first copy's sojourn W + B_own (item 3): the finite room's wait law with the injected
-        start; its own tails (the lattice sums) for a constant service, else the transform (smooth laws). With
-        vacations: the finite room's own choice of tails (:func:`~.vacation_finite_wait.response_laws` over the
+        start; its own tails (the lattice sums) for a constant service, else the transform (smooth laws); an own law
+        other than the service by :func:`~qderive.numeric.engines.mixture_sojourn.plus_own`. With vacations
+        (own = service): the finite room's own choice of tails (:func:`~.vacation_finite_wait.response_laws` over the
         injected wait law: lattice sums, the phase-type service's sums with constant vacations, or the transform)."""
-        from qderive.symbolic.cache import cached
-
-        from .vacation_wait import _smooth
+        from .mixture_sojourn import plus_own, smooth_laws
 
         base, own = self.base, self.own
         if self.vacation is not None:
             return FW.response_laws(base, self.wait)["sojourn"]
-        # a mixture of scaled copies of B is smooth exactly when B is: the key of the finite room's own check
-        laws = {"service": own.spec_text(), "vacation": None}
-        smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
-                             lambda: _smooth(types.SimpleNamespace(service=own, vacation=None)))
+        # a mixture of scaled copies of B is smooth exactly when B is (the finite room's check, kept per process)
+        smooth, why = smooth_laws((own,))
         w = self.wait
         if self.own is self.service:
             setup, why_not = (None, "") if smooth else FW.lattice_setup(base.service, None)
             return ResponseLaw("sojourn", w.transform("sojourn"), w.p_zero("sojourn"), w.moment_values("sojourn"),
                                smooth, why_not or why, None if setup is None else FW.lattice_tails(w, setup, "sojourn"))
-        wait_transform, wait_moments = w.transform("wait"), w.moment_values("wait")
-
-        def transform(ctx):
-            f = wait_transform(ctx)
-
-            def at(s):
-                z = np.asarray(s).ravel()
-                if ctx.is_float64:
-                    b = FW._lst_at(own, FLOAT64, z.astype(complex), float(self.lam))[0]
-                    return (f(z) * b).reshape(np.shape(s))
-                with ctx:
-                    b = FW._lst_at(own, ctx, z, ctx.num(self.lam))[0]
-                    return (f(z) * b).reshape(np.shape(s))
-            return at
-
-        def moments(k, digits):
-            """E (W + B_own)^j = sum_i C(j, i) E W^i E B_own^{j-i}, j = 1..k (W and B_own independent)."""
-            mw = [1] + list(wait_moments(k, digits))
-            mb = [Fraction(own.moment(i)) for i in range(k + 1)]
-            num = float if digits is None else mp_context(digits + 10).num
-            return [sum(math.comb(j, i) * mw[i] * num(mb[j - i]) for i in range(j + 1)) for j in range(1, k + 1)]
-
-        return ResponseLaw("sojourn", transform, w.p_zero("sojourn"), moments, smooth, why, None)
+        wait = ResponseLaw("wait", w.transform("wait"), w.p_zero("wait"), w.moment_values("wait"), smooth, why)
+        return plus_own(wait, own, self.lam, smooth, why)
 

@@ -42,6 +42,8 @@ difference). Given lambda the server is an existing qderive model:
   L <= H - 2 the departure-epoch chain extended to the period ends, a vacation as the service of a phantom copy
   (:mod:`qderive.numeric.engines.sip_control` item 4, :meth:`Server._general_control`; L = 0 is refused with
   multiple vacations: N >= 1 always, the overload would never end).
+* a duplicate cost c < 1 or a service law per flow: the same rooms with a mixture service (*The mixture server*
+  below).
 
 **The copies of one transaction** (copy instants tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout;
 p = P(refused), F(t) = P(R_copy > t) for an admitted copy). FIFO: a later copy of a transaction queues
@@ -69,16 +71,34 @@ behind its first admitted copy, so the response is the completion of the first a
 (The product form prod_k [p + (1 - p) F(t - tau_k)] would let a later copy answer before the first
 admitted one, which FIFO excludes; it is not used.)
 
-**Duplicate cost** c < 1 (``--control ignore|503``): a copy that is not its transaction's first admitted
-copy costs c B, so the server's service is the mixture "rate mu with probability 1 - delta, rate mu / c with
-probability delta" (two phases in the chain; the first admitted copy's own service is at rate mu; for a general
-law the mixture "B with probability 1 - delta, c B with probability delta",
-:class:`qderive.symbolic.laws.mixture.Mixture`, in the departure-epoch chain, the sojourn the wait of that
-queue plus the copy's own B; a constant B is refused: the mixture of D and c D has no exact tails), where
-delta = 1 - f / (q E[copies]) is the fraction of admitted copies that are duplicates (f = 1 - p^n under
-silent refusal, q under 503: the transactions whose copy 0 is admitted; the admitted copies per transaction are
-q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for each
-lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+**Duplicate cost** c < 1: a copy that is not its transaction's first admitted copy costs c B, so the server's
+service is the mixture "B with probability 1 - delta, c B with probability delta"
+(:class:`qderive.symbolic.laws.mixture.Mixture`) while the first admitted copy (the tagged one: its completion is
+the response) has its own service B, where delta = 1 - f / (q E[copies]) is the fraction of admitted copies that
+are duplicates (f = 1 - p^n under silent refusal, q under 503: the transactions whose copy 0 is admitted; the
+admitted copies per transaction are q E[copies] = q + q^2 sum_k F(tau_k) under 503). delta is a second unknown: for
+each lambda it is the root of D(lambda, delta) = delta (D decreases in delta), found by the Illinois method.
+
+**The mixture server** (a duplicate cost c < 1, or a service law per flow below). FIFO with single Poisson
+arrivals: the wait of an admitted copy depends only on the state it finds and the copies ahead, so the tagged
+copy's sojourn is W_M + B_own, W_M the wait of the queue with the mixture service and B_own its own law,
+independent (:mod:`qderive.numeric.engines.mixture_sojourn`, (S1): one helper, :class:`MixtureServer`, over the
+rooms; :meth:`Server._mixture`). The routes:
+
+* ``--control none``: the infinite room (M/G/1 with the mixture and the vacations: the Pollaczek-Khinchine form
+  compiled once with the mixture's weights as arguments), or with ``--capacity K`` the finite room (M/G/1/K with
+  the mixture and the vacations, r = K - 1; p its loss probability);
+* ``--control ignore|503`` without vacations: exponential laws, the control chain with a phase per law (rates
+  1/E[B] and 1/(c E[B]), or one per flow; the tagged copy's first service at its own rate, ``tagged_chain``'s
+  ``first_rate``; uniformization tails); other smooth laws, the departure-epoch chain of
+  :mod:`qderive.numeric.engines.sip_control` with the mixture service (any L < H);
+* ``--control ignore|503`` with vacations (L = H - 1): the finite room with K = H (the mode is invisible:
+  :meth:`Server._finite_control`) with the mixture service.
+
+Every route but the exponential chain inverts W_M(s) B_own(s) (Euler): the laws and the vacation must be smooth.
+Refused with the reason (:func:`check_supported`, the model's validation): a constant service with c < 1 or with two
+service laws (the mixture of constants has kinks at all their sums), another law or a vacation law with kinks in a
+mixture route, c < 1 together with two service laws (two inner unknowns), L <= H - 2 with vacations.
 
 **Two flows** (``--rate-non-invite`` lambda_2 > 0; the two-flow server of seed 001, INVITE and non-INVITE requests
 in one FIFO server): flow 1 is ``--rate`` lambda_1 with ``--method``'s copy instants, flow 2 the other method's
@@ -99,11 +119,8 @@ probabilities. The server is FIFO unless ``--discipline priority`` (below).
 the mixture service "B_1 with probability w, B_2 with probability 1 - w"
 (:class:`qderive.symbolic.laws.mixture.LawMixture`), w = lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] the share
 of flow 1 in the admitted copies (q cancels), an inner unknown solved for each lambda as delta is
-(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn, transform
-W(s) B_i(s) with W the mixture queue's wait (Pollaczek-Khinchine, :func:`_mixture_wait_evaluator`; control none
-without capacity, smooth laws), or for exponential laws under control the chain with a phase per flow and the
-tagged copy's first service at its own rate (:func:`tagged_chain` ``first_rate``); so each flow has its own F_i
-in (C), (T), (S). Other settings are refused by :func:`check_supported`.
+(:meth:`_Map._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn W_M + B_i (the mixture
+server above, every room and control), so each flow has its own F_i in (C), (T), (S).
 
 **Priority to non-INVITE copies** (``--discipline priority``, seed 001's algorithm 2: non-preemptive, arrival order
 within a flow, in every mode; :mod:`qderive.numeric.engines.sip_priority`). The class rates w lambda and
@@ -150,6 +167,7 @@ from ..kernels.chains import gth_stationary
 from ..kernels.inversion import euler_inversion, euler_parameters
 from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
 from .base import Engine, Trouble
+from .mixture_sojourn import MixtureServer, Room, smooth_laws
 
 __all__ = ["SipEngine", "Server", "copy_fates", "solve", "control_chain", "check_supported"]
 
@@ -270,47 +288,62 @@ class Server:
 
         self.model, self.lam, self.delta, self.share = model, lam, delta, share
         self.saturated = False
-        self.base = self.chain = self.general = None
+        self.base = self.chain = self.general = self.mixed = None
         #: a service law per flow (``service_non_invite``): (B_1, B_2) of the flows, the server's service their
         #: mixture "B_1 with probability w = ``share``, B_2 with 1 - w" and ``flow_laws`` each flow's sojourn law
         self.flow_services = model.flow_services() if share is not None else None
         self.flow_laws = None
         self.service = model.service
+        #: the admitted first copy's own service law(s) when the server's service is a mixture (module docstring,
+        #: *Duplicate cost*, *A service law per flow*), else None
+        self.owns = None
         if share is not None:
             from qderive.symbolic.laws.mixture import LawMixture
 
             self.service = LawMixture.of(*self.flow_services, share)
+            self.owns = self.flow_services
+        elif delta != 0:
+            from qderive.symbolic.laws.mixture import Mixture
+
+            self.service = Mixture.of(model.service, model.duplicate_cost, delta)
+            self.owns = (model.service,)
         self.utilization = None
         if _priority(model):
             self._priority()
             return
         control = model.control
         vacation, policy = getattr(model, "vacation", None), getattr(model, "vacation_policy", None)
+        policy = policy or VacationPolicy.MULTIPLE
         if control is Control.NONE and model.capacity is None:
             if lam * self.service.moment(1) >= 1:
                 self.saturated = True
                 return
-            self.base = VacationQueue(lam, Constant(1), self.service, vacation, policy or VacationPolicy.MULTIPLE)
+            if self.owns is not None:
+                self._mixture(Room.INFINITE, vacation=vacation, policy=policy)
+                return
+            self.base = VacationQueue(lam, Constant(1), self.service, vacation, policy)
             from .vacation_wait import response_laws
         elif control is Control.NONE:
+            if self.owns is not None:
+                self._mixture(Room.FINITE, places=model.capacity, vacation=vacation, policy=policy)
+                return
             self.base = FiniteVacationQueue(lam, Constant(1), model.service, vacation, model.capacity - 1,
-                                            Admission.PARTIAL, policy or VacationPolicy.MULTIPLE)
+                                            Admission.PARTIAL, policy)
             from .vacation_finite_wait import response_laws
         elif vacation is not None:  # with vacations: M/G/1/H with them for L = H - 1, else the chain with vacations
             L, H = model.thresholds
-            if L == H - 1 and self.finite_room:
+            if self.owns is not None:
+                if L == H - 1:
+                    self._mixture(Room.FINITE, places=H, vacation=vacation, policy=policy)
+                else:
+                    self._mixture(Room.CONTROL, thresholds=(L, H), vacation=vacation, policy=policy)
+            elif L == H - 1 and self.finite_room:
                 self._finite_control(L, H)
             else:
                 self._general_control(L, H)
             return
         else:
             self._control()
-            return
-        if share is not None and self.base.name == "vacation-infinite":
-            # the wait compiled once per pair of laws with w an argument (a compiled form per w would fill the cache)
-            wait = _mixture_wait(*self.flow_services, lam, share)
-            self.law = None
-            self.flow_laws = tuple(_flow_sojourn(wait, law) for law in self.flow_services)
             return
         self.law = response_laws(self.base)["sojourn"]
         self._check_tails()
@@ -352,6 +385,20 @@ class Server:
         out[lo] = phase_type_laws_of(SP.tagged_low(L, H, values, self.pi))
         self.flow_laws = tuple(out)
 
+    def _mixture(self, room, **where):
+        """The server whose service is the mixture :attr:`service` and whose tagged copy has its own law(s)
+        :attr:`owns`: the sojourn W_M + B_own in the room ``room``
+        (:class:`~qderive.numeric.engines.mixture_sojourn.MixtureServer`; the control room keeps its
+        :class:`~qderive.numeric.engines.sip_control.ControlServer` as :attr:`general`)."""
+        self.mixed = MixtureServer(room, self.lam, self.service, self.owns, **where)
+        self.general = self.mixed.control
+        self.law = self.mixed.laws[0]
+        if self.share is not None:
+            self.flow_laws = self.mixed.laws
+        if not self.law.smooth:  # refused earlier by check_supported, which names the option
+            raise ParameterError("--service", f"has no smooth density here ({self.law.why_not_smooth}): the mixture "
+                                 "queue's wait is inverted, for smooth laws only", self.model.service.spec_text())
+
     def _check_tails(self):
         """Refuse a sojourn law with neither a smooth transform nor tails of its own, naming the option at fault (the
         vacation's when a vacation law is given and the service alone would do)."""
@@ -381,12 +428,11 @@ class Server:
 
         model = self.model
         L, H = model.thresholds
-        if self.share is not None and not all(isinstance(B, Exponential) for B in self.flow_services):
-            raise ParameterError("--service-non-invite", f"with --control {model.control.value} is computed for "
-                                 "exponential --service and --service-non-invite only (the control chain with a phase "
-                                 "per flow); the simulator runs other laws", model.service_non_invite.spec_text())
-        if not (isinstance(model.service, Exponential) and self.exponential_chain):
-            if L == H - 1 and self.delta == 0 and self.finite_room:
+        laws = self.flow_services if self.share is not None else (model.service,)
+        if not (all(isinstance(B, Exponential) for B in laws) and self.exponential_chain):
+            if self.owns is not None:  # the mixture service (duplicate cost, a law per flow): any L < H
+                self._mixture(Room.CONTROL, thresholds=(L, H))
+            elif L == H - 1 and self.finite_room:
                 self._finite_control(L, H)
             else:
                 self._general_control(L, H)
@@ -418,20 +464,13 @@ class Server:
     def _general_control(self, L, H):
         """The control with a general service law and any L < H: the departure-epoch chain of
         :mod:`qderive.numeric.engines.sip_control` (p by PASTA from the refusals per departure interval, the admitted
-        copy's sojourn by the finite room's wait machinery over the normal-mode service starts). With a duplicate
-        cost c < 1 the copies' service is the mixture "B with probability 1 - delta, c B with probability delta"
-        (:class:`qderive.symbolic.laws.mixture.Mixture`), the admitted first copy's own service B."""
+        copy's sojourn by the finite room's wait machinery over the normal-mode service starts). A mixture service
+        (a duplicate cost c < 1, a law per flow) takes :meth:`_mixture` with the control room."""
         from .sip_control import ControlServer
 
         model = self.model
-        service = model.service
-        if self.delta != 0:
-            from qderive.symbolic.laws.mixture import Mixture
-
-            service = Mixture.of(service, model.duplicate_cost, self.delta)
         vacation = getattr(model, "vacation", None)
-        own = service if vacation is not None else model.service  # with vacations c = 1 (the model refuses c < 1)
-        self.general = ControlServer(self.lam, service, L, H, own=own, vacation=vacation,
+        self.general = ControlServer(self.lam, model.service, L, H, vacation=vacation,
                                      policy=getattr(model, "vacation_policy", None))
         self.law = self.general.law
         if not self.law.smooth and self.law.tails is None:
@@ -495,6 +534,8 @@ class Server:
             return ctx.num(0), ctx.num(1), ctx.num(1)
         if self.utilization is not None:  # priority without control: the M/G/1 queue (min(rho, 1))
             return ctx.num(0), ctx.num(1), ctx.num(self.utilization)
+        if self.mixed is not None:
+            return self.mixed.refused(digits)
         if self.general is not None:
             return self.general.refused(ctx)
         if self.base is not None:
@@ -563,70 +604,6 @@ def phase_type_laws_of(chain):
     from .ctmc_wait import phase_type_laws
 
     return phase_type_laws(chain)["sojourn"]
-
-
-@functools.lru_cache(maxsize=16)
-def _mixture_wait_evaluator(first, second):
-    """W(s) of the FIFO M/G/1 queue with the service "``first`` with probability w, ``second`` with 1 - w", compiled
-    once in (s, lambda, w): the one Pollaczek-Khinchine form of :func:`qderive.symbolic.closed_forms.vacation_wait.
-    wait_transform` (no vacations, batches of 1) with the mixture :class:`~qderive.symbolic.laws.mixture.LawMixture`
-    of a symbolic weight w."""
-    from qderive.numeric.compile import cached_evaluator
-
-    def make():
-        import sympy as sp
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.closed_forms import vacation_wait as VW
-        from qderive.symbolic.closed_forms.vacation_infinite import lam
-        from qderive.symbolic.laws.mixture import LawMixture
-
-        w = sp.Symbol("w", positive=True)
-        mix = LawMixture((first, second), (w, 1 - w))
-        return sp.Integer(1) * VW.wait_transform("none", service=mix, batch=Constant(1), rate=lam), (VW.s, lam, w)
-
-    return cached_evaluator(f"sip_mixture_wait::{first.spec_text()}::{second.spec_text()}", make)
-
-
-def _mixture_wait(first, second, lam, share):
-    """The wait law of the mixture queue at copy rate ``lam`` and share w = ``share`` (:func:`_mixture_wait_evaluator`)
-    as a ResponseLaw (its transform only); a law with kinks is refused by :func:`check_supported`."""
-    from qderive.numeric.response import ResponseLaw
-
-    ev = _mixture_wait_evaluator(first, second)
-
-    def transform(ctx):
-        if ctx.is_float64:
-            a, w = float(lam), float(share)
-            return lambda s: ev.numpy(np.asarray(s, dtype=complex), a, w)
-        with ctx:
-            a, w = ctx.num(lam), ctx.num(share)
-        scalar = np.frompyfunc(lambda x: ev.mpmath(x, a, w), 1, 1)
-        return lambda s: scalar(s)
-
-    return ResponseLaw("wait", transform, lambda ctx: ctx.num(0), None, True, "")
-
-
-def _flow_sojourn(wait, service):
-    """The sojourn law of a flow's admitted copy in the FIFO mixture queue: its wait W (the mixture queue's,
-    ``response_laws(...)["wait"]``) plus its own service B_i, independent: transform W(s) B_i(s) (the copy's own
-    service does not depend on the copies ahead of it; ``docs/guides/sip-retransmission.md``, "Two flows")."""
-    from qderive.numeric.response import ResponseLaw
-
-    from .vacation_finite_wait import _lst_at
-
-    def transform(ctx):
-        W = wait.transform(ctx)
-
-        def value(s):
-            z = np.asarray(s)
-            B = _lst_at(service, ctx, z.ravel(), 1)[0]
-            return W(s) * np.reshape(B, z.shape)
-        return value
-
-    def no_moments(k, digits=None):
-        raise NotImplementedError("the flow's sojourn moments are not used")
-
-    return ResponseLaw("sojourn", transform, lambda ctx: ctx.num(0), no_moments, wait.smooth, wait.why_not_smooth)
 
 
 _ABSOLUTE_NOTE = ("the copy sojourn tails P(R_copy > t) come from one Euler inversion of its transform, absolute "
@@ -1073,40 +1050,37 @@ def _measures(fmap, lam, digits):
 
 
 def check_supported(model):
-    """Refuse what the map does not compute: a duplicate cost below 1 without control (the M/G/1(/K) server would
-    need the mixture law of first copies and duplicates); a service law per flow (``service_non_invite``) beyond
-    the infinite room without control (any smooth laws) and the exponential control chain (no capacity, c = 1, no
-    vacations)."""
+    """Refuse what the map does not compute, naming the option: with ``--discipline priority`` what
+    :func:`_check_priority` refuses; a duplicate cost below 1
+    together with a service law per flow (two inner unknowns); and, when the server's service is a mixture (a
+    duplicate cost c < 1, or a service law per flow ``service_non_invite``) outside the exponential control chain
+    (control ignore/503, exponential laws, no vacations), a service or vacation law without a smooth density (the
+    mixture queue's wait of :mod:`~qderive.numeric.engines.mixture_sojourn` is inverted; a constant service is
+    refused by the model already)."""
     if _priority(model):
         _check_priority(model)
     B2 = getattr(model, "service_non_invite", None)
-    if B2 is not None:
-        why = None
-        if model.duplicate_cost != 1:
-            why = "with --duplicate-cost below 1 (two inner unknowns)"
-        elif getattr(model, "vacation", None) is not None:
-            why = "with --vacation"
-        elif model.capacity is not None:
-            why = "with --capacity"
-        if why is None and model.control is Control.NONE:
-            import sympy as sp
+    if B2 is not None and model.duplicate_cost != 1:
+        raise ParameterError("--service-non-invite", "with --duplicate-cost below 1 (two inner unknowns) is not "
+                             "computed: a service law per flow is computed with --duplicate-cost 1 (every room and "
+                             "control); the simulator runs it", B2.spec_text())
+    flows = B2 is not None and bool(getattr(model, "rate_non_invite", 0))
+    if model.duplicate_cost == 1 and not flows:
+        return
+    from qderive.symbolic.laws.gamma import Exponential
 
-            s = sp.Symbol("s")
-            for law, option in ((model.service, "--service"), (B2, "--service-non-invite")):
-                lst = law.lst(s)
-                if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
-                    raise ParameterError(option, "has no smooth density (its transform has exp(-s D) factors): the "
-                                         "mixture queue of the two service laws is computed by inversion, for smooth "
-                                         "laws only (exp, erlang, hyperexp, gamma, ph); the simulator runs it",
-                                         law.spec_text())
-        if why:
-            raise ParameterError("--service-non-invite", f"{why} is not computed: a service law per flow is computed "
-                                 "for the infinite room with --control none (smooth laws) or the exponential control "
-                                 "chain of --control ignore/503; the simulator runs it", B2.spec_text())
-    if model.duplicate_cost != 1 and model.control is Control.NONE:
-        raise ParameterError("--duplicate-cost", "below 1 is computed for --control ignore/503 (the chain with two "
-                             "service phases); without control the M/G/1(/K) server would need the mixture law of "
-                             "first copies and duplicates; the simulator runs it", str(model.duplicate_cost))
+    laws = [("--service", model.service)] + ([("--service-non-invite", B2)] if flows else [])
+    vacation = getattr(model, "vacation", None)
+    if model.control is not Control.NONE and vacation is None and all(isinstance(B, Exponential) for _, B in laws):
+        return  # the control chain with a phase per service law (uniformization)
+    what = "--duplicate-cost below 1" if model.duplicate_cost != 1 else "two service laws (--service-non-invite)"
+    for option, law in laws + ([("--vacation", vacation)] if vacation is not None else []):
+        smooth, _ = smooth_laws((law,))
+        if not smooth:
+            raise ParameterError(option, f"has no smooth density (its transform has exp(-s D) factors): with {what} "
+                                 "the server's service is a mixture whose queue's wait is computed by inversion, for "
+                                 "smooth laws only (exp, erlang, hyperexp, gamma, ph); the simulator runs it",
+                                 law.spec_text())
 
 
 _PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation or a --duplicate-cost below 1, for "
@@ -1118,7 +1092,6 @@ def _check_priority(model):
     """Refuse what the priority server does not compute (:mod:`qderive.numeric.engines.sip_priority`), naming the
     option: a capacity, a vacation, a duplicate cost below 1, a law with kinks without control, a non-exponential
     law under control; H within the limit ``priority_high``."""
-    import sympy as sp
     from qderive.symbolic import limits as _limits
     from qderive.symbolic.laws.gamma import Exponential
 
@@ -1134,12 +1107,11 @@ def _check_priority(model):
         own = name == "non-invite" and model.service_non_invite is not None
         option = "--service-non-invite" if own else "--service"
         if model.control is Control.NONE:
-            s = sp.Symbol("s")
-            lst = law.lst(s)
-            if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
-                raise ParameterError(option, "has no smooth density (its transform has exp(-s D) factors): the "
-                                     "priority queue's sojourn is computed by inversion, for smooth laws only (exp, "
-                                     "erlang, hyperexp, gamma, ph)", law.spec_text())
+            smooth, why = smooth_laws((law,))
+            if not smooth:
+                raise ParameterError(option, f"has no smooth density ({why}): the priority queue's sojourn is "
+                                     "computed by inversion, for smooth laws only (exp, erlang, hyperexp, gamma, ph)",
+                                     law.spec_text())
         elif not isinstance(law, Exponential):
             raise ParameterError(option, f"with --discipline priority and --control {model.control.value} must be "
                                  f"exponential (the control chain with priority has a phase per class; "

@@ -45,8 +45,9 @@ vacation's end). An empty server is on vacation, N = 1 (a departure leaving nobo
 when a single vacation ends with nobody waiting: so under multiple vacations N >= 1 always, and L = 0 would keep
 the overload forever (refused); under single vacations and L = 0 the overload ends with the vacation that
 follows the last departure. Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting
-place), and c = 1 (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
-embedded chain with vacations of :mod:`qderive.numeric.engines.sip_control`).
+place) (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
+embedded chain with vacations of :mod:`qderive.numeric.engines.sip_control`); a duplicate cost c < 1 or a service
+law per flow makes that server's service a mixture (:mod:`qderive.numeric.engines.mixture_sojourn`).
 
 The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
@@ -296,14 +297,13 @@ class SipRetransmissionModel(Model):
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
             _limits.check("threshold", H, "the control chain has about 2H states")
-            from ..laws.deterministic import Deterministic
+        from ..laws.deterministic import Deterministic
 
-            if isinstance(self.service, Deterministic) and c != 1:
-                # a general law: the engine's departure-epoch chain with the mixture service (B, c B)
-                raise ParameterError("duplicate_cost", f"below 1 with --control {self.control.value} and a constant "
-                                     "--service is not computed (the service is then the mixture of the constants "
-                                     "D and c D: kinks at all their sums, no exact tails; a smooth law such as "
-                                     "erlang works); the simulator runs it", decimal_text(c))
+        if isinstance(self.service, Deterministic) and c != 1:
+            # the engine's servers with the mixture service (B, c B): every room and control
+            raise ParameterError("duplicate_cost", "below 1 with a constant --service is not computed (the service is "
+                                 "then the mixture of the constants D and c D: kinks at all their sums, no exact "
+                                 "tails; a smooth law such as erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
         if self.rate > Fraction(10) ** 300:  # the scan runs in float64
             raise ParameterError("rate", "must be at most 1e300 (the fixed point is scanned in float64)",
@@ -364,7 +364,7 @@ class SipRetransmissionModel(Model):
 
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
-        (a waiting room of K - 1 >= 1 places, also during a vacation); c = 1; under control L >= 1 with multiple
+        (a waiting room of K - 1 >= 1 places, also during a vacation); under control L >= 1 with multiple
         vacations (N never falls to 0)."""
         V = self.vacation
         if V is None:
@@ -394,10 +394,6 @@ class SipRetransmissionModel(Model):
                                      "empty server is on vacation) and never falls to 0; give L >= 1, or "
                                      "--vacation-policy single (N = 0 when a vacation ends with nobody waiting)",
                                      f"{L},{H}")
-        if self.duplicate_cost != 1:
-            raise ParameterError("duplicate_cost", "below 1 with --vacation is not computed (the M/G/1(/K) server "
-                                 "with vacations would need the mixture law of first copies and duplicates); the "
-                                 "simulator runs it", decimal_text(self.duplicate_cost))
 
     @property
     def timer(self):
