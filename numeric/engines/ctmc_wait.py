@@ -234,10 +234,11 @@ def _memo(entry):
 # --------------------------------------------------------------------------------------
 
 
-def tagged_two_flow(model, flow: int | None = None) -> TaggedChain:
+def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
     """The tagged message's sojourn chain of a :class:`TwoFlowModel` (module docstring), over the engine's
     state space; the entry weights are pi(x) lambda_c over the admitted arrivals of both classes (of class
-    ``flow`` = 1 or 2 only, when given: that class's admitted messages)."""
+    ``flow`` = 1 or 2 only, when given: that class's admitted messages). ``solve(ctx)``: the engine's solution
+    in ``ctx`` when the caller keeps it (default :func:`qderive.numeric.engines.two_flow.solve`)."""
     from . import two_flow as TF
 
     space = TF.space_of(model)
@@ -281,7 +282,7 @@ def tagged_two_flow(model, flow: int | None = None) -> TaggedChain:
         a_src, a_kind, a_at = a_src[pick], a_kind[pick], a_at[pick]
 
     def entry(ctx):
-        sol = TF.solve(model, ctx)
+        sol = TF.solve(model, ctx) if solve is None else solve(ctx)
         lam = ctx.array([ctx.num(rates[0]), ctx.num(rates[1])])
         w = ctx.zeros(len(levels))
         flow = sol.pi[a_src] * lam[a_kind]

@@ -297,6 +297,13 @@ class Server:
         #: the admitted first copy's own service law(s) when the server's service is a mixture (module docstring,
         #: *Duplicate cost*, *A service law per flow*), else None
         self.owns = None
+        self.utilization = None
+        #: ``--control threshold``: the two-flow server (:class:`~qderive.symbolic.models.two_flow.TwoFlowModel`) at
+        #: the flows' copy rates, and its solutions by context
+        self.two_flow = None
+        if model.control is Control.THRESHOLD:
+            self._threshold()
+            return
         if share is not None:
             from qderive.symbolic.laws.mixture import LawMixture
 
@@ -307,7 +314,6 @@ class Server:
 
             self.service = Mixture.of(model.service, model.duplicate_cost, delta)
             self.owns = (model.service,)
-        self.utilization = None
         if _priority(model):
             self._priority()
             return
@@ -347,6 +353,71 @@ class Server:
             return
         self.law = response_laws(self.base)["sojourn"]
         self._check_tails()
+
+    def _threshold(self):
+        """``--control threshold``: seed 001's two-flow server (model ``two-flow``, :mod:`qderive.numeric.engines.two_flow`)
+        at the class copy rates Lambda_1 = w lambda (``--method``'s flow) and Lambda_2 = (1 - w) lambda (w =
+        ``share``, the offered share)::
+
+            TwoFlowModel(Lambda_INVITE, Lambda_NON_INVITE, 1/E[B_INVITE], 1/E[B_NON_INVITE], L, H, R, algorithm)
+
+        R = ``capacity`` (default H + 1), algorithm FIFO or PRIORITY (seed 001's algorithm 2: non-INVITE first in
+        modes 1 and 2 only) from ``--discipline``. Each flow's admitted copy has the sojourn law of its class
+        (:func:`qderive.numeric.engines.ctmc_wait.tagged_two_flow` with ``flow``: uniformization tails), each flow
+        its own refusal probability p_c = B_c (:meth:`refused_flows`, PASTA, (C.3) of
+        ``docs/theory/other-models.md`` section C)."""
+        from qderive.symbolic.models.two_flow import Algorithm, TwoFlowModel
+
+        from .ctmc_wait import tagged_two_flow
+
+        model = self.model
+        names = [name for name, _, _ in model.flows()]
+        inv = names.index("invite")
+        non = 1 - inv
+        w = self.share if self.share is not None else model.rate / (model.rate + model.rate_non_invite)
+        rates = (self.lam * w, self.lam * (1 - w))
+        laws = model.flow_services()
+        L, H = model.thresholds
+        algorithm = Algorithm.PRIORITY if model.discipline.value == "priority" else Algorithm.FIFO
+        self.two_flow = TwoFlowModel(rates[inv], rates[non], 1 / laws[inv].mean, 1 / laws[non].mean, L, H,
+                                     model.threshold_capacity, algorithm)
+        #: the two-flow class (1 = INVITE, 2 = non-INVITE) of each flow of ``model.flows()``
+        self.classes = (1, 2) if inv == 0 else (2, 1)
+        self._solutions = {}
+        self.flow_laws = tuple(phase_type_laws_of(tagged_two_flow(self.two_flow, c, self._two_flow_solution))
+                               for c in self.classes)
+        self.law = self.flow_laws[0]
+
+    def _two_flow_solution(self, ctx):
+        """The two-flow chain's stationary solution in ``ctx`` (:func:`qderive.numeric.engines.two_flow.solve`),
+        kept per context."""
+        from . import two_flow as TF
+
+        key = "float64" if ctx.is_float64 else ctx.dps
+        if key not in self._solutions:
+            with ctx:
+                self._solutions[key] = TF.solve(self.two_flow, ctx)
+        return self._solutions[key]
+
+    def refused_flows(self, digits):
+        """``--control threshold``: ((p_i, q_i) of each flow of ``model.flows()``, p = the copy-weighted refusal
+        probability (Lambda_1 p_1 + Lambda_2 p_2) / lambda, q = 1 - p, utilization); p_c = B_c of the two-flow
+        server (PASTA: the states refusing class c, (C.3)), q_c the states admitting it (each a sum of positive
+        terms, never 1 - p_c); utilization P(n > 0). None for the other controls (a common p)."""
+        if self.two_flow is None:
+            return None
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        sol = self._two_flow_solution(ctx)
+        with ctx:
+            pq = [(sol.rejection_probability(c), sol._sum(sol.space.accepts(c))) for c in self.classes]
+            if digits is None:
+                pq = [(float(p), float(q)) for p, q in pq]
+            rates = [ctx.num(r) for r in (self.two_flow.arrival_rates[c - 1] for c in self.classes)]
+            total = rates[0] + rates[1]
+            p = (rates[0] * pq[0][0] + rates[1] * pq[1][0]) / total
+            q = (rates[0] * pq[0][1] + rates[1] * pq[1][1]) / total
+            busy = sol._sum(sol.space.length > 0)
+            return pq, p, q, (float(busy) if digits is None else busy)
 
     def _priority(self):
         """``--discipline priority`` (non-INVITE copies first, :mod:`qderive.numeric.engines.sip_priority`): each
@@ -532,6 +603,9 @@ class Server:
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         if self.saturated:
             return ctx.num(0), ctx.num(1), ctx.num(1)
+        if self.two_flow is not None:  # --control threshold: the copy-weighted mean of the flows' p_c
+            _, p, q, busy = self.refused_flows(digits)
+            return p, q, busy
         if self.utilization is not None:  # priority without control: the M/G/1 queue (min(rho, 1))
             return ctx.num(0), ctx.num(1), ctx.num(self.utilization)
         if self.mixed is not None:
@@ -594,7 +668,10 @@ class Server:
 
 
 def _priority(model) -> bool:
-    """True for ``--discipline priority`` with two flows."""
+    """True for ``--discipline priority`` with two flows (the server of :mod:`qderive.numeric.engines.sip_priority`;
+    not under ``--control threshold``, whose two-flow server orders the flows itself)."""
+    if getattr(model, "control", None) is Control.THRESHOLD:
+        return False
     return getattr(getattr(model, "discipline", None), "value", "fifo") == "priority" and bool(
         getattr(model, "rate_non_invite", 0))
 
@@ -692,7 +769,10 @@ class _Map:
         self.model = model
         self.taus = model.copy_times()
         self.timeout = model.timer
-        self.need = _needed(model.control, self.taus, self.timeout)
+        #: the copies' fates follow (C), (T), (J) of this control: ``--control threshold`` answers a refused copy with
+        #: 503 (the semantics of ``503``: copy 0 refused -> rejected, a later refused copy absorbed)
+        self.fate_control = Control.REJECT if model.control is Control.THRESHOLD else model.control
+        self.need = _needed(self.fate_control, self.taus, self.timeout)
         self.servers = {}
         #: (name, lambda_i, copy instants) of each flow (one, or two with ``rate_non_invite``; module docstring, (F2))
         flows = getattr(model, "flows", None)
@@ -735,6 +815,8 @@ class _Map:
         if self.model.duplicate_cost != 1:
             return "delta"
         per_flow = getattr(self.model, "service_non_invite", None) is not None
+        if self.model.control is Control.THRESHOLD:
+            return "share"  # the class rates w lambda, (1 - w) lambda: class-dependent refusal (and priority)
         if len(self.flows) > 1 and (_priority(self.model) or per_flow):
             return "share"  # priority: the class rates w lambda, (1 - w) lambda matter even with one law
         return None
@@ -747,21 +829,24 @@ class _Map:
         p, q, util = s.refused(digits)
         if digits is None:
             p, q = float(p), float(q)
-        need = self.need if not tail_times else _needed(self.model.control, self.taus, self.timeout, tail_times)
+        need = self.need if not tail_times else _needed(self.fate_control, self.taus, self.timeout, tail_times)
         values, notes = s.tails(need, digits)
-        fates = copy_fates(self.model.control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
+        fates = copy_fates(self.fate_control, self.taus, self.timeout, p, q, dict(zip(need, values)), tail_times)
         return p, q, util, fates, notes
 
     def flow_fates(self, s: Server, digits, tail_times=()):
         """(p, q, utilization, [copy_fates(...) of each flow], notes): every flow meets the same server (the same
-        p and F at the total copy rate), each with its own copy instants."""
+        p and F at the total copy rate), each with its own copy instants. ``--control threshold``: each flow its own
+        (p_i, q_i) (:meth:`Server.refused_flows`) and F_i, p the copy-weighted mean."""
         if len(self.flows) == 1:
             p, q, util, fates, notes = self.fates(s, digits, tail_times)
             return p, q, util, [fates], notes
         p, q, util = s.refused(digits)
         if digits is None:
             p, q = float(p), float(q)
-        control = self.model.control
+        per_flow = s.refused_flows(digits)
+        pqs = [(p, q)] * len(self.flows) if per_flow is None else per_flow[0]
+        control = self.fate_control
         need = sorted({t for _, _, taus in self.flows for t in _needed(control, taus, self.timeout, tail_times)})
         if s.flow_laws is None or s.saturated:
             values, notes = s.tails(need, digits)
@@ -772,13 +857,16 @@ class _Map:
                 values, more = s.tails(need, digits, law=law)
                 Fs.append(dict(zip(need, values)))
                 notes += [m for m in more if m not in notes]
-        return p, q, util, [copy_fates(control, taus, self.timeout, p, q, F, tail_times)
-                            for (_, _, taus), F in zip(self.flows, Fs)], notes
+        return p, q, util, [copy_fates(control, taus, self.timeout, pi, qi, F, tail_times)
+                            for (_, _, taus), F, (pi, qi) in zip(self.flows, Fs, pqs)], notes
 
     def invite_share(self, s: Server, digits):
         """w = the share of flow 1 (``--method``'s flow; the INVITE flow by default) in the admitted copies:
         lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] (the admission probability q is common to the flows and
-        cancels; under 503 the admitted copies per transaction are q E_i[copies], as in :meth:`duplicate_fraction`)."""
+        cancels; under 503 the admitted copies per transaction are q E_i[copies], as in :meth:`duplicate_fraction`).
+        ``--control threshold``: q_i differs per flow and does not cancel in an admitted share; w is then defined as
+        the *offered* share Lambda_1 / (Lambda_1 + Lambda_2), the same expression (the two-flow server takes the
+        offered class rates)."""
         flows = self.flow_fates(s, digits)[3]
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         parts = [ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, flows)]
@@ -828,7 +916,10 @@ class _Map:
             a, b, tol = ctx.num(0), ctx.num(1) - mpmath.mpf(end), mpmath.mpf(10) ** -(digits + 3)
         if kind == "share" and _priority(self.model) and self.model.control is Control.NONE:
             return self._priority_share(lam, digits, h, tol)
-        if kind == "share" and _priority(self.model):
+        if kind == "share" and self.model.control is Control.THRESHOLD:
+            end = 2.0**-30  # the two-flow server needs both class rates > 0
+            a, b = (end, 1 - end) if digits is None else (ctx.num(end), 1 - ctx.num(end))
+        if kind == "share" and (_priority(self.model) or self.model.control is Control.THRESHOLD):
             start = self.flows[0][1] / self.total_rate  # flow 1's share of the transactions
             w = _share_secant(h, float(start) if digits is None else ctx.num(start), tol)
             if w is not None:
@@ -1038,6 +1129,12 @@ def _measures(fmap, lam, digits):
     out["residual"] = abs(out["offered_rate"] - rate * mean) / out["offered_rate"]
     out["copy_refusal_probability"] = p
     out["admitted_duplicate_fraction"] = (float(s.delta) if digits is None else ctx.num(s.delta))
+    if s.two_flow is not None:  # --control threshold: the class-dependent refusal
+        pqs = s.refused_flows(None)[0]
+        notes = list(notes) + [f"--control threshold: at offered rate {float(lam):.6g} the copies are refused with "
+                               + ", ".join(f"p_{name} = {pq[0]:.6g}" for (name, _, _), pq in zip(fmap.flows, pqs))
+                               + " (copy_refusal_probability: their copy-weighted mean); the "
+                               f"{fmap.flows[0][0]} flow's offered share w = {float(s.share):.6g}"]
     if _priority(model) and s.share is not None:
         name = fmap.flows[0][0]
         notes = list(notes) + [f"--discipline priority: at offered rate {float(lam):.6g} the {name} flow's share of "

@@ -102,6 +102,9 @@ class Control(enum.Enum):
     #: the same states; a refused copy of a transaction with no admitted copy is answered with 503 (rejected);
     #: a refused retransmission of an admitted transaction is dropped silently
     REJECT = "503"
+    #: seed 001's three-mode server of two flows (model ``two-flow``): mode 1 answers INVITE copies with 503 and
+    #: admits non-INVITE ones, mode 2 refuses every copy (503); class-dependent refusal
+    THRESHOLD = "threshold"
 
 
 class Discipline(enum.Enum):
@@ -235,11 +238,14 @@ class SipRetransmissionModel(Model):
     capacity: int | None = param("K: most copies in the server (waiting + in service); a copy finding K is dropped "
                                  "silently; default unlimited", kind=Kind.INTEGER, default=None, metavar="K",
                                  check=">= 1")
-    control: Control = param("load control: none | ignore (drop silently in overload) | 503 (reject in overload)",
+    control: Control = param("load control: none | ignore (drop silently in overload) | 503 (reject in overload) | "
+                             "threshold (seed 001's two-flow server: INVITE refused with 503 in partial overload, "
+                             "every copy in blocking; two flows, exponential laws)",
                              kind=Kind.CHOICE, choices=Control, default=Control.NONE)
     thresholds: tuple | None = param("L,H: overload from an arrival finding N >= H until a departure leaves L "
                                      "(0 <= L < H, H <= K); required "
-                                     "by --control ignore/503", kind=Kind.INTEGERS, count=2, default=None,
+                                     "by --control ignore/503; with --control threshold seed 001's L,H of model "
+                                     "two-flow (1 <= L < H)", kind=Kind.INTEGERS, count=2, default=None,
                                      metavar="L,H")
     duplicate_cost: object = param("c in (0, 1]: a copy admitted after its transaction's first admitted copy costs "
                                    "c B", default=Fraction(1), metavar="C")
@@ -275,6 +281,8 @@ class SipRetransmissionModel(Model):
                       Ref("qderive.numeric.engines.sip_onset:size"), omit=("rate",)),)
 
     def _validate(self):
+        if self.control is Control.THRESHOLD:
+            self._validate_threshold()
         self._validate_vacation()
         if not is_concrete(self.service):
             raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
@@ -317,6 +325,40 @@ class SipRetransmissionModel(Model):
             raise ParameterError("discipline", f"{self.discipline.value} orders two flows: it needs a second flow "
                                  "(--rate-non-invite > 0)", self.discipline.value)
         self._validate_flow_laws()
+
+    def _validate_threshold(self):
+        """``--control threshold`` (seed 001's server, model ``two-flow``; module docstring, *Threshold*): two flows,
+        exponential service laws, --duplicate-cost 1, no vacation, thresholds 1 <= L < H (two-flow's), H within the
+        limit ``two_flow_high``."""
+        from ..laws.gamma import Exponential
+
+        if not self.rate_non_invite:
+            raise ParameterError("rate_non_invite", "must be > 0 with --control threshold (seed 001's server has an "
+                                 "INVITE and a non-INVITE flow)", decimal_text(self.rate_non_invite))
+        for law, name in ((self.service, "service"), (self.service_non_invite, "service_non_invite")):
+            if law is not None and not isinstance(law, Exponential):
+                raise ParameterError(name, "must be exponential with --control threshold (the two-flow chain of "
+                                     "seed 001 has exponential services)", law.spec_text())
+        if self.duplicate_cost != 1:
+            raise ParameterError("duplicate_cost", "must be 1 with --control threshold (the two-flow chain serves "
+                                 "every copy at its flow's rate)", decimal_text(self.duplicate_cost))
+        if self.vacation is not None:
+            raise ParameterError("vacation", "is not computed with --control threshold (the two-flow chain has no "
+                                 "vacations); give --vacation none", self.vacation.spec_text())
+        if self.thresholds is None:
+            raise ParameterError("thresholds", "are required by --control threshold (give L,H with 1 <= L < H)")
+        L, H = self.thresholds
+        if not 1 <= L < H:
+            raise ParameterError("thresholds", f"must satisfy 1 <= L < H with --control threshold (seed 001's "
+                                 f"thresholds; got L={L}, H={H})", f"{L},{H}")
+        _limits.check("two_flow_high", H, "the two-flow chain of --control threshold carries the class sequence: "
+                      "about 3 * 2^(H+1) states")
+
+    @property
+    def threshold_capacity(self) -> int:
+        """R of the two-flow server of ``--control threshold``: ``capacity``, default H + 1 (where R does not bind:
+        seed 001's count never exceeds H + 1)."""
+        return self.capacity if self.capacity is not None else self.thresholds[1] + 1
 
     def _validate_flow_laws(self):
         """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law; the analytic
