@@ -138,6 +138,26 @@ from the transactions' share (:func:`_share_secant`, the Illinois method on [0, 
 (capacity, vacation, duplicate cost, kinked laws, non-exponential laws under control) is refused by
 :func:`check_supported` naming the option.
 
+**Seed 001's threshold server** (``--control threshold``, two flows, exponential laws; :meth:`Server._threshold`).
+At the class copy rates Lambda_INVITE, Lambda_NON_INVITE the server IS the model ``two-flow``
+(:mod:`qderive.numeric.engines.two_flow`): ``TwoFlowModel(Lambda_I, Lambda_N, 1/E[B_I], 1/E[B_N], L, H, R,
+algorithm)`` with R = ``--capacity`` (default H + 1, where R does not bind) and the algorithm of ``--discipline``
+(priority: seed 001's algorithm 2, non-INVITE first in modes 1 and 2 only, arrival order in mode 0). The refusal is
+class-dependent: by PASTA a copy of class c is refused with p_c = B_c (C.3) (mode 1 refuses INVITE, mode 2 and a
+full buffer everything), and every refusal is a 503, so each flow's copies follow the ``503`` fates (C), (T), (J)
+with its own (p_c, q_c) and its class's sojourn law F_c (the two-flow tagged chain restricted to class c,
+:func:`qderive.numeric.engines.ctmc_wait.tagged_two_flow`; uniformization tails)::
+
+    E_c[copies] = 1 + q_c sum_{k >= 1} F_c(tau_k),  P_c(reject) = p_c,  P_c(timeout) = q_c F_c(timeout)
+
+The inner unknown is the *offered* share w = Lambda_1 / (Lambda_1 + Lambda_2) = lambda_1 E_1[copies] / sum_i lambda_i
+E_i[copies] (flow 1 = ``--method``'s; q_c differs per class and does not cancel in an admitted share, so the share
+is defined on the offered copies, which is what the two-flow server takes), solved per lambda by the secant method
+from the transactions' share (the Illinois method on [2^-30, 1 - 2^-30] if it fails: both class rates stay > 0);
+the outer fixed point (F2) is unchanged. ``copy_refusal_probability`` (in ``solutions``) is the copy-weighted mean
+(Lambda_1 p_1 + Lambda_2 p_2) / lambda; the per-flow p_c are in a note. No new chain: the two-flow engine's solve
+and tagged chains. The simulator does not run this control (refused naming ``--control``).
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at

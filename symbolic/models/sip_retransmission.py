@@ -26,6 +26,14 @@ the server (waiting + in service), thresholds 0 <= L < H:
   with 503 and its transaction ends at once as *rejected*; a refused retransmission of a transaction
   already admitted is absorbed (dropped silently: the server's transaction layer knows it).
 
+* ``threshold`` (two flows, ``rate_non_invite`` > 0; exponential laws): seed 001's three-mode server of model
+  ``two-flow`` (:mod:`qderive.symbolic.models.two_flow`) with ``thresholds`` (L, H), 1 <= L < H, and R =
+  ``capacity`` (default H + 1): mode 1 (partial overload) refuses INVITE copies and admits non-INVITE ones, mode 2
+  (blocking) refuses every copy; every refusal is answered with 503 as under ``503`` (copy 0 refused: rejected; a
+  later refused copy of an admitted transaction absorbed). The refusal probability is per flow. ``--discipline
+  priority`` is seed 001's algorithm 2 there: non-INVITE first in modes 1 and 2 only. No vacation, duplicate cost
+  1; not simulated.
+
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
