@@ -410,13 +410,20 @@ class Server:
 
     def _two_flow_solution(self, ctx):
         """The two-flow chain's stationary solution in ``ctx`` (:func:`qderive.numeric.engines.two_flow.solve`),
-        kept per context."""
+        kept per context; when the sparse float64 solver (chains above ``DENSE_FLOAT64`` states) does not converge,
+        as past the server's capacity, the dense GTH in float64 (within the limit ``dense_states``)."""
+        from qderive.symbolic.models.two_flow import Solver
+
         from . import two_flow as TF
+        from .level_solver import ConvergenceError
 
         key = "float64" if ctx.is_float64 else ctx.dps
         if key not in self._solutions:
             with ctx:
-                self._solutions[key] = TF.solve(self.two_flow, ctx)
+                try:
+                    self._solutions[key] = TF.solve(self.two_flow, ctx)
+                except ConvergenceError:
+                    self._solutions[key] = TF.solve(self.two_flow, ctx, Solver.GTH)
         return self._solutions[key]
 
     def refused_flows(self, digits):
