@@ -375,9 +375,9 @@ class Server:
         self._check_tails()
 
     def _threshold(self):
-        """``--control threshold``: seed 001's two-flow server (model ``two-flow``, :mod:`qderive.numeric.engines.two_flow`)
-        at the class copy rates Lambda_1 = w lambda (``--method``'s flow) and Lambda_2 = (1 - w) lambda (w =
-        ``share``, the offered share)::
+        """``--control threshold``: seed 001's two-flow server (model ``two-flow``,
+        :mod:`qderive.numeric.engines.two_flow`) at the class copy rates Lambda_1 = w lambda (``--method``'s flow)
+        and Lambda_2 = (1 - w) lambda (w = ``share``, the offered share)::
 
             TwoFlowModel(Lambda_INVITE, Lambda_NON_INVITE, 1/E[B_INVITE], 1/E[B_NON_INVITE], L, H, R, algorithm)
 

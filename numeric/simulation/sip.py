@@ -193,9 +193,10 @@ def _setup(model):
     control = getattr(_field(model, "control"), "value", _field(model, "control"))
     control = str(control).lower()
     if control == "threshold":
-        raise ParameterError("control", "--control threshold (seed 001's two-flow server) is not simulated by qderive simulate "
-                             "sip-retransmission: it is computed by qderive eval sip-retransmission (the server "
-                             "alone is simulated by qderive simulate two-flow)", control)
+        raise ParameterError("control", "--control threshold (seed 001's two-flow server) is not simulated by "
+                             "qderive simulate sip-retransmission: it is computed by qderive eval "
+                             "sip-retransmission (the server alone is simulated by qderive simulate two-flow)",
+                             control)
     if control not in _CONTROLS:
         raise ParameterError("control", "must be none, ignore or 503", control)
     cap = _field(model, "capacity")
