@@ -23,9 +23,10 @@ branch no longer exists and the smallest fixed point jumps to the congested one 
 run length avoids). **The lower end** lambda_0^low = h(lambda_low) is the local minimum of h that follows:
 there the congested branch appears. For lambda_0 strictly between them there are (at least) three fixed
 points, the smallest and the largest stable. Without control and without a capacity limit the server
-saturates at lambda = 1/E[B], where m = n (every copy sent) and h = lambda / n beyond: h has a kink there,
-and when h decreases up to it (it does for every case of the guide) the lower end is exactly
-lambda_0^low = 1 / (n E[B]), load 1/n (the congested branch lambda = n lambda_0 with lambda E[B] >= 1).
+saturates at lambda = 1/E[M] (M the server's service: B, or with ``--duplicate-cost`` c < 1 the mixture of B and
+c B), where m = n (every copy sent) and h = lambda / n beyond: h has a kink there, and when h decreases up to it
+(it does for every case of the guide) the lower end is exactly lambda_0^low = 1 / (n E[M]), load E[B] / (n E[M])
+(1/n for c = 1: the congested branch lambda = n lambda_0 with lambda E[B] >= 1).
 
 **The computation.** m is the engine's own map (:class:`~qderive.numeric.engines.sip_retransmission._Map`,
 the same servers and tails as ``qderive eval``), evaluated on the engine's scan grid
