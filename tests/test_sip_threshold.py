@@ -171,9 +171,14 @@ def test_bad_input_names_the_option(kw, option):
     assert err.value.name == option
 
 
-def test_simulator_refuses_threshold(capsys):
-    """The simulator does not run seed 001's three-mode server: a ParameterError naming --control (exit 2)."""
+def test_simulator_runs_threshold(capsys):
+    """qderive simulate runs seed 001's three-mode server (tests/test_simulate_sip_threshold.py checks its values
+    against the engine): exit 0, the contract's JSON keys, probabilities in [0, 1]."""
+    import json
+
     code = main(["simulate", "sip-retransmission", "--rate", "3", "--rate-non-invite", "4", "--service",
-                 "exp:mean=0.1", "--control", "threshold", "--thresholds", "2,4", "--timeout", "1"])
-    assert code == 2
-    assert "control" in capsys.readouterr().err
+                 "exp:mean=0.1", "--control", "threshold", "--thresholds", "2,4", "--timeout", "1", "--customers",
+                 "500", "--replications", "2", "--seed", "1", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)["measures"]
+    assert 0 < out["reject_probability"]["estimate"] < 1 and out["mean_copies"]["estimate"] >= 1

@@ -108,7 +108,7 @@ __all__ = ["simulate_sip", "simulate", "collapse_times", "MEASURES", "FLOW_MEASU
 #: the measure keys of the contract (``qderive eval sip-retransmission --json``), in order
 MEASURES = ("offered_rate", "mean_copies", "duplicate_ratio", "goodput", "timeout_probability",
             "reject_probability", "utilization")
-_CONTROLS = {"none": 0, "ignore": 1, "503": 2}
+_CONTROLS = {"none": 0, "ignore": 1, "503": 2, "threshold": 3}
 #: the accumulators of one replication (then one tail count per requested time)
 _ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
                  "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies",
@@ -192,13 +192,8 @@ def _setup(model):
     timeout = float(timeout)
     control = getattr(_field(model, "control"), "value", _field(model, "control"))
     control = str(control).lower()
-    if control == "threshold":
-        raise ParameterError("control", "--control threshold (seed 001's two-flow server) is not simulated by "
-                             "qderive simulate sip-retransmission: it is computed by qderive eval "
-                             "sip-retransmission (the server alone is simulated by qderive simulate two-flow)",
-                             control)
     if control not in _CONTROLS:
-        raise ParameterError("control", "must be none, ignore or 503", control)
+        raise ParameterError("control", "must be none, ignore, 503 or threshold", control)
     cap = _field(model, "capacity")
     if cap is not None:
         cap = _integer(cap, "capacity", 1, "must be an integer >= 1 (or none)")
@@ -211,14 +206,26 @@ def _setup(model):
             raise ParameterError("thresholds", f"control {control} needs two integers L,H", th) from None
         if not 0 <= low < high or (cap is not None and high > cap):
             raise ParameterError("thresholds", "need 0 <= L < H (<= capacity when given)", th)
+        if control == "threshold":  # seed 001's three modes: 1 <= L < H, R = capacity (default H + 1)
+            if low < 1:
+                raise ParameterError("thresholds", "need 1 <= L < H with control threshold (seed 001's thresholds)",
+                                     th)
+            if cap is None:
+                cap = high + 1
     cost = _float(_field(model, "duplicate_cost"), "duplicate_cost", lambda x: 0 < x <= 1, "must lie in 0 < c <= 1")
     vacation, single = _vacations(model, cap, high if _CONTROLS[control] else None)
+    if vacation is not None and control == "threshold":
+        raise ParameterError("vacation", "is not simulated with control threshold (seed 001's server has no "
+                             "vacations)", vacation)
     if vacation is not None and _CONTROLS[control] and low == 0 and not single:
         raise ParameterError("thresholds", "L = 0 with multiple vacations: the overload never ends (N counts the "
                              "vacation's place, N >= 1 always)", th)
     # the second flow (optional field ``rate_non_invite``, 0 or absent: none): the other method's schedule
     rate2 = getattr(model, "rate_non_invite", None) or 0
     rate2 = _float(rate2, "rate_non_invite", lambda x: x >= 0, "must be a finite rate >= 0")
+    if control == "threshold" and not rate2:
+        raise ParameterError("rate_non_invite", "must be > 0 with control threshold (seed 001's server has an INVITE "
+                             "and a non-INVITE flow)", rate2)
     other = "non-invite" if method == "invite" else "invite"
     taus2 = tuple(float(tau) for tau in copy_schedule(other, t1, t2, exact(timeout, "timeout"))) if rate2 else ()
     # a service law per flow (optional field ``service_non_invite``, None or absent: ``service`` for both flows)
@@ -285,7 +292,7 @@ class _PriorityServer:
     than the timeout) are accumulated as the copies start."""
 
     __slots__ = ("queues", "order", "free", "last", "busy", "collapsed", "timeout", "window_start", "window_end",
-                 "vacations", "single")
+                 "vacations", "single", "mode", "thresholds")
 
     def __init__(self, first: int, timeout: float, window_start: float, window_end: float, vacations, single: bool):
         self.queues = (deque(), deque())  # by flow: (arrival, service time, box or None) of the waiting copies
@@ -296,6 +303,7 @@ class _PriorityServer:
         self.collapsed = math.inf
         self.timeout, self.window_start, self.window_end = timeout, window_start, window_end
         self.vacations, self.single = vacations, single
+        self.mode, self.thresholds = 0, None  # control threshold (:meth:`advance_modes`): seed 001's mode, (L, H)
 
     def _start(self, s: float, service: float, box) -> None:
         """The copy of the given service time starts at s: its departure, and the window's busy time."""
@@ -332,6 +340,50 @@ class _PriorityServer:
                     break
             self.free, self.busy, self.collapsed = free, busy, collapsed
         # a head waiting beyond the timeout (the oldest copy of its flow): the collapse is seen before its start
+        if first and first[0][0] + timeout < t and first[0][0] < self.collapsed:
+            self.collapsed = first[0][0]
+        if second and second[0][0] + timeout < t and second[0][0] < self.collapsed:
+            self.collapsed = second[0][0]
+        return len(first) + len(second) + (free > t)
+
+    def advance_modes(self, t: float) -> int:
+        """:meth:`advance` under control threshold (seed 001's algorithm 2, ``docs/theory/other-models.md`` section
+        C; :mod:`qderive.symbolic.models.two_flow`): at each departure leaving N copies the mode changes first
+        (2 -> 1 when N = H, 1 -> 0 when N = L - 1), then the mode in force after it chooses the next copy: in mode 0
+        the earliest arrival of the two queue heads (arrival order), in modes 1 and 2 the non-INVITE queue's head
+        first. The mode (``self.mode``) is set to 2 by the event loop when an admitted copy makes N = H + 1."""
+        free = self.free
+        first, second = self.order
+        timeout = self.timeout
+        if -math.inf < free <= t:
+            ws, we, busy, collapsed, mode = self.window_start, self.window_end, self.busy, self.collapsed, self.mode
+            low, high = self.thresholds
+            while True:
+                n = len(first) + len(second)  # N just after the departure at `free`
+                if mode == 2:
+                    if n == high:
+                        mode = 1
+                elif mode == 1 and n == low - 1:
+                    mode = 0
+                if not n:  # a departure leaving the server empty
+                    self.last, free = free, -math.inf
+                    break
+                if mode or not second or (first and first[0][0] <= second[0][0]):
+                    q = first or second
+                else:  # mode 0: arrival order (the earlier head; the two never tie: one copy per event)
+                    q = second
+                arrival, service, box = q.popleft()
+                if free - arrival > timeout and arrival < collapsed:  # it waited beyond the timeout
+                    collapsed = arrival
+                d = free + service
+                if box is not None:
+                    box[0] = d
+                if d > ws and free < we:
+                    busy += (d if d < we else we) - (free if free > ws else ws)
+                free = d
+                if free > t:
+                    break
+            self.free, self.busy, self.collapsed, self.mode = free, busy, collapsed, mode
         if first and first[0][0] + timeout < t and first[0][0] < self.collapsed:
             self.collapsed = first[0][0]
         if second and second[0][0] + timeout < t and second[0][0] < self.collapsed:
@@ -413,6 +465,11 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
         server = _PriorityServer(0 if names[0] == "non-invite" else 1, timeout, window_start, window_end, vacations,
                                  single)
         advance, admit = server.advance, server.admit
+        if ctl == 3:  # seed 001's algorithm 2: the mode decides the order at each departure
+            server.thresholds = (low, high)
+            advance = server.advance_modes
+    mode = 0  # control threshold: seed 001's mode (0 normal, 1 partial overload, 2 blocking)
+    invite = 0 if names[0] == "invite" else 1  # the flow refused in mode 1
     pending = _PENDING
     sent = True  # FIFO: every copy popped is sent (priority: decided at each event)
     heads = []  # heap of (send time, k) of the first entry of each non-empty stream
@@ -445,6 +502,8 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
             na = t + exps() * scale
         if prio:  # the server advanced to t; the transaction's response, known once its first admitted copy started
             n = advance(t)
+            if ctl == 3:
+                mode = server.mode
             if over and n <= low:  # N does not rise in the overload state (every copy refused): its fall is seen now
                 over = False
             if until_collapse and min(collapsed, server.collapsed) + timeout < t:  # every earlier wait seen by now
@@ -463,6 +522,14 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                     vac_end = -inf
                     if over and len(system) <= low:
                         over = False
+            if ctl == 3:  # seed 001's modes: 2 -> 1 when a departure leaves N = H, 1 -> 0 when it leaves L - 1
+                while system and system[0] <= t:
+                    pop()
+                    if mode == 2:
+                        if len(system) == high:
+                            mode = 1
+                    elif mode == 1 and len(system) == low - 1:
+                        mode = 0
             while system and system[0] <= t:  # the departures before t, each with its state change
                 pop()
                 if over and len(system) <= low and not low_empty:
@@ -481,7 +548,17 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 trace.append((j, k, t))
             if window_start <= t < window_end:
                 window_copies += 1
-            if ctl:
+            if ctl == 3:  # mode 2 refuses every copy, mode 1 the INVITE flow's, the capacity R any; all by 503
+                if mode == 2 or (mode == 1 and fl == invite) or n >= cap:
+                    if f < 0:
+                        f = k
+                    reject = r == inf
+                    n = cap
+                elif n == high:  # the admitted copy makes N = H + 1: blocking
+                    mode = 2
+                    if prio:
+                        server.mode = 2
+            elif ctl:
                 if not over and n >= high:
                     over = True
                     if overload_collapse and collapsed == inf:
@@ -760,7 +837,7 @@ def collapse_times(model, *, limit, replications, seed, criterion: str = "wait")
     limit = _float(limit, "limit", lambda x: x > 0, "must be a finite time > 0")
     replications = _integer(replications, "replications", 2, "must be an integer >= 2 (an interval needs two)")
     _check_seed(seed)
-    if criterion not in ("wait", "overload") or (criterion == "overload" and not setup[4]):
+    if criterion not in ("wait", "overload") or (criterion == "overload" and setup[4] not in (1, 2)):
         raise ParameterError("criterion", "must be wait, or overload with control ignore or 503", criterion)
     _budget(setup, limit, replications)
     times = [_replication(np.random.default_rng(child), setup, 0.0, limit, until_collapse=True, block=2048,
