@@ -156,7 +156,8 @@ is defined on the offered copies, which is what the two-flow server takes), solv
 from the transactions' share (the Illinois method on [2^-30, 1 - 2^-30] if it fails: both class rates stay > 0);
 the outer fixed point (F2) is unchanged. ``copy_refusal_probability`` (in ``solutions``) is the copy-weighted mean
 (Lambda_1 p_1 + Lambda_2 p_2) / lambda; the per-flow p_c are in a note. No new chain: the two-flow engine's solve
-and tagged chains. The simulator does not run this control (refused naming ``--control``).
+and tagged chains. The simulator runs this control too (:mod:`qderive.numeric.simulation.sip`, the same three
+modes copy by copy).
 
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler

@@ -3,7 +3,8 @@
 The model is the contract of issue 17 (``sip-retransmission``; the analytic side approximates it by
 a fixed point). It is read by duck typing, field by field: ``rate`` (lambda_0), ``service`` (a time
 law with ``sample(rng, size)``), ``method`` (``invite`` / ``non-invite``), ``t1``, ``t2``,
-``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503``),
+``timeout`` (None: 64 T1), ``capacity`` (K or None), ``control`` (``none`` / ``ignore`` / ``503`` /
+``threshold``),
 ``thresholds`` ((L, H), or None without control) and ``duplicate_cost`` (c); optionally ``vacation`` and
 ``vacation_policy`` (absent: no vacations), ``discipline`` (absent: fifo).
 
@@ -26,6 +27,12 @@ server (waiting + in service) is
   admitted copy yet at once: the transaction ends as REJECTED (no more copies, not goodput), while a
   refused retransmission of a transaction already admitted is absorbed by the server's transaction
   layer (dropped silently, as under ``ignore``: the response comes from the admitted copy);
+* with control ``threshold`` (seed 001's server, :mod:`qderive.symbolic.models.two_flow`; two flows, 1 <= L < H,
+  R = ``capacity``, default H + 1): in mode 0 (normal) admitted, in mode 1 (partial overload) refused if it is an
+  INVITE copy, in mode 2 (blocking) refused, and refused when N = R; 0 -> 2 and 1 -> 2 when an admitted copy makes
+  N = H + 1, 2 -> 1 when a departure leaves N = H, 1 -> 0 when one leaves N = L - 1. Every refusal is a 503 (the
+  ``503`` semantics above: copy 0 refused, the transaction is rejected; a refused retransmission of an admitted
+  transaction is dropped);
 * otherwise dropped silently when N = K (``capacity``);
 * otherwise admitted: it costs B, or c B when it is not the first admitted copy of its transaction
   (``duplicate_cost``).
@@ -45,7 +52,9 @@ and the overload ends if last + V_1 <= t (FIFO; the priority server refuses L = 
 
 **Discipline** (optional field ``discipline``, ``fifo`` / ``priority``; absent: fifo): the order in which the
 server takes the waiting copies. ``priority`` is seed 001's algorithm 2 applied in every mode: the non-INVITE
-flow's copies first, non-preemptive (a copy in service finishes), arrival order within a flow. N, the control, the
+flow's copies first, non-preemptive (a copy in service finishes), arrival order within a flow. Under control
+``threshold`` it is algorithm 2 as seed 001 states it: non-INVITE first in modes 1 and 2 only, arrival order in
+mode 0, the order at a departure being that of the mode in force after it (:meth:`_PriorityServer.advance_modes`). N, the control, the
 capacity, the costs and the vacations are those of the FIFO server (class-blind); only the order changes. With one
 flow it is the FIFO server, copy for copy.
 

@@ -32,7 +32,7 @@ the server (waiting + in service), thresholds 0 <= L < H:
   (blocking) refuses every copy; every refusal is answered with 503 as under ``503`` (copy 0 refused: rejected; a
   later refused copy of an admitted transaction absorbed). The refusal probability is per flow. ``--discipline
   priority`` is seed 001's algorithm 2 there: non-INVITE first in modes 1 and 2 only. No vacation, duplicate cost
-  1; not simulated.
+  1; the simulator runs it too.
 
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
