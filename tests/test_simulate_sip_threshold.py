@@ -91,3 +91,15 @@ def test_bad_input_names_the_option(fields, option):
     with pytest.raises(ParameterError) as err:
         simulate_sip(_duck(**fields), horizon=10, warmup=0, replications=2, seed=1)
     assert err.value.name == option
+
+
+def test_collapse_criterion_overload_is_refused():
+    """The ``overload`` collapse criterion is the entry into the overload state of ignore / 503; seed 001's server
+    has two such modes, so it is refused (naming the option), and the ``wait`` criterion runs."""
+    from qderive.numeric.simulation.sip import collapse_times
+
+    with pytest.raises(ParameterError) as err:
+        collapse_times(_duck(), limit=10, replications=2, seed=1, criterion="overload")
+    assert err.value.name == "criterion"
+    out = collapse_times(_duck(), limit=10, replications=2, seed=1)
+    assert len(out["times"]) == 2 and 0 <= out["collapsed"][0] <= 1
