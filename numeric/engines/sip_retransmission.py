@@ -159,6 +159,20 @@ the outer fixed point (F2) is unchanged. ``copy_refusal_probability`` (in ``solu
 and tagged chains. The simulator runs this control too (:mod:`qderive.numeric.simulation.sip`, the same three
 modes copy by copy).
 
+**Retry-After** (``--retry-after T --retries m``, under ``503`` and ``threshold``): a request rejected by 503 is sent
+again as a new transaction T later, at most m times. Under THE approximation a retry is one more Poisson
+transaction of its flow with the same fates, so with J_i = P_i(reject) of one flow-i transaction at the fixed point
+(the ``reject_probability`` of :func:`copy_fates`) the flow's transaction rate and the fixed point are::
+
+    Lambda_0i = lambda_i (1 + J_i + ... + J_i^m),   lambda = sum_i Lambda_0i(lambda) E_i[copies](lambda)        (R)
+
+(:meth:`_Map.transaction_rates`; positive terms, no 1 - J subtraction; the scan runs on [lambda_0, lambda_0 n
+(m + 1)]; the inner share of two flows weighs the flows by Lambda_0i). T does not enter the stationary rates. The
+measures weigh the flows by Lambda_0i: goodput = sum_i Lambda_0i P_i(answered) (answered transactions = answered
+requests per second), the per-transaction probabilities stay per transaction; ``request_reject_probability`` =
+sum_i lambda_i J_i^(m+1) / sum_i lambda_i (the requests finally rejected) and ``retry_rate`` = sum_i (Lambda_0i -
+lambda_i) (retried transactions per second).
+
 **The fixed point** (F): r(lambda) = lambda_0 E[copies](lambda) - lambda on [lambda_0, n lambda_0]
 (r(lambda_0) >= 0 >= r(n lambda_0)): scanned at ``scan_points`` points in float64 (tails by one Euler
 parameter set or the law's own sum; the inversion's error is absolute and grows with t, measured up to 3e-10 at
@@ -807,6 +821,8 @@ class _Map:
         self.flows = flows() if flows is not None else ((model.method.value, model.rate, self.taus),)
         self.max_copies = max(len(t) for _, _, t in self.flows)
         self.total_rate = sum(r for _, r, _ in self.flows)
+        #: m, the retries of a request rejected by 503 (``--retry-after``; 0: none), (R)
+        self.retries = getattr(model, "retry_count", 0)
         #: ``--discipline priority`` without control: which root of the inner share equation (it may have several:
         #: share(w) increases with w) -- "high" the largest w (the fewest non-INVITE copies), "low" the smallest
         self.branch = None
@@ -888,6 +904,26 @@ class _Map:
         return p, q, util, [copy_fates(control, taus, self.timeout, pi, qi, F, tail_times)
                             for (_, _, taus), F, (pi, qi) in zip(self.flows, Fs, pqs)], notes
 
+    def transaction_rates(self, fates, digits):
+        """Lambda_0i of each flow: lambda_i without ``--retry-after``, else (R)::
+
+            Lambda_0i = lambda_i (1 + J_i + ... + J_i^m),   J_i = P_i(reject) of one transaction       (R)
+
+        (a rejected request comes back as a new transaction, at most m times; a sum of positive terms, no
+        1 - J subtraction). ``fates`` the flows' :func:`copy_fates`."""
+        ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+        rates = [ctx.num(r) for _, r, _ in self.flows]
+        if not self.retries:
+            return rates
+        out = []
+        for r, f in zip(rates, fates):
+            J, term, total = f["reject_probability"], ctx.num(1), ctx.num(1)
+            for _ in range(self.retries):
+                term = term * J
+                total = total + term
+            out.append(r * total)
+        return out
+
     def invite_share(self, s: Server, digits):
         """w = the share of flow 1 (``--method``'s flow; the INVITE flow by default) in the admitted copies:
         lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] (the admission probability q is common to the flows and
@@ -897,14 +933,15 @@ class _Map:
         offered class rates)."""
         flows = self.flow_fates(s, digits)[3]
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-        parts = [ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, flows)]
+        parts = [r * f["mean_copies"] for r, f in zip(self.transaction_rates(flows, digits), flows)]
         return parts[0] / sum(parts, ctx.num(0))
 
     def offered(self, lam, digits):
-        """g(lambda) = sum_i lambda_i E_i[copies](lambda) (F2): the copies offered by every flow at copy rate lambda."""
+        """g(lambda) = sum_i Lambda_0i E_i[copies](lambda) (F2): the copies offered by every flow at copy rate lambda
+        (Lambda_0i = lambda_i without ``--retry-after``, (R) with it: :meth:`transaction_rates`)."""
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         fates = self.flow_fates(self.server(lam, digits), digits)[3]
-        return sum((ctx.num(r) * f["mean_copies"] for (_, r, _), f in zip(self.flows, fates)), ctx.num(0))
+        return sum((r * f["mean_copies"] for r, f in zip(self.transaction_rates(fates, digits), fates)), ctx.num(0))
 
     def duplicate_fraction(self, s: Server, digits):
         """D = 1 - f / (q E[copies]): the fraction of admitted copies that are not their transaction's first admitted
@@ -917,7 +954,7 @@ class _Map:
             admitted = q * fates["mean_copies"]
             return 1 - first / admitted if admitted > 0 else 0 * q
         p, q, _, flows, _ = self.flow_fates(s, digits)
-        rates = [float(r) if digits is None else mp_context(digits + 10).num(r) for _, r, _ in self.flows]
+        rates = self.transaction_rates(flows, digits)
         first = sum(r * (q if self.model.control is Control.REJECT else 1 - p ** len(taus))
                     for r, (_, _, taus) in zip(rates, self.flows))
         admitted = q * sum(r * f["mean_copies"] for r, f in zip(rates, flows))
@@ -1001,7 +1038,7 @@ class _Map:
         return self.fates(self.server(lam, digits), digits)[3]["mean_copies"]
 
     def residual(self, lam, digits=None, fast=False):
-        if len(self.flows) > 1:
+        if len(self.flows) > 1 or self.retries:
             return self.offered(lam, digits) - lam
         rate = float(self.model.rate) if digits is None else mp_context(digits + 10).num(self.model.rate)
         return rate * self.mean_copies(lam, digits, fast) - lam
@@ -1128,8 +1165,9 @@ def _measures(fmap, lam, digits):
     tail_times = tuple(model.response_tail or ())
     p, q, util, flows, notes = fmap.flow_fates(s, digits, tail_times)
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-    rates = [ctx.num(r) for _, r, _ in fmap.flows]
-    rate = ctx.num(fmap.total_rate)
+    requests = [ctx.num(r) for _, r, _ in fmap.flows]
+    rates = fmap.transaction_rates(flows, digits)  # Lambda_0i: lambda_i, or (R) with --retry-after
+    rate = sum(rates[1:], rates[0])
 
     def total(key):  # the transaction-weighted mean over the flows (the value itself for one flow)
         if len(flows) == 1:
@@ -1149,6 +1187,14 @@ def _measures(fmap, lam, digits):
                                             sum((r * f["tail"][i] for r, f in zip(rates, flows)), ctx.num(0)) / rate)
                           for i, (T, v) in enumerate(zip(tail_times, flows[0]["tail"]))},
     }
+    # (R): a request is finally rejected when its m + 1 transactions are; the retries are the transactions beyond the
+    # requests
+    # requests (m = 0 without --retry-after: reject_probability and 0)
+    m = fmap.retries
+    out["request_reject_probability"] = (
+        sum((r * f["reject_probability"] ** (m + 1) for r, f in zip(requests, flows)), ctx.num(0))
+        / ctx.num(fmap.total_rate) if len(flows) > 1 else flows[0]["reject_probability"] ** (m + 1))
+    out["retry_rate"] = sum((R - r for R, r in zip(rates, requests)), ctx.num(0))
     out["flows"] = {name: {"goodput": r * f["answered"], "mean_copies": f["mean_copies"],
                            "duplicate_ratio": 1 - 1 / f["mean_copies"],
                            "timeout_probability": f["timeout_probability"],
@@ -1253,19 +1299,20 @@ def solve(model, digits=None):
     fmap = _Map(model)
     lam0 = float(fmap.total_rate)
     n = fmap.max_copies
-    lo, hi = lam0, lam0 * n
+    lo, hi = lam0, lam0 * n * (1 + fmap.retries)  # (R): at most m + 1 transactions per request
+    one = n == 1 and not fmap.retries  # one copy per transaction and no retry: lambda = lambda_0
     found = []
     for i, branch in enumerate(fmap.branches()):  # priority without control: both ends of the inner share's roots
         fmap.branch = branch
-        for lam in ([lam0] if n == 1 else _scan(fmap, lo, hi, model.scan_points, fallback=i == 0)):
+        for lam in ([lam0] if one else _scan(fmap, lo, hi, model.scan_points, fallback=i == 0)):
             if not any(abs(lam - x) <= 1e-9 * lam for x, _ in found):
                 found.append((lam, branch))
     found.sort(key=lambda x: x[0])
     out, notes = [], []
     for lam, branch in found:
         fmap.branch = branch
-        slope = 0.0 if n == 1 else _slope(fmap, lam, lo, hi)
-        x = lam if digits is None else (mp_context(digits + 15).num(fmap.total_rate) if n == 1
+        slope = 0.0 if one else _slope(fmap, lam, lo, hi)
+        x = lam if digits is None else (mp_context(digits + 15).num(fmap.total_rate) if one
                                          else _refine(fmap, lam, digits, lo, hi))
         values, more = _measures(fmap, x, digits)
         values["stable"] = bool(slope < 1)
@@ -1289,6 +1336,9 @@ class SipEngine(Engine):
         for key in ("stable", "slope", "residual", "copy_refusal_probability", "admitted_duplicate_fraction"):
             first.pop(key)
         first["solutions"] = [dict(s) for s in sols]
+        if not getattr(model, "retry_count", 0):  # the solutions' keys without --retry-after are unchanged
+            for s in first["solutions"]:
+                s.pop("request_reject_probability"), s.pop("retry_rate")
         self._notes = notes
         return first
 

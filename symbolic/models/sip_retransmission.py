@@ -34,6 +34,12 @@ the server (waiting + in service), thresholds 0 <= L < H:
   priority`` is seed 001's algorithm 2 there: non-INVITE first in modes 1 and 2 only. No vacation, duplicate cost
   1; the simulator runs it too.
 
+**Retry-After** (``retry_after`` T, ``retries`` m; under ``503`` and ``threshold``): the 503 carries Retry-After T;
+the client sends the same request again as a *new* transaction (same flow, a new copy schedule) T after the
+rejection, at most m times per request. The analytic side (mean-field) takes the retries as Poisson transactions:
+flow i's transaction rate is Lambda_0i = lambda_i (1 + J_i + ... + J_i^m) with J_i its transactions' reject
+probability (T does not change the stationary rates); the simulator runs the retries at t + T.
+
 An admitted copy that is not the first admitted copy of its transaction costs c B (``duplicate_cost`` c,
 0 < c <= 1; c = 1: a retransmission is processed like a new request).
 
@@ -158,6 +164,12 @@ class SipRetransmissionMeasures(Measures):
                             "timeout_probability, reject_probability}, \"non-invite\": {...}} (also in each solution; "
                             "the second flow with --rate-non-invite > 0 only); the other measures are the totals over "
                             "the flows", MeasureKind.VALUE, source="(F2)")
+    request_reject_probability: object = measure("fraction of client requests finally rejected after all "
+                                                 "--retries (Retry-After): J^(m+1), request-weighted over the flows "
+                                                 "(on request; in every solution with --retry-after)", MeasureKind.VALUE, source="(R)",
+                                                 optional=True)
+    retry_rate: object = measure("retried transactions per second, sum_i lambda_i (J_i + ... + J_i^m) (on "
+                                 "request; in every solution with --retry-after)", MeasureKind.RATE, units="1/s", source="(R)", optional=True)
 
 
 def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
@@ -270,6 +282,12 @@ class SipRetransmissionModel(Model):
                                    "in every mode)", kind=Kind.CHOICE, choices=Discipline, default=Discipline.FIFO)
     vacation: TimeLaw | None = _vacation_field(None)
     vacation_policy: VacationPolicy = _policy_field()
+    retry_after: object = param("T: the 503 carries Retry-After T; the client sends the rejected request again as a new "
+                                "transaction (same flow, a new copy schedule) T after the rejection (--control 503 or "
+                                "threshold); default none: a rejected request ends", units="s", default=None,
+                                metavar="T", check="> 0")
+    retries: int = param("m in 1..100: the most times a client retries one request after a 503 (with --retry-after)",
+                         kind=Kind.INTEGER, default=1, metavar="M")
     response_tail: tuple | None = param("times T of the measure response_tail P(R > T)", kind=Kind.NUMBERS,
                                         units="s", default=None, metavar="T1,...", check=">= 0")
     scan_points: int = param("grid points of the scan of the fixed-point residual on [lambda_0, lambda_0 n] (every "
@@ -291,6 +309,7 @@ class SipRetransmissionModel(Model):
     def _validate(self):
         if self.control is Control.THRESHOLD:
             self._validate_threshold()
+        self._validate_retry()
         self._validate_vacation()
         if not is_concrete(self.service):
             raise ParameterError("service", "must be a concrete law (numbers, not symbols)", str(self.service))
@@ -361,6 +380,25 @@ class SipRetransmissionModel(Model):
                                  f"thresholds; got L={L}, H={H})", f"{L},{H}")
         _limits.check("two_flow_high", H, "the two-flow chain of --control threshold carries the class sequence: "
                       "about 3 * 2^(H+1) states")
+
+    def _validate_retry(self):
+        """``retry_after`` T (Retry-After of the 503, module docstring *Retry-After*) only with a control that rejects
+        (503, threshold), T > 0; ``retries`` m in 1..100."""
+        if not 1 <= self.retries <= 100:
+            raise ParameterError("retries", "must lie in 1..100", self.retries)
+        T = self.retry_after
+        if T is None:
+            return
+        if self.control not in (Control.REJECT, Control.THRESHOLD):
+            raise ParameterError("retry_after", "needs a control that rejects with 503 (--control 503 or threshold; "
+                                 f"--control {self.control.value} sends no 503)", decimal_text(T))
+        if is_symbolic(T):
+            raise ParameterError("retry_after", "must be a number, not a symbol", str(T))
+
+    @property
+    def retry_count(self) -> int:
+        """m, the retries of one request after a 503 (``retries`` with ``retry_after``), else 0."""
+        return self.retries if self.retry_after is not None else 0
 
     @property
     def threshold_capacity(self) -> int:
