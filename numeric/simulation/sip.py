@@ -122,7 +122,10 @@ _CONTROLS = {"none": 0, "ignore": 1, "503": 2, "threshold": 3}
 _ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
                  "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies",
                  # the second flow's transactions (``rate_non_invite``; the first flow's: the totals minus these)
-                 "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2", "response_sum_2")
+                 "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2", "response_sum_2",
+                 # Retry-After (``retry_after``): the first transactions of requests, the transactions finally
+                 # rejected (no retry left), the retried transactions
+                 "requests", "final_rejected", "retried")
 #: the per-flow measures of ``flows`` (two flows only)
 FLOW_MEASURES = ("goodput", "mean_copies", "duplicate_ratio", "timeout_probability", "reject_probability")
 
@@ -256,8 +259,15 @@ def _setup(model):
     # (flow 1's law, flow 2's law): the non-invite flow's is service2
     laws = (service, service) if service2 is None else ((service, service2) if method == "invite" else
                                                          (service2, service))
+    # Retry-After (optional fields ``retry_after`` T, ``retries`` m): None, or (T, m)
+    retry = getattr(model, "retry_after", None)
+    if retry is not None:
+        if not _CONTROLS[control] >= 2:
+            raise ParameterError("retry_after", "needs a control that rejects with 503 (503 or threshold)", retry)
+        retry = (_float(retry, "retry_after", lambda x: x > 0, "must be a finite time > 0"),
+                 _integer(getattr(model, "retries", 1), "retries", 1, "must be an integer in 1..100"))
     return (rate, laws, taus, timeout, _CONTROLS[control], cap, low, high, cost, vacation, single, rate2, taus2,
-            (method, other), discipline == "priority")
+            (method, other), discipline == "priority", retry)
 
 
 def _vacations(model, cap, high):
@@ -433,7 +443,14 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     a run with ``until_collapse`` stops one timeout after the earliest collapse seen (every earlier one is seen by
     then).
     """
-    rate, service, taus1, timeout, ctl, cap, low, high, cost, vacation, single, rate2, taus2, names, prio = setup
+    rate, service, taus1, timeout, ctl, cap, low, high, cost, vacation, single, rate2, taus2, names, prio, retry = setup
+    # Retry-After: a transaction rejected by 503 with retries left starts a new one of its flow T later; the retries
+    # in time order (T constant): (start, flow, retries left); ``lefts`` the retries left of the retry transactions
+    # in progress (the others have m)
+    retry_after, retries = retry if retry is not None else (math.inf, 0)
+    retry_q = deque()
+    lefts = {}
+    requests = final_rejected = retried = 0
     exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
     # two flows: a new transaction is of the second flow with probability rate2 / (rate + rate2) (the superposition
     # of the two Poisson processes); its copies go to the streams m1 + k of its own schedule
@@ -494,13 +511,18 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
     response_sum2 = 0.0
     na = exps() * scale
     while True:
-        if heads and heads[0][0] < na:
+        if heads and heads[0][0] < na and not (retry_q and retry_q[0][0] < heads[0][0]):
             t, g = heappop(heads)
             q = streams[g]
             _, j, a, r, f, fl = q.popleft()
             if q:
                 heappush(heads, (q[0][0], g))
             k = g - m1 if fl else g
+        elif retry_q and retry_q[0][0] < na:  # a retry (Retry-After): a new transaction of its flow
+            t, fl, left = retry_q.popleft()
+            j, a, r, f, k = started, t, inf, -1, 0
+            lefts[j] = left
+            started += 1
         else:
             t = na
             if t > end:
@@ -642,6 +664,17 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                         heappush(heads, (a + timeout, resolve + fl))
                     q.append((a + timeout, j, a, box, f, fl))
                 continue
+        if retry is not None:  # the transaction is finished: a rejected one with retries left comes back T later
+            left = lefts.pop(j, retries) if lefts else retries
+            if reject and left:
+                retry_q.append((t + retry_after, fl, left - 1))
+            if window_start <= a < window_end:
+                if left == retries:
+                    requests += 1
+                else:
+                    retried += 1
+                if reject and not left:
+                    final_rejected += 1
         if window_start <= a < window_end:  # the transaction is finished: count it
             measured += 1
             copies += k
@@ -673,7 +706,7 @@ def _replication(rng, setup, window_start: float, window_end: float, response_ti
                 hist[bisect_left(ts, response)] += 1
     row = [window_end - window_start, measured, good, timed_out, rejected, copies, window_copies, busy,
            response_sum, refused, refused_copies, after_refusal, rejected_copies,
-           measured2, good2, timed_out2, rejected2, copies2, response_sum2]
+           measured2, good2, timed_out2, rejected2, copies2, response_sum2, requests, final_rejected, retried]
     above = [sum(hist[i + 1:]) for i in range(len(ts))]  # R > T_i: more than i of the sorted times below R
     tails = [0] * len(ts)
     for i, original in enumerate(order):
@@ -701,6 +734,9 @@ def _measure_table(n_tails: int, flows: bool = False) -> dict:
         "copies_after_refusal": lambda a: a["after_refusal"] / a["transactions"],
         # the mean copies of the rejected transactions (1 under the contract's 503 rule: only a first copy is rejected)
         "rejected_mean_copies": lambda a: a["rejected_copies"] / a["rejected"],
+        # Retry-After: the requests finally rejected (no retry left) / the requests; the retried transactions per second
+        "request_reject_probability": lambda a: a["final_rejected"] / a["requests"],
+        "retry_rate": lambda a: a["retried"] / a["time"],
     }
     for i in (1, 2) if flows else ():  # two flows (1: the totals minus the second flow's)
         def part(a, key, i=i):
@@ -781,6 +817,9 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
                      response_times=[t for _, t in times])
     out = {name: _pair(est[name]) for name in MEASURES}
     out["response_tail"] = {key: _pair(est[f"tail{i}"]) for i, (key, _) in enumerate(times)}
+    if getattr(model, "retry_after", None) is not None:  # Retry-After: the measures of the requests
+        out["request_reject_probability"] = _pair(est["request_reject_probability"])
+        out["retry_rate"] = _pair(est["retry_rate"])
     if "flow2_goodput" in est:  # two flows: flow 1 is ``method``'s, flow 2 the other method's
         names = _setup(model)[13]
         out["flows"] = {names[i - 1]: {m: _pair(est[f"flow{i}_{m}"]) for m in FLOW_MEASURES} for i in (1, 2)}
