@@ -172,4 +172,8 @@ def test_cli_retry_after_option(capsys):
     assert abs(out["request_reject_probability"] - J**3) <= 1e-12  # (R) with m = 2, identical arithmetic up to rounding
     code = main(["eval", "sip-retransmission", "--rate", "12", "--service", "exp:mean=0.1", "--retry-after", "1"])
     err = capsys.readouterr().err
-    assert code != 0 and "--retry-after" in err
+    assert code == 2 and "--retry-after" in err
+    code = main(["size", "sip-retransmission", "--target", "collapse-onset", "--service", "exp:mean=0.1",
+                 "--control", "503", "--thresholds", "3,6", "--retry-after", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--retry-after" in err and len(err.strip().splitlines()) == 1  # the onset has no (R) factor

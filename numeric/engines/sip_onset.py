@@ -76,6 +76,7 @@ import mpmath
 import numpy as np
 from qderive.symbolic.errors import NumericalError, ParameterError
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+from qderive.symbolic.numbers import decimal_text
 
 from ..backend import FLOAT64, mp_context
 from ..kernels.passage import passage_time_log, poisson_cdf_levels
@@ -309,6 +310,10 @@ def size(values: dict, request, digits=None) -> dict:
     """``qderive size sip-retransmission --target collapse-onset`` (the model's Action): :func:`collapse_onset` of
     the model given by ``values`` (every field but the rate, which the search chooses)."""
     model = SipRetransmissionModel.from_values({**values, "rate": 1})
+    if model.retry_after is not None:  # lambda_0 = lambda / m(lambda) no longer holds: (R) adds 1 + J + ... + J^m
+        raise ParameterError("retry_after", "is not computed by the collapse-onset search (its lambda_0 = lambda / "
+                             "E[copies](lambda) has no retry factor); evaluate the rates with qderive eval",
+                             decimal_text(model.retry_after))
     if request.run_length is not None:
         _lifetime_levels(model)  # refuses a model the lifetime chain does not cover before the search
     out = collapse_onset(model, request.max_load, digits)

@@ -93,6 +93,14 @@ horizon; ``mean_copies``, ``timeout_probability``, ``reject_probability`` and ``
 are fractions of the measured transactions, ``duplicate_ratio`` = 1 - 1/mean_copies. Estimates and
 95 % intervals: :func:`.stats.replication_estimates` (independent replications from
 ``numpy.random.SeedSequence(seed).spawn``, ratio estimators, jackknife, Student t).
+
+**Retry-After** (``retry_after`` T, ``retries`` m; control 503 or threshold): a transaction rejected by 503 with
+retries left starts a new transaction of its flow (a new copy schedule, one retry fewer) at its rejection time + T,
+from a stream of its own (a deque: T is constant, so the retries are in time order); a retry is a transaction like
+any other (counted in ``transactions``, ``goodput``, ...). With it ``simulate_sip`` also gives
+``request_reject_probability`` = measured transactions finally rejected (no retry left) / measured first
+transactions of requests and ``retry_rate`` = measured retries / horizon ((R) of the engine's docstring). Without
+``retry_after`` the event loop draws the same path as before (the retry stream stays empty).
 """
 
 from __future__ import annotations
