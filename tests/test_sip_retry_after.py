@@ -110,13 +110,15 @@ def test_without_retry_after_unchanged():
 def test_simulator_with_retry_after_against_the_engine(retried):
     """The simulator (a rejected transaction with retries left starts a new one T later, from the retries' own
     time-ordered stream) against (R) at one copy per transaction, where the only approximation is the Poisson
-    retries (T = 1 s is 10 service times, the retry stream is nearly Poisson). 3 x 150 s; each measure within its
-    99 % Student-t interval plus a margin for that approximation: 2 % relative for the rates, 0.02 absolute for the
-    probabilities (measured gaps below, in the guide)."""
+    retries. 8 x 400 s (about 0.1 s of CPU); each measure within its 99 % Student-t interval plus the measured gap
+    of that approximation: at 10 x 4000 s (docs/guides/sip-retransmission.md) the simulated offered rate is 1.4 %,
+    goodput 1.1 % and retry_rate 4.6 % below (R) (a retry 1 s after a rejection often meets the same overload
+    period) and request_reject_probability 0.0135 above, so the margins are 6 % of the rates and 0.02 of the
+    probabilities. The rule without the retries' return (offered rate 12) fails by 30 %."""
     from qderive.numeric.simulation.sip import _estimates
 
     m, r = retried
-    est = _estimates(m, horizon=150.0, warmup=20.0, replications=3, seed=4242)
+    est = _estimates(m, horizon=400.0, warmup=20.0, replications=8, seed=4242)
 
     def half(key):
         lo, hi = est[key].interval(0.99)
@@ -124,7 +126,7 @@ def test_simulator_with_retry_after_against_the_engine(retried):
 
     for key, value in (("offered_rate", r.offered_rate), ("goodput", r.goodput), ("retry_rate", r.retry_rate)):
         x, h = half(key)
-        assert abs(x - value) <= h + 0.02 * value, (key, x, h, value)
+        assert abs(x - value) <= h + 0.06 * value, (key, x, h, value)
     for key, value in (("reject_probability", r.reject_probability),
                        ("request_reject_probability", r.request_reject_probability)):
         x, h = half(key)
