@@ -154,6 +154,7 @@ def test_simulator_without_retry_after_draws_the_same_path():
     (dict(control="503", thresholds=(2, 4), retry_after=F(1), retries=0), "retries"),
     (dict(control="503", thresholds=(2, 4), retry_after=F(1), retries=101), "retries"),
     (dict(control="503", thresholds=(2, 4), retry_after=F(-1)), "retry_after"),
+    (dict(control="503", thresholds=(2, 4), retries=3), "retries"),
 ])
 def test_bad_input_names_the_option(kw, option):
     with pytest.raises(ParameterError) as e:

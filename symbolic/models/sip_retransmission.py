@@ -383,11 +383,14 @@ class SipRetransmissionModel(Model):
 
     def _validate_retry(self):
         """``retry_after`` T (Retry-After of the 503, module docstring *Retry-After*) only with a control that rejects
-        (503, threshold), T > 0; ``retries`` m in 1..100."""
+        (503, threshold), T > 0; ``retries`` m in 1..100, other than 1 only with ``retry_after``."""
         if not 1 <= self.retries <= 100:
             raise ParameterError("retries", "must lie in 1..100", self.retries)
         T = self.retry_after
         if T is None:
+            if self.retries != 1:
+                raise ParameterError("retries", "count the retries after a 503 with Retry-After: they need "
+                                     "--retry-after T", self.retries)
             return
         if self.control not in (Control.REJECT, Control.THRESHOLD):
             raise ParameterError("retry_after", "needs a control that rejects with 503 (--control 503 or threshold; "
