@@ -180,3 +180,16 @@ def test_cli_retry_after_option(capsys):
                  "--control", "503", "--thresholds", "3,6", "--retry-after", "1"])
     err = capsys.readouterr().err
     assert code == 2 and "--retry-after" in err and len(err.strip().splitlines()) == 1  # the onset has no (R) factor
+
+
+def test_two_flows_with_one_copy_are_the_one_flow_fixed_point(retried):
+    """Two flows of 8/s and 4/s with one copy per transaction meet one server with one J: (R) summed over the flows
+    is the one-flow fixed point of 12/s (the test above, against the chain), split 2 : 1 in each flow's goodput and
+    retries. Tolerance 1e-9 relative: two float64 scans of the same equation."""
+    m, r = retried
+    two = Sip(rate=8, rate_non_invite=4, service=Exponential(F(1, MU)), control="503", thresholds=(L, H),
+              timeout=F(1, 2), retry_after=F(1), retries=1, scan_points=24).evaluate(include=NEW)
+    for key in ("offered_rate", "goodput", "reject_probability", "request_reject_probability", "retry_rate"):
+        assert abs(getattr(two, key) - getattr(r, key)) <= 1e-9 * getattr(r, key), key
+    flows = two.flows
+    assert abs(flows["invite"]["goodput"] - 2 * flows["non-invite"]["goodput"]) <= 1e-9 * r.goodput
