@@ -304,6 +304,21 @@ def _vacations(model, cap, high):
 _PENDING = sys.float_info.max
 
 
+def _serve(q, free, timeout, ws, we, busy, collapsed):
+    """The priority server's one service start: the head of the queue ``q`` starts at ``free`` (the departure before
+    it); returns (its departure, the busy time in the window [ws, we) so far, the collapse epoch: its arrival if it
+    waited beyond the timeout). A first admitted copy's box receives its departure (the transaction's response)."""
+    arrival, service, box = q.popleft()
+    if free - arrival > timeout and arrival < collapsed:  # it waited beyond the timeout
+        collapsed = arrival
+    d = free + service
+    if box is not None:
+        box[0] = d
+    if d > ws and free < we:
+        busy += (d if d < we else we) - (free if free > ws else ws)
+    return d, busy, collapsed
+
+
 class _PriorityServer:
     """The server under ``discipline = priority`` (seed 001, algorithm 2, in every mode): non-preemptive, a queue
     per flow, the non-INVITE flow's copies first, arrival order within a flow.
@@ -354,15 +369,7 @@ class _PriorityServer:
                 if not q:  # a departure leaving the server empty
                     self.last, free = free, -math.inf
                     break
-                arrival, service, box = q.popleft()
-                if free - arrival > timeout and arrival < collapsed:  # it waited beyond the timeout
-                    collapsed = arrival
-                d = free + service
-                if box is not None:
-                    box[0] = d
-                if d > ws and free < we:
-                    busy += (d if d < we else we) - (free if free > ws else ws)
-                free = d
+                free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
                 if free > t:
                     break
             self.free, self.busy, self.collapsed = free, busy, collapsed
@@ -399,15 +406,7 @@ class _PriorityServer:
                     q = first or second
                 else:  # mode 0: arrival order (the earlier head; the two never tie: one copy per event)
                     q = second
-                arrival, service, box = q.popleft()
-                if free - arrival > timeout and arrival < collapsed:  # it waited beyond the timeout
-                    collapsed = arrival
-                d = free + service
-                if box is not None:
-                    box[0] = d
-                if d > ws and free < we:
-                    busy += (d if d < we else we) - (free if free > ws else ws)
-                free = d
+                free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
                 if free > t:
                     break
             self.free, self.busy, self.collapsed, self.mode = free, busy, collapsed, mode
