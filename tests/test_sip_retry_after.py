@@ -14,6 +14,8 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
+from test_sip_retransmission import _contract_chain
+
 from qderive.derivations.cli import main
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Exponential
@@ -30,28 +32,8 @@ def _chain(lam, mu, low, high):
     (FIFO): P(timeout) = sum_{n < H} pi(n, 0) P(Erlang(n + 1, mu) > TB). The CTMC written from the rule: (n, 0)
     n = 0..H normal, (n, 1) n = L+1..H overload; (n,0) -> (n+1,0) at lambda (n < H), (H,0) -> (H,1) at lambda;
     departures at mu, (L+1,1) -> (L,0). Solved by LU (Q^T x = 0 with sum x = 1) at the current precision."""
-    states = [(n, 0) for n in range(high + 1)] + [(n, 1) for n in range(low + 1, high + 1)]
-    index = {s: i for i, s in enumerate(states)}
-    Q = mpmath.zeros(len(states))
-
-    def add(a, b, r):
-        Q[index[a], index[b]] += r
-        Q[index[a], index[a]] -= r
-
-    for n in range(high + 1):
-        add((n, 0), (n + 1, 0) if n < high else (high, 1), lam)
-        if n:
-            add((n, 0), (n - 1, 0), mu)
-    for n in range(low + 1, high + 1):
-        add((n, 1), (n - 1, 1) if n - 1 > low else (low, 0), mu)
-    size = len(states)
-    A = Q.T
-    for j in range(size):
-        A[size - 1, j] = 1
-    b = mpmath.zeros(size, 1)
-    b[size - 1] = 1
-    x = mpmath.lu_solve(A, b)
-    admitted = [x[index[(n, 0)]] for n in range(high)]
+    pi = _contract_chain(lam, mu, low, high)  # the CTMC of tests/test_sip_retransmission.py, written from the rule
+    admitted = [pi[("n", n)] for n in range(high)]
     timeout = mpmath.fsum(w * mpmath.gammainc(n + 1, mu * TB, mpmath.inf, regularized=True)
                           for n, w in enumerate(admitted))
     return 1 - mpmath.fsum(admitted), timeout
