@@ -355,14 +355,23 @@ def test_single_vacations_infinite_against_the_engine(model):
 # --------------------------------------------------------------------------- progress bar
 
 
-def test_progress_bar_on_long_runs_only_unless_quiet(capsys):
+def test_progress_after_the_delay_only_unless_quiet(capsys):
+    """The one progress mechanism (numeric/engines/progress.py): nothing for work shorter than its delay, a
+    plain line in a log (capsys is not a terminal) once the delay has passed, nothing when quiet."""
+    from qderive.numeric.engines import progress
+
     m = FiniteVacationQueue(Fr(1, 2), B.Constant(1), T.Exponential(1), None, 3)
-    simulate(m, 100_000, 2, seed=1, quiet=True)
+    simulate(m, 1_000, 2, seed=1)  # well under the default 2 s delay: nothing
     assert capsys.readouterr().err == ""
-    simulate(m, 100_000, 2, seed=1)  # 200 000 customers: a long run
-    assert "simulate vacation-finite" in capsys.readouterr().err
-    simulate(m, 1_000, 2, seed=1)  # short: no bar
-    assert capsys.readouterr().err == ""
+    previous = progress.configure(delay=0.0)
+    try:
+        simulate(m, 100_000, 2, seed=1, quiet=True)
+        assert capsys.readouterr().err == ""
+        simulate(m, 100_000, 2, seed=1)
+        err = capsys.readouterr().err
+        assert "qderive: simulate vacation-finite: " in err and "200000/200000 customers (100 %)" in err, err
+    finally:
+        progress.configure(**previous)
 
 
 def test_cli_simulate_json_keys():

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +53,8 @@ import numpy as np
 from qderive.symbolic import limits as _limits
 from qderive.symbolic.errors import ParameterError
 
+from ..engines.progress import Progress
+
 __all__ = [
     "Estimate",
     "SimulationResult",
@@ -64,13 +65,10 @@ __all__ = [
     "replication_estimates",
     "estimate_notes",
     "student_t_quantile",
-    "PROGRESS_THRESHOLD",
     "sampler",
     "value_stream",
 ]
 
-#: a run serving at least this many customers in total shows a progress bar (unless quiet)
-PROGRESS_THRESHOLD = 200_000
 #: customers served between two progress-bar updates
 _CHUNK = 50_000
 
@@ -374,14 +372,6 @@ def _validate_run(customers, replications, warmup) -> tuple[int, int, int]:
     return customers, replications, n_warm
 
 
-def _progress_bar(total: int, quiet: bool, label: str):
-    if quiet or total < PROGRESS_THRESHOLD:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=f"simulate {label}", unit=" customers", unit_scale=True, file=sys.stderr, leave=False)
-
-
 def _evaluate(fn: MeasureFn, totals: Mapping[str, np.ndarray], dof: int) -> Estimate:
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.asarray(fn(totals), dtype=np.float64)
@@ -466,7 +456,7 @@ def run_replications(
     rows = np.empty((replications, len(spec.accumulators)))
     sample_rows = {r.name: np.empty((replications, r.width)) for r in requests}
     start = spec.start_recording if requests else spec.start
-    bar = _progress_bar(customers * replications, quiet, spec.model)
+    bar = Progress(customers * replications, "customers", quiet=quiet or None, desc=f"simulate {spec.model}")
     started = time.perf_counter()
     try:
         for k, child in enumerate(children):
@@ -474,13 +464,11 @@ def run_replications(
             next(loop)
             first = np.asarray(loop.send(n_warm), dtype=np.float64)
             done = n_warm
-            if bar is not None:
-                bar.update(n_warm)
+            bar.advance(n_warm)
             while done < customers:
                 step = min(customers, done + _CHUNK)
                 last = loop.send(step)
-                if bar is not None:
-                    bar.update(step - done)
+                bar.advance(step - done)
                 done = step
             if requests:
                 recorded = _finish(loop)
@@ -489,8 +477,7 @@ def run_replications(
             loop.close()
             rows[k] = np.asarray(last, dtype=np.float64) - first
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     seconds = time.perf_counter() - started
     dof = replications - 1
     measures = replication_estimates(rows, spec.accumulators, spec.measures)
