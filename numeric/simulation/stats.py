@@ -69,6 +69,24 @@ __all__ = [
     "value_stream",
 ]
 
+_ANY = (-math.inf, math.inf)
+_UNIT = (0.0, 1.0)
+_NONNEGATIVE = (0.0, math.inf)
+
+
+def measure_bounds(model: str) -> dict[str, tuple[float, float]]:
+    """The range of each measure of the registered model ``model``, from the kinds its result record declares:
+    a probability lies in [0, 1]; a time, a count or a rate in [0, inf); anything else is unbounded."""
+    from qderive.symbolic.models.base import MeasureKind, registered_models
+
+    cls = registered_models().get(model)
+    if cls is None:
+        return {}
+    ranges = {MeasureKind.PROBABILITY: _UNIT, MeasureKind.TIME: _NONNEGATIVE, MeasureKind.COUNT: _NONNEGATIVE,
+              MeasureKind.RATE: _NONNEGATIVE}
+    return {f.name: ranges[m.kind] for f, m in cls.measures.measure_fields() if m.kind in ranges}
+
+
 #: customers served between two progress-bar updates
 _CHUNK = 50_000
 
@@ -100,13 +118,17 @@ class Estimate:
     value: float | None
     std_error: float | None
     dof: int
+    #: the measure's range (a probability's [0, 1], a time's [0, inf)): the interval never leaves it
+    bounds: tuple[float, float] = (-math.inf, math.inf)
 
     def interval(self, level: float = 0.95) -> tuple[float, float] | None:
-        """Two-sided Student-t interval value +- t_{dof, (1+level)/2} * std_error."""
+        """Two-sided Student-t interval value +- t_{dof, (1+level)/2} * std_error, cut to the measure's range
+        (the true value lies in the range, so cutting loses no coverage)."""
         if self.value is None or self.std_error is None or self.dof < 1:
             return None
         half = student_t_quantile((1 + level) / 2, self.dof) * self.std_error
-        return (self.value - half, self.value + half)
+        lo, hi = self.bounds
+        return (max(self.value - half, lo), min(self.value + half, hi))
 
     def as_dict(self) -> dict:
         """``{"estimate": x, "ci95": [lo, hi]}`` (None where undefined) for the JSON output."""
@@ -330,15 +352,16 @@ class SampleRequest:
         out = {}
         i = 1
         if self.tail:
-            out[f"{self.name}_tail"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / a[:, 0], stacked, dof)
+            out[f"{self.name}_tail"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / a[:, 0], stacked, dof, _UNIT)
                                         for j, (key, _) in enumerate(self.tail)}
             i += len(self.tail)
         if self.quantile:
-            out[f"{self.name}_quantile"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / counted, stacked, dof)
+            out[f"{self.name}_quantile"] = {key: _evaluate(lambda a, c=i + j: a[:, c] / counted, stacked, dof,
+                                                           _NONNEGATIVE)
                                             for j, (key, _) in enumerate(self.quantile)}
             i += len(self.quantile)
         if self.moments:
-            out[f"{self.name}_moments"] = [_evaluate(lambda a, c=i + k: a[:, c] / a[:, 0], stacked, dof)
+            out[f"{self.name}_moments"] = [_evaluate(lambda a, c=i + k: a[:, c] / a[:, 0], stacked, dof, _NONNEGATIVE)
                                            for k in range(self.moments)]
         return out
 
@@ -372,22 +395,24 @@ def _validate_run(customers, replications, warmup) -> tuple[int, int, int]:
     return customers, replications, n_warm
 
 
-def _evaluate(fn: MeasureFn, totals: Mapping[str, np.ndarray], dof: int) -> Estimate:
+def _evaluate(fn: MeasureFn, totals: Mapping[str, np.ndarray], dof: int,
+              bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.asarray(fn(totals), dtype=np.float64)
     full = values[0]
     if not np.isfinite(full):
-        return Estimate(None, None, dof)
+        return Estimate(None, None, dof, bounds)
     loo = values[1:]
     if dof < 1 or not np.all(np.isfinite(loo)):
-        return Estimate(float(full), None, dof)
+        return Estimate(float(full), None, dof, bounds)
     k = len(loo)
     se = math.sqrt((k - 1) / k * float(np.sum((loo - loo.mean()) ** 2)))
-    return Estimate(float(full), se, dof)
+    return Estimate(float(full), se, dof, bounds)
 
 
 def replication_estimates(rows: np.ndarray, accumulators: Iterable[str],
-                          measures: Mapping[str, MeasureFn]) -> dict[str, Estimate]:
+                          measures: Mapping[str, MeasureFn],
+                          bounds: Mapping[str, tuple[float, float]] | None = None) -> dict[str, Estimate]:
     """Each measure f(totals) with its jackknife error from the K runs' accumulator rows (module docstring).
 
     ``rows[k]`` holds run k's accumulators, named by ``accumulators``; f is evaluated at the totals
@@ -399,7 +424,8 @@ def replication_estimates(rows: np.ndarray, accumulators: Iterable[str],
     stacked = np.vstack([total, total - rows])  # totals, then leave-one-out totals
     totals = {name: stacked[:, i] for i, name in enumerate(accumulators)}
     dof = rows.shape[0] - 1
-    return {name: _evaluate(fn, totals, dof) for name, fn in measures.items()}
+    bounds = bounds or {}
+    return {name: _evaluate(fn, totals, dof, bounds.get(name, _ANY)) for name, fn in measures.items()}
 
 
 def estimate_notes(labelled: Mapping[str, tuple[Estimate, str, str]], replications: int) -> list[str]:
@@ -480,7 +506,7 @@ def run_replications(
         bar.close()
     seconds = time.perf_counter() - started
     dof = replications - 1
-    measures = replication_estimates(rows, spec.accumulators, spec.measures)
+    measures = replication_estimates(rows, spec.accumulators, spec.measures, measure_bounds(spec.model))
     sample_measures = {}
     for r in requests:
         sample_measures.update(r.estimates(sample_rows[r.name], dof))
