@@ -69,3 +69,24 @@ def test_configure_sets_the_defaults_and_rejects_unknown_names():
         progress.configure(**previous)
     with pytest.raises(TypeError, match="colour"):
         progress.configure(colour="red")
+
+
+def test_verify_reports_progress_in_a_log_and_prints_full_check_names():
+    """`qderive verify NAME`: the checks counted through the one mechanism (a log here: not a terminal) and
+    every check name printed whole (they were cut at 58 characters)."""
+    from conftest import cli
+
+    from qderive.derivations.cli import _derivation
+
+    previous = progress.configure(delay=0.0, interval=0.0)
+    try:
+        code, out, err = cli(["verify", "erlang-b", "--jobs", "1"])
+    finally:
+        progress.configure(**previous)
+    assert code == 0, err
+    total = len(_derivation("erlang-b").all_checks())
+    assert f"qderive: verify erlang-b: {total}/{total} checks (100 %)" in err, err
+    for check in _derivation("erlang-b").all_checks():
+        assert check.name in out, check.name
+    code, out, err = cli(["verify", "erlang-b", "--jobs", "1", "--quiet"])
+    assert code == 0 and err == ""

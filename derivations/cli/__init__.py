@@ -109,6 +109,8 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="run the checks in N processes (default: the cores available to this process; 1: in this "
                         "process). The CPU time stays, the wall time drops; the results are the same.")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress report (a bar on a terminal, a line every 10 s in a log; off under --json)")
 
     p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
     p.add_argument("name", help="figure name, see `qderive list`")
@@ -370,11 +372,12 @@ def _verify_task(task: tuple, digits: int):
     return _derivation(name).all_checks()[index](digits)
 
 
-def _verify_results(names: list, digits: int, simulate: bool, jobs: int) -> list:
+def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: bool = False) -> list:
     """(model name, CheckResult) for every check of every model in ``names``, in the order of the serial run.
 
     The derivations are built here, once; with ``jobs`` > 1 the checks then run in ``jobs`` forked processes
-    (which inherit the built derivations), one check per task, handed out as workers become free."""
+    (which inherit the built derivations), one check per task, handed out as workers become free. Progress (the
+    checks done) goes through the one progress mechanism unless ``quiet``."""
     from qderive.symbolic.models import model_class
 
     tasks = []
@@ -385,13 +388,23 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int) -> list
             tasks.append((name, -1))
     import multiprocessing
 
-    if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        from concurrent.futures import ProcessPoolExecutor
+    from qderive.numeric.engines.progress import Progress
 
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_verify_task, tasks, [digits] * len(tasks)))
-    else:
-        results = [_verify_task(t, digits) for t in tasks]
+    desc = "verify" if len(names) != 1 else f"verify {names[0]}"
+    with Progress(len(tasks), "checks", desc=desc, quiet=quiet or None) as bar:
+        if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+                results = []
+                for res in pool.map(_verify_task, tasks, [digits] * len(tasks)):
+                    results.append(res)
+                    bar.advance()
+        else:
+            results = []
+            for t in tasks:
+                results.append(_verify_task(t, digits))
+                bar.advance()
     return [(name, res) for (name, _), res in zip(tasks, results)]
 
 
@@ -411,20 +424,21 @@ def _cmd_verify(args) -> int:
         raise ParameterError("--jobs", "must be a positive integer (1: run every check in this process)", args.jobs)
     rows, failed = [], False
     started = time.perf_counter()
-    for name, result in _verify_results(names, args.digits, args.simulate, jobs):
+    for name, result in _verify_results(names, args.digits, args.simulate, jobs, quiet=args.json or args.quiet):
         rows.append({"model": name, **result.as_dict()})
         failed |= not result.passed
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps({"digits": args.digits, "passed": not failed, "seconds": round(elapsed, 2), "checks": rows}))
     else:
-        header = f"{'model':<20} {'check':<58} {'result':<6} {'digits':>6} {'time':>7}"
+        width = max([58, *(len(r["check"]) for r in rows)])  # full check names, never cut
+        header = f"{'model':<20} {'check':<{width}} {'result':<6} {'digits':>6} {'time':>7}"
         print(header)
         print("-" * len(header))
         for r in rows:
             d = r["digits_agreed"]
             dig = "-" if d is None else d if isinstance(d, str) else f"{d:.0f}"
-            print(f"{r['model']:<20} {r['check'][:58]:<58} {'ok' if r['passed'] else 'FAIL':<6} {dig:>6} "
+            print(f"{r['model']:<20} {r['check']:<{width}} {'ok' if r['passed'] else 'FAIL':<6} {dig:>6} "
                   f"{r['seconds']:>6.2f}s")
             if not r["passed"]:
                 print(f"    {r['detail']}")
