@@ -90,3 +90,14 @@ def test_verify_reports_progress_in_a_log_and_prints_full_check_names():
         assert check.name in out, check.name
     code, out, err = cli(["verify", "erlang-b", "--jobs", "1", "--quiet"])
     assert code == 0 and err == ""
+
+
+def test_ticker_reports_work_that_counts_nothing():
+    """One long computation (an eval, a figure) is reported by the ticker thread, once a second at most."""
+    import time
+
+    out = io.StringIO()
+    with Progress(None, "", desc="eval vacation-finite", delay=0.0, interval=0.0, stream=out, ticker=True):
+        time.sleep(1.3)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("qderive: eval vacation-finite: running, ") and lines[-1].endswith(", done")

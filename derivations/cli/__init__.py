@@ -53,6 +53,8 @@ def _version() -> str:
 def _add_common(p, digits_help="compute with mpmath and give D correct significant digits (default: float64)"):
     p.add_argument("--digits", type=int, default=None, metavar="D", help=digits_help)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress report (work past 2 s shows a bar on a terminal, a line every 10 s in a log)")
     _add_limit(p)
 
 
@@ -116,6 +118,8 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("name", help="figure name, see `qderive list`")
     p.add_argument("--out", metavar="FILE.png")
     p.add_argument("--csv", metavar="FILE.csv")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress report (a bar on a terminal, a line every 10 s in a log)")
 
     requested, action = None, None
     for i, tok in enumerate(argv[:-1]):
@@ -481,8 +485,11 @@ def _cmd_eval(args) -> int:
     model = _model_from(args, cls)
     include = _included(args, cls)
     response = _response_options(args, cls.response_flows)
+    from qderive.numeric.engines.progress import Progress
+
     try:
-        record = model.evaluate(args.digits, include=include, **response)
+        with Progress(None, "", desc=f"eval {cls.name}", quiet=args.quiet or None, ticker=True):
+            record = model.evaluate(args.digits, include=include, **response)
     except ParameterError as err:
         if err.name in response:
             raise ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value) from None
@@ -512,7 +519,7 @@ def _cmd_action(args) -> int:
 
     run = act.run.load()
     accepted = inspect.signature(run).parameters
-    extra = {"progress": not args.json} if "progress" in accepted else {}
+    extra = {"progress": not (args.json or args.quiet)} if "progress" in accepted else {}
     with (_executor_of(args) if act.name == "optimize" else contextlib.nullcontext((None, 1))) as (pool, _):
         if pool is not None:
             if "executor" not in accepted:
@@ -632,7 +639,10 @@ def _cmd_figure(args) -> int:
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
     out = str(_check_output(args.out, "--out")) if args.out else None
     csv = str(_check_output(args.csv, "--csv")) if args.csv else None
-    figures[args.name](out, csv)
+    from qderive.numeric.engines.progress import Progress
+
+    with Progress(None, "", desc=f"figure {args.name}", quiet=args.quiet or None, ticker=True):
+        figures[args.name](out, csv)
     return 0
 
 
