@@ -182,7 +182,8 @@ class TimeLawDistribution:
             flat = s_arr.reshape(-1)
             out = numpy.array([a @ numpy.linalg.solve(z * numpy.eye(len(a)) - Tm, t) for z in flat])
             out = out.reshape(s_arr.shape)
-            return out if numpy.iscomplexobj(s_arr) else out.real.astype(float)
+            out = out if numpy.iscomplexobj(s_arr) else out.real.astype(float)
+            return out[()] if out.ndim == 0 else out
         fn = _lambdified_lst(self)
         if fn is not None:
             with numpy.errstate(all="ignore"):
@@ -300,7 +301,8 @@ class TimeLawDistribution:
         """The quantile inf {x : P(T <= x) >= q} for q in [0, 1] (scipy's ``ppf``), float64.
 
         The law's ``_ppf`` closed form when it has one, else the generic inverse of :meth:`cdf`: the upper
-        end doubled until it holds q, then bisection until the bracket is one float apart."""
+        end doubled until it holds q, then bisection until the bracket is one float apart (above the median on
+        P(T > x) <= 1 - q, so that a quantile near 1 keeps the survival function's relative accuracy)."""
         import numpy
 
         _concrete_or_refuse(self)
@@ -413,9 +415,14 @@ class TimeLawDistribution:
 
         lo = numpy.full(q.shape, low)
         hi = numpy.full(q.shape, high if math.isfinite(high) else max(float(self.moment(1)), 1e-300))
+        upper, tail = q > 0.5, 1.0 - q  # exact for q >= 1/2 (Sterbenz): above the median compare P(T > x) with 1 - q
+
+        def holds(x):  # P(T <= x) >= q
+            return numpy.where(upper, self.sf(x) <= tail, self.cdf(x) >= q)
+
         if not math.isfinite(high):
             for _ in range(2100):
-                short = self.cdf(hi) < q
+                short = ~holds(hi)
                 if not short.any():
                     break
                 hi = numpy.where(short, hi * 2, hi)
@@ -425,9 +432,9 @@ class TimeLawDistribution:
             moving = (mid > lo) & (mid < hi)
             if not moving.any():
                 break
-            holds = self.cdf(mid) >= q
-            hi = numpy.where(moving & holds, mid, hi)
-            lo = numpy.where(moving & ~holds, mid, lo)
+            ok = holds(mid)
+            hi = numpy.where(moving & ok, mid, hi)
+            lo = numpy.where(moving & ~ok, mid, lo)
         return hi
 
 
