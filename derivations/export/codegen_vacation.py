@@ -142,16 +142,24 @@ def forms(request) -> dict:
                  f"{', single vacations' if single else ''}.", f"Unit of the result: {meta.units or meta.kind.value}.",
                  f"Source: {meta.source or SOURCE}.", "",
                  "Numeric arguments may be numpy arrays; they broadcast together. Returns a float, or an array",
-                 "of the broadcast shape, with a last axis over r when r is a sequence.",
+                 "of the broadcast shape, with a last axis over r when r is a sequence. The offered load may be",
+                 "given instead of the rate: f(batch_mean=..., ..., r=..., load=rho_bar).",
+                 "",
+                 "Cost: the recursion (2b) runs once per parameter point, O(r^2) float64 operations (about 2 ms",
+                 "at r = 129 on one core of a 2020s x86 machine); the points of an array are evaluated one by one",
+                 "(the kernel sizes its tables to each point's count sequences, so it is not broadcast across",
+                 "points), while a sequence r costs one pass up to max r per point.",
                  "Bad input raises ValueError naming the parameter; a float64 underflow raises FloatingPointError."]
         arg_lines = [(p[1], p[2]) for p in params] + [("r", f"waiting places (integer >= {lowest}; the customer in "
                                                            "service not counted), or a sequence of them")]
         statements = [*checks, f"rs, single = _capacities(r, {lowest})",
                       f"return _broadcast(lambda *point: _sweep(_kernel(*point), {measure!r}, rs), "
                       f"({', '.join(scalars)},), single)"]
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])  # rho_bar = lam l1 b1
         code = "\n".join([_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
                           generated_function(measure, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
-                                             statements)])
+                                             statements, load=load)])
         out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws}.", SOURCE,
                                     ("context", "vacation"), code)
     from . import codegen_finite_wait
