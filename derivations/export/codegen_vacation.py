@@ -145,8 +145,8 @@ def forms(request) -> dict:
                  "of the broadcast shape, with a last axis over r when r is a sequence. The offered load may be",
                  "given instead of the rate: f(batch_mean=..., ..., r=..., load=rho_bar).",
                  "",
-                 "Cost: the recursion (2b) runs once per parameter point, O(r^2) float64 operations (about 2 ms",
-                 "at r = 129 on one core of a 2020s x86 machine); the points of an array are evaluated one by one",
+                 "Cost: the recursion (2b) runs once per parameter point, O(r^2) float64 operations (measured:",
+                 "0.7 ms of CPU per point at r = 129, 10^5 loads ~ 70 CPU-seconds); the points of an array run one by one",
                  "(the kernel sizes its tables to each point's count sequences, so it is not broadcast across",
                  "points), while a sequence r costs one pass up to max r per point.",
                  "Bad input raises ValueError naming the parameter; a float64 underflow raises FloatingPointError."]
