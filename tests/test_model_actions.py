@@ -107,3 +107,17 @@ def test_action_errors_name_what_is_wrong():
         model.size(vary="holding_time", target_blocking=F(1, 100))
     with pytest.raises(AttributeError, match="has no 'capacity'"):
         model.size(target_blocking=F(1, 100)).capacity
+
+
+def test_optimize_with_r_range_needs_no_threshold_at_all():
+    """--r-range searches R too: no --thresholds (the ties of the exact brute force over R <= 9)."""
+    args = ["optimize", "mm1-hysteretic", "--rates", "1.2,0.6", "--service-rate", "1", "--discard-bound", "0.1",
+            "--min-cycle", "3", "--json"]
+    code, out, err = cli([*args, "--r-range", "3,9"])
+    best, ties = OH.threshold_optimum(lambda L, H, R: _mm1(L, H, R), range(3, 10), F(1, 10), 3, "p_discard")
+    assert code == 0 and err == "" and (json.loads(out)["L"], json.loads(out)["H"], json.loads(out)["R"]) == ties[0]
+    res = MM1HystereticModel(F(6, 5), F(3, 5), 1, 1, 2, 5).optimize(discard_bound=F(1, 10), min_cycle=3,
+                                                                    r_range=(3, 9))
+    assert (res.L, res.H, res.R) == ties[0]
+    code, _, err = cli(args)
+    assert code == 2 and "--r-range" in err and err.count("\n") == 1

@@ -78,10 +78,14 @@ def _action_of(model, name: str):
 
 
 def default_vary(model, name: str) -> tuple:
-    """The fields ``size`` / ``optimize`` choose by default: the action's omitted fields and its first optional
+    """The fields an action chooses by default. ``size``: the action's omitted fields and its first optional
     one, without the load field when something else is left (``size erlang-b``: the servers for the model's
-    load; ``size vacation-finite``: the capacity for the model's load)."""
+    load; ``size vacation-finite``: the capacity for the model's load). ``optimize``: the omitted fields (the
+    thresholds L and H); an optional field (R, searched with ``r_range=``) keeps the model's value unless
+    ``vary`` names it."""
     act = _action_of(model, name)
+    if name != "size":  # optimize: the omitted fields (L and H); an optional one (R) is the model's own
+        return tuple(act.omit)
     chosen = tuple(act.omit) + tuple(act.optional[:1])
     load = load_field(type(model))
     rest = tuple(f for f in chosen if f != load)

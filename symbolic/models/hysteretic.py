@@ -263,8 +263,9 @@ class ThresholdSizeRequest(Request):
 
 #: the optimize action of the instantaneous hysteresis models (seed 002)
 _CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
-                     "E tau >= --min-cycle; --thresholds R gives the discard threshold (L and H are chosen by the search; "
-                     "the old spelling --thresholds L,H,R is still read), R too is searched with --r-range; every tied optimum is listed (ties), the one with the smallest R, L, H returned")
+                     "E tau >= --min-cycle; L and H are chosen by the search, R is --thresholds R or searched with "
+                     "--r-range (the old spelling --thresholds L,H,R is still read); every tied optimum is listed "
+                     "(ties), the one with the smallest R, L, H returned")
 
 
 @dataclass(frozen=True)
@@ -428,7 +429,7 @@ class MM1HystereticModel(Model):
     response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
     actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
                       "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
-                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize"), omit=("L", "H")),)
+                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize"), omit=("L", "H"), optional=("R",)),)
 
     def _validate(self):
         if self.rate1 > self.rate0:
