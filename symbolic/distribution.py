@@ -25,6 +25,14 @@ an optional override, and one generic path covers the rest):
 A batch law X on {1, 2, ...} gets ``sf``/``cdf``/``ppf``/``rvs`` from its exact ``tail(i)`` and ``sample``;
 its exact ``pmf(i)`` (scalar, exact; used by every engine) is unchanged, and :meth:`BatchLawDistribution.pmf_array`
 gives the float64 values at an array of sizes.
+
+>>> from fractions import Fraction
+>>> from qderive.symbolic.laws import Deterministic, Erlang
+>>> B = Erlang(2, Fraction(1, 2))
+>>> B.var(), float(B.sf(0.0)), round(float(B.ppf(0.5)), 6), B.to_scipy().dist.name
+(Fraction(1, 8), 1.0, 0.419587, 'gamma')
+>>> float(Deterministic(Fraction(1, 5)).pmf(0.2)), Deterministic(Fraction(1, 5)).atoms()
+(1.0, ((Fraction(1, 5), 1),))
 """
 
 from __future__ import annotations
