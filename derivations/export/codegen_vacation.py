@@ -8,7 +8,8 @@ package's own symbolic laws (``docs/theory/chapter2.md`` section 3) and the publ
 
     qderive codegen vacation-finite --measure loss_probability --batch geometric \\
         --service erlang:k=4 --vacation exp --out loss.py
-    # loss.py: loss_probability(lam, batch_mean, service_mean, vacation_mean, r)
+    # loss.py: loss_probability(lam, batch_mean, service_mean, vacation_mean, r), or by keyword with
+    # load=rho_bar instead of lam (rho_bar = lam l1 b1)
 
 Numeric arguments broadcast (numpy arrays); ``r`` may be a sequence of capacities (one
 sweep up to max r per parameter point).
