@@ -155,9 +155,11 @@ def test_rvs_against_cdf(law):
             assert count == round(n * p)
 
 
-@pytest.mark.parametrize("law", [law for law in LAWS if not law.atoms()
-                                 and not law.lst(sp.Symbol("s")).has(sp.Integral)][:4], ids=lambda l: str(l)[:30])
+@pytest.mark.parametrize("law", [law for law in LAWS if not law.atoms() and not law.survival_kinks()
+                                 and not law.lst(sp.Symbol("s")).has(sp.Integral)], ids=lambda l: str(l)[:30])
 def test_sf_equals_inversion_of_the_transform(law):
+    """Every continuous law with an analytic closed-form transform (Talbot's contour needs no kink and no delay
+    e^{-as}: uniform is checked against scipy instead); the generic fallback path of sf, checked on its own."""
     x = float(law.mean) * np.array([0.5, 1.5])
     np.testing.assert_allclose(_invert(law, x, density=False), law.sf(x), rtol=1e-8)
 
