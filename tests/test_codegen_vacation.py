@@ -123,3 +123,21 @@ def test_generated_module_takes_the_load_instead_of_the_rate(tmp_path):
     with pytest.raises(ValueError, match="load"):
         f(batch_mean=5, service_mean=0.015, vacation_mean=0.075, r=40, load=-1)
     assert "Cost: the recursion (2b) runs once per parameter point" in f.__doc__
+
+
+def test_shared_batch_tables_change_nothing(tmp_path):
+    """The batch law's convolution tables are shared by the points of an array (keyed by the batch parameters
+    and the size): a grid over loads x batch means equals each point computed alone with the tables cleared
+    (bit for bit: the same blocks, the same arithmetic)."""
+    out = tmp_path / "loss.py"
+    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
+                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    ns = load_generated(out)
+    f, tables = ns["loss_probability"], ns["_COLUMNS"]
+    lams, means = np.array([[2.0], [9.0], [30.0]]), np.array([[1.5, 5.0]])
+    grid = f(lams, means, 0.015, 0.075, 60)
+    assert grid.shape == (3, 2) and len(tables) >= 1
+    for i in range(3):
+        for j in range(2):
+            tables.clear()
+            assert grid[i, j] == f(float(lams[i, 0]), float(means[0, j]), 0.015, 0.075, 60)
