@@ -374,8 +374,8 @@ class TimeLawDistribution:
         Every registered law is asked (its ``_from_scipy`` hook): no list to edit."""
         dist = getattr(frozen, "dist", None)
         if dist is None:
-            raise ParameterError("frozen", "must be a frozen scipy.stats distribution (e.g. scipy.stats.expon(scale=2))",
-                                 type(frozen).__name__)
+            raise ParameterError("frozen", "must be a frozen scipy.stats distribution (e.g. "
+                                 "scipy.stats.expon(scale=2))", type(frozen).__name__)
         for law_cls in sorted(cls.registered().values(), key=lambda c: c.__name__):
             hook = law_cls.__dict__.get("_from_scipy")
             if hook is None:
@@ -475,7 +475,7 @@ def _pieces_value(pieces, x, derivative: bool):
         inside = numpy.ones(x.shape, dtype=bool) if d is None else x < float(d)
         if len(piece) > 3:
             alpha, P = piece[3]
-            if derivative:  # -(d/dx) e^{-theta x} alpha e^{theta P x} 1 = theta e^{-theta x} alpha e^{theta P x} (I - P) 1
+            if derivative:  # -(d/dx) e^{-theta x} alpha e^{theta P x} 1 = theta e^{-theta x} alpha e^{theta P x} (I-P) 1
                 end = [1 - sum(Fraction(v) for v in row) for row in P]
                 value = float(theta) * _uniformized(x, theta, alpha, P, end)
             else:

@@ -320,8 +320,8 @@ class HystereticModel(Model):
     alternatives = (_LOAD,)
     actions = (Action("optimize", "(L, H) minimising E tau_12 subject to P(S_2) <= --discard-bound and E tau >= "
                       "--min-cycle, for the model whose mode changes at departures (the M[X]|G|1 embedded chain "
-                      "(16)); --thresholds R gives the discard threshold (L and H are chosen by the grid search; the old "
-                      "spelling --thresholds L,H,R is still read). For the seed's M|M|1 model, whose "
+                      "(16)); --thresholds R gives the discard threshold (L and H are chosen by the grid search; "
+                      "the old spelling --thresholds L,H,R is still read). For the seed's M|M|1 model, whose "
                       "mode changes at once on the count, use `qderive optimize mm1-hysteretic`",
                       HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize"), omit=("L", "H")),
                Action("size", "the smallest discard threshold R (the capacity) from which on P(S_2) <= "
