@@ -203,7 +203,8 @@ def test_codegen_hysteretic_unknown_measure_and_signature(tmp_path):
     code, _, err = cli(["codegen", "hysteretic", "--measure", "throughput", "--batch", "geometric", "--service", "exp",
                         "--out", str(out)])
     assert code == 0, err
-    assert "def throughput(lam0, overload_factor, batch_mean, service_mean, L, H, R):" in out.read_text()
+    assert ("def throughput(lam0=None, overload_factor=None, batch_mean=None, service_mean=None, L=None, H=None, "
+            "R=None, *, load=None):") in out.read_text()  # positional as before, or by keyword with load= for lam0
 
 
 # ------------------------------------------------------------------------------------------
@@ -267,3 +268,21 @@ def test_mm1_generated_c_agrees_with_eval(tmp_path):
         for point, value in zip(MM1_POINTS, values):
             assert _rel(value, _eval_mm1(point)[measure]) <= 1e-12, (point, measure)
         assert all(numpy.isnan(v) for v in values[len(rows):])  # invalid input: NaN
+
+
+def test_generated_hysteretic_takes_the_load_instead_of_the_rate(tmp_path):
+    """``load=`` rho_0 = lam0 l1 b1 (the model's --load): equal to `qderive eval hysteretic --load` at rho_0 = 1.5
+    and 0.9 (the same kernel; the rate rounded once as load / (l1 b1): 1e-12 relative), the rate or the load."""
+    out = tmp_path / "pd.py"
+    code, err = codegen(out, "hysteretic", "--measure", "p_discard", "--batch", "geometric", "--service", "det")
+    assert code == 0, err
+    f = load_generated(out)["p_discard"]
+    for load in (1.5, 0.9):
+        code, js, err = cli(["eval", "hysteretic", "--batch", "geometric:mean=2", "--service", "det:mean=0.005",
+                             "--load", str(load), "--overload-factor", "0.5", "--thresholds", "10,20,30", "--json"])
+        assert code == 0, err
+        want = json.loads(js)["measures"]["p_discard"]
+        got = f(overload_factor=0.5, batch_mean=2.0, service_mean=0.005, L=10, H=20, R=30, load=load)
+        assert got == pytest.approx(want, rel=1e-12, abs=0)
+    with pytest.raises(TypeError, match="one of them"):
+        f(150.0, 0.5, 2.0, 0.005, 10, 20, 30, load=1.5)

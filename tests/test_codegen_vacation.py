@@ -92,3 +92,52 @@ def test_codegen_output_paths_are_checked_first(tmp_path, monkeypatch, argv, fra
     monkeypatch.chdir(tmp_path)
     code, _, err = cli(["codegen", "vacation-infinite", "--measure", "mean_wait", *argv])
     assert code == 2 and fragment in err
+
+
+def test_generated_module_takes_the_load_instead_of_the_rate(tmp_path):
+    """``load=`` (rho_bar = lam l1 b1): equal to ``qderive eval --load`` at loads below, near and above 1
+    (the same kernel on the same float64 inputs up to the rounding of lam = load / (l1 b1): rel 1e-12), an
+    array of loads equal to the points one by one, and the rate or the load, not both."""
+    out = tmp_path / "loss.py"
+    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
+                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    ns = load_generated(out)
+    f = ns["loss_probability"]
+    loads = [0.3, 0.95, 1.5]
+    for load in loads:
+        code, js, err = cli(["eval", "vacation-finite", "--batch", "geometric:mean=5", "--service",
+                             "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075", "--load", str(load),
+                             "--capacity", "40", "--json"])
+        assert code == 0, err
+        want = json.loads(js)["measures"]["loss_probability"]
+        assert f(batch_mean=5, service_mean=0.015, vacation_mean=0.075, r=40, load=load) == pytest.approx(
+            want, rel=1e-12, abs=0)
+    grid = f(batch_mean=5, service_mean=0.015, vacation_mean=0.075, r=40, load=np.array(loads))
+    assert grid.shape == (3,)
+    for g, load in zip(grid, loads):
+        assert g == f(load / (5 * 0.015), 5, 0.015, 0.075, 40)  # the same lam, the same kernel: equal
+    with pytest.raises(TypeError, match="one of them"):
+        f(8, 5, 0.015, 0.075, 40, load=0.6)
+    with pytest.raises(TypeError, match="missing argument 'r'"):
+        f(batch_mean=5, service_mean=0.015, vacation_mean=0.075, load=0.6)
+    with pytest.raises(ValueError, match="load"):
+        f(batch_mean=5, service_mean=0.015, vacation_mean=0.075, r=40, load=-1)
+    assert "Cost: the recursion (2b) runs once per parameter point" in f.__doc__
+
+
+def test_shared_batch_tables_change_nothing(tmp_path):
+    """The batch law's convolution tables are shared by the points of an array (keyed by the batch parameters
+    and the size): a grid over loads x batch means equals each point computed alone with the tables cleared
+    (bit for bit: the same blocks, the same arithmetic)."""
+    out = tmp_path / "loss.py"
+    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
+                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    ns = load_generated(out)
+    f, tables = ns["loss_probability"], ns["_COLUMNS"]
+    lams, means = np.array([[2.0], [9.0], [30.0]]), np.array([[1.5, 5.0]])
+    grid = f(lams, means, 0.015, 0.075, 60)
+    assert grid.shape == (3, 2) and len(tables) >= 1
+    for i in range(3):
+        for j in range(2):
+            tables.clear()
+            assert grid[i, j] == f(float(lams[i, 0]), float(means[0, j]), 0.015, 0.075, 60)

@@ -26,7 +26,7 @@ from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
 
 from conftest import cli
 
-ISSUE = ["--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "1,2,10", "--discard-bound", "0.05",
+ISSUE = ["--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "10", "--discard-bound", "0.05",
          "--min-cycle", "5", "--json"]
 
 

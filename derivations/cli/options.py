@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.params import Kind, params_of, parse_value
@@ -105,10 +106,15 @@ def parse_fields(args: argparse.Namespace, cls, omit=(), alternatives=()) -> dic
     """Field values from parsed options: numbers exact, laws parsed with their option as context."""
     values: dict = {}
     shared: dict[str, list] = {}
+    chosen: dict[str, list] = {}  # members of a shared option that the action chooses (omitted)
     for f, meta in params_of(cls):
-        if not meta.cli or f.name in omit:
+        if not meta.cli:
             continue
         opt = option_of(f, meta)
+        if f.name in omit:
+            if meta.part is not None:
+                chosen.setdefault(opt, []).append((f, meta))
+            continue
         if meta.part is not None:
             shared.setdefault(opt, []).append((f, meta))
             continue
@@ -121,6 +127,16 @@ def parse_fields(args: argparse.Namespace, cls, omit=(), alternatives=()) -> dic
         if text is None:
             continue
         parts = [p.strip() for p in text.split(",")]
+        if chosen.get(opt) and len(parts) == len(members) + len(chosen[opt]):
+            # the old spelling with every member (``optimize --thresholds L,H,R``): the chosen ones are not used
+            every = sorted(members + chosen[opt], key=lambda fm: fm[1].part)
+            kept = [(fm, part) for fm, part in zip(every, parts) if fm in members]
+            names = ",".join(m.metavar or f.name for f, m in every)
+            print(f"note: {opt} {names}: {', '.join(m.metavar or f.name for f, m in chosen[opt])} "
+                  f"{'is' if len(chosen[opt]) == 1 else 'are'} chosen by this command; the given "
+                  f"value{'' if len(chosen[opt]) == 1 else 's'} {'is' if len(chosen[opt]) == 1 else 'are'} not used "
+                  f"(give {opt} {','.join(part for _, part in kept)})", file=sys.stderr)
+            members, parts = [fm for fm, _ in kept], [part for _, part in kept]
         if len(parts) != len(members):
             raise ParameterError(opt, f"expects {len(members)} values separated by ',' "
                                  f"({','.join(m.metavar or f.name for f, m in members)})", text)

@@ -185,10 +185,35 @@ def print_call(call, names: dict, ctx: str = "ctx", n: str = "n") -> str:
     return f"{fn.__name__}({ctx}, " + ", ".join(arg(a) for a in call.args) + f", {n})"
 
 
-def generated_function(name: str, arg_lines, description: str, notes, statements) -> str:
-    """Source of a generated public function: signature, docstring (arguments with units), body."""
+def generated_function(name: str, arg_lines, description: str, notes, statements, load=None) -> str:
+    """Source of a generated public function: signature, docstring (arguments with units), body.
+
+    ``load`` = (rate argument, load expression of the rate's factor, checks): the function also takes the
+    offered load as a keyword, ``load=`` instead of the rate (the first argument): every argument then
+    defaults to None, the other arguments are checked (``checks``: (name, constraint) pairs), and the rate is
+    load / factor (rho_bar = lam l1 b1: the factor is l1 b1, printed in the arguments)."""
     arg_doc = [f"        {a}: {d}" for a, d in arg_lines]
-    lines = [f"def {name}({', '.join(a for a, _ in arg_lines)}):", f'    """{description}', ""]
+    if load is None:
+        signature = ", ".join(a for a, _ in arg_lines)
+    else:
+        signature = ", ".join(f"{a}=None" for a, _ in arg_lines) + ", *, load=None"
+        rate, factor, checks = load
+        arg_doc.append(f"        load: offered load rho_bar = {rate} l1 b1 (keyword), instead of {rate}; "
+                       "a float or an array (broadcast)")
+        others = [a for a, _ in arg_lines if a != rate]
+        statements = [
+            f"for _name, _value in (({', '.join(f'({a!r}, {a})' for a in others)},)):",
+            "    if _value is None:",
+            f"        raise TypeError(f'{name}() missing argument {{_name!r}}')",
+            f"if ({rate} is None) == (load is None):",
+            f"    raise TypeError('{name}() takes the rate {rate} or the offered load load=, one of them')",
+            "if load is not None:",
+            "    load = _check('load', load, '> 0')",
+            *(f"    {a} = _check({a!r}, {a}, {c!r})" for a, c in checks),
+            f"    {rate} = load / ({factor})",
+            *statements,
+        ]
+    lines = [f"def {name}({signature}):", f'    """{description}', ""]
     lines += [f"    {line}" if line else "" for line in notes]
     lines += ["", "    Arguments:", *arg_doc, '    """']
     lines += [f"    {line}" if line else "" for line in statements]

@@ -143,6 +143,8 @@ def forms(request) -> dict:
         notes = [f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws}; event convention,",
                  "interval semantics, corrected E tau_0 (the defaults of `qderive eval hysteretic`).",
                  f"Unit of the result: {meta.units or meta.kind.value}. Source: {meta.source or SOURCE}.", "",
+                 "The offered load may be given instead of the rate: f(..., load=rho_0), rho_0 = lam0 l1 b1.",
+                 "Cost: one embedded-chain solve per call, O(R^2) float64 operations.",
                  "Returns a float. Bad input raises ValueError naming the parameter. Where `qderive eval` would",
                  "recompute with mpmath (kappa_inf(I - P_0) eps > 1e-6: light load with a large H, where (21) is",
                  "ill-conditioned; a failed renewal identity; a non-finite value) a RuntimeWarning is emitted and",
@@ -159,9 +161,12 @@ def forms(request) -> dict:
                       "    warnings.warn(f'{reason}: `qderive eval hysteretic` would evaluate this case with mpmath; '",
                       "                  'the float64 result may be inaccurate', RuntimeWarning, stacklevel=2)",
                       f"return float(values[{f.name!r}])"]
+        names = {a[0]: a[1] for a in (*batch.args, *service.args)}
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        load = ("lam0", factor, [(p[0], p[2]) for p in params[1:]])  # rho_0 = lam0 l1 b1
         code = "\n".join(["import warnings", "", _HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
                           generated_function(f.name, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
-                                             statements)])
+                                             statements, load=load)])
         out[f.name] = KernelModule(f.name, f"{meta.help} of M[X]|G|1|(L,H)|(H,R) with {laws}.", SOURCE,
                                    ("context", "hysteretic", "batches", "counts"), code)
     out.update(codegen_finite_wait.hysteretic_forms(request))  # wait_tail, ...: built when written

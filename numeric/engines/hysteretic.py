@@ -385,7 +385,9 @@ def optimize(values: dict, request, digits=None, progress: bool = True, executor
     ``--executor local|dask --workers N --scheduler ADDRESS``, :mod:`qderive.numeric.parallel`) when
     given; with ``--digits`` the optimum's measures are recomputed to that many digits.
     """
-    model = HystereticModel.from_values(values)
+    if values.get("R") is not None and values["R"] < 3:
+        raise ParameterError("R", "must be >= 3 for a search over 1 <= L < H < R", values["R"])
+    model = HystereticModel.from_values({"L": 1, "H": 2, **values})  # L and H: chosen below (placeholders)
     if model.policy is not Policy.DEPARTURE:
         raise ParameterError("policy", "optimize hysteretic searches the model whose mode changes at departures "
                              "(--policy departure)", model.policy.value)

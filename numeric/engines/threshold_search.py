@@ -332,10 +332,16 @@ def optimize_two_flow(model, discard_bound, min_cycle=0, **kwargs) -> dict:
 
 
 def _run(cls, solver, values: dict, request, digits, progress, executor) -> dict:
-    R = values["R"]
-    if request.r_range is None and R < 3:
-        raise ParameterError("R", "must be >= 3 for a search over 1 <= L < H < R", R)
-    model = cls.from_values({**values, "L": 1, "H": 2, "R": max(R, 3)})
+    """L and H are chosen by the search (not asked for); R is the given one, or searched with --r-range (then
+    the model is built with placeholders only)."""
+    R = values.get("R")
+    if request.r_range is None:
+        if R is None:
+            raise ParameterError("give the discard threshold with --thresholds R, or search it with --r-range "
+                                 "MIN,MAX (L and H are chosen by the search)")
+        if R < 3:
+            raise ParameterError("R", "must be >= 3 for a search over 1 <= L < H < R", R)
+    model = cls.from_values({**values, "L": 1, "H": 2, "R": max(R or request.r_range[1], 3)})
     return solver(model, request.discard_bound, request.min_cycle, r_range=request.r_range, digits=digits,
                   executor=executor, progress=progress)
 

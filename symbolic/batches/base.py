@@ -12,13 +12,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import ClassVar
 
+from ..distribution import BatchLawDistribution  # the scipy.stats-style API (sf, cdf, ppf, rvs, ...): see there
 from ..errors import ParameterError
 from ..laws.base import Law
 
 __all__ = ["BatchLaw"]
 
 
-class BatchLaw(Law):
+class BatchLaw(BatchLawDistribution, Law):
     """A batch-size law on {1, 2, ...} (see the module docstring)."""
 
     family_name = "batch law"

@@ -129,6 +129,25 @@ class FinitePMF(_Finite):
     def support(self):
         return dict(self.probs)
 
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """A finite ``scipy.stats.rv_discrete(values=(sizes, probs))`` on sizes >= 1 (one size: :class:`Constant`);
+        probabilities as the exact values of their shortest decimal texts."""
+        from ..distribution import decimal_fraction
+
+        dist = frozen.dist
+        if not (hasattr(dist, "xk") and hasattr(dist, "pk")):
+            return None
+        if frozen.kwds.get("loc", 0) != 0 or (frozen.args and frozen.args[0] != 0):
+            raise ParameterError("loc", "must be 0 for a batch law", frozen.kwds.get("loc", frozen.args[:1]))
+        bad = [x for x, p in zip(dist.xk, dist.pk) if p != 0 and not (x == int(x) and x >= 1)]
+        if bad:
+            raise ParameterError("rv_discrete sizes", "must be integers >= 1 for a batch law", bad[0])
+        pairs = {int(x): decimal_fraction(p) for x, p in zip(dist.xk, dist.pk) if p != 0}
+        if len(pairs) == 1:
+            return Constant(next(iter(pairs)))
+        return cls(pairs)
+
     def spec_text(self):
         from ..numbers import decimal_text
 

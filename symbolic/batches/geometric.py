@@ -52,6 +52,30 @@ class Geometric(BatchLaw):
     def sample(self, rng, size):
         return rng.geometric(float(self.p), size)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`) --------------------------------------
+    def _tail_float(self, k):
+        """(1 - p)^k in float64 (no exact power of a large k)."""
+        return float(self.q) ** k
+
+    def _to_scipy(self):
+        from scipy import stats
+
+        return stats.geom(float(self.p))
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's geom(p) (on 1, 2, ...): mean 1/p (15 significant digits)."""
+        from ..distribution import decimal_fraction, scipy_arguments
+        from ..errors import ParameterError
+
+        args = scipy_arguments(frozen, "geom")
+        if args is None:
+            return None
+        (p,), loc, _ = args
+        if loc != 0:
+            raise ParameterError("loc", "must be 0 for a batch law on 1, 2, ...", loc)
+        return cls(decimal_fraction(1 / float(p), 15))
+
     @classmethod
     def examples(cls):
         return (cls(Fraction(3, 2)), cls(5), cls(1))

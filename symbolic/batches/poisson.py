@@ -54,6 +54,34 @@ class ShiftedPoisson(BatchLaw):
     def sample(self, rng, size):
         return 1 + rng.poisson(float(self.nu), size)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`) --------------------------------------
+    def _tail_float(self, k):
+        """P(X > k) = P(Poisson(nu) >= k) = P(k, nu) (the regularized lower gamma function; mpmath, no sum)."""
+        import mpmath
+
+        if k < 1:
+            return 1.0
+        nu = Fraction(self.nu)
+        if nu == 0:
+            return 0.0
+        with mpmath.workdps(20):
+            return float(mpmath.gammainc(k, 0, mpmath.mpf(nu.numerator) / nu.denominator, regularized=True))
+
+    def _to_scipy(self):
+        from scipy import stats
+
+        return stats.poisson(float(self.nu), loc=1)
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's poisson(nu, loc=1): mean 1 + nu."""
+        from ..distribution import decimal_fraction, scipy_arguments
+
+        args = scipy_arguments(frozen, "poisson")
+        if args is None or args[1] != 1:
+            return None
+        return cls(1 + decimal_fraction(args[0][0]))
+
     @classmethod
     def examples(cls):
         return (cls(Fraction(5, 2)), cls(1))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
+from ..distribution import TimeLawDistribution  # the scipy.stats-style API (sf, pdf, ppf, rvs, ...): see there
 from ..errors import ParameterError
 from ..numbers import is_symbolic
 from ..params import (
@@ -244,7 +245,7 @@ class Law:
         return {f.name: getattr(self, f.name) for f, m in params_of(type(self)) if not m.structural}
 
 
-class TimeLaw(Law):
+class TimeLaw(TimeLawDistribution, Law):
     """A nonnegative random time (service, vacation) with LST beta(s) = E e^{-sT}.
 
     Required: :meth:`lst` (SymPy). Everything else has a generic path and an optional
@@ -253,6 +254,10 @@ class TimeLaw(Law):
     during one such time; generic: ``(-lam)^k / k! beta^{(k)}(lam)``, Sopin 2013,
     section 0 of ``docs/theory/chapter2.md``), :meth:`sample` (the simulator), :meth:`phase_type`
     (the CTMC oracle; None if the law is not phase-type).
+
+    scipy.stats' names (``var``, ``sf``, ``cdf``, ``pdf``, ``pmf``, ``ppf``, ``rvs``, ``lst`` at numbers,
+    ``to_scipy``/``from_scipy``) come from :class:`~qderive.symbolic.distribution.TimeLawDistribution`, computed
+    from these same hooks; ``mean`` stays the exact mean as an attribute.
     """
 
     family_name = "time law"

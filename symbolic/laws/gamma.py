@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..counts import NegativeBinomialCount
+from ..errors import ParameterError
 from ..numbers import is_symbolic, to_sympy
 from ..params import Kind, param
 from .base import TimeLaw, taylor_cells, taylor_coefficients
@@ -234,6 +235,44 @@ class _GammaFamily(TimeLaw):
         a = float(self.shape_value)
         return rng.gamma(a, float(self.mean) / a, size)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`) --------------------------------------
+    def _pdf(self, x):
+        """f(x) = (a/m)^a x^{a-1} e^{-a x/m} / Gamma(a), in logarithms (float64)."""
+        import math
+
+        import numpy
+
+        a, m = float(self.shape_value), float(self.mean)
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            logf = a * math.log(a / m) + (a - 1) * numpy.log(x) - a * x / m - math.lgamma(a)
+            out = numpy.exp(logf)
+        at0 = x == 0
+        if numpy.any(at0):  # a < 1: infinite; a = 1: 1/m; a > 1: 0
+            out = numpy.where(at0, numpy.inf if a < 1 else (1 / m if a == 1 else 0.0), out)
+        return out
+
+    def _to_scipy(self):
+        from scipy import stats
+
+        a = float(self.shape_value)
+        return stats.gamma(a, scale=float(self.mean) / a)
+
+    @classmethod
+    def _from_gamma(cls, frozen, integer: bool):
+        from ..distribution import decimal_fraction, scipy_arguments
+
+        args = scipy_arguments(frozen, "gamma")
+        if args is None:
+            return None
+        (a,), loc, scale = args
+        if loc != 0:
+            raise ParameterError("loc", "must be 0 for a time law (a shifted gamma law is not converted)", loc)
+        shape = decimal_fraction(a)
+        if (shape.denominator == 1) != integer:
+            return None
+        mean = decimal_fraction(float(a) * float(scale), 15)
+        return cls(int(shape), mean) if integer else cls(shape, mean)
+
 
 @dataclass(frozen=True)
 class Exponential(_GammaFamily):
@@ -254,6 +293,29 @@ class Exponential(_GammaFamily):
     def sample(self, rng, size):
         return rng.exponential(float(self.mean), size)
 
+    def _ppf(self, q):
+        """-m ln(1 - q) (log1p: no cancellation for small q)."""
+        import numpy
+
+        return -float(self.mean) * numpy.log1p(-q)
+
+    def _to_scipy(self):
+        from scipy import stats
+
+        return stats.expon(scale=float(self.mean))
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        from ..distribution import decimal_fraction, scipy_arguments
+
+        args = scipy_arguments(frozen, "expon")
+        if args is None:
+            return None
+        _, loc, scale = args
+        if loc != 0:
+            raise ParameterError("loc", "must be 0 for a time law (a shifted exponential law is not converted)", loc)
+        return cls(decimal_fraction(scale))
+
     @classmethod
     def examples(cls):
         return (cls(Fraction(1, 2)), cls(Fraction(3, 40)))
@@ -272,6 +334,11 @@ class Erlang(_GammaFamily):
         return self.k
 
     @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's gamma with an integer shape k."""
+        return cls._from_gamma(frozen, integer=True)
+
+    @classmethod
     def examples(cls):
         return (cls(2, Fraction(1, 2)), cls(4, Fraction(3, 200)))
 
@@ -283,6 +350,11 @@ class Gamma(_GammaFamily):
     spec = "gamma"
     shape: object = param("shape a (> 0)", metavar="A", check="> 0")
     mean: object = param("mean time m", units="time", metavar="X", check="> 0")
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's gamma with a shape that is not an integer (an integer one is an Erlang law)."""
+        return cls._from_gamma(frozen, integer=False)
 
     @classmethod
     def examples(cls):

@@ -192,6 +192,45 @@ class LogNormal(TimeLaw):
         mu = math.log(float(self.mean)) - sigma2 / 2
         return rng.lognormal(mu, math.sqrt(sigma2), size)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`) --------------------------------------
+    def _pdf(self, x):
+        """f(x) = exp(-(ln x - mu)^2 / (2 sigma^2)) / (x sigma sqrt(2 pi)) (float64; 0 at x = 0)."""
+        import math
+
+        import numpy
+
+        mu, sigma = (float(v) for v in self._log_parameters())
+        out = numpy.zeros(x.shape)
+        pos = x > 0
+        z = (numpy.log(x[pos]) - mu) / sigma
+        out[pos] = numpy.exp(-z * z / 2 - numpy.log(x[pos])) / (sigma * math.sqrt(2 * math.pi))
+        return out
+
+    def _to_scipy(self):
+        import math
+
+        from scipy import stats
+
+        mu, sigma = (float(v) for v in self._log_parameters())
+        return stats.lognorm(sigma, scale=math.exp(mu))
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's lognorm(s, scale): c^2 = e^{s^2} - 1, m = scale e^{s^2/2} (15 significant digits)."""
+        import math
+
+        from ..distribution import decimal_fraction, scipy_arguments
+        from ..errors import ParameterError
+
+        args = scipy_arguments(frozen, "lognorm")
+        if args is None:
+            return None
+        (s,), loc, scale = args
+        if loc != 0:
+            raise ParameterError("loc", "must be 0 for a time law (a shifted lognormal law is not converted)", loc)
+        return cls(decimal_fraction(float(scale) * math.exp(float(s) ** 2 / 2), 15),
+                   decimal_fraction(math.expm1(float(s) ** 2), 15))
+
     @classmethod
     def examples(cls):
         return (cls(Fraction(1, 5), Fraction(1, 2)), cls(Fraction(1, 10), 2))

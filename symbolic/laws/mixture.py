@@ -64,6 +64,28 @@ class _Mixed:
             at += k
         return tuple(out_alpha), tuple(rows)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`): from the components' own ---------
+    def _sf(self, x):
+        """P(M > x) = sum_i w_i P(T_i > x / c_i)."""
+        return sum(float(w) * law.sf(x / float(c)) for w, law, c in self.parts())
+
+    def _pdf(self, x):
+        """f_M(x) = sum_i w_i f_i(x / c_i) / c_i (every component has a density when M has no atom)."""
+        return sum(float(w) * law.pdf(x / float(c)) / float(c) for w, law, c in self.parts())
+
+    def atoms(self):
+        """The components' atoms, scaled by c_i and weighted by w_i."""
+        out: dict = {}
+        for w, law, c in self.parts():
+            for x, p in law.atoms():
+                out[x * c] = out.get(x * c, 0) + w * p
+        return tuple(sorted(out.items()))
+
+    def support(self):
+        ends = [law.support() for _, law, _ in self.parts()]
+        scales = [float(c) for _, _, c in self.parts()]
+        return (min(lo * c for (lo, _), c in zip(ends, scales)), max(hi * c for (_, hi), c in zip(ends, scales)))
+
     def sample(self, rng, size):
         import numpy as np
 

@@ -82,6 +82,40 @@ class Uniform(TimeLaw):
     def sample(self, rng, size):
         return rng.uniform(float(self.low), float(self.high), size)
 
+    # -- scipy.stats-style hooks (:mod:`qderive.symbolic.distribution`) --------------------------------------
+    def support(self):
+        """(a, b)."""
+        return (float(self.low), float(self.high))
+
+    def _pdf(self, x):
+        """1 / (b - a) on [a, b], 0 elsewhere."""
+        import numpy
+
+        a, b = float(self.low), float(self.high)
+        return numpy.where((x >= a) & (x <= b), 1 / (b - a), 0.0)
+
+    def _ppf(self, q):
+        """a + q (b - a)."""
+        a, b = float(self.low), float(self.high)
+        return a + q * (b - a)
+
+    def _to_scipy(self):
+        from scipy import stats
+
+        return stats.uniform(loc=float(self.low), scale=float(self.high - self.low))
+
+    @classmethod
+    def _from_scipy(cls, frozen):
+        """scipy's uniform(loc, scale): [loc, loc + scale]."""
+        from ..distribution import decimal_fraction, scipy_arguments
+
+        args = scipy_arguments(frozen, "uniform")
+        if args is None:
+            return None
+        _, loc, scale = args
+        low = decimal_fraction(loc)
+        return cls(low, decimal_fraction(float(loc) + float(scale), 15))
+
     @classmethod
     def examples(cls):
         return (cls(0, Fraction(1, 5)), cls(Fraction(1, 10), Fraction(3, 10)))

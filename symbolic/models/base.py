@@ -296,6 +296,34 @@ class Model(_Validated):
 
         return evaluate(self, digits, **options)
 
+    # -- the actions as methods (``qderive size`` / ``optimize``; :mod:`.actions`) -----------------------
+    def size(self, digits: int | None = None, *, vary=None, progress: bool = False, **request):
+        """``qderive size`` in Python: the fields the size search chooses (``vary``; default the action's own,
+        e.g. the capacity of ``vacation-finite`` for this model's load) for the targets in ``request`` (the
+        request's field names: ``target_loss=...``). Returns an :class:`~.actions.ActionResult`."""
+        from .actions import run_action
+
+        return run_action(self, "size", vary, digits, progress=progress, **request)
+
+    def largest_load(self, digits: int | None = None, *, progress: bool = False, **request):
+        """The largest offered load that meets the targets in ``request``, the model's other fields fixed
+        (``size`` with the load field chosen: ``vacation-finite`` with its capacity, ``vacation-infinite``,
+        ``erlang-b`` with its servers). Returns an :class:`~.actions.ActionResult`."""
+        from .actions import load_field, run_action
+
+        field_ = load_field(type(self))
+        if field_ is None:
+            raise ParameterError(f"{self.name} has no offered-load field to search")
+        return run_action(self, "size", (field_,), digits, progress=progress, **request)
+
+    def optimize(self, digits: int | None = None, *, progress: bool = False, executor=None, **request):
+        """``qderive optimize`` in Python: the fields the search chooses (the thresholds L and H, the copies k)
+        under the constraints in ``request``; this model's values of those fields are not used. ``executor``
+        any :class:`concurrent.futures.Executor`. Returns an :class:`~.actions.ActionResult`."""
+        from .actions import run_action
+
+        return run_action(self, "optimize", None, digits, progress=progress, executor=executor, **request)
+
     def derive(self):
         """The model's :class:`~qderive.derivations.framework.Derivation` (None if it has none)."""
         return None if self.derivation is None else self.derivation.load()()

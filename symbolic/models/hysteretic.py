@@ -263,8 +263,9 @@ class ThresholdSizeRequest(Request):
 
 #: the optimize action of the instantaneous hysteresis models (seed 002)
 _CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
-                     "E tau >= --min-cycle; the L and H of --thresholds are replaced by the search, R too with "
-                     "--r-range; every tied optimum is listed (ties), the one with the smallest R, L, H returned")
+                     "E tau >= --min-cycle; L and H are chosen by the search, R is --thresholds R or searched with "
+                     "--r-range (the old spelling --thresholds L,H,R is still read); every tied optimum is listed "
+                     "(ties), the one with the smallest R, L, H returned")
 
 
 @dataclass(frozen=True)
@@ -319,9 +320,10 @@ class HystereticModel(Model):
     alternatives = (_LOAD,)
     actions = (Action("optimize", "(L, H) minimising E tau_12 subject to P(S_2) <= --discard-bound and E tau >= "
                       "--min-cycle, for the model whose mode changes at departures (the M[X]|G|1 embedded chain "
-                      "(16)); the L and H of --thresholds are replaced by the grid search. For the seed's M|M|1 model, whose "
+                      "(16)); --thresholds R gives the discard threshold (L and H are chosen by the grid search; "
+                      "the old spelling --thresholds L,H,R is still read). For the seed's M|M|1 model, whose "
                       "mode changes at once on the count, use `qderive optimize mm1-hysteretic`",
-                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize")),
+                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize"), omit=("L", "H")),
                Action("size", "the smallest discard threshold R (the capacity) from which on P(S_2) <= "
                       "--discard-bound, for the L and H of --thresholds L,H (R = H + 1 has no discard state and is "
                       "not counted; P(S_2) rises to a maximum and then falls as R grows)", ThresholdSizeRequest,
@@ -427,7 +429,7 @@ class MM1HystereticModel(Model):
     response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
     actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
                       "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
-                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize")),)
+                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize"), omit=("L", "H"), optional=("R",)),)
 
     def _validate(self):
         if self.rate1 > self.rate0:

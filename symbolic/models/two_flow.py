@@ -357,7 +357,8 @@ class TwoFlowHystereticModel(Model):
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
     actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
                       "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
-                      Ref("qderive.numeric.engines.threshold_search:two_flow_optimize")),)
+                      Ref("qderive.numeric.engines.threshold_search:two_flow_optimize"), omit=("L", "H"),
+                      optional=("R",)),)
     #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)
     response_flows = ("flow1", "flow2")
 
