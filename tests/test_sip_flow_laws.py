@@ -17,7 +17,7 @@ import mpmath
 import pytest
 
 from qderive.derivations.cli import main
-from qderive.numeric.engines.sip_retransmission import _Map
+from qderive.numeric.engines.sip import FixedPointMap
 from qderive.numeric.simulation.sip import simulate_sip
 from qderive.numeric.simulation.stats import student_t_quantile
 from qderive.symbolic.errors import ParameterError
@@ -70,7 +70,7 @@ def test_mh2_copies_per_flow_at_a_given_rate_against_the_closed_form():
     with mpmath.workdps(40):
         lam = mpmath.mpf(8)
         e1, e2 = _copies(lam, _share(lam))
-        fmap = _Map(m)
+        fmap = FixedPointMap(m)
         got = fmap.flow_fates(fmap.server(F(8), 20), 20)[3]
         assert abs(got[0]["mean_copies"] - e1) < 1e-20 and abs(got[1]["mean_copies"] - e2) < 1e-20
         assert abs(e1 - e2) > 1e-3  # the two laws matter

@@ -346,17 +346,17 @@ def test_analytic_goodput_against_the_transaction_simulator(control, load, bound
 
 
 @pytest.mark.parametrize("control", ["ignore", "503"])
-def test_general_law_route_equals_the_exponential_chain_at_30_digits(control, monkeypatch):
+def test_general_law_route_equals_the_exponential_chain_at_30_digits(control):
     """Exponential service, L = H - 1: the M/G/1/H route of a general law (vacation-finite, Euler inversion of the
     sojourn transform at 35 digits) against the contract's own chain (GTH, uniformization), two different
     computations of the same server, to 1e-20 at --digits 30 (measured: below 1e-39)."""
-    from qderive.numeric.engines import sip_retransmission as E
+    from qderive.numeric.engines.sip import routes as R, solve
 
     m = Sip(rate=F(9), service=Exponential(F(1, 10)), control=control, thresholds=(4, 5), timeout=F(1),
             scan_points=8, response_tail=(F(3, 4), F(3)))
-    chain, _ = E.solve(m, 30)
-    monkeypatch.setattr(E.Server, "exponential_chain", False)
-    general, notes = E.solve(m, 30)
+    assert R.select_route(m.server) is R.ExponentialChain
+    chain, _ = solve(m, 30)
+    general, notes = solve(m, 30, route=R.FiniteControl)  # the M/G/1/H route, forced
     assert any("Euler inversion" in n for n in notes)  # the other route was taken
     assert len(chain) == len(general) >= 1
     with mpmath.workdps(50):
