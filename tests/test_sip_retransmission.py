@@ -425,5 +425,13 @@ def test_general_service_refusals_name_the_option(capsys):
     code, out, err = _cli(["eval", "sip-retransmission", "--rate", "5", "--service", "det:mean=0.1",
                            "--control", "ignore", "--thresholds", "4,5", "--duplicate-cost", "0.5"], capsys)
     assert code == 2 and "--duplicate-cost" in err and "constant" in err and len(err.strip().splitlines()) == 1, err
+    # the refusal is the engine's (its mixture routes'), not the model's: the simulator runs the same model
+    from qderive.numeric.engines.sip import solve, supports
+    from qderive.numeric.simulation import sip as simulator
+
+    m = Sip(rate=5, service=Deterministic(F(1, 10)), control="503", thresholds=(4, 5), duplicate_cost=F(1, 2))
+    refusal = supports(m)
+    assert refusal is not None and refusal.option == "--duplicate-cost" and "constant" in refusal.reason
     with pytest.raises(ParameterError, match="constant"):
-        Sip(rate=5, service=Deterministic(F(1, 10)), control="503", thresholds=(4, 5), duplicate_cost=F(1, 2))
+        solve(m)
+    assert simulator.supports(m) is None
