@@ -300,7 +300,7 @@ class SipServer:
 class OnsetTarget(enum.Enum):
     """What ``qderive size sip-retransmission`` searches."""
 
-    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip_onset`)
+    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip.onset`)
     COLLAPSE_ONSET = "collapse-onset"
 
 
