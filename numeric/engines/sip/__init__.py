@@ -109,43 +109,44 @@ with its own instants; the fixed point is still one equation in lambda::
 
     lambda = lambda_1 E_1[copies](lambda) + lambda_2 E_2[copies](lambda)                          (F2)
 
-(:meth:`~.fixed_point.FixedPointMap.offered`), solved by the scan and refinement below on [lambda_1 + lambda_2, (lambda_1 + lambda_2)
-max n_i]. The top-level measures are the totals: goodput = sum_i lambda_i P_i(answered), mean_copies, P(timeout),
-P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lambda_1 + lambda_2), duplicate ratio
-1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio, timeout and reject
-probabilities. The server is FIFO unless ``--discipline priority`` (below).
+(:meth:`~.fixed_point.FixedPointMap.offered`), solved by the scan and refinement below on [lambda_1 + lambda_2,
+(lambda_1 + lambda_2) max n_i]. The top-level measures are the totals: goodput = sum_i lambda_i P_i(answered),
+mean_copies, P(timeout), P(reject) and P(R > T) the transaction-weighted means sum_i lambda_i x_i / (lambda_1 +
+lambda_2), duplicate ratio 1 - 1/mean_copies; ``flows`` gives each flow's goodput, mean_copies, duplicate_ratio,
+timeout and reject probabilities. The server is FIFO unless ``--discipline priority`` (below).
 
-**A service law per flow** (``--service-non-invite`` B_2; the INVITE flow's B_1 = ``--service``): the server sees
-the mixture service "B_1 with probability w, B_2 with probability 1 - w"
+**A service law per flow** (``--service-non-invite`` B_2; the INVITE flow's B_1 = ``--service``): the server sees the
+mixture service "B_1 with probability w, B_2 with probability 1 - w"
 (:class:`qderive.symbolic.laws.mixture.LawMixture`), w = lambda_1 E_1[copies] / sum_i lambda_i E_i[copies] the share
 of flow 1 in the admitted copies (q cancels), an inner unknown solved for each lambda as delta is
-(:meth:`~.fixed_point.FixedPointMap._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn W_M + B_i (the mixture
-server above, every room and control), so each flow has its own F_i in (C), (T), (S).
+(:meth:`~.fixed_point.FixedPointMap._delta` with ``kind="share"``). Each flow's admitted copy has its own sojourn
+W_M + B_i (the mixture server above, every room and control), so each flow has its own F_i in (C), (T), (S).
 
 **Priority to non-INVITE copies** (``--discipline priority``, seed 001's algorithm 2: non-preemptive, arrival order
-within a flow, in every mode; :mod:`.priority`). The class rates w lambda and
-(1 - w) lambda matter even with one service law, so the share w is the inner unknown (:attr:`~.fixed_point.FixedPointMap.inner`); p stays
-common (the refusal counts every copy) and each flow has its own F_i (:class:`~.routes.PriorityQueue`, :class:`~.routes.PriorityChain`): without control
-and capacity the M/G/1 non-preemptive priority queue's transforms (Kesten-Runnenburg; (P1), (P2) there; a class
-without stationary regime -- the INVITE flow when rho >= 1, both when the non-INVITE load alone reaches 1 -- has
-F = 1, the non-INVITE flow then sees the INVITE services as vacations); under ``ignore``/``503`` with exponential
-laws the control chain on (n_H, n_L, class in service, mode) and one tagged chain per class (uniformization). The
-outer fixed point (F2) is unchanged. Without control the inner equation w = share(w) can have several roots
-(share increases with w; past saturation the non-INVITE flow is answered with few copies or collapsed with all of
-them): :meth:`~.fixed_point.FixedPointMap._priority_share` brackets them on a grid and :func:`~.fixed_point.solve` collects the fixed points on the
-largest and on the smallest root (:meth:`~.fixed_point.FixedPointMap.branches`); under control the root is found by the secant method
-from the transactions' share (:func:`~.roots.share_secant`, the Illinois method on [0, 1] if it fails). The rest
-(capacity, vacation, duplicate cost, kinked laws, non-exponential laws under control) is refused by
-:func:`supports` naming the option.
+within a flow, in every mode; :mod:`.priority`). The class rates w lambda and (1 - w) lambda matter even with one
+service law, so the share w is the inner unknown (:attr:`~.fixed_point.FixedPointMap.inner`); p stays common (the
+refusal counts every copy) and each flow has its own F_i (:class:`~.routes.PriorityQueue`,
+:class:`~.routes.PriorityChain`): without control and capacity the M/G/1 non-preemptive priority queue's transforms
+(Kesten-Runnenburg; (P1), (P2) there; a class without stationary regime -- the INVITE flow when rho >= 1, both when
+the non-INVITE load alone reaches 1 -- has F = 1, the non-INVITE flow then sees the INVITE services as vacations);
+under ``ignore``/``503`` with exponential laws the control chain on (n_H, n_L, class in service, mode) and one tagged
+chain per class (uniformization). The outer fixed point (F2) is unchanged. Without control the inner equation w =
+share(w) can have several roots (share increases with w; past saturation the non-INVITE flow is answered with few
+copies or collapsed with all of them): :meth:`~.fixed_point.FixedPointMap._priority_share` brackets them on a grid and
+:func:`~.fixed_point.solve` collects the fixed points on the largest and on the smallest root
+(:meth:`~.fixed_point.FixedPointMap.branches`); under control the root is found by the secant method from the
+transactions' share (:func:`~.roots.share_secant`, the Illinois method on [0, 1] if it fails). The rest (capacity,
+vacation, duplicate cost, kinked laws, non-exponential laws under control) is refused by :func:`supports` naming the
+option.
 
-**Seed 001's threshold server** (``--control threshold``, two flows, exponential laws; :class:`~.routes.ThresholdRoute`).
-At the class copy rates Lambda_INVITE, Lambda_NON_INVITE the server IS the model ``two-flow``
-(:mod:`qderive.numeric.engines.two_flow`): ``TwoFlowModel(Lambda_I, Lambda_N, 1/E[B_I], 1/E[B_N], L, H, R,
-algorithm)`` with R = ``--capacity`` (default H + 1, where R does not bind) and the algorithm of ``--discipline``
+**Seed 001's threshold server** (``--control threshold``, two flows, exponential laws;
+:class:`~.routes.ThresholdRoute`). At the class copy rates Lambda_INVITE, Lambda_NON_INVITE the server IS the model
+``two-flow`` (:mod:`qderive.numeric.engines.two_flow`): ``TwoFlowModel(Lambda_I, Lambda_N, 1/E[B_I], 1/E[B_N], L, H,
+R, algorithm)`` with R = ``--capacity`` (default H + 1, where R does not bind) and the algorithm of ``--discipline``
 (priority: seed 001's algorithm 2, non-INVITE first in modes 1 and 2 only, arrival order in mode 0). The refusal is
-class-dependent: by PASTA a copy of class c is refused with p_c = B_c (C.3) (mode 1 refuses INVITE, mode 2 and a
-full buffer everything), and every refusal is a 503, so each flow's copies follow the ``503`` fates (C), (T), (J)
-with its own (p_c, q_c) and its class's sojourn law F_c (the two-flow tagged chain restricted to class c,
+class-dependent: by PASTA a copy of class c is refused with p_c = B_c (C.3) (mode 1 refuses INVITE, mode 2 and a full
+buffer everything), and every refusal is a 503, so each flow's copies follow the ``503`` fates (C), (T), (J) with its
+own (p_c, q_c) and its class's sojourn law F_c (the two-flow tagged chain restricted to class c,
 :func:`qderive.numeric.engines.ctmc_wait.tagged_two_flow`; uniformization tails)::
 
     E_c[copies] = 1 + q_c sum_{k >= 1} F_c(tau_k),  P_c(reject) = p_c,  P_c(timeout) = q_c F_c(timeout)
@@ -201,7 +202,8 @@ from .capabilities import supports
 from .engine import SipEngine
 from .fates import copy_fates, needed_times, transaction_rates
 from .fixed_point import FixedPointMap, scan_grid, solve
-from .routes import ROUTES, Refusal, Route, route_refusal, select_route, server
+from ...refusal import Refusal
+from .routes import ROUTES, Route, route_refusal, select_route, server
 
 __all__ = ["SipEngine", "supports", "solve", "FixedPointMap", "scan_grid", "copy_fates", "needed_times",
            "transaction_rates", "Refusal", "Route", "ROUTES", "select_route", "route_refusal", "server"]

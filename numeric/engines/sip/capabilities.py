@@ -1,9 +1,9 @@
 """The one declaration of what the ``sip-retransmission`` engine computes: :func:`supports`.
 
 :func:`supports` is the engine's capability hook: None when the engine computes the model, else a
-:class:`~.routes.Refusal` naming the option and the reason. It aggregates the declarations of the fixed point (the
-float64 scan, one inner unknown, the vacation sub-models' range, the size of the control chain) and of the server
-routes (:func:`.routes.route_refusal`); it reads only the options, so a refusal comes before any work.
+:class:`~qderive.numeric.refusal.Refusal` naming the option and the reason. It aggregates the declarations of the
+fixed point (the float64 scan, one inner unknown, the vacation sub-models' range, the size of the control chain) and
+of the server routes (:func:`.routes.route_refusal`); it reads only the options, so a refusal comes before any work.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from fractions import Fraction
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.numbers import decimal_text
 
-from .routes import Refusal, route_refusal
+from ...refusal import Refusal
+from .routes import route_refusal
 
 __all__ = ["supports"]
 

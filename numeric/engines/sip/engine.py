@@ -7,7 +7,7 @@ import functools
 from ..base import Engine
 from .capabilities import supports
 from .fixed_point import solve
-from .routes import Refusal
+from ...refusal import Refusal
 
 __all__ = ["SipEngine"]
 

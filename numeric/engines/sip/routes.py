@@ -19,7 +19,6 @@ laws at the share w) and the tagged copy has its own law (``owns``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
@@ -29,6 +28,7 @@ from qderive.symbolic.models.sip_retransmission import Control
 from qderive.symbolic.numbers import decimal_text
 
 from ...backend import FLOAT64, mp_context
+from ...refusal import Refusal
 from ...kernels.inversion import euler_inversion, euler_parameters
 from ...kernels.tails import TAIL_FLOAT64_SETS, tail_transform
 from ..base import Trouble
@@ -36,27 +36,11 @@ from .chains import control_chain, phase_type_laws_of, stationary, tagged_chain
 from .mixture import MixtureServer, Room
 from .sojourn import smooth_laws
 
-__all__ = ["Refusal", "Route", "ROUTES", "select_route", "route_refusal", "server", "ThresholdRoute",
+__all__ = ["Route", "ROUTES", "select_route", "route_refusal", "server", "ThresholdRoute",
            "PriorityQueue", "PriorityChain", "InfiniteRoom", "FiniteRoom", "MixtureInfinite", "MixtureFinite",
            "ExponentialChain", "MixtureControl", "FiniteControl", "GeneralControl"]
 
 _CONTROLLED = (Control.IGNORE, Control.REJECT)
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a consumer does not compute a model: the option at fault, the reason, the value (None: not shown)."""
-
-    option: str
-    reason: str
-    value: object = None
-
-    def error(self) -> ParameterError:
-        """The one-line error of the command line (``--option = value: reason``)."""
-        return ParameterError(self.option, self.reason, self.value)
-
-    def __str__(self) -> str:
-        return str(self.error())
 
 
 def _exponential(law) -> bool:

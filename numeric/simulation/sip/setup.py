@@ -16,7 +16,7 @@ from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.sip_retransmission import copy_schedule
 from qderive.symbolic.numbers import exact
 
-from ...engines.sip.routes import Refusal
+from ...refusal import Refusal
 
 __all__ = ["Control", "SimSetup", "setup_of", "supports"]
 
