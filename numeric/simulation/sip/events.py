@@ -206,7 +206,6 @@ class _Run:
         self.state = ControlState()
         self.tally = Tally(window_start, window_end, s.timeout, response_times)
         self.retries = Retries(s.retry, self.tally)
-        self.started = 0
         self.collapsed = _INF  # the overload criterion's collapse epoch (the waits: the server's)
 
     def push(self, g, entry) -> None:
@@ -216,13 +215,12 @@ class _Run:
             heapq.heappush(self.heads, (entry[0], g))
         q.append(entry)
 
-    def retry_transaction(self):
-        """(start, index, flow) of the next retry of Retry-After: a new transaction of its flow."""
+    def retry_transaction(self, j):
+        """(start, flow) of the next retry of Retry-After, which becomes transaction j (a new transaction of its
+        flow, with its retries left)."""
         t, fl, left = self.retries.queue.popleft()
-        j = self.started
         self.retries.lefts[j] = left
-        self.started += 1
-        return t, j, fl
+        return t, fl
 
     def run(self):
         """The event loop; returns (the accumulators and tail counts, the collapse epoch). Each event: the earliest of
@@ -238,7 +236,7 @@ class _Run:
             s.cost, self.cap, s.control, s.high, _INF
         ws, we, trace, tally, retries = self.window_start, self.window_end, self.trace, self.tally, self.retries
         until_collapse, second, share2 = self.until_collapse, self.second, self.share2
-        window_copies = 0
+        window_copies = started = 0
         na = exps() * scale
         while True:
             if heads and heads[0][0] < na and not (retry_q and retry_q[0][0] < heads[0][0]):
@@ -249,18 +247,22 @@ class _Run:
                     heappush(heads, (q[0][0], g))
                 k = g - m1 if fl else g
             elif retry_q and retry_q[0][0] < na:  # a retry (Retry-After): a new transaction of its flow
-                t, j, fl = self.retry_transaction()
-                a, r, f, k = t, inf, -1, 0
+                t, fl = self.retry_transaction(started)
+                j, a, r, f, k = started, t, inf, -1, 0
+                started += 1
             else:
                 t = na
                 if t > end:
                     break
-                j, a, r, f, k = self.started, t, inf, -1, 0
-                self.started += 1
+                j, a, r, f, k = started, t, inf, -1, 0
+                started += 1
                 fl = 1 if second is not None and second() < share2 else 0
                 na = t + exps() * scale
             n = advance(t, state)
-            taus, box, sent, reject = schedules[fl], None, True, False  # FIFO: every copy popped is sent
+            taus = schedules[fl]
+            box = None
+            sent = True  # FIFO: every copy popped is sent
+            reject = False
             if priority:
                 if until_collapse and server.stop(t, self.collapsed):
                     break
@@ -279,9 +281,9 @@ class _Run:
                     if r != inf:
                         service *= cost
                     r = admit(t, service, fl, r)
-                    if r is STOP:
+                    if until_collapse and r is STOP:
                         break
-                    if r.__class__ is list:  # priority: a first admitted copy's departure is read from its box
+                    if priority and r.__class__ is list:  # priority: a first admitted copy's departure, from its box
                         box = r
                         r = box[0]
                 elif f < 0:

@@ -56,7 +56,7 @@ class FifoServer(_Window):
     period's first vacation drawn early (``drawn``)."""
 
     __slots__ = ("system", "last", "vac_end", "drawn", "vacations", "single", "low", "high", "threshold", "low_empty",
-                 "timeout", "window_start", "window_end", "busy", "collapsed", "until_collapse")
+                 "timeout", "window_start", "window_end", "busy", "collapsed", "until_collapse", "plain")
 
     def __init__(self, setup, vacations, window_start, window_end, until_collapse):
         self.system = deque()
@@ -69,6 +69,7 @@ class FifoServer(_Window):
         self.low_empty = setup.vacation is not None and setup.low == 0
         self.timeout, self.window_start, self.window_end = setup.timeout, window_start, window_end
         self.busy, self.collapsed, self.until_collapse = 0.0, math.inf, until_collapse
+        self.plain = setup.vacation is None and not self.threshold
 
     #: a copy's wait is known at its arrival: a run ``until_collapse`` ends at the collapse itself
     waits_known_at_arrival = True
@@ -80,6 +81,13 @@ class FifoServer(_Window):
         """The departures before t, each with its state change; N(t) (the vacation's place counted while copies
         wait for its end)."""
         system = self.system
+        if self.plain:  # no vacation, no modes: the departures before t (the overload's end with them)
+            if state.over:
+                self._overload(t, state)
+            else:
+                while system and system[0] <= t:
+                    system.popleft()
+            return len(system)
         if self.vac_end > -math.inf and self.vac_end <= t:  # N falls at the vacation's end (a copy moves to the server)
             self.vac_end = -math.inf
             if state.over and len(system) <= self.low:
