@@ -235,7 +235,7 @@ class _Run:
         priority, schedules, services, cost, cap, ctl, high, inf = s.priority, self.schedules, self.services, \
             s.cost, self.cap, s.control, s.high, _INF
         ws, we, trace, tally, retries = self.window_start, self.window_end, self.trace, self.tally, self.retries
-        until_collapse, second, share2 = self.until_collapse, self.second, self.share2
+        second, share2 = self.second, self.share2
         window_copies = started = 0
         na = exps() * scale
         while True:
@@ -264,7 +264,7 @@ class _Run:
             sent = True  # FIFO: every copy popped is sent
             reject = False
             if priority:
-                if until_collapse and server.stop(t, self.collapsed):
+                if server.stop(t, self.collapsed):  # (until_collapse: one timeout after the earliest collapse)
                     break
                 r, box, sent, k = _pending(r, t, k, len(taus))
             if sent:
@@ -281,7 +281,7 @@ class _Run:
                     if r != inf:
                         service *= cost
                     r = admit(t, service, fl, r)
-                    if until_collapse and r is STOP:
+                    if r is STOP:
                         break
                     if priority and r.__class__ is list:  # priority: a first admitted copy's departure, from its box
                         box = r
