@@ -23,9 +23,9 @@ JSON line per call (the table and the onsets).
 
 ``python benchmarks/sip_onset.py --report FILE.jsonl`` prints, from such lines, the comparison of
 ``docs/guides/sip-retransmission.md``: the analytic ends of the bistable range
-(:func:`qderive.numeric.engines.sip_onset.collapse_onset`, ``qderive size sip-retransmission``), the simulated
+(:func:`qderive.numeric.engines.sip.onset.collapse_onset`, ``qderive size sip-retransmission``), the simulated
 onsets at T and 2T, the relative gap (analytic upper end - simulated) / simulated, and the onset at run length T
-predicted by the quasi-static lifetime chain (:func:`~qderive.numeric.engines.sip_onset.run_length_onset`); then
+predicted by the quasi-static lifetime chain (:func:`~qderive.numeric.engines.sip.onset.run_length_onset`); then
 per load the simulated median collapse time against the chain's median, lifetime ln 2.
 """
 
@@ -153,7 +153,7 @@ def _interval(o) -> str:
 
 def report(path: str) -> None:
     """The comparison tables from the JSON lines of ``path`` (module docstring)."""
-    from qderive.numeric.engines.sip_onset import (
+    from qderive.numeric.engines.sip.onset import (
         collapse_onset,
         metastable_lifetime,
         run_length_onset,

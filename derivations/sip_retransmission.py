@@ -3,7 +3,7 @@
 ``qderive derive sip-retransmission`` states the fixed point (F) lambda = lambda_0 E[copies](lambda), the
 copies of one transaction under silent refusal (none, ignore: (C), (T)) and under 503 ((C'), (T'), (J)),
 the goodput (G) and the duplicate ratio (D) -- the formulas of
-:mod:`qderive.numeric.engines.sip_retransmission`, whose module docstring states THE approximation (the
+:mod:`qderive.numeric.engines.sip`, whose package docstring states THE approximation (the
 copies' fates independent, each with the stationary law of the server fed by Poisson copies at rate lambda).
 
 Every step is evaluated *as displayed* by ``qderive verify sip-retransmission`` at the package's fixed point
@@ -29,7 +29,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 __all__ = ["derivation", "oracle_point"]
 
 SOURCE = ("issue 17 and docs/guides/sip-retransmission.md (RFC 3261 section 17.1 timers; seed 001 section 2); "
-          "numeric/engines/sip_retransmission.py")
+          "numeric/engines/sip/fixed_point.py")
 
 lam, lam0, C, p, T_B = sp.symbols("lambda lambda_0 C p T_B", positive=True)
 lam1, lam2, C1, C2 = sp.symbols("lambda_1 lambda_2 C_1 C_2", positive=True)

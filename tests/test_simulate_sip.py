@@ -23,7 +23,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from qderive.numeric.simulation.sip import MEASURES, _estimates, _replication, _setup, collapse_times, simulate, simulate_sip
+from qderive.numeric.simulation.sip import MEASURES, collapse_times, estimates, replication, setup_of, simulate, simulate_sip
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.sip_retransmission import copy_schedule
 from qderive.symbolic.laws import Deterministic, Exponential
@@ -52,7 +52,7 @@ def assert_within(est: dict, reference: dict):
 def test_mm1_without_retransmissions():
     lam, mu = 0.5, 1.0
     model = sip(rate=lam, service=Exponential(1), t1=1000, timeout=1000)  # schedule (0,): one copy
-    est = _estimates(model, horizon=20_000, warmup=200, replications=4, seed=11, response_times=(1, 4))
+    est = estimates(model, horizon=20_000, warmup=200, replications=4, seed=11, response_times=(1, 4))
     ref = {"mean_response": 1 / (mu - lam), "utilization": lam / mu, "goodput": lam, "offered_rate": lam,
            "tail0": math.exp(-(mu - lam) * 1), "tail1": math.exp(-(mu - lam) * 4)}
     assert_within(est, ref)
@@ -68,7 +68,7 @@ def test_md1_without_retransmissions():
     exact = VacationQueue(rate=F(3, 5), batch=Constant(1), service=Deterministic(1), vacation=None)
     tails = exact.evaluate(sojourn_tail=["1.5", "3"]).response["sojourn_tail"]
     model = sip(rate=lam, service=Deterministic(1), t1=500, timeout=500)
-    est = _estimates(model, horizon=15_000, warmup=200, replications=4, seed=12, response_times=(1.5, 3))
+    est = estimates(model, horizon=15_000, warmup=200, replications=4, seed=12, response_times=(1.5, 3))
     pk = b + lam * b * b / (2 * (1 - lam * b))  # Pollaczek-Khinchine: E R = b + lambda E B^2 / (2 (1 - rho))
     assert_within(est, {"mean_response": pk, "utilization": lam * b,
                         "tail0": float(tails["1.5"]), "tail1": float(tails["3"])})
@@ -77,7 +77,7 @@ def test_md1_without_retransmissions():
 def test_mm1k_loss_is_the_timeout_of_single_copies():
     lam, K = 0.8, 3
     model = sip(rate=lam, service=Exponential(1), capacity=K, t1=200, timeout=200)
-    est = _estimates(model, horizon=20_000, warmup=100, replications=4, seed=13)
+    est = estimates(model, horizon=20_000, warmup=100, replications=4, seed=13)
     loss = (1 - lam) * lam**K / (1 - lam ** (K + 1))
     assert_within(est, {"timeout_probability": loss, "goodput": lam * (1 - loss), "utilization": lam * (1 - loss)})
 
@@ -96,15 +96,15 @@ def test_copy_schedule_is_rfc3261():
     assert copy_schedule("non-invite", 1, 2, 7.5) == (0, 1, 3, 5, 7)
     # decided exactly: tau_2 = 3 T1 = timeout is not a copy, though 0.3 + 0.6 < 0.9 in float64
     assert copy_schedule("invite", 0.3, 4, 0.9) == (0, F(3, 10))
-    assert _setup(sip(t1=0.3, timeout=0.9))[2] == (0.0, 0.3)
+    assert setup_of(sip(t1=0.3, timeout=0.9)).taus == (0.0, 0.3)
 
 
 @pytest.mark.parametrize("method, copies", [("invite", 7), ("non-invite", 11)])
 def test_unanswered_transactions_send_every_copy_at_its_instant(method, copies):
     model = sip(rate=0.05, service=Deterministic(1000), method=method)  # no response before the timeout
-    setup = _setup(model)
+    setup = setup_of(model)
     trace = []
-    _replication(np.random.default_rng(5), setup, 0.0, 200.0, trace=trace)
+    replication(np.random.default_rng(5), setup, 0.0, 200.0, trace=trace)
     arrive = {j: t for j, k, t in trace if k == 0}
     offsets = {}
     for j, k, t in trace:
@@ -115,7 +115,7 @@ def test_unanswered_transactions_send_every_copy_at_its_instant(method, copies):
     for got in offsets.values():
         assert [k for k, _ in got] == [k for k, _ in expected]
         assert np.allclose([t for _, t in got], [t for _, t in expected], rtol=0, atol=1e-9)
-    est = _estimates(model, horizon=200, warmup=0, replications=2, seed=5)
+    est = estimates(model, horizon=200, warmup=0, replications=2, seed=5)
     assert est["mean_copies"].value == copies and est["goodput"].value == 0
 
 
@@ -124,8 +124,8 @@ def test_503_stops_the_copies_that_ignore_retransmits():
     # transaction ever retransmits; under ignore every refused copy is retransmitted at T1, 3 T1, ...
     common = dict(rate=30.0, service=Deterministic(F(1, 10)), thresholds=(2, 4))
     run = dict(horizon=40, warmup=5, replications=3, seed=21)
-    rej = _estimates(sip(control="503", **common), **run)
-    ign = _estimates(sip(control="ignore", **common), **run)
+    rej = estimates(sip(control="503", **common), **run)
+    ign = estimates(sip(control="ignore", **common), **run)
     assert rej["mean_copies"].value == 1 and rej["refused_mean_copies"].value == 1
     assert rej["copies_after_refusal"].value == 0
     assert rej["reject_probability"].interval(0.99)[0] > 0.5  # 3x overload: about 2/3 rejected
@@ -143,7 +143,7 @@ def test_503_never_rejects_a_transaction_with_an_admitted_copy():
     # rule that rejected at any refused copy, rejected transactions with 2 or more copies would appear.
     common = dict(rate=30.0, service=Exponential(F(1, 10)), thresholds=(4, 5))
     run = dict(horizon=60, warmup=10, replications=3, seed=23)
-    rej = _estimates(sip(control="503", **common), **run)
+    rej = estimates(sip(control="503", **common), **run)
     assert rej["rejected_mean_copies"].value == 1
     # transactions with a refused copy: the rejected ones (1 copy) and admitted ones whose retransmission was refused
     assert rej["refused_mean_copies"].value > 1 + 1e-3
@@ -239,7 +239,7 @@ def test_hysteretic_control_of_single_copies_against_its_ctmc(control, key):
     lam, low, high = 1.2, 2, 5
     refused = _hysteretic_refusal(lam, 1.0, low, high)
     model = sip(rate=lam, service=Exponential(1), control=control, thresholds=(low, high), t1=100, timeout=100)
-    est = _estimates(model, horizon=10_000, warmup=50, replications=4, seed=41)
+    est = estimates(model, horizon=10_000, warmup=50, replications=4, seed=41)
     assert_within(est, {key: refused, "goodput": lam * (1 - refused), "utilization": lam * (1 - refused)})
 
 
@@ -258,7 +258,7 @@ def test_ignore_goodput_with_a_binding_timeout_against_its_ctmc():
     refused = _hysteretic_refusal(lam, mu, low, high)
     model = sip(rate=lam, service=Exponential(1), control="ignore", thresholds=(low, high), t1=timeout,
                 timeout=timeout)
-    est = _estimates(model, horizon=100_000, warmup=50, replications=5, seed=43)
+    est = estimates(model, horizon=100_000, warmup=50, replications=5, seed=43)
     assert est["mean_copies"].value == 1
     assert 0.1 < 1 - answered - refused < 0.3  # the timeout binds: about 1/6 of the admitted copies are late
     assert_within(est, {"goodput": lam * answered, "timeout_probability": 1 - answered,
@@ -270,7 +270,7 @@ def test_duplicate_cost_by_work_conservation():
     # fraction is lambda_0 E B (1 + c (E copies - 1)); T1 = 1.5 E B makes retransmissions frequent
     lam, b, c = 4.0, 0.1, 0.25
     model = sip(rate=lam, service=Exponential(F(1, 10)), t1=0.15, timeout=4.8, duplicate_cost=c)
-    est = _estimates(model, horizon=3000, warmup=20, replications=4, seed=51)
+    est = estimates(model, horizon=3000, warmup=20, replications=4, seed=51)
     copies, util = est["mean_copies"], est["utilization"]
     assert copies.value > 1.3  # the check needs duplicates
     (clo, chi), (ulo, uhi) = copies.interval(0.995), util.interval(0.995)

@@ -28,7 +28,7 @@ import pytest
 from test_simulate_sip import _hysteretic_refusal, assert_within, sip
 
 from qderive.derivations.cli import main
-from qderive.numeric.simulation.sip import _estimates, _replication, _setup, collapse_times, simulate_sip
+from qderive.numeric.simulation.sip import collapse_times, estimates, replication, setup_of, simulate_sip
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Deterministic, Exponential
 from qderive.symbolic.models.sip_retransmission import Discipline
@@ -48,7 +48,7 @@ def test_single_copies_are_the_cobham_priority_queue(invite, ev, ev2):
     vac = {} if ev is None else dict(vacation=Deterministic(1), vacation_policy="multiple")
     model = sip(rate=lam_i, rate_non_invite=lam_n, service=invite, service_non_invite=Exponential(F(1, 2)),
                 discipline="priority", **SINGLE, **vac)
-    est = _estimates(model, horizon=15_000, warmup=100, replications=4, seed=5)
+    est = estimates(model, horizon=15_000, warmup=100, replications=4, seed=5)
     rho_h, rho = lam_n * b_n, lam_n * b_n + lam_i * b_i
     w0 = (lam_i * m2_i + lam_n * m2_n) / 2 + (0 if ev is None else (1 - rho) * ev2 / (2 * ev))
     w_h, w_l = w0 / (1 - rho_h), w0 / ((1 - rho_h) * (1 - rho))
@@ -69,7 +69,7 @@ def test_ignore_refusal_of_single_copies_is_class_blind():
     refused = _hysteretic_refusal(lam_i + lam_n, 1.0, low, high)
     model = sip(rate=lam_i, rate_non_invite=lam_n, service=Exponential(1), control="ignore", thresholds=(low, high),
                 discipline="priority", t1=100, timeout=100)
-    est = _estimates(model, horizon=8_000, warmup=50, replications=4, seed=41)
+    est = estimates(model, horizon=8_000, warmup=50, replications=4, seed=41)
     assert_within(est, {"timeout_probability": refused, "flow1_timeout_probability": refused,
                         "flow2_timeout_probability": refused, "utilization": (lam_i + lam_n) * (1 - refused)})
 
@@ -102,7 +102,7 @@ def test_with_one_flow_priority_is_fifo_copy_for_copy(name):
     rows, traces = [], []
     for model in (fifo, prio):
         trace = []
-        row, _ = _replication(np.random.default_rng(3), _setup(model), 5.0, 60.0, (0.3, 1.0), trace=trace)
+        row, _ = replication(np.random.default_rng(3), setup_of(model), 5.0, 60.0, (0.3, 1.0), trace=trace)
         rows.append(np.array(row))
         traces.append(trace)
     assert np.allclose(rows[0], rows[1], rtol=1e-12, atol=0)
@@ -118,8 +118,8 @@ def test_priority_lowers_the_non_invite_response_in_overload():
     # copies (~1.3 s); priority serves a non-INVITE copy after the few non-INVITE ones (rho_H = 0.4): ~0.2 s
     common = dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(10, 20))
     run = dict(horizon=150, warmup=5, replications=4, seed=7)
-    fifo = _estimates(sip(discipline="fifo", **common), **run)
-    prio = _estimates(sip(discipline="priority", **common), **run)
+    fifo = estimates(sip(discipline="fifo", **common), **run)
+    prio = estimates(sip(discipline="priority", **common), **run)
     key = "flow2_mean_response"  # flow 2: non-invite
     assert prio[key].interval(0.99)[1] < 0.5 * fifo[key].interval(0.99)[0]
     assert prio["flow1_mean_response"].interval(0.99)[1] > fifo["flow1_mean_response"].interval(0.99)[0]
@@ -149,7 +149,7 @@ def test_unanswered_transactions_of_both_flows_send_their_whole_schedules():
 
     model = sip(rate=0.03, rate_non_invite=0.03, service=Deterministic(1000), discipline="priority")
     trace = []
-    _replication(np.random.default_rng(5), _setup(model), 0.0, 300.0, trace=trace)
+    replication(np.random.default_rng(5), setup_of(model), 0.0, 300.0, trace=trace)
     sent = {}
     for j, k, t in trace:
         sent.setdefault(j, []).append((k, t))
@@ -161,6 +161,6 @@ def test_unanswered_transactions_of_both_flows_send_their_whole_schedules():
             taus = RFC3261["invite" if len(copies) == 7 else "non-invite"]
             assert [k for k, _ in copies] == list(range(len(taus)))
             assert np.allclose([t - a for _, t in copies], taus, rtol=0, atol=1e-9)
-    est = _estimates(model, horizon=300, warmup=0, replications=2, seed=5)
+    est = estimates(model, horizon=300, warmup=0, replications=2, seed=5)
     assert est["flow1_mean_copies"].value == 7 and est["flow2_mean_copies"].value == 11
     assert est["goodput"].value == 0 and est["timeout_probability"].value == 1

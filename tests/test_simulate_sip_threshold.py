@@ -17,7 +17,7 @@ from fractions import Fraction as F
 import pytest
 from test_simulate_sip import assert_within
 
-from qderive.numeric.simulation.sip import _estimates, simulate_sip
+from qderive.numeric.simulation.sip import estimates, simulate_sip
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
@@ -33,7 +33,7 @@ def runs():
     out = {}
     for discipline in ("fifo", "priority"):
         model = Sip(discipline=discipline, **SETTINGS)
-        out[discipline] = model.evaluate(), _estimates(model, horizon=1500, warmup=20, replications=8, seed=7)
+        out[discipline] = model.evaluate(), estimates(model, horizon=1500, warmup=20, replications=8, seed=7)
     return out
 
 

@@ -17,7 +17,7 @@ import mpmath
 import pytest
 
 from qderive.derivations.cli import main
-from qderive.numeric.engines.sip_retransmission import _Map
+from qderive.numeric.engines.sip import FixedPointMap
 from qderive.numeric.simulation.sip import simulate_sip
 from qderive.numeric.simulation.stats import student_t_quantile
 from qderive.symbolic.errors import ParameterError
@@ -70,7 +70,7 @@ def test_mh2_copies_per_flow_at_a_given_rate_against_the_closed_form():
     with mpmath.workdps(40):
         lam = mpmath.mpf(8)
         e1, e2 = _copies(lam, _share(lam))
-        fmap = _Map(m)
+        fmap = FixedPointMap(m)
         got = fmap.flow_fates(fmap.server(F(8), 20), 20)[3]
         assert abs(got[0]["mean_copies"] - e1) < 1e-20 and abs(got[1]["mean_copies"] - e2) < 1e-20
         assert abs(e1 - e2) > 1e-3  # the two laws matter
@@ -121,8 +121,11 @@ def test_cli_json_and_bad_inputs(capsys):
     assert flows["invite"]["mean_copies"] > flows["non-invite"]["mean_copies"] > 1
     with pytest.raises(ParameterError, match="service_non_invite.*second flow"):
         Sip(rate=3, service=Exponential(F(1, 10)), service_non_invite=Exponential(F(1, 20)))
-    with pytest.raises(ParameterError, match="constant law"):
-        Sip(rate=3, rate_non_invite=2, service=Exponential(F(1, 10)), service_non_invite=Deterministic(F(1, 20)))
+    # a constant law per flow is not computed by the engine (its declaration, not the model's): refused at once
+    constant = Sip(rate=3, rate_non_invite=2, service=Exponential(F(1, 10)), service_non_invite=Deterministic(F(1, 20)))
+    with pytest.raises(ParameterError, match="constant law") as err:
+        constant.evaluate()
+    assert err.value.name == "--service-non-invite"
     assert main(["eval", "sip-retransmission", "--rate", "3", "--service", "exp:mean=0.1",
                  "--service-non-invite", "exp:mean=0.05"]) != 0
     assert "--rate-non-invite" in capsys.readouterr().err

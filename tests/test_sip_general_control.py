@@ -1,4 +1,4 @@
-"""sip-retransmission, --control ignore/503 with a general service law and any L < H (numeric/engines/sip_control.py).
+"""sip-retransmission, --control ignore/503 with a general service law and any L < H (numeric/engines/sip/control.py, the route GeneralControl).
 
 The route under test: the departure-epoch chain of the contract's hysteresis (GTH), the refusal probability from
 the refusals per departure interval, the admitted copy's sojourn by the finite room's wait machinery over the
@@ -22,18 +22,20 @@ import mpmath
 import pytest
 
 from qderive.derivations.cli import main
-from qderive.numeric.engines import sip_retransmission as E
+from qderive.numeric.backend import mp_context
+from qderive.numeric.engines.sip import routes as R
+from qderive.numeric.engines.sip.control import ControlServer
 from qderive.symbolic.laws import Erlang, Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
 
 TIMES = (F(1, 20), F(1, 5), F(1, 2), F(3, 2))
 
 
-def _general(monkeypatch, model, lam, finite_room=True):
-    """The Server at copy rate ``lam`` by the general control route (also for exponential service)."""
-    monkeypatch.setattr(E.Server, "exponential_chain", False)
-    monkeypatch.setattr(E.Server, "finite_room", finite_room)
-    s = E.Server(model, lam)
+def _general(model, lam):
+    """The server at copy rate ``lam`` by the general control route (constructed directly: also for exponential
+    service and for L = H - 1, where the selection takes the exponential chain or the M/G/1/H route)."""
+    assert R.GeneralControl.supports(model.server) is None
+    s = R.GeneralControl(model.server, lam)
     assert s.general is not None
     return s
 
@@ -44,22 +46,23 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("L, H, lam", [(1, 4, F(8)), (2, 6, F(13))])
-def test_exponential_service_against_the_contract_chain(L, H, lam, monkeypatch):
+def test_exponential_service_against_the_contract_chain(L, H, lam):
     """Exponential service, L <= H - 2: p, the utilization (1e-25 relative at 30 digits; measured 1e-40) and the
     admitted copy's sojourn tails (1e-25 relative at 30 digits, Euler at 35: measured 5e-37; float64 1e-9 absolute,
     the inversion's note) against the engine's CTMC route; 1 + R = lambda E[B] + pi(0) (two ways to the mean
     departure interval)."""
     m = Sip(rate=lam, service=Exponential(F(1, 10)), control="ignore", thresholds=(L, H), timeout=F(1))
-    chain = E.Server(m, lam)
-    general = _general(monkeypatch, m, lam)
+    chain = R.server(m, lam)
+    assert isinstance(chain, R.ExponentialChain)
+    general = _general(m, lam)
     with mpmath.workdps(60):
         for a, b in zip(chain.refused(30), general.refused(30)):
             assert _rel(b, a) < 1e-25
         for a, b in zip(chain.tails(TIMES, 30)[0], general.tails(TIMES, 30)[0]):
             assert _rel(b, a) < 1e-25
         ctx = mpmath.mp
-        p, q, _ = general.general.refused(E.mp_context(40))
-        pi0 = general.general.pi(E.mp_context(40))[0]
+        p, q, _ = general.general.refused(mp_context(40))
+        pi0 = general.general.pi(mp_context(40))[0]
         assert abs(1 / q - (lam / 10 + pi0)) < mpmath.mpf(10) ** -35 and ctx.almosteq(p + q, 1, 1e-38)
     for a, b in zip(chain.refused(None), general.refused(None)):
         assert abs(a - b) < 1e-14
@@ -101,14 +104,14 @@ def _erlang2_chain(lam, nu, L, H):
 
 
 @pytest.mark.parametrize("L, H, lam", [(1, 4, F(12)), (0, 3, F(7))])
-def test_erlang2_service_against_a_phase_chain(L, H, lam, monkeypatch):
+def test_erlang2_service_against_a_phase_chain(L, H, lam):
     """Erlang-2 service (mean 0.1 s), L <= H - 2: the refusal probability (PASTA: the time in (H, normal) and in
     overload), the utilization and P(R_copy > t) = sum over the state an admitted copy finds of P(Erlang(k, nu) > t)
     with k = 2 (empty) or 2 n + 3 - j phases (the rest of the service in phase j, n - 1 services, its own), from the
     chain above at 50 digits; the engine at 30 digits within 1e-25 relative (measured 1e-36), float64 within 1e-13
     (p, utilization) and 1e-9 (tails: the inversion's absolute error)."""
     m = Sip(rate=lam, service=Erlang(2, F(1, 10)), control="503", thresholds=(L, H), timeout=F(1))
-    s = E.Server(m, lam)
+    s = R.server(m, lam)
     assert s.general is not None
     with mpmath.workdps(50):
         nu = mpmath.mpf(20)
@@ -134,14 +137,14 @@ def test_erlang2_service_against_a_phase_chain(L, H, lam, monkeypatch):
             assert abs(a - b) < 1e-9
 
 
-def test_L_equal_H_minus_1_reduces_to_the_MG1H_route(monkeypatch):
+def test_L_equal_H_minus_1_reduces_to_the_MG1H_route():
     """L = H - 1, Erlang-2: the general route (departure chain with no overload state left, the injected start law)
     against the M/G/1/H route (vacation-finite's own embedded law and loss probability) at 30 digits: 1e-25."""
     lam = F(11)
     m = Sip(rate=lam, service=Erlang(2, F(1, 10)), control="ignore", thresholds=(3, 4), timeout=F(1))
-    finite = E.Server(m, lam)
-    assert finite.general is None and finite.base is not None
-    general = _general(monkeypatch, m, lam, finite_room=False)
+    finite = R.server(m, lam)
+    assert isinstance(finite, R.FiniteControl) and finite.general is None and finite.base is not None
+    general = _general(m, lam)
     with mpmath.workdps(50):
         for a, b in zip(finite.refused(30), general.refused(30)):
             assert _rel(b, a) < 1e-25
@@ -186,16 +189,17 @@ def test_goodput_against_the_transaction_simulator(control, rate):
     assert abs(float(r.goodput) - est) <= _Z99 * half, (float(r.goodput), est, half)
 
 
-def test_duplicate_cost_mixture_against_the_two_phase_chain(monkeypatch):
+def test_duplicate_cost_mixture_against_the_two_phase_chain():
     """c = 1/4, L <= H - 2: the general route with the mixture service "B w.p. 1 - delta, c B w.p. delta" (and the
     first copy's own service B) against the engine's CTMC with two service phases, at a given (lambda, delta):
     p, the utilization and the sojourn tails within 1e-25 relative at 30 digits (measured 4e-37), float64 1e-9."""
     m = Sip(rate=8, service=Exponential(F(1, 10)), control="ignore", thresholds=(2, 5), timeout=F(8),
             duplicate_cost=F(1, 4))
     lam, delta = F(14), F(3, 7)
-    chain = E.Server(m, lam, delta)
-    monkeypatch.setattr(E.Server, "exponential_chain", False)
-    general = E.Server(m, lam, delta)
+    chain = R.server(m, lam, delta)
+    assert isinstance(chain, R.ExponentialChain)
+    assert R.MixtureControl.supports(m.server, mixture=True) is None
+    general = R.MixtureControl(m.server, lam, delta)
     assert general.general is not None and general.general.own is m.service
     with mpmath.workdps(60):
         for a, b in zip(chain.refused(30), general.refused(30)):
@@ -237,8 +241,7 @@ def test_heavy_overload_keeps_float64_finite():
     """lambda E[B] = 100, H = 160 (H = 260 for the CTMC): pi(n) spans more than 1e308 from the empty state; the chains are
     scaled by a full state there. float64 p, q and the utilization against 20 digits (1e-13 relative), all finite
     (before: an OverflowError in GTH's normalisation)."""
-    from qderive.numeric.backend import FLOAT64, mp_context
-    from qderive.numeric.engines.sip_control import ControlServer
+    from qderive.numeric.backend import FLOAT64
 
     s = ControlServer(F(100000), Erlang(2, F(1, 1000)), 100, 160)
     got, ref = s.refused(FLOAT64), s.refused(mp_context(20))
@@ -248,7 +251,7 @@ def test_heavy_overload_keeps_float64_finite():
     # the exponential service's own chain (the contract's CTMC) likewise (GTH retried in reverse order), against
     # the departure-epoch chain of the same exponential server at 20 digits
     m = Sip(rate=900, service=Exponential(F(1, 1000)), control="ignore", thresholds=(200, 260))
-    chain = E.Server(m, F(100000))
+    chain = R.server(m, F(100000))
     assert chain.general is None
     ref = ControlServer(F(100000), Exponential(F(1, 1000)), 200, 260).refused(mp_context(20))
     for a, b in zip(chain.refused(None), ref):

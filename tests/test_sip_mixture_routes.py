@@ -1,4 +1,4 @@
-"""sip-retransmission: the mixture server's sojourn W_M + B_own in every room (numeric/engines/mixture_sojourn.py).
+"""sip-retransmission: the mixture server's sojourn W_M + B_own in every room (numeric/engines/sip/mixture.py).
 
 The server's service is a mixture M (a duplicate cost c < 1: B w.p. 1 - delta, c B w.p. delta; a service law per
 flow: B_1 w.p. w, B_2 w.p. 1 - w) while the tagged copy's own service is B (B_i). The references share no code with
@@ -29,7 +29,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from qderive.numeric.engines import sip_retransmission as E
+from qderive.numeric.engines.sip import FixedPointMap, server, supports
+from qderive.numeric.engines.sip.mixture import Room
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Erlang, Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
@@ -86,8 +87,8 @@ def test_infinite_room_against_the_mh2_closed_form(vacation):
     server is M/H2/1 (with vacations); p = 0, utilization lambda E[M], the tagged sojourn tails at 20 digits to
     1e-18 and in float64 to 2e-9 (module docstring)."""
     m = _sip(duplicate_cost=C, vacation=None if vacation is None else Exponential(F(1, vacation)))
-    s = E.Server(m, LAM, DELTA)
-    assert s.mixed is not None and s.mixed.room is E.Room.INFINITE
+    s = server(m, LAM, DELTA)
+    assert s.mixed is not None and s.mixed.room is Room.INFINITE
     with mpmath.workdps(40):
         lam, w1, mu1, mu2 = _mp(LAM), 1 - _mp(DELTA), _mp(MU), _mp(MU) / _mp(C)
         num, den = _mh2_sojourn(lam, w1, mu1, mu2, None if vacation is None else _mp(vacation))
@@ -257,15 +258,15 @@ def test_capacity_against_the_ctmc_and_the_two_phase_control_chain(capacity_orac
     """--duplicate-cost 1/2 --capacity 4, exponential B: the finite room with the mixture service (M/H2/1/4) against
     the CTMC (p and utilization 1e-12 relative, tails 2e-9 absolute) and against the engine's two-phase control
     chain at L = K - 1, H = K (control ignore (3, 4): the mode is invisible; its tails by uniformization, relative)."""
-    finite = E.Server(_sip(duplicate_cost=C, capacity=4), LAM, DELTA)
-    assert finite.mixed is not None and finite.mixed.room is E.Room.FINITE
-    chain = E.Server(_sip(duplicate_cost=C, control="ignore", thresholds=(3, 4)), LAM, DELTA)
+    finite = server(_sip(duplicate_cost=C, capacity=4), LAM, DELTA)
+    assert finite.mixed is not None and finite.mixed.room is Room.FINITE
+    chain = server(_sip(duplicate_cost=C, control="ignore", thresholds=(3, 4)), LAM, DELTA)
     assert chain.mixed is None and chain.general is None  # the exponential chain (control_chain, tagged_chain)
     p, util, tails = capacity_oracle
-    for server in (finite, chain):
-        got = server.refused(None)
+    for s in (finite, chain):
+        got = s.refused(None)
         assert abs(got[0] - float(p)) < 1e-12 * float(p) and abs(got[2] - float(util)) < 1e-12 * float(util)
-        assert _close(server.tails(TIMES, None)[0], tails, 2e-9)
+        assert _close(s.tails(TIMES, None)[0], tails, 2e-9)
     assert _close(finite.tails(TIMES, None)[0], chain.tails(TIMES, None)[0], 2e-9)
 
 
@@ -279,8 +280,8 @@ def test_vacations_against_the_ctmc_with_the_vacation_as_a_phase(route):
     V = Exponential(F(1, THETA))
     LH = (1, 4) if route == "chain" else (3, 4)
     kw = dict(capacity=4) if route == "capacity" else dict(control="ignore", thresholds=LH)
-    s = E.Server(_sip(duplicate_cost=C, vacation=V, **kw), LAM, DELTA)
-    assert s.mixed is not None and s.mixed.room is (E.Room.CONTROL if route == "chain" else E.Room.FINITE)
+    s = server(_sip(duplicate_cost=C, vacation=V, **kw), LAM, DELTA)
+    assert s.mixed is not None and s.mixed.room is (Room.CONTROL if route == "chain" else Room.FINITE)
     digits = 30 if route == "capacity" else 0
     p, util, tails = _oracle(LAM, _duplicate_comps(), (1, F(MU)), theta=F(THETA), digits=digits,
                              **(dict(K=4) if route == "capacity" else dict(LH=LH)))
@@ -299,8 +300,8 @@ def test_flow_laws_under_control_against_the_phase_ctmc():
     B1, B2, w = Erlang(2, F(1, 10)), Erlang(3, F(1, 20)), F(2, 5)
     m = Sip(rate=3, rate_non_invite=2, service=B1, service_non_invite=B2, control="ignore", thresholds=(1, 3),
             t1=F(1, 2), t2=1, timeout=4, scan_points=8)
-    s = E.Server(m, LAM, share=w)
-    assert s.mixed is not None and s.mixed.room is E.Room.CONTROL and len(s.flow_laws) == 2
+    s = server(m, LAM, share=w)
+    assert s.mixed is not None and s.mixed.room is Room.CONTROL and len(s.flow_laws) == 2
     comps = ((w, 2, F(20)), (1 - w, 3, F(60)))
     got = s.refused(None)
     for own, law in zip(((2, F(20)), (3, F(60))), s.flow_laws):
@@ -315,7 +316,7 @@ def test_flow_laws_with_capacity_and_vacation_against_the_ctmc():
     m = Sip(rate=3, rate_non_invite=2, service=B, service_non_invite=Exponential(F(1, 20)), capacity=3,
             vacation=Exponential(F(1, THETA)), t1=F(1, 2), t2=1, timeout=4, scan_points=8)
     w = F(3, 5)
-    s = E.Server(m, LAM, share=w)
+    s = server(m, LAM, share=w)
     comps = ((w, 1, F(10)), (1 - w, 1, F(20)))
     for own, law in zip(((1, F(10)), (1, F(20))), s.flow_laws):
         p, _, tails = _oracle(LAM, comps, own, K=3, theta=F(THETA), digits=0)
@@ -330,7 +331,7 @@ def test_inner_unknown_with_capacity_equals_the_control_chain_route():
     6e-13), with the duplicates mattering (delta* > 0.05)."""
     lam, got = F(9), []
     for kw in (dict(capacity=4), dict(control="ignore", thresholds=(3, 4))):
-        fmap = E._Map(_sip(rate=6, duplicate_cost=C, timeout=2, **kw))
+        fmap = FixedPointMap(_sip(rate=6, duplicate_cost=C, timeout=2, **kw))
         got.append((float(fmap.server(lam).delta), fmap.mean_copies(lam, None)))
     (da, ea), (db, eb) = got
     assert abs(da - db) < 1e-10 and abs(ea - eb) < 1e-10 and da > 0.05
@@ -338,21 +339,22 @@ def test_inner_unknown_with_capacity_equals_the_control_chain_route():
 
 @pytest.mark.parametrize("kw, option, words", [
     # still refused, with the reason (the guide's list of refusals)
-    (dict(service="det", duplicate_cost=C), "duplicate_cost", "constant"),
-    (dict(service="det", duplicate_cost=C, capacity=4), "duplicate_cost", "constant"),
-    (dict(service="det", duplicate_cost=C, control="ignore", thresholds=(3, 4)), "duplicate_cost", "constant"),
+    (dict(service="det", duplicate_cost=C), "--duplicate-cost", "constant"),
+    (dict(service="det", duplicate_cost=C, capacity=4), "--duplicate-cost", "constant"),
+    (dict(service="det", duplicate_cost=C, control="ignore", thresholds=(3, 4)), "--duplicate-cost", "constant"),
     (dict(duplicate_cost=C, vacation="exp", control="ignore", thresholds=(0, 4)), "thresholds", "L = 0"),
     (dict(duplicate_cost=C, vacation="det"), "--vacation", "smooth"),
     (dict(service="uniform", duplicate_cost=C, capacity=4), "--service", "smooth"),
     (dict(duplicate_cost=C, rate_non_invite=2, service_non_invite="exp"), "--service-non-invite",
      "two inner unknowns"),
-    (dict(rate_non_invite=2, service_non_invite="det"), "service_non_invite", "constant"),
+    (dict(rate_non_invite=2, service_non_invite="det"), "--service-non-invite", "constant"),
     (dict(rate_non_invite=2, service_non_invite="erl", vacation="det", capacity=4), "--vacation", "smooth"),
 ])
 def test_what_stays_refused_names_the_option(kw, option, words):
     """The refusals the guide lists: a constant service with c < 1 (any room) or with two laws, c < 1 with two laws
     (two inner unknowns), L = 0 with multiple vacations, and a kinked law in a mixture route (inverted: smooth laws
-    only); each a ParameterError naming the option, before any computation."""
+    only); each a ParameterError naming the option, before any computation: the model's domain rule (L = 0) at
+    construction, the others by the engine's declaration (``supports``), which the model leaves to it."""
     from qderive.symbolic.laws import Deterministic, Uniform
 
     laws = {"det": Deterministic(F(1, 20)), "exp": Exponential(F(1, 20)), "erl": Erlang(2, F(1, 20)),
@@ -360,5 +362,7 @@ def test_what_stays_refused_names_the_option(kw, option, words):
     kw = {k: laws.get(v, v) if isinstance(v, str) and k in ("service", "service_non_invite", "vacation") else v
           for k, v in kw.items()}
     with pytest.raises(ParameterError) as err:
-        E.check_supported(_sip(**kw))
-    assert option.lstrip("-") == err.value.name.lstrip("-") and words in str(err.value), str(err.value)
+        refusal = supports(_sip(**kw))
+        assert refusal is not None
+        raise refusal.error()
+    assert option == err.value.name and words in str(err.value), str(err.value)

@@ -16,7 +16,7 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 from qderive.derivations.cli import main
-from qderive.numeric.engines.sip_onset import (
+from qderive.numeric.engines.sip.onset import (
     collapse_onset,
     metastable_lifetime,
     run_length_onset,

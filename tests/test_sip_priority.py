@@ -19,8 +19,8 @@ import pytest
 
 from qderive.derivations.cli import main
 from qderive.numeric.backend import mp_context
-from qderive.numeric.engines.sip_priority import mg1_priority_laws
-from qderive.numeric.engines.sip_retransmission import Server
+from qderive.numeric.engines.sip import FixedPointMap, server
+from qderive.numeric.engines.sip.priority import mg1_priority_laws
 from qderive.symbolic.errors import BudgetError, ParameterError
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
@@ -75,16 +75,14 @@ def test_fifo_unchanged_and_the_conservation_law():
     cost 20 digits, the step another 20; error O(h^2) + 1e-80 / h^2, below 1e-30)."""
     from dataclasses import replace
 
-    from qderive.numeric.engines.sip_retransmission import _Map
-
     prio = _model(service_non_invite=None)
     fifo = replace(prio, discipline="fifo")
-    assert _Map(fifo).inner is None and _Map(prio).inner == "share"
-    s = _Map(fifo).server(F(5))
+    assert FixedPointMap(fifo).inner is None and FixedPointMap(prio).inner == "share"
+    s = FixedPointMap(fifo).server(F(5))
     got = s.tails([F(1, 10), F(1, 2)], None)[0]
     assert max(abs(g - np.exp(-5 * t)) for g, t in zip(got, (0.1, 0.5))) < 1e-9
     w = F(2, 5)
-    laws = Server(prio, F(5), share=w).flow_laws
+    laws = server(prio, F(5), share=w).flow_laws
     ctx = mp_context(80)
     with ctx:
         h = mpmath.mpf(10) ** -20
@@ -173,7 +171,7 @@ def _mm1_reference():
 def test_mm1_priority_tails_per_class_against_a_direct_ctmc():
     """Route (a) (float64 Euler inversion: absolute error up to about 1e-9) against the truncated CTMC's tails
     (expm_multiply, about 1e-13): to 1e-8."""
-    s = Server(_model(), LAM, share=SHARE)
+    s = server(_model(), LAM, share=SHARE)
     ref_hi, ref_lo = _mm1_reference()
     got_lo, got_hi = (s.tails([F(t).limit_denominator(100) for t in TIMES], None, law=law)[0] for law in s.flow_laws)
     assert max(abs(a - b) for a, b in zip(got_hi, ref_hi)) < 1e-8
@@ -186,8 +184,8 @@ def test_route_b_tends_to_route_a_for_a_large_threshold_and_float64_agrees_with_
     chain route (uniformization, relative accuracy) match route (a)'s to 1e-7. Route (a) at 20 digits against its
     float64 path: 1e-9 (the float64 inversion's absolute error)."""
     ts = [F(1, 20), F(1, 5)]
-    a = Server(_model(), LAM, share=SHARE)
-    b = Server(_model(control="ignore", thresholds=(19, 20)), LAM, share=SHARE)
+    a = server(_model(), LAM, share=SHARE)
+    b = server(_model(control="ignore", thresholds=(19, 20)), LAM, share=SHARE)
     assert b.refused(None)[0] < 1e-8
     assert abs(b.refused(None)[2] - 0.35) < 1e-8
     for la, lb in zip(a.flow_laws, b.flow_laws):
@@ -231,7 +229,7 @@ def test_controlled_chain_refusal_and_little_law_per_class():
     law E[n_c] / (Lambda_c (1 - p)): 1e-12 (two float64 solves of chains of a few dozen states); the tails in
     float64 against --digits 20."""
     lam, w = F(10), F(2, 5)
-    s = Server(_model(control="503", thresholds=(1, 4), service=Exponential(F(1, 8))), lam, share=w)
+    s = server(_model(control="503", thresholds=(1, 4), service=Exponential(F(1, 8))), lam, share=w)
     p, n_hi, n_lo = _controlled_reference(1, 4, 6.0, 4.0, 20.0, 8.0)
     assert abs(s.refused(None)[0] - p) < 1e-12 and p > 0.05
     for law, n, rate in zip(s.flow_laws, (n_lo, n_hi), (4.0, 6.0)):

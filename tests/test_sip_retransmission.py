@@ -346,17 +346,17 @@ def test_analytic_goodput_against_the_transaction_simulator(control, load, bound
 
 
 @pytest.mark.parametrize("control", ["ignore", "503"])
-def test_general_law_route_equals_the_exponential_chain_at_30_digits(control, monkeypatch):
+def test_general_law_route_equals_the_exponential_chain_at_30_digits(control):
     """Exponential service, L = H - 1: the M/G/1/H route of a general law (vacation-finite, Euler inversion of the
     sojourn transform at 35 digits) against the contract's own chain (GTH, uniformization), two different
     computations of the same server, to 1e-20 at --digits 30 (measured: below 1e-39)."""
-    from qderive.numeric.engines import sip_retransmission as E
+    from qderive.numeric.engines.sip import routes as R, solve
 
     m = Sip(rate=F(9), service=Exponential(F(1, 10)), control=control, thresholds=(4, 5), timeout=F(1),
             scan_points=8, response_tail=(F(3, 4), F(3)))
-    chain, _ = E.solve(m, 30)
-    monkeypatch.setattr(E.Server, "exponential_chain", False)
-    general, notes = E.solve(m, 30)
+    assert R.select_route(m.server) is R.ExponentialChain
+    chain, _ = solve(m, 30)
+    general, notes = solve(m, 30, route=R.FiniteControl)  # the M/G/1/H route, forced
     assert any("Euler inversion" in n for n in notes)  # the other route was taken
     assert len(chain) == len(general) >= 1
     with mpmath.workdps(50):
@@ -425,5 +425,13 @@ def test_general_service_refusals_name_the_option(capsys):
     code, out, err = _cli(["eval", "sip-retransmission", "--rate", "5", "--service", "det:mean=0.1",
                            "--control", "ignore", "--thresholds", "4,5", "--duplicate-cost", "0.5"], capsys)
     assert code == 2 and "--duplicate-cost" in err and "constant" in err and len(err.strip().splitlines()) == 1, err
+    # the refusal is the engine's (its mixture routes'), not the model's: the simulator runs the same model
+    from qderive.numeric.engines.sip import solve, supports
+    from qderive.numeric.simulation import sip as simulator
+
+    m = Sip(rate=5, service=Deterministic(F(1, 10)), control="503", thresholds=(4, 5), duplicate_cost=F(1, 2))
+    refusal = supports(m)
+    assert refusal is not None and refusal.option == "--duplicate-cost" and "constant" in refusal.reason
     with pytest.raises(ParameterError, match="constant"):
-        Sip(rate=5, service=Deterministic(F(1, 10)), control="503", thresholds=(4, 5), duplicate_cost=F(1, 2))
+        solve(m)
+    assert simulator.supports(m) is None

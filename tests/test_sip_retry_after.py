@@ -97,10 +97,10 @@ def test_simulator_with_retry_after_against_the_engine(retried):
     goodput 1.1 % and retry_rate 4.6 % below (R) (a retry 1 s after a rejection often meets the same overload
     period) and request_reject_probability 0.0135 above, so the margins are 6 % of the rates and 0.02 of the
     probabilities. The rule without the retries' return (offered rate 12) fails by 30 %."""
-    from qderive.numeric.simulation.sip import _estimates
+    from qderive.numeric.simulation.sip import estimates
 
     m, r = retried
-    est = _estimates(m, horizon=400.0, warmup=20.0, replications=8, seed=4242)
+    est = estimates(m, horizon=400.0, warmup=20.0, replications=8, seed=4242)
 
     def half(key):
         lo, hi = est[key].interval(0.99)
@@ -120,13 +120,13 @@ def test_simulator_without_retry_after_draws_the_same_path():
     retry_after is absent from the setup (the path of before), and no retried transaction."""
     import numpy as np
 
-    from qderive.numeric.simulation.sip import _ACCUMULATORS, _replication, _setup
+    from qderive.numeric.simulation.sip import ACCUMULATORS, replication, setup_of
 
     m = Sip(rate=12, service=Exponential(F(1, MU)), control="503", thresholds=(L, H), timeout=F(1, 2))
-    setup = _setup(m)
-    assert setup[-1] is None
-    row, _ = _replication(np.random.default_rng(9), setup, 5.0, 40.0)
-    acc = dict(zip(_ACCUMULATORS, row))
+    setup = setup_of(m)
+    assert setup.retry is None
+    row, _ = replication(np.random.default_rng(9), setup, 5.0, 40.0)
+    acc = dict(zip(ACCUMULATORS, row))
     assert acc["retried"] == 0 and acc["requests"] == 0 and acc["rejected"] > 0
 
 

@@ -132,10 +132,10 @@ def test_server_refusals_at_given_class_rates(discipline):
     (w lambda, (1 - w) lambda): with one service rate the count and the mode do not depend on the order of service,
     so priority (algorithm 2) refuses exactly as FIFO does (float64 GTH against the 50-digit LU: 1e-13 relative),
     and the copy-weighted p is w p_1 + (1 - w) p_2."""
-    from qderive.numeric.engines.sip_retransmission import Server
+    from qderive.numeric.engines.sip import server
 
     m = _model(rate=1, rate_non_invite=2, service=Exponential(1), thresholds=(1, 3), discipline=discipline)
-    s = Server(m, F(2), share=F(1, 3))
+    s = server(m, F(2), share=F(1, 3))
     (p1, q1), (p2, q2) = s.refused_flows(None)[0]
     p, q, _ = s.refused(None)
     states, pi, _ = _seed001_chain(F(2, 3), F(4, 3), 1, 1, 3)
@@ -157,17 +157,33 @@ def test_method_non_invite_orders_the_flows(one_copy):
 
 @pytest.mark.parametrize("kw, option", [
     (dict(rate_non_invite=0), "rate_non_invite"),
-    (dict(service=Erlang(2, F(1, 10))), "service"),
-    (dict(service_non_invite=Erlang(2, F(1, 10))), "service_non_invite"),
     (dict(thresholds=(0, 4)), "thresholds"),
     (dict(thresholds=(4, 4)), "thresholds"),
     (dict(thresholds=None), "thresholds"),
-    (dict(vacation=Exponential(F(1, 10))), "vacation"),
-    (dict(duplicate_cost=F(1, 2)), "duplicate_cost"),
 ])
 def test_bad_input_names_the_option(kw, option):
+    """The model's domain rules of --control threshold (two flows, 1 <= L < H), at construction."""
     with pytest.raises(ParameterError) as err:
         _model(**kw)
+    assert err.value.name == option
+
+
+@pytest.mark.parametrize("kw, option", [
+    (dict(service=Erlang(2, F(1, 10))), "--service"),
+    (dict(service_non_invite=Erlang(2, F(1, 10))), "--service-non-invite"),
+    (dict(vacation=Exponential(F(1, 10))), "--vacation"),
+    (dict(duplicate_cost=F(1, 2)), "--duplicate-cost"),
+])
+def test_what_the_engine_does_not_compute_names_the_option(kw, option):
+    """What the two-flow chain does not compute (non-exponential laws, a duplicate cost, vacations) is the engine's
+    declaration (``supports``, the threshold route's), asked before any work; ``solve`` raises it."""
+    from qderive.numeric.engines.sip import solve, supports
+
+    m = _model(**kw)
+    refusal = supports(m)
+    assert refusal is not None and refusal.option == option, refusal
+    with pytest.raises(ParameterError) as err:
+        solve(m)
     assert err.value.name == option
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from qderive.derivations.cli import main
-from qderive.numeric.simulation.sip import _estimates, _replication, _setup
+from qderive.numeric.simulation.sip import estimates, replication, setup_of
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
@@ -85,7 +85,7 @@ def test_one_copy_per_transaction_against_the_simulator(fields, seed):
     m = Sip(rate=7, service=Erlang(2, F(1, 10)), vacation=Erlang(2, F(1, 5)), timeout=F(1, 2), **fields)
     r = m.evaluate()
     assert r.offered_rate == 7 and 0.25 < r.timeout_probability < 0.45
-    est = _estimates(m, horizon=2000, warmup=50, replications=6, seed=seed)
+    est = estimates(m, horizon=2000, warmup=50, replications=6, seed=seed)
     assert est["mean_copies"].value == 1
     _assert_within_99(est, {"goodput": r.goodput, "timeout_probability": r.timeout_probability,
                             "utilization": r.utilization})
@@ -99,7 +99,7 @@ def test_the_mode_is_invisible_in_the_simulator_with_vacations():
     paths = []
     for fields in ({"capacity": 3}, {"control": "ignore", "thresholds": (2, 3)}):
         trace = []
-        row, _ = _replication(np.random.default_rng(7), _setup(Sip(**base, **fields)), 0.0, 300.0, trace=trace)
+        row, _ = replication(np.random.default_rng(7), setup_of(Sip(**base, **fields)), 0.0, 300.0, trace=trace)
         paths.append((trace, row))
     assert paths[0] == paths[1]
     assert paths[0][1][9] > 100  # transactions with a refused copy: the room binds

@@ -1,4 +1,4 @@
-"""sip-retransmission, --control ignore/503 with --vacation and any L < H (numeric/engines/sip_control.py, item 4).
+"""sip-retransmission, --control ignore/503 with --vacation and any L < H (numeric/engines/sip/control.py, item 4).
 
 The route under test: the embedded chain at the period ends (departures and vacation ends; a vacation is a
 "service" of a phantom copy with the vacation's count sequences), p = R / (D + R), the admitted copy's sojourn by
@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from qderive.derivations.cli import main
-from qderive.numeric.engines import sip_retransmission as E
-from qderive.numeric.engines.sip_control import control_embedded_chain
+from qderive.numeric.engines.sip import routes as R
+from qderive.numeric.engines.sip.control import ControlServer, control_embedded_chain
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
@@ -131,7 +131,7 @@ def test_exponential_against_the_ctmc(policy, L, H, control, tails30):
     lam = F(8)
     m = Sip(rate=lam, service=Exponential(F(1, 10)), control=control, thresholds=(L, H), timeout=F(1, 2),
             vacation=Exponential(F(1, 20)), vacation_policy=policy)
-    s = E.Server(m, lam)
+    s = R.server(m, lam)
     assert s.general is not None and s.general.vacation is not None
     with mpmath.workdps(40):
         ref = _ctmc_measures(_ctmc(mpmath.mpf(8), mpmath.mpf(10), mpmath.mpf(20), L, H, policy == "single"), 10,
@@ -156,18 +156,17 @@ def test_exponential_against_the_ctmc(policy, L, H, control, tails30):
 
 
 @pytest.mark.parametrize("policy", ["multiple", "single"])
-def test_L_equal_H_minus_1_reduces_to_the_MG1H_route(policy, monkeypatch):
+def test_L_equal_H_minus_1_reduces_to_the_MG1H_route(policy):
     """L = H - 1 = 3, Erlang-2 service, a constant vacation 0.05 s: the chain with vacations (forced,
-    ``finite_room`` False) against the M/G/1/H route with the vacations (vacation-finite's own embedded law, loss,
+    the route GeneralControl constructed directly) against the M/G/1/H route with the vacations (vacation-finite's own embedded law, loss,
     and the phase-type service's exact sums with constant vacations for the tails) at 30 digits: 1e-25 relative
     (measured 2e-41 for p, q, utilization and 1e-61 for the tails); float64 1e-13 (measured 3e-16)."""
     lam = F(11)
     m = Sip(rate=lam, service=Erlang(2, F(1, 10)), control="ignore", thresholds=(3, 4), timeout=F(1),
             vacation=Deterministic(F(1, 20)), vacation_policy=policy)
-    finite = E.Server(m, lam)
-    assert finite.general is None and finite.base is not None
-    monkeypatch.setattr(E.Server, "finite_room", False)
-    general = E.Server(m, lam)
+    finite = R.server(m, lam)
+    assert isinstance(finite, R.FiniteControl) and finite.general is None and finite.base is not None
+    general = R.GeneralControl(m.server, lam)  # the chain with vacations, constructed directly
     assert general.general is not None
     with mpmath.workdps(40):
         for a, b in zip(finite.refused(30), general.refused(30)):
@@ -210,7 +209,6 @@ def test_refusals_against_the_mean_period(policy, L, H):
     (an idle period lasts 1 / lambda on average), with D = q (D + R) the service periods; the engine's R comes from
     the count tails T + T^(2), the right-hand side from the mean lengths: equal within 1e-35 at 40 digits (rounding)."""
     from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.sip_control import ControlServer
     from qderive.symbolic.models.vacation import VacationPolicy
 
     lam, B, V = F(11), Erlang(2, F(1, 10)), Deterministic(F(1, 5))

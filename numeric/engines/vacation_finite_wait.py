@@ -1153,7 +1153,7 @@ def wait_law_data(model) -> _FiniteWait:
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
-    its own start law, :class:`qderive.numeric.engines.sip_control.ControlWait`)."""
+    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`)."""
     from qderive.symbolic.cache import cached
 
     from .vacation_wait import _smooth

@@ -373,7 +373,7 @@ def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=
 
     e = ``idle`` (default 0, then i_0 = q_0 c_I exactly): the weight of idle periods that follow a period admitting
     nobody outside q (the contract's control with vacations and L = 0: the vacation in overload,
-    :mod:`qderive.numeric.engines.sip_control` item 4).
+    :mod:`qderive.numeric.engines.sip.control` item 4).
 
     the rows ``Ws``, ``Wv`` and ``Zp`` = Z' (:func:`wait_service_rows`), ``admit`` F_n = P(X <= r - n) (whole
     admission; None otherwise) and its smallest value ``low``, ``v0`` = q_0 (None without vacations: ``phi``

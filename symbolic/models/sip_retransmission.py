@@ -60,10 +60,10 @@ when a single vacation ends with nobody waiting: so under multiple vacations N >
 the overload forever (refused); under single vacations and L = 0 the overload ends with the vacation that
 follows the last departure. Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting
 place) (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
-embedded chain with vacations of :mod:`qderive.numeric.engines.sip_control`); a duplicate cost c < 1 or a service
-law per flow makes that server's service a mixture (:mod:`qderive.numeric.engines.mixture_sojourn`).
+embedded chain with vacations of :mod:`qderive.numeric.engines.sip.control`); a duplicate cost c < 1 or a service
+law per flow makes that server's service a mixture (:mod:`qderive.numeric.engines.sip.mixture`).
 
-The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
+The analytic evaluation (:mod:`qderive.numeric.engines.sip`) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
 approximation.
 
@@ -82,7 +82,6 @@ import enum
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .. import limits as _limits
 from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
@@ -91,7 +90,7 @@ from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
 from .vacation import VacationPolicy, _policy_field, _vacation_field
 
 __all__ = ["Method", "Control", "Discipline", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
-           "OnsetTarget", "OnsetRequest"]
+           "OnsetTarget", "OnsetRequest", "Flow", "SipTransactions", "SipServer"]
 
 #: the largest number of copies a schedule may have (T1 tiny against the timeout would make thousands)
 MAX_COPIES = 200
@@ -211,10 +210,97 @@ def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
         interval = 2 * interval if method is Method.INVITE else min(2 * interval, t2)
 
 
+@dataclass(frozen=True)
+class Flow:
+    """One Poisson flow of new transactions: its timer schedule (``method``), its rate lambda_i and its copy instants
+    tau_0 = 0 < tau_1 < ... < tau_{n-1} < timeout (:func:`copy_schedule`, exact)."""
+
+    method: Method
+    rate: object
+    copy_times: tuple
+
+    @property
+    def name(self) -> str:
+        """The flow's key in the measure ``flows``: its method's value (``invite``, ``non-invite``)."""
+        return self.method.value
+
+
+@dataclass(frozen=True)
+class SipTransactions:
+    """The client side of :class:`SipRetransmissionModel` (:attr:`~SipRetransmissionModel.transactions`): what the
+    fates of a transaction's copies depend on (module docstring; the engine's (C), (T), (J), (R)).
+
+    ``flows`` the flows of new transactions, the ``method`` flow first; ``timeout`` Timer B / F; ``rejects``: a
+    refused copy 0 is answered with 503 and ends its transaction (``--control 503`` and ``threshold``; otherwise a
+    refusal is silent and the client retransmits); ``retries`` m, the retries of a rejected request with
+    ``retry_after`` T (0 without Retry-After)."""
+
+    flows: tuple
+    timeout: object
+    rejects: bool
+    retries: int
+    retry_after: object
+
+    @property
+    def total_rate(self):
+        """lambda_0 = sum_i lambda_i, the new transactions per second of all flows."""
+        return sum(f.rate for f in self.flows)
+
+    @property
+    def max_copies(self) -> int:
+        """The most copies a transaction of any flow sends."""
+        return max(len(f.copy_times) for f in self.flows)
+
+
+@dataclass(frozen=True)
+class SipServer:
+    """The server side of :class:`SipRetransmissionModel` (:attr:`~SipRetransmissionModel.server`): what the server
+    fed by copies does (module docstring), the input of the engine's routes (:mod:`qderive.numeric.engines.sip`).
+
+    ``flow_methods`` and ``flow_rates`` the flows in the order of :attr:`SipTransactions.flows`, ``flow_services``
+    each flow's service law; ``capacity`` K (``threshold_capacity`` R under ``--control threshold``)."""
+
+    control: Control
+    thresholds: tuple | None
+    capacity: int | None
+    threshold_capacity: int | None
+    service: TimeLaw
+    service_non_invite: TimeLaw | None
+    flow_methods: tuple
+    flow_rates: tuple
+    flow_services: tuple
+    duplicate_cost: object
+    vacation: TimeLaw | None
+    vacation_policy: VacationPolicy
+    discipline: Discipline
+
+    @property
+    def two_flows(self) -> bool:
+        """A second flow of transactions (``rate_non_invite`` > 0)."""
+        return len(self.flow_methods) > 1
+
+    @property
+    def priority(self) -> bool:
+        """``--discipline priority`` with two flows, not under ``--control threshold`` (whose two-flow server orders
+        the flows itself)."""
+        return self.discipline is Discipline.PRIORITY and self.two_flows and self.control is not Control.THRESHOLD
+
+    @property
+    def law_per_flow(self) -> bool:
+        """A service law per flow (``service_non_invite`` with a second flow)."""
+        return self.service_non_invite is not None and self.two_flows
+
+    def option_of(self, law) -> str:
+        """The command-line option of one of this server's laws (for a refusal that names it)."""
+        if law is self.vacation:
+            return "--vacation"
+        return "--service-non-invite" if law is self.service_non_invite and law is not self.service else "--service"
+
+
 class OnsetTarget(enum.Enum):
     """What ``qderive size sip-retransmission`` searches."""
 
-    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip_onset`)
+    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip.onset`)
     COLLAPSE_ONSET = "collapse-onset"
 
 
@@ -331,21 +417,7 @@ class SipRetransmissionModel(Model):
                 raise ParameterError("thresholds", f"must satisfy 0 <= L < H (got L={L}, H={H})", f"{L},{H}")
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
-            _limits.check("threshold", H, "the control chain has about 2H states")
-        from ..laws.deterministic import Deterministic
-
-        if isinstance(self.service, Deterministic) and c != 1:
-            # the engine's servers with the mixture service (B, c B): every room and control
-            raise ParameterError("duplicate_cost", "below 1 with a constant --service is not computed (the service is "
-                                 "then the mixture of the constants D and c D: kinks at all their sums, no exact "
-                                 "tails; a smooth law such as erlang works); the simulator runs it", decimal_text(c))
         self.copy_times()  # refuses a schedule with too many copies
-        if self.rate > Fraction(10) ** 300:  # the scan runs in float64
-            raise ParameterError("rate", "must be at most 1e300 (the fixed point is scanned in float64)",
-                                 decimal_text(self.rate))
-        if self.rate_non_invite and self.rate + self.rate_non_invite > Fraction(10) ** 150:
-            raise ParameterError("rate_non_invite", "with --rate must total at most 1e150 (the two-flow fixed point is "
-                                 "scanned in float64)", decimal_text(self.rate_non_invite))
         if self.rate_non_invite:
             self.flow_copy_times()
         elif self.discipline is not Discipline.FIFO:
@@ -355,31 +427,17 @@ class SipRetransmissionModel(Model):
 
     def _validate_threshold(self):
         """``--control threshold`` (seed 001's server, model ``two-flow``; module docstring, *Threshold*): two flows,
-        exponential service laws, --duplicate-cost 1, no vacation, thresholds 1 <= L < H (two-flow's), H within the
-        limit ``two_flow_high``."""
-        from ..laws.gamma import Exponential
-
+        thresholds 1 <= L < H (two-flow's). What the engine computes of it (exponential laws, duplicate cost 1, no
+        vacation) is the engine's declaration (:func:`qderive.numeric.engines.sip.supports`)."""
         if not self.rate_non_invite:
             raise ParameterError("rate_non_invite", "must be > 0 with --control threshold (seed 001's server has an "
                                  "INVITE and a non-INVITE flow)", decimal_text(self.rate_non_invite))
-        for law, name in ((self.service, "service"), (self.service_non_invite, "service_non_invite")):
-            if law is not None and not isinstance(law, Exponential):
-                raise ParameterError(name, "must be exponential with --control threshold (the two-flow chain of "
-                                     "seed 001 has exponential services)", law.spec_text())
-        if self.duplicate_cost != 1:
-            raise ParameterError("duplicate_cost", "must be 1 with --control threshold (the two-flow chain serves "
-                                 "every copy at its flow's rate)", decimal_text(self.duplicate_cost))
-        if self.vacation is not None:
-            raise ParameterError("vacation", "is not computed with --control threshold (the two-flow chain has no "
-                                 "vacations); give --vacation none", self.vacation.spec_text())
         if self.thresholds is None:
             raise ParameterError("thresholds", "are required by --control threshold (give L,H with 1 <= L < H)")
         L, H = self.thresholds
         if not 1 <= L < H:
             raise ParameterError("thresholds", f"must satisfy 1 <= L < H with --control threshold (seed 001's "
                                  f"thresholds; got L={L}, H={H})", f"{L},{H}")
-        _limits.check("two_flow_high", H, "the two-flow chain of --control threshold carries the class sequence: "
-                      "about 3 * 2^(H+1) states")
 
     def _validate_retry(self):
         """``retry_after`` T (Retry-After of the 503, module docstring *Retry-After*) only with a control that rejects
@@ -410,9 +468,8 @@ class SipRetransmissionModel(Model):
         return self.capacity if self.capacity is not None else self.thresholds[1] + 1
 
     def _validate_flow_laws(self):
-        """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law; the analytic
-        server's mixture of the two laws needs smooth laws (a constant has kinks; the engine refuses the settings it
-        does not compute, :func:`qderive.numeric.engines.sip_retransmission.check_supported`)."""
+        """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law. Which laws the
+        engine's mixture server computes is its declaration (:func:`qderive.numeric.engines.sip.supports`)."""
         B2 = self.service_non_invite
         if B2 is None:
             return
@@ -421,14 +478,25 @@ class SipRetransmissionModel(Model):
                                  "--service is the only service law", B2.spec_text())
         if not is_concrete(B2):
             raise ParameterError("service_non_invite", "must be a concrete law (numbers, not symbols)", str(B2))
-        from ..laws.deterministic import Deterministic
 
-        for law, name in ((self.service, "service"), (B2, "service_non_invite")):
-            if isinstance(law, Deterministic):
-                raise ParameterError(name, "a constant law with a second service law (--service-non-invite) is "
-                                     "not computed: the server's service is then a mixture of the two laws, whose "
-                                     "waiting time has kinks at all their sums and no exact tails (a smooth law "
-                                     "such as erlang works; the simulator runs it)", law.spec_text())
+    @property
+    def transactions(self) -> SipTransactions:
+        """The client side as one frozen value (:class:`SipTransactions`): the flows, the timeout, what a refusal
+        means to a transaction (503 or silent), Retry-After."""
+        flows = tuple(Flow(Method(name), rate, taus) for name, rate, taus in self.flows())
+        return SipTransactions(flows, self.timer, self.control in (Control.REJECT, Control.THRESHOLD),
+                               self.retry_count, self.retry_after)
+
+    @property
+    def server(self) -> SipServer:
+        """The server side as one frozen value (:class:`SipServer`): control, rooms, service laws per flow, duplicate
+        cost, vacations, discipline."""
+        flows = self.flows()
+        return SipServer(self.control, self.thresholds, self.capacity,
+                         self.threshold_capacity if self.control is Control.THRESHOLD else None, self.service,
+                         self.service_non_invite, tuple(name for name, _, _ in flows),
+                         tuple(rate for _, rate, _ in flows), self.flow_services(), self.duplicate_cost,
+                         self.vacation, self.vacation_policy, self.discipline)
 
     @property
     def other_method(self) -> Method:
@@ -456,7 +524,8 @@ class SipRetransmissionModel(Model):
     def _validate_vacation(self):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
         (a waiting room of K - 1 >= 1 places, also during a vacation); under control L >= 1 with multiple
-        vacations (N never falls to 0)."""
+        vacations (N never falls to 0). The range of the vacation's mean that the engine computes is its declaration
+        (:func:`qderive.numeric.engines.sip.supports`)."""
         V = self.vacation
         if V is None:
             if self.vacation_policy is VacationPolicy.SINGLE:
@@ -464,12 +533,6 @@ class SipRetransmissionModel(Model):
             return
         if not is_concrete(V):
             raise ParameterError("vacation", "must be a concrete law (numbers, not symbols)", str(V))
-        ratio = V.moment(1) / self.service.moment(1)
-        if not Fraction(1, 10**6) <= ratio <= 100:
-            raise ParameterError("vacation", "mean must lie between 1e-6 and 100 times the service's mean (the "
-                                 f"vacation sub-models are evaluated in that range; got {float(ratio):.3g} times): a "
-                                 "shorter vacation is no vacation (--vacation none), a longer one answers nothing "
-                                 "that arrives during it", V.spec_text())
         if self.control is Control.NONE:
             room, where = self.capacity, "--capacity K"
         else:

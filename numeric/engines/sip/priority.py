@@ -2,7 +2,7 @@ r"""Priority to non-INVITE copies in the ``sip-retransmission`` server (``--disc
 
 Seed 001's algorithm 2 (``docs/guides/sip-retransmission.md``, "Priority to non-INVITE"): the server takes the
 waiting non-INVITE copies first (non-preemptive: a copy in service finishes; arrival order within a flow), in every
-mode. Under THE approximation of :mod:`qderive.numeric.engines.sip_retransmission` each flow's copies are Poisson,
+mode. Under THE approximation of :mod:`qderive.numeric.engines.sip` each flow's copies are Poisson,
 rates Lambda_1 = w lambda (the ``--method`` flow) and Lambda_2 = (1 - w) lambda, w the share of flow 1 in the
 admitted copies (the engine's inner unknown "share"); the refusal is class-blind (the control counts N, every copy
 in the server), so p is common and only each flow's sojourn law F_i differs. Below H is the high class (non-INVITE),
@@ -23,7 +23,7 @@ Pollaczek-Khinchine transform (1 - rho) s / (s - Lambda_H + Lambda_H B_H(s) - La
 every high copy arriving before its service starts, so W_L is a delay busy period of the high class started by V:
 W_L(s) = V(sigma(s)), and B_H(sigma(s)) = G_H(s) turns it into (P2). Each flow's admitted copy has the sojourn
 W_c + B_c (independent: transform W_c(s) B_c(s)); its tails by the engine's Euler inversion
-(:meth:`~qderive.numeric.engines.sip_retransmission.Server.tails` with ``law=``). The means are Cobham's (1954),
+(:meth:`~qderive.numeric.engines.sip.routes.Route.tails` with ``law=``). The means are Cobham's (1954),
 W_H = R0 / (1 - rho_H), W_L = R0 / ((1 - rho_H)(1 - rho)), R0 = sum_c Lambda_c E[B_c^2] / 2
 (tests/test_sip_priority.py checks them against the transforms' derivatives at 30 digits).
 
@@ -35,7 +35,7 @@ B_H(s)) * (1 - B_L(s)) / (s E[B_L]); that is (P1) with Lambda_L replaced by the 
 (1 - rho_H) / E[B_L] (rho = 1): the limit of (P1) as rho -> 1, so F_H is continuous in lambda.
 
 **Route (b): ``--control ignore|503``, exponential laws** (rates mu_H, mu_L; c = 1, no capacity, no vacation):
-the exact CTMC of the contract's rule (:func:`~qderive.numeric.engines.sip_retransmission.control_chain`: an
+the exact CTMC of the contract's rule (:func:`~qderive.numeric.engines.sip.chains.control_chain`: an
 arrival finding N >= H switches to overload and is refused; every arrival is refused in overload; a departure
 leaving L returns to normal) on (n_H, n_L, class in service, mode) with N = n_H + n_L, the next copy a high one
 when one waits (:func:`priority_chain`); p = 1 - sum of pi over the normal states with N < H (PASTA, class-blind).
@@ -62,8 +62,8 @@ import mpmath
 import numpy as np
 from qderive.symbolic.errors import NumericalError
 
-from ..backend import FLOAT64
-from ..response import ResponseLaw
+from ...backend import FLOAT64
+from ...response import ResponseLaw
 
 __all__ = ["busy_period_lst", "mg1_priority_laws", "never_law", "priority_chain", "tagged_high", "tagged_low",
            "chain_rates"]
@@ -77,7 +77,7 @@ __all__ = ["busy_period_lst", "mg1_priority_laws", "never_law", "priority_chain"
 @functools.lru_cache(maxsize=32)
 def _lst_pair(law):
     """(B(s), B'(s)) of a law, compiled once (cached evaluator keyed by the law's text)."""
-    from ..compile import cached_evaluator
+    from ...compile import cached_evaluator
 
     def make():
         import sympy as sp
@@ -251,7 +251,7 @@ def _arrays(levels, moves, totals, entries, system_states):
 def _tagged(structure, values, pi_of):
     """A :class:`~qderive.numeric.engines.ctmc_wait.TaggedChain` from a structure of :func:`_arrays` and the exact
     label values (:func:`chain_rates`); ``pi_of(ctx)`` the system's stationary vector."""
-    from .ctmc_wait import TaggedChain
+    from ..ctmc_wait import TaggedChain
 
     levels, rows, cols, kinds, types, tindex, ti, si, system_states = structure
     sums = [sum((values[k] for k in t), Fraction(0)) for t in types]

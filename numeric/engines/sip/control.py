@@ -88,11 +88,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..backend import FLOAT64, mp_context
-from ..kernels.chains import gth_stationary
-from ..response import ResponseLaw
-from ..sequences import count_sequences
-from . import vacation_finite_wait as FW
+from ...backend import FLOAT64, mp_context
+from ...kernels.chains import gth_stationary
+from ...response import ResponseLaw
+from ...sequences import count_sequences
+from .. import vacation_finite_wait as FW
+from .sojourn import plus_own, smooth_laws
 
 __all__ = ["control_embedded_chain", "ControlServer", "ControlWait"]
 
@@ -275,11 +276,9 @@ class ControlServer:
     def _sojourn(self) -> ResponseLaw:
         """The admitted first copy's sojourn W + B_own (item 3): the finite room's wait law with the injected
         start; its own tails (the lattice sums) for a constant service, else the transform (smooth laws); an own law
-        other than the service by :func:`~qderive.numeric.engines.mixture_sojourn.plus_own`. With vacations
+        other than the service by :func:`~qderive.numeric.engines.sip.sojourn.plus_own`. With vacations
         (own = service): the finite room's own choice of tails (:func:`~.vacation_finite_wait.response_laws` over the
         injected wait law: lattice sums, the phase-type service's sums with constant vacations, or the transform)."""
-        from .mixture_sojourn import plus_own, smooth_laws
-
         base, own = self.base, self.own
         if self.vacation is not None:
             return FW.response_laws(base, self.wait)["sojourn"]

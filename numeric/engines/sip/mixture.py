@@ -20,7 +20,7 @@ the law W_M of a random admitted arrival of the queue with service M, and its so
     T = W_M + B_own,   E e^{-sT} = W_M(s) beta_own(s),   E T^j = sum_i C(j, i) E W_M^i E B_own^(j-i),
     P(T = 0) = 0                                                                               (S1)
 
-(:func:`plus_own`, the one implementation: also :class:`~qderive.numeric.engines.sip_control.ControlServer`'s).
+(:func:`plus_own`, the one implementation: also :class:`~qderive.numeric.engines.sip.control.ControlServer`'s).
 W_M is the wait law of an existing sub-model with service M (:class:`MixtureServer`, one per :class:`Room`):
 
 * :attr:`Room.INFINITE`, M/G/1 with the vacations (``vacation-infinite``, ``docs/theory/chapter2.md`` section 1):
@@ -34,31 +34,30 @@ W_M is the wait law of an existing sub-model with service M (:class:`MixtureServ
   (:mod:`~qderive.numeric.engines.vacation_finite_wait`, whose transform of M at the nodes is the weighted sum of
   its components', one compiled form per scaled law), p its loss probability by PASTA (the finite engine);
   used for ``--capacity K`` without control and, with vacations, for the control at L = H - 1 (K = H: the mode is
-  invisible, :meth:`~qderive.numeric.engines.sip_retransmission.Server._finite_control`);
+  invisible, :class:`~qderive.numeric.engines.sip.routes.MixtureFinite`);
 * :attr:`Room.CONTROL`, the contract's hysteresis at any L < H (with vacations: the chain of item 4, used for
-  L <= H - 2): W_M the wait of the departure-epoch chain with service M (:class:`~qderive.numeric.engines.sip_control.ControlServer`, item 3), p
+  L <= H - 2): W_M the wait of the departure-epoch chain with service M (:class:`~qderive.numeric.engines.sip.control.ControlServer`, item 3), p
   from its refusals per departure interval.
 
 Every law here is inverted (Euler): the component laws and the vacation law must be smooth (no exp(-s D) factor);
-a constant or another kinked law is refused by the engine's ``check_supported`` with the option named.
+a constant or another kinked law is refused by the routes' declarations (:func:`qderive.numeric.engines.sip.supports`) naming the option.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
-import json
-import math
-import types
 from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
-from ..backend import FLOAT64, mp_context
-from ..response import ResponseLaw
+from ...backend import FLOAT64, mp_context
+from ...response import ResponseLaw
+from .control import ControlServer
+from .sojourn import plus_own, smooth_laws
 
-__all__ = ["Room", "MixtureServer", "plus_own", "smooth_laws"]
+__all__ = ["Room", "MixtureServer"]
 
 
 class Room(enum.Enum):
@@ -68,70 +67,8 @@ class Room(enum.Enum):
     INFINITE = "infinite"
     #: M/G/1/K with the vacations (``vacation-finite``, r = K - 1 waiting places)
     FINITE = "finite"
-    #: the contract's hysteresis, the departure-epoch chain (:mod:`~qderive.numeric.engines.sip_control`)
+    #: the contract's hysteresis, the departure-epoch chain (:mod:`~qderive.numeric.engines.sip.control`)
     CONTROL = "control"
-
-
-def smooth_laws(laws, vacation=None) -> tuple[bool, str]:
-    """(True, "") when every time law of ``laws`` and the vacation (None: none) has a smooth transform (no exp(-s D)
-    factor; :func:`~qderive.numeric.engines.vacation_wait._smooth`), else (False, the reason). A mixture of smooth
-    laws is smooth. Kept in the private cache under the laws' texts (never under a mixture's weights) and in the
-    process (the servers of the inner unknowns ask it at every evaluation of the map)."""
-    for law in laws:
-        got = _smooth_law(law, vacation)
-        if not got[0]:
-            return got
-    return True, ""
-
-
-@functools.lru_cache(maxsize=64)
-def _smooth_law(law, vacation):
-    from qderive.symbolic.cache import cached
-
-    from .vacation_wait import _smooth
-
-    vtext = None if vacation is None else vacation.spec_text()
-    key = "finite_wait_smooth::" + json.dumps({"service": law.spec_text(), "vacation": vtext}, sort_keys=True)
-    return cached(key, lambda: _smooth(types.SimpleNamespace(service=law, vacation=vacation)))
-
-
-def plus_own(wait: ResponseLaw, own, lam, smooth=None, why="") -> ResponseLaw:
-    """The sojourn law T = W + B_own of (S1), W of law ``wait`` and B_own of law ``own`` independent (module
-    docstring): transform W(s) beta_own(s) (the own law's compiled transform at the nodes,
-    :func:`~qderive.numeric.engines.vacation_finite_wait._lst_at`), moments E T^j = sum_i C(j, i) E W^i E B_own^(j-i),
-    P(T = 0) = 0 (a service time is a.s. positive). ``smooth``: default ``wait.smooth`` and ``own``'s own
-    (:func:`smooth_laws`); ``why`` the reason when not smooth. ``lam`` the copy rate (an argument of the compiled
-    pair of transforms; only beta_own(s) is used)."""
-    from .vacation_finite_wait import _lst_at
-
-    if smooth is None:
-        smooth, why = smooth_laws((own,)) if wait.smooth else (False, wait.why_not_smooth)
-    wait_transform, wait_moments = wait.transform, wait.moment_values
-
-    def transform(ctx):
-        f = wait_transform(ctx)
-
-        def at(s):
-            z = np.asarray(s).ravel()
-            if ctx.is_float64:
-                b = _lst_at(own, FLOAT64, z.astype(complex), float(lam))[0]
-                return (f(z) * b).reshape(np.shape(s))
-            with ctx:
-                b = _lst_at(own, ctx, z, ctx.num(lam))[0]
-                return (f(z) * b).reshape(np.shape(s))
-        return at
-
-    def moments(k, digits):
-        """E (W + B_own)^j = sum_i C(j, i) E W^i E B_own^{j-i}, j = 1..k (W and B_own independent)."""
-        mw = [1] + list(wait_moments(k, digits))
-        mb = [Fraction(own.moment(i)) for i in range(k + 1)]
-        num = float if digits is None else mp_context(digits + 10).num
-        return [sum(math.comb(j, i) * mw[i] * num(mb[j - i]) for i in range(j + 1)) for j in range(1, k + 1)]
-
-    def no_atom(ctx):
-        return ctx.num(0)
-
-    return ResponseLaw("sojourn", transform, no_atom, moments, smooth, why, None)
 
 
 # --------------------------------------------------------------------------------------
@@ -178,7 +115,7 @@ def _infinite_wait(queue, smooth, why) -> ResponseLaw:
     """W_M of the concrete :class:`~qderive.symbolic.models.vacation.VacationQueue` ``queue`` (batches of 1, the
     mixture service): the compiled transform of :func:`_wait_evaluator` at its weights, P(W = 0) and the moments of
     :mod:`~qderive.numeric.engines.vacation_wait` at its moments (evaluators keyed by the policy only)."""
-    from . import vacation_wait as VW
+    from .. import vacation_wait as VW
 
     mixture = queue.service
     policy = VW._policy(queue)
@@ -211,7 +148,7 @@ class MixtureServer:
     (:class:`Room`; ``places`` K for :attr:`Room.FINITE`, ``thresholds`` (L, H) for :attr:`Room.CONTROL`;
     ``vacation``, ``policy`` for the infinite and finite rooms): ``wait`` the law W_M of an admitted copy, ``laws``
     the sojourn (S1) of an admitted copy of each own law of ``owns`` (:func:`plus_own`), :meth:`refused`
-    (p, q, utilization). ``control``: the :class:`~qderive.numeric.engines.sip_control.ControlServer` of the
+    (p, q, utilization). ``control``: the :class:`~qderive.numeric.engines.sip.control.ControlServer` of the
     control room (None otherwise)."""
 
     def __init__(self, room: Room, lam: Fraction, mixture, owns, *, places=None, thresholds=None, vacation=None,
@@ -227,15 +164,13 @@ class MixtureServer:
             self.base = VacationQueue(lam, Constant(1), mixture, vacation, policy)
             self.wait = _infinite_wait(self.base, smooth, why)
         elif room is Room.FINITE:
-            from .vacation_finite_wait import wait_law_data
+            from ..vacation_finite_wait import wait_law_data
 
             self.base = FiniteVacationQueue(lam, Constant(1), mixture, vacation, places - 1, Admission.PARTIAL, policy)
             w = wait_law_data(self.base)
             self.wait = ResponseLaw("wait", w.transform("wait"), w.p_zero("wait"), w.moment_values("wait"), smooth,
                                     why)
         else:
-            from .sip_control import ControlServer
-
             L, H = thresholds
             # with vacations the chain of item 4 (its own sojourn is the mixture's: own = service; the tagged
             # copies' sojourns are built below from its wait, (S1))
@@ -249,7 +184,7 @@ class MixtureServer:
     def refused(self, digits):
         """(p, q = 1 - p, utilization) as context numbers (floats for ``digits`` None): the infinite room refuses
         nothing (utilization lambda E[M]); the finite room's loss probability and q = throughput / lambda (never
-        1 - p); the control room's item 2 (:meth:`~qderive.numeric.engines.sip_control.ControlServer.refused`)."""
+        1 - p); the control room's item 2 (:meth:`~qderive.numeric.engines.sip.control.ControlServer.refused`)."""
         ctx = FLOAT64 if digits is None else mp_context(digits + 10)
         mean = self.service.moment(1)
         if self.room is Room.INFINITE:

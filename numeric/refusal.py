@@ -1,0 +1,30 @@
+"""A consumer's refusal of a model: the option at fault and the reason (what its ``supports(model)`` returns).
+
+The engine of ``sip-retransmission`` (:func:`qderive.numeric.engines.sip.supports`) and its simulator
+(:func:`qderive.numeric.simulation.sip.supports`) declare what they compute with it: None, or a :class:`Refusal`
+whose :meth:`~Refusal.error` is the one-line error of the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qderive.symbolic.errors import ParameterError
+
+__all__ = ["Refusal"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a consumer does not compute a model: the option at fault, the reason, the value (None: not shown)."""
+
+    option: str
+    reason: str
+    value: object = None
+
+    def error(self) -> ParameterError:
+        """The one-line error of the command line (``--option = value: reason``)."""
+        return ParameterError(self.option, self.reason or None, self.value)
+
+    def __str__(self) -> str:
+        return str(self.error())

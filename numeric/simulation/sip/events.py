@@ -1,0 +1,340 @@
+"""One replication of the SIP simulator: the event loop over copy arrivals (the package docstring, *Method*).
+
+The events are the copy arrivals: the Poisson epochs (copy 0 of a new transaction), the retransmission instants
+a + tau_k (one FIFO stream per copy index k and flow, merged by a heap of the stream heads), the retries of
+Retry-After (:class:`Retries`, a stream of their own) and under priority the resolve entries at a + timeout. A
+transaction's state travels with its pending copy: (send time, transaction, start a, response r, first refused
+copy f, flow). The server (:mod:`.servers`) is FIFO or priority behind one interface; the control's decision on
+each copy is :func:`decide`; a finished transaction is counted by :class:`Tally`.
+
+The random numbers are drawn from numpy in blocks (:func:`..stats.value_stream`), one stream per kind (inter-arrival
+times, the flow of a new transaction, service times per flow, vacations), in the order of the events: a run is a
+function of its generator's seed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections import deque
+
+import numpy as np
+
+from ..stats import DEFAULT_BLOCK, value_stream
+from .servers import PENDING, STOP, ControlState, FifoServer, PriorityServer
+from .setup import Control
+
+__all__ = ["ACCUMULATORS", "replication", "decide", "Tally", "Retries"]
+
+#: the accumulators of one replication (then one tail count per requested time)
+ACCUMULATORS = ("time", "transactions", "goodput", "timed_out", "rejected", "copies", "window_copies", "busy",
+                "response_sum", "refused", "refused_copies", "after_refusal", "rejected_copies",
+                # the second flow's transactions (``rate_non_invite``; the first flow's: the totals minus these)
+                "transactions_2", "goodput_2", "timed_out_2", "rejected_2", "copies_2", "response_sum_2",
+                # Retry-After (``retry_after``): the first transactions of requests, the transactions finally
+                # rejected (no retry left), the retried transactions
+                "requests", "final_rejected", "retried")
+
+_INF = math.inf
+
+
+class Tally:
+    """The counts of the measured transactions (those that start in [window_start, window_end)), one attribute per
+    name of :data:`ACCUMULATORS`, and the response-time histogram over the sorted times of ``response_tail``."""
+
+    __slots__ = ACCUMULATORS + ("window_start", "window_end", "timeout", "order", "ts", "hist")
+
+    def __init__(self, window_start, window_end, timeout, response_times):
+        self.window_start, self.window_end, self.timeout = window_start, window_end, timeout
+        for name in ACCUMULATORS:
+            setattr(self, name, 0)
+        self.response_sum = self.response_sum_2 = 0.0
+        self.order = sorted(range(len(response_times)), key=lambda i: response_times[i])
+        self.ts = [float(response_times[i]) for i in self.order]
+        self.hist = [0] * (len(self.ts) + 1)  # hist[i]: measured transactions with exactly i of the sorted T < R
+
+    def finish(self, a, r, f, k, fl, reject) -> None:
+        """Count the finished transaction started at a (response r, first refused copy f, k copies, flow fl)."""
+        if not self.window_start <= a < self.window_end:
+            return
+        self.transactions += 1
+        self.copies += k
+        response = _INF
+        if reject:
+            self.rejected += 1
+            self.rejected_copies += k
+        elif r - a <= self.timeout:
+            response = r - a
+            self.goodput += 1
+            self.response_sum += response
+        else:
+            self.timed_out += 1
+        if fl:
+            self._second(k, reject, response)
+        if f >= 0:
+            self.refused += 1
+            self.refused_copies += k
+            self.after_refusal += k - 1 - f
+        if self.ts:
+            self.hist[bisect_left(self.ts, response)] += 1
+
+    def _second(self, k, reject, response) -> None:
+        self.transactions_2 += 1
+        self.copies_2 += k
+        if reject:
+            self.rejected_2 += 1
+        elif response < _INF:
+            self.goodput_2 += 1
+            self.response_sum_2 += response
+        else:
+            self.timed_out_2 += 1
+
+    def row(self, busy, window_copies) -> list:
+        """The accumulators in the order of :data:`ACCUMULATORS`, then the tail counts in the order given."""
+        self.time = self.window_end - self.window_start
+        self.busy, self.window_copies = busy, window_copies
+        above = [sum(self.hist[i + 1:]) for i in range(len(self.ts))]  # R > T_i: more than i sorted times below R
+        tails = [0] * len(self.ts)
+        for i, original in enumerate(self.order):
+            tails[original] = above[i]
+        return [getattr(self, name) for name in ACCUMULATORS] + tails
+
+
+class Retries:
+    """Retry-After: a transaction rejected by 503 with retries left starts a new one of its flow T later. The
+    retries in time order (T constant): (start, flow, retries left); :attr:`lefts` the retries left of the retry
+    transactions in progress (the others have m)."""
+
+    def __init__(self, retry, tally: Tally):
+        self.after, self.retries = (retry.after, retry.retries) if retry is not None else (_INF, 0)
+        self.active = retry is not None
+        self.queue = deque()
+        self.lefts = {}
+        self.tally = tally
+
+    def finish(self, j, a, t, fl, reject) -> None:
+        """Transaction j (started at a, flow fl) is finished at t: a rejected one with retries left comes back T
+        later; the measured ones are counted as requests or retries, and as finally rejected."""
+        left = self.lefts.pop(j, self.retries) if self.lefts else self.retries
+        if reject and left:
+            self.queue.append((t + self.after, fl, left - 1))
+        tally = self.tally
+        if tally.window_start <= a < tally.window_end:
+            if left == self.retries:
+                tally.requests += 1
+            else:
+                tally.retried += 1
+            if reject and not left:
+                tally.final_rejected += 1
+
+
+def decide(ctl, state: ControlState, n, k, f, r, fl, invite, cap, high):
+    """The control's decision on a copy k of flow ``fl`` arriving with N = n: (n, or ``cap`` when it is refused; f,
+    the transaction's first refused copy; reject: a 503 that ends the transaction; entered: the overload state was
+    entered now).
+
+    ``threshold``: mode 2 refuses every copy, mode 1 the INVITE flow's, the capacity R any, all by 503; an admitted
+    copy that makes N = H + 1 switches to mode 2. ``ignore``/``503``: an arrival finding N >= H enters overload; in
+    overload every copy is refused (503 ends a transaction with no admitted copy, r = inf; a retransmission of an
+    admitted one is dropped)."""
+    if ctl == Control.THRESHOLD:
+        mode = state.mode
+        if mode == 2 or (mode == 1 and fl == invite) or n >= cap:
+            return cap, (k if f < 0 else f), r == _INF, False
+        if n == high:  # the admitted copy makes N = H + 1: blocking
+            state.mode = 2
+        return n, f, False, False
+    entered = False
+    if not state.over and n >= high:
+        state.over = entered = True
+    if state.over:
+        return cap, (k if f < 0 else f), ctl == Control.REJECT and r == _INF, entered
+    return n, f, False, entered
+
+
+def _pending(r, t, k, copies):
+    """Priority: (r, box, sent, k) of an event: the response r read from its box (the departure, or PENDING: not
+    started yet); the copy is not sent when the transaction was answered by t, or for a resolve entry at
+    a + timeout (then every copy was sent: k = the number of copies)."""
+    box = None
+    if r.__class__ is list:
+        box = r
+        r = box[0]
+    sent = k < copies and r > t
+    if not sent and k > copies:
+        k = copies
+    return r, box, sent, k
+
+
+class _Run:
+    """The state of one replication (the streams of pending copies, the random streams, the server, the counts)."""
+
+    def __init__(self, rng, setup, window_start, window_end, response_times, trace, until_collapse, block,
+                 overload_collapse):
+        self.setup = s = setup
+        self.window_start, self.window_end = window_start, window_end
+        self.trace, self.until_collapse, self.overload_collapse = trace, until_collapse, overload_collapse
+        self.exps = value_stream(lambda g, n: g.standard_exponential(n), rng, block).__next__
+        # two flows: a new transaction is of the second flow with probability rate2 / (rate + rate2) (the
+        # superposition of the two Poisson processes); its copies go to the streams m1 + k of its own schedule
+        self.second = None if not s.rate2 else value_stream(lambda g, n: g.random(n), rng, block).__next__
+        self.share2 = s.rate2 / (s.rate + s.rate2)
+        self.schedules = (s.taus, s.taus2)
+        self.m1 = len(s.taus)
+        self.scale = 1.0 / (s.rate + s.rate2)
+        service, service2 = s.laws
+        services = value_stream(lambda g, n: np.asarray(service.sample(g, n), dtype=np.float64), rng, block).__next__
+        # the second flow's own service law (``service_non_invite``): its own stream, drawn only then
+        self.services = (services, services if service2 is service else value_stream(
+            lambda g, n: np.asarray(service2.sample(g, n), dtype=np.float64), rng, block).__next__)
+        vacations = None if s.vacation is None else value_stream(
+            lambda g, n: np.asarray(s.vacation.sample(g, n), dtype=np.float64), rng, block).__next__
+        self.end = window_end if until_collapse else window_end + s.tau_max
+        if s.priority:  # a response (or a wait beyond the timeout) of a copy sent before window_end is known by then
+            self.end = window_end + s.timeout
+        self.cap = _INF if s.capacity is None else s.capacity
+        self.invite = 0 if s.names[0] == "invite" else 1  # the flow refused in mode 1
+        # stream k: (send time, transaction, start a, response r, first refused copy f, flow) of the copies k still
+        # to be sent; under priority the streams resolve + flow: the measured transactions that sent their last
+        # copy before their first admitted copy started (their response is known by a + timeout)
+        self.streams = [deque() for _ in range(self.m1 + len(s.taus2) + 2 * s.priority)]
+        self.resolve = self.m1 + len(s.taus2)
+        self.heads = []  # heap of (send time, stream) of the first entry of each non-empty stream
+        server = PriorityServer if s.priority else FifoServer
+        self.server = server(s, vacations, window_start, window_end, until_collapse)
+        self.state = ControlState()
+        self.tally = Tally(window_start, window_end, s.timeout, response_times)
+        self.retries = Retries(s.retry, self.tally)
+        self.collapsed = _INF  # the overload criterion's collapse epoch (the waits: the server's)
+
+    def push(self, g, entry) -> None:
+        """Append ``entry`` (its send time first) to stream g, keeping the heap of the stream heads."""
+        q = self.streams[g]
+        if not q:
+            heapq.heappush(self.heads, (entry[0], g))
+        q.append(entry)
+
+    def retry_transaction(self, j):
+        """(start, flow) of the next retry of Retry-After, which becomes transaction j (a new transaction of its
+        flow, with its retries left)."""
+        t, fl, left = self.retries.queue.popleft()
+        self.retries.lefts[j] = left
+        return t, fl
+
+    def run(self):
+        """The event loop; returns (the accumulators and tail counts, the collapse epoch). Each event: the earliest of
+        the stream heads, the retries and the next new transaction; the server advanced to it; the copy sent (the
+        control's decision, :func:`decide`; an admitted copy's service, c B for a duplicate) or, under priority, not
+        (answered already, or a resolve entry); the transaction queued for its next copy or counted. The hot path
+        is written out here (one call per event to the server's ``advance`` and ``admit``)."""
+        s, server, state, streams, heads, retry_q = self.setup, self.server, self.state, self.streams, self.heads, \
+            self.retries.queue
+        advance, admit, heappop, heappush, m1, end, exps, scale = server.advance, server.admit, heapq.heappop, \
+            heapq.heappush, self.m1, self.end, self.exps, self.scale
+        priority, schedules, services, cost, cap, ctl, high, inf = s.priority, self.schedules, self.services, \
+            s.cost, self.cap, s.control, s.high, _INF
+        ws, we, trace, tally, retries = self.window_start, self.window_end, self.trace, self.tally, self.retries
+        second, share2 = self.second, self.share2
+        window_copies = started = 0
+        na = exps() * scale
+        while True:
+            if heads and heads[0][0] < na and not (retry_q and retry_q[0][0] < heads[0][0]):
+                t, g = heappop(heads)
+                q = streams[g]
+                _, j, a, r, f, fl = q.popleft()
+                if q:
+                    heappush(heads, (q[0][0], g))
+                k = g - m1 if fl else g
+            elif retry_q and retry_q[0][0] < na:  # a retry (Retry-After): a new transaction of its flow
+                t, fl = self.retry_transaction(started)
+                j, a, r, f, k = started, t, inf, -1, 0
+                started += 1
+            else:
+                t = na
+                if t > end:
+                    break
+                j, a, r, f, k = started, t, inf, -1, 0
+                started += 1
+                fl = 1 if second is not None and second() < share2 else 0
+                na = t + exps() * scale
+            n = advance(t, state)
+            taus = schedules[fl]
+            box = None
+            sent = True  # FIFO: every copy popped is sent
+            reject = False
+            if priority:
+                if server.stop(t, self.collapsed):  # (until_collapse: one timeout after the earliest collapse)
+                    break
+                r, box, sent, k = _pending(r, t, k, len(taus))
+            if sent:
+                if trace is not None:
+                    trace.append((j, k, t))
+                if ws <= t < we:
+                    window_copies += 1
+                if ctl and (n >= high or state.over or state.mode):  # (else the control admits it, unchanged)
+                    n, f, reject, entered = decide(ctl, state, n, k, f, r, fl, self.invite, cap, high)
+                    if entered and self.overload(t):
+                        break
+                if n < cap:
+                    service = services[fl]()
+                    if r != inf:
+                        service *= cost
+                    r = admit(t, service, fl, r)
+                    if r is STOP:
+                        break
+                    if priority and r.__class__ is list:  # priority: a first admitted copy's departure, from its box
+                        box = r
+                        r = box[0]
+                elif f < 0:
+                    f = k
+                k += 1  # copies sent
+                if not reject and k < len(taus):
+                    tk = a + taus[k]
+                    if r > tk:  # no response by the next timer: the copy will be sent
+                        g = m1 + k if fl else k
+                        q = streams[g]
+                        if not q:
+                            heappush(heads, (tk, g))
+                        q.append((tk, j, a, box if r is PENDING else r, f, fl))  # (FIFO: never PENDING)
+                        continue
+                if r is PENDING:  # (priority) the last copy sent, the first admitted one not started: wait for it
+                    self.wait_response(j, a, box, f, fl)
+                    continue
+            if retries.active:  # the transaction is finished: a rejected one with retries left comes back T later
+                retries.finish(j, a, t, fl, reject)
+            tally.finish(a, r, f, k, fl, reject)
+        busy, collapsed = server.close(self.end, state)
+        return tally.row(busy, window_copies), min(self.collapsed, collapsed)
+
+    def overload(self, t) -> bool:
+        """The overload state was entered at t: the collapse epoch of the overload criterion; True when the run ends
+        here (FIFO; under priority once an earlier wait is excluded, :meth:`.servers.PriorityServer.stop`)."""
+        if self.overload_collapse and self.collapsed == _INF:
+            self.collapsed = t
+            return self.until_collapse and self.server.waits_known_at_arrival
+        return False
+
+    def wait_response(self, j, a, box, f, fl) -> None:
+        """Priority: a measured transaction whose last copy is sent before its first admitted copy started is
+        counted at a + timeout (its own stream per flow: a + timeout increases along it)."""
+        if self.window_start <= a < self.window_end:
+            self.push(self.resolve + fl, (a + self.setup.timeout, j, a, box, f, fl))
+
+
+def replication(rng, setup, window_start: float, window_end: float, response_times=(), trace=None,
+                until_collapse: bool = False, block: int = DEFAULT_BLOCK, overload_collapse: bool = False):
+    """One run from empty: (the accumulators of :data:`ACCUMULATORS` and one tail count per response time,
+    the collapse epoch).
+
+    A transaction is counted when it is finished (rejected, or no further copy due), which is at most
+    tau_max after its start, so the memory is that of the transactions in progress. The collapse epoch
+    is the arrival of the first copy admitted with a wait above the timeout (inf: none);
+    ``until_collapse`` ends the run there (or at ``window_end``); ``overload_collapse``: the collapse epoch is
+    instead the first arrival that puts the server in overload (finds N >= H; with control). ``trace``: a list
+    receiving (transaction, copy index, send time) of every copy (tests only). ``block``: random numbers per refill.
+    ``setup.priority``: the server is a :class:`.servers.PriorityServer` (package docstring); a run with
+    ``until_collapse`` stops one timeout after the earliest collapse seen (every earlier one is seen by then).
+    """
+    return _Run(rng, setup, window_start, window_end, response_times, trace, until_collapse, block,
+                overload_collapse).run()

@@ -1,0 +1,89 @@
+"""The SIP engine's routes and the two declarations of what the engine and the simulator compute.
+
+The route of each server part is chosen in one place (``select_route``) from the routes' own declarations; these
+tests pin the choice for one model of every region (the sub-model each route computes is checked against its
+oracle in the other test_sip_*.py files) and check that a refusal names the option before any server is built.
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction as F
+
+import pytest
+
+from qderive.numeric.engines.sip import ROUTES, routes as R, select_route, solve, supports
+from qderive.numeric.simulation import sip as simulator
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential
+from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
+
+EXP, ERL = Exponential(F(1, 10)), Erlang(2, F(1, 10))
+CTL = dict(control="ignore", thresholds=(2, 5))
+
+
+@pytest.mark.parametrize("kw, mixture, route", [
+    (dict(control="threshold", thresholds=(2, 5), rate_non_invite=3), True, R.ThresholdRoute),
+    (dict(rate_non_invite=3, discipline="priority"), True, R.PriorityQueue),
+    (dict(rate_non_invite=3, discipline="priority", **CTL), True, R.PriorityChain),
+    (dict(), False, R.InfiniteRoom),
+    (dict(capacity=4), False, R.FiniteRoom),
+    (dict(service=ERL, duplicate_cost=F(1, 2)), True, R.MixtureInfinite),
+    (dict(service=ERL, duplicate_cost=F(1, 2), capacity=4), True, R.MixtureFinite),
+    (dict(service=ERL, duplicate_cost=F(1, 2), control="503", thresholds=(3, 4), vacation=EXP), True,
+     R.MixtureFinite),
+    (dict(**CTL), False, R.ExponentialChain),
+    (dict(duplicate_cost=F(1, 2), **CTL), True, R.ExponentialChain),
+    (dict(service=ERL, control="ignore", thresholds=(4, 5)), False, R.FiniteControl),
+    (dict(service=ERL, **CTL), False, R.GeneralControl),
+    (dict(control="ignore", thresholds=(2, 5), vacation=EXP), False, R.GeneralControl),
+    (dict(service=ERL, duplicate_cost=F(1, 2), **CTL), True, R.MixtureControl),
+    (dict(rate_non_invite=3, service=ERL, service_non_invite=EXP, control="ignore", thresholds=(4, 5)), True,
+     R.MixtureControl),
+])
+def test_one_route_per_region(kw, mixture, route):
+    """The selection takes the first route that covers the server part and computes it; every route is some
+    region's."""
+    m = Sip(rate=5, service=kw.pop("service", EXP), timeout=F(2), **kw)
+    assert select_route(m.server, mixture) is route
+    assert route.supports(m.server, mixture) is None and supports(m) is None
+
+
+def test_every_route_is_selected_somewhere():
+    """The table above names every route of ROUTES (a route no region reaches would be dead code)."""
+    named = {R.ThresholdRoute, R.PriorityQueue, R.PriorityChain, R.InfiniteRoom, R.FiniteRoom, R.MixtureInfinite,
+             R.MixtureFinite, R.ExponentialChain, R.FiniteControl, R.GeneralControl, R.MixtureControl}
+    assert named == set(ROUTES)
+
+
+@pytest.mark.parametrize("kw, option, words", [
+    (dict(control="threshold", thresholds=(2, 5), rate_non_invite=3, service=ERL), "--service", "exponential"),
+    (dict(rate_non_invite=3, discipline="priority", capacity=6), "--discipline", "--capacity"),
+    (dict(rate_non_invite=3, discipline="priority", service=ERL, **CTL), "--service", "exponential"),
+    (dict(duplicate_cost=F(1, 2), vacation=Deterministic(F(1, 20))), "--vacation", "smooth"),
+    (dict(vacation=Exponential(F(1, 10**8))), "--vacation", "1e-6"),
+    (dict(rate=F(10) ** 301), "--rate", "1e300"),
+])
+def test_refusals_name_the_option_before_any_work(kw, option, words):
+    """Each refusal is a declaration read from the options (no server is built: well under a second), names the
+    option, and is what solve raises; the simulator's own declaration is separate (it runs several of these)."""
+    kw.setdefault("rate", 5)
+    m = Sip(service=kw.pop("service", EXP), timeout=F(2), **kw)
+    started = time.perf_counter()
+    refusal = supports(m)
+    assert time.perf_counter() - started < 1.0
+    assert refusal is not None and refusal.option == option and words in refusal.reason, refusal
+    with pytest.raises(ParameterError) as err:
+        solve(m)
+    assert err.value.name == option
+
+
+def test_the_simulator_declares_its_own_region():
+    """The simulator refuses what it does not simulate (vacations under seed 001's threshold server), naming the
+    option, and runs what the engine refuses (a constant service with a duplicate cost below 1)."""
+    m = Sip(rate=5, rate_non_invite=3, service=EXP, control="threshold", thresholds=(2, 5), vacation=EXP)
+    refusal = simulator.supports(m)
+    assert refusal is not None and refusal.option == "vacation"
+    assert supports(m).option == "--vacation"
+    constant = Sip(rate=5, service=Deterministic(F(1, 10)), duplicate_cost=F(1, 2), timeout=F(2))
+    assert simulator.supports(constant) is None and supports(constant).option == "--duplicate-cost"
