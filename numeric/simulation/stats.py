@@ -121,12 +121,19 @@ class Estimate:
     #: the measure's range (a probability's [0, 1], a time's [0, inf)): the interval never leaves it
     bounds: tuple[float, float] = (-math.inf, math.inf)
 
+    def half_width(self, level: float = 0.95) -> float | None:
+        """t_{dof, (1+level)/2} * std_error: the half width of the symmetric interval, before it is cut to the
+        measure's range (None where no interval can be formed)."""
+        if self.value is None or self.std_error is None or self.dof < 1:
+            return None
+        return student_t_quantile((1 + level) / 2, self.dof) * self.std_error
+
     def interval(self, level: float = 0.95) -> tuple[float, float] | None:
         """Two-sided Student-t interval value +- t_{dof, (1+level)/2} * std_error, cut to the measure's range
         (the true value lies in the range, so cutting loses no coverage)."""
-        if self.value is None or self.std_error is None or self.dof < 1:
+        half = self.half_width(level)
+        if half is None:
             return None
-        half = student_t_quantile((1 + level) / 2, self.dof) * self.std_error
         lo, hi = self.bounds
         return (max(self.value - half, lo), min(self.value + half, hi))
 

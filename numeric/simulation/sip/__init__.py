@@ -116,7 +116,8 @@ import time
 import numpy as np
 from qderive.symbolic.errors import ParameterError
 
-from ..stats import Estimate, SimulationResult, estimate_notes, replication_estimates
+from ...engines.progress import Progress
+from ..stats import Estimate, SimulationResult, estimate_notes, measure_bounds, replication_estimates
 from .events import ACCUMULATORS, replication
 from .setup import Control, SimSetup, read_field, read_float, read_integer, setup_of, supports
 
@@ -196,7 +197,8 @@ def _times(response_times) -> list[tuple[object, float]]:
     return out
 
 
-def estimates(model, *, horizon, warmup, replications, seed, response_times=(), run=None) -> dict[str, Estimate]:
+def estimates(model, *, horizon, warmup, replications, seed, response_times=(), run=None,
+              quiet: bool = True) -> dict[str, Estimate]:
     """Every measure (contract keys, diagnostics, ``tail{i}``) as an :class:`.stats.Estimate`.
 
     ``run``: a dict that receives the seed sequence's ``entropy`` and the wall-clock ``seconds``."""
@@ -210,17 +212,20 @@ def estimates(model, *, horizon, warmup, replications, seed, response_times=(), 
     sequence = np.random.SeedSequence(seed)
     rows = np.empty((replications, len(ACCUMULATORS) + len(times)))
     started = time.perf_counter()
-    for i, child in enumerate(sequence.spawn(replications)):
-        rows[i] = replication(np.random.default_rng(child), setup, warmup, warmup + horizon, [t for _, t in times])[0]
+    with Progress(replications, "replications", desc="simulate sip-retransmission", quiet=quiet or None) as bar:
+        for i, child in enumerate(sequence.spawn(replications)):
+            rows[i] = replication(np.random.default_rng(child), setup, warmup, warmup + horizon,
+                                  [t for _, t in times])[0]
+            bar.advance()
     if run is not None:
         run.update(entropy=int(sequence.entropy), seconds=time.perf_counter() - started)
     names = ACCUMULATORS + tuple(f"tail{i}" for i in range(len(times)))
-    return replication_estimates(rows, names, _measure_table(len(times), bool(setup.rate2)))
+    bounds = measure_bounds("sip-retransmission") | {f"tail{i}": (0.0, 1.0) for i in range(len(times))}
+    return replication_estimates(rows, names, _measure_table(len(times), bool(setup.rate2)), bounds)
 
 
 def _pair(est: Estimate) -> tuple:
-    ci = est.interval(0.95)
-    return (est.value, None if ci is None else (ci[1] - ci[0]) / 2)
+    return (est.value, est.half_width(0.95))
 
 
 def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=()) -> dict:
@@ -265,8 +270,8 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     customers / lambda_0 seconds (lambda_0 the total rate of both flows with ``rate_non_invite``), of which the ``warmup`` fraction is discarded (horizon = (1 - warmup)
     customers / lambda_0). Returns a :class:`.stats.SimulationResult` with the contract's measures
     (:data:`MEASURES`) and, when the model has a field ``response_tail`` (times T), the sample measure
-    ``response_tail`` {T as decimal text: P(R > T)}. ``quiet`` is accepted for the command line (there is no
-    progress bar).
+    ``response_tail`` {T as decimal text: P(R > T)}. Progress (the replications done) goes through the one
+    progress mechanism unless ``quiet``.
     """
     from qderive.symbolic.numbers import decimal_text
 
@@ -279,7 +284,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     run = {}
     tail = tuple(getattr(model, "response_tail", None) or ())
     est = estimates(model, horizon=(1 - fraction) * total, warmup=fraction * total, replications=replications,
-                     seed=seed, response_times=tail, run=run)
+                     seed=seed, response_times=tail, run=run, quiet=quiet)
     measures = {name: est[name] for name in MEASURES}
     samples = {"response_tail": {decimal_text(t): est[f"tail{i}"] for i, t in enumerate(tail)}} if tail else {}
     labelled = {name: (e, "no transaction started in the measured window", "a control that never refuses")
