@@ -250,6 +250,29 @@ class ModuleDirective(SphinxDirective):
         return _parse(self, lines, module_name)
 
 
+def _plain_markdown(text: str) -> str:
+    """A docstring's reST line as Markdown text: roles and ````literals```` as code, ``*``, ``$``, ``<`` as characters."""
+    text = re.sub(r":[\w:]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(r"([*$<_\\[\]])", r"\\\1", p) for p in parts)
+
+
+class ModuleListDirective(SphinxDirective):
+    """``{qderive-modules}``: a list of the module pages (``api/modules/NAME.md``), by package, each with the
+    first line of its docstring (the pages are orphans: the navigation of every page stays short)."""
+
+    def run(self):
+        lines = []
+        for package in API_PACKAGES:
+            lines += [f"## `{package}`", ""]
+            for name in _public_modules(package):
+                doc = inspect.getdoc(importlib.import_module(name)) or ""
+                first = _plain_markdown(doc.strip().split("\n\n")[0].replace("\n", " "))
+                lines.append(f"- [`{name}`](modules/{name}.md)" + (f": {first}" if first else ""))
+            lines.append("")
+        return _parse(self, lines, "qderive-modules")
+
+
 #: the packages whose modules get a page each (``api/modules/NAME.md``, written at build time)
 API_PACKAGES = ("qderive.symbolic", "qderive.numeric", "qderive.derivations")
 
@@ -268,7 +291,8 @@ def _module_pages(app):
     wanted = {}
     for package in API_PACKAGES:
         for name in _public_modules(package):
-            wanted[f"{name}.md"] = f"# `{name}`\n\n```{{qderive-module}} {name}\n```\n"
+            # orphan: linked from api/modules.md, kept out of the navigation of every page
+            wanted[f"{name}.md"] = f"---\norphan: true\n---\n\n# `{name}`\n\n```{{qderive-module}} {name}\n```\n"
     for page in folder.glob("*.md"):
         if page.name not in wanted:
             page.unlink()
@@ -409,4 +433,5 @@ def setup(app):
     app.add_directive("qderive-facade", FacadeDirective)
     app.add_directive("qderive-family", FamilyDirective)
     app.add_directive("qderive-module", ModuleDirective)
+    app.add_directive("qderive-modules", ModuleListDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
