@@ -97,15 +97,22 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
         save(plot_goodput_collapse(rows, sims), out_png)
 
 
+#: legend text of each curve of ``CONTROLS``
+_LEGEND = {"none": "no control", "ignore": "ignore, $(L, H) = (4, 5)$", "503": "503, $(L, H) = (4, 5)$",
+           "ignore 20,40": "ignore, $(L, H) = (20, 40)$", "503 20,40": "503, $(L, H) = (20, 40)$"}
+
+
 def plot_goodput_collapse(rows, sims):
     """The plot of :func:`analytic_rows` and :func:`simulated_rows`: goodput and duplicate ratio, legend below."""
+    from matplotlib.lines import Line2D
+
     with new_figure(10, 4.6, 1, 2) as (fig, (a1, a2)):
         colors = {c: STYLES[c][0] for c in CONTROLS}
         for control in CONTROLS:
             first = [(x, g, d) for c, x, i, _, g, d, _ in rows if c == control and i == 0]
             ls = STYLES[control][1]
             a1.plot([x for x, _, _ in first], [g for _, g, _ in first], color=colors[control], ls=ls,
-                    label=f"{control}: analytic (smallest fixed point)")
+                    label=_LEGEND.get(control, control))
             a2.plot([x for x, _, _ in first], [d for _, _, d in first], color=colors[control], ls=ls)
             for stable in (True, False):
                 pts = [(x, g, d) for c, x, i, _, g, d, s in rows if c == control and i > 0 and s is stable]
@@ -113,14 +120,13 @@ def plot_goodput_collapse(rows, sims):
                     continue
                 style = dict(color=colors[control], ls="none", marker="o", ms=4,
                              mfc=colors[control] if stable else "none")
-                a1.plot([x for x, _, _ in pts], [g for _, g, _ in pts], **style,
-                        label=f"{control}: further {'stable' if stable else 'unstable'} fixed points")
+                a1.plot([x for x, _, _ in pts], [g for _, g, _ in pts], **style)
                 a2.plot([x for x, _, _ in pts], [d for _, _, d in pts], **style)
             sp = [s for s in sims if s[0] == control]
             if sp:
                 mk = dict(marker="s", mfc=colors[control]) if STYLES[control][1] == "-" else dict(marker="D", mfc="w")
                 a1.errorbar([s[1] for s in sp], [s[2] for s in sp], yerr=[s[3] for s in sp], color=colors[control],
-                            ls="none", ms=5, label=f"{control}: simulated (95 %)", **mk)
+                            ls="none", ms=5, **mk)
                 a2.errorbar([s[1] for s in sp], [s[4] for s in sp], yerr=[s[5] for s in sp], color=colors[control],
                             ls="none", ms=5, **mk)
         loads = [x for _, x, *_ in rows]
@@ -131,7 +137,16 @@ def plot_goodput_collapse(rows, sims):
         a2.set_xlabel(r"offered load $\lambda_0 \mathrm{E}[B]$")
         a2.set_ylabel(r"duplicate ratio $1 - 1/\mathrm{E}[\mathrm{copies}]$")
         a2.set_title("Retransmitted copies among all copies")
-        fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center", ncol=3)
+        # colours and line styles name the curves; the markers' meaning is said once, in grey
+        handles, labels = a1.get_legend_handles_labels()
+        grey = dict(color="0.4", ls="none")
+        for label, style in (("further fixed point, stable", dict(marker="o", ms=4)),
+                             ("further fixed point, unstable", dict(marker="o", ms=4, mfc="none")),
+                             ("simulated, 95 % interval", dict(marker="s", ms=5))):
+            handles.append(Line2D([], [], **grey, **style))
+            labels.append(label)
+        fig.legend(handles, labels, loc="outside lower center", ncol=3,
+                   title="solid and dashed: analytic, the smallest fixed point")
     return fig
 
 
