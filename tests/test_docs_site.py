@@ -268,6 +268,8 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
         assert text.count("cell_output") >= 2, f"notebook {path.stem}: no outputs (not executed?)"
         assert "output error" not in text and "Traceback" not in text, f"notebook {path.stem}: an error output"
         assert "font cache" not in text, f"notebook {path.stem}: matplotlib's font-cache message in an output"
+        assert not re.search(r"&lt;matplotlib\.[\w.]+ (object )?at 0x", text), (
+            f"notebook {path.stem}: a matplotlib object's repr shown as output")
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         figures = sum("plt." in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
         images = len(re.findall(r'<div class="cell_output[^"]*">(?:(?!<div class="cell[ "]).)*?<img ', text, re.S))
