@@ -251,7 +251,8 @@ class ModuleDirective(SphinxDirective):
 
 
 def _plain_markdown(text: str) -> str:
-    """A docstring's reST line as Markdown text: roles and ````literals```` as code, ``*``, ``$``, ``<`` as characters."""
+    """A docstring's reST line as Markdown text: roles and ````literals```` as code; ``*``, ``$``, ``<`` as
+    characters."""
     text = re.sub(r":[\w:]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
     parts = re.split(r"(`[^`]*`)", text)
     return "".join(p if p.startswith("`") else re.sub(r"([*$<_\\[\]])", r"\\\1", p) for p in parts)

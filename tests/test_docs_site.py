@@ -145,7 +145,8 @@ def _dump_dom(browser: str, url: str, profile: Path, budget_ms: int) -> str:
 
 
 # added to a copy of a page: once MathJax has typeset it, every element of the page's text (furo's
-# ``article``) whose box reaches beyond the content column (furo's ``div.content``, padding included), unless an ancestor inside the column
+# ``article``) whose box reaches beyond the content column (furo's ``div.content``, padding included),
+# unless an ancestor inside the column
 # clips or scrolls it (that ancestor is measured itself), is written into ``body[data-measure]``
 MEASURE = """<script>
 window.addEventListener("load", function () {

@@ -1,5 +1,6 @@
 """Notebook friendliness: every model's derivation, model object and result record render in Jupyter
-(derivations: ``_repr_latex_`` / ``_repr_markdown_``; models: a table of their parameters with units) and as readable text in a terminal; so do the laws.
+(derivations: ``_repr_latex_`` / ``_repr_markdown_``; models: a table of their parameters with units) and as
+readable text in a terminal; so do the laws.
 
 The models come from the registry (``qd.models()``), the laws from their own ``examples()``, so a new
 model or law is covered without being listed here.

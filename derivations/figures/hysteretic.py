@@ -27,7 +27,8 @@ from fractions import Fraction
 
 from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
 
-__all__ = ["FIGURES", "figure3", "figure3_data", "plot_figure3", "plot_policies", "thesis_claims", "FIG3_THRESHOLDS", "LOADS_THESIS", "LOADS_BELOW_1",
+__all__ = ["FIGURES", "figure3", "figure3_data", "plot_figure3", "plot_policies", "thesis_claims", "FIG3_THRESHOLDS",
+           "LOADS_THESIS", "LOADS_BELOW_1", "OFF_SCALE",
            "COLUMNS", "policies_data", "policy_differences", "figure_policies", "POLICY_LOADS", "POLICY_SIM_LOADS",
            "POLICY_MEASURES"]
 
@@ -145,7 +146,8 @@ def plot_figure3(rows):
             left += [t[k] for k in thesis] + [t12[k] for k in thesis]
             for values, ls, sym in ((t, "-", r"\tau"), (t0, ":", r"\tau_0"), (t12, "--", r"\tau_{12}")):
                 shown = [(a, v) for a, v in zip(x, values) if v <= OFF_SCALE]
-                ax2.semilogy([a for a, _ in shown], [v for _, v in shown], ls, color=colors[name], label=rf"$\mathrm{{E}}{sym}$, {labels[name]}")
+                ax2.semilogy([a for a, _ in shown], [v for _, v in shown], ls, color=colors[name],
+                             label=rf"$\mathrm{{E}}{sym}$, {labels[name]}")
                 right += [v for _, v in shown]
                 off = [a for a, v in zip(x, values) if v > OFF_SCALE]
                 if off:  # beyond the axis: a mark on its top edge (the values are in the CSV)
@@ -244,7 +246,8 @@ def plot_policies(rows):
                    and r["measure"] == "mean_cycle_time"]
             if sim:
                 ax1.errorbar([float(r["rho0"]) for r in sim], [r["value"] for r in sim],
-                             yerr=[[r["value"] - r["ci95_low"] for r in sim], [r["ci95_high"] - r["value"] for r in sim]],
+                             yerr=[[r["value"] - r["ci95_low"] for r in sim],
+                                   [r["ci95_high"] - r["value"] for r in sim]],
                              fmt=marker, color="k", label=f"simulated (95 %), batch, {policy}")
         ax1.set_yscale("log")
         fit_log_axis(ax1, [r["value"] for r in rows if r["measure"] == "mean_cycle_time"])

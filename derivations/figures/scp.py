@@ -209,7 +209,8 @@ def plot_scp_services(rows, cfg):
               ("effectiveness", "effectiveness (processor share, timely)"))
     names = list(dict.fromkeys(row["control"] for row in rows))
     # the controls' names in the CSV; the legend says what tells them apart
-    legend = {"service windows": "service windows, $ws_i = h_i$", "adaptive windows": "service windows, measured $ws_i$",
+    legend = {"service windows": "service windows, $ws_i = h_i$",
+              "adaptive windows": "service windows, measured $ws_i$",
               "adaptive window": "one shared adaptive window"}
     with new_figure(11, 3.8, 1, 3) as (fig, axes):
         for ax, (key, label) in zip(axes, panels):

@@ -21,7 +21,8 @@ from fractions import Fraction
 
 from qderive.derivations.figures.style import new_figure, save
 
-__all__ = ["FIGURES", "figure_goodput_collapse", "plot_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES", "model_at",
+__all__ = ["FIGURES", "figure_goodput_collapse", "plot_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES",
+           "model_at",
            "analytic_rows", "simulated_rows"]
 
 MEAN = Fraction(1, 10)
@@ -130,7 +131,8 @@ def plot_goodput_collapse(rows, sims):
                 a2.errorbar([s[1] for s in sp], [s[4] for s in sp], yerr=[s[5] for s in sp], color=colors[control],
                             ls="none", ms=5, **mk)
         loads = [x for _, x, *_ in rows]
-        a1.plot([min(loads), 1, max(loads)], [min(loads), 1, 1], color="0.6", ls=":", lw=1, label=r"$\min(\mathrm{load}, 1)$")
+        a1.plot([min(loads), 1, max(loads)], [min(loads), 1, 1], color="0.6", ls=":", lw=1,
+                label=r"$\min(\mathrm{load}, 1)$")
         a1.set_xlabel(r"offered load $\lambda_0 \mathrm{E}[B]$")
         a1.set_ylabel("goodput / capacity")
         a1.set_title("Goodput (circles: further fixed points; open: unstable)")

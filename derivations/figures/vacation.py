@@ -25,7 +25,8 @@ from qderive.symbolic.models.vacation import FiniteVacationQueue
 
 from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
 
-__all__ = ["FIGURES", "figure1", "figure1_data", "plot_figure1", "fig1_model", "fig1_loads", "FIG1_LAWS", "FIG1_BATCH_MEANS",
+__all__ = ["FIGURES", "figure1", "figure1_data", "plot_figure1", "fig1_model", "fig1_loads", "FIG1_LAWS",
+           "FIG1_BATCH_MEANS",
            "B1", "F1", "CAPACITY", "COLUMNS"]
 
 B1 = Fraction(15, 1000)
