@@ -56,6 +56,10 @@ myst_dmath_double_inline = True
 myst_heading_anchors = 3
 myst_links_external_new_tab = False
 
+# matplotlib's font cache built here, before the notebooks run: a kernel that builds it prints
+# "Matplotlib is building the font cache" into the first figure's cell
+import matplotlib.font_manager  # noqa: E402,F401
+
 # notebooks: executed at every build (small and fast); an error in a cell fails the build
 nb_execution_mode = os.environ.get("QDERIVE_DOCS_EXECUTE", "force")
 nb_execution_timeout = 120
@@ -66,7 +70,9 @@ nb_merge_streams = True
 # API reference generated from the docstrings at build time
 autosummary_generate = False
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "show-inheritance": True, "member-order": "bysource"}
+# members are asked for where they are wanted (``:members:`` on each class): Sphinx 9 documents every
+# member of a module whose directive says ``:no-members:`` when the default says members
+autodoc_default_options = {"show-inheritance": True, "member-order": "bysource"}
 autodoc_typehints = "signature"
 toc_object_entries = False  # the navigation lists pages and modules, not every object (build time)
 napoleon_google_docstring = True
@@ -75,7 +81,8 @@ add_module_names = False
 
 html_theme = "furo"
 html_title = f"qderive {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["qderive.css"]
 html_extra_path = []
 templates_path = ["_templates"]
 
@@ -143,24 +150,157 @@ def _own_members(module_name: str) -> list[str]:
     return own
 
 
-class PackageDirective(SphinxDirective):
-    """``{qderive-package} qderive.numeric``: every module of a package, with its docstring and its public names.
+def _family(obj) -> str:
+    """The API page of a public name of ``qd``: ``laws``, ``models``, ``results`` or ``functions`` (the rest)."""
+    from qderive.symbolic.batches import BatchLaw
+    from qderive.symbolic.laws import Law
+    from qderive.symbolic.models.base import Measures, Model
 
-    The modules are found by walking the package when the site is built (a new module appears
-    by itself); each is documented by autodoc with the names of its ``__all__`` that it
-    defines (classes with their public methods and properties, functions, constants).
+    for family, base in (("laws", (Law, BatchLaw)), ("models", Model), ("results", Measures)):
+        if inspect.isclass(obj) and issubclass(obj, base):
+            return family
+    return "functions"
+
+
+def _autodoc(obj, target: str) -> list[str]:
+    """The autodoc directive that documents ``obj`` as ``target``: a class with its members, a function, a constant."""
+    if inspect.isclass(obj):
+        return [f".. autoclass:: {target}", "   :members:"]
+    return [f".. {'autofunction' if inspect.isroutine(obj) else 'autodata'}:: {target}"]
+
+
+def _facade_names() -> dict[str, list[str]]:
+    """Family -> the qualified names (``module.Class``) of the classes and functions of ``qderive.__all__``."""
+    out: dict[str, list[str]] = {}
+    for name in qderive.__all__:
+        obj = getattr(qderive, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            out.setdefault(_family(obj), []).append(f"{obj.__module__}.{obj.__qualname__}")
+    return out
+
+
+class FamilyDirective(SphinxDirective):
+    """``{qderive-family} laws``: every public class or function of one family of ``import qderive as qd``.
+
+    The names come from ``qderive.__all__`` at build time (a new law or model appears by itself),
+    grouped by the module that defines them; each is documented in full here (its methods, and for a
+    result record its measures), and nowhere else: the module pages link to it.
     """
 
     required_arguments = 1
 
     def run(self):
+        by_module: dict[str, list[str]] = {}
+        for target in sorted(_facade_names().get(self.arguments[0], [])):
+            module, _, _ = target.rpartition(".")
+            by_module.setdefault(module, []).append(target)
         lines = []
-        for module_name in _public_modules(self.arguments[0]):
-            members = _own_members(module_name)
-            rst = [f".. automodule:: {module_name}"]
-            rst += [f"   :members: {', '.join(members)}"] if members else ["   :no-members:"]
-            lines += [f"## `{module_name}`", "", *_rst(rst)]
+        for module, targets in sorted(by_module.items()):
+            lines += [f"## {{mod}}`{module}`", ""]
+            for target in targets:
+                obj = getattr(importlib.import_module(module), target.rpartition(".")[2])
+                lines += _rst(_autodoc(obj, target))
         return _parse(self, lines, self.arguments[0])
+
+
+def _public_modules(package: str) -> list[str]:
+    """The package and every module of it and of its subpackages (no ``_private`` or ``__main__``)."""
+    pkg = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=lambda name: None):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return sorted(names)
+
+
+def _own_members(module_name: str) -> list[str]:
+    """The names of ``__all__`` that the module defines itself (a re-export is documented where it is defined)."""
+    module = importlib.import_module(module_name)
+    own = []
+    for name in getattr(module, "__all__", ()):
+        obj = getattr(module, name, None)
+        defined_in = getattr(obj, "__module__", None) if (inspect.isclass(obj) or inspect.isroutine(obj)) else None
+        if obj is not None and not inspect.ismodule(obj) and defined_in in (None, module_name):
+            own.append(name)
+    return own
+
+
+class ModuleDirective(SphinxDirective):
+    """``{qderive-module} qderive.numeric.kernels.vacation``: one module, its docstring and its public names.
+
+    The names of its ``__all__`` that it defines, except those of ``import qderive as qd``, which
+    are documented on their family's page (laws, models, results, functions) and linked from here.
+    """
+
+    required_arguments = 1
+
+    def run(self):
+        module_name = self.arguments[0]
+        facade = {t: family for family, targets in _facade_names().items() for t in targets}
+        members, elsewhere = [], []
+        for name in _own_members(module_name):
+            target = f"{module_name}.{name}"
+            (elsewhere if target in facade else members).append((name, facade.get(target)))
+        rst = [f".. automodule:: {module_name}"]
+        rst += [f"   :members: {', '.join(n for n, _ in members)}"] if members else []
+        lines = _rst(rst)
+        if elsewhere:
+            links = ", ".join(f"{{py:obj}}`~{module_name}.{n}` ({family})" for n, family in elsewhere)
+            lines = [f"Public names of `qd` defined here (documented with their family): {links}.", "", *lines]
+        return _parse(self, lines, module_name)
+
+
+def _plain_markdown(text: str) -> str:
+    """A docstring's reST line as Markdown text: roles and ````literals```` as code; ``*``, ``$``, ``<`` as
+    characters."""
+    text = re.sub(r":[\w:]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(r"([*$<_\\[\]])", r"\\\1", p) for p in parts)
+
+
+class ModuleListDirective(SphinxDirective):
+    """``{qderive-modules}``: a list of the module pages (``api/modules/NAME.md``), by package, each with the
+    first line of its docstring (the pages are orphans: the navigation of every page stays short)."""
+
+    def run(self):
+        lines = []
+        for package in API_PACKAGES:
+            lines += [f"## `{package}`", ""]
+            for name in _public_modules(package):
+                doc = inspect.getdoc(importlib.import_module(name)) or ""
+                first = _plain_markdown(doc.strip().split("\n\n")[0].replace("\n", " "))
+                lines.append(f"- [`{name}`](modules/{name}.md)" + (f": {first}" if first else ""))
+            lines.append("")
+        return _parse(self, lines, "qderive-modules")
+
+
+#: the packages whose modules get a page each (``api/modules/NAME.md``, written at build time)
+API_PACKAGES = ("qderive.symbolic", "qderive.numeric", "qderive.derivations")
+
+
+def _module_pages(app):
+    """``api/modules/NAME.md`` for every public module of :data:`API_PACKAGES`, generated at build time.
+
+    A page per module keeps every page of the reference small (the whole package on one page
+    was about 1 MB). The pages are not committed (``.gitignore``); a page is rewritten only when
+    its text changed, and the page of a module that no longer exists is removed.
+    """
+    from pathlib import Path
+
+    folder = Path(app.srcdir) / "api" / "modules"
+    folder.mkdir(exist_ok=True)
+    wanted = {}
+    for package in API_PACKAGES:
+        for name in _public_modules(package):
+            # orphan: linked from api/modules.md, kept out of the navigation of every page
+            wanted[f"{name}.md"] = f"---\norphan: true\n---\n\n# `{name}`\n\n```{{qderive-module}} {name}\n```\n"
+    for page in folder.glob("*.md"):
+        if page.name not in wanted:
+            page.unlink()
+    for file_name, text in wanted.items():
+        page = folder / file_name
+        if not page.exists() or page.read_text(encoding="utf-8") != text:
+            page.write_text(text, encoding="utf-8")
 
 
 _LITERAL = re.compile(r"(``.*?``)")
@@ -284,9 +424,15 @@ def _formula_pages(app):
 
 def setup(app):
     app.connect("builder-inited", _formula_pages)
+    app.connect("builder-inited", _module_pages)
+    # MathJax on every page, not only on pages with math in their body: the navigation of every
+    # page holds titles with math ($M^{[X]}|G|1|r$)
+    app.set_html_assets_policy("always")
     app.connect("doctree-read", _tagged_displays)
     app.connect("html-page-context", _plain_title)
     app.connect("autodoc-process-docstring", _plain_bars)
     app.add_directive("qderive-facade", FacadeDirective)
-    app.add_directive("qderive-package", PackageDirective)
+    app.add_directive("qderive-family", FamilyDirective)
+    app.add_directive("qderive-module", ModuleDirective)
+    app.add_directive("qderive-modules", ModuleListDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

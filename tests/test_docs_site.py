@@ -7,13 +7,18 @@ reader meets it:
 * every internal ``href``/``src`` of every built page points at a file of the site, and a
   ``#fragment`` at an element with that id on the target page;
 * every public class and function of ``import qderive as qd`` has its entry in the API
-  reference, and the result records list their measures;
-* every notebook page of ``docs/notebooks/*.ipynb`` exists and holds cell outputs and no error
-  output;
-* pages opened in headless Chromium (``--dump-dom`` after MathJax has run): the tutorial, a theory
-  page and a formula page have typeset math (MathJax containers, no MathJax
-  error box) and their visible text outside code blocks contains no raw TeX (``$$``, ``\\frac``,
-  ``\\(``, any ``\\command``).
+  reference, one page per family (laws, models, results, functions; every page well under
+  1 MB), and the result records list their measures;
+* every notebook page of ``docs/notebooks/*.ipynb`` exists and holds cell outputs, no error
+  output, no "font cache" message, and a figure (an image) for every cell that draws one;
+* every page loads MathJax (its navigation holds titles with math even where its body has none);
+* the front page says what qderive does, gives the install line and a short example (its
+  commands and outputs are checked by ``tests/test_tutorial.py``), names no ``.md`` file;
+* pages opened in headless Chromium (``--dump-dom`` after MathJax has run; :data:`BROWSER_PAGES`):
+  math typeset (MathJax containers, no MathJax error box), no raw TeX (``$$``, ``\\frac``, ``\\(``,
+  any ``\\command``) in the visible text outside code blocks, the navigation included, and no
+  element of the page's content wider than the content column (measured by a script added to a
+  copy of the page: an element inside a scrolling box counts only through that box).
 
 Without the ``docs`` extra or without Chromium the build test is skipped with the reason;
 ``QDERIVE_REQUIRE_DOCS=1`` (set by ``.ci/run``) turns the skip into a failure.
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import re
 import shutil
@@ -33,6 +39,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -41,14 +48,21 @@ import pytest
 
 import qderive as qd
 from conftest import cli
+from qderive.symbolic.laws import Law
+from qderive.symbolic.models.base import Measures, Model
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REQUIRED = os.environ.get("QDERIVE_REQUIRE_DOCS") == "1"
 BUILD_MODULES = ("sphinx", "myst_parser", "myst_nb", "furo", "sphinx-mathjax-offline", "ipykernel", "matplotlib")
 BROWSERS = ("chromium", "chromium-browser")
-# the pages read in the browser (about 3 s each): the tutorial, a theory page, a formula page
-BROWSER_PAGES = ("tutorial.html", "theory/chapter2.html", "formulas/vacation-infinite.html")
+# the pages read in the browser (about 3 s each): the tutorial, a theory page, a formula page, the front
+# page, the guide with the widest displays, a page without math in its body (math in its navigation
+# only) and a notebook with a figure
+BROWSER_PAGES = ("tutorial.html", "theory/chapter2.html", "formulas/vacation-infinite.html", "index.html",
+                 "guides/vacation-finite.html", "changelog.html", "notebooks/buffer-sizing.html")
+#: the browser window (furo shows the navigation, the content column and the page's contents)
+WINDOW = "1280,1000"
 
 
 def _unavailable(reason: str):
@@ -123,10 +137,38 @@ def site(tmp_path_factory):
 def _dump_dom(browser: str, url: str, profile: Path, budget_ms: int) -> str:
     cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}", "--dump-dom", url]
+           f"--window-size={WINDOW}", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+           "--dump-dom", url]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0 and "<html" in proc.stdout, f"{url}: chromium failed\n{proc.stderr[-2000:]}"
     return proc.stdout
+
+
+# added to a copy of a page: once MathJax has typeset it, every element of the page's text (furo's
+# ``article``) whose box reaches beyond the content column (furo's ``div.content``, padding included),
+# unless an ancestor inside the column
+# clips or scrolls it (that ancestor is measured itself), is written into ``body[data-measure]``
+MEASURE = """<script>
+window.addEventListener("load", function () {
+  function measure() {
+    var main = document.querySelector("article[role=main]") || document.querySelector("article");
+    var box = (main.closest(".content") || main).getBoundingClientRect(), wide = [];
+    main.querySelectorAll("*").forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || (r.right <= box.right + 1 && r.left >= box.left - 1)) return;
+      for (var a = el.parentElement; a && a !== main; a = a.parentElement) {
+        if (/auto|scroll|hidden|clip/.test(getComputedStyle(a).overflowX)) return;
+      }
+      wide.push(el.tagName.toLowerCase() + "." + (el.getAttribute("class") || "") + " " +
+                Math.round(r.left) + ".." + Math.round(r.right) + ": " + (el.textContent || "").slice(0, 50));
+    });
+    document.body.setAttribute("data-measure", JSON.stringify({column: [box.left, box.right], wide: wide}));
+  }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) MathJax.startup.promise.then(measure);
+  else measure();
+});
+</script>"""
+MEASURED = re.compile(r'data-measure="([^"]*)"')
 
 
 def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
@@ -134,16 +176,25 @@ def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
 
     MathJax typesets asynchronously (the formulas of the text, then those of titles in the page's
     navigation): a dump taken before it is done (a loaded machine) is taken again with a longer
-    budget, up to three times; the last dump is returned either way.
+    budget, up to three times; the last dump is returned either way. The page read is a copy with
+    :data:`MEASURE` added (next to the page, so that its relative links still resolve);
+    ``page.measure`` is what that script found.
     """
-    expected = path.read_text(encoding="utf-8").count('class="math notranslate nohighlight"')
-    assert expected >= 3, f"{path.name}: only {expected} math elements in the built page"
+    html = path.read_text(encoding="utf-8")
+    expected = html.count('class="math notranslate nohighlight"')
+    copy = path.with_name(f"{path.stem}-measured.html")
+    copy.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
     for attempt, budget in enumerate((10000, 30000, 60000)):
         page = _Page()
-        page.feed(_dump_dom(browser, path.as_uri(), profile.with_name(f"{profile.name}-{attempt}"), budget))
-        if page.tags.get("mjx-container", 0) >= expected and not RAW_TEX.search(" ".join(page.text)):
+        dom = _dump_dom(browser, copy.as_uri(), profile.with_name(f"{profile.name}-{attempt}"), budget)
+        page.feed(dom)
+        measured = MEASURED.search(dom)
+        if (measured and page.tags.get("mjx-container", 0) >= expected
+                and not RAW_TEX.search(" ".join(page.text))):
             break
+    copy.unlink()
     page.expected_math = expected
+    page.measure = json.loads(unescape(measured.group(1))) if measured else None
     return page
 
 
@@ -192,19 +243,57 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
     undocumented = [f"{obj.__module__}.{obj.__qualname__}" for obj in public
                     if f"{obj.__module__}.{obj.__qualname__}" not in api_ids]
     assert len(public) >= 40 and not undocumented, f"not in the API reference: {undocumented}"
-    symbolic = (html / "api" / "symbolic.html").read_text(encoding="utf-8")
+    families = ("laws", "models", "results", "functions")
+    family_ids = {f: pages[f"api/{f}.html"].ids for f in families}
+    for obj in public:
+        target = f"{obj.__module__}.{obj.__qualname__}"
+        family = "functions"
+        if inspect.isclass(obj):
+            for family, base in (("laws", (Law, qd.BatchLaw)), ("models", Model), ("results", Measures),
+                                 ("functions", object)):
+                if issubclass(obj, base):
+                    break
+        assert target in family_ids[family], f"{target} is not on api/{family}.html"
+    results = (html / "api" / "results.html").read_text(encoding="utf-8")
     for key in ("loss_probability", "mean_wait", "p_discard", "mean_cycle_time"):
-        assert f'<span class="pre">{key}</span></code></dt>' in symbolic, f"measure {key} not in the reference"
+        assert f'<span class="pre">{key}</span></code></dt>' in results, f"measure {key} not in the reference"
+    sizes = {name: (html / name).stat().st_size for name in pages if name.startswith("api/")}
+    assert max(sizes.values()) < 400_000, f"an API page of {max(sizes.values())} bytes: {max(sizes, key=sizes.get)}"
 
-    # 3. every notebook was executed: a page with outputs and no error output
-    notebooks = sorted(p.stem for p in (DOCS / "notebooks").glob("*.ipynb"))
+    # 3. every notebook was executed: a page with outputs, no error output, a figure for every cell that draws one
+    notebooks = sorted((DOCS / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 4, notebooks
-    for stem in notebooks:
-        text = (html / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
-        assert text.count("cell_output") >= 2, f"notebook {stem}: no outputs (not executed?)"
-        assert "output error" not in text and "Traceback" not in text, f"notebook {stem}: an error output"
+    drawn = 0
+    for path in notebooks:
+        text = (html / "notebooks" / f"{path.stem}.html").read_text(encoding="utf-8")
+        assert text.count("cell_output") >= 2, f"notebook {path.stem}: no outputs (not executed?)"
+        assert "output error" not in text and "Traceback" not in text, f"notebook {path.stem}: an error output"
+        assert "font cache" not in text, f"notebook {path.stem}: matplotlib's font-cache message in an output"
+        assert not re.search(r"&lt;matplotlib\.[\w.]+ (object )?at 0x", text), (
+            f"notebook {path.stem}: a matplotlib object's repr shown as output")
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        figures = sum("plt." in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        images = len(re.findall(r'<div class="cell_output[^"]*">(?:(?!<div class="cell[ "]).)*?<img ', text, re.S))
+        assert images >= figures, f"notebook {path.stem}: {figures} cells draw a figure, {images} images shown"
+        drawn += figures
+    assert drawn >= 3, "the notebooks draw fewer than three figures"
 
-    # 4. in a real browser: math typeset by MathJax, no raw TeX in the visible text
+    # 4. MathJax on every page (the navigation of every page holds titles with math); the front page
+    without = [name for name, page in pages.items() if not any("mathjax" in link.lower() for link in page.links)]
+    assert not without, f"pages without MathJax: {without[:10]}"
+    front = pages["index.html"]
+    front_text = " ".join(front.text)
+    front_html = (html / "index.html").read_text(encoding="utf-8")
+    front_all = unescape(re.sub(r"<[^>]+>", "", front_html))  # code blocks included, highlighting removed
+    assert "pip install" in front_all and "qd.VacationQueue.from_load(" in front_all and "qderive eval" in front_all, (
+        "front page: no install line or example")
+    assert "derives, verifies, exports and evaluates" in front_text
+    assert "Building this site" not in front_text
+    md_names = re.findall(r">([^<>]*\.md)</", front_html)
+    assert not md_names, f"front page: links named after files: {md_names}"
+
+    # 5. in a real browser: math typeset by MathJax, no raw TeX in the visible text (navigation included),
+    #    nothing wider than the content column
     browser = _browser()
     if browser is None:
         _unavailable("Chromium is not installed (apt-get install chromium; .ci/run installs it)")
@@ -212,10 +301,14 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
         page = _typeset_page(browser, html / name, tmp_path / f"profile-{name.replace('/', '-')}")
         visible = " ".join(page.text)
         typeset = page.tags.get("mjx-container", 0)
-        assert typeset >= page.expected_math, f"{name}: MathJax typeset {typeset} of {page.expected_math} formulas"
+        assert typeset >= max(1, page.expected_math), (
+            f"{name}: MathJax typeset {typeset} of {page.expected_math} formulas (and the navigation's)")
         assert not page.tags.get("mjx-merror"), f"{name}: MathJax reports a TeX error"
         raw = [visible[max(0, m.start() - 60):m.end() + 40] for m in RAW_TEX.finditer(visible)]
         assert not raw, f"{name}: raw TeX in the visible text: {raw[:5]}"
+        assert page.measure is not None, f"{name}: the measuring script did not run"
+        assert not page.measure["wide"], (f"{name}: wider than the content column {page.measure['column']}: "
+                                          f"{page.measure['wide'][:5]}")
     print(f"docs site: {len(pages)} pages built in {seconds:.1f} s")
 
 

@@ -548,13 +548,14 @@ def test_committed_figure3_data_is_current_and_supports_the_guide():
 def test_figure_is_registered_and_draws(tmp_path):
     """``qderive figure fig3`` is this module's figure; a reduced grid draws a PNG (the full CSV is checked above)."""
     from qderive.derivations.figures import hysteretic as fig
+    from qderive.derivations.figures import style
 
     code, out, _ = cli(["list"])
     assert code == 0 and "fig3" in out.split("figures:")[1]
     rows = fig.figure3_data(loads_thesis=fig.LOADS_THESIS[::10], loads_below=fig.LOADS_BELOW_1[:1], digits_below=20)
     assert len(rows) == 2 * 4 and all(r["kappa"] > 1 for r in rows)
     png = tmp_path / "f.png"
-    fig._plot(rows, str(png))
+    style.save(fig.plot_figure3(rows), png)
     assert png.stat().st_size > 10_000
 
 

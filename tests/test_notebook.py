@@ -1,5 +1,6 @@
 """Notebook friendliness: every model's derivation, model object and result record render in Jupyter
-(``_repr_latex_`` / ``_repr_markdown_``) and as readable text in a terminal; so do the laws.
+(derivations: ``_repr_latex_`` / ``_repr_markdown_``; models: a table of their parameters with units) and as
+readable text in a terminal; so do the laws.
 
 The models come from the registry (``qd.models()``), the laws from their own ``examples()``, so a new
 model or law is covered without being listed here.
@@ -11,6 +12,7 @@ from html import unescape as html_unescape
 import pytest
 
 import qderive as qd
+from qderive.symbolic.params import params_of
 
 MODELS = sorted(qd.models().items())
 
@@ -57,17 +59,20 @@ def test_derivation_renders(name, cls):
 @pytest.mark.parametrize("name, cls", MODELS, ids=[n for n, _ in MODELS])
 def test_model_and_result_record_render(name, cls):
     model = cls.example()
-    latex = model._repr_latex_()
-    escaped = "".join("\\" + c if c in "_&%#$" else c for c in cls.summary)
-    assert latex.startswith(f"$\\text{{{escaped}}}") and latex.endswith("\\end{array}$")
-
-    assert not re.search(r"(?<!\\)_", latex), "text mode needs escaped underscores (real LaTeX and KaTeX)"
-    def esc(t):
-        return "".join("\\" + c if c in "_&%#$" else c for c in str(t))
-
-    for key, value in model.parameters().items():
-        if value is not None:
-            assert f"\\text{{{esc(key)}}} & \\text{{{esc(value)}}}" in latex, key
+    # a table of the parameters (name, value as written on input, units, meaning), read back from the
+    # Param metadata of the class (not from the repr's own helper): Markdown and HTML hold the same rows
+    expected = {f.name: (str(model.parameters()[f.name]), meta.units, meta.help)
+                for f, meta in params_of(cls) if model.parameters()[f.name] is not None}
+    md = model._repr_markdown_().splitlines()
+    assert md[0] == f"**{name}**: {cls.summary.replace('|', chr(92) + '|')}"
+    assert md[2:4] == ["| parameter | value | units | meaning |", "|---|---|---|---|"]
+    got = {m.group(1): tuple(c.replace("\\|", "|") for c in m.groups()[1:])
+           for m in (re.match(r"\| `(\w+)` \| (.*?) \| (.*?) \| (.*) \|$", line) for line in md[4:]) if m}
+    assert got == expected and len(md) == 4 + len(expected)
+    html = model._repr_html_()
+    cells = re.findall(r"<tr><td><code>(\w+)</code></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", html)
+    assert {k: tuple(html_unescape(c) for c in rest) for k, *rest in cells} == expected
+    assert "\\text{" not in html + model._repr_markdown_(), "no unbreakable LaTeX line"
     assert str(model).startswith(f"{name}(")
     record = model.evaluate()
     md = record._repr_markdown_()

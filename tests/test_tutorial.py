@@ -1,7 +1,7 @@
 """The documentation works as written, and its numbers are right.
 
-1. **Console blocks** of ``README.md``, ``docs/tutorial.md`` and ``docs/guides/*.md``: each
-   ```` ```console ```` line ``$ qderive ...`` is run in-process, in a scratch folder holding the
+1. **Console blocks** of ``README.md``, ``docs/index.md`` (the front page), ``docs/tutorial.md`` and
+   ``docs/guides/*.md``: each ```` ```console ```` line ``$ qderive ...`` is run in-process, in a scratch folder holding the
    page's files (a ```` ```text ```` block preceded by ``<!-- file: NAME -->``), and prints the
    output shown below it: a JSON object shown as a subset of the output (nested keys; float64
    numbers within 1e-13 relative, for another platform's last bits; decimal strings exactly),
@@ -32,7 +32,8 @@ import pytest
 from conftest import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", ROOT / "docs" / "tutorial.md", *sorted((ROOT / "docs" / "guides").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "docs" / "index.md", ROOT / "docs" / "tutorial.md",
+         *sorted((ROOT / "docs" / "guides").glob("*.md"))]
 BLOCK = re.compile(r"(<!-- (slow|file: [^ ]+) -->\n)?```(console|pycon|text)\n(.*?)```", re.S)
 
 

@@ -114,10 +114,13 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true",
                    help="no progress report (a bar on a terminal, a line every 10 s in a log; off under --json)")
 
-    p = sub.add_parser("figure", help="draw a figure (PNG) and/or write its data (CSV)")
+    p = sub.add_parser("figure", help="draw a figure (PNG, PDF or SVG) and/or write its data (CSV)",
+                       description="Draw a figure as PNG, PDF or SVG (the suffix of --out chooses) and/or write its "
+                                   "data as CSV.")
     p.add_argument("name", help="figure name, see `qderive list`")
-    p.add_argument("--out", metavar="FILE.png")
-    p.add_argument("--csv", metavar="FILE.csv")
+    p.add_argument("--out", metavar="FILE", help="draw the figure: FILE.png (200 dpi), FILE.pdf or FILE.svg (vector); "
+                                                 'needs matplotlib (pip install "qderive[plot]")')
+    p.add_argument("--csv", metavar="FILE.csv", help="write the figure's data")
     p.add_argument("--quiet", action="store_true",
                    help="no progress report (a bar on a terminal, a line every 10 s in a log)")
 
@@ -637,6 +640,11 @@ def _cmd_figure(args) -> int:
         raise ParameterError(f"figure {args.name!r} is unknown; choose one of: {', '.join(sorted(figures))}")
     if not (args.out or args.csv):
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
+    if args.out:  # the format and matplotlib, before any figure data is computed
+        from qderive.derivations.figures.style import check_output, require_matplotlib
+
+        check_output(args.out)
+        require_matplotlib()
     out = str(_check_output(args.out, "--out")) if args.out else None
     csv = str(_check_output(args.csv, "--csv")) if args.csv else None
     from qderive.numeric.engines.progress import Progress

@@ -4,7 +4,8 @@ Setting of the thesis: L = 73, H = 84, R = 100, deterministic service of 5 ms, l
 lambda_0 / 2, batches geometric with l_i = 0.5^i (mean 2) or single arrivals. The thesis
 plots rho_0 in [1, 2] only (it says (21) is unusable below 1); the points below 1 are added
 here, computed with mpmath at 30 digits (the normal-mode sojourn grows to ~1e32 s at
-rho_0 = 0.6, single arrivals). The CSV also gives kappa_inf(I - P_0) of (21)
+rho_0 = 0.6, single arrivals; the plot's axis ends at 1e9 s, longer times are marked on its top
+edge). The CSV also gives kappa_inf(I - P_0) of (21)
 (:func:`qderive.numeric.engines.hysteretic.diagnostics`).
 
 ``qderive figure fig3 --out docs/figures/fig3.png --csv docs/figures/fig3.csv``
@@ -21,9 +22,13 @@ batches. The CSV is in long form: one row per (arrivals, rho_0, policy, source, 
 from __future__ import annotations
 
 import csv
+import math
 from fractions import Fraction
 
-__all__ = ["FIGURES", "figure3", "figure3_data", "thesis_claims", "FIG3_THRESHOLDS", "LOADS_THESIS", "LOADS_BELOW_1",
+from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+
+__all__ = ["FIGURES", "figure3", "figure3_data", "plot_figure3", "plot_policies", "thesis_claims", "FIG3_THRESHOLDS",
+           "LOADS_THESIS", "LOADS_BELOW_1", "OFF_SCALE",
            "COLUMNS", "policies_data", "policy_differences", "figure_policies", "POLICY_LOADS", "POLICY_SIM_LOADS",
            "POLICY_MEASURES"]
 
@@ -33,6 +38,8 @@ LOADS_THESIS = tuple(Fraction(100 + 5 * i, 100) for i in range(21))
 #: the points the thesis could not compute
 LOADS_BELOW_1 = (Fraction(6, 10), Fraction(7, 10), Fraction(8, 10), Fraction(9, 10), Fraction(95, 100))
 BELOW_1_DIGITS = 30
+#: the top of the extended panel's axis (seconds): longer times (up to 1e32 s) are marked on its edge
+OFF_SCALE = 1e9
 COLUMNS = ("arrivals", "rho0", "precision", "p_normal", "p_overload", "p_discard", "mean_normal_time",
            "mean_return_time", "mean_cycle_time", "loss_probability", "throughput", "kappa")
 
@@ -116,51 +123,57 @@ def figure3(out_png: str | None, out_csv: str | None) -> None:
     if out_csv:
         _write_csv(out_csv, COLUMNS, rows, lambda r, c: _fmt(r[c], r["precision"]))
     if out_png:
-        _plot(rows, out_png)
+        save(plot_figure3(rows), out_png)
 
 
-def _plot(rows, out_png):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colors = {"batch": "tab:blue", "single": "tab:red"}
+def plot_figure3(rows):
+    """The Figure-3 plot of ``rows`` (:func:`figure3_data`): left the thesis's range, right extended below 1."""
+    colors = {"batch": "C0", "single": "C3"}
     labels = {"batch": "batches, $l_i=0.5^i$", "single": "single arrivals"}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
-    for name in ("batch", "single"):
-        mine = sorted((r for r in rows if r["arrivals"] == name), key=lambda r: r["rho0"])
-        x = [float(r["rho0"]) for r in mine]
-        t12 = [float(r["mean_return_time"]) for r in mine]
-        t = [float(r["mean_cycle_time"]) for r in mine]
-        t0 = [float(r["mean_normal_time"]) for r in mine]
-        thesis = [k for k, r in enumerate(mine) if r["rho0"] >= 1]
-        ax1.plot([x[k] for k in thesis], [t[k] for k in thesis], "-", color=colors[name],
-                 label=rf"$E\tau$, {labels[name]}")
-        ax1.plot([x[k] for k in thesis], [t12[k] for k in thesis], "--", color=colors[name],
-                 label=rf"$E\tau_{{12}}$, {labels[name]}")
-        ax2.semilogy(x, t, "-", color=colors[name], label=rf"$E\tau$, {labels[name]}")
-        ax2.semilogy(x, t0, ":", color=colors[name], label=rf"$E\tau_0$, {labels[name]}")
-        ax2.semilogy(x, t12, "--", color=colors[name], label=rf"$E\tau_{{12}}$, {labels[name]}")
-        below = [k for k, r in enumerate(mine) if r["rho0"] < 1]
-        ax2.semilogy([x[k] for k in below], [t[k] for k in below], "o", color=colors[name], ms=4)
-    ax1.set_yscale("log")
-    ax1.set_xlabel(r"offered load $\rho_0$")
-    ax1.set_ylabel("seconds")
-    ax1.set_title("Figure 3 (thesis range): return time and control cycle")
-    ax1.grid(True, which="both", alpha=0.3)
-    ax1.legend(fontsize=8)
-    ax2.axvspan(0.58, 1.0, color="0.9")
-    ax2.text(0.79, 1e29, f"below 1: mpmath,\n{BELOW_1_DIGITS} digits", fontsize=8)
-    ax2.set_xlabel(r"offered load $\rho_0$")
-    ax2.set_ylabel("seconds")
-    ax2.set_title(r"extended to $\rho_0<1$ (corrected (21))")
-    ax2.grid(True, which="both", alpha=0.3)
-    ax2.legend(fontsize=7, loc="upper right")
-    fig.suptitle(r"$M^{[X]}|D|1|(73,84)|(84,100)$, $b=5$ ms, $\lambda_1=\lambda_0/2$")
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    with new_figure(12, 3.9, 1, 2) as (fig, (ax1, ax2)):
+        left, right = [], []
+        for name in ("batch", "single"):
+            mine = sorted((r for r in rows if r["arrivals"] == name), key=lambda r: r["rho0"])
+            x = [float(r["rho0"]) for r in mine]
+            t12 = [float(r["mean_return_time"]) for r in mine]
+            t = [float(r["mean_cycle_time"]) for r in mine]
+            t0 = [float(r["mean_normal_time"]) for r in mine]
+            thesis = [k for k, r in enumerate(mine) if r["rho0"] >= 1]
+            ax1.plot([x[k] for k in thesis], [t[k] for k in thesis], "-", color=colors[name],
+                     label=rf"$\mathrm{{E}}\tau$, {labels[name]}")
+            ax1.plot([x[k] for k in thesis], [t12[k] for k in thesis], "--", color=colors[name],
+                     label=rf"$\mathrm{{E}}\tau_{{12}}$, {labels[name]}")
+            left += [t[k] for k in thesis] + [t12[k] for k in thesis]
+            for values, ls, sym in ((t, "-", r"\tau"), (t0, ":", r"\tau_0"), (t12, "--", r"\tau_{12}")):
+                shown = [(a, v) for a, v in zip(x, values) if v <= OFF_SCALE]
+                ax2.semilogy([a for a, _ in shown], [v for _, v in shown], ls, color=colors[name],
+                             label=rf"$\mathrm{{E}}{sym}$, {labels[name]}")
+                right += [v for _, v in shown]
+                off = [a for a, v in zip(x, values) if v > OFF_SCALE]
+                if off:  # beyond the axis: a mark on its top edge (the values are in the CSV)
+                    ax2.plot(off, [OFF_SCALE] * len(off), "^", color=colors[name], clip_on=False,
+                             label=f"beyond $10^{{{round(math.log10(OFF_SCALE))}}}$ s (values in the CSV)")
+            below = [k for k, r in enumerate(mine) if r["rho0"] < 1 and t[k] <= OFF_SCALE]
+            ax2.semilogy([x[k] for k in below], [t[k] for k in below], "o", color=colors[name])
+        ax1.set_yscale("log")
+        fit_log_axis(ax1, left)
+        fit_log_axis(ax2, right + [OFF_SCALE])
+        ax1.set_xlabel(r"offered load $\rho_0$")
+        ax1.set_ylabel("seconds")
+        ax1.set_title("thesis range: return time and control cycle")
+        ax1.grid(True, which="both")
+        legend_outside(ax1, "right")
+        below_loads = [float(r["rho0"]) for r in rows if r["rho0"] < 1]
+        if below_loads:
+            ax2.axvspan(min(below_loads) - 0.02, 1.0, color="0.92", zorder=0,
+                        label=f"$\\rho_0 < 1$: mpmath, {BELOW_1_DIGITS} digits")
+        ax2.set_xlabel(r"offered load $\rho_0$")
+        ax2.set_ylabel("seconds")
+        ax2.set_title(r"extended to $\rho_0<1$ (corrected (21))")
+        ax2.grid(True, which="both")
+        legend_outside(ax2, "right")
+        fig.suptitle(r"$M^{[X]}|D|1|(73,84)|(84,100)$, $b=5$ ms, $\lambda_1=\lambda_0/2$")
+    return fig
 
 
 #: the loads of the policy comparison (analytic) and of its simulated check
@@ -213,59 +226,58 @@ def figure_policies(out_png: str | None, out_csv: str | None) -> None:
         _write_csv(out_csv, POLICY_COLUMNS, rows, lambda r, c: "" if r[c] is None else str(float(r[c])) if c == "rho0"
                    else repr(r[c]) if isinstance(r[c], float) else r[c])
     if out_png:
-        _plot_policies(rows, out_png)
+        save(plot_policies(rows), out_png)
 
 
-def _plot_policies(rows, out_png):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.6))
-    style = {"departure": "-", "instant": "--"}
-    colors = {"batch": "tab:blue", "single": "tab:red"}
-    for name in ("batch", "single"):
-        for policy in ("departure", "instant"):
-            mine = sorted((r for r in rows if r["source"] == "analytic" and r["arrivals"] == name
-                           and r["policy"] == policy and r["measure"] == "mean_cycle_time"), key=lambda r: r["rho0"])
-            ax1.plot([float(r["rho0"]) for r in mine], [r["value"] for r in mine], style[policy], color=colors[name],
-                     label=rf"$E\tau$, {name}, {policy}")
-    for policy, marker in (("departure", "o"), ("instant", "s")):
-        sim = [r for r in rows if r["source"] == "simulation" and r["policy"] == policy
-               and r["measure"] == "mean_cycle_time"]
-        ax1.errorbar([float(r["rho0"]) for r in sim], [r["value"] for r in sim],
-                     yerr=[[r["value"] - r["ci95_low"] for r in sim], [r["ci95_high"] - r["value"] for r in sim]],
-                     fmt=marker, color="k", ms=4, capsize=3, label=f"simulated (95 %), batch, {policy}")
-    ax1.set_yscale("log")
-    ax1.set_xlabel(r"offered load $\rho_0$")
-    ax1.set_ylabel("seconds")
-    ax1.set_title(r"control cycle $E\tau$")
-    ax1.grid(True, which="both", alpha=0.3)
-    ax1.legend(fontsize=7)
-    diff = policy_differences(rows)
-    loads = sorted({x for (_, x, _) in diff})
-    labels = {"mean_normal_time": r"$E\tau_0$", "mean_return_time": r"$E\tau_{12}$", "mean_cycle_time": r"$E\tau$",
-              "mean_time_between_mode_changes": "time between mode changes", "p_discard": r"$P(S_2)$"}
-    for name, ls in (("batch", "-"), ("single", "--")):
-        for key, col in zip(labels, ("tab:green", "tab:orange", "tab:blue", "tab:purple")):
-            if key == "p_discard":
-                continue
-            ax2.plot([float(x) for x in loads], [100 * diff[(name, x, key)] for x in loads], ls, color=col,
-                     label=f"{labels[key]}, {name}")
-        ax3.plot([float(x) for x in loads], [100 * diff[(name, x, "p_discard")] for x in loads], ls, color="tab:red",
-                 label=f"{labels['p_discard']}, {name}")
-    for ax, title in ((ax2, "times: instant / departure - 1"), (ax3, "discard probability: instant / departure - 1")):
-        ax.axhline(0, color="0.5", lw=0.8)
-        ax.set_xlabel(r"offered load $\rho_0$")
-        ax.set_ylabel("%")
-        ax.set_title(title)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(r"two control policies, $M^{[X]}|D|1|(73,84)|(84,100)$, $b=5$ ms, $\lambda_1=\lambda_0/2$")
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+def plot_policies(rows):
+    """The policy comparison of ``rows`` (:func:`policies_data`): E tau, then instant / departure - 1 in %."""
+    with new_figure(12.5, 4.6, 1, 3) as (fig, (ax1, ax2, ax3)):
+        style = {"departure": "-", "instant": "--"}
+        colors = {"batch": "C0", "single": "C3"}
+        for name in ("batch", "single"):
+            for policy in ("departure", "instant"):
+                mine = sorted((r for r in rows if r["source"] == "analytic" and r["arrivals"] == name
+                               and r["policy"] == policy and r["measure"] == "mean_cycle_time"),
+                              key=lambda r: r["rho0"])
+                ax1.plot([float(r["rho0"]) for r in mine], [r["value"] for r in mine], style[policy],
+                         color=colors[name], label=rf"$\mathrm{{E}}\tau$, {name}, {policy}")
+        for policy, marker in (("departure", "o"), ("instant", "s")):
+            sim = [r for r in rows if r["source"] == "simulation" and r["policy"] == policy
+                   and r["measure"] == "mean_cycle_time"]
+            if sim:
+                ax1.errorbar([float(r["rho0"]) for r in sim], [r["value"] for r in sim],
+                             yerr=[[r["value"] - r["ci95_low"] for r in sim],
+                                   [r["ci95_high"] - r["value"] for r in sim]],
+                             fmt=marker, color="k", label=f"simulated (95 %), batch, {policy}")
+        ax1.set_yscale("log")
+        fit_log_axis(ax1, [r["value"] for r in rows if r["measure"] == "mean_cycle_time"])
+        ax1.set_xlabel(r"offered load $\rho_0$")
+        ax1.set_ylabel("seconds")
+        ax1.set_title(r"control cycle $\mathrm{E}\tau$")
+        ax1.grid(True, which="both")
+        legend_outside(ax1, "below", ncol=2)
+        diff = policy_differences(rows)
+        loads = sorted({x for (_, x, _) in diff})
+        labels = {"mean_normal_time": r"$\mathrm{E}\tau_0$", "mean_return_time": r"$\mathrm{E}\tau_{12}$",
+                  "mean_cycle_time": r"$\mathrm{E}\tau$", "mean_time_between_mode_changes": "time between mode changes",
+                  "p_discard": r"$P(S_2)$"}
+        for name, ls in (("batch", "-"), ("single", "--")):
+            for key, col in zip(labels, ("C2", "C1", "C0", "C4")):
+                if key == "p_discard":
+                    continue
+                ax2.plot([float(x) for x in loads], [100 * diff[(name, x, key)] for x in loads], ls, color=col,
+                         label=f"{labels[key]}, {name}")
+            ax3.plot([float(x) for x in loads], [100 * diff[(name, x, "p_discard")] for x in loads], ls, color="C3",
+                     label=f"{labels['p_discard']}, {name}")
+        for ax, title in ((ax2, "times: instant / departure $-\\,1$"),
+                          (ax3, "$P(S_2)$: instant / departure $-\\,1$")):
+            ax.axhline(0, color="0.5", lw=0.8)
+            ax.set_xlabel(r"offered load $\rho_0$")
+            ax.set_ylabel("%")
+            ax.set_title(title)
+            legend_outside(ax, "below", ncol=2)
+        fig.suptitle(r"two control policies, $M^{[X]}|D|1|(73,84)|(84,100)$, $b=5$ ms, $\lambda_1=\lambda_0/2$")
+    return fig
 
 
 FIGURES = {"fig3": figure3, "policies": figure_policies}

@@ -21,10 +21,12 @@ import time
 from dataclasses import replace
 from fractions import Fraction
 
+from qderive.derivations.figures.style import new_figure, save
 from qderive.numeric.simulation import scp as S
 
 __all__ = ["FIGURES", "STUDY_CONTROLS", "LOAD_FACTORS", "load_sweep", "figure_scp", "sensitivity_table",
-           "SERVICES", "SERVICE_RATIOS", "SERVICE_LOADS", "service_controls", "figure_scp_services"]
+           "SERVICES", "SERVICE_RATIOS", "SERVICE_LOADS", "service_controls", "figure_scp_services", "plot_scp",
+           "plot_scp_services"]
 
 #: offered load / capacity
 LOAD_FACTORS = tuple(Fraction(j, 4) for j in range(2, 13))  # 0.5, 0.75, ..., 3
@@ -71,7 +73,7 @@ def figure_scp(out_png: str | None, out_csv: str | None, *, load_factors=LOAD_FA
     if out_csv:
         _write_rows(out_csv, rows)
     if out_png:
-        _plot(out_png, rows, rejection_costs, base)
+        save(plot_scp(rows, rejection_costs, base), out_png)
     return rows
 
 
@@ -84,43 +86,38 @@ def _write_rows(out_csv, rows) -> None:
             wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
-def _plot(out_png, rows, rejection_costs, cfg):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def plot_scp(rows, rejection_costs, cfg):
+    """The plot of :func:`figure_scp`'s rows: one row of panels per refusal cost, one legend below the figure."""
     panels = (("throughput", "throughput (completions/s)"),
               ("goodput", f"goodput (within {float(cfg.timeout):g} s timeout)/s"),
               ("mean_response", "mean response time (s)"))
-    fig, axes = plt.subplots(len(rejection_costs), 3, figsize=(13, 4.0 * len(rejection_costs)), squeeze=False)
     styles = {"no control": ("k", "x"), "adaptive window": ("C0", "o"), "call gapping": ("C1", "s"),
               "percentage": ("C2", "^")}
-    for r_i, rc in enumerate(rejection_costs):
-        for c_i, (key, label) in enumerate(panels):
-            ax = axes[r_i][c_i]
-            for control in STUDY_CONTROLS:
-                pts = [row for row in rows if row["control"] == control.name and row["rejection_cost"] == float(rc)]
-                color, marker = styles.get(control.name, (None, "."))
-                ax.errorbar([p["load_factor"] for p in pts], [p[key] for p in pts],
-                            yerr=[p[key + "_ci95"] for p in pts], color=color, marker=marker, ms=4, capsize=2,
-                            label=control.name)
-            if key == "mean_response":
-                ax.set_yscale("log")
-                ax.axhline(float(cfg.threshold), color="grey", ls=":", lw=1, label="detector threshold")
-            else:
-                ax.axhline(cfg.capacity, color="grey", ls=":", lw=1, label="capacity")
-            ax.set_xlabel("offered load / capacity")
-            ax.set_ylabel(label)
-            ax.grid(alpha=0.3)
-            ax.set_title(f"refusal at the SCP costs {float(rc) * 100:g}% of a call", fontsize=9)
-            if r_i == 0 and c_i == 0:
-                ax.legend(fontsize=8)
-    fig.suptitle(f"SCP overload control: {cfg.servers} processors, capacity {cfg.capacity:g} calls/s, "
-                 f"95% CIs over independent replications", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=110)
-    plt.close(fig)
+    with new_figure(11, 2.9 * len(rejection_costs) + 0.8, len(rejection_costs), 3, squeeze=False) as (fig, axes):
+        for r_i, rc in enumerate(rejection_costs):
+            for c_i, (key, label) in enumerate(panels):
+                ax = axes[r_i][c_i]
+                for control in STUDY_CONTROLS:
+                    pts = [row for row in rows if row["control"] == control.name and row["rejection_cost"] == float(rc)]
+                    color, marker = styles.get(control.name, (None, "."))
+                    ax.errorbar([p["load_factor"] for p in pts], [p[key] for p in pts],
+                                yerr=[p[key + "_ci95"] for p in pts], color=color, marker=marker, label=control.name)
+                if key == "mean_response":
+                    ax.set_yscale("log")
+                    ax.axhline(float(cfg.threshold), color="grey", ls=":", lw=1, label="detector threshold")
+                else:
+                    ax.axhline(cfg.capacity, color="grey", ls=":", lw=1, label="capacity")
+                ax.set_xlabel("offered load / capacity")
+                ax.set_ylabel(label)
+                ax.set_title(f"refusal at the SCP costs {float(rc) * 100:g}% of a call")
+        handles = {}
+        for ax in axes.flat:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=len(handles))
+        fig.suptitle(f"SCP overload control: {cfg.servers} processors, capacity {cfg.capacity:g} calls/s, "
+                     f"95% CIs over independent replications")
+    return fig
 
 
 def sensitivity_table(load_factor=Fraction(2), replications: int = 10, seed: int = 1) -> str:
@@ -202,28 +199,31 @@ def figure_scp_services(out_png: str | None, out_csv: str | None, *, load_factor
     if out_csv:
         _write_rows(out_csv, rows)
     if out_png:
-        import matplotlib
+        save(plot_scp_services(rows, cfg), out_png)
+    return rows
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        panels = (("goodput", "goodput (calls/s within the timeout)"), ("fairness", "fairness (Jain, vs 3 : 1)"),
-                  ("effectiveness", "effectiveness (processor share, timely)"))
-        fig, axes = plt.subplots(1, 3, figsize=(13, 4.0))
+def plot_scp_services(rows, cfg):
+    """The plot of :func:`figure_scp_services`'s rows: goodput, fairness, effectiveness; one legend below."""
+    panels = (("goodput", "goodput (calls/s within the timeout)"), ("fairness", "fairness (Jain, vs 3 : 1)"),
+              ("effectiveness", "effectiveness (processor share, timely)"))
+    names = list(dict.fromkeys(row["control"] for row in rows))
+    # the controls' names in the CSV; the legend says what tells them apart
+    legend = {"service windows": "service windows, $ws_i = h_i$",
+              "adaptive windows": "service windows, measured $ws_i$",
+              "adaptive window": "one shared adaptive window"}
+    with new_figure(11, 3.8, 1, 3) as (fig, axes):
         for ax, (key, label) in zip(axes, panels):
-            for control in service_controls():
-                pts = [row for row in rows if row["control"] == control.name]
+            for n, name in enumerate(names):
+                pts = [row for row in rows if row["control"] == name]
                 ax.errorbar([p["load_factor"] for p in pts], [p[key] for p in pts],
-                            yerr=[p[key + "_ci95"] for p in pts], marker="o", ms=4, capsize=2, label=control.name)
+                            yerr=[p[key + "_ci95"] for p in pts], marker="o", color=f"C{n}",
+                            label=legend.get(name, name))
             ax.set_xlabel("offered work / capacity")
             ax.set_ylabel(label)
-            ax.grid(alpha=0.3)
-        axes[0].legend(fontsize=8)
-        fig.suptitle(f"two services (10 ms, 30 ms), ratios 3 : 1, {cfg.servers} processors, 95% CIs", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=110)
-        plt.close(fig)
-    return rows
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+        fig.suptitle(f"two services (10 ms, 30 ms), ratios 3 : 1, {cfg.servers} processors, 95% CIs")
+    return fig
 
 
 FIGURES = {"scp-overload": figure_scp, "scp-services": figure_scp_services}

@@ -19,7 +19,10 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-__all__ = ["FIGURES", "figure_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES", "model_at",
+from qderive.derivations.figures.style import new_figure, save
+
+__all__ = ["FIGURES", "figure_goodput_collapse", "plot_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES",
+           "model_at",
            "analytic_rows", "simulated_rows"]
 
 MEAN = Fraction(1, 10)
@@ -92,21 +95,30 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
             for control, load, g, gh, d, dh in sims:
                 wr.writerow([control, f"{load:.12g}", "sim", "", "", "", ""] + [f"{v:.12g}" for v in (g, gh, d, dh)])
     if out_png:
-        import matplotlib
+        save(plot_goodput_collapse(rows, sims), out_png)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.8))
+#: legend text of each curve of ``CONTROLS``
+_LEGEND = {"none": "no control", "ignore": "ignore, $(L, H) = (4, 5)$", "503": "503, $(L, H) = (4, 5)$",
+           "ignore 20,40": "ignore, $(L, H) = (20, 40)$", "503 20,40": "503, $(L, H) = (20, 40)$"}
+
+
+def plot_goodput_collapse(rows, sims):
+    """The plot of :func:`analytic_rows` and :func:`simulated_rows`: goodput and duplicate ratio, legend below."""
+    from matplotlib.lines import Line2D
+
+    with new_figure(10, 4.6, 1, 2) as (fig, (a1, a2)):
         colors = {c: STYLES[c][0] for c in CONTROLS}
         for control in CONTROLS:
             first = [(x, g, d) for c, x, i, _, g, d, _ in rows if c == control and i == 0]
             ls = STYLES[control][1]
             a1.plot([x for x, _, _ in first], [g for _, g, _ in first], color=colors[control], ls=ls,
-                    label=f"{control} (analytic, smallest fixed point)")
-            a2.plot([x for x, _, _ in first], [d for _, _, d in first], color=colors[control], ls=ls, label=control)
+                    label=_LEGEND.get(control, control))
+            a2.plot([x for x, _, _ in first], [d for _, _, d in first], color=colors[control], ls=ls)
             for stable in (True, False):
                 pts = [(x, g, d) for c, x, i, _, g, d, s in rows if c == control and i > 0 and s is stable]
+                if not pts:
+                    continue
                 style = dict(color=colors[control], ls="none", marker="o", ms=4,
                              mfc=colors[control] if stable else "none")
                 a1.plot([x for x, _, _ in pts], [g for _, g, _ in pts], **style)
@@ -115,23 +127,29 @@ def figure_goodput_collapse(out_png: str | None, out_csv: str | None) -> None:
             if sp:
                 mk = dict(marker="s", mfc=colors[control]) if STYLES[control][1] == "-" else dict(marker="D", mfc="w")
                 a1.errorbar([s[1] for s in sp], [s[2] for s in sp], yerr=[s[3] for s in sp], color=colors[control],
-                            ls="none", ms=5, capsize=3, label=f"{control} (simulated, 95 %)", **mk)
+                            ls="none", ms=5, **mk)
                 a2.errorbar([s[1] for s in sp], [s[4] for s in sp], yerr=[s[5] for s in sp], color=colors[control],
-                            ls="none", ms=5, capsize=3, **mk)
-        a1.plot([0.2, 1, 3], [0.2, 1, 1], color="0.6", ls=":", lw=1, label="min(load, 1)")
-        a1.set_xlabel(r"offered load $\lambda_0 E[B]$")
+                            ls="none", ms=5, **mk)
+        loads = [x for _, x, *_ in rows]
+        a1.plot([min(loads), 1, max(loads)], [min(loads), 1, 1], color="0.6", ls=":", lw=1,
+                label=r"$\min(\mathrm{load}, 1)$")
+        a1.set_xlabel(r"offered load $\lambda_0 \mathrm{E}[B]$")
         a1.set_ylabel("goodput / capacity")
-        a1.set_title("Goodput (circles: further fixed points; open: unstable)", fontsize=9)
-        a2.set_xlabel(r"offered load $\lambda_0 E[B]$")
-        a2.set_ylabel("duplicate ratio 1 - 1/E[copies]")
-        a2.set_title("Retransmitted copies among all copies", fontsize=9)
-        for ax in (a1, a2):
-            ax.grid(True, alpha=0.3)
-        a1.legend(fontsize=6, ncol=2, loc="lower right", bbox_to_anchor=(1, 0.04))
-        a2.legend(fontsize=6, loc="center right", bbox_to_anchor=(1, 0.7))
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=120)
-        plt.close(fig)
+        a1.set_title("Goodput (circles: further fixed points; open: unstable)")
+        a2.set_xlabel(r"offered load $\lambda_0 \mathrm{E}[B]$")
+        a2.set_ylabel(r"duplicate ratio $1 - 1/\mathrm{E}[\mathrm{copies}]$")
+        a2.set_title("Retransmitted copies among all copies")
+        # colours and line styles name the curves; the markers' meaning is said once, in grey
+        handles, labels = a1.get_legend_handles_labels()
+        grey = dict(color="0.4", ls="none")
+        for label, style in (("further fixed point, stable", dict(marker="o", ms=4)),
+                             ("further fixed point, unstable", dict(marker="o", ms=4, mfc="none")),
+                             ("simulated, 95 % interval", dict(marker="s", ms=5))):
+            handles.append(Line2D([], [], **grey, **style))
+            labels.append(label)
+        fig.legend(handles, labels, loc="outside lower center", ncol=3,
+                   title="solid and dashed: analytic, the smallest fixed point")
+    return fig
 
 
 FIGURES = {"goodput-collapse": figure_goodput_collapse}

@@ -11,7 +11,7 @@ with mean 5, Erlang-4 service of mean 15 ms, exponential vacations of mean 75 ms
 vacations), infinite buffer, at loads rho_bar = 0.05 .. 0.95; the values come from
 ``VacationQueue.evaluate(sojourn_tail=..., wait_tail=...)`` under the precision policy. A tail
 below 1e-250 (beyond the limit ``inversion_digits``) is left out of the CSV and the plot.
-matplotlib is imported only when a PNG is drawn.
+matplotlib is imported only when a figure is drawn (PNG, PDF or SVG).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-__all__ = ["FIGURES", "figure_sip_timers", "T1", "INSTANTS", "LOADS"]
+from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+
+__all__ = ["FIGURES", "figure_sip_timers", "plot_sip_timers", "rows", "T1", "INSTANTS", "LOADS"]
 
 T1 = Fraction(1, 2)
 #: the retransmission instants T1 (2^k - 1), k = 1..4
@@ -63,24 +65,23 @@ def figure_sip_timers(out_png: str | None, out_csv: str | None) -> None:
             for row in data:
                 wr.writerow([f"{v:.15g}" if isinstance(v, float) else v for v in row])
     if out_png:
-        import matplotlib
+        save(plot_sip_timers(data), out_png)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+def plot_sip_timers(data):
+    """The plot of :func:`rows`: one curve per k, P(T > T_1 (2^k - 1)) on a log axis against the load."""
+    with new_figure(6.4, 3.8) as (fig, ax):
         for k in range(1, 5):
             pts = [(load, p) for load, kk, _, p, _ in data if kk == k and p > 0]
-            ax.semilogy([x for x, _ in pts], [y for _, y in pts], marker="o", ms=3,
-                        label=f"k = {k}: response > {float(T1 * (2**k - 1)):g} s")
+            ax.semilogy([x for x, _ in pts], [y for _, y in pts], marker="o",
+                        label=f"$k = {k}$: $T > {float(T1 * (2**k - 1)):g}$ s")
+        fit_log_axis(ax, [p for _, _, _, p, _ in data])
         ax.set_xlabel(r"offered load $\bar\rho$")
-        ax.set_ylabel("P(response time > T1 (2^k - 1))")
-        ax.set_title("Requests retransmitted k or more times (T1 = 0.5 s)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=120)
-        plt.close(fig)
+        ax.set_ylabel(r"$P\,(T > T_1 (2^k - 1))$")
+        ax.set_title(r"Requests retransmitted $k$ or more times ($T_1 = 0.5$ s)")
+        ax.grid(True, which="both")
+        legend_outside(ax, title="response time $T$")
+    return fig
 
 
 FIGURES = {"sip-timers": figure_sip_timers}

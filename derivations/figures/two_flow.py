@@ -17,7 +17,9 @@ from fractions import Fraction
 
 from qderive.symbolic.models.two_flow import Algorithm, TwoFlowModel
 
-__all__ = ["FIGURES", "STUDY", "COLUMNS", "comparison_rows", "figure_comparison"]
+from qderive.derivations.figures.style import new_figure, save
+
+__all__ = ["FIGURES", "STUDY", "COLUMNS", "comparison_rows", "figure_comparison", "plot_comparison"]
 
 #: the study's fixed parameters
 STUDY = {"rho": Fraction(6, 5), "L": 4, "H": 8, "R": 9, "shares": tuple(Fraction(k, 10) for k in range(1, 10)),
@@ -55,15 +57,16 @@ def figure_comparison(out_png: str | None, out_csv: str | None) -> None:
             w.writeheader()
             for r in rows:
                 w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in r.items()})
-    if not out_png:
-        return
-    import matplotlib
+    if out_png:
+        save(plot_comparison(rows), out_png)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    ratios = STUDY["ratios"]
-    colours = plt.get_cmap("viridis")
+def plot_comparison(rows, study: dict = STUDY):
+    """The plot of :func:`comparison_rows`: the measures (top row) and algorithm 2 against 1 (bottom row)."""
+    from matplotlib import colormaps
+
+    colours = colormaps["viridis"]
+    ratios = sorted({r["work_ratio"] for r in rows})
     by = {(r["work_ratio"], r["algorithm"], r["invite_share"]): r for r in rows}
     shares = sorted({r["invite_share"] for r in rows})
     panels = (
@@ -71,32 +74,30 @@ def figure_comparison(out_png: str | None, out_csv: str | None) -> None:
          "throughput: alg. 2 vs 1 (%)"),
         ("mean_sojourn", "mean sojourn (time)", lambda a, b: 100 * (b / a - 1), "mean sojourn: alg. 2 vs 1 (%)"),
         ("rejection_invite", "INVITE rejection probability", lambda a, b: 100 * (b - a),
-         "INVITE rejection: alg. 2 - alg. 1 (points)"),
+         "INVITE rejection: alg. 2 $-$ alg. 1 (points)"),
     )
-    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
-    for col, (key, label, diff, dlabel) in enumerate(panels):
-        top, bottom = axes[0, col], axes[1, col]
-        for n, k in enumerate(ratios):
-            colour = colours(n / max(1, len(ratios) - 1))
-            for alg, style in (("fifo", "-"), ("priority", "--")):
-                top.plot(shares, [by[(k, alg, f)][key] for f in shares], style, color=colour, marker=".",
-                         label=f"k = {k}" if alg == "fifo" else None)
-            bottom.plot(shares, [diff(by[(k, "fifo", f)][key], by[(k, "priority", f)][key]) for f in shares],
-                        color=colour, marker=".", label=f"k = {k}")
-        bottom.axhline(0, color="grey", lw=0.8)
-        top.set_ylabel(label)
-        bottom.set_ylabel(dlabel)
-        for ax in (top, bottom):
-            ax.set_xlabel("INVITE share of arrivals")
-            ax.grid(alpha=0.3)
-    axes[0, 0].legend(title="work ratio (solid: alg. 1, dashed: alg. 2)", fontsize=8, title_fontsize=8)
-    s = STUDY
-    fig.suptitle(f"Two-flow SIP server, algorithm 1 (FIFO) vs 2 (non-INVITE first in overload): offered work "
-                 f"{float(s['rho']):g}, L,H,R = {s['L']},{s['H']},{s['R']}, non-INVITE service time 1, "
-                 f"INVITE k times longer")
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=110)
-    plt.close(fig)
+    with new_figure(11, 6.6, 2, 3) as (fig, axes):
+        for col, (key, label, diff, dlabel) in enumerate(panels):
+            top, bottom = axes[0, col], axes[1, col]
+            for n, k in enumerate(ratios):
+                colour = colours(n / max(1, len(ratios) - 1))
+                for alg, style in (("fifo", "-"), ("priority", "--")):
+                    top.plot(shares, [by[(k, alg, f)][key] for f in shares], style, color=colour, marker=".",
+                             label=f"$k = {k}$" if alg == "fifo" else None)
+                bottom.plot(shares, [diff(by[(k, "fifo", f)][key], by[(k, "priority", f)][key]) for f in shares],
+                            color=colour, marker=".")
+            bottom.axhline(0, color="grey", lw=0.8)
+            top.set_ylabel(label)
+            bottom.set_ylabel(dlabel)
+            for ax in (top, bottom):
+                ax.set_xlabel("INVITE share of arrivals")
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside right upper",
+                   title="work ratio $k$\n(solid: alg. 1,\ndashed: alg. 2)")
+        s = study
+        fig.suptitle(f"Two-flow SIP server, algorithm 1 (FIFO) vs 2 (non-INVITE first in overload): offered work "
+                     f"{float(s['rho']):g}, $L, H, R = {s['L']}, {s['H']}, {s['R']}$,\nnon-INVITE service time 1, "
+                     f"INVITE $k$ times longer")
+    return fig
 
 
 FIGURES = {"two-flow-comparison": figure_comparison}

@@ -23,7 +23,10 @@ from qderive.symbolic.laws.deterministic import Deterministic
 from qderive.symbolic.laws.gamma import Erlang, Exponential
 from qderive.symbolic.models.vacation import FiniteVacationQueue
 
-__all__ = ["FIGURES", "figure1", "figure1_data", "fig1_model", "fig1_loads", "FIG1_LAWS", "FIG1_BATCH_MEANS",
+from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+
+__all__ = ["FIGURES", "figure1", "figure1_data", "plot_figure1", "fig1_model", "fig1_loads", "FIG1_LAWS",
+           "FIG1_BATCH_MEANS",
            "B1", "F1", "CAPACITY", "COLUMNS"]
 
 B1 = Fraction(15, 1000)
@@ -74,28 +77,28 @@ def figure1(out_png: str | None, out_csv: str | None, points: int = 16) -> None:
             for row in rows:
                 writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
     if out_png:
-        import matplotlib
+        save(plot_figure1(rows), out_png)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(7, 4.8))
-        colors = {"D": "tab:blue", "E4": "tab:green", "M": "tab:red"}
-        styles = {5: "-", 4: "--"}
+def plot_figure1(rows):
+    """The Figure-1 plot of ``rows`` (:func:`figure1_data`): loss on a log axis, legend beside the axes."""
+    colors = {"D": "C0", "E4": "C2", "M": "C3"}
+    styles = {5: "-", 4: "--"}
+    with new_figure(6.4, 3.8) as (fig, ax):
         for mean in FIG1_BATCH_MEANS:
             for law in FIG1_LAWS:
                 pts = [(row["load"], row["loss_probability"]) for row in rows
                        if row["batch_mean"] == mean and row["law"] == law]
+                name = {"D": "$D$", "E4": "$E_4$", "M": "$M$"}[law]
                 ax.semilogy([x for x, _ in pts], [y for _, y in pts], styles[mean], color=colors[law],
-                            marker="o", markersize=3, label=f"{law}, batch mean {mean}")
+                            marker="o", label=f"{name}, batch mean {mean}")
+        fit_log_axis(ax, [row["loss_probability"] for row in rows])
         ax.set_xlabel(r"offered load $\bar\rho = \lambda l_1 b_1$")
         ax.set_ylabel(r"loss probability $\pi$")
-        ax.set_title(r"M$^X$/G/1/r with multiple vacations: r = 200, $b_1$ = 15 ms, $f_1$ = 75 ms")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, ncol=2)
-        fig.tight_layout()
-        fig.savefig(out_png, dpi=120)
-        plt.close(fig)
+        ax.set_title(r"$M^{[X]}/G/1/r$ with multiple vacations: $r = 200$, $b_1 = 15$ ms, $f_1 = 75$ ms")
+        ax.grid(True, which="both")
+        legend_outside(ax)
+    return fig
 
 
 FIGURES = {"fig1": figure1}

@@ -332,9 +332,27 @@ class Model(_Validated):
         params = ", ".join(f"{k}={v}" for k, v in self.parameters().items() if v is not None)
         return f"{self.name}({params})"
 
-    def _repr_latex_(self) -> str:
-        def text(t):
-            return "\\text{" + "".join("\\" + c if c in "_&%#$" else c for c in str(t)) + "}"
+    def _parameter_rows(self) -> list[tuple[str, str, str, str]]:
+        """(name, value as written on input, units, meaning) of every parameter that is set (the Jupyter tables)."""
+        meta = {f.name: m for f, m in params_of(type(self))}
+        return [(k, str(v), meta[k].units, meta[k].help) for k, v in self.parameters().items() if v is not None]
 
-        rows = " \\\\ ".join(f"{text(k)} & {text(v)}" for k, v in self.parameters().items() if v is not None)
-        return f"${text(self.summary)}\\quad\\begin{{array}}{{ll}}{rows}\\end{{array}}$"
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the model's summary, then a table of its parameters (parameter, value, units, meaning)."""
+        def cell(t):
+            return str(t).replace("|", "\\|")
+
+        lines = [f"**{self.name}**: {cell(self.summary)}", "", "| parameter | value | units | meaning |",
+                 "|---|---|---|---|"]
+        lines += [f"| `{k}` | {cell(v)} | {cell(u)} | {cell(h)} |" for k, v, u, h in self._parameter_rows()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the same table as :meth:`_repr_markdown_` in HTML (the summary as its caption)."""
+        from html import escape
+
+        rows = "".join(f"<tr><td><code>{escape(k)}</code></td><td>{escape(v)}</td><td>{escape(u)}</td>"
+                       f"<td>{escape(h)}</td></tr>" for k, v, u, h in self._parameter_rows())
+        return (f"<table><caption><b>{escape(self.name)}</b>: {escape(self.summary)}</caption><thead><tr>"
+                "<th>parameter</th><th>value</th><th>units</th><th>meaning</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")
