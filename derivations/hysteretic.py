@@ -58,9 +58,10 @@ def gth_elimination(P, n):
             P[i][k] = P[i][k] / s
             for j in range(k):
                 P[i][j] = P[i][j] + P[i][k] * P[k][j]
-    pi = [1]
+    pi = [0] * n
+    pi[0] = 1
     for k in range(1, n):
-        pi.append(sum(pi[i] * P[i][k] for i in range(k)))
+        pi[k] = sum(pi[i] * P[i][k] for i in range(k))
     return pi
 
 

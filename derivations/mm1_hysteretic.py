@@ -74,7 +74,9 @@ def level_law(r0, r1, L, H, R):
     return normal, over, z
 
 
-RECURSIONS = (("Stationary law of the M|M|1 hysteresis by level cuts (positive terms)", level_law),)
+level_law.latex_names = {"normal": r"\pi^{(0)}", "over": r"\pi^{(1)}", "v": "v"}
+
+RECURSIONS = (("The stationary law of $M/M/1$ with hysteresis, by level cuts (positive terms)", level_law),)
 
 
 # -- the steps -----------------------------------------------------------------------------------------------------

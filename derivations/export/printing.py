@@ -31,7 +31,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
-__all__ = ["present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+__all__ = ["paper_name", "present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
 
@@ -87,7 +87,22 @@ def _tidy(expr):
             f = sp.Pow(base, ex)
         factors.append(f)
     if not changed:
-        return expr
+        # a product with a minus sign and one sum: the sign goes into the sum where that makes it read
+        # better (-lambda_0 (P_J + P_T - 1) -> lambda_0 (1 - P_J - P_T))
+        coeff, _ = expr.as_coeff_Mul()
+        sums = [k for k, f in enumerate(factors) if f.is_Add]
+        if not (coeff.is_negative and len(sums) == 1):
+            return expr
+        k = sums[0]
+        terms = sp.Add.make_args(factors[k])
+        neg = sum(1 for t in terms if t.could_extract_minus_sign())
+        if neg == 0 or neg * 2 > len(terms) + 1:
+            return expr
+        flipped = sp.Add(*[-t for t in terms])
+        rest = sp.Mul(*[f for j, f in enumerate(factors) if j != k]) * -1
+        if rest == 1:
+            return flipped
+        return sp.Mul(rest, flipped, evaluate=False) if rest.is_Number else rest * flipped
     body = sp.Mul(*factors)
     if sign > 0:
         return body
@@ -145,8 +160,9 @@ def paper_order(add, index: bool = False) -> list:
     is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) and sums of integers
     (counts: ``n - k_0 + 1``, ``H - L + 1``) keep constants last.
     """
-    index = index or all(s.is_integer for s in add.free_symbols)
     terms = list(add.as_ordered_terms())
+    # a count (every term an integer: n - k_0 + 1, H - L + 1); not 1 - B(n), whose B(n) is no integer
+    index = index or all(t.is_integer for t in terms)
     const = [t for t in terms if t.is_Number]
     rest = [t for t in terms if not t.is_Number]
     for i, t in enumerate(rest):
@@ -179,9 +195,43 @@ class _PaperOrder:
 class PaperLatexPrinter(_PaperOrder, LatexPrinter):
     """SymPy's LaTeX printer with sums in :func:`paper_order`; Indexed as ``q_{j+1}``."""
 
+    def _print_Function(self, expr, exp=None):
+        """An undefined function applied as the paper writes it: ``B(n)``, ``\\operatorname{Var}(x)`` (SymPy
+        writes ``B{\\left(n \\right)}``); defined functions (``\\log``, ``\\exp``) as SymPy does."""
+        if not isinstance(expr, sp.core.function.AppliedUndef):
+            return super()._print_Function(expr, exp)
+        name = self._print(sp.Symbol(expr.func.__name__))
+        if name == expr.func.__name__ and len(name) > 1 and re.fullmatch(r"[A-Za-z]+", name):
+            name = rf"\operatorname{{{expr.func.__name__}}}"
+        args = ", ".join(self._print(a) for a in expr.args)
+        tall = any(isinstance(a, (sp.Pow, sp.Mul)) and "frac" in self._print(a) for a in expr.args)
+        out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_Symbol(self, expr, style="plain"):
+        return paper_name(super()._print_Symbol(expr, style=style))
+
     def _print_Indexed(self, expr):
+        """Indices attached to the base: ``q^{r}_{j}``, ``a^{(1)}_{0}``, ``q_{L,1}`` (never ``{q^r}_j``)."""
         base = self._print(expr.base)
-        return "{" + base + "}_{" + ",".join(self._index(i) for i in expr.indices) + "}"
+        idx = ",".join(self._index(i) for i in expr.indices)
+        merged = re.fullmatch(r"(.*)_\{([^{}]*)\}", base)
+        if merged and "_" not in merged.group(1).replace("\\_", ""):
+            return f"{merged.group(1)}_{{{merged.group(2)},{idx}}}"
+        if "_" in re.sub(r"\{[^{}]*\}", "", base):
+            return "{" + base + "}_{" + idx + "}"
+        return base + "_{" + idx + "}"
+
+
+_WORD_SCRIPT = re.compile(r"([_^])\{([A-Za-z]{3,}(?:[ -][A-Za-z]+)*)\}")
+
+
+def paper_name(tex: str) -> str:
+    """A symbol's LaTeX in the paper's conventions: a word in a sub- or superscript upright
+    (``W_{\\text{single}}``), the expectation upright (``\\mathrm{E}[W^{2}]``, ``\\mathrm{E}\\tau_{0}``)."""
+    tex = _WORD_SCRIPT.sub(lambda m: f"{m.group(1)}{{\\text{{{m.group(2)}}}}}", tex)
+    tex = re.sub(r"^E(?=\\[A-Za-z]|\[)", r"\\mathrm{E}", tex)
+    return tex
 
 
 class _OrderedStr(_PaperOrder, StrPrinter):
