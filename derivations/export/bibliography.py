@@ -71,6 +71,12 @@ ENTRIES: dict[str, tuple[str, tuple]] = {
         ("journal", "Operations Research"), ("volume", "33"), ("number", "5"), ("pages", "1107--1116"),
         ("year", "1985"),
     )),
+    "jain1984": ("techreport", (
+        ("author", "Jain, Raj and Chiu, Dah-Ming and Hawe, William R."),
+        ("title", "A quantitative measure of fairness and discrimination for resource allocation in shared computer "
+                  "systems"),
+        ("institution", "Digital Equipment Corporation"), ("number", "DEC-TR-301"), ("year", "1984"),
+    )),
     "rfc3261": ("misc", (
         ("author", "Rosenberg, J. and Schulzrinne, H. and Camarillo, G. and Johnston, A. and Peterson, J. and "
                    "Sparks, R. and Handley, M. and Schooler, E."),
@@ -126,7 +132,7 @@ def thebibliography(keys) -> str:
         f = dict(ENTRIES[key][1])
         authors = f.get("author", "").replace(" and ", ", ")
         parts = [authors, f"\\emph{{{f['title']}}}"]
-        parts += [f[x] for x in ("journal", "school", "publisher", "howpublished") if x in f]
+        parts += [f[x] for x in ("journal", "school", "institution", "publisher", "howpublished") if x in f]
         if "volume" in f:
             parts.append(f"vol.~{f['volume']}" + (f", no.~{f['number']}" if "number" in f else ""))
         if "pages" in f:

@@ -218,12 +218,12 @@ _GREEK_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda",
                 "phi", "varphi", "psi", "omega", "pi", "xi", "eta", "zeta", "kappa", "chi", "Lambda", "Gamma",
                 "Delta", "Theta", "Sigma", "Phi", "Psi", "Omega")
 _ASCII_PATTERNS = (
-    re.compile(r"\b(?:" + "|".join(_GREEK_WORDS) + r")(?:_?\w*)?\b(?!-)"),   # a Greek letter spelt out: rho, lambda_0
+    re.compile(r"(?<!-)\b(?:" + "|".join(_GREEK_WORDS) + r")(?:_\w+|\d+)?\b(?!-)"),  # a Greek letter spelt out
     re.compile(r"\b[A-Za-z]+_\{?[\w+-]+"),                                      # x_1, q_{j+1}, W_single
     re.compile(r"[\w)\]]\^[\w({]"),                                             # x^2, (..)^k
     re.compile(r"<=|>=|!=|==|->|<-"),                                           # ASCII relations
     re.compile(r"\b[a-z][a-z]?\d\b"),                                           # b1, l2, f1, rho0-like names
-    re.compile(r"\b(?:sum|prod|exp|log|expm1)\s*[_(]"),                         # sum_{..}, exp(..)
+    re.compile(r"\b(?:sum|prod)_|\b(?:exp|log|expm1|sqrt)\("),                  # sum_{..}, exp(..)
     re.compile(r"\b[A-Za-z]\(\w[^)]*\)\s*=|\b[A-Za-z]\(\w\)"),                  # Q(z) = , beta(s)
     re.compile(r"\w\s*[*/]\s*\w|\w\s+[+]\s+\w|\w\s+-\s+\w"),                    # a * b, a/b, a + b, a - b
     re.compile(r"M\[X\]|M\^X|\|[A-Z]\||[A-Z]\|[A-Z0-9]"),                        # M[X]/G/1, M|M|1
