@@ -245,6 +245,8 @@ class Step:
         from .export.forms import shown
         from .export.printing import latex, present
 
+        if self.paper is not None:  # the literature's form, printed as written
+            return latex(shown(self))
         return latex(present(shown(self), self.notation if notation is None else notation))
 
     def _repr_latex_(self) -> str:
@@ -265,7 +267,8 @@ class Step:
         from .export.printing import pretty, present
         from .export.prose import unicode_text
 
-        return f"{self.label} {unicode_text(step_text(self))}\n{pretty(present(shown(self), self.notation))}"
+        relation = shown(self) if self.paper is not None else present(self.relation, self.notation)
+        return f"{self.label} {unicode_text(step_text(self))}\n{pretty(relation)}"
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,24 @@ def _points_hook(relation, ranges=None, points=CHECK_POINTS):
     return run
 
 
+#: the geometric sums of (B1)-(B5) as the literature writes them (the generic case; the case rho_s = 1 as derived)
+_PAPER_SUMS = {
+    "(B1)": (1 - rho0 ** (j - H)) / (rho0 - 1),
+    "(B2)": rho0 ** (j - L + 1) * (1 - rho0 ** (L - H - 1)) / (rho0 - 1),
+    "(B3)": (1 - rho1 ** (j - L + 1)) / (1 - rho1),
+    "(B4)": (1 - rho1 ** (H - L + 1)) * (rho1 ** (j - H) - rho1 ** (R - H)) / ((1 - rho1) * (1 - rho1 ** (R - H))),
+    "(B5)": rho1 ** (R - H) * (1 - rho1 ** (H - L + 1)) / (1 - rho1 ** (R - H)),
+}
+_PAPER_EQUAL = {"(B4)": (R - j) * (H - L + 1) / (R - H), "(B5)": (H - L + 1) / (R - H)}
+
+
+def _paper_sum(label, derived):
+    """The paper form of a summed segment: the derived cases, each value as the literature writes it (proved equal
+    before it is printed, :mod:`.export.forms`)."""
+    (equal, cond), (_, otherwise) = derived.rhs.args
+    return sp.Eq(derived.lhs, sp.Piecewise((_PAPER_EQUAL.get(label, equal), cond), (_PAPER_SUMS[label], otherwise)))
+
+
 def steps() -> tuple:
     """(B1)-(B14): the segments (evaluated), their sums (computed), the masses and the cycle measures."""
     cf = CF.closed_forms()
@@ -153,8 +171,9 @@ def steps() -> tuple:
     for label, (name, s, rng) in _RANGES.items():
         out.append(Step(label, _TITLES[label], sp.Eq(_pi(j, s), _SEG[name]), _CITE, provenance=_WHERE,
                         check=_points_hook(sp.Eq(_pi(j, s), _SEG[name]), rng)))
+        derived = sp.Eq(_pi(j, s), cf[f"pi_{name}"])
         out.append(Step(label[:-1] + "')", r"Its sum over the segment (a separate case for $\rho_s = 1$)",
-                        sp.Eq(_pi(j, s), cf[f"pi_{name}"]), "", provenance=_WHERE, computed=True))
+                        derived, "", provenance=_WHERE, computed=True, paper=_paper_sum(label, derived)))
     for n, (label, what) in enumerate((("(B6)", "normal"), ("(B7)", "overload"), ("(B8)", "discard"))):
         rel = sp.Eq(_M[n], _MASSES[n])
         out.append(Step(label, f"The mass of the {what} mode", rel, _CITE, provenance=_WHERE,

@@ -434,13 +434,20 @@ def _wait_steps(k: int) -> tuple:
                                                for p in VW.POLICIES]), "", check=_p_zero_check),
     ]
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
-        steps.append(Step(f"(W{j})", f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ "
-                          "(general laws)", sp.Eq(sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]"), m), "",
+        steps.append(Step(f"(W{j})", "The mean wait, $-W'(0)$ (general laws)" if j == 1 else
+                          f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)", sp.Eq(sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]"), m), "",
                           computed=True))
     return tuple(steps)
 
 
 SERVICE_LST = VI.SERVICE.lst(VW.s)
+_RHO, _ALPHA = (symbol for symbol, _ in NOTATION)
+
+
+def _paper_wait_none():
+    """The work of the batches ahead and the own batch ahead, as the thesis writes them (chapter 2, (6)):
+    lambda l1 b2 / (2 (1 - rho-bar)) + (l2 - l1) b1 / (2 l1 (1 - rho-bar))."""
+    return (1 - _RHO) ** -1 * lam * l1 * b2 / 2 + (l2 - l1) * b1 / (2 * l1 * (1 - _RHO))
 
 
 @functools.lru_cache(maxsize=8)
@@ -481,16 +488,17 @@ def derivation(wait_moments: int = 2) -> Derivation:
         Step("(5')", "The probability that the server is on vacation", sp.Eq(Pes, g["P_e"]), cite(5),
              computed=True),
         Step("(6)", "The mean wait: the residual vacation, the work of the batches ahead and the customer's own "
-             "batch ahead of it", sp.Eq(W_, g["W"]), cite(6),
-             computed=True),
+             "batch ahead of it", sp.Eq(W_, g["W"]), cite(6), computed=True,
+             paper=sp.Eq(W_, f2 / (2 * f1) + _paper_wait_none())),
         Step("(7)", "The mean queue length, by Little's law", sp.Eq(N_, g["N"]), cite(7), computed=True),
         Step("Var", r"The variance of the queue length, $P''(1) + N - N^2$ (not in the thesis; from (5))",
              sp.Eq(Var_, g["variance"]), "", computed=True),
         Step("(S3')", r"Single vacations: the probability that the embedded queue is empty ($c_0 = "
              r"\varphi(\lambda)$ is the probability of no batch during a vacation)", sp.Eq(q0single, gs["q0"]), "",
-             computed=True),
+             computed=True, paper=sp.Eq(q0single, (1 - _RHO) / (1 - _RHO + _ALPHA + c0 * (l1 - 1 + _RHO)))),
         Step("(S6)", "Single vacations: the mean wait", sp.Eq(Ws, gs["W"]), "", computed=True),
-        Step("(N6)", "No vacations: the mean wait of $M^{[X]}/G/1$", sp.Eq(Wn, gn["W"]), "", computed=True),
+        Step("(N6)", "No vacations: the mean wait of $M^{[X]}/G/1$", sp.Eq(Wn, gn["W"]), "", computed=True,
+             paper=sp.Eq(Wn, _paper_wait_none())),
         *_wait_steps(wait_moments),
     )
     checks = []

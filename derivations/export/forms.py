@@ -35,10 +35,14 @@ def _sides(rel):
 
 
 def _random_zero(diff, points: int = 8, seed: int = 20131) -> bool:
+    """``diff`` is 0 at ``points`` random points: rationals in (0, 1) for real symbols, distinct integers in
+    [2, 60] for integer symbols (exponents, thresholds)."""
     rng = random.Random(seed)
     symbols = sorted(diff.free_symbols, key=sp.default_sort_key)
     for _ in range(points):
-        values = {s: sp.Rational(rng.randint(1, 97), rng.randint(98, 211)) for s in symbols}
+        ints = iter(rng.sample(range(2, 61), len(symbols)))
+        values = {s: sp.Integer(next(ints)) if s.is_integer else sp.Rational(rng.randint(1, 97), rng.randint(98, 211))
+                  for s in symbols}
         value = sp.nsimplify(diff.xreplace(values).doit()) if diff.has(sp.Sum) else diff.xreplace(values)
         if sp.cancel(sp.together(value)) != 0:
             return False
@@ -54,7 +58,15 @@ def prove(paper, derived, notation=()) -> str:
         raise PaperFormError(f"the paper form {paper} has {len(a)} sides, the derived relation {len(b)}")
     how = "cancellation"
     for x, y in zip(a, b):
-        diff = restore(x, notation) - restore(y, notation)
+        x, y = restore(x, notation), restore(y, notation)
+        if isinstance(x, sp.Piecewise) and isinstance(y, sp.Piecewise):
+            # branch by branch: the same conditions, each value proved equal
+            if [c for _, c in x.args] != [c for _, c in y.args]:
+                raise PaperFormError(f"the paper form's cases {x} differ from the derived cases {y}")
+            for (u, _), (v, _) in zip(x.args, y.args):
+                how = prove(sp.Eq(sp.Symbol("_"), u), sp.Eq(sp.Symbol("_"), v)) if u != v else how
+            continue
+        diff = x - y
         if diff == 0:
             continue
         try:

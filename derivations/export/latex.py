@@ -29,7 +29,7 @@ __all__ = ["document", "body", "render_recursions", "escape", "text", "tag", "di
 
 #: the width (in :func:`.printing.tex_width` units, about half an em) a display row may take: the text block
 #: of a default 10 pt ``article`` (345 pt) or ``amsart``, less room for the equation number; rows are broken to it
-WIDTH = 60
+WIDTH = 54
 #: no display takes more rows than this (tested for every model)
 MAX_ROWS = 12
 #: heading levels of ``--section-level``: (the derivation's heading, a sub-heading) or None (no headings)
@@ -61,7 +61,7 @@ def tag(label: str) -> str:
 
 def label(prefix: str, step_label: str) -> str:
     """``\\label{prefix:3p}`` of a step: its source label with ``'`` as ``p`` and other punctuation dropped."""
-    core = step_label.strip().replace("'", "p")
+    core = step_label.strip().replace("'", "p").replace("=", "eq")
     core = re.sub(r"[^A-Za-z0-9.-]+", "-", core).strip("-") or "step"
     return f"\\label{{{prefix}:{core}}}"
 
@@ -79,6 +79,8 @@ def _rows_tex(rws) -> list[str]:
 def _step_rows(step, notation, width):
     from .forms import shown
 
+    if getattr(step, "paper", None) is not None:  # written as the literature writes it: no rewriting
+        return rows(shown(step), width, None)
     return rows(shown(step), width, tuple(notation))
 
 
@@ -137,6 +139,13 @@ def render_recursions(recursions, heading: str | None = "subsection") -> str:
     return "\n".join(parts)
 
 
+def _paragraph(tex: str) -> str:
+    """A paragraph of prose in ``sloppypar`` (standard LaTeX): inline math that cannot break moves to the next
+    line instead of sticking out of the text block of whatever class hosts the fragment. (A step's sentence and
+    its display are one paragraph, in a group with ``\\sloppy``.)"""
+    return f"\\begin{{sloppypar}}\n{tex}\n\\end{{sloppypar}}"
+
+
 def _provenance(step) -> str:
     parts = [step.verified_by]
     if getattr(step, "provenance", ""):
@@ -162,14 +171,15 @@ def body(derivation, *, section_level: str = "subsection", label_prefix: str | N
     if head:
         lines.append(f"\\{head}{{{text(d.title)}}}")
         lines.append(label(prefix, "section"))
-    lines += [f"Source: {text(d.source)}.", ""]
+    lines += [_paragraph(f"Source: {text(d.source)}."), ""]
     for note in d.notes:
-        lines += [text(note), ""]
+        lines += [_paragraph(text(note)), ""]
     if d.notation:
-        lines += [notation_text(d.notation), ""]
+        lines += [_paragraph(notation_text(d.notation)), ""]
     for s in d.steps:
-        lines += [_comment(f"{s.label}: {_provenance(s)}"), text(step_text(s)),
-                  display(s, d.notation, prefix=prefix, source_tags=source_tags), ""]
+        lines += [_comment(f"{s.label}: {_provenance(s)}"),
+                  "{\\sloppy " + text(step_text(s)),
+                  display(s, d.notation, prefix=prefix, source_tags=source_tags) + "\\par}", ""]
     if algorithms and d.recursions:
         lines.append(render_recursions(d.recursions, sub))
     if provenance:

@@ -208,6 +208,10 @@ class PaperLatexPrinter(_PaperOrder, LatexPrinter):
         out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
         return f"{out}^{{{exp}}}" if exp is not None else out
 
+    def _print_Piecewise(self, expr):
+        """Cases with fractions at display size (``\\dfrac``: amsmath), not the script size of ``cases``."""
+        return super()._print_Piecewise(expr).replace("\\frac{", "\\dfrac{")
+
     def _print_Symbol(self, expr, style="plain"):
         return paper_name(super()._print_Symbol(expr, style=style))
 
@@ -557,11 +561,13 @@ def _aux_symbols(expr, taken):
 
 
 def _relation_rows(rel, width, notation):
+    """Rows of a relation; ``notation=None``: the relation as written (a stated paper form), not rewritten."""
+    show = (lambda e: e) if notation is None else (lambda e: present(e, notation))
     if isinstance(rel, sp.And):
         return [row for arg in rel.args for row in _relation_rows(arg, width, notation)]
     if not isinstance(rel, sp.core.relational.Relational):
-        return [Row("", "", line) for line in _lines(present(rel, notation), width)]
-    lhs, rhs = present(rel.lhs, notation), present(rel.rhs, notation)
+        return [Row("", "", line) for line in _lines(show(rel), width)]
+    lhs, rhs = show(rel.lhs), show(rel.rhs)
     left, op = latex(lhs), _OPS.get(rel.rel_op, rel.rel_op)
     room = width - text_width(lhs) - 3
     if isinstance(rhs, sp.Piecewise) and text_width(rhs) > room:
@@ -586,5 +592,5 @@ def _relation_rows(rel, width, notation):
 @functools.lru_cache(maxsize=1024)
 def rows(relation, width: int = 72, notation=()) -> list[Row]:
     """The rows of a displayed relation (``Eq``, an inequality, ``And`` of them, or an expression) in the
-    source's notation, broken so that each is at most ``width`` characters of its text form."""
+    source's notation (``None``: as written, no rewriting), broken so that each is at most ``width`` wide."""
     return _relation_rows(relation, width, notation)
