@@ -118,6 +118,12 @@ def paper_sum(B, F2, t0, N):
 
 RECURSIONS = (("The sum (D) over $N$ intervals", paper_sum),)
 
+#: (r) and (r=) as a paper writes them: one minus the late mass, each term a way of being late (a wait at level 1
+#: only, at level 2 only, at both); proved equal to the integrated closed forms before they are printed
+PAPER_R = (1 - rho1 * (1 - rho2) * sp.exp(-th1 * t) - rho2 * (1 - rho1) * sp.exp(-th2 * t)
+           - rho1 * rho2 * (th2 * sp.exp(-th1 * t) - th1 * sp.exp(-th2 * t)) / (th2 - th1))
+PAPER_R_EQUAL = 1 - (rho1 + rho2 - rho1 * rho2 + rho1 * rho2 * th * t) * sp.exp(-th * t)
+
 
 # -- independent computations -------------------------------------------------------------------------------
 
@@ -483,10 +489,10 @@ def derivation() -> Derivation:
              check=_integral_check(REL_C, lambda digits: _bind_C(digits),
                                    describe=": the package's r vs quadrature of the displayed integral")),
         Step("(r)", r"The closed form for $\theta_1 \ne \theta_2$", sp.Eq(r_sym, timely_closed_form(False)),
-             "", computed=True),
+             "", computed=True, paper=sp.Eq(r_sym, PAPER_R)),
         Step("(r=)", r"The closed form for $\theta_1 = \theta_2 = \theta$ (an Erlang-2 law; the example of "
              "[@bogatyrev2017] with $n = m$ and $v_1 = v_2$)",
-             sp.Eq(r_sym, timely_closed_form(True)), "", computed=True),
+             sp.Eq(r_sym, timely_closed_form(True)), "", computed=True, paper=sp.Eq(r_sym, PAPER_R_EQUAL)),
         Step("(S)", r"The complement as it is evaluated, in positive terms, with $S(t) = \Pr(E_1 + E_2 > t)$",
              sp.Eq(1 - r_sym, late), "", check=_integral_check(sp.Eq(1 - r_sym, late), lambda digits: [
                  {**_bind_C(digits)[0], rho2: _level_values()[1], th2: _level_values()[3],

@@ -39,7 +39,7 @@ FRAGMENT_PACKAGES = ("amsmath", "amssymb")
 ALGORITHM_PACKAGES = ("algorithm", "algpseudocode")
 
 PREAMBLE = (
-    "\\documentclass[11pt]{article}",
+    "\\documentclass{article}",
     "\\usepackage[T1]{fontenc}",
     "\\usepackage{lmodern}",
     "\\usepackage{amsmath,amssymb}",

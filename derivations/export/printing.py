@@ -62,6 +62,8 @@ def _negative_heavy(add) -> bool:
     """True when a sum is written with more minus signs than plus signs (or as many, with a negative
     constant): ``rho - 1``, ``rho - alpha - 1``; its negation reads better (``1 - rho``)."""
     terms = sp.Add.make_args(add)
+    if any(t.is_Number and t.is_positive for t in terms):
+        return False  # 1 - P_J - P_T reads as it is: a positive constant leads
     neg = sum(1 for t in terms if t.could_extract_minus_sign())
     pos = len(terms) - neg
     if neg != pos:
