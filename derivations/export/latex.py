@@ -45,6 +45,7 @@ PREAMBLE = (
     "\\usepackage{amsmath,amssymb}",
     "\\usepackage{algorithm}",
     "\\usepackage{algpseudocode}",
+    "\\emergencystretch=2em",
 )
 
 
