@@ -154,7 +154,12 @@ _PAPER_SUMS = {
     "(B4)": (1 - rho1 ** (H - L + 1)) * (rho1 ** (j - H) - rho1 ** (R - H)) / ((1 - rho1) * (1 - rho1 ** (R - H))),
     "(B5)": rho1 ** (R - H) * (1 - rho1 ** (H - L + 1)) / (1 - rho1 ** (R - H)),
 }
-_PAPER_EQUAL = {"(B4)": (R - j) * (H - L + 1) / (R - H), "(B5)": (H - L + 1) / (R - H)}
+_PAPER_EQUAL = {"(B4)": (R - j) * (H - L + 1) / (R - H), "(B5)": (H - L + 1) / (R - H),
+                "(B10)": (H - L + 1) * (R - L + 1) / 2}
+#: the masses M_0, M_1 in closed form as a paper writes them (generic case)
+_PAPER_SUMS["(B9)"] = (H - L + 1) / (rho0 - 1) - (rho0 ** (1 - L) - rho0 ** (-H)) / (rho0 - 1) ** 2
+_PAPER_SUMS["(B10)"] = ((H - L + 1) - (R - L + 1) * rho1 ** (R - H) + (R - H) * rho1 ** (R - L + 1)) / (
+    (1 - rho1) * (1 - rho1 ** (R - H)))
 
 
 def _paper_sum(label, derived):
@@ -179,8 +184,9 @@ def steps() -> tuple:
         out.append(Step(label, f"The mass of the {what} mode", rel, _CITE, provenance=_WHERE,
                         check=_points_hook(rel)))
     for n, label in enumerate(("(B9)", "(B10)", "(B11)")):
-        out.append(Step(label, f"The mass $M_{n}$ in closed form", sp.Eq(_M[n], cf[f"M{n}"]), "", provenance=_WHERE,
-                        computed=True))
+        derived = sp.Eq(_M[n], cf[f"M{n}"])
+        out.append(Step(label, f"The mass $M_{n}$ in closed form", derived, "", provenance=_WHERE, computed=True,
+                        paper=_paper_sum(label, derived) if label in _PAPER_SUMS else None))
     for label, title, rel in (
         ("(B12)", r"The mean normal-mode sojourn (with $\pi(L,1) = 1$)", sp.Eq(_tau0, _M[0] / mu)),
         ("(B13)", "The mean return time", sp.Eq(_tau12, (_M[1] + _M[2]) / mu)),

@@ -171,6 +171,8 @@ def paper_order(add, index: bool = False) -> list:
         if not _negative(t):
             rest = [t] + rest[:i] + rest[i + 1:]
             break
+    if const and const[0].is_positive and rest and all(_negative(t) for t in rest):
+        return const + rest  # 1 - L, never -L + 1
     if const and not index and const[0].is_positive and any(_negative(t) for t in rest):
         return const + rest
     return rest + const
