@@ -157,10 +157,10 @@ def _negative(term) -> bool:
 def paper_order(add, index: bool = False) -> list:
     """The terms of a sum as a person writes them.
 
-    A positive constant comes first when a term is subtracted (``1 - rho``, ``1 + alpha - rho``) and
-    last otherwise (``j + 1``); the other terms keep SymPy's order, except that the first positive term
-    is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) and sums of integers
-    (counts: ``n - k_0 + 1``, ``H - L + 1``) keep constants last.
+    A positive constant comes first (``1 - rho``, ``1 + alpha - rho``, ``1 + theta t``); the other terms keep
+    SymPy's order, except that the first positive term is moved to the front (``l_2 - l_1``, ``j - i + 1``).
+    ``index=True`` (subscripts) and sums of integers (counts: ``j + 1``, ``n - k_0 + 1``, ``H - L + 1``) keep
+    the constant last, unless every other term is subtracted (``1 - L``).
     """
     terms = list(add.as_ordered_terms())
     # a count (every term an integer: n - k_0 + 1, H - L + 1); not 1 - B(n), whose B(n) is no integer
@@ -173,8 +173,8 @@ def paper_order(add, index: bool = False) -> list:
             break
     if const and const[0].is_positive and rest and all(_negative(t) for t in rest):
         return const + rest  # 1 - L, never -L + 1
-    if const and not index and const[0].is_positive and any(_negative(t) for t in rest):
-        return const + rest
+    if const and not index and const[0].is_positive:
+        return const + rest  # 1 - rho, 1 + alpha - rho, 1 + theta t (a count keeps it last: j + 1)
     return rest + const
 
 
@@ -210,6 +210,15 @@ class PaperLatexPrinter(_PaperOrder, LatexPrinter):
         args = ", ".join(self._print(a) for a in expr.args)
         tall = any(isinstance(a, (sp.Pow, sp.Mul)) and "frac" in self._print(a) for a in expr.args)
         out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_expm1(self, expr, exp=None):
+        """``expm1(x)`` is an implementation's name: the paper writes ``e^{x} - 1``."""
+        out = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_log1p(self, expr, exp=None):
+        out = rf"\log\left(1 + {self._print(expr.args[0])}\right)"
         return f"{out}^{{{exp}}}" if exp is not None else out
 
     def _print_Piecewise(self, expr):
@@ -589,7 +598,9 @@ def _relation_rows(rel, width, notation):
     out = [Row(left, op, lines[0])] + [Row("", "", x) for x in lines[1:]]
     for sym, pw in aux:
         defined = _relation_rows(sp.Eq(sym, pw, evaluate=False), width - 6, ())
-        out += [Row(r"\text{where } " + r[0], r[1], r[2]) if r[0] else r for r in defined]
+        first = defined[0][0]
+        out += [Row(r"\text{where } " + first, defined[0][1], defined[0][2])]
+        out += [Row("", r[1], r[2]) if r[0] == first else r for r in defined[1:]]
     return out
 
 
