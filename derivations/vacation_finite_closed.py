@@ -345,9 +345,17 @@ def _steps() -> tuple[Step, ...]:
     Lz, Az, Cz = _law_transforms()
     Qt, Pt = V.transforms(lam, p, 1 / mu, 1 / nu)
     ratios = _generic_ratios()
+    # the ratios as the literature writes them: s_1 = 1 - p + lambda/mu, s_2 = (lambda + nu (1 - p))/(lambda + nu)
+    paper_ratios = (1 - p + lam / mu, (lam + nu * (1 - p)) / (lam + nu))
     ratio_steps = tuple(Step(f"(A.3{chr(ord('a') + n)})", r"A ratio of the geometric sequences (a pole of "
-                             r"$\tilde Q$ or $\tilde P$)", sp.Eq(name, ratio), "", computed=True)
+                             r"$\tilde Q$ or $\tilde P$)", sp.Eq(name, ratio), "", computed=True,
+                             paper=sp.Eq(name, paper_ratios[n]) if len(ratios) == 2 else None)
                         for n, (name, ratio) in enumerate(zip(s_names, ratios)))
+    # (A.1) as the literature writes it: L(z) = p z / (1 - (1 - p) z), A(z) = mu (1 - (1 - p) z) /
+    # (mu (1 - (1 - p) z) + lambda (1 - z)), C(z) the same with nu
+    geo = 1 - (1 - p) * z
+    paper_laws = sp.And(sp.Eq(L(z), p * z / geo), sp.Eq(A(z), mu * geo / (mu * geo + lam * (1 - z))),
+                        sp.Eq(C(z), nu * geo / (nu * geo + lam * (1 - z))))
     qt_pw = display_piecewise(lambda c: _terms_display(c, "qt"))
     pt_pw = display_piecewise(lambda c: _terms_display(c, "pt"))
     total_pw = display_piecewise(_total_display)
@@ -359,7 +367,7 @@ def _steps() -> tuple[Step, ...]:
         Step("(A.1)", r"Geometric batches (mean $1/p$), exponential service (rate $\mu$) and vacations (rate "
              r"$\nu$): the numbers of customers arriving during a service and during a vacation",
              sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "",
-             provenance="docs/theory/other-models.md section A", computed=True),
+             provenance="docs/theory/other-models.md section A", computed=True, paper=paper_laws),
         Step("(A.2)", r"$\tilde Q(z) = (A(z) - z C(z))/(A(z) - z)$ is rational (the factor $1 - z$ cancels); "
              "unnormalised", sp.Eq(Qt_f(z), Qt), "[@sopin2013, eq. (3)]", computed=True),
         Step("(A.2')", r"$\tilde P(z)$ of (13') is rational", sp.Eq(Pt_f(z), Pt), "[@sopin2013, eq. (13)]",
