@@ -86,6 +86,7 @@ def latex_text(text: str) -> str:
 def _cite_text(key: str, locator: str) -> str:
     from .bibliography import short
 
+    locator = locator.replace("--", "–")
     return f"({short(key)}, {locator})" if locator else f"({short(key)})"
 
 
