@@ -94,6 +94,8 @@ def time_stationary(q, u, v, C, j):
     return s / C
 
 
+arrival_counts.latex_superscripts = {"l_k": "l"}  # l_k[k][n] is l^{(k)}_n, the k-fold convolution
+
 RECURSIONS = (
     ("The numbers of arrivals during a service", arrival_counts),
     ("The cut recursion (2b), with no subtraction", cut_recursion),

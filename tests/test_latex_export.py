@@ -253,6 +253,7 @@ def test_algorithms_read_as_pseudocode():
     cut = pseudocode(vacation_infinite.cut_recursion)
     assert r"\For{$j = 0$ \textbf{to} $n - 1$}" in cut and r"\tilde{q}_{j + 1} \gets \frac{s}{a_{0}}" in cut
     assert r"\Function{Cut-Recursion}{$a, \bar{a}, \bar{c}, n$}" in cut
+    assert r"\beta_{k} l^{(k)}_{n}" in pseudocode(vacation_infinite.arrival_counts)  # the k-fold convolution
     levels = pseudocode(mm1_hysteretic.level_law)
     assert r"\For{$j = L - 2$ \textbf{down to} $0$}" in levels and r"\rho_0" in levels
     for name in MODELS:

@@ -30,7 +30,7 @@ __all__ = ["PseudocodeCodegen", "pseudocode", "algorithm_block", "NAMES"]
 #: identifiers -> LaTeX shared by the recursions
 NAMES = {
     "abar": r"\bar{a}", "cbar": r"\bar{c}", "qbar": r"\bar{q}", "r0": r"\rho_0", "r1": r"\rho_1",
-    "l_k": r"l^{*}", "t0": r"t_0", "F2": r"F_2", "pi": r"\pi",
+    "l_k": r"l^{(\cdot)}", "t0": r"t_0", "F2": r"F_2", "pi": r"\pi",
 }
 
 
@@ -96,13 +96,33 @@ def _range(call):
     return first, last, descending
 
 
+class _Expressions(codegen.ExpressionCodegen):
+    """latexify's expression codegen; an array named in ``superscripts`` takes its first index as a
+    parenthesised superscript: ``l_k[k][n]`` -> ``l^{(k)}_{n}`` (the k-fold convolution)."""
+
+    def __init__(self, superscripts: dict):
+        super().__init__(use_math_symbols=True)
+        self._superscripts = superscripts
+
+    def visit_Subscript(self, node: ast.Subscript) -> str:
+        value, indices = self._convert_nested_subscripts(node)
+        root = node
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in self._superscripts and len(indices) >= 2:
+            rest = ", ".join(indices[1:])
+            return f"{self._superscripts[root.id]}^{{({indices[0]})}}_{{{rest}}}"
+        return super().visit_Subscript(node)
+
+
 class PseudocodeCodegen(codegen.AlgorithmicCodegen):
     """latexify's algorithmic codegen with loops, arrays and names written as mathematics."""
 
-    def __init__(self, names: dict | None = None):
+    def __init__(self, names: dict | None = None, superscripts: dict | None = None):
         super().__init__(use_math_symbols=True)
         conv = _Names({**NAMES, **(names or {})})
         self._identifier_converter = conv
+        self._expression_codegen = _Expressions(superscripts or {})
         self._expression_codegen._identifier_converter = conv
 
     def _expr(self, node) -> str:
@@ -168,7 +188,7 @@ def pseudocode(fn) -> str:
     :class:`PseudocodeCodegen`)."""
     tree = parser.parse_function(fn)
     tree = transformers.AugAssignReplacer().visit(tree)
-    return PseudocodeCodegen(getattr(fn, "latex_names", None)).visit(tree)
+    return PseudocodeCodegen(getattr(fn, "latex_names", None), getattr(fn, "latex_superscripts", None)).visit(tree)
 
 
 def algorithm_block(title: str, fn) -> str:
