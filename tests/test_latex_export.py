@@ -303,6 +303,8 @@ def test_fragment_layout_options(tmp_path):
     assert "\\begin{algorithm}" not in text and "\\tag" not in text and "\\section" not in text
     assert text.count("\\begin{equation}") == text.count("\\label{erlang-b:") - 1  # + the subsection's label
     assert "\\subsection{" in text and "\\label{erlang-b:R}" in text and "\\label{erlang-b:Rp}" in text
+    # the text refers to the displays as the paper numbers them, never by the source's bare "(R)"
+    assert "the recursion \\eqref{erlang-b:R}" in text and "(R)" not in text
     assert cli(["derive", "erlang-b", "--latex", str(frag), "--fragment", "--algorithms", "--source-tags",
                 "--section-level", "none", "--label-prefix", "eb"])[0] == 0
     text = frag.read_text()

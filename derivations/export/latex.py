@@ -49,9 +49,15 @@ PREAMBLE = (
 )
 
 
-def text(value: str) -> str:
-    """LaTeX of prose (:func:`.prose.latex_text`)."""
-    return latex_text(value)
+def text(value: str, refs: dict | None = None) -> str:
+    """LaTeX of prose (:func:`.prose.latex_text`), references to the steps as ``\\eqref``."""
+    return latex_text(value, refs)
+
+
+def step_refs(derivation, prefix: str) -> dict:
+    """``"(R)" -> "\\eqref{prefix:R}"`` for every step whose label is a parenthesised number or name."""
+    return {s.label: f"\\eqref{{{label(prefix, s.label)[7:-1]}}}" for s in derivation.steps
+            if re.fullmatch(r"\([\w.']+\)", s.label)}
 
 
 def tag(label: str) -> str:
@@ -172,14 +178,15 @@ def body(derivation, *, section_level: str = "subsection", label_prefix: str | N
     if head:
         lines.append(f"\\{head}{{{text(d.title)}}}")
         lines.append(label(prefix, "section"))
+    refs = step_refs(d, prefix)
     lines += [_paragraph(f"Source: {text(d.source)}."), ""]
     for note in d.notes:
-        lines += [_paragraph(text(note)), ""]
+        lines += [_paragraph(text(note, refs)), ""]
     if d.notation:
         lines += [_paragraph(notation_text(d.notation)), ""]
     for s in d.steps:
         lines += [_comment(f"{s.label}: {_provenance(s)}"),
-                  "{\\sloppy " + text(step_text(s)),
+                  "{\\sloppy " + text(step_text(s), refs),
                   display(s, d.notation, prefix=prefix, source_tags=source_tags) + "\\par}", ""]
     if algorithms and d.recursions:
         lines.append(render_recursions(d.recursions, sub))

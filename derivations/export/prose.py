@@ -69,8 +69,16 @@ def _locator_tex(locator: str) -> str:
     return re.sub(r"\b(eqs?|ch|sec|p|pp|vol|Thm|Cor)\.\s+", r"\1.~", out)
 
 
-def latex_text(text: str) -> str:
-    """LaTeX of prose: math kept, ``\\cite[locator]{key}`` for a citation, the rest escaped."""
+def _plain_tex(value: str) -> str:
+    return escape(value).replace("--", "\\textendash{}") if "---" not in value else escape(value)
+
+
+def latex_text(text: str, refs: dict | None = None) -> str:
+    """LaTeX of prose: math kept, ``\\cite[locator]{key}`` for a citation, the rest escaped. ``refs`` maps a
+    step's label as the text writes it (``"(R)"``) to its reference (``"\\eqref{erlang-b:R}"``): the paper
+    numbers the displays, so the text refers to them by ``\\eqref`` (math and citations are left alone)."""
+    pattern = re.compile("(" + "|".join(re.escape(k) for k in sorted(refs, key=len, reverse=True)) + ")") \
+        if refs else None
     out = []
     for kind, value in split(text):
         if kind == "math":
@@ -78,8 +86,10 @@ def latex_text(text: str) -> str:
         elif kind == "cite":
             key, loc = value
             out.append(f"\\cite[{_locator_tex(loc)}]{{{key}}}" if loc else f"\\cite{{{key}}}")
+        elif pattern is not None:
+            out.append("".join(refs[p] if p in refs else _plain_tex(p) for p in pattern.split(value) if p))
         else:
-            out.append(escape(value).replace("--", "\\textendash{}") if "---" not in value else escape(value))
+            out.append(_plain_tex(value))
     return "".join(out)
 
 
