@@ -51,7 +51,8 @@ SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in docs/theory/c
 
 
 def gth_elimination(P, n):
-    r"""(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; $\pi P = \pi$."""
+    r"""The balance equations [@sopin2013, eq. (16)] solved by elimination [@gth1985]: the states are eliminated
+    from the last, with no diagonal and no subtraction; $\pi P = \pi$."""
     for k in range(n - 1, 0, -1):
         s = sum(P[k][j] for j in range(k))
         for i in range(k):
@@ -83,7 +84,7 @@ def normal_sojourn_solve(W, s, g, m):
 
 
 RECURSIONS = (
-    ("The stationary vector of the embedded chain (16) [@gth1985]", gth_elimination),
+    ("The stationary vector of the embedded chain", gth_elimination),
     ("The mean normal-mode sojourn (21): elimination of $I - P_0$ without subtraction", normal_sojourn_solve),
 )
 

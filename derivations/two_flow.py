@@ -451,7 +451,7 @@ def derivation() -> Derivation:
     ]
     notes = ("The state is (mode, class sequence), the first message being in service: first-in first-out service "
              "with class-dependent rates needs the order. The laws below are for the smallest thresholds $L = 1$, "
-             "$H = 2$, $R = 3$, algorithm 1 (F) and algorithm 2 (P); the states are numbered $1, \\dots, |S|$ in "
+             "$H = 2$, $R = 3$, algorithm 1 (labels F) and algorithm 2 (labels P); the states are numbered $1, \\dots, |S|$ in "
              "level order. The arrival rates are $\\lambda_c$, the service rates $\\mu_c$ in mode 0 and $\\mu'_c$ "
              "in modes 1 and 2; class 1 is INVITE, class 2 non-INVITE. $P_0(c)$ and $P_{>0}(c)$ are the "
              "probabilities that a message of class $c$ is in service in mode 0 and in modes 1 or 2.",)

@@ -85,7 +85,7 @@ REL = {
 _TITLES = {
     "(0)": ("The numbers of customers arriving during a service and during a vacation", "",
             "docs/theory/chapter2.md section 0"),
-    "(2b)": (r"The level crossing of the balance equations (2): the flow up across the cut between $j$ and $j+1$ "
+    "(2b)": (r"The level crossing of the balance equations: the flow up across the cut between $j$ and $j+1$ "
              r"equals the flow down; with $\tilde q_0 = 1$ every term is positive and the solution exists for every "
              "load", "[@sopin2013, eq. (2)]", "docs/theory/chapter2.md section 1"),
     "Statement 1": (r"The embedded law with $r$ places is the renormalised truncation of $\tilde q$, for "

@@ -154,7 +154,7 @@ _TITLES = {
               r"$\tilde S_r$, $j = 0, \dots, r$", "[@sopin2013, Statement 1]"),
     "(A.8)": ("Statement 2 in $r$", "[@sopin2013, eq. (11)]"),
     "(A.9)": ("The loss probability in $r$ (the load-balance form of Theorem 1.1)", "[@sopin2013, Theorem 1]"),
-    "(A.10)": (r"The same loss by the direct sum (12), with $\pi_j = (1 - p)^{r-j}$ for geometric batches",
+    "(A.10)": (r"The same loss by the direct sum [@sopin2013, eq. (12)], with $\pi_j = (1 - p)^{r-j}$ for geometric batches",
                "[@sopin2013, eqs. (12), (15)]"),
     "(A.11)": (r"The full waiting room: the finite law is $P^{r}_{e} \tilde p_j$ below the top",
                "[@sopin2013, eqs. (14), (15)]"),
@@ -370,7 +370,7 @@ def _steps() -> tuple[Step, ...]:
              provenance="docs/theory/other-models.md section A", computed=True, paper=paper_laws),
         Step("(A.2)", r"$\tilde Q(z) = (A(z) - z C(z))/(A(z) - z)$ is rational (the factor $1 - z$ cancels); "
              "unnormalised", sp.Eq(Qt_f(z), Qt), "[@sopin2013, eq. (3)]", computed=True),
-        Step("(A.2')", r"$\tilde P(z)$ of (13') is rational", sp.Eq(Pt_f(z), Pt), "[@sopin2013, eq. (13)]",
+        Step("(A.2')", r"$\tilde P(z)$ is rational", sp.Eq(Pt_f(z), Pt), "[@sopin2013, eq. (13)]",
              computed=True),
         *ratio_steps,
         Step("(A.4)", r"Partial fractions give $\tilde q_j$ for $j \ge 1$ ($\tilde q_0 = 1$); $s_1 = 1$ when "

@@ -87,7 +87,7 @@ def arrival_counts(beta, l_k, n):
 
 
 def time_stationary(q, u, v, C, j):
-    r"""(4): $p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
+    r"""$p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
     s = q[0] * v[j]
     for i in range(1, j + 2):
         s = s + q[i] * u[j - i + 1]
@@ -99,7 +99,7 @@ arrival_counts.latex_superscripts = {"l_k": "l"}  # l_k[k][n] is l^{(k)}_n, the 
 RECURSIONS = (
     ("The numbers of arrivals during a service", arrival_counts),
     ("The cut recursion (2b), with no subtraction", cut_recursion),
-    ("From the embedded to the time-stationary law (4)", time_stationary),
+    ("From the embedded to the time-stationary law [@sopin2013, eq. (4)]", time_stationary),
 )
 
 

@@ -100,6 +100,19 @@ def test_no_ascii_math_internals_or_flags_in_the_text(name):
     check_keys(prose.citations(prose_text))  # every citation is in the bibliography
 
 
+@pytest.mark.parametrize("name", MODELS)
+def test_the_text_refers_only_to_displays_it_has(name):
+    """A bare "(R)" or "(12)" in the text is a step of this derivation (printed as \\eqref, so the host paper's
+    numbers apply); the source's other equations are cited ([@sopin2013, eq. (2)])."""
+    d = _derivation(name)
+    refs = L.step_refs(d, d.name)
+    for where, text in _prose(d):
+        for kind, value in prose.split(text or ""):
+            if kind == "text":
+                for m in re.finditer(r"\((?:\d{1,2}[a-z]?'?|[A-Z](?:\.?\d+)*'?)\)", value):  # not (503)
+                    assert m.group(0) in refs, (where, m.group(0))
+
+
 def test_bibtex_of_the_cited_sources(tmp_path):
     """``--bib FILE`` writes exactly the entries the derivation cites; they parse as BibTeX entries."""
     bib = tmp_path / "refs.bib"

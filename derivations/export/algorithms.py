@@ -191,11 +191,13 @@ def pseudocode(fn) -> str:
     return PseudocodeCodegen(getattr(fn, "latex_names", None), getattr(fn, "latex_superscripts", None)).visit(tree)
 
 
-def algorithm_block(title: str, fn) -> str:
-    """An ``algorithm`` float (placed here, ``[H]``): the caption, the docstring as prose, the pseudo-code."""
+def algorithm_block(title: str, fn, refs: dict | None = None) -> str:
+    """An ``algorithm`` float (placed here, ``[H]``): the caption, the docstring as prose, the pseudo-code
+    (``refs``: the derivation's steps, referred to by ``\\eqref``)."""
     doc = " ".join((inspect.getdoc(fn) or "").split())
-    parts = ["\\begin{algorithm}[H]", f"\\caption{{{latex_text(title)}}}"]
+    parts = ["\\begin{algorithm}[H]", f"\\caption{{{latex_text(title, refs)}}}"]
     if doc:
-        parts.append(f"\\begin{{minipage}}{{\\linewidth}}\\small {latex_text(doc)}\\end{{minipage}}\\smallskip")
+        parts.append(f"\\begin{{minipage}}{{\\linewidth}}\\small {latex_text(doc, refs)}\\end{{minipage}}"
+                     "\\smallskip")
     parts += [pseudocode(fn), "\\end{algorithm}"]
     return "\n".join(parts)

@@ -56,8 +56,16 @@ def text(value: str, refs: dict | None = None) -> str:
 
 def step_refs(derivation, prefix: str) -> dict:
     """``"(R)" -> "\\eqref{prefix:R}"`` for every step whose label is a parenthesised number or name."""
-    return {s.label: f"\\eqref{{{label(prefix, s.label)[7:-1]}}}" for s in derivation.steps
-            if re.fullmatch(r"\([\w.']+\)", s.label)}
+    refs = {}
+    for s in derivation.steps:
+        ref = f"\\eqref{{{label(prefix, s.label)[7:-1]}}}"
+        if re.fullmatch(r"\([\w.']+\)", s.label):
+            refs[s.label] = ref
+        else:  # "Theorem 1.1 (12)": the text may write (12)
+            m = re.search(r"(\(\d+'?\))$", s.label)
+            if m:
+                refs.setdefault(m.group(1), ref)
+    return refs
 
 
 def tag(label: str) -> str:
@@ -133,7 +141,7 @@ def notation_text(notation, math: str = "$") -> str:
     return f"We write {joined}."
 
 
-def render_recursions(recursions, heading: str | None = "subsection") -> str:
+def render_recursions(recursions, heading: str | None = "subsection", refs: dict | None = None) -> str:
     """LaTeX algorithm blocks of ``(title, function)`` pairs (:mod:`.algorithms`), under a heading."""
     from .algorithms import algorithm_block
 
@@ -142,7 +150,7 @@ def render_recursions(recursions, heading: str | None = "subsection") -> str:
     parts = [f"\\{heading}{{Algorithms}}" if heading != "paragraph" else "\\paragraph{Algorithms.}"] \
         if heading else []
     for title, fn in recursions:
-        parts += [algorithm_block(title, fn), ""]
+        parts += [algorithm_block(title, fn, refs), ""]
     return "\n".join(parts)
 
 
@@ -189,7 +197,7 @@ def body(derivation, *, section_level: str = "subsection", label_prefix: str | N
                   "{\\sloppy " + text(step_text(s), refs),
                   display(s, d.notation, prefix=prefix, source_tags=source_tags) + "\\par}", ""]
     if algorithms and d.recursions:
-        lines.append(render_recursions(d.recursions, sub))
+        lines.append(render_recursions(d.recursions, sub, refs))
     if provenance:
         lines.append(provenance_appendix(d, sub or "paragraph"))
     return "\n".join(lines)
