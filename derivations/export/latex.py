@@ -259,8 +259,10 @@ def cited_keys(derivation) -> list[str]:
     from .prose import citations
 
     d = derivation
+    import inspect
+
     prose = [d.source, *d.notes, *(s.title for s in d.steps), *(s.citation for s in d.steps),
-             *(t for t, _ in d.recursions)]
+             *(t for t, _ in d.recursions), *(inspect.getdoc(fn) or "" for _, fn in d.recursions)]
     keys: list[str] = []
     for p in prose:
         for k in citations(p or ""):
