@@ -136,7 +136,8 @@ REL = {
     "(23')": sp.Eq(tau, C / (q[L, 1] * a1[0])),
 }
 _TITLES = {
-    "(16a)": (r"The balance of the normal-mode states $(j, 0)$, $j = 0, \dots, H-2$ (event convention)", _CITE.format(16)),
+    "(16a)": (r"The balance of the normal-mode states $(j, 0)$, $j = 0, \dots, H-2$ (event convention)",
+              _CITE.format(16)),
     "(16b)": (r"The balance of the overload states $(j, 1)$, $j = L, \dots, R-2$", _CITE.format(16)),
     "(16c)": (r"The discard states drain one by one, $j = H+1, \dots, R-2$", _CITE.format(16)),
     "(16d)": (r"The entry into the discard mode at $(R-1, 2)$, with $\bar a_n = \Pr(A \ge n)$ and "

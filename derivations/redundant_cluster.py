@@ -515,7 +515,8 @@ def derivation() -> Derivation:
              r"t_0\}\, e^{-a_1 W_1 - a_2 W_2}\bigr]$", REL_F3, "",
              check=relation_check(REL_F3, _bind_F3, describe=": M by quadrature of the tilted convolution")),
         Step("(D)", r"The sum over $N$ intervals of [@bogatyrev2017], with $d = t_0/N$, $B_0 = 1 - \rho_1$ and "
-             r"$B_i = F_1(i d) - F_1((i-1) d)$", REL_D, "", check=relation_check(REL_D, _bind_D, describe=": the package's r_N, N = 20")),
+             r"$B_i = F_1(i d) - F_1((i-1) d)$", REL_D, "",
+             check=relation_check(REL_D, _bind_D, describe=": the package's r_N, N = 20")),
         Step("(E)", "Its error is $O(1/N)$",
              sp.Eq(sp.Limit(N_ * (r_sym - rN), N_, sp.oo),
                    t / 2 * sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * rho2 * th2 * sp.exp(-th2 * (t - w)),

@@ -128,7 +128,8 @@ def derivation() -> Derivation:
         steps=steps,
         checks=(Check("the integer windows follow (5) within one window and add up to R", _check_allocation,
                       "(W)"),),
-        notes=("The windows use $w_{s,i} = h_i$, the response time of the window model [@wang_liao_scp, eq. (4)]; with a queue at the "
+        notes=("The windows use $w_{s,i} = h_i$, the response time of the window model [@wang_liao_scp, eq. (4)]; "
+               "with a queue at the "
                "processors the response times grow and the same windows no longer give the ratios.",),
     )
 

@@ -175,22 +175,28 @@ def derivation() -> Derivation:
         Step("(C)", "Silent refusal (no control, or an ignoring server): copy $k$ is sent if and only if no response "
              r"has come by $\tau_k$; the response is the completion of the first admitted copy (first in, first "
              "out), each copy being refused with probability $p$", REL_C, "",
-             provenance="numeric/engines/sip_retransmission.py (C)", check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
+             provenance="numeric/engines/sip_retransmission.py (C)",
+             check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
         Step("(T)", "Silent refusal: no response by the timeout $T_B$", REL_T, "",
              provenance="numeric/engines/sip_retransmission.py (T)",
              check=relation_check(REL_T, _bind(ign, "T"), describe=desc)),
         Step("(C')", "With 503 responses: a refused copy 0 ends the transaction; once it is admitted, copy $k$ is "
              r"sent if and only if copy 0 has not completed by $\tau_k$ (a refused retransmission of an admitted "
-             "transaction is absorbed)", REL_C5, "", provenance="numeric/engines/sip_retransmission.py (C)", check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
+             "transaction is absorbed)", REL_C5, "", provenance="numeric/engines/sip_retransmission.py (C)",
+             check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
         Step("(T')", "With 503 responses, a transaction times out when copy 0 is admitted and not completed by "
              "$T_B$ (the response is that of copy 0)", REL_T5, "",
-             provenance="numeric/engines/sip_retransmission.py (T)", check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
+             provenance="numeric/engines/sip_retransmission.py (T)",
+             check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
         Step("(J)", "With 503 responses, a transaction is rejected when copy 0 is refused (a transaction with an "
-             "admitted copy is never rejected)", REL_J, "", provenance="numeric/engines/sip_retransmission.py (J)", check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
+             "admitted copy is never rejected)", REL_J, "", provenance="numeric/engines/sip_retransmission.py (J)",
+             check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
         Step("(G)", "The goodput: the transactions answered before the timeout, per second", REL_G,
-             "", provenance="numeric/engines/sip_retransmission.py (G)", check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
+             "", provenance="numeric/engines/sip_retransmission.py (G)",
+             check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
         Step("(D)", "The duplicate ratio: the share of retransmitted copies among all copies", REL_D,
-             "", provenance="numeric/engines/sip_retransmission.py (D)", check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
+             "", provenance="numeric/engines/sip_retransmission.py (D)",
+             check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
         Step("(F2)", r"Two flows: INVITE ($\lambda_1$, $C_1$) and non-INVITE ($\lambda_2$, $C_2$) transactions "
              "meet the same server at the total copy rate, the mean number of copies $C_i$ of each flow following "
              "from (C) over its own copy instants", REL_F2, "",

@@ -385,7 +385,8 @@ def derivation() -> Derivation:
              check=relation_check(little, _bindings("unequal", every_c), describe=un + " (tagged-customer sojourns)")),
         Step("(H.3)", r"Lumping: with $\mu_1 = \mu_2 = \mu$ the marginal law of (mode, $n$) satisfies the cut of "
              r"the one-flow chain with the total input rate $\Lambda_s = \lambda(1, s) + \lambda(2, s)$", lumped_cut,
-             "", provenance="docs/theory/other-models.md section B", check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
+             "", provenance="docs/theory/other-models.md section B",
+             check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
         Step("(H.4)", "The lumped law for $L = 2$, $H = 4$, $R = 6$: the probability of state $i$ = (mode, $n$), in "
              "level order, is a ratio of polynomials $N_i$ in the rates, computed exactly and checked against "
              "global balance", law_rel, "", provenance="docs/theory/other-models.md section B",

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 
-from .printing import PaperLatexPrinter, latex, rows, tex_width
+from .printing import PaperLatexPrinter, latex, rows
 from .prose import escape, latex_text
 
 __all__ = ["document", "body", "render_recursions", "escape", "text", "tag", "display", "aligned", "display_math",
-           "step_text", "notation_text", "label", "SECTION_LEVELS", "WIDTH", "PREAMBLE", "FRAGMENT_PACKAGES",
+           "step_text", "step_refs", "cited_keys", "provenance_appendix", "notation_text", "label",
+           "SECTION_LEVELS", "WIDTH", "PREAMBLE", "FRAGMENT_PACKAGES",
            "ALGORITHM_PACKAGES", "MAX_ROWS"]
 
 #: the width (in :func:`.printing.tex_width` units, about half an em) a display row may take: the text block
@@ -269,8 +270,3 @@ def cited_keys(derivation) -> list[str]:
             if k not in keys:
                 keys.append(k)
     return keys
-
-
-def fits(block: str, width: float = WIDTH + 8) -> bool:
-    """True when every row of a display block is at most ``width`` wide (:func:`.printing.tex_width`)."""
-    return all(tex_width(r.replace("&", "")) <= width for r in block.split("\\\\"))
