@@ -136,7 +136,8 @@ def test_terms_in_the_literatures_order():
     """The issue's examples: 1 - B(n), (1 - B(c)) lambda_c, (1 - l(c)) lambda(c, 0), lambda_0 (1 - P_J - P_T)."""
     expected = {
         ("erlang-b", "(R')"): r"1 - B(n) = ",
-        ("two-flow-hysteretic", "(H.7)"): r"\theta(c) = \left(1 - \ell(c)\right) \lambda(c, 0)",
+        ("two-flow-hysteretic", "(H.7)"): r"\theta(c) = \lambda(c, 0) \left(1 - \ell(c)\right)",
+        ("two-flow", "(C.4)"): r"\lambda_{c} \left(1 - B(c)\right) = \theta(c)",
         ("sip-retransmission", "(G)"): r"\gamma = \lambda_{0} \left(1 - P_{J} - P_{T}\right)",
     }
     for (name, label), shown in expected.items():

@@ -212,6 +212,21 @@ class PaperLatexPrinter(_PaperOrder, LatexPrinter):
         out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
         return f"{out}^{{{exp}}}" if exp is not None else out
 
+    def _print_Mul(self, expr):
+        """A product with a parenthesised sum writes the sum last, as papers do: ``\\lambda_c (1 - B(c))``,
+        ``\\lambda_0 (1 - P_J - P_T)`` (fractions and numeric coefficients as SymPy writes them)."""
+        factors = sp.Mul.make_args(expr)
+        sums = [f for f in factors if f.is_Add or (f.is_Pow and f.base.is_Add and f.exp.is_positive)]
+        others = [f for f in factors if f not in sums]
+        plain = all(f.is_Symbol or isinstance(f, (sp.Indexed, sp.core.function.AppliedUndef))
+                    or (f.is_Pow and f.base.is_Symbol and f.exp.is_positive) for f in others)
+        if not sums or not others or not plain or any(f.is_Number or (f.is_Pow and f.exp.is_negative)
+                                                      for f in factors):
+            return super()._print_Mul(expr)
+        head = self._print(sp.Mul(*others))
+        tail = " ".join(rf"\left({self._print(f)}\right)" if f.is_Add else self._print(f) for f in sums)
+        return f"{head} {tail}"
+
     def _print_expm1(self, expr, exp=None):
         """``expm1(x)`` is an implementation's name: the paper writes ``e^{x} - 1``."""
         out = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
@@ -576,8 +591,9 @@ def _aux_symbols(expr, taken):
 def _relation_rows(rel, width, notation):
     """Rows of a relation; ``notation=None``: the relation as written (a stated paper form), not rewritten."""
     show = (lambda e: e) if notation is None else (lambda e: present(e, notation))
-    if isinstance(rel, sp.And):
-        return [row for arg in rel.args for row in _relation_rows(arg, width, notation)]
+    if isinstance(rel, sp.And):  # in the order of their left-hand sides: B(1) before B(2)
+        parts = sorted(rel.args, key=lambda r: sp.default_sort_key(getattr(r, "lhs", r)))
+        return [row for arg in parts for row in _relation_rows(arg, width, notation)]
     if not isinstance(rel, sp.core.relational.Relational):
         return [Row("", "", line) for line in _lines(show(rel), width)]
     lhs, rhs = show(rel.lhs), show(rel.rhs)
