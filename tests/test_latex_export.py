@@ -268,6 +268,7 @@ def test_algorithms_read_as_pseudocode():
     assert r"\For{$j = 0$ \textbf{to} $n - 1$}" in cut and r"\tilde{q}_{j + 1} \gets \frac{s}{a_{0}}" in cut
     assert r"\Function{Cut-Recursion}{$a, \bar{a}, \bar{c}, n$}" in cut
     assert r"\beta_{k} l^{(k)}_{n}" in pseudocode(vacation_infinite.arrival_counts)  # the k-fold convolution
+    assert r"\pi_{k} \gets \sum_{i = 0}^{k - 1} \pi_{i} P_{i, k}$" in pseudocode(hysteretic.gth_elimination)
     levels = pseudocode(mm1_hysteretic.level_law)
     assert r"\For{$j = L - 2$ \textbf{down to} $0$}" in levels and r"\rho_0" in levels
     for name in MODELS:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 
 from latexify import codegen, exceptions, parser, transformers
 from latexify.codegen import identifier_converter
@@ -183,12 +184,24 @@ class PseudocodeCodegen(codegen.AlgorithmicCodegen):
         return super().visit_Expr(node)
 
 
+_SUM_BODY = re.compile(r"(\\sum_\{[^{}]*\}\^\{[^{}]*\}) \\mathopen\{\}\\left\(\{(.*?)\}\\mathclose\{\}\\right\)")
+
+
+def _bare_sum_body(m) -> str:
+    """``\\sum_{..}^{..} (x_j y_j)`` -> ``\\sum_{..}^{..} x_j y_j`` where the body is a product (no + or - outside
+    braces): a sum's body needs no parentheses unless it is itself a sum."""
+    body = m.group(2)
+    flat = re.sub(r"\{[^{}]*\}", "", re.sub(r"\{[^{}]*\}", "", body))
+    return f"{m.group(1)} {body}" if not re.search(r"[+-]", flat) else m.group(0)
+
+
 def pseudocode(fn) -> str:
     """The ``algorithmic`` block of a reference function (latexify-py's parser and transformers, then
     :class:`PseudocodeCodegen`)."""
     tree = parser.parse_function(fn)
     tree = transformers.AugAssignReplacer().visit(tree)
-    return PseudocodeCodegen(getattr(fn, "latex_names", None), getattr(fn, "latex_superscripts", None)).visit(tree)
+    code = PseudocodeCodegen(getattr(fn, "latex_names", None), getattr(fn, "latex_superscripts", None)).visit(tree)
+    return _SUM_BODY.sub(_bare_sum_body, code)
 
 
 def algorithm_block(title: str, fn, refs: dict | None = None) -> str:
