@@ -69,7 +69,7 @@ def erlang_b_recursion(rho, n):
     return b
 
 
-RECURSIONS = (("Erlang B recursion (R), docs/theory/other-models.md section D", erlang_b_recursion),)
+RECURSIONS = (("The recursion (R) of Erlang's B formula", erlang_b_recursion),)
 
 
 # -- independent computations -----------------------------------------------------------------------------
@@ -331,38 +331,42 @@ def _check_float64(digits):
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``erlang-b``."""
-    cite = "Wang & Liao, eq. ({})".format
+    cite = "[@wang_liao_scp, eq. ({})]".format
     steps = (
-        Step("(1)", "stationary law of the number k of busy windows of M/M/n/n, rho = lambda/mu", REL_1, cite(1),
+        Step("(1)", r"The stationary law of the number $k$ of busy windows of $M/M/n/n$, with $\rho = \lambda/\mu$",
+             REL_1, cite(1),
              check=relation_check(REL_1, _bind_1, describe=" with the GTH law of the birth-death CTMC")),
-        Step("(1')", "blocking: a BEGIN message is refused when all n windows are busy (Erlang B)", REL_1B,
-             "Wang & Liao, text after eq. (1)",
+        Step("(1')", "The blocking probability: a BEGIN message is refused when all $n$ windows are busy (Erlang's "
+             "B formula)", REL_1B, "[@wang_liao_scp, text after eq. (1)]",
              check=relation_check(REL_1B, _bind_1b, describe=": the package's B vs the CTMC")),
-        Step("(R)", "the stable recursion, B(0) = 1 (never from factorials)", REL_R, "docs/theory/other-models.md section D",
+        Step("(R)", "The stable recursion, started at $B(0) = 1$ (never from factorials)", REL_R, "",
+             provenance="docs/theory/other-models.md section D",
              check=relation_check(REL_R, _bind_R, describe=" with exact direct sums of (1)")),
-        Step("(R')", "its complement without subtraction", REL_RC, "follows from (R)",
+        Step("(R')", "Its complement, without subtraction (from (R))", REL_RC, "",
              check=relation_check(REL_RC, _bind_R, describe=" with exact direct sums of (1)")),
-        Step("(P)", "below the cut rho B(k_0 - 1) <= eps (k_0 - rho) the recursion is the pure product rho/j: "
-             "logarithms and log-gamma (in float64: eps = the smallest normal number)", REL_P,
-             "numeric/kernels/erlang.py",
+        Step("(P)", r"Below the cut $\rho B(k_0 - 1) \le \varepsilon (k_0 - \rho)$ the recursion is the pure "
+             r"product of the ratios $\rho/j$, evaluated with logarithms and the log-gamma function (in double "
+             r"precision $\varepsilon$ is the smallest normal number)", REL_P, "",
+             provenance="numeric/kernels/erlang.py",
              check=relation_check(REL_P, _bind_P, describe=": the package's B(n, 5) vs exact direct sums")),
-        Step("(T)", "rho >= 2n: (R) unrolled from the top, terms falling at least by half", REL_T,
-             "1/B(n) = 1 + (n/rho)/B(n-1)",
+        Step("(T)", r"For $\rho \ge 2n$, (R) unrolled from the top, $1/B(n) = 1 + (n/\rho)/B(n-1)$: the terms fall "
+             "at least by half", REL_T, "",
              check=relation_check(REL_T, _bind_T, describe=": the package's B at rho = 50.5")),
-        Step("(2)", "carried (admitted) rate", REL_2, cite(2),
+        Step("(2)", "The carried (admitted) rate", REL_2, cite(2),
              check=relation_check(REL_2, _bind_2, describe=": the package's lambda_e vs the CTMC")),
-        Step("(3)", "mean number of busy windows", REL_3, cite(3),
+        Step("(3)", "The mean number of busy windows", REL_3, cite(3),
              check=relation_check(REL_3, _bind_3, describe=": the package's N vs the CTMC")),
-        Step("(3')", "... equals the carried rate over the service rate", REL_3B, cite(3),
+        Step("(3')", "It equals the carried rate over the service rate", REL_3B, cite(3),
              check=relation_check(REL_3B, _bind_3b)),
-        Step("(4)", "response time by Little's law", REL_4, cite(4),
+        Step("(4)", "The response time, by Little's law", REL_4, cite(4),
              check=relation_check(REL_4, _bind_4, describe=": the package's w_s vs the CTMC's N / lambda_e")),
-        Step("(4')", "... which is the mean holding time", REL_4B, cite(4), check=relation_check(REL_4B, _bind_4b)),
-        Step("(5)", "m services share the resource R; the operator fixes S_1 : ... : S_m", REL_5, cite(5),
+        Step("(4')", "It is the mean holding time", REL_4B, cite(4), check=relation_check(REL_4B, _bind_4b)),
+        Step("(5)", r"The $m$ services share the resource $R$; the operator fixes the ratios $S_1 : \dots : S_m$",
+             REL_5, cite(5),
              check=relation_check(REL_5, _bind_5, describe=" with ServiceMix.admitted_rates")),
-        Step("(6)", "equivalence coefficient: a call of service i = alpha_ik calls of the reference service k",
-             REL_6, cite(6), check=relation_check(REL_6, _bind_6)),
-        Step("(6')", "the largest rate of the reference service alone", REL_6B, "Wang & Liao, text after eq. (6)",
+        Step("(6)", r"The equivalence coefficient: a call of service $i$ counts as $\alpha_{i,k}$ calls of the "
+             "reference service $k$", REL_6, cite(6), check=relation_check(REL_6, _bind_6)),
+        Step("(6')", "The largest rate of the reference service alone", REL_6B, "[@wang_liao_scp, text after eq. (6)]",
              check=relation_check(REL_6B, _bind_6b)),
     )
     checks = (
@@ -376,12 +380,14 @@ def derivation() -> Derivation:
     )
     return Derivation(
         name="erlang-b",
-        title="Erlang B window model of an SCP front end (M/M/n/n)",
-        source=SOURCE,
+        title="The Erlang B window model of an SCP front end ($M/M/n/n$)",
+        source="[@wang_liao_scp, eqs. (1)--(6)]",
+        provenance=("docs/theory/other-models.md section D", __name__),
         steps=steps,
         checks=checks,
-        notes=("Erlang B is computed by the recursion (R), whose steps are ratios of positive numbers; below the "
-               "cut it continues as the pure product (P) in logarithms, and for rho >= 2n as the sum (T).",),
+        notes=("Erlang's B formula is computed by the recursion (R), whose steps are ratios of positive numbers; "
+               r"below the cut it continues as the pure product (P) in logarithms, and for $\rho \ge 2n$ as the "
+               "sum (T).",),
         recursions=RECURSIONS,
     )
 

@@ -21,6 +21,7 @@ step hooks and the checks; export lives in :mod:`qderive.derivations.export`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -228,26 +229,46 @@ class Step:
     citation: str = ""
     computed: bool = False
     check: Callable | None = None
+    #: the relation as the literature writes it; exported only once proved equal (:mod:`.export.forms`)
+    paper: sp.Basic | None = None
+    #: where the step is reconstructed or computed (a theory page, a module): LaTeX comments, never the text
+    provenance: str = ""
+    #: the derivation's abbreviations, set by :class:`Derivation` (a step displays as in the export)
+    notation: tuple = ()
 
     @property
     def verified_by(self) -> str:
         return "computed by SymPy" if self.computed else ("evaluated by verify" if self.check else "not checked")
 
-    def latex(self, notation=()) -> str:
+    def latex(self, notation=None) -> str:
         """The relation in LaTeX (one line; :mod:`.export.latex` breaks long ones), in ``notation``."""
+        from .export.forms import shown
         from .export.printing import latex, present
 
-        return latex(present(self.relation, notation))
+        if self.paper is not None:  # the literature's form, printed as written
+            return latex(shown(self))
+        return latex(present(shown(self), self.notation if notation is None else notation))
 
     def _repr_latex_(self) -> str:
+        """Jupyter: the display as in the export (the derivation's notation, paper form, source tag)."""
         from .export.latex import display_math
 
-        return display_math(self)
+        return display_math(self, self.notation)
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the step's sentence and its display, as on the Markdown page."""
+        from .export.markdown import step_markdown
+
+        return step_markdown(self)
 
     def __str__(self) -> str:
+        from .export.forms import shown
+        from .export.latex import step_text
         from .export.printing import pretty, present
+        from .export.prose import unicode_text
 
-        return f"{self.label} {self.title}\n{pretty(present(self.relation))}"
+        relation = shown(self) if self.paper is not None else present(self.relation, self.notation)
+        return f"{self.label} {unicode_text(step_text(self))}\n{pretty(relation)}"
 
 
 @dataclass(frozen=True)
@@ -331,6 +352,13 @@ class Derivation:
     #: abbreviations of the source written in the exports where they apply: (symbol, definition) pairs,
     #: e.g. rho-bar = lambda l_1 b_1 (:func:`.export.printing.present`)
     notation: tuple = ()
+    #: where the derivation is reconstructed (theory pages, modules): LaTeX comments and ``--provenance``
+    provenance: tuple = ()
+
+    def __post_init__(self):
+        if self.notation:
+            steps = tuple(s if s.notation else dataclasses.replace(s, notation=self.notation) for s in self.steps)
+            object.__setattr__(self, "steps", steps)
 
     def step(self, label: str) -> Step:
         for s in self.steps:
@@ -379,10 +407,13 @@ class Derivation:
         return self.markdown()
 
     def __str__(self) -> str:
-        from .export.printing import pretty, present
+        from .export.printing import pretty
+        from .export.prose import unicode_text
 
-        out = [self.title, "=" * len(self.title), f"Source: {self.source}", ""]
+        title = unicode_text(self.title)
+        out = [title, "=" * len(title), f"Source: {unicode_text(self.source)}", ""]
+        out += [unicode_text(n) for n in self.notes] + ([""] if self.notes else [])
         if self.notation:
             out += ["Notation: " + ", ".join(f"{pretty(a)} = {pretty(b, order='none')}" for a, b in self.notation), ""]
-        out += [f"{s.label} {s.title}\n{pretty(present(s.relation, self.notation))}\n" for s in self.steps]
+        out += [f"{s}\n" for s in self.steps]
         return "\n".join(out)

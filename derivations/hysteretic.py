@@ -43,7 +43,7 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "steps", "CHECK_POINTS", "RECURSIONS", "gth_elimination", "normal_sojourn_solve"]
 
-_CITE = "Sopin 2013, eq. ({})"
+_CITE = "[@sopin2013, eq. ({})]"
 SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in docs/theory/chapter3.md"
 
 
@@ -51,16 +51,18 @@ SOURCE = "Sopin 2013, chapter 3, eqs. (16)-(23); reconstruction in docs/theory/c
 
 
 def gth_elimination(P, n):
-    r"""(16) solved by GTH: eliminate the states from the last, no diagonal, no subtraction; $\pi P = \pi$."""
+    r"""The balance equations [@sopin2013, eq. (16)] solved by elimination [@gth1985]: the states are eliminated
+    from the last, with no diagonal and no subtraction; $\pi P = \pi$."""
     for k in range(n - 1, 0, -1):
         s = sum(P[k][j] for j in range(k))
         for i in range(k):
             P[i][k] = P[i][k] / s
             for j in range(k):
                 P[i][j] = P[i][j] + P[i][k] * P[k][j]
-    pi = [1]
+    pi = [0] * n
+    pi[0] = 1
     for k in range(1, n):
-        pi.append(sum(pi[i] * P[i][k] for i in range(k)))
+        pi[k] = sum(pi[i] * P[i][k] for i in range(k))
     return pi
 
 
@@ -82,8 +84,8 @@ def normal_sojourn_solve(W, s, g, m):
 
 
 RECURSIONS = (
-    ("Stationary vector of the embedded chain (16): GTH", gth_elimination),
-    ("Mean normal-mode sojourn (21): subtraction-free elimination of I - P_0", normal_sojourn_solve),
+    ("The stationary vector of the embedded chain", gth_elimination),
+    ("The mean normal-mode sojourn (21): elimination of $I - P_0$ without subtraction", normal_sojourn_solve),
 )
 
 
@@ -134,23 +136,26 @@ REL = {
     "(23')": sp.Eq(tau, C / (q[L, 1] * a1[0])),
 }
 _TITLES = {
-    "(16a)": ("balance of the normal-mode states (j, 0), j = 0..H-2 (event convention)", _CITE.format(16)),
-    "(16b)": ("balance of the overload states (j, 1), j = L..R-2", _CITE.format(16)),
-    "(16c)": ("the discard states drain one by one, j = H+1..R-2", _CITE.format(16)),
-    "(16d)": ("entry into the discard mode at (R-1, 2) (bar-a_n = P(A >= n), bar-l_R = P(X >= R))", _CITE.format(16)),
-    "(17a)": ("mean time between departures", _CITE.format(17)),
-    "(17b)": ("time-stationary law: count 1 <= c < R in interval mode s (J[s, n]: time of a mode-s service "
-              "with n arrivals so far)", _CITE.format(17) + "; docs/theory/chapter3.md section 4"),
-    "(17c)": ("empty system", _CITE.format(17)),
-    "(18)": ("probability of overload (interval semantics)", "Sopin 2013, Statement 3, eq. (18)"),
-    "(19)": ("probability of discard (= b_1 (R-1-H) q_{R-1,2} / C)", "Sopin 2013, Statement 3, eq. (19)"),
-    "(20)": ("the embedded transition matrix restricted to the normal-mode states", _CITE.format(20)),
-    "(21)": ("mean normal-mode sojourn, corrected: the idle periods in (0,0) are normal mode",
-             _CITE.format(21) + "; docs/theory/chapter3.md section 6"),
-    "(21')": ("the thesis's form (omits the idle periods; exact only when q_{0,0} = 0)", _CITE.format(21)),
-    "(22)": ("mean return time (renewal reward over control cycles)", _CITE.format(22)),
-    "(23)": ("mean control cycle", _CITE.format(23)),
-    "(23')": ("renewal identity: one cycle per entry into S_0", "docs/theory/chapter3.md section 7"),
+    "(16a)": (r"The balance of the normal-mode states $(j, 0)$, $j = 0, \dots, H-2$ (event convention)",
+              _CITE.format(16)),
+    "(16b)": (r"The balance of the overload states $(j, 1)$, $j = L, \dots, R-2$", _CITE.format(16)),
+    "(16c)": (r"The discard states drain one by one, $j = H+1, \dots, R-2$", _CITE.format(16)),
+    "(16d)": (r"The entry into the discard mode at $(R-1, 2)$, with $\bar a_n = \Pr(A \ge n)$ and "
+              r"$\bar l_R = \Pr(X \ge R)$", _CITE.format(16)),
+    "(17a)": ("The mean time between departures", _CITE.format(17)),
+    "(17b)": (r"The time-stationary law of the count $1 \le c < R$ in the interval mode $s$ ($J_{s,n}$ is the time of "
+              "a mode-$s$ service with $n$ arrivals so far)", _CITE.format(17), "docs/theory/chapter3.md section 4"),
+    "(17c)": ("The probability of an empty system", _CITE.format(17)),
+    "(18)": ("The probability of overload (interval semantics)", "[@sopin2013, Statement 3, eq. (18)]"),
+    "(19)": ("The probability of discard, $b_1 (R-1-H) q_{R-1,2} / C$", "[@sopin2013, Statement 3, eq. (19)]"),
+    "(20)": ("The embedded transition matrix restricted to the normal-mode states", _CITE.format(20)),
+    "(21)": ("The mean normal-mode sojourn, corrected: the idle periods in $(0,0)$ belong to the normal mode",
+             _CITE.format(21), "docs/theory/chapter3.md section 6"),
+    "(21')": ("The thesis's form, which omits the idle periods (exact only when $q_{0,0} = 0$)", _CITE.format(21)),
+    "(22)": ("The mean return time (renewal reward over control cycles)", _CITE.format(22)),
+    "(23)": ("The mean control cycle", _CITE.format(23)),
+    "(23')": (r"The renewal identity: one cycle per entry into $\mathcal{S}_0$", "",
+              "docs/theory/chapter3.md section 7"),
 }
 
 
@@ -247,16 +252,18 @@ INSTANT_REL = {
     "(I4)": sp.Eq(tmc, C / nu),
 }
 _INSTANT_TITLES = {
-    "(I1)": ("arrivals during a deterministic service D with the count-dependent rate: M = exp(Q D) by "
-             "uniformization, P = I + Q / Lambda >= 0, beta_k = e^{-Lambda D} (Lambda D)^k / k!",
+    "(I1)": (r"The arrivals during a deterministic service of length $D$ with the count-dependent rate: "
+             r"$M = e^{Q D}$ by uniformization, $P = I + Q/\Lambda \ge 0$, "
+             r"$\beta_k = e^{-\Lambda D} (\Lambda D)^k / k!$", "[@pechinkin_sip]",
              "seed 002, abstract 2; numeric/kernels/birth.py"),
-    "(I2)": ("expected time at each count during the service: T = int_0^D exp(Q t) dt, bar-beta_k = P(K > k)",
-             "docs/theory/chapter3.md section 4 (w_k); numeric/kernels/birth.py"),
-    "(I3)": ("time-stationary law of (count c, mode m) under the instant policy: tau[i, s', c] = the expected "
-             "time at c in the interval from (i, s'), chi[s', c, m] = 1 when max(s', level(c)) = m",
-             "(17) for --policy instant"),
-    "(I4)": ("mean time between mode changes: nu = expected changes per departure (up at arrivals crossing H "
-             "or R, down at departures), every change once", "seed 002, abstract 2"),
+    "(I2)": (r"The expected time at each count during the service, $T = \int_0^D e^{Q t}\, dt$, with "
+             r"$\bar\beta_k = \Pr(K > k)$", "", "docs/theory/chapter3.md section 4 (w_k); numeric/kernels/birth.py"),
+    "(I3)": (r"The time-stationary law of the count $c$ and the mode $m$ when the mode follows the count at once: "
+             r"$\tau_{i,s',c}$ is the expected time at $c$ in the interval from $(i, s')$, and $\chi_{s',c,m} = 1$ "
+             r"when $\max(s', \operatorname{level}(c)) = m$", "", "(17) for the instant policy"),
+    "(I4)": (r"The mean time between mode changes: $\nu$ is the expected number of changes per departure (up at "
+             r"arrivals crossing $H$ or $R$, down at departures), every change counted once", "[@pechinkin_sip]",
+             "seed 002, abstract 2"),
 }
 #: the instant-policy point of (I1)-(I4): deterministic service for (I1), (I2), exponential for (I3), (I4)
 _INSTANT_POINT = dict(batch=Geometric(F(3, 2)), L=2, H=4, R=7, rate=F(3, 4), overload_factor=F(1, 2))
@@ -353,9 +360,12 @@ def _instant_hook(label: str):
 
 def steps() -> tuple:
     """The relations (16)-(23) and (I1)-(I4) of the instant policy, each with its evaluation hook."""
-    return (tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
-            + tuple(Step(label, _INSTANT_TITLES[label][0], INSTANT_REL[label], _INSTANT_TITLES[label][1],
-                         check=_instant_hook(label)) for label in INSTANT_REL))
+    def prose(entry):  # (title, citation[, provenance])
+        return {"title": entry[0], "citation": entry[1], "provenance": entry[2] if len(entry) > 2 else ""}
+
+    return (tuple(Step(label, relation=REL[label], check=_hook(label), **prose(_TITLES[label])) for label in REL)
+            + tuple(Step(label, relation=INSTANT_REL[label], check=_instant_hook(label),
+                         **prose(_INSTANT_TITLES[label])) for label in INSTANT_REL))
 
 
 # -- checks: the engine against the oracles --------------------------------------------------------------------------
@@ -551,8 +561,9 @@ def derivation() -> Derivation:
     """The registered derivation ``hysteretic``."""
     return Derivation(
         name="hysteretic",
-        title="Hysteretic overload control M^[X]|G|1|(L,H)|(H,R): control-cycle measures",
-        source=SOURCE,
+        title="Hysteretic overload control in $M^{[X]}/G/1$ with thresholds $L < H < R$: control-cycle measures",
+        source="[@sopin2013, ch. 3, eqs. (16)--(23)]",
+        provenance=("docs/theory/chapter3.md", __name__),
         steps=steps(),
         checks=(
             Check("engine = embedded chain from the definition (Panjer counts)", _check_embedded, "(21)"),
@@ -567,19 +578,19 @@ def derivation() -> Derivation:
                   _check_instant_wait),
         ),
         notes=(
-            "Event convention: a departure switches the mode by the count n^- just before it (normal -> overload at "
-            "n^- >= H, -> discard at n^- >= R; overload -> normal when the departure leaves L - 1 customers; "
-            "discard -> overload when it leaves H). Interval semantics: a moment belongs to the mode whose arrival "
-            "rate is in force.",
-            "Correction: the thesis's (21) omits the idle periods in state (0,0); the corrected form adds "
-            "e_1^T / lambda_0 to the cost vector. The difference matters for rho_0 <= 1.",
-            "lambda_1 = f lambda_0 with 0 <= f <= 1: f = 1 is the pure discard hysteresis, f = 0 complete blocking in "
-            "overload (a_0^(1) = 1). With R = H + 1 the departure that reaches R leaves H behind, so the discard "
-            "mode is entered and left at once (no discard state).",
-            "--policy instant: the mode follows the count at once (up at arrivals, down at departures); the "
-            "embedded chain at departures has the same states, its rows are the birth kernel (I1) per starting "
-            "mode, the time law is (I3) (the mode in force is max(s', level(c)): interval = label semantics), "
-            "E tau_0 is (21) with the time below H as cost, (22), (23) as above.",
+            "Event convention: a departure switches the mode by the count $n^-$ just before it (from normal to "
+            r"overload when $n^- \ge H$, to discard when $n^- \ge R$; from overload to normal when the departure "
+            "leaves $L - 1$ customers; from discard to overload when it leaves $H$). Interval semantics: a moment "
+            "belongs to the mode whose arrival rate is in force.",
+            "Correction: the thesis's (21) omits the idle periods in the state $(0,0)$; the corrected form adds "
+            r"$e_1^{T} / \lambda_0$ to the cost vector. The difference matters for $\rho_0 \le 1$.",
+            r"We write $\lambda_1 = f \lambda_0$ with $0 \le f \le 1$: $f = 1$ is the pure discard hysteresis, $f = 0$ "
+            r"complete blocking in overload ($a^{(1)}_0 = 1$). With $R = H + 1$ the departure that reaches $R$ leaves "
+            "$H$ behind, so the discard mode is entered and left at once (there is no discard state).",
+            "When the mode follows the count at once (up at arrivals, down at departures), the embedded chain at "
+            "departures has the same states, its rows are the birth kernel (I1) per starting mode, the time law is "
+            r"(I3) (the mode in force is $\max(s', \operatorname{level}(c))$), $\mathrm{E}\tau_0$ is (21) with the time "
+            "below $H$ as cost, and (22), (23) hold as above.",
         ),
         recursions=RECURSIONS,
     )

@@ -29,7 +29,8 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "codegen_forms", "CHECK_POINTS", "RECURSIONS", "level_law"]
 
-_CITE = "docs/theory/other-models.md section B"
+_CITE = "[@pechinkin_sip]"
+_WHERE = "docs/theory/other-models.md section B"
 lam0, lam1, mu, rho0, rho1 = CF.lam0, CF.lam1, CF.mu, CF.rho0, CF.rho1
 L, H, R, j = CF.L, CF.H, CF.R, CF.j
 _pi = sp.Function(r"\pi")
@@ -74,7 +75,9 @@ def level_law(r0, r1, L, H, R):
     return normal, over, z
 
 
-RECURSIONS = (("Stationary law of the M|M|1 hysteresis by level cuts (positive terms)", level_law),)
+level_law.latex_names = {"normal": r"\pi^{(0)}", "over": r"\pi^{(1)}", "v": "v"}
+
+RECURSIONS = (("The stationary law of $M/M/1$ with hysteresis, by level cuts (positive terms)", level_law),)
 
 
 # -- the steps -----------------------------------------------------------------------------------------------------
@@ -89,11 +92,13 @@ _RANGES = {  # the index range of each segment (other-models.md B)
     "(B5)": ("discard", 2, lambda m: range(m.H + 1, m.R + 1)),
 }
 _TITLES = {
-    "(B1)": "normal mode, L-1 <= j <= H-1 (cut inside S_0: lambda_0 pi(j,0) = mu pi(j+1,0) + mu pi(L,1))",
-    "(B2)": "normal mode, 0 <= j <= L-1 (birth-death)",
-    "(B3)": "overload mode, L <= j <= H",
-    "(B4)": "overload mode, H <= j <= R-1 (nonnegative powers of rho_1: lambda_1 = 0 included)",
-    "(B5)": "discard mode, H+1 <= j <= R: flat",
+    "(B1)": r"The normal mode, $L-1 \le j \le H-1$ (the cut inside $\mathcal{S}_0$: $\lambda_0 \pi(j,0) = "
+            r"\mu \pi(j+1,0) + \mu \pi(L,1)$)",
+    "(B2)": r"The normal mode, $0 \le j \le L-1$ (birth and death)",
+    "(B3)": r"The overload mode, $L \le j \le H$",
+    "(B4)": r"The overload mode, $H \le j \le R-1$ (nonnegative powers of $\rho_1$, so that $\lambda_1 = 0$ "
+            "is included)",
+    "(B5)": r"The discard mode, $H+1 \le j \le R$: the law is flat",
 }
 
 
@@ -141,26 +146,53 @@ def _points_hook(relation, ranges=None, points=CHECK_POINTS):
     return run
 
 
+#: the geometric sums of (B1)-(B5) as the literature writes them (the generic case; the case rho_s = 1 as derived)
+_PAPER_SUMS = {
+    "(B1)": (1 - rho0 ** (j - H)) / (rho0 - 1),
+    "(B2)": rho0 ** (j - L + 1) * (1 - rho0 ** (L - H - 1)) / (rho0 - 1),
+    "(B3)": (1 - rho1 ** (j - L + 1)) / (1 - rho1),
+    "(B4)": (1 - rho1 ** (H - L + 1)) * (rho1 ** (j - H) - rho1 ** (R - H)) / ((1 - rho1) * (1 - rho1 ** (R - H))),
+    "(B5)": rho1 ** (R - H) * (1 - rho1 ** (H - L + 1)) / (1 - rho1 ** (R - H)),
+}
+_PAPER_EQUAL = {"(B4)": (R - j) * (H - L + 1) / (R - H), "(B5)": (H - L + 1) / (R - H),
+                "(B10)": (H - L + 1) * (R - L + 1) / 2}
+#: the masses M_0, M_1 in closed form as a paper writes them (generic case)
+_PAPER_SUMS["(B9)"] = (H - L + 1) / (rho0 - 1) - (rho0 ** (1 - L) - rho0 ** (-H)) / (rho0 - 1) ** 2
+_PAPER_SUMS["(B10)"] = ((H - L + 1) - (R - L + 1) * rho1 ** (R - H) + (R - H) * rho1 ** (R - L + 1)) / (
+    (1 - rho1) * (1 - rho1 ** (R - H)))
+
+
+def _paper_sum(label, derived):
+    """The paper form of a summed segment: the derived cases, each value as the literature writes it (proved equal
+    before it is printed, :mod:`.export.forms`)."""
+    (equal, cond), (_, otherwise) = derived.rhs.args
+    return sp.Eq(derived.lhs, sp.Piecewise((_PAPER_EQUAL.get(label, equal), cond), (_PAPER_SUMS[label], otherwise)))
+
+
 def steps() -> tuple:
     """(B1)-(B14): the segments (evaluated), their sums (computed), the masses and the cycle measures."""
     cf = CF.closed_forms()
     out = []
     for label, (name, s, rng) in _RANGES.items():
-        out.append(Step(label, _TITLES[label], sp.Eq(_pi(j, s), _SEG[name]), _CITE,
+        out.append(Step(label, _TITLES[label], sp.Eq(_pi(j, s), _SEG[name]), _CITE, provenance=_WHERE,
                         check=_points_hook(sp.Eq(_pi(j, s), _SEG[name]), rng)))
-        out.append(Step(label[:-1] + "')", "summed (Piecewise: rho_s = 1)", sp.Eq(_pi(j, s), cf[f"pi_{name}"]), _CITE,
-                        computed=True))
+        derived = sp.Eq(_pi(j, s), cf[f"pi_{name}"])
+        out.append(Step(label[:-1] + "')", r"Its sum over the segment (a separate case for $\rho_s = 1$)",
+                        derived, "", provenance=_WHERE, computed=True, paper=_paper_sum(label, derived)))
     for n, (label, what) in enumerate((("(B6)", "normal"), ("(B7)", "overload"), ("(B8)", "discard"))):
         rel = sp.Eq(_M[n], _MASSES[n])
-        out.append(Step(label, f"mass of the {what} mode", rel, _CITE, check=_points_hook(rel)))
+        out.append(Step(label, f"The mass of the {what} mode", rel, _CITE, provenance=_WHERE,
+                        check=_points_hook(rel)))
     for n, label in enumerate(("(B9)", "(B10)", "(B11)")):
-        out.append(Step(label, f"M_{n} summed", sp.Eq(_M[n], cf[f"M{n}"]), _CITE, computed=True))
+        derived = sp.Eq(_M[n], cf[f"M{n}"])
+        out.append(Step(label, f"The mass $M_{n}$ in closed form", derived, "", provenance=_WHERE, computed=True,
+                        paper=_paper_sum(label, derived) if label in _PAPER_SUMS else None))
     for label, title, rel in (
-        ("(B12)", "mean normal-mode sojourn (pi(L,1) = 1)", sp.Eq(_tau0, _M[0] / mu)),
-        ("(B13)", "mean return time", sp.Eq(_tau12, (_M[1] + _M[2]) / mu)),
-        ("(B14)", "mean control cycle = 1/(mu pi(L,1)) (renewal)", sp.Eq(_tau, (_M[0] + _M[1] + _M[2]) / mu)),
+        ("(B12)", r"The mean normal-mode sojourn (with $\pi(L,1) = 1$)", sp.Eq(_tau0, _M[0] / mu)),
+        ("(B13)", "The mean return time", sp.Eq(_tau12, (_M[1] + _M[2]) / mu)),
+        ("(B14)", r"The mean control cycle, $1/(\mu \pi(L,1))$ by renewal", sp.Eq(_tau, (_M[0] + _M[1] + _M[2]) / mu)),
     ):
-        out.append(Step(label, title, rel, _CITE, check=_points_hook(rel)))
+        out.append(Step(label, title, rel, _CITE, provenance=_WHERE, check=_points_hook(rel)))
     return tuple(out)
 
 
@@ -247,16 +279,16 @@ def derivation() -> Derivation:
     """The registered derivation ``mm1-hysteretic``."""
     return Derivation(
         name="mm1-hysteretic",
-        title="M|M|1 with bi-level hysteretic control: closed forms",
-        source="seed 002 (hysteretic input-rate control), docs/theory/other-models.md section B",
+        title="$M/M/1$ with bi-level hysteretic control: closed forms",
+        source=_CITE, provenance=(_WHERE, __name__),
         steps=steps(),
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
                 Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),
                 Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r),
                 Check("optimize: thresholds = exact brute force over the CTMC (seed 002)", _check_optimiser)),
-        notes=("rho_s = lambda_s / mu. pi is unnormalised with pi(L,1) = 1; every segment is a geometric sum. "
-               "lambda_1 = lambda_0 is the pure discard hysteresis, lambda_1 = 0 complete blocking (S_2 is then "
-               "never reached and the segments (B4), (B5) vanish above H).",),
+        notes=(r"The law $\pi$ is unnormalised, with $\pi(L,1) = 1$; every segment is a geometric sum. "
+               r"$\lambda_1 = \lambda_0$ is the pure discard hysteresis, $\lambda_1 = 0$ complete blocking "
+               r"($\mathcal{S}_2$ is then never reached and the segments (B4), (B5) vanish above $H$).",),
         recursions=RECURSIONS,
         notation=((rho0, lam0 / mu), (rho1, lam1 / mu)),
     )
@@ -288,7 +320,7 @@ def codegen_forms(request=None) -> dict:
     )
     from .export.codegen import ClosedForm
 
-    source = f"M|M|1 bi-level hysteresis, {_CITE}"
+    source = f"M|M|1 bi-level hysteresis, {_WHERE}"
     form = ClosedForm
     out = {}
     for f, meta in MM1HystereticMeasures.measure_fields():

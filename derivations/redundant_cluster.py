@@ -116,7 +116,13 @@ def paper_sum(B, F2, t0, N):
     return s
 
 
-RECURSIONS = (("The paper's N-interval sum (D), seed 004", paper_sum),)
+RECURSIONS = (("The sum (D) over $N$ intervals", paper_sum),)
+
+#: (r) and (r=) as a paper writes them: one minus the late mass, each term a way of being late (a wait at level 1
+#: only, at level 2 only, at both); proved equal to the integrated closed forms before they are printed
+PAPER_R = (1 - rho1 * (1 - rho2) * sp.exp(-th1 * t) - rho2 * (1 - rho1) * sp.exp(-th2 * t)
+           - rho1 * rho2 * (th2 * sp.exp(-th1 * t) - th1 * sp.exp(-th2 * t)) / (th2 - th1))
+PAPER_R_EQUAL = 1 - (rho1 + rho2 - rho1 * rho2 + rho1 * rho2 * th * t) * sp.exp(-th * t)
 
 
 # -- independent computations -------------------------------------------------------------------------------
@@ -471,47 +477,52 @@ def derivation() -> Derivation:
 
     loads = cluster_loads(Lam, kk, (nn, mm), (v1, v2))
     steps = (
-        Step("(L)", "loads and decay rates of the M/M/1 nodes (copies split evenly over n and m nodes)",
+        Step("(L)", "The loads and decay rates of the $M/M/1$ nodes, the copies split evenly over $n$ and $m$ "
+             r"nodes ($\lambda_1 = k \Lambda / n$, $\lambda_2 = k \Lambda / m$)",
              sp.Eq(sp.Tuple(rho1, rho2, th1, th2), sp.Tuple(*loads, (1 - loads[0]) / v1, (1 - loads[1]) / v2)),
-             "seed 004, lambda_1 = k Lambda/n, lambda_2 = k Lambda/m", computed=True),
-        Step("(W)", "waiting time at level i: atom 1 - rho_i at 0, else Exp(theta_i)", REL_W,
-             "M/M/1 FCFS waiting time; the same for level 2",
+             "[@bogatyrev2017]", computed=True),
+        Step("(W)", r"The waiting time at level $i$ (first come, first served): an atom $1 - \rho_i$ at 0, "
+             r"otherwise exponential with rate $\theta_i$", REL_W, "",
              check=relation_check(REL_W, _bind_W, describe=" with the waiting law of the node's CTMC")),
-        Step("(C)", "a copy is timely when W_1 + W_2 <= t_0: the convolution", REL_C, "docs/theory/other-models.md E",
+        Step("(C)", r"A copy is timely when $W_1 + W_2 \le t_0$: the convolution", REL_C, "",
+             provenance="docs/theory/other-models.md section E",
              check=_integral_check(REL_C, lambda digits: _bind_C(digits),
                                    describe=": the package's r vs quadrature of the displayed integral")),
-        Step("(r)", "closed form, theta_1 != theta_2 (integrated by SymPy)", sp.Eq(r_sym, timely_closed_form(False)),
-             "derived", computed=True),
-        Step("(r=)", "closed form, theta_1 = theta_2 = theta (Erlang-2; the paper's example n = m, v_1 = v_2)",
-             sp.Eq(r_sym, timely_closed_form(True)), "derived", computed=True),
-        Step("(S)", "the evaluated complement: positive terms, S(t) = P(E_1 + E_2 > t)", sp.Eq(1 - r_sym, late),
-             "derived", check=_integral_check(sp.Eq(1 - r_sym, late), lambda digits: [
+        Step("(r)", r"The closed form for $\theta_1 \ne \theta_2$", sp.Eq(r_sym, timely_closed_form(False)),
+             "", computed=True, paper=sp.Eq(r_sym, PAPER_R)),
+        Step("(r=)", r"The closed form for $\theta_1 = \theta_2 = \theta$ (an Erlang-2 law; the example of "
+             "[@bogatyrev2017] with $n = m$ and $v_1 = v_2$)",
+             sp.Eq(r_sym, timely_closed_form(True)), "", computed=True, paper=sp.Eq(r_sym, PAPER_R_EQUAL)),
+        Step("(S)", r"The complement as it is evaluated, in positive terms, with $S(t) = \Pr(E_1 + E_2 > t)$",
+             sp.Eq(1 - r_sym, late), "", check=_integral_check(sp.Eq(1 - r_sym, late), lambda digits: [
                  {**_bind_C(digits)[0], rho2: _level_values()[1], th2: _level_values()[3],
                   S_: lambda tv: _surv_quad(tv)}], describe=": the package's 1 - r, S by quadrature")),
-        Step("(S')", "S without the removable singularity at theta_a = theta_b: theta_a = min, theta_b = max, "
-             "phi(x) = -expm1(-x)/x, phi(0) = 1", REL_SP, "derived",
+        Step("(S')", r"$S$ without the removable singularity at $\theta_a = \theta_b$, where $\theta_a$ is the "
+             r"smaller rate, $\theta_b$ the larger, $\phi(x) = (1 - e^{-x})/x$ and $\phi(0) = 1$", REL_SP, "",
              check=_integral_check(REL_SP, _bind_SP, describe=" (equal, 1e-12-close, distinct rates)")),
-        Step("(S'')", "the package's late mass, as it evaluates it", sp.Eq(1 - r_sym, _package_late()),
-             "qderive.symbolic.models.redundant_cluster.closed_form_expressions", computed=True),
-        Step("(R)", "at least one of k independent copies is timely", REL_R, "seed 004",
+        Step("(S'')", "The late mass as it is evaluated", sp.Eq(1 - r_sym, _package_late()),
+             "", provenance="qderive.symbolic.models.redundant_cluster.closed_form_expressions", computed=True),
+        Step("(R)", "At least one of $k$ independent copies is timely", REL_R, "[@bogatyrev2017]",
              check=relation_check(REL_R, _bind_R, describe=": the package's R(3) vs r by quadrature")),
-        Step("(F1)", "fault-free and timely copy, faults at the mean sojourn times", REL_F1,
-             "seed 004, T_i = v_i/(1 - rho_i)",
+        Step("(F1)", r"A fault-free and timely copy, the faults taken at the mean sojourn times "
+             r"$T_i = v_i/(1 - \rho_i)$", REL_F1, "[@bogatyrev2017]",
              check=relation_check(REL_F1, _bind_F1, describe=": T_i from the nodes' CTMCs, r by quadrature")),
-        Step("(F2)", "separate fault rates while waiting (lambda_i1) and while being served (lambda_i0)", REL_F2,
-             "seed 004, w_i = rho_i v_i/(1 - rho_i)",
+        Step("(F2)", r"Separate fault rates while waiting ($\lambda_{i1}$) and while being served "
+             r"($\lambda_{i0}$), with the mean waits $w_i = \rho_i v_i/(1 - \rho_i)$", REL_F2, "[@bogatyrev2017]",
              check=relation_check(REL_F2, _bind_F2, describe=": w_i from the nodes' CTMCs, r by quadrature")),
-        Step("(F3)", "pathwise faults (beside the paper): Poisson faults during the actual waiting and exponential "
-             "service times; M(a_1, a_2) = E[1{W_1 + W_2 <= t_0} exp(-a_1 W_1 - a_2 W_2)]", REL_F3,
-             "exact counterpart of (F2)",
+        Step("(F3)", "Pathwise faults (the exact counterpart of (F2), beside the paper): Poisson faults during the "
+             r"actual waiting and service times, with $M(a_1, a_2) = \mathrm{E}\bigl[\mathbf{1}\{W_1 + W_2 \le "
+             r"t_0\}\, e^{-a_1 W_1 - a_2 W_2}\bigr]$", REL_F3, "",
              check=relation_check(REL_F3, _bind_F3, describe=": M by quadrature of the tilted convolution")),
-        Step("(D)", "the paper's N-interval sum, d = t_0/N, B_0 = 1 - rho_1, B_i = F_1(i d) - F_1((i-1) d)", REL_D,
-             "seed 004", check=relation_check(REL_D, _bind_D, describe=": the package's r_N, N = 20")),
-        Step("(E)", "its error is O(1/N)",
+        Step("(D)", r"The sum over $N$ intervals of [@bogatyrev2017], with $d = t_0/N$, $B_0 = 1 - \rho_1$ and "
+             r"$B_i = F_1(i d) - F_1((i-1) d)$", REL_D, "",
+             check=relation_check(REL_D, _bind_D, describe=": the package's r_N, N = 20")),
+        Step("(E)", "Its error is $O(1/N)$",
              sp.Eq(sp.Limit(N_ * (r_sym - rN), N_, sp.oo),
                    t / 2 * sp.Integral(rho1 * th1 * sp.exp(-th1 * w) * rho2 * th2 * sp.exp(-th2 * (t - w)),
-                                       (w, 0, t))), "derived", check=_check_E),
-        Step("(K)", "the stable numbers of copies; the optimal k maximises R(k) among them", REL_K, "seed 004",
+                                       (w, 0, t))), "", check=_check_E),
+        Step("(K)", "The stable numbers of copies; the optimal $k$ maximises $R(k)$ among them", REL_K,
+             "[@bogatyrev2017]",
              check=_check_K),
     )
     checks = (
@@ -522,12 +533,12 @@ def derivation() -> Derivation:
     )
     return Derivation(
         name="redundant-cluster",
-        title="Two-level cluster with k request copies: probability of timely service",
-        source=SOURCE,
+        title="A two-level cluster with $k$ request copies: the probability of timely service",
+        source="[@bogatyrev2017]", provenance=("docs/theory/other-models.md section E", __name__),
         steps=steps,
         checks=checks,
-        notes=("The paper's example (n = m, v_1 = v_2) has theta_1 = theta_2 exactly: the Erlang-2 branch is its "
-               "normal case, not an edge case.",),
+        notes=(r"The example of the paper ($n = m$, $v_1 = v_2$) has $\theta_1 = \theta_2$ exactly: the Erlang-2 "
+               "branch is its normal case, not an edge case.",),
         recursions=RECURSIONS,
     )
 

@@ -101,34 +101,36 @@ def _check_allocation(digits):
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``scp-window``."""
-    cite = "Wang & Liao, eq. ({})".format
+    cite = "[@wang_liao_scp, eq. ({})]".format
     steps = (
-        Step("(5)", "m services share the resource R; the operator fixes S_1 : ... : S_m", REL_5, cite(5),
+        Step("(5)", r"The $m$ services share the resource $R$; the operator fixes the ratios $S_1 : \dots : S_m$",
+             REL_5, cite(5),
              check=relation_check(REL_5, _whole, describe=" with the rates of the ratios at the example")),
-        Step("(5')", "the rates in the operator's ratios that fill R", REL_S, cite(5),
+        Step("(5')", "The rates in the operator's ratios that fill $R$", REL_S, cite(5),
              check=relation_check(REL_S, _per_service, describe=" at the example")),
-        Step("(W)", "the windows of service i by Little's law (integers by largest remainders)", REL_N,
-             "Wang & Liao, eqs. (3), (5)",
+        Step("(W)", "The windows of service $i$ by Little's law (integers by largest remainders)", REL_N,
+             "[@wang_liao_scp, eqs. (3), (5)]",
              check=relation_check(REL_N, _per_service, describe=": the engine's windows at the example")),
-        Step("(1i)", "service i is the M/M/n_i/n_i window model: its blocking, rho_i = lambda_i ws_i", REL_B,
+        Step("(1i)", r"Service $i$ is the window model $M/M/n_i/n_i$; its blocking, with $\rho_i = \lambda_i w_{s,i}$",
+             REL_B,
              cite(1), check=relation_check(REL_B, _per_service, describe=": the engine's blocking")),
-        Step("(2i)", "the carried rate of service i", REL_L, cite(2),
+        Step("(2i)", "The carried rate of service $i$", REL_L, cite(2),
              check=relation_check(REL_L, _per_service, describe=": the engine's carried rates")),
-        Step("(J)", "fairness: Jain's index of the carried rates normalised by the ratios (1: ratios met)", REL_J,
-             "Jain, Chiu & Hawe (1984)", check=relation_check(REL_J, _whole, describe=": the engine's fairness")),
-        Step("(E)", "effectiveness: the busy share of the R windows", REL_E, "Wang & Liao, eqs. (3), (5)",
+        Step("(J)", "Fairness: Jain's index of the carried rates normalised by the ratios (it is 1 when the ratios "
+             "are met)", REL_J, "[@jain1984]", check=relation_check(REL_J, _whole, describe=": the engine's fairness")),
+        Step("(E)", "Effectiveness: the busy share of the $R$ windows", REL_E, "[@wang_liao_scp, eqs. (3), (5)]",
              check=relation_check(REL_E, _whole, describe=": the engine's effectiveness")),
     )
     return Derivation(
         name="scp-window",
-        title="Multi-service SCP window: allocation (5), (6) and the window model of each service",
-        source=SOURCE,
+        title="The multi-service SCP window: the allocation and the window model of each service",
+        source="[@wang_liao_scp, eqs. (1)--(6)]", provenance=("docs/guides/scp-window.md", __name__),
         steps=steps,
         checks=(Check("the integer windows follow (5) within one window and add up to R", _check_allocation,
                       "(W)"),),
-        notes=("The windows use ws_i = h_i, the response time of the window model (4); with a queue at the "
-               "processors the response times grow and the same windows no longer give the ratios (see "
-               "docs/guides/scp-window.md).",),
+        notes=("The windows use $w_{s,i} = h_i$, the response time of the window model [@wang_liao_scp, eq. (4)]; "
+               "with a queue at the "
+               "processors the response times grow and the same windows no longer give the ratios.",),
     )
 
 

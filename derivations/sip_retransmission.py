@@ -168,42 +168,55 @@ def derivation() -> Derivation:
     ign, rej = "ignore", "503"
     desc = " at the fixed point, p and F from the CTMC oracle and incomplete gamma"
     steps = (
-        Step("(F)", "the offered copy rate is a fixed point: every transaction sends E[copies] = C copies, whose law "
-             "depends on the copy rate lambda itself", REL_F, "issue 17",
+        Step("(F)", "The offered copy rate is a fixed point: every transaction sends $C$ copies on average, and their "
+             r"law depends on the copy rate $\lambda$ itself", REL_F, "[@rfc3261, sec. 17.1]",
+             provenance="issue 17; docs/guides/sip-retransmission.md",
              check=relation_check(REL_F, _bind(ign, "F"), describe=" (ignore control)")),
-        Step("(C)", "silent refusal (none, ignore): copy k is sent iff no response by tau_k; the response is the "
-             "completion of the first admitted copy (FIFO), each copy refused with probability p", REL_C,
-             "numeric engine, (C)", check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
-        Step("(T)", "silent refusal: no response by the timeout T_B", REL_T, "numeric engine, (T)",
+        Step("(C)", "Silent refusal (no control, or an ignoring server): copy $k$ is sent if and only if no response "
+             r"has come by $\tau_k$; the response is the completion of the first admitted copy (first in, first "
+             "out), each copy being refused with probability $p$", REL_C, "",
+             provenance="numeric/engines/sip_retransmission.py (C)",
+             check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
+        Step("(T)", "Silent refusal: no response by the timeout $T_B$", REL_T, "",
+             provenance="numeric/engines/sip_retransmission.py (T)",
              check=relation_check(REL_T, _bind(ign, "T"), describe=desc)),
-        Step("(C')", "503: copy 0 refused ends the transaction (503); once it is admitted, copy k is sent iff copy 0 "
-             "has not completed by tau_k (a refused retransmission of an admitted transaction is absorbed)", REL_C5,
-             "numeric engine, (C)", check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
-        Step("(T')", "503: timed out = copy 0 admitted and not completed by T_B (the response is copy 0's)", REL_T5,
-             "numeric engine, (T)", check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
-        Step("(J)", "503: rejected = copy 0 refused (a transaction with an admitted copy is never rejected)", REL_J,
-             "numeric engine, (J)", check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
-        Step("(G)", "goodput: transactions answered before the timeout, per second", REL_G,
-             "numeric engine, (G)", check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
-        Step("(D)", "duplicate ratio: retransmitted copies among all copies", REL_D,
-             "numeric engine, (D)", check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
-        Step("(F2)", "two flows (--rate-non-invite): INVITE (lambda_1, C_1) and non-INVITE (lambda_2, C_2) "
-             "transactions meet the same server at the total copy rate, each flow's C_i by (C) over its own copy "
-             "instants", REL_F2, "numeric engine, (F2)",
+        Step("(C')", "With 503 responses: a refused copy 0 ends the transaction; once it is admitted, copy $k$ is "
+             r"sent if and only if copy 0 has not completed by $\tau_k$ (a refused retransmission of an admitted "
+             "transaction is absorbed)", REL_C5, "", provenance="numeric/engines/sip_retransmission.py (C)",
+             check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
+        Step("(T')", "With 503 responses, a transaction times out when copy 0 is admitted and not completed by "
+             "$T_B$ (the response is that of copy 0)", REL_T5, "",
+             provenance="numeric/engines/sip_retransmission.py (T)",
+             check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
+        Step("(J)", "With 503 responses, a transaction is rejected when copy 0 is refused (a transaction with an "
+             "admitted copy is never rejected)", REL_J, "", provenance="numeric/engines/sip_retransmission.py (J)",
+             check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
+        Step("(G)", "The goodput: the transactions answered before the timeout, per second", REL_G,
+             "", provenance="numeric/engines/sip_retransmission.py (G)",
+             check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
+        Step("(D)", "The duplicate ratio: the share of retransmitted copies among all copies", REL_D,
+             "", provenance="numeric/engines/sip_retransmission.py (D)",
+             check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
+        Step("(F2)", r"Two flows: INVITE ($\lambda_1$, $C_1$) and non-INVITE ($\lambda_2$, $C_2$) transactions "
+             "meet the same server at the total copy rate, the mean number of copies $C_i$ of each flow following "
+             "from (C) over its own copy instants", REL_F2, "",
+             provenance="numeric/engines/sip_retransmission.py (F2)",
              check=relation_check(REL_F2, _bind_two_flows, describe=" (ignore control, T2 = 1 s)" + desc)),
     )
     checks = (Check("bistable M/M/1: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
     return Derivation(
         name="sip-retransmission",
         title="SIP retransmissions: the offered-rate fixed point",
-        source=SOURCE,
+        source="[@rfc3261, sec. 17.1]",
+        provenance=("issue 17; docs/guides/sip-retransmission.md; seed 001 section 2",
+                    "numeric/engines/sip_retransmission.py", __name__),
         steps=steps,
         checks=checks,
-        notes=("THE approximation: copies arrive as a Poisson process of rate lambda and the copies of one "
-               "transaction meet independent server states, each with the stationary law at rate lambda "
-               "(retransmissions are not Poisson: the simulator measures the error).",
-               "Every solution of (F) on [lambda_0, n lambda_0] is reported; one with slope g' < 1 of "
-               "g = lambda_0 C(lambda) is stable."),
+        notes=(r"The approximation: the copies arrive as a Poisson process of rate $\lambda$, and the copies of one "
+               "transaction meet independent server states, each with the stationary law at the rate $\\lambda$ "
+               "(retransmissions are not Poisson; a simulation measures the error).",
+               r"Every solution of (F) in $[\lambda_0, n \lambda_0]$ is reported; a solution where "
+               r"$g(\lambda) = \lambda_0 C(\lambda)$ has slope $g' < 1$ is stable."),
     )
 
 

@@ -35,7 +35,8 @@ from .framework import Check, Derivation, Step, agreement_digits, relation_check
 __all__ = ["RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
            "split_factors", "evaluate_polynomial_law", "symbolic_stationary", "derivation", "check_model"]
 
-_CITE = "docs/theory/other-models.md section C (seed 001)"
+_CITE = "[@sipoverload2flow]"
+_WHERE = "docs/theory/other-models.md section C (seed 001)"
 
 
 class _PrimedRate(sp.Symbol):
@@ -397,19 +398,21 @@ def derivation() -> Derivation:
     c = _c
     hook = "L,H,R = 2,4,5, algorithm 2, at the check rates"
     steps = [
-        Step("(C.1)", "global balance of the chain on (mode, class sequence); q(x) = total rate out of x",
+        Step("(C.1)", "The global balance of the chain on the states $x$ = (mode, class sequence), $q(x)$ being the "
+             "total rate out of $x$",
              sp.Eq(_pi(x) * q(x), sp.Sum(_pi(y) * q(y, x), (y, 1, S))), _CITE,
              check=relation_check(sp.Eq(_pi(x) * q(x), sp.Sum(_pi(y) * q(y, x), (y, 1, S))), _balance_bindings,
                                   describe=f", oracle chain {hook}")),
-        Step("(C.2)", "throughput of class c: the rate of the message in service follows the mode",
+        Step("(C.2)", "The throughput of class $c$: the service rate of the message in service follows the mode",
              sp.Eq(_theta(c), _mu[c] * _P0(c) + _mup[c] * _Pover(c)), _CITE),
-        Step("(C.3)", "rejection (503) probabilities by PASTA, R = H + 1: INVITE refused in modes 1 and 2, "
-             "non-INVITE in mode 2 (for R <= H: B_1 = B_2 = P(n = R))",
+        Step("(C.3)", "The rejection (503) probabilities by PASTA for $R = H + 1$: an INVITE is refused in modes 1 "
+             "and 2, a non-INVITE in mode 2 (for $R \\le H$, $B_1 = B_2 = \\Pr(n = R)$)",
              sp.And(sp.Eq(_B(1), _P(1) + _P(2)), sp.Eq(_B(2), _P(2))), _CITE),
-        Step("(C.4)", "accepted rate = throughput (flow conservation); mean sojourn by Little with the accepted rate",
+        Step("(C.4)", "The accepted rate equals the throughput (flow conservation); the mean sojourn time follows "
+             "by Little's law with the accepted rate",
              sp.And(sp.Eq(_lam[c] * (1 - _B(c)), _theta(c)), sp.Eq(_T(c), _N(c) / (_lam[c] * (1 - _B(c))))), _CITE),
-        Step("(C.5)", "mean return time to mode 0 by renewal-reward (nu = rate of 0 -> 2 switches); the engine "
-             "computes it as a first passage", sp.Eq(_Etau, (_P(1) + _P(2)) / _nu), _CITE),
+        Step("(C.5)", r"The mean return time to mode 0 by renewal reward, $\nu$ being the rate of the switches "
+             "from mode 0 to mode 2 (computed as a first passage time)", sp.Eq(_Etau, (_P(1) + _P(2)) / _nu), _CITE),
     ]
     steps = [steps[0]] + [Step(s.label, s.title, s.relation, s.citation,
                                check=relation_check(s.relation, _measure_bindings, describe=f", oracle chain {hook}"))
@@ -421,19 +424,18 @@ def derivation() -> Derivation:
         number = 1 if tag == "F" else 2
         Nb = sp.IndexedBase("N")
         rel = sp.Eq(_pi(idx), Nb[idx] / sp.Sum(Nb[j], (j, 1, S)))
-        steps.append(Step(f"({tag}.0)", f"algorithm {number}, L = 1, H = 2, R = 3: the law of state i = (mode, "
-                          "sequence) is a ratio of polynomials N_i in the rates", rel, _CITE,
+        steps.append(Step(f"({tag}.0)", f"Algorithm {number} with $L = 1$, $H = 2$, $R = 3$: the probability of "
+                          "state $i$ = (mode, sequence) is a ratio of polynomials $N_i$ in the rates, computed "
+                          "exactly and checked against global balance", rel, _CITE, provenance=_WHERE,
                           check=relation_check(rel, _law_bindings(alg), describe=", exact oracle chain at the check "
                                                "rates vs the polynomials N_i evaluated there")))
         # the factored numerators are derived once per package source (trial divisions, ~0.5 s) and kept
         factored = cached(f"qderive.derivations.two_flow.factored::{alg.value}",
                           lambda: [law.factored(i) for i in range(law.space.size)])
-        for i in range(law.space.size):
-            steps.append(Step(f"({tag}.{i + 1})", f"algorithm {number}: numerator of state {i + 1} = mode "
-                              f"{int(law.space.mode[i])}, sequence ({', '.join(map(str, law.space.sequence(i)))}) "
-                              "(first = in service; 1 = INVITE, 2 = non-INVITE)",
-                              sp.Eq(Nb[i + 1], factored[i]), _CITE, computed=True))
+        # the numerators N_i themselves (pages of polynomials) are results, not displays: the paper states
+        # their structure (F.0), (P.0); the exact checks verify them
         results[f"law_{alg.value}"] = law
+        results[f"numerators_{alg.value}"] = factored
     checks = []
     for alg in Algorithm:
         checks += [
@@ -447,15 +449,17 @@ def derivation() -> Derivation:
         Check("engine return time: first passage = renewal (digits)", _check_return_time_renewal),
         Check("float64 sparse solver = dense GTH, L,H,R = 3,7,10", _check_sparse_vs_gth),
     ]
-    notes = ("The state is (mode, class sequence), first = in service: FIFO with class-dependent service rates needs "
-             "the order. The laws below are for the smallest thresholds L = 1, H = 2 (R = 3), algorithm 1 (F) and "
-             "2 (P); states are numbered 1..|S| in level order. Symbols: lambda_c arrival rates, mu_c service rates "
-             "in mode 0, mu'_c in modes 1 and 2; class 1 = INVITE, class 2 = non-INVITE. P_0(c), P_{>0}(c): "
-             "probability that class c is in service in mode 0, in modes 1 or 2.",)
+    notes = ("The state is (mode, class sequence), the first message being in service: first-in first-out service "
+             "with class-dependent rates needs the order. The laws below are for the smallest thresholds $L = 1$, "
+             "$H = 2$, $R = 3$, algorithm 1 (labels F) and algorithm 2 (labels P); the states are numbered $1, \\dots, |S|$ in "
+             "level order. The arrival rates are $\\lambda_c$, the service rates $\\mu_c$ in mode 0 and $\\mu'_c$ "
+             "in modes 1 and 2; class 1 is INVITE, class 2 non-INVITE. $P_0(c)$ and $P_{>0}(c)$ are the "
+             "probabilities that a message of class $c$ is in service in mode 0 and in modes 1 or 2.",)
     return Derivation(
         name="two-flow",
-        title="Two message classes (INVITE / non-INVITE) with threshold overload control, FIFO and priority",
-        source="Seed 001 (two-flow SIP server, two threshold algorithms); " + _CITE,
+        title="Two message classes (INVITE and non-INVITE) with threshold overload control, first-in first-out "
+              "and priority service",
+        source=_CITE, provenance=(_WHERE, __name__),
         steps=tuple(steps), checks=tuple(checks), results=results, notes=notes, recursions=())
 
 

@@ -40,7 +40,8 @@ from .two_flow import split_factors, symbolic_stationary
 
 __all__ = ["LumpedLaw", "lumped_law", "lumped_states", "lumped_transitions", "derivation", "CHECK_MODELS"]
 
-_CITE = "seed 002 (M2|M|1|R with bi-level hysteretic input control); docs/theory/other-models.md sections B, C"
+_CITE = "[@pechinkin_sip]"
+_WHERE = "seed 002 (M2|M|1|R with bi-level hysteretic input control); docs/theory/other-models.md sections B, C"
 
 Lam0, Lam1, Lam2, mu = sp.symbols("Lambda_0 Lambda_1 Lambda_2 mu", positive=True)
 _pi = sp.Function(r"\pi")
@@ -377,33 +378,32 @@ def derivation() -> Derivation:
     none = lambda model: {}
     un, eq = ", oracle chain L,H,R = 3,6,9, mu = (1, 2)", ", oracle chain L,H,R = 2,4,6, mu_1 = mu_2"
     steps = [
-        Step("(H.1)", "level cut of the (s, i, j, k) chain: flow up from n = flow down from n + 1 (P_k(k, n): n in the "
-             "system, flow k in service)", cut, _CITE,
+        Step("(H.1)", "The level cut of the chain on $(s, i, j, k)$: the flow up from $n$ equals the flow down from "
+             "$n + 1$ ($P_k(k, n)$: $n$ in the system, flow $k$ in service)", cut, _CITE, provenance=_WHERE,
              check=relation_check(cut, _bindings("unequal", levels), describe=un)),
-        Step("(H.2)", "mean sojourn of an admitted flow-c customer by Little", little, _CITE,
+        Step("(H.2)", "The mean sojourn time of an admitted customer of flow $c$, by Little's law", little, _CITE,
              check=relation_check(little, _bindings("unequal", every_c), describe=un + " (tagged-customer sojourns)")),
-        Step("(H.3)", "lumping: with mu_1 = mu_2 = mu the (mode, n) marginal satisfies the cut of B's chain with "
-             "the total input rate Lambda_s = lambda(1, s) + lambda(2, s)", lumped_cut, "docs/theory/other-models.md "
-             "section B", check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
-        Step("(H.4)", "the lumped law of L,H,R = 2,4,6: state i = (mode, n) in level order", law_rel,
-             "docs/theory/other-models.md section B",
+        Step("(H.3)", r"Lumping: with $\mu_1 = \mu_2 = \mu$ the marginal law of (mode, $n$) satisfies the cut of "
+             r"the one-flow chain with the total input rate $\Lambda_s = \lambda(1, s) + \lambda(2, s)$", lumped_cut,
+             "", provenance="docs/theory/other-models.md section B",
+             check=relation_check(lumped_cut, _bindings("equal", levels), describe=eq)),
+        Step("(H.4)", "The lumped law for $L = 2$, $H = 4$, $R = 6$: the probability of state $i$ = (mode, $n$), in "
+             "level order, is a ratio of polynomials $N_i$ in the rates, computed exactly and checked against "
+             "global balance", law_rel, "", provenance="docs/theory/other-models.md section B",
              check=relation_check(law_rel, _lumped_law_bindings, describe=eq + " vs the polynomials N_i")),
     ]
     law = lumped_law()
-    for idx, (st, nn) in enumerate(law.states):
-        steps.append(Step(f"(H.5.{idx + 1})", f"lumped law, L,H,R = {law.thresholds}: numerator of state "
-                          f"{idx + 1} = (mode {st}, n = {nn})", sp.Eq(Nb[idx + 1], law.factored(idx)),
-                          "docs/theory/other-models.md section B", computed=True))
+    # the numerators N_i (pages of polynomials) are a result, not displays: (H.4) states their structure
     steps += [
-        Step("(H.6)", "loss of flow c: throttled, discarded or blocked share of its offered (normal-mode) traffic; "
-             "s(x), n(x) mode and count of state x", loss, _CITE,
+        Step("(H.6)", "The loss of flow $c$: the throttled, discarded or blocked share of its offered (normal-mode) "
+             "traffic, $s(x)$ and $n(x)$ being the mode and the count of the state $x$", loss, _CITE,
              check=relation_check(loss, _bindings("unequal", every_c), describe=un + " (loss as 1 - admitted/offered)")),
-        Step("(H.7)", "throughput per flow = admitted rate", throughput, _CITE,
+        Step("(H.7)", "The throughput of each flow equals its admitted rate", throughput, _CITE,
              check=relation_check(throughput, _bindings("unequal", every_c), describe=un)),
-        Step("(H.8)", "cycle renewal: normal time + return time = 1 / (rate of S0 -> S1 switches)", cycle,
-             "docs/theory/other-models.md section B",
+        Step("(H.8)", r"Cycle renewal: the normal time plus the return time is the inverse rate of the switches "
+             r"from $\mathcal{S}_0$ to $\mathcal{S}_1$", cycle, "", provenance="docs/theory/other-models.md section B",
              check=relation_check(cycle, _bindings("unequal", none), describe=un + " (first passages)")),
-        Step("(H.9)", "return time by renewal-reward", ret, "docs/theory/other-models.md section B",
+        Step("(H.9)", "The return time by renewal reward", ret, "", provenance="docs/theory/other-models.md section B",
              check=relation_check(ret, _bindings("unequal", none), describe=un + " (first passage)")),
     ]
     cc = _cc
@@ -411,15 +411,17 @@ def derivation() -> Derivation:
     served = sp.Eq(_theta(c), sp.Sum(_q(x) * _sig(c, x), (x, 1, _S)) / _Cs)
     ge = ", --service exp (birth kernel, joint chain) vs the oracle chain, L,H,R = 2,4,6"
     steps += [
-        Step("(G.1)", "--service LAW: mean number of flow c by renewal reward over the inter-departure intervals; "
-             "q(x) the joint chain at departures (i, j, mode), tau(x, c') the expected time at count c' (the birth "
-             "kernel), w(c, x, c') the mean flow-c customers there: i or j plus sum_{m=n}^{c'-1} of the flow-c "
-             "share lambda_c^(mode(m)) / lambda^(mode(m)) (the split is Poisson-binomial given the count path)",
-             numbers, "seed 002, abstracts 5 and 7 (M2|D|1|R)",
+        Step("(G.1)", "A general service law: the mean number of flow-$c$ customers by renewal reward over the "
+             "inter-departure intervals; $q(x)$ is the joint chain at departures on $(i, j, \\text{mode})$, "
+             r"$\tau(x, c')$ the expected time at the count $c'$ (the birth kernel), and $w(c, x, c')$ the mean number "
+             r"of flow-$c$ customers there: $i$ or $j$ plus $\sum_{m=n}^{c'-1} \lambda_c^{(\mathrm{mode}(m))} / "
+             r"\lambda^{(\mathrm{mode}(m))}$ (the split is Poisson-binomial given the count path)",
+             numbers, "[@pechinkin_sip]", provenance="seed 002, abstracts 5 and 7 (M2|D|1|R)",
              check=relation_check(numbers, _birth_bindings, describe=ge)),
-        Step("(G.2)", "--service LAW: throughput of flow c = the departures of flow c per unit time; sigma(c, x) = "
-             "P(the service after x is of flow c) (relative priority to flow 1; from the empty state the first "
-             "arrival)", served, "seed 002, abstracts 5 and 7",
+        Step("(G.2)", "A general service law: the throughput of flow $c$ is the number of its departures per unit "
+             r"time; $\sigma(c, x)$ is the probability that the service after $x$ is of flow $c$ (relative priority "
+             "to flow 1; from the empty state, the first arrival)", served, "[@pechinkin_sip]",
+             provenance="seed 002, abstracts 5 and 7",
              check=relation_check(served, _birth_bindings, describe=ge)),
     ]
     checks = (
@@ -433,11 +435,13 @@ def derivation() -> Derivation:
     )
     return Derivation(
         name="two-flow-hysteretic",
-        title="M2|M|1|R with bi-level hysteretic input-rate control and relative priority to flow 1",
-        source=_CITE, steps=tuple(steps), checks=checks, results={"lumped_law": law},
-        notes=("State (s, i, j, k): mode, numbers of flow-1 and flow-2 customers, flow in service. lambda(c, s) is "
-               "the rate of flow c in mode s (0 normal, 1 overload, 2 discard); the lumped law uses "
-               "Lambda_s = lambda(1, s) + lambda(2, s) and holds when mu_1 = mu_2 = mu.",),
+        title="$M_2/M/1/R$ with bi-level hysteretic input-rate control and relative priority to flow 1",
+        source=_CITE, provenance=(_WHERE, __name__), steps=tuple(steps), checks=checks,
+        results={"lumped_law": law, "lumped_numerators": [law.factored(i) for i in range(len(law.states))]},
+        notes=("The state $(s, i, j, k)$ holds the mode, the numbers of flow-1 and flow-2 customers and the flow in "
+               r"service. $\lambda(c, s)$ is the rate of flow $c$ in mode $s$ (0 normal, 1 overload, 2 discard); the "
+               r"lumped law uses $\Lambda_s = \lambda(1, s) + \lambda(2, s)$ and holds when "
+               r"$\mu_1 = \mu_2 = \mu$.",),
         recursions=())
 
 

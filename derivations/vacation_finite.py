@@ -83,27 +83,31 @@ REL = {
 }
 
 _TITLES = {
-    "(0)": ("customers arriving during a service and during a vacation", "docs/theory/chapter2.md section 0"),
-    "(2b)": ("level crossing of the balance equations (2): flow up across the cut j|j+1 = flow down; q~_0 = 1, "
-             "every term positive, defined for every load", "Sopin 2013, eq. (2); docs/theory/chapter2.md section 1"),
-    "Statement 1": ("the embedded law with r places is the renormalised truncation of q~, for j = 0..r "
-                    "(including j = r) and every rho_bar", "Sopin 2013, Statement 1"),
-    "(9')": ("mean time between embedded epochs", "docs/theory/chapter2.md section 2"),
-    "(9)": ("time-stationary queue length below the top (renewal reward), j = 0..r-1", "Sopin 2013, eq. (9)"),
-    "(10)": ("the top level without cancellation, Ubar_m = sum_{n>=m} u_n, Vbar_m = sum_{n>=m} v_n",
-             "Sopin 2013, eq. (10)"),
-    "Statement 2 (11)": ("probability that the server is not serving (on vacation)", "Sopin 2013, Statement 2, (11)"),
-    "(12')": ("loss of a customer whose batch finds j waiting", "Sopin 2013, eq. (12)"),
-    "Theorem 1.1 (12)": ("loss probability per customer (PASTA): a direct sum of positive terms",
-                         "Sopin 2013, Theorem 1, eq. (12)"),
-    "Theorem 1.1'": ("the same loss as load balance: carried load = offered load x (1 - pi)",
-                     "Sopin 2013, Theorem 1; docs/theory/chapter2.md section 2"),
-    "(13')": ("unnormalised infinite-room law (q~_0 = 1, C = f_1), analytic at 0 for every load",
-              "Sopin 2013, Theorem 1.2"),
-    "Theorem 1.2 (13)": ("the finite law is the truncated unnormalised law plus one top term", "Sopin 2013, eq. (13)"),
-    "(14)": ("the top term", "Sopin 2013, eq. (14)"),
-    "Corollary 1 (15)": ("P^r_0 = P^r_e from the load balance with p^r_j = P^r_0 p~_j",
-                         "Sopin 2013, Corollary 1, eq. (15)"),
+    "(0)": ("The numbers of customers arriving during a service and during a vacation", "",
+            "docs/theory/chapter2.md section 0"),
+    "(2b)": (r"The level crossing of the balance equations: the flow up across the cut between $j$ and $j+1$ "
+             r"equals the flow down; with $\tilde q_0 = 1$ every term is positive and the solution exists for every "
+             "load", "[@sopin2013, eq. (2)]", "docs/theory/chapter2.md section 1"),
+    "Statement 1": (r"The embedded law with $r$ places is the renormalised truncation of $\tilde q$, for "
+                    r"$j = 0, \dots, r$ (including $j = r$) and every $\bar\rho$", "[@sopin2013, Statement 1]"),
+    "(9')": ("The mean time between embedded epochs", "", "docs/theory/chapter2.md section 2"),
+    "(9)": (r"The time-stationary queue length below the top (renewal reward), $j = 0, \dots, r-1$",
+            "[@sopin2013, eq. (9)]"),
+    "(10)": (r"The top level without cancellation, with the tails $\bar U_m = \sum_{n \ge m} u_n$ and "
+             r"$\bar V_m = \sum_{n \ge m} v_n$", "[@sopin2013, eq. (10)]"),
+    "Statement 2 (11)": ("The probability that the server is on vacation", "[@sopin2013, Statement 2, eq. (11)]"),
+    "(12')": ("The loss of a customer whose batch finds $j$ waiting", "[@sopin2013, eq. (12)]"),
+    "Theorem 1.1 (12)": ("The loss probability per customer (PASTA), a direct sum of positive terms",
+                         "[@sopin2013, Theorem 1, eq. (12)]"),
+    "Theorem 1.1'": (r"The same loss by load balance: the carried load is the offered load times $1 - \pi$",
+                     "[@sopin2013, Theorem 1]", "docs/theory/chapter2.md section 2"),
+    "(13')": (r"The unnormalised infinite-room law ($\tilde q_0 = 1$, $C = f_1$), analytic at 0 for every load",
+              "[@sopin2013, Theorem 1.2]"),
+    "Theorem 1.2 (13)": ("The finite law is the truncated unnormalised law plus one top term",
+                         "[@sopin2013, eq. (13)]"),
+    "(14)": ("The top term", "[@sopin2013, eq. (14)]"),
+    "Corollary 1 (15)": (r"$P^{r}_{0} = P^{r}_{e}$ from the load balance, with $p^{r}_{j} = P^{r}_{0} \tilde p_j$",
+                         "[@sopin2013, Corollary 1, eq. (15)]"),
 }
 
 # -- model points ---------------------------------------------------------------------------------------------
@@ -404,7 +408,10 @@ def _check_largest_load(digits):
 @functools.lru_cache(maxsize=1)
 def derivation() -> Derivation:
     """The registered derivation ``vacation-finite``."""
-    steps = tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label)) for label in REL)
+    def prose(entry):  # (title, citation[, provenance])
+        return {"title": entry[0], "citation": entry[1], "provenance": entry[2] if len(entry) > 2 else ""}
+
+    steps = tuple(Step(label, relation=REL[label], check=_hook(label), **prose(_TITLES[label])) for label in REL)
     checks = (
         Check("(2b) = forward solution of (2), symbolic a_n, c_n", _check_cut_form, "(2b)"),
         Check("Statement 1 from the chain's definition, symbolic, r = 1..3", _check_statement1_symbolic,
@@ -429,19 +436,20 @@ def derivation() -> Derivation:
     )
     return Derivation(
         name="vacation-finite",
-        title="M[X]/G/1/r with multiple vacations: the finite waiting room through the infinite-room solution",
-        source=SOURCE,
+        title="$M^{[X]}/G/1/r$ with multiple vacations: the finite waiting room through the infinite-room solution",
+        source="[@sopin2013, ch. 2, Statements 1 and 2, Theorem 1, Corollary 1]",
+        provenance=("docs/theory/chapter2.md section 2", __name__),
         steps=steps,
         checks=checks,
         notes=(
-            "Tilded quantities are the unnormalised infinite-room solution (q~_0 = 1); they exist for every "
-            "load, so the finite-room relations hold for rho_bar < 1, = 1 and > 1.",
-            "Numerically the loss is taken from the direct sum (12) with p^r_r from (10): both are sums of "
-            "positive terms, accurate in float64 down to losses of 1e-16; the load-balance form cancels "
-            "(relative error about eps/pi).",
-            "Variants beside the thesis (checked against the CTMC): whole-batch admission (a batch that does not "
-            "fit is rejected; Statement 1 then no longer holds), no vacation (classic M[X]/G/1/r, "
-            "C(z) = A(z) L(z)/z) and single vacations.",
+            r"Quantities with a tilde are the unnormalised infinite-room solution ($\tilde q_0 = 1$); they exist for "
+            r"every load, so the finite-room relations hold for $\bar\rho < 1$, $\bar\rho = 1$ and $\bar\rho > 1$.",
+            r"Numerically the loss is taken from the direct sum (12) with $p^{r}_{r}$ from (10): both are sums of "
+            r"positive terms, accurate in double precision down to losses of $10^{-16}$; the load-balance form "
+            r"cancels (relative error about $\varepsilon/\pi$).",
+            "Variants beside the thesis (checked against a Markov chain): whole-batch admission (a batch that does "
+            "not fit is rejected; Statement 1 then no longer holds), no vacation (the classic $M^{[X]}/G/1/r$, "
+            "with $C(z) = A(z) L(z)/z$) and single vacations.",
         ),
         recursions=RECURSIONS,
         notation=((rho_bar, sp.Mul(lam, l1, b1, evaluate=False)),),

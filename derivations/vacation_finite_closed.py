@@ -150,16 +150,17 @@ REL = {
 }
 
 _TITLES = {
-    "(A.7)": ("Statement 1 in r: the embedded law is q~ truncated at r and renormalised by S~_r, j = 0..r",
-              "Sopin 2013, Statement 1"),
-    "(A.8)": ("Statement 2 in r", "Sopin 2013, eq. (11)"),
-    "(A.9)": ("loss probability in r (load balance form of Theorem 1.1)", "Sopin 2013, Theorem 1"),
-    "(A.10)": ("the same loss by the direct sum (12) with pi_j = (1 - p)^{r-j} for geometric batches",
-               "Sopin 2013, eq. (12), (15)"),
-    "(A.11)": ("the full waiting room: the finite law is P^r_e p~_j below the top", "Sopin 2013, eqs. (14), (15)"),
-    "(A.12)": ("mean number waiting", "Sopin 2013, eqs. (9), (10), (15)"),
-    "(A.13)": ("mean wait of an admitted customer: Little's law with the throughput mu (1 - P^r_e) = lambda l_1 "
-               "(1 - pi)", "Sopin 2013, section 1.2; Little's law"),
+    "(A.7)": (r"Statement 1 in $r$: the embedded law is $\tilde q$ truncated at $r$ and renormalised by "
+              r"$\tilde S_r$, $j = 0, \dots, r$", "[@sopin2013, Statement 1]"),
+    "(A.8)": ("Statement 2 in $r$", "[@sopin2013, eq. (11)]"),
+    "(A.9)": ("The loss probability in $r$ (the load-balance form of Theorem 1.1)", "[@sopin2013, Theorem 1]"),
+    "(A.10)": (r"The same loss by the direct sum [@sopin2013, eq. (12)], with $\pi_j = (1 - p)^{r-j}$ for geometric batches",
+               "[@sopin2013, eqs. (12), (15)]"),
+    "(A.11)": (r"The full waiting room: the finite law is $P^{r}_{e} \tilde p_j$ below the top",
+               "[@sopin2013, eqs. (14), (15)]"),
+    "(A.12)": ("The mean number waiting", "[@sopin2013, eqs. (9), (10), (15)]"),
+    "(A.13)": (r"The mean wait of an admitted customer, by Little's law with the throughput "
+               r"$\mu (1 - P^{r}_{e}) = \lambda l_1 (1 - \pi)$", "[@sopin2013, sec. 1.2]"),
 }
 
 
@@ -344,36 +345,43 @@ def _steps() -> tuple[Step, ...]:
     Lz, Az, Cz = _law_transforms()
     Qt, Pt = V.transforms(lam, p, 1 / mu, 1 / nu)
     ratios = _generic_ratios()
-    ratio_steps = tuple(Step(f"(A.3{chr(ord('a') + n)})", "a ratio of the geometric sequences (a pole of Q~ or P~)",
-                             sp.Eq(name, ratio), "partial fractions", computed=True)
+    # the ratios as the literature writes them: s_1 = 1 - p + lambda/mu, s_2 = (lambda + nu (1 - p))/(lambda + nu)
+    paper_ratios = (1 - p + lam / mu, (lam + nu * (1 - p)) / (lam + nu))
+    ratio_steps = tuple(Step(f"(A.3{chr(ord('a') + n)})", r"A ratio of the geometric sequences (a pole of "
+                             r"$\tilde Q$ or $\tilde P$)", sp.Eq(name, ratio), "", computed=True,
+                             paper=sp.Eq(name, paper_ratios[n]) if len(ratios) == 2 else None)
                         for n, (name, ratio) in enumerate(zip(s_names, ratios)))
+    # (A.1) as the literature writes it: L(z) = p z / (1 - (1 - p) z), A(z) = mu (1 - (1 - p) z) /
+    # (mu (1 - (1 - p) z) + lambda (1 - z)), C(z) the same with nu
+    geo = 1 - (1 - p) * z
+    paper_laws = sp.And(sp.Eq(L(z), p * z / geo), sp.Eq(A(z), mu * geo / (mu * geo + lam * (1 - z))),
+                        sp.Eq(C(z), nu * geo / (nu * geo + lam * (1 - z))))
     qt_pw = display_piecewise(lambda c: _terms_display(c, "qt"))
     pt_pw = display_piecewise(lambda c: _terms_display(c, "pt"))
     total_pw = display_piecewise(_total_display)
     evaluated = tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label))
                       for label in REL)
+    # the closed forms of N^r and W^r in r (pages of machine expansion) are results, not displays: (A.12), (A.13)
+    # give their structure, _check_display proves the closed forms equal to the evaluated ones
     return (
-        Step("(A.1)", "geometric batches (mean 1/p), exponential service (rate mu) and vacations (rate nu): "
-             "customers arriving during a service and during a vacation",
-             sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "docs/theory/other-models.md section A",
+        Step("(A.1)", r"Geometric batches (mean $1/p$), exponential service (rate $\mu$) and vacations (rate "
+             r"$\nu$): the numbers of customers arriving during a service and during a vacation",
+             sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "",
+             provenance="docs/theory/other-models.md section A", computed=True, paper=paper_laws),
+        Step("(A.2)", r"$\tilde Q(z) = (A(z) - z C(z))/(A(z) - z)$ is rational (the factor $1 - z$ cancels); "
+             "unnormalised", sp.Eq(Qt_f(z), Qt), "[@sopin2013, eq. (3)]", computed=True),
+        Step("(A.2')", r"$\tilde P(z)$ is rational", sp.Eq(Pt_f(z), Pt), "[@sopin2013, eq. (13)]",
              computed=True),
-        Step("(A.2)", "Q~(z) = (A - zC)/(A - z) is rational (the factor 1 - z cancels)", sp.Eq(Qt_f(z), Qt),
-             "Sopin 2013, eq. (3), unnormalised", computed=True),
-        Step("(A.2')", "P~(z) of (13') is rational", sp.Eq(Pt_f(z), Pt), "Sopin 2013, eq. (13)", computed=True),
         *ratio_steps,
-        Step("(A.4)", "partial fractions: q~_j for j >= 1 (q~_0 = 1); s_1 = 1 at rho_bar = 1, s_1 = s_2 at the "
-             "double pole mu p = lambda + nu", sp.Eq(qt[j], qt_pw), "Sopin 2013, section 1.2", computed=True),
-        Step("(A.5)", "p~_j for j >= 1 (p~_0 = P~(0))", sp.Eq(pt[j], pt_pw), "Sopin 2013, eq. (13)", computed=True),
-        Step("(A.6)", "Statement 1's normaliser S~_r = sum_{j=0}^{r} q~_j as a finite sum, every case (at rho_bar "
-             "= 1 the sum of the s_1 = 1 sequence is linear in r)",
-             sp.Eq(S, total_pw), "Sopin 2013, Statement 1", computed=True),
+        Step("(A.4)", r"Partial fractions give $\tilde q_j$ for $j \ge 1$ ($\tilde q_0 = 1$); $s_1 = 1$ when "
+             r"$\bar\rho = 1$, and $s_1 = s_2$ at the double pole $\mu p = \lambda + \nu$", sp.Eq(qt[j], qt_pw),
+             "[@sopin2013, sec. 1.2]", computed=True),
+        Step("(A.5)", r"$\tilde p_j$ for $j \ge 1$ ($\tilde p_0 = \tilde P(0)$)", sp.Eq(pt[j], pt_pw),
+             "[@sopin2013, eq. (13)]", computed=True),
+        Step("(A.6)", r"The normaliser of Statement 1, $\tilde S_r = \sum_{j=0}^{r} \tilde q_j$, as a finite sum in "
+             r"every case (at $\bar\rho = 1$ the sum of the sequence with $s_1 = 1$ is linear in $r$)",
+             sp.Eq(S, total_pw), "[@sopin2013, Statement 1]", computed=True),
         *evaluated,
-        Step("(A.12')", "N^r as a closed form in r (A.12 with the finite sums of (A.5) done), every case",
-             sp.Eq(N, display_piecewise(lambda c: _closed_display(c, "mean_queue"))), "Sopin 2013, section 1.2",
-             computed=True),
-        Step("(A.13')", "W^r as a closed form in r (A.13 with (A.8) and (A.12')), every case",
-             sp.Eq(W, display_piecewise(lambda c: _closed_display(c, "mean_wait"))), "Sopin 2013, section 1.2",
-             computed=True),
     )
 
 
@@ -382,8 +390,8 @@ def derivation() -> Derivation:
     """The registered derivation ``vacation-finite-r``."""
     return Derivation(
         name="vacation-finite-r",
-        title="M[X]/M/1/r with exponential vacations, geometric batches: closed forms in r",
-        source=SOURCE,
+        title="$M^{[X]}/M/1/r$ with exponential vacations and geometric batches: closed forms in $r$",
+        source="[@sopin2013, sec. 1.2 and ch. 2]", provenance=("docs/theory/other-models.md section A", __name__),
         steps=_steps(),
         checks=(
             Check("q~_j, p~_j generate Q~(z), P~(z): symbolic parameters, every case", _check_generating, "(A.4)"),
@@ -399,13 +407,13 @@ def derivation() -> Derivation:
                  "S~_r": V.piecewise("total"), "P^r_e": V.piecewise("idle"), "pi": V.piecewise("loss_balance"),
                  "N^r": V.piecewise("mean_queue"), "W^r": V.piecewise("mean_wait")},
         notes=(
-            "The ratio s_1 = q + lambda/mu is < 1 exactly when rho_bar < 1; for rho_bar >= 1 the same expressions "
-            "hold (q~_j grows geometrically, every finite r is well defined). Each closed form is a Piecewise: "
-            "rho_bar = 1 (s_1 = 1, a geometric sum becomes linear in r), the double pole mu p = lambda + nu "
-            "(s_1 = s_2), and the generic case.",
-            "`qderive eval vacation-finite-r` evaluates these forms exactly in rational arithmetic; `qderive "
-            "codegen vacation-finite-r` ships the cut recursion instead: in float64, p^r_r = 1 - P^r_e sum p~_j "
-            "cancels at light load, and the load-balance loss has a relative error of about eps/pi.",
+            r"The ratio $s_1 = q + \lambda/\mu$ is below 1 exactly when $\bar\rho < 1$; for $\bar\rho \ge 1$ the same "
+            r"expressions hold ($\tilde q_j$ grows geometrically, and every finite $r$ is well defined). Each closed "
+            r"form distinguishes three cases: $\bar\rho = 1$ ($s_1 = 1$, where a geometric sum becomes linear in "
+            r"$r$), the double pole $\mu p = \lambda + \nu$ ($s_1 = s_2$), and the generic case.",
+            r"These forms are evaluated exactly in rational arithmetic; in double precision "
+            r"$p^{r}_{r} = 1 - P^{r}_{e} \sum_j \tilde p_j$ cancels at light load and the load-balance loss has a "
+            r"relative error of about $\varepsilon/\pi$, so the cut recursion is used there instead.",
         ),
         recursions=(),
     )

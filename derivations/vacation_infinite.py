@@ -65,13 +65,17 @@ NOTATION = ((sp.Symbol(r"\bar{\rho}", positive=True), sp.Mul(lam, l1, b1, evalua
 
 def cut_recursion(a, abar, cbar, n):
     r"""(2b): $\tilde q_0 = 1$, $a_0 \tilde q_{j+1} = \bar c_j + \sum_{i=1}^{j} \tilde q_i \bar a_{j-i+1}$."""
-    q = [1]
+    q = [0] * (n + 1)
+    q[0] = 1
     for j in range(n):
         s = cbar[j]
         for i in range(1, j + 1):
             s = s + q[i] * abar[j - i + 1]
-        q.append(s / a[0])
+        q[j + 1] = s / a[0]
     return q
+
+
+cut_recursion.latex_names = {"q": r"\tilde{q}"}
 
 
 def arrival_counts(beta, l_k, n):
@@ -83,17 +87,19 @@ def arrival_counts(beta, l_k, n):
 
 
 def time_stationary(q, u, v, C, j):
-    r"""(4): $p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
+    r"""$p_j = \bigl(q_0 v_j + \sum_{i=1}^{j+1} q_i u_{j-i+1}\bigr) / C$."""
     s = q[0] * v[j]
     for i in range(1, j + 2):
         s = s + q[i] * u[j - i + 1]
     return s / C
 
 
+arrival_counts.latex_superscripts = {"l_k": "l"}  # l_k[k][n] is l^{(k)}_n, the k-fold convolution
+
 RECURSIONS = (
-    ("Arrival counts, docs/theory/chapter2.md section 0", arrival_counts),
-    ("Cut recursion (2b), no subtractions", cut_recursion),
-    ("Embedded to time-stationary law (4)", time_stationary),
+    ("The numbers of arrivals during a service", arrival_counts),
+    ("The cut recursion (2b), with no subtraction", cut_recursion),
+    ("From the embedded to the time-stationary law [@sopin2013, eq. (4)]", time_stationary),
 )
 
 
@@ -415,24 +421,35 @@ def _wait_steps(k: int) -> tuple:
     Ws_, Ts_ = sp.Function("W")(VW.s), sp.Function("T")(VW.s)
     f = VW.wait_factors("multiple")
     steps = [
-        Step("(W)", "LST of the wait of a random customer: batch-level Pollaczek-Khinchine x own batch ahead x "
-             "residual vacation (Fuhrmann-Cooper decomposition)", sp.Eq(Ws_, f["batch"] * f["own"] * f["residual"]),
-             "derived here; Chaudhry and Templeton 1983, Takagi 1991 vol. 1 section 2.3", computed=True),
-        Step("(T)", "LST of the sojourn time (the own service is independent of the wait)",
-             sp.Eq(Ts_, sp.Function("W")(VW.s) * SERVICE_LST), "derived here", computed=True),
+        Step("(W)", "The Laplace--Stieltjes transform of the wait of a random customer is the product of the "
+             "batch-level Pollaczek--Khinchine factor, the factor of its own batch ahead of it and the residual "
+             "vacation (the decomposition of [@fuhrmann_cooper1985]; see also [@chaudhry_templeton1983] and "
+             "[@takagi1991, sec. 2.3])", sp.Eq(Ws_, f["batch"] * f["own"] * f["residual"]),
+             "", computed=True),
+        Step("(T)", "The transform of the sojourn time (the own service is independent of the wait)",
+             sp.Eq(Ts_, sp.Function("W")(VW.s) * SERVICE_LST), "", computed=True),
         Step("(SW)", "Single vacations: the residual factor (a batch ends an idle period with probability "
-             "c0/(lambda f1 + c0))", sp.Eq(sp.Function("V_r")(VW.s), VW.wait_factors("single")["residual"]), "derived here", computed=True),
-        Step("(W0)", "Probability of no wait: (1 - rho_bar)/l1 times the chance the batch meets an idle server",
-             sp.And(*[sp.Eq(sp.Symbol(f"P(W=0)_{{{p}}}"), VW.p_wait_zero(p)) for p in VW.POLICIES]), "derived here",
-             check=_p_zero_check),
+             r"$c_0/(\lambda f_1 + c_0)$)", sp.Eq(sp.Function("V_r")(VW.s), VW.wait_factors("single")["residual"]),
+             "", computed=True),
+        Step("(W0)", r"The probability of no wait: $(1 - \bar\rho)/l_1$ times the probability that the batch "
+             "meets an idle server", sp.And(*[sp.Eq(sp.Symbol(rf"\Pr(W=0)_{{\text{{{p}}}}}"), VW.p_wait_zero(p))
+                                               for p in VW.POLICIES]), "", check=_p_zero_check),
     ]
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
-        steps.append(Step(f"(W{j})", f"Moment {j} of the wait, (-1)^{j} W^({j})(0) (general laws)",
-                          sp.Eq(sp.Symbol(f"E[W^{{{j}}}]"), m), "derived here", computed=True))
+        steps.append(Step(f"(W{j})", "The mean wait, $-W'(0)$ (general laws)" if j == 1 else
+                          f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)", sp.Eq(sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]"), m), "",
+                          computed=True))
     return tuple(steps)
 
 
 SERVICE_LST = VI.SERVICE.lst(VW.s)
+_RHO, _ALPHA = (symbol for symbol, _ in NOTATION)
+
+
+def _paper_wait_none():
+    """The work of the batches ahead and the own batch ahead, as the thesis writes them (chapter 2, (6)):
+    lambda l1 b2 / (2 (1 - rho-bar)) + (l2 - l1) b1 / (2 l1 (1 - rho-bar))."""
+    return (1 - _RHO) ** -1 * lam * l1 * b2 / 2 + (l2 - l1) * b1 / (2 * l1 * (1 - _RHO))
 
 
 @functools.lru_cache(maxsize=8)
@@ -448,35 +465,42 @@ def derivation(wait_moments: int = 2) -> Derivation:
     gn = VI.general_results("none")
     Q_, P_ = sp.Function("Q")(z), sp.Function("P")(z)
     W_, N_, Var_, q0s, Pes = sp.symbols(r"W N \operatorname{Var} q_0 P_e")
-    Ws, Wn, q0single = sp.symbols(r"W_{single} W_{none} q_0^{single}")
-    cite = "Sopin 2013, eq. ({})".format
+    Ws, Wn, q0single = sp.symbols(r"W_{single} W_{none} q_{0}^{single}")
+    cite = "[@sopin2013, eq. ({})]".format
     steps = (
-        Step("(2)", "Balance of the embedded chain (service completions and vacation ends)", REL_2, cite(2),
+        Step("(2)", "The balance equations of the embedded chain (service completions and vacation ends)", REL_2,
+             cite(2),
              check=relation_check(REL_2, _bind_2, need=_need, describe=" with the CTMC's embedded law")),
-        Step("(2b)", "Cut form of (2): flow up = flow down across the cut j | j+1, no subtractions", REL_2B,
-             "docs/theory/chapter2.md section 1", check=relation_check(REL_2B, _bind_2b, need=_need)),
-        Step("A, C", "Customers arriving during one service / one vacation",
-             sp.And(sp.Eq(sp.Function("A")(z), g["A"]), sp.Eq(sp.Function("C")(z), g["C"])),
-             "docs/theory/chapter2.md section 0", computed=True),
-        Step("(3)", "Embedded queue-length PGF", sp.Eq(Q_, g["Q"]), cite(3), computed=True),
-        Step("(3')", "Probability the embedded queue is empty", sp.Eq(q0s, g["q0"]), cite(3), computed=True),
-        Step("(4)", "Embedded to time-stationary (semi-Markov, renewal reward)", REL_4, cite(4),
+        Step("(2b)", r"The cut form of (2): the flow up equals the flow down across the cut between $j$ and "
+             "$j+1$, with no subtraction", REL_2B, "", provenance="docs/theory/chapter2.md section 1",
+             check=relation_check(REL_2B, _bind_2b, need=_need)),
+        Step("A, C", "The generating functions of the numbers of customers arriving during one service and "
+             "during one vacation", sp.And(sp.Eq(sp.Function("A")(z), g["A"]), sp.Eq(sp.Function("C")(z), g["C"])),
+             "", provenance="docs/theory/chapter2.md section 0", computed=True),
+        Step("(3)", "The generating function of the embedded queue length", sp.Eq(Q_, g["Q"]), cite(3), computed=True),
+        Step("(3')", "The probability that the embedded queue is empty", sp.Eq(q0s, g["q0"]), cite(3), computed=True),
+        Step("(4)", "From the embedded to the time-stationary law (a semi-Markov process, renewal reward)", REL_4,
+             cite(4),
              check=relation_check(REL_4, _bind_4, need=_need, describe=" with the CTMC's laws")),
-        Step("(4')", "Mean time between embedded epochs", sp.Eq(_Cm, g["C_embedded"]), "docs/theory/chapter2.md section 1",
-             computed=True),
-        Step("(5)", "Time-stationary queue-length PGF (the thesis's form; equal to the derived P(z))",
+        Step("(4')", "The mean time between embedded epochs", sp.Eq(_Cm, g["C_embedded"]), "",
+             provenance="docs/theory/chapter2.md section 1", computed=True),
+        Step("(5)", "The generating function of the time-stationary queue length, in the thesis's form (equal to "
+             "the derived $P(z)$)",
              sp.Eq(P_, _thesis_P()), cite(5), check=_P_equals_thesis),
-        Step("(5')", "Probability the server is not serving (on vacation)", sp.Eq(Pes, g["P_e"]), cite(5),
+        Step("(5')", "The probability that the server is on vacation", sp.Eq(Pes, g["P_e"]), cite(5),
              computed=True),
-        Step("(6)", "Mean wait: residual vacation + other batches' work + own batch ahead", sp.Eq(W_, g["W"]), cite(6),
-             computed=True),
-        Step("(7)", "Mean queue length (Little)", sp.Eq(N_, g["N"]), cite(7), computed=True),
-        Step("Var", "Variance of the queue length, P''(1) + N - N^2 (not in the thesis)", sp.Eq(Var_, g["variance"]),
-             "derived here from (5)", computed=True),
-        Step("(S3')", "Single vacations: embedded queue empty (c0 = varphi(lambda), no batch during a vacation)",
-             sp.Eq(q0single, gs["q0"]), "derived here", computed=True),
-        Step("(S6)", "Single vacations: mean wait", sp.Eq(Ws, gs["W"]), "derived here", computed=True),
-        Step("(N6)", "No vacations: the M[X]/G/1 mean wait", sp.Eq(Wn, gn["W"]), "derived here", computed=True),
+        Step("(6)", "The mean wait: the residual vacation, the work of the batches ahead and the customer's own "
+             "batch ahead of it", sp.Eq(W_, g["W"]), cite(6), computed=True,
+             paper=sp.Eq(W_, f2 / (2 * f1) + _paper_wait_none())),
+        Step("(7)", "The mean queue length, by Little's law", sp.Eq(N_, g["N"]), cite(7), computed=True),
+        Step("Var", r"The variance of the queue length, $P''(1) + N - N^2$ (not in the thesis; from (5))",
+             sp.Eq(Var_, g["variance"]), "", computed=True),
+        Step("(S3')", r"Single vacations: the probability that the embedded queue is empty ($c_0 = "
+             r"\varphi(\lambda)$ is the probability of no batch during a vacation)", sp.Eq(q0single, gs["q0"]), "",
+             computed=True, paper=sp.Eq(q0single, (1 - _RHO) / (1 - _RHO + _ALPHA + c0 * (l1 - 1 + _RHO)))),
+        Step("(S6)", "Single vacations: the mean wait", sp.Eq(Ws, gs["W"]), "", computed=True),
+        Step("(N6)", "No vacations: the mean wait of $M^{[X]}/G/1$", sp.Eq(Wn, gn["W"]), "", computed=True,
+             paper=sp.Eq(Wn, _paper_wait_none())),
         *_wait_steps(wait_moments),
     )
     checks = []
@@ -508,13 +532,16 @@ def derivation(wait_moments: int = 2) -> Derivation:
     checks.append(Check("numpy vs exact evaluators agree", _twin_check))
     return Derivation(
         name="vacation-infinite",
-        title="M[X]/G/1 with multiple (or single, or no) vacations, infinite waiting room",
-        source=SOURCE,
+        title="$M^{[X]}/G/1$ with multiple (or single, or no) vacations and an infinite waiting room",
+        source="[@sopin2013, ch. 2, eqs. (2)--(7)]",
+        provenance=("docs/theory/chapter2.md section 1", __name__),
         steps=steps,
         checks=tuple(checks),
         results=dict(g),
-        notes=("General laws: service LST beta(s) with moments b1, b2, b3; vacation LST varphi(s) with f1, f2, f3; "
-               "batch PGF L(z) with raw moments l1, l2, l3; c0 = varphi(lambda).",),
+        notes=(r"The laws are general: the service time has the Laplace--Stieltjes transform $\beta(s)$ and the "
+               r"moments $b_1, b_2, b_3$, the vacation the transform $\varphi(s)$ and the moments $f_1, f_2, f_3$, "
+               r"the batch size the generating function $L(z)$ and the moments $l_1, l_2, l_3$; "
+               r"$c_0 = \varphi(\lambda)$.",),
         recursions=RECURSIONS,
         notation=NOTATION,
     )

@@ -26,7 +26,9 @@ def test_every_step_is_computed_or_evaluated(name):
 def test_exports_and_notebook_rendering(name):
     d = _derivation(name)
     md, tex = d.markdown(), d.latex(fragment=True)
-    assert all(s.label in md for s in d.steps) and tex.count("\\begin{align*}") == len(d.steps)
+    from qderive.derivations.export.latex import tag
+
+    assert all(tag(s.label) in md for s in d.steps) and tex.count("\\begin{equation}") == len(d.steps)
     assert d._repr_latex_().startswith("$")
 
 

@@ -98,6 +98,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--fragment", action="store_true", help="with --latex: the body only, to \\input into a paper")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown page")
     p.add_argument("--print-latex", action="store_true", help="print the steps as LaTeX instead of pretty text")
+    _paper_options(p)
     p.add_argument("--wait-moments", type=int, metavar="K",
                    help="also derive the moments E W^k, k <= K, of the waiting time (models with a waiting-time "
                         "transform, e.g. vacation-infinite)")
@@ -351,15 +352,50 @@ def _check_output(path_text: str, option: str) -> Path:
     return path
 
 
+def _paper_options(p) -> None:
+    """The options of ``derive`` that lay a derivation out for a paper (issue 27)."""
+    p.add_argument("--section-level", choices=("section", "subsection", "none"), default=None,
+                   help="heading level of the derivation (default: subsection in a --fragment, section in a "
+                        "document; none: no heading)")
+    p.add_argument("--label-prefix", metavar="P", default=None,
+                   help="\\label{P:...} on every display (default: the model name)")
+    p.add_argument("--source-tags", action="store_true",
+                   help="tag the displays with the source's equation numbers (default in a document; in a "
+                        "--fragment the host paper numbers them)")
+    p.add_argument("--algorithms", action="store_true",
+                   help="with --fragment: add the algorithm blocks (the preamble then needs algorithm and "
+                        "algpseudocode)")
+    p.add_argument("--provenance", action="store_true",
+                   help="append how each step was verified and where it is reconstructed")
+    p.add_argument("--bib", metavar="FILE", help="write the BibTeX entries the derivation cites")
+
+
+def _paper_layout(args) -> dict:
+    import re
+
+    if args.label_prefix is not None and not re.fullmatch(r"[A-Za-z0-9:._-]+", args.label_prefix):
+        raise ParameterError("--label-prefix", "may hold only letters, digits and : . _ -", args.label_prefix)
+    return {"section_level": args.section_level, "label_prefix": args.label_prefix,
+            "source_tags": True if args.source_tags else None, "algorithms": True if args.algorithms else None,
+            "provenance": args.provenance}
+
+
 def _cmd_derive(args) -> int:
+    layout = _paper_layout(args)  # refuses a bad --label-prefix before any work
     latex = _check_output(args.latex, "--latex") if args.latex else None
     markdown = _check_output(args.markdown, "--markdown") if args.markdown else None
+    bib = _check_output(args.bib, "--bib") if args.bib else None
     deriv = _derivation(args.name, wait_moments=args.wait_moments)
     if latex:
-        latex.write_text(deriv.latex(fragment=args.fragment), encoding="utf-8")
+        latex.write_text(deriv.latex(fragment=args.fragment, **layout), encoding="utf-8")
+    if bib:
+        from qderive.derivations.export.bibliography import bibtex
+        from qderive.derivations.export.latex import cited_keys
+
+        bib.write_text(bibtex(cited_keys(deriv)), encoding="utf-8")
     if markdown:
         markdown.write_text(deriv.markdown(), encoding="utf-8")
-    if not (latex or markdown):
+    if not (latex or markdown or bib):
         if args.print_latex:
             for s in deriv.steps:
                 print(f"% {s.label} {s.title}\n{s.latex(deriv.notation)}\n")

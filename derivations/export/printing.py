@@ -31,7 +31,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
-__all__ = ["present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+__all__ = ["paper_name", "present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
 
@@ -62,6 +62,8 @@ def _negative_heavy(add) -> bool:
     """True when a sum is written with more minus signs than plus signs (or as many, with a negative
     constant): ``rho - 1``, ``rho - alpha - 1``; its negation reads better (``1 - rho``)."""
     terms = sp.Add.make_args(add)
+    if any(t.is_Number and t.is_positive for t in terms):
+        return False  # 1 - P_J - P_T reads as it is: a positive constant leads
     neg = sum(1 for t in terms if t.could_extract_minus_sign())
     pos = len(terms) - neg
     if neg != pos:
@@ -87,7 +89,22 @@ def _tidy(expr):
             f = sp.Pow(base, ex)
         factors.append(f)
     if not changed:
-        return expr
+        # a product with a minus sign and one sum: the sign goes into the sum where that makes it read
+        # better (-lambda_0 (P_J + P_T - 1) -> lambda_0 (1 - P_J - P_T))
+        coeff, _ = expr.as_coeff_Mul()
+        sums = [k for k, f in enumerate(factors) if f.is_Add]
+        if not (coeff.is_negative and len(sums) == 1):
+            return expr
+        k = sums[0]
+        terms = sp.Add.make_args(factors[k])
+        neg = sum(1 for t in terms if t.could_extract_minus_sign())
+        if neg == 0 or neg * 2 > len(terms) + 1:
+            return expr
+        flipped = sp.Add(*[-t for t in terms])
+        rest = sp.Mul(*[f for j, f in enumerate(factors) if j != k]) * -1
+        if rest == 1:
+            return flipped
+        return sp.Mul(rest, flipped, evaluate=False) if rest.is_Number else rest * flipped
     body = sp.Mul(*factors)
     if sign > 0:
         return body
@@ -140,21 +157,24 @@ def _negative(term) -> bool:
 def paper_order(add, index: bool = False) -> list:
     """The terms of a sum as a person writes them.
 
-    A positive constant comes first when a term is subtracted (``1 - rho``, ``1 + alpha - rho``) and
-    last otherwise (``j + 1``); the other terms keep SymPy's order, except that the first positive term
-    is moved to the front (``l_2 - l_1``, ``j - i + 1``). ``index=True`` (subscripts) and sums of integers
-    (counts: ``n - k_0 + 1``, ``H - L + 1``) keep constants last.
+    A positive constant comes first (``1 - rho``, ``1 + alpha - rho``, ``1 + theta t``); the other terms keep
+    SymPy's order, except that the first positive term is moved to the front (``l_2 - l_1``, ``j - i + 1``).
+    ``index=True`` (subscripts) and sums of integers (counts: ``j + 1``, ``n - k_0 + 1``, ``H - L + 1``) keep
+    the constant last, unless every other term is subtracted (``1 - L``).
     """
-    index = index or all(s.is_integer for s in add.free_symbols)
     terms = list(add.as_ordered_terms())
+    # a count (every term an integer: n - k_0 + 1, H - L + 1); not 1 - B(n), whose B(n) is no integer
+    index = index or all(t.is_integer for t in terms)
     const = [t for t in terms if t.is_Number]
     rest = [t for t in terms if not t.is_Number]
     for i, t in enumerate(rest):
         if not _negative(t):
             rest = [t] + rest[:i] + rest[i + 1:]
             break
-    if const and not index and const[0].is_positive and any(_negative(t) for t in rest):
-        return const + rest
+    if const and const[0].is_positive and rest and all(_negative(t) for t in rest):
+        return const + rest  # 1 - L, never -L + 1
+    if const and not index and const[0].is_positive:
+        return const + rest  # 1 - rho, 1 + alpha - rho, 1 + theta t (a count keeps it last: j + 1)
     return rest + const
 
 
@@ -179,9 +199,71 @@ class _PaperOrder:
 class PaperLatexPrinter(_PaperOrder, LatexPrinter):
     """SymPy's LaTeX printer with sums in :func:`paper_order`; Indexed as ``q_{j+1}``."""
 
+    def _print_Function(self, expr, exp=None):
+        """An undefined function applied as the paper writes it: ``B(n)``, ``\\operatorname{Var}(x)`` (SymPy
+        writes ``B{\\left(n \\right)}``); defined functions (``\\log``, ``\\exp``) as SymPy does."""
+        if not isinstance(expr, sp.core.function.AppliedUndef):
+            return super()._print_Function(expr, exp)
+        name = self._print(sp.Symbol(expr.func.__name__))
+        if name == expr.func.__name__ and len(name) > 1 and re.fullmatch(r"[A-Za-z]+", name):
+            name = rf"\operatorname{{{expr.func.__name__}}}"
+        args = ", ".join(self._print(a) for a in expr.args)
+        tall = any(isinstance(a, (sp.Pow, sp.Mul)) and "frac" in self._print(a) for a in expr.args)
+        out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_Mul(self, expr):
+        """A product with a parenthesised sum writes the sum last, as papers do: ``\\lambda_c (1 - B(c))``,
+        ``\\lambda_0 (1 - P_J - P_T)`` (fractions and numeric coefficients as SymPy writes them)."""
+        factors = sp.Mul.make_args(expr)
+        sums = [f for f in factors if f.is_Add or (f.is_Pow and f.base.is_Add and f.exp.is_positive)]
+        others = [f for f in factors if f not in sums]
+        plain = all(f.is_Symbol or isinstance(f, (sp.Indexed, sp.core.function.AppliedUndef))
+                    or (f.is_Pow and f.base.is_Symbol and f.exp.is_positive) for f in others)
+        if not sums or not others or not plain or any(f.is_Number or (f.is_Pow and f.exp.is_negative)
+                                                      for f in factors):
+            return super()._print_Mul(expr)
+        head = self._print(sp.Mul(*others))
+        tail = " ".join(rf"\left({self._print(f)}\right)" if f.is_Add else self._print(f) for f in sums)
+        return f"{head} {tail}"
+
+    def _print_expm1(self, expr, exp=None):
+        """``expm1(x)`` is an implementation's name: the paper writes ``e^{x} - 1``."""
+        out = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_log1p(self, expr, exp=None):
+        out = rf"\log\left(1 + {self._print(expr.args[0])}\right)"
+        return f"{out}^{{{exp}}}" if exp is not None else out
+
+    def _print_Piecewise(self, expr):
+        """Cases with fractions at display size (``\\dfrac``: amsmath), not the script size of ``cases``."""
+        return super()._print_Piecewise(expr).replace("\\frac{", "\\dfrac{")
+
+    def _print_Symbol(self, expr, style="plain"):
+        return paper_name(super()._print_Symbol(expr, style=style))
+
     def _print_Indexed(self, expr):
+        """Indices attached to the base: ``q^{r}_{j}``, ``a^{(1)}_{0}``, ``q_{L,1}`` (never ``{q^r}_j``)."""
         base = self._print(expr.base)
-        return "{" + base + "}_{" + ",".join(self._index(i) for i in expr.indices) + "}"
+        idx = ",".join(self._index(i) for i in expr.indices)
+        merged = re.fullmatch(r"(.*)_\{([^{}]*)\}", base)
+        if merged and "_" not in merged.group(1).replace("\\_", ""):
+            return f"{merged.group(1)}_{{{merged.group(2)},{idx}}}"
+        if "_" in re.sub(r"\{[^{}]*\}", "", base):
+            return "{" + base + "}_{" + idx + "}"
+        return base + "_{" + idx + "}"
+
+
+_WORD_SCRIPT = re.compile(r"([_^])\{([A-Za-z]{3,}(?:[ -][A-Za-z]+)*)\}")
+
+
+def paper_name(tex: str) -> str:
+    """A symbol's LaTeX in the paper's conventions: a word in a sub- or superscript upright
+    (``W_{\\text{single}}``), the expectation upright (``\\mathrm{E}[W^{2}]``, ``\\mathrm{E}\\tau_{0}``)."""
+    tex = _WORD_SCRIPT.sub(lambda m: f"{m.group(1)}{{\\text{{{m.group(2)}}}}}", tex)
+    tex = re.sub(r"^E(?=\\[A-Za-z]|\[)", r"\\mathrm{E}", tex)
+    return tex
 
 
 class _OrderedStr(_PaperOrder, StrPrinter):
@@ -507,11 +589,14 @@ def _aux_symbols(expr, taken):
 
 
 def _relation_rows(rel, width, notation):
-    if isinstance(rel, sp.And):
-        return [row for arg in rel.args for row in _relation_rows(arg, width, notation)]
+    """Rows of a relation; ``notation=None``: the relation as written (a stated paper form), not rewritten."""
+    show = (lambda e: e) if notation is None else (lambda e: present(e, notation))
+    if isinstance(rel, sp.And):  # in the order of their left-hand sides: B(1) before B(2)
+        parts = sorted(rel.args, key=lambda r: sp.default_sort_key(getattr(r, "lhs", r)))
+        return [row for arg in parts for row in _relation_rows(arg, width, notation)]
     if not isinstance(rel, sp.core.relational.Relational):
-        return [Row("", "", line) for line in _lines(present(rel, notation), width)]
-    lhs, rhs = present(rel.lhs, notation), present(rel.rhs, notation)
+        return [Row("", "", line) for line in _lines(show(rel), width)]
+    lhs, rhs = show(rel.lhs), show(rel.rhs)
     left, op = latex(lhs), _OPS.get(rel.rel_op, rel.rel_op)
     room = width - text_width(lhs) - 3
     if isinstance(rhs, sp.Piecewise) and text_width(rhs) > room:
@@ -529,12 +614,14 @@ def _relation_rows(rel, width, notation):
     out = [Row(left, op, lines[0])] + [Row("", "", x) for x in lines[1:]]
     for sym, pw in aux:
         defined = _relation_rows(sp.Eq(sym, pw, evaluate=False), width - 6, ())
-        out += [Row(r"\text{where } " + r[0], r[1], r[2]) if r[0] else r for r in defined]
+        first = defined[0][0]
+        out += [Row(r"\text{where } " + first, defined[0][1], defined[0][2])]
+        out += [Row("", r[1], r[2]) if r[0] == first else r for r in defined[1:]]
     return out
 
 
 @functools.lru_cache(maxsize=1024)
 def rows(relation, width: int = 72, notation=()) -> list[Row]:
     """The rows of a displayed relation (``Eq``, an inequality, ``And`` of them, or an expression) in the
-    source's notation, broken so that each is at most ``width`` characters of its text form."""
+    source's notation (``None``: as written, no rewriting), broken so that each is at most ``width`` wide."""
     return _relation_rows(relation, width, notation)
