@@ -22,13 +22,14 @@ from qderive.derivations.export import latex as L
 from qderive.derivations.export.printing import latex, present, rows, tex_width, unicode_name
 from qderive.derivations.framework import exact_identity
 from qderive.symbolic.models import registered_models
+from qderive.derivations.capabilities import load as _load
 
 NEEDS_TEX = pytest.mark.skipif(shutil.which("pdflatex") is None and os.environ.get("QDERIVE_REQUIRE_TEX") != "1",
                                reason="pdflatex is not installed (.ci/run installs it and sets QDERIVE_REQUIRE_TEX=1)")
 
 
 def _derivation(name):
-    return registered_models()[name].derivation.load()()
+    return _load(name, "derivation")()
 
 
 def _sides(relation):

@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import Rule, declare
 from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
 from qderive.symbolic.models.hysteretic import (
     HystereticModel,
@@ -378,6 +379,8 @@ def _recompute(model, pairs, executor, progress) -> dict:
     return out
 
 
+@declare(Rule("policy", lambda policy: policy is not Policy.DEPARTURE,
+               "optimize hysteretic searches the model whose mode changes at departures (--policy departure)"))
 def optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize hysteretic`` (the model's :class:`~qderive.symbolic.models.base.Action`).
 

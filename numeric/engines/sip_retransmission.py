@@ -1246,9 +1246,9 @@ def check_supported(model):
         return  # the control chain with a phase per service law (uniformization)
     what = "--duplicate-cost below 1" if model.duplicate_cost != 1 else "two service laws (--service-non-invite)"
     for option, law in laws + ([("--vacation", vacation)] if vacation is not None else []):
-        smooth, _ = smooth_laws((law,))
+        smooth, why = smooth_laws((law,))
         if not smooth:
-            raise ParameterError(option, f"has no smooth density (its transform has exp(-s D) factors): with {what} "
+            raise ParameterError(option, f"is not computed here ({why}): with {what} "
                                  "the server's service is a mixture whose queue's wait is computed by inversion, for "
                                  "smooth laws only (exp, erlang, hyperexp, gamma, ph); the simulator runs it",
                                  law.spec_text())
@@ -1328,6 +1328,19 @@ def solve(model, digits=None):
 
 class SipEngine(Engine):
     """``sip-retransmission``: :func:`solve`; the top-level measures are the first solution's."""
+
+    @classmethod
+    def supports(cls, model, asked=frozenset()):
+        """The refusals of :func:`check_supported` (what the map does not compute), as a Refusal naming the field:
+        asked before any work."""
+        from qderive.symbolic.capabilities import Refusal
+
+        try:
+            check_supported(model)
+        except ParameterError as err:
+            field = err.name.removeprefix("--").replace("-", "_")
+            return Refusal(field, err.constraint or str(err))
+        return None
 
     def compute(self, model, ctx, **options):
         digits = None if ctx.is_float64 else max(15, ctx.dps - 10)

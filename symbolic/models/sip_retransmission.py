@@ -1,7 +1,7 @@
 """Retransmission-aware SIP overload: a server fed by new transactions and their UDP retransmissions (issue 17).
 
 The model of issue 17 (``docs/guides/sip-retransmission.md``; the same model the simulator
-:mod:`qderive.numeric.simulation.sip` runs with per-transaction timers; seed 001, section 2: "overload can
+``simulation.sip`` of the numeric layer runs with per-transaction timers; seed 001, section 2: "overload can
 occur even when the arrival rate is below the processing rate"). Time unit: seconds.
 
 New transactions arrive as a Poisson process of rate lambda_0 (``rate``). A transaction sends copy 0 at
@@ -60,10 +60,10 @@ when a single vacation ends with nobody waiting: so under multiple vacations N >
 the overload forever (refused); under single vacations and L = 0 the overload ends with the vacation that
 follows the last departure. Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting
 place) (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
-embedded chain with vacations of :mod:`qderive.numeric.engines.sip_control`); a duplicate cost c < 1 or a service
-law per flow makes that server's service a mixture (:mod:`qderive.numeric.engines.mixture_sojourn`).
+embedded chain with vacations of ``engines.sip_control`` of the numeric layer); a duplicate cost c < 1 or a service
+law per flow makes that server's service a mixture (``engines.mixture_sojourn`` of the numeric layer).
 
-The analytic evaluation (:mod:`qderive.numeric.engines.sip_retransmission`) solves the fixed point
+The analytic evaluation (``engines.sip_retransmission`` of the numeric layer) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
 approximation.
 
@@ -87,7 +87,7 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
-from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Request, measure
 from .vacation import VacationPolicy, _policy_field, _vacation_field
 
 __all__ = ["Method", "Control", "Discipline", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
@@ -214,7 +214,7 @@ def copy_schedule(method, t1, t2, timeout) -> tuple[Fraction, ...]:
 class OnsetTarget(enum.Enum):
     """What ``qderive size sip-retransmission`` searches."""
 
-    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip_onset`)
+    #: the ends of the bistable range in lambda_0 (``engines.sip_onset`` of the numeric layer)
     COLLAPSE_ONSET = "collapse-onset"
 
 
@@ -298,13 +298,9 @@ class SipRetransmissionModel(Model):
     summary = ("SIP server with UDP retransmissions (RFC 3261 Timers A/B, E/F) and ignore/503 overload control: the "
                "fixed point lambda = lambda_0 E[copies](lambda), every solution, goodput and timeouts (issue 17)")
     measures = SipRetransmissionMeasures
-    engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
-    derivation = Ref("qderive.derivations.sip_retransmission:derivation")
-    simulator = Ref("qderive.numeric.simulation.sip:simulate")
     actions = (Action("size", "The collapse onset (--target collapse-onset): the rates lambda_0 at the two ends of the "
                       "bistable range, where the uncongested fixed point ends (upper) and the congested one appears "
-                      "(lower); --rate is chosen by the search", OnsetRequest,
-                      Ref("qderive.numeric.engines.sip_onset:size"), omit=("rate",)),)
+                      "(lower); --rate is chosen by the search", OnsetRequest, omit=("rate",)),)
 
     def _validate(self):
         if self.control is Control.THRESHOLD:
@@ -412,7 +408,7 @@ class SipRetransmissionModel(Model):
     def _validate_flow_laws(self):
         """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law; the analytic
         server's mixture of the two laws needs smooth laws (a constant has kinks; the engine refuses the settings it
-        does not compute, :func:`qderive.numeric.engines.sip_retransmission.check_supported`)."""
+        does not compute, ``engines.sip_retransmission.check_supported`` of the numeric layer)."""
         B2 = self.service_non_invite
         if B2 is None:
             return
