@@ -23,6 +23,7 @@ from fractions import Fraction as Fr
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import Rule, declare
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
@@ -163,6 +164,20 @@ def _check_bistable(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(
+    Rule("retry_after", lambda t: t is not None, "the displayed fixed point has no retries after a 503 with "
+         "Retry-After (the engine computes them; the steps do not state them)"),
+    independent={
+        **{name: "the relations take the server through p = P(a copy is refused) and F(t) = P(R_copy > t), "
+                 "whatever the server" for name in
+           ("service", "capacity", "control", "thresholds", "duplicate_cost", "discipline", "vacation",
+            "vacation_policy", "service_non_invite")},
+        **{name: "the copy schedule tau_j and lambda_0 are symbols of the relations" for name in
+           ("rate", "method", "t1", "t2", "timeout")},
+        "rate_non_invite": "(F2) states the fixed point of two flows",
+        "retries": "it counts retries after Retry-After, which the steps do not state (refused with --retry-after)",
+        "response_tail": "it only lists the times of a measure",
+        "scan_points": "it is the grid of the numeric scan, not part of the relations"})
 def derivation() -> Derivation:
     """The registered derivation ``sip-retransmission``."""
     ign, rej = "ignore", "503"

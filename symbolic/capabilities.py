@@ -10,8 +10,11 @@ action (``size``, ``optimize``) -- says in its own code which models it computes
 Most consumers need no code for it: they list :class:`Rule` objects -- a predicate over one field's value and
 the reason -- and :func:`supports` (or :func:`declare` on a function) turns them into the hook, the way scipy's
 distribution infrastructure reads what a subclass can do from what it declares. A consumer may also declare
-``generic``: the fields it treats as symbols (a derivation in a general service law G covers every service
-law), so that a field it neither reads, refuses nor declares generic is caught by ``tests/test_capabilities.py``.
+``independent``: ``{field: why}`` for the fields its result does not depend on, with the reason (a derivation
+in a general service law G covers every service law; the analytic window model has no overload control, only
+the simulator runs it). So each field is, for each consumer, read (its result changes with it), refused (by a
+rule or the hook, naming it) or declared independent -- never silently ignored: ``tests/test_capabilities.py``
+changes every field of every model's example and checks that one of the three holds.
 
 The verbs ask every consumer they need *before any work* (``capabilities.ask`` of the derivation layer; the
 numeric layer's ``evaluate`` asks its engine and response laws itself): a combination that is not computed is
@@ -119,10 +122,12 @@ def supports(rules, model, asked=frozenset()) -> Refusal | None:
     return None
 
 
-def declare(*rules: Rule, generic: tuple = (), check: Callable | None = None):
+def declare(*rules: Rule, independent: dict | None = None, check: Callable | None = None, via_engine: bool = False):
     """Decorator: a function consumer (a simulator, a response-law function, an action, a derivation) declares
-    its rules, its ``generic`` fields and, optionally, a ``check(model, asked)`` hook for what rules cannot say;
-    the function gets ``supports(model, asked)`` (rules first, then ``check``)."""
+    its rules, the fields it is ``independent`` of (``{field: why}``) and, optionally, a ``check(model, asked)``
+    hook for what rules cannot say; the function gets ``supports(model, asked)`` (rules first, then ``check``).
+    ``via_engine``: an action that builds the model from every value given and evaluates it with the model's
+    engine (whose declarations then cover the fields)."""
 
     def wrap(fn):
         def hook(model, asked=frozenset()):
@@ -133,7 +138,8 @@ def declare(*rules: Rule, generic: tuple = (), check: Callable | None = None):
 
         fn.supports = hook
         fn.rules = tuple(rules)
-        fn.generic = tuple(generic)
+        fn.independent = dict(independent or {})
+        fn.via_engine = via_engine
         return fn
 
     return wrap

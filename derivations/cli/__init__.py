@@ -317,7 +317,7 @@ def _list_model(name: str) -> int:
     """``qderive list MODEL``: the model's support matrix (:func:`qderive.derivations.capabilities.support_matrix`)."""
     from qderive.symbolic.models import model_class
 
-    from ..capabilities import support_matrix
+    from ..capabilities import option_label, support_matrix
 
     cls = model_class(name)
     columns, rows = support_matrix(cls)
@@ -326,7 +326,7 @@ def _list_model(name: str) -> int:
     print("each field of the example changed to each kind of value; 'yes' where every column computes it:")
     for field, label, cells in rows:
         refused = [(c, cell) for c, cell in zip(columns, cells) if cell != "yes"]
-        head = f"  --{field.replace('_', '-')} {label}"
+        head = f"  {option_label(cls, field)} {label}"
         if not refused:
             print(f"{head:<44} yes")
             continue
@@ -335,8 +335,11 @@ def _list_model(name: str) -> int:
             continue
         ok = [c for c, cell in zip(columns, cells) if cell == "yes"]
         print(f"{head:<44} yes: {', '.join(ok) or '-'}")
+        grouped: dict = {}
         for c, cell in refused:
-            print(f"{'':<46}{c}: {cell}")
+            grouped.setdefault(cell, []).append(c)
+        for cell, cols in grouped.items():
+            print(f"{'':<46}{', '.join(cols)}: {cell}")
     return 0
 
 

@@ -28,8 +28,8 @@ class Engine:
     confirm: bool = False
     #: :class:`~qderive.symbolic.capabilities.Rule` objects: field values this engine does not compute
     rules: tuple = ()
-    #: fields the engine treats as symbols (none: a numeric engine reads every field's value)
-    generic: tuple = ()
+    #: ``{field: why}``: the fields the engine's result does not depend on, and why (none: it reads every field)
+    independent: dict = {}
 
     @classmethod
     def supports(cls, model, asked=frozenset()):

@@ -149,8 +149,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.capabilities import declare
+from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
 from ..backend import FLOAT64, _Scoped, mp_context
@@ -1172,9 +1172,8 @@ def _tails_refusal(model, asked):
     if setup is not None:
         return None
     field = smooth_field(model) or "service"
-    return Refusal(field, (why_not or why) + " (transform inversion cannot resolve it to the requested digits and "
-                   "no exact sum of the package covers this combination of laws); the moments (--wait-moments) "
-                   "work for every law", min(wanted))
+    return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
+                   "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
 @declare(check=_tails_refusal)

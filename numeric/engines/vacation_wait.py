@@ -101,11 +101,11 @@ def _smooth(model) -> tuple[bool, str]:
         if law is None:
             continue
         lst = law.lst(s)
+        if lst.has(sp.Integral):  # first: the integrand's exp(-s x) is no exp(-s D) factor
+            return False, (f"the {what} time {law} has no closed-form transform (its Laplace transform is an "
+                           "integral)")
         if any(s in e.free_symbols for e in lst.atoms(sp.exp)):
             return False, f"the {what} time {law} has no smooth density (its transform has exp(-s D) factors)"
-        if lst.has(sp.Integral):
-            return False, (f"the {what} time {law} has no closed-form transform (its Laplace transform is an "
-                           "integral), so the tails cannot be inverted from it")
     return True, ""
 
 
@@ -714,15 +714,13 @@ def _tails_refusal(model, asked):
     setup, why_not = _lattice(model)
     if setup is not None:
         return None
-    if not why_not:
-        from .vacation_wait_shift import shift_setup
+    from .vacation_wait_shift import shift_setup
 
-        if shift_setup(model) is not None:
-            return None
+    if shift_setup(model) is not None:  # as response_laws: a smooth service with a kinked vacation
+        return None
     field = smooth_field(model) or "service"
-    return Refusal(field, (why_not or why) + " (transform inversion cannot resolve it to the requested digits and "
-                   "no exact sum of the package covers this combination of laws); the moments (--wait-moments) "
-                   "work for every law", min(wanted))
+    return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
+                   "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
 @declare(check=_tails_refusal)
@@ -760,6 +758,7 @@ def response_laws(model) -> dict:
                                    smooth, why, own("sojourn"), rough("sojourn"))}
 
 
+@declare(via_engine=True)
 def size_for_delay(values: dict, request, digits=None) -> dict:
     """max { rho_bar < 1 : P(W > T) <= P } (``qderive size vacation-infinite --target-wait-tail T,P``).
 

@@ -114,6 +114,7 @@ from bisect import bisect_left
 from collections import deque
 
 import numpy as np
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.sip_retransmission import copy_schedule
 from qderive.symbolic.numbers import exact
@@ -833,6 +834,8 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
     return out
 
 
+@declare(independent={"scan_points": "it is the grid of the engine's fixed-point scan; the simulation solves no fixed "
+                                     "point"})
 def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
              warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
     """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).
