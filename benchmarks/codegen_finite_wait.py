@@ -24,6 +24,7 @@ import numpy as np
 import qderive as qd
 from qderive.derivations.cli import main as cli
 from response_times import timed  # the median of 5 runs after a warm-up (run from benchmarks/ or as a script)
+from qderive.derivations.capabilities import load as _load
 
 FAMILIES = ["--batch", "geometric", "--service", "erlang:k=4", "--vacation", "exp"]
 ARGS = (8.0, 5.0, 0.015, 0.075)
@@ -53,7 +54,7 @@ def main():
         mean = tail_ns["_mean"](*ARGS, r)
         ts = np.linspace(0.01, 0.25, 1000)
         model = qd.FiniteVacationQueue(F(8), qd.Geometric(5), qd.Erlang(4, F(3, 200)), qd.Exponential(F(3, 40)), r)
-        law = type(model).response.load()(model)["wait"]
+        law = _load(model, "response")(model)["wait"]
         G = tail_transform(law.transform(FLOAT64))
         rows = [
             (f"r = {r}: generated wait_tail, 1000 t in one call", lambda: tail(ts, *ARGS, r), 1000),

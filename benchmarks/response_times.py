@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 import qderive as qd
+from qderive.derivations.capabilities import load as _load
 
 
 def timed(fn, runs=5):
@@ -34,7 +35,7 @@ def main():
     from qderive.numeric.kernels.tails import float64_tails, tail_transform
 
     m = qd.VacationQueue.example()
-    law = type(m).response.load()(m)["wait"]
+    law = _load(m, "response")(m)["wait"]
     G = tail_transform(law.transform(FLOAT64))
     ts = np.linspace(0.05, 0.6, 1000)
     rows = [

@@ -20,12 +20,13 @@ import json
 import sys
 import time
 from collections import defaultdict
+from qderive.derivations.capabilities import has as _has
 
 
 def measure(names: list, digits: int) -> dict:
     from qderive.derivations.cli import _derivation, _models
 
-    names = names or [n for n, c in sorted(_models().items()) if c.derivation is not None]
+    names = names or [n for n, c in sorted(_models().items()) if _has(c, "derivation")]
     rows, start = [], time.process_time()
     for name in names:
         t = time.process_time()

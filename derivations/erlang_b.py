@@ -32,6 +32,7 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.erlang_b import ErlangB, ServiceMix
 
 from .framework import (
@@ -329,6 +330,7 @@ def _check_float64(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={name: "the steps are in symbols (n, rho, h)" for name in ("servers", "load", "holding_time")})
 def derivation() -> Derivation:
     """The registered derivation ``erlang-b``."""
     cite = "[@wang_liao_scp, eq. ({})]".format

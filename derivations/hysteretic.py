@@ -36,6 +36,7 @@ from fractions import Fraction as F
 import mpmath
 import sympy as sp
 from qderive.symbolic.batches import Constant, Geometric
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.hysteretic import Convention, HystereticModel, Semantics
 
@@ -557,6 +558,12 @@ def _check_instant_wait(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={
+    **{name: "a symbol of the derivation (general laws, rates and thresholds)" for name in
+       ("service", "batch", "rate", "overload_factor", "L", "H", "R")},
+    **{name: "the steps show the thesis's case (departure policy, event convention, interval semantics, (21) and "
+             "its correction (21')); the other variants are checked against their own chains" for name in
+       ("convention", "semantics", "thesis_form", "policy")}})
 def derivation() -> Derivation:
     """The registered derivation ``hysteretic``."""
     return Derivation(

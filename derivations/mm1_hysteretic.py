@@ -22,6 +22,7 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.closed_forms import mm1_hysteretic as CF
 from qderive.symbolic.models.hysteretic import MM1HystereticMeasures, MM1HystereticModel
 
@@ -275,6 +276,8 @@ def _check_optimiser(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={name: "the closed forms are in symbols (lambda_0, lambda_1, mu, L, H, R)" for name in
+                      ("rate0", "rate1", "service_rate", "L", "H", "R")})
 def derivation() -> Derivation:
     """The registered derivation ``mm1-hysteretic``."""
     return Derivation(
@@ -297,6 +300,7 @@ def derivation() -> Derivation:
 # -- generated code ------------------------------------------------------------------------------------------------
 
 
+@declare(independent={name: "an argument of the generated function" for name in ("rate0", "rate1", "service_rate", "L", "H", "R")})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm``: the closed forms in the rates and integer thresholds (Python and C)."""
     cf = CF.closed_forms()

@@ -34,6 +34,7 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.redundant_cluster import (
     FailureModel,
     RedundantCluster,
@@ -470,6 +471,10 @@ def _check_optimum(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={
+    **{name: "the probability of timely service is derived in symbols" for name in
+       ("rate", "nodes", "service_times", "deadline", "copies", "failure_rates", "service_failure_rates")},
+    "failure_model": "both fault models are displayed (the paper's at the mean times and the exact pathwise one)"})
 def derivation() -> Derivation:
     """The registered derivation ``redundant-cluster``."""
     late = (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * S_(t)

@@ -23,6 +23,7 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.scp_window import SCPWindowModel
 
 from .erlang_b import REL_5, R, S, SOURCE, i, l, m, ws
@@ -99,6 +100,12 @@ def _check_allocation(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={
+    **{name: "the allocation (5), (6) and the window model are stated in symbols" for name in
+       ("rates", "holdings", "windows", "ratios")},
+    **{name: "it configures the simulated SCP only; the derivation states the window model" for name in
+       ("control", "servers", "w_max", "sources", "interval", "threshold", "timeout", "update", "smoothing",
+        "rejection_cost")}})
 def derivation() -> Derivation:
     """The registered derivation ``scp-window``."""
     cite = "[@wang_liao_scp, eq. ({})]".format

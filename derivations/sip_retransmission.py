@@ -23,6 +23,7 @@ from fractions import Fraction as Fr
 
 import mpmath
 import sympy as sp
+from qderive.symbolic.capabilities import Rule, declare
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
@@ -163,6 +164,20 @@ def _check_bistable(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(
+    Rule("retry_after", lambda t: t is not None, "the displayed fixed point has no retries after a 503 with "
+         "Retry-After (the engine computes them; the steps do not state them)"),
+    independent={
+        **{name: "the relations take the server through p = P(a copy is refused) and F(t) = P(R_copy > t), "
+                 "whatever the server" for name in
+           ("service", "capacity", "control", "thresholds", "duplicate_cost", "discipline", "vacation",
+            "vacation_policy", "service_non_invite")},
+        **{name: "the copy schedule tau_j and lambda_0 are symbols of the relations" for name in
+           ("rate", "method", "t1", "t2", "timeout")},
+        "rate_non_invite": "(F2) states the fixed point of two flows",
+        "retries": "it counts retries after Retry-After, which the steps do not state (refused with --retry-after)",
+        "response_tail": "it only lists the times of a measure",
+        "scan_points": "it is the grid of the numeric scan, not part of the relations"})
 def derivation() -> Derivation:
     """The registered derivation ``sip-retransmission``."""
     ign, rej = "ignore", "503"
@@ -175,32 +190,32 @@ def derivation() -> Derivation:
         Step("(C)", "Silent refusal (no control, or an ignoring server): copy $k$ is sent if and only if no response "
              r"has come by $\tau_k$; the response is the completion of the first admitted copy (first in, first "
              "out), each copy being refused with probability $p$", REL_C, "",
-             provenance="numeric/engines/sip_retransmission.py (C)",
+             provenance="numeric/engines/sip/ (C)",
              check=relation_check(REL_C, _bind(ign, "C"), describe=desc)),
         Step("(T)", "Silent refusal: no response by the timeout $T_B$", REL_T, "",
-             provenance="numeric/engines/sip_retransmission.py (T)",
+             provenance="numeric/engines/sip/ (T)",
              check=relation_check(REL_T, _bind(ign, "T"), describe=desc)),
         Step("(C')", "With 503 responses: a refused copy 0 ends the transaction; once it is admitted, copy $k$ is "
              r"sent if and only if copy 0 has not completed by $\tau_k$ (a refused retransmission of an admitted "
-             "transaction is absorbed)", REL_C5, "", provenance="numeric/engines/sip_retransmission.py (C)",
+             "transaction is absorbed)", REL_C5, "", provenance="numeric/engines/sip/ (C)",
              check=relation_check(REL_C5, _bind(rej, "C5"), describe=desc)),
         Step("(T')", "With 503 responses, a transaction times out when copy 0 is admitted and not completed by "
              "$T_B$ (the response is that of copy 0)", REL_T5, "",
-             provenance="numeric/engines/sip_retransmission.py (T)",
+             provenance="numeric/engines/sip/ (T)",
              check=relation_check(REL_T5, _bind(rej, "T5"), describe=desc)),
         Step("(J)", "With 503 responses, a transaction is rejected when copy 0 is refused (a transaction with an "
-             "admitted copy is never rejected)", REL_J, "", provenance="numeric/engines/sip_retransmission.py (J)",
+             "admitted copy is never rejected)", REL_J, "", provenance="numeric/engines/sip/ (J)",
              check=relation_check(REL_J, _bind(rej, "J"), describe=desc)),
         Step("(G)", "The goodput: the transactions answered before the timeout, per second", REL_G,
-             "", provenance="numeric/engines/sip_retransmission.py (G)",
+             "", provenance="numeric/engines/sip/ (G)",
              check=relation_check(REL_G, _bind(rej, "G"), describe=desc)),
         Step("(D)", "The duplicate ratio: the share of retransmitted copies among all copies", REL_D,
-             "", provenance="numeric/engines/sip_retransmission.py (D)",
+             "", provenance="numeric/engines/sip/ (D)",
              check=relation_check(REL_D, _bind(ign, "D"), describe=desc)),
         Step("(F2)", r"Two flows: INVITE ($\lambda_1$, $C_1$) and non-INVITE ($\lambda_2$, $C_2$) transactions "
              "meet the same server at the total copy rate, the mean number of copies $C_i$ of each flow following "
              "from (C) over its own copy instants", REL_F2, "",
-             provenance="numeric/engines/sip_retransmission.py (F2)",
+             provenance="numeric/engines/sip/ (F2)",
              check=relation_check(REL_F2, _bind_two_flows, describe=" (ignore control, T2 = 1 s)" + desc)),
     )
     checks = (Check("bistable M/M/1: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
@@ -209,7 +224,7 @@ def derivation() -> Derivation:
         title="SIP retransmissions: the offered-rate fixed point",
         source="[@rfc3261, sec. 17.1]",
         provenance=("issue 17; docs/guides/sip-retransmission.md; seed 001 section 2",
-                    "numeric/engines/sip_retransmission.py", __name__),
+                    "numeric/engines/sip/", __name__),
         steps=steps,
         checks=checks,
         notes=(r"The approximation: the copies arrive as a Poisson process of rate $\lambda$, and the copies of one "

@@ -2,7 +2,7 @@
 
 Every model class with a ``simulator`` and an ``example()`` takes part: the example is
 evaluated under the precision policy (``model.evaluate()``, float64) and simulated by the
-model's own simulator (``type(model).simulator.load()``) with a fixed seed. A model with a
+model's own simulator (its registered ``simulator`` consumer) with a fixed seed. A model with a
 response-time law also compares P(W > t) at the mean wait and twice it, the 90 % quantile,
 E W, E W^2 and P(T > mean wait) with the simulator's sample measures. Every measure
 both report must lie in the simulation's confidence interval at the joint level 99 %
@@ -55,8 +55,10 @@ def _flat_response(measures: dict) -> dict:
 
 def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPLICATIONS, seed: int = SEED) -> Check:
     """A :class:`Check` comparing ``model.evaluate()`` with a seeded run of the model's simulator."""
+    from . import capabilities
+
     cls = type(model)
-    if cls.simulator is None:
+    if not capabilities.has(cls, "simulator"):
         raise TypeError(f"model {cls.name!r} has no simulator")
 
     def run(digits):
@@ -65,18 +67,18 @@ def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPL
         response = {}
         from qderive.numeric.simulation.stats import records_samples
 
-        simulate = cls.simulator.load()
+        simulate = capabilities.load(cls, "simulator")
+        offered = capabilities.has(cls, "response")
         mean_wait = analytic.get("mean_wait")
-        if cls.response is not None and records_samples(simulate) and not _comparable(mean_wait):
+        if offered and records_samples(simulate) and not _comparable(mean_wait):
             mean_wait = model.evaluate(wait_moments=1).response["wait_moments"][0]  # a model without mean_wait
-        if (cls.response is not None and records_samples(simulate) and _comparable(mean_wait)
+        if (offered and records_samples(simulate) and _comparable(mean_wait)
                 and float(mean_wait) > 0):
             w = float(mean_wait)  # tails at the mean wait and twice it, the 90 % quantile, E W, E W^2
             response = {"wait_tail": [repr(w), repr(2 * w)], "wait_quantile": ["0.9"], "wait_moments": 2,
                         "sojourn_tail": [repr(w)]}
-            laws = cls.response.load()(model)
-            if not all(laws[k].smooth or laws[k].tails is not None for k in ("wait", "sojourn")):
-                response = {"wait_moments": 2}  # a law with kinks (a constant service): tails are refused
+            if capabilities.refusal(model, "response", {"wait_tail", "sojourn_tail", "wait_quantile"}) is not None:
+                response = {"wait_moments": 2}  # tails not computed for these laws (the response law says why)
             analytic.update(_flat_response(model.evaluate(**response).response))
         outside, detail = _compare(simulate(model, customers, replications, seed, quiet=True, **response),
                                    response, analytic, customers, replications, seed)

@@ -430,7 +430,9 @@ def sweep(model, *, digits=None, include=(), response=None, executor="local", wo
     from qderive.symbolic.models import model_class
 
     cls = model_class(model) if isinstance(model, str) else model
-    if cls.engine is None:
+    from .capabilities import has
+
+    if not has(cls, "engine"):
         raise ParameterError(f"model {cls.name!r} has no numeric engine to sweep")
     fixed, axes = _python_axes(cls, fields)
     result = run_grid(cls, fixed, axes, digits=digits, include=include, options=response or {}, executor=executor,

@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import sympy as sp
 from qderive.numeric.backend import FieldContext
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
 from qderive.symbolic.numbers import to_sympy
 
@@ -389,6 +390,12 @@ def _check_sparse_vs_gth(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={
+    **{name: "the relations are in index form for every rate and threshold (the closed form at L, H, R = 1, 2, 3)"
+       for name in ("lambda_invite", "lambda_non_invite", "mu_invite", "mu_non_invite", "L", "H", "R",
+                    "mu_overload_invite", "mu_overload_non_invite")},
+    "algorithm": "both algorithms are derived",
+    "solver": "it chooses the engine's linear solver, not part of the relations"})
 def derivation() -> Derivation:
     """The ``two-flow`` derivation (module docstring)."""
     from qderive.symbolic.cache import cached

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from fractions import Fraction as F
 
 import sympy as sp
+from qderive.symbolic.capabilities import Rule, declare
 from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
 
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
@@ -358,6 +359,12 @@ def _check_renewal_engine(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(
+    Rule("service", lambda law: law is not None, "the derivation is the exponential server M2|M|1|R "
+         "(--service-rates); the engine computes a general service law, the steps do not state it"),
+    independent={name: "the relations are in index form for every rate and threshold" for name in
+                 ("lambda1_normal", "lambda2_normal", "lambda1_overload", "lambda2_overload", "L", "H", "R",
+                  "service_rates", "lambda1_discard", "lambda2_discard")})
 def derivation() -> Derivation:
     """The ``two-flow-hysteretic`` derivation (module docstring)."""
     s, n, c, k, x = _s, _n, _c, _k, _x

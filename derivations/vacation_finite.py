@@ -24,6 +24,7 @@ from fractions import Fraction as F
 import mpmath
 import sympy as sp
 from qderive.symbolic.batches import FinitePMF, Geometric
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential
 from qderive.symbolic.models.vacation import (
     Admission,
@@ -406,6 +407,15 @@ def _check_largest_load(digits):
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={
+    "rate": "the steps are in the symbol lambda",
+    "batch": "derived for a general batch law (its PGF)",
+    "service": "derived for a general service law (its LST)",
+    "vacation": "derived for a general vacation law; no vacations are checked against their own chain",
+    "capacity": "the steps are in the symbol r",
+    "admission": "the steps show partial admission (the thesis); whole admission is checked against its own chain",
+    "vacation_policy": "the steps show multiple vacations (the thesis); single vacations are checked against their "
+                       "own chain"})
 def derivation() -> Derivation:
     """The registered derivation ``vacation-finite``."""
     def prose(entry):  # (title, citation[, provenance])

@@ -31,6 +31,7 @@ import math
 from fractions import Fraction as F
 
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.closed_forms import vacation_finite_r as V
 from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.vacation_closed import (
@@ -386,6 +387,8 @@ def _steps() -> tuple[Step, ...]:
 
 
 @functools.lru_cache(maxsize=1)
+@declare(independent={name: "the closed forms are in symbols (lambda, l_1, b_1, f_1 and r)" for name in
+                      ("batch_mean", "service_mean", "vacation_mean", "rate", "capacity")})
 def derivation() -> Derivation:
     """The registered derivation ``vacation-finite-r``."""
     return Derivation(
@@ -422,6 +425,7 @@ def derivation() -> Derivation:
 # -- generated code ----------------------------------------------------------------------------------------
 
 
+@declare(independent={name: "an argument of the generated function" for name in ("batch_mean", "service_mean", "vacation_mean", "rate", "capacity")})
 def codegen_forms(request=None) -> dict:
     """Generated code for the measures of ``eval``: the module of ``qderive codegen vacation-finite`` for
     geometric batches, exponential service and exponential vacations (multiple vacations, partial admission).

@@ -31,6 +31,7 @@ from fractions import Fraction as F
 
 import sympy as sp
 from qderive.symbolic.batches import FinitePMF, Geometric
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.closed_forms import vacation_infinite as VI
 from qderive.symbolic.closed_forms import vacation_wait as VW
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
@@ -453,6 +454,12 @@ def _paper_wait_none():
 
 
 @functools.lru_cache(maxsize=8)
+@declare(independent={
+    "rate": "the steps are in the symbol lambda",
+    "batch": "derived for a general batch law (its PGF L(z) and moments l_k)",
+    "service": "derived for a general service law (its LST beta(s) and moments b_k)",
+    "vacation": "derived for a general vacation law (its LST varphi(s)) and without vacations",
+    "vacation_policy": "derived for every policy (multiple, single, none)"})
 def derivation(wait_moments: int = 2) -> Derivation:
     """The registered derivation ``vacation-infinite``; ``wait_moments``: the order of the last moment of the
     wait shown (``qderive derive vacation-infinite --wait-moments K``)."""
@@ -564,6 +571,8 @@ _ARG_DOCS = (
 )
 
 
+@declare(independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+                      "vacation_policy": "fixed by codegen --vacation-policy"})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and
     quantiles of the waiting and sojourn time for law families (:mod:`.export.codegen_wait`, Python only).

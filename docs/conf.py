@@ -412,11 +412,14 @@ def _formula_pages(app):
     """
     from pathlib import Path
 
+    from qderive.derivations.capabilities import load
+
     folder = Path(app.srcdir) / "formulas"
     for name, cls in sorted(qderive.models().items()):
-        if cls.derivation is None:
+        derivation = load(cls, "derivation")
+        if derivation is None:
             continue
-        text = cls.derivation.load()().markdown()
+        text = derivation().markdown()
         page = folder / f"{name}.md"
         if not page.exists() or page.read_text(encoding="utf-8") != text:
             page.write_text(text, encoding="utf-8")

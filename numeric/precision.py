@@ -34,7 +34,7 @@ from qderive.symbolic.models.base import MeasureKind
 from .backend import FLOAT64, mp_context
 from .engines.base import Trouble
 
-__all__ = ["evaluate", "GUARD", "agreement", "engine_of", "float64_trouble"]
+__all__ = ["evaluate", "ask", "GUARD", "agreement", "engine_of", "float64_trouble"]
 
 #: guard digits added to every mpmath evaluation
 GUARD = 10
@@ -50,9 +50,12 @@ def engine_of(model):
     """The engine instance of a model's class (loaded once)."""
     cls = type(model)
     if cls not in _ENGINES:
-        if cls.engine is None:
+        from .consumers import load
+
+        engine = load(cls, "engine")
+        if engine is None:
             raise ParameterError(f"model {cls.name!r} has no numeric engine")
-        _ENGINES[cls] = cls.engine.load()()
+        _ENGINES[cls] = engine()
     return _ENGINES[cls]
 
 
@@ -210,14 +213,20 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
     :mod:`qderive.numeric.response`): computed under the same policy, added to the record's
     ``response`` and to its confirmed digits and notes.
     """
+    from .consumers import load
     from .response import ResponseRequest
 
     # no options: nothing asked (the common case of a grid or a sweep)
     request = ResponseRequest.from_options(options, getattr(type(model), "response_flows", ())) if options else None
-    if request and type(model).response is None:
-        asked = next(k for k in ("wait_tail", "wait_quantile", "wait_moments", "sojourn_tail", "sojourn_quantile",
-                                 "sojourn_moments") if getattr(request, k))
-        raise ParameterError(asked, f"is not available for model {type(model).name!r} (no response-time law yet)")
+    asked = request.measures_asked() if request else frozenset()
+    response_laws = load(model, "response") if request else None
+    if request and response_laws is None:
+        first = min(asked)
+        raise ParameterError(first, f"is not available for model {type(model).name!r} (no response-time law yet)")
+    # what is not computed is refused before any work, by the consumer that does not compute it
+    ask(model, engine_of(model), asked, "eval")
+    if response_laws is not None:
+        ask(model, response_laws, asked, "eval")
     record = _evaluate_measures(model, digits, include, confirm, options)
     if not request:
         return record
@@ -225,7 +234,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
 
     from .response import evaluate_response
 
-    laws = type(model).response.load()(model)
+    laws = response_laws(model)
     measures, confirmed, working, notes = evaluate_response(laws, request, digits)
     if digits is not None:
         confirmed = min(record.confirmed_digits if record.confirmed_digits is not None else math.inf, confirmed)
@@ -234,6 +243,17 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
         confirmed, working = record.confirmed_digits, record.working_digits
     return dataclasses.replace(record, response=measures, notes=record.notes + tuple(notes),
                                confirmed_digits=confirmed, working_digits=working)
+
+
+def ask(model, consumer, asked=frozenset(), verb="evaluate") -> None:
+    """Raise the consumer's refusal of ``model`` (its ``supports`` hook, :mod:`qderive.symbolic.capabilities`)
+    as a ParameterError naming the option; nothing when it computes it. The refusal of a response measure
+    names that measure (``wait_tail``); the command line shows it as ``--wait-tail``."""
+    from qderive.symbolic.capabilities import ask_consumer
+
+    refusal = ask_consumer(consumer, model, asked)
+    if refusal is not None:
+        raise refusal.error(model, "--" + refusal.asked.replace("_", "-") if refusal.asked else verb)
 
 
 def _evaluate_measures(model, digits, include, confirm, options):

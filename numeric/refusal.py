@@ -26,5 +26,13 @@ class Refusal:
         """The one-line error of the command line (``--option = value: reason``)."""
         return ParameterError(self.option, self.reason or None, self.value)
 
+    def for_model(self, model):
+        """This refusal in the capability protocol's terms (:class:`qderive.symbolic.capabilities.Refusal`): the
+        model field behind the option, and the reason."""
+        from qderive.symbolic.capabilities import Refusal as FieldRefusal
+        from qderive.symbolic.capabilities import field_of_option
+
+        return FieldRefusal(field_of_option(type(model), self.option), self.reason)
+
     def __str__(self) -> str:
         return str(self.error())

@@ -1,7 +1,7 @@
 """Response-time laws (waiting and sojourn times): tails, quantiles and moments under the one precision policy.
 
-A model that offers response times names a function (its class attribute ``response``, a
-:class:`~qderive.symbolic.models.base.Ref`) returning, for a concrete model, a dict
+A model that offers response times has a function registered as its ``response`` consumer
+(:mod:`qderive.numeric.consumers`) returning, for a concrete model, a dict
 ``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` (and ``wait_<flow>``, ``sojourn_<flow>`` for each name of
 the model's ``response_flows``: measure keys ``wait_tail_<flow>``, ...). A :class:`ResponseLaw` is the data one
 algorithm needs: the LST of the time (a callable on arrays of complex nodes, per context), the
@@ -131,6 +131,12 @@ class ResponseRequest:
         yield from ((kind, "", None) for kind in KINDS)
         yield from ((f"{kind}_{flow}", f"_{flow}", flow) for flow in self.flows for kind in KINDS)
 
+    def measures_asked(self) -> frozenset:
+        """The response measures asked (``{"wait_tail", "sojourn_moments", "wait_tail_<flow>", ...}``): what the
+        response law's ``supports(model, asked)`` hook is asked about."""
+        own = {f"{kind}_{what}" for kind in KINDS for what in OPTIONS if getattr(self, f"{kind}_{what}")}
+        return frozenset(own | {key for key, value in self.per_flow if value})
+
     @classmethod
     def from_options(cls, options: dict, flows: tuple = ()) -> "ResponseRequest":
         """From ``evaluate(..., wait_tail=[0.5, "1/2"], wait_quantile=..., wait_moments=3, ...)`` keywords:
@@ -199,9 +205,9 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
 def _refuse_kinks(law: ResponseLaw, option: str):
     if not law.smooth and law.tails is None:
         raise ParameterError(option, f"is not available for this model: {law.why_not_smooth} (transform inversion "
-                             "cannot resolve the kinks of such laws to the requested digits, and no exact sum of the package covers "
-                             "this combination of laws: docs/architecture.md, 'Laws with kinks', lists those that "
-                             "have one); the moments (--wait-moments) work for every law")
+                             "cannot give such tails to the requested digits, and no exact sum of the package covers "
+                             "this combination of laws: the theory page 'Algorithms', section 'Laws with kinks', lists "
+                             "those that have one); the moments (--wait-moments) work for every law")
 
 
 def _float64_tails(law: ResponseLaw, ts: list):

@@ -8,7 +8,7 @@ probabilities (Sopin 2013, section 0 of ``docs/theory/chapter2.md``)::
 
 A time law *describes* its count law with one of the families below (exact
 parameters); the numeric layer evaluates each family once, by one kernel
-(:mod:`qderive.numeric.kernels.counts`), as positive-term sequences beta_k, P(K > k) and
+(``kernels.counts`` of the numeric layer), as positive-term sequences beta_k, P(K > k) and
 sum_{i>k} P(K > i). A new time law picks a family -- a Poisson mixture for a sample or a
 quadrature, a negative-binomial mixture for gamma-type laws, the phase-type family for
 any PH law -- and needs no numeric code of its own. Each family also gives ``pmf(k)``

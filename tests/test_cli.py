@@ -13,6 +13,7 @@ import pytest
 
 from conftest import cli
 from qderive.symbolic.models import registered_models
+from qderive.derivations.capabilities import has as _has
 
 FINITE = ["eval", "vacation-finite", "--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015",
           "--vacation", "exp:mean=0.075", "--load", "0.6"]
@@ -101,7 +102,7 @@ def _require_tex() -> bool:
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None and not _require_tex(),
                     reason="pdflatex is not installed (.ci/run installs it and sets QDERIVE_REQUIRE_TEX=1)")
-@pytest.mark.parametrize("name", sorted(n for n, c in registered_models().items() if c.derivation is not None))
+@pytest.mark.parametrize("name", sorted(n for n, c in registered_models().items() if _has(c, "derivation")))
 def test_exported_tex_compiles_with_pdflatex(tmp_path, name):
     """Every model's export compiles (one pdflatex run) with no overfull box: long results are broken over
     rows, long words in the text may break (the issue-15 criterion, read from pdflatex's own log)."""

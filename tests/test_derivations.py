@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from qderive.symbolic.models import registered_models
+from qderive.derivations.capabilities import has as _has, load as _load
 
-NAMES = sorted(n for n, c in registered_models().items() if c.derivation is not None)
+NAMES = sorted(n for n, c in registered_models().items() if _has(c, "derivation"))
 
 
 def _derivation(name):
-    return registered_models()[name].derivation.load()()
+    return _load(name, "derivation")()
 
 
 @pytest.mark.parametrize("name", NAMES)

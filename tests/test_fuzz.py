@@ -28,6 +28,7 @@ from qderive.derivations.cli.options import option_of
 from qderive.symbolic.models import registered_models
 from qderive.symbolic.models.base import MeasureKind
 from qderive.symbolic.params import Kind, params_of
+from qderive.derivations.capabilities import has as _has
 
 SEED = 20261201
 BAD_NUMBERS = ["abc", "", "-1", "0", "1e400", "1e-400", "1e-100000000", "nan", "inf", "1/0", "0x10", "1,2",
@@ -170,7 +171,7 @@ RESPONSE_VALUES = ["0", "0.5", "1/2", "0.999999", "1e-12", "3", "1e6", "1e400", 
                    "0.5,0.5", "0.1,,0.2", "8", "9", "abc", "nan"]
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in registered_models().items() if c.response is not None))
+@pytest.mark.parametrize("name", sorted(n for n, c in registered_models().items() if _has(c, "response")))
 def test_fuzz_response_options(name):
     """Response-time options with good, extreme and malformed values: the same contract, and the tails and
     quantile levels inside [0, 1]."""
@@ -197,16 +198,16 @@ def test_fuzz_response_options(name):
 def test_fuzz_other_subcommands(name, tmp_path):
     cls = registered_models()[name]
     base = _base_argv(cls)
-    if cls.simulator is not None:
+    if _has(cls, "simulator"):
         _run(["simulate", name, *base, "--customers", "2000", "--replications", "3", "--seed", "1", "--json"])
         _run(["simulate", name, *base, "--customers", "0", "--json"])
         _run(["simulate", name, *base, "--replications", "300", "--customers", "200", "--seed", "2", "--json"])
         _run(["simulate", name, *base, "--warmup", "2"])
-    if cls.codegen is not None:
+    if _has(cls, "codegen"):
         _run(["codegen", name, "--list"])
         _run(["codegen", name, "--measure", "nope", "--out", str(tmp_path / "x.py")])
         _run(["codegen", name, "--measure", "x", "--out", str(tmp_path / "no" / "x.py")])
-    if cls.derivation is not None:
+    if _has(cls, "derivation"):
         _run(["derive", name, "--latex", str(tmp_path / "no" / "x.tex")])
     for act in cls.actions:
         _run([act.name, name, *base, "--json"])  # request options missing: exit 2 with one line

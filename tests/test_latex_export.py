@@ -27,6 +27,7 @@ from qderive.derivations.export.forms import PaperFormError, prove
 from qderive.derivations.export.printing import latex, present, rows, tex_width, unicode_name
 from qderive.derivations.framework import Step, exact_identity
 from qderive.symbolic.models import registered_models
+from qderive.derivations.capabilities import load as _load
 
 NEEDS_TEX = pytest.mark.skipif(shutil.which("pdflatex") is None and os.environ.get("QDERIVE_REQUIRE_TEX") != "1",
                                reason="pdflatex is not installed (.ci/run installs it and sets QDERIVE_REQUIRE_TEX=1)")
@@ -34,7 +35,7 @@ MODELS = sorted(n for n, c in registered_models().items() if c.derivation is not
 
 
 def _derivation(name):
-    return registered_models()[name].derivation.load()()
+    return _load(name, "derivation")()
 
 
 def _sides(relation):

@@ -36,6 +36,7 @@ from qderive.numeric.kernels.inversion import euler_parameters
 from qderive.numeric.oracles.wait import tagged_wait
 from qderive.numeric.response import moments, tails
 from qderive.symbolic.errors import ParameterError
+from qderive.derivations.capabilities import load as _load
 
 P, A = qd.VacationPolicy, qd.Admission
 
@@ -175,7 +176,7 @@ def test_a_large_room_at_low_load_is_the_infinite_room(policy):
     rate = F(3, 10) / (2 * F(1, 10))
     infinite = qd.VacationQueue(rate, *laws, policy or P.MULTIPLE)
     finite = qd.FiniteVacationQueue(rate, *laws, 200, A.PARTIAL, policy or P.MULTIPLE)
-    fin, inf = response_laws(finite), type(infinite).response.load()(infinite)
+    fin, inf = response_laws(finite), _load(infinite, "response")(infinite)
     s = np.array([0.3 + 0.1j, 2 + 5j, 20 - 3j, 1e3 + 1e2j, 0.01 + 0.01j, 1e-4 + 1e-4j])
     ctx = mp_context(30)
     for kind in ("wait", "sojourn"):

@@ -37,6 +37,33 @@ from qderive.symbolic import errors
 from qderive.symbolic import laws as _laws
 from qderive.symbolic.limits import limits
 from qderive.symbolic.models import registered_models as _registered_models
+from qderive.symbolic.models.base import LAYER_HOOKS as _HOOKS
+
+
+def _evaluate(model, digits=None, **options):
+    from qderive.numeric.precision import evaluate
+
+    return evaluate(model, digits, **options)
+
+
+def _derive(model):
+    from qderive.derivations.capabilities import load
+
+    make = load(model, "derivation")
+    return None if make is None else make()
+
+
+def _action(model, name):
+    """The function of the model's action ``name`` (``size``, ``optimize``), after its consumers were asked."""
+    from qderive.derivations.capabilities import ask, load
+
+    ask(model, name)
+    return load(model, name)
+
+
+# Model.evaluate, Model.derive and the actions: the layers above qderive.symbolic install them (it names none of
+# them)
+_HOOKS.update(evaluate=_evaluate, derive=_derive, action=_action)
 
 __all__ = ["__version__", "errors", "limits", "models", "sweep"]
 

@@ -89,7 +89,10 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("list", help="list the registered models, figures and limits")
+    p = sub.add_parser("list", help="list the registered models, figures and limits; with MODEL, what it computes")
+    p.add_argument("name", nargs="?", default=None, metavar="MODEL",
+                   help="print the model's support matrix: which values of each option each subcommand and each "
+                        "response measure computes (and why not)")
     p.add_argument("--limits", action="store_true", help="show the size limits and their defaults")
 
     p = sub.add_parser("derive", help="print a derivation (pretty, LaTeX or Markdown)")
@@ -154,17 +157,18 @@ def _records_samples(cls) -> bool:
     """True when the model's simulator records waits and sojourns."""
     from qderive.numeric.simulation.stats import records_samples
 
-    return cls.simulator is not None and records_samples(cls.simulator.load())
+    from .. import capabilities
+
+    return capabilities.has(cls, "simulator") and records_samples(capabilities.load(cls, "simulator"))
 
 
 def _supports(cls, act) -> bool:
-    if act in ("eval", "sweep"):
-        return cls.engine is not None
-    if act == "simulate":
-        return cls.simulator is not None
-    if act == "codegen":
-        return cls.codegen is not None
-    return any(a.name == act for a in cls.actions)
+    """True when the model offers the subcommand ``act`` (a consumer is registered for it; nothing imported)."""
+    from .. import capabilities
+
+    if act in ("size", "optimize") and not any(a.name == act for a in cls.actions):
+        return False
+    return all(capabilities.has(cls, role) for role in capabilities.VERBS[act])
 
 
 def _action(cls, act):
@@ -221,7 +225,9 @@ def _model_parser(msub, act, cls):
             if m.optional and m.kind.value != "distribution":
                 mp.add_argument("--" + f.name.replace("_", "-"), dest=f"include_{f.name}", action="store_true",
                                 help=f"also give {m.help}")
-        if cls.response is not None:
+        from .. import capabilities
+
+        if capabilities.has(cls, "response"):
             _add_response_options(mp, cls.response_flows)
     if act in ("size", "optimize"):
         _opt.add_fields(mp, _action(cls, act).request)
@@ -296,6 +302,8 @@ def _model_from(args, cls, omit=()):
 
 
 def _cmd_list(args) -> int:
+    if args.name:
+        return _list_model(args.name)
     if args.limits:
         from qderive.symbolic import limits
 
@@ -304,7 +312,7 @@ def _cmd_list(args) -> int:
         for name in limits.names():
             print(f"  {name.replace('_', '-'):<18} {getattr(limits.current(), name)}")
         return 0
-    print("models:")
+    print("models (`qderive list MODEL`: what each subcommand and measure computes):")
     for name, cls in sorted(_models().items()):
         acts = [a for a in ("size", "optimize", "simulate", "codegen") if _supports(cls, a)]
         extra = f"  [{', '.join(acts)}]" if acts else ""
@@ -315,16 +323,48 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _list_model(name: str) -> int:
+    """``qderive list MODEL``: the model's support matrix (:func:`qderive.derivations.capabilities.support_matrix`)."""
+    from qderive.symbolic.models import model_class
+
+    from ..capabilities import option_label, support_matrix
+
+    cls = model_class(name)
+    columns, rows = support_matrix(cls)
+    print(f"{name}: {cls.summary}")
+    print(f"subcommands and measures: {', '.join(columns)}")
+    print("each field of the example changed to each kind of value; 'yes' where every column computes it:")
+    for field, label, cells in rows:
+        refused = [(c, cell) for c, cell in zip(columns, cells) if cell != "yes"]
+        head = f"  {option_label(cls, field)} {label}"
+        if not refused:
+            print(f"{head:<44} yes")
+            continue
+        if all(cell.startswith("invalid") for _, cell in refused):
+            print(f"{head:<44} {refused[0][1]}")
+            continue
+        ok = [c for c, cell in zip(columns, cells) if cell == "yes"]
+        print(f"{head:<44} yes: {', '.join(ok) or '-'}")
+        grouped: dict = {}
+        for c, cell in refused:
+            grouped.setdefault(cell, []).append(c)
+        for cell, cols in grouped.items():
+            print(f"{'':<46}{', '.join(cols)}: {cell}")
+    return 0
+
+
 def _derivation(name: str, **options):
     """The model's derivation; ``options`` (``wait_moments``) go to it if its function takes them."""
     import inspect
 
     from qderive.symbolic.models import model_class
 
+    from .. import capabilities
+
     cls = model_class(name)
-    if cls.derivation is None:
+    if not capabilities.has(cls, "derivation"):
         raise ParameterError(f"model {name!r} has no registered derivation")
-    make = cls.derivation.load()
+    make = capabilities.load(cls, "derivation")
     accepted = inspect.signature(make).parameters
     for key, value in options.items():
         if value is not None and key not in accepted:
@@ -427,7 +467,7 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: 
     for name in names:
         tasks += [(name, i) for i in range(len(_derivation(name).all_checks()))]
         cls = model_class(name)
-        if simulate and cls.simulator is not None and cls.example is not None:
+        if simulate and _supports(cls, "simulate") and cls.example is not None:
             tasks.append((name, -1))
     import multiprocessing
 
@@ -461,7 +501,7 @@ def _default_jobs() -> int:
 
 
 def _cmd_verify(args) -> int:
-    names = args.names or [n for n, c in sorted(_models().items()) if c.derivation is not None]
+    names = args.names or [n for n, c in sorted(_models().items()) if _supports(c, "derive")]
     jobs = _default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         raise ParameterError("--jobs", "must be a positive integer (1: run every check in this process)", args.jobs)
@@ -556,7 +596,10 @@ def _cmd_action(args) -> int:
     import contextlib
     import inspect
 
-    run = act.run.load()
+    from .. import capabilities
+
+    _ask_action(cls, act, values, request)
+    run = capabilities.load(cls, act.name)
     accepted = inspect.signature(run).parameters
     extra = {"progress": not (args.json or args.quiet)} if "progress" in accepted else {}
     with (_executor_of(args) if act.name == "optimize" else contextlib.nullcontext((None, 1))) as (pool, _):
@@ -577,6 +620,26 @@ def _cmd_action(args) -> int:
     return 0
 
 
+def _ask_action(cls, act, values, request) -> None:
+    """Ask the action's consumers (the action and the engine) before any work, with the model of the values
+    given; the fields the action chooses itself are taken from the model's example."""
+    from .. import capabilities
+
+    example = cls.example() if cls.example is not None else None
+    filled = dict(values)
+    for f in getattr(example, "__dataclass_fields__", {}):
+        if filled.get(f) is None and f in (*act.omit, *act.optional):
+            filled[f] = getattr(example, f)
+    try:
+        model = cls.from_values(filled)
+    except (ParameterError, TypeError):
+        return  # the action itself reports what is missing or wrong
+    try:
+        capabilities.ask(model, act.name)
+    except ParameterError as err:
+        raise _opt.rename_error(err, cls, cls.alternatives) from None
+
+
 def _executor_of(args):
     from .sweep import executor_of
 
@@ -592,8 +655,11 @@ def _cmd_simulate(args) -> int:
     warmup = parse_number(args.warmup, "--warmup")
     if not 0 <= warmup < 1:
         raise ParameterError("--warmup", "must lie in [0, 1)", args.warmup)
-    simulate = cls.simulator.load()
+    from .. import capabilities
+
     response = _response_options(args)
+    capabilities.ask(model, "simulate", tuple(response))
+    simulate = capabilities.load(cls, "simulator")
     try:
         result = simulate(model, customers=args.customers, replications=args.replications, seed=args.seed,
                           warmup=float(warmup), quiet=args.quiet or args.json, **response)
@@ -651,7 +717,9 @@ def _cmd_codegen(args) -> int:
             _check_output(str(out.with_suffix(".h")), "--out (header)")
         elif out.suffix != ".py":
             raise ParameterError("--out", "must end in .py for --lang python", args.out)
-    forms = cls.codegen.load()(request)
+    from .. import capabilities
+
+    forms = capabilities.load(cls, "codegen")(request)
     if args.list:
         for measure in sorted(forms):
             print(measure)

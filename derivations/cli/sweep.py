@@ -68,6 +68,7 @@ def cmd_sweep(args, cls, include, response, describe) -> int:
         from qderive.symbolic import limits
 
         limits.check("digits", args.digits, "mpmath cost grows with the precision")
+    _ask_first_point(cls, fixed, axes, response, describe)
     result = S.run_grid(cls, fixed, axes, digits=args.digits, include=include, options=response,
                         executor=args.executor, workers=args.workers, scheduler=args.scheduler, shard=shard,
                         out=out, resume=args.resume, progress=not args.quiet, describe=describe)
@@ -77,4 +78,26 @@ def cmd_sweep(args, cls, include, response, describe) -> int:
         first = next(r["error"] for r in result.rows if r["error"])
         raise ParameterError(f"every point failed (the rows are in {out}); the first: {first}")
     return 0
+
+
+def _ask_first_point(cls, fixed, axes, response, describe) -> None:
+    """Ask the consumers of ``sweep`` (the engine; the response laws with response options) at the grid's first
+    point, before any work: a refusal that names an option not swept holds at every point and is raised at once
+    (a refusal that names a swept option is left to the points it concerns, as an error row)."""
+    from qderive.symbolic import grid
+
+    from .. import capabilities
+
+    values, _ = grid.point_values(axes, 0)
+    try:
+        model = cls.from_values({**fixed, **values})
+    except (ParameterError, TypeError):
+        return  # the point reports its own error
+    try:
+        capabilities.ask(model, "sweep", tuple(response))
+    except ParameterError as err:
+        refusal = getattr(err, "refusal", None)
+        swept = {f for a in axes for v in a.values for f in v}
+        if refusal is None or refusal.field not in swept:
+            raise ParameterError(describe(err)) from None
 

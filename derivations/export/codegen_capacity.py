@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import sympy as sp
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.erlang_b import ErlangBMeasures
 from qderive.symbolic.models.redundant_cluster import (
     MEASURE_KEYS,
@@ -69,6 +70,7 @@ def _erlang_b_broadcast(measure, load, servers):
 '''
 
 
+@declare(independent={name: "an argument of the generated function" for name in ("servers", "load", "holding_time")})
 def erlang_b_forms(request=None) -> dict:
     """``measure -> KernelModule`` for the measures of ``qderive eval erlang-b`` without a holding time."""
     docs = {f.name: m for f, m in ErlangBMeasures.measure_fields()}
@@ -133,6 +135,9 @@ def _user_expressions(failure_model: FailureModel, split: bool) -> tuple:
     return tuple(e.xreplace(mapping) for e in exprs)
 
 
+@declare(independent={**{name: "an argument of the generated function" for name in ("rate", "nodes", "service_times", "deadline", "copies",
+                                                      "failure_rates", "service_failure_rates")},
+                      "failure_model": "fixed by codegen --failure-model"})
 def cluster_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of every measure of ``qderive eval redundant-cluster`` (Python or C)."""
     failure_model = FailureModel.MEAN_TIMES if request is None else request.failure_model

@@ -25,6 +25,7 @@ customer's wait under ``--policy departure``, by :mod:`.codegen_finite_wait`.
 from __future__ import annotations
 
 from qderive.symbolic.batches import BatchLaw
+from qderive.symbolic.capabilities import Rule, declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.hysteretic import HystereticMeasures
@@ -127,6 +128,17 @@ def inputs_function(request, batch, service):
     return params, scalars, kernel_fn
 
 
+@declare(
+    Rule("convention", lambda c: c.value != "event", "the generated code computes the event convention (the "
+         "defaults of qderive eval hysteretic)"),
+    Rule("semantics", lambda s: s.value != "interval", "the generated code computes the interval semantics"),
+    Rule("thesis_form", bool, "the generated code computes the corrected E tau_0, not the thesis's (21)"),
+    Rule("policy", lambda p: p.value != "departure", "the generated code computes the departure policy (the "
+         "thesis's embedded chain)"),
+    independent={**{name: "an argument of the generated function" for name in ("rate", "overload_factor", "L", "H",
+                                                                                 "R")},
+                 "service": "its family is fixed by codegen --service; its numbers are arguments",
+                 "batch": "its family is fixed by codegen --batch; its numbers are arguments"})
 def forms(request) -> dict:
     """``measure -> KernelModule`` for the law families of ``request`` (:class:`HystereticCodegenFamilies`)."""
     from . import codegen_finite_wait

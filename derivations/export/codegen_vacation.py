@@ -18,6 +18,7 @@ sweep up to max r per parameter point).
 from __future__ import annotations
 
 from qderive.symbolic.batches import BatchLaw
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.vacation import FiniteVacationMeasures
 
@@ -126,6 +127,9 @@ def law_lines(batch, service, vacation, names) -> list:
     ]
 
 
+@declare(independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+                      "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments", "admission": "fixed by codegen --admission",
+                      "vacation_policy": "fixed by codegen --vacation-policy"})
 def forms(request) -> dict:
     """``measure -> KernelModule`` for the law families of ``request`` (:class:`CodegenFamilies`)."""
     batch = family(request.batch, "batch", BatchLaw)

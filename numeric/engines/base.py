@@ -19,9 +19,24 @@ class Engine:
     ``guard_digits(model)`` is the a-priori number of digits the algorithm may lose;
     ``float64_trouble(model, values)`` the engine's own test of a float64 result (None: fine).
     ``exact`` True when ``compute`` returns exact values (then every precision is exact).
+
+    What it computes is declared (:mod:`qderive.symbolic.capabilities`): ``rules``, predicates over the model's
+    fields that it refuses, and/or :meth:`supports` overridden for what rules cannot say; the precision policy
+    asks it before any work.
     """
 
     confirm: bool = False
+    #: :class:`~qderive.symbolic.capabilities.Rule` objects: field values this engine does not compute
+    rules: tuple = ()
+    #: ``{field: why}``: the fields the engine's result does not depend on, and why (none: it reads every field)
+    independent: dict = {}
+
+    @classmethod
+    def supports(cls, model, asked=frozenset()):
+        """None when the engine computes ``model``; else a Refusal naming the field (default: its ``rules``)."""
+        from qderive.symbolic.capabilities import supports
+
+        return supports(cls.rules, model, asked)
 
     def compute(self, model, ctx, **options) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError

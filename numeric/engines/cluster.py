@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.redundant_cluster import (
     MEASURE_KEYS,
@@ -158,6 +159,7 @@ class ClusterEngine(Engine):
 # --------------------------------------------------------------------------------------
 
 
+@declare(via_engine=True)
 def optimize(values: dict, request, digits=None, progress: bool = False, executor=None) -> dict:
     """The k in 1..min(max_copies, largest stable k) that maximises R(k) (ties: the smallest k).
 

@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import mpmath
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.erlang_b import ErlangB
 from qderive.symbolic.numbers import decimal_text
@@ -65,6 +66,10 @@ class ErlangBEngine(Engine):
         return _guard(model.servers)
 
 
+_SIMULATED_ONLY = ("it configures the simulated SCP only (qderive simulate scp-window): the window model (1)-(6) "
+                   "is the allocation of the windows without a detector, a back end or a control")
+
+
 class ServiceWindowEngine(Engine):
     """``qderive eval scp-window``: the multi-service window model of seed 003 at R = ``model.windows``.
 
@@ -75,6 +80,9 @@ class ServiceWindowEngine(Engine):
     fairness :func:`~qderive.numeric.simulation.scp.fairness_index` of the carried rates; effectiveness
     sum_i busy_i / R.
     """
+
+    independent = {name: _SIMULATED_ONLY for name in ("control", "servers", "w_max", "sources", "interval", "threshold",
+                                                      "timeout", "update", "smoothing", "rejection_cost")}
 
     def compute(self, model, ctx, **options):
         from qderive.numeric.simulation.scp import fairness_index, service_windows
@@ -203,6 +211,7 @@ def _out(value, digits):
     return value
 
 
+@declare(via_engine=True)
 def size(values: dict, request, digits=None) -> dict:
     """``qderive size erlang-b`` (see the module docstring), with the keys of the old command line.
 

@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import Rule, declare
 from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
 from qderive.symbolic.models.hysteretic import (
     HystereticModel,
@@ -378,6 +379,9 @@ def _recompute(model, pairs, executor, progress) -> dict:
     return out
 
 
+@declare(Rule("policy", lambda policy: policy is not Policy.DEPARTURE,
+              "optimize hysteretic searches the model whose mode changes at departures (--policy departure)"),
+         via_engine=True)
 def optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize hysteretic`` (the model's :class:`~qderive.symbolic.models.base.Action`).
 
@@ -458,6 +462,7 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
     return out
 
 
+@declare(via_engine=True)
 def size_threshold(values: dict, request, digits=None) -> dict:
     """``qderive size hysteretic`` (the model's Action): :func:`smallest_threshold` for the L and H of
     ``--thresholds L,H``."""

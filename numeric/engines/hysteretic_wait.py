@@ -45,6 +45,7 @@ import types
 
 import numpy as np
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.hysteretic import Policy
 
 from ..backend import FLOAT64, mp_context
@@ -127,6 +128,10 @@ def hysteretic_wait_data(model) -> _HystereticWait:
     return _HystereticWait(model)
 
 
+@declare(independent={
+    "thesis_form": "it selects the engine's formula for the mode measure E tau_0; the wait does not depend on it",
+    "semantics": "it decides the mode a moment is counted in (the mode measures); a customer's wait does not depend "
+                 "on the labelling"})
 def hysteretic_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`HystereticModel` (module
     docstring: W*(s) = N(s) / N(0) summed over the modes; ``--policy instant``: :mod:`.hysteretic_instant_wait`)."""
@@ -135,7 +140,7 @@ def hysteretic_laws(model) -> dict:
     from .vacation_wait import _smooth
 
     laws = {"service": model.parameters()["service"]}
-    smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True),
+    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True),
                          lambda: _smooth(types.SimpleNamespace(service=model.service, vacation=None)))
     if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data and rows
         from .hysteretic_instant_wait import instant_lattice_tails as lattice_tails

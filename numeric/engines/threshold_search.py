@@ -40,6 +40,7 @@ from fractions import Fraction
 from functools import partial
 
 import numpy as np
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.numbers import decimal_text
 
@@ -346,6 +347,7 @@ def _run(cls, solver, values: dict, request, digits, progress, executor) -> dict
                   executor=executor, progress=progress)
 
 
+@declare(via_engine=True)
 def mm1_optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize mm1-hysteretic`` (the model's Action): :func:`optimize_mm1`; the L and H of
     ``--thresholds`` are replaced by the search, R too with ``--r-range``."""
@@ -354,6 +356,7 @@ def mm1_optimize(values: dict, request, digits=None, progress: bool = True, exec
     return _run(MM1HystereticModel, optimize_mm1, values, request, digits, progress, executor)
 
 
+@declare(via_engine=True)
 def two_flow_optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize two-flow-hysteretic`` (the model's Action): :func:`optimize_two_flow`."""
     from qderive.symbolic.models.two_flow import TwoFlowHystereticModel

@@ -24,6 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.models.vacation import (
     Admission,
@@ -251,6 +252,7 @@ def _lowest_capacity(model) -> int:
     return r
 
 
+@declare(via_engine=True)
 def size(values: dict, request, digits=None, progress: bool = True) -> dict:
     """``qderive size vacation-finite``: the smallest capacity (:func:`smallest_capacity`, no ``--capacity``)
     or, with ``--capacity`` and without ``--load`` / ``--rate``, the largest load (:func:`largest_load`)."""

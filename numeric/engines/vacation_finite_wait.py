@@ -149,6 +149,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 from qderive.symbolic import limits as _limits
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
@@ -1150,6 +1151,32 @@ def wait_law_data(model) -> _FiniteWait:
     return _FiniteWait(model)
 
 
+def _tails_refusal(model, asked):
+    """Refuse tails and quantiles for laws with kinks that no exact sum of the finite room covers (the choice of
+    :func:`response_laws`), from the laws alone: before the model is solved."""
+    from qderive.symbolic.cache import cached
+    from qderive.symbolic.capabilities import Refusal
+
+    from .vacation_wait import TAIL_MEASURES, _smooth, smooth_field
+
+    wanted = TAIL_MEASURES & asked
+    if not wanted:
+        return None
+    laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
+    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
+    if smooth:
+        return None
+    setup, why_not = lattice_setup(model.service, model.vacation)
+    if setup is None and not why_not:
+        setup, why_not = kinked_setup(model.service, model.vacation)
+    if setup is not None:
+        return None
+    field = smooth_field(model) or "service"
+    return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
+                   "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
+
+
+@declare(check=_tails_refusal)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
@@ -1159,7 +1186,7 @@ def response_laws(model, wait=None) -> dict:
     from .vacation_wait import _smooth
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
+    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
     setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
     make = lattice_tails
     if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?

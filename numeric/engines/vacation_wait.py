@@ -59,6 +59,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from qderive.symbolic.capabilities import declare
+
 from ..response import ResponseLaw
 
 __all__ = ["response_laws"]
@@ -71,7 +73,8 @@ def _policy(model) -> str:
 def _key(model, kind: str) -> str:
     """The cache key of the compiled transform: the laws and the policy (lambda and c_0 are arguments)."""
     laws = {k: v for k, v in model.parameters().items() if k != "rate"}
-    return f"vacation_{kind}_lst::{_policy(model)}::" + json.dumps(laws, sort_keys=True)
+    return f"vacation_{kind}_lst::{_policy(model)}::" + json.dumps(laws, sort_keys=True) + ("_v2" if kind == "smooth"
+                                                                                          else "")
 
 
 def _expression(model, kind: str):
@@ -88,7 +91,9 @@ def _expression(model, kind: str):
 
 
 def _smooth(model) -> tuple[bool, str]:
-    """False (and which law) when a law's transform has an exp(-s D) factor (module docstring)."""
+    """False and the true reason when a law's transform cannot be inverted to the requested digits: an
+    exp(-s D) factor (a constant, uniform or empirical law: its distribution has kinks), or no closed form at
+    all (a lognormal law: its transform is an integral) (module docstring)."""
     import sympy as sp
 
     s = sp.Symbol("s")
@@ -96,9 +101,36 @@ def _smooth(model) -> tuple[bool, str]:
         if law is None:
             continue
         lst = law.lst(s)
-        if any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral):
+        if lst.has(sp.Integral):  # first: the integrand's exp(-s x) is no exp(-s D) factor
+            return False, (f"the {what} time {law} has no closed-form transform (its Laplace transform is an "
+                           "integral)")
+        if any(s in e.free_symbols for e in lst.atoms(sp.exp)):
             return False, f"the {what} time {law} has no smooth density (its transform has exp(-s D) factors)"
     return True, ""
+
+
+def smooth_field(model) -> str:
+    """The field (``service`` or ``vacation``) of the first law :func:`_smooth` finds not smooth ("" if none)."""
+    from qderive.symbolic.cache import cached
+
+    for what in ("service", "vacation"):
+        law = getattr(model, what, None)
+        if law is not None and not cached(_key_law(law), lambda: _smooth(_Only(law))[0]):
+            return what
+    return ""
+
+
+class _Only:
+    """A stand-in model with one law as its service (what :func:`_smooth` reads)."""
+
+    vacation = None
+
+    def __init__(self, law):
+        self.service = law
+
+
+def _key_law(law) -> str:
+    return "law_smooth_v2::" + law.spec_text()
 
 
 @functools.lru_cache(maxsize=64)
@@ -663,6 +695,35 @@ def _rough_tails(model, setup, kind: str):
     return rough
 
 
+#: the response measures that need the tails (the moments work for every law)
+TAIL_MEASURES = frozenset({"wait_tail", "wait_quantile", "sojourn_tail", "sojourn_quantile"})
+
+
+def _tails_refusal(model, asked):
+    """Refuse tails and quantiles for laws with kinks that no exact sum covers (module docstring), from the laws
+    alone: before any work."""
+    from qderive.symbolic.cache import cached
+    from qderive.symbolic.capabilities import Refusal
+
+    wanted = TAIL_MEASURES & asked
+    if not wanted:
+        return None
+    smooth, why = cached(_key(model, "smooth"), lambda: _smooth(model))
+    if smooth:
+        return None
+    setup, why_not = _lattice(model)
+    if setup is not None:
+        return None
+    from .vacation_wait_shift import shift_setup
+
+    if shift_setup(model) is not None:  # as response_laws: a smooth service with a kinked vacation
+        return None
+    field = smooth_field(model) or "service"
+    return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
+                   "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
+
+
+@declare(check=_tails_refusal)
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
@@ -697,6 +758,7 @@ def response_laws(model) -> dict:
                                    smooth, why, own("sojourn"), rough("sojourn"))}
 
 
+@declare(via_engine=True)
 def size_for_delay(values: dict, request, digits=None) -> dict:
     """max { rho_bar < 1 : P(W > T) <= P } (``qderive size vacation-infinite --target-wait-tail T,P``).
 

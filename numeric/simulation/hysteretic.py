@@ -44,6 +44,7 @@ from fractions import Fraction
 
 import numpy as np
 from qderive.symbolic.batches.finite import Constant
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.hysteretic import (
@@ -242,6 +243,8 @@ def kernel_spec(model) -> KernelSpec:
     )
 
 
+@declare(independent={"thesis_form": "it selects the engine's formula for E tau_0 (the thesis's (21)); the simulation "
+                                     "measures E tau_0 itself"})
 def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
              warmup: float = 0.1, quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0,
              sojourn_tail=(), sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:

@@ -32,6 +32,7 @@ from collections import deque
 from fractions import Fraction
 
 import numpy as np
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Exponential
 from qderive.symbolic.models.two_flow import (
@@ -177,6 +178,7 @@ def two_flow_spec(model: TwoFlowModel) -> KernelSpec:
         })
 
 
+@declare(independent={"solver": "it chooses the linear solver of the engine's chain; the simulation solves no chain"})
 def simulate(model: TwoFlowModel, customers: int, replications: int = 10, seed: int | None = None, *,
              warmup: float = 0.1, quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0,
              sojourn_tail=(), sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:

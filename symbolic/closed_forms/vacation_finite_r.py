@@ -32,7 +32,7 @@ hold together (they would need nu = 0).
 
 For evaluation every power s_i^r is a symbol w_i (:data:`POWERS`), so the measures are
 rational functions of (lambda, p, mu, nu, r, w_1, w_2), evaluated exactly from rational
-parameters (:mod:`qderive.numeric.engines.vacation_closed`) once w_i = s_i^r is formed.
+parameters (``engines.vacation_closed`` of the numeric layer) once w_i = s_i^r is formed.
 """
 
 from __future__ import annotations

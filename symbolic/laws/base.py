@@ -332,7 +332,7 @@ class TimeLaw(TimeLawDistribution, Law):
         The default is the phase-type law's own (``phase_type()``: Erlang, Coxian, PH), uniformized:
         P(T > x) = alpha e^{T x} 1 = e^{-theta x} alpha e^{theta P x} 1 with theta = max_i |T_ii| and
         P = I + T / theta (nonnegative: no eigenvalue is needed and nothing is subtracted). The exact
-        lattice tails with constant service use it (:mod:`qderive.numeric.kernels.lattice_wait`, (L4)
+        lattice tails with constant service use it (``kernels.lattice_wait`` of the numeric layer, (L4)
         and (L5))."""
         ph = self.phase_type()
         if ph is None or not is_concrete(ph):
@@ -348,7 +348,7 @@ class TimeLaw(TimeLawDistribution, Law):
     def survival(self, x):
         """P(T > x) as an mpf at the current mpmath precision (``x`` an mpf >= 0), or None when the law gives no
         such evaluation. Laws with a density and no exact pieces (gamma, lognormal, uniform) give it: the
-        constant-service tails of :mod:`qderive.numeric.engines.vacation_wait` integrate it against the lattice
+        constant-service tails of ``engines.vacation_wait`` of the numeric layer integrate it against the lattice
         part's tail."""
         return None
 
@@ -362,7 +362,7 @@ class TimeLaw(TimeLawDistribution, Law):
         ``digits`` None: ``xs`` a float64 numpy array (points >= 0), the values a float64 array (relative error
         about 1e-14 or better); ``digits`` D: ``xs`` a sequence of mpf >= 0, the values a list of mpf with D
         correct significant digits (relative; computed with one precision setting for the whole batch). The
-        quadrature of :mod:`qderive.numeric.engines.vacation_wait` calls it once per Gauss-Legendre order with
+        quadrature of ``engines.vacation_wait`` of the numeric layer calls it once per Gauss-Legendre order with
         every node. This default calls :meth:`survival` point by point (at D + 5 digits, or 17 for float64); the
         laws with a density (gamma, lognormal, uniform) override it with batched forms of the same formula."""
         import mpmath

@@ -16,13 +16,12 @@ from .base import (
     MeasureKind,
     Measures,
     Model,
-    Ref,
     Request,
     measure,
     registered_models,
 )
 
-__all__ = ["Action", "Alternative", "Measure", "MeasureKind", "Measures", "Model", "Ref", "Request", "measure",
+__all__ = ["Action", "Alternative", "Measure", "MeasureKind", "Measures", "Model", "Request", "measure",
            "registered_models", "model_class"]
 
 _DONE = False

@@ -121,7 +121,9 @@ def run_action(model, name: str, vary=None, digits: int | None = None, *, progre
         limits.check("digits", digits, "mpmath cost grows with the precision")
     import inspect
 
-    run = act.run.load()
+    from .base import LAYER_HOOKS
+
+    run = LAYER_HOOKS["action"](model, name)
     accepted = inspect.signature(run).parameters
     extra = {}
     if "progress" in accepted:

@@ -7,41 +7,29 @@ the parameter. Subclassing with ``name = "..."`` registers the model; the comman
 (``eval``, ``size``, ``optimize``, ``simulate``, ``codegen``), ``verify --simulate``, the
 engines, the oracles, the simulator and codegen all take the model object itself.
 
-The model names what computes it with lazy references (:class:`Ref`, imported only when
-used, so ``qderive eval`` stays quick): its ``engine`` (numeric measures under the one
-precision policy), ``derivation``, ``simulator`` and ``codegen``; ``actions`` are the
-extra subcommands it supports (``size``, ``optimize``), each with its own request
-dataclass. Its result record is a :class:`Measures` subclass whose fields are the JSON
-measure keys of ``qderive eval``, with units, kinds and the source equation.
+A model names none of the code that computes it: the engines, response laws, simulators,
+actions, derivations and codegen register for a model by its name in their own layer (lazy
+tables, so ``qderive eval`` imports one engine), and each declares what it computes
+(:mod:`qderive.symbolic.capabilities`). ``actions`` are the extra subcommands a model offers
+(``size``, ``optimize``), each with its own request dataclass. Its result record is a
+:class:`Measures` subclass whose fields are the JSON measure keys of ``qderive eval``, with
+units, kinds and the source equation. :meth:`Model.evaluate` and :meth:`Model.derive` call
+the functions the upper layers install in :data:`LAYER_HOOKS` (the package ``qderive`` does,
+on import, before any of its subpackages is imported).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 from ..errors import ParameterError
 from ..params import Kind, Param, apply_check, exact_value, params_of, show_value
 
-__all__ = ["Ref", "Alternative", "Action", "Model", "Request", "Measures", "Measure", "MeasureKind", "measure",
+__all__ = ["LAYER_HOOKS", "Alternative", "Action", "Model", "Request", "Measures", "Measure", "MeasureKind", "measure",
            "registered_models"]
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A lazy reference ``"package.module:attribute"`` (imported on :meth:`load`)."""
-
-    path: str
-
-    def load(self):
-        module, _, attr = self.path.partition(":")
-        obj = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj
 
 
 @dataclass(frozen=True)
@@ -60,9 +48,10 @@ class Alternative:
 
 @dataclass(frozen=True)
 class Action:
-    """An extra subcommand of a model (``size``, ``optimize``): its request class and its function.
+    """An extra subcommand of a model (``size``, ``optimize``): its request class (the function that runs it is
+    registered under the action's name in the numeric layer's table).
 
-    ``run(values, request, digits)`` receives the parsed model values (a dict; the fields in
+    The function ``run(values, request, digits)`` receives the parsed model values (a dict; the fields in
     ``omit`` are chosen by the action itself and not asked for; those in ``optional`` may be
     left out, and the action then chooses them: ``size vacation-finite`` finds the capacity
     without ``--capacity`` and the load without ``--load``) and returns a dict of results.
@@ -71,7 +60,6 @@ class Action:
     name: str
     summary: str
     request: type
-    run: Ref
     omit: tuple = ()
     optional: tuple = ()
 
@@ -121,7 +109,7 @@ class Measures:
     working_digits: int | None = field(default=None, kw_only=True)
     notes: tuple = field(default=(), kw_only=True)
     #: the response-time measures asked for (``wait_tail``, ``wait_quantile``, ``wait_moments``, ``sojourn_...``;
-    #: :mod:`qderive.numeric.response`), after the model's own measures in :meth:`as_dict`
+    #: ``response`` of the numeric layer), after the model's own measures in :meth:`as_dict`
     response: dict | None = field(default=None, kw_only=True, repr=False)
 
     @classmethod
@@ -173,6 +161,10 @@ class Measures:
 
 
 _MODELS: dict[str, type] = {}
+
+#: ``"evaluate"`` -> evaluate(model, digits, **options), ``"derive"`` -> derive(model): installed by the upper
+#: layers (the package ``qderive``), so that this layer names none of them
+LAYER_HOOKS: dict[str, Callable] = {}
 
 
 def registered_models() -> dict[str, type]:
@@ -245,14 +237,6 @@ class Model(_Validated):
     summary: ClassVar[str] = ""
     #: the result record class
     measures: ClassVar[type] = Measures
-    #: lazy references: the numeric engine (required), the derivation, the simulator, codegen
-    engine: ClassVar[Ref | None] = None
-    derivation: ClassVar[Ref | None] = None
-    simulator: ClassVar[Ref | None] = None
-    codegen: ClassVar[Ref | None] = None
-    #: the response-time laws (waiting and sojourn time): ``response.load()(model)`` returns
-    #: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` (:mod:`qderive.numeric.response`); None: not offered
-    response: ClassVar[Ref | None] = None
     #: names of per-flow response laws (``{"wait_<flow>": ..., "sojourn_<flow>": ...}`` in the response dict):
     #: they add the measures ``wait_tail_<flow>``, ... and the options ``--wait-tail-<flow>``, ...
     response_flows: ClassVar[tuple] = ()
@@ -288,13 +272,12 @@ class Model(_Validated):
     def evaluate(self, digits: int | None = None, **options):
         """All measures: float64 (``digits=None``) or correct to ``digits`` significant digits.
 
-        The one precision policy of :func:`qderive.numeric.precision.evaluate`: float64 checks
-        its own trouble and escalates to mpmath with a note; ``digits=D`` evaluates with guard
-        digits and confirms the result. Returns the model's :class:`Measures` record.
+        The one precision policy (installed in :data:`LAYER_HOOKS` by the numeric layer's user, the
+        package ``qderive``): float64 checks its own trouble and escalates to mpmath with a note;
+        ``digits=D`` evaluates with guard digits and confirms the result. A combination that no consumer
+        computes is refused before any work. Returns the model's :class:`Measures` record.
         """
-        from qderive.numeric.precision import evaluate
-
-        return evaluate(self, digits, **options)
+        return LAYER_HOOKS["evaluate"](self, digits, **options)
 
     # -- the actions as methods (``qderive size`` / ``optimize``; :mod:`.actions`) -----------------------
     def size(self, digits: int | None = None, *, vary=None, progress: bool = False, **request):
@@ -325,8 +308,8 @@ class Model(_Validated):
         return run_action(self, "optimize", None, digits, progress=progress, executor=executor, **request)
 
     def derive(self):
-        """The model's :class:`~qderive.derivations.framework.Derivation` (None if it has none)."""
-        return None if self.derivation is None else self.derivation.load()()
+        """The model's derivation (numbered steps with their checks; None if it has none)."""
+        return LAYER_HOOKS["derive"](self)
 
     def __str__(self) -> str:
         params = ", ".join(f"{k}={v}" for k, v in self.parameters().items() if v is not None)

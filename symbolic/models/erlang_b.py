@@ -13,7 +13,7 @@ load rho = lambda/mu:
 :class:`ErlangB` is the model (``qderive eval erlang-b``); :class:`ErlangBSizeRequest` the
 two inverse problems of ``qderive size erlang-b`` (servers for a target blocking, or the load
 n servers carry); :class:`ServiceMix` the multi-service normalisation (5), (6). The numbers
-come from :mod:`qderive.numeric.kernels.erlang` through :mod:`qderive.numeric.engines.erlang_b`.
+come from ``kernels.erlang`` of the numeric layer through ``engines.erlang_b`` of the numeric layer.
 
 >>> from fractions import Fraction as F
 >>> m = ErlangB(10, 5)
@@ -35,7 +35,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text, exact, is_symbolic
 from ..params import Kind, param
-from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Request, measure
 
 __all__ = ["ErlangB", "ErlangBMeasures", "ErlangBSizeRequest", "ServiceMix", "RATE_KEYS"]
 
@@ -111,11 +111,8 @@ class ErlangB(Model):
     name = "erlang-b"
     summary = "M/M/n/n loss system (SCP window model): Erlang B, carried load, sizing"
     measures = ErlangBMeasures
-    engine = Ref("qderive.numeric.engines.erlang_b:ErlangBEngine")
-    derivation = Ref("qderive.derivations.erlang_b:derivation")
-    codegen = Ref("qderive.derivations.export.codegen_capacity:erlang_b_forms")
     actions = (Action("size", "servers for a target blocking (--load), or the load n servers carry (--servers)",
-                      ErlangBSizeRequest, Ref("qderive.numeric.engines.erlang_b:size"), omit=("servers", "load")),)
+                      ErlangBSizeRequest, omit=("servers", "load")),)
 
     def _validate(self):
         _limits.check("servers", self.servers, "the Erlang B recursion costs O(n) steps")

@@ -53,7 +53,6 @@ from .base import (
     MeasureKind,
     Measures,
     Model,
-    Ref,
     Request,
     measure,
 )
@@ -72,7 +71,7 @@ class Policy(enum.Enum):
     overload; reaching R: -> discard, directly from normal when one batch jumps from below H to R),
     down at departures (leaving L - 1 in overload: -> normal; leaving H in discard: -> overload); the
     rate of the new mode applies at once, also within a service (a state-dependent birth process,
-    :mod:`qderive.numeric.kernels.birth`).
+    ``kernels.birth`` of the numeric layer).
     """
 
     DEPARTURE = "departure"
@@ -169,7 +168,7 @@ class _ControlMeasures(Measures):
 @dataclass(frozen=True)
 class HystereticMeasures(_ControlMeasures):
     """Measures of M[X]|G|1|(L,H)|(H,R) (Sopin 2013, (17)-(23)). The diagnostics kappa_inf(I - P_0) and
-    the renewal value C / (q_{L,1} a_0^(1)) of E tau: :func:`qderive.numeric.engines.hysteretic.diagnostics`."""
+    the renewal value C / (q_{L,1} a_0^(1)) of E tau: ``engines.hysteretic.diagnostics`` of the numeric layer."""
 
     mean_time_between_mode_changes: object = measure(
         "1 / (long-run mode changes per unit time), every change of the mode in force counted once (a direct "
@@ -311,11 +310,6 @@ class HystereticModel(Model):
     summary = ("M[X]|G|1|(L,H)|(H,R) hysteretic overload control (Sopin 2013 ch. 3): P(S_i), E tau_0, E tau_12, "
                "E tau, loss, throughput")
     measures = HystereticMeasures
-    engine = Ref("qderive.numeric.engines.hysteretic:HystereticEngine")
-    derivation = Ref("qderive.derivations.hysteretic:derivation")
-    simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
-    response = Ref("qderive.numeric.engines.hysteretic_wait:hysteretic_laws")
-    codegen = Ref("qderive.derivations.export.codegen_hysteretic:forms")
     codegen_options = HystereticCodegenFamilies
     alternatives = (_LOAD,)
     actions = (Action("optimize", "(L, H) minimising E tau_12 subject to P(S_2) <= --discard-bound and E tau >= "
@@ -323,11 +317,10 @@ class HystereticModel(Model):
                       "(16)); --thresholds R gives the discard threshold (L and H are chosen by the grid search; "
                       "the old spelling --thresholds L,H,R is still read). For the seed's M|M|1 model, whose "
                       "mode changes at once on the count, use `qderive optimize mm1-hysteretic`",
-                      HystereticOptimizeRequest, Ref("qderive.numeric.engines.hysteretic:optimize"), omit=("L", "H")),
+                      HystereticOptimizeRequest, omit=("L", "H")),
                Action("size", "the smallest discard threshold R (the capacity) from which on P(S_2) <= "
                       "--discard-bound, for the L and H of --thresholds L,H (R = H + 1 has no discard state and is "
-                      "not counted; P(S_2) rises to a maximum and then falls as R grows)", ThresholdSizeRequest,
-                      Ref("qderive.numeric.engines.hysteretic:size_threshold"), omit=("R",)))
+                      "not counted; P(S_2) rises to a maximum and then falls as R grows)", ThresholdSizeRequest, omit=("R",)))
 
     def _validate(self):
         for name in ("service", "batch"):
@@ -422,14 +415,9 @@ class MM1HystereticModel(Model):
     name = "mm1-hysteretic"
     summary = "M|M|1 with bi-level hysteretic input control (closed forms): P(S_i), E tau_0, E tau_12, E tau"
     measures = MM1HystereticMeasures
-    engine = Ref("qderive.numeric.engines.hysteretic:MM1HystereticEngine")
-    derivation = Ref("qderive.derivations.mm1_hysteretic:derivation")
-    simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
-    codegen = Ref("qderive.derivations.mm1_hysteretic:codegen_forms")
-    response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
     actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
-                      "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
-                      Ref("qderive.numeric.engines.threshold_search:mm1_optimize"), omit=("L", "H"), optional=("R",)),)
+                      "the threshold search of the numeric layer)", ControlOptimizeRequest, omit=("L", "H"),
+                      optional=("R",)),)
 
     def _validate(self):
         if self.rate1 > self.rate0:

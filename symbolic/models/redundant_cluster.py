@@ -19,7 +19,7 @@ The closed forms are written once (:func:`closed_form_expressions`) in the quant
 :func:`derived_parameters` -- the laws of the waiting times (atoms, weights and rates, tilted
 by the faults in the pathwise model) and the fault factor -- which are computed from the
 model's parameters by the same functions that define the model: exactly for the engine
-(:mod:`qderive.numeric.engines.cluster`, which compiles the expressions), symbolically for
+(``engines.cluster`` of the numeric layer, which compiles the expressions), symbolically for
 ``qderive codegen redundant-cluster``. ``optimize`` chooses k (:class:`OptimizeCopiesRequest`).
 
 >>> from fractions import Fraction as F
@@ -46,7 +46,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import decimal_text
 from ..params import Kind, param
-from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Request, measure
 
 __all__ = ["FailureModel", "RedundantCluster", "RedundantClusterMeasures", "OptimizeCopiesRequest",
            "CodegenClusterOptions", "cluster_loads", "derived_parameters", "closed_form_expressions",
@@ -261,12 +261,8 @@ class RedundantCluster(Model):
     name = "redundant-cluster"
     summary = "two-level cluster, k request copies: probability that a copy's total wait <= deadline"
     measures = RedundantClusterMeasures
-    engine = Ref("qderive.numeric.engines.cluster:ClusterEngine")
-    derivation = Ref("qderive.derivations.redundant_cluster:derivation")
-    codegen = Ref("qderive.derivations.export.codegen_capacity:cluster_forms")
     codegen_options = CodegenClusterOptions
-    actions = (Action("optimize", "the number of copies k <= --max-copies that maximises R(k)", OptimizeCopiesRequest,
-                      Ref("qderive.numeric.engines.cluster:optimize"), omit=("copies",)),)
+    actions = (Action("optimize", "the number of copies k <= --max-copies that maximises R(k)", OptimizeCopiesRequest, omit=("copies",)),)
 
     def _validate(self):
         _limits.check("copies", self.copies, "R(k) is evaluated for k copies")

@@ -4,13 +4,13 @@ m services share the SCP: service i has Poisson arrivals of rate lambda_i and me
 (response) time h_i = ws_i. The operator fixes the allocation ratios S_1 : ... : S_m of the
 admitted rates; a total window R (the resource) is shared so that (5) sum_i S_i ws_i = R, i.e.
 service i holds n_i = S_i ws_i windows (integers adding up to R: largest remainders;
-:func:`qderive.numeric.simulation.scp.service_windows`), and (6) alpha_ik = ws_i / ws_k
+``simulation.scp.service_windows`` of the numeric layer), and (6) alpha_ik = ws_i / ws_k
 counts a call of service i as alpha_ik reference calls.
 
 * ``qderive eval scp-window`` -- the window model with the allocation at R = ``--windows``: each
   service is an M/M/n_i/n_i loss system ((1)-(4) per service, Erlang B), the fairness
   (Jain's index of the carried rates against the ratios) and the effectiveness (busy windows / R).
-* ``qderive simulate scp-window`` -- the simulated SCP (:mod:`qderive.numeric.simulation.scp`):
+* ``qderive simulate scp-window`` -- the simulated SCP (``simulation.scp`` of the numeric layer):
   the multi-service adaptive window (R adapts to the response-time detector, one step per
   interval, starting at ``--windows``) or, for comparison, one shared adaptive window, call
   gapping, percentage throttling or no control; ``adaptive-windows`` also measures the response times
@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from ..errors import ParameterError
 from ..params import Kind, param
-from .base import MeasureKind, Measures, Model, Ref, measure
+from .base import MeasureKind, Measures, Model, measure
 
 __all__ = ["SCPControl", "SCPWindowMeasures", "SCPWindowModel"]
 
@@ -73,7 +73,7 @@ class SCPWindowModel(Model):
     ``rates`` lambda_i (calls/s), ``holdings`` h_i (s), ``ratios`` S_1 : ... : S_m (default all 1),
     ``windows`` the total window R (eval: the allocation of the window model; simulate: the adaptive
     window's start, at most ``w_max``). The other fields configure ``simulate`` (the detector, the
-    back end, the control; :class:`qderive.numeric.simulation.scp.SCPConfig`).
+    back end, the control; ``simulation.scp.SCPConfig`` of the numeric layer).
     """
 
     rates: tuple = _list("arrival rate lambda_i of each service (calls/s)", "--rates", "L1,L2,..")
@@ -106,9 +106,6 @@ class SCPWindowModel(Model):
     summary = ("multi-service SCP with the adaptive window of seed 003: per-service Erlang B windows shared by the "
                "ratios S_i (eval), simulation against call gapping and percentage (simulate)")
     measures = SCPWindowMeasures
-    engine = Ref("qderive.numeric.engines.erlang_b:ServiceWindowEngine")
-    derivation = Ref("qderive.derivations.scp_window:derivation")
-    simulator = Ref("qderive.numeric.simulation.scp:simulate_model")
 
     def _validate(self):
         m = len(self.rates)

@@ -1,7 +1,7 @@
 """Retransmission-aware SIP overload: a server fed by new transactions and their UDP retransmissions (issue 17).
 
 The model of issue 17 (``docs/guides/sip-retransmission.md``; the same model the simulator
-:mod:`qderive.numeric.simulation.sip` runs with per-transaction timers; seed 001, section 2: "overload can
+``simulation.sip`` of the numeric layer runs with per-transaction timers; seed 001, section 2: "overload can
 occur even when the arrival rate is below the processing rate"). Time unit: seconds.
 
 New transactions arrive as a Poisson process of rate lambda_0 (``rate``). A transaction sends copy 0 at
@@ -60,10 +60,10 @@ when a single vacation ends with nobody waiting: so under multiple vacations N >
 the overload forever (refused); under single vacations and L = 0 the overload ends with the vacation that
 follows the last departure. Without vacations N is the count above. With a vacation K >= 2 and H >= 2 (a waiting
 place) (the analytic server with L = H - 1 is exactly M/G/1/H with the vacations, with L <= H - 2 the
-embedded chain with vacations of :mod:`qderive.numeric.engines.sip.control`); a duplicate cost c < 1 or a service
-law per flow makes that server's service a mixture (:mod:`qderive.numeric.engines.sip.mixture`).
+embedded chain with vacations of the numeric layer's SIP control chain); a duplicate cost c < 1 or a service
+law per flow makes that server's service a mixture (the numeric layer's mixture server).
 
-The analytic evaluation (:mod:`qderive.numeric.engines.sip`) solves the fixed point
+The analytic evaluation (the numeric layer's SIP engine, ``engines.sip``) solves the fixed point
 lambda = lambda_0 E[copies](lambda) for every solution; ``docs/guides/sip-retransmission.md`` states its
 approximation.
 
@@ -86,7 +86,7 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
-from .base import Action, MeasureKind, Measures, Model, Ref, Request, measure
+from .base import Action, MeasureKind, Measures, Model, Request, measure
 from .vacation import VacationPolicy, _policy_field, _vacation_field
 
 __all__ = ["Method", "Control", "Discipline", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
@@ -255,7 +255,7 @@ class SipTransactions:
 @dataclass(frozen=True)
 class SipServer:
     """The server side of :class:`SipRetransmissionModel` (:attr:`~SipRetransmissionModel.server`): what the server
-    fed by copies does (module docstring), the input of the engine's routes (:mod:`qderive.numeric.engines.sip`).
+    fed by copies does (module docstring), the input of the engine's routes (``engines.sip`` of the numeric layer).
 
     ``flow_methods`` and ``flow_rates`` the flows in the order of :attr:`SipTransactions.flows`, ``flow_services``
     each flow's service law; ``capacity`` K (``threshold_capacity`` R under ``--control threshold``)."""
@@ -300,7 +300,7 @@ class SipServer:
 class OnsetTarget(enum.Enum):
     """What ``qderive size sip-retransmission`` searches."""
 
-    #: the ends of the bistable range in lambda_0 (:mod:`qderive.numeric.engines.sip.onset`)
+    #: the ends of the bistable range in lambda_0 (``engines.sip.onset`` of the numeric layer)
     COLLAPSE_ONSET = "collapse-onset"
 
 
@@ -384,13 +384,9 @@ class SipRetransmissionModel(Model):
     summary = ("SIP server with UDP retransmissions (RFC 3261 Timers A/B, E/F) and ignore/503 overload control: the "
                "fixed point lambda = lambda_0 E[copies](lambda), every solution, goodput and timeouts (issue 17)")
     measures = SipRetransmissionMeasures
-    engine = Ref("qderive.numeric.engines.sip_retransmission:SipEngine")
-    derivation = Ref("qderive.derivations.sip_retransmission:derivation")
-    simulator = Ref("qderive.numeric.simulation.sip:simulate")
     actions = (Action("size", "The collapse onset (--target collapse-onset): the rates lambda_0 at the two ends of the "
                       "bistable range, where the uncongested fixed point ends (upper) and the congested one appears "
-                      "(lower); --rate is chosen by the search", OnsetRequest,
-                      Ref("qderive.numeric.engines.sip_onset:size"), omit=("rate",)),)
+                      "(lower); --rate is chosen by the search", OnsetRequest, omit=("rate",)),)
 
     def _validate(self):
         if self.control is Control.THRESHOLD:
@@ -428,7 +424,7 @@ class SipRetransmissionModel(Model):
     def _validate_threshold(self):
         """``--control threshold`` (seed 001's server, model ``two-flow``; module docstring, *Threshold*): two flows,
         thresholds 1 <= L < H (two-flow's). What the engine computes of it (exponential laws, duplicate cost 1, no
-        vacation) is the engine's declaration (:func:`qderive.numeric.engines.sip.supports`)."""
+        vacation) is the engine's declaration (``engines.sip.supports`` of the numeric layer)."""
         if not self.rate_non_invite:
             raise ParameterError("rate_non_invite", "must be > 0 with --control threshold (seed 001's server has an "
                                  "INVITE and a non-INVITE flow)", decimal_text(self.rate_non_invite))
@@ -469,7 +465,7 @@ class SipRetransmissionModel(Model):
 
     def _validate_flow_laws(self):
         """``service_non_invite`` (a service law per flow): only with a second flow, a concrete law. Which laws the
-        engine's mixture server computes is its declaration (:func:`qderive.numeric.engines.sip.supports`)."""
+        engine's mixture server computes is its declaration (the SIP engine's ``supports``, numeric layer)."""
         B2 = self.service_non_invite
         if B2 is None:
             return
@@ -525,7 +521,7 @@ class SipRetransmissionModel(Model):
         """The vacation's constraints (module docstring, *Vacations*): the policy needs a law; K >= 2 and H >= 2
         (a waiting room of K - 1 >= 1 places, also during a vacation); under control L >= 1 with multiple
         vacations (N never falls to 0). The range of the vacation's mean that the engine computes is its declaration
-        (:func:`qderive.numeric.engines.sip.supports`)."""
+        (``engines.sip.supports`` of the numeric layer)."""
         V = self.vacation
         if V is None:
             if self.vacation_policy is VacationPolicy.SINGLE:

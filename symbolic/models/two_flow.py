@@ -45,7 +45,7 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text
 from ..params import Kind, param
-from .base import Action, MeasureKind, Measures, Model, Ref, measure
+from .base import Action, MeasureKind, Measures, Model, measure
 from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
 
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
@@ -197,10 +197,6 @@ class TwoFlowModel(Model):
                "L, H, R count the messages in the system, the one in service included; seed 001 counts the "
                "queue: its thresholds Lq, Hq, Rq are --thresholds Lq+1,Hq+1,Rq+1")
     measures = TwoFlowMeasures
-    engine = Ref("qderive.numeric.engines.two_flow:TwoFlowEngine")
-    derivation = Ref("qderive.derivations.two_flow:derivation")
-    simulator = Ref("qderive.numeric.simulation.two_flow:simulate")
-    response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_laws")
     #: per-class response laws: measure keys ``wait_tail_invite``, ... (as ``mean_sojourn_invite``)
     response_flows = ("invite", "non_invite")
 
@@ -326,7 +322,7 @@ class TwoFlowHystereticModel(Model):
     ``service=LAW`` instead of ``service_rates``: one service-time law for both flows (M2|G|1|R;
     ``Deterministic(D)``: M2|D|1|R, seed 002 abstracts 5 and 7), solved by the embedded chain at
     departures over (flow-1 count, flow-2 count, mode) with the state-dependent birth kernel
-    (:func:`qderive.numeric.engines.two_flow_hysteretic.birth_measures`); the same measures, the
+    (``engines.two_flow_hysteretic.birth_measures`` of the numeric layer); the same measures, the
     state count then that of the embedded chain.
     """
 
@@ -351,13 +347,8 @@ class TwoFlowHystereticModel(Model):
     name = "two-flow-hysteretic"
     summary = "M2|M|1|R, two flows with hysteretic input-rate control and priority to flow 1 (seed 002)"
     measures = TwoFlowHystereticMeasures
-    engine = Ref("qderive.numeric.engines.two_flow_hysteretic:TwoFlowHystereticEngine")
-    derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
-    simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
-    response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
     actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
-                      "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
-                      Ref("qderive.numeric.engines.threshold_search:two_flow_optimize"), omit=("L", "H"),
+                      "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest, omit=("L", "H"),
                       optional=("R",)),)
     #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)
     response_flows = ("flow1", "flow2")

@@ -39,7 +39,6 @@ from .base import (
     MeasureKind,
     Measures,
     Model,
-    Ref,
     Request,
     measure,
 )
@@ -204,14 +203,8 @@ class VacationQueue(_VacationModel):
     summary = ("M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. "
                "(2)-(7); the OCR leaves open which of (6), (7) is W and which N: qderive uses (6) = W, (7) = N)")
     measures = VacationMeasures
-    engine = Ref("qderive.numeric.engines.vacation:InfiniteEngine")
-    derivation = Ref("qderive.derivations.vacation_infinite:derivation")
-    response = Ref("qderive.numeric.engines.vacation_wait:response_laws")
-    simulator = Ref("qderive.numeric.simulation.vacation:simulate")
-    codegen = Ref("qderive.derivations.vacation_infinite:codegen_forms")
     codegen_options = CodegenPolicy
-    actions = (Action("size", "largest load rho_bar with P(W > T) <= P (--target-wait-tail T,P)", DelaySizeRequest,
-                      Ref("qderive.numeric.engines.vacation_wait:size_for_delay"), omit=("rate",)),)
+    actions = (Action("size", "largest load rho_bar with P(W > T) <= P (--target-wait-tail T,P)", DelaySizeRequest, omit=("rate",)),)
 
     def _validate(self):
         super()._validate()
@@ -363,16 +356,11 @@ class FiniteVacationQueue(_VacationModel):
     name = "vacation-finite"
     summary = "M[X]/G/1/r with multiple or single vacations (or none): loss, blocking, queue, wait; buffer sizing"
     measures = FiniteVacationMeasures
-    engine = Ref("qderive.numeric.engines.vacation:FiniteEngine")
-    derivation = Ref("qderive.derivations.vacation_finite:derivation")
-    response = Ref("qderive.numeric.engines.vacation_finite_wait:response_laws")
-    simulator = Ref("qderive.numeric.simulation.vacation:simulate")
-    codegen = Ref("qderive.derivations.export.codegen_vacation:forms")
     codegen_options = CodegenFamilies
     actions = (Action("size", "smallest waiting room r with loss <= --target-loss (give --load or --rate, not "
                       "--capacity); or, with --capacity R and without --load/--rate, the largest offered load "
                       "rho_bar with loss <= --target-loss (the loss has a positive floor as the load goes to 0)",
-                      SizeRequest, Ref("qderive.numeric.engines.vacation:size"), optional=("capacity", "rate")),)
+                      SizeRequest, optional=("capacity", "rate")),)
 
     def _validate(self):
         super()._validate()

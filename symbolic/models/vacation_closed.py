@@ -31,7 +31,7 @@ from .. import limits as _limits
 from ..errors import ParameterError
 from ..numbers import is_symbolic, positive
 from ..params import Kind, Param, param
-from .base import Alternative, MeasureKind, Measures, Model, Ref, measure
+from .base import Alternative, MeasureKind, Measures, Model, measure
 
 __all__ = ["ClosedFormCase", "ClosedFormVacationQueue", "ClosedFormVacationMeasures"]
 
@@ -93,10 +93,6 @@ class ClosedFormVacationQueue(Model):
     summary = ("M[X]/M/1/r, exponential vacations, geometric batches: closed forms in r evaluated exactly at "
                "--capacity (Sopin 2013, section 1.2)")
     measures = ClosedFormVacationMeasures
-    engine = Ref("qderive.numeric.engines.vacation_closed:ClosedFormEngine")
-    derivation = Ref("qderive.derivations.vacation_finite_closed:derivation")
-    simulator = Ref("qderive.numeric.simulation.vacation:simulate")
-    codegen = Ref("qderive.derivations.vacation_finite_closed:codegen_forms")
     alternatives = (_LOAD,)
 
     def _validate(self):

@@ -7,7 +7,6 @@ import functools
 from ..base import Engine
 from .capabilities import supports
 from .fixed_point import solve
-from ...refusal import Refusal
 
 __all__ = ["SipEngine"]
 
@@ -15,9 +14,12 @@ __all__ = ["SipEngine"]
 class SipEngine(Engine):
     """``sip-retransmission``: :func:`~.fixed_point.solve`; the top-level measures are the first solution's."""
 
-    def supports(self, model) -> Refusal | None:
-        """The engine's declaration (:func:`supports`)."""
-        return supports(model)
+    @classmethod
+    def supports(cls, model, asked=frozenset()):
+        """The engine's declaration (:func:`supports`: the routes' and the fixed point's), as the capability
+        protocol's refusal naming the model field (asked before any work)."""
+        found = supports(model)
+        return None if found is None else found.for_model(model)
 
     def compute(self, model, ctx, **options):
         digits = None if ctx.is_float64 else max(15, ctx.dps - 10)

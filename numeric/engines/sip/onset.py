@@ -74,6 +74,7 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import NumericalError, ParameterError
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
 from qderive.symbolic.numbers import decimal_text
@@ -310,6 +311,7 @@ def run_length_onset(model, run_length, lower=None):
     return float(illinois(f, lo, hi, flo, fhi, 1e-7))
 
 
+@declare(via_engine=True)
 def size(values: dict, request, digits=None) -> dict:
     """``qderive size sip-retransmission --target collapse-onset`` (the model's Action): :func:`collapse_onset` of
     the model given by ``values`` (every field but the rate, which the search chooses)."""

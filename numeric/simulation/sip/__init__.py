@@ -114,6 +114,7 @@ import math
 import time
 
 import numpy as np
+from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import ParameterError
 
 from ...engines.progress import Progress
@@ -262,6 +263,14 @@ def simulate_sip(model, *, horizon, warmup, replications, seed, response_times=(
     return out
 
 
+def _declared(model, asked=frozenset()):
+    """The simulator's declaration (:func:`.setup.supports`) as the capability protocol's refusal."""
+    found = supports(model)
+    return None if found is None else found.for_model(model)
+
+
+@declare(independent={"scan_points": "it is the grid of the engine's fixed-point scan; the simulation solves no fixed "
+                                     "point"}, check=_declared)
 def simulate(model, customers: int = 200_000, replications: int = 10, seed: int | None = None, *,
              warmup: float = 0.1, quiet: bool = False) -> SimulationResult:
     """:func:`simulate_sip` in the shape of ``qderive simulate`` (the other simulators' ``simulate``).

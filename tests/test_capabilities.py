@@ -1,0 +1,281 @@
+"""No consumer ignores a field in silence: the generic perturbation test, and the capabilities asked first.
+
+For every registered model and every field, the field of the model's ``example()`` is changed to another valid
+value (a law to another law family of the same mean, an enum to another member, a flag flipped, a number nudged
+by 5 %, an integer by one, a list's first entry nudged) and every consumer of the model must then
+
+* give a different result (the engine: ``evaluate()`` in float64; the response laws: the first two moments of
+  the wait and the first of the sojourn; the simulator: a short run, 2 x 1500 customers with a fixed seed, so a
+  changed field changes the sample path), or
+* refuse the model naming that field (its ``supports`` hook, :mod:`qderive.symbolic.capabilities`), or
+* declare that its result does not depend on the field, and why (``independent``: a derivation in a general law
+  covers every law of that field; the ``derivation`` and ``codegen`` consumers and the actions are checked by their
+  declarations only: a derivation is displayed in general symbols and checked at its own points, codegen takes
+  families and numbers as arguments, an action that evaluates the model it builds from every value given
+  (``via_engine``) is covered by the engine's result).
+
+A field that some consumer ignores without saying so fails the test; :func:`test_a_field_nobody_reads_is_caught`
+shows it with a throwaway model that adds a field (the ``setup_time`` of issue 25) nobody computes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import time
+from fractions import Fraction
+
+import pytest
+from qderive.derivations import capabilities as C
+from qderive.symbolic.capabilities import ask_consumer, option_name
+from qderive.symbolic.errors import ParameterError, QderiveError
+from qderive.symbolic.models import registered_models
+from qderive.symbolic.models.vacation import VacationQueue
+from qderive.symbolic.params import Kind, param, params_of
+
+#: the simulators' short run: enough events that every field of the examples enters the sample path
+SIM = {"customers": 1500, "replications": 2, "seed": 20251207, "quiet": True}
+
+
+def _nudged(value):
+    """Numbers 5 % up and down, then halved, doubled and times 20 (an integer one up and down, then halved; a
+    list's first entry), in that order: the far values reach a field that does not bind near the example (a buffer
+    R above H + 1 in two-flow binds at R / 2; SIP's cap T2 on the retransmission interval needs a timeout of
+    several T1)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1, value - 1, value // 2]
+    if isinstance(value, tuple):
+        if not value:
+            return []
+        return [(v, *value[1:]) for v in _nudged(value[0])]
+    try:
+        if value == 0:
+            return [Fraction(1, 10), Fraction(1, 2), 1]
+        return [value * Fraction(21, 20), value * Fraction(19, 20), value / 2, value * 2, value * 20]
+    except TypeError:
+        return []
+
+
+def candidates(cls, name: str, meta, value) -> list:
+    """Other valid values of field ``name`` to try, in order (see the module docstring); None last for a field
+    that may be left out."""
+    default = {f.name: f.default for f in dataclasses.fields(cls)}.get(name)
+    out = _candidates(cls, name, meta, value)
+    return out + [None] if default is None and value is not None and None not in out else out
+
+
+def _candidates(cls, name: str, meta, value) -> list:
+    if meta.kind in (Kind.TIME_LAW, Kind.BATCH_LAW):
+        current = value if meta.kind is Kind.TIME_LAW else None
+        if current is None and meta.kind is Kind.TIME_LAW:  # none -> a law of the service's scale
+            current = getattr(cls.example(), "service", None)
+        laws = [law for _, law in C._law_examples(meta.kind, current) if type(law) is not type(value)]
+        return laws + ([None] if value is not None and (meta.none_text is not None) else [])
+    if meta.kind is Kind.CHOICE and isinstance(meta.choices, type) and issubclass(meta.choices, enum.Enum):
+        return [m for m in meta.choices if m is not value]
+    if meta.kind is Kind.FLAG:
+        return [not value]
+    if value is None:
+        numbers = [Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(2), 10]
+        if meta.kind is Kind.NUMBERS:
+            return [(v,) * (meta.count or 2) for v in numbers]
+        return [*numbers, 1, 2]
+    return _nudged(value)
+
+
+def perturbed(cls, base, name: str, meta):
+    """The valid models with field ``name`` changed (the model's own domain rules refuse some candidates); when
+    none is valid, each candidate with one other field left out (None), for two fields given one or the other
+    (``--service LAW`` or ``--service-rates MU1,MU2``)."""
+    out = []
+    values = candidates(cls, name, meta, getattr(base, name))
+    for value in values:
+        try:
+            out.append(dataclasses.replace(base, **{name: value}))
+        except (ParameterError, ValueError, TypeError):
+            continue
+    if out:
+        return out
+    optional = [f.name for f in dataclasses.fields(cls) if f.default is None and f.name != name
+                and getattr(base, f.name) is not None]
+    for other in optional:
+        for value in values:
+            try:
+                out.append(dataclasses.replace(base, **{name: value, other: None}))
+            except (ParameterError, ValueError, TypeError):
+                continue
+    return out
+
+
+def _result(role, consumer, model):
+    """What the consumer computes for the model (compared as text: lists, dicts and numbers alike)."""
+    if role == "engine":
+        return repr(model.evaluate().as_dict())
+    if role == "response":
+        return repr(model.evaluate(wait_moments=2, sojourn_moments=1).response)
+    if role == "simulator":
+        return repr(consumer(model, **SIM).summary()["measures"])
+    raise AssertionError(role)
+
+
+def companions(cls, base, name: str, meta) -> list:
+    """The example with one *other* field changed (each valid candidate) -- or, when the field has no valid other
+    value on any of those, with two: the bases on which a field that does not apply to the example (a retry count
+    without Retry-After, a second service law without a second flow) or does not bind there is changed. Generic:
+    no list of field dependencies."""
+    fields = [(f.name, m) for f, m in params_of(cls) if f.name != name]
+    optional = [f.name for f in dataclasses.fields(cls) if f.default is None and f.name != name]
+    # choices first (a control, a policy, a law family), then a choice with an option left out (--control none
+    # without --thresholds), then numbers, the far values first: a field that does not bind near the example
+    # binds far from it
+    structural = {Kind.CHOICE, Kind.FLAG, Kind.TIME_LAW, Kind.BATCH_LAW}
+    choices = [m for other, fm in fields if fm.kind in structural for m in perturbed(cls, base, other, fm)]
+    numbers = [m for other, fm in fields if fm.kind not in structural
+               for m in reversed(perturbed(cls, base, other, fm))]
+    combos = []
+    for other, fm in fields:
+        for value in candidates(cls, other, fm, getattr(base, other)):
+            for gone in optional:
+                if gone != other and getattr(base, gone) is not None:
+                    try:
+                        combos.append(dataclasses.replace(base, **{other: value, gone: None}))
+                    except (ParameterError, ValueError, TypeError):
+                        continue
+    one = choices + combos + numbers
+    usable = [m for m in one if perturbed(cls, m, name, meta)]
+    if usable:
+        return usable
+    return [m2 for m in one for other, fm in fields for m2 in perturbed(cls, m, other, fm)
+            if perturbed(cls, m2, name, meta)]
+
+
+def verdict(cls, role: str, consumer, base, name: str, meta, cache: dict) -> str | None:
+    """None when ``consumer`` reads, refuses or declares independence of field ``name`` (on the example, or, if
+    the field does not apply or bind there, on the example with one or two other fields changed); else what
+    went wrong."""
+    declared = getattr(consumer, "independent", {}) or {}
+    if name in declared:
+        return None
+    if role in ("size", "optimize") and getattr(consumer, "via_engine", False):
+        return None  # the engine's verdict covers it (the action evaluates the model it builds)
+    if _reads(cls, role, consumer, base, name, meta, cache):
+        return None
+    for other in companions(cls, base, name, meta):
+        if _reads(cls, role, consumer, other, name, meta, cache, near=2):
+            return None
+    return f"{role} of {cls.name} ignores {name} (neither reads, refuses nor declares it)"
+
+
+def _reads(cls, role, consumer, base, name, meta, cache, near=None) -> bool:
+    """True when changing ``name`` on ``base`` changes the consumer's result or is refused naming ``name`` (``near``:
+    only the first values tried; ``cache``: results by model, for this consumer)."""
+    computed = role in ("engine", "response", "simulator")
+    for model in perturbed(cls, base, name, meta)[:near]:
+        refusal = ask_consumer(consumer, model, frozenset({"wait_moments"}) if role == "response" else frozenset())
+        if refusal is not None:
+            if refusal.field == name:
+                return True
+            continue  # refused for another field: try the next value
+        if not computed:
+            continue
+        key = repr(base)
+        if key not in cache:
+            try:
+                refused = ask_consumer(consumer, base) is not None
+                cache[key] = None if refused else _result(role, consumer, base)
+            except (QderiveError, ValueError, ArithmeticError):
+                cache[key] = None  # the base is not computed: nothing to compare with
+        if cache[key] is None:
+            return False
+        try:
+            got = _result(role, consumer, model)
+        except ParameterError as err:
+            if name in str(err) or option_name(cls, name) in str(err):
+                return True  # refused while computing (late, but named)
+            continue
+        except (QderiveError, ValueError, ArithmeticError):  # a far value beyond a size limit, ...: the next one
+            continue
+        if got != cache[key]:
+            return True
+    return False
+
+
+def silent_fields(cls) -> list[str]:
+    """Every (consumer, field) pair of model ``cls`` that fails (see the module docstring)."""
+    base = cls.example()
+    failures = []
+    for role in C.roles_of(cls):
+        consumer = C.load(cls, role)
+        cache: dict = {}
+        for f, meta in params_of(cls):
+            why = verdict(cls, role, consumer, base, f.name, meta, cache)
+            if why is not None:
+                failures.append(why)
+    return failures
+
+
+@pytest.mark.parametrize("name", sorted(registered_models()))
+def test_every_consumer_reads_refuses_or_declares_every_field(name):
+    started = time.process_time()
+    assert silent_fields(registered_models()[name]) == []
+    assert time.process_time() - started < 45  # seconds of CPU: the examples are small (sip-retransmission ~35 s)
+
+
+def test_a_field_nobody_reads_is_caught():
+    """The issue's experiment: ``setup_time`` added to the vacation queue, which no consumer computes. Every
+    numeric consumer returns the unchanged answer; the test names each of them."""
+
+    @dataclasses.dataclass(frozen=True)
+    class WithSetup(VacationQueue):  # no ``name``: not registered; its consumers are vacation-infinite's
+        setup_time: object = param("setup time before each busy period", default=0)
+
+    failures = []
+    meta = dict((f.name, m) for f, m in params_of(WithSetup))["setup_time"]
+    base = WithSetup.example()
+    for role in ("engine", "simulator", "derivation"):
+        why = verdict(WithSetup, role, C.load(WithSetup, role), base, "setup_time", meta, {})
+        if why is not None:
+            failures.append(role)
+    assert failures == ["engine", "simulator", "derivation"]
+
+
+def test_support_matrix_names_the_refused_field():
+    cls = registered_models()["vacation-finite"]
+    columns, rows = C.support_matrix(cls)
+    assert {"eval", "simulate", "wait_tail", "wait_moments"} <= set(columns)
+    cells = {(field, label): dict(zip(columns, cells)) for field, label, cells in rows}
+    assert cells[("service", "empirical")]["wait_tail"].startswith("refused (service)")
+    assert cells[("service", "empirical")]["wait_moments"] == "yes"
+    # a lognormal law says its own reason, not the kinked laws' exp(-s D) template
+    lognormal = cells[("service", "lognormal")]["wait_tail"]
+    assert "integral" in lognormal and "exp(-s D)" not in lognormal
+
+
+def test_support_page_is_current():
+    """``docs/reference/support.md`` is generated from the declarations (``python tools/support_page.py``)."""
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "reference" / "support.md"
+    assert page.read_text(encoding="utf-8") == C.support_page(), "run python tools/support_page.py"
+
+
+def test_a_refusal_that_depends_on_the_laws_comes_before_any_work():
+    """Issue 25: ``--wait-tail`` with an empirical service in the finite room (a service with kinks that no exact
+    sum covers with a phase-type vacation) was refused after the model was solved (71 s at a large room); the
+    response law's declaration refuses it from the laws alone, before the engine runs: at r = 10^5, whose solve
+    alone takes minutes, the refusal takes well under a second."""
+    from qderive.symbolic.batches import Geometric
+    from qderive.symbolic.laws import Empirical, Erlang
+    from qderive.symbolic.models.vacation import FiniteVacationQueue
+
+    model = FiniteVacationQueue.from_load(Fraction(3, 2), Geometric(5), Empirical((Fraction(1, 100), Fraction(1, 50))),
+                                          Erlang(4, Fraction(3, 40)), 100_000)
+    started = time.perf_counter()
+    with pytest.raises(ParameterError) as err:
+        model.evaluate(wait_tail=["0.1"])
+    assert time.perf_counter() - started < 1.0
+    text = str(err.value)
+    assert text.startswith("--wait-tail with --service empirical:") and "in vacation-finite:" in text
+    assert err.value.refusal.field == "service"
