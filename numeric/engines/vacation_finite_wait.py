@@ -842,9 +842,9 @@ def _vacation_parts(vacation):
         if not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
             return None
         return tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0), ()
-    from .vacation_wait_shift import _linear_pieces
+    from .vacation_wait import linear_pieces
 
-    lin = _linear_pieces(vacation)
+    lin = linear_pieces(vacation)
     if lin is None:
         return None
     atoms, densities = [], []
