@@ -102,15 +102,35 @@ def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
+def _scope(root):
+    """(the nodes of ``root``'s own scope, the functions defined in it): a function's body is its own scope."""
+    own, nested = [], []
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nested.append(node)
+            own.extend(node.decorator_list)  # decorators and defaults run in the enclosing scope
+            own.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+            continue
+        own.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return own, nested
+
+
 def scan(mods: dict[str, Module] | None = None) -> tuple[list[Edge], list[PrivateUse]]:
-    """Every import edge between modules of qderive, and every private name used across modules."""
+    """Every import edge between modules of qderive, and every private name used across modules.
+
+    ``x._name`` counts when ``x`` is bound by an import to a module of qderive in the scope of the access (the
+    function, or the enclosing ones, or the module), so two functions may bind one alias to different modules."""
     mods = modules() if mods is None else mods
     edges: list[Edge] = []
     private: list[PrivateUse] = []
-    for module in mods.values():
-        tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
-        aliases: dict[str, str] = {}  # local name -> module of qderive it is bound to
-        for node in ast.walk(tree):
+
+    def visit(module: Module, root, outer: dict[str, str]) -> None:
+        own, nested = _scope(root)
+        aliases = dict(outer)  # local name -> module of qderive it is bound to
+        for node in own:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     target = _known(alias.name, mods)
@@ -128,10 +148,11 @@ def scan(mods: dict[str, Module] | None = None) -> tuple[list[Edge], list[Privat
                     else:
                         target = _known(base, mods)
                         if target and _is_private(alias.name) and target != module.name:
-                            private.append(PrivateUse(module.name, module.path, node.lineno, target, alias.name, "import"))
+                            private.append(PrivateUse(module.name, module.path, node.lineno, target, alias.name,
+                                                      "import"))
                     if target and target != module.name:
                         edges.append(Edge(module.name, target, node.lineno))
-        for node in ast.walk(tree):
+        for node in own:
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
@@ -142,6 +163,11 @@ def scan(mods: dict[str, Module] | None = None) -> tuple[list[Edge], list[Privat
                 owner = aliases[node.value.id]
                 if f"{owner}.{node.attr}" not in mods:
                     private.append(PrivateUse(module.name, module.path, node.lineno, owner, node.attr, "attribute"))
+        for function in nested:
+            visit(module, function, aliases)
+
+    for module in mods.values():
+        visit(module, ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path)), {})
     return edges, private
 
 

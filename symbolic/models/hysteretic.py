@@ -262,7 +262,7 @@ class ThresholdSizeRequest(Request):
 
 
 #: the optimize action of the instantaneous hysteresis models (seed 002)
-_CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
+CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
                      "E tau >= --min-cycle; the L and H of --thresholds are replaced by the search, R too with "
                      "--r-range; every tied optimum is listed (ties), the one with the smallest R, L, H returned")
 
@@ -425,7 +425,7 @@ class MM1HystereticModel(Model):
     simulator = Ref("qderive.numeric.simulation.hysteretic:simulate")
     codegen = Ref("qderive.derivations.mm1_hysteretic:codegen_forms")
     response = Ref("qderive.numeric.engines.ctmc_wait:mm1_hysteretic_laws")
-    actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
+    actions = (Action("optimize", CONTROL_OPTIMIZE + " (exact; monotone search, see "
                       "qderive.numeric.engines.threshold_search)", ControlOptimizeRequest,
                       Ref("qderive.numeric.engines.threshold_search:mm1_optimize")),)
 

@@ -46,7 +46,7 @@ from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text
 from ..params import Kind, param
 from .base import Action, MeasureKind, Measures, Model, Ref, measure
-from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
+from .hysteretic import CONTROL_OPTIMIZE, ControlOptimizeRequest
 
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
            "TwoFlowHystereticModel", "TwoFlowHystereticMeasures"]
@@ -355,7 +355,7 @@ class TwoFlowHystereticModel(Model):
     derivation = Ref("qderive.derivations.two_flow_hysteretic:derivation")
     simulator = Ref("qderive.numeric.simulation.two_flow:simulate_hysteretic")
     response = Ref("qderive.numeric.engines.ctmc_wait:two_flow_hysteretic_laws")
-    actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
+    actions = (Action("optimize", CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
                       "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest,
                       Ref("qderive.numeric.engines.threshold_search:two_flow_optimize")),)
     #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)
