@@ -32,13 +32,15 @@ ALLOWED_CYCLES = [
     ["qderive.numeric.precision", "qderive.symbolic.models.base"],
 ]
 
-# Files that branch sip rewrites (the SIP engines and simulator): their private imports go with that rewrite.
+# Files that branch sip rewrites (the SIP engines, numeric/engines/sip_*.py or its package numeric/engines/sip/,
+# and the simulator): their private imports go with that rewrite; the lead removes this allowance at that merge
+# (and the old private aliases at the end of engines/vacation_finite_wait.py and engines/vacation_wait.py).
 SIP_FILES = {"numeric/engines/mixture_sojourn.py", "numeric/simulation/sip.py"}
 
 
 def _sip_file(path: Path) -> bool:
     rel = path.relative_to(ROOT).as_posix()
-    return rel in SIP_FILES or rel.startswith("numeric/engines/sip_")
+    return rel in SIP_FILES or rel.startswith("numeric/engines/sip")
 
 
 def test_the_scan_sees_the_package():

@@ -20,7 +20,7 @@ from qderive.symbolic.batches import BatchLaw
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.vacation import FiniteVacationMeasures
 
-from .codegen import CHECK_HELPER, KernelModule, generated_function
+from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr  # noqa: F401 (print_expr: branch api)
 from .codegen_inputs import law_lines
 from .families import LAM, family
 
