@@ -118,8 +118,9 @@ def _scope(root):
     return own, nested
 
 
-def scan(mods: dict[str, Module] | None = None) -> tuple[list[Edge], list[PrivateUse]]:
-    """Every import edge between modules of qderive, and every private name used across modules.
+def scan(mods: dict[str, Module] | None = None, only=None) -> tuple[list[Edge], list[PrivateUse]]:
+    """Every import edge between modules of qderive, and every private name used across modules (of the modules
+    named in ``only``, default all).
 
     ``x._name`` counts when ``x`` is bound by an import to a module of qderive in the scope of the access (the
     function, or the enclosing ones, or the module), so two functions may bind one alias to different modules."""
@@ -167,6 +168,8 @@ def scan(mods: dict[str, Module] | None = None) -> tuple[list[Edge], list[Privat
             visit(module, function, aliases)
 
     for module in mods.values():
+        if only is not None and module.name not in only:
+            continue
         visit(module, ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path)), {})
     return edges, private
 
