@@ -259,7 +259,7 @@ def main(argv: list[str]) -> int:
             print(" -> ".join(edge))
         return 0
     loops = elementary_cycles(edges)
-    print(f"{len(loops)} import cycles")
+    print(f"{len(loops)} import cycles, in {len(cycles(edges))} groups of mutually importing modules")
     for loop in loops:
         print("  " + " -> ".join([*loop, loop[0]]))
     imported = [p for p in private if p.kind == "import"]
