@@ -540,8 +540,8 @@ def _check_departure_changes(digits):
 
 
 def _check_instant_wait(digits):
-    """--policy instant, an admitted customer's P(W > t), E W, E W^2 and E T (numeric/engines/
-    hysteretic_instant_wait.py: the birth kernel's rows, inverted at ``digits``) vs the tagged customer's absorption
+    """--policy instant, an admitted customer's P(W > t), E W, E W^2 and E T (numeric/engines/hysteretic_wait.py,
+    ``--policy instant``: the birth kernel's rows, inverted at ``digits``) vs the tagged customer's absorption
     time in the instant-policy CTMC built from the definition (numeric/oracles/hysteretic_wait.py, digits + 20):
     exponential service, geometric batches, f = 1/2."""
     from qderive.numeric.oracles.hysteretic_wait import instant_wait

@@ -381,7 +381,7 @@ def _constant_service_laws():
 def _kinked_vacation_laws():
     """An Erlang-2 service with a constant vacation in the finite room: the positive sums of
     ``numeric/kernels/finite_kinked.py`` (uniformized block chain, the vacation's residual by its overlap weights) vs
-    the infinite room's shifted inversions of smooth parts (``numeric/engines/vacation_wait_shift.py``: Euler
+    the infinite room's shifted inversions of smooth parts (``numeric/engines/vacation_wait.py``, ``shift_tails``: Euler
     inversion, no kink inverted); loss 2.5e-40."""
     from qderive.symbolic.batches import Constant
 

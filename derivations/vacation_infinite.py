@@ -205,7 +205,7 @@ def _P_equals_thesis(digits):
     from qderive.symbolic.pgf import derivatives_at
 
     g = VI.general_results("multiple")
-    sub = VI._substitute
+    sub = VI.substitute_moments
     mine = derivatives_at(g["P"], z, 1, 2, sub)
     thesis = derivatives_at(_thesis_P(), z, 1, 2, sub)
     ok = all(exact_identity(a, b) for a, b in zip(mine, thesis))

@@ -120,7 +120,7 @@ def _object_eye(ctx, n, one):
     return e
 
 
-class _Scoped:
+class Scoped:
     """``with ctx:`` enters the context's precision scope (``_scope()``) and leaves it; nothing is set globally."""
 
     def __enter__(self):
@@ -134,7 +134,7 @@ class _Scoped:
         return False
 
 
-class MPContext(_Scoped):
+class MPContext(Scoped):
     """mpmath at ``dps`` significant digits; vectors are numpy object arrays of mpf."""
 
     is_float64 = False
@@ -272,7 +272,7 @@ class MPContext(_Scoped):
         return float(x)
 
 
-class GmpyContext(_Scoped):
+class GmpyContext(Scoped):
     """The context interface over gmpy2 mpfr numbers at the precision of an :class:`MPContext`
     (correct rounding of every operation, as mpmath's, at about ten times its speed): for loops that
     run entirely inside it (the oracles' dense GTH). Exact inputs are rounded once; :meth:`to_mp` and

@@ -70,8 +70,8 @@ from .kernels.tails import (
     tail_transform,
 )
 
-__all__ = ["ResponseLaw", "ResponseRequest", "tails", "quantiles", "moments", "evaluate_response", "KINDS",
-           "OPTIONS"]
+__all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "evaluate_response",
+           "KINDS", "OPTIONS"]
 
 #: the two times of a response law, in the order of the measures
 KINDS = ("wait", "sojourn")
@@ -210,7 +210,7 @@ def _refuse_kinks(law: ResponseLaw, option: str):
                              "those that have one); the moments (--wait-moments) work for every law")
 
 
-def _float64_tails(law: ResponseLaw, ts: list):
+def law_float64_tails(law: ResponseLaw, ts: list):
     """float64 tails and None, or None and the reason to escalate (the kernel
     :func:`~.kernels.tails.float64_tails`: two parameter sets must agree)."""
     G = _tail_transform(law.transform(FLOAT64), FLOAT64)
@@ -286,7 +286,7 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
             zero = 0.0 if digits is None else mpmath.mpf(0)
             return [zero for _ in ts], (None if digits is None else math.inf), None, notes
     if digits is None:
-        values, why = _float64_tails(law, positive) if positive else ([], None)
+        values, why = law_float64_tails(law, positive) if positive else ([], None)
         if why is None:
             got = dict(zip(positive, values))
             p0 = float(law.p_zero(FLOAT64))

@@ -129,11 +129,11 @@ def _(law: C.UniformMixedPoissonCount, n, ctx):
         while True:
             terms = [beta(k) for k in range(count + 1)]
             r = xb / (count + 1)
-            if r < 1 and _counts._remainder_ok(mp, mp.array(terms), n, r):
+            if r < 1 and _counts.remainder_ok(mp, mp.array(terms), n, r):
                 break
             count *= 2
         arr = mp.array(terms)
-        tail, tail2 = _counts._tails(mp, arr, n, (xa + xb) / 2, r)
+        tail, tail2 = _counts.count_tails(mp, arr, n, (xa + xb) / 2, r)
         out = (arr[: n + 1], tail, tail2)
     if ctx.is_float64:
         return tuple(ctx.flush(np.array([float(v) for v in seq])) for seq in out)

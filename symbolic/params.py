@@ -18,11 +18,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import MISSING, dataclass, field
+from fractions import Fraction
+from typing import Callable
 
 from .errors import ParameterError
 from .numbers import decimal_text, exact, exact_int, parse_number
 
-__all__ = ["Kind", "Param", "param", "params_of", "split_spec", "parse_value", "show_value"]
+__all__ = ["Kind", "Param", "param", "params_of", "split_spec", "parse_value", "show_value", "Check", "Bound",
+           "Rule", "Positive", "NonNegative", "AtLeast", "AtMost", "GreaterThan", "LessThan", "Between", "as_check",
+           "apply_check"]
 
 
 class Kind(enum.Enum):
@@ -51,8 +55,11 @@ class Param:
     word that means None (``--vacation none``); ``option`` an explicit option name;
     ``cli`` False hides it from the command line; ``count`` the number of values of a list;
     ``part`` the position of this field in a comma-separated option shared by several
-    fields (``--thresholds L,H,R`` fills the fields L, H and R); ``check`` a constraint applied at
-    construction and written into generated code: ``"> 0"``, ``">= 0"``, ``">= 1"`` or ``"[0, 1]"``.
+    fields (``--thresholds L,H,R`` fills the fields L, H and R); ``check`` the rule the value (each value of a
+    list) must satisfy, applied at construction: a :class:`Check` (:func:`Positive`, :func:`AtLeast`,
+    :func:`Between`, ... or any :class:`Rule` with its message) or a bound written as text (``"> 0"``, ``">= 1"``,
+    ``"< 1"``, ``"[0, 1]"``, ``"(0, 1]"``), turned into a :class:`Bound` here; anything else fails at once, at
+    the class definition. A bound is also written into generated code (``qderive codegen``).
     """
 
     help: str
@@ -67,7 +74,10 @@ class Param:
     count: int | None = None
     metavar: str | None = None
     part: int | None = None
-    check: str | None = None
+    check: Check | str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "check", as_check(self.check))
 
 
 def param(help: str, *, default=MISSING, kind: Kind = Kind.NUMBER, **meta):
@@ -157,12 +167,161 @@ def show_value(value, list_sep: str = "/") -> str:
     return decimal_text(value) if not isinstance(value, (int, str)) or isinstance(value, bool) else str(value)
 
 
-CHECKS = {
-    "> 0": (lambda v: v > 0, "must be > 0"),
-    ">= 0": (lambda v: v >= 0, "must be >= 0"),
-    ">= 1": (lambda v: v >= 1, "must be >= 1"),
-    "[0, 1]": (lambda v: 0 <= v <= 1, "must lie in [0, 1]"),
-}
+class Check:
+    """A rule on one number: :meth:`holds` says whether a value satisfies it, :attr:`message` what it requires
+    (``"must be > 0"``, the constraint of the :class:`~qderive.symbolic.errors.ParameterError` that names the
+    parameter), :attr:`text` the rule as a bound written in help texts and generated code (``"> 0"``; None when
+    it is not a bound, e.g. a :class:`Rule`)."""
+
+    message: str = ""
+    text: str | None = None
+
+    def holds(self, value) -> bool:
+        raise NotImplementedError
+
+    def __call__(self, value) -> bool:
+        return self.holds(value)
+
+
+@dataclass(frozen=True)
+class Bound(Check):
+    """lo < v (or lo <= v) and v < hi (or v <= hi), either side may be absent: exact comparisons.
+
+    >>> Bound(lo=0, lo_open=True).text, AtLeast(1).message, Between(0, 1).message
+    ('> 0', 'must be >= 1', 'must lie in [0, 1]')
+    >>> Bound.parse("(0, 1/2]").holds(Fraction(1, 2)), Bound.parse("> 1").holds(1)
+    (True, False)
+    """
+
+    lo: Fraction | None = None
+    hi: Fraction | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __post_init__(self):
+        for side in ("lo", "hi"):
+            v = getattr(self, side)
+            if v is not None:
+                object.__setattr__(self, side, Fraction(v))
+        if self.lo is None and self.hi is None:
+            raise TypeError("Bound: give lo, hi or both")
+        if self.lo is not None and self.hi is not None and not self.lo < self.hi:
+            raise TypeError(f"Bound: lo = {self.lo} must be below hi = {self.hi}")
+
+    def holds(self, value) -> bool:
+        if self.lo is not None and not (value > self.lo if self.lo_open else value >= self.lo):
+            return False
+        return self.hi is None or (value < self.hi if self.hi_open else value <= self.hi)
+
+    @property
+    def text(self) -> str:
+        lo, hi = (None if v is None else decimal_text(v) for v in (self.lo, self.hi))
+        if lo is not None and hi is not None:
+            return f"{'(' if self.lo_open else '['}{lo}, {hi}{')' if self.hi_open else ']'}"
+        if lo is not None:
+            return f"{'>' if self.lo_open else '>='} {lo}"
+        return f"{'<' if self.hi_open else '<='} {hi}"
+
+    @property
+    def message(self) -> str:
+        return f"must lie in {self.text}" if self.lo is not None and self.hi is not None else f"must be {self.text}"
+
+    def condition(self, name: str, conjunction: str = "and") -> str:
+        """The rule as an expression in the variable ``name`` (``conjunction`` "&&" for C)."""
+        parts = []
+        if self.lo is not None:
+            parts.append(f"{name} {'>' if self.lo_open else '>='} {float(self.lo)!r}")
+        if self.hi is not None:
+            parts.append(f"{name} {'<' if self.hi_open else '<='} {float(self.hi)!r}")
+        return f" {conjunction} ".join(parts)
+
+    @classmethod
+    def parse(cls, text: str) -> Bound:
+        """``"> a"``, ``">= a"``, ``"< b"``, ``"<= b"`` or an interval ``"[a, b]"`` (``(``, ``)``: open ends);
+        a, b exact numbers. TypeError otherwise (a check is written by the programmer, not the user)."""
+        t = text.strip()
+        try:
+            for op, kw in ((">=", {}), (">", {"lo_open": True}), ("<=", {}), ("<", {"hi_open": True})):
+                if t.startswith(op):
+                    v = parse_number(t[len(op):].strip(), "bound")
+                    return cls(lo=v, **kw) if op[0] == ">" else cls(hi=v, **kw)
+            if t[:1] in "[(" and t[-1:] in "])" and t.count(",") == 1:
+                a, b = t[1:-1].split(",")
+                return cls(parse_number(a.strip(), "bound"), parse_number(b.strip(), "bound"), t[0] == "(",
+                           t[-1] == ")")
+        except (ParameterError, TypeError):
+            pass
+        raise TypeError(f"check {text!r} is not a rule: write a bound \"> 0\", \">= 1\", \"< 1\", \"<= 1\", \"[0, 1]\" or "
+                        "\"(0, 1]\", or give a Check (Positive(), AtLeast(1), Between(0, 1), Rule(predicate, "
+                        "\"must be ...\"))")
+
+
+@dataclass(frozen=True)
+class Rule(Check):
+    """Any rule: ``predicate(value)`` true when the value is allowed, ``message`` what it requires
+    (``Rule(lambda k: k % 2 == 0, "must be even")``); generated code cannot check it (:attr:`text` None)."""
+
+    predicate: Callable = None
+    message: str = ""
+
+    def __post_init__(self):
+        if not callable(self.predicate):
+            raise TypeError(f"Rule: the predicate must be callable, got {self.predicate!r}")
+        if not isinstance(self.message, str) or not self.message.strip():
+            raise TypeError("Rule: give the message that says what the rule requires (\"must be even\")")
+
+    def holds(self, value) -> bool:
+        return bool(self.predicate(value))
+
+
+def Positive() -> Bound:
+    """v > 0."""
+    return Bound(lo=0, lo_open=True)
+
+
+def NonNegative() -> Bound:
+    """v >= 0."""
+    return Bound(lo=0)
+
+
+def AtLeast(x) -> Bound:
+    """v >= x."""
+    return Bound(lo=x)
+
+
+def GreaterThan(x) -> Bound:
+    """v > x."""
+    return Bound(lo=x, lo_open=True)
+
+
+def AtMost(x) -> Bound:
+    """v <= x."""
+    return Bound(hi=x)
+
+
+def LessThan(x) -> Bound:
+    """v < x."""
+    return Bound(hi=x, hi_open=True)
+
+
+def Between(lo, hi, *, lo_open: bool = False, hi_open: bool = False) -> Bound:
+    """lo <= v <= hi (an end excluded with ``lo_open`` / ``hi_open``)."""
+    return Bound(lo, hi, lo_open, hi_open)
+
+
+def as_check(spec) -> Check | None:
+    """A :class:`Param`'s ``check`` as a :class:`Check`: None, a Check, or a bound written as text
+    (:meth:`Bound.parse`); TypeError, naming what was given, for anything else (a bare callable needs its message:
+    ``Rule(predicate, "must be ...")``)."""
+    if spec is None or isinstance(spec, Check):
+        return spec
+    if isinstance(spec, str):
+        return Bound.parse(spec)
+    if callable(spec):
+        raise TypeError(f"check {spec!r}: a function needs the message that says what it requires: "
+                        "Rule(predicate, \"must be ...\")")
+    raise TypeError(f"check {spec!r} is not a rule: give a Check (Positive(), AtLeast(1), Between(0, 1), "
+                    "Rule(predicate, \"must be ...\")) or a bound written \"> 0\", \">= 1\", \"[0, 1]\"")
 
 
 def apply_check(value, meta: Param, name: str) -> None:
@@ -171,14 +330,13 @@ def apply_check(value, meta: Param, name: str) -> None:
         return
     from .numbers import is_symbolic
 
-    ok, constraint = CHECKS[meta.check]
     items = value if isinstance(value, tuple) else (value,)
     for i, v in enumerate(items):
         if v is None or is_symbolic(v):
             continue
-        if not ok(v):
+        if not meta.check.holds(v):
             label = name if len(items) == 1 and not isinstance(value, tuple) else f"{name}[{i}]"
-            raise ParameterError(label, constraint, decimal_text(v) if not isinstance(v, int) else v)
+            raise ParameterError(label, meta.check.message, decimal_text(v) if not isinstance(v, int) else v)
 
 
 def exact_value(value, meta: Param, name: str):

@@ -253,7 +253,7 @@ def test_guide_worked_example():
     printed = 2 * (23 * sp.Integer(184) ** r - 8 * sp.Integer(175) ** r) / (
         3 * (25 * sp.Integer(200) ** r - 23 * sp.Integer(184) ** r + 8 * sp.Integer(175) ** r))
     assert identically_zero_in_r(cf.loss_balance - printed)
-    assert identically_zero_in_r(model.loss_in_r() - printed)
+    assert identically_zero_in_r(V.loss_in_r(model) - printed)
     ex = exact_measures(model)
     guide = {"loss_probability": 3.509582085332189e-08, "pr": 4.578016430626096e-09,
              "idle_probability": 0.40000002105749266, "mean_queue_length": 9.899989334373993}

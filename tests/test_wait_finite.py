@@ -126,11 +126,11 @@ def test_level_times_at_zero_are_the_time_stationary_law_of_9():
 def test_residual_moments_sum_to_the_stationary_excess_moments():
     # sum_K M[p, K] = E int_0^B (B - x)^p / p! dx = E B^{p+1} / (p+1)!  (Erlang-3 of mean 1/2, lambda = 3)
     law, lam = qd.Erlang(3, F(1, 2)), F(3)
-    from qderive.numeric.engines.vacation_finite_wait import _counts
+    from qderive.numeric.engines.vacation_finite_wait import count_data
 
     ctx = mp_context(40)
     with ctx:
-        _, tail, tail2 = _counts(law, lam, ctx, 6)
+        _, tail, tail2 = count_data(law, lam, ctx, 6)
         M = K.wait_residual_moments(ctx, tail, tail2, ctx.num(lam), 6)
         for p in range(7):
             want = law.moment(p + 1) / math.factorial(p + 1)

@@ -1,6 +1,6 @@
 """Waiting and sojourn times of admitted customers of M[X]|G|1|(L,H)|(H,R) under ``--policy instant``.
 
-The law (numeric/engines/hysteretic_instant_wait.py: the birth kernel's rows weighted by the rate in force,
+The law (numeric/engines/hysteretic_wait.py: the birth kernel's rows weighted by the rate in force,
 inverted by Euler) is checked against things computed another way:
 
 * exponential service with geometric batches: the tagged customer's absorption time in the instant-policy CTMC
@@ -89,7 +89,7 @@ def test_little_and_precisions():
     queue = sum(max(c - 1, 0) * float(p[m][c]) for m in range(3) for c in range(HYPER.R + 1))
     mean, _ = moments(laws["wait"], 2, None)
     assert abs(mean[0] - queue * float(chain.C)) <= 1e-12 * mean[0]  # throughput 1/C
-    from qderive.numeric.engines.hysteretic_instant_wait import instant_wait_data
+    from qderive.numeric.engines.hysteretic_wait import instant_wait_data
 
     assert abs(sum(float(d.N0) for d in instant_wait_data(HYPER).parts(FLOAT64)) - 1) <= 1e-13
     ts = [F(5)]
@@ -140,7 +140,7 @@ def test_recursion_over_counts_equals_the_rows(f):
     """Phi at the nodes by the recursion over the counts (birth_levels_by_customers) = by the batch rows, at nodes
     where the recursion is stable (and used by AUTO in mpmath): float64 to 1e-13, 30 digits to 1e-29."""
     import numpy as np
-    from qderive.numeric.engines.hysteretic_instant_wait import instant_wait_data
+    from qderive.numeric.engines.hysteretic_wait import instant_wait_data
     from qderive.numeric.engines.vacation_finite_wait import Strategy
     from qderive.numeric.kernels.finite_wait import wait_customer_stable
 

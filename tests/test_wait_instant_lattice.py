@@ -1,6 +1,6 @@
 """Exact tails of an admitted customer's wait with a constant service D under ``--policy instant``.
 
-The tails (numeric/engines/hysteretic_instant_wait.py ``instant_lattice_tails``: the positive sums (F1) of
+The tails (numeric/engines/hysteretic_wait.py ``instant_lattice_tails``: the positive sums (F1) of
 numeric/kernels/lattice_finite.py over the birth kernel's level rows, numeric/kernels/birth.py
 ``birth_level_rows``) are checked against things computed another way:
 
@@ -214,7 +214,7 @@ def test_float64_against_30_digits_down_to_deep_tails_and_the_quantiles():
     assert t30[-1] < 1e-15
     # N(W > -1), the sums' total, is the number of admitted customers per departure: 1 (renewal reward)
     from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.hysteretic_instant_wait import instant_wait_data
+    from qderive.numeric.engines.hysteretic_wait import instant_wait_data
 
     assert _rel(instant_wait_data(model).parts(mp_context(30))[0].lattice.mass, 1) < mpmath.mpf(10) ** -28
     s64, s30 = tails(laws["sojourn"], [F(33, 2)], None)[0][0], tails(laws["sojourn"], [F(33, 2)], 30)[0][0]

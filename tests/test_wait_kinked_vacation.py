@@ -1,5 +1,5 @@
 """Tails of the wait with a smooth service and a kinked vacation law (issue 13 item 4;
-:mod:`qderive.numeric.engines.vacation_wait_shift`), each against something computed another way:
+:func:`qderive.numeric.engines.vacation_wait.shift_tails`), each against something computed another way:
 
 * M/M/1 with constant vacations V (single arrivals, service rate mu, gamma = mu - lambda): the wait without
   vacations has P(W_0 > u) = rho e^{-gamma u}; the residual vacation is uniform on [0, V] (multiple vacations) or

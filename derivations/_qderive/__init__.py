@@ -27,16 +27,85 @@ This file is installed as ``qderive/__init__.py``; the code lives in the folders
 
 from __future__ import annotations
 
-import inspect as _inspect
-
 if __name__ != "qderive":  # the folder derivations/_qderive is the installed package qderive, nothing else
     raise ImportError(f"{__name__} is the top-level package qderive: import qderive")
 
-from qderive.symbolic import batches as _batches
+# The public names, one by one (tests/test_facade.py checks them against the registries of laws, batch laws and
+# models: a new law or model that is not listed here fails that test, naming the line to add). Every module
+# below is a model description or a law (no SymPy, numpy or mpmath at import: ``import qderive`` stays quick).
 from qderive.symbolic import errors
-from qderive.symbolic import laws as _laws
+from qderive.symbolic.batches.base import BatchLaw
+from qderive.symbolic.batches.finite import Constant, FinitePMF
+from qderive.symbolic.batches.general import GeneralBatch
+from qderive.symbolic.batches.geometric import Geometric
+from qderive.symbolic.batches.poisson import ShiftedPoisson
+from qderive.symbolic.laws.base import Law, TimeLaw
+from qderive.symbolic.laws.deterministic import Deterministic
+from qderive.symbolic.laws.empirical import Empirical
+from qderive.symbolic.laws.gamma import Erlang, Exponential, Gamma
+from qderive.symbolic.laws.general import GeneralTime
+from qderive.symbolic.laws.hyperexponential import HyperExponential
+from qderive.symbolic.laws.lognormal import LogNormal
+from qderive.symbolic.laws.mixture import LawMixture, Mixture
+from qderive.symbolic.laws.phase_type import Coxian, PhaseType
+from qderive.symbolic.laws.uniform import Uniform
 from qderive.symbolic.limits import limits
 from qderive.symbolic.models import registered_models as _registered_models
+from qderive.symbolic.models.erlang_b import ErlangB, ErlangBMeasures, ErlangBSizeRequest, ServiceMix
+from qderive.symbolic.models.hysteretic import (
+    ControlOptimizeRequest,
+    Convention,
+    HystereticCodegenFamilies,
+    HystereticMeasures,
+    HystereticModel,
+    HystereticOptimizeRequest,
+    MM1HystereticMeasures,
+    MM1HystereticModel,
+    NormalTimeForm,
+    Policy,
+    Semantics,
+    ThresholdSizeRequest,
+)
+from qderive.symbolic.models.redundant_cluster import (
+    CodegenClusterOptions,
+    FailureModel,
+    OptimizeCopiesRequest,
+    RedundantCluster,
+    RedundantClusterMeasures,
+)
+from qderive.symbolic.models.scp_window import SCPControl, SCPWindowMeasures, SCPWindowModel
+from qderive.symbolic.models.sip_retransmission import (
+    Control,
+    Discipline,
+    Method,
+    OnsetRequest,
+    OnsetTarget,
+    SipRetransmissionMeasures,
+    SipRetransmissionModel,
+)
+from qderive.symbolic.models.two_flow import (
+    Algorithm,
+    InputMode,
+    Mode,
+    Solver,
+    TwoFlowHystereticMeasures,
+    TwoFlowHystereticModel,
+    TwoFlowMeasures,
+    TwoFlowModel,
+)
+from qderive.symbolic.models.vacation import (
+    Admission,
+    CodegenFamilies,
+    CodegenPolicy,
+    DelaySizeRequest,
+    FiniteVacationMeasures,
+    FiniteVacationQueue,
+    SizeRequest,
+    VacationMeasures,
+    VacationPolicy,
+    VacationQueue,
+)
+from qderive.symbolic.models.vacation_closed import ClosedFormCase, ClosedFormVacationMeasures, ClosedFormVacationQueue
 from qderive.symbolic.models.base import LAYER_HOOKS as _HOOKS
 
 
@@ -65,7 +134,28 @@ def _action(model, name):
 # them)
 _HOOKS.update(evaluate=_evaluate, derive=_derive, action=_action)
 
-__all__ = ["__version__", "errors", "limits", "models", "sweep"]
+__all__ = [
+    "__version__", "errors", "limits", "models", "sweep",
+    # time laws
+    "Law", "TimeLaw", "Coxian", "Deterministic", "Empirical", "Erlang", "Exponential", "Gamma", "GeneralTime",
+    "HyperExponential", "LawMixture", "LogNormal", "Mixture", "PhaseType", "Uniform",
+    # batch laws
+    "BatchLaw", "Constant", "FinitePMF", "GeneralBatch", "Geometric", "ShiftedPoisson",
+    # models, their result records, requests and enums
+    "ErlangB", "ErlangBMeasures", "ErlangBSizeRequest", "ServiceMix",
+    "ControlOptimizeRequest", "Convention", "HystereticCodegenFamilies", "HystereticMeasures", "HystereticModel",
+    "HystereticOptimizeRequest", "MM1HystereticMeasures", "MM1HystereticModel", "NormalTimeForm", "Policy",
+    "Semantics", "ThresholdSizeRequest",
+    "CodegenClusterOptions", "FailureModel", "OptimizeCopiesRequest", "RedundantCluster", "RedundantClusterMeasures",
+    "SCPControl", "SCPWindowMeasures", "SCPWindowModel",
+    "Control", "Discipline", "Method", "OnsetRequest", "OnsetTarget", "SipRetransmissionMeasures",
+    "SipRetransmissionModel",
+    "Algorithm", "InputMode", "Mode", "Solver", "TwoFlowHystereticMeasures", "TwoFlowHystereticModel",
+    "TwoFlowMeasures", "TwoFlowModel",
+    "Admission", "CodegenFamilies", "CodegenPolicy", "DelaySizeRequest", "FiniteVacationMeasures", "FiniteVacationQueue",
+    "SizeRequest", "VacationMeasures", "VacationPolicy", "VacationQueue",
+    "ClosedFormCase", "ClosedFormVacationMeasures", "ClosedFormVacationQueue",
+]
 
 try:
     from importlib.metadata import version as _version
@@ -86,25 +176,3 @@ def sweep(model, **kwargs):
     from qderive.derivations.sweep import sweep as _sweep
 
     return _sweep(model, **kwargs)
-
-
-def _export(module, base):
-    for name in module.__all__:
-        obj = getattr(module, name)
-        if _inspect.isclass(obj) and issubclass(obj, base):
-            globals()[name] = obj
-            __all__.append(name)
-
-
-_export(_laws, _laws.Law)
-_export(_batches, _batches.BatchLaw)
-
-for _cls in _registered_models().values():
-    _module = _inspect.getmodule(_cls)
-    for _name in getattr(_module, "__all__", ()):
-        _obj = getattr(_module, _name)
-        if _inspect.isclass(_obj) and _name not in globals():
-            globals()[_name] = _obj
-            __all__.append(_name)
-__all__ = sorted(set(__all__))
-del _cls, _module, _name, _obj

@@ -554,7 +554,7 @@ def _cmd_sweep(args) -> int:
             err = _opt.rename_error(err, cls, cls.alternatives)
         return str(err)
 
-    return cmd_sweep(args, cls, _included(args, cls), response, describe)
+    return cmd_sweep(args, cls, _included(args, cls), response, describe, _check_output(args.out, "--out"))
 
 
 def _cmd_eval(args) -> int:

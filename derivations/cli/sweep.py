@@ -54,14 +54,12 @@ def add_sweep_options(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
 
 
-def cmd_sweep(args, cls, include, response, describe) -> int:
-    """Run ``qderive sweep`` from parsed arguments (``describe(error)``: an error's one-line text with options)."""
+def cmd_sweep(args, cls, include, response, describe, out) -> int:
+    """Run ``qderive sweep`` from parsed arguments (``describe(error)``: an error's one-line text with options;
+    ``out`` the output path, already checked writable)."""
     from qderive.derivations import sweep as S
 
     from . import options as _opt
-    from qderive.derivations.cli import _check_output
-
-    out = _check_output(args.out, "--out")
     shard = S.parse_shard(args.shard) if args.shard is not None else None
     fixed, axes = _opt.parse_grid(args, cls, cls.alternatives)
     if args.digits is not None:

@@ -40,9 +40,24 @@ CHECK_HELPER = '''_CHECKS = {
 }
 
 
+def _bound(constraint):
+    """The test of a bound written '> a', '>= a', '< b', '<= b' or '[a, b]' ('(' and ')' exclude an end)."""
+    def num(text):
+        top, _, bottom = text.strip().partition("/")
+        return float(top) / float(bottom) if bottom else float(top)
+
+    t = constraint.strip()
+    for op in (">=", ">", "<=", "<"):
+        if t.startswith(op):
+            a = num(t[len(op):])
+            return {">=": lambda v: v >= a, ">": lambda v: v > a, "<=": lambda v: v <= a, "<": lambda v: v < a}[op]
+    lo, hi = (num(x) for x in t[1:-1].split(","))
+    return lambda v: ((v > lo) if t[0] == "(" else (v >= lo)) & ((v < hi) if t[-1] == ")" else (v <= hi))
+
+
 def _check(name, value, constraint):
     """The argument as a float (or float array) that is finite and satisfies ``constraint``."""
-    ok = _CHECKS[constraint]
+    ok = _CHECKS[constraint] if constraint in _CHECKS else _bound(constraint)
     if type(value) is float or type(value) is int:  # the common one-point call: no arrays
         v = float(value)
         if math.isfinite(v) and ok(v):
@@ -288,6 +303,7 @@ class ClosedForm:
     def c_sources(self, model: str, header_name: str) -> tuple[str, str]:
         """(header, source) of a C99 function ``double model_measure(double ...)`` (NaN on invalid input)."""
         import sympy as sp
+        from qderive.symbolic.params import Bound
         from sympy.printing.c import C99CodePrinter
 
         printer = C99CodePrinter()
@@ -307,7 +323,8 @@ class ClosedForm:
         tests = {"> 0": "{0} > 0", ">= 0": "{0} >= 0", ">= 1": "{0} >= 1", "[0, 1]": "{0} >= 0 && {0} <= 1"}
         for a in used:
             if len(a) > 3 and a[3]:
-                body.append(f"    if (!(isfinite({a[1]}) && {tests[a[3]].format(a[1])})) return NAN;")
+                test = tests[a[3]].format(a[1]) if a[3] in tests else Bound.parse(a[3]).condition(a[1], "&&")
+                body.append(f"    if (!(isfinite({a[1]}) && {test})) return NAN;")
         for cond, _ in self.conditions:
             body.append(f"    if (!({printer.doprint(cond.xreplace(mapping))})) return NAN;")
         for sym, sub in replacements:

@@ -14,7 +14,7 @@ copied verbatim:
 
 * :class:`qderive.numeric.kernels.vacation.FiniteVacation` for the embedded law q^r (Statement 1, or level
   crossing for whole admission), with the families' count and batch kernel calls printed by SymPy
-  (:func:`.codegen_vacation.law_lines`, the code ``codegen vacation-finite --measure loss_probability``
+  (:func:`.codegen_inputs.law_lines`, the code ``codegen vacation-finite --measure loss_probability``
   runs);
 * :mod:`qderive.numeric.kernels.finite_wait` for the s-independent data
   (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`,
@@ -26,7 +26,7 @@ copied verbatim:
 
 Only beta(s) and the difference quotient (beta(s) - beta(lambda)) / (lambda - s) of the service (and
 vacation) law are printed by SymPy, from the expressions the engine compiles
-(:func:`qderive.numeric.engines.vacation_finite_wait._lst_expressions`). The data of a parameter point
+(:func:`qderive.numeric.engines.vacation_finite_wait.lst_expressions`). The data of a parameter point
 are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
 self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
 ``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
@@ -36,7 +36,7 @@ it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognorm
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
 q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs as
-:func:`.codegen_hysteretic.inputs_function` prints them), one data part per mode with a positive rate
+:func:`.codegen_inputs.inputs_function` prints them), one data part per mode with a positive rate
 (:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`) and N(s) summed over the parts::
 
     qderive codegen hysteretic --measure wait_tail --batch geometric --service erlang:k=2 --out tail.py
@@ -48,8 +48,7 @@ from __future__ import annotations
 from qderive.symbolic.errors import ParameterError
 
 from .codegen import KernelModule, generated_function
-from .codegen_wait import _HELPERS as _WAIT_HELPERS
-from .codegen_wait import _TIME, MEASURES, WaitModule, _command_template, _smooth_family, public_parts
+from .codegen_wait import MEASURES, TAIL_HELPERS, TIME_SYMBOLS, WaitModule, command_template, public_parts, smooth_family
 
 __all__ = ["forms", "hysteretic_forms", "SOURCE", "HYSTERETIC_SOURCE"]
 
@@ -151,8 +150,8 @@ def _families(measure: str, request):
     if none and request.vacation_policy.value == "single":
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     batch = family(request.batch, "batch", BatchLaw)
-    service = _smooth_family(request.service, "service")
-    vacation = None if none else _smooth_family(vac_text, "vacation")
+    service = smooth_family(request.service, "service")
+    vacation = None if none else smooth_family(vac_text, "vacation")
     return batch, service, vacation, policy, request.admission.value == "whole"
 
 
@@ -161,7 +160,7 @@ def _lst_source(service, vacation, lst_args):
     from the engine's expressions."""
     import sympy as sp
     from qderive.numeric.compile import numpy_source
-    from qderive.numeric.engines.vacation_finite_wait import _lst_expressions
+    from qderive.numeric.engines.vacation_finite_wait import lst_expressions
 
     from .families import LAM
 
@@ -170,14 +169,14 @@ def _lst_source(service, vacation, lst_args):
     for law in (service, vacation):
         if law is None:
             continue
-        pair, (s_e, lam_e) = _lst_expressions(law.law)
+        pair, (s_e, lam_e) = lst_expressions(law.law)
         exprs += [e.xreplace({s_e: s, lam_e: LAM}) for e in pair]
     source = numpy_source(exprs, [s, *lst_args], "_lsts")
     return source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
 
 
 def _build(measure: str, request) -> KernelModule:
-    from .codegen_vacation import law_lines
+    from .codegen_inputs import law_lines
     from .families import LAM
 
     kind, question = MEASURES[measure]
@@ -189,7 +188,7 @@ def _build(measure: str, request) -> KernelModule:
     scalars = [p[1] for p in params]
     all_names = [*scalars, "r"]
     lst_names = ["lam", *(p[1] for p in service.args), *(p[1] for p in (vacation.args if vacation else ()))]
-    what = _TIME[kind]
+    what = TIME_SYMBOLS[kind]
     single, vac = policy == "single", vacation is not None
 
     checks = ["def _parameters(" + ", ".join(all_names) + "):",
@@ -198,7 +197,7 @@ def _build(measure: str, request) -> KernelModule:
               f"    r = _capacity(r, {lowest})",
               f"    return ({', '.join(all_names)},)"]
     extra = ["--capacity {r!r}"] + (["--admission whole"] if whole else [])
-    template = _command_template(batch, service, vacation, policy, "vacation-finite", extra)
+    template = command_template(batch, service, vacation, policy, "vacation-finite", extra)
     command = [
         "def _command(params, option, point):",
         '    """The `qderive eval` command that computes this point with mpmath."""',
@@ -261,7 +260,7 @@ def _build(measure: str, request) -> KernelModule:
     r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
     atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line])
-    code = _module_code([_WAIT_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
+    code = _module_code([TAIL_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
                         _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
@@ -271,7 +270,7 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
     """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
     tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
     kind, question = MEASURES[measure]
-    what = _TIME[kind]
+    what = TIME_SYMBOLS[kind]
     atoms = [
         "def _atom(*params):",
         f'    """P({what} = 0)' + (": t_I A_I(oo) / N(0)." if kind == "wait" else
@@ -308,23 +307,23 @@ def hysteretic_forms(request) -> dict:
 def _build_hysteretic(measure: str, request) -> KernelModule:
     """The generated module for M[X]|G|1|(L,H)|(H,R) under ``--policy departure`` (event convention): the embedded
     law q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs by
-    :func:`.codegen_hysteretic.inputs_function`), one data part per mode with a positive rate
+    :func:`.codegen_inputs.inputs_function`), one data part per mode with a positive rate
     (:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`), N(s) summed over them."""
     from qderive.numeric.sequences import batch_kernel, count_kernel
     from qderive.symbolic.batches import BatchLaw
 
     from .codegen import print_call, print_expr
-    from .codegen_hysteretic import THRESHOLDS_HELPER, inputs_function
+    from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
     from .families import LAM, family
 
     kind, question = MEASURES[measure]
     batch = family(request.batch, "batch", BatchLaw)
-    service = _smooth_family(request.service, "service")
+    service = smooth_family(request.service, "service")
     params, scalars, inputs_fn = inputs_function(request, batch, service)
     names = {LAM: "lam", **{a[0]: a[1] for a in (*batch.args, *service.args)}}
     svc = [a[1] for a in service.args]
     all_names = [*scalars, "L", "H", "R"]
-    what = _TIME[kind]
+    what = TIME_SYMBOLS[kind]
     bcall, _, _ = batch_kernel(batch.law)
 
     checks = ["def _parameters(" + ", ".join(all_names) + "):",
@@ -417,7 +416,7 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
          ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H (event convention)"),
          ("R", "discard threshold = capacity (integer, H < R), the customer in service included")],
         HYSTERETIC_SOURCE)
-    code = _module_code([_WAIT_HELPERS, THRESHOLDS_HELPER, _FINITE_HELPERS, "\n".join(inputs_fn)], "service law",
+    code = _module_code([TAIL_HELPERS, THRESHOLDS_HELPER, _FINITE_HELPERS, "\n".join(inputs_fn)], "service law",
                         _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)

@@ -30,38 +30,14 @@ from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.hysteretic import HystereticMeasures
 
-from .codegen import (
-    CHECK_HELPER,
-    KernelModule,
-    generated_function,
-    print_call,
-    print_expr,
-)
-from .families import LAM, family
+from .codegen import CHECK_HELPER, KernelModule, generated_function
+from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
+from .families import family
 
 __all__ = ["forms", "SOURCE"]
 
 SOURCE = ("Sopin 2013, chapter 3: embedded chain (16), (17), Statement 3 (18), (19), (20), corrected (21), (22), "
           "(23); docs/theory/chapter3.md sections 1-7 (event convention, interval semantics)")
-
-#: the check of L, H, R in generated code (also in the generated wait tails of :mod:`.codegen_finite_wait`)
-THRESHOLDS_HELPER = '''
-def _thresholds(L, H, R):
-    """L, H, R as integers with 1 <= L < H < R (the rule of qderive's hysteretic models)."""
-    out = []
-    for name, value in (("L", L), ("H", H), ("R", R)):
-        try:
-            ok = float(value) == int(value)
-        except (TypeError, ValueError, OverflowError):
-            ok = False
-        if not ok:
-            raise ValueError(f"{name} = {value!r}: must be an integer")
-        out.append(int(value))
-    L, H, R = out
-    if not 1 <= L < H < R:
-        raise ValueError(f"L, H, R = {L}, {H}, {R}: must satisfy 1 <= L < H < R")
-    return L, H, R
-'''
 
 _HELPERS = '''
 _CTX = FLOAT64
@@ -84,48 +60,6 @@ def _trusted(values):
             reason = f"{key} = {v!r} lies outside [0, 1] in float64"
     return reason
 '''
-
-
-def inputs_function(request, batch, service):
-    """(params, their names, the source lines of ``_inputs(lam0, overload_factor, <law arguments>, R)``): the
-    kernel inputs (:func:`~qderive.numeric.kernels.hysteretic.hysteretic_inputs`) of one parameter point, with
-    the families' batch and count kernel calls printed by SymPy; ``params`` (name, description, check)."""
-    from qderive.numeric.sequences import batch_kernel, count_kernel
-
-    params = [("lam0", "batch arrival rate lambda_0 in normal mode [batches per unit time]; rho_0 = lam0 l_1 b_1",
-               "> 0"),
-              ("overload_factor", "f = lambda_1 / lambda_0 in [0, 1]: the batch rate in overload is f lam0 (1: pure "
-               "discard hysteresis, 0: complete blocking)", "[0, 1]"),
-              *[(a[1], a[2], a[3]) for a in batch.args], *[(a[1], a[2], a[3]) for a in service.args]]
-    names = {LAM: "lam", **{a[0]: a[1] for a in (*batch.args, *service.args)}}
-    try:
-        bcall, geometric, _ = batch_kernel(batch.law)
-        counts = print_call(count_kernel(service.law.count_law(LAM)), names)
-    except (ParameterError, ValueError) as exc:
-        raise ParameterError(f"--batch {request.batch} --service {request.service}: no generated code for these "
-                             f"families ({exc})") from None
-    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
-    scalars = [p[0] for p in params]
-    body = [
-        f"pmf, tail, excess = {print_call(bcall, names, n='R')}",
-        f"b1 = {print_expr(service.law.moment(1), names)}  # mean service time",
-        f"l1 = {print_expr(batch.law.mean, names)}  # mean batch size",
-        "rates = (lam0, lam0 * overload_factor)",
-        "",
-        "def service_counts(s, n):",
-        "    lam = rates[s]  # batches arriving at the mode's rate during one service",
-        f"    return {counts}",
-        "",
-        "def columns():",
-        f"    return list(convolution_blocks(ctx, pmf, tail, R, {geo}))",
-        "",
-        "return hysteretic_inputs(ctx, service_counts, (pmf, tail, excess), columns, rates,",
-        "                         lam0 * (1 - overload_factor), b1, l1, R)",
-    ]
-    kernel_fn = ["def _inputs(" + ", ".join(scalars + ["R"]) + "):",
-                 '    """The kernel inputs of one parameter point (independent of L and H)."""',
-                 "    ctx = _CTX", *(f"    {line}" if line else "" for line in body)]
-    return params, scalars, kernel_fn
 
 
 @declare(

@@ -22,13 +22,8 @@ from qderive.symbolic.capabilities import declare
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.vacation import FiniteVacationMeasures
 
-from .codegen import (
-    CHECK_HELPER,
-    KernelModule,
-    generated_function,
-    print_call,
-    print_expr,
-)
+from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr  # noqa: F401 (print_expr: branch api)
+from .codegen_inputs import law_lines
 from .families import LAM, family
 
 __all__ = ["forms"]
@@ -95,36 +90,6 @@ def _broadcast(one, params, single):
         out = out[..., 0]
     return float(out) if out.ndim == 0 else out
 '''
-
-
-def law_lines(batch, service, vacation, names) -> list:
-    """Source lines (in a function with ``ctx`` and ``lam`` defined) of ``service_counts(n)``,
-    ``vacation_counts(n)`` (None without vacations), ``batch(n)`` and the means ``b1``, ``f1``: the kernel calls
-    of the families' count and batch laws that :class:`~qderive.numeric.kernels.vacation.FiniteVacation` takes
-    (printed by SymPy from the package's own symbolic laws)."""
-    from qderive.numeric.sequences import batch_kernel, count_kernel
-
-    bcall, geometric, support = batch_kernel(batch.law)
-    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
-    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
-    lines = [
-        "def service_counts(n):",
-        f"    return {print_call(count_kernel(service.law.count_law(LAM)), names)}",
-        "",
-    ]
-    if vacation:
-        lines += ["def vacation_counts(n):",
-                  f"    return {print_call(count_kernel(vacation.law.count_law(LAM)), names)}", ""]
-    else:
-        lines += ["vacation_counts = None  # no vacations: the classic M[X]/G/1/r", ""]
-    return lines + [
-        "def batch(n):",
-        f"    pmf, tail, excess = {print_call(bcall, names)}",
-        f"    return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
-        "",
-        f"b1 = {print_expr(service.law.moment(1), names)}",
-        f"f1 = {print_expr(vacation.law.moment(1), names) if vacation else '0.0'}",
-    ]
 
 
 @declare(independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",

@@ -53,11 +53,11 @@ MEASURES = {"wait_tail": ("wait", "tail"), "wait_quantile": ("wait", "quantile")
 
 _KERNELS = ("context", "inversion", "tails")
 
-_TIME = {"wait": "W", "sojourn": "T"}
+TIME_SYMBOLS = {"wait": "W", "sojourn": "T"}
 _WORDS = {"wait": "waiting time W (of a random customer, FIFO)",
           "sojourn": "sojourn time T = W + the customer's own service"}
 
-_HELPERS = '''
+TAIL_HELPERS = '''
 _CTX = FLOAT64
 
 ''' + CHECK_HELPER.rstrip("\n") + '''
@@ -161,12 +161,12 @@ def _families(measure: str, request):
     if none and request.vacation_policy.value == "single":
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     batch = family(request.batch, "batch", BatchLaw)
-    service = _smooth_family(request.service, "service")
-    vacation = None if none else _smooth_family(vac_text, "vacation")
+    service = smooth_family(request.service, "service")
+    vacation = None if none else smooth_family(vac_text, "vacation")
     return batch, service, vacation, "none" if none else request.vacation_policy.value
 
 
-def _smooth_family(text: str, role: str):
+def smooth_family(text: str, role: str):
     """The :class:`~.families.Family` of ``--{role} text``, unless its transform has kinks (module docstring).
 
     The test is the engine's own (:mod:`qderive.numeric.engines.vacation_wait`: an ``exp(-s D)`` factor
@@ -175,7 +175,7 @@ def _smooth_family(text: str, role: str):
     """
     from types import SimpleNamespace
 
-    from qderive.numeric.engines.vacation_wait import _smooth as smooth_laws
+    from qderive.numeric.engines.vacation_wait import smooth_laws
     from qderive.symbolic.laws import TimeLaw
     from qderive.symbolic.params import split_spec
 
@@ -198,7 +198,7 @@ def _smooth_family(text: str, role: str):
     return fam
 
 
-def _command_template(batch, service, vacation, policy: str, model: str = "vacation-infinite", extra=()) -> str:
+def command_template(batch, service, vacation, policy: str, model: str = "vacation-infinite", extra=()) -> str:
     """``qderive eval`` of the model, as a str.format template in the argument names (``extra``: more options)."""
     def spec(fam):
         text = fam.law.spec_text()
@@ -215,10 +215,10 @@ def _command_template(batch, service, vacation, policy: str, model: str = "vacat
 
 def public_parts(measure: str, words: str, names) -> tuple:
     """(first argument and its description, the function's description, its body) of a generated tail or quantile
-    function over ``_parameters(*names)``, ``_atom``, ``_mean`` and the helpers of ``_HELPERS`` (``words``:
+    function over ``_parameters(*names)``, ``_atom``, ``_mean`` and the helpers of ``TAIL_HELPERS`` (``words``:
     what the time is)."""
     kind, question = MEASURES[measure]
-    what, option = _TIME[kind], f"{kind}-{question}"
+    what, option = TIME_SYMBOLS[kind], f"{kind}-{question}"
     if question == "tail":
         first = ("t", (f"time(s) t >= 0 [time]: a number, or an array (vectorised; the result has its shape); "
                        f"t = 0 gives P({what} > 0) = 1 - P({what} = 0)"))
@@ -266,7 +266,7 @@ def _build(measure: str, request) -> KernelModule:
     source = numpy_source(transform, [VW.s, *(p[0] for p in params)], "_transform")
     source = source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
     scalars = [p[1] for p in params]
-    what = _TIME[kind]
+    what = TIME_SYMBOLS[kind]
     fn_params = "def _parameters(" + ", ".join(scalars) + "):"
     checks = [fn_params, '    """The parameters as floats, checked (ValueError naming a bad one)."""']
     checks += [f"    {p[1]} = _scalar({p[1]!r}, {p[1]}, {p[3]!r})" for p in params]
@@ -274,7 +274,7 @@ def _build(measure: str, request) -> KernelModule:
                "        raise ValueError(f\"rho_bar = lam l1 b1 = {" + print_expr(rho_bar, names) + ":.6g} must be < 1: "
                "the infinite-room queue has no stationary regime otherwise\")",
                f"    return ({', '.join(scalars)},)"]
-    template = _command_template(batch, service, vacation, policy)
+    template = command_template(batch, service, vacation, policy)
     command = [
         "def _command(params, option, point):",
         '    """The `qderive eval` command that computes this point with mpmath."""',
@@ -303,7 +303,7 @@ def _build(measure: str, request) -> KernelModule:
              "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
     first, description, body = public_parts(measure, _WORDS[kind], scalars)
     arg_lines = [first, *[(p[1], p[2]) for p in params]]
-    code = "\n".join([_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
+    code = "\n".join([TAIL_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
                       "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",
                       *atoms, "", "", generated_function(measure, arg_lines, description, notes, body)])
     return KernelModule(measure, f"{description} M[X]/G/1 with {laws_text}.", SOURCE, _KERNELS, code)

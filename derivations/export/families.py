@@ -20,6 +20,17 @@ from qderive.symbolic.params import Kind, params_of, split_spec
 
 __all__ = ["Family", "family", "LAM"]
 
+
+def _constraint(meta, role: str, text: str, key: str) -> str | None:
+    """The rule of a law parameter as the bound text generated code checks (``"> 0"``); a rule that is not a bound
+    (:class:`~qderive.symbolic.params.Rule`) is refused, naming the parameter: generated code would not check it."""
+    if meta.check is None:
+        return None
+    if meta.check.text is None:
+        raise ParameterError(f"--{role} {text}: {key} {meta.check.message}, a rule that generated code cannot check: "
+                             "no generated code for this family")
+    return meta.check.text
+
 #: the batch arrival rate in generated code
 LAM = sp.Symbol("lam", positive=True)
 
@@ -71,13 +82,15 @@ def family(text: str, role: str, root) -> Family:
             kwargs[f.name] = symbols
             for i, s in enumerate(symbols):
                 args.append((s, str(s), f"{role} {meta.help}, entry {i + 1}" + (f" [{meta.units}]" if meta.units
-                                                                               else ""), meta.check))
+                                                                               else ""),
+                         _constraint(meta, role, text, key)))
             continue
         if meta.kind is not Kind.NUMBER:
             continue
         s = sp.Symbol(f"{role}_{key}", positive=True)
         kwargs[f.name] = s
-        args.append((s, str(s), f"{role} {meta.help}" + (f" [{meta.units}]" if meta.units else ""), meta.check))
+        args.append((s, str(s), f"{role} {meta.help}" + (f" [{meta.units}]" if meta.units else ""),
+                     _constraint(meta, role, text, key)))
     if cls.__name__ == "FinitePMF":
         sizes = values.pop("sizes", None)
         if sizes is None:

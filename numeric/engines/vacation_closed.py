@@ -9,7 +9,7 @@ With rational parameters every measure is then an exact rational
 so float64 and every precision are exact (``is_exact``); a value outside the double range
 is handed on by the precision policy as an mpmath number. No SymPy is imported on this
 path once the cache is warm (the loss as a closed form in r at given parameters, which
-needs SymPy, is :meth:`ClosedFormVacationQueue.loss_in_r`).
+needs SymPy, is :func:`qderive.symbolic.closed_forms.vacation_finite_r.loss_in_r`).
 """
 
 from __future__ import annotations
@@ -81,4 +81,5 @@ class ClosedFormEngine(Engine):
 
         shown = ", ".join(decimal_text(v) for v in ratios(model))
         return [f"{model.case.value} closed form in r (Sopin 2013 section 1.2), ratios s_i of q~_j: {shown}; the loss "
-                "as a function of r: ClosedFormVacationQueue.loss_in_r() or `qderive derive vacation-finite-r`"]
+                "as a function of r: qderive.symbolic.closed_forms.vacation_finite_r.loss_in_r(model) or "
+                "`qderive derive vacation-finite-r`"]

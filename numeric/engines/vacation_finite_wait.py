@@ -153,7 +153,7 @@ from qderive.symbolic.capabilities import declare
 from qderive.symbolic.errors import NumericalError
 from qderive.symbolic.models.vacation import Admission
 
-from ..backend import FLOAT64, _Scoped, mp_context
+from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
@@ -184,7 +184,7 @@ def _policy(model) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _counts(law, rate, ctx, order):
+def count_data(law, rate, ctx, order):
     """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
     (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
     got = K.wait_count_sequences(ctx, lambda n: count_sequences(law.count_law(rate), n, ctx), order)
@@ -200,7 +200,7 @@ def _counts(law, rate, ctx, order):
 
 
 @dataclass
-class _Data:
+class WaitData:
     """The s-independent quantities of items 1-4 of the module docstring, in one context (``ctx``): the batch
     vectors, F_n (``admit``, whole admission) and its smallest value (``low``), Y, V = ``v0`` at level 0, Z',
     t_I and t_I A_I(oo) (``zero_weight``), the level rows W (service, vacation), the count sequences of
@@ -232,8 +232,8 @@ class _Data:
     vtail2: object
     N0: object = None
     q: object = None  # the embedded law it was built from
-    converted: object = None  # the same as gmpy2 numbers (:class:`_Converted`), made on first use
-    lattice: object = None  # the constant-service tail sums' data (:class:`_LatticeSums`), made on first use
+    converted: object = None  # the same as gmpy2 numbers (:class:`Converted`), made on first use
+    lattice: object = None  # the constant-service tail sums' data (:class:`LatticeSums`), made on first use
     kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
 
 
@@ -245,7 +245,7 @@ def _embedded(model, ctx):
         return FiniteSweep(model, ctx)._kernel.engine.at(model.capacity)["q"]
 
 
-def _build(model, ctx, order, q=None, idle=None):
+def build_data(model, ctx, order, q=None, idle=None):
     """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known;
     ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`)."""
     r = model.capacity
@@ -256,16 +256,16 @@ def _build(model, ctx, order, q=None, idle=None):
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
         q = _embedded(model, ctx) if q is None else q
-        beta, btail, btail2 = _counts(model.service, model.rate, ctx, order)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
         if model.vacation is not None:
-            phi, vtail, vtail2 = _counts(model.vacation, model.rate, ctx, order)
+            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order)
         else:
             phi = vtail = vtail2 = None
         d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
-        data = _Data(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
+        data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
-        data.N0 = _admission_series(model, data, 0)[0]
+        data.N0 = admission_series(model, data, 0)[0]
         data.q = q
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
                                    and np.all(np.isfinite(data.Zp)) and math.isfinite(data.N0) and data.N0 > 0):
@@ -283,7 +283,7 @@ def _service_series(model, ctx, order):
     return ctx.array([Fraction(model.service.moment(p)) / math.factorial(p) if p else 1 for p in range(order + 1)])
 
 
-def _admission_series(model, data, order):
+def admission_series(model, data, order):
     ctx = data.ctx
     Phis = _level_series(data, order)
     if data.r == 0:
@@ -297,7 +297,7 @@ def _admission_series(model, data, order):
 # --------------------------------------------------------------------------------------
 
 
-def _lst_expressions(law):
+def lst_expressions(law):
     """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) in s and lambda; the quotient cancelled when rational."""
     import sympy as sp
 
@@ -314,15 +314,15 @@ def _lst(law):
     from ..compile import cached_evaluator
 
     params = law.spec_text() if hasattr(law, "spec_text") else repr(law)
-    return cached_evaluator(f"finite_wait_lst::{type(law).__name__}::{params}", lambda: _lst_expressions(law))
+    return cached_evaluator(f"finite_wait_lst::{type(law).__name__}::{params}", lambda: lst_expressions(law))
 
 
-def _lst_at(law, ctx, z, lam):
+def lst_at(law, ctx, z, lam):
     """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) at the nodes z; a mixture law (``components()``) as the
     weighted sum of its components' values (both are linear in the law)."""
     parts = law.components() if hasattr(law, "components") else None
     if parts:
-        values = [(float(w) if ctx.is_float64 else ctx.num(w), _lst_at(c, ctx, z, lam)) for w, c in parts]
+        values = [(float(w) if ctx.is_float64 else ctx.num(w), lst_at(c, ctx, z, lam)) for w, c in parts]
         return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
     ev = _lst(law)
     if ctx.is_float64:
@@ -338,7 +338,7 @@ def _lst_at(law, ctx, z, lam):
 # --------------------------------------------------------------------------------------
 
 
-class _GmpyContext(_Scoped):
+class _GmpyContext(Scoped):
     """The part of the context interface the node kernels use, with gmpy2 mpfr/mpc elements.
 
     Evaluating a transform costs O(r) complex operations per node and the Euler algorithm asks for
@@ -361,7 +361,7 @@ class _GmpyContext(_Scoped):
         self._stack: list = []
         self._zero = gmpy2.mpfr(0)
 
-    def _scope(self):  # ``with ctx:`` (numeric.backend._Scoped): gmpy2's precision, nothing set globally
+    def _scope(self):  # ``with ctx:`` (numeric.backend.Scoped): gmpy2's precision, nothing set globally
         return self.gmpy2.context(self.gmpy2.get_context(), precision=self.prec)
 
     def zeros(self, shape):
@@ -422,8 +422,8 @@ def _gmpy_available() -> bool:
     return True
 
 
-class _Converted(dict):
-    """The fields of a :class:`_Data` as gmpy2 numbers at the data's own precision, converted on first use
+class Converted(dict):
+    """The fields of a :class:`WaitData` as gmpy2 numbers at the data's own precision, converted on first use
     (the matrices of the batch method only when a node needs them); evaluations at lower precision reuse
     them (gmpy2 rounds every result to the current context's precision)."""
 
@@ -450,11 +450,11 @@ class _Converted(dict):
 
 #: digits beyond what the first request needs with which the mpmath data are built (the tails' confirmation
 #: passes ask 7 to 8 digits more each)
-_HEADROOM = 24
+HEADROOM = 24
 _DATA_FIELDS = ("lam", "pmf", "tail", "admit", "low", "Y", "v0", "Zp", "t_idle", "Ws", "Wv", "beta", "phi")
 
 
-class _FiniteWait:
+class FiniteWait:
     def __init__(self, model):
         self.model = model
         self._float = {}
@@ -479,7 +479,7 @@ class _FiniteWait:
             got = self._float.get("data")
             if got is None or got.order < order:
                 q = got.q if got is not None else None
-                got = self._float["data"] = _build(self.model, FLOAT64, max(order, 1), q)
+                got = self._float["data"] = build_data(self.model, FLOAT64, max(order, 1), q)
             return got
         want = ctx.dps + self.guard
         got = self._mp.get("data")
@@ -487,9 +487,9 @@ class _FiniteWait:
             r = self.model.capacity
             _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
                           f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
-            dps = max(want + _HEADROOM, got.ctx.dps if got is not None else 0)
+            dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
             q = got.q if got is not None and got.ctx.dps == dps else None  # a higher order only: the same q
-            got = self._mp["data"] = _build(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q)
+            got = self._mp["data"] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q)
         return got
 
     # -- transform --------------------------------------------------------------------------------
@@ -501,7 +501,7 @@ class _FiniteWait:
         else:
             q = data.geometric[1] if data.geometric is not None and not data.whole else None
             by_customers = K.wait_customer_stable(data.lam, data.low, z, q)
-        Phi = K._fw_complex_zeros(ectx, (nodes, data.r))
+        Phi = K.fw_complex_zeros(ectx, (nodes, data.r))
         if not data.r:
             return Phi
         c = np.flatnonzero(by_customers)
@@ -517,9 +517,9 @@ class _FiniteWait:
 
     @staticmethod
     def _fast_values(data):
-        """The data as gmpy2 numbers (:class:`_Converted`), once per data."""
+        """The data as gmpy2 numbers (:class:`Converted`), once per data."""
         if data.converted is None:
-            data.converted = _Converted(data)
+            data.converted = Converted(data)
         return data.converted
 
     def parts(self, ctx, order=1) -> list:
@@ -535,14 +535,14 @@ class _FiniteWait:
         if ctx.is_float64:
             values = {name: getattr(data, name) for name in _DATA_FIELDS}
             values["geometric"] = data.geometric
-            b, g0 = _lst_at(m.service, FLOAT64, z, data.lam)
-            h0 = _lst_at(vacation, FLOAT64, z, data.lam)[1] if vacation is not None else None
+            b, g0 = lst_at(m.service, FLOAT64, z, data.lam)
+            h0 = lst_at(vacation, FLOAT64, z, data.lam)[1] if vacation is not None else None
             with np.errstate(under="ignore"):
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, h0, strategy)
                 return K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
         lam = +data.lam
-        b, g0 = _lst_at(m.service, ctx, z, lam)
-        h0 = _lst_at(vacation, ctx, z, lam)[1] if vacation is not None else None
+        b, g0 = lst_at(m.service, ctx, z, lam)
+        h0 = lst_at(vacation, ctx, z, lam)[1] if vacation is not None else None
         if fast and _gmpy_available():
             ectx = _GmpyContext(ctx.dps)
             with ectx:
@@ -622,11 +622,11 @@ class _FiniteWait:
             parts = self._safe_data(ctx, k)
             dctx = parts[0].ctx
             with dctx:
-                N = _admission_series(self.model, parts[0], k)
+                N = admission_series(self.model, parts[0], k)
                 for data in parts[1:]:
-                    N = N + _admission_series(self.model, data, k)
+                    N = N + admission_series(self.model, data, k)
                 if kind == "sojourn":
-                    N = K._fw_series_mul(N, _service_series(self.model, dctx, k))
+                    N = K.fw_series_mul(N, _service_series(self.model, dctx, k))
                 N0 = dctx.fsum([data.N0 for data in parts])
                 out = [N[p] / N0 * math.factorial(p) for p in range(1, k + 1)]
             if digits is None:
@@ -673,23 +673,23 @@ def lattice_setup(service, vacation):
 
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
-_LATTICE_ROWS = 1 << 14
+LATTICE_ROWS = 1 << 14
 
 
 def _context_piece(ctx, piece):
     """A survival piece of :func:`lattice_setup` in the context ``ctx`` (the infinite room's conversion, its
     numbers rounded once), a matrix piece with its exit vector: (w, theta, None, (alpha, P, exit))."""
-    from .vacation_wait import _piece
+    from .vacation_wait import survival_piece
 
     if len(piece) == 3:
-        return _piece(ctx, piece)
+        return survival_piece(ctx, piece)
     alpha, P, exit_ = piece[3]
-    w, theta, d, (a, Pc) = _piece(ctx, (*piece[:3], (alpha, P)))
+    w, theta, d, (a, Pc) = survival_piece(ctx, (*piece[:3], (alpha, P)))
     return w, theta, d, (a, Pc, ctx.array([ctx.num(v) for v in exit_]))
 
 
-class _LatticeSums:
-    """The data of the sums (F1) in the context of the law's data ``parts`` (a list of :class:`_Data`, one per
+class LatticeSums:
+    """The data of the sums (F1) in the context of the law's data ``parts`` (a list of :class:`WaitData`, one per
     arrival rate): the admission matrices, the idle weight, per period (the service and, with vacations, the
     vacation of each part) its rows, batch rate, survival pieces, profile and whether its rows are complete
     (the next row is exactly 0), and the total N(W > -1). Rows are extended (doubled) while their truncation
@@ -717,7 +717,7 @@ class _LatticeSums:
         ctx = self.ctx
         error = 0
         if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
-            error = K._FW_NEGLIGIBLE * float(np.max(np.abs(W)))
+            error = K.FW_NEGLIGIBLE * float(np.max(np.abs(W)))
         profile = list(LF.period_profile(ctx, W, data.lam, pieces, error))
         if complete:
             profile[4] = ctx.num(0)  # nothing cut: the next row is 0
@@ -727,7 +727,7 @@ class _LatticeSums:
         """Double the rows of every period that is not complete; False when none can grow."""
         grown = False
         for i, (W, data, pieces, _, complete) in enumerate(self.periods):
-            if complete or W.shape[0] >= _LATTICE_ROWS:
+            if complete or W.shape[0] >= LATTICE_ROWS:
                 continue
             more = K.wait_batch_rows(self.ctx, W[-1], data.pmf, self.keep, W.shape[0], data.support, data.geometric)
             self.periods[i] = self._period(data, np.concatenate([W, more[1:]]), pieces, more.shape[0] <= W.shape[0])
@@ -759,15 +759,15 @@ class _LatticeSums:
         return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
 
 
-def _lattice_sums(law: "_FiniteWait", ctx, setup) -> _LatticeSums:
-    """The :class:`_LatticeSums` of ``law`` for ``ctx`` (float64, or mpmath for ctx.dps digits), kept with its data."""
+def _lattice_sums(law: "FiniteWait", ctx, setup) -> LatticeSums:
+    """The :class:`LatticeSums` of ``law`` for ``ctx`` (float64, or mpmath for ctx.dps digits), kept with its data."""
     parts = law.parts(ctx)
     if parts[0].lattice is None:
-        parts[0].lattice = _LatticeSums(parts, setup)
+        parts[0].lattice = LatticeSums(parts, setup)
     return parts[0].lattice
 
 
-def lattice_tails(law: "_FiniteWait", setup, kind: str):
+def lattice_tails(law: "FiniteWait", setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a constant service D: P(W > t)
     by the positive sums (F1) of :mod:`qderive.numeric.kernels.lattice_finite` over the state at the batch's
     arrival of this module's items 1-3, and P(W + D > t) = P(W > t - D) (1 for t < D) for the sojourn.
@@ -778,11 +778,11 @@ def lattice_tails(law: "_FiniteWait", setup, kind: str):
     10^-(D+2) of the tail; a tail that cannot meet it raises a NumericalError."""
     shift = setup[0] if kind == "sojourn" else 0
     return _sum_tails(lambda ctx: _lattice_sums(law, ctx, setup), shift, "with the constant service",
-                      f"the sums over {_LATTICE_ROWS} rows of batches")
+                      f"the sums over {LATTICE_ROWS} rows of batches")
 
 
 def _sum_tails(get_sums, shift, what, parts):
-    """The ``tails`` function of a law whose tails are sums of positive terms (:class:`_LatticeSums` or a subclass,
+    """The ``tails`` function of a law whose tails are sums of positive terms (:class:`LatticeSums` or a subclass,
     ``get_sums(ctx)``), under the policy of :func:`lattice_tails`: P(T > t) = the sums' tail at t - ``shift``
     (1 below 0); ``what`` and ``parts`` name the case and its sums in the errors."""
 
@@ -843,9 +843,9 @@ def _vacation_parts(vacation):
         if not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in vac):
             return None
         return tuple((Fraction(w), Fraction(d)) for w, _, d in vac if w != 0), ()
-    from .vacation_wait_shift import _linear_pieces
+    from .vacation_wait import linear_pieces
 
-    lin = _linear_pieces(vacation)
+    lin = linear_pieces(vacation)
     if lin is None:
         return None
     atoms, densities = [], []
@@ -903,13 +903,13 @@ def kinked_setup(service, vacation):
 _KINKED_STEPS = 1 << 14
 
 
-class _KinkedSums(_LatticeSums):
+class _KinkedSums(LatticeSums):
     """The data of the sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` in the context of the law's
     ``parts``, for the wait (``extra`` 0) or the sojourn (1: the customer's own service is one more block): the
     admission matrices, the idle weight, the block chain of the service, per period its rows, batch rate, start (the
     service: the residual phases summed with the admission weights; a vacation piece (w, d): its Horner start Z* and
     the rows' admission weights z_K) and truncation bounds, and the total N(W > -1). Rows and Horner steps are
-    extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`_LatticeSums.tail`)."""
+    extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`LatticeSums.tail`)."""
 
     def __init__(self, parts, setup, extra):  # noqa: D107 - the class docstring says it
         (theta, P, exit_, beta, erlang), (pieces, densities) = setup
@@ -984,7 +984,7 @@ class _KinkedSums(_LatticeSums):
         z = ctx.matmul(W, self.A[:r]) if r else ctx.zeros((W.shape[0], r + 1))  # z_K[j]
         mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
         reach = np.max(self.C[:r, 0]) if r else ctx.num(0)
-        error = K._FW_NEGLIGIBLE * float(np.max(np.abs(W))) if ctx.is_float64 and W.size else 0
+        error = K.FW_NEGLIGIBLE * float(np.max(np.abs(W))) if ctx.is_float64 and W.size else 0
         profile = {"z": z, "trunc": ctx.num(0), "size": float(top + r)}
         if kind == "service":
             H, size = FK.residual_phase_rows(ctx, lam, self.theta, self.beta, self.P, top)
@@ -1047,14 +1047,14 @@ class _KinkedSums(_LatticeSums):
         """(c int_{x_0}^{x_1} N_d(W > t) dd, size, truncation) by Gauss-Legendre of ``order`` and 2 ``order`` nodes
         on each side of d = t (N_d is analytic in d there); their difference enters the truncation. t < 0: the
         total number of the density's admitted customers (N_d(W > 0): every vacation customer waits)."""
-        from .vacation_wait import _gauss_legendre
+        from .vacation_wait import gauss_legendre
 
         ctx = self.ctx
         tt = ctx.num(max(t, 0))
         cuts = [x0, t, x1] if x0 < t < x1 else [x0, x1]
         out, size, trunc = [], 0.0, ctx.num(0)
         for n in (self.order, 2 * self.order):
-            nodes, weights = _gauss_legendre(n, ctx)
+            nodes, weights = gauss_legendre(n, ctx)
             terms = []
             for lo, hi in zip(cuts, cuts[1:]):
                 half, mid = ctx.num(Fraction(hi - lo) / 2), ctx.num(Fraction(hi + lo) / 2)
@@ -1066,7 +1066,7 @@ class _KinkedSums(_LatticeSums):
         return out[1], size, c * trunc + abs(out[1] - out[0])
 
     def _extend(self):
-        """Double the rows (:meth:`_LatticeSums._extend`) and the Horner steps; False when neither can grow."""
+        """Double the rows (:meth:`LatticeSums._extend`) and the Horner steps; False when neither can grow."""
         grown = False
         for d, I in self.steps.items():
             if I < _KINKED_STEPS:
@@ -1120,7 +1120,7 @@ class _KinkedSums(_LatticeSums):
         return total, 4 * ctx.eps * (size + 10) * total, trunc
 
 
-def kinked_tails(law: "_FiniteWait", setup, kind: str):
+def kinked_tails(law: "FiniteWait", setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant,
     empirical or uniform vacations: P(W > t) (or of the sojourn) by the positive sums (K1)-(K2) of
     :mod:`qderive.numeric.kernels.finite_kinked` over the state at the batch's arrival of this module's items 1-3.
@@ -1144,11 +1144,11 @@ def kinked_tails(law: "_FiniteWait", setup, kind: str):
 
 
 @functools.lru_cache(maxsize=4)
-def wait_law_data(model) -> _FiniteWait:
+def wait_law_data(model) -> FiniteWait:
     """The computation behind :func:`response_laws`, one per model (a frozen model: its data are a function of
     the model and the precision; a few are kept so that repeated evaluations reuse them). Tests use it to
     force a strategy and to read intermediate quantities."""
-    return _FiniteWait(model)
+    return FiniteWait(model)
 
 
 def _tails_refusal(model, asked):
@@ -1157,13 +1157,13 @@ def _tails_refusal(model, asked):
     from qderive.symbolic.cache import cached
     from qderive.symbolic.capabilities import Refusal
 
-    from .vacation_wait import TAIL_MEASURES, _smooth, smooth_field
+    from .vacation_wait import TAIL_MEASURES, smooth_field, smooth_laws
 
     wanted = TAIL_MEASURES & asked
     if not wanted:
         return None
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
+    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     if smooth:
         return None
     setup, why_not = lattice_setup(model.service, model.vacation)
@@ -1183,10 +1183,10 @@ def response_laws(model, wait=None) -> dict:
     its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`)."""
     from qderive.symbolic.cache import cached
 
-    from .vacation_wait import _smooth
+    from .vacation_wait import smooth_laws
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: _smooth(model))
+    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
     make = lattice_tails
     if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
@@ -1196,3 +1196,8 @@ def response_laws(model, wait=None) -> dict:
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
                               None if setup is None else make(w, setup, kind))
             for kind in ("wait", "sojourn")}
+
+
+# The old private names, for numeric/engines/sip_control.py and mixture_sojourn.py only: branch sip (issue 25)
+# rewrites those files onto the public names; remove these two lines at that merge.
+_FiniteWait, _build, _HEADROOM, _lst_at = FiniteWait, build_data, HEADROOM, lst_at

@@ -110,7 +110,7 @@ def _negbin_terms(ctx, a, p0, q, count):
     return ctx.flush(numpy.cumprod(ratios) * first)
 
 
-def _tails(ctx, terms, n, mean, ratio_after):
+def count_tails(ctx, terms, n, mean, ratio_after):
     """Tails and second tails for k = 0..n from ``terms`` t_0..t_K (K > n), see the module docstring.
 
     ``ratio_after`` bounds t_{i+1}/t_i for every i >= K (< 1); ``mean`` = E K.
@@ -145,7 +145,7 @@ def _tails(ctx, terms, n, mean, ratio_after):
     return ctx.flush(tail), ctx.flush(tail2)
 
 
-def _remainder_ok(ctx, terms, n, r):
+def remainder_ok(ctx, terms, n, r):
     """True when the geometric bound on what lies beyond the last term is below eps/256 of
     t_{n+2} (<= P(K > n + 1) <= both tail_n and tail2_n), or the terms have underflowed."""
     K = len(terms) - 1
@@ -195,11 +195,11 @@ def _poisson_one(ctx, x, n):
         if count == n + 2 and xf > n + 40 * math.sqrt(n + 1) + 100:
             r = 0.5  # unused: no backward sums in this regime
             break
-        if r < 1 and _remainder_ok(ctx, terms, n, r):
+        if r < 1 and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
     beta = terms[: n + 1].copy()
-    tail, tail2 = _tails(ctx, terms, n, x, r if r < 1 else ctx.num(1) / 2)
+    tail, tail2 = count_tails(ctx, terms, n, x, r if r < 1 else ctx.num(1) / 2)
     return beta, tail, tail2
 
 
@@ -221,7 +221,7 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
         terms = _negbin_terms(ctx, a, p0, q, count)
         K = count - 1
         r = max(q * (K + a) / (K + 1), q)
-        if r < 1 and _remainder_ok(ctx, terms, n, r):
+        if r < 1 and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
         if count > 4_000_000:
@@ -229,7 +229,7 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
             raise ValueError(f"the count sequence of a gamma-type time (mean {float(mean):.3g} arrivals, shape "
                              f"{float(a):.3g}) needs more than 4e6 terms: its tail decays too slowly to sum")
     beta = terms[: n + 1].copy()
-    tail, tail2 = _tails(ctx, terms, n, mean, r)
+    tail, tail2 = count_tails(ctx, terms, n, mean, r)
     return beta, tail, tail2
 
 

@@ -35,7 +35,7 @@ of a transform.
 import numpy
 
 
-def _fw_complex_zeros(ctx, shape):
+def fw_complex_zeros(ctx, shape):
     """Zeros that accept complex values: numpy complex in float64, the context's object zeros otherwise."""
     if ctx.is_float64:
         return numpy.zeros(shape, dtype=complex)
@@ -44,12 +44,12 @@ def _fw_complex_zeros(ctx, shape):
 
 #: float64: values below this fraction of their scale are set to 0 (negligible; their products would be
 #: subnormal numbers, which slow the arithmetic a hundredfold)
-_FW_NEGLIGIBLE = 1e-150
+FW_NEGLIGIBLE = 1e-150
 
 
-def _fw_drop_negligible(a, scale):
+def fw_drop_negligible(a, scale):
     """float64: zero the entries of a below 1e-150 times ``scale`` (a row-wise array or a number)."""
-    a[numpy.abs(a) < _FW_NEGLIGIBLE * scale] = 0
+    a[numpy.abs(a) < FW_NEGLIGIBLE * scale] = 0
     return a
 
 
@@ -115,7 +115,7 @@ def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
     for K, row in enumerate(rows):
         out[K] = row
     if ctx.is_float64 and r:
-        _fw_drop_negligible(out, float(numpy.max(numpy.abs(out))))
+        fw_drop_negligible(out, float(numpy.max(numpy.abs(out))))
     return out
 
 
@@ -127,7 +127,7 @@ def wait_residual_weights(ctx, s, lam, g0, beta):
     g_top = 0: its error there, at most P(K > top) / lambda, shrinks on the way down.
     """
     top = len(beta) - 1
-    G = _fw_complex_zeros(ctx, (len(s), top + 1))
+    G = fw_complex_zeros(ctx, (len(s), top + 1))
     if not len(s):
         return G
     ls = -(s - lam)  # lambda - s (the array on the left: elementwise in mpmath)
@@ -143,12 +143,12 @@ def wait_residual_weights(ctx, s, lam, g0, beta):
             G[f, K] = g
     if len(b):
         c = ls[b] / lam
-        g = _fw_complex_zeros(ctx, len(b))
+        g = fw_complex_zeros(ctx, len(b))
         for K in range(top, 0, -1):
             g = g * c + beta[K] / lam
             G[b, K - 1] = g
     if ctx.is_float64:
-        _fw_drop_negligible(G, numpy.max(numpy.abs(G), axis=1)[:, None])
+        fw_drop_negligible(G, numpy.max(numpy.abs(G), axis=1)[:, None])
     return G
 
 
@@ -191,7 +191,7 @@ def wait_levels_by_customers(ctx, s, lam, admit, pmf, Y, v0, Zp, g0, h0, support
     """
     r = len(Y)
     nodes = len(s)
-    Phi = _fw_complex_zeros(ctx, (nodes, r))
+    Phi = fw_complex_zeros(ctx, (nodes, r))
     if not r or not nodes:
         return Phi
     ls = -(s - lam)
@@ -202,7 +202,7 @@ def wait_levels_by_customers(ctx, s, lam, admit, pmf, Y, v0, Zp, g0, h0, support
     src = (g0 * ls)[:, None] * Y[None, :] - Zp[None, :]
     if h0 is not None:
         src[:, 0] = src[:, 0] + h0 * ls * v0
-    acc = _fw_complex_zeros(ctx, nodes)
+    acc = fw_complex_zeros(ctx, nodes)
     sizes = [k for k in (support or ()) if 0 < k < r]
     for n in range(r):
         if n == 0:
@@ -232,14 +232,14 @@ def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole):
     ``tail`` = P(X > i) and ``pmf`` over i = 0..r+1.
     """
     nodes, r = Phi.shape
-    pw = _fw_complex_zeros(ctx, (nodes, r + 1))
+    pw = fw_complex_zeros(ctx, (nodes, r + 1))
     pw[:, 0] = 1
     if r:
         pw[:, 1:] = b[:, None]
     pw = numpy.cumprod(pw, axis=1)  # b^i, i = 0..r (|b| <= 1 for Re s >= 0)
     if ctx.is_float64:
-        _fw_drop_negligible(pw, 1.0)
-    Q = _fw_complex_zeros(ctx, (nodes, r + 2))
+        fw_drop_negligible(pw, 1.0)
+    Q = fw_complex_zeros(ctx, (nodes, r + 2))
     if not whole:
         Q[:, 1:] = numpy.cumsum(pw * tail[None, : r + 1], axis=1)
     else:
@@ -284,7 +284,7 @@ def wait_residual_moments(ctx, tail, tail2, lam, order):
     return M
 
 
-def _fw_series_mul(a, b):
+def fw_series_mul(a, b):
     """The product of truncated power series along the last axis (broadcast over the others)."""
     P = a.shape[-1]
     out = a * 0
@@ -323,8 +323,8 @@ def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
         Q[1:] = numpy.cumsum(Gs * pmf[1: r + 2, None], axis=0)
     N = Q[r + 1] * t_idle
     if r:
-        A = _fw_series_mul(pw[:r], Q[r:0:-1])
-        N = N + numpy.sum(_fw_series_mul(Phis, A), axis=0)
+        A = fw_series_mul(pw[:r], Q[r:0:-1])
+        N = N + numpy.sum(fw_series_mul(Phis, A), axis=0)
     return N
 
 

@@ -48,7 +48,7 @@ from ..numbers import to_sympy
 
 __all__ = ["z", "j", "r", "lam", "p", "mu", "nu", "POWERS", "SYMBOLS", "MEASURE_ARGS", "MEASURE_KEYS", "ExpTerm",
            "ClosedForms", "taylor_coefficient", "power_sum", "transforms", "derive", "numeric_forms", "case_forms",
-           "CASE_CONDITIONS", "CASE_SUBSTITUTIONS", "piecewise", "measure_expressions", "ratio_expressions"]
+           "loss_in_r", "CASE_CONDITIONS", "CASE_SUBSTITUTIONS", "piecewise", "measure_expressions", "ratio_expressions"]
 
 z = sp.Symbol("z")
 j = sp.Symbol("j", integer=True, nonnegative=True)
@@ -261,6 +261,21 @@ def numeric_forms(lam_, p_, b1, f1) -> ClosedForms:
     R = [sp.Rational(v.numerator, v.denominator) if hasattr(v, "denominator") else to_sympy(v)
          for v in (lam_, p_, b1, f1)]
     return derive(*R, explicit_powers=True)
+
+
+def loss_in_r(model) -> sp.Expr:
+    """The loss probability of a :class:`~qderive.symbolic.models.vacation_closed.ClosedFormVacationQueue` as a
+    closed form in the symbol r at the model's parameters: 1 - (1 - P^r_e)/rho_bar, Theorem 1.1 (12), (A.9).
+
+    >>> from fractions import Fraction as F
+    >>> from qderive.symbolic.models.vacation_closed import ClosedFormVacationQueue
+    >>> loss_in_r(ClosedFormVacationQueue.from_load(F(3, 5), 5, F(3, 200), F(3, 40), 50))
+    -2*(8*175**r - 23*184**r)/(3*(8*175**r - 23*184**r + 25*200**r))
+    >>> loss_in_r(ClosedFormVacationQueue.from_load(1, 5, F(3, 200), F(3, 40), 50))   # rho_bar = 1
+    5*10**r/(10**r*r + 10**r + 4*9**r)
+    """
+    cf = numeric_forms(model.rate, model.p, model.service_mean, model.vacation_mean)
+    return sp.factor(sp.cancel(sp.powsimp(cf.loss_balance)))
 
 
 def _derive_case(case: ClosedFormCase) -> ClosedForms:

@@ -55,7 +55,7 @@ SYMBOLS = (lam, b1, b2, b3, f1, f2, f3, l1, l2, l3, c0)
 MEASURE_KEYS = tuple(f.name for f, m in VacationMeasures.measure_fields() if not m.optional)
 
 
-def _substitute(expr):
+def substitute_moments(expr):
     return VACATION.substitute_moments(SERVICE.substitute_moments(BATCH.substitute_moments(expr)))
 
 
@@ -84,13 +84,13 @@ def _derive(policy: str) -> dict:
     t = transforms(policy)
     A, Cs, Vs, U = t["A"], t["Cs"], t["Vs"], t["U"]
     rho_bar = lam * l1 * b1
-    (ratio_at_1,) = derivatives_at((z * Cs - A) / (z - A), z, 1, 0, _substitute)
+    (ratio_at_1,) = derivatives_at((z * Cs - A) / (z - A), z, 1, 0, substitute_moments)
     q0 = sp.factor(sp.cancel(1 / ratio_at_1))
     Q = q0 * (z * Cs - A) / (z - A)
     Cm = sp.factor(sp.cancel(q0 * t["Es"] + (1 - q0) * b1))
     P = (q0 * Vs + (Q - q0) * U / z) / Cm
-    P0, P1, P2 = derivatives_at(P, z, 1, 2, _substitute)
-    (Q1,) = derivatives_at(Q, z, 1, 0, _substitute)
+    P0, P1, P2 = derivatives_at(P, z, 1, 2, substitute_moments)
+    (Q1,) = derivatives_at(Q, z, 1, 0, substitute_moments)
     N = sp.factor(sp.cancel(P1))
     W = sp.factor(sp.cancel(N / (lam * l1)))
     var = sp.factor(sp.cancel(P2 + P1 - P1**2))

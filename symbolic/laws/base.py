@@ -32,7 +32,19 @@ from ..params import (
     split_spec,
 )
 
-__all__ = ["Law", "TimeLaw", "is_concrete", "import_family"]
+__all__ = ["Law", "TimeLaw", "Accuracy", "is_concrete", "import_family"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Accuracy:
+    """How many significant digits a time law's numbers are good to when computed at 40 digits: its moments and
+    its count probabilities (the kernels of :mod:`qderive.numeric.kernels.counts`), as the generic checks of
+    ``tests/test_laws.py`` compare them with references computed another way; ``reason`` says why, so a law that
+    needs a looser tolerance states it itself (no test special-cases a law class)."""
+
+    digits: int = 35
+    reason: str = "exact references (SymPy) at 40 digits; the kernels' sums carry O(n eps)"
+
 
 try:
     import gmpy2 as _gmpy2
@@ -262,6 +274,8 @@ class TimeLaw(TimeLawDistribution, Law):
 
     family_name = "time law"
     _registry: ClassVar[dict] = {}
+    #: what the generic checks may expect of this law's moments and count probabilities at 40 digits (:class:`Accuracy`)
+    accuracy: ClassVar[Accuracy] = Accuracy()
 
     def lst(self, s):
         """Laplace-Stieltjes transform E exp(-s T) as a SymPy expression."""

@@ -6,9 +6,6 @@ new module here plus its engine and derivation) and returns ``name -> class``.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from .base import (
     Action,
     Alternative,
@@ -23,18 +20,6 @@ from .base import (
 
 __all__ = ["Action", "Alternative", "Measure", "MeasureKind", "Measures", "Model", "Request", "measure",
            "registered_models", "model_class"]
-
-_DONE = False
-
-
-def _discover() -> None:
-    global _DONE
-    if _DONE:
-        return
-    for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("base",):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _DONE = True
 
 
 def model_class(name: str):

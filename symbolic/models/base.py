@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
+import os
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
@@ -161,6 +164,7 @@ class Measures:
 
 
 _MODELS: dict[str, type] = {}
+_DISCOVERED = False
 
 #: ``"evaluate"`` -> evaluate(model, digits, **options), ``"derive"`` -> derive(model): installed by the upper
 #: layers (the package ``qderive``), so that this layer names none of them
@@ -168,10 +172,14 @@ LAYER_HOOKS: dict[str, Callable] = {}
 
 
 def registered_models() -> dict[str, type]:
-    """Command-line name -> model class, for every model module of :mod:`qderive.symbolic.models`."""
-    from . import _discover
-
-    _discover()
+    """Command-line name -> model class, for every model module of :mod:`qderive.symbolic.models` (each
+    imported once, here: a new model is one new module in that folder)."""
+    global _DISCOVERED
+    if not _DISCOVERED:
+        for info in pkgutil.iter_modules([os.path.dirname(__file__)]):
+            if info.name != "base":
+                importlib.import_module(f"{__package__}.{info.name}")
+        _DISCOVERED = True
     return dict(_MODELS)
 
 

@@ -261,10 +261,10 @@ class ThresholdSizeRequest(Request):
 
 
 #: the optimize action of the instantaneous hysteresis models (seed 002)
-_CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
-                     "E tau >= --min-cycle; L and H are chosen by the search, R is --thresholds R or searched with "
-                     "--r-range (the old spelling --thresholds L,H,R is still read); every tied optimum is listed "
-                     "(ties), the one with the smallest R, L, H returned")
+CONTROL_OPTIMIZE = ("(L, H) minimising the mean return time E tau_12 subject to P(S_2) <= --discard-bound and "
+                    "E tau >= --min-cycle; L and H are chosen by the search, R is --thresholds R or searched with "
+                    "--r-range (the old spelling --thresholds L,H,R is still read); every tied optimum is listed "
+                    "(ties), the one with the smallest R, L, H returned")
 
 
 @dataclass(frozen=True)
@@ -415,7 +415,7 @@ class MM1HystereticModel(Model):
     name = "mm1-hysteretic"
     summary = "M|M|1 with bi-level hysteretic input control (closed forms): P(S_i), E tau_0, E tau_12, E tau"
     measures = MM1HystereticMeasures
-    actions = (Action("optimize", _CONTROL_OPTIMIZE + " (exact; monotone search, see "
+    actions = (Action("optimize", CONTROL_OPTIMIZE + " (exact; monotone search, see "
                       "the threshold search of the numeric layer)", ControlOptimizeRequest, omit=("L", "H"),
                       optional=("R",)),)
 

@@ -87,7 +87,7 @@ from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text, is_symbolic, positive
 from ..params import Kind, param
 from .base import Action, MeasureKind, Measures, Model, Request, measure
-from .vacation import VacationPolicy, _policy_field, _vacation_field
+from .vacation import VacationPolicy, policy_field, vacation_field
 
 __all__ = ["Method", "Control", "Discipline", "SipRetransmissionModel", "SipRetransmissionMeasures", "MAX_COPIES", "copy_schedule",
            "OnsetTarget", "OnsetRequest", "Flow", "SipTransactions", "SipServer"]
@@ -366,8 +366,8 @@ class SipRetransmissionModel(Model):
     discipline: Discipline = param("order of service of the two flows (with --rate-non-invite > 0): fifo (arrival "
                                    "order) | priority (non-INVITE copies first, non-preemptive; seed 001's algorithm 2 "
                                    "in every mode)", kind=Kind.CHOICE, choices=Discipline, default=Discipline.FIFO)
-    vacation: TimeLaw | None = _vacation_field(None)
-    vacation_policy: VacationPolicy = _policy_field()
+    vacation: TimeLaw | None = vacation_field(None)
+    vacation_policy: VacationPolicy = policy_field()
     retry_after: object = param("T: the 503 carries Retry-After T; the client sends the rejected request again as a new "
                                 "transaction (same flow, a new copy schedule) T after the rejection (--control 503 or "
                                 "threshold); default none: a rejected request ends", units="s", default=None,

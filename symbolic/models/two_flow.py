@@ -46,7 +46,7 @@ from ..laws.base import TimeLaw, is_concrete
 from ..numbers import decimal_text
 from ..params import Kind, param
 from .base import Action, MeasureKind, Measures, Model, measure
-from .hysteretic import _CONTROL_OPTIMIZE, ControlOptimizeRequest
+from .hysteretic import CONTROL_OPTIMIZE, ControlOptimizeRequest
 
 __all__ = ["Algorithm", "Mode", "Solver", "InputMode", "TwoFlowModel", "TwoFlowMeasures",
            "TwoFlowHystereticModel", "TwoFlowHystereticMeasures"]
@@ -347,7 +347,7 @@ class TwoFlowHystereticModel(Model):
     name = "two-flow-hysteretic"
     summary = "M2|M|1|R, two flows with hysteretic input-rate control and priority to flow 1 (seed 002)"
     measures = TwoFlowHystereticMeasures
-    actions = (Action("optimize", _CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
+    actions = (Action("optimize", CONTROL_OPTIMIZE.replace("P(S_2)", "P(S_2) = p_mode2") + " (whole grid in "
                       "float64, the optimum confirmed at 30 digits)", ControlOptimizeRequest, omit=("L", "H"),
                       optional=("R",)),)
     #: per-flow response laws: measure keys ``wait_tail_flow1``, ... (as ``mean_sojourn_flow1``)

@@ -73,12 +73,12 @@ def _rate_from_load(values, load):
     return load / (batch.mean * service.moment(1))
 
 
-def _vacation_field(default=MISSING):
+def vacation_field(default=MISSING):
     """The vacation law's parameter (also the ``--vacation`` of ``sip-retransmission``, default there none)."""
     return param("vacation-time law, or none (no vacations)", kind=Kind.TIME_LAW, none_text="none", default=default)
 
 
-def _policy_field():
+def policy_field():
     return param("multiple: vacations until work arrives (the thesis); single: one vacation, then idle until the "
                  "next batch", kind=Kind.CHOICE, choices=VacationPolicy, default=VacationPolicy.MULTIPLE)
 
@@ -93,7 +93,7 @@ class _VacationModel(Model):
     rate: object = param("batch arrival rate lambda", units="1/time", metavar="LAMBDA")
     batch: BatchLaw = param("batch-size law", kind=Kind.BATCH_LAW)
     service: TimeLaw = param("service-time law", kind=Kind.TIME_LAW)
-    vacation: TimeLaw | None = _vacation_field()
+    vacation: TimeLaw | None = vacation_field()
 
     alternatives = (_LOAD,)
 
@@ -163,7 +163,7 @@ class CodegenPolicy(Request):
     fixed in it (as for ``codegen vacation-finite``: ``--service erlang:k=4``; the closed-form
     measures take the laws' moments as arguments and need no family)."""
 
-    vacation_policy: VacationPolicy = _policy_field()
+    vacation_policy: VacationPolicy = policy_field()
     no_vacation: bool = param("generate the classic M[X]/G/1 without vacations", kind=Kind.FLAG, default=False)
     batch: str | None = param("batch family of the wait measures: geometric | const:n=N | pmf:sizes=1/2/.. | "
                               "poisson1", kind=Kind.TEXT, default=None, metavar="FAMILY")
@@ -197,7 +197,7 @@ class VacationQueue(_VacationModel):
     Requires rho_bar < 1 (there is no stationary regime otherwise).
     """
 
-    vacation_policy: VacationPolicy = _policy_field()
+    vacation_policy: VacationPolicy = policy_field()
 
     name = "vacation-infinite"
     summary = ("M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. "
@@ -336,7 +336,7 @@ class CodegenFamilies(Request):
     vacation: str = param("vacation family (as --service), or none", kind=Kind.TEXT)
     admission: Admission = param("partial or whole admission (fixed in the code)", kind=Kind.CHOICE,
                                  choices=Admission, default=Admission.PARTIAL)
-    vacation_policy: VacationPolicy = _policy_field()
+    vacation_policy: VacationPolicy = policy_field()
 
 
 @dataclass(frozen=True)
@@ -351,7 +351,7 @@ class FiniteVacationQueue(_VacationModel):
     admission: Admission = param("partial: fill the room, lose the rest (the thesis); whole: a batch that does "
                                  "not fit is rejected entirely", kind=Kind.CHOICE, choices=Admission,
                                  default=Admission.PARTIAL)
-    vacation_policy: VacationPolicy = _policy_field()
+    vacation_policy: VacationPolicy = policy_field()
 
     name = "vacation-finite"
     summary = "M[X]/G/1/r with multiple or single vacations (or none): loss, blocking, queue, wait; buffer sizing"

@@ -147,22 +147,6 @@ class ClosedFormVacationQueue(Model):
         return FiniteVacationQueue(self.rate, Geometric(self.batch_mean), Exponential(self.service_mean),
                                    Exponential(self.vacation_mean), self.capacity)
 
-    def loss_in_r(self):
-        """The loss probability as a closed form in the symbol r at these parameters (SymPy).
-
-        >>> from fractions import Fraction as F
-        >>> ClosedFormVacationQueue.from_load(F(3, 5), 5, F(3, 200), F(3, 40), 50).loss_in_r()
-        -2*(8*175**r - 23*184**r)/(3*(8*175**r - 23*184**r + 25*200**r))
-        >>> ClosedFormVacationQueue.from_load(1, 5, F(3, 200), F(3, 40), 50).loss_in_r()   # rho_bar = 1
-        5*10**r/(10**r*r + 10**r + 4*9**r)
-        """
-        import sympy as sp
-
-        from ..closed_forms.vacation_finite_r import numeric_forms
-
-        cf = numeric_forms(self.rate, self.p, self.service_mean, self.vacation_mean)
-        return sp.factor(sp.cancel(sp.powsimp(cf.loss_balance)))
-
     def with_capacity(self, r: int) -> "ClosedFormVacationQueue":
         """The same model with r waiting places."""
         from dataclasses import replace
