@@ -30,7 +30,7 @@ from typing import Callable
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.numbers import to_sympy
+from qderive.symbolic.identities import exact_identity  # noqa: F401 (the derivations import it from here)
 
 __all__ = ["Step", "Check", "CheckResult", "Derivation", "agreement_digits", "exact_identity", "evaluate",
            "relation_check"]
@@ -322,14 +322,6 @@ def agreement_digits(value, reference) -> float:
         ratio = diff / (abs(reference) if reference != 0 else mpmath.mpf(1))
     with mpmath.workprec(53):
         return float(-mpmath.log10(+ratio))
-
-
-def exact_identity(lhs, rhs) -> bool:
-    """True when ``lhs - rhs`` cancels to 0 exactly (cancel, then simplify as a fallback)."""
-    diff = sp.cancel(sp.together(to_sympy(lhs) - to_sympy(rhs)))
-    if diff == 0:
-        return True
-    return sp.simplify(diff) == 0
 
 
 @dataclass(frozen=True)

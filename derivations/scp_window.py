@@ -26,7 +26,7 @@ import sympy as sp
 from qderive.symbolic.capabilities import declare
 from qderive.symbolic.models.scp_window import SCPWindowModel
 
-from .erlang_b import REL_5, R, S, SOURCE, i, l, m, ws
+from .erlang_b import REL_5, R, S, i, l, m, ws
 from .framework import Check, Derivation, Step, relation_check
 
 __all__ = ["derivation"]

@@ -81,7 +81,7 @@ def _rng_of(rng):
 
 
 def _concrete_or_refuse(law):
-    from .laws.base import is_concrete
+    from .params import is_concrete
 
     if not is_concrete(law):
         raise ParameterError(f"{law}: a law with symbols has no numeric values; give numbers")

@@ -22,9 +22,9 @@ from fractions import Fraction
 from typing import Callable
 
 from .errors import ParameterError
-from .numbers import decimal_text, exact, exact_int, parse_number
+from .numbers import decimal_text, exact, exact_int, is_symbolic, parse_number
 
-__all__ = ["Kind", "Param", "param", "params_of", "split_spec", "parse_value", "show_value", "Check", "Bound",
+__all__ = ["Kind", "Param", "param", "params_of", "is_concrete", "split_spec", "parse_value", "show_value", "Check", "Bound",
            "Rule", "Positive", "NonNegative", "AtLeast", "AtMost", "GreaterThan", "LessThan", "Between", "as_check",
            "apply_check"]
 
@@ -361,3 +361,13 @@ def exact_value(value, meta: Param, name: str):
             allowed = ", ".join(c.value for c in meta.choices)
             raise ParameterError(name, f"must be one of {allowed}", value) from None
     return value
+
+
+def is_concrete(value) -> bool:
+    """True when ``value`` (a number, a tuple of them, or a law: a dataclass of :class:`Param` fields) has no free
+    symbols."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(is_concrete(getattr(value, f.name)) for f, _ in params_of(type(value)))
+    if isinstance(value, (tuple, list)):
+        return all(is_concrete(v) for v in value)
+    return not is_symbolic(value)

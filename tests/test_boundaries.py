@@ -31,23 +31,13 @@ def _scan():
     """One scan of the package's files for the tests below (about a second)."""
     return graph.scan()
 
-# The only cycles allowed, each removed by another branch of issue 25 (the lead drops the line at the merge):
-ALLOWED_CYCLES = [
-    # branch sip restructures the SIP engines into numeric/engines/sip/ and removes this cycle
-    ["qderive.numeric.engines.mixture_sojourn", "qderive.numeric.engines.sip_control"],
-    # branch cap: Model.evaluate calls the precision policy through LAYER_HOOKS (symbolic/ names no upper layer)
-    ["qderive.numeric.precision", "qderive.symbolic.models.base"],
-]
-
-# Files that branch sip rewrites (the SIP engines, numeric/engines/sip_*.py or its package numeric/engines/sip/,
-# and the simulator): their private imports go with that rewrite; the lead removes this allowance at that merge
-# (and the old private aliases at the end of engines/vacation_finite_wait.py and engines/vacation_wait.py).
-SIP_FILES = {"numeric/engines/mixture_sojourn.py", "numeric/simulation/sip.py"}
+# No cycle is allowed (the two that issue 25's other branches removed are gone since their merge).
+ALLOWED_CYCLES: list = []
 
 
 def _sip_file(path: Path) -> bool:
-    rel = path.relative_to(ROOT).as_posix()
-    return rel in SIP_FILES or rel.startswith("numeric/engines/sip")
+    """No file is exempt from the private-name rule (the SIP package was rewritten onto public names)."""
+    return False
 
 
 def test_the_scan_sees_the_package():

@@ -15,7 +15,7 @@ from qderive.derivations.export.prose import markdown_text, unicode_text
 
 import qderive as qd
 from qderive.symbolic.params import params_of
-from qderive.derivations.capabilities import has as _has, load as _load
+from qderive.derivations.capabilities import has as _has
 
 MODELS = sorted(qd.models().items())
 

@@ -77,11 +77,14 @@ from qderive.symbolic.models.scp_window import SCPControl, SCPWindowMeasures, SC
 from qderive.symbolic.models.sip_retransmission import (
     Control,
     Discipline,
+    Flow,
     Method,
     OnsetRequest,
     OnsetTarget,
     SipRetransmissionMeasures,
     SipRetransmissionModel,
+    SipServer,
+    SipTransactions,
 )
 from qderive.symbolic.models.two_flow import (
     Algorithm,
@@ -148,8 +151,8 @@ __all__ = [
     "Semantics", "ThresholdSizeRequest",
     "CodegenClusterOptions", "FailureModel", "OptimizeCopiesRequest", "RedundantCluster", "RedundantClusterMeasures",
     "SCPControl", "SCPWindowMeasures", "SCPWindowModel",
-    "Control", "Discipline", "Method", "OnsetRequest", "OnsetTarget", "SipRetransmissionMeasures",
-    "SipRetransmissionModel",
+    "Control", "Discipline", "Flow", "Method", "OnsetRequest", "OnsetTarget", "SipRetransmissionMeasures",
+    "SipRetransmissionModel", "SipServer", "SipTransactions",
     "Algorithm", "InputMode", "Mode", "Solver", "TwoFlowHystereticMeasures", "TwoFlowHystereticModel",
     "TwoFlowMeasures", "TwoFlowModel",
     "Admission", "CodegenFamilies", "CodegenPolicy", "DelaySizeRequest", "FiniteVacationMeasures", "FiniteVacationQueue",

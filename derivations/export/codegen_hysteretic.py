@@ -26,11 +26,10 @@ from __future__ import annotations
 
 from qderive.symbolic.batches import BatchLaw
 from qderive.symbolic.capabilities import Rule, declare
-from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.hysteretic import HystereticMeasures
 
-from .codegen import CHECK_HELPER, KernelModule, generated_function
+from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
 from .families import family
 

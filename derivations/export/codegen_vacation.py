@@ -22,7 +22,7 @@ from qderive.symbolic.capabilities import declare
 from qderive.symbolic.laws import TimeLaw
 from qderive.symbolic.models.vacation import FiniteVacationMeasures
 
-from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr  # noqa: F401 (print_expr: branch api)
+from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import law_lines
 from .families import LAM, family
 

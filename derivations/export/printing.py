@@ -32,6 +32,7 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
 __all__ = ["paper_name", "present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+           "GREEK", "ACCENTS", "SUBSCRIPTS", "SUPERSCRIPTS", "script", "shift",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
 
@@ -274,20 +275,20 @@ class _OrderedStr(_PaperOrder, StrPrinter):
 # Unicode names
 # --------------------------------------------------------------------------------------
 
-_GREEK = {
+GREEK = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
     "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
     "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "ϕ", "varphi": "φ",
     "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
     "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ell": "ℓ",
 }
-_ACCENTS = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302", "dot": "\u0307", "overline": "\u0305"}
-_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
-_SUP = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW",
+ACCENTS = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302", "dot": "\u0307", "overline": "\u0305"}
+SUBSCRIPTS = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+SUPERSCRIPTS = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW",
                 "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ"))
 
 
-def _script(letter: str, kind: str) -> str:
+def script(letter: str, kind: str) -> str:
     try:
         return unicodedata.lookup(f"MATHEMATICAL {kind} {'CAPITAL' if letter.isupper() else 'SMALL'} {letter}")
     except KeyError:
@@ -300,10 +301,10 @@ def _script(letter: str, kind: str) -> str:
 def _bold(ch: str) -> str:
     if ch.isdigit():
         return unicodedata.lookup(f"MATHEMATICAL BOLD DIGIT {unicodedata.name(ch).split()[-1]}")
-    return _script(ch, "BOLD") if ch.isalpha() else ch
+    return script(ch, "BOLD") if ch.isalpha() else ch
 
 
-def _shift(text: str, table: dict, mark: str) -> str:
+def shift(text: str, table: dict, mark: str) -> str:
     """``text`` in sub/superscript characters, or ``_text`` / ``^text`` (parenthesised if longer than one
     character) where a character has no such form."""
     plain = text.replace(" ", "")
@@ -317,15 +318,15 @@ def unicode_name(name: str) -> str:
     ``varphi`` -> φ, ``lambda_0`` -> λ₀, ``b1`` -> b₁, ``muprime_1`` -> μ′₁, ``q^{r}`` -> qʳ,
     ``\\mathcal{S}_0`` -> 𝒮₀, ``\\operatorname{Var}`` -> Var."""
     s = name.replace("prime", "′")
-    s = re.sub(r"\\?\b(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")(?![a-zA-Z])",
-               lambda m: _GREEK[m.group(1)], s)
+    s = re.sub(r"\\?\b(" + "|".join(sorted(GREEK, key=len, reverse=True)) + r")(?![a-zA-Z])",
+               lambda m: GREEK[m.group(1)], s)
     s = re.sub(r"\\(operatorname|mathrm|text|mathit)\{([^{}]*)\}", r"\2", s)
-    s = re.sub(r"\\mathcal\{([A-Za-z])\}", lambda m: _script(m.group(1), "SCRIPT"), s)
+    s = re.sub(r"\\mathcal\{([A-Za-z])\}", lambda m: script(m.group(1), "SCRIPT"), s)
     s = re.sub(r"\\mathbf\{([^{}]*)\}", lambda m: "".join(_bold(c) for c in m.group(1)), s)
-    s = re.sub(r"\\(" + "|".join(_ACCENTS) + r")\{([^{}]*)\}", lambda m: m.group(2) + _ACCENTS[m.group(1)], s)
+    s = re.sub(r"\\(" + "|".join(ACCENTS) + r")\{([^{}]*)\}", lambda m: m.group(2) + ACCENTS[m.group(1)], s)
     s = re.sub(r"(?<=[A-Za-zα-ωΑ-Ω])(\d+)$", r"_\1", s)  # b1 -> b_1 (SymPy's convention)
-    s = re.sub(r"_\{([^{}]*)\}|_([A-Za-z0-9]+)", lambda m: _shift(m.group(1) or m.group(2), _SUB, "_"), s)
-    s = re.sub(r"\^\{([^{}]*)\}|\^([A-Za-z0-9]+)", lambda m: _shift(m.group(1) or m.group(2), _SUP, "^"), s)
+    s = re.sub(r"_\{([^{}]*)\}|_([A-Za-z0-9]+)", lambda m: shift(m.group(1) or m.group(2), SUBSCRIPTS, "_"), s)
+    s = re.sub(r"\^\{([^{}]*)\}|\^([A-Za-z0-9]+)", lambda m: shift(m.group(1) or m.group(2), SUPERSCRIPTS, "^"), s)
     return s.replace("\\", "")
 
 
@@ -350,7 +351,7 @@ class UnicodePrinter(_PaperOrder, PrettyPrinter):
         printer = _OrderedStr()
         printer._in_index = 1
         idx = ",".join(printer.doprint(i).replace(" ", "") for i in e.indices)
-        return prettyForm(unicode_name(e.base.label.name) + _shift(idx, _SUB, "_"))
+        return prettyForm(unicode_name(e.base.label.name) + shift(idx, SUBSCRIPTS, "_"))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -161,7 +161,7 @@ def _group(s: str, i: int):
 def math_unicode(tex: str) -> str:
     """Inline LaTeX math as unicode text: Greek letters, accents (``\\bar\\rho`` -> ρ̄), sub- and superscripts
     (``q_{j+1}`` -> qⱼ₊₁), relations (≤, ≥, ←), ``\\frac{a}{b}`` -> a/b, ``\\text{..}``, ``\\mathrm{E}`` -> E."""
-    from .printing import _ACCENTS, _GREEK, _SUB, _SUP, _script, _shift
+    from .printing import ACCENTS, GREEK, SUBSCRIPTS, SUPERSCRIPTS, script, shift
 
     out, i = [], 0
     while i < len(tex):
@@ -170,8 +170,8 @@ def math_unicode(tex: str) -> str:
             m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
             name = m.group(1)
             i += len(m.group(0))
-            if name in _GREEK:
-                out.append(_GREEK[name])
+            if name in GREEK:
+                out.append(GREEK[name])
             elif name in _SYMBOLS:
                 out.append(_SYMBOLS[name])
             elif name in _DROP:
@@ -188,10 +188,10 @@ def math_unicode(tex: str) -> str:
                 out.append(math_unicode(g) if name in ("mathrm", "operatorname", "mathit") else g)
             elif name == "mathcal":
                 g, i = _group(tex, i)
-                out.append("".join(_script(ch, "SCRIPT") for ch in g))
-            elif name in _ACCENTS:
+                out.append("".join(script(ch, "SCRIPT") for ch in g))
+            elif name in ACCENTS:
                 g, i = _group(tex, i)
-                out.append(math_unicode(g) + _ACCENTS[name])
+                out.append(math_unicode(g) + ACCENTS[name])
             elif name in (",", ";", ":", " ", "!"):
                 out.append(" " if name != "!" else "")
             elif name in ("{", "}", "|", "_", "%", "&", "#", "$"):
@@ -204,7 +204,7 @@ def math_unicode(tex: str) -> str:
         if c in "_^":
             g, i = _group(tex, i + 1)
             inner = math_unicode(g)
-            out.append(_shift(inner, _SUB if c == "_" else _SUP, c))
+            out.append(shift(inner, SUBSCRIPTS if c == "_" else SUPERSCRIPTS, c))
             continue
         if c in "{}":
             i += 1

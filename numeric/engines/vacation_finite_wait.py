@@ -1196,8 +1196,3 @@ def response_laws(model, wait=None) -> dict:
     return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth, why_not or why,
                               None if setup is None else make(w, setup, kind))
             for kind in ("wait", "sojourn")}
-
-
-# The old private names, for numeric/engines/sip_control.py and mixture_sojourn.py only: branch sip (issue 25)
-# rewrites those files onto the public names; remove these two lines at that merge.
-_FiniteWait, _build, _HEADROOM, _lst_at = FiniteWait, build_data, HEADROOM, lst_at

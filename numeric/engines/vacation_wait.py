@@ -67,14 +67,14 @@ from ..response import ResponseLaw
 __all__ = ["response_laws", "shift_setup", "shift_tails", "linear_pieces"]
 
 
-def _policy(model) -> str:
+def policy_key(model) -> str:
     return "none" if model.vacation is None else model.vacation_policy.value
 
 
 def _key(model, kind: str) -> str:
     """The cache key of the compiled transform: the laws and the policy (lambda and c_0 are arguments)."""
     laws = {k: v for k, v in model.parameters().items() if k != "rate"}
-    return f"vacation_{kind}_lst::{_policy(model)}::" + json.dumps(laws, sort_keys=True) + ("_v2" if kind == "smooth"
+    return f"vacation_{kind}_lst::{policy_key(model)}::" + json.dumps(laws, sort_keys=True) + ("_v2" if kind == "smooth"
                                                                                           else "")
 
 
@@ -87,7 +87,7 @@ def _expression(model, kind: str):
     laws = {"service": model.service, "batch": model.batch, "rate": lam, "zero_count": c0}
     if model.vacation is not None:
         laws["vacation"] = model.vacation
-    expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(_policy(model), **laws)
+    expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(policy_key(model), **laws)
     return sp.Integer(1) * expr, (VW.s, lam, c0)  # built from SymPy objects (never text)
 
 
@@ -144,7 +144,7 @@ def _compiled(model, kind: str):
 def _transform(model, kind: str):
     def make(ctx):
         ev = _compiled(model, kind)
-        c0 = _zero_count(model, ctx)
+        c0 = zero_count(model, ctx)
         if ctx.is_float64:
             lam, c = float(model.rate), float(c0)
             return lambda s: ev.numpy(np.asarray(s, dtype=complex), lam, c)
@@ -156,7 +156,7 @@ def _transform(model, kind: str):
     return make
 
 
-def _zero_count(model, ctx):
+def zero_count(model, ctx):
     """c_0 = varphi(lambda) (single vacations only; 0 otherwise, unused): exact, or the count kernel's beta_0."""
     if model.vacation is None or model.vacation_policy.value != "single":
         return Fraction(0)
@@ -187,19 +187,19 @@ def _moment_expressions(kind: str, policy: str, k: int):
     return moments(policy, k), VW.moment_symbols(k)
 
 
-def _moment_values(model, kind: str):
+def wait_moment_values(model, kind: str):
     def values(k: int, digits):
         from ..backend import mp_context
         from ..compile import cached_evaluator
 
-        policy = _policy(model)
+        policy = policy_key(model)
         ev = cached_evaluator(f"vacation_{kind}_moments::{policy}::{k}", lambda: _moment_expressions(kind, policy, k))
         n = k + 1
         vac = model.vacation
         args = [model.rate, *(model.service.moment(i) for i in range(1, n + 1))]
         args += [vac.moment(i) for i in range(1, n + 1)] if vac is not None else [Fraction(1)] * n
         args += [model.batch.moment(i) for i in range(1, n + 1)]
-        args.append(_zero_count(model, mp_context((digits or 15) + 10)))
+        args.append(zero_count(model, mp_context((digits or 15) + 10)))
         return _evaluate(ev, args, digits)
 
     return values
@@ -211,14 +211,14 @@ def _p_zero_expression(policy: str):
     return (VW.p_wait_zero(policy),), VW.moment_symbols(0)  # lambda, b_1, f_1, l_1, c_0
 
 
-def _p_zero(model):
+def p_zero_of(model):
     def p0(ctx):
         from ..compile import cached_evaluator
 
-        policy = _policy(model)
+        policy = policy_key(model)
         ev = cached_evaluator(f"vacation_wait_p0::{policy}", lambda: _p_zero_expression(policy))
         f1 = model.vacation.moment(1) if model.vacation is not None else Fraction(1)
-        args = [model.rate, model.service.moment(1), f1, model.batch.moment(1), _zero_count(model, ctx)]
+        args = [model.rate, model.service.moment(1), f1, model.batch.moment(1), zero_count(model, ctx)]
         value = _evaluate(ev, args, ctx.dps)[0]
         with ctx:
             return ctx.num(value) if isinstance(value, (int, Fraction)) else (float(value) if ctx.is_float64 else +value)
@@ -306,14 +306,14 @@ def _cell_table(model, ctx, K, h, D):
 def _residual(model, ctx):
     """(a_0, w_c) of the residual vacation R in ``ctx``: P(R = 0) and the factor of its density w_c P(V > x)
     (none: (1, 0); multiple: (0, 1 / f_1); single: (c_0, lambda) / (lambda f_1 + c_0))."""
-    policy = _policy(model)
+    policy = policy_key(model)
     if policy == "none":
         return ctx.num(1), ctx.num(0)
     f1 = model.vacation.moment(1)
     if policy == "multiple":
         return ctx.num(0), ctx.num(1 / f1)
     lam = ctx.num(model.rate)
-    c0 = _zero_count(model, ctx)
+    c0 = zero_count(model, ctx)
     c0 = ctx.num(c0) if isinstance(c0, (int, Fraction)) else c0
     return c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
 
@@ -750,9 +750,9 @@ def response_laws(model) -> dict:
     def rough(kind):
         return None if setup is None else _rough_tails(model, setup, kind)
 
-    return {"wait": ResponseLaw("wait", _transform(model, "wait"), _p_zero(model), _moment_values(model, "wait"),
+    return {"wait": ResponseLaw("wait", _transform(model, "wait"), p_zero_of(model), wait_moment_values(model, "wait"),
                                 smooth, why, own("wait"), rough("wait")),
-            "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, _moment_values(model, "sojourn"),
+            "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, wait_moment_values(model, "sojourn"),
                                    smooth, why, own("sojourn"), rough("sojourn"))}
 
 
@@ -1087,8 +1087,3 @@ def _at_zero(model, setup, kind, digits):
         atom, _ = _residual(model, ctx)
         value = 1 - atom * _laws(setup[0], "wait")[0].p_zero(ctx)
         return float(value) if digits is None else +value
-
-
-# The old private name, for numeric/engines/mixture_sojourn.py only: branch sip (issue 25) rewrites that file onto
-# smooth_laws; remove this line at that merge.
-_smooth = smooth_laws

@@ -21,11 +21,11 @@ from typing import ClassVar
 
 from ..distribution import TimeLawDistribution  # the scipy.stats-style API (sf, pdf, ppf, rvs, ...): see there
 from ..errors import ParameterError
-from ..numbers import is_symbolic
 from ..params import (
     Kind,
     apply_check,
     exact_value,
+    is_concrete,
     params_of,
     parse_value,
     show_value,
@@ -38,7 +38,7 @@ __all__ = ["Law", "TimeLaw", "Accuracy", "is_concrete", "import_family"]
 @dataclasses.dataclass(frozen=True)
 class Accuracy:
     """How many significant digits a time law's numbers are good to when computed at 40 digits: its moments and
-    its count probabilities (the kernels of :mod:`qderive.numeric.kernels.counts`), as the generic checks of
+    its count probabilities (the count kernels of the numeric layer), as the generic checks of
     ``tests/test_laws.py`` compare them with references computed another way; ``reason`` says why, so a law that
     needs a looser tolerance states it itself (no test special-cases a law class)."""
 
@@ -140,15 +140,6 @@ def import_family(package: str, path, base, namespace: dict) -> list[str]:
             if inspect.isclass(obj) and issubclass(obj, base):
                 names.append(name)
     return names
-
-
-def is_concrete(value) -> bool:
-    """True when ``value`` (a number, a tuple of them, or a law) has no free symbols."""
-    if isinstance(value, Law):
-        return all(is_concrete(getattr(value, f.name)) for f, _ in params_of(type(value)))
-    if isinstance(value, (tuple, list)):
-        return all(is_concrete(v) for v in value)
-    return not is_symbolic(value)
 
 
 class Law:

@@ -121,7 +121,7 @@ def run_action(model, name: str, vary=None, digits: int | None = None, *, progre
         limits.check("digits", digits, "mpmath cost grows with the precision")
     import inspect
 
-    from .base import LAYER_HOOKS
+    from .hooks import LAYER_HOOKS
 
     run = LAYER_HOOKS["action"](model, name)
     accepted = inspect.signature(run).parameters

@@ -30,6 +30,7 @@ from typing import Callable, ClassVar
 
 from ..errors import ParameterError
 from ..params import Kind, Param, apply_check, exact_value, params_of, show_value
+from .hooks import LAYER_HOOKS
 
 __all__ = ["LAYER_HOOKS", "Alternative", "Action", "Model", "Request", "Measures", "Measure", "MeasureKind", "measure",
            "registered_models"]
@@ -166,9 +167,6 @@ class Measures:
 _MODELS: dict[str, type] = {}
 _DISCOVERED = False
 
-#: ``"evaluate"`` -> evaluate(model, digits, **options), ``"derive"`` -> derive(model): installed by the upper
-#: layers (the package ``qderive``), so that this layer names none of them
-LAYER_HOOKS: dict[str, Callable] = {}
 
 
 def registered_models() -> dict[str, type]:

@@ -141,7 +141,7 @@ def control_embedded_chain(ctx, L: int, H: int, beta, tail, vacation=None):
     return P
 
 
-class ControlWait(FW._FiniteWait):
+class ControlWait(FW.FiniteWait):
     """The finite room's wait law object (``vacation-finite`` with r = H - 1, batches of 1, the vacations of the
     base model if any) with the embedded law replaced by the normal-mode part of the control chain (module
     docstring, items 3 and 4). ``start(ctx)`` gives q_n = pi(n, normal), n = 0..H-1, in the context ``ctx``;
@@ -152,10 +152,10 @@ class ControlWait(FW._FiniteWait):
         super().__init__(base)
 
     def _make(self, ctx, order):
-        return FW._build(self.model, ctx, order, self._start(ctx), None if self._idle is None else self._idle(ctx))
+        return FW.build_data(self.model, ctx, order, self._start(ctx), None if self._idle is None else self._idle(ctx))
 
     def data(self, ctx, order=1):
-        """The s-independent data (:meth:`FW._FiniteWait.data`, the same precision rule) built from ``start``."""
+        """The s-independent data (:meth:`FW.FiniteWait.data`, the same precision rule) built from ``start``."""
         store = self._float if ctx.is_float64 else self._mp
         got = store.get("data")
         if ctx.is_float64:
@@ -164,7 +164,7 @@ class ControlWait(FW._FiniteWait):
             return got
         want = ctx.dps + self.guard
         if got is None or got.ctx.dps < want or got.order < order:
-            dctx = mp_context(max(want + FW._HEADROOM, got.ctx.dps if got is not None else 0))
+            dctx = mp_context(max(want + FW.HEADROOM, got.ctx.dps if got is not None else 0))
             got = store["data"] = self._make(dctx, max(order, 1, got.order if got else 1))
         return got
 

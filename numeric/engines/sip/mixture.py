@@ -118,14 +118,14 @@ def _infinite_wait(queue, smooth, why) -> ResponseLaw:
     from .. import vacation_wait as VW
 
     mixture = queue.service
-    policy = VW._policy(queue)
+    policy = VW.policy_key(queue)
     ev = _wait_evaluator(replace(mixture, weights=tuple(Fraction(1, len(mixture.weights))
                                                         for _ in mixture.weights)),
                          _template_key(mixture), queue.vacation, policy)
     weights = [Fraction(w) for w in mixture.weights[:-1]]
 
     def transform(ctx):
-        c0 = VW._zero_count(queue, ctx)
+        c0 = VW.zero_count(queue, ctx)
         if ctx.is_float64:
             args = (float(queue.rate), float(c0), *map(float, weights))
             return lambda s: ev.numpy(np.asarray(s, dtype=complex), *args)
@@ -135,7 +135,7 @@ def _infinite_wait(queue, smooth, why) -> ResponseLaw:
         scalar = np.frompyfunc(lambda x: ev.mpmath(x, *args), 1, 1)
         return lambda s: scalar(s)
 
-    return ResponseLaw("wait", transform, VW._p_zero(queue), VW._moment_values(queue, "wait"), smooth, why)
+    return ResponseLaw("wait", transform, VW.p_zero_of(queue), VW.wait_moment_values(queue, "wait"), smooth, why)
 
 
 # --------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ __all__ = ["plus_own", "smooth_laws"]
 
 def smooth_laws(laws, vacation=None) -> tuple[bool, str]:
     """(True, "") when every time law of ``laws`` and the vacation (None: none) has a smooth transform (no exp(-s D)
-    factor; :func:`~qderive.numeric.engines.vacation_wait._smooth`), else (False, the reason). A mixture of smooth
+    factor; :func:`~qderive.numeric.engines.vacation_wait.smooth_laws`), else (False, the reason). A mixture of smooth
     laws is smooth. Kept in the private cache under the laws' texts (never under a mixture's weights) and in the
     process (the servers of the inner unknowns ask it at every evaluation of the map)."""
     for law in laws:
@@ -42,21 +42,21 @@ def smooth_laws(laws, vacation=None) -> tuple[bool, str]:
 def _smooth_law(law, vacation):
     from qderive.symbolic.cache import cached
 
-    from ..vacation_wait import _smooth
+    from .. import vacation_wait as VW
 
     vtext = None if vacation is None else vacation.spec_text()
     key = "finite_wait_smooth_v2::" + json.dumps({"service": law.spec_text(), "vacation": vtext}, sort_keys=True)
-    return cached(key, lambda: _smooth(types.SimpleNamespace(service=law, vacation=vacation)))
+    return cached(key, lambda: VW.smooth_laws(types.SimpleNamespace(service=law, vacation=vacation)))
 
 
 def plus_own(wait: ResponseLaw, own, lam, smooth=None, why="") -> ResponseLaw:
     """The sojourn law T = W + B_own of (S1), W of law ``wait`` and B_own of law ``own`` independent (module
     docstring): transform W(s) beta_own(s) (the own law's compiled transform at the nodes,
-    :func:`~qderive.numeric.engines.vacation_finite_wait._lst_at`), moments E T^j = sum_i C(j, i) E W^i E B_own^(j-i),
+    :func:`~qderive.numeric.engines.vacation_finite_wait.lst_at`), moments E T^j = sum_i C(j, i) E W^i E B_own^(j-i),
     P(T = 0) = 0 (a service time is a.s. positive). ``smooth``: default ``wait.smooth`` and ``own``'s own
     (:func:`smooth_laws`); ``why`` the reason when not smooth. ``lam`` the copy rate (an argument of the compiled
     pair of transforms; only beta_own(s) is used)."""
-    from ..vacation_finite_wait import _lst_at
+    from ..vacation_finite_wait import lst_at
 
     if smooth is None:
         smooth, why = smooth_laws((own,)) if wait.smooth else (False, wait.why_not_smooth)
@@ -68,10 +68,10 @@ def plus_own(wait: ResponseLaw, own, lam, smooth=None, why="") -> ResponseLaw:
         def at(s):
             z = np.asarray(s).ravel()
             if ctx.is_float64:
-                b = _lst_at(own, FLOAT64, z.astype(complex), float(lam))[0]
+                b = lst_at(own, FLOAT64, z.astype(complex), float(lam))[0]
                 return (f(z) * b).reshape(np.shape(s))
             with ctx:
-                b = _lst_at(own, ctx, z, ctx.num(lam))[0]
+                b = lst_at(own, ctx, z, ctx.num(lam))[0]
                 return (f(z) * b).reshape(np.shape(s))
         return at
 
