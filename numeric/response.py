@@ -151,10 +151,11 @@ def _parse_ask(key: str, what: str, given):
     from qderive.symbolic.numbers import parse_number
 
     if what == "moments":
-        k = given or 0
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 8:
-            raise ParameterError(key, "must be an integer from 1 to 8", k)
-        return k
+        if given is None:  # not asked
+            return 0
+        if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= 8:
+            raise ParameterError(key, "must be an integer from 1 to 8", given)
+        return given
     given = given or ()
     if isinstance(given, (str, int, float, Fraction)):
         given = (given,)
