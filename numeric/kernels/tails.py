@@ -77,12 +77,19 @@ def float64_tails(ctx, G, t):
     return a, None, None
 
 
-def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=200):
+def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=400):
     """A root of the decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method, to ``tol`` relative
-    (absolute below 1)."""
+    (absolute below 1), safeguarded by bisection: when two steps have not halved the bracket (a kink, or a jump
+    of the tail such as the atom of the sojourn T = W + D at t = D when the level equals P(W = 0)), the next
+    step bisects, so the bracket halves at least every three evaluations and the search ends whatever g."""
     side = 0
+    widths = [2 * (hi - lo)] * 2  # the first two steps are secant steps
     for _ in range(limit):
-        x = (lo * ghi - hi * glo) / (ghi - glo)
+        if hi - lo > widths[-2] / 2:  # two steps without halving: bisect
+            x = (lo + hi) / 2
+            side = 0
+        else:
+            x = (lo * ghi - hi * glo) / (ghi - glo)
         gx = g(x)
         if gx == 0:
             return x
@@ -98,6 +105,7 @@ def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=200):
             side = -1
         if abs(hi - lo) <= tol * max(1, abs(x)):
             return (lo + hi) / 2
+        widths.append(hi - lo)
     raise TailError("the quantile search did not converge")
 
 
