@@ -343,13 +343,13 @@ def _check_output(path_text: str, option: str) -> Path:
     if not path_text or not str(path_text).strip():
         raise ParameterError(option, "expects a file name", repr(path_text))
     path = Path(path_text)
-    if path.is_dir():
-        raise ParameterError(option, "is a directory; give a file name", path_text)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ParameterError(option, "names a directory that does not exist", str(parent))
-    existed = path.exists()
     try:
+        if path.is_dir():
+            raise ParameterError(option, "is a directory; give a file name", path_text)
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise ParameterError(option, "names a directory that does not exist", str(parent))
+        existed = path.exists()
         with open(path, "ab"):
             pass
     except OSError as exc:
