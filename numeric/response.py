@@ -192,9 +192,12 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
         try:
             return euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
         except (ZeroDivisionError, OverflowError):
-            raise NumericalError(f"P({law.name} > t) at t = {', '.join(_shown(t) for t in ts)}: the inversion nodes "
-                                 "A/(2t) reach the transform's removable singularity at s = 0 (t is too large "
-                                 "for the working precision)") from None
+            kind, _, flow = law.name.partition("_")
+            end = "-" + flow.replace("_", "-") if flow else ""
+            raise NumericalError(f"P({law.name} > t) at t = {', '.join(_shown(t) for t in ts)}: t is too large for "
+                                 f"the transform inversion at {digits} digits (its nodes come within rounding of "
+                                 f"s = 0); give a smaller time with --{kind}-tail{end}, or a level nearer 1/2 with "
+                                 f"--{kind}-quantile{end}") from None
 
 
 def _refuse_kinks(law: ResponseLaw, option: str):
