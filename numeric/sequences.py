@@ -17,6 +17,7 @@ that uses an existing family needs nothing here, and a new family is one registr
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import singledispatch
@@ -141,20 +142,35 @@ def _(law: C.UniformMixedPoissonCount, n, ctx):
         return tuple(ctx.array([+v for v in seq]) for seq in out)
 
 
+@functools.lru_cache(maxsize=64)
+def _quadrature(law, dps: int, level: int):
+    """The law's quadrature nodes and weights (:meth:`~qderive.symbolic.laws.lognormal.LogNormal.quadrature`), kept:
+    a wait computation asks for the count sequences of one law at growing lengths, each from level 0."""
+    return law.quadrature(dps, level)
+
+
 @count_sequences.register
 def _(law: C.QuadratureCount, n, ctx):
-    # a Poisson mixture over quadrature nodes at the working precision, refined until two levels agree
+    # a Poisson mixture over quadrature nodes at the working precision, refined until two levels agree. The
+    # trapezoidal rule of level L + 1 holds the nodes of level L (the even ones) at half their weights, so each
+    # level adds only its new (odd) nodes to half the previous sum: every node's Poisson sequences once.
     dps = 17 if ctx.is_float64 else ctx.dps
     tol = 1e-13 if ctx.is_float64 else mpmath.mpf(10) ** (-dps + 3)
+    lam = mpmath.mpf(law.lam.numerator) / law.lam.denominator
     previous = None
     for level in range(12):
-        xs, ws = law.law.quadrature(dps + 5, level)
-        lam = mpmath.mpf(law.lam.numerator) / law.lam.denominator
-        means = [float(lam * x) if ctx.is_float64 else +(lam * x) for x in xs]
-        weights = [float(w) if ctx.is_float64 else +w for w in ws]
+        xs, ws = _quadrature(law.law, dps + 5, level)
+        middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
+        pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
+        with mpmath.workdps(dps + 10):
+            means = [float(lam * xs[j]) if ctx.is_float64 else +(lam * xs[j]) for j in pick]
+        weights = [float(ws[j]) if ctx.is_float64 else +ws[j] for j in pick]
         seqs = _counts.poisson_sequences(ctx, means, weights, n)
-        if previous is not None and _agree(previous, seqs, tol, ctx):
-            return seqs
+        if previous is not None:
+            with ctx:
+                seqs = tuple(ctx.flush(old / 2 + new) for old, new in zip(previous, seqs))
+            if _agree(previous, seqs, tol, ctx):
+                return seqs
         previous = seqs
     raise NumericalError(f"{type(law.law).__name__}: the quadrature of the count probabilities did not converge")
 
