@@ -25,6 +25,7 @@ from functools import singledispatch
 import mpmath
 import numpy as np
 from qderive.symbolic import counts as C
+from qderive.symbolic import limits as _limits
 from qderive.symbolic.batches.base import BatchLaw
 from qderive.symbolic.batches.geometric import Geometric
 from qderive.symbolic.batches.poisson import ShiftedPoisson
@@ -157,11 +158,15 @@ def _(law: C.QuadratureCount, n, ctx):
     dps = 17 if ctx.is_float64 else ctx.dps
     tol = 1e-13 if ctx.is_float64 else mpmath.mpf(10) ** (-dps + 3)
     lam = mpmath.mpf(law.lam.numerator) / law.lam.denominator
-    previous = None
+    previous, work = None, 0
     for level in range(12):
         xs, ws = _quadrature(law.law, dps + 5, level)
         middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
         pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
+        # the cost of this level before it is paid: a Poisson sequence of about n terms per new node
+        work += len(pick) * (n + 2) * (1 if ctx.is_float64 else 50)
+        _limits.check("count_work", work, f"the count sequences of the {law.law} time over 0..{n}: "
+                      f"{len(xs)} quadrature nodes x {n + 1} terms{'' if ctx.is_float64 else ' in mpmath'}")
         with mpmath.workdps(dps + 10):
             means = [float(lam * xs[j]) if ctx.is_float64 else +(lam * xs[j]) for j in pick]
         weights = [float(ws[j]) if ctx.is_float64 else +ws[j] for j in pick]
