@@ -363,3 +363,22 @@ def test_finite_room_wait_moments_of_a_lognormal_service_answer_within_budget():
     assert abs(m["wait_moments"][0] - m["mean_wait"]) <= 1e-12 * m["mean_wait"]
     assert m["wait_moments"][1] >= m["mean_wait"] ** 2
     assert time.process_time() - start < 30
+
+
+@pytest.mark.slow
+def test_the_instant_policy_at_40_digits_and_r_100_answers_within_budget():
+    """The issue's slow corner (needed --limit birth-work=4.3e10): the birth kernel now runs in gmpy2 (about 6 s
+    of CPU); the 40-digit values agree with the float64 ones (an independent run of the precision policy) to
+    1e-13 relative."""
+    base = ["eval", "hysteretic", "--service", "det:mean=0.005", "--batch", "geometric:mean=2", "--load", "1.5",
+            "--policy", "instant", "--thresholds", "73,84,100", "--json"]
+    start = time.process_time()
+    code, out, err, _ = _run(base + ["--digits", "40"])
+    assert code == 0, err
+    assert time.process_time() - start < 30
+    code64, out64, err64, _ = _run(base)
+    assert code64 == 0, err64
+    hi, lo = json.loads(out)["measures"], json.loads(out64)["measures"]
+    for key, value in lo.items():
+        if isinstance(value, float) and value:
+            assert abs(mpmath.mpf(hi[key]) - value) <= 1e-13 * abs(value), key
