@@ -454,7 +454,7 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
     return out, (None if digits is None else confirmed), notes
 
 
-def _illinois(g, lo, hi, glo, ghi, tol, limit=400):
+def _illinois(g, lo, hi, glo, ghi, tol, limit=600):
     """The kernel :func:`~.kernels.tails.quantile_illinois`, its failure as a NumericalError."""
     try:
         return quantile_illinois(g, lo, hi, glo, ghi, tol, limit)

@@ -77,17 +77,15 @@ def float64_tails(ctx, G, t):
     return a, None, None
 
 
-def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=400):
+def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600):
     """A root of the decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method, to ``tol`` relative
-    (absolute below 1), safeguarded by bisection: when two steps have not halved the bracket (a kink, or a jump
-    of the tail such as the atom of the sojourn T = W + D at t = D when the level equals P(W = 0)), the next
-    step bisects, so the bracket halves at least every three evaluations and the search ends whatever g."""
-    side = 0
-    widths = [2 * (hi - lo)] * 2  # the first two steps are secant steps
+    (absolute below 1), safeguarded by bisection: after three secant steps in a row on one side (the Illinois
+    halving has not brought the next step across: a kink, or a jump of the tail such as the atom of the sojourn
+    T = W + D at t = D when the level equals P(W = 0)) one step bisects, so the search ends whatever g."""
+    side, same = 0, 0
     for _ in range(limit):
-        if hi - lo > widths[-2] / 2:  # two steps without halving: bisect
-            x = (lo + hi) / 2
-            side = 0
+        if same >= 3:
+            x, same = (lo + hi) / 2, 0
         else:
             x = (lo * ghi - hi * glo) / (ghi - glo)
         gx = g(x)
@@ -97,15 +95,20 @@ def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=400):
             lo, glo = x, gx
             if side == 1:
                 ghi /= 2
+                same += 1
+            else:
+                same = 1
             side = 1
         else:
             hi, ghi = x, gx
             if side == -1:
                 glo /= 2
+                same += 1
+            else:
+                same = 1
             side = -1
         if abs(hi - lo) <= tol * max(1, abs(x)):
             return (lo + hi) / 2
-        widths.append(hi - lo)
     raise TailError("the quantile search did not converge")
 
 
