@@ -157,10 +157,11 @@ def _parse_ask(key: str, what: str, given):
     from qderive.symbolic.numbers import parse_number
 
     if what == "moments":
-        k = given or 0
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 8:
-            raise ParameterError(key, "must be an integer from 1 to 8", k)
-        return k
+        if given is None:  # not asked
+            return 0
+        if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= 8:
+            raise ParameterError(key, "must be an integer from 1 to 8", given)
+        return given
     given = given or ()
     if isinstance(given, (str, int, float, Fraction)):
         given = (given,)
@@ -197,9 +198,12 @@ def _euler(law: ResponseLaw, ctx, ts, digits):
         try:
             return euler_inversion(ctx, G, ctx.array(ts), ctx.num(Fraction(A).limit_denominator(10**12)), n, m)
         except (ZeroDivisionError, OverflowError):
-            raise NumericalError(f"P({law.name} > t) at t = {', '.join(_shown(t) for t in ts)}: the inversion nodes "
-                                 "A/(2t) reach the transform's removable singularity at s = 0 (t is too large "
-                                 "for the working precision)") from None
+            kind, _, flow = law.name.partition("_")
+            end = "-" + flow.replace("_", "-") if flow else ""
+            raise NumericalError(f"P({law.name} > t) at t = {', '.join(_shown(t) for t in ts)}: t is too large for "
+                                 f"the transform inversion at {digits} digits (its nodes come within rounding of "
+                                 f"s = 0); give a smaller time with --{kind}-tail{end}, or a level nearer 1/2 with "
+                                 f"--{kind}-quantile{end}") from None
 
 
 def _refuse_kinks(law: ResponseLaw, option: str):
@@ -456,7 +460,7 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
     return out, (None if digits is None else confirmed), notes
 
 
-def _illinois(g, lo, hi, glo, ghi, tol, limit=200):
+def _illinois(g, lo, hi, glo, ghi, tol, limit=600):
     """The kernel :func:`~.kernels.tails.quantile_illinois`, its failure as a NumericalError."""
     try:
         return quantile_illinois(g, lo, hi, glo, ghi, tol, limit)

@@ -12,8 +12,10 @@ import), so the cache is trusted only when it is private:
 * a directory or file that is not owned by the user, or that group or others can write,
   is ignored, with one warning per process (:class:`CacheWarning`); nothing is loaded
   from it and nothing is written to it;
-* a damaged entry (truncated, not unpicklable, not importable) is derived again and
-  rewritten.
+* an entry that fails to load for any reason (empty, truncated, garbage, a pickle of another
+  type or key, a module that does not import or lacks its completion marker) is discarded,
+  derived again and rewritten;
+* writes are atomic: a temporary file in the same directory, fsynced, then renamed.
 """
 
 from __future__ import annotations
@@ -117,13 +119,29 @@ def cache_dir() -> Path | None:
 
 
 def _write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same private directory, written and
+    fsynced, then renamed over ``path`` (a reader sees the old entry or the whole new one, never a part; a
+    crash leaves at most a temporary file). Any failure leaves ``path`` as it was: the cache is an
+    optimisation, never a reason to fail."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
+        try:  # the rename itself durable: fsync the directory (not possible everywhere)
+            dfd = os.open(path.parent, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(dfd)
+        except OSError:
+            pass
+        finally:
+            os.close(dfd)
     except OSError:
         try:
             tmp.unlink()
@@ -131,31 +149,55 @@ def _write_private(path: Path, data: bytes) -> None:
             pass
 
 
+def _discard(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
 def _safe_name(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+#: the first element of every pickled entry: with the key, it tells an entry of this cache from anything else
+_TAG = "qderive-cache-entry-1"
+#: the last line of every cached module: a module without it was cut short (an empty file imports fine)
+_MODULE_END = "__qderive_cache_complete__ = True\n"
+
+
 def cached(key: str, derive: Callable[[], object]):
-    """``derive()``, or its pickled result from an earlier run of the same package source."""
+    """``derive()``, or its pickled result from an earlier run of the same package source.
+
+    An entry is pickled as ``(tag, key, result)``; one that fails to load for any reason (empty, truncated,
+    garbage, a pickle of something else, another key's entry) is discarded, derived again and rewritten.
+    """
     base = cache_dir()
     path = base / f"r_{_safe_name(key)}.pkl" if base is not None else None
     if path is not None and path.exists() and _private(path):
         try:
             with open(path, "rb") as fh:
-                return pickle.load(fh)
-        except Exception:  # damaged: derive again and rewrite
+                entry = pickle.load(fh)
+            if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == _TAG and entry[1] == key:
+                return entry[2]
+        except Exception:  # noqa: BLE001 - damaged in any way: derive again and rewrite
             pass
+        _discard(path)
     result = derive()
     if path is not None:
         try:
-            _write_private(path, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-        except (pickle.PicklingError, TypeError, AttributeError):
-            pass
+            data = pickle.dumps((_TAG, key, result), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - not picklable: simply not cached
+            return result
+        _write_private(path, data)
     return result
 
 
 def cached_module(key: str, make_source: Callable[[], str]):
-    """A generated Python module kept in the cache (written first if absent); None if there is no cache."""
+    """A generated Python module kept in the cache (written first if absent); None if there is no cache.
+
+    The module's source ends with a completion marker; a file that lacks it (empty, cut short) or fails
+    to import for any reason is discarded and written again once."""
     base = cache_dir()
     if base is None:
         return None
@@ -163,19 +205,18 @@ def cached_module(key: str, make_source: Callable[[], str]):
     path = base / f"{name}.py"
     for attempt in range(2):
         if not path.exists():
-            _write_private(path, make_source().encode("utf-8"))
+            _write_private(path, (make_source().rstrip("\n") + "\n\n" + _MODULE_END).encode("utf-8"))
         if not (path.exists() and _private(path)):
             return None
         spec = importlib.util.spec_from_file_location(f"qderive_generated_{name}", path)
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
-            return module
-        except Exception:  # damaged: rewrite once
-            try:
-                path.unlink()
-            except OSError:
-                return None
+            if getattr(module, "__qderive_cache_complete__", False) is True:
+                return module
+        except Exception:  # noqa: BLE001 - damaged in any way: rewrite once
+            pass
+        _discard(path)
     return None  # pragma: no cover
 
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from .numbers import to_sympy
 
 __all__ = [
+    "ARRIVALS_PER_PERIOD",
+    "check_arrivals_per_period",
     "CountLaw",
     "PoissonCount",
     "NegativeBinomialCount",
@@ -43,6 +45,50 @@ __all__ = [
     "QuadratureCount",
     "GenericCount",
 ]
+
+
+#: the most batch arrivals, on average, during one service or vacation period that a model is evaluated at: the
+#: count sequences (:mod:`qderive.numeric.kernels.counts`) hold at most 10^7 terms, and beyond that the room is
+#: full after every period (the result is the limit, not a computation)
+ARRIVALS_PER_PERIOD = 10**7
+
+
+def check_arrivals_per_period(rate, periods) -> None:
+    """Refuse at once, naming the option, a model whose mean number of batch arrivals lambda E T during one
+    period T exceeds :data:`ARRIVALS_PER_PERIOD` (``--rate 1e17``, ``--load 1e400``, ``--vacation exp:mean=1e300``).
+
+    ``periods``: ((field name, law or None), ...), e.g. (("service", B), ("vacation", V)). The field blamed is
+    ``rate`` when the rate alone is extreme (every period then has too many arrivals), else the law whose
+    period is too long."""
+    from fractions import Fraction
+
+    from .errors import ParameterError
+    from .numbers import decimal_text, is_symbolic
+
+    if is_symbolic(rate):
+        return
+    over = []
+    for name, law in periods:
+        mean = None if law is None else law.mean
+        if mean is None or is_symbolic(mean) or is_symbolic(law):
+            continue
+        n = Fraction(rate) * Fraction(mean)
+        if n > ARRIVALS_PER_PERIOD:
+            over.append((name, law, n))
+    if not over:
+        return
+    def shown(x):
+        return f"{float(x):.3g}" if x < Fraction(10) ** 300 else f"1e{len(str(x.numerator // x.denominator)) - 1}"
+    laws = [law for _, law in periods if law is not None]
+    name, law, n = over[0]
+    what = "service" if name.startswith("service") else name
+    if len(over) == len(laws):  # every period: the rate is the extreme value
+        raise ParameterError("rate", f"gives about {shown(n)} batch arrivals during one {what} (mean "
+                             f"{decimal_text(Fraction(law.mean))}): at most {ARRIVALS_PER_PERIOD:.0e} are computed "
+                             "(the count sequence of a period); lower --rate / --load", decimal_text(Fraction(rate)))
+    raise ParameterError(name, f"is too long for the arrival rate {decimal_text(Fraction(rate))}: about {shown(n)} "
+                         f"batch arrivals during one {what}, at most {ARRIVALS_PER_PERIOD:.0e} are computed (the "
+                         "count sequence of a period)", law.spec_text() if hasattr(law, "spec_text") else str(law))
 
 
 class CountLaw:

@@ -81,6 +81,9 @@ def parse_number(text: str, name: str = "number") -> Fraction:
         raise BudgetError("number-length", len(text), lim.number_length, f"{name} has {len(text)} characters")
     if "/" in text:
         num_text, _, den_text = text.partition("/")
+        if "/" in den_text:  # a/b/c is ambiguous: a/(b/c) or (a/b)/c; one '/' between two decimals only
+            raise ParameterError(f"{name} = {text!r} is not a number: a fraction has one '/' between two decimals "
+                                 "(write e.g. 3/200)")
         num, den = parse_number(num_text, name), parse_number(den_text, name)
         if den == 0:
             raise ParameterError(name, "divides by zero", text)

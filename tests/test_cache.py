@@ -83,7 +83,37 @@ def test_a_damaged_entry_is_derived_again_and_repaired(private_dir):
     entry = next(cache.cache_dir().iterdir())
     entry.write_bytes(b"not a pickle")
     assert cache.cached("k", lambda: [1, 2]) == [1, 2]
-    assert pickle.loads(entry.read_bytes()) == [1, 2]
+    assert pickle.loads(entry.read_bytes())[2] == [1, 2]
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x05garbage", pickle.dumps(7), pickle.dumps(("x", "k", 1)),
+                                     pickle.dumps(("qderive-cache-entry-1", "other key", 1))])
+def test_an_entry_that_fails_to_load_for_any_reason_is_discarded_and_rederived(private_dir, content):
+    """Empty, garbage, a pickle of another type, another key's entry: derived again, never returned."""
+    assert cache.cached("k", lambda: {"a": 1}) == {"a": 1}
+    entry = next(cache.cache_dir().iterdir())
+    entry.write_bytes(content)
+    calls = []
+    assert cache.cached("k", lambda: calls.append(1) or {"a": 1}) == {"a": 1}
+    assert calls == [1]
+    assert cache.cached("k", lambda: calls.append(1) or {"a": 1}) == {"a": 1}
+    assert calls == [1]  # repaired: the second call loads it
+
+
+@pytest.mark.parametrize("content", ["", "VALUE = 1\n", "VALUE = (\n", "raise RuntimeError('x')\n"])
+def test_a_cached_module_emptied_or_cut_short_is_written_again(private_dir, content):
+    """A 0-byte module imports fine and used to break every later run (no ``evaluate``): the completion
+    marker tells it from a whole one."""
+    assert cache.cached_module("m", lambda: "VALUE = 1\nOTHER = 2\n").OTHER == 2
+    path = next(p for p in cache.cache_dir().iterdir() if p.suffix == ".py")
+    path.write_text(content)
+    assert cache.cached_module("m", lambda: "VALUE = 1\nOTHER = 2\n").OTHER == 2
+
+
+def test_writes_leave_no_temporary_file(private_dir):
+    cache.cached("k", lambda: 1)
+    cache.cached_module("m", lambda: "X = 1\n")
+    assert sorted(p.name[0] for p in cache.cache_dir().iterdir()) == ["m", "r"]
 
 
 def test_off_disables_the_cache(monkeypatch):

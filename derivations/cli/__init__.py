@@ -275,9 +275,12 @@ def _response_options(args, flows: tuple = ()) -> dict:
                 option = f"--{kind}-{suffix}{end.replace('_', '-')}"
                 if suffix == "moments":
                     try:
-                        out[f"{kind}_moments{end}"] = int(text)
+                        k = int(text)
                     except ValueError:
-                        raise ParameterError(option, "must be an integer from 1 to 8", text) from None
+                        k = None
+                    if k is None or not 1 <= k <= 8:  # 0 would ask for nothing: refused, never ignored
+                        raise ParameterError(option, "must be an integer from 1 to 8", text)
+                    out[f"{kind}_moments{end}"] = k
                 else:
                     parts = [p.strip() for p in text.split(",")]
                     if not all(parts):
@@ -378,17 +381,36 @@ def _derivation(name: str, **options):
 
 
 def _check_output(path_text: str, option: str) -> Path:
-    """An output path that can be written (checked before any work starts)."""
-    path = Path(path_text)
-    if path.is_dir():
-        raise ParameterError(option, "is a directory; give a file name", path_text)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ParameterError(option, "names a directory that does not exist", str(parent))
+    """An output path that can be written, checked before any work starts by opening it for writing.
+
+    The file is opened for appending (an existing file is not truncated; one created by the check is removed
+    again), so a name that is too long, a directory, a read-only or virtual file system (``/proc``) is refused
+    at once with one line naming ``option``. A write that fails only later (``/dev/full``: no space left) is
+    one line too (:func:`_write_output`)."""
+    import errno
     import os
 
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ParameterError(option, "is not writable", path_text)
+    if not path_text or not str(path_text).strip():
+        raise ParameterError(option, "expects a file name", repr(path_text))
+    path = Path(path_text)
+    try:
+        if path.is_dir():
+            raise ParameterError(option, "is a directory; give a file name", path_text)
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise ParameterError(option, "names a directory that does not exist", str(parent))
+        existed = path.exists()
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        why = {errno.ENAMETOOLONG: "the file name is too long", errno.EACCES: "permission denied",
+               errno.EROFS: "the file system is read-only"}.get(exc.errno, exc.strerror or "it cannot be opened")
+        raise ParameterError(option, f"cannot be written ({why})", path_text) from None
+    if not existed:
+        try:
+            path.unlink()
+        except OSError:
+            pass
     return path
 
 
@@ -420,21 +442,31 @@ def _paper_layout(args) -> dict:
             "provenance": args.provenance}
 
 
+def _write_output(path: Path, text: str, option: str) -> None:
+    """Write ``text`` to ``path``; a failure (no space left, an I/O error) is one line naming ``option``."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError(option, f"could not be written ({exc.strerror or exc})", str(path)) from None
+
+
 def _cmd_derive(args) -> int:
     layout = _paper_layout(args)  # refuses a bad --label-prefix before any work
-    latex = _check_output(args.latex, "--latex") if args.latex else None
-    markdown = _check_output(args.markdown, "--markdown") if args.markdown else None
-    bib = _check_output(args.bib, "--bib") if args.bib else None
+    latex = _check_output(args.latex, "--latex") if args.latex is not None else None
+    markdown = _check_output(args.markdown, "--markdown") if args.markdown is not None else None
+    bib = _check_output(args.bib, "--bib") if args.bib is not None else None
+    if args.wait_moments is not None and args.wait_moments < 1:
+        raise ParameterError("--wait-moments", "must be an integer >= 1", args.wait_moments)
     deriv = _derivation(args.name, wait_moments=args.wait_moments)
     if latex:
-        latex.write_text(deriv.latex(fragment=args.fragment, **layout), encoding="utf-8")
+        _write_output(latex, deriv.latex(fragment=args.fragment, **layout), "--latex")
     if bib:
         from qderive.derivations.export.bibliography import bibtex
         from qderive.derivations.export.latex import cited_keys
 
-        bib.write_text(bibtex(cited_keys(deriv)), encoding="utf-8")
+        _write_output(bib, bibtex(cited_keys(deriv)), "--bib")
     if markdown:
-        markdown.write_text(deriv.markdown(), encoding="utf-8")
+        _write_output(markdown, deriv.markdown(), "--markdown")
     if not (latex or markdown or bib):
         if args.print_latex:
             for s in deriv.steps:
@@ -729,12 +761,12 @@ def _cmd_codegen(args) -> int:
         raise ParameterError(f"--measure {args.measure!r}: {args.model} has generated code for: {have}")
     form = forms[args.measure]
     if args.lang == "python":
-        out.write_text(form.python_module(args.model), encoding="utf-8")
+        _write_output(out, form.python_module(args.model), "--out")
     else:
         header_path = out.with_suffix(".h")
         header, source = form.c_sources(args.model, header_path.name)
-        header_path.write_text(header, encoding="utf-8")
-        out.write_text(source, encoding="utf-8")
+        _write_output(header_path, header, "--out (header)")
+        _write_output(out, source, "--out")
     return 0
 
 
@@ -744,18 +776,35 @@ def _cmd_figure(args) -> int:
         raise ParameterError(f"figure {args.name!r} is unknown; choose one of: {', '.join(sorted(figures))}")
     if not (args.out or args.csv):
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
-    if args.out:  # the format and matplotlib, before any figure data is computed
-        from qderive.derivations.figures.style import check_output, require_matplotlib
+    if args.out is not None:  # the format and matplotlib, before any figure data is computed
+        _check_image_format(args.out)
+        from qderive.derivations.figures.style import require_matplotlib
 
-        check_output(args.out)
         require_matplotlib()
-    out = str(_check_output(args.out, "--out")) if args.out else None
-    csv = str(_check_output(args.csv, "--csv")) if args.csv else None
+    out = str(_check_output(args.out, "--out")) if args.out is not None else None
+    csv = str(_check_output(args.csv, "--csv")) if args.csv is not None else None
     from qderive.numeric.engines.progress import Progress
 
     with Progress(None, "", desc=f"figure {args.name}", quiet=args.quiet or None, ticker=True):
         figures[args.name](out, csv)
     return 0
+
+
+def _check_image_format(path_text: str) -> None:
+    """The image format of ``--out`` (its extension) is one matplotlib writes: refused before any figure is
+    computed (matplotlib itself would refuse only when saving, after the work)."""
+    suffix = Path(path_text).suffix.lower().lstrip(".")
+    if not suffix:
+        return  # matplotlib's default format (PNG)
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise ParameterError("--out", "needs matplotlib to draw a figure (pip install matplotlib); or give --csv "
+                             "only", path_text) from None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        raise ParameterError("--out", f"has the unknown image format {suffix!r}; the formats are: "
+                             f"{', '.join(sorted(formats))}", path_text)
 
 
 _HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "eval": _cmd_eval, "sweep": _cmd_sweep,
@@ -782,10 +831,17 @@ def _limits_from(argv_limits) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 a failed check, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok, 1 a failed check, 2 bad input or any other error).
+
+    Every error is one line on stderr (``qderive: error: ...``); an unexpected internal exception too, with
+    ``--debug`` (anywhere on the command line) to print its traceback instead."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     try:
         parser = _build_parser(argv)
+        parser.add_argument("--debug", action="store_true",
+                            help="on an internal error, print the Python traceback (anywhere on the line)")
         try:
             args = parser.parse_args(argv)
         except SystemExit as done:  # --help, --version
@@ -798,10 +854,30 @@ def main(argv: list[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except (ParameterError, BudgetError, NumericalError, QderiveError) as exc:
-        print(f"qderive: error: {exc}", file=sys.stderr)
-        return 2
+        return _one_line(f"qderive: error: {exc}", debug)
     except KeyboardInterrupt:  # pragma: no cover
         return 130
     except BrokenPipeError:  # pragma: no cover - output piped into `head`
         sys.stderr.close()
         return 0
+    except MemoryError:
+        return _one_line("qderive: error: out of memory: lower the sizes asked for (or a --limit that was raised)", debug)
+    except RecursionError:
+        return _one_line("qderive: error: the input is nested too deeply to process", debug)
+    except OSError as exc:  # a file that could not be read or written
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return _one_line(f"qderive: error: {where}{exc.strerror or 'input/output error'}", debug)
+    except Exception as exc:  # noqa: BLE001 - the contract: never a traceback; one line, --debug for the rest
+        return _one_line(f"qderive: error: internal error ({type(exc).__name__}); this is a bug in qderive, "
+                         "please report it with the command line (rerun with --debug for the traceback)", debug)
+
+
+def _one_line(message: str, debug: bool) -> int:
+    """Print ``message`` as one line on stderr (and the traceback of the error being handled with ``--debug``);
+    exit status 2."""
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    print(" ".join(message.split()), file=sys.stderr)
+    return 2

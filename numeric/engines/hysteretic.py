@@ -167,6 +167,10 @@ def _quiet(ctx):
     except (ParameterError, BudgetError):
         raise
     except ValueError as exc:
+        if ctx.is_float64:  # e.g. a transition probability that underflowed to 0 (a reducible chain): mpmath
+            from .base import Trouble
+
+            raise Trouble(f"float64 underflow in the chain ({exc})") from None
         raise NumericalError(f"the hysteretic chain cannot be evaluated here: {exc}") from None
 
 

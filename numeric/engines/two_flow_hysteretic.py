@@ -358,9 +358,11 @@ def birth_measures(model: TwoFlowHystereticModel, ctx) -> dict:
 
 def birth_state_bound(model: TwoFlowHystereticModel) -> int:
     """An upper bound on the joint embedded states (i, j, s): n + 1 compositions of each count n left behind."""
+    def block(lo, hi):  # sum over n = lo..hi - 1 of (n + 1), in closed form
+        return (lo + 1 + hi) * (hi - lo) // 2 if hi > lo else 0
+
     H, R, L = model.H, model.R, model.L
-    return sum(n + 1 for n in range(0, H - 1)) + sum(n + 1 for n in range(L, R - 1)) + sum(
-        n + 1 for n in range(H + 1, R))
+    return block(0, H - 1) + block(L, R - 1) + block(H + 1, R)
 
 
 class TwoFlowHystereticEngine(Engine):

@@ -158,7 +158,7 @@ from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
-from ..sequences import batch_vectors, count_sequences, digits_for
+from ..sequences import batch_vectors, count_sequences, digits_for, sum_count_sequences
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
            "wait_law_data"]
@@ -187,7 +187,8 @@ def _policy(model) -> str:
 def count_data(law, rate, ctx, order):
     """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
     (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
-    got = K.wait_count_sequences(ctx, lambda n: count_sequences(law.count_law(rate), n, ctx), order)
+    count = law.count_law(rate)
+    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order), order)
     if got is None:
         raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
                              "(more than 2^18 terms)")

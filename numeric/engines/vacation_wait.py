@@ -364,12 +364,18 @@ def _lattice_float64(model, setup, t: Fraction, bare: bool = False):
 
 
 def _size(tail, bound, eps) -> float:
-    """C M / tail from one pass (the digits the sum loses), or C M where that pass cannot size the tail."""
-    return float(bound / eps / (tail if tail > 2 * bound else 1))
+    """log10(C M / tail) from one pass (the digits the sum loses; 0 when it loses none), or log10(C M) where that
+    pass cannot size the tail. Kept as a logarithm: the ratio itself overflows a float (an M/D/1 tail near 1e-40
+    at t = 900 D has C M / tail ~ 1e400)."""
+    import mpmath
+
+    bound, tail = mpmath.mpf(bound), mpmath.mpf(tail)
+    ratio = bound / mpmath.mpf(eps) / (tail if tail > 2 * bound else 1)
+    return float(mpmath.log10(ratio)) if ratio > 1 else 0.0
 
 
 def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = False):
-    """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, from float64,
+    """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, that logarithm from float64,
     else from a 20-digit pass; C M alone where that pass cannot size the tail), raised by log10(bound / tail)
     until the rounding bound is below 10^-(D+2) of the tail. Returns (tail, working digits)."""
     import math
@@ -383,7 +389,7 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = 
         with mp_context(20) as ctx:
             tail, bound = _lattice_tail(model, setup, t, ctx, bare)
             size = _size(tail, bound, ctx.eps)
-    w = digits + 6 + max(0, int(math.ceil(math.log10(max(size, 1.0)))))
+    w = digits + 6 + int(math.ceil(size))
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
@@ -567,7 +573,7 @@ def _convolved_float64(model, D, t: Fraction):
 
 
 def _lattice_size(model, D, t: Fraction) -> float:
-    """C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
+    """log10 of C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
     loses; C M alone where that pass cannot size the tail)."""
     from ..backend import mp_context
     from ..kernels.lattice_wait import lattice_cell_tails
@@ -601,7 +607,7 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
     from qderive.symbolic import limits as _limits
     from qderive.symbolic.errors import NumericalError
 
-    w = digits + 3 + 6 + max(0, int(math.ceil(math.log10(max(_lattice_size(model, D, t), 1.0)))))
+    w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t)))
     goal = mpmath.mpf(10) ** (-(digits + 3))
     n = max(digits // 2 + 8, _ORDERS.get((model, digits), 0))  # the order that settled the previous tail
     known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order

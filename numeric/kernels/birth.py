@@ -121,7 +121,17 @@ def birth_mixture(ctx, P, beta, tail, tail2, lam, first=0, check=8):
     triangular, sum_{k' > k} beta_k' P^k' [c0, c] <= P(K > k) sum_{c' <= c} P^k[c0, c'], and the
     same with sum_{i > k} P(K > i) / Lambda for T. ``rel`` is the largest bound / entry reached (<= eps
     unless the sequences ran out: then the caller gives more terms). Nonnegative terms only.
+
+    A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision, correctly rounded as mpmath
+    rounds) runs the products there, as the GTH does (measured: a 100-square product 1.76 s in mpf, 0.21 s
+    in gmpy2 at 60 digits).
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is not None:
+        with twin:
+            M, T, rel = birth_mixture(twin, twin.from_mp(P), twin.from_mp(beta), twin.from_mp(tail),
+                                      twin.from_mp(tail2), twin.from_mp([lam])[0], first, check)
+            return twin.to_mp(M), twin.to_mp(T), twin.to_mp([rel])[0]
     n = P.shape[0]
     diagonals = [d for d in range(n) if any(P[c, c + d] != 0 for c in range(n - d))]
     V = ctx.eye(n)[first:]

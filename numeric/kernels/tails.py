@@ -77,12 +77,17 @@ def float64_tails(ctx, G, t):
     return a, None, None
 
 
-def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=200):
+def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600):
     """A root of the decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method, to ``tol`` relative
-    (absolute below 1)."""
-    side = 0
+    (absolute below 1), safeguarded by bisection: after three secant steps in a row on one side (the Illinois
+    halving has not brought the next step across: a kink, or a jump of the tail such as the atom of the sojourn
+    T = W + D at t = D when the level equals P(W = 0)) one step bisects, so the search ends whatever g."""
+    side, same = 0, 0
     for _ in range(limit):
-        x = (lo * ghi - hi * glo) / (ghi - glo)
+        if same >= 3:
+            x, same = (lo + hi) / 2, 0
+        else:
+            x = (lo * ghi - hi * glo) / (ghi - glo)
         gx = g(x)
         if gx == 0:
             return x
@@ -90,11 +95,17 @@ def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=200):
             lo, glo = x, gx
             if side == 1:
                 ghi /= 2
+                same += 1
+            else:
+                same = 1
             side = 1
         else:
             hi, ghi = x, gx
             if side == -1:
                 glo /= 2
+                same += 1
+            else:
+                same = 1
             side = -1
         if abs(hi - lo) <= tol * max(1, abs(x)):
             return (lo + hi) / 2

@@ -17,36 +17,112 @@ from .base import TimeLaw
 __all__ = ["Empirical", "read_sample"]
 
 _SPLIT = re.compile(r"[,;\s]+")
+_NUMBERISH = frozenset("0123456789.+-/")
+_CHUNK = 1 << 16
+
+
+def _number_like(token: str) -> bool:
+    """True for a token meant as a number: one that parses, or whose characters are mostly digits, '.',
+    signs or '/' (``O.02`` with a letter O, ``0,01`` split ... ), so a mistyped value is never taken for a
+    header word."""
+    return sum(c in _NUMBERISH for c in token) * 2 > len(token)
+
+
+def _open_regular(path: str):
+    """A binary reader of ``path`` after checking that it is a regular file.
+
+    The file is opened non-blocking and checked with ``fstat`` on the open descriptor (no race between
+    the check and the open): a fifo must not block ``open()``, a device such as ``/dev/zero`` must not be
+    read, a directory is refused with the same one line.
+    """
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ParameterError("file", f"cannot be read ({exc.strerror or exc})", path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+                    if stat.S_ISSOCK(mode) else "not a regular file")
+            raise ParameterError("file", f"must be a regular text file, not {kind}", path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _lines(fh, path: str):
+    """(line number, tokens) of a text file read in chunks; a line longer than a chunk is handed over in
+    pieces cut at separators (its line number repeated), so memory stays bounded whatever the file."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    number, rest = 1, ""
+    while True:
+        raw = fh.read(_CHUNK)
+        try:
+            text = decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError:
+            raise ParameterError("file", f"is not a UTF-8 text file (line {number})", path) from None
+        rest += text
+        lines = rest.split("\n")
+        rest = lines.pop() if raw else ""
+        for line in lines:
+            yield number, [t for t in _SPLIT.split(line.strip()) if t]
+            number += 1
+        if not raw:
+            if rest:
+                yield number, [t for t in _SPLIT.split(rest.strip()) if t]
+            return
+        if len(rest) > _CHUNK:  # a very long line: hand over its complete tokens now
+            cut = max(rest.rfind(c) for c in ",; \t\r")
+            if cut > 0:
+                yield number, [t for t in _SPLIT.split(rest[:cut].strip()) if t]
+                rest = rest[cut:]
+            elif len(rest) > 4 * _limits.current().number_length:
+                raise ParameterError("file", f"line {number} holds a token of more than "
+                                     f"{_limits.current().number_length} characters", path)
 
 
 def read_sample(path: str) -> tuple:
     """The numbers of a text/CSV file (separated by commas, semicolons or white space), exactly.
 
-    A first line without any number is a header and is skipped; any other token that is not
-    a number is an error naming the line. The size is bounded by the limit ``sample_size``.
+    Only a regular file is read (a fifo, device or directory is refused before reading); it is read in
+    chunks and reading stops as soon as the sample exceeds the limit ``sample_size``. The first non-empty
+    line is a header when none of its tokens is number-like (``time,size``); any other token that is not
+    a number is an error naming its line and the token (``0.01,O.02`` with a letter O is refused, not
+    skipped as a header).
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError as exc:
-        raise ParameterError("file", f"cannot be read ({exc.strerror or exc})", path) from None
-    except UnicodeDecodeError:
-        raise ParameterError("file", "is not a text file", path) from None
-    values = []
+    lines, count = [], 0
     cap = _limits.current().sample_size
-    for number, line in enumerate(lines, start=1):
-        tokens = [t for t in _SPLIT.split(line.strip()) if t]
-        if not tokens:
-            continue
-        try:
-            parsed = [parse_number(t, f"{path} line {number}") for t in tokens]
-        except ParameterError:
-            if number == 1 and not values:
-                continue  # a header
-            raise
-        values.extend(parsed)
-        if len(values) > cap:
-            _limits.check("sample_size", len(values), "points of an empirical law")
+    first = True
+    with _open_regular(path) as fh:
+        for number, tokens in _lines(fh, path):
+            if not tokens:
+                continue
+            if first:
+                first = False
+                if not any(_number_like(t) for t in tokens):
+                    continue  # a header: no token that is (or looks like) a number
+            lines.append((number, tokens))
+            count += len(tokens)
+            if count > cap:  # before any number is parsed
+                _limits.check("sample_size", count, f"points of an empirical law; {path} has more, reading "
+                              "stopped there")
+    values = []
+    for number, tokens in lines:
+        for t in tokens:
+            try:
+                values.append(parse_number(t, "file"))
+            except ParameterError:
+                raise ParameterError("file", f"line {number}: {t[:40]!r} is not a number (numbers separated by "
+                                     "',', ';' or spaces; one header line allowed)", path) from None
     if not values:
         raise ParameterError("file", "contains no numbers", path)
     return tuple(values)

@@ -84,8 +84,7 @@ class LogNormal(TimeLaw):
         import mpmath
 
         with mpmath.workdps(dps + 10):
-            sigma = mpmath.sqrt(mpmath.log(1 + mpmath.mpf(self.scv.numerator) / self.scv.denominator))
-            mu = mpmath.log(mpmath.mpf(self.mean.numerator) / self.mean.denominator) - sigma**2 / 2
+            mu, sigma = self._log_parameters()  # log1p: sigma > 0 however small the scv (1e-300)
             width = mpmath.sqrt((dps + 5) * mpmath.log(10))
             # strip of analyticity of t -> exp(-lambda e^{mu + sigma sqrt2 t}) ~ pi / (2 sqrt2 sigma)
             h0 = min(mpmath.mpf(1) / 2, mpmath.pi**2 / (mpmath.sqrt(2) * sigma * (dps + 5) * mpmath.log(10)))

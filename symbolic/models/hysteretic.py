@@ -329,6 +329,9 @@ class HystereticModel(Model):
                                      str(getattr(self, name)))
         ordered_thresholds(self.L, self.H, self.R)
         _limits.check("threshold", self.R, "the embedded chain has about 2R states")
+        from ..counts import check_arrivals_per_period
+
+        check_arrivals_per_period(self.rate, (("service", self.service),))
         if self.policy is Policy.INSTANT:
             if self.convention is not Convention.EVENT:
                 raise ParameterError("convention", "applies to --policy departure only: under instant the mode "

@@ -413,6 +413,7 @@ class SipRetransmissionModel(Model):
                 raise ParameterError("thresholds", f"must satisfy 0 <= L < H (got L={L}, H={H})", f"{L},{H}")
             if K is not None and H > K:
                 raise ParameterError("thresholds", f"H = {H} must not exceed --capacity K = {K}", f"{L},{H}")
+        self._validate_timer_scale()
         self.copy_times()  # refuses a schedule with too many copies
         if self.rate_non_invite:
             self.flow_copy_times()
@@ -420,6 +421,25 @@ class SipRetransmissionModel(Model):
             raise ParameterError("discipline", f"{self.discipline.value} orders two flows: it needs a second flow "
                                  "(--rate-non-invite > 0)", self.discipline.value)
         self._validate_flow_laws()
+
+    #: the timers (T1, T2, Timer B/F) may lie this many decades from the mean service time, no more: the response
+    #: transforms are inverted at the timers in float64 first (nodes ~ A / (2 t)), out of range beyond that
+    TIMER_DECADES = 100
+
+    def _validate_timer_scale(self):
+        """Each timer t of the copy schedule within 10^-100 .. 10^100 times the mean service time E B."""
+        mean = self.service.mean
+        if is_symbolic(mean) or not mean > 0:
+            return
+        mean = Fraction(mean)
+        span = Fraction(10) ** self.TIMER_DECADES
+        for name, value in (("t1", self.t1), ("t2", self.t2), ("timeout", self.timeout)):
+            if value is None or is_symbolic(value):
+                continue
+            if not mean / span <= value <= mean * span:
+                raise ParameterError(name, f"must lie within 1e-{self.TIMER_DECADES} to 1e{self.TIMER_DECADES} times "
+                                     f"the mean service time E B = {decimal_text(mean)} s (the timers and the "
+                                     "service are on one time axis)", decimal_text(value))
 
     def _validate_threshold(self):
         """``--control threshold`` (seed 001's server, model ``two-flow``; module docstring, *Threshold*): two flows,

@@ -373,6 +373,9 @@ class TwoFlowHystereticModel(Model):
         _check_thresholds(self.L, self.H, self.R, strict_r=True)
         if self.service is not None:
             _limits.check("threshold", self.R, "the embedded chain at departures has about 3 R^2 / 2 states")
+        else:  # every path (engine, response laws, optimize, simulator) at once: the chain has ~2 R^2 states
+            _limits.check("threshold", self.R, "the chain on (mode, flow-1 count, flow-2 count, flow in service) "
+                          "has about 2 R^2 states")
 
     def _validate_rates(self):
         for c in (1, 2):
@@ -410,8 +413,9 @@ class TwoFlowHystereticModel(Model):
         S2 = {H < n <= R}, and 2n states of count n >= 1 (i of the n are flow 1; the flow k in service has a
         customer: i >= 1 for k = 1, j >= 1 for k = 2), one of count 0. Zero overload rates make fewer reachable.
         """
-        def block(lo, hi):
-            return sum(1 if n == 0 else 2 * n for n in range(lo, hi + 1))
+        def block(lo, hi):  # sum over n = lo..hi of (1 if n == 0 else 2 n), in closed form (R may be huge)
+            a = max(lo, 1)
+            return (1 if lo <= 0 <= hi else 0) + ((a + hi) * (hi - a + 1) if hi >= a else 0)
 
         return block(0, self.H - 1) + block(self.L, self.R - 1) + block(self.H + 1, self.R)
 

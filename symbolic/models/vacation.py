@@ -99,6 +99,9 @@ class _VacationModel(Model):
 
     def _validate(self):
         positive(self.rate, "rate")
+        from ..counts import check_arrivals_per_period
+
+        check_arrivals_per_period(self.rate, (("service", self.service), ("vacation", self.vacation)))
         policy = getattr(self, "vacation_policy", VacationPolicy.MULTIPLE)
         if self.vacation is None and policy is VacationPolicy.SINGLE:
             raise ParameterError("vacation-policy", "single needs a vacation law (not --vacation none)", "single")
