@@ -388,7 +388,6 @@ def _check_output(path_text: str, option: str) -> Path:
     at once with one line naming ``option``. A write that fails only later (``/dev/full``: no space left) is
     one line too (:func:`_write_output`)."""
     import errno
-    import os
 
     if not path_text or not str(path_text).strip():
         raise ParameterError(option, "expects a file name", repr(path_text))

@@ -158,7 +158,7 @@ from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
-from ..sequences import batch_vectors, count_sequences, digits_for, sum_count_sequences
+from ..sequences import batch_vectors, digits_for, sum_count_sequences
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
            "wait_law_data"]
