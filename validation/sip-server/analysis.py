@@ -20,6 +20,7 @@ import contextlib
 import io
 import json
 import math
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -185,20 +186,33 @@ def predict(point: dict, settings: dict, scan_points: int = 16) -> dict:
 
 
 def finite_room(point: dict, data: Path) -> dict | None:
-    """The finite room alone: M/G/1/K (``vacation-finite``, no vacation, the measured service sample as an
-    ``empirical:`` law, K the measured socket capacity), fed with the copy rate SIPp measured
-    (lambda_0 (1 + retransmissions per transaction)): its loss probability against the copies the socket dropped."""
+    """The finite room alone, without the fixed point: M/G/1/K (``vacation-finite``, no vacation, the point's
+    measured work of the admitted copies (first copies and absorbed ones) as an ``empirical:`` law, rounded to
+    10 us, and r = K - 1 waiting places with K the
+    measured socket capacity), fed with the copy rate SIPp measured, lambda_0 (1 + retransmissions per
+    transaction): the fraction of copies the socket drops and the mean wait of an admitted copy, against the
+    copies the server saw per transaction (``copies_received_per_callid``)."""
     if point["control"] != "none" or point["measured"]["retransmissions_per_transaction"] is None:
         return None
     copies = 1.0 + point["measured"]["retransmissions_per_transaction"]["mean"]
     lam = point["inputs"]["rate"] * copies
-    sample = data / "service_times.csv"
-    res = qderive_json(["eval", "vacation-finite", "--rate", _rat(lam), "--batch", "const:n=1",
-                        "--service", f"empirical:file={sample}", "--vacation", "none",
-                        "--capacity", str(point["inputs"]["capacity"] - 1)])["measures"]
+    runs = [json.loads(x) for x in (data / "runs.jsonl").read_text().splitlines() if x.strip()]
+    idx = [i for i, r in enumerate(runs) if r["control"] == "none" and r["load_nominal"] == point["load_nominal"]]
+    svc = np.loadtxt(data / "service_times.csv", delimiter=",", skiprows=1, ndmin=2)
+    dup = np.loadtxt(data / "duplicate_times.csv", delimiter=",", skiprows=1, ndmin=2)
+    # the work of every admitted copy: the first copies' cycles and the absorbed copies' cycles, in the
+    # proportion the server met them
+    sample = np.round(np.concatenate([svc[np.isin(svc[:, 0], idx), 1], dup[np.isin(dup[:, 0], idx), 1]]), 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "service.csv"
+        np.savetxt(f, sample, fmt="%.5f")
+        res = qderive_json(["eval", "vacation-finite", "--rate", _rat(lam), "--batch", "const:n=1",
+                            "--service", f"empirical:file={f}", "--vacation", "none",
+                            "--capacity", str(point["inputs"]["capacity"] - 1)])["measures"]
     received = point["copies_received_per_callid"]
     return {"copy_rate": lam, "loss_probability": float(res["loss_probability"]),
-            "measured_loss": 1.0 - received / copies}
+            "mean_wait_s": float(res["mean_wait"]), "measured_loss": 1.0 - received / copies,
+            "copies_sent_per_transaction": copies, "copies_received_per_transaction": received}
 
 
 ROWS = ("goodput", "fraction_503", "fraction_timeout", "retransmissions_per_transaction")
@@ -213,12 +227,13 @@ def comparison_rows(points: dict, preds: list[dict]) -> list[dict]:
             m = pt["measured"][key]
             row[f"{key}_measured"] = m["mean"] if m else None
             row[f"{key}_hw"] = m["half_width"] if m else None
-            row[f"{key}_model"] = pr[key]
+            row[f"{key}_model"] = pr[key] if pr else None
         for q in QUANTILES:
             m = pt["measured"]["response_quantiles_s"][q]
             row[f"r{q}_measured_ms"] = m["mean"] * 1e3 if m else None
             row[f"r{q}_hw_ms"] = m["half_width"] * 1e3 if m else None
-            row[f"r{q}_model_ms"] = pr["response_quantiles_s"][q] * 1e3 if pr["response_quantiles_s"][q] else None
+            v = pr["response_quantiles_s"][q] if pr else None
+            row[f"r{q}_model_ms"] = v * 1e3 if v else None
         rows.append(row)
     return rows
 
@@ -244,7 +259,9 @@ def figure(rows: list[dict], path: Path) -> None:
                 for q, mk in (("0.5", "o"), ("0.9", "s")):
                     ax.errorbar(x, [r[f"r{q}_measured_ms"] for r in rs], yerr=[r[f"r{q}_hw_ms"] for r in rs],
                                 fmt=mk, color=color, ms=4, capsize=2, label=f"{name} p{int(float(q) * 100)} measured")
-                    ax.plot(x, [r[f"r{q}_model_ms"] for r in rs], "-" if q == "0.9" else "--", color=color)
+                    xm = [r["load"] for r in rs if r[f"r{q}_model_ms"] is not None]
+                    ax.plot(xm, [r[f"r{q}_model_ms"] for r in rs if r[f"r{q}_model_ms"] is not None],
+                            "-" if q == "0.9" else "--", color=color)
                 ax.set_yscale("log")
                 continue
             cap = [1.0 / (r["service_mean_ms"] * 1e-3) if per_cap else 1.0 for r in rs]
@@ -253,8 +270,8 @@ def figure(rows: list[dict], path: Path) -> None:
                 ax.errorbar(x, [r[f"{k}_measured"] / c for r, c in zip(rs, cap)],
                             yerr=[(r[f"{k}_hw"] or 0) / c for r, c in zip(rs, cap)], fmt="o", color=color, ms=4,
                             capsize=2, label=f"{name} measured" + (" (timeouts)" if k == "fraction_timeout" else ""))
-                ax.plot(x, [r[f"{k}_model"] / c for r, c in zip(rs, cap)], "-", color=color,
-                        label=f"{name} qderive")
+                ok = [(r["load"], r[f"{k}_model"] / c) for r, c in zip(rs, cap) if r[f"{k}_model"] is not None]
+                ax.plot([a for a, _ in ok], [b for _, b in ok], "-", color=color, label=f"{name} qderive")
         ax.set_xlabel("offered load (new transactions x E[B])")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -265,22 +282,87 @@ def figure(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _pm(m, scale=1.0, fmt="{:.3f}"):
+    if not m:
+        return "-"
+    return (fmt + " ± " + fmt).format(m["mean"] * scale, m["half_width"] * scale)
+
+
+def _v(x, scale=1.0, fmt="{:.3f}"):
+    return "-" if x is None else fmt.format(x * scale)
+
+
+def markdown_tables(points: dict) -> str:
+    """The guide's tables, from points.json: measured (95 % interval) against qderive, per point."""
+    out = ["| control | load | lambda_0 /s | E[B] ms (SCV) | goodput / capacity, measured | qderive "
+           "| 503 fraction, measured | qderive | timeouts, measured | qderive "
+           "| retransmissions / transaction, measured | qderive |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pt in points["points"]:
+        m, pr, i = pt["measured"], pt.get("prediction"), pt["inputs"]
+        cap = 1.0 / i["service_mean"]
+        out.append(f"| {pt['control']} | {pt['load_nominal']} | {i['rate']:.1f} | {i['service_mean'] * 1e3:.2f} "
+                   f"({i['service_scv']:.2f}) | {_pm(m['goodput'], 1 / cap)} | "
+                   f"{_v(pr and pr['goodput'], 1 / cap)} | {_pm(m['fraction_503'])} | "
+                   f"{_v(pr and pr['fraction_503'])} | {_pm(m['fraction_timeout'])} | "
+                   f"{_v(pr and pr['fraction_timeout'])} | {_pm(m['retransmissions_per_transaction'], 1, '{:.2f}')} | "
+                   f"{_v(pr and pr['retransmissions_per_transaction'], 1, '{:.2f}')} |")
+    out += ["", "| control | load | p50 ms, measured | qderive | p90 ms, measured | qderive | p99 ms, measured "
+            "| qderive | arrivals: CV | KS | dispersion 100 ms | 10 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pt in points["points"]:
+        m, pr, a = pt["measured"]["response_quantiles_s"], pt.get("prediction"), pt["arrivals"]
+        cells = []
+        for q in QUANTILES:
+            cells += [_pm(m[q], 1e3, "{:.1f}"), _v(pr and pr["response_quantiles_s"][q], 1e3, "{:.1f}")]
+        out.append(f"| {pt['control']} | {pt['load_nominal']} | " + " | ".join(cells)
+                   + f" | {a['interarrival_cv']:.2f} | {a['ks_exponential']:.2f} | {a['counts_100ms_dispersion']:.2f}"
+                   f" | {a['counts_10ms_dispersion']:.2f} |")
+    out += ["", "| load | copies sent / transaction (SIPp) | received by the server | socket loss, measured "
+            "| M/G/1/K with the measured copy rate | its mean wait s |", "|---:|---:|---:|---:|---:|---:|"]
+    for pt in points["points"]:
+        fr = pt.get("finite_room")
+        if fr:
+            out.append(f"| {pt['load_nominal']} | {fr['copies_sent_per_transaction']:.2f} | "
+                       f"{fr['copies_received_per_transaction']:.2f} | {fr['measured_loss']:.3f} | "
+                       f"{fr['loss_probability']:.3f} | {fr['mean_wait_s']:.3f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=HERE / "data")
     p.add_argument("--figures", type=Path, default=ROOT / "docs" / "figures")
     p.add_argument("--scan-points", type=int, default=16)
+    p.add_argument("--finite-room-budget", choices=("compute", "cached", "skip"), default="cached",
+                   help="points whose model needs the socket's finite room of K copies (no control, load >= "
+                   f"{UNLIMITED_BELOW}): compute (minutes of CPU per point), take the prediction from --cache "
+                   "when there, or skip")
+    p.add_argument("--cache", type=Path, default=None, help="directory of predictions computed before by "
+                   "predict() (files none-LOAD.json)")
+    p.add_argument("--tables", action="store_true", help="print the guide's tables from data/points.json")
     args = p.parse_args(argv)
+    if args.tables:
+        print(markdown_tables(json.loads((args.data / "points.json").read_text())))
+        return 0
     points = aggregate(args.data)
     preds = []
     for pt in points["points"]:
-        pr = predict(pt, points["settings"], args.scan_points)
+        slow = "--capacity" in model_args(pt, points["settings"])
+        cached = args.cache / f"{pt['control']}-{pt['load_nominal']}.json" if args.cache else None
+        if slow and args.finite_room_budget != "compute":
+            if args.finite_room_budget == "cached" and cached is not None and cached.exists():
+                pr = json.loads(cached.read_text())
+            else:
+                pr = None
+        else:
+            pr = predict(pt, points["settings"], args.scan_points)
         pt["prediction"] = pr
         fr = finite_room(pt, args.data)
         if fr:
             pt["finite_room"] = fr
         preds.append(pr)
-        print(pt["control"], pt["load_nominal"], {k: pr[k] for k in ROWS}, flush=True)
+        print(pt["control"], pt["load_nominal"], {k: pr[k] for k in ROWS} if pr else None, flush=True)
     (args.data / "points.json").write_text(json.dumps(points, indent=1) + "\n")
     rows = comparison_rows(points, preds)
     import csv  # noqa: PLC0415

@@ -528,7 +528,7 @@ def main(argv=None) -> int:
     if args.reduce_from is not None:
         return rereduce(args)
     started = time.monotonic()
-    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "keep_logs", "reduce_from")}
     settings["client_timeout_s"] = args.timeout
     settings["versions"] = versions()
     settings["started_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
