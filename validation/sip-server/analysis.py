@@ -21,7 +21,6 @@ import io
 import json
 import math
 import tempfile
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np

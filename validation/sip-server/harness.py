@@ -155,7 +155,7 @@ class Kamailio:
     def __exit__(self, *exc):
         _stop(self.proc)
 
-    def inode_drops(self) -> int | None:
+    def socket_drops(self) -> int | None:
         """The socket's drop counter from /proc/net/udp (column drops), None if not found."""
         hexport = "%04X" % self.args.port
         for line in Path("/proc/net/udp").read_text().splitlines()[1:]:
@@ -165,7 +165,7 @@ class Kamailio:
         return None
 
     def rcvbuf(self) -> int | None:
-        """The socket's receive-buffer size in bytes, from /proc/net/udp is not available: read via ss."""
+        """The socket's receive-buffer size in bytes (``ss -m``: rb), None if ss is missing."""
         try:
             out = subprocess.run(["ss", "-uamn", "src", f"{HOST}:{self.args.port}"], capture_output=True,
                                  text=True, timeout=5).stdout
@@ -221,7 +221,7 @@ def measure_capacity(args, workdir: Path) -> dict:
         d = workdir / f"capacity-{label}"
         d.mkdir()
         with Kamailio(args, d, kamailio_cfg(args, t0, "none", (1, 2), work)) as k:
-            drops0 = k.inode_drops()
+            drops0 = k.socket_drops()
             rb = k.rcvbuf()
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.bind((HOST, 0))
@@ -233,7 +233,7 @@ def measure_capacity(args, workdir: Path) -> dict:
             for i in range(args.burst):
                 s.sendto(sip_options(i, pad), dest)
             time.sleep(2.5)
-            drops1 = k.inode_drops()
+            drops1 = k.socket_drops()
             s.close()
         recs = parse_server_log(d / "kamailio.log")
         answered = sum(1 for r in recs if r[0] == "S" and r[3].startswith("burst-") and r[3] != "burst--1@" + HOST)
