@@ -99,7 +99,26 @@ def aggregate(data: Path) -> dict:
             "copies_received_per_callid": float(np.mean([r["copies_received_per_callid"] for r in rs])),
             "loadavg": [r["loadavg_after"].split()[0] for r in rs],
         })
-    return {"settings": {k: settings[k] for k in ("t1", "t2", "max_retrans", "client_timeout_s", "thresholds",
+    long_points = []
+    if (data / "long_runs.jsonl").exists():
+        # longer runs without control above capacity (harness.py --controls none --loads 1.25,2 --reps 1
+        # --duration 40 --warmup 20): the first 20 s not counted, so that the socket is full and Timer F has run
+        for r in (json.loads(x) for x in (data / "long_runs.jsonl").read_text().splitlines() if x.strip()):
+            mb = r["service_cycle"]["mean"]
+            b = r["batches"]
+            long_points.append({
+                "control": "none", "thresholds": None, "load_nominal": r["load_nominal"], "runs": 1,
+                "window_s": r["window_s"],
+                "inputs": {"rate": r["rate_measured"], "service_mean": mb, "service_scv": r["service_cycle"]["scv"],
+                           "service_n": r["service_cycle"]["n"],
+                           "duplicate_cost": r["duplicate_cycle"]["mean"] / mb, "capacity": cap["capacity_messages"]},
+                "measured": {
+                    "goodput": interval([x["goodput"] for x in b]),
+                    "fraction_timeout": interval([x["fraction_timeout"] for x in b]),
+                    "retransmissions_per_transaction": interval([x["retransmissions_per_transaction"] for x in b]),
+                    "response_quantiles_s": {q: interval([x["response_quantiles_s"][q] for x in b]) for q in QUANTILES}},
+                "loadavg": [r["loadavg_after"].split()[0]]})
+    return {"long_points": long_points, "settings": {k: settings[k] for k in ("t1", "t2", "max_retrans", "client_timeout_s", "thresholds",
                                                   "service_mean", "service_shape", "duration", "warmup",
                                                   "duration_control", "warmup_control", "reps", "batches",
                                                   "pause", "versions", "calibration", "started_utc",
@@ -184,6 +203,22 @@ def predict(point: dict, settings: dict, scan_points: int = 16) -> dict:
     }
 
 
+def simulate(point: dict, settings: dict, customers: int = 30000, replications: int = 4) -> dict:
+    """qderive's transaction simulator (``qderive simulate sip-retransmission``: every transaction on its own
+    timers, no mean-field approximation) with the same options as :func:`predict`: where the fixed point with the
+    socket's room of 410 copies costs minutes, this costs seconds, and it measures the fixed point's own error."""
+    argv = ["simulate", "sip-retransmission"] + model_args(point, settings) + [
+        "--customers", str(customers), "--replications", str(replications), "--seed", "29"]
+    res = qderive_json(argv)["measures"]
+
+    def est(key, shift=0.0):
+        v = res[key]
+        return {"mean": v["estimate"] + shift, "ci95": [v["ci95"][0] + shift, v["ci95"][1] + shift]}
+    return {"goodput": est("goodput"), "fraction_timeout": est("timeout_probability"),
+            "fraction_503": est("reject_probability"),
+            "retransmissions_per_transaction": est("mean_copies", -1.0), "command": "qderive " + " ".join(argv)}
+
+
 def finite_room(point: dict, data: Path) -> dict | None:
     """The finite room alone, without the fixed point: M/G/1/K (``vacation-finite``, no vacation, the point's
     measured work of the admitted copies (first copies and absorbed ones) as an ``empirical:`` law, rounded to
@@ -227,6 +262,8 @@ def comparison_rows(points: dict, preds: list[dict]) -> list[dict]:
             row[f"{key}_measured"] = m["mean"] if m else None
             row[f"{key}_hw"] = m["half_width"] if m else None
             row[f"{key}_model"] = pr[key] if pr else None
+            sim = pt.get("simulated")
+            row[f"{key}_simulated"] = sim[key]["mean"] if sim else None
         for q in QUANTILES:
             m = pt["measured"]["response_quantiles_s"][q]
             row[f"r{q}_measured_ms"] = m["mean"] * 1e3 if m else None
@@ -269,6 +306,11 @@ def figure(rows: list[dict], path: Path) -> None:
                 ax.errorbar(x, [r[f"{k}_measured"] / c for r, c in zip(rs, cap)],
                             yerr=[(r[f"{k}_hw"] or 0) / c for r, c in zip(rs, cap)], fmt="o", color=color, ms=4,
                             capsize=2, label=f"{name} measured" + (" (timeouts)" if k == "fraction_timeout" else ""))
+                sims = [(r["load"], r[f"{k}_simulated"] / c) for r, c in zip(rs, cap)
+                        if r.get(f"{k}_simulated") is not None]
+                if sims:
+                    ax.plot([a for a, _ in sims], [b for _, b in sims], "D", mfc="none", color=color, ms=6,
+                            label=f"{name} qderive simulated")
                 ok = [(r["load"], r[f"{k}_model"] / c) for r, c in zip(rs, cap) if r[f"{k}_model"] is not None]
                 ax.plot([a for a, _ in ok], [b for _, b in ok], "-", color=color, label=f"{name} qderive")
         ax.set_xlabel("offered load (new transactions x E[B])")
@@ -317,6 +359,37 @@ def markdown_tables(points: dict) -> str:
         out.append(f"| {pt['control']} | {pt['load_nominal']} | " + " | ".join(cells)
                    + f" | {a['interarrival_cv']:.2f} | {a['ks_exponential']:.2f} | {a['counts_100ms_dispersion']:.2f}"
                    f" | {a['counts_10ms_dispersion']:.2f} |")
+    out += ["", "| load | goodput / capacity: measured | fixed point | simulated | timeouts: measured | fixed point "
+            "| simulated | retransmissions / transaction: measured | fixed point | simulated |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pt in points["points"]:
+        sim = pt.get("simulated")
+        if not sim:
+            continue
+        m, pr = pt["measured"], pt.get("prediction")
+        cap = 1.0 / pt["inputs"]["service_mean"]
+
+        def ci(v, scale=1.0, fmt="{:.3f}"):
+            return (fmt + " ({}-{})").format(v["mean"] * scale, *(fmt.format(x * scale) for x in v["ci95"]))
+        out.append(f"| {pt['load_nominal']} | {_pm(m['goodput'], 1 / cap)} | {_v(pr and pr['goodput'], 1 / cap)} | "
+                   f"{ci(sim['goodput'], 1 / cap)} | {_pm(m['fraction_timeout'])} | "
+                   f"{_v(pr and pr['fraction_timeout'])} | {ci(sim['fraction_timeout'])} | "
+                   f"{_pm(m['retransmissions_per_transaction'], 1, '{:.2f}')} | "
+                   f"{_v(pr and pr['retransmissions_per_transaction'], 1, '{:.2f}')} | "
+                   f"{ci(sim['retransmissions_per_transaction'], 1, '{:.2f}')} |")
+    if points.get("long_points"):
+        out += ["", "| long run, load | lambda_0 /s | E[B] ms | goodput / capacity: measured | simulated | timeouts: "
+                "measured | simulated | retransmissions / transaction: measured | simulated | median response s |",
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for pt in points["long_points"]:
+            m, sim, i = pt["measured"], pt["simulated"], pt["inputs"]
+            cap = 1.0 / i["service_mean"]
+            out.append(f"| {pt['load_nominal']} | {i['rate']:.1f} | {i['service_mean'] * 1e3:.2f} | "
+                       f"{_pm(m['goodput'], 1 / cap)} | {sim['goodput']['mean'] / cap:.3f} | "
+                       f"{_pm(m['fraction_timeout'])} | {sim['fraction_timeout']['mean']:.3f} | "
+                       f"{_pm(m['retransmissions_per_transaction'], 1, '{:.2f}')} | "
+                       f"{sim['retransmissions_per_transaction']['mean']:.2f} | "
+                       f"{_pm(m['response_quantiles_s']['0.5'], 1, '{:.2f}')} |")
     out += ["", "| load | copies sent / transaction (SIPp) | received by the server | socket loss, measured "
             "| M/G/1/K with the measured copy rate | its mean wait s |", "|---:|---:|---:|---:|---:|---:|"]
     for pt in points["points"]:
@@ -357,11 +430,15 @@ def main(argv=None) -> int:
         else:
             pr = predict(pt, points["settings"], args.scan_points)
         pt["prediction"] = pr
+        if slow:
+            pt["simulated"] = simulate(pt, points["settings"])
         fr = finite_room(pt, args.data)
         if fr:
             pt["finite_room"] = fr
         preds.append(pr)
         print(pt["control"], pt["load_nominal"], {k: pr[k] for k in ROWS} if pr else None, flush=True)
+    for pt in points["long_points"]:
+        pt["simulated"] = simulate(pt, points["settings"])
     (args.data / "points.json").write_text(json.dumps(points, indent=1) + "\n")
     rows = comparison_rows(points, preds)
     import csv  # noqa: PLC0415
