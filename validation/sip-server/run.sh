@@ -8,7 +8,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-PY="${PYTHON:-python3}"
+PY="${PYTHON:-python3}"  # a Python with qderive installed (PYTHON=/path/to/venv/bin/python)
+
+"$PY" -c "import qderive, scipy, matplotlib" 2>/dev/null || {
+  echo "run.sh: $PY cannot import qderive: python3 -m pip install -e \"$ROOT[test]\" (or set PYTHON)" >&2; exit 2; }
 
 if [[ "${1:-}" != "--analyse" ]]; then
   missing=()
@@ -16,19 +19,21 @@ if [[ "${1:-}" != "--analyse" ]]; then
   command -v sipp >/dev/null || missing+=(sip-tester)
   if ((${#missing[@]})); then
     SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-    # policy-rc.d 101: the package's own service is not started by the installation
-    $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
-    trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+    # policy-rc.d 101: the package's own service is not started by the installation (an existing policy is kept)
+    ours=0
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+      $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
+      ours=1
+      trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
     $SUDO apt-get update -q
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-    $SUDO rm -f /usr/sbin/policy-rc.d
+    if ((ours)); then $SUDO rm -f /usr/sbin/policy-rc.d; fi
   fi
   if pgrep -x kamailio >/dev/null; then
     echo "run.sh: another kamailio is running (the distribution's service?); the harness uses its own on" \
          "127.0.0.1:5070 and leaves that one alone" >&2
   fi
-  "$PY" -c "import qderive, scipy, matplotlib" 2>/dev/null || {
-    echo "run.sh: install qderive first: python3 -m pip install -e \"$ROOT[test]\"" >&2; exit 2; }
   timeout --signal=TERM --kill-after=10 900 "$PY" "$HERE/harness.py" "$@"
 fi
 "$PY" "$HERE/analysis.py"
