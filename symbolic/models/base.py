@@ -162,8 +162,8 @@ class Measures:
 
 _MODELS: dict[str, type] = {}
 
-#: ``"evaluate"`` -> evaluate(model, digits, **options), ``"derive"`` -> derive(model): installed by the upper
-#: layers (the package ``qderive``), so that this layer names none of them
+#: ``"evaluate"`` -> ``evaluate(model, digits, **options)``, ``"derive"`` -> ``derive(model)``: installed by the
+#: upper layers (the package ``qderive``), so that this layer names none of them
 LAYER_HOOKS: dict[str, Callable] = {}
 
 
