@@ -268,7 +268,7 @@ def support_page() -> str:
              ""]
     for name, cls in sorted(registered_models().items()):
         columns, rows = support_matrix(cls)
-        lines += [f"## {name}", "", cls.summary, "", "Subcommands and measures: " + ", ".join(f"`{c}`" for c in columns)
+        lines += [f"## {name}", "", _md(cls.summary), "", "Subcommands and measures: " + ", ".join(f"`{c}`" for c in columns)
                   + ".", ""]
         refused, invalid = [], {}
         for field, label, cells in rows:
@@ -292,7 +292,7 @@ def support_page() -> str:
         if invalid:
             lines += ["Values the example's other options do not allow (the model's own rules, not a refusal):", ""]
             for (field, reason), labels in invalid.items():
-                lines.append(f"- `{option_label(cls, field)}` {', '.join(labels)}: {reason}")
+                lines.append(f"- `{option_label(cls, field)}` {', '.join(labels)}: {_md(reason)}")
             lines.append("")
         declared = independence(cls)
         if declared:
@@ -301,7 +301,7 @@ def support_page() -> str:
             for role, field, why in declared:
                 grouped.setdefault((role, why), []).append(f"`{option_label(cls, field)}`")
             for (role, why), fields in grouped.items():
-                lines.append(f"- {role}, {', '.join(fields)}: {why}")
+                lines.append(f"- {role}, {', '.join(fields)}: {_md(why)}")
             lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -317,5 +317,11 @@ def option_label(cls, field: str) -> str:
 
 
 def _cell(cell: str) -> str:
-    text = cell.split(": ", 1)[1] if ": " in cell else cell
-    return text.replace("|", "\\|")
+    return _md(cell.split(": ", 1)[1] if ": " in cell else cell)
+
+
+def _md(text: str) -> str:
+    """Plain text as Markdown text: no link, emphasis, math or table syntax."""
+    for ch in "\\[]*|$<>`":
+        text = text.replace(ch, "\\" + ch)
+    return text

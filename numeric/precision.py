@@ -224,7 +224,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
         first = min(asked)
         raise ParameterError(first, f"is not available for model {type(model).name!r} (no response-time law yet)")
     # what is not computed is refused before any work, by the consumer that does not compute it
-    ask(model, engine_of(model), asked, "eval")
+    ask(model, engine_of(model), frozenset(), "eval")
     if response_laws is not None:
         ask(model, response_laws, asked, "eval")
     record = _evaluate_measures(model, digits, include, confirm, options)
@@ -253,7 +253,8 @@ def ask(model, consumer, asked=frozenset(), verb="evaluate") -> None:
 
     refusal = ask_consumer(consumer, model, asked)
     if refusal is not None:
-        raise refusal.error(model, "--" + refusal.asked.replace("_", "-") if refusal.asked else verb)
+        asked_one = refusal.asked or (min(asked) if asked else "")
+        raise refusal.error(model, "--" + asked_one.replace("_", "-") if asked_one else verb)
 
 
 def _evaluate_measures(model, digits, include, confirm, options):

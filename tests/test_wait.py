@@ -120,7 +120,7 @@ def test_readme_example_tail_and_quantiles():
 def test_kinked_laws_are_refused_for_tails_but_not_for_moments():
     # a constant service has exact tails (tests/test_wait_deterministic.py); a uniform one has none
     model = qd.VacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Uniform(F(1, 100), F(1, 50)), qd.Exponential(F(3, 40)))
-    with pytest.raises(ParameterError, match="wait_tail.*no smooth density"):
+    with pytest.raises(ParameterError, match="--wait-tail.*no smooth density"):
         model.evaluate(wait_tail=[0.5])
     r = model.evaluate(wait_moments=2)
     assert r.response["wait_moments"][0] == pytest.approx(r.mean_wait, rel=1e-14)

@@ -241,7 +241,7 @@ def test_kinked_laws_refuse_tails_but_give_moments():
     # tests/test_wait_finite_lattice.py)
     kinked = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Uniform(0, F(3, 100)),
                                               qd.Exponential(F(3, 40)), 30)
-    with pytest.raises(ParameterError, match="wait_tail.*no smooth density"):
+    with pytest.raises(ParameterError, match="--wait-tail.*no smooth density"):
         kinked.evaluate(wait_tail=[1])
     model = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Deterministic(F(3, 200)),
                                              qd.Exponential(F(3, 40)), 30)

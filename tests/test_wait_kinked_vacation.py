@@ -133,5 +133,5 @@ def test_quantile_solves_the_closed_form_and_float64_agrees():
 
 def test_other_kinked_laws_are_still_refused():
     model = qd.VacationQueue(F(1, 2), qd.Constant(1), qd.Uniform(F(1, 2), 1), qd.Deterministic(1))
-    with pytest.raises(ParameterError, match="wait_tail.*no smooth density"):
+    with pytest.raises(ParameterError, match="--wait-tail.*no smooth density"):
         model.evaluate(wait_tail=["1"])
