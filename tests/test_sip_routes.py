@@ -69,9 +69,9 @@ def test_refusals_name_the_option_before_any_work(kw, option, words):
     option, and is what solve raises; the simulator's own declaration is separate (it runs several of these)."""
     kw.setdefault("rate", 5)
     m = Sip(service=kw.pop("service", EXP), timeout=F(2), **kw)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: a loaded machine does not move it
     refusal = supports(m)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0  # building a server would take seconds
     assert refusal is not None and refusal.option == option and words in refusal.reason, refusal
     with pytest.raises(ParameterError) as err:
         solve(m)
