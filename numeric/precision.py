@@ -218,6 +218,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
         asked = next(k for k in ("wait_tail", "wait_quantile", "wait_moments", "sojourn_tail", "sojourn_quantile",
                                  "sojourn_moments") if getattr(request, k))
         raise ParameterError(asked, f"is not available for model {type(model).name!r} (no response-time law yet)")
+    laws = type(model).response.load()(model) if request else None  # its refusals before the measures' work
     record = _evaluate_measures(model, digits, include, confirm, options)
     if not request:
         return record
@@ -225,7 +226,6 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
 
     from .response import evaluate_response
 
-    laws = type(model).response.load()(model)
     measures, confirmed, working, notes = evaluate_response(laws, request, digits)
     if digits is not None:
         confirmed = min(record.confirmed_digits if record.confirmed_digits is not None else math.inf, confirmed)

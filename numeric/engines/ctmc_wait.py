@@ -241,7 +241,7 @@ def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
     in ``ctx`` when the caller keeps it (default :func:`qderive.numeric.engines.two_flow.solve`)."""
     from . import two_flow as TF
 
-    space = TF.space_of(model)
+    space = TF.sequence_space(model)  # the tagged message's class is needed: the class-sequence chain
     rates = TF.model_rates(model)
     length, bits, mode = space.length, space.bits, space.mode
     offs = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
@@ -282,7 +282,9 @@ def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
         a_src, a_kind, a_at = a_src[pick], a_kind[pick], a_at[pick]
 
     def entry(ctx):
-        sol = TF.solve(model, ctx) if solve is None else solve(ctx)
+        sol = TF.solve(model, ctx, space=space) if solve is None else solve(ctx)
+        if sol.space is not space:
+            raise ValueError("tagged_two_flow: the solution must be over the class-sequence chain (sequence_space)")
         lam = ctx.array([ctx.num(rates[0]), ctx.num(rates[1])])
         w = ctx.zeros(len(levels))
         flow = sol.pi[a_src] * lam[a_kind]
