@@ -110,20 +110,23 @@ def test_segment_states_limit_is_the_users():
 
 @pytest.mark.slow
 def test_h40_against_the_simulator():
-    # seed 001's thresholds scaled to a quick run: L,H,R = 20,40,60 at a load where overload occurs;
-    # the simulator's intervals (99.9%, 8 replications) must hold the exact values
+    # seed 001's thresholds L,H,R = 20,40,60 at load 0.9 (overload occurs: P(mode 2) ~ 1e-3); no exact chain
+    # over class sequences exists at this size (6.6e12 states), so the simulator's intervals are the check:
+    # the 95% Student-t intervals of 8 replications widened to 99.9% (t quantiles, 7 degrees of freedom) so
+    # that five measures fail together with probability < 0.5% when the engine is right
+    from scipy.stats import t as student
+
     args = ["--rates", "30,60", "--service-rates", "50,200", "--thresholds", "20,40,60", "--json"]
     code, out, err = cli(["eval", "two-flow", *args])
     assert code == 0, err
     exact = json.loads(out)["measures"]
-    code, out, err = cli(["simulate", "two-flow", *args, "--customers", "40000", "--replications", "8",
-                          "--seed", "7", "--confidence", "0.999"])
+    code, out, err = cli(["simulate", "two-flow", *args, "--customers", "200000", "--replications", "8",
+                          "--seed", "7", "--quiet"])
     assert code == 0, err
-    sim = json.loads(out)
-    checked = 0
-    for key in ("rejection_invite", "rejection_non_invite", "mean_number", "p_mode0", "throughput_invite"):
-        est = sim["measures"][key]
-        value, half = (est["estimate"], est["half_width"]) if isinstance(est, dict) else est
-        assert abs(value - exact[key]) <= half, (key, value, half, exact[key])
-        checked += 1
-    assert checked == 5
+    sim = json.loads(out)["measures"]
+    widen = student.ppf(0.9995, 7) / student.ppf(0.975, 7)
+    for key in ("rejection_invite", "rejection_non_invite", "mean_return_time", "p_mode0", "mean_sojourn_invite"):
+        lo, hi = sim[key]["ci95"]
+        mid, half = sim[key]["estimate"], (hi - lo) / 2 * widen
+        assert abs(mid - exact[key]) <= half, (key, mid, half, exact[key])
+    assert exact["p_mode2"] > 1e-4  # the check covers overload, not only the normal mode

@@ -149,8 +149,9 @@ def segment_space(low: int, high: int, capacity: int) -> SegmentSpace:
         if i is None:
             i = len(states)
             if i >= allowed:
-                _limits.check("two_flow_states", i + 1, "states of the two-flow FIFO chain held as segments "
-                              "(frontier expansion stopped there)")
+                _limits.check("two_flow_states", i + 1, "states of the two-flow FIFO chain held as segments, "
+                              "counted until the limit: the count grows like H^4 and faster when H - L is small "
+                              "against L; `qderive simulate two-flow` has no state-space limit")
             index[state] = i
             states.append(state)
         return i
