@@ -40,9 +40,10 @@ into overload (flow from mode 0, normalised) and h the mean first-passage times 
 
 >>> from fractions import Fraction as F
 >>> from qderive.symbolic.models.two_flow import TwoFlowModel
->>> sol = solve(TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5))
->>> sol.space.size, round(sol.throughput(1) / sol.accepted_rate(1), 12)
-(91, 1.0)
+>>> model = TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5)
+>>> sol = solve(model)
+>>> sol.space.size, sequence_space(model).size, round(sol.throughput(1) / sol.accepted_rate(1), 12)
+(37, 91, 1.0)
 """
 
 from __future__ import annotations

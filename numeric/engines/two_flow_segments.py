@@ -34,10 +34,9 @@ Transition kinds index :func:`segment_rates`: the six rates of
 mode-0 arrival appended as A), then each service rate times p and times q (a departure that
 draws the class of the next message from an A run).
 
->>> from fractions import Fraction as F
 >>> sp = segment_space(2, 4, 5)
->>> sp.size, int(sp.length.max())
-(31, 5)
+>>> sp.size, int(sp.length.max()), max(len(r) for r in sp.runs)
+(37, 5, 2)
 """
 
 from __future__ import annotations
