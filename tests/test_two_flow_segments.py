@@ -130,3 +130,15 @@ def test_h40_against_the_simulator():
         mid, half = sim[key]["estimate"], (hi - lo) / 2 * widen
         assert abs(mid - exact[key]) <= half, (key, mid, half, exact[key])
     assert exact["p_mode2"] > 1e-4  # the check covers overload, not only the normal mode
+
+
+@pytest.mark.parametrize("rates", [(30, 60, F(250, 3), F(1000, 3)), (F(3, 5), 2, 1, 5), (3, 6, F(250, 3), F(1000, 3))])
+def test_sparse_level_solver_on_the_segment_chain_against_gth(rates):
+    # L,H = 8,16: 1025 segment states (the class-sequence chain would have ~2e5): seed 001's rates
+    # (P(mode 2) ~ 2e-4 at H = 16), a critical load (0.05) and a light one (tiny overload probabilities). The level solver's
+    # relative residual is 1e-12, GTH's entrywise error O(n^3 eps): 1e-10 relative, as tests/test_two_flow.py
+    model = TwoFlowModel(*rates, 8, 16, 17)
+    a = solve(model, FLOAT64, Solver.SPARSE).measures()
+    b = solve(model, FLOAT64, Solver.GTH).measures()
+    assert a["states"] == b["states"] == 1025
+    close(a, b, 1e-10)
