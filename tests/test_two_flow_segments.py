@@ -95,12 +95,43 @@ def test_simulate_is_not_limited_by_the_analytic_state_space():
     assert code == 0, err
 
 
-def test_priority_and_response_laws_at_large_h_refuse_pointing_to_the_simulator():
+def test_priority_at_large_h_refuses_pointing_to_the_simulator():
     with pytest.raises(BudgetError, match="two-flow-high = 40 .*no exact polynomial formulation.*simulate two-flow"):
         TwoFlowModel(30, 60, F(250, 3), F(1000, 3), 20, 40, 60, Algorithm.PRIORITY).evaluate()
     code, out, err = cli(["eval", "two-flow", "--rates", "30,60", "--service-rates", "250/3,1000/3",
-                          "--thresholds", "20,40,60", "--wait-tail", "0.1"])
+                          "--thresholds", "20,40,60", "--algorithm", "priority"])
     assert code == 2 and "simulate two-flow" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("thresholds", [(2, 4, 5), (3, 6, 5), (1, 3, 4)])
+def test_response_laws_over_segments_agree_with_the_class_sequence_tagged_chain(thresholds):
+    # the tagged message's chain over segments (waiting: (segment state, position); in service: (mode, n,
+    # class)) against the one over class sequences: tails of the wait and the sojourn, either class and per
+    # class, and their first two moments; uniformization sums of positive terms and M-matrix solves on
+    # chains of a few hundred states: 1e-12
+    from qderive.numeric.engines.ctmc_wait import phase_type_laws, tagged_two_flow, tagged_two_flow_segments
+
+    model = MODELS[0](*thresholds)
+    for flow in (None, 1, 2):
+        a = phase_type_laws(tagged_two_flow_segments(model, flow))
+        b = phase_type_laws(tagged_two_flow(model, flow))
+        for kind in ("wait", "sojourn"):
+            ta, tb = a[kind].tails([0.25, 1, 4], None)[0], b[kind].tails([0.25, 1, 4], None)[0]
+            assert all(abs(x - y) <= 1e-12 * y for x, y in zip(ta, tb)), (flow, kind, ta, tb)
+            ma, mb = a[kind].moment_values(2, None), b[kind].moment_values(2, None)
+            assert all(abs(x - y) <= 1e-12 * y for x, y in zip(ma, mb)), (flow, kind, ma, mb)
+
+
+def test_response_laws_over_segments_at_40_digits():
+    # the same comparison at 40 digits (both sides at the working precision the policy chooses): 1e-30
+    from qderive.numeric.engines.ctmc_wait import phase_type_laws, tagged_two_flow, tagged_two_flow_segments
+
+    model = MODELS[1](2, 4, 5)
+    for flow in (None, 2):
+        a = phase_type_laws(tagged_two_flow_segments(model, flow))["sojourn"].tails([1], 40)[0]
+        b = phase_type_laws(tagged_two_flow(model, flow))["sojourn"].tails([1], 40)[0]
+        with mpmath.workdps(50):
+            assert abs(mpmath.mpf(a[0]) - mpmath.mpf(b[0])) <= mpmath.mpf(10) ** -30 * mpmath.mpf(b[0])
 
 
 def test_segment_states_limit_is_the_users():

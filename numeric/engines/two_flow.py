@@ -253,16 +253,17 @@ def check_sequence_chain(model: TwoFlowModel) -> None:
     """Refuse (:class:`BudgetError`, limit ``two_flow_high``) a class-sequence chain too large to build.
 
     The one analytic refusal of a large H: the chain over class sequences has about 3 * 2^(H+1)
-    states. Under FIFO the stationary measures do not need it (:func:`space_of` holds the queue as
-    segments); priority and the tagged-message chains of the response laws do. The simulator has no
-    state space and never calls this.
+    states. Under FIFO the measures and the response laws do not need it (:func:`space_of` holds the
+    queue as segments; :func:`~.ctmc_wait.tagged_two_flow_segments`); priority does, and so do the
+    tagged copies of ``sip-retransmission --control threshold``. The simulator has no state space and
+    never calls this.
     """
     H = model.H
     if H <= _limits.current().two_flow_high:
         return
     what = ("the priority discipline (algorithm 2) has no exact polynomial formulation: the next message served "
             "in modes 1 and 2 depends on every class in the queue" if model.algorithm is Algorithm.PRIORITY else
-            "the response laws follow a tagged message through the class-sequence chain")
+            "this computation follows a tagged message through the class-sequence chain")
     _limits.check("two_flow_high", H, f"{what}; the chain has about 3 * 2^(H+1) = {3 * 2 ** (H + 1):.2g} states, "
                   "so raising the limit far does not help: `qderive simulate two-flow` has no such limit")
 
