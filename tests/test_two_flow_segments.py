@@ -173,3 +173,35 @@ def test_sparse_level_solver_on_the_segment_chain_against_gth(rates):
     b = solve(model, FLOAT64, Solver.GTH).measures()
     assert a["states"] == b["states"] == 1025
     close(a, b, 1e-10)
+
+
+def test_sparse_moments_when_a_level_is_too_large_for_the_dense_solve():
+    # with dense-states lowered, float64 moments come from the level solver over the system count; against
+    # the dense per-level M-matrix solve of the same chain (relative residual 1e-13, polished): 1e-11
+    from qderive.numeric.engines.ctmc_wait import phase_type_laws, tagged_two_flow_segments
+
+    model = MODELS[0](4, 6, 7)
+    for flow in (None, 1):
+        dense = phase_type_laws(tagged_two_flow_segments(model, flow))
+        with limits.limits(dense_states=5):
+            sparse = phase_type_laws(tagged_two_flow_segments(model, flow))
+            got = {k: sparse[k].moment_values(3, None) for k in ("wait", "sojourn")}
+        for kind, values in got.items():
+            ref = dense[kind].moment_values(3, None)
+            assert all(abs(x - y) <= 1e-11 * y for x, y in zip(values, ref)), (flow, kind, values, ref)
+
+
+@pytest.mark.slow
+def test_h40_tagged_mean_sojourn_per_flow_is_littles():
+    # L,H,R = 20,40,60 (22 855 segment states, ~4.6e5 tagged states per flow): the mean sojourn per flow as
+    # the tagged message's absorption time (sparse level solves) against Little's N_c / lambda_c^acc from the
+    # stationary law -- two different computations on the same chain; both float64 level solves at
+    # relative residual 1e-13: 1e-9
+    from qderive.numeric.engines.ctmc_wait import two_flow_laws
+
+    model = TwoFlowModel(30, 60, F(250, 3), F(1000, 3), 20, 40, 60)
+    little = solve(model).measures()
+    laws = two_flow_laws(model)
+    for name in ("invite", "non_invite"):
+        mean = laws[f"sojourn_{name}"].moment_values(1, None)[0]
+        assert abs(mean - little[f"mean_sojourn_{name}"]) <= 1e-9 * mean, (name, mean, little)

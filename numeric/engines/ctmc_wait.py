@@ -84,6 +84,9 @@ class TaggedChain:
     totals: tuple
     entry: object
     system_states: int
+    #: the system's count n in each state when every transition changes it by one (None: not given); lets
+    #: float64 moments of chains with large levels use the sparse level solver instead of dense blocks
+    counts: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -108,7 +111,7 @@ class TaggedChain:
             return entry(ctx)[keep]
 
         return TaggedChain(self.levels[keep], new[self.rows[sel]], cols, self.kinds[sel], self.rate_values, totals,
-                           sub_entry, self.system_states)
+                           sub_entry, self.system_states, None if self.counts is None else self.counts[keep])
 
 
 # --------------------------------------------------------------------------------------
@@ -151,11 +154,30 @@ class _Numeric:
     def moments(self, k):
         ctx = self.ctx
         largest = max(np.bincount(self.chain.levels).tolist() or [0])
+        if ctx.is_float64 and self.chain.counts is not None and largest > _limits.current().dense_states:
+            return self._sparse_moments(k)
         _limits.check("dense_states", largest, "states of one level of the tagged customer's chain (dense M-matrix "
                       "solve)")
         with ctx:
             return absorption_moments(ctx, self.alpha, self.chain.levels, self.rows, self.cols, self.rates,
                                       self.exits, k)
+
+
+    def _sparse_moments(self, k):
+        """E T^j = alpha x_j with (-T) x_j = j x_{j-1}, x_0 = 1, in float64 by the level solver over the system's
+        count (every transition changes it by one: the diagonal blocks are diagonal), subtraction-free sweeps."""
+        import scipy.sparse as sps
+
+        from .level_solver import solve_level_m_matrix
+
+        n = self.chain.size
+        W = sps.csr_matrix((np.asarray(self.rates, dtype=np.float64), (self.rows, self.cols)), shape=(n, n))
+        d = np.array([float(t) for t in self.chain.totals])
+        x, out = np.ones(n), []
+        for j in range(1, k + 1):
+            x = solve_level_m_matrix(W, d, self.chain.counts, j * x)
+            out.append(float(np.dot(self.alpha, x)))
+        return out
 
 
 def _atom(chain_full: TaggedChain, keep: np.ndarray, ctx):
@@ -393,7 +415,10 @@ def tagged_two_flow_segments(model, flow: int | None = None) -> TaggedChain:
         np.add.at(w, e_at, weight)
         return w
 
-    return TaggedChain(levels, rows, cols, kinds, tuple(rates), tuple(totals), _memo(entry), space.size)
+    counts = np.empty(n_all, dtype=np.int64)
+    counts[:n_wait] = np.repeat(length, waiting)
+    counts[n_wait:] = np.tile(np.repeat(np.arange(1, H + 2), 2), 3)
+    return TaggedChain(levels, rows, cols, kinds, tuple(rates), tuple(totals), _memo(entry), space.size, counts)
 
 
 @functools.lru_cache(maxsize=16)
