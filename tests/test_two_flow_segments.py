@@ -205,3 +205,12 @@ def test_h40_tagged_mean_sojourn_per_flow_is_littles():
     for name in ("invite", "non_invite"):
         mean = laws[f"sojourn_{name}"].moment_values(1, None)[0]
         assert abs(mean - little[f"mean_sojourn_{name}"]) <= 1e-9 * mean, (name, mean, little)
+
+
+def test_tagged_chain_size_is_bounded_before_it_is_built():
+    from qderive.numeric.engines.ctmc_wait import tagged_two_flow_segments
+
+    model = MODELS[0](5, 12, 13)
+    size = int(sum(max(n - 1, 0) for n in segment_space(5, 12, 13).length.tolist()))
+    with limits.limits(two_flow_states=size - 1), pytest.raises(BudgetError, match="tagged message's chain"):
+        tagged_two_flow_segments(model)

@@ -343,6 +343,9 @@ def tagged_two_flow_segments(model, flow: int | None = None) -> TaggedChain:
     waiting = np.maximum(length - 1, 0)
     offs = np.concatenate([[0], np.cumsum(waiting)]).astype(np.int64)
     n_wait = int(offs[-1])
+    _limits.check("two_flow_states", n_wait, "states of the tagged message's chain over the two-flow segment "
+                  "chain (segment state, position); `qderive simulate two-flow` records waits and sojourns without "
+                  "a state-space limit")
 
     def served(m, n, c):  # index of the in-service state (mode, n = 1..H + 1, class)
         return n_wait + ((np.asarray(m) * (H + 1) + np.asarray(n) - 1) * 2 + np.asarray(c) - 1)
