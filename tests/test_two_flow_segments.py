@@ -166,8 +166,9 @@ def test_h40_against_the_simulator():
 @pytest.mark.parametrize("rates", [(30, 60, F(250, 3), F(1000, 3)), (F(3, 5), 2, 1, 5), (3, 6, F(250, 3), F(1000, 3))])
 def test_sparse_level_solver_on_the_segment_chain_against_gth(rates):
     # L,H = 8,16: 1025 segment states (the class-sequence chain would have ~2e5): seed 001's rates
-    # (P(mode 2) ~ 2e-4 at H = 16), a critical load (0.05) and a light one (tiny overload probabilities). The level solver's
-    # relative residual is 1e-12, GTH's entrywise error O(n^3 eps): 1e-10 relative, as tests/test_two_flow.py
+    # (P(mode 2) ~ 2e-4 at H = 16), a critical load (P(mode 2) ~ 0.05) and a light one (P(mode 2) ~ 4e-18).
+    # The level solver's relative residual is 1e-12, GTH's entrywise error O(n^3 eps): 1e-10 relative, as
+    # tests/test_two_flow.py
     model = TwoFlowModel(*rates, 8, 16, 17)
     a = solve(model, FLOAT64, Solver.SPARSE).measures()
     b = solve(model, FLOAT64, Solver.GTH).measures()

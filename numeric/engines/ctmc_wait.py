@@ -1,6 +1,7 @@
 """Waiting and sojourn times of an admitted customer in the Markovian controlled models, as phase-type laws.
 
-:func:`mm1_hysteretic_laws` (``mm1-hysteretic``), :func:`two_flow_laws` (``two-flow``) and
+:func:`mm1_hysteretic_laws` (``mm1-hysteretic``), :func:`two_flow_laws` (``two-flow``; under FIFO over the
+segment chain, :func:`tagged_two_flow_segments`, polynomial in H) and
 :func:`two_flow_hysteretic_laws` (``two-flow-hysteretic``; its tagged chain, with the level p counted
 within the tagged customer's own flow, is described at :func:`tagged_two_flow_hysteretic`) are the
 models' ``response`` references: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}``
@@ -61,7 +62,8 @@ from ..kernels.phase_type_tail import absorption_moments, uniformized_tail
 from ..response import ResponseLaw
 from ..sequences import digits_for
 
-__all__ = ["TaggedChain", "tagged_two_flow", "tagged_two_flow_segments", "tagged_mm1_hysteretic", "tagged_two_flow_hysteretic",
+__all__ = ["TaggedChain", "tagged_two_flow", "tagged_two_flow_segments", "tagged_mm1_hysteretic",
+           "tagged_two_flow_hysteretic",
            "phase_type_laws", "two_flow_laws", "mm1_hysteretic_laws", "two_flow_hysteretic_laws",
            "MAX_UNIFORMIZATION"]
 
