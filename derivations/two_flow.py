@@ -335,6 +335,8 @@ def _check_engine_vs_oracle(digits):
             got = model.evaluate(digits).as_dict()
             ref = two_flow_measures(model, mp_context(digits + 10))
             for key, value in got.items():
+                if key == "states" and alg is Algorithm.FIFO:  # the engine's FIFO chain is the segment chain
+                    continue
                 if ref[key] is None or value is None:
                     if (ref[key] is None) != (value is None):
                         return False, None, f"{key}: one side is null ({alg.value}, {L},{H},{R})"
@@ -342,7 +344,8 @@ def _check_engine_vs_oracle(digits):
                 worst = min(worst, agreement_digits(value, ref[key]) if ref[key] != 0 or value != 0 else float("inf"))
     return worst >= digits - 2, min(worst, digits), (f"engine at {digits} digits vs the oracle chain (tagged-customer "
                                                      "sojourns, first-passage return time), every measure, both "
-                                                     "algorithms, L,H,R = 2,4,5 / 1,3,7 / 2,4,3")
+                                                     "algorithms (FIFO: the engine's segment chain), L,H,R = "
+                                                     "2,4,5 / 1,3,7 / 2,4,3")
 
 
 def _check_equal_service_totals(digits):

@@ -227,6 +227,7 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
     ask(model, engine_of(model), frozenset(), "eval")
     if response_laws is not None:
         ask(model, response_laws, asked, "eval")
+    laws = response_laws(model) if request else None  # built before the measures: its refusals come first
     record = _evaluate_measures(model, digits, include, confirm, options)
     if not request:
         return record
@@ -234,7 +235,6 @@ def evaluate(model, digits: int | None = None, *, include=(), confirm: bool = Fa
 
     from .response import evaluate_response
 
-    laws = response_laws(model)
     measures, confirmed, working, notes = evaluate_response(laws, request, digits)
     if digits is not None:
         confirmed = min(record.confirmed_digits if record.confirmed_digits is not None else math.inf, confirmed)

@@ -22,7 +22,8 @@ mp_capacity            2 000        r up to which an underflowing float64 result
 whole_capacity         2 000        r under whole-batch admission (dense (r+1)^2 room matrices)
 threshold              3 000        discard threshold R of the hysteretic chain (dense ~2R states)
 mm1_threshold          10 000 000   R of the M|M|1 hysteresis (O(R) recurrences)
-two_flow_high          16           H of the two-flow chain (~3 * 2^(H+1) states)
+two_flow_high          16           H of the two-flow chain over class sequences (priority; ~3 * 2^(H+1) states)
+two_flow_states        2 000 000    states of the two-flow FIFO chain held as segments (~1 GB, ~15 s at the limit)
 priority_high          30           H of sip-retransmission --discipline priority under control (~H^3/3 states)
 dense_states           2 500        states of a chain solved densely at --digits (O(n^2) mpf)
 batch_size             100 000      largest size of a finite batch law
@@ -66,6 +67,7 @@ class Limits:
     threshold: int = 3_000
     mm1_threshold: int = 10_000_000
     two_flow_high: int = 16
+    two_flow_states: int = 2_000_000
     priority_high: int = 30
     dense_states: int = 2_500
     batch_size: int = 100_000

@@ -1,6 +1,7 @@
 """Waiting and sojourn times of an admitted customer in the Markovian controlled models, as phase-type laws.
 
-:func:`mm1_hysteretic_laws` (``mm1-hysteretic``), :func:`two_flow_laws` (``two-flow``) and
+:func:`mm1_hysteretic_laws` (``mm1-hysteretic``), :func:`two_flow_laws` (``two-flow``; under FIFO over the
+segment chain, :func:`tagged_two_flow_segments`, polynomial in H) and
 :func:`two_flow_hysteretic_laws` (``two-flow-hysteretic``; its tagged chain, with the level p counted
 within the tagged customer's own flow, is described at :func:`tagged_two_flow_hysteretic`) are the
 models' ``response`` references: ``{"wait": ResponseLaw, "sojourn": ResponseLaw}``
@@ -61,7 +62,8 @@ from ..kernels.phase_type_tail import absorption_moments, uniformized_tail
 from ..response import ResponseLaw
 from ..sequences import digits_for
 
-__all__ = ["TaggedChain", "tagged_two_flow", "tagged_mm1_hysteretic", "tagged_two_flow_hysteretic",
+__all__ = ["TaggedChain", "tagged_two_flow", "tagged_two_flow_segments", "tagged_mm1_hysteretic",
+           "tagged_two_flow_hysteretic",
            "phase_type_laws", "two_flow_laws", "mm1_hysteretic_laws", "two_flow_hysteretic_laws",
            "MAX_UNIFORMIZATION"]
 
@@ -84,6 +86,9 @@ class TaggedChain:
     totals: tuple
     entry: object
     system_states: int
+    #: the system's count n in each state when every transition changes it by one (None: not given); lets
+    #: float64 moments of chains with large levels use the sparse level solver instead of dense blocks
+    counts: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -108,7 +113,7 @@ class TaggedChain:
             return entry(ctx)[keep]
 
         return TaggedChain(self.levels[keep], new[self.rows[sel]], cols, self.kinds[sel], self.rate_values, totals,
-                           sub_entry, self.system_states)
+                           sub_entry, self.system_states, None if self.counts is None else self.counts[keep])
 
 
 # --------------------------------------------------------------------------------------
@@ -151,11 +156,30 @@ class _Numeric:
     def moments(self, k):
         ctx = self.ctx
         largest = max(np.bincount(self.chain.levels).tolist() or [0])
+        if ctx.is_float64 and self.chain.counts is not None and largest > _limits.current().dense_states:
+            return self._sparse_moments(k)
         _limits.check("dense_states", largest, "states of one level of the tagged customer's chain (dense M-matrix "
                       "solve)")
         with ctx:
             return absorption_moments(ctx, self.alpha, self.chain.levels, self.rows, self.cols, self.rates,
                                       self.exits, k)
+
+
+    def _sparse_moments(self, k):
+        """E T^j = alpha x_j with (-T) x_j = j x_{j-1}, x_0 = 1, in float64 by the level solver over the system's
+        count (every transition changes it by one: the diagonal blocks are diagonal), subtraction-free sweeps."""
+        import scipy.sparse as sps
+
+        from .level_solver import solve_level_m_matrix
+
+        n = self.chain.size
+        W = sps.csr_matrix((np.asarray(self.rates, dtype=np.float64), (self.rows, self.cols)), shape=(n, n))
+        d = np.array([float(t) for t in self.chain.totals])
+        x, out = np.ones(n), []
+        for j in range(1, k + 1):
+            x = solve_level_m_matrix(W, d, self.chain.counts, j * x)
+            out.append(float(np.dot(self.alpha, x)))
+        return out
 
 
 def _atom(chain_full: TaggedChain, keep: np.ndarray, ctx):
@@ -241,7 +265,7 @@ def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
     in ``ctx`` when the caller keeps it (default :func:`qderive.numeric.engines.two_flow.solve`)."""
     from . import two_flow as TF
 
-    space = TF.space_of(model)
+    space = TF.sequence_space(model)  # the tagged message's class is needed: the class-sequence chain
     rates = TF.model_rates(model)
     length, bits, mode = space.length, space.bits, space.mode
     offs = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
@@ -282,7 +306,9 @@ def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
         a_src, a_kind, a_at = a_src[pick], a_kind[pick], a_at[pick]
 
     def entry(ctx):
-        sol = TF.solve(model, ctx) if solve is None else solve(ctx)
+        sol = TF.solve(model, ctx, space=space) if solve is None else solve(ctx)
+        if sol.space is not space:
+            raise ValueError("tagged_two_flow: the solution must be over the class-sequence chain (sequence_space)")
         lam = ctx.array([ctx.num(rates[0]), ctx.num(rates[1])])
         w = ctx.zeros(len(levels))
         flow = sol.pi[a_src] * lam[a_kind]
@@ -294,14 +320,122 @@ def tagged_two_flow(model, flow: int | None = None, solve=None) -> TaggedChain:
     return TaggedChain(levels, rows, cols, kinds, tuple(rates), totals, _memo(entry), space.size)
 
 
+def tagged_two_flow_segments(model, flow: int | None = None) -> TaggedChain:
+    """The tagged message's sojourn chain of a FIFO :class:`TwoFlowModel` over the segment chain
+    (:mod:`qderive.numeric.engines.two_flow_segments`), polynomial in H.
+
+    Waiting: the state is (x, p), x the segment state after the tagged message's arrival (the tagged
+    message one of its queued messages, an undrawn A if admitted in mode 0), p >= 1 its position;
+    every transition of x applies with its rate, an arrival keeping p, a departure moving p to p - 1.
+    Under FIFO nothing before its service depends on the tagged message's class, so this is exact for
+    either class. In service (p = 0) only (mode, n, class of the tagged message) matter: arrivals
+    (admitted as in x, to mode 2 at n = H + 1) and its own departure (absorption, rate mu_c or mu'_c).
+    The class taken into service is the one the segment chain draws (``flow`` None: a random admitted
+    message) or ``flow`` (the entry restricted to that class's admitted arrivals, whose class is then
+    known). Entry: pi(x) lambda_c over the states admitting class c, at position n (the count found),
+    or in service when x is empty.
+    """
+    from . import two_flow as TF
+    from .two_flow_segments import ARRIVAL_ANY
+
+    space = TF.space_of(model)
+    rates = TF.space_rates(model, space)
+    H, R = space.high, space.capacity
+    length, mode = space.length.astype(np.int64), space.mode.astype(np.int64)
+    waiting = np.maximum(length - 1, 0)
+    offs = np.concatenate([[0], np.cumsum(waiting)]).astype(np.int64)
+    n_wait = int(offs[-1])
+    _limits.check("two_flow_states", n_wait, "states of the tagged message's chain over the two-flow segment "
+                  "chain (segment state, position); `qderive simulate two-flow` records waits and sojourns without "
+                  "a state-space limit")
+
+    def served(m, n, c):  # index of the in-service state (mode, n = 1..H + 1, class)
+        return n_wait + ((np.asarray(m) * (H + 1) + np.asarray(n) - 1) * 2 + np.asarray(c) - 1)
+
+    n_all = n_wait + 3 * (H + 1) * 2
+    levels = np.zeros(n_all, dtype=np.int64)
+    levels[:n_wait] = np.concatenate([np.arange(1, n, dtype=np.int64) for n in length.tolist() if n >= 2] or
+                                     [np.zeros(0, dtype=np.int64)])
+    kind = space.kind.astype(np.int64)
+    arrival = (kind <= 1) | (kind == ARRIVAL_ANY)
+    rows, cols, kinds = [], [], []
+    for p in range(1, int(length.max(initial=0))):
+        sel = length[space.src] > p
+        src, dst, k, arr = space.src[sel], space.dst[sel], kind[sel], arrival[sel]
+        here = offs[src] + p - 1
+        into_service = (~arr) & (p == 1)
+        cls = space.in_service[dst] if flow is None else np.full(len(dst), flow)
+        target = np.where(arr, offs[dst] + p - 1, offs[dst] + p - 2)
+        target = np.where(into_service, served(mode[dst], length[dst], np.maximum(cls, 1)), target)
+        rows.append(here)
+        cols.append(target)
+        kinds.append(k)
+    s_rows, s_cols, s_kinds = [], [], []
+    for m in range(3):
+        for n in range(1, H + 2):
+            for c in (1, 2):
+                at = int(served(m, n, c))
+                if n < R and m != 2:
+                    up = 2 if n + 1 == H + 1 else m
+                    s_rows.append(at)
+                    s_cols.append(int(served(up, n + 1, c)))
+                    s_kinds.append(ARRIVAL_ANY if m == 0 else 1)
+                s_rows.append(at)
+                s_cols.append(-1)
+                s_kinds.append((2 if m == 0 else 4) + c - 1)
+    rows = np.concatenate(rows + [np.array(s_rows, dtype=np.int64)])
+    cols = np.concatenate(cols + [np.array(s_cols, dtype=np.int64)])
+    kinds = np.concatenate(kinds + [np.array(s_kinds, dtype=np.int64)])
+    counts = np.zeros((n_all, len(rates)), dtype=np.int64)
+    np.add.at(counts, (rows, kinds), 1)
+    unique: dict = {}
+    totals = []
+    for row in map(tuple, counts.tolist()):
+        if row not in unique:
+            unique[row] = sum((c * r for c, r in zip(row, rates) if c), Fraction(0))
+        totals.append(unique[row])
+    # entries: the admitted arrivals of class c from every state that admits it
+    e_src, e_at, e_cls = [], [], []
+    a_sel = arrival
+    src, dst, k = space.src[a_sel], space.dst[a_sel], kind[a_sel]
+    for c in ((1, 2) if flow is None else (flow,)):
+        admits = space.accepts(c)[src]
+        empty = length[src] == 0
+        # from an empty state: the class-c arrival's own transition (kind c - 1) into service
+        pick = admits & np.where(empty, k == c - 1, True)
+        s_, d_ = src[pick], dst[pick]
+        at = np.where(length[s_] == 0, served(mode[d_], 1, c), offs[d_] + length[s_] - 1)
+        e_src.append(s_)
+        e_at.append(at)
+        e_cls.append(np.full(len(s_), c - 1))
+    e_src, e_at, e_cls = (np.concatenate(a) for a in (e_src, e_at, e_cls))
+
+    def entry(ctx):
+        sol = TF.solve(model, ctx, space=space)
+        lam = ctx.array([ctx.num(rates[0]), ctx.num(rates[1])])
+        w = ctx.zeros(n_all)
+        weight = sol.pi[e_src] * lam[e_cls]
+        if ctx.is_float64:
+            return np.bincount(e_at, weights=weight, minlength=n_all)
+        np.add.at(w, e_at, weight)
+        return w
+
+    counts = np.empty(n_all, dtype=np.int64)
+    counts[:n_wait] = np.repeat(length, waiting)
+    counts[n_wait:] = np.tile(np.repeat(np.arange(1, H + 2), 2), 3)
+    return TaggedChain(levels, rows, cols, kinds, tuple(rates), tuple(totals), _memo(entry), space.size, counts)
+
+
 @functools.lru_cache(maxsize=16)
 def two_flow_laws(model) -> dict:
     """The ``response`` of ``two-flow``: wait and sojourn of a random admitted message (either class), and per
     class (``wait_invite``, ``sojourn_invite``, ``wait_non_invite``, ``sojourn_non_invite``: the entry restricted
-    to that class's admitted arrivals, the same tagged chain)."""
-    laws = phase_type_laws(tagged_two_flow(model))
+    to that class's admitted arrivals, the same tagged chain). FIFO: over the segment chain
+    (:func:`tagged_two_flow_segments`); priority: over the class sequences (:func:`tagged_two_flow`)."""
+    tagged = tagged_two_flow_segments if model.algorithm is Algorithm.FIFO else tagged_two_flow
+    laws = phase_type_laws(tagged(model))
     for flow, name in zip((1, 2), type(model).response_flows):
-        per = phase_type_laws(tagged_two_flow(model, flow))
+        per = phase_type_laws(tagged(model, flow))
         laws.update({f"{kind}_{name}": law for kind, law in per.items()})
     return laws
 

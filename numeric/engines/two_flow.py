@@ -1,9 +1,15 @@
 """Engine of the two-flow INVITE / non-INVITE threshold model (seed 001, ``docs/theory/other-models.md`` C).
 
 The model and its rules are in :mod:`qderive.symbolic.models.two_flow`. Because the
-service rate depends on the class and FIFO order matters, the state is ``(mode, sequence
-of classes)``, first = in service: about ``3 * 2^(H+1)`` states (bounded by the limit
-``two_flow_high``). The chain depends only on L, H, min(R, H + 1) and the algorithm.
+service rate depends on the class and the order of service matters, the exact state is
+``(mode, sequence of classes)``, first = in service: about ``3 * 2^(H+1)`` states. Under
+FIFO (algorithm 1) the engine holds the queue as segments instead (the classes admitted in
+mode 0 are drawn when they enter service, :mod:`.two_flow_segments`): O(H^4) states at most,
+exact, bounded by the limit ``two_flow_states``. Under priority (algorithm 2) no such
+lumping is exact and the class-sequence chain is bounded by the limit ``two_flow_high``
+(:func:`check_sequence_chain`, the one place an analytic engine refuses a large H; the
+simulator has no state space and is not limited by it). The chain depends only on L, H,
+min(R, H + 1) and the algorithm.
 
 **Encoding** (:func:`state_space`). A sequence of length n is an integer ``bits`` whose
 bit i is 1 when the i-th message (0 = in service) is class 2. After a departure the rest
@@ -34,9 +40,10 @@ into overload (flow from mode 0, normalised) and h the mean first-passage times 
 
 >>> from fractions import Fraction as F
 >>> from qderive.symbolic.models.two_flow import TwoFlowModel
->>> sol = solve(TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5))
->>> sol.space.size, round(sol.throughput(1) / sol.accepted_rate(1), 12)
-(91, 1.0)
+>>> model = TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5)
+>>> sol = solve(model)
+>>> sol.space.size, sequence_space(model).size, round(sol.throughput(1) / sol.accepted_rate(1), 12)
+(37, 91, 1.0)
 """
 
 from __future__ import annotations
@@ -55,9 +62,11 @@ from ..kernels.chains import gth_stationary, mmatrix_solve
 from ..sequences import digits_for
 from .base import Engine, Trouble
 from .level_solver import ConvergenceError, solve_level_m_matrix
+from .two_flow_segments import SegmentSpace, segment_rates, segment_space
 
-__all__ = ["LAW_KEYS", "joint_law", "RateKind", "StateSpace", "state_space", "space_of", "TwoFlowSolution", "solve", "exact_stationary", "TwoFlowEngine",
-           "DENSE_FLOAT64", "model_rates"]
+__all__ = ["LAW_KEYS", "joint_law", "RateKind", "StateSpace", "state_space", "space_of", "TwoFlowSolution", "solve",
+           "exact_stationary", "TwoFlowEngine", "DENSE_FLOAT64", "model_rates", "check_sequence_chain",
+           "sequence_space", "space_rates"]
 
 #: AUTO uses dense GTH for float64 chains up to this many states (above: the sparse level solver)
 DENSE_FLOAT64 = 1200
@@ -139,6 +148,19 @@ class StateSpace:
     def has_overload(self) -> bool:
         """True when modes 1 and 2 are reachable (R > H)."""
         return bool(np.any(self.mode != Mode.NORMAL))
+
+    # the class counts as :class:`~.two_flow_segments.SegmentSpace` has them (here every class is known)
+    @property
+    def known1(self) -> np.ndarray:
+        return self.length - self.class2_count
+
+    @property
+    def known2(self) -> np.ndarray:
+        return self.class2_count
+
+    @property
+    def undrawn(self) -> np.ndarray:
+        return np.zeros_like(self.length)
 
     def accepts(self, cls: int) -> np.ndarray:
         """States where an arriving class-``cls`` message is accepted: its mode accepts it and n < R."""
@@ -227,8 +249,44 @@ def state_space(low: int, high: int, capacity: int, algorithm: Algorithm) -> Sta
     return StateSpace(L, H, R, algorithm, *arrays)
 
 
-def space_of(model: TwoFlowModel) -> StateSpace:
+def check_sequence_chain(model: TwoFlowModel) -> None:
+    """Refuse (:class:`BudgetError`, limit ``two_flow_high``) a class-sequence chain too large to build.
+
+    The one analytic refusal of a large H: the chain over class sequences has about 3 * 2^(H+1)
+    states. Under FIFO the measures and the response laws do not need it (:func:`space_of` holds the
+    queue as segments; :func:`~.ctmc_wait.tagged_two_flow_segments`); priority does, and so do the
+    tagged copies of ``sip-retransmission --control threshold``. The simulator has no state space and
+    never calls this.
+    """
+    H = model.H
+    if H <= _limits.current().two_flow_high:
+        return
+    what = ("the priority discipline (algorithm 2) has no exact polynomial formulation: the next message served "
+            "in modes 1 and 2 depends on every class in the queue" if model.algorithm is Algorithm.PRIORITY else
+            "this computation follows a tagged message through the class-sequence chain")
+    _limits.check("two_flow_high", H, f"{what}; the chain has about 3 * 2^(H+1) = {3 * 2 ** (H + 1):.2g} states, "
+                  "so raising the limit far does not help: `qderive simulate two-flow` has no such limit")
+
+
+def sequence_space(model: TwoFlowModel) -> StateSpace:
+    """The chain over class sequences (:func:`state_space`), after :func:`check_sequence_chain`."""
+    check_sequence_chain(model)
     return state_space(model.L, model.H, model.effective_capacity, model.algorithm)
+
+
+def space_of(model: TwoFlowModel) -> StateSpace | SegmentSpace:
+    """The engine's chain: FIFO as segments (:func:`~.two_flow_segments.segment_space`, polynomial in H, exact),
+    priority over class sequences (:func:`sequence_space`)."""
+    if model.algorithm is Algorithm.FIFO:
+        return segment_space(model.L, model.H, model.effective_capacity)
+    return sequence_space(model)
+
+
+def space_rates(model: TwoFlowModel, space) -> tuple:
+    """The exact rate of each transition kind of ``space``: :func:`model_rates`, extended for a segment space
+    (:func:`~.two_flow_segments.segment_rates`)."""
+    rates = model_rates(model)
+    return segment_rates(rates) if isinstance(space, SegmentSpace) else rates
 
 
 # --------------------------------------------------------------------------------------
@@ -291,9 +349,19 @@ class TwoFlowSolution:
         return normal + self.rates[RateKind.OVERLOAD_SERVICE_1 + cls - 1] * self._sum(busy & (sp_.mode != Mode.NORMAL))
 
     def mean_number(self, cls: int | None = None):
-        """Mean number of class-c messages in the system (both classes when ``cls`` is None)."""
+        """Mean number of class-c messages in the system (both classes when ``cls`` is None); a message whose
+        class is not drawn yet (segment space) counts p = lambda_1 / (lambda_1 + lambda_2) for class 1."""
         sp_ = self.space
-        counts = {1: sp_.length - sp_.class2_count, 2: sp_.class2_count, None: sp_.length}[cls]
+        if cls is None:
+            return self._weighted(sp_.length)
+        known = sp_.known1 if cls == 1 else sp_.known2
+        if not np.any(sp_.undrawn):
+            return self._weighted(known)
+        lam = self.rates[0] + self.rates[1]
+        return self._weighted(known) + (self.rates[cls - 1] / lam) * self._weighted(sp_.undrawn)
+
+    def _weighted(self, counts):
+        counts = np.asarray(counts)
         w = counts.astype(np.float64) if self.ctx.is_float64 else np.array(counts.tolist(), dtype=object)
         return self.ctx.dot(self.pi, w)
 
@@ -379,8 +447,9 @@ class TwoFlowSolution:
         """``joint_law`` [m][i][j] (mode, INVITE and non-INVITE counts) and ``number_law`` of the stationary pi
         (:func:`joint_law`; the counts reach at most min(R, H + 1))."""
         sp_ = self.space
-        return joint_law(self.ctx, self.pi, sp_.mode, sp_.length - sp_.class2_count, sp_.class2_count,
-                         int(sp_.length.max()))
+        if np.any(sp_.undrawn):
+            return _segment_joint_law(self.ctx, self.pi, sp_, self.rates)
+        return joint_law(self.ctx, self.pi, sp_.mode, sp_.known1, sp_.known2, int(sp_.length.max()))
 
     def measures(self) -> dict:
         """Every measure of :class:`~qderive.symbolic.models.two_flow.TwoFlowMeasures` (context numbers).
@@ -432,6 +501,45 @@ def joint_law(ctx, pi, mode, first, second, top: int) -> dict:
     return {"joint_law": [[list(row) for row in block] for block in grid], "number_law": list(number)}
 
 
+def _segment_joint_law(ctx, pi, space: SegmentSpace, rates) -> dict:
+    """:func:`joint_law` of a segment space: the u undrawn classes of a state are i.i.d., class 1 with
+    probability p = lambda_1 / (lambda_1 + lambda_2), so the state's mass spreads over k = 0..u class-1
+    messages by the binomial law C(u, k) p^k q^(u-k) (every term positive)."""
+    keys = np.stack([space.mode.astype(np.int64), space.known1, space.known2, space.undrawn], axis=1)
+    groups, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    if ctx.is_float64:
+        mass = np.bincount(inverse, weights=np.asarray(pi, dtype=np.float64), minlength=len(groups))
+    else:
+        mass = ctx.zeros(len(groups))
+        for g, x in zip(inverse.tolist(), pi):
+            mass[g] = mass[g] + x
+    lam1, lam2 = rates[0], rates[1]
+    p, q = lam1 / (lam1 + lam2), lam2 / (lam1 + lam2)
+    top = int(space.length.max())
+    binomials: dict = {}
+
+    def binomial(u):
+        if u not in binomials:
+            row, c = [], 1
+            for k in range(u + 1):
+                row.append(c * p ** k * q ** (u - k))
+                c = c * (u - k) // (k + 1)
+            binomials[u] = row
+        return binomials[u]
+
+    flat = [ctx.num(0)] * (3 * (top + 1) ** 2) if not ctx.is_float64 else np.zeros(3 * (top + 1) ** 2)
+    for (m, k1, k2, u), w in zip(groups.tolist(), list(mass)):
+        for k, b in enumerate(binomial(u)):
+            cell = (m * (top + 1) + k1 + k) * (top + 1) + k2 + u - k
+            flat[cell] = flat[cell] + w * b
+    flat = np.asarray(flat, dtype=np.float64 if ctx.is_float64 else object)
+    grid = flat.reshape(3, top + 1, top + 1)
+    number = [ctx.fsum([grid[m, i, n - i] for m in range(3) for i in range(n + 1)]) if not ctx.is_float64 else
+              float(sum(grid[m, i, n - i] for m in range(3) for i in range(n + 1))) for n in range(top + 1)]
+    return {"joint_law": [[list(row) for row in block] for block in grid], "number_law": number}
+
+
 def _stationary_sparse(space: StateSpace, rates) -> np.ndarray:
     """pi Q = 0 for large chains: pi(empty) = 1 fixed, ``q_i pi_i = sum_j pi_j q_ji`` for the rest (level solver)."""
     import scipy.sparse as sps
@@ -450,12 +558,13 @@ def _stationary_sparse(space: StateSpace, rates) -> np.ndarray:
     return pi / np.sum(pi)
 
 
-def _float64_rates(model) -> tuple:
+def _float64_rates(model, space) -> tuple:
     """The rates in float64, or :class:`Trouble` when one is outside the normal float64 range."""
     names = ("lambda_invite", "lambda_non_invite", "mu_invite", "mu_non_invite", "mu_overload_invite",
              "mu_overload_non_invite")
     out = []
-    for name, r in zip(names, model_rates(model)):
+    for k, r in enumerate(space_rates(model, space)):
+        name = names[k] if k < len(names) else "a rate times lambda_c / (lambda_1 + lambda_2)"
         try:
             f = float(r)
         except OverflowError:
@@ -472,18 +581,19 @@ def _check_dense(n: int, ctx) -> None:
                   "up to O(n^3) time")
 
 
-def solve(model: TwoFlowModel, ctx=FLOAT64, solver: Solver | None = None) -> TwoFlowSolution:
+def solve(model: TwoFlowModel, ctx=FLOAT64, solver: Solver | None = None, space=None) -> TwoFlowSolution:
     """Stationary law of the seed-001 chain in ``ctx`` (call inside ``with ctx:`` for mpmath).
 
     ``solver`` (default: the model's): GTH, SPARSE (float64 only; in mpmath GTH is used) or
-    AUTO (module docstring). Dense solves are bounded by the limit ``dense_states``.
+    AUTO (module docstring). Dense solves are bounded by the limit ``dense_states``. ``space``: the chain
+    (default :func:`space_of`; :func:`sequence_space` for the class-sequence chain under FIFO).
     """
-    space = space_of(model)
+    space = space_of(model) if space is None else space
     solver = model.solver if solver is None else solver
     if not ctx.is_float64 or solver is Solver.AUTO:
         small = space.size <= min(DENSE_FLOAT64, _limits.current().dense_states)
         solver = Solver.GTH if (not ctx.is_float64 or small) else Solver.SPARSE
-    rates = _float64_rates(model) if ctx.is_float64 else tuple(ctx.num(r) for r in model_rates(model))
+    rates = _float64_rates(model, space) if ctx.is_float64 else tuple(ctx.num(r) for r in space_rates(model, space))
     if solver is Solver.SPARSE:
         pi = _stationary_sparse(space, rates)
     else:

@@ -150,7 +150,8 @@ class TwoFlowMeasures(Measures):
                                            MeasureKind.RATE, units="messages/time", source="(C.4)")
     accepted_rate_non_invite: object = measure("accepted non-INVITE rate lambda_2 P(accept)", MeasureKind.RATE,
                                                units="messages/time", source="(C.4)")
-    states: object = measure("states of the chain (mode, class sequence)", MeasureKind.INTEGER)
+    states: object = measure("states of the chain solved: FIFO (mode, class in service, queue as runs of messages "
+                             "admitted in mode 0 and in mode 1), priority (mode, class sequence)", MeasureKind.INTEGER)
     joint_law: object = measure("stationary joint law of (mode m, INVITE count i, non-INVITE count j) of the CTMC: "
                                 "nested lists [m][i][j], m = 0, 1, 2, i, j = 0..N with N = min(R, H + 1) the largest "
                                 "count reached, 0 where i + j > N (--distribution)", MeasureKind.DISTRIBUTION,
@@ -170,8 +171,9 @@ class TwoFlowModel(Model):
     ``TwoFlowModel(lambda_invite, lambda_non_invite, mu_invite, mu_non_invite, L, H, R,
     algorithm=Algorithm.FIFO, mu_overload_invite=None, mu_overload_non_invite=None,
     solver=Solver.AUTO)``; the overload service rates default to the normal-mode ones.
-    Rates exact and > 0; ``1 <= L < H``, ``R >= 1``; H is bounded by the limit
-    ``two_flow_high`` (the chain carries the class sequence: about 3 * 2^(H+1) states).
+    Rates exact and > 0; ``1 <= L < H``, ``R >= 1``. The model itself puts no bound on H: the
+    analytic engine does (FIFO: the segment chain, limit ``two_flow_states``; priority and the
+    response laws: the class-sequence chain, limit ``two_flow_high``), the simulator does not.
     """
 
     lambda_invite: object = _rate("Poisson rate of INVITE messages (class 1)", "--rates", 0, "LAMBDA1")
@@ -209,7 +211,6 @@ class TwoFlowModel(Model):
             object.__setattr__(self, "mu_overload_invite", self.mu_invite)
             object.__setattr__(self, "mu_overload_non_invite", self.mu_non_invite)
         _check_thresholds(self.L, self.H, self.R, strict_r=False)
-        _limits.check("two_flow_high", self.H, "the state carries the class sequence: about 3 * 2^(H+1) states")
 
     # -- the definition, as the engine, the oracle and the simulator read it -------------
     @property

@@ -297,10 +297,11 @@ class ThresholdRoute(Route):
         key = "float64" if ctx.is_float64 else ctx.dps
         if key not in self._solutions:
             with ctx:
+                space = TF.sequence_space(self.two_flow)  # the tagged copies need the class-sequence chain
                 try:
-                    self._solutions[key] = TF.solve(self.two_flow, ctx)
+                    self._solutions[key] = TF.solve(self.two_flow, ctx, space=space)
                 except ConvergenceError:
-                    self._solutions[key] = TF.solve(self.two_flow, ctx, Solver.GTH)
+                    self._solutions[key] = TF.solve(self.two_flow, ctx, Solver.GTH, space=space)
         return self._solutions[key]
 
     def refused_flows(self, digits):
