@@ -48,7 +48,7 @@ __all__ = [
 
 
 #: the most batch arrivals, on average, during one service or vacation period that a model is evaluated at: the
-#: count sequences (:mod:`qderive.numeric.kernels.counts`) hold at most 10^7 terms, and beyond that the room is
+#: count sequences (the count kernels of the numeric layer) hold at most 10^7 terms, and beyond that the room is
 #: full after every period (the result is the limit, not a computation)
 ARRIVALS_PER_PERIOD = 10**7
 
@@ -69,7 +69,7 @@ def check_arrivals_per_period(rate, periods) -> None:
         return
     over = []
     for name, law in periods:
-        mean = None if law is None else law.mean
+        mean = None if law is None else law.moment(1)
         if mean is None or is_symbolic(mean) or is_symbolic(law):
             continue
         n = Fraction(rate) * Fraction(mean)
@@ -84,7 +84,7 @@ def check_arrivals_per_period(rate, periods) -> None:
     what = "service" if name.startswith("service") else name
     if len(over) == len(laws):  # every period: the rate is the extreme value
         raise ParameterError("rate", f"gives about {shown(n)} batch arrivals during one {what} (mean "
-                             f"{decimal_text(Fraction(law.mean))}): at most {ARRIVALS_PER_PERIOD:.0e} are computed "
+                             f"{decimal_text(Fraction(law.moment(1)))}): at most {ARRIVALS_PER_PERIOD:.0e} are computed "
                              "(the count sequence of a period); lower --rate / --load", decimal_text(Fraction(rate)))
     raise ParameterError(name, f"is too long for the arrival rate {decimal_text(Fraction(rate))}: about {shown(n)} "
                          f"batch arrivals during one {what}, at most {ARRIVALS_PER_PERIOD:.0e} are computed (the "

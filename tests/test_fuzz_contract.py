@@ -20,10 +20,10 @@ import time
 
 import mpmath
 import pytest
-
 from conftest import cli
-from test_fuzz import _base_argv, _check_output, _run
+from qderive.derivations.capabilities import has
 from qderive.symbolic.models import registered_models
+from test_fuzz import _base_argv, _check_output, _run
 
 
 def _refused(argv, *words, seconds=None):
@@ -140,7 +140,7 @@ def test_the_two_flow_state_space_is_limited_at_once_on_every_path():
 
 def test_an_unknown_image_format_is_refused_before_the_figure_is_computed(tmp_path):
     start = time.process_time()
-    _refused(["figure", "sip-timers", "--out", str(tmp_path / "f.jpgx")], "--out", "'jpgx'", "png")
+    _refused(["figure", "sip-timers", "--out", str(tmp_path / "f.jpgx")], "--out", "f.jpgx", ".png, .pdf, .svg")
     assert time.process_time() - start < 5  # the figure itself costs ~20 s
 
 
@@ -313,8 +313,8 @@ def _subcommand_argvs(rng):
     for _ in range(24):
         name = rng.choice(names)
         cls = models[name]
-        verbs = ["eval", "derive"] + [v for v, ok in (("simulate", cls.simulator), ("codegen", cls.codegen),
-                                                      ("sweep", cls.engine)) if ok is not None]
+        verbs = ["eval", "derive"] + [v for v, role in (("simulate", "simulator"), ("codegen", "codegen"),
+                                                        ("sweep", "engine")) if has(name, role)]
         verbs += [a.name for a in cls.actions]
         verb = rng.choice(verbs)
         argv = [verb, name]

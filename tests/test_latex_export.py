@@ -17,21 +17,27 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-
 from conftest import cli
+from qderive.derivations.capabilities import has as _has
+from qderive.derivations.capabilities import load as _load
 from qderive.derivations.export import latex as L
 from qderive.derivations.export import prose
 from qderive.derivations.export.algorithms import pseudocode
 from qderive.derivations.export.bibliography import ENTRIES, bibtex, short
 from qderive.derivations.export.forms import PaperFormError, prove
-from qderive.derivations.export.printing import latex, present, rows, tex_width, unicode_name
+from qderive.derivations.export.printing import (
+    latex,
+    present,
+    rows,
+    tex_width,
+    unicode_name,
+)
 from qderive.derivations.framework import Step, exact_identity
 from qderive.symbolic.models import registered_models
-from qderive.derivations.capabilities import load as _load
 
 NEEDS_TEX = pytest.mark.skipif(shutil.which("pdflatex") is None and os.environ.get("QDERIVE_REQUIRE_TEX") != "1",
                                reason="pdflatex is not installed (.ci/run installs it and sets QDERIVE_REQUIRE_TEX=1)")
-MODELS = sorted(n for n, c in registered_models().items() if c.derivation is not None)
+MODELS = sorted(n for n in registered_models() if _has(n, "derivation"))
 
 
 def _derivation(name):

@@ -1,4 +1,4 @@
-"""The SIP retransmission simulator (issue 17, ``numeric/simulation/sip.py``) against results computed another way.
+"""The SIP retransmission simulator (issue 17, ``numeric/simulation/sip/``) against results computed another way.
 
 * Without retransmissions (timeout <= T1: one copy per transaction) the server is M/G/1 (M/G/1/K
   with a capacity): the mean response and P(R > t) of M/M/1 against the closed form

@@ -323,7 +323,7 @@ def test_duplicate_cost_below_one_against_a_phase_chain_and_matrix_exponentials(
 @pytest.mark.parametrize("control, load, bound", [
     ("ignore", F(9, 10), 0.03), ("ignore", F(3), 0.03), ("503", F(3, 2), 0.08), ("503", F(3), 0.06)])
 def test_analytic_goodput_against_the_transaction_simulator(control, load, bound):
-    """The fixed point against the exact model (per-transaction timers, numeric/simulation/sip.py) at the figure's
+    """The fixed point against the exact model (per-transaction timers, numeric/simulation/sip/) at the figure's
     settings (E[B] = 0.1 s, thresholds (4, 5)), 4 x 300 s. THE approximation (copies Poisson and independent) is
     not exact: measured at 5 x 1000 s (docs/guides/sip-retransmission.md, loads 0.3, 0.5, 0.6, 0.9, 1.5, 3) the
     analytic goodput differs from the simulated one by -0.9 to +0.4 % of capacity under ignore and, under 503

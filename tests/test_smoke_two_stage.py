@@ -28,26 +28,25 @@ def _model(analytic: float, simulated_by_seed: dict):
         calls.append(seed)
         return SimpleNamespace(measures={"goodput": Estimate(simulated_by_seed[seed], 0.01, 9)})
 
-    cls = type("Fake", (), {"simulator": SimpleNamespace(load=lambda: simulate), "response": None,
-                            "name": "fake", "evaluate": lambda self, **kw: _Record(analytic),
+    cls = type("Fake", (), {"name": "fake", "evaluate": lambda self, **kw: _Record(analytic),
                             "__str__": lambda self: "fake()"})
-    return cls(), calls
+    return cls(), simulate, calls
 
 
 def test_a_hit_at_the_first_seed_runs_once():
-    model, calls = _model(1.0, {smoke.SEED: 1.001})
-    passed, _, detail = smoke.simulation_check(model).run(50)
+    model, simulate, calls = _model(1.0, {smoke.SEED: 1.001})
+    passed, _, detail = smoke.simulation_check(model, simulator=simulate).run(50)
     assert passed and calls == [smoke.SEED] and "seed" in detail
 
 
 def test_a_miss_then_a_hit_passes_and_names_both_runs():
-    model, calls = _model(1.0, {smoke.SEED: 1.2, smoke.SEED2: 0.999})
-    passed, _, detail = smoke.simulation_check(model).run(50)
+    model, simulate, calls = _model(1.0, {smoke.SEED: 1.2, smoke.SEED2: 0.999})
+    passed, _, detail = smoke.simulation_check(model, simulator=simulate).run(50)
     assert passed and calls == [smoke.SEED, smoke.SEED2]
     assert f"seed {smoke.SEED}:" in detail and f"second stage, seed {smoke.SEED2}" in detail
 
 
 def test_a_defect_misses_twice_and_fails():
-    model, calls = _model(1.0, {smoke.SEED: 1.2, smoke.SEED2: 1.2})
-    passed, _, detail = smoke.simulation_check(model).run(50)
+    model, simulate, calls = _model(1.0, {smoke.SEED: 1.2, smoke.SEED2: 1.2})
+    passed, _, detail = smoke.simulation_check(model, simulator=simulate).run(50)
     assert not passed and calls == [smoke.SEED, smoke.SEED2] and detail.count("not in") == 2

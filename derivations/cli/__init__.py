@@ -776,9 +776,9 @@ def _cmd_figure(args) -> int:
     if not (args.out or args.csv):
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
     if args.out is not None:  # the format and matplotlib, before any figure data is computed
-        _check_image_format(args.out)
-        from qderive.derivations.figures.style import require_matplotlib
+        from qderive.derivations.figures.style import check_output, require_matplotlib
 
+        check_output(args.out)
         require_matplotlib()
     out = str(_check_output(args.out, "--out")) if args.out is not None else None
     csv = str(_check_output(args.csv, "--csv")) if args.csv is not None else None
@@ -787,23 +787,6 @@ def _cmd_figure(args) -> int:
     with Progress(None, "", desc=f"figure {args.name}", quiet=args.quiet or None, ticker=True):
         figures[args.name](out, csv)
     return 0
-
-
-def _check_image_format(path_text: str) -> None:
-    """The image format of ``--out`` (its extension) is one matplotlib writes: refused before any figure is
-    computed (matplotlib itself would refuse only when saving, after the work)."""
-    suffix = Path(path_text).suffix.lower().lstrip(".")
-    if not suffix:
-        return  # matplotlib's default format (PNG)
-    try:
-        from matplotlib.backend_bases import FigureCanvasBase
-    except ImportError:
-        raise ParameterError("--out", "needs matplotlib to draw a figure (pip install matplotlib); or give --csv "
-                             "only", path_text) from None
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if suffix not in formats:
-        raise ParameterError("--out", f"has the unknown image format {suffix!r}; the formats are: "
-                             f"{', '.join(sorted(formats))}", path_text)
 
 
 _HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "eval": _cmd_eval, "sweep": _cmd_sweep,

@@ -77,14 +77,16 @@ def float64_tails(ctx, G, t):
     return a, None, None
 
 
-def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600):
+def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600, safeguard=3):
     """A root of the decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method, to ``tol`` relative
-    (absolute below 1), safeguarded by bisection: after three secant steps in a row on one side (the Illinois
-    halving has not brought the next step across: a kink, or a jump of the tail such as the atom of the sojourn
-    T = W + D at t = D when the level equals P(W = 0)) one step bisects, so the search ends whatever g."""
+    (absolute below 1), safeguarded by bisection: after ``safeguard`` secant steps in a row on one side (the
+    Illinois halving has not brought the next step across: a kink, or a jump of the tail such as the atom of the
+    sojourn T = W + D at t = D when the level equals P(W = 0)) one step bisects, so the search ends whatever g.
+    ``safeguard=None``: plain Illinois (the float64 search, whose g is smooth where it is trusted: a bisection
+    point there only adds a tail whose float64 self-check can fail, and a jump escalates to mpmath anyway)."""
     side, same = 0, 0
     for _ in range(limit):
-        if same >= 3:
+        if safeguard is not None and same >= safeguard:
             x, same = (lo + hi) / 2, 0
         else:
             x = (lo * ghi - hi * glo) / (ghi - glo)
@@ -154,7 +156,7 @@ def float64_quantile(ctx, G, level, mean):
 
     try:
         lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
-        x = quantile_illinois(g, lo, hi, glo, ghi, 1e-13)
+        x = quantile_illinois(g, lo, hi, glo, ghi, 1e-13, limit=200, safeguard=None)
         # a tail error e moves the root by e / |d log P(T > t) / d log t|: refuse where that exceeds 1e-9
         # (a flat tail, e.g. just above an atom at 0)
         h = 1e-4
