@@ -158,6 +158,7 @@ from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, count_sequences, digits_for
+from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
            "wait_law_data"]
@@ -323,6 +324,8 @@ def _lst_at(law, ctx, z, lam):
     if parts:
         values = [(float(w) if ctx.is_float64 else ctx.num(w), _lst_at(c, ctx, z, lam)) for w, c in parts]
         return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
+    if numeric_transform(law):  # no closed form (the lognormal): the law's own rule, with its error bound
+        return law_values(law, z, ctx, float(lam) if ctx.is_float64 else lam)
     ev = _lst(law)
     if ctx.is_float64:
         b, g = ev.numpy(np.asarray(z, dtype=complex), float(lam))

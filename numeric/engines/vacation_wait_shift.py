@@ -47,6 +47,10 @@ __all__ = ["shift_setup", "shift_tails"]
 def _service_smooth(model) -> bool:
     import sympy as sp
 
+    from .vacation_wait import numeric_transform
+
+    if numeric_transform(model.service):  # the lognormal: an integral of an analytic density, evaluated by its rule
+        return True
     s = sp.Symbol("s")
     lst = model.service.lst(s)
     return not (any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral))
