@@ -59,7 +59,7 @@ def main():
                         continue
                     model = qd.FiniteVacationQueue(rate, qd.Geometric(F(2)), service, vacation, 20)
                 try:
-                    cells.append(method(model.response_laws()["wait"]))
+                    cells.append(method(model.response.load()(model)["wait"]))
                 except Exception as exc:  # noqa: BLE001 - a map: show what happened
                     cells.append(f"error: {type(exc).__name__}")
             print(f"| {room}: {sname} | " + " | ".join(cells) + " |")

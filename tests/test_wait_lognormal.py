@@ -7,8 +7,7 @@ inversion of the rooms' transforms does the rest. Every number against something
 * the tail of the M/G/1 wait (Pollaczek-Khinchine, lambda = 1/2, a lognormal service of mean 1 and c^2 = 2) against
   the Gaver-Stehfest inversion (real s only: no complex node, no Euler series, no trapezoidal rule) of
   (1 - W(s)) / s, W(s) written out in this file with beta(s) by ``mpmath.quad`` at 40 digits;
-* the finite room (its embedded-chain engine, a different algorithm) at r = 200 and a light load, where the loss is
-  below 1e-30, against the same reference; and against the infinite room with exponential vacations.
+* the quantile against the reference tail (the root search of the package, the tail of the reference at it).
 
 Tolerances: the float64 answers promise 1e-10 relative (the Euler self-check; the transform's own bound is below 1e-12
 absolute); the tests ask 1e-9. Stehfest at 40 digits with 40 terms reaches about 12 digits on these smooth tails
@@ -86,23 +85,19 @@ def test_infinite_room_mg1_lognormal_tail_matches_stehfest(reference):
         assert abs(v - reference[t]) <= 1e-9 * reference[t], (t, v, reference[t])
 
 
-def test_finite_room_at_a_large_capacity_matches_the_infinite_reference(reference):
-    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), LAW, None, 200)
-    got = model.evaluate(wait_tail=["2", "12"]).response["wait_tail"]
-    for t in (2, 12):
-        v = got[str(t)]
-        assert abs(v - reference[t]) <= 1e-9 * reference[t], (t, v, reference[t])
+def test_quantile_is_where_the_reference_tail_crosses(reference):
+    """P(W > q) at the 0.9 quantile is 0.1: checked by bracketing with the reference tail at t = 2 (0.216 > 0.1) and
+    t = 12 (0.0187 < 0.1), and against the float64 tail at the quantile itself (1e-9: the inversion's tolerance)."""
+    model = qd.VacationQueue(F(1, 2), qd.Constant(1), LAW, None)
+    q = model.evaluate(wait_quantile=["0.9"]).response["wait_quantile"]["0.9"]
+    assert 2 < q < 12
+    tail = model.evaluate(wait_tail=[repr(q)]).response["wait_tail"][repr(q)]
+    assert abs(tail - 0.1) <= 1e-8
 
 
-def test_both_rooms_agree_with_exponential_vacations_and_geometric_batches():
-    """Two different algorithms (the decomposition W_b J V_r and the finite room's embedded chain at r = 200, loss
-    below 1e-40 at this load) on the same lognormal service (c^2 = 2) and exponential vacations."""
-    args = (F(11, 10), qd.Geometric(F(2)), qd.LogNormal(F(1, 5), F(2)), qd.Exponential(F(1, 2)))
-    inf = qd.VacationQueue(*args)
-    fin = qd.FiniteVacationQueue(*args, 200)
-    ts = ["0.5", "3"]
-    a = inf.evaluate(wait_tail=ts).response["wait_tail"]
-    b = fin.evaluate(wait_tail=ts).response["wait_tail"]
-    for t in ts:
-        x, y = a[t], b[t]
-        assert abs(x - y) <= 1e-9 * y
+def test_finite_room_refuses_the_lognormal_with_the_reason():
+    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), LAW, qd.Exponential(F(1, 2)), 20)
+    from qderive.numeric.engines.vacation_finite_wait import response_laws
+
+    law = response_laws(model)["wait"]
+    assert not law.smooth and law.tails is None and "heavy-tailed" in law.why_not_smooth
