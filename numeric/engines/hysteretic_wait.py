@@ -224,7 +224,7 @@ def hysteretic_laws(model) -> dict:
     from .vacation_wait import smooth_laws
 
     laws = {"service": model.parameters()["service"]}
-    smooth, why = cached("finite_wait_smooth_v2::" + json.dumps(laws, sort_keys=True),
+    smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True),
                          lambda: smooth_laws(types.SimpleNamespace(service=model.service, vacation=None)))
     if model.policy is Policy.INSTANT:  # the rate changes within a service: the birth kernel's data and rows
         data_of, lattice_tails = instant_wait_data, instant_lattice_tails

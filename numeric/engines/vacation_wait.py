@@ -74,12 +74,47 @@ def policy_key(model) -> str:
 def _key(model, kind: str) -> str:
     """The cache key of the compiled transform: the laws and the policy (lambda and c_0 are arguments)."""
     laws = {k: v for k, v in model.parameters().items() if k != "rate"}
-    return f"vacation_{kind}_lst::{policy_key(model)}::" + json.dumps(laws, sort_keys=True) + ("_v2" if kind == "smooth"
-                                                                                          else "")
+    values = "".join(f"::{name}" for _, name in _numeric_laws(model))  # numeric laws: their values are arguments
+    return (f"vacation_{kind}_lst::{policy_key(model)}{values}::" + json.dumps(laws, sort_keys=True)
+            + ("_v3" if kind == "smooth" else ""))
+
+
+def numeric_transform(law) -> bool:
+    """True when ``law`` evaluates its own transform numerically (``TimeLaw.transform_values``: a law whose LST has
+    no closed form, the lognormal): the closed forms then take its values at the nodes as an argument."""
+    from qderive.symbolic.laws.base import TimeLaw
+
+    return law is not None and type(law).transform_values is not TimeLaw.transform_values
+
+
+class _ValueLaw:
+    """A law whose transform enters a closed form as a symbol (its values at the nodes are an argument of the
+    compiled expression: :func:`numeric_transform`); its moments are the law's own."""
+
+    def __init__(self, law, name: str):
+        import sympy as sp
+
+        self.law, self.symbol = law, sp.Symbol(name)
+
+    def lst(self, s):
+        return self.symbol
+
+    def moment(self, k):
+        return self.law.moment(k)
+
+
+#: the names of the transform values of the numeric laws, in the order of the compiled arguments
+_VALUE_NAMES = (("service", "beta_s"), ("vacation", "varphi_s"))
+
+
+def _numeric_laws(model) -> tuple:
+    """The (field, symbol name) of the model's laws that evaluate their own transforms (:func:`numeric_transform`)."""
+    return tuple((f, n) for f, n in _VALUE_NAMES if numeric_transform(getattr(model, f)))
 
 
 def _expression(model, kind: str):
-    """W(s) (or T(s)) with the model's laws, in the symbols s, lambda and c_0 = varphi(lambda)."""
+    """W(s) (or T(s)) with the model's laws, in the symbols s, lambda and c_0 = varphi(lambda) (and the transform
+    values of the laws of :func:`_numeric_laws`, after them)."""
     import sympy as sp
     from qderive.symbolic.closed_forms import vacation_wait as VW
     from qderive.symbolic.closed_forms.vacation_infinite import c0, lam
@@ -87,19 +122,25 @@ def _expression(model, kind: str):
     laws = {"service": model.service, "batch": model.batch, "rate": lam, "zero_count": c0}
     if model.vacation is not None:
         laws["vacation"] = model.vacation
+    values = []
+    for field, name in _numeric_laws(model):
+        laws[field] = _ValueLaw(laws[field], name)
+        values.append(laws[field].symbol)
     expr = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(policy_key(model), **laws)
-    return sp.Integer(1) * expr, (VW.s, lam, c0)  # built from SymPy objects (never text)
+    return sp.Integer(1) * expr, (VW.s, lam, c0, *values)  # built from SymPy objects (never text)
 
 
 def smooth_laws(model) -> tuple[bool, str]:
     """False and the true reason when a law's transform cannot be inverted to the requested digits: an
     exp(-s D) factor (a constant, uniform or empirical law: its distribution has kinks), or no closed form at
-    all (a lognormal law: its transform is an integral) (module docstring)."""
+    all (a transform that is an integral) -- except a law that evaluates its own transform
+    (:func:`numeric_transform`: the lognormal, an integral of an analytic density), which is smooth (module
+    docstring)."""
     import sympy as sp
 
     s = sp.Symbol("s")
     for what, law in (("service", model.service), ("vacation", model.vacation)):
-        if law is None:
+        if law is None or numeric_transform(law):
             continue
         lst = law.lst(s)
         if lst.has(sp.Integral):  # first: the integrand's exp(-s x) is no exp(-s D) factor
@@ -131,7 +172,23 @@ class _Only:
 
 
 def _key_law(law) -> str:
-    return "law_smooth_v2::" + law.spec_text()
+    return "law_smooth_v3::" + law.spec_text()
+
+
+def law_values(law, s, ctx, lam=None):
+    """(beta(s), quotient) of a law with :func:`numeric_transform` at the context array ``s`` (any shape): float64
+    complex arrays (NaN where the law's own error bound exceeds 1e-12: the float64 self-check then escalates), or
+    object arrays of mpc at the context's digits."""
+    shape = np.shape(s)
+    flat = np.asarray(s, dtype=complex if ctx.is_float64 else object).ravel()
+    b, q, bound = law.transform_values(flat, lam, None if ctx.is_float64 else ctx.dps)
+    if ctx.is_float64:
+        bad = ~(np.asarray(bound) <= 1e-12)
+        b = np.where(bad, np.nan, b)
+        q = None if q is None else np.where(bad, np.nan, q)
+        return b.reshape(shape), (None if q is None else q.reshape(shape))
+    b = np.array(b, dtype=object).reshape(shape)
+    return b, (None if q is None else np.array(q, dtype=object).reshape(shape))
 
 
 @functools.lru_cache(maxsize=64)
@@ -145,12 +202,21 @@ def _transform(model, kind: str):
     def make(ctx):
         ev = _compiled(model, kind)
         c0 = zero_count(model, ctx)
+        numeric = [getattr(model, field) for field, _ in _numeric_laws(model)]
         if ctx.is_float64:
             lam, c = float(model.rate), float(c0)
+            if numeric:
+                return lambda s: ev.numpy(np.asarray(s, dtype=complex), lam, c,
+                                          *(law_values(law, s, ctx)[0] for law in numeric))
             return lambda s: ev.numpy(np.asarray(s, dtype=complex), lam, c)
         with ctx:
             lam, c = ctx.num(model.rate), (ctx.num(c0) if isinstance(c0, (int, Fraction)) else +c0)
-        scalar = np.frompyfunc(lambda x: ev.mpmath(x, lam, c), 1, 1)  # elementwise: mpc scalars, never mpf (op) array
+        scalar = np.frompyfunc(lambda x, *v: ev.mpmath(x, lam, c, *v), 1 + len(numeric), 1)  # elementwise: mpc
+        if numeric:
+            def values(s):
+                with ctx:
+                    return scalar(s, *(law_values(law, s, ctx)[0] for law in numeric))
+            return values
         return lambda s: scalar(s)
 
     return make
@@ -866,6 +932,8 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
 def _service_smooth(model) -> bool:
     import sympy as sp
 
+    if numeric_transform(model.service):  # the lognormal: an integral of an analytic density, evaluated by its rule
+        return True
     s = sp.Symbol("s")
     lst = model.service.lst(s)
     return not (any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral))

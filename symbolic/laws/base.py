@@ -272,6 +272,13 @@ class TimeLaw(TimeLawDistribution, Law):
         """Laplace-Stieltjes transform E exp(-s T) as a SymPy expression."""
         raise NotImplementedError
 
+    def transform_values(self, s, lam=None, digits=None):
+        """E e^{-sT} at the complex points ``s`` (a 1-d array) by the law's own numeric rule, for a law whose
+        transform has no closed form (its :meth:`lst` an integral): (beta(s), (beta(s) - beta(lam)) / (lam - s) or
+        None, an absolute error bound); float64 numpy arrays, or lists of mpc at ``digits`` digits. None (the
+        default): the transform is :meth:`lst`, compiled by the numeric layer."""
+        return None
+
     def _moment(self, n: int):
         return None
 

@@ -45,7 +45,7 @@ def _smooth_law(law, vacation):
     from .. import vacation_wait as VW
 
     vtext = None if vacation is None else vacation.spec_text()
-    key = "finite_wait_smooth_v2::" + json.dumps({"service": law.spec_text(), "vacation": vtext}, sort_keys=True)
+    key = "finite_wait_smooth_v3::" + json.dumps({"service": law.spec_text(), "vacation": vtext}, sort_keys=True)
     return cached(key, lambda: VW.smooth_laws(types.SimpleNamespace(service=law, vacation=vacation)))
 
 
