@@ -274,9 +274,9 @@ def test_support_matrix_names_the_refused_field():
     cells = {(field, label): dict(zip(columns, cells)) for field, label, cells in rows}
     assert cells[("service", "empirical")]["wait_tail"].startswith("refused (service)")
     assert cells[("service", "empirical")]["wait_moments"] == "yes"
-    # a lognormal law says its own reason, not the kinked laws' exp(-s D) template
+    # a lognormal law says its own reason (its count sequences, issue 28), not the kinked laws' exp(-s D) template
     lognormal = cells[("service", "lognormal")]["wait_tail"]
-    assert "integral" in lognormal and "exp(-s D)" not in lognormal
+    assert "heavy-tailed" in lognormal and "exp(-s D)" not in lognormal
 
 
 def test_support_page_is_current():
