@@ -63,18 +63,7 @@ def evaluate(expr, env: dict):
     if e is sp.pi:
         return +mpmath.pi
     if isinstance(e, sp.Indexed):
-        base = env[e.base]
-        idx = tuple(int(evaluate(i, env)) for i in e.indices)
-        if callable(base):
-            return _as_mp(base(*idx))
-        if isinstance(base, dict):
-            return _as_mp(base.get(idx if len(idx) > 1 else idx[0], 0))
-        value = base
-        for i in idx:
-            if i < 0 or i >= len(value):
-                return mpmath.mpf(0)
-            value = value[i]
-        return _as_mp(value)
+        return _indexed(e, env)
     if e.is_Add:
         return mpmath.fsum(evaluate(a, env) for a in e.args)
     if e.is_Mul:
@@ -86,24 +75,11 @@ def evaluate(expr, env: dict):
         base, ex = evaluate(e.base, env), evaluate(e.exp, env)
         return base**ex
     if isinstance(e, sp.Sum):
-        # SymPy lists the innermost limit first: iterate over the outermost, evaluate the rest inside
-        (var, lo, hi), body = e.limits[-1], e.function
-        inner = sp.Sum(body, *e.limits[:-1]) if len(e.limits) > 1 else body
-        lo_v = evaluate(lo, env)
-        if hi is sp.oo:
-            return _infinite_sum(inner, var, int(lo_v), env)
-        hi_v = evaluate(hi, env)
-        total = mpmath.mpf(0)
-        for i in range(int(lo_v), int(hi_v) + 1):
-            total += evaluate(inner, {**env, var: i})
-        return total
+        return _sum(e, env)
     if isinstance(e, sp.KroneckerDelta):
         return mpmath.mpf(1 if evaluate(e.args[0], env) == evaluate(e.args[1], env) else 0)
     if isinstance(e, sp.Piecewise):
-        for value, cond in e.args:
-            if cond is sp.true or bool(evaluate(cond, env)):
-                return evaluate(value, env)
-        raise ValueError("no branch of the Piecewise applies")
+        return _piecewise(e, env)
     if isinstance(e, (sp.Min, sp.Max)):
         vals = [evaluate(a, env) for a in e.args]
         return min(vals) if isinstance(e, sp.Min) else max(vals)
@@ -125,6 +101,44 @@ def evaluate(expr, env: dict):
     if e.is_Symbol and e not in env:
         raise KeyError(f"no value bound to the symbol {e}")
     raise TypeError(f"cannot evaluate {type(e).__name__}: {e}")
+
+
+def _indexed(e, env):
+    """An IndexedBase entry: a callable, a dict keyed by index tuples, or nested sequences (0 outside them)."""
+    base = env[e.base]
+    idx = tuple(int(evaluate(i, env)) for i in e.indices)
+    if callable(base):
+        return _as_mp(base(*idx))
+    if isinstance(base, dict):
+        return _as_mp(base.get(idx if len(idx) > 1 else idx[0], 0))
+    value = base
+    for i in idx:
+        if i < 0 or i >= len(value):
+            return mpmath.mpf(0)
+        value = value[i]
+    return _as_mp(value)
+
+
+def _sum(e, env):
+    """A Sum with evaluated limits; SymPy lists the innermost limit first: iterate over the outermost, evaluate the
+    rest inside (an infinite upper limit: :func:`_infinite_sum`)."""
+    (var, lo, hi), body = e.limits[-1], e.function
+    inner = sp.Sum(body, *e.limits[:-1]) if len(e.limits) > 1 else body
+    lo_v = evaluate(lo, env)
+    if hi is sp.oo:
+        return _infinite_sum(inner, var, int(lo_v), env)
+    hi_v = evaluate(hi, env)
+    total = mpmath.mpf(0)
+    for i in range(int(lo_v), int(hi_v) + 1):
+        total += evaluate(inner, {**env, var: i})
+    return total
+
+
+def _piecewise(e, env):
+    for value, cond in e.args:
+        if cond is sp.true or bool(evaluate(cond, env)):
+            return evaluate(value, env)
+    raise ValueError("no branch of the Piecewise applies")
 
 
 def _infinite_sum(body, var, start, env):
