@@ -32,9 +32,9 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.erlang_b import ErlangB, ServiceMix
 
+from ..symbolic.capabilities import declare
+from ..symbolic.models.erlang_b import ErlangB, ServiceMix
 from .framework import (
     Check,
     Derivation,
@@ -89,7 +89,7 @@ def direct_blocking(nv: int, r: F) -> F:
 def birth_death_law(nv: int, r: F, ctx):
     """p_0..p_n from the CTMC of the busy windows built from the model definition (arrivals at rate
     rho take a free window, each busy window is released at rate 1), solved by GTH in ``ctx``."""
-    from qderive.numeric.oracles.ctmc import build
+    from ..numeric.oracles.ctmc import build
 
     def moves(kv):
         if kv < nv:
@@ -109,7 +109,7 @@ def _mp(q: F):
 
 @functools.lru_cache(maxsize=16)
 def _chain(nv: int, r: F, digits: int):
-    from qderive.numeric.backend import mp_context
+    from ..numeric.backend import mp_context
 
     return birth_death_law(nv, r, mp_context(digits + 10))
 
@@ -288,7 +288,7 @@ def _check_incomplete_gamma(digits):
 
 
 def _check_inverse(digits):
-    from qderive.numeric.engines.erlang_b import load_for_blocking, smallest_servers
+    from ..numeric.engines.erlang_b import load_for_blocking, smallest_servers
 
     for r, t in ((F(8108, 1000), F(1, 100)), (F(3), F(1, 1000)), (F(1, 2), F(1, 10**6)), (F(2), F(1, 10**400))):
         nv = 1

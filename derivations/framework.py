@@ -30,7 +30,8 @@ from typing import Callable
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.identities import exact_identity  # noqa: F401 (the derivations import it from here)
+
+from ..symbolic.identities import exact_identity  # noqa: F401 (the derivations import it from here)
 
 __all__ = ["Step", "Check", "CheckResult", "Derivation", "agreement_digits", "exact_identity", "evaluate",
            "relation_check"]
@@ -278,7 +279,7 @@ class Step:
     def __str__(self) -> str:
         from .export.forms import shown
         from .export.latex import step_text
-        from .export.printing import pretty, present
+        from .export.printing import present, pretty
         from .export.prose import unicode_text
 
         relation = shown(self) if self.paper is not None else present(self.relation, self.notation)

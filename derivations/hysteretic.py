@@ -35,11 +35,11 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.batches import Constant, Geometric
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.laws import Deterministic, Erlang, Exponential
-from qderive.symbolic.models.hysteretic import Convention, HystereticModel, Semantics
 
+from ..symbolic.batches import Constant, Geometric
+from ..symbolic.capabilities import declare
+from ..symbolic.laws import Deterministic, Erlang, Exponential
+from ..symbolic.models.hysteretic import Convention, HystereticModel, Semantics
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "steps", "CHECK_POINTS", "RECURSIONS", "gth_elimination", "normal_sojourn_solve"]
@@ -179,8 +179,8 @@ _PROCESS = ("(17b)", "(17c)", "(18)", "(19)")
 @functools.lru_cache(maxsize=8)
 def _bindings(name: str, digits: int) -> tuple:
     """(model, env) at ``digits`` (the oracles at digits + 20: their tails P(A >= n) are 1 - sums)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles import hysteretic as O
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles import hysteretic as O
 
     model = dict(_BOUND)[name]()
     ctx = mp_context(digits + 20)
@@ -323,11 +323,11 @@ def _instant_kernel_bindings(digits: int) -> dict:
 def _instant_chain_bindings(digits: int) -> dict:
     """(I3), (I4): the kernel's q, interval profiles, C and changes per departure, against the instant-policy
     CTMC (exponential service) of :func:`qderive.numeric.oracles.hysteretic.instant`."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.hysteretic import instant_chain
-    from qderive.numeric.kernels.birth import birth_mode
-    from qderive.numeric.oracles.hysteretic import instant
-    from qderive.symbolic.models.hysteretic import Policy
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.hysteretic import instant_chain
+    from ..numeric.kernels.birth import birth_mode
+    from ..numeric.oracles.hysteretic import instant
+    from ..symbolic.models.hysteretic import Policy
 
     model = HystereticModel(service=Exponential(F(1, 2)), policy=Policy.INSTANT, **_INSTANT_POINT)
     ctx = mp_context(digits + 20)
@@ -406,8 +406,8 @@ def _check_embedded(digits):
     """Every measure of the engine (interval semantics, corrected and thesis (21)) = the embedded-chain oracle."""
     from dataclasses import replace
 
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.hysteretic import embedded
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.hysteretic import embedded
 
     worst = math.inf
     for name, make in CHECK_POINTS:
@@ -426,8 +426,8 @@ def _check_process(digits):
     """Interval and label semantics of the engine = the CTMC of the process (exponential service)."""
     from dataclasses import replace
 
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.hysteretic import process
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.hysteretic import process
 
     worst, count = math.inf, 0
     for name, make in CHECK_POINTS:
@@ -451,9 +451,10 @@ def _check_size(digits):
     from dataclasses import replace
 
     import mpmath
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.hysteretic import smallest_threshold
-    from qderive.numeric.oracles.hysteretic import process
+
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.hysteretic import smallest_threshold
+    from ..numeric.oracles.hysteretic import process
 
     model = HystereticModel.from_load(F(6, 5), service=Exponential(1), batch=Geometric(2), L=2, H=4, R=6)
     ctx = mp_context(digits + 10)
@@ -469,9 +470,9 @@ def _check_size(digits):
 
 def _check_time_law(digits):
     """(17) as computed by the kernel: p_{c,s} for every count and mode = the stationary law of the process CTMC."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.hysteretic import solution
-    from qderive.numeric.oracles.hysteretic import process
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.hysteretic import solution
+    from ..numeric.oracles.hysteretic import process
 
     model = _BOUND[0][1]()
     ctx = mp_context(digits + 20)
@@ -487,7 +488,7 @@ def _check_renewal(digits):
     """E tau = E tau_0 + E tau_12 of the engine equals C / (q_{L,1} a_0^(1)) (both semantics; the corrected (21))."""
     from dataclasses import replace
 
-    from qderive.numeric.engines.hysteretic import diagnostics
+    from ..numeric.engines.hysteretic import diagnostics
 
     worst = math.inf
     for name, make in CHECK_POINTS[:4]:
@@ -501,9 +502,9 @@ def _check_renewal(digits):
 def _check_instant(digits):
     """--policy instant = the M|M|1 hysteresis (single arrivals) and the instant-policy CTMC (batches, f = 1/2
     and f = 0), every measure (exponential service: both are chains from the definition)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.hysteretic import instant, mm1
-    from qderive.symbolic.models.hysteretic import MM1HystereticModel, Policy
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.hysteretic import instant, mm1
+    from ..symbolic.models.hysteretic import MM1HystereticModel, Policy
 
     worst = math.inf
     single = HystereticModel(service=Exponential(1), L=2, H=4, R=6, rate=F(6, 5), overload_factor=F(1, 2),
@@ -526,8 +527,8 @@ def _check_instant(digits):
 
 def _check_departure_changes(digits):
     """mean_time_between_mode_changes of the departure policy = 1 / (mode-changing flow) of the process CTMC."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.hysteretic import process
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.hysteretic import process
 
     worst = math.inf
     for name, make in CHECK_POINTS[2:5]:
@@ -544,8 +545,8 @@ def _check_instant_wait(digits):
     ``--policy instant``: the birth kernel's rows, inverted at ``digits``) vs the tagged customer's absorption
     time in the instant-policy CTMC built from the definition (numeric/oracles/hysteretic_wait.py, digits + 20):
     exponential service, geometric batches, f = 1/2."""
-    from qderive.numeric.oracles.hysteretic_wait import instant_wait
-    from qderive.symbolic.models.hysteretic import Policy
+    from ..numeric.oracles.hysteretic_wait import instant_wait
+    from ..symbolic.models.hysteretic import Policy
 
     model = HystereticModel(service=Exponential(F(1, 2)), policy=Policy.INSTANT, **_INSTANT_POINT)
     ts = ("1/2", "6")

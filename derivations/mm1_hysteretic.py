@@ -22,10 +22,10 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.closed_forms import mm1_hysteretic as CF
-from qderive.symbolic.models.hysteretic import MM1HystereticMeasures, MM1HystereticModel
 
+from ..symbolic.capabilities import declare
+from ..symbolic.closed_forms import mm1_hysteretic as CF
+from ..symbolic.models.hysteretic import MM1HystereticMeasures, MM1HystereticModel
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "codegen_forms", "CHECK_POINTS", "RECURSIONS", "level_law"]
@@ -106,8 +106,8 @@ _TITLES = {
 @functools.lru_cache(maxsize=8)
 def _oracle(point, digits):
     """The CTMC of the model at ``point`` solved at ``digits + 10`` digits (pi normalised to pi(L,1) = 1)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.hysteretic import mm1
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.hysteretic import mm1
 
     model = MM1HystereticModel(*point)
     ctx = mp_context(digits + 10)
@@ -201,8 +201,8 @@ def steps() -> tuple:
 
 
 def _exact_oracle(point):
-    from qderive.numeric.backend import FractionContext
-    from qderive.numeric.oracles.hysteretic import mm1
+    from ..numeric.backend import FractionContext
+    from ..numeric.oracles.hysteretic import mm1
 
     model = MM1HystereticModel(*point)
     return model, mm1(model, FractionContext())
@@ -242,7 +242,8 @@ def _check_wait_mm1r(digits):
     finds n < R present with probability rho^n / sum_{m<R} rho^m and waits Erlang(n, mu) (sojourn Erlang(n + 1,
     mu)); the engine's tails (uniformization of the tagged chain, numeric/engines/ctmc_wait.py) at ``digits``."""
     import mpmath
-    from qderive.symbolic.models.hysteretic import MM1HystereticModel
+
+    from ..symbolic.models.hysteretic import MM1HystereticModel
 
     lam, mu, L, H, R = F(4, 5), F(1), 2, 4, 5
     ts = ("1/2", "3", "20")
@@ -263,8 +264,8 @@ def _check_wait_mm1r(digits):
 def _check_optimiser(digits):
     """``optimize mm1-hysteretic`` = the exact brute force over the CTMC: issue 14's example (R = 10: (L, H) =
     (6, 7), E tau_12 = 5153/1225 = 4.2065) and R searched in 3..9 (ties): the optimum and every tied optimum."""
-    from qderive.numeric.engines.threshold_search import optimize_mm1
-    from qderive.numeric.oracles.hysteretic import threshold_optimum
+    from ..numeric.engines.threshold_search import optimize_mm1
+    from ..numeric.oracles.hysteretic import threshold_optimum
 
     for eps, T, (lo, hi) in ((F(1, 20), 5, (10, 10)), (F(1, 10), 3, (3, 9))):
         got = optimize_mm1(MM1HystereticModel(F(6, 5), F(3, 5), 1, 1, 2, hi), eps, T, r_range=(lo, hi))

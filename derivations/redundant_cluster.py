@@ -34,13 +34,13 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.redundant_cluster import (
+
+from ..symbolic.capabilities import declare
+from ..symbolic.models.redundant_cluster import (
     FailureModel,
     RedundantCluster,
     closed_form_expressions,
 )
-
 from .framework import (
     Check,
     Derivation,
@@ -82,7 +82,7 @@ def timely_closed_form(equal: bool = False) -> sp.Expr:
 
     Derived once per package source (:func:`qderive.symbolic.cache.cached`) and shared by the displayed steps
     and the check that compares it with the package's late mass."""
-    from qderive.symbolic.cache import cached
+    from ..symbolic.cache import cached
 
     return cached(f"qderive.derivations.redundant_cluster.timely_closed_form::{equal}", lambda: _integrate(equal))
 
@@ -157,7 +157,7 @@ def waiting_cdf_from_chain(lam_node: F, v: F, ctx, capacity: int = 200):
     """P(W <= w) of an M/M/1 FCFS node from its CTMC (arrivals lam_node, services 1/v), truncated at
     ``capacity``: an arrival that finds j customers (PASTA) waits j exponential services, so
     P(W <= w) = pi_0 + sum_{j>=1} pi_j P(Gamma(j, 1/v) <= w). Returns (cdf, pi)."""
-    from qderive.numeric.oracles.ctmc import build
+    from ..numeric.oracles.ctmc import build
 
     mu = 1 / F(v)
 
@@ -198,7 +198,7 @@ def _package(digits, **kw):
 @functools.lru_cache(maxsize=8)
 def _chain_level(level: int, digits: int):
     """The node's CTMC, truncated where rho^capacity < 10^-(digits + 20)."""
-    from qderive.numeric.backend import mp_context
+    from ..numeric.backend import mp_context
 
     c = _cluster()
     lam_node = F(c.copies) * c.rate / c.nodes[level]
@@ -341,8 +341,8 @@ _N_PAPER = 20
 
 
 def _bind_D(digits):
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.cluster import paper_discretised
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.cluster import paper_discretised
 
     c = _cluster()
     ctx = mp_context(digits + 10)
@@ -361,8 +361,8 @@ def _bind_D(digits):
 
 def _check_E(digits):
     """(E): N (r - r_N) -> the displayed limit; Richardson at N = 400, 800 and the remainder O(1/N)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.cluster import paper_discretised
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.cluster import paper_discretised
 
     c = _cluster()
     ctx = mp_context(30)
@@ -458,8 +458,8 @@ def _check_float64_near_equal(digits):
 
 
 def _check_optimum(digits):
-    from qderive.numeric.engines.cluster import optimize
-    from qderive.symbolic.models.redundant_cluster import OptimizeCopiesRequest
+    from ..numeric.engines.cluster import optimize
+    from ..symbolic.models.redundant_cluster import OptimizeCopiesRequest
 
     values = dict(rate=F(7, 2), nodes=(10, 10), service_times=(F(3, 10), F(3, 10)), deadline=F(3, 5))
     got = optimize(values, OptimizeCopiesRequest(10), 30)
@@ -478,7 +478,7 @@ def _check_optimum(digits):
 def derivation() -> Derivation:
     """The registered derivation ``redundant-cluster``."""
     late = (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * S_(t)
-    from qderive.symbolic.models.redundant_cluster import cluster_loads
+    from ..symbolic.models.redundant_cluster import cluster_loads
 
     loads = cluster_loads(Lam, kk, (nn, mm), (v1, v2))
     steps = (

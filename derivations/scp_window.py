@@ -23,9 +23,9 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.scp_window import SCPWindowModel
 
+from ..symbolic.capabilities import declare
+from ..symbolic.models.scp_window import SCPWindowModel
 from .erlang_b import REL_5, R, S, i, l, m, ws
 from .framework import Check, Derivation, Step, relation_check
 
@@ -87,7 +87,7 @@ def _whole(digits):
 
 def _check_allocation(digits):
     """The integer windows of the engine add up to R and lie within one window of S_i ws_i of (5), R = 1..40."""
-    from qderive.numeric.simulation.scp import service_windows
+    from ..numeric.simulation.scp import service_windows
 
     ratios, holdings = (2, 1, 5), (F(1, 7), F(3, 10), F(1, 20))
     total = sum(F(r) * h for r, h in zip(ratios, holdings))

@@ -23,8 +23,8 @@ from fractions import Fraction as Fr
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.capabilities import Rule, declare
 
+from ..symbolic.capabilities import Rule, declare
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["derivation", "oracle_point"]
@@ -56,8 +56,8 @@ _RATE2, _T2 = Fr(2), Fr(1)
 
 
 def _model(control, two_flows=False):
-    from qderive.symbolic.laws import Exponential
-    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+    from ..symbolic.laws import Exponential
+    from ..symbolic.models.sip_retransmission import SipRetransmissionModel
 
     more = {"rate_non_invite": _RATE2, "t2": _T2} if two_flows else {}
     return SipRetransmissionModel(rate=_RATE, service=Exponential(_MEAN), control=control, thresholds=(_L, _H),
@@ -73,8 +73,8 @@ def oracle_point(control: str, digits: int, two_flows: bool = False):
     """(record, p, F, taus) at the package's first fixed point: the chain of the contract's rule built by the CTMC
     oracle at rate lambda* (exact), p = 1 - sum_{n<H} pi(n, normal) (PASTA), F(t) = sum_n w_n Q(n + 1, mu t);
     ``two_flows``: at the two-flow check point (the second flow's instants from its model)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.ctmc import build
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.ctmc import build
 
     model = _model(control, two_flows)
     rec = model.evaluate(digits)
@@ -131,8 +131,8 @@ def _check_bistable(digits):
     """M/M/1, lambda_0 = 90, mu = 100, INVITE timers: the package's three fixed points vs the roots of
     r(lambda) = lambda_0 (1 + sum_k exp(-(mu - lambda) tau_k)) - lambda (lambda < mu; lambda_0 n beyond), by
     bisection at digits + 10 digits from a 4000-point scan."""
-    from qderive.symbolic.laws import Exponential
-    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+    from ..symbolic.laws import Exponential
+    from ..symbolic.models.sip_retransmission import SipRetransmissionModel
 
     model = SipRetransmissionModel(rate=90, service=Exponential(Fr(1, 100)))
     got = [s["offered_rate"] for s in model.evaluate().solutions]

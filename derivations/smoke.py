@@ -67,7 +67,7 @@ def simulation_check(model, customers: int = CUSTOMERS, replications: int = REPL
         record = model.evaluate()
         analytic = record.as_dict()
         response = {}
-        from qderive.numeric.simulation.stats import records_samples
+        from ..numeric.simulation.stats import records_samples
 
         simulate = simulator if simulator is not None else capabilities.load(cls, "simulator")
         offered = capabilities.has(cls, "response")

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from qderive.symbolic.errors import ParameterError
+from ..symbolic.errors import ParameterError
 
 __all__ = ["sweep", "run_grid", "flatten", "read_table", "write_table", "parse_shard", "SweepResult"]
 
@@ -72,7 +72,7 @@ def flatten(key: str, value, out: dict) -> None:
 
 def _row(result, labels: dict, describe) -> dict:
     """The output row of one worker result (values formatted as ``eval --json`` prints them)."""
-    from qderive.derivations.cli.output import format_value
+    from .cli.output import format_value
 
     index, measures, precision, confirmed, working, notes, error = result
     row = {"point": index, **labels}
@@ -235,10 +235,10 @@ def run_grid(cls, fixed: dict, axes: list, *, digits=None, include=(), options=N
     (with ``resume``: the points already in it, or in its ``.partial``, are not recomputed);
     ``describe(error)`` the text of a point's error. Returns a :class:`SweepResult`.
     """
-    from qderive.numeric.engines.progress import Progress
-    from qderive.numeric.sweep import evaluate_chunk
-    from qderive.symbolic import grid
-    from qderive.symbolic import limits as _limits
+    from ..numeric.engines.progress import Progress
+    from ..numeric.sweep import evaluate_chunk
+    from ..symbolic import grid
+    from ..symbolic import limits as _limits
 
     started = time.perf_counter()
     options = dict(options or {})
@@ -276,7 +276,7 @@ def run_grid(cls, fixed: dict, axes: list, *, digits=None, include=(), options=N
                                  "it", str(path))
     todo = [i for i in indices if i not in done]
     limits_now = _limits.current()
-    from qderive.numeric import parallel
+    from ..numeric import parallel
 
     pool_cm = parallel.executor(executor, workers, scheduler) if isinstance(executor, str) else None
     new: dict[int, dict] = {}
@@ -366,9 +366,8 @@ def _python_axes(cls, fields: dict) -> tuple[dict, list]:
     """(fixed values, axes) from keyword arguments: a list (tuple, range, array) of values is swept, a range
     text ``"start:stop:step"`` for a number too; a field of several numbers and a shared option
     (``thresholds=(L, H, R)``) are swept when given as a *list* of tuples."""
-    from qderive.symbolic import grid
-    from qderive.symbolic.params import Kind
-
+    from ..symbolic import grid
+    from ..symbolic.params import Kind
     from .cli.options import column_of, option_groups
 
     entries = []  # (name, fields, metas): a field, an alternative, a shared option (and each of its fields)
@@ -427,7 +426,7 @@ def sweep(model, *, digits=None, include=(), response=None, executor="local", wo
     >>> [(r["load"], r["capacity"]) for r in (rows.to_dict("records") if hasattr(rows, "to_dict") else rows)]
     [(0.5, 2), (0.5, 4), (0.9, 2), (0.9, 4)]
     """
-    from qderive.symbolic.models import model_class
+    from ..symbolic.models import model_class
 
     cls = model_class(model) if isinstance(model, str) else model
     from .capabilities import has

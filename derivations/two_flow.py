@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
-from qderive.numeric.backend import FieldContext
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
-from qderive.symbolic.numbers import to_sympy
 
+from ..numeric.backend import FieldContext
+from ..symbolic.capabilities import declare
+from ..symbolic.models.two_flow import Algorithm, Mode, TwoFlowModel
+from ..symbolic.numbers import to_sympy
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 
 __all__ = ["RATE_SYMBOLS", "CHECK_RATES", "SymbolicLaw", "stationary_law", "common_denominator",
@@ -139,10 +139,11 @@ def symbolic_stationary(n: int, transitions, symbols: tuple, scale, key: str):
     total degree (exact: with the gcd removed the N_s are homogeneous of one degree). The polynomials are
     kept in the qderive cache under ``key`` (the FIFO law of L, H = 1, 2 takes seconds to derive).
     """
-    from qderive.numeric.kernels.chains import gth_stationary
-    from qderive.symbolic.cache import cached
     from sympy.polys.fields import field
     from sympy.polys.rings import ring
+
+    from ..numeric.kernels.chains import gth_stationary
+    from ..symbolic.cache import cached
 
     symbols = tuple(symbols)
     at = symbols.index(scale)
@@ -173,10 +174,10 @@ def stationary_law(low: int = 1, high: int = 2, algorithm: Algorithm = Algorithm
     L, H = 1, 2 (21 states) a few seconds for FIFO, faster for priority; H = 3 (40-45 states) takes
     minutes for FIFO, so only H <= 3 is accepted.
     """
-    from qderive.numeric.engines.two_flow import state_space
+    from ..numeric.engines.two_flow import state_space
 
     if not (1 <= low < high <= 3):
-        from qderive.symbolic.errors import ParameterError
+        from ..symbolic.errors import ParameterError
 
         raise ParameterError("H", f"the symbolic law needs 1 <= L < H <= 3 (L = {low})", high)
     space = state_space(low, high, high + 1, algorithm)
@@ -198,8 +199,8 @@ _HOOK = (2, 4, 5, Algorithm.PRIORITY)
 @functools.lru_cache(maxsize=4)
 def _oracle(digits: int):
     """The oracle chain of the hook model at ``digits`` + 10 digits: chain, pi, and every measure."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.two_flow import two_flow_chain, two_flow_measures
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.two_flow import two_flow_chain, two_flow_measures
 
     model = check_model(*_HOOK)
     ctx = mp_context(digits + 10)
@@ -261,7 +262,7 @@ def _measure_bindings(digits):
 
 def _law_bindings(alg):
     def bindings(digits):
-        from qderive.numeric.oracles.two_flow import two_flow_chain
+        from ..numeric.oracles.two_flow import two_flow_chain
 
         law = stationary_law(1, 2, alg)
         model = check_model(1, 2, 3, alg)
@@ -302,7 +303,7 @@ def _check_balance_exact(alg):
 
 def _check_accepted_equals_throughput_exact(alg):
     def run(digits):
-        from qderive.numeric.engines.two_flow import RateKind
+        from ..numeric.engines.two_flow import RateKind
 
         law = stationary_law(1, 2, alg)
         sp_, R = law.space, law.ring
@@ -325,8 +326,8 @@ _ENGINE_CASES = ((2, 4, 5), (1, 3, 7), (2, 4, 3))
 
 
 def _check_engine_vs_oracle(digits):
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.two_flow import two_flow_measures
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.two_flow import two_flow_measures
 
     worst = float("inf")
     for alg in Algorithm:
@@ -361,8 +362,8 @@ def _check_equal_service_totals(digits):
 
 
 def _check_return_time_renewal(digits):
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.two_flow import solve
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.two_flow import solve
 
     agree = []
     for alg in Algorithm:
@@ -375,8 +376,8 @@ def _check_return_time_renewal(digits):
 
 
 def _check_sparse_vs_gth(digits):
-    from qderive.numeric.engines.two_flow import solve
-    from qderive.symbolic.models.two_flow import Solver
+    from ..numeric.engines.two_flow import solve
+    from ..symbolic.models.two_flow import Solver
 
     agree = []
     for alg in Algorithm:
@@ -401,7 +402,7 @@ def _check_sparse_vs_gth(digits):
     "solver": "it chooses the engine's linear solver, not part of the relations"})
 def derivation() -> Derivation:
     """The ``two-flow`` derivation (module docstring)."""
-    from qderive.symbolic.cache import cached
+    from ..symbolic.cache import cached
 
     x, y = sp.symbols("x y")
     q, S = sp.Function("q"), sp.Symbol("|S|")

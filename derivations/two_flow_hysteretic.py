@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from fractions import Fraction as F
 
 import sympy as sp
-from qderive.symbolic.capabilities import Rule, declare
-from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
 
+from ..symbolic.capabilities import Rule, declare
+from ..symbolic.models.two_flow import TwoFlowHystereticModel
 from .framework import Check, Derivation, Step, agreement_digits, relation_check
 from .two_flow import split_factors, symbolic_stationary
 
@@ -128,8 +128,8 @@ def _lumped_point(model) -> dict:
 @functools.lru_cache(maxsize=8)
 def _oracle(name: str, digits: int):
     """The oracle chain of CHECK_MODELS[name] at digits + 10: model, chain, pi, every measure, nu."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.two_flow import hysteretic_chain, hysteretic_measures
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.two_flow import hysteretic_chain, hysteretic_measures
 
     model = CHECK_MODELS[name]
     ctx = mp_context(digits + 10)
@@ -199,7 +199,7 @@ def _service_law_model(name: str):
     """CHECK_MODELS[name] (equal service rates mu) with the law ``--service exp:mean=1/mu`` instead of the rate."""
     from dataclasses import replace
 
-    from qderive.symbolic.laws import Exponential
+    from ..symbolic.laws import Exponential
 
     model = CHECK_MODELS[name]
     return replace(model, service_rates=None, service=Exponential(1 / F(model.service_rates[0])))
@@ -209,9 +209,9 @@ def _service_law_model(name: str):
 def _birth_bindings(digits: int):
     """(G.1), (G.2): the joint chain of the birth kernel (q, interval profiles tau, flow counts w, the flow of
     the next service sigma, C), and the oracle chain's N(c), theta(c) (exponential service, the same model)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.two_flow_hysteretic import birth_chains
-    from qderive.numeric.kernels.birth import birth_split_mean
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.two_flow_hysteretic import birth_chains
+    from ..numeric.kernels.birth import birth_split_mean
 
     model = _service_law_model("equal")
     _, _, _, m, _ = _oracle("equal", digits)
@@ -241,8 +241,8 @@ def _birth_bindings(digits: int):
 
 def _check_birth_engine(digits):
     """``--service exp:mean=1/mu`` (the birth kernel) = the oracle chain, every measure but the state count."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.two_flow import hysteretic_measures
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.two_flow import hysteretic_measures
 
     worst = float("inf")
     for name in ("equal", "smallest"):
@@ -256,9 +256,9 @@ def _check_birth_lumping(digits):
     """The joint chain at departures (i, j, mode) summed over the compositions = the count chain (n, mode)."""
     from dataclasses import replace
 
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.two_flow_hysteretic import birth_chains
-    from qderive.symbolic.laws import Deterministic
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.two_flow_hysteretic import birth_chains
+    from ..symbolic.laws import Deterministic
 
     model = replace(_service_law_model("unequal_as_equal"), service=Deterministic(F(6, 5)))
     ctx = mp_context(digits + 10)
@@ -304,8 +304,8 @@ def _check_lumped_balance(digits):
 
 
 def _check_engine_vs_oracle(digits):
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.two_flow import hysteretic_measures
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.two_flow import hysteretic_measures
 
     worst = float("inf")
     for model in CHECK_MODELS.values():
@@ -320,10 +320,11 @@ def _check_optimiser(digits):
     """``optimize two-flow-hysteretic`` = a brute force over the oracle chain at ``digits`` (unequal service rates,
     R in 3..6, ties within 10^-(digits - 5))."""
     import mpmath
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.threshold_search import optimize_two_flow
-    from qderive.numeric.oracles.hysteretic import threshold_optimum
-    from qderive.numeric.oracles.two_flow import hysteretic_measures
+
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.threshold_search import optimize_two_flow
+    from ..numeric.oracles.hysteretic import threshold_optimum
+    from ..numeric.oracles.two_flow import hysteretic_measures
 
     def model(L, H, R):
         return TwoFlowHystereticModel(F(1, 2), F(1, 2), F(1, 4), F(1, 8), L, H, R, service_rates=(1, 2),
@@ -345,8 +346,8 @@ def _check_float_vs_mp(digits):
 
 
 def _check_renewal_engine(digits):
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.two_flow_hysteretic import solve
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.two_flow_hysteretic import solve
 
     agree = []
     for model in CHECK_MODELS.values():

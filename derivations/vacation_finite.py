@@ -23,17 +23,17 @@ from fractions import Fraction as F
 
 import mpmath
 import sympy as sp
-from qderive.symbolic.batches import FinitePMF, Geometric
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.laws import Deterministic, Erlang, Exponential
-from qderive.symbolic.models.vacation import (
+
+from ..symbolic.batches import FinitePMF, Geometric
+from ..symbolic.capabilities import declare
+from ..symbolic.laws import Deterministic, Erlang, Exponential
+from ..symbolic.models.vacation import (
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
 )
-from qderive.symbolic.numbers import to_sympy
-from qderive.symbolic.pgf import series
-
+from ..symbolic.numbers import to_sympy
+from ..symbolic.pgf import series
 from .framework import (
     Check,
     Derivation,
@@ -160,7 +160,7 @@ def exact_sequences(name: str) -> dict:
     V(z) (exact series); abar, cbar, Ubar, Vbar as exact partial sums; q~ from (2b) with them;
     p~_j = (v_j + sum_i q~_i u_{j-i+1}) / f_1; pi_j = E (X - (r - j))^+ / l_1 from the batch law.
     """
-    from qderive.numeric.oracles.vacation import solve
+    from ..numeric.oracles.vacation import solve
 
     model = _EXACT_POINTS[name]()
     rr = model.capacity
@@ -296,8 +296,8 @@ def _check_statement1_symbolic(digits):
 
 def _engine_vs_oracle(points: dict, what: str):
     def run(digits):
-        from qderive.numeric.backend import mp_context
-        from qderive.numeric.oracles.vacation import solve
+        from ..numeric.backend import mp_context
+        from ..numeric.oracles.vacation import solve
 
         worst = math.inf
         for name, make in points.items():
@@ -335,7 +335,7 @@ def _wait_vs_tagged_chain(admission, policy):
     reward law at the batch's arrival inverted at ``digits``) vs the tagged customer's absorption time in the CTMC
     built from the model definition (uniformization at digits + 10): r = 3 in overload, batches of 1 or 2."""
     def run(digits):
-        from qderive.symbolic.laws import HyperExponential
+        from ..symbolic.laws import HyperExponential
 
         vacation = None if policy is None else HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1))
         model = FiniteVacationQueue(F(3, 2), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 2)), vacation, 3,
@@ -353,7 +353,7 @@ def _rooms_agree(laws, what, ts=("0.5", "3.25", "12.5")):
     for ``laws``: the rooms coincide on every busy cycle that never holds more than r waiting, so the tails differ by
     about the loss probability (the check allows 10 times it). ``what`` describes the two computations."""
     def run(digits):
-        from qderive.symbolic.models.vacation import VacationQueue
+        from ..symbolic.models.vacation import VacationQueue
 
         fin = FiniteVacationQueue.from_load(F(3, 10), capacity=60, **laws).evaluate(digits, wait_tail=list(ts))
         inf = VacationQueue.from_load(F(3, 10), **laws).evaluate(digits, wait_tail=list(ts))
@@ -373,7 +373,7 @@ def _constant_service_laws():
     """A constant service in the finite room: the positive sums of ``numeric/kernels/lattice_finite.py`` (over the
     state at the batch's arrival) vs the infinite room's alternating Prabhu sum (``numeric/kernels/lattice_wait.py``,
     checked against Erlang's M/D/1 sum in ``verify vacation-infinite``); loss 6e-55."""
-    from qderive.symbolic.batches import Constant
+    from ..symbolic.batches import Constant
 
     return {"batch": Constant(1), "service": Deterministic(1), "vacation": Exponential(F(1, 2))}
 
@@ -383,7 +383,7 @@ def _kinked_vacation_laws():
     ``numeric/kernels/finite_kinked.py`` (uniformized block chain, the vacation's residual by its overlap weights) vs
     the infinite room's shifted inversions of smooth parts (``numeric/engines/vacation_wait.py``, ``shift_tails``: Euler
     inversion, no kink inverted); loss 2.5e-40."""
-    from qderive.symbolic.batches import Constant
+    from ..symbolic.batches import Constant
 
     return {"batch": Constant(1), "service": Erlang(2, 1), "vacation": Deterministic(F(3, 2))}
 
@@ -391,9 +391,9 @@ def _kinked_vacation_laws():
 def _check_largest_load(digits):
     """``size vacation-finite --capacity 3`` (the largest load, float64): the CTMC at ``digits`` meets the target
     at ``load`` and not at ``load_above``; the floor = the CTMC's loss at load 1e-12 (geometric batches: (1/2)^3)."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.engines.vacation import largest_load
-    from qderive.numeric.oracles.vacation import solve
+    from ..numeric.backend import mp_context
+    from ..numeric.engines.vacation import largest_load
+    from ..numeric.oracles.vacation import solve
 
     laws = (Geometric(2), Exponential(1), Exponential(2))
     out = largest_load({"batch": laws[0], "service": laws[1], "vacation": laws[2], "capacity": 3}, F(3, 10))

@@ -31,15 +31,15 @@ import math
 from fractions import Fraction as F
 
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.closed_forms import vacation_finite_r as V
-from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.vacation_closed import (
+
+from ..symbolic.capabilities import declare
+from ..symbolic.closed_forms import vacation_finite_r as V
+from ..symbolic.laws.gamma import Exponential
+from ..symbolic.models.vacation_closed import (
     ClosedFormCase,
     ClosedFormVacationQueue,
 )
-from qderive.symbolic.numbers import to_sympy
-
+from ..symbolic.numbers import to_sympy
 from .framework import (
     Check,
     Derivation,
@@ -168,7 +168,7 @@ _TITLES = {
 @functools.lru_cache(maxsize=8)
 def _env(name: str) -> dict:
     """Closed-form values (q~_j, p~_j, S~_r) and the exact CTMC (q^r, P^r_e, pi, p^r, N^r) at one point."""
-    from qderive.numeric.oracles.vacation import solve
+    from ..numeric.oracles.vacation import solve
 
     model = _model(name, _ORACLE_CAPACITY[name])
     cap = model.capacity
@@ -299,7 +299,7 @@ def _check_loss_forms(digits):
 
 def _check_ctmc(digits):
     """Every measure of the engine (exact closed forms) at r = 1..3 == the exact CTMC of the model definition."""
-    from qderive.numeric.oracles.vacation import solve
+    from ..numeric.oracles.vacation import solve
 
     for name in POINTS:
         for cap in (1, 2, 3):
@@ -319,7 +319,7 @@ def _check_ctmc(digits):
 
 
 def _exact_values(model) -> dict:
-    from qderive.numeric.engines.vacation_closed import exact_measures
+    from ..numeric.engines.vacation_closed import exact_measures
 
     return exact_measures(model)
 
@@ -434,8 +434,7 @@ def codegen_forms(request=None) -> dict:
     ((14), (15)) cancels at light load and the partial fractions branch at rho_bar = 1 and at the double
     pole; the recursion (2b) has neither problem and agrees with these closed forms (tested).
     """
-    from qderive.symbolic.models.vacation import CodegenFamilies
-
+    from ..symbolic.models.vacation import CodegenFamilies
     from .export.codegen_vacation import forms
 
     generated = forms(CodegenFamilies(batch="geometric", service="exp", vacation="exp"))

@@ -30,15 +30,15 @@ import math
 from fractions import Fraction as F
 
 import sympy as sp
-from qderive.symbolic.batches import FinitePMF, Geometric
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.closed_forms import vacation_infinite as VI
-from qderive.symbolic.closed_forms import vacation_wait as VW
-from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
-from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
-from qderive.symbolic.numbers import to_sympy
-from qderive.symbolic.pgf import series
 
+from ..symbolic.batches import FinitePMF, Geometric
+from ..symbolic.capabilities import declare
+from ..symbolic.closed_forms import vacation_infinite as VI
+from ..symbolic.closed_forms import vacation_wait as VW
+from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
+from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+from ..symbolic.numbers import to_sympy
+from ..symbolic.pgf import series
 from .framework import (
     Check,
     Derivation,
@@ -114,8 +114,8 @@ _BOUND = ("exp service, exp vacation, geometric batches",
 @functools.lru_cache(maxsize=8)
 def _bindings(policy: VacationPolicy, digits: int):
     """(q, p, epoch spacing C) from the oracle CTMC, and exact series a, c, u, v, abar, cbar of the model."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.vacation import solve
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.vacation import solve
 
     model = _BOUND[1](policy)
     o = solve(model, mp_context(digits + 10), capacity=_BOUND[2])
@@ -202,7 +202,7 @@ def _single_W_literature():
 def _P_equals_thesis(digits):
     """(5) as the thesis writes it equals the P(z) derived from (3) and (4): compared through their
     Taylor coefficients at z = 1 up to order 2 (general laws, exact)."""
-    from qderive.symbolic.pgf import derivatives_at
+    from ..symbolic.pgf import derivatives_at
 
     g = VI.general_results("multiple")
     sub = VI.substitute_moments
@@ -269,7 +269,8 @@ def _md1_erlang_check(digits):
     P(W <= t) = (1 - rho) sum_{k <= t} e^{rho (t - k)} (rho (k - t))^k / k! (D = 1, rho = 4/5), written here
     independently at 2 D + 60 digits, down to t = 40.5 (a tail of 2.3e-8 whose float64 sum returns 432)."""
     import mpmath
-    from qderive.symbolic.batches import Constant
+
+    from ..symbolic.batches import Constant
 
     ts = ("0.5", "3.25", "40.5")
     r = VacationQueue(F(4, 5), Constant(1), Deterministic(1), None).evaluate(digits, wait_tail=list(ts))
@@ -311,8 +312,8 @@ def wait_oracle_agreement(model, digits):
     """(digits agreed, oracle): the model's P(W > t) at ``WAIT_CHECK_TIMES``, P(T > 3) and E W^2 at ``digits``
     vs the tagged customer's absorption time in the CTMC built from the model definition (uniformization
     at digits + 10, :func:`qderive.numeric.oracles.wait.tagged_wait`); shared by the vacation models' checks."""
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.oracles.wait import tagged_wait
+    from ..numeric.backend import mp_context
+    from ..numeric.oracles.wait import tagged_wait
 
     ts = WAIT_CHECK_TIMES
     o = tagged_wait(model, mp_context(digits + 10), times=tuple(F(t) for t in ts), moments=2, sojourn=True)
@@ -354,8 +355,9 @@ ORACLE_CASES = (
 def _oracle_check(make, capacity, policy):
     def run(digits):
         import mpmath
-        from qderive.numeric.backend import mp_context
-        from qderive.numeric.oracles.vacation import solve
+
+        from ..numeric.backend import mp_context
+        from ..numeric.oracles.vacation import solve
 
         model = make(policy)
         o = solve(model, mp_context(digits + 10), capacity=capacity)
@@ -374,8 +376,9 @@ def _embedded_deterministic(digits):
     """q0 of (3) for deterministic service (not phase-type) vs GTH of the embedded chain built from the
     exact Taylor coefficients of A(z) and C(z) (the chain's definition, truncated at K states)."""
     import mpmath
-    from qderive.numeric.backend import mp_context
-    from qderive.numeric.kernels.chains import gth_stationary
+
+    from ..numeric.backend import mp_context
+    from ..numeric.kernels.chains import gth_stationary
 
     model = VacationQueue(F(1, 2), Geometric(F(5, 4)), Deterministic(F(1, 5)), Exponential(F(1, 10)))
     K = 110
@@ -401,7 +404,8 @@ def _embedded_deterministic(digits):
 def _twin_check(digits):
     """The vectorised numpy evaluator of the closed forms (codegen's path) vs the exact evaluation."""
     import numpy as np
-    from qderive.numeric.engines.vacation import InfiniteEngine
+
+    from ..numeric.engines.vacation import InfiniteEngine
 
     model = VacationQueue.example()
     ev = InfiniteEngine()._evaluator("multiple")
@@ -464,7 +468,7 @@ def derivation(wait_moments: int = 2) -> Derivation:
     """The registered derivation ``vacation-infinite``; ``wait_moments``: the order of the last moment of the
     wait shown (``qderive derive vacation-infinite --wait-moments K``)."""
     if not isinstance(wait_moments, int) or isinstance(wait_moments, bool) or not 1 <= wait_moments <= 8:
-        from qderive.symbolic.errors import ParameterError
+        from ..symbolic.errors import ParameterError
 
         raise ParameterError("wait_moments", "must be an integer from 1 to 8", wait_moments)
     g = VI.general_results("multiple")
@@ -579,8 +583,7 @@ def codegen_forms(request=None) -> dict:
 
     The generated code refuses arguments out of range and rho_bar = lam l1 b1 >= 1.
     """
-    from qderive.symbolic.models.vacation import VacationMeasures
-
+    from ..symbolic.models.vacation import VacationMeasures
     from .export import codegen_wait
     from .export.codegen import ClosedForm
 

@@ -441,7 +441,7 @@ class FieldContext:
         return False
 
     def num(self, value):
-        from qderive.symbolic.numbers import to_sympy
+        from ..symbolic.numbers import to_sympy
 
         return value if getattr(value, "field", None) == self.K else self.K.from_expr(to_sympy(value))
 

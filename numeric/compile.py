@@ -29,8 +29,9 @@ from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
-from qderive.symbolic.cache import cached_module
-from qderive.symbolic.numbers import to_sympy
+
+from ..symbolic.cache import cached_module
+from ..symbolic.numbers import to_sympy
 
 __all__ = ["Evaluator", "compile", "cached_evaluator", "numpy_source", "py_name"]
 

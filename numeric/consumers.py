@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 
-from qderive.symbolic.capabilities import ask_consumer
+from ..symbolic.capabilities import ask_consumer
 
 __all__ = ["ROLES", "has", "load", "refusal"]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from qderive.symbolic.errors import ParameterError
+from ..symbolic.errors import ParameterError
 
 __all__ = ["executor", "EXECUTORS", "worker_count", "with_limits"]
 
@@ -91,7 +91,7 @@ def with_limits(limits, function, *args):
     a worker process does not inherit the caller's ``--limit`` otherwise."""
     import dataclasses
 
-    from qderive.symbolic.limits import limits as _within
+    from ..symbolic.limits import limits as _within
 
     with _within(**dataclasses.asdict(limits)):
         return function(*args)

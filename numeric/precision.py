@@ -27,10 +27,10 @@ import math
 
 import mpmath
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
-from qderive.symbolic.models.base import MeasureKind
 
+from ..symbolic import limits as _limits
+from ..symbolic.errors import BudgetError, NumericalError, ParameterError
+from ..symbolic.models.base import MeasureKind
 from .backend import FLOAT64, mp_context
 from .engines.base import Trouble
 
@@ -249,7 +249,7 @@ def ask(model, consumer, asked=frozenset(), verb="evaluate") -> None:
     """Raise the consumer's refusal of ``model`` (its ``supports`` hook, :mod:`qderive.symbolic.capabilities`)
     as a ParameterError naming the option; nothing when it computes it. The refusal of a response measure
     names that measure (``wait_tail``); the command line shows it as ``--wait-tail``."""
-    from qderive.symbolic.capabilities import ask_consumer
+    from ..symbolic.capabilities import ask_consumer
 
     refusal = ask_consumer(consumer, model, asked)
     if refusal is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qderive.symbolic.errors import ParameterError
+from ..symbolic.errors import ParameterError
 
 __all__ = ["Refusal"]
 
@@ -29,8 +29,8 @@ class Refusal:
     def for_model(self, model):
         """This refusal in the capability protocol's terms (:class:`qderive.symbolic.capabilities.Refusal`): the
         model field behind the option, and the reason."""
-        from qderive.symbolic.capabilities import Refusal as FieldRefusal
-        from qderive.symbolic.capabilities import field_of_option
+        from ..symbolic.capabilities import Refusal as FieldRefusal
+        from ..symbolic.capabilities import field_of_option
 
         return FieldRefusal(field_of_option(type(model), self.option), self.reason)
 

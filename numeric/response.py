@@ -56,9 +56,9 @@ from typing import Callable
 
 import mpmath
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import NumericalError, ParameterError
 
+from ..symbolic import limits as _limits
+from ..symbolic.errors import NumericalError, ParameterError
 from .backend import FLOAT64, mp_context
 from .kernels.inversion import euler_inversion, euler_parameters
 from .kernels.tails import (
@@ -154,7 +154,7 @@ class ResponseRequest:
 
 def _parse_ask(key: str, what: str, given):
     """One option of :meth:`ResponseRequest.from_options`: ((text, exact value), ...) or a moment count."""
-    from qderive.symbolic.numbers import parse_number
+    from ..symbolic.numbers import parse_number
 
     if what == "moments":
         if given is None:  # not asked

@@ -24,14 +24,14 @@ from functools import singledispatch
 
 import mpmath
 import numpy as np
-from qderive.symbolic import counts as C
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.batches.base import BatchLaw
-from qderive.symbolic.batches.geometric import Geometric
-from qderive.symbolic.batches.poisson import ShiftedPoisson
-from qderive.symbolic.errors import NumericalError, ParameterError
-from qderive.symbolic.laws.base import is_concrete
 
+from ..symbolic import counts as C
+from ..symbolic import limits as _limits
+from ..symbolic.batches.base import BatchLaw
+from ..symbolic.batches.geometric import Geometric
+from ..symbolic.batches.poisson import ShiftedPoisson
+from ..symbolic.errors import NumericalError, ParameterError
+from ..symbolic.laws.base import is_concrete
 from .backend import mp_context
 from .kernels import arrivals as _arrivals
 from .kernels import batches as _batches

@@ -11,7 +11,7 @@ qderive error gives that error instead of measures; any other exception is a bug
 
 from __future__ import annotations
 
-from qderive.symbolic.errors import QderiveError
+from ..symbolic.errors import QderiveError
 
 __all__ = ["evaluate_chunk", "PointResult"]
 
@@ -32,7 +32,7 @@ def evaluate_chunk(cls, fixed: dict, points: list, digits, include, options: dic
     """
     import dataclasses
 
-    from qderive.symbolic.limits import limits as within
+    from ..symbolic.limits import limits as within
 
     out = []
     with within(**dataclasses.asdict(limits)):

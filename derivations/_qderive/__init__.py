@@ -51,7 +51,13 @@ from qderive.symbolic.laws.phase_type import Coxian, PhaseType
 from qderive.symbolic.laws.uniform import Uniform
 from qderive.symbolic.limits import limits
 from qderive.symbolic.models import registered_models as _registered_models
-from qderive.symbolic.models.erlang_b import ErlangB, ErlangBMeasures, ErlangBSizeRequest, ServiceMix
+from qderive.symbolic.models.base import LAYER_HOOKS as _HOOKS
+from qderive.symbolic.models.erlang_b import (
+    ErlangB,
+    ErlangBMeasures,
+    ErlangBSizeRequest,
+    ServiceMix,
+)
 from qderive.symbolic.models.hysteretic import (
     ControlOptimizeRequest,
     Convention,
@@ -73,7 +79,11 @@ from qderive.symbolic.models.redundant_cluster import (
     RedundantCluster,
     RedundantClusterMeasures,
 )
-from qderive.symbolic.models.scp_window import SCPControl, SCPWindowMeasures, SCPWindowModel
+from qderive.symbolic.models.scp_window import (
+    SCPControl,
+    SCPWindowMeasures,
+    SCPWindowModel,
+)
 from qderive.symbolic.models.sip_retransmission import (
     Control,
     Discipline,
@@ -108,8 +118,11 @@ from qderive.symbolic.models.vacation import (
     VacationPolicy,
     VacationQueue,
 )
-from qderive.symbolic.models.vacation_closed import ClosedFormCase, ClosedFormVacationMeasures, ClosedFormVacationQueue
-from qderive.symbolic.models.base import LAYER_HOOKS as _HOOKS
+from qderive.symbolic.models.vacation_closed import (
+    ClosedFormCase,
+    ClosedFormVacationMeasures,
+    ClosedFormVacationQueue,
+)
 
 
 def _evaluate(model, digits=None, **options):

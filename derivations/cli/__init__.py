@@ -17,13 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from qderive.symbolic.errors import (
+from ...symbolic.errors import (
     BudgetError,
     NumericalError,
     ParameterError,
     QderiveError,
 )
-
 from . import options as _opt
 from .output import format_record, format_value, payload
 
@@ -64,7 +63,7 @@ def _add_limit(p):
 
 
 def _models():
-    from qderive.symbolic.models import registered_models
+    from ...symbolic.models import registered_models
 
     return registered_models()
 
@@ -74,7 +73,7 @@ def _figures() -> dict:
     import importlib
     import pkgutil
 
-    from qderive.derivations import figures
+    from .. import figures
 
     out = {}
     for info in pkgutil.iter_modules(figures.__path__):
@@ -155,8 +154,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 def _records_samples(cls) -> bool:
     """True when the model's simulator records waits and sojourns."""
-    from qderive.numeric.simulation.stats import records_samples
-
+    from ...numeric.simulation.stats import records_samples
     from .. import capabilities
 
     return capabilities.has(cls, "simulator") and records_samples(capabilities.load(cls, "simulator"))
@@ -308,7 +306,7 @@ def _cmd_list(args) -> int:
     if args.name:
         return _list_model(args.name)
     if args.limits:
-        from qderive.symbolic import limits
+        from ...symbolic import limits
 
         doc = (limits.__doc__ or "").split("=====")[0]
         print(doc.strip().splitlines()[0])
@@ -328,8 +326,7 @@ def _cmd_list(args) -> int:
 
 def _list_model(name: str) -> int:
     """``qderive list MODEL``: the model's support matrix (:func:`qderive.derivations.capabilities.support_matrix`)."""
-    from qderive.symbolic.models import model_class
-
+    from ...symbolic.models import model_class
     from ..capabilities import option_label, support_matrix
 
     cls = model_class(name)
@@ -360,8 +357,7 @@ def _derivation(name: str, **options):
     """The model's derivation; ``options`` (``wait_moments``) go to it if its function takes them."""
     import inspect
 
-    from qderive.symbolic.models import model_class
-
+    from ...symbolic.models import model_class
     from .. import capabilities
 
     cls = model_class(name)
@@ -460,8 +456,8 @@ def _cmd_derive(args) -> int:
     if latex:
         _write_output(latex, deriv.latex(fragment=args.fragment, **layout), "--latex")
     if bib:
-        from qderive.derivations.export.bibliography import bibtex
-        from qderive.derivations.export.latex import cited_keys
+        from ..export.bibliography import bibtex
+        from ..export.latex import cited_keys
 
         _write_output(bib, bibtex(cited_keys(deriv)), "--bib")
     if markdown:
@@ -479,8 +475,8 @@ def _verify_task(task: tuple, digits: int):
     """One check of ``qderive verify``: (model name, index into its ``all_checks()``; -1: the simulation check)."""
     name, index = task
     if index < 0:
-        from qderive.derivations.smoke import simulation_check
-        from qderive.symbolic.models import model_class
+        from ...symbolic.models import model_class
+        from ..smoke import simulation_check
 
         return simulation_check(model_class(name).example())(digits)
     return _derivation(name).all_checks()[index](digits)
@@ -492,7 +488,7 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: 
     The derivations are built here, once; with ``jobs`` > 1 the checks then run in ``jobs`` forked processes
     (which inherit the built derivations), one check per task, handed out as workers become free. Progress (the
     checks done) goes through the one progress mechanism unless ``quiet``."""
-    from qderive.symbolic.models import model_class
+    from ...symbolic.models import model_class
 
     tasks = []
     for name in names:
@@ -502,7 +498,7 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: 
             tasks.append((name, -1))
     import multiprocessing
 
-    from qderive.numeric.engines.progress import Progress
+    from ...numeric.engines.progress import Progress
 
     desc = "verify" if len(names) != 1 else f"verify {names[0]}"
     with Progress(len(tasks), "checks", desc=desc, quiet=quiet or None) as bar:
@@ -571,8 +567,7 @@ def _included(args, cls) -> tuple:
 
 
 def _cmd_sweep(args) -> int:
-    from qderive.symbolic.models import model_class
-
+    from ...symbolic.models import model_class
     from .sweep import cmd_sweep
 
     cls = model_class(args.model)
@@ -589,13 +584,13 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_eval(args) -> int:
-    from qderive.symbolic.models import model_class
+    from ...symbolic.models import model_class
 
     cls = model_class(args.model)
     model = _model_from(args, cls)
     include = _included(args, cls)
     response = _response_options(args, cls.response_flows)
-    from qderive.numeric.engines.progress import Progress
+    from ...numeric.engines.progress import Progress
 
     try:
         with Progress(None, "", desc=f"eval {cls.name}", quiet=args.quiet or None, ticker=True):
@@ -610,7 +605,7 @@ def _cmd_eval(args) -> int:
 
 
 def _cmd_action(args) -> int:
-    from qderive.symbolic.models import model_class
+    from ...symbolic.models import model_class
 
     cls = model_class(args.model)
     act = _action(cls, args.command)
@@ -621,7 +616,7 @@ def _cmd_action(args) -> int:
     except ParameterError as err:
         raise _opt.rename_error(err, act.request) from None
     if args.digits is not None:
-        from qderive.symbolic import limits
+        from ...symbolic import limits
 
         limits.check("digits", args.digits, "mpmath cost grows with the precision")
     import contextlib
@@ -678,8 +673,8 @@ def _executor_of(args):
 
 
 def _cmd_simulate(args) -> int:
-    from qderive.symbolic.models import model_class
-    from qderive.symbolic.numbers import parse_number
+    from ...symbolic.models import model_class
+    from ...symbolic.numbers import parse_number
 
     cls = model_class(args.model)
     model = _model_from(args, cls)
@@ -727,7 +722,7 @@ def _cmd_simulate(args) -> int:
 def _cmd_codegen(args) -> int:
     import re
 
-    from qderive.symbolic.models import model_class
+    from ...symbolic.models import model_class
 
     cls = model_class(args.model)
     request = None
@@ -776,13 +771,13 @@ def _cmd_figure(args) -> int:
     if not (args.out or args.csv):
         raise ParameterError("figure: give --out FILE.png and/or --csv FILE.csv")
     if args.out is not None:  # the format and matplotlib, before any figure data is computed
-        from qderive.derivations.figures.style import check_output, require_matplotlib
+        from ..figures.style import check_output, require_matplotlib
 
         check_output(args.out)
         require_matplotlib()
     out = str(_check_output(args.out, "--out")) if args.out is not None else None
     csv = str(_check_output(args.csv, "--csv")) if args.csv is not None else None
-    from qderive.numeric.engines.progress import Progress
+    from ...numeric.engines.progress import Progress
 
     with Progress(None, "", desc=f"figure {args.name}", quiet=args.quiet or None, ticker=True):
         figures[args.name](out, csv)
@@ -795,8 +790,8 @@ _HANDLERS = {"list": _cmd_list, "derive": _cmd_derive, "verify": _cmd_verify, "e
 
 
 def _limits_from(argv_limits) -> dict:
-    from qderive.symbolic import limits
-    from qderive.symbolic.numbers import exact_int
+    from ...symbolic import limits
+    from ...symbolic.numbers import exact_int
 
     out = {}
     for item in argv_limits:
@@ -828,7 +823,7 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as done:  # --help, --version
             return int(done.code or 0)
-        from qderive.symbolic import limits
+        from ...symbolic import limits
 
         with limits.limits(**_limits_from(getattr(args, "limit", []))):
             return _HANDLERS[args.command](args)

@@ -14,8 +14,8 @@ import argparse
 import dataclasses
 import sys
 
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.params import Kind, params_of, parse_value
+from ...symbolic.errors import ParameterError
+from ...symbolic.params import Kind, params_of, parse_value
 
 __all__ = ["add_fields", "parse_fields", "option_of", "rename_error", "parse_grid", "column_of", "option_groups"]
 
@@ -29,15 +29,15 @@ def _help(meta, default=dataclasses.MISSING) -> str:
     if meta.units:
         text += f" [{meta.units}]"
     if meta.kind is Kind.TIME_LAW:
-        from qderive.symbolic.laws import TimeLaw
+        from ...symbolic.laws import TimeLaw
 
         text += ": " + TimeLaw.help_text() + (f" | {meta.none_text}" if meta.none_text else "")
     elif meta.kind is Kind.BATCH_LAW:
-        from qderive.symbolic.batches import BatchLaw
+        from ...symbolic.batches import BatchLaw
 
         text += ": " + BatchLaw.help_text()
     if default is not dataclasses.MISSING and default is not None and meta.kind is not Kind.FLAG:
-        from qderive.symbolic.params import show_value
+        from ...symbolic.params import show_value
 
         text += f" (default {show_value(default)})"
     return text.replace("%", "%%")
@@ -156,10 +156,10 @@ def _parse_one(text, meta, opt):
         if meta.none_text is not None and text.strip().lower() == meta.none_text:
             return None
         if meta.kind is Kind.TIME_LAW:
-            from qderive.symbolic.laws import TimeLaw
+            from ...symbolic.laws import TimeLaw
 
             return TimeLaw.parse(text, opt)
-        from qderive.symbolic.batches import BatchLaw
+        from ...symbolic.batches import BatchLaw
 
         return BatchLaw.parse(text, opt)
     return parse_value(text, meta, opt, list_sep=",")
@@ -180,7 +180,7 @@ def column_of(opt: str) -> str:
 
 def _grid_items(text: str, metas, opt: str) -> tuple[bool, list]:
     """(swept?, the values of one option's text): a list/range of scalars, or a ';' list of laws or tuples."""
-    from qderive.symbolic import grid
+    from ...symbolic import grid
 
     if len(metas) == 1 and metas[0].kind in _SCALAR_KINDS:
         meta = metas[0]
@@ -257,7 +257,7 @@ def option_groups(cls, alternatives=()) -> list[tuple]:
 def parse_grid(args: argparse.Namespace, cls, alternatives=()) -> tuple[dict, list]:
     """(fixed field values, axes) of ``qderive sweep MODEL``: each option's text a single value (fixed) or a
     list/range (an :class:`~qderive.symbolic.grid.Axis`), in the model's option order (symbolic/grid.py)."""
-    from qderive.symbolic import grid
+    from ...symbolic import grid
 
     groups = option_groups(cls, alternatives)
     fixed, axes = {}, []

@@ -9,7 +9,7 @@ optional measures and response-time options; any model option may be a list or a
 
 from __future__ import annotations
 
-from qderive.symbolic.errors import ParameterError
+from ...symbolic.errors import ParameterError
 
 __all__ = ["add_executor_options", "executor_of", "add_sweep_options", "cmd_sweep", "SWEEP_HELP"]
 
@@ -25,7 +25,7 @@ SWEEP_HELP = ("Evaluate the model on the Cartesian grid of its options. Any opti
 
 def add_executor_options(p) -> None:
     """``--executor local|dask``, ``--workers N``, ``--scheduler ADDRESS`` (every sweep and optimize)."""
-    from qderive.numeric.parallel import EXECUTORS
+    from ...numeric.parallel import EXECUTORS
 
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local: a process pool of --workers processes (default); dask: a Dask cluster "
@@ -38,7 +38,7 @@ def add_executor_options(p) -> None:
 
 def executor_of(args):
     """The ``with`` block of the executor the options ask for (:func:`qderive.numeric.parallel.executor`)."""
-    from qderive.numeric.parallel import executor
+    from ...numeric.parallel import executor
 
     return executor(args.executor, args.workers, args.scheduler)
 
@@ -57,13 +57,12 @@ def add_sweep_options(p) -> None:
 def cmd_sweep(args, cls, include, response, describe, out) -> int:
     """Run ``qderive sweep`` from parsed arguments (``describe(error)``: an error's one-line text with options;
     ``out`` the output path, already checked writable)."""
-    from qderive.derivations import sweep as S
-
+    from .. import sweep as S
     from . import options as _opt
     shard = S.parse_shard(args.shard) if args.shard is not None else None
     fixed, axes = _opt.parse_grid(args, cls, cls.alternatives)
     if args.digits is not None:
-        from qderive.symbolic import limits
+        from ...symbolic import limits
 
         limits.check("digits", args.digits, "mpmath cost grows with the precision")
     _ask_first_point(cls, fixed, axes, response, describe)
@@ -82,8 +81,7 @@ def _ask_first_point(cls, fixed, axes, response, describe) -> None:
     """Ask the consumers of ``sweep`` (the engine; the response laws with response options) at the grid's first
     point, before any work: a refusal that names an option not swept holds at every point and is raised at once
     (a refusal that names a swept option is left to the points it concerns, as an error row)."""
-    from qderive.symbolic import grid
-
+    from ...symbolic import grid
     from .. import capabilities
 
     values, _ = grid.point_values(axes, 0)

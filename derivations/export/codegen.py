@@ -160,7 +160,8 @@ def _printer():
 def print_expr(expr, names: dict) -> str:
     """Python (numpy) source of an exact or symbolic value, symbols renamed by ``names``."""
     import sympy as sp
-    from qderive.symbolic.numbers import to_sympy
+
+    from ...symbolic.numbers import to_sympy
 
     e = to_sympy(expr) if not isinstance(expr, sp.Basic) else expr
     e = to_sympy(e).xreplace({s: sp.Symbol(n) for s, n in names.items()})
@@ -183,7 +184,7 @@ def condition_source(cond, names: dict) -> str:
 
 def print_call(call, names: dict, ctx: str = "ctx", n: str = "n") -> str:
     """Python source of a :class:`~qderive.numeric.sequences.KernelCall` with symbolic arguments."""
-    from qderive.numeric.sequences import KernelCall
+    from ...numeric.sequences import KernelCall
 
     def arg(a):
         if isinstance(a, KernelCall):
@@ -275,7 +276,8 @@ class ClosedForm:
     def python_module(self, model: str) -> str:
         """A standalone numpy module computing the measure; arguments broadcast."""
         import sympy as sp
-        from qderive.numeric.compile import numpy_source
+
+        from ...numeric.compile import numpy_source
 
         used = self.used_args()
         names = {a[0]: a[1] for a in used}
@@ -303,8 +305,9 @@ class ClosedForm:
     def c_sources(self, model: str, header_name: str) -> tuple[str, str]:
         """(header, source) of a C99 function ``double model_measure(double ...)`` (NaN on invalid input)."""
         import sympy as sp
-        from qderive.symbolic.params import Bound
         from sympy.printing.c import C99CodePrinter
+
+        from ...symbolic.params import Bound
 
         printer = C99CodePrinter()
         used = self.used_args()
@@ -354,7 +357,7 @@ class KernelModule:
                 + "-" * 56 + "\n\n" + self.code)
 
     def c_sources(self, model: str, header_name: str):
-        from qderive.symbolic.errors import ParameterError
+        from ...symbolic.errors import ParameterError
 
         raise ParameterError(f"--lang c: {model} {self.measure} runs an algorithm; C is generated for closed-form "
                              "measures only (use --lang python)")

@@ -21,9 +21,10 @@
 from __future__ import annotations
 
 import sympy as sp
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.erlang_b import ErlangBMeasures
-from qderive.symbolic.models.redundant_cluster import (
+
+from ...symbolic.capabilities import declare
+from ...symbolic.models.erlang_b import ErlangBMeasures
+from ...symbolic.models.redundant_cluster import (
     MEASURE_KEYS,
     FailureModel,
     RedundantClusterMeasures,
@@ -31,8 +32,7 @@ from qderive.symbolic.models.redundant_cluster import (
     cluster_loads,
     derived_parameters,
 )
-from qderive.symbolic.numbers import to_sympy
-
+from ...symbolic.numbers import to_sympy
 from .codegen import ClosedForm, KernelModule, generated_function
 
 __all__ = ["erlang_b_forms", "cluster_forms", "CLUSTER_ARGS"]
@@ -74,7 +74,7 @@ def _erlang_b_broadcast(measure, load, servers):
 def erlang_b_forms(request=None) -> dict:
     """``measure -> KernelModule`` for the measures of ``qderive eval erlang-b`` without a holding time."""
     docs = {f.name: m for f, m in ErlangBMeasures.measure_fields()}
-    from qderive.numeric.kernels.erlang import ERLANG_B_KEYS
+    from ...numeric.kernels.erlang import ERLANG_B_KEYS
 
     args = (("load", "offered load rho = lambda / mu [Erlang], > 0; a float or a numpy array (broadcast)"),
             ("servers", "number of servers (windows) n, an integer >= 1; a number or an array (broadcast)"))

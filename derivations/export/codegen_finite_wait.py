@@ -45,10 +45,17 @@ q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.Hyster
 
 from __future__ import annotations
 
-from qderive.symbolic.errors import ParameterError
-
+from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function
-from .codegen_wait import MEASURES, TAIL_HELPERS, TIME_SYMBOLS, WaitModule, command_template, public_parts, smooth_family
+from .codegen_wait import (
+    MEASURES,
+    TAIL_HELPERS,
+    TIME_SYMBOLS,
+    WaitModule,
+    command_template,
+    public_parts,
+    smooth_family,
+)
 
 __all__ = ["forms", "hysteretic_forms", "SOURCE", "HYSTERETIC_SOURCE"]
 
@@ -140,8 +147,7 @@ def forms(request) -> dict:
 
 def _families(measure: str, request):
     """(batch, service, vacation or None, policy, whole) from the codegen options; errors name the option."""
-    from qderive.symbolic.batches import BatchLaw
-
+    from ...symbolic.batches import BatchLaw
     from .families import family
 
     vac_text = request.vacation
@@ -159,9 +165,9 @@ def _lst_source(service, vacation, lst_args):
     """``_lsts(s, lam, ...)``: [beta(s), (beta(s) - beta(lam)) / (lam - s)] (and the vacation's), printed by SymPy
     from the engine's expressions."""
     import sympy as sp
-    from qderive.numeric.compile import numpy_source
-    from qderive.numeric.engines.vacation_finite_wait import lst_expressions
 
+    from ...numeric.compile import numpy_source
+    from ...numeric.engines.vacation_finite_wait import lst_expressions
     from .families import LAM
 
     s = sp.Symbol("s")
@@ -309,9 +315,8 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
     law q[s][j] (16) of the package's :class:`~qderive.numeric.kernels.hysteretic.HystereticSolution` (inputs by
     :func:`.codegen_inputs.inputs_function`), one data part per mode with a positive rate
     (:func:`~qderive.numeric.kernels.finite_wait.wait_mode_start`), N(s) summed over them."""
-    from qderive.numeric.sequences import batch_kernel, count_kernel
-    from qderive.symbolic.batches import BatchLaw
-
+    from ...numeric.sequences import batch_kernel, count_kernel
+    from ...symbolic.batches import BatchLaw
     from .codegen import print_call, print_expr
     from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
     from .families import LAM, family

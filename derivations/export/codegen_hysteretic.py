@@ -24,11 +24,10 @@ customer's wait under ``--policy departure``, by :mod:`.codegen_finite_wait`.
 
 from __future__ import annotations
 
-from qderive.symbolic.batches import BatchLaw
-from qderive.symbolic.capabilities import Rule, declare
-from qderive.symbolic.laws import TimeLaw
-from qderive.symbolic.models.hysteretic import HystereticMeasures
-
+from ...symbolic.batches import BatchLaw
+from ...symbolic.capabilities import Rule, declare
+from ...symbolic.laws import TimeLaw
+from ...symbolic.models.hysteretic import HystereticMeasures
 from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
 from .families import family

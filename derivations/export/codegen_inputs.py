@@ -11,8 +11,7 @@ Each is printed by SymPy from the package's own symbolic laws (``docs/theory/cha
 
 from __future__ import annotations
 
-from qderive.symbolic.errors import ParameterError
-
+from ...symbolic.errors import ParameterError
 from .codegen import print_call, print_expr
 from .families import LAM
 
@@ -43,7 +42,7 @@ def law_lines(batch, service, vacation, names) -> list:
     ``vacation_counts(n)`` (None without vacations), ``batch(n)`` and the means ``b1``, ``f1``: the kernel calls
     of the families' count and batch laws that :class:`~qderive.numeric.kernels.vacation.FiniteVacation` takes
     (printed by SymPy from the package's own symbolic laws)."""
-    from qderive.numeric.sequences import batch_kernel, count_kernel
+    from ...numeric.sequences import batch_kernel, count_kernel
 
     bcall, geometric, support = batch_kernel(batch.law)
     geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
@@ -72,7 +71,7 @@ def inputs_function(request, batch, service):
     """(params, their names, the source lines of ``_inputs(lam0, overload_factor, <law arguments>, R)``): the
     kernel inputs (:func:`~qderive.numeric.kernels.hysteretic.hysteretic_inputs`) of one parameter point, with
     the families' batch and count kernel calls printed by SymPy; ``params`` (name, description, check)."""
-    from qderive.numeric.sequences import batch_kernel, count_kernel
+    from ...numeric.sequences import batch_kernel, count_kernel
 
     params = [("lam0", "batch arrival rate lambda_0 in normal mode [batches per unit time]; rho_0 = lam0 l_1 b_1",
                "> 0"),

@@ -17,11 +17,10 @@ sweep up to max r per parameter point).
 
 from __future__ import annotations
 
-from qderive.symbolic.batches import BatchLaw
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.laws import TimeLaw
-from qderive.symbolic.models.vacation import FiniteVacationMeasures
-
+from ...symbolic.batches import BatchLaw
+from ...symbolic.capabilities import declare
+from ...symbolic.laws import TimeLaw
+from ...symbolic.models.vacation import FiniteVacationMeasures
 from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import law_lines
 from .families import LAM, family
@@ -104,7 +103,7 @@ def forms(request) -> dict:
     whole = request.admission.value == "whole"
     single = request.vacation_policy.value == "single"
     if single and vacation is None:
-        from qderive.symbolic.errors import ParameterError
+        from ...symbolic.errors import ParameterError
 
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",

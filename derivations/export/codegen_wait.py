@@ -32,8 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from qderive.symbolic.errors import ParameterError
-
+from ...symbolic.errors import ParameterError
 from .codegen import (
     CHECK_HELPER,
     KernelModule,
@@ -142,8 +141,7 @@ class WaitModule:
 
 def _families(measure: str, request):
     """(batch, service, vacation or None, policy) from the codegen options; errors name the option."""
-    from qderive.symbolic.batches import BatchLaw
-
+    from ...symbolic.batches import BatchLaw
     from .families import family
 
     example = "e.g. --batch geometric --service erlang:k=4 --vacation exp"
@@ -175,10 +173,9 @@ def smooth_family(text: str, role: str):
     """
     from types import SimpleNamespace
 
-    from qderive.numeric.engines.vacation_wait import smooth_laws
-    from qderive.symbolic.laws import TimeLaw
-    from qderive.symbolic.params import split_spec
-
+    from ...numeric.engines.vacation_wait import smooth_laws
+    from ...symbolic.laws import TimeLaw
+    from ...symbolic.params import split_spec
     from .families import family
 
     def refuse(law):
@@ -236,9 +233,9 @@ def public_parts(measure: str, words: str, names) -> tuple:
 
 def _build(measure: str, request) -> KernelModule:
     import sympy as sp
-    from qderive.numeric.compile import numpy_source
-    from qderive.symbolic.closed_forms import vacation_wait as VW
 
+    from ...numeric.compile import numpy_source
+    from ...symbolic.closed_forms import vacation_wait as VW
     from .families import LAM
 
     kind, question = MEASURES[measure]

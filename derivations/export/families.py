@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.params import Kind, params_of, split_spec
+
+from ...symbolic.errors import ParameterError
+from ...symbolic.params import Kind, params_of, split_spec
 
 __all__ = ["Family", "family", "LAM"]
 
@@ -109,7 +110,7 @@ def family(text: str, role: str, root) -> Family:
     except TypeError as exc:
         raise ParameterError(f"--{role} {text}: {kind} has no generated code ({exc})") from None
     if hasattr(law, "count_law"):  # a time law: its count law must have a kernel to ship
-        from qderive.numeric.sequences import count_kernel
+        from ...numeric.sequences import count_kernel
 
         try:
             count_kernel(law.count_law(LAM))

@@ -15,8 +15,8 @@ import functools
 import random
 
 import sympy as sp
-from qderive.symbolic.identities import exact_identity
 
+from ...symbolic.identities import exact_identity
 from .printing import restore
 
 __all__ = ["shown", "prove", "PaperFormError"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+from .style import fit_log_axis, legend_outside, new_figure, save
 
 __all__ = ["FIGURES", "figure_cluster1", "figure_cluster2", "plot_cluster1", "plot_cluster2",
            "cluster1_rows", "cluster2_rows", "CURVES1", "RATES1"]
@@ -41,9 +41,9 @@ RATES1 = tuple(Fraction(j, 20) for j in range(1, 161))
 
 def cluster1_rows(rates=RATES1, curves=CURVES1) -> list[tuple]:
     """(curve, t_0/v, k, Lambda, r, R, R by the paper's discretisation N = 10) at every stable rate."""
-    from qderive.numeric.backend import FLOAT64
-    from qderive.numeric.engines.cluster import paper_discretised
-    from qderive.symbolic.models.redundant_cluster import RedundantCluster
+    from ...numeric.backend import FLOAT64
+    from ...numeric.engines.cluster import paper_discretised
+    from ...symbolic.models.redundant_cluster import RedundantCluster
 
     rows = []
     for curve, t0v, k in curves:
@@ -99,8 +99,8 @@ _PANELS = {
 def cluster2_rows(panels=None, max_copies: int = 10) -> list[tuple]:
     """(panel, curve, t_0/v, Lambda, k, R, 1 - R, optimal?) for k = 1 .. the stable copies up to ``max_copies``."""
     panels = _PANELS if panels is None else panels
-    from qderive.numeric.engines.cluster import optimize
-    from qderive.symbolic.models.redundant_cluster import OptimizeCopiesRequest
+    from ...numeric.engines.cluster import optimize
+    from ...symbolic.models.redundant_cluster import OptimizeCopiesRequest
 
     rows = []
     for panel, specs in panels.items():

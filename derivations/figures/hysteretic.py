@@ -25,7 +25,7 @@ import csv
 import math
 from fractions import Fraction
 
-from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+from .style import fit_log_axis, legend_outside, new_figure, save
 
 __all__ = ["FIGURES", "figure3", "figure3_data", "plot_figure3", "plot_policies", "thesis_claims", "FIG3_THRESHOLDS",
            "LOADS_THESIS", "LOADS_BELOW_1", "OFF_SCALE",
@@ -45,15 +45,15 @@ COLUMNS = ("arrivals", "rho0", "precision", "p_normal", "p_overload", "p_discard
 
 
 def _arrivals() -> dict:
-    from qderive.symbolic.batches import Constant, Geometric
+    from ...symbolic.batches import Constant, Geometric
 
     return {"batch": Geometric(2), "single": Constant(1)}
 
 
 def figure3_model(batch, load):
     """The model of Figure 3 at offered load rho_0 = ``load`` with ``batch`` arrivals."""
-    from qderive.symbolic.laws import Deterministic
-    from qderive.symbolic.models.hysteretic import HystereticModel
+    from ...symbolic.laws import Deterministic
+    from ...symbolic.models.hysteretic import HystereticModel
 
     L, H, R = FIG3_THRESHOLDS
     return HystereticModel.from_load(load, service=Deterministic(Fraction(1, 200)), batch=batch, L=L, H=H, R=R)
@@ -61,7 +61,7 @@ def figure3_model(batch, load):
 
 def figure3_data(loads_thesis=LOADS_THESIS, loads_below=LOADS_BELOW_1, digits_below=BELOW_1_DIGITS) -> list[dict]:
     """Rows (one per arrival type and rho_0): float64 in the thesis's range, ``digits_below`` digits below 1."""
-    from qderive.numeric.engines.hysteretic import diagnostics
+    from ...numeric.engines.hysteretic import diagnostics
 
     rows = []
     for name, batch in _arrivals().items():
@@ -191,8 +191,8 @@ def policies_data(loads=POLICY_LOADS, sim_loads=POLICY_SIM_LOADS, customers=200_
     (batches, ``customers`` per replication)."""
     from dataclasses import replace
 
-    from qderive.numeric.simulation.hysteretic import simulate
-    from qderive.symbolic.models.hysteretic import Policy
+    from ...numeric.simulation.hysteretic import simulate
+    from ...symbolic.models.hysteretic import Policy
 
     rows = []
     for name, batch in _arrivals().items():

@@ -21,8 +21,8 @@ import time
 from dataclasses import replace
 from fractions import Fraction
 
-from qderive.derivations.figures.style import new_figure, save
-from qderive.numeric.simulation import scp as S
+from ...numeric.simulation import scp as S
+from .style import new_figure, save
 
 __all__ = ["FIGURES", "STUDY_CONTROLS", "LOAD_FACTORS", "load_sweep", "figure_scp", "sensitivity_table",
            "SERVICES", "SERVICE_RATIOS", "SERVICE_LOADS", "service_controls", "figure_scp_services", "plot_scp",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from qderive.derivations.figures.style import new_figure, save
+from .style import new_figure, save
 
 __all__ = ["FIGURES", "figure_goodput_collapse", "plot_goodput_collapse", "LOADS", "SIM_LOADS", "CONTROLS", "STYLES",
            "model_at",
@@ -42,8 +42,8 @@ SIM_RUN = (1000.0, 100.0, 5)
 
 def model_at(control: str, load, scan_points: int = 80):
     """The figure's model for the curve ``control`` (a key of ``CONTROLS``) at offered load lambda_0 E[B] = ``load``."""
-    from qderive.symbolic.laws import Exponential
-    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
+    from ...symbolic.laws import Exponential
+    from ...symbolic.models.sip_retransmission import SipRetransmissionModel
 
     return SipRetransmissionModel(rate=Fraction(load) / MEAN, service=Exponential(MEAN), scan_points=scan_points,
                                   **CONTROLS[control])
@@ -66,7 +66,7 @@ def simulated_rows(seed: int = 17) -> list:
     """(control, load, goodput / capacity, its half-width, duplicate ratio, its half-width) from the simulator at
     ``SIM_LOADS``; [] when the simulator is not installed."""
     try:
-        from qderive.numeric.simulation.sip import simulate_sip
+        from ...numeric.simulation.sip import simulate_sip
     except ImportError:
         return []
     horizon, warmup, reps = SIM_RUN

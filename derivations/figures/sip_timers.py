@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+from .style import fit_log_axis, legend_outside, new_figure, save
 
 __all__ = ["FIGURES", "figure_sip_timers", "plot_sip_timers", "rows", "T1", "INSTANTS", "LOADS"]
 
@@ -30,16 +30,16 @@ LOADS = tuple(Fraction(j, 20) for j in range(1, 20))
 
 
 def _model(load):
-    from qderive.symbolic.batches import Geometric
-    from qderive.symbolic.laws import Erlang, Exponential
-    from qderive.symbolic.models.vacation import VacationQueue
+    from ...symbolic.batches import Geometric
+    from ...symbolic.laws import Erlang, Exponential
+    from ...symbolic.models.vacation import VacationQueue
 
     return VacationQueue.from_load(load, Geometric(5), Erlang(4, Fraction(3, 200)), Exponential(Fraction(3, 40)))
 
 
 def rows() -> list:
     """(load, k, t, P(T > t), P(W > t)) for every load and instant (tails below the limit left out)."""
-    from qderive.symbolic.errors import BudgetError
+    from ...symbolic.errors import BudgetError
 
     out = []
     keys = [str(t) for t in INSTANTS]

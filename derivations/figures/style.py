@@ -24,7 +24,7 @@ import math
 from contextlib import contextmanager
 from pathlib import Path
 
-from qderive.symbolic.errors import ParameterError
+from ...symbolic.errors import ParameterError
 
 __all__ = ["RC", "MIN_TEXT_POINTS", "FORMATS", "require_matplotlib", "check_output", "new_figure", "legend_outside",
            "fit_log_axis", "save"]

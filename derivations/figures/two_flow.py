@@ -15,9 +15,8 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from qderive.symbolic.models.two_flow import Algorithm, TwoFlowModel
-
-from qderive.derivations.figures.style import new_figure, save
+from ...symbolic.models.two_flow import Algorithm, TwoFlowModel
+from .style import new_figure, save
 
 __all__ = ["FIGURES", "STUDY", "COLUMNS", "comparison_rows", "figure_comparison", "plot_comparison"]
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import csv
 from fractions import Fraction
 
-from qderive.symbolic.batches.geometric import Geometric
-from qderive.symbolic.laws.deterministic import Deterministic
-from qderive.symbolic.laws.gamma import Erlang, Exponential
-from qderive.symbolic.models.vacation import FiniteVacationQueue
-
-from qderive.derivations.figures.style import fit_log_axis, legend_outside, new_figure, save
+from ...symbolic.batches.geometric import Geometric
+from ...symbolic.laws.deterministic import Deterministic
+from ...symbolic.laws.gamma import Erlang, Exponential
+from ...symbolic.models.vacation import FiniteVacationQueue
+from .style import fit_log_axis, legend_outside, new_figure, save
 
 __all__ = ["FIGURES", "figure1", "figure1_data", "plot_figure1", "fig1_model", "fig1_loads", "FIG1_LAWS",
            "FIG1_BATCH_MEANS",

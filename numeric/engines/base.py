@@ -34,7 +34,7 @@ class Engine:
     @classmethod
     def supports(cls, model, asked=frozenset()):
         """None when the engine computes ``model``; else a Refusal naming the field (default: its ``rules``)."""
-        from qderive.symbolic.capabilities import supports
+        from ...symbolic.capabilities import supports
 
         return supports(cls.rules, model, asked)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import NumericalError
 
+from ...symbolic import limits as _limits
+from ...symbolic.errors import NumericalError
 from ..kernels import birth as B
 from ..sequences import count_sequences
 

@@ -27,17 +27,17 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.redundant_cluster import (
+
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.redundant_cluster import (
     MEASURE_KEYS,
     FailureModel,
     RedundantCluster,
     closed_form_expressions,
     derived_parameters,
 )
-
 from ..sequences import digits_for
 from .base import Engine, Trouble
 

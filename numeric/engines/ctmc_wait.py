@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.two_flow import Algorithm, Mode
 
+from ...symbolic import limits as _limits
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.two_flow import Algorithm, Mode
 from ..backend import FLOAT64, mp_context
 from ..kernels.chains import gth_stationary
 from ..kernels.phase_type_tail import absorption_moments, uniformized_tail

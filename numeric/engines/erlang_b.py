@@ -18,12 +18,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import mpmath
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.erlang_b import ErlangB
-from qderive.symbolic.numbers import decimal_text
 
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.erlang_b import ErlangB
+from ...symbolic.numbers import decimal_text
 from ..backend import FLOAT64, mp_context
 from ..kernels import erlang as K
 from ..precision import GUARD
@@ -85,7 +85,7 @@ class ServiceWindowEngine(Engine):
                                                       "timeout", "update", "smoothing", "rejection_cost")}
 
     def compute(self, model, ctx, **options):
-        from qderive.numeric.simulation.scp import fairness_index, service_windows
+        from ..simulation.scp import fairness_index, service_windows
 
         windows = service_windows(model.windows, model.allocation, model.holdings)
         blocking, carried, busy = [], [], []

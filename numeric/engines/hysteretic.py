@@ -28,17 +28,17 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import Rule, declare
-from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
-from qderive.symbolic.models.hysteretic import (
+
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import Rule, declare
+from ...symbolic.errors import BudgetError, NumericalError, ParameterError
+from ...symbolic.models.hysteretic import (
     HystereticModel,
     MM1HystereticModel,
     NormalTimeForm,
     Policy,
     Semantics,
 )
-
 from ..kernels import birth as KB
 from ..kernels import hysteretic as K
 from ..kernels import mm1_hysteretic as M
@@ -271,9 +271,8 @@ def threshold_pairs(R: int, low_range=None, high_range=None) -> list:
 def _grid_chunk(model: HystereticModel, pairs) -> list:
     """(L, H, float64 measures, trouble or None) for each pair; the arrival inputs are computed once.
     Top-level so that process pools can pickle it."""
-    from qderive.numeric.precision import float64_trouble
-
     from ..backend import FLOAT64
+    from ..precision import float64_trouble
 
     engine = HystereticEngine()
     label, thesis = model.semantics is Semantics.LABEL, model.thesis_form
@@ -351,8 +350,7 @@ def _recompute(model, pairs, executor, progress) -> dict:
     ``Model.evaluate`` (the precision policy: mpmath where float64 is in trouble), on ``executor`` in
     chunks when given (:func:`qderive.numeric.sweep.evaluate_chunk`, as ``qderive sweep`` runs its points),
     with a progress bar: at light loads most points are ill-conditioned in float64 (0.3-0.5 s each)."""
-    from qderive.symbolic.params import params_of
-
+    from ...symbolic.params import params_of
     from ..sweep import evaluate_chunk
     from .progress import Progress
 
@@ -424,8 +422,7 @@ def smallest_threshold(model: HystereticModel, discard_bound, max_threshold: int
     embedded chain (16) under the precision policy; a value within 1e-9 of the bound is decided at
     30 digits (or ``digits``). The result shows P(S_2) at the answer and at R - 1 and the peak.
     """
-    from qderive.symbolic.numbers import decimal_text
-
+    from ...symbolic.numbers import decimal_text
     from .searching import compare, first_from, near
 
     bound = Fraction(discard_bound)

@@ -125,10 +125,10 @@ import types
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.models.hysteretic import Policy
 
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import declare
+from ...symbolic.models.hysteretic import Policy
 from ..backend import FLOAT64, mp_context
 from ..kernels import birth as KB
 from ..kernels import finite_wait as K
@@ -219,8 +219,7 @@ def hysteretic_wait_data(model) -> _HystereticWait:
 def hysteretic_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`HystereticModel` (module
     docstring: W*(s) = N(s) / N(0) summed over the modes; ``--policy instant``: :func:`instant_wait_data`)."""
-    from qderive.symbolic.cache import cached
-
+    from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
     laws = {"service": model.parameters()["service"]}

@@ -35,7 +35,8 @@ on the right-hand side) and first-passage times with ``W`` the rates inside the 
 from __future__ import annotations
 
 import numpy as np
-from qderive.symbolic.errors import NumericalError
+
+from ...symbolic.errors import NumericalError
 
 __all__ = ["solve_level_m_matrix", "ConvergenceError"]
 

@@ -40,10 +40,10 @@ from fractions import Fraction
 from functools import partial
 
 import numpy as np
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.numbers import decimal_text
 
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.numbers import decimal_text
 from .base import Trouble
 from .searching import NEAR, compare, first_from, near
 
@@ -94,9 +94,8 @@ def _float64_chunk(model, triples) -> list:
     """Each triple's measures in float64 (floats), by the model's engine with the engine's and the generic
     float64 tests; a point whose float64 values are not trusted is evaluated under the precision policy.
     Top-level so that process pools can pickle it."""
-    from qderive.numeric.precision import engine_of, float64_trouble
-
     from ..backend import FLOAT64
+    from ..precision import engine_of, float64_trouble
 
     engine = engine_of(model)
     out = []
@@ -246,9 +245,8 @@ def _infeasible(search: _Search, rows: list, candidates: int, method: str) -> di
 
 def _mm1_exact(model) -> dict:
     """The M|M|1 hysteresis measures exactly (the engine's kernel in rational arithmetic)."""
-    from qderive.numeric.precision import engine_of
-
     from ..backend import FractionContext
+    from ..precision import engine_of
 
     return engine_of(model).compute(model, FractionContext())
 
@@ -263,8 +261,7 @@ def optimize_mm1(model, discard_bound, min_cycle=0, *, r_range=None, digits=None
     (every (L, H, R) with the same smallest E tau_12, smallest R, L, H first), "discard_margin",
     "cycle_margin", ...}`` or ``{"feasible": False, "reason", ...}``.
     """
-    from qderive.symbolic import limits as _limits
-
+    from ...symbolic import limits as _limits
     from .progress import Progress
 
     rs = _r_values(model, r_range)
@@ -351,7 +348,7 @@ def _run(cls, solver, values: dict, request, digits, progress, executor) -> dict
 def mm1_optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize mm1-hysteretic`` (the model's Action): :func:`optimize_mm1`; the L and H of
     ``--thresholds`` are replaced by the search, R too with ``--r-range``."""
-    from qderive.symbolic.models.hysteretic import MM1HystereticModel
+    from ...symbolic.models.hysteretic import MM1HystereticModel
 
     return _run(MM1HystereticModel, optimize_mm1, values, request, digits, progress, executor)
 
@@ -359,7 +356,7 @@ def mm1_optimize(values: dict, request, digits=None, progress: bool = True, exec
 @declare(via_engine=True)
 def two_flow_optimize(values: dict, request, digits=None, progress: bool = True, executor=None) -> dict:
     """``qderive optimize two-flow-hysteretic`` (the model's Action): :func:`optimize_two_flow`."""
-    from qderive.symbolic.models.two_flow import TwoFlowHystereticModel
+    from ...symbolic.models.two_flow import TwoFlowHystereticModel
 
     return _run(TwoFlowHystereticModel, optimize_two_flow, values, request, digits, progress, executor)
 

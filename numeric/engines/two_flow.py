@@ -53,10 +53,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import BudgetError, NumericalError, ParameterError
-from qderive.symbolic.models.two_flow import Algorithm, Mode, Solver, TwoFlowModel
 
+from ...symbolic import limits as _limits
+from ...symbolic.errors import BudgetError, NumericalError, ParameterError
+from ...symbolic.models.two_flow import Algorithm, Mode, Solver, TwoFlowModel
 from ..backend import FLOAT64, FractionContext
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from ..sequences import digits_for

@@ -46,8 +46,9 @@ from fractions import Fraction
 from functools import cached_property, lru_cache
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.models.two_flow import Mode
+
+from ...symbolic import limits as _limits
+from ...symbolic.models.two_flow import Mode
 
 __all__ = ["SegmentSpace", "segment_space", "segment_rates", "ARRIVAL_ANY", "drawn_kind"]
 

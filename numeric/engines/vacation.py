@@ -23,16 +23,16 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import (
+
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.vacation import (
     Admission,
     FiniteVacationQueue,
     VacationMeasures,
     VacationPolicy,
 )
-
 from ..kernels import vacation as K
 from ..sequences import batch_blocks, batch_vectors, count_sequences, digits_for
 from .base import Engine, Trouble
@@ -60,11 +60,11 @@ class InfiniteEngine(Engine):
     _evaluators: dict = {}
 
     def _evaluator(self, policy: str):
-        from qderive.numeric.compile import cached_evaluator
+        from ..compile import cached_evaluator
 
         if policy not in self._evaluators:
             def make():
-                from qderive.symbolic.closed_forms import vacation_infinite as VI
+                from ...symbolic.closed_forms import vacation_infinite as VI
 
                 return VI.measure_expressions(policy), VI.SYMBOLS
 
@@ -138,7 +138,7 @@ def infinite_law(model, ctx, idle) -> list:
     1 - sum_{j<n} p_j is at most 2.2e-10 in float64 (1e6 eps), 10^-(w - 10) at w working digits (10^-D
     under ``digits=D``); limits ``capacity`` (float64) and ``mp_capacity`` (mpmath).
     """
-    from qderive.symbolic.models.vacation import FiniteVacationQueue
+    from ...symbolic.models.vacation import FiniteVacationQueue
 
     finite = FiniteVacationQueue(model.rate, model.batch, model.service, model.vacation, FIRST_TERMS,
                                  vacation_policy=model.vacation_policy)
@@ -232,7 +232,7 @@ class FiniteEngine(Engine):
     def notes(self, model, values):
         rb = model.rho_bar
         if rb >= 1:
-            from qderive.symbolic.numbers import decimal_text
+            from ...symbolic.numbers import decimal_text
 
             return [f"overload: rho_bar = {decimal_text(rb)} >= 1, the loss stays above 1 - 1/rho_bar = "
                     f"{decimal_text(1 - 1 / rb)} for every capacity"]
@@ -297,8 +297,7 @@ def smallest_capacity(values: dict, request, digits=None, progress: bool = True)
     An mpmath probe beyond the limit ``mp-capacity`` is refused (mpmath costs O(r^2)).
     A progress bar (tqdm on stderr, on a terminal, after 2 s) follows the capacities probed.
     """
-    from qderive.symbolic.numbers import decimal_text
-
+    from ...symbolic.numbers import decimal_text
     from ..backend import FLOAT64, mp_context
 
     target, top = request.target_loss, request.max_capacity
@@ -375,7 +374,7 @@ def smallest_capacity(values: dict, request, digits=None, progress: bool = True)
 def _bracket(loss, meets, r0: int, top: int, target, rho, fail) -> int:
     """The smallest r in (r0, top] meeting the target, given loss(r0) above it (see :func:`size`): the
     geometric-decay prediction, then doubling probes and a bisection."""
-    from qderive.symbolic import limits as lim
+    from ...symbolic import limits as lim
 
     limit_value = float(1 - 1 / rho) if rho > 1 else 0.0
     g0, g_half, g_goal = (float(loss(r0)) - limit_value, float(loss(max(1, r0 // 2))) - limit_value,
@@ -392,7 +391,7 @@ def _bracket(loss, meets, r0: int, top: int, target, rho, fail) -> int:
         # beyond twice the largest capacity allowed is refused without building the sequences
         if guess > 2 * top:
             if guess > lim.current().capacity:
-                from qderive.symbolic.errors import BudgetError
+                from ...symbolic.errors import BudgetError
 
                 raise BudgetError("capacity", guess, lim.current().capacity,
                                   f"target-loss needs about r = {guess} places: the loss falls by a factor "
@@ -445,7 +444,7 @@ def largest_load(values: dict, target, digits=None) -> dict:
     a narrower one whose midpoint cannot be decided in float64 is returned as it is). Returns ``load`` (= lo, meets the target), ``rate``, ``loss_probability``,
     ``load_above`` (= hi) with ``loss_probability_above`` (> target) and ``loss_floor``.
     """
-    from qderive.symbolic.numbers import decimal_text
+    from ...symbolic.numbers import decimal_text
 
     target = Fraction(target)
     probe = FiniteVacationQueue.from_values({**{k: v for k, v in values.items() if k not in ("rate", "load")},
@@ -523,7 +522,7 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     """The capacities r >= ``found`` (the smallest meeting the loss target) whose admitted customers'
     Q-quantile of the wait is <= T: [found, largest]. The quantile grows with r (a larger room admits
     customers who find more work ahead); gallop and bisect, and check the answer's successor fails."""
-    from qderive.symbolic.numbers import decimal_text
+    from ...symbolic.numbers import decimal_text
 
     Q, T = request.wait_level, request.wait_bound
     key = decimal_text(Q)
@@ -543,7 +542,7 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
                              f"--target-loss, and there the {decimal_text(Q)}-quantile of the wait is "
                              f"{float(quantile(found)):.6g} > {decimal_text(T)} (it grows with r)")
     if model.rho_bar < 1:  # the quantile rises to the infinite room's: if that meets the target, every r does
-        from qderive.symbolic.models.vacation import VacationQueue
+        from ...symbolic.models.vacation import VacationQueue
 
         infinite = VacationQueue(model.rate, model.batch, model.service, model.vacation, model.vacation_policy)
         limit = infinite.evaluate(digits, wait_quantile=[key]).response["wait_quantile"][key]

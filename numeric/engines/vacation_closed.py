@@ -17,8 +17,7 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
-from qderive.symbolic.models.vacation_closed import ClosedFormCase
-
+from ...symbolic.models.vacation_closed import ClosedFormCase
 from .base import Engine
 
 __all__ = ["ClosedFormEngine", "exact_measures", "ratios"]
@@ -28,15 +27,15 @@ _KEYS = ("loss_probability", "idle_probability", "mean_queue_length", "mean_wait
 
 @functools.lru_cache(maxsize=8)
 def _evaluators(case: ClosedFormCase):
-    from qderive.numeric.compile import cached_evaluator
+    from ..compile import cached_evaluator
 
     def ratios():
-        from qderive.symbolic.closed_forms import vacation_finite_r as V
+        from ...symbolic.closed_forms import vacation_finite_r as V
 
         return V.ratio_expressions(case), V.SYMBOLS
 
     def measures():
-        from qderive.symbolic.closed_forms import vacation_finite_r as V
+        from ...symbolic.closed_forms import vacation_finite_r as V
 
         assert V.MEASURE_KEYS == _KEYS
         return V.measure_expressions(case), V.MEASURE_ARGS
@@ -77,7 +76,7 @@ class ClosedFormEngine(Engine):
         return {k: ctx.num(v) for k, v in exact_measures(model).items()}
 
     def notes(self, model, values):
-        from qderive.symbolic.numbers import decimal_text
+        from ...symbolic.numbers import decimal_text
 
         shown = ", ".join(decimal_text(v) for v in ratios(model))
         return [f"{model.case.value} closed form in r (Sopin 2013 section 1.2), ratios s_i of q~_j: {shown}; the loss "

@@ -148,11 +148,11 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import NumericalError
-from qderive.symbolic.models.vacation import Admission
 
+from ...symbolic import limits as _limits
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import NumericalError
+from ...symbolic.models.vacation import Admission
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
@@ -1173,9 +1173,8 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
 def _tails_refusal(model, asked):
     """Refuse tails and quantiles for laws with kinks that no exact sum of the finite room covers (the choice of
     :func:`response_laws`), from the laws alone: before the model is solved."""
-    from qderive.symbolic.cache import cached
-    from qderive.symbolic.capabilities import Refusal
-
+    from ...symbolic.cache import cached
+    from ...symbolic.capabilities import Refusal
     from .vacation_wait import TAIL_MEASURES, smooth_field, smooth_laws
 
     wanted = TAIL_MEASURES & asked
@@ -1203,8 +1202,7 @@ def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
     its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`)."""
-    from qderive.symbolic.cache import cached
-
+    from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}

@@ -60,8 +60,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from qderive.symbolic.capabilities import declare
-
+from ...symbolic.capabilities import declare
 from ..response import ResponseLaw
 
 __all__ = ["response_laws", "shift_setup", "shift_tails", "linear_pieces"]
@@ -82,7 +81,7 @@ def _key(model, kind: str) -> str:
 def numeric_transform(law) -> bool:
     """True when ``law`` evaluates its own transform numerically (``TimeLaw.transform_values``: a law whose LST has
     no closed form, the lognormal): the closed forms then take its values at the nodes as an argument."""
-    from qderive.symbolic.laws.base import TimeLaw
+    from ...symbolic.laws.base import TimeLaw
 
     return law is not None and type(law).transform_values is not TimeLaw.transform_values
 
@@ -116,8 +115,9 @@ def _expression(model, kind: str):
     """W(s) (or T(s)) with the model's laws, in the symbols s, lambda and c_0 = varphi(lambda) (and the transform
     values of the laws of :func:`_numeric_laws`, after them)."""
     import sympy as sp
-    from qderive.symbolic.closed_forms import vacation_wait as VW
-    from qderive.symbolic.closed_forms.vacation_infinite import c0, lam
+
+    from ...symbolic.closed_forms import vacation_wait as VW
+    from ...symbolic.closed_forms.vacation_infinite import c0, lam
 
     laws = {"service": model.service, "batch": model.batch, "rate": lam, "zero_count": c0}
     if model.vacation is not None:
@@ -153,7 +153,7 @@ def smooth_laws(model) -> tuple[bool, str]:
 
 def smooth_field(model) -> str:
     """The field (``service`` or ``vacation``) of the first law :func:`smooth_laws` finds not smooth ("" if none)."""
-    from qderive.symbolic.cache import cached
+    from ...symbolic.cache import cached
 
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
@@ -247,7 +247,7 @@ def _evaluate(ev, args, digits):
 
 
 def _moment_expressions(kind: str, policy: str, k: int):
-    from qderive.symbolic.closed_forms import vacation_wait as VW
+    from ...symbolic.closed_forms import vacation_wait as VW
 
     moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
     return moments(policy, k), VW.moment_symbols(k)
@@ -272,7 +272,7 @@ def wait_moment_values(model, kind: str):
 
 
 def _p_zero_expression(policy: str):
-    from qderive.symbolic.closed_forms import vacation_wait as VW
+    from ...symbolic.closed_forms import vacation_wait as VW
 
     return (VW.p_wait_zero(policy),), VW.moment_symbols(0)  # lambda, b_1, f_1, l_1, c_0
 
@@ -387,9 +387,8 @@ def _residual(model, ctx):
 def _lattice_tail(model, setup, t: Fraction, ctx, bare: bool = False):
     """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``); ``bare``: of the
     lattice part V + J alone (no residual vacation)."""
+    from ...symbolic import limits as _limits
     from ..kernels.lattice_wait import lattice_wait_tail
-
-    from qderive.symbolic import limits as _limits
 
     D, pieces = setup
     K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
@@ -447,8 +446,8 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = 
     import math
 
     import mpmath
-    from qderive.symbolic import limits as _limits
 
+    from ...symbolic import limits as _limits
     from ..backend import mp_context
 
     if size is None or not math.isfinite(size):
@@ -524,8 +523,8 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     of the tail (:func:`_truncated`)."""
     import mpmath
 
+    from ...symbolic import limits as _limits
     from ..kernels.lattice_wait import convolution_tail, lattice_cell_tails
-    from qderive.symbolic import limits as _limits
 
     law = model.vacation
     cuts = _cuts(model, D, t, drop)
@@ -669,9 +668,9 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
 
     import mpmath
 
+    from ...symbolic import limits as _limits
+    from ...symbolic.errors import NumericalError
     from ..backend import mp_context
-    from qderive.symbolic import limits as _limits
-    from qderive.symbolic.errors import NumericalError
 
     w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t)))
     goal = mpmath.mpf(10) ** (-(digits + 3))
@@ -775,8 +774,8 @@ TAIL_MEASURES = frozenset({"wait_tail", "wait_quantile", "sojourn_tail", "sojour
 def _tails_refusal(model, asked):
     """Refuse tails and quantiles for laws with kinks that no exact sum covers (module docstring), from the laws
     alone: before any work."""
-    from qderive.symbolic.cache import cached
-    from qderive.symbolic.capabilities import Refusal
+    from ...symbolic.cache import cached
+    from ...symbolic.capabilities import Refusal
 
     wanted = TAIL_MEASURES & asked
     if not wanted:
@@ -801,7 +800,7 @@ def response_laws(model) -> dict:
 
     A constant service (with no vacations or vacations covered by (L4)) gets exact tails by the lattice sum
     of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails."""
-    from qderive.symbolic.cache import cached
+    from ...symbolic.cache import cached
 
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))
     setup, why_not = (None, "") if smooth else _lattice(model)
@@ -843,10 +842,10 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
     from fractions import Fraction as F
 
     import mpmath
-    from qderive.symbolic.errors import ParameterError
-    from qderive.symbolic.models.vacation import VacationQueue
-    from qderive.symbolic.numbers import decimal_text
 
+    from ...symbolic.errors import ParameterError
+    from ...symbolic.models.vacation import VacationQueue
+    from ...symbolic.numbers import decimal_text
     from ..response import tails
 
     T, P = request.wait_time, request.wait_probability
@@ -983,7 +982,7 @@ def _exact_rational(x) -> Fraction:
 def shift_setup(model):
     """(the model without vacations, the linear pieces of P(V > x)) for a smooth service with a vacation law whose
     survival function is linear between breakpoints (constant, uniform, empirical); None otherwise."""
-    from qderive.symbolic.cache import cached
+    from ...symbolic.cache import cached
 
     law = model.vacation
     if law is None or not cached(_key(model, "service_smooth"), lambda: _service_smooth(model)):
@@ -1102,8 +1101,7 @@ def shift_tails(model, setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind`` "wait") or
     P(W + B > t) ("sojourn") by the shifted inversions of the module docstring; float64 gives None where it must
     escalate (all points' values by one vectorised inversion per law; per point when that fails)."""
-    from qderive.symbolic import limits as _limits
-
+    from ...symbolic import limits as _limits
     from ..backend import FLOAT64, mp_context
 
     laws = _laws(setup[0], kind)

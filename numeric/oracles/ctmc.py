@@ -20,8 +20,8 @@ from fractions import Fraction
 from typing import Callable, Hashable, Iterable
 
 import numpy as np
-from qderive.symbolic import limits as _limits
 
+from ...symbolic import limits as _limits
 from ..backend import FractionContext
 from ..kernels.chains import gth_stationary, hitting_costs
 

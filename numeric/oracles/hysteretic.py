@@ -36,10 +36,10 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic import counts as C
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.numbers import to_sympy
 
+from ...symbolic import counts as C
+from ...symbolic.errors import ParameterError
+from ...symbolic.numbers import to_sympy
 from ..kernels.chains import gth_stationary, mmatrix_solve
 from .ctmc import build
 
@@ -283,7 +283,7 @@ def process(model, ctx) -> HystereticOracle:
     label semantics (P by the labels of the states, E tau_0 = P_lab(S_0) E tau by renewal
     reward); ``extra["cycle"]`` = 1 / (rate of entries into mode 0); ``pi`` by state.
     """
-    from qderive.symbolic.laws.gamma import Exponential
+    from ...symbolic.laws.gamma import Exponential
 
     if not isinstance(model.service, Exponential):
         raise ParameterError("service", "the process CTMC needs exponential service", str(model.service))
@@ -328,7 +328,7 @@ def instant(model, ctx) -> HystereticOracle:
     E tau = 1 / (rate of entries into mode 0), E tau_12 = E tau - E tau_0, the loss from the throughput,
     the time between mode changes = 1 / (stationary flow of the mode-changing transitions)); ``pi`` by state.
     """
-    from qderive.symbolic.laws.gamma import Exponential
+    from ...symbolic.laws.gamma import Exponential
 
     if not isinstance(model.service, Exponential):
         raise ParameterError("service", "the instant-policy CTMC needs exponential service", str(model.service))

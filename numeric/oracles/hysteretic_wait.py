@@ -23,9 +23,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import mpmath
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.hysteretic import Policy
 
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.hysteretic import Policy
 from .hysteretic import instant
 
 __all__ = ["instant_entry_law", "instant_wait"]

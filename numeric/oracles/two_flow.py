@@ -31,8 +31,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from qderive.symbolic.models.two_flow import Algorithm, InputMode, Mode
-
+from ...symbolic.models.two_flow import Algorithm, InputMode, Mode
 from ..backend import FractionContext
 from .ctmc import CTMC, build
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import Admission
-
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.vacation import Admission
 from .ctmc import CTMC, build
 
 __all__ = ["VacationOracle", "vacation_ctmc", "solve"]

@@ -59,10 +59,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationQueue
-
+from ...symbolic import limits as _limits
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.vacation import Admission, FiniteVacationQueue, VacationQueue
 from ..kernels.chains import mmatrix_solve
 from ..kernels.phase_type_tail import poisson_sum
 from .vacation import vacation_ctmc

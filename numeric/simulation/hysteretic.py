@@ -43,18 +43,25 @@ from collections import deque
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic.batches.finite import Constant
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.hysteretic import (
+
+from ...symbolic.batches.finite import Constant
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.laws.gamma import Exponential
+from ...symbolic.models.hysteretic import (
     HystereticModel,
     MM1HystereticModel,
     Policy,
     Semantics,
 )
-
-from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
+from .stats import (
+    KernelSpec,
+    SampleRequest,
+    SimulationResult,
+    run_replications,
+    sampler,
+    value_stream,
+)
 
 __all__ = ["simulate", "kernel_spec"]
 

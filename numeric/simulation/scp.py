@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.base import Request
-from qderive.symbolic.numbers import decimal_text, exact
-from qderive.symbolic.params import Kind, param
 
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.base import Request
+from ...symbolic.numbers import decimal_text, exact
+from ...symbolic.params import Kind, param
 from .stats import Estimate
 
 __all__ = ["SCPConfig", "Control", "NoControl", "AdaptiveWindow", "FixedWindow", "CallGapping",
@@ -248,7 +248,7 @@ def service_windows(total: int, ratios, holdings) -> tuple:
     and by Little's law service i holds n_i = S_i ws_i windows. Rounded to integers by largest
     remainders (Hamilton), so that the windows add up to ``total`` exactly.
     """
-    from qderive.symbolic.models.erlang_b import ServiceMix
+    from ...symbolic.models.erlang_b import ServiceMix
 
     _integer(total, "windows", 0)
     if total == 0:
@@ -590,7 +590,7 @@ def replicate_services(config: SCPConfig, control: Control, services, ratios, re
 
 def model_control(model) -> Control:
     """The :class:`Control` of a :class:`~qderive.symbolic.models.scp_window.SCPWindowModel`."""
-    from qderive.symbolic.models.scp_window import SCPControl
+    from ...symbolic.models.scp_window import SCPControl
 
     kind = model.control
     if kind is SCPControl.ADAPTIVE_WINDOWS:
@@ -622,7 +622,7 @@ def simulate_model(model, customers: int = 200_000, replications: int = 10, seed
 
     _integer(customers, "customers", 1)
     _integer(replications, "replications", 2)
-    from qderive.symbolic import limits as _limits
+    from ...symbolic import limits as _limits
 
     _limits.check("customers", customers * replications, "calls simulated in all replications")
     lam = sum(Fraction(r) for r in model.rates)

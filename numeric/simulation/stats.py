@@ -50,9 +50,9 @@ from functools import lru_cache
 from numbers import Number
 
 import numpy as np
-from qderive.symbolic import limits as _limits
-from qderive.symbolic.errors import ParameterError
 
+from ...symbolic import limits as _limits
+from ...symbolic.errors import ParameterError
 from ..engines.progress import Progress
 
 __all__ = [
@@ -77,7 +77,7 @@ _NONNEGATIVE = (0.0, math.inf)
 def measure_bounds(model: str) -> dict[str, tuple[float, float]]:
     """The range of each measure of the registered model ``model``, from the kinds its result record declares:
     a probability lies in [0, 1]; a time, a count or a rate in [0, inf); anything else is unbounded."""
-    from qderive.symbolic.models.base import MeasureKind, registered_models
+    from ...symbolic.models.base import MeasureKind, registered_models
 
     cls = registered_models().get(model)
     if cls is None:
@@ -244,7 +244,7 @@ def _single_or_many(values) -> tuple:
 
 def _points(values, option: str, what: str, check: Callable[[float], bool], rule: str) -> tuple:
     """((key as given, float value), ...) of a tail or quantile option, each checked; a repeated key is refused."""
-    from qderive.symbolic.numbers import exact, is_symbolic
+    from ...symbolic.numbers import exact, is_symbolic
 
     try:
         given = _single_or_many(values)
@@ -552,8 +552,8 @@ def _finish(loop: Generator) -> Mapping[str, np.ndarray]:
 
 def sampler(law, what: str):
     """``draw(rng, n)`` for a time or batch law: the law's own :meth:`sample` (batch sizes as int64)."""
-    from qderive.symbolic.batches.base import BatchLaw
-    from qderive.symbolic.laws.base import is_concrete
+    from ...symbolic.batches.base import BatchLaw
+    from ...symbolic.laws.base import is_concrete
 
     if not is_concrete(law):
         raise ParameterError(f"{what} {law}: the simulator needs a numeric law")

@@ -32,18 +32,25 @@ from collections import deque
 from fractions import Fraction
 
 import numpy as np
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.two_flow import (
+
+from ...symbolic.capabilities import declare
+from ...symbolic.errors import ParameterError
+from ...symbolic.laws.gamma import Exponential
+from ...symbolic.models.two_flow import (
     Algorithm,
     InputMode,
     Mode,
     TwoFlowHystereticModel,
     TwoFlowModel,
 )
-
-from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
+from .stats import (
+    KernelSpec,
+    SampleRequest,
+    SimulationResult,
+    run_replications,
+    sampler,
+    value_stream,
+)
 
 __all__ = ["simulate", "simulate_hysteretic", "two_flow_spec", "hysteretic_spec"]
 

@@ -70,17 +70,24 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws.gamma import Exponential
-from qderive.symbolic.models.vacation import (
+
+from ...symbolic.errors import ParameterError
+from ...symbolic.laws.gamma import Exponential
+from ...symbolic.models.vacation import (
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
     VacationQueue,
 )
-from qderive.symbolic.models.vacation_closed import ClosedFormVacationQueue
-
-from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
+from ...symbolic.models.vacation_closed import ClosedFormVacationQueue
+from .stats import (
+    KernelSpec,
+    SampleRequest,
+    SimulationResult,
+    run_replications,
+    sampler,
+    value_stream,
+)
 
 __all__ = ["simulate", "kernel_spec", "ACCUMULATORS", "FINITE_MEASURES", "INFINITE_MEASURES"]
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import ClassVar
 
-from ..distribution import BatchLawDistribution  # the scipy.stats-style API (sf, cdf, ppf, rvs, ...): see there
+from ..distribution import (
+    BatchLawDistribution,  # the scipy.stats-style API (sf, cdf, ppf, rvs, ...): see there
+)
 from ..errors import ParameterError
 from ..laws.base import Law
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from ..distribution import TimeLawDistribution  # the scipy.stats-style API (sf, pdf, ppf, rvs, ...): see there
+from ..distribution import (
+    TimeLawDistribution,  # the scipy.stats-style API (sf, pdf, ppf, rvs, ...): see there
+)
 from ..errors import ParameterError
 from ..params import (
     Kind,

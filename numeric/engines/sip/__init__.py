@@ -198,11 +198,11 @@ frozen parts, ``model.transactions`` and ``model.server``
 :class:`~qderive.symbolic.models.sip_retransmission.SipServer`).
 """
 
+from ...refusal import Refusal
 from .capabilities import supports
 from .engine import SipEngine
 from .fates import copy_fates, needed_times, transaction_rates
 from .fixed_point import FixedPointMap, scan_grid, solve
-from ...refusal import Refusal
 from .routes import ROUTES, Route, route_refusal, select_route, server
 
 __all__ = ["SipEngine", "supports", "solve", "FixedPointMap", "scan_grid", "copy_fates", "needed_times",

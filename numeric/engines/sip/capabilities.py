@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.numbers import decimal_text
-
+from ....symbolic.errors import ParameterError
+from ....symbolic.numbers import decimal_text
 from ...refusal import Refusal
 from .routes import route_refusal
 
@@ -59,7 +58,7 @@ def _fixed_point_refusal(model) -> Refusal | None:
                            "vacation is no vacation (--vacation none), a longer one answers nothing that arrives "
                            "during it; the simulator runs it", V.spec_text())
     if part.thresholds is not None:
-        from qderive.symbolic import limits as _limits
+        from ....symbolic import limits as _limits
 
         try:
             _limits.check("threshold", part.thresholds[1], "the control chain has about 2H states")

@@ -178,8 +178,12 @@ class ControlServer:
     vacations of item 4 (``own`` must then be ``service``: c = 1)."""
 
     def __init__(self, lam: Fraction, service, L: int, H: int, own=None, vacation=None, policy=None):
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.models.vacation import (
+            Admission,
+            FiniteVacationQueue,
+            VacationPolicy,
+        )
 
         self.lam, self.service, self.L, self.H = lam, service, L, H
         self.own = service if own is None else own

@@ -13,10 +13,10 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic.errors import NumericalError
-from qderive.symbolic.models.sip_retransmission import Control
-from qderive.symbolic.numbers import decimal_text
 
+from ....symbolic.errors import NumericalError
+from ....symbolic.models.sip_retransmission import Control
+from ....symbolic.numbers import decimal_text
 from ...backend import FLOAT64, mp_context
 from .capabilities import supports
 from .fates import copy_fates, needed_times, transaction_rates

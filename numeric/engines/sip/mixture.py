@@ -78,7 +78,7 @@ class Room(enum.Enum):
 
 def _template_key(mixture) -> str:
     """The mixture without its weights: its type, component laws and scales (the compiled form's cache key)."""
-    from qderive.symbolic.numbers import decimal_text
+    from ....symbolic.numbers import decimal_text
 
     return type(mixture).__name__ + "(" + "; ".join(f"{law.spec_text()} x {decimal_text(c)}"
                                                     for _, law, c in mixture.parts()) + ")"
@@ -90,16 +90,17 @@ def _wait_evaluator(template, key, vacation, policy):
     ``template`` (a mixture; ``key`` its :func:`_template_key`) with its weights symbolic: compiled once in (s,
     lambda, c_0, w_1..w_{k-1}), w_k = 1 - w_1 - ... - w_{k-1}; the one Pollaczek-Khinchine form of
     :func:`qderive.symbolic.closed_forms.vacation_wait.wait_transform` (batches of 1)."""
-    from qderive.numeric.compile import cached_evaluator
+    from ...compile import cached_evaluator
 
     k = len(template.weights)
     vtext = "none" if vacation is None else vacation.spec_text()
 
     def make():
         import sympy as sp
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.closed_forms import vacation_wait as VW
-        from qderive.symbolic.closed_forms.vacation_infinite import c0, lam
+
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.closed_forms import vacation_wait as VW
+        from ....symbolic.closed_forms.vacation_infinite import c0, lam
 
         ws = sp.symbols(f"w1:{k}", positive=True)
         mix = replace(template, weights=(*ws, 1 - sp.Add(*ws)))
@@ -153,8 +154,13 @@ class MixtureServer:
 
     def __init__(self, room: Room, lam: Fraction, mixture, owns, *, places=None, thresholds=None, vacation=None,
                  policy=None):
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.models.vacation import (
+            Admission,
+            FiniteVacationQueue,
+            VacationPolicy,
+            VacationQueue,
+        )
 
         self.room, self.lam, self.service, self.owns = room, lam, mixture, tuple(owns)
         self.control = self.base = None

@@ -74,11 +74,11 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import NumericalError, ParameterError
-from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel
-from qderive.symbolic.numbers import decimal_text
 
+from ....symbolic.capabilities import declare
+from ....symbolic.errors import NumericalError, ParameterError
+from ....symbolic.models.sip_retransmission import SipRetransmissionModel
+from ....symbolic.numbers import decimal_text
 from ...backend import FLOAT64, mp_context
 from ...kernels.passage import passage_time_log, poisson_cdf_levels
 from ..base import Trouble
@@ -255,8 +255,8 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
 
 def _lifetime_levels(model):
     """(mu, N, the copies per transaction a_n = b_n / lambda_0 of (Q) for n = 0..N-1), checking the model."""
-    from qderive.symbolic.laws.gamma import Exponential
-    from qderive.symbolic.models.sip_retransmission import Control
+    from ....symbolic.laws.gamma import Exponential
+    from ....symbolic.models.sip_retransmission import Control
 
     if not isinstance(model.service, Exponential):
         raise ParameterError("service", "the lifetime chain (Q) needs exponential service (a copy finding n then has "
@@ -272,7 +272,7 @@ def _lifetime_levels(model):
     if model.capacity is not None and model.capacity <= N and model.control is Control.NONE:
         raise ParameterError("capacity", f"K = {model.capacity} <= mu timeout = {N}: no copy can wait longer than the "
                              "timeout, so there is no collapse to wait for", model.capacity)
-    from qderive.symbolic.limits import check
+    from ....symbolic.limits import check
 
     check("capacity", N, "the lifetime chain (Q) has mu timeout (or H) levels")
     copies = np.ones(N)

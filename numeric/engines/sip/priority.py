@@ -60,8 +60,8 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic.errors import NumericalError
 
+from ....symbolic.errors import NumericalError
 from ...backend import FLOAT64
 from ...response import ResponseLaw
 

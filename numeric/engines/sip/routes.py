@@ -23,14 +23,14 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.sip_retransmission import Control
-from qderive.symbolic.numbers import decimal_text
 
+from ....symbolic.errors import ParameterError
+from ....symbolic.models.sip_retransmission import Control
+from ....symbolic.numbers import decimal_text
 from ...backend import FLOAT64, mp_context
-from ...refusal import Refusal
 from ...kernels.inversion import euler_inversion, euler_parameters
 from ...kernels.tails import TAIL_FLOAT64_SETS, tail_transform
+from ...refusal import Refusal
 from ..base import Trouble
 from .chains import control_chain, phase_type_laws_of, stationary, tagged_chain
 from .mixture import MixtureServer, Room
@@ -44,7 +44,7 @@ _CONTROLLED = (Control.IGNORE, Control.REJECT)
 
 
 def _exponential(law) -> bool:
-    from qderive.symbolic.laws.gamma import Exponential
+    from ....symbolic.laws.gamma import Exponential
 
     return isinstance(law, Exponential)
 
@@ -105,12 +105,12 @@ class Route:
         #: the admitted first copy's own service law(s) when the server's service is a mixture, else None
         self.owns = None
         if share is not None:
-            from qderive.symbolic.laws.mixture import LawMixture
+            from ....symbolic.laws.mixture import LawMixture
 
             self.service = LawMixture.of(*self.flow_services, share)
             self.owns = self.flow_services
         elif delta != 0:
-            from qderive.symbolic.laws.mixture import Mixture
+            from ....symbolic.laws.mixture import Mixture
 
             self.service = Mixture.of(server.service, server.duplicate_cost, delta)
             self.owns = (server.service,)
@@ -254,7 +254,7 @@ class ThresholdRoute(Route):
         if server.vacation is not None:
             return Refusal("--vacation", "is not computed with --control threshold (the two-flow chain has no "
                            "vacations); give --vacation none", _spec(server.vacation))
-        from qderive.symbolic import limits as _limits
+        from ....symbolic import limits as _limits
 
         try:
             _limits.check("two_flow_high", server.thresholds[1], "the two-flow chain of --control threshold carries "
@@ -264,8 +264,7 @@ class ThresholdRoute(Route):
         return None
 
     def build(self):
-        from qderive.symbolic.models.two_flow import Algorithm, TwoFlowModel
-
+        from ....symbolic.models.two_flow import Algorithm, TwoFlowModel
         from ..ctmc_wait import tagged_two_flow
 
         sv = self.server
@@ -289,8 +288,7 @@ class ThresholdRoute(Route):
         """The two-flow chain's stationary solution in ``ctx`` (:func:`qderive.numeric.engines.two_flow.solve`),
         kept per context; when the sparse float64 solver (chains above ``DENSE_FLOAT64`` states) does not converge,
         as past the server's capacity, the dense GTH in float64 (within the limit ``dense_states``)."""
-        from qderive.symbolic.models.two_flow import Solver
-
+        from ....symbolic.models.two_flow import Solver
         from .. import two_flow as TF
         from ..level_solver import ConvergenceError
 
@@ -413,7 +411,7 @@ class PriorityChain(_PriorityRoute, _ChainRoute):
                 return Refusal(server.option_of(law), f"with --discipline priority and --control "
                                f"{server.control.value} must be exponential (the control chain with priority has a "
                                f"phase per class; {_PRIORITY_COMPUTED})", _spec(law))
-        from qderive.symbolic import limits as _limits
+        from ....symbolic import limits as _limits
 
         try:
             _limits.check("priority_high", server.thresholds[1], "the tagged INVITE copy's chain of --discipline "
@@ -449,9 +447,8 @@ class _RoomRoute(Route):
     response laws."""
 
     def _room(self, places):
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue
-
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.models.vacation import Admission, FiniteVacationQueue
         from ..vacation_finite_wait import response_laws
 
         sv = self.server
@@ -499,9 +496,8 @@ class InfiniteRoom(_RoomRoute):
         return _fifo(server) and server.control is Control.NONE and server.capacity is None and not mixture
 
     def build(self):
-        from qderive.symbolic.batches.finite import Constant
-        from qderive.symbolic.models.vacation import VacationQueue
-
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.models.vacation import VacationQueue
         from ..vacation_wait import response_laws
 
         if self.lam * self.service.moment(1) >= 1:
@@ -631,7 +627,7 @@ class _MixtureRoute(Route):
 
     @classmethod
     def refuses(cls, server):
-        from qderive.symbolic.laws.deterministic import Deterministic
+        from ....symbolic.laws.deterministic import Deterministic
 
         what = "--duplicate-cost below 1" if server.duplicate_cost != 1 else "two service laws (--service-non-invite)"
         laws = server.flow_services if server.law_per_flow else (server.service,)

@@ -40,8 +40,7 @@ def smooth_laws(laws, vacation=None) -> tuple[bool, str]:
 
 @functools.lru_cache(maxsize=64)
 def _smooth_law(law, vacation):
-    from qderive.symbolic.cache import cached
-
+    from ....symbolic.cache import cached
     from .. import vacation_wait as VW
 
     vtext = None if vacation is None else vacation.spec_text()

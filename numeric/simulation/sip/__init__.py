@@ -114,13 +114,27 @@ import math
 import time
 
 import numpy as np
-from qderive.symbolic.capabilities import declare
-from qderive.symbolic.errors import ParameterError
 
+from ....symbolic.capabilities import declare
+from ....symbolic.errors import ParameterError
 from ...engines.progress import Progress
-from ..stats import Estimate, SimulationResult, estimate_notes, measure_bounds, replication_estimates
+from ..stats import (
+    Estimate,
+    SimulationResult,
+    estimate_notes,
+    measure_bounds,
+    replication_estimates,
+)
 from .events import ACCUMULATORS, replication
-from .setup import Control, SimSetup, read_field, read_float, read_integer, setup_of, supports
+from .setup import (
+    Control,
+    SimSetup,
+    read_field,
+    read_float,
+    read_integer,
+    setup_of,
+    supports,
+)
 
 __all__ = ["simulate_sip", "simulate", "collapse_times", "estimates", "supports", "MEASURES", "FLOW_MEASURES",
            "ACCUMULATORS", "SimSetup", "setup_of", "replication"]
@@ -134,7 +148,7 @@ FLOW_MEASURES = ("goodput", "mean_copies", "duplicate_ratio", "timeout_probabili
 
 def _budget(setup: SimSetup, length: float, replications: int) -> None:
     """Refuse a run of more than the ``customers`` limit of expected transactions (all replications)."""
-    from qderive.symbolic import limits as _limits
+    from ....symbolic import limits as _limits
 
     expected = (setup.rate + setup.rate2) * (length + setup.tau_max) * replications
     _limits.check("customers", math.ceil(min(expected, 1e300)),
@@ -282,7 +296,7 @@ def simulate(model, customers: int = 200_000, replications: int = 10, seed: int 
     ``response_tail`` {T as decimal text: P(R > T)}. Progress (the replications done) goes through the one
     progress mechanism unless ``quiet``.
     """
-    from qderive.symbolic.numbers import decimal_text
+    from ....symbolic.numbers import decimal_text
 
     rate = read_float(read_field(model, "rate"), "rate", lambda x: x > 0, "must be a finite rate > 0")
     rate += read_float(getattr(model, "rate_non_invite", None) or 0, "rate_non_invite", lambda x: x >= 0,

@@ -12,10 +12,9 @@ import math
 import operator
 from dataclasses import dataclass
 
-from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.models.sip_retransmission import copy_schedule
-from qderive.symbolic.numbers import exact
-
+from ....symbolic.errors import ParameterError
+from ....symbolic.models.sip_retransmission import copy_schedule
+from ....symbolic.numbers import exact
 from ...refusal import Refusal
 
 __all__ = ["Control", "SimSetup", "setup_of", "supports"]
