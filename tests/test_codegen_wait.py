@@ -201,7 +201,8 @@ def test_a_deep_tail_raises_the_documented_error_with_a_working_command(tmp_path
 @pytest.mark.parametrize("options, fragment", [
     (["--batch", "geometric", "--service", "det", "--vacation", "exp"], "--service det: no generated tail"),
     (["--batch", "geometric", "--service", "exp", "--vacation", "uniform"], "--vacation uniform: no generated tail"),
-    (["--batch", "geometric", "--service", "lognormal", "--vacation", "exp"], "--service lognormal: no generated"),
+    (["--batch", "geometric", "--service", "lognormal", "--vacation", "exp"],
+     "--service lognormal: the count probabilities of this law are computed in the package"),
     (["--batch", "geometric", "--service", "empirical", "--vacation", "exp"], "--service empirical: no generated"),
     (["--batch", "geometric", "--service", "exp"], "needs --vacation FAMILY"),
     (["--service", "exp", "--vacation", "exp"], "needs the law families"),
