@@ -202,6 +202,7 @@ def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
 RAW_TEX = re.compile(r"\$\$|\\frac|\\\(|\\\[|\\[a-zA-Z]{2,}")
 
 
+@pytest.mark.slow  # the strict site build and Chromium: about a minute
 def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
     html, seconds = site
     pages = {path.relative_to(html).as_posix(): _parse(path) for path in html.rglob("*.html")}

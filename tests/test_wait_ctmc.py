@@ -286,6 +286,7 @@ def test_quantiles_invert_the_tails(laws):
             assert _rel(tail[0], mpmath.mpf(1) - mpmath.mpf(q.numerator) / q.denominator) < mpmath.mpf(10) ** -25
 
 
+@pytest.mark.slow  # 9 s
 def test_evaluate_response_path():
     model = TwoFlowModel.example()
     rec = model.evaluate(wait_tail=["1", "5"], wait_quantile=["0.99"], sojourn_moments=2)
@@ -356,6 +357,7 @@ def _oracle_tagged_hysteretic(model, wait: bool):
     return _absorption_form(build(START, step), entries, lambda s: s in (START, DONE) or (wait and served(s)))
 
 
+@pytest.mark.slow  # 7 s at the largest case
 @pytest.mark.parametrize("model", HYST[2:], ids=lambda m: f"{m.L}{m.H}{m.R}")
 def test_two_flow_hysteretic_tails_against_oracle_expm(model):
     # (L,H,R) = 2,3,5 (136 transient states) agrees too but its 40-digit expm takes 49 s: HYST[1] is covered by
@@ -396,6 +398,7 @@ def test_two_flow_hysteretic_mean_sojourn_little(model):
         assert _rel(m1, little30) < mpmath.mpf(10) ** -28
 
 
+@pytest.mark.slow  # 10 s
 def test_two_flow_hysteretic_float64_against_30_digits():
     model = TwoFlowHystereticModel.example()
     laws = two_flow_hysteretic_laws(model)

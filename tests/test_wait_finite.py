@@ -298,6 +298,7 @@ def test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain():
     assert model.evaluate().loss_probability <= 0.4 < model.with_capacity(r_min - 1).evaluate().loss_probability
 
 
+@pytest.mark.slow  # 7 s
 def test_r200_overload_tails_against_the_tagged_customer_chain_at_50_digits():
     """The issue-13 target: r = 200 tails to 1e-10 relative against an independent 50-digit computation (the
     tagged customer's absorption time, uniformization, numeric/oracles/wait.py): rho_bar = 1.2, geometric
