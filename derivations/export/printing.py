@@ -32,7 +32,7 @@ from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
 __all__ = ["paper_name", "present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
-           "GREEK", "ACCENTS", "SUBSCRIPTS", "SUPERSCRIPTS", "script", "shift",
+           "GREEK", "ACCENTS", "SUBSCRIPTS", "SUPERSCRIPTS", "script", "shift", "tex_group",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
 
@@ -376,7 +376,7 @@ _BINARY = {"cdot", "times", "le", "ge", "ne", "leq", "geq", "wedge", "vee", "to"
 _WORDS = {"min", "max", "exp", "log", "ln", "sin", "cos", "det", "lim", "inf", "sup"}
 
 
-def _group(s: str, i: int):
+def tex_group(s: str, i: int):
     """The brace group starting at ``s[i]`` (or the single token there): (content, index after it)."""
     while i < len(s) and s[i] == " ":
         i += 1
@@ -410,20 +410,20 @@ def tex_width(s: str) -> float:
             i += len(m.group(0))
             big = False
             if name in ("frac", "dfrac", "tfrac"):
-                a, i = _group(s, i)
-                b, i = _group(s, i)
+                a, i = tex_group(s, i)
+                b, i = tex_group(s, i)
                 total += max(tex_width(a), tex_width(b)) + 0.4
             elif name in _ZERO:
                 if i < len(s) and s[i] == ".":
                     i += 1
             elif name in ("text", "textrm", "mathrm", "operatorname", "mathit", "mathbf", "textit"):
-                g, i = _group(s, i)
+                g, i = tex_group(s, i)
                 total += 0.9 * len(g) if name.startswith("text") else tex_width(g) + (0.3 * len(g))
             elif name in ("tilde", "bar", "hat", "mathcal", "overline", "dot", "boldsymbol", "mathbb"):
-                g, i = _group(s, i)
+                g, i = tex_group(s, i)
                 total += tex_width(g)
             elif name in ("begin", "end"):
-                env, i = _group(s, i)
+                env, i = tex_group(s, i)
                 if name == "begin":
                     end = s.find("\\end{" + env + "}", i)
                     inner = s[i:end if end >= 0 else len(s)]
@@ -448,7 +448,7 @@ def tex_width(s: str) -> float:
         if c in "^_":
             scripts = []
             while i < len(s) and s[i] in "^_":
-                g, i = _group(s, i + 1)
+                g, i = tex_group(s, i + 1)
                 scripts.append(tex_width(g))
             w = 0.7 * max(scripts)
             total += max(0.0, w - 2.0) if after_big else w

@@ -137,31 +137,10 @@ _DROP = {"left", "right", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "big
          "mathopen", "mathclose", "limits"}
 
 
-def _group(s: str, i: int):
-    """The brace group (or single token) at ``s[i]``: (content, index after it)."""
-    while i < len(s) and s[i] == " ":
-        i += 1
-    if i >= len(s):
-        return "", i
-    if s[i] != "{":
-        m = re.match(r"\\[A-Za-z]+|\\.|.", s[i:])
-        return m.group(0), i + len(m.group(0))
-    depth, j = 0, i
-    while j < len(s):
-        if s[j] == "\\":
-            j += 2
-            continue
-        depth += {"{": 1, "}": -1}.get(s[j], 0)
-        if depth == 0:
-            return s[i + 1:j], j + 1
-        j += 1
-    return s[i + 1:], len(s)
-
-
 def math_unicode(tex: str) -> str:
     """Inline LaTeX math as unicode text: Greek letters, accents (``\\bar\\rho`` -> ρ̄), sub- and superscripts
     (``q_{j+1}`` -> qⱼ₊₁), relations (≤, ≥, ←), ``\\frac{a}{b}`` -> a/b, ``\\text{..}``, ``\\mathrm{E}`` -> E."""
-    from .printing import ACCENTS, GREEK, SUBSCRIPTS, SUPERSCRIPTS, script, shift
+    from .printing import ACCENTS, GREEK, SUBSCRIPTS, SUPERSCRIPTS, script, shift, tex_group
 
     out, i = [], 0
     while i < len(tex):
@@ -178,19 +157,19 @@ def math_unicode(tex: str) -> str:
                 if i < len(tex) and tex[i] == ".":
                     i += 1
             elif name in ("frac", "dfrac", "tfrac"):
-                a, i = _group(tex, i)
-                b, i = _group(tex, i)
+                a, i = tex_group(tex, i)
+                b, i = tex_group(tex, i)
                 a, b = math_unicode(a), math_unicode(b)
                 wrap = lambda x: x if re.fullmatch(r"[\w\u0300-\u036f′]+", x) else f"({x})"  # noqa: E731
                 out.append(f"{wrap(a)}/{wrap(b)}")
             elif name in ("text", "textrm", "mathrm", "operatorname", "mathit", "textit", "emph", "mbox"):
-                g, i = _group(tex, i)
+                g, i = tex_group(tex, i)
                 out.append(math_unicode(g) if name in ("mathrm", "operatorname", "mathit") else g)
             elif name == "mathcal":
-                g, i = _group(tex, i)
+                g, i = tex_group(tex, i)
                 out.append("".join(script(ch, "SCRIPT") for ch in g))
             elif name in ACCENTS:
-                g, i = _group(tex, i)
+                g, i = tex_group(tex, i)
                 out.append(math_unicode(g) + ACCENTS[name])
             elif name in (",", ";", ":", " ", "!"):
                 out.append(" " if name != "!" else "")
@@ -202,7 +181,7 @@ def math_unicode(tex: str) -> str:
                 out.append(name)
             continue
         if c in "_^":
-            g, i = _group(tex, i + 1)
+            g, i = tex_group(tex, i + 1)
             inner = math_unicode(g)
             out.append(shift(inner, SUBSCRIPTS if c == "_" else SUPERSCRIPTS, c))
             continue
