@@ -87,3 +87,27 @@ def test_the_simulator_declares_its_own_region():
     assert supports(m).option == "--vacation"
     constant = Sip(rate=5, service=Deterministic(F(1, 10)), duplicate_cost=F(1, 2), timeout=F(2))
     assert simulator.supports(constant) is None and supports(constant).option == "--duplicate-cost"
+
+
+def test_a_sign_change_across_a_jump_is_not_listed_as_a_fixed_point(monkeypatch):
+    """Issue 30 item 4: a root of the scan whose relative residual |lambda - lambda_0 E[copies]| / lambda exceeds the
+    tolerance (a jump of the map, not a crossing) is dropped with a note; the genuine roots stay."""
+    from qderive.numeric.engines.sip import fixed_point as FP
+
+    m = Sip(rate=9, service=EXP, t1=F(100), timeout=F(150))
+    honest, _ = FP.solve(m)
+    assert len(honest) == 3 and all(float(v["residual"]) <= 1e-6 for v in honest)  # the bistable M/M/1 case
+    real = FP._measures
+    calls = []
+
+    def jumpy(fmap, x, digits):  # the middle root made to look like a jump of the map
+        values, notes = real(fmap, x, digits)
+        calls.append(x)
+        if len(calls) == 2:
+            values = dict(values, residual=0.334)
+        return values, notes
+
+    monkeypatch.setattr(FP, "_measures", jumpy)
+    listed, notes = FP.solve(m)
+    assert [v["offered_rate"] for v in listed] == [honest[0]["offered_rate"], honest[2]["offered_rate"]]
+    assert any("not listed as fixed points" in n and "1e-06" in n for n in notes), notes

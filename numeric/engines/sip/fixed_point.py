@@ -449,11 +449,24 @@ def solve(model, digits=None, route: type[Route] | None = None):
         values["slope"] = slope
         out.append(values)
         notes += [m for m in more if m not in notes]
+    kept = [v for v in out if float(v["residual"]) <= _residual_tolerance(digits)]
+    if out and len(kept) < len(out):  # a sign change of the residual across a jump of the map is no fixed point
+        dropped = [v for v in out if v not in kept]
+        notes.append(f"{len(dropped)} sign change(s) of the residual not listed as fixed points (offered rates "
+                     + ", ".join(f"{float(v['offered_rate']):.6g}" for v in dropped)
+                     + f": relative residual above {_residual_tolerance(digits):.0e}, a jump of the map)")
+        out = kept or out[:1]  # nothing within the tolerance: the smallest, with the note saying why
     if len(out) > 1:
         notes.append(f"{len(out)} fixed points (offered rates "
                      + ", ".join(f"{float(v['offered_rate']):.6g}" for v in out)
                      + "): the top-level measures are those of the smallest")
     return out, notes
+
+
+def _residual_tolerance(digits) -> float:
+    """The largest relative residual |lambda - lambda_0 E[copies]| / lambda of a listed fixed point: 1e-6 in float64
+    (the map's tails are right to about 1e-9), 10^-(D/2) at D digits (the roots are refined to D digits)."""
+    return 1e-6 if digits is None else 10.0 ** (-digits / 2)
 
 
 def _roots(fmap, points):
