@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..symbolic.errors import ParameterError
 
-__all__ = ["Refusal"]
+__all__ = ["Refusal", "limit_refusal"]
 
 
 @dataclass(frozen=True)
@@ -36,3 +36,15 @@ class Refusal:
 
     def __str__(self) -> str:
         return str(self.error())
+
+
+def limit_refusal(option: str, limit: str, value, why: str) -> Refusal | None:
+    """The size limit ``limit`` (:mod:`qderive.symbolic.limits`) as a declaration: None when ``value`` is within it,
+    else the refusal of ``option`` with the limit's own message (its value and how to raise it)."""
+    from qderive.symbolic import limits
+
+    try:
+        limits.check(limit, value, why)
+    except ParameterError as err:
+        return Refusal(option, err.constraint, err.value)
+    return None

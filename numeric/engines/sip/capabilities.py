@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ....symbolic.errors import ParameterError
 from ....symbolic.numbers import decimal_text
-from ...refusal import Refusal
+from ...refusal import Refusal, limit_refusal
 from .routes import route_refusal
 
 __all__ = ["supports"]
@@ -58,10 +57,8 @@ def _fixed_point_refusal(model) -> Refusal | None:
                            "vacation is no vacation (--vacation none), a longer one answers nothing that arrives "
                            "during it; the simulator runs it", V.spec_text())
     if part.thresholds is not None:
-        from ....symbolic import limits as _limits
-
-        try:
-            _limits.check("threshold", part.thresholds[1], "the control chain has about 2H states")
-        except ParameterError as err:
-            return Refusal("--thresholds", err.constraint, err.value)
+        refusal = limit_refusal("--thresholds", "threshold", part.thresholds[1],
+                                "the control chain has about 2H states")
+        if refusal is not None:
+            return refusal
     return None

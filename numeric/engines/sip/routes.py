@@ -30,7 +30,7 @@ from ....symbolic.numbers import decimal_text
 from ...backend import FLOAT64, mp_context
 from ...kernels.inversion import euler_inversion, euler_parameters
 from ...kernels.tails import TAIL_FLOAT64_SETS, tail_transform
-from ...refusal import Refusal
+from ...refusal import Refusal, limit_refusal
 from ..base import Trouble
 from .chains import control_chain, phase_type_laws_of, stationary, tagged_chain
 from .mixture import MixtureServer, Room
@@ -254,14 +254,8 @@ class ThresholdRoute(Route):
         if server.vacation is not None:
             return Refusal("--vacation", "is not computed with --control threshold (the two-flow chain has no "
                            "vacations); give --vacation none", _spec(server.vacation))
-        from ....symbolic import limits as _limits
-
-        try:
-            _limits.check("two_flow_high", server.thresholds[1], "the two-flow chain of --control threshold carries "
-                          "the class sequence: about 3 * 2^(H+1) states")
-        except ParameterError as err:
-            return Refusal("--thresholds", err.constraint, err.value)
-        return None
+        return limit_refusal("--thresholds", "two_flow_high", server.thresholds[1], "the two-flow chain of --control "
+                             "threshold carries the class sequence: about 3 * 2^(H+1) states")
 
     def build(self):
         from ....symbolic.models.two_flow import Algorithm, TwoFlowModel
@@ -411,14 +405,8 @@ class PriorityChain(_PriorityRoute, _ChainRoute):
                 return Refusal(server.option_of(law), f"with --discipline priority and --control "
                                f"{server.control.value} must be exponential (the control chain with priority has a "
                                f"phase per class; {_PRIORITY_COMPUTED})", _spec(law))
-        from ....symbolic import limits as _limits
-
-        try:
-            _limits.check("priority_high", server.thresholds[1], "the tagged INVITE copy's chain of --discipline "
-                          "priority has about H^3/3 states")
-        except ParameterError as err:
-            return Refusal("--thresholds", err.constraint, err.value)
-        return None
+        return limit_refusal("--thresholds", "priority_high", server.thresholds[1], "the tagged INVITE copy's chain "
+                             "of --discipline priority has about H^3/3 states")
 
     def build(self):
         from . import priority as SP
