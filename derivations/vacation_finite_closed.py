@@ -51,7 +51,6 @@ from .framework import (
 
 __all__ = ["derivation", "codegen_forms", "identically_zero_in_r", "POINTS", "REL", "display_piecewise"]
 
-SOURCE = "Sopin E. S. (2013), thesis, section 1.2 and chapter 2; docs/theory/other-models.md section A"
 
 z, j, r = V.z, V.j, V.r
 lam, p, mu, nu = V.lam, V.p, V.mu, V.nu
