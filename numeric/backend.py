@@ -58,9 +58,13 @@ def _to_mpfr(a):
     out = np.empty(a.shape, dtype=object)
     flat = out.reshape(-1)
     seen: dict = {}
+    native = type(_gmpy2.mpfr(0))
     for i, x in enumerate(a.reshape(-1).tolist()):
         y = seen.get(id(x))
         if y is None:
+            if isinstance(x, native):  # already the twin's number (a table kept as such): exact as it is
+                flat[i] = x
+                continue
             if not hasattr(x, "_mpf_"):  # an exact number (int, Fraction): rounded once
                 y = seen[id(x)] = _gmpy2.mpfr(_gmpy2.mpq(Fraction(x).numerator, Fraction(x).denominator))
                 flat[i] = y
@@ -319,6 +323,16 @@ class GmpyContext(Scoped):
 
     def eye(self, n):
         return _object_eye(self, n, _gmpy2.mpfr(1))
+
+    @staticmethod
+    def exp(x):
+        """e^x, correctly rounded (elementwise on an object array)."""
+        return np.frompyfunc(_gmpy2.exp, 1, 1)(x) if isinstance(x, np.ndarray) else _gmpy2.exp(x)
+
+    @staticmethod
+    def expm1(x):
+        """e^x - 1, correctly rounded (elementwise on an object array)."""
+        return np.frompyfunc(_gmpy2.expm1, 1, 1)(x) if isinstance(x, np.ndarray) else _gmpy2.expm1(x)
 
     def fsum(self, values):
         """A sum with one rounding (gmpy2.fsum is correctly rounded)."""

@@ -333,7 +333,7 @@ def _table(model, ctx, K):
         K = max(K, 2 * hit[1])  # a growing search: double, so that the cost stays O(K^3) overall
     K = max(K, 16)
     vec = batch_vectors(model.batch, K, ctx)
-    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric, vec.support)
+    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric, vec.support, twin_numbers=True)
     if len(_TABLES) > 8:
         _TABLES.clear()
     _TABLES[key] = (ctx.dps, K, h)
