@@ -28,6 +28,7 @@ from ..symbolic.batches import FinitePMF, Geometric
 from ..symbolic.capabilities import declare
 from ..symbolic.laws import Deterministic, Erlang, Exponential
 from ..symbolic.models.vacation import (
+    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
@@ -407,7 +408,7 @@ def _check_largest_load(digits):
 
 
 @functools.lru_cache(maxsize=1)
-@declare(independent={
+@declare(*block_rules("the derivation"), independent={
     "rate": "the steps are in the symbol lambda",
     "batch": "derived for a general batch law (its PGF)",
     "service": "derived for a general service law (its LST)",

@@ -36,7 +36,7 @@ from ..symbolic.capabilities import declare
 from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.closed_forms import vacation_wait as VW
 from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
-from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+from ..symbolic.models.vacation import VacationPolicy, VacationQueue, block_rules
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .framework import (
@@ -458,7 +458,7 @@ def _paper_wait_none():
 
 
 @functools.lru_cache(maxsize=8)
-@declare(independent={
+@declare(*block_rules("the derivation"), independent={
     "rate": "the steps are in the symbol lambda",
     "batch": "derived for a general batch law (its PGF L(z) and moments l_k)",
     "service": "derived for a general service law (its LST beta(s) and moments b_k)",
@@ -575,7 +575,7 @@ _ARG_DOCS = (
 )
 
 
-@declare(independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+@declare(*block_rules("the generated code"), independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation_policy": "fixed by codegen --vacation-policy"})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and

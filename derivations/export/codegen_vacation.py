@@ -20,7 +20,7 @@ from __future__ import annotations
 from ...symbolic.batches import BatchLaw
 from ...symbolic.capabilities import declare
 from ...symbolic.laws import TimeLaw
-from ...symbolic.models.vacation import FiniteVacationMeasures
+from ...symbolic.models.vacation import FiniteVacationMeasures, block_rules
 from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import law_lines
 from .families import LAM, family
@@ -91,7 +91,7 @@ def _broadcast(one, params, single):
 '''
 
 
-@declare(independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+@declare(*block_rules("the generated code"), independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments", "admission": "fixed by codegen --admission",
                       "vacation_policy": "fixed by codegen --vacation-policy"})
 def forms(request) -> dict:

@@ -28,6 +28,7 @@ from ...symbolic import limits as _limits
 from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import (
+    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationMeasures,
@@ -56,6 +57,8 @@ def policy_key(model) -> str:
 
 class InfiniteEngine(Engine):
     """Closed forms of M[X]/G/1 with vacations (see the module docstring)."""
+
+    rules = block_rules("the closed forms of the thesis")
 
     _evaluators: dict = {}
 
@@ -214,6 +217,8 @@ class FiniteSweep:
 
 class FiniteEngine(Engine):
     """M[X]/G/1/r by :mod:`qderive.numeric.kernels.vacation` (positive terms throughout)."""
+
+    rules = block_rules("the finite-room kernel")
 
     def compute(self, model, ctx, **options):
         out = FiniteSweep(model, ctx).at(model.capacity)

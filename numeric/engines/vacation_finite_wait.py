@@ -152,7 +152,7 @@ import numpy as np
 from ...symbolic import limits as _limits
 from ...symbolic.capabilities import declare
 from ...symbolic.errors import NumericalError
-from ...symbolic.models.vacation import Admission
+from ...symbolic.models.vacation import Admission, block_rules
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
@@ -1197,7 +1197,7 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-@declare(check=_tails_refusal)
+@declare(*block_rules("the finite-room waiting-time law"), check=_tails_refusal)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects

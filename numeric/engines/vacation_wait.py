@@ -61,6 +61,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.capabilities import declare
+from ...symbolic.models.vacation import block_rules
 from ..response import ResponseLaw
 
 __all__ = ["response_laws", "shift_setup", "shift_tails", "linear_pieces"]
@@ -794,7 +795,7 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-@declare(check=_tails_refusal)
+@declare(*block_rules("the waiting-time law (tails, quantiles, moments of order > 1)"), check=_tails_refusal)
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 

@@ -71,9 +71,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.laws.gamma import Exponential
 from ...symbolic.models.vacation import (
+    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
@@ -347,6 +349,7 @@ def kernel_spec(model) -> KernelSpec:
     )
 
 
+@declare(*block_rules("the simulator"))
 def simulate(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
              quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0, sojourn_tail=(),
              sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:

@@ -43,7 +43,7 @@ from .base import (
     measure,
 )
 
-__all__ = ["VacationPolicy", "Admission", "VacationQueue", "FiniteVacationQueue", "VacationMeasures",
+__all__ = ["VacationPolicy", "Admission", "block_rules", "VacationQueue", "FiniteVacationQueue", "VacationMeasures",
            "FiniteVacationMeasures", "SizeRequest", "CodegenFamilies", "CodegenPolicy"]
 
 
@@ -83,6 +83,39 @@ def policy_field():
                  "next batch", kind=Kind.CHOICE, choices=VacationPolicy, default=VacationPolicy.MULTIPLE)
 
 
+def threshold_field():
+    """The N-policy's start threshold (issue "blocks"): 1 is today's rules."""
+    return param("start threshold N (N-policy): after the system empties the server starts serving only once at "
+                 "least N customers are present (multiple vacations: checked at vacation ends; single: after its one "
+                 "vacation the server waits, available, for the count to reach N; none: it waits); 1: start at once",
+                 kind=Kind.INTEGER, default=1, metavar="N")
+
+
+def setup_field():
+    """The setup time before the first service of a busy period (none: no setup)."""
+    return param("setup-time law, or none: once the start condition holds a setup time elapses before the first "
+                 "service; batches arriving during it join the queue", kind=Kind.TIME_LAW, none_text="none",
+                 default=None)
+
+
+def close_down_field():
+    """The close-down time after a departure that empties the system (none: no close-down)."""
+    return param("close-down-time law, or none: a departure that empties the system starts a close-down; a batch "
+                 "arriving during it is served at once (no vacation, no setup, whatever N is); if it ends with the "
+                 "system empty, the vacation rule (or waiting) begins", kind=Kind.TIME_LAW, none_text="none",
+                 default=None)
+
+
+def block_rules(what: str) -> tuple:
+    """The refusals of a consumer that computes the start-of-busy-period rules of the thesis only (N = 1, no setup,
+    no close-down): ``what`` names it in the reason ("the finite-room kernel")."""
+    from ..capabilities import Rule
+
+    return (Rule("start_threshold", lambda n: n != 1, f"{what} computes the start threshold N = 1 only"),
+            Rule("setup", lambda law: law is not None, f"{what} has no setup time"),
+            Rule("close_down", lambda law: law is not None, f"{what} has no close-down time"))
+
+
 _LOAD = Alternative("load", "rate", Param("offered load rho_bar = lambda l1 b1 (> 0)", metavar="RHO"), _rate_from_load)
 
 
@@ -101,10 +134,20 @@ class _VacationModel(Model):
         positive(self.rate, "rate")
         from ..counts import check_arrivals_per_period
 
-        check_arrivals_per_period(self.rate, (("service", self.service), ("vacation", self.vacation)))
+        check_arrivals_per_period(self.rate, (("service", self.service), ("vacation", self.vacation),
+                                              ("setup", self.setup), ("close-down", self.close_down)))
         policy = getattr(self, "vacation_policy", VacationPolicy.MULTIPLE)
         if self.vacation is None and policy is VacationPolicy.SINGLE:
             raise ParameterError("vacation-policy", "single needs a vacation law (not --vacation none)", "single")
+        n = self.start_threshold
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ParameterError("start-threshold", "must be an integer >= 1", n)
+        _limits.check("start_threshold", n, "the renewal sums of the overshoot over the start threshold cost O(N^2)")
+
+    @property
+    def blocks(self) -> bool:
+        """True when a start threshold N > 1, a setup or a close-down is set (the composed variants)."""
+        return self.start_threshold != 1 or self.setup is not None or self.close_down is not None
 
     def parameters(self) -> dict:
         out = super().parameters()
@@ -201,6 +244,9 @@ class VacationQueue(_VacationModel):
     """
 
     vacation_policy: VacationPolicy = policy_field()
+    start_threshold: int = threshold_field()
+    setup: TimeLaw | None = setup_field()
+    close_down: TimeLaw | None = close_down_field()
 
     name = "vacation-infinite"
     summary = ("M[X]/G/1 with multiple or single vacations (or none), infinite waiting room (Sopin 2013, eqs. "
@@ -355,6 +401,9 @@ class FiniteVacationQueue(_VacationModel):
                                  "not fit is rejected entirely", kind=Kind.CHOICE, choices=Admission,
                                  default=Admission.PARTIAL)
     vacation_policy: VacationPolicy = policy_field()
+    start_threshold: int = threshold_field()
+    setup: TimeLaw | None = setup_field()
+    close_down: TimeLaw | None = close_down_field()
 
     name = "vacation-finite"
     summary = "M[X]/G/1/r with multiple or single vacations (or none): loss, blocking, queue, wait; buffer sizing"
@@ -372,6 +421,9 @@ class FiniteVacationQueue(_VacationModel):
         if r < lowest:
             why = "" if self.vacation is None else " with vacations (nobody could wait during a vacation)"
             raise ParameterError("capacity", f"must be >= {lowest}{why}", r)
+        if self.start_threshold > max(r, 1):
+            raise ParameterError("start-threshold", f"must be <= the waiting room r = {r} (a larger threshold could "
+                                 "never be met)", self.start_threshold)
         if self.admission is Admission.WHOLE:
             _limits.check("whole_capacity", r, "whole admission keeps dense (r+1) x (r+1) room matrices")
             room = r if self.vacation is not None else r + 1
