@@ -58,7 +58,6 @@ def policy_key(model) -> str:
 class InfiniteEngine(Engine):
     """Closed forms of M[X]/G/1 with vacations (see the module docstring)."""
 
-    rules = block_rules("the closed forms of the thesis")
 
     _evaluators: dict = {}
 
@@ -78,7 +77,15 @@ class InfiniteEngine(Engine):
         return model.moment_values()
 
     def is_exact(self, model) -> bool:
+        if model.blocks:  # the blocks' series run in the working precision (count sequences below N)
+            return False
         return policy_key(model) != "single" or self._values(model)[-1] is not None
+
+    def escalation_budget(self, model):
+        n = model.start_threshold
+        if not model.blocks or n < 2:
+            return None
+        return "mp_capacity", n, f"about {max(1, round(4e-5 * n * n))} s of mpmath arithmetic at N = {n}"
 
     @property
     def confirm(self):  # only the irrational c_0 of single vacations needs two precisions
@@ -87,7 +94,7 @@ class InfiniteEngine(Engine):
     def compute(self, model, ctx, **options):
         out = self._measures(model, ctx)
         if "p" in options.get("include", frozenset()):
-            out["p"] = infinite_law(model, ctx, out["idle_probability"])
+            out["p"] = infinite_law(model, ctx)
         return out
 
     def notes(self, model, values):
@@ -100,6 +107,10 @@ class InfiniteEngine(Engine):
                 "other measures"]
 
     def _measures(self, model, ctx):
+        if model.blocks:  # a start threshold, a setup or a close-down: the composed structure (B1), (B2)
+            from .blocks import measures
+
+            return measures(model, ctx)
         policy = policy_key(model)
         ev = self._evaluator(policy)
         values = self._values(model)
@@ -127,37 +138,30 @@ class InfiniteEngine(Engine):
         gap = 1 - model.rho_bar
         if float(gap) < 1e-6:
             return f"1 - rho_bar = {float(gap):.3g}: the closed forms cancel in float64 near saturation"
+        if model.blocks and model.start_threshold > 4000:  # measured: relative error ~ 3e-17 N (5e-14 at N = 1000)
+            return (f"start threshold N = {model.start_threshold}: the renewal sums below N lose about log10(N) "
+                    "digits in float64")
         return None
 
 
-def infinite_law(model, ctx, idle) -> list:
-    """p_0..p_{n-1}: the time-stationary law of the number waiting in M[X]/G/1 with vacations (rho_bar < 1).
+def infinite_law(model, ctx) -> list:
+    """p_0..p_{n-1}: the time-stationary law of the number waiting in M[X]/G/1 with vacations (rho_bar < 1), any
+    start-of-busy-period blocks (:func:`qderive.numeric.engines.blocks.waiting_law`: the departure chain (B1) by
+    its positive recursion and the split p_j = i_j + b_{j+1} of the time-stationary law into the idle and the busy
+    part; for today's rules it agrees with Theorem 1.2's p_j = (1 - rho_bar) p~_j to 1e-15 relative). n = 16, 32,
+    ... until the missing mass 1 - sum_{j<n} p_j is at most 2.2e-10 in float64 (1e6 eps), 10^-(w - 10) at w
+    working digits (10^-D under ``digits=D``); limits ``capacity`` (float64) and ``mp_capacity`` (mpmath)."""
+    from .blocks import passage_moments, waiting_law
 
-    Theorem 1.2 and Corollary 1 (``docs/theory/chapter2.md`` section 2): with r places the law is
-    p^r_j = P^r_e p~_j for j < r, the same unnormalised p~ for every r, and the infinite room
-    has p_j = P_e p~_j with P_e = 1 - rho_bar (5) (``idle``, the closed form). So
-    p_j = P_e p^r_j / P^r_e, j < r, from the one finite kernel (:class:`FiniteSweep` at r = n,
-    positive terms; the same laws, partial admission). n = 16, 32, ... until the missing mass
-    1 - sum_{j<n} p_j is at most 2.2e-10 in float64 (1e6 eps), 10^-(w - 10) at w working digits (10^-D
-    under ``digits=D``); limits ``capacity`` (float64) and ``mp_capacity`` (mpmath).
-    """
-    from ...symbolic.models.vacation import FiniteVacationQueue
-
-    finite = FiniteVacationQueue(model.rate, model.batch, model.service, model.vacation, FIRST_TERMS,
-                                 vacation_policy=model.vacation_policy)
-    sweep = FiniteSweep(finite, ctx)
-    # float64: 1e6 eps = 2.2e-10; mpmath at w = D + 10 working digits (the policy's guard): 10^-D
     tolerance = ctx.num(10**6) * ctx.eps if ctx.is_float64 else ctx.num(10) ** -max(1, ctx.dps - 10)
+    mean_y = passage_moments(model, ctx)[0][1]
     n = FIRST_TERMS
     while True:
         _limits.check("capacity" if ctx.is_float64 else "mp_capacity", n,
                       "terms of the infinite-room law p_j (--distribution): the load is too close to 1")
-        values = sweep.at(n)
-        with ctx:
-            scale = idle / values["idle_probability"]
-            p = [x * scale for x in list(values["p"])[:n]]
-            if 1 - ctx.fsum(p) <= tolerance:
-                return p
+        p = waiting_law(model, ctx, n, mean_y)
+        if 1 - ctx.fsum(p) <= tolerance:
+            return p
         n *= 2
 
 

@@ -1,0 +1,305 @@
+"""M[X]/G/1 with composed start-of-busy-period blocks (close-down, vacations, N-policy, setup): the measures.
+
+The structure is derived once (:mod:`qderive.symbolic.blocks.base`, (B1), (B2)); a model's blocks are run on
+two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat``:
+
+* :class:`MomentPassage` -- the factorial-moment series (:mod:`qderive.numeric.kernels.series`) of the number
+  present at the first service start Y, of the expected time at each level of the idle period T(z), and the
+  expected number of vacation ends (and of those that find the system empty) per idle period. Below the start
+  threshold N it also carries the law itself (the renewal sums of ``wait`` and ``repeat`` need the probabilities
+  of the levels 0..N-1, from the count sequences of :mod:`qderive.numeric.sequences`).
+* the measures of :func:`measures`: pi_0 = (1 - rho_bar) / E[Y] and Pi(z) by (B1); the number waiting
+  P_q(z) = i(z) + b(z) / z with the idle part i(z) = (1 - rho_bar) T(z) / T(1) and the busy part
+  b(z) = rho_bar S(z) E_B(z), S(z) = Pi(z) - pi_0 + pi_0 Y(z) the number present at a service start and
+  E_B(z) = (1 - B*(s)) / (b_1 s), s = lambda (1 - X(z)), the customers arriving during the elapsed part of a
+  service; q_0 of the thesis (the queue empty at a service completion or a vacation end) by counting both
+  kinds of epochs per idle period.
+
+Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with the thesis's closed
+forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40 digits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import factorial
+
+import numpy as np
+
+from ...symbolic.blocks import blocks_of, passage
+from ..kernels import series as S
+from ..sequences import arrival_counts, batch_vectors
+
+__all__ = ["MomentPassage", "VectorPassage", "renewal", "measures", "passage_moments", "waiting_law", "ORDER"]
+
+#: the series are carried to w^3: the variance of the number waiting needs the third factorial moments
+ORDER = 3
+
+
+@dataclass
+class _State:
+    """The sub-law of the number present on one path of the idle passage: ``low`` its probabilities at the
+    levels 0..top-1 (top = the largest threshold), ``ser`` the factorial-moment series of all of it."""
+
+    low: list
+    ser: list
+
+
+def renewal(ctx, low, jumps, stay=None):
+    """Expected visits V_k, k < len(low), of a walk upward started with the sub-law ``low`` and jumps of law
+    ``jumps``: V_k = (low_k + sum_{i>=1} V_{k-i} jumps_i) / stay (``stay`` = 1 - jumps_0 when the walk may stay at a
+    level, as across a vacation; None: it may not, as across a batch). Positive terms; O(n^2) in inner products."""
+    visits = ctx.zeros(len(low))
+    for k in range(len(low)):
+        into = np.dot(visits[:k][::-1], jumps[1: k + 1]) if k else low[k] * 0
+        visits[k] = (low[k] + into) if stay is None else (low[k] + into) / stay
+    return visits
+
+
+class MomentPassage:
+    """The interpreter of the primitives on factorial-moment series (module docstring), in ``ctx``."""
+
+    def __init__(self, model, ctx, top: int):
+        self.model, self.ctx, self.top = model, ctx, max(top, 1)
+        self.zero = ctx.num(0)
+        self.lam = ctx.num(model.rate)
+        batch = model.batch
+        # X(1 + w) = sum_j E[(X)_j] / j! w^j; s(w) = lambda (1 - X(1 + w)) = -lambda xi(w)
+        self.batch = [ctx.num(1)] + [ctx.num(batch.factorial_moment(j)) / factorial(j) for j in range(1, ORDER + 1)]
+        self.xi = [self.zero] + self.batch[1:]
+        self.x = batch_vectors(batch, self.top, ctx).pmf[: self.top + 1]
+        self.times = S.constant(self.zero, self.zero, ORDER)
+        self.served = S.constant(self.zero, self.zero, ORDER)
+        self.ends, self.empty_ends = self.zero, self.zero
+        self._counts: dict = {}
+
+    # -- the laws' series and count vectors ----------------------------------------------------------------
+    def arrivals(self, law):
+        """A_L(1 + w) = L*(-lambda xi(w)) = sum_j m_j (lambda xi)^j / j!: the customers arriving during one period
+        of L (m_j its moments)."""
+        f = [self.ctx.num(law.moment(j)) * self.lam**j / factorial(j) for j in range(ORDER + 1)]
+        f[0] = self.ctx.num(1)
+        return S.compose(f, self.xi)
+
+    def level_times(self, law):
+        """U_L(1 + w) = (1 - L*(s)) / s = sum_{j>=1} m_j (lambda xi)^{j-1} / j!: the expected time during one period
+        of L spent with m customers arrived so far, as a series."""
+        f = [self.ctx.num(law.moment(j + 1)) * self.lam**j / factorial(j + 1) for j in range(ORDER + 1)]
+        return S.compose(f, self.xi)
+
+    def counts(self, law):
+        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law``."""
+        if law not in self._counts:
+            c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
+            self._counts[law] = (c.a[: self.top], c.abar[0], c.u[0])
+        return self._counts[law]
+
+    def _poly(self, v):
+        return S.polynomial(v, ORDER, self.zero)
+
+    def _below(self, v, a):
+        """The law of v + A at the levels 0..top-1."""
+        return np.convolve(v, a)[: self.top]
+
+    # -- the primitives -------------------------------------------------------------------------------------
+    def start(self):
+        low = self.ctx.zeros(self.top)
+        low[0] = self.ctx.num(1)
+        return _State(low, S.constant(self.ctx.num(1), self.zero, ORDER))
+
+    def during(self, state, law, vacation=False):
+        a, busy, _ = self.counts(law)
+        self.times = S.add(self.times, S.mul(state.ser, self.level_times(law)))
+        if vacation:  # a single vacation's end is an embedded epoch of the thesis when it finds work (Sec. 1)
+            self.ends += state.ser[0] - state.low[0] + state.low[0] * busy
+        return _State(self._below(state.low, a), S.mul(state.ser, self.arrivals(law)))
+
+    def interrupt(self, state, law):
+        a, busy, u0 = self.counts(law)  # busy = P(a batch arrives during the period) = 1 - a_0, a positive sum
+        self.times = S.add(self.times, S.scale(state.ser, u0))
+        self.served = S.add(self.served, S.scale(S.mul(state.ser, self.batch), busy))
+        return _State(state.low * a[0], S.scale(state.ser, a[0]))
+
+    def wait(self, state, threshold):
+        n = min(threshold, self.top)
+        visits = renewal(self.ctx, state.low[:n], self.x)
+        landed = visits - state.low[:n]  # sum_{i>=1} V_{k-i} x_i, the part of the visits that came by a batch
+        self.times = S.add(self.times, S.scale(self._poly(visits), 1 / self.lam))
+        out = S.add(S.mul(self._poly(visits), self.batch), S.scale(self._poly(landed), -1))
+        return self._leave(state, n, out)
+
+    def repeat(self, state, law, threshold, most=None):
+        a, busy, _ = self.counts(law)
+        n = min(threshold, self.top)
+        if most is None:
+            visits = renewal(self.ctx, state.low[:n], a, busy)  # U_k: the vacations started at level k
+            landed = visits - state.low[:n]  # sum_{i>=0} U_{k-i} a_i: the vacation ends at level k < N
+            starts = self._poly(visits)
+            self.times = S.add(self.times, S.mul(starts, self.level_times(law)))
+            self.ends += starts[0]
+            self.empty_ends += visits[0] * a[0] if n else self.zero
+            out = S.add(S.mul(starts, self.arrivals(law)), S.scale(self._poly(landed), -1))
+            return self._leave(state, n, out)
+        g = state.low[:n]
+        out = S.constant(self.zero, self.zero, ORDER)
+        for _ in range(most):  # at most ``most`` periods: the remainder below N goes on to the next block
+            p = self._poly(g)
+            self.times = S.add(self.times, S.mul(p, self.level_times(law)))
+            self.ends += p[0]
+            self.empty_ends += g[0] * a[0]
+            moved = np.convolve(g, a)[:n]
+            out = S.add(out, S.mul(p, self.arrivals(law)), S.scale(self._poly(moved), -1))
+            g = moved
+        rest = self._leave(state, n, S.add(out, self._poly(g)))
+        rest.low[:n] = g
+        return rest
+
+    def _leave(self, state, n, out):
+        """The state after the levels below ``n`` left as ``out`` (a series); a threshold below the largest one
+        would need the law at n..top-1 after it: no built-in block has one."""
+        if n < self.top:
+            raise NotImplementedError("a threshold below the largest one of the passage")
+        ser = S.add(state.ser, S.scale(self._poly(state.low[:n]), -1), out)
+        return _State(self.ctx.zeros(self.top), ser)
+
+    def finish(self, state):
+        return S.add(state.ser, self.served)
+
+
+def passage_moments(model, ctx):
+    """(Y, op): the factorial-moment series of the first-service law Y of ``model``'s blocks and the interpreter
+    that ran them (its ``times`` series, vacation ends)."""
+    op = MomentPassage(model, ctx, model.start_threshold)
+    return passage(blocks_of(model), op), op
+
+
+def measures(model, ctx) -> dict:
+    """The measures of the infinite room (the keys of ``qderive eval vacation-infinite``) from the blocks of
+    ``model`` (module docstring)."""
+    Y, op = passage_moments(model, ctx)
+    one = ctx.num(1)
+    rho = ctx.num(model.rho_bar)
+    gap = ctx.num(1 - model.rho_bar)  # exact before rounding
+    pi0 = gap / Y[1]
+    A = op.arrivals(model.service)
+    shift = Y[1:] + [ctx.num(0)]  # (Y - 1) / w and (A - 1) / w, one order less
+    num = S.scale(S.mul(A, shift), pi0)
+    den = [gap] + [-c for c in A[2:]] + [ctx.num(0)]  # 1 - (A - 1) / w: 1 - rho_bar - A_2 w - ...
+    Pi = S.mul(num, S.inverse(den))[:ORDER]
+    Ys = Y[:ORDER]
+    start = S.add(Pi, S.scale(Ys, pi0))
+    start[0] -= pi0
+    equilibrium = S.scale(op.level_times(model.service)[:ORDER], 1 / ctx.num(model.service.moment(1)))
+    busy = S.scale(S.mul(start, equilibrium), rho)
+    idle = S.scale(op.times[:ORDER], gap / op.times[0])
+    back = [(-one) ** j for j in range(ORDER)]  # 1 / z = 1 / (1 + w)
+    queue = S.add(idle, S.mul(busy, back))
+    N = queue[1]
+    q0 = pi0 * (1 + op.empty_ends) / (1 + pi0 * op.ends)
+    return {"q0": q0, "idle_probability": gap, "mean_queue_length": N,
+            "mean_wait": N / (op.lam * ctx.num(model.batch.mean)),
+            "queue_length_variance": 2 * queue[2] + N - N * N, "mean_number_in_system": N + rho}
+
+
+class VectorPassage:
+    """The interpreter of the primitives on count vectors over the levels 0..n-1 (the law itself): the first-service
+    law y, the expected time T_j at each level j during one idle period, in ``ctx`` (context vectors; positive sums
+    throughout; what lies beyond level n - 1 is dropped, the caller takes n large enough)."""
+
+    def __init__(self, model, ctx, n: int):
+        self.model, self.ctx, self.n = model, ctx, n
+        self.lam = ctx.num(model.rate)
+        self.x = batch_vectors(model.batch, n, ctx).pmf[:n]
+        self.times = ctx.zeros(n)
+        self.served = ctx.zeros(n)
+        self._counts: dict = {}
+
+    def counts(self, law):
+        """(a, u, P(A > 0)) over 0..n-1 of the customers A arriving during one period of ``law``."""
+        if law not in self._counts:
+            c = arrival_counts(law, self.model.batch, self.model.rate, self.n, self.ctx)
+            self._counts[law] = (c.a[: self.n], c.u[: self.n], c.abar[0])
+        return self._counts[law]
+
+    def conv(self, v, w):
+        return np.convolve(v, w)[: self.n]
+
+    def _exit(self, v, n, visits, jumps):
+        """The law after the levels below ``n`` left: what stays at n.. plus the walk's arrivals there."""
+        out = self.conv(np.concatenate([visits, self.ctx.zeros(self.n - n)]), jumps)
+        out[:n] = self.ctx.zeros(n)
+        out[n:] = out[n:] + v[n:]
+        return out
+
+    def start(self):
+        v = self.ctx.zeros(self.n)
+        v[0] = self.ctx.num(1)
+        return v
+
+    def during(self, v, law, vacation=False):
+        a, u, _ = self.counts(law)
+        self.times = self.times + self.conv(v, u)
+        return self.conv(v, a)
+
+    def interrupt(self, v, law):
+        a, u, busy = self.counts(law)
+        self.times = self.times + v * u[0]
+        self.served = self.served + self.conv(v, self.x) * busy
+        return v * a[0]
+
+    def wait(self, v, threshold):
+        n = min(threshold, self.n)
+        visits = renewal(self.ctx, v[:n], self.x)
+        self.times[:n] = self.times[:n] + visits / self.lam
+        return self._exit(v, n, visits, self.x)
+
+    def repeat(self, v, law, threshold, most=None):
+        a, u, busy = self.counts(law)
+        n = min(threshold, self.n)
+        if most is None:
+            visits = renewal(self.ctx, v[:n], a, busy)
+            self.times = self.times + self.conv(np.concatenate([visits, self.ctx.zeros(self.n - n)]), u)
+            return self._exit(v, n, visits, a)
+        g = np.concatenate([v[:n], self.ctx.zeros(self.n - n)])
+        rest = np.concatenate([self.ctx.zeros(n), v[n:]])
+        for _ in range(most):
+            self.times = self.times + self.conv(g, u)
+            moved = self.conv(g, a)
+            rest[n:] = rest[n:] + moved[n:]
+            g = np.concatenate([moved[:n], self.ctx.zeros(self.n - n)])
+        return g + rest
+
+    def finish(self, v):
+        return v + self.served
+
+
+def waiting_law(model, ctx, n: int, mean_y=None) -> list:
+    """p_0..p_{n-1}, the time-stationary law of the number waiting, from vectors over 2n + 2 levels (module
+    docstring): the departure chain pi by the positive recursion of (B1),
+    pi_{j+1} a_0 = pi_0 P(Y + A > j + 1) + sum_{i=1}^{j} pi_i P(A > j - i + 1), pi_0 = (1 - rho_bar) / E[Y]; the
+    busy part b = rho_bar (s * e) with s_j = pi_j + pi_0 y_j (j >= 1), s_0 = pi_0 y_0, e_m = u^B_m / b_1; the idle
+    part i_j = (1 - rho_bar) T_j / E[I], E[I] = E[Y] / (lambda l_1); p_j = i_j + b_{j+1} (the one in service not
+    counted). ``mean_y``: E[Y] from the moment series (else from the moment passage)."""
+    size = 2 * n + 2
+    op = VectorPassage(model, ctx, size)
+    y = passage(blocks_of(model), op)
+    if mean_y is None:
+        mean_y = passage_moments(model, ctx)[0][1]
+    gap, rho = ctx.num(1 - model.rho_bar), ctx.num(model.rho_bar)
+    c = arrival_counts(model.service, model.batch, model.rate, size, ctx)
+    a, abar = c.a[:size], c.abar[:size]
+    ybar = ctx.zeros(size)  # P(Y > j) by backward sums (the mass beyond the vectors is dropped)
+    for j in range(size - 2, -1, -1):
+        ybar[j] = ybar[j + 1] + y[j + 1]
+    over = np.convolve(y, abar)[1: size + 1] + np.concatenate([ybar[1:], ctx.zeros(1)])  # P(Y + A > j + 1)
+    pi = ctx.zeros(size)
+    pi[0] = gap / mean_y
+    for j in range(size - 1):
+        rest = np.dot(pi[1: j + 1], abar[j: 0: -1]) if j else pi[0] * 0
+        pi[j + 1] = (pi[0] * over[j] + rest) / a[0]
+    s = pi + y * pi[0]
+    s[0] = pi[0] * y[0]
+    e = c.u[:size] / ctx.num(model.service.moment(1))
+    busy = op.conv(s, e) * rho
+    idle_time = mean_y / (op.lam * ctx.num(model.batch.mean))  # E[I] = E[Y] / (lambda l_1)
+    return list(op.times[:n] * (gap / idle_time) + busy[1: n + 1])
