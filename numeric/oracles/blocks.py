@@ -47,7 +47,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, next_after_period, places, resolve
+from ...symbolic.blocks.machine import (
+    StageKind,
+    epoch_at_end,
+    machine,
+    next_after_period,
+    places,
+    refuse_stuck,
+    resolve,
+)
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import Admission, FiniteVacationQueue
 from ..backend import FLOAT64, mp_context
@@ -94,6 +102,7 @@ def block_ctmc(model, levels: int | None = None) -> tuple[CTMC, _Info]:
             raise ParameterError("levels", "the infinite room is truncated at a number of places >= 1", levels)
         room = levels
     stages = machine(model)
+    refuse_stuck(model, stages)
     for s in stages:
         if s.threshold is not None and s.threshold > room:
             raise ParameterError("levels", f"must be >= the start threshold {s.threshold}", room)

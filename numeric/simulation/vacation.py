@@ -71,11 +71,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.laws.gamma import Exponential
 from ...symbolic.models.vacation import (
-    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
@@ -332,6 +330,10 @@ def kernel_spec(model) -> KernelSpec:
     if not isinstance(model, (VacationQueue, FiniteVacationQueue)):
         raise ParameterError(f"the vacation simulator takes a VacationQueue, FiniteVacationQueue or "
                              f"ClosedFormVacationQueue, not {type(model).__name__}")
+    if model.blocks:  # a start threshold, a setup or a close-down: the idle passage's stages (today's loop kept)
+        from .blocks import block_kernel_spec
+
+        return block_kernel_spec(model)
     for law, what in ((model.batch, "batch law"), (model.service, "service law"), (model.vacation, "vacation law")):
         if law is not None:
             sampler(law, what)  # refuses a symbolic law before any run starts
@@ -349,12 +351,15 @@ def kernel_spec(model) -> KernelSpec:
     )
 
 
-@declare(*block_rules("the simulator"))
 def simulate(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
              quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0, sojourn_tail=(),
              sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:
     """Simulate a :class:`VacationQueue`, :class:`FiniteVacationQueue` (or :class:`ClosedFormVacationQueue`):
     estimates with 95 % intervals.
+
+    A composed variant (``model.blocks``: a start threshold N > 1, a setup or a close-down) runs the stages
+    of its idle passage (:mod:`qderive.numeric.simulation.blocks`, same options, accumulators and measures);
+    today's variants keep this module's loop (and so their seeded numbers).
 
     ``customers`` are served in each of ``replications`` independent runs started empty
     (the server starts a vacation at time 0, or waits idle without vacations); the first

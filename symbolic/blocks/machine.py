@@ -58,7 +58,8 @@ from ..errors import ParameterError
 from ..laws.base import TimeLaw
 from .base import blocks_of, passage
 
-__all__ = ["StageKind", "Stage", "Machine", "machine", "resolve", "epoch_at_end", "next_after_period", "places"]
+__all__ = ["StageKind", "Stage", "Machine", "machine", "resolve", "epoch_at_end", "next_after_period", "places",
+           "stuck_count", "refuse_stuck"]
 
 
 class StageKind(enum.Enum):
@@ -176,3 +177,46 @@ def places(stages, i: int, k: int, room):
     s = stages[i]
     at_once = s.kind is StageKind.INTERRUPT or (s.kind is StageKind.WAIT and i == len(stages) - 1)
     return room + 1 - k if at_once else room - k
+
+
+def stuck_count(stages, room, sizes, whole: bool) -> tuple[int, int] | None:
+    """(N, k): a start threshold N that can never be met once k < N are present, or None.
+
+    Only whole admission in a finite room can get stuck (a partial batch always admits someone, and N <= r): k is
+    reachable from an empty system by batches that fit (``sizes``: the batch sizes of positive probability up to
+    r + 1), and from k no batch fits the places of a ``wait`` or ``repeat`` stage of threshold N > k
+    (:func:`places`); the server would then wait (or take vacations) for ever."""
+    if room is None or not whole:
+        return None
+    sizes = sorted(sizes)
+    for i, s in enumerate(stages):
+        if s.kind not in (StageKind.WAIT, StageKind.REPEAT):
+            continue
+        n = s.threshold
+        seen, todo = {0}, [0]
+        while todo:
+            k = todo.pop()
+            if not any(x <= places(stages, i, k, room) for x in sizes):
+                return n, k
+            for x in sizes:
+                if k + x < n and x <= room - k and k + x not in seen:
+                    seen.add(k + x)
+                    todo.append(k + x)
+    return None
+
+
+def refuse_stuck(model, stages) -> None:
+    """ParameterError naming ``--start-threshold`` when :func:`stuck_count` finds a threshold that ``model`` (its
+    room, admission and batch law) can never meet: asked by the chain and the simulator before any work."""
+    from ..models.vacation import Admission
+
+    room = getattr(model, "capacity", None)
+    whole = getattr(model, "admission", Admission.PARTIAL) is Admission.WHOLE
+    if room is None or not whole:
+        return
+    sizes = [k for k in range(1, room + 2) if model.batch.pmf(k) > 0]
+    found = stuck_count(stages, room, sizes, whole)
+    if found is not None:
+        n, k = found
+        raise ParameterError("start-threshold", f"can never be met under whole admission: with {k} present no batch "
+                             f"fits the room r = {room} and the count stays below N", n)

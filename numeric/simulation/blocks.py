@@ -1,0 +1,226 @@
+"""Simulation of the composed vacation models: the idle passage's stages run with general laws.
+
+The model's idle passage as recorded stages (:func:`qderive.symbolic.blocks.machine.machine`: ``during``,
+``interrupt``, ``wait``, ``repeat``; that module fixes the skips, the places a batch finds and the embedded
+epochs) is run here as a discrete-event simulation with any numeric time law (each law's own sampler, as in
+:mod:`.vacation`): nothing here names a block, so a new block composed of the primitives is simulated with no
+new code. Batches arrive as a Poisson process of rate lambda with sizes X; FCFS; the members of a batch are
+served in random order (exchangeable: the recorded waits do not depend on it) and, under partial admission, the
+admitted ones are the first of that order. Both rooms (the infinite one unbounded), both admissions
+(:class:`~qderive.symbolic.models.vacation.Admission`).
+
+After a departure leaves the system empty (and at time 0) the stages run in turn: a ``during`` period admits
+batches (r - k places); an ``interrupt`` period (the close-down) is ended by the first batch of which a member
+is admitted (r + 1 - k places), whose arrival starts service at once, skipping every later stage; a ``wait``
+admits batches until k >= N (r + 1 - k places when it is the last stage: the batch that brings the count to N
+starts service at once); a ``repeat`` runs periods while k < N at a period's end. Then the first service starts.
+
+Measures: the same accumulators and tables as :mod:`.vacation` (``ACCUMULATORS``, ``FINITE_MEASURES``,
+``INFINITE_MEASURES``: ``idle_probability`` the time not serving -- close-down, vacation, waiting, setup --,
+``mean_queue_length`` everyone present not in service, ``mean_wait`` by Little's law, the setup a customer waits
+through included), the embedded epochs being the service completions and the vacation ends of
+:func:`~qderive.symbolic.blocks.machine.epoch_at_end`; waits and sojourns on request, from the same recorder.
+
+>>> from fractions import Fraction
+>>> from qderive.symbolic.laws import Exponential
+>>> from qderive.symbolic.batches import Constant
+>>> from qderive.symbolic.models.vacation import VacationQueue
+>>> m = VacationQueue(Fraction(1, 2), Constant(1), Exponential(1), None, start_threshold=3)
+>>> res = simulate_blocks(m, customers=20_000, replications=4, seed=1, quiet=True)
+>>> abs(res["mean_number_in_system"].value - 2) < 0.2   # Yadin-Naor: rho/(1-rho) + (N-1)/2
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...symbolic.blocks.machine import (
+    StageKind,
+    epoch_at_end,
+    machine,
+    next_after_period,
+    places,
+    refuse_stuck,
+    resolve,
+)
+from ...symbolic.laws.gamma import Exponential
+from ...symbolic.models.vacation import Admission, FiniteVacationQueue
+from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
+
+__all__ = ["block_kernel_spec", "simulate_blocks"]
+
+_WAIT, _INTERRUPT, _REPEAT = StageKind.WAIT, StageKind.INTERRUPT, StageKind.REPEAT
+
+
+def _loop(rng, model, stages, record: bool = False):
+    """The event loop as a generator, with the protocol of :func:`qderive.numeric.simulation.vacation._loop`."""
+    from .vacation import _INITIAL_LEVELS, _UNBOUNDED, _Recorder, _Tape
+
+    capacity = getattr(model, "capacity", None)
+    room = capacity  # None: infinite (the places of machine.places)
+    r = _UNBOUNDED if capacity is None else capacity
+    draw_e = sampler(Exponential(1 / model.rate), "inter-arrival time")
+    draw_x = sampler(model.batch, "batch law")
+    tape_s = _Tape(sampler(model.service, "service law"), np.float64)
+    rec = _Recorder(draw_e, draw_x) if record else None
+    if rec is not None:
+        draw_e, draw_x = rec.e, rec.x
+        push, cut = rec.starts.append, rec.cuts.append
+    next_e = value_stream(draw_e, rng).__next__
+    next_x = value_stream(draw_x, rng).__next__
+    next_s = value_stream(tape_s, rng).__next__
+    periods = [value_stream(sampler(s.law, f"{s.kind.value} law"), rng).__next__ if s.timed else None
+               for s in stages]
+    partial = getattr(model, "admission", Admission.PARTIAL) is Admission.PARTIAL
+    n_stages = len(stages)
+    size = _INITIAL_LEVELS if capacity is None else capacity + 1
+    lev = [0.0] * size  # time spent with q waiting, by q
+    emb = [0] * size  # embedded epochs that found q waiting, by q
+    acc = {"t": 0.0, "tl": 0.0, "q": 0, "na": next_e(), "arrived": 0, "lost": 0, "batches": 0, "blocked": 0}
+
+    def arrive(m):
+        """The batch at ``acc["na"]`` finding ``m`` places (None: infinite): the level time up to it, its
+        admission; returns the customers admitted (q already raised)."""
+        nonlocal lev, emb, size
+        na, q = acc["na"], acc["q"]
+        lev[q] += na - acc["tl"]
+        acc["t"] = acc["tl"] = na
+        x = next_x()
+        acc["arrived"] += x
+        acc["batches"] += 1
+        b = acc["batches"]
+        if m is None or x <= m:
+            a = x
+        elif partial:
+            a = max(m, 0)
+            acc["lost"] += x - a
+            if a == 0:
+                acc["blocked"] += 1
+            if record:
+                cut(b)
+                cut(a)
+        else:
+            a = 0
+            acc["lost"] += x
+            acc["blocked"] += 1
+            if record:
+                cut(b)
+                cut(0)
+        q += a
+        if q >= size:
+            lev.extend([0.0] * (q + size))
+            emb.extend([0] * (q + size))
+            size = len(lev)
+        acc["q"] = q
+        acc["na"] = na + next_e()
+        return a
+
+    def period(i, end):
+        """Batches arriving before ``end`` in stage ``i`` (a ``during`` or ``repeat`` period), then the clock to
+        ``end``."""
+        while acc["na"] <= end:
+            arrive(places(stages, i, acc["q"], room) if room is not None else None)
+        lev[acc["q"]] += end - acc["tl"]
+        acc["t"] = acc["tl"] = end
+
+    def passage():
+        """The idle passage from an empty system: returns when the first service starts (at ``acc["t"]``)."""
+        i, done = resolve(stages, 0, acc["q"], 0)
+        while i < n_stages:
+            s = stages[i]
+            if s.kind is _WAIT:
+                while acc["q"] < s.threshold:
+                    arrive(places(stages, i, acc["q"], room) if room is not None else None)
+                i, done = resolve(stages, i, acc["q"], 0)
+                continue
+            end = acc["t"] + periods[i]()
+            if s.kind is _INTERRUPT:
+                while acc["na"] <= end:
+                    if arrive(places(stages, i, acc["q"], room) if room is not None else None):
+                        return  # the close-down ends: its members are served at once
+                lev[acc["q"]] += end - acc["tl"]
+                acc["t"] = acc["tl"] = end
+                i, done = resolve(stages, i + 1, acc["q"], 0)
+                continue
+            period(i, end)
+            done = done + 1 if (s.kind is _REPEAT and s.most is not None) else 0
+            if s.vacation and epoch_at_end(stages, i, acc["q"], done):
+                emb[acc["q"]] += 1
+            i, done = next_after_period(stages, i, acc["q"], done)
+
+    served = 0
+    busy = 0.0
+    summed = 0
+    idle = True  # at time 0 the system is empty: the idle passage runs
+    target = yield
+    while True:
+        while served < target:
+            if idle:
+                passage()
+                idle = False
+            t = acc["t"]
+            if record:
+                push(t)
+            acc["q"] -= 1
+            end = t + next_s()
+            while acc["na"] <= end:  # batch arrivals during this service
+                arrive(r - acc["q"] if room is not None else None)
+            q = acc["q"]
+            lev[q] += end - acc["tl"]
+            acc["t"] = acc["tl"] = end
+            served += 1
+            emb[q] += 1
+            idle = q == 0
+        top = min(r, size - 1)
+        area = math.fsum(k * v for k, v in enumerate(lev) if v)
+        area2 = math.fsum(k * k * v for k, v in enumerate(lev) if v)
+        service = tape_s.take(served - summed)
+        busy = float(np.cumsum(np.concatenate([[busy], service]))[-1])
+        summed = served
+        if record:
+            rec.flush(acc["batches"], service)
+        target = yield (acc["t"], served, acc["arrived"], acc["lost"], acc["batches"], acc["blocked"], busy, area,
+                        area2, lev[0], lev[top], sum(emb), emb[0], emb[top])
+        if target is None:
+            return rec.samples() if record else None
+
+
+def block_kernel_spec(model) -> KernelSpec:
+    """The event loop and measure table of a composed vacation model (``model.blocks``), for
+    :func:`~qderive.numeric.simulation.stats.run_replications`: the accumulators and measures of
+    :mod:`.vacation`."""
+    from .vacation import ACCUMULATORS, FINITE_MEASURES, INFINITE_MEASURES
+
+    stages = machine(model)
+    refuse_stuck(model, stages)
+    for law, what in ((model.batch, "batch law"), (model.service, "service law")):
+        sampler(law, what)  # refuses a symbolic law before any run starts
+    for s in stages:
+        if s.timed:
+            sampler(s.law, f"{s.kind.value} law")
+    sampler(Exponential(1 / model.rate), "rate")
+    finite = isinstance(model, FiniteVacationQueue)
+    return KernelSpec(
+        model=model.name,
+        accumulators=ACCUMULATORS,
+        start=lambda rng: _loop(rng, model, stages),
+        measures=FINITE_MEASURES if finite else INFINITE_MEASURES,
+        undefined_notes={"mean_wait": "no customer was admitted", "q0": "no embedded epoch was observed",
+                         "qr": "no embedded epoch was observed"},
+        samples=("wait", "sojourn"),
+        start_recording=lambda rng: _loop(rng, model, stages, record=True),
+    )
+
+
+def simulate_blocks(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
+                    quiet: bool = False, **samples) -> SimulationResult:
+    """Simulate a composed vacation model (any model of :mod:`qderive.symbolic.models.vacation`, ``blocks`` or
+    not) through its stages: the options and results of :func:`qderive.numeric.simulation.vacation.simulate`
+    (which sends the composed variants here)."""
+    requests = tuple(SampleRequest.parse(kind, samples.get(f"{kind}_tail", ()), samples.get(f"{kind}_quantile", ()),
+                                         samples.get(f"{kind}_moments", 0)) for kind in ("wait", "sojourn"))
+    return run_replications(block_kernel_spec(model), customers, replications, seed, warmup, quiet,
+                            samples=requests)
