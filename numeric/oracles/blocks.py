@@ -91,9 +91,10 @@ class _Info:
     laws: tuple
 
 
-def block_ctmc(model, levels: int | None = None) -> tuple[CTMC, _Info]:
+def block_ctmc(model, levels: int | None = None, blocks=None) -> tuple[CTMC, _Info]:
     """(CTMC, description) of ``model`` (a VacationQueue: ``levels`` waiting places, partial admission at the
-    cut; a FiniteVacationQueue: its room r, ``levels`` ignored), states as in the module docstring."""
+    cut; a FiniteVacationQueue: its room r, ``levels`` ignored), states as in the module docstring; ``blocks``:
+    the idle passage's blocks (default the model's, :func:`~qderive.symbolic.blocks.base.blocks_of`)."""
     finite = isinstance(model, FiniteVacationQueue)
     if finite:
         room = model.capacity
@@ -101,7 +102,7 @@ def block_ctmc(model, levels: int | None = None) -> tuple[CTMC, _Info]:
         if levels is None or levels < 1:
             raise ParameterError("levels", "the infinite room is truncated at a number of places >= 1", levels)
         room = levels
-    stages = machine(model)
+    stages = machine(model, blocks)
     refuse_stuck(model, stages)
     for s in stages:
         if s.threshold is not None and s.threshold > room:
@@ -299,30 +300,31 @@ def _solve(chain: CTMC, info: _Info, ctx, finite: bool, batch) -> ChainSolution:
     return ChainSolution(p_sys, p_wait, measures, r, neglected, chain.size)
 
 
-def _levels_for(model, tail: Fraction) -> int:
+def _levels_for(model, tail: Fraction, blocks) -> int:
     """The smallest truncation L (doubling from 32) whose float64 solve puts p_waiting[L] <= ``tail`` / 100 (the
     float64 GTH is subtraction-free: its tiny probabilities carry their relative accuracy)."""
-    start = max(32, 2 * max((s.threshold or 0) for s in machine(model)))
+    start = max(32, 2 * max((s.threshold or 0) for s in machine(model, blocks)))
     levels = start
     while True:
-        chain, info = block_ctmc(model, levels)
+        chain, info = block_ctmc(model, levels, blocks)
         sol = _solve(chain, info, FLOAT64, False, model.batch)
         if sol.neglected <= float(tail) / 100:
             return levels
         levels *= 2
 
 
-def chain_solution(model, digits: int = 50, levels: int | None = None, tail=None) -> ChainSolution:
+def chain_solution(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> ChainSolution:
     """The block chain of ``model`` solved by GTH at ``digits`` + 10 digits (:class:`ChainSolution`).
 
     Infinite room: ``levels`` waiting places (None: the smallest doubling of 32 whose estimated neglected mass
     is below ``tail`` / 100, ``tail`` default 10^-digits); the result's ``neglected`` states the mass at the cut,
-    and a note says when it exceeds ``tail``. A finite room ignores ``levels``."""
+    and a note says when it exceeds ``tail``. A finite room ignores ``levels``. ``blocks``: the idle passage's
+    blocks (default the model's; a rule of one's own composed of the primitives is solved the same way)."""
     finite = isinstance(model, FiniteVacationQueue)
     tail = Fraction(1, 10**digits) if tail is None else Fraction(tail)
     if not finite and levels is None:
-        levels = _levels_for(model, tail)
-    chain, info = block_ctmc(model, levels)
+        levels = _levels_for(model, tail, blocks)
+    chain, info = block_ctmc(model, levels, blocks)
     sol = _solve(chain, info, mp_context(digits + _GUARD), finite, model.batch)
     if not finite and sol.neglected > float(tail):
         sol = ChainSolution(sol.p_system, sol.p_waiting, sol.measures, sol.levels, sol.neglected, sol.states,
@@ -331,14 +333,14 @@ def chain_solution(model, digits: int = 50, levels: int | None = None, tail=None
     return sol
 
 
-def chain_measures(model, digits: int = 50, levels: int | None = None, tail=None) -> dict:
+def chain_measures(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> dict:
     """The measures of ``model`` from its block chain (the keys of ``qderive eval``; module docstring), as mpf
     numbers at ``digits`` + 10 digits (:func:`chain_solution`)."""
-    return chain_solution(model, digits, levels, tail).measures
+    return chain_solution(model, digits, levels, tail, blocks).measures
 
 
-def chain_law(model, digits: int = 50, levels: int | None = None, tail=None) -> tuple[list, list]:
+def chain_law(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> tuple[list, list]:
     """(p_system, p_waiting): the time-stationary laws of the number in the system (0..r+1) and of the number
     waiting (0..r) from the block chain (:func:`chain_solution`)."""
-    sol = chain_solution(model, digits, levels, tail)
+    sol = chain_solution(model, digits, levels, tail, blocks)
     return sol.p_system, sol.p_waiting

@@ -188,13 +188,13 @@ def _loop(rng, model, stages, record: bool = False):
             return rec.samples() if record else None
 
 
-def block_kernel_spec(model) -> KernelSpec:
+def block_kernel_spec(model, blocks=None) -> KernelSpec:
     """The event loop and measure table of a composed vacation model (``model.blocks``), for
     :func:`~qderive.numeric.simulation.stats.run_replications`: the accumulators and measures of
-    :mod:`.vacation`."""
+    :mod:`.vacation`; ``blocks``: the idle passage's blocks (default the model's)."""
     from .vacation import ACCUMULATORS, FINITE_MEASURES, INFINITE_MEASURES
 
-    stages = machine(model)
+    stages = machine(model, blocks)
     refuse_stuck(model, stages)
     for law, what in ((model.batch, "batch law"), (model.service, "service law")):
         sampler(law, what)  # refuses a symbolic law before any run starts
@@ -216,11 +216,13 @@ def block_kernel_spec(model) -> KernelSpec:
 
 
 def simulate_blocks(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
-                    quiet: bool = False, **samples) -> SimulationResult:
-    """Simulate a composed vacation model (any model of :mod:`qderive.symbolic.models.vacation`, ``blocks`` or
-    not) through its stages: the options and results of :func:`qderive.numeric.simulation.vacation.simulate`
-    (which sends the composed variants here)."""
-    requests = tuple(SampleRequest.parse(kind, samples.get(f"{kind}_tail", ()), samples.get(f"{kind}_quantile", ()),
-                                         samples.get(f"{kind}_moments", 0)) for kind in ("wait", "sojourn"))
-    return run_replications(block_kernel_spec(model), customers, replications, seed, warmup, quiet,
+                    quiet: bool = False, blocks=None, wait_tail=(), wait_quantile=(), wait_moments: int = 0,
+                    sojourn_tail=(), sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:
+    """Simulate a vacation model (``blocks`` or not) through the stages of its idle passage: the options and
+    results of :func:`qderive.numeric.simulation.vacation.simulate` (which sends the composed variants here).
+    ``blocks``: the idle passage's blocks (default the model's; a rule of one's own composed of the primitives
+    runs the same way)."""
+    requests = (SampleRequest.parse("wait", wait_tail, wait_quantile, wait_moments),
+                SampleRequest.parse("sojourn", sojourn_tail, sojourn_quantile, sojourn_moments))
+    return run_replications(block_kernel_spec(model, blocks), customers, replications, seed, warmup, quiet,
                             samples=requests)
