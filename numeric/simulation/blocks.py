@@ -34,6 +34,8 @@ True
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+from functools import partial as partial_fn
 
 import numpy as np
 
@@ -56,7 +58,10 @@ _WAIT, _INTERRUPT, _REPEAT = StageKind.WAIT, StageKind.INTERRUPT, StageKind.REPE
 
 
 def _loop(rng, model, stages, record: bool = False):
-    """The event loop as a generator, with the protocol of :func:`qderive.numeric.simulation.vacation._loop`."""
+    """The event loop as a generator, with the protocol of :func:`qderive.numeric.simulation.vacation._loop`:
+    ``send(n)`` serves up to n customers in all and returns the accumulators; with ``record``, ``send(None)``
+    finishes it with the waits and sojourns. The batch arrivals during a service are handled inline (the hot
+    path); the idle passage, stage by stage, in :func:`passage`."""
     from .vacation import _INITIAL_LEVELS, _UNBOUNDED, _Recorder, _Tape
 
     capacity = getattr(model, "capacity", None)
@@ -76,80 +81,85 @@ def _loop(rng, model, stages, record: bool = False):
                for s in stages]
     partial = getattr(model, "admission", Admission.PARTIAL) is Admission.PARTIAL
     n_stages = len(stages)
+    # the stage decisions depend on (stage, count, periods done) only: memoised for the run
+    resolve_at = lru_cache(maxsize=None)(partial_fn(resolve, stages))
+    epoch_at = lru_cache(maxsize=None)(partial_fn(epoch_at_end, stages))
+    after = lru_cache(maxsize=None)(partial_fn(next_after_period, stages))
+    places_at = lru_cache(maxsize=None)(partial_fn(places, stages))
     size = _INITIAL_LEVELS if capacity is None else capacity + 1
     lev = [0.0] * size  # time spent with q waiting, by q
     emb = [0] * size  # embedded epochs that found q waiting, by q
-    acc = {"t": 0.0, "tl": 0.0, "q": 0, "na": next_e(), "arrived": 0, "lost": 0, "batches": 0, "blocked": 0}
+    t = tl = 0.0  # clock; time up to which the level times are accumulated
+    q = 0  # customers waiting (all present while the server does not serve)
+    arrived = lost = batches = blocked = 0
+    na = next_e()  # next batch arrival
 
-    def arrive(m):
-        """The batch at ``acc["na"]`` finding ``m`` places (None: infinite): the level time up to it, its
-        admission; returns the customers admitted (q already raised)."""
+    def grow():
         nonlocal lev, emb, size
-        na, q = acc["na"], acc["q"]
-        lev[q] += na - acc["tl"]
-        acc["t"] = acc["tl"] = na
-        x = next_x()
-        acc["arrived"] += x
-        acc["batches"] += 1
-        b = acc["batches"]
-        if m is None or x <= m:
-            a = x
-        elif partial:
-            a = max(m, 0)
-            acc["lost"] += x - a
-            if a == 0:
-                acc["blocked"] += 1
-            if record:
-                cut(b)
-                cut(a)
-        else:
-            a = 0
-            acc["lost"] += x
-            acc["blocked"] += 1
-            if record:
-                cut(b)
-                cut(0)
-        q += a
-        if q >= size:
-            lev.extend([0.0] * (q + size))
-            emb.extend([0] * (q + size))
-            size = len(lev)
-        acc["q"] = q
-        acc["na"] = na + next_e()
+        lev.extend([0.0] * (q + size))
+        emb.extend([0] * (q + size))
+        size = len(lev)
+
+    def refuse(x, m):
+        """A batch of x that does not fit the m places: the customers admitted (partial: m; whole: none)."""
+        nonlocal lost, blocked
+        a = max(m, 0) if partial else 0
+        lost += x - a
+        if a == 0:
+            blocked += 1
+        if record:
+            cut(batches)
+            cut(a)
         return a
 
-    def period(i, end):
-        """Batches arriving before ``end`` in stage ``i`` (a ``during`` or ``repeat`` period), then the clock to
-        ``end``."""
-        while acc["na"] <= end:
-            arrive(places(stages, i, acc["q"], room) if room is not None else None)
-        lev[acc["q"]] += end - acc["tl"]
-        acc["t"] = acc["tl"] = end
+    def arrive(i):
+        """The batch at ``na`` in stage ``i`` of the idle passage: the level time up to it, its admission to the
+        stage's places; returns the customers admitted (q already raised)."""
+        nonlocal t, tl, q, na, arrived, batches
+        lev[q] += na - tl
+        t = tl = na
+        x = next_x()
+        arrived += x
+        batches += 1
+        m = None if room is None else places_at(i, q, room)
+        a = x if m is None or x <= m else refuse(x, m)
+        q += a
+        if q >= size:
+            grow()
+        na += next_e()
+        return a
+
+    def until(end):
+        """The clock to ``end`` (no arrival before it)."""
+        nonlocal t, tl
+        lev[q] += end - tl
+        t = tl = end
 
     def passage():
-        """The idle passage from an empty system: returns when the first service starts (at ``acc["t"]``)."""
-        i, done = resolve(stages, 0, acc["q"], 0)
+        """The idle passage from an empty system: returns when the first service starts (at ``t``)."""
+        i, done = resolve_at(0, q, 0)
         while i < n_stages:
             s = stages[i]
             if s.kind is _WAIT:
-                while acc["q"] < s.threshold:
-                    arrive(places(stages, i, acc["q"], room) if room is not None else None)
-                i, done = resolve(stages, i, acc["q"], 0)
+                while q < s.threshold:
+                    arrive(i)
+                i, done = resolve_at(i, q, 0)
                 continue
-            end = acc["t"] + periods[i]()
+            end = t + periods[i]()
             if s.kind is _INTERRUPT:
-                while acc["na"] <= end:
-                    if arrive(places(stages, i, acc["q"], room) if room is not None else None):
+                while na <= end:
+                    if arrive(i):
                         return  # the close-down ends: its members are served at once
-                lev[acc["q"]] += end - acc["tl"]
-                acc["t"] = acc["tl"] = end
-                i, done = resolve(stages, i + 1, acc["q"], 0)
+                until(end)
+                i, done = resolve_at(i + 1, q, 0)
                 continue
-            period(i, end)
+            while na <= end:
+                arrive(i)
+            until(end)
             done = done + 1 if (s.kind is _REPEAT and s.most is not None) else 0
-            if s.vacation and epoch_at_end(stages, i, acc["q"], done):
-                emb[acc["q"]] += 1
-            i, done = next_after_period(stages, i, acc["q"], done)
+            if s.vacation and epoch_at(i, q, done):
+                emb[q] += 1
+            i, done = after(i, q, done)
 
     served = 0
     busy = 0.0
@@ -160,17 +170,23 @@ def _loop(rng, model, stages, record: bool = False):
         while served < target:
             if idle:
                 passage()
-                idle = False
-            t = acc["t"]
             if record:
                 push(t)
-            acc["q"] -= 1
+            q -= 1
             end = t + next_s()
-            while acc["na"] <= end:  # batch arrivals during this service
-                arrive(r - acc["q"] if room is not None else None)
-            q = acc["q"]
-            lev[q] += end - acc["tl"]
-            acc["t"] = acc["tl"] = end
+            while na <= end:  # batch arrivals during this service: r - q places
+                lev[q] += na - tl
+                tl = na
+                x = next_x()
+                arrived += x
+                batches += 1
+                a = x if x <= r - q else refuse(x, r - q)
+                q += a
+                if q >= size:
+                    grow()
+                na += next_e()
+            lev[q] += end - tl
+            t = tl = end
             served += 1
             emb[q] += 1
             idle = q == 0
@@ -181,9 +197,9 @@ def _loop(rng, model, stages, record: bool = False):
         busy = float(np.cumsum(np.concatenate([[busy], service]))[-1])
         summed = served
         if record:
-            rec.flush(acc["batches"], service)
-        target = yield (acc["t"], served, acc["arrived"], acc["lost"], acc["batches"], acc["blocked"], busy, area,
-                        area2, lev[0], lev[top], sum(emb), emb[0], emb[top])
+            rec.flush(batches, service)
+        target = yield (t, served, arrived, lost, batches, blocked, busy, area, area2, lev[0], lev[top], sum(emb),
+                        emb[0], emb[top])
         if target is None:
             return rec.samples() if record else None
 
