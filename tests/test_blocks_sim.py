@@ -15,17 +15,25 @@ still separates the variants (a setup, a threshold, a close-down each move these
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction as F
 
 import pytest
+from conftest import cli
 
 from qderive.numeric.oracles.blocks import chain_measures
 from qderive.numeric.simulation import vacation as SV
 from qderive.numeric.simulation.blocks import simulate_blocks
-from qderive.numeric.simulation.stats import run_replications
+from qderive.numeric.simulation.stats import run_replications, student_t_quantile
 from qderive.symbolic.batches import Constant, FinitePMF, Geometric
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential, Uniform
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    VacationMeasures,
+    VacationPolicy,
+    VacationQueue,
+)
 
 LEVEL = 0.99
 RUN = {"customers": 20_000, "replications": 10, "quiet": True}
@@ -127,3 +135,33 @@ def test_todays_variants_keep_their_loop_and_the_stages_agree(make):
     chain = chain_measures(model, 30, tail=F(1, 10**12))
     result = simulate_blocks(model, seed=13, **RUN)
     assert_within(result, _measures(result, chain))
+
+
+def test_cli_simulates_the_issues_example():
+    """``qderive simulate vacation-infinite --start-threshold 3 --setup ... --close-down ...`` runs (the simulator
+    no longer refuses the composed variants); its JSON intervals contain the chain's values (the same model as the
+    first composed case, through the command line)."""
+    code, out, err = cli(["simulate", "vacation-infinite", "--start-threshold", "3", "--setup", "exp:mean=0.5",
+                          "--close-down", "exp:mean=0.2", "--batch", "pmf:1=0.5,2=0.5", "--service",
+                          "erlang:k=2,mean=0.5", "--vacation", "exp:mean=1", "--rate", "0.5", "--customers", "20000",
+                          "--replications", "10", "--seed", "11", "--json", "--quiet"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc["measures"]) == set(VacationMeasures.keys()) - {"p"}
+    chain = chain_measures(COMPOSED[0][1](), 30, tail=F(1, 10**12))
+    # the printed 95 % intervals, widened to simultaneous 99 % ones (Bonferroni over the m measures; Student t
+    # with 9 degrees of freedom), as assert_within does
+    m = len(doc["measures"])
+    widen = student_t_quantile(1 - (1 - LEVEL) / (2 * m), 9) / student_t_quantile(0.975, 9)
+    for key, entry in doc["measures"].items():
+        lo, hi = entry["ci95"]
+        mid, half = (lo + hi) / 2, (hi - lo) / 2 * widen
+        assert mid - half <= float(chain[key]) <= mid + half, key
+
+
+def test_cli_refuses_a_threshold_that_can_never_be_met():
+    code, _, err = cli(["simulate", "vacation-finite", "--batch", "const:n=2", "--service", "exp:mean=1",
+                        "--vacation", "none", "--capacity", "3", "--admission", "whole", "--start-threshold", "3",
+                        "--setup", "exp:mean=1", "--rate", "1", "--customers", "1000"])
+    assert code == 2 and "start-threshold = 3: can never be met under whole admission" in err
+    assert len(err.strip().splitlines()) == 1
