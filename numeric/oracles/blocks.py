@@ -346,7 +346,8 @@ def chain_solution(model, digits: int = 50, levels: int | None = None, tail=None
 
 def chain_measures(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> dict:
     """The measures of ``model`` from its block chain (the keys of ``qderive eval``; module docstring), as mpf
-    numbers at ``digits`` + 10 digits (:func:`chain_solution`)."""
+    numbers carrying ``digits`` + 10 digits (:func:`chain_solution`): compare them with ``agreement_digits`` or
+    inside ``mpmath.workdps`` (arithmetic on them at mpmath's default precision keeps 15 digits)."""
     return chain_solution(model, digits, levels, tail, blocks).measures
 
 

@@ -17,6 +17,9 @@ in service (:class:`~qderive.symbolic.models.vacation.VacationQueue`: infinite).
   customer is served at once (r + 1 places for that batch).
 * :class:`Admission`: ``PARTIAL`` (the thesis) -- a batch of k finding room for m < k
   admits m and loses the rest; ``WHOLE`` -- a batch that does not fit is rejected entirely.
+* The composed variants (a start threshold N > 1, a setup, a close-down: ``model.blocks``) run
+  the stages of their idle passage in :mod:`qderive.numeric.simulation.blocks`, with the same
+  accumulators and measures; the loop below is kept for today's variants (and their seeded numbers).
 
 The event loop advances period by period (a service, a vacation or an idle wait): the
 batch arrivals inside a period are taken from pre-drawn streams of inter-arrival times and
