@@ -27,7 +27,7 @@ from qderive.symbolic.batches import Constant, FinitePMF, Geometric
 from qderive.symbolic.blocks import Setup, StartRule
 from qderive.symbolic.blocks.machine import StageKind, machine
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws import Coxian, Erlang, Exponential, HyperExponential
+from qderive.symbolic.laws import Coxian, Erlang, Exponential, HyperExponential, PhaseType
 from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
 TAIL = F(1, 10**36)
@@ -126,6 +126,16 @@ def test_todays_infinite_variants_equal_the_engine(policy):
         assert agreement_digits(sol.measures[key], getattr(rec, key)) >= 30, key
     for mine, theirs in zip(sol.p_waiting[:16], rec.p[:16]):
         assert agreement_digits(mine, theirs) >= 30
+
+
+def test_geometric_batches_and_a_ph_vacation_in_the_infinite_room():
+    """Unbounded batches in the cut room (a batch larger than the places left is cut there) and a PH law."""
+    vac = PhaseType((F(1, 2), F(1, 2)), (-2, 1, 0, -3))
+    model = VacationQueue(F(1, 5), Geometric(F(3, 2)), Erlang(2, F(1, 2)), vac, VacationPolicy.SINGLE)
+    sol = chain_solution(model, 50, tail=TAIL)
+    rec = model.evaluate(40)
+    for key in INFINITE_KEYS:
+        assert agreement_digits(sol.measures[key], getattr(rec, key)) >= 30, key
 
 
 # -- composed variants: classical results ---------------------------------------------------------------------
