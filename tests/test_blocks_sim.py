@@ -16,6 +16,7 @@ still separates the variants (a setup, a threshold, a close-down each move these
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from fractions import Fraction as F
 
 import pytest
@@ -26,6 +27,7 @@ from qderive.numeric.simulation import vacation as SV
 from qderive.numeric.simulation.blocks import simulate_blocks
 from qderive.numeric.simulation.stats import run_replications, student_t_quantile
 from qderive.symbolic.batches import Constant, FinitePMF, Geometric
+from qderive.symbolic.blocks import Setup, StartRule
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential, Uniform
 from qderive.symbolic.models.vacation import (
     Admission,
@@ -165,3 +167,26 @@ def test_cli_refuses_a_threshold_that_can_never_be_met():
                         "--setup", "exp:mean=1", "--rate", "1", "--customers", "1000"])
     assert code == 2 and "start-threshold = 3: can never be met under whole admission" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@dataclass(frozen=True)
+class _AtMostTwoVacations(StartRule):
+    """A rule of one's own, not built in: at most two vacations while fewer than N are present, then the server
+    waits for N (one class composing repeat and wait; it gets the chain and the simulation with no other code)."""
+
+    vacation: object = None
+
+    def passage(self, op, state):
+        return op.wait(op.repeat(state, self.vacation, self.threshold, 2), self.threshold)
+
+
+@pytest.mark.parametrize("admission", list(Admission))
+def test_a_rule_of_ones_own_simulated_and_chained(admission):
+    vac, setup = Erlang(2, F(1, 2)), Exponential(F(1, 4))
+    model = FiniteVacationQueue(F(1), Geometric(2), Exponential(F(1, 2)), vac, 5, admission, MULTIPLE, 3, setup)
+    blocks = (_AtMostTwoVacations(3, vac), Setup(setup))
+    chain = chain_measures(model, 30, blocks=blocks)
+    built_in = chain_measures(model, 30)
+    assert abs(chain["q0"] - built_in["q0"]) > 0.01  # a rule of its own, not the multiple-vacation one
+    result = simulate_blocks(model, seed=17, blocks=blocks, **RUN)
+    assert_within(result, _measures(result, chain))
