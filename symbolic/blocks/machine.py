@@ -4,8 +4,8 @@ The interpreter :class:`Machine` runs a model's blocks (:func:`~qderive.symbolic
 each primitive as a :class:`Stage`; :func:`machine` returns that tuple. It is the description *from the
 definition* that two independent consumers read, each written once for every stage kind:
 
-* the continuous-time Markov chain over phase-type laws (``numeric/oracles/blocks.py``), solved at 50 digits;
-* the discrete-event simulator with general laws (``numeric/simulation/blocks.py``).
+* the continuous-time Markov chain over phase-type laws (:mod:`qderive.numeric.oracles.blocks`), at 50 digits;
+* the discrete-event simulator with general laws (:mod:`qderive.numeric.simulation.blocks`).
 
 So a new block -- one class composing ``during``, ``interrupt``, ``wait`` and ``repeat`` -- gets its checking
 chain and its simulation for free: nothing here or there names a block.
