@@ -35,6 +35,7 @@ from ..symbolic.models.vacation import (
 )
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
+from .block_checks import finite_checks as finite_block_checks
 from .framework import (
     Check,
     Derivation,
@@ -444,6 +445,7 @@ def derivation() -> Derivation:
                                                       "the infinite room's shifted inversions (Erlang-2 service, "
                                                       "constant vacation 1.5)", ("1.75", "3.25", "12.5"))),
         Check("size --capacity: the largest load = the CTMC at the load and just above it", _check_largest_load),
+        *finite_block_checks(),  # the composed variants: the block chain vs a classical closed form
     )
     return Derivation(
         name="vacation-finite",

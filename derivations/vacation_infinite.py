@@ -37,6 +37,7 @@ from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.closed_forms import vacation_wait as VW
 from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from ..symbolic.models.vacation import VacationPolicy, VacationQueue, block_rules
+from .block_checks import checks as block_checks
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .framework import (
@@ -541,6 +542,7 @@ def derivation(wait_moments: int = 2) -> Derivation:
                         _oracle_check(lambda pol: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), None),
                                       150, None)))
     checks.append(Check("numpy vs exact evaluators agree", _twin_check))
+    checks += block_checks()  # the composed variants: the block chain vs classical closed forms
     return Derivation(
         name="vacation-infinite",
         title="$M^{[X]}/G/1$ with multiple (or single, or no) vacations and an infinite waiting room",

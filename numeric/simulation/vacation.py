@@ -17,6 +17,9 @@ in service (:class:`~qderive.symbolic.models.vacation.VacationQueue`: infinite).
   customer is served at once (r + 1 places for that batch).
 * :class:`Admission`: ``PARTIAL`` (the thesis) -- a batch of k finding room for m < k
   admits m and loses the rest; ``WHOLE`` -- a batch that does not fit is rejected entirely.
+* The composed variants (a start threshold N > 1, a setup, a close-down: ``model.blocks``) run
+  the stages of their idle passage in :mod:`qderive.numeric.simulation.blocks`, with the same
+  accumulators and measures; the loop below is kept for today's variants (and their seeded numbers).
 
 The event loop advances period by period (a service, a vacation or an idle wait): the
 batch arrivals inside a period are taken from pre-drawn streams of inter-arrival times and
@@ -71,11 +74,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.laws.gamma import Exponential
 from ...symbolic.models.vacation import (
-    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
@@ -332,6 +333,10 @@ def kernel_spec(model) -> KernelSpec:
     if not isinstance(model, (VacationQueue, FiniteVacationQueue)):
         raise ParameterError(f"the vacation simulator takes a VacationQueue, FiniteVacationQueue or "
                              f"ClosedFormVacationQueue, not {type(model).__name__}")
+    if model.blocks:  # a start threshold, a setup or a close-down: the idle passage's stages (today's loop kept)
+        from .blocks import block_kernel_spec
+
+        return block_kernel_spec(model)
     for law, what in ((model.batch, "batch law"), (model.service, "service law"), (model.vacation, "vacation law")):
         if law is not None:
             sampler(law, what)  # refuses a symbolic law before any run starts
@@ -349,12 +354,15 @@ def kernel_spec(model) -> KernelSpec:
     )
 
 
-@declare(*block_rules("the simulator"))
 def simulate(model, customers: int, replications: int = 10, seed: int | None = None, *, warmup: float = 0.1,
              quiet: bool = False, wait_tail=(), wait_quantile=(), wait_moments: int = 0, sojourn_tail=(),
              sojourn_quantile=(), sojourn_moments: int = 0) -> SimulationResult:
     """Simulate a :class:`VacationQueue`, :class:`FiniteVacationQueue` (or :class:`ClosedFormVacationQueue`):
     estimates with 95 % intervals.
+
+    A composed variant (``model.blocks``: a start threshold N > 1, a setup or a close-down) runs the stages
+    of its idle passage (:mod:`qderive.numeric.simulation.blocks`, same options, accumulators and measures);
+    today's variants keep this module's loop (and so their seeded numbers).
 
     ``customers`` are served in each of ``replications`` independent runs started empty
     (the server starts a vacation at time 0, or waits idle without vacations); the first

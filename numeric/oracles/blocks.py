@@ -1,0 +1,358 @@
+"""Oracle of the composed vacation models: the CTMC of M[X]/PH/1(/r) built from the idle passage's stages.
+
+The check "from the definition, not from the PGF" of the blocks (close-down, vacations, start threshold N,
+setup): the model's idle passage as recorded stages (:func:`qderive.symbolic.blocks.machine.machine`: ``during``,
+``interrupt``, ``wait``, ``repeat``) becomes, with phase-type laws (exponential, Erlang, hyperexponential,
+Coxian, PH) for the service and every stage, a finite CTMC on
+
+* ``("S", phase, n)``: the server serves (service phase), n >= 1 present (n - 1 waiting);
+* ``("I", i, phase, done, n)``: the server is in stage i of the idle passage (the stage law's phase, 0 for a
+  ``wait``; ``done`` the periods run of a ``repeat`` with at most ``most`` of them, else 0), n present, all
+  waiting.
+
+Nothing here names a block: the transitions are those of the four primitives (the module docstring of
+:mod:`~qderive.symbolic.blocks.machine`, which also fixes the skips, the places a batch finds and the embedded
+epochs), written once. A batch of k finding m places admits min(k, m) (partial admission, the first members of
+its random order) or k if k <= m and nobody otherwise (whole admission); the threshold counts admitted
+customers. A service completion leaving nobody starts the idle passage; the last stage done starts the first
+service. Rates are exact (rationals); the stationary law is solved by GTH (:mod:`.ctmc`) at any precision.
+
+**Rooms.** The finite room r is the model's. The infinite room is a room of ``levels`` places with partial
+admission at the cut: the truncation's neglected mass is estimated by the mass the cut piles up at the top
+level, p_w(L) (about the infinite queue's mass at L and beyond); :func:`chain_solution` picks L so that it is
+below ``tail`` (default 10^-digits) and reports it (``neglected``).
+
+**Measures** (the keys of ``qderive eval vacation-infinite`` / ``vacation-finite``): the time-stationary laws of
+the number in the system and of the number waiting (everyone present not in service); ``idle_probability`` the
+mass of the idle states (not serving); ``mean_queue_length`` and ``queue_length_variance`` of the number
+waiting; ``mean_number_in_system``; ``throughput`` = sum over serving states of pi times the completion rate;
+``mean_wait`` = mean_queue_length / (admitted customers per unit time: lambda l_1 in the infinite room, the
+throughput in the finite one; Little's law, the setup a customer waits through included); ``loss_probability``
+= lost customers / offered; ``batch_blocking_probability`` = batches admitting nobody / batches; ``p0``, ``pr``
+the number waiting 0 / r; ``q0``, ``qr`` the embedded epochs (service completions and vacation ends,
+:func:`~qderive.symbolic.blocks.machine.epoch_at_end`) leaving 0 / r waiting, as a fraction of all of them.
+
+>>> from fractions import Fraction as F
+>>> from qderive.symbolic.laws import Exponential
+>>> from qderive.symbolic.batches import Constant
+>>> from qderive.symbolic.models.vacation import VacationQueue
+>>> m = VacationQueue(F(1, 2), Constant(1), Exponential(1), None, start_threshold=3)
+>>> got = chain_measures(m, digits=20)
+>>> abs(got["mean_number_in_system"] - (1 + F(3 - 1, 2))) < 1e-18   # Yadin-Naor: rho/(1-rho) + (N-1)/2
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ...symbolic.blocks.machine import (
+    StageKind,
+    epoch_at_end,
+    machine,
+    next_after_period,
+    places,
+    refuse_stuck,
+    resolve,
+)
+from ...symbolic.errors import ParameterError
+from ...symbolic.models.vacation import Admission, FiniteVacationQueue
+from ..backend import FLOAT64, mp_context
+from .ctmc import CTMC, build
+
+__all__ = ["block_ctmc", "ChainSolution", "chain_solution", "chain_measures", "chain_law"]
+
+#: guard digits of the GTH solve over the digits asked
+_GUARD = 10
+
+
+def _ph(law, what):
+    """(alpha, T rows, exit rates) of a phase-type law, exactly; refused otherwise or with an atom at zero."""
+    form = law.phase_type()
+    if form is None:
+        raise ParameterError(f"the block chain needs phase-type laws: {what} = {law} is not phase-type")
+    alpha, T = form
+    alpha = [Fraction(a) for a in alpha]
+    if sum(alpha) != 1:
+        raise ParameterError(f"the block chain needs phase-type laws without an atom at zero: {what} = {law}")
+    T = [[Fraction(v) for v in row] for row in T]
+    return alpha, T, [-sum(row) for row in T]
+
+
+@dataclass(frozen=True)
+class _Info:
+    stages: tuple
+    room: int
+    whole: bool
+    lam: Fraction
+    pmf: dict
+    service: tuple
+    laws: tuple
+
+
+def block_ctmc(model, levels: int | None = None, blocks=None) -> tuple[CTMC, _Info]:
+    """(CTMC, description) of ``model`` (a VacationQueue: ``levels`` waiting places, partial admission at the
+    cut; a FiniteVacationQueue: its room r, ``levels`` ignored), states as in the module docstring; ``blocks``:
+    the idle passage's blocks (default the model's, :func:`~qderive.symbolic.blocks.base.blocks_of`)."""
+    finite = isinstance(model, FiniteVacationQueue)
+    if finite:
+        room = model.capacity
+    else:
+        if levels is None or levels < 1:
+            raise ParameterError("levels", "the infinite room is truncated at a number of places >= 1", levels)
+        room = levels
+    stages = machine(model, blocks)
+    refuse_stuck(model, stages)
+    for s in stages:
+        if s.threshold is not None and s.threshold > room:
+            raise ParameterError("levels", f"must be >= the start threshold {s.threshold}", room)
+    whole = finite and model.admission is Admission.WHOLE
+    lam = Fraction(model.rate)
+    batch = model.batch
+    top = room + 1 if batch.max_size is None else min(batch.max_size, room + 1)
+    pmf = {k: Fraction(batch.pmf(k)) for k in range(1, top + 1)}
+    pmf = {k: p for k, p in pmf.items() if p}
+    tails = [Fraction(batch.tail(m)) for m in range(room + 2)]
+    service = _ph(model.service, "service")
+    laws = tuple(_ph(s.law, s.kind.value + " law") if s.timed else None for s in stages)
+    end = len(stages)
+
+    def admitted(k, m):
+        if whole:
+            return k if k <= m else 0
+        return min(k, m)
+
+    def arrivals(m):
+        """(admitted a >= 1, rate) of the batches finding m places."""
+        if m <= 0:
+            return
+        for k, p in pmf.items():
+            if k > m:
+                break
+            a = admitted(k, m)
+            if a:
+                yield a, lam * p
+        if not whole and tails[m]:
+            yield m, lam * tails[m]
+
+    def serve(n, rate):
+        for ph, a in enumerate(service[0]):
+            if a:
+                yield ("S", ph, n), rate * a
+
+    def enter(i, done, n, rate):
+        i, done = resolve(stages, i, n, done)
+        if i == end:
+            if n < 1:  # pragma: no cover - machine() guarantees someone present
+                raise ParameterError("the idle passage ended with nobody present")
+            yield from serve(n, rate)
+        elif stages[i].kind is StageKind.WAIT:
+            yield ("I", i, 0, 0, n), rate
+        else:
+            for ph, a in enumerate(laws[i][0]):
+                if a:
+                    yield ("I", i, ph, done, n), rate * a
+
+    def moves(state):
+        if state[0] == "S":
+            _, ph, n = state
+            for a, rate in arrivals(room - (n - 1)):
+                yield ("S", ph, n + a), rate
+            _, T, t = service
+            for q, rate in enumerate(T[ph]):
+                if q != ph and rate:
+                    yield ("S", q, n), rate
+            if t[ph]:
+                if n >= 2:
+                    yield from serve(n - 1, t[ph])
+                else:
+                    yield from enter(0, 0, 0, t[ph])
+            return
+        _, i, ph, done, n = state
+        s = stages[i]
+        for a, rate in arrivals(places(stages, i, n, room)):
+            if s.kind is StageKind.INTERRUPT:
+                yield from serve(n + a, rate)  # the close-down ends: its members are served at once
+            elif s.kind is StageKind.WAIT:
+                yield from enter(i, 0, n + a, rate)
+            else:
+                yield ("I", i, ph, done, n + a), rate
+        if not s.timed:
+            return
+        _, T, t = laws[i]
+        for q, rate in enumerate(T[ph]):
+            if q != ph and rate:
+                yield ("I", i, q, done, n), rate
+        if t[ph]:
+            if s.kind is StageKind.REPEAT:
+                d = done + 1 if s.most is not None else 0
+                j, d = next_after_period(stages, i, n, d)
+                yield from enter(j, d, n, t[ph])
+            else:
+                yield from enter(i + 1, 0, n, t[ph])
+
+    initial = next(iter(enter(0, 0, 0, Fraction(1))))[0]
+    chain = build(initial, moves)
+    return chain, _Info(stages, room, whole, lam, pmf, service, laws)
+
+
+@dataclass(frozen=True)
+class ChainSolution:
+    """The solved chain: ``p_system`` (n = 0..r+1 present), ``p_waiting`` (j = 0..r waiting), ``measures`` (the
+    keys of ``qderive eval``, ``p`` the law of the number waiting), ``levels`` (the room solved: r, or the
+    truncation L of the infinite room), ``neglected`` (infinite room: p_waiting[L], the truncation's estimated
+    neglected mass; 0 for a finite room), ``states`` (the chain's size)."""
+
+    p_system: list
+    p_waiting: list
+    measures: dict
+    levels: int
+    neglected: object
+    states: int
+    notes: tuple = field(default=())
+
+
+def _solve(chain: CTMC, info: _Info, ctx, finite: bool, batch) -> ChainSolution:
+    with ctx:
+        pi = list(chain.stationary(ctx))
+        num = ctx.num
+        zero = num(0)
+        r, stages = info.room, info.stages
+        p_sys = [zero] * (r + 2)
+        p_wait = [zero] * (r + 1)
+        flow = [zero] * (r + 1)
+        idle = throughput = lost = blocked = zero
+        l1 = Fraction(batch.mean)
+        cache: dict = {}
+
+        def loss_terms(m):
+            """(E customers lost, P(nobody admitted)) of one batch finding m places, exactly."""
+            got = cache.get(m)
+            if got is None:
+                m = max(m, 0)
+                if info.whole:
+                    kept = sum((k * p for k, p in info.pmf.items() if k <= m), Fraction(0))
+                    got = (l1 - kept, Fraction(batch.tail(m)))
+                else:
+                    got = (Fraction(batch.excess(m)), Fraction(1 if m == 0 else 0))
+                got = cache[m] = (num(got[0]), num(got[1]))
+            return got
+
+        for x, state in zip(pi, chain.states):
+            n = state[-1]
+            p_sys[n] += x
+            if state[0] == "S":
+                _, ph, _ = state
+                p_wait[n - 1] += x
+                m = r - (n - 1)
+                rate = info.service[2][ph]
+                if rate:
+                    done = x * num(rate)
+                    throughput += done
+                    flow[n - 1] += done
+            else:
+                _, i, ph, d, _ = state
+                p_wait[n] += x
+                idle += x
+                m = places(stages, i, n, r)
+                s = stages[i]
+                if s.timed and s.vacation and info.laws[i][2][ph]:
+                    dd = d + 1 if s.most is not None else 0
+                    if epoch_at_end(stages, i, n, dd):
+                        flow[n] += x * num(info.laws[i][2][ph])
+            per, none = loss_terms(m)
+            lost += x * per
+            blocked += x * none
+        lam = num(info.lam)
+        offered = lam * num(l1)
+        mean_q = ctx.fsum([j * v for j, v in enumerate(p_wait)])
+        mean_n = ctx.fsum([n * v for n, v in enumerate(p_sys)])
+        second = ctx.fsum([j * j * v for j, v in enumerate(p_wait)])
+        epochs = ctx.fsum(flow)
+        if finite:
+            measures = {
+                "loss_probability": lost * lam / offered,
+                "batch_blocking_probability": blocked,
+                "idle_probability": idle,
+                "mean_queue_length": mean_q,
+                "mean_wait": mean_q / throughput,
+                "mean_number_in_system": mean_n,
+                "throughput": throughput,
+                "p0": p_wait[0],
+                "pr": p_wait[r],
+                "q0": flow[0] / epochs,
+                "qr": flow[r] / epochs,
+                "p": list(p_wait),
+            }
+            neglected = zero
+        else:
+            measures = {
+                "q0": flow[0] / epochs,
+                "idle_probability": idle,
+                "mean_queue_length": mean_q,
+                "mean_wait": mean_q / offered,
+                "queue_length_variance": second - mean_q * mean_q,
+                "mean_number_in_system": mean_n,
+                "p": list(p_wait),
+            }
+            neglected = p_wait[r]
+    return ChainSolution(p_sys, p_wait, measures, r, neglected, chain.size)
+
+
+def _levels_for(model, tail: Fraction, blocks) -> int:
+    """A truncation L whose float64 solve puts p_waiting[L] <= ``tail`` / 100 (the float64 GTH is
+    subtraction-free: its tiny probabilities carry their relative accuracy): from a solve at 32 levels (or twice
+    the threshold) the geometric decay eta of p_waiting between L/4 and L/2 extrapolates the level where the
+    mass falls below the target (+ 10 %), checked by a solve there; doubled until it holds."""
+    import math
+
+    target = float(tail) / 100
+    levels = max(32, 2 * max((s.threshold or 0) for s in machine(model, blocks)))
+    while True:
+        chain, info = block_ctmc(model, levels, blocks)
+        sol = _solve(chain, info, FLOAT64, False, model.batch)
+        if sol.neglected <= target:
+            return levels
+        p = [float(v) for v in sol.p_waiting]
+        a, b = levels // 4, levels // 2
+        guess = 2 * levels
+        if p[a] > 0 and 0 < p[b] < p[a]:
+            eta = (p[b] / p[a]) ** (1 / (b - a))
+            guess = max(guess, math.ceil(1.1 * (b + math.log(target / p[b]) / math.log(eta))))
+            guess = min(guess, 16 * levels)
+        levels = guess
+
+
+def chain_solution(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> ChainSolution:
+    """The block chain of ``model`` solved by GTH at ``digits`` + 10 digits (:class:`ChainSolution`).
+
+    Infinite room: ``levels`` waiting places (None: the smallest doubling of 32 whose estimated neglected mass
+    is below ``tail`` / 100, ``tail`` default 10^-digits); the result's ``neglected`` states the mass at the cut,
+    and a note says when it exceeds ``tail``. A finite room ignores ``levels``. ``blocks``: the idle passage's
+    blocks (default the model's; a rule of one's own composed of the primitives is solved the same way)."""
+    finite = isinstance(model, FiniteVacationQueue)
+    tail = Fraction(1, 10**digits) if tail is None else Fraction(tail)
+    if not finite and levels is None:
+        levels = _levels_for(model, tail, blocks)
+    chain, info = block_ctmc(model, levels, blocks)
+    sol = _solve(chain, info, mp_context(digits + _GUARD), finite, model.batch)
+    if not finite and sol.neglected > float(tail):
+        sol = ChainSolution(sol.p_system, sol.p_waiting, sol.measures, sol.levels, sol.neglected, sol.states,
+                            (f"the truncation at {levels} places neglects about {float(sol.neglected):.1e} > "
+                             f"{float(tail):.1e}",))
+    return sol
+
+
+def chain_measures(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> dict:
+    """The measures of ``model`` from its block chain (the keys of ``qderive eval``; module docstring), as mpf
+    numbers carrying ``digits`` + 10 digits (:func:`chain_solution`): compare them with ``agreement_digits`` or
+    inside ``mpmath.workdps`` (arithmetic on them at mpmath's default precision keeps 15 digits)."""
+    return chain_solution(model, digits, levels, tail, blocks).measures
+
+
+def chain_law(model, digits: int = 50, levels: int | None = None, tail=None, blocks=None) -> tuple[list, list]:
+    """(p_system, p_waiting): the time-stationary laws of the number in the system (0..r+1) and of the number
+    waiting (0..r) from the block chain (:func:`chain_solution`)."""
+    sol = chain_solution(model, digits, levels, tail, blocks)
+    return sol.p_system, sol.p_waiting
