@@ -27,8 +27,11 @@ class PaperFormError(ValueError):
 
 
 def _sides(rel):
+    """The sides of a relation; a conjunction's relations in the order of their left-hand sides (as displayed:
+    SymPy orders an ``And`` by whole relations, so a stated form and the derived one may list them apart)."""
     if isinstance(rel, sp.And):
-        return [s for a in rel.args for s in _sides(a)]
+        parts = sorted(rel.args, key=lambda r: sp.default_sort_key(getattr(r, "lhs", r)))
+        return [s for a in parts for s in _sides(a)]
     if isinstance(rel, sp.core.relational.Relational):
         return [rel.lhs, rel.rhs]
     return [rel]
