@@ -475,7 +475,7 @@ def _paper_wait_none():
 #: the named results of the no-vacation steps the paper forms below refer to: W_none (N6), N_none = lambda l1
 #: W_none, Var_none (NV), E[W_none^2] (N7)
 _W_NONE, _N_NONE = sp.Symbol("W_{none}"), sp.Symbol("N_{none}")
-_VAR_NONE, _W2_NONE = sp.Symbol(r"\operatorname{Var}_{none}"), sp.Symbol("E[W_{none}^{2}]")
+_VAR_NONE, _W2_NONE = sp.Symbol(r"\mathrm{Var}_{none}"), sp.Symbol("E[W_{none}^{2}]")
 
 
 def _over(x, k):
@@ -500,8 +500,8 @@ def _paper_variance_none():
     """Var(N) without vacations: N_none + N_none^2 + lambda (lambda^2 l1^3 b3 + 3 lambda l1 (l2 - l1) b2
     + (l3 - 3 l2 + 2 l1) b1) / (3 (1 - rho-bar)); for single arrivals the M/G/1 form N + N^2 + lambda^3 b3/(3 (1 - rho))
     (E Lq (Lq - 1) = lambda^2 E W^2 with Takacs's E W^2)."""
-    return _N_NONE + _N_NONE**2 + _over(lam * (lam**2 * l1**3 * b3 + 3 * lam * l1 * (l2 - l1) * b2
-                                               + (l3 - 3 * l2 + 2 * l1) * b1), 3)
+    return (_N_NONE + _N_NONE**2 + _over(lam**3 * l1**3 * b3, 3) + _over(lam**2 * l1 * (l2 - l1) * b2, 1)
+            + _over(lam * (l3 - 3 * l2 + 2 * l1) * b1, 3))
 
 
 def _paper_wait_second():
