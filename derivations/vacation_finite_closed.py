@@ -189,7 +189,7 @@ def _law_transforms():
 
 REL = {
     "(A.7)": sp.Eq(qr[j], qt[j] / S),
-    "(A.8)": sp.Eq(Pe, 1 / (1 + (S - 1) * nu / mu)),
+    "(A.8)": sp.Eq(Pe, mu / (mu + nu * (S - 1))),  # f_1/(f_1 + b_1 sum_{j=1}^r q~_j), f_1 = 1/nu, b_1 = 1/mu
     "(A.9)": sp.Eq(loss, 1 - (1 - Pe) * p * mu / lam),
     "(A.10)": sp.Eq(loss, 1 - Pe * sp.Sum(pt[j] * (1 - (1 - p) ** (r - j)), (j, 0, r - 1))),
     "(A.11)": sp.Eq(pr[r], 1 - Pe * sp.Sum(pt[j], (j, 0, r - 1))),
