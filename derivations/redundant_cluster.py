@@ -125,6 +125,26 @@ PAPER_R = (1 - rho1 * (1 - rho2) * sp.exp(-th1 * t) - rho2 * (1 - rho1) * sp.exp
            - rho1 * rho2 * (th2 * sp.exp(-th1 * t) - th1 * sp.exp(-th2 * t)) / (th2 - th1))
 PAPER_R_EQUAL = 1 - (rho1 + rho2 - rho1 * rho2 + rho1 * rho2 * th * t) * sp.exp(-th * t)
 
+#: phi(x) = (1 - e^{-x})/x, phi(0) = 1: the factor of (S') that removes the singularity at theta_a = theta_b
+PHI = sp.Lambda(x, sp.Piecewise((1, sp.Eq(x, 0)), ((1 - sp.exp(-x)) / x, True)))
+#: (S'') as a paper writes it: a way of being late at level 1 only, at level 2 only, at both (S' with the smaller
+#: rate theta_a = min(theta_1, theta_2) and the larger theta_b = max(theta_1, theta_2))
+PAPER_LATE = (rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho2 * (1 - rho1) * sp.exp(-th2 * t)
+              + rho1 * rho2 * (1 + tha * t * phi_((thb - tha) * t)) * sp.exp(-tha * t))
+#: the names (S'') uses, restored to prove it equal to the evaluated form
+LATE_NOTATION = ((tha, sp.Min(th1, th2)), (thb, sp.Max(th1, th2)), (phi_, PHI))
+
+
+def paper_loads(loads):
+    """(L) as the paper writes it: rho_i = lambda_i v_i with lambda_1 = k Lambda / n, lambda_2 = k Lambda / m, and
+    theta_i = (1 - rho_i)/v_i; ``loads``: the derived (rho_1, rho_2). Returns (derived, paper, notation): the
+    paper form names rho_i in theta_i, restored by the notation to prove it."""
+    derived = sp.And(sp.Eq(rho1, loads[0]), sp.Eq(rho2, loads[1]), sp.Eq(th1, (1 - loads[0]) / v1),
+                     sp.Eq(th2, (1 - loads[1]) / v2))
+    paper = sp.And(sp.Eq(rho1, kk * Lam * v1 / nn), sp.Eq(rho2, kk * Lam * v2 / mm), sp.Eq(th1, (1 - rho1) / v1),
+                   sp.Eq(th2, (1 - rho2) / v2))
+    return derived, paper, ((rho1, loads[0]), (rho2, loads[1]))
+
 
 # -- independent computations -------------------------------------------------------------------------------
 
@@ -480,12 +500,11 @@ def derivation() -> Derivation:
     late = (1 - rho1) * rho2 * sp.exp(-th2 * t) + rho1 * (1 - rho2) * sp.exp(-th1 * t) + rho1 * rho2 * S_(t)
     from ..symbolic.models.redundant_cluster import cluster_loads
 
-    loads = cluster_loads(Lam, kk, (nn, mm), (v1, v2))
+    derived_loads, paper_loads_, loads_notation = paper_loads(cluster_loads(Lam, kk, (nn, mm), (v1, v2)))
     steps = (
         Step("(L)", "The loads and decay rates of the $M/M/1$ nodes, the copies split evenly over $n$ and $m$ "
-             r"nodes ($\lambda_1 = k \Lambda / n$, $\lambda_2 = k \Lambda / m$)",
-             sp.Eq(sp.Tuple(rho1, rho2, th1, th2), sp.Tuple(*loads, (1 - loads[0]) / v1, (1 - loads[1]) / v2)),
-             "[@bogatyrev2017]", computed=True),
+             r"nodes ($\lambda_1 = k \Lambda / n$, $\lambda_2 = k \Lambda / m$)", derived_loads,
+             "[@bogatyrev2017]", computed=True, paper=paper_loads_, notation=loads_notation),
         Step("(W)", r"The waiting time at level $i$ (first come, first served): an atom $1 - \rho_i$ at 0, "
              r"otherwise exponential with rate $\theta_i$", REL_W, "",
              check=relation_check(REL_W, _bind_W, describe=" with the waiting law of the node's CTMC")),
@@ -505,8 +524,10 @@ def derivation() -> Derivation:
         Step("(S')", r"$S$ without the removable singularity at $\theta_a = \theta_b$, where $\theta_a$ is the "
              r"smaller rate, $\theta_b$ the larger, $\phi(x) = (1 - e^{-x})/x$ and $\phi(0) = 1$", REL_SP, "",
              check=_integral_check(REL_SP, _bind_SP, describe=" (equal, 1e-12-close, distinct rates)")),
-        Step("(S'')", "The late mass as it is evaluated", sp.Eq(1 - r_sym, _package_late()),
-             "", provenance="qderive.symbolic.models.redundant_cluster.closed_form_expressions", computed=True),
+        Step("(S'')", r"The late mass as it is evaluated: (S) with (S'), $\theta_a = \min(\theta_1, \theta_2)$ and "
+             r"$\theta_b = \max(\theta_1, \theta_2)$", sp.Eq(1 - r_sym, _package_late()),
+             "", provenance="qderive.symbolic.models.redundant_cluster.closed_form_expressions", computed=True,
+             paper=sp.Eq(1 - r_sym, PAPER_LATE), notation=LATE_NOTATION),
         Step("(R)", "At least one of $k$ independent copies is timely", REL_R, "[@bogatyrev2017]",
              check=relation_check(REL_R, _bind_R, describe=": the package's R(3) vs r by quadrature")),
         Step("(F1)", r"A fault-free and timely copy, the faults taken at the mean sojourn times "

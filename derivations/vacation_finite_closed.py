@@ -49,7 +49,8 @@ from .framework import (
     relation_check,
 )
 
-__all__ = ["derivation", "codegen_forms", "identically_zero_in_r", "POINTS", "REL", "display_piecewise"]
+__all__ = ["derivation", "codegen_forms", "identically_zero_in_r", "POINTS", "REL", "display_piecewise",
+           "paper_forms"]
 
 
 z, j, r = V.z, V.j, V.r
@@ -131,6 +132,53 @@ def display_piecewise(make) -> sp.Piecewise:
                         (make(ClosedFormCase.GENERIC), True))
 
 
+def _paper_cases(load_one, double_pole, generic) -> sp.Piecewise:
+    """A Piecewise over the cases in the order and with the conditions of :func:`display_piecewise`."""
+    return sp.Piecewise((load_one, V.CASE_CONDITIONS[ClosedFormCase.LOAD_ONE]),
+                        (double_pole, V.CASE_CONDITIONS[ClosedFormCase.DOUBLE_POLE]), (generic, True))
+
+
+def paper_forms() -> dict:
+    """(A.2)-(A.6) as the literature writes them, each proved equal to the derived form before it is printed.
+
+    With the batch factor g = 1 - (1 - p) z and the groups lambda + mu (1 - p) = mu s_1, lambda + nu (1 - p) =
+    (lambda + nu) s_2 (Sopin 2013, sec. 1.2, with q = 1 - p):
+
+    Q~(z) = g (mu (lambda + nu) - nu (lambda + mu (1 - p)) z) / ((mu - (lambda + mu (1 - p)) z)
+            (lambda + nu - (lambda + nu (1 - p)) z)),
+    P~(z) = nu g (lambda + mu - (lambda + mu (1 - p)) z) / (the same denominator);
+
+    q~_j, p~_j a constant or geometric term per pole (the double pole: a geometric term times a linear one),
+    and S~_r = 1 + sum_{j=1}^r q~_j summed in closed form: sum_{j=1}^r s^j = s (1 - s^r)/(1 - s) and
+    sum_{j=1}^r j s^j = s (1 - (r + 1) s^r + r s^{r+1})/(1 - s)^2. The values of each case hold with s_1, s_2 as
+    free symbols (identities, not only under the case's condition), so a case is proved on its own.
+    """
+    s1, s2 = s_names
+    q = 1 - p
+    g = 1 - q * z
+    den = (mu - (lam + mu * q) * z) * (lam + nu - (lam + nu * q) * z)
+    a, b, c = lam + mu * q, lam + nu * q, lam + nu - mu * p  # a = mu s_1, b = (lambda + nu) s_2 (generic case)
+    b1 = mu * p + nu * q  # b at lambda = mu p
+    geo = lambda s_: s_ * (1 - s_**r) / (1 - s_)  # noqa: E731  sum_{j=1}^r s^j
+    lin = s1 * (1 - (r + 1) * s1**r + r * s1 ** (r + 1)) / (1 - s1) ** 2  # sum_{j=1}^r j s_1^j
+    return {
+        "(A.2)": sp.Eq(Qt_f(z), g * (mu * (lam + nu) - nu * a * z) / den),
+        "(A.2')": sp.Eq(Pt_f(z), nu * g * (lam + mu - a * z) / den),
+        "(A.4)": sp.Eq(qt[j], _paper_cases(
+            mu * p / nu - mu * p**2 * (mu - nu) * s2**j / (nu * b1),
+            lam * (mu + lam * j) * s1**j / (mu * p * a),
+            lam * s1**j / c - lam * p * (mu - nu) * s2**j / (c * b))),
+        "(A.5)": sp.Eq(pt[j], _paper_cases(
+            p - mu * p**3 * (mu - nu) * s2**j / ((nu + mu * p) * b1),
+            lam * (mu * p - lam) * (lam + mu * (2 - p) + lam * j) * s1**j / (mu**2 * p * a),
+            lam * nu * s1**j / (mu * c) - lam * nu * p**2 * (mu - nu) * s2**j / ((lam + nu) * c * b))),
+        "(A.6)": sp.Eq(S, _paper_cases(
+            1 + mu * p * r / nu - mu * p**2 * (mu - nu) * geo(s2) / (nu * b1),
+            1 + lam * geo(s1) / (p * a) + lam**2 * lin / (mu * p * a),
+            1 + lam * geo(s1) / c - lam * p * (mu - nu) * geo(s2) / (c * b))),
+    }
+
+
 def _law_transforms():
     Lz = p * z / (1 - (1 - p) * z)
     arg = lam - lam * Lz
@@ -141,7 +189,7 @@ def _law_transforms():
 
 REL = {
     "(A.7)": sp.Eq(qr[j], qt[j] / S),
-    "(A.8)": sp.Eq(Pe, 1 / (1 + (S - 1) * nu / mu)),
+    "(A.8)": sp.Eq(Pe, mu / (mu + nu * (S - 1))),  # f_1/(f_1 + b_1 sum_{j=1}^r q~_j), f_1 = 1/nu, b_1 = 1/mu
     "(A.9)": sp.Eq(loss, 1 - (1 - Pe) * p * mu / lam),
     "(A.10)": sp.Eq(loss, 1 - Pe * sp.Sum(pt[j] * (1 - (1 - p) ** (r - j)), (j, 0, r - 1))),
     "(A.11)": sp.Eq(pr[r], 1 - Pe * sp.Sum(pt[j], (j, 0, r - 1))),
@@ -359,6 +407,7 @@ def _steps() -> tuple[Step, ...]:
     qt_pw = display_piecewise(lambda c: _terms_display(c, "qt"))
     pt_pw = display_piecewise(lambda c: _terms_display(c, "pt"))
     total_pw = display_piecewise(_total_display)
+    papers = paper_forms()
     evaluated = tuple(Step(label, _TITLES[label][0], REL[label], _TITLES[label][1], check=_hook(label))
                       for label in REL)
     # the closed forms of N^r and W^r in r (pages of machine expansion) are results, not displays: (A.12), (A.13)
@@ -369,18 +418,18 @@ def _steps() -> tuple[Step, ...]:
              sp.And(sp.Eq(L(z), Lz), sp.Eq(A(z), Az), sp.Eq(C(z), Cz)), "",
              provenance="docs/theory/other-models.md section A", computed=True, paper=paper_laws),
         Step("(A.2)", r"$\tilde Q(z) = (A(z) - z C(z))/(A(z) - z)$ is rational (the factor $1 - z$ cancels); "
-             "unnormalised", sp.Eq(Qt_f(z), Qt), "[@sopin2013, eq. (3)]", computed=True),
+             "unnormalised", sp.Eq(Qt_f(z), Qt), "[@sopin2013, eq. (3)]", computed=True, paper=papers["(A.2)"]),
         Step("(A.2')", r"$\tilde P(z)$ is rational", sp.Eq(Pt_f(z), Pt), "[@sopin2013, eq. (13)]",
-             computed=True),
+             computed=True, paper=papers["(A.2')"]),
         *ratio_steps,
         Step("(A.4)", r"Partial fractions give $\tilde q_j$ for $j \ge 1$ ($\tilde q_0 = 1$); $s_1 = 1$ when "
              r"$\bar\rho = 1$, and $s_1 = s_2$ at the double pole $\mu p = \lambda + \nu$", sp.Eq(qt[j], qt_pw),
-             "[@sopin2013, sec. 1.2]", computed=True),
+             "[@sopin2013, sec. 1.2]", computed=True, paper=papers["(A.4)"]),
         Step("(A.5)", r"$\tilde p_j$ for $j \ge 1$ ($\tilde p_0 = \tilde P(0)$)", sp.Eq(pt[j], pt_pw),
-             "[@sopin2013, eq. (13)]", computed=True),
+             "[@sopin2013, eq. (13)]", computed=True, paper=papers["(A.5)"]),
         Step("(A.6)", r"The normaliser of Statement 1, $\tilde S_r = \sum_{j=0}^{r} \tilde q_j$, as a finite sum in "
              r"every case (at $\bar\rho = 1$ the sum of the sequence with $s_1 = 1$ is linear in $r$)",
-             sp.Eq(S, total_pw), "[@sopin2013, Statement 1]", computed=True),
+             sp.Eq(S, total_pw), "[@sopin2013, Statement 1]", computed=True, paper=papers["(A.6)"]),
         *evaluated,
     )
 

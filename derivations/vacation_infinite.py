@@ -441,10 +441,25 @@ def _wait_steps(k: int) -> tuple:
              "meets an idle server", sp.And(*[sp.Eq(sp.Symbol(rf"\Pr(W=0)_{{\text{{{p}}}}}"), VW.p_wait_zero(p))
                                                for p in VW.POLICIES]), "", check=_p_zero_check),
     ]
+    wait_none = VI.general_results("none")["W"]
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
-        steps.append(Step(f"(W{j})", "The mean wait, $-W'(0)$ (general laws)" if j == 1 else
-                          f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)", sp.Eq(sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]"), m), "",
-                          computed=True))
+        moment = sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]")
+        if j == 2:
+            steps.append(Step("(N7)", "No vacations: the second moment of the wait (Takacs's recursion for the work "
+                              "of a batch, and the own batch ahead)",
+                              sp.Eq(_W2_NONE, VW.wait_moments("none", 2)[1]), "", computed=True,
+                              paper=sp.Eq(_W2_NONE, _paper_wait_second_none()),
+                              notation=_with((_W_NONE, wait_none))))
+        paper, notation = {1: (f2 / (2 * f1) + _paper_wait_none(), ()),
+                           2: (_paper_wait_second(), _with((_W_NONE, wait_none),
+                                                           (_W2_NONE, VW.wait_moments("none", 2)[1])))
+                           }.get(j, (None, ()))
+        title = {1: "The mean wait, $-W'(0)$ (general laws; equal to (6))",
+                 2: r"The second moment of the wait, $W''(0)$ (general laws): the wait without vacations (N6), "
+                    "(N7) and the residual vacation are independent"}.get(
+            j, f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)")
+        steps.append(Step(f"(W{j})", title, sp.Eq(moment, m), "", computed=True,
+                          paper=None if paper is None else sp.Eq(moment, paper), notation=notation))
     return tuple(steps)
 
 
@@ -456,6 +471,56 @@ def _paper_wait_none():
     """The work of the batches ahead and the own batch ahead, as the thesis writes them (chapter 2, (6)):
     lambda l1 b2 / (2 (1 - rho-bar)) + (l2 - l1) b1 / (2 l1 (1 - rho-bar))."""
     return (1 - _RHO) ** -1 * lam * l1 * b2 / 2 + (l2 - l1) * b1 / (2 * l1 * (1 - _RHO))
+
+
+#: the named results of the no-vacation steps the paper forms below refer to: W_none (N6), N_none = lambda l1
+#: W_none, Var_none (NV), E[W_none^2] (N7)
+_W_NONE, _N_NONE = sp.Symbol("W_{none}"), sp.Symbol("N_{none}")
+_VAR_NONE, _W2_NONE = sp.Symbol(r"\mathrm{Var}_{none}"), sp.Symbol("E[W_{none}^{2}]")
+
+
+def _over(x, k):
+    """x / (k (1 - rho-bar)), written so that SymPy keeps the factor 1 - rho-bar (not k - k rho-bar)."""
+    return (1 - _RHO) ** -1 * x / k
+
+
+def _paper_wait_single():
+    """(S6) as Takagi (1991, vol. 1, sec. 2.3) writes it for batch arrivals: the batch terms of (6) and the
+    residual vacation lambda f2 / (2 (c0 + lambda f1)) in place of f2 / (2 f1)."""
+    return (c0 + lam * f1) ** -1 * lam * f2 / 2 + _paper_wait_none()
+
+
+def _paper_variance():
+    """Var(N) by the stochastic decomposition (Fuhrmann and Cooper 1985): the queue without vacations and the
+    arrivals during the residual vacation (moments f2/(2 f1), f3/(3 f1); a compound Poisson count) are
+    independent, so their variances add: Var_none + lambda l2 f2/(2 f1) + lambda^2 l1^2 (f3/(3 f1) - f2^2/(4 f1^2))."""
+    return _VAR_NONE + lam * l2 * f2 / (2 * f1) + lam**2 * l1**2 * (f3 / (3 * f1) - f2**2 / (4 * f1**2))
+
+
+def _paper_variance_none():
+    """Var(N) without vacations: N_none + N_none^2 + lambda (lambda^2 l1^3 b3 + 3 lambda l1 (l2 - l1) b2
+    + (l3 - 3 l2 + 2 l1) b1) / (3 (1 - rho-bar)); for single arrivals the M/G/1 form N + N^2 + lambda^3 b3/(3 (1 - rho))
+    (E Lq (Lq - 1) = lambda^2 E W^2 with Takacs's E W^2)."""
+    return (_N_NONE + _N_NONE**2 + _over(lam**3 * l1**3 * b3, 3) + _over(lam**2 * l1 * (l2 - l1) * b2, 1)
+            + _over(lam * (l3 - 3 * l2 + 2 * l1) * b1, 3))
+
+
+def _paper_wait_second():
+    """E W^2 (multiple vacations) by the decomposition W = W_none + V_r (Fuhrmann and Cooper 1985):
+    E W_none^2 + 2 W_none f2/(2 f1) + f3/(3 f1)."""
+    return f3 / (3 * f1) + f2 / f1 * _W_NONE + _W2_NONE
+
+
+def _paper_wait_second_none():
+    """Takacs's second moment of the wait for batches: 2 W_none^2 + (lambda l1 b3/3 + (l2 - l1) b2/(2 l1)
+    + (l1^2 + 2 l1 l3 - 3 l2^2) b1^2/(6 l1^2)) / (1 - rho-bar) (for single arrivals 2 W^2 + lambda b3/(3 (1 - rho)))."""
+    return (2 * _W_NONE**2 + _over(lam * l1 * b3, 3) + _over((l2 - l1) * b2 / l1, 2)
+            + _over((l1**2 + 2 * l1 * l3 - 3 * l2**2) * b1**2 / l1**2, 6))
+
+
+def _with(*pairs) -> tuple:
+    """The derivation's notation and the named results ``pairs`` a paper form refers to (restored to prove it)."""
+    return NOTATION + tuple(pairs)
 
 
 @functools.lru_cache(maxsize=8)
@@ -505,14 +570,21 @@ def derivation(wait_moments: int = 2) -> Derivation:
              "batch ahead of it", sp.Eq(W_, g["W"]), cite(6), computed=True,
              paper=sp.Eq(W_, f2 / (2 * f1) + _paper_wait_none())),
         Step("(7)", "The mean queue length, by Little's law", sp.Eq(N_, g["N"]), cite(7), computed=True),
-        Step("Var", r"The variance of the queue length, $P''(1) + N - N^2$ (not in the thesis; from (5))",
-             sp.Eq(Var_, g["variance"]), "", computed=True),
+        Step("Var", r"The variance of the queue length, $P''(1) + N - N^2$ (not in the thesis; from (5)): that "
+             "without vacations (NV) plus that of the number of arrivals during the residual vacation, which is "
+             "independent of it [@fuhrmann_cooper1985]", sp.Eq(Var_, g["variance"]), "", computed=True,
+             paper=sp.Eq(Var_, _paper_variance()), notation=_with((_VAR_NONE, gn["variance"]))),
         Step("(S3')", r"Single vacations: the probability that the embedded queue is empty ($c_0 = "
              r"\varphi(\lambda)$ is the probability of no batch during a vacation)", sp.Eq(q0single, gs["q0"]), "",
              computed=True, paper=sp.Eq(q0single, (1 - _RHO) / (1 - _RHO + _ALPHA + c0 * (l1 - 1 + _RHO)))),
-        Step("(S6)", "Single vacations: the mean wait", sp.Eq(Ws, gs["W"]), "", computed=True),
+        Step("(S6)", "Single vacations: the mean wait; the residual vacation term of (6) becomes "
+             r"$\lambda f_2/(2 (c_0 + \lambda f_1))$ [@takagi1991, sec. 2.3]", sp.Eq(Ws, gs["W"]), "",
+             computed=True, paper=sp.Eq(Ws, _paper_wait_single())),
         Step("(N6)", "No vacations: the mean wait of $M^{[X]}/G/1$", sp.Eq(Wn, gn["W"]), "", computed=True,
              paper=sp.Eq(Wn, _paper_wait_none())),
+        Step("(NV)", r"No vacations: the variance of the queue length, with $N_{\text{none}} = \lambda l_1 "
+             r"W_{\text{none}}$ the mean queue length", sp.Eq(_VAR_NONE, gn["variance"]), "", computed=True,
+             paper=sp.Eq(_VAR_NONE, _paper_variance_none()), notation=_with((_N_NONE, lam * l1 * gn["W"]))),
         *_wait_steps(wait_moments),
     )
     checks = []

@@ -27,8 +27,11 @@ class PaperFormError(ValueError):
 
 
 def _sides(rel):
+    """The sides of a relation; a conjunction's relations in the order of their left-hand sides (as displayed:
+    SymPy orders an ``And`` by whole relations, so a stated form and the derived one may list them apart)."""
     if isinstance(rel, sp.And):
-        return [s for a in rel.args for s in _sides(a)]
+        parts = sorted(rel.args, key=lambda r: sp.default_sort_key(getattr(r, "lhs", r)))
+        return [s for a in parts for s in _sides(a)]
     if isinstance(rel, sp.core.relational.Relational):
         return [rel.lhs, rel.rhs]
     return [rel]
@@ -49,6 +52,16 @@ def _random_zero(diff, points: int = 8, seed: int = 20131) -> bool:
     return True
 
 
+def _plain(expr):
+    """``expm1(a)`` as ``e^a - 1`` and ``log1p(a)`` as ``log(1 + a)``: an implementation's names for the same values
+    (a paper form writes the mathematics; the evaluated form may use the accurate functions)."""
+    from sympy.codegen.cfunctions import expm1, log1p
+
+    if not isinstance(expr, sp.Basic) or not expr.has(expm1, log1p):
+        return expr
+    return expr.replace(expm1, lambda a: sp.exp(a) - 1).replace(log1p, lambda a: sp.log(1 + a))
+
+
 @functools.lru_cache(maxsize=256)
 def prove(paper, derived, notation=()) -> str:
     """How ``paper`` was proved equal to ``derived`` ("cancellation" or "8 random rational points"); raises
@@ -58,7 +71,7 @@ def prove(paper, derived, notation=()) -> str:
         raise PaperFormError(f"the paper form {paper} has {len(a)} sides, the derived relation {len(b)}")
     how = "cancellation"
     for x, y in zip(a, b):
-        x, y = restore(x, notation), restore(y, notation)
+        x, y = _plain(restore(x, notation)), _plain(restore(y, notation))
         if isinstance(x, sp.Piecewise) and isinstance(y, sp.Piecewise):
             # branch by branch: the same conditions, each value proved equal
             if [c for _, c in x.args] != [c for _, c in y.args]:

@@ -155,19 +155,37 @@ def _negative(term) -> bool:
     return term.could_extract_minus_sign()
 
 
+def _simplicity(term) -> tuple:
+    """The typeset width of a term without its sign and numeric coefficient (``l_3 - 3 l_2 + 2 l_1`` are
+    equally simple), then its degree (``N + N^2``, whose widths a subscript can make equal): the measure
+    :func:`paper_order` sorts by."""
+    body = term.as_coeff_Mul()[1]
+    degree = sum(e for b, e in body.as_powers_dict().items() if not b.is_Number and e.is_Integer and e > 0)
+    return text_width(body), int(degree)
+
+
 def paper_order(add, index: bool = False) -> list:
     """The terms of a sum as a person writes them.
 
-    A positive constant comes first (``1 - rho``, ``1 + alpha - rho``, ``1 + theta t``); the other terms keep
-    SymPy's order, except that the first positive term is moved to the front (``l_2 - l_1``, ``j - i + 1``).
+    A positive constant comes first (``1 - rho``, ``1 + alpha - rho``, ``1 + theta t``); the other terms go
+    from the simplest to the most involved (by their typeset width: ``rho_1 + rho_2 - rho_1 rho_2 +
+    rho_1 rho_2 theta t``, a polynomial in ascending powers ``lambda + nu - (lambda + nu (1 - p)) z``, the
+    residual vacation ``f_2/(2 f_1)`` before the terms over ``1 - rho``), terms as wide as each other in
+    SymPy's order (``rho_1 ...`` before ``rho_2 ...``, the moments b, f, l grouped); without a positive constant
+    to lead, the first positive term is moved to the front (``l_2 - l_1``, ``j - i + 1``): a sum does not open
+    with a minus sign.
     ``index=True`` (subscripts) and sums of integers (counts: ``j + 1``, ``n - k_0 + 1``, ``H - L + 1``) keep
-    the constant last, unless every other term is subtracted (``1 - L``).
+    SymPy's order and the constant last, unless every other term is subtracted (``1 - L``).
     """
     terms = list(add.as_ordered_terms())
     # a count (every term an integer: n - k_0 + 1, H - L + 1); not 1 - B(n), whose B(n) is no integer
     index = index or all(t.is_integer for t in terms)
     const = [t for t in terms if t.is_Number]
     rest = [t for t in terms if not t.is_Number]
+    if not index:
+        rest.sort(key=_simplicity)  # stable: SymPy's order among terms as wide as each other
+        if const and const[0].is_positive:
+            return const + rest  # 1 - rho, 1 - p + lambda/mu, 1 + theta t: the constant leads, the rest by simplicity
     for i, t in enumerate(rest):
         if not _negative(t):
             rest = [t] + rest[:i] + rest[i + 1:]
@@ -545,7 +563,9 @@ def _lines(expr, width):
         sums = [f for f in sp.Mul.make_args(num) if f.is_Add]
         if sums and text_width(den) <= width // 2:
             big = max(sums, key=text_width)
-            rest = sp.Mul(*[f for f in sp.Mul.make_args(num) if f is not big]) / den
+            # the product's own factors without the sum: dividing by den again would write 3 (1 - rho) as 3 - 3 rho
+            rest = sp.Mul(*[f for f in sp.Mul.make_args(expr) if f is not big]) if big in sp.Mul.make_args(expr) \
+                else sp.Mul(*[f for f in sp.Mul.make_args(num) if f is not big]) / den
             prefix = "" if rest == 1 else latex(rest) + " "
             size = "bigg" if den != 1 or "frac" in latex(big) else "Big"
             inner = _paren(_lines(big, width - text_width(rest) - 2), size)
