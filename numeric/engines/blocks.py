@@ -71,7 +71,21 @@ class MomentPassage:
         self.times = S.constant(self.zero, self.zero, ORDER)
         self.served = S.constant(self.zero, self.zero, ORDER)
         self.ends, self.empty_ends = self.zero, self.zero
+        self._pending = None  # the state after a vacation of ``during``: its end is an epoch unless the server waits
         self._counts: dict = {}
+
+    def _settle(self, threshold=None):
+        """Count the vacation ends of the last ``during`` as embedded epochs of the thesis (q_0): every one, unless the
+        next stage is a ``wait(threshold)`` that the end enters (fewer than N present: the server then waits; the
+        same rule as the chain's, :func:`qderive.symbolic.blocks.machine.epoch_at_end`)."""
+        state, self._pending = self._pending, None
+        if state is None:
+            return
+        if threshold is None:
+            self.ends += state.ser[0]
+            self.empty_ends += state.low[0]
+        else:
+            self.ends += state.ser[0] - sum(state.low[: min(threshold, self.top)], self.zero)
 
     # -- the laws' series and count vectors ----------------------------------------------------------------
     def arrivals(self, law):
@@ -108,19 +122,23 @@ class MomentPassage:
         return _State(low, S.constant(self.ctx.num(1), self.zero, ORDER))
 
     def during(self, state, law, vacation=False):
-        a, busy, _ = self.counts(law)
+        self._settle()
+        a = self.counts(law)[0]
         self.times = S.add(self.times, S.mul(state.ser, self.level_times(law)))
-        if vacation:  # a single vacation's end is an embedded epoch of the thesis when it finds work (Sec. 1)
-            self.ends += state.ser[0] - state.low[0] + state.low[0] * busy
-        return _State(self._below(state.low, a), S.mul(state.ser, self.arrivals(law)))
+        out = _State(self._below(state.low, a), S.mul(state.ser, self.arrivals(law)))
+        if vacation:
+            self._pending = out
+        return out
 
     def interrupt(self, state, law):
+        self._settle()
         a, busy, u0 = self.counts(law)  # busy = P(a batch arrives during the period) = 1 - a_0, a positive sum
         self.times = S.add(self.times, S.scale(state.ser, u0))
         self.served = S.add(self.served, S.scale(S.mul(state.ser, self.batch), busy))
         return _State(state.low * a[0], S.scale(state.ser, a[0]))
 
     def wait(self, state, threshold):
+        self._settle(threshold)
         n = min(threshold, self.top)
         visits = renewal(self.ctx, state.low[:n], self.x)
         landed = visits - state.low[:n]  # sum_{i>=1} V_{k-i} x_i, the part of the visits that came by a batch
@@ -129,6 +147,7 @@ class MomentPassage:
         return self._leave(state, n, out)
 
     def repeat(self, state, law, threshold, most=None):
+        self._settle()
         a, busy, _ = self.counts(law)
         n = min(threshold, self.top)
         if most is None:
@@ -152,6 +171,10 @@ class MomentPassage:
             g = moved
         rest = self._leave(state, n, S.add(out, self._poly(g)))
         rest.low[:n] = g
+        # the last period's ends below N go on to the next stage: epochs by its rule (_settle), like a ``during``
+        self.ends -= sum(g, self.zero)
+        self.empty_ends -= g[0] if n else self.zero
+        self._pending = _State(rest.low.copy(), self._poly(g))
         return rest
 
     def _leave(self, state, n, out):
@@ -163,20 +186,30 @@ class MomentPassage:
         return _State(self.ctx.zeros(self.top), ser)
 
     def finish(self, state):
+        self._settle()
         return S.add(state.ser, self.served)
 
 
-def passage_moments(model, ctx):
-    """(Y, op): the factorial-moment series of the first-service law Y of ``model``'s blocks and the interpreter
-    that ran them (its ``times`` series, vacation ends)."""
-    op = MomentPassage(model, ctx, model.start_threshold)
-    return passage(blocks_of(model), op), op
+def _blocks(model, blocks):
+    return blocks_of(model) if blocks is None else tuple(blocks)
 
 
-def measures(model, ctx) -> dict:
+def _top(blocks) -> int:
+    return max((getattr(b, "threshold", 1) for b in blocks), default=1)
+
+
+def passage_moments(model, ctx, blocks=None):
+    """(Y, op): the factorial-moment series of the first-service law Y of ``model``'s blocks (or of ``blocks``: a
+    rule of one's own) and the interpreter that ran them (its ``times`` series, vacation ends)."""
+    blocks = _blocks(model, blocks)
+    op = MomentPassage(model, ctx, _top(blocks))
+    return passage(blocks, op), op
+
+
+def measures(model, ctx, blocks=None) -> dict:
     """The measures of the infinite room (the keys of ``qderive eval vacation-infinite``) from the blocks of
-    ``model`` (module docstring)."""
-    Y, op = passage_moments(model, ctx)
+    ``model`` or from ``blocks`` (a rule of one's own composed of the primitives; module docstring)."""
+    Y, op = passage_moments(model, ctx, blocks)
     one = ctx.num(1)
     rho = ctx.num(model.rho_bar)
     gap = ctx.num(1 - model.rho_bar)  # exact before rounding
@@ -273,7 +306,7 @@ class VectorPassage:
         return v + self.served
 
 
-def waiting_law(model, ctx, n: int, mean_y=None) -> list:
+def waiting_law(model, ctx, n: int, mean_y=None, blocks=None) -> list:
     """p_0..p_{n-1}, the time-stationary law of the number waiting, from vectors over 2n + 2 levels (module
     docstring): the departure chain pi by the positive recursion of (B1),
     pi_{j+1} a_0 = pi_0 P(Y + A > j + 1) + sum_{i=1}^{j} pi_i P(A > j - i + 1), pi_0 = (1 - rho_bar) / E[Y]; the
@@ -281,10 +314,11 @@ def waiting_law(model, ctx, n: int, mean_y=None) -> list:
     part i_j = (1 - rho_bar) T_j / E[I], E[I] = E[Y] / (lambda l_1); p_j = i_j + b_{j+1} (the one in service not
     counted). ``mean_y``: E[Y] from the moment series (else from the moment passage)."""
     size = 2 * n + 2
+    blocks = _blocks(model, blocks)
     op = VectorPassage(model, ctx, size)
-    y = passage(blocks_of(model), op)
+    y = passage(blocks, op)
     if mean_y is None:
-        mean_y = passage_moments(model, ctx)[0][1]
+        mean_y = passage_moments(model, ctx, blocks)[0][1]
     gap, rho = ctx.num(1 - model.rho_bar), ctx.num(model.rho_bar)
     c = arrival_counts(model.service, model.batch, model.rate, size, ctx)
     a, abar = c.a[:size], c.abar[:size]

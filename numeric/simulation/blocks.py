@@ -50,7 +50,23 @@ from ...symbolic.blocks.machine import (
 )
 from ...symbolic.laws.gamma import Exponential
 from ...symbolic.models.vacation import Admission, FiniteVacationQueue
-from .stats import KernelSpec, SampleRequest, SimulationResult, run_replications, sampler, value_stream
+from .recording import (
+    ACCUMULATORS,
+    FINITE_MEASURES,
+    INFINITE_MEASURES,
+    INITIAL_LEVELS,
+    UNBOUNDED,
+    Recorder,
+    Tape,
+)
+from .stats import (
+    KernelSpec,
+    SampleRequest,
+    SimulationResult,
+    run_replications,
+    sampler,
+    value_stream,
+)
 
 __all__ = ["block_kernel_spec", "simulate_blocks"]
 
@@ -62,15 +78,14 @@ def _loop(rng, model, stages, record: bool = False):
     ``send(n)`` serves up to n customers in all and returns the accumulators; with ``record``, ``send(None)``
     finishes it with the waits and sojourns. The batch arrivals during a service are handled inline (the hot
     path); the idle passage, stage by stage, in :func:`passage`."""
-    from .vacation import _INITIAL_LEVELS, _UNBOUNDED, _Recorder, _Tape
 
     capacity = getattr(model, "capacity", None)
     room = capacity  # None: infinite (the places of machine.places)
-    r = _UNBOUNDED if capacity is None else capacity
+    r = UNBOUNDED if capacity is None else capacity
     draw_e = sampler(Exponential(1 / model.rate), "inter-arrival time")
     draw_x = sampler(model.batch, "batch law")
-    tape_s = _Tape(sampler(model.service, "service law"), np.float64)
-    rec = _Recorder(draw_e, draw_x) if record else None
+    tape_s = Tape(sampler(model.service, "service law"), np.float64)
+    rec = Recorder(draw_e, draw_x) if record else None
     if rec is not None:
         draw_e, draw_x = rec.e, rec.x
         push, cut = rec.starts.append, rec.cuts.append
@@ -86,7 +101,7 @@ def _loop(rng, model, stages, record: bool = False):
     epoch_at = lru_cache(maxsize=None)(partial_fn(epoch_at_end, stages))
     after = lru_cache(maxsize=None)(partial_fn(next_after_period, stages))
     places_at = lru_cache(maxsize=None)(partial_fn(places, stages))
-    size = _INITIAL_LEVELS if capacity is None else capacity + 1
+    size = INITIAL_LEVELS if capacity is None else capacity + 1
     lev = [0.0] * size  # time spent with q waiting, by q
     emb = [0] * size  # embedded epochs that found q waiting, by q
     t = tl = 0.0  # clock; time up to which the level times are accumulated
@@ -208,7 +223,6 @@ def block_kernel_spec(model, blocks=None) -> KernelSpec:
     """The event loop and measure table of a composed vacation model (``model.blocks``), for
     :func:`~qderive.numeric.simulation.stats.run_replications`: the accumulators and measures of
     :mod:`.vacation`; ``blocks``: the idle passage's blocks (default the model's)."""
-    from .vacation import ACCUMULATORS, FINITE_MEASURES, INFINITE_MEASURES
 
     stages = machine(model, blocks)
     refuse_stuck(model, stages)

@@ -52,8 +52,8 @@ On request (:func:`simulate`'s ``wait_tail``, ``wait_quantile``, ``wait_moments`
 time T (W plus the own service) of every admitted customer are recorded, with no extra
 random number: the loop appends each service start time to a list and notes the batches it
 cuts; the arrival epochs, batch sizes and service times are read back from the blocks the
-streams drew (:class:`_Tape`), and the waits are formed with numpy at each yield of the
-loop (:class:`_Recorder`). Their tails, quantiles and moments over the customers served
+streams drew (:class:`~qderive.numeric.simulation.recording.Tape`), and the waits are formed with numpy at each yield of the
+loop (:class:`~qderive.numeric.simulation.recording.Recorder`). Their tails, quantiles and moments over the customers served
 after the warm-up: :class:`~qderive.numeric.simulation.stats.SampleRequest`. The busy time
 is summed from the same service blocks at each yield (sequentially, as a running ``+=``).
 
@@ -83,6 +83,15 @@ from ...symbolic.models.vacation import (
     VacationQueue,
 )
 from ...symbolic.models.vacation_closed import ClosedFormVacationQueue
+from .recording import (
+    ACCUMULATORS,
+    FINITE_MEASURES,
+    INFINITE_MEASURES,
+    INITIAL_LEVELS,
+    UNBOUNDED,
+    Recorder,
+    Tape,
+)
 from .stats import (
     KernelSpec,
     SampleRequest,
@@ -94,82 +103,6 @@ from .stats import (
 
 __all__ = ["simulate", "kernel_spec", "ACCUMULATORS", "FINITE_MEASURES", "INFINITE_MEASURES"]
 
-#: a waiting room larger than any queue a run can build: "infinite"
-_UNBOUNDED = 1 << 62
-#: initial length of the level lists of the infinite room (they grow on demand)
-_INITIAL_LEVELS = 256
-
-#: the cumulative accumulators of one run (:class:`~qderive.numeric.simulation.stats.KernelSpec`)
-ACCUMULATORS = ("time", "served", "arrived", "lost", "batches", "blocked", "busy", "area", "area2",
-                "time_empty", "time_full", "epochs", "epochs_empty", "epochs_full")
-
-
-class _Tape:
-    """A sampler that keeps what it draws, to be read back in order (the same variates, none extra)."""
-
-    def __init__(self, draw, dtype):
-        self._draw = draw
-        self._blocks = []
-        self._rest = np.empty(0, dtype=dtype)
-
-    def __call__(self, rng, n):
-        block = self._draw(rng, n)
-        self._blocks.append(block)
-        return block
-
-    def take(self, k: int) -> np.ndarray:
-        """The next ``k`` variates drawn (the loop has consumed them)."""
-        if self._blocks:
-            self._rest = np.concatenate([self._rest, *self._blocks])
-            self._blocks.clear()
-        out, self._rest = self._rest[:k], self._rest[k:]
-        return out
-
-
-class _Recorder:
-    """Waits and sojourns of one run, FIFO, from the tapes and the service starts the loop records.
-
-    Batch j arrives at the j-th partial sum of the inter-arrival times (summed in the loop's
-    order, so the epochs are the loop's own floats) and brings its size in customers, less
-    those lost (the loop records the batches it cut); customers enter service in arrival
-    order, the i-th at the i-th recorded start. :meth:`flush`, at each yield of the loop,
-    pairs the customers served since the last flush with the arrivals not yet served.
-    """
-
-    def __init__(self, draw_e, draw_x):
-        self.e, self.x = _Tape(draw_e, np.float64), _Tape(draw_x, np.int64)
-        self.starts = []  # service start times since the last flush (appended by the loop)
-        self.cuts = []  # batches that lost customers: their number (1-based), customers admitted, flat
-        self._batches = 0
-        self._epoch = 0.0  # arrival time of the last batch flushed
-        self._waiting = np.empty(0)  # arrival times of admitted customers not yet served, FIFO
-        self._wait, self._sojourn = [], []
-
-    def flush(self, batches: int, service: np.ndarray) -> None:
-        """Pair the customers served since the last flush (``service``: their service times) with their arrivals."""
-        new = batches - self._batches
-        if new:
-            epochs = np.cumsum(np.concatenate([[self._epoch], self.e.take(new)]))[1:]
-            admitted = self.x.take(new).copy()
-            if self.cuts:
-                index, kept = np.fromiter(self.cuts, np.int64, len(self.cuts)).reshape(-1, 2).T
-                admitted[index - 1 - self._batches] = kept
-                self.cuts.clear()
-            self._waiting = np.concatenate([self._waiting, np.repeat(epochs, admitted)])
-            self._epoch, self._batches = float(epochs[-1]), batches
-        if self.starts:
-            m = len(self.starts)
-            start = np.fromiter(self.starts, np.float64, m)
-            self.starts.clear()
-            arrival, self._waiting = self._waiting[:m], self._waiting[m:]
-            self._wait.append(start - arrival)
-            self._sojourn.append((start + service) - arrival)
-
-    def samples(self) -> dict[str, np.ndarray]:
-        return {"wait": np.concatenate([np.empty(0), *self._wait]),
-                "sojourn": np.concatenate([np.empty(0), *self._sojourn])}
-
-
 def _loop(rng, model, record: bool = False):
     """The event loop as a generator: ``send(n)`` serves up to n customers in all, returns the accumulators.
 
@@ -180,8 +113,8 @@ def _loop(rng, model, record: bool = False):
     capacity = getattr(model, "capacity", None)
     draw_e = sampler(Exponential(1 / model.rate), "inter-arrival time")
     draw_x = sampler(model.batch, "batch law")
-    tape_s = _Tape(sampler(model.service, "service law"), np.float64)  # busy time = sum of the services drawn
-    rec = _Recorder(draw_e, draw_x) if record else None
+    tape_s = Tape(sampler(model.service, "service law"), np.float64)  # busy time = sum of the services drawn
+    rec = Recorder(draw_e, draw_x) if record else None
     if rec is not None:
         draw_e, draw_x = rec.e, rec.x
         push, cut = rec.starts.append, rec.cuts.append
@@ -193,8 +126,8 @@ def _loop(rng, model, record: bool = False):
     vac = vacation is not None
     multiple = vac and model.vacation_policy is VacationPolicy.MULTIPLE
     partial = getattr(model, "admission", Admission.PARTIAL) is Admission.PARTIAL
-    r = _UNBOUNDED if capacity is None else capacity
-    size = _INITIAL_LEVELS if capacity is None else capacity + 1
+    r = UNBOUNDED if capacity is None else capacity
+    size = INITIAL_LEVELS if capacity is None else capacity + 1
     lev = [0.0] * size  # time spent with q waiting, by q
     emb = [0] * size  # embedded epochs that found q waiting, by q
 
@@ -294,30 +227,6 @@ def _loop(rng, model, record: bool = False):
                         sum(emb), emb[0], emb[top])
         if target is None:
             return rec.samples() if record else None
-
-
-FINITE_MEASURES = {
-    "loss_probability": lambda a: a["lost"] / a["arrived"],
-    "batch_blocking_probability": lambda a: a["blocked"] / a["batches"],
-    "idle_probability": lambda a: (a["time"] - a["busy"]) / a["time"],
-    "mean_queue_length": lambda a: a["area"] / a["time"],
-    "mean_wait": lambda a: a["area"] / (a["arrived"] - a["lost"]),
-    "mean_number_in_system": lambda a: (a["area"] + a["busy"]) / a["time"],
-    "throughput": lambda a: a["served"] / a["time"],
-    "p0": lambda a: a["time_empty"] / a["time"],
-    "pr": lambda a: a["time_full"] / a["time"],
-    "q0": lambda a: a["epochs_empty"] / a["epochs"],
-    "qr": lambda a: a["epochs_full"] / a["epochs"],
-}
-
-INFINITE_MEASURES = {
-    "q0": FINITE_MEASURES["q0"],
-    "idle_probability": FINITE_MEASURES["idle_probability"],
-    "mean_queue_length": FINITE_MEASURES["mean_queue_length"],
-    "mean_wait": FINITE_MEASURES["mean_wait"],
-    "queue_length_variance": lambda a: a["area2"] / a["time"] - (a["area"] / a["time"]) ** 2,
-    "mean_number_in_system": FINITE_MEASURES["mean_number_in_system"],
-}
 
 
 def kernel_spec(model) -> KernelSpec:

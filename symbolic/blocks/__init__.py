@@ -7,7 +7,8 @@ Every module of this package is imported here: a new block is one class in one n
 from __future__ import annotations
 
 from ..laws.base import import_family
-from .base import Block, StartRule, blocks_of, passage, start_rule
+from .base import Block, StartRule, passage, start_rule
+from .compose import blocks_of
 
 __all__ = ["Block", "StartRule", "blocks_of", "passage", "start_rule"]
 __all__ = sorted(set(__all__ + import_family(__name__, __path__, Block, globals())))

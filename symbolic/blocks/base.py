@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["Block", "StartRule", "blocks_of", "passage", "start_rule"]
+__all__ = ["Block", "StartRule", "passage", "start_rule"]
 
 
 @dataclass(frozen=True)
@@ -88,20 +88,6 @@ def start_rule(model) -> StartRule:
     policy = None if model.vacation is None else model.vacation_policy
     cls = StartRule._registry[policy]
     return cls(model.start_threshold) if policy is None else cls(model.start_threshold, model.vacation)
-
-
-def blocks_of(model, rule: StartRule | None = None) -> tuple[Block, ...]:
-    """The idle passage of ``model``: [CloseDown(C)] + the start rule (``rule`` or the model's) + [Setup(S)]."""
-    from .close_down import CloseDown
-    from .setup import Setup
-
-    out: list[Block] = []
-    if model.close_down is not None:
-        out.append(CloseDown(model.close_down))
-    out.append(rule if rule is not None else start_rule(model))
-    if model.setup is not None:
-        out.append(Setup(model.setup))
-    return tuple(out)
 
 
 def passage(blocks, op):

@@ -4,8 +4,8 @@ The interpreter :class:`Machine` runs a model's blocks (:func:`~qderive.symbolic
 each primitive as a :class:`Stage`; :func:`machine` returns that tuple. It is the description *from the
 definition* that two independent consumers read, each written once for every stage kind:
 
-* the continuous-time Markov chain over phase-type laws (:mod:`qderive.numeric.oracles.blocks`), at 50 digits;
-* the discrete-event simulator with general laws (:mod:`qderive.numeric.simulation.blocks`).
+* the continuous-time Markov chain over phase-type laws (the numeric layer's block oracle), at 50 digits;
+* the discrete-event simulator with general laws (the numeric layer's block simulator).
 
 So a new block -- one class composing ``during``, ``interrupt``, ``wait`` and ``repeat`` -- gets its checking
 chain and its simulation for free: nothing here or there names a block.
@@ -56,7 +56,8 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 from ..laws.base import TimeLaw
-from .base import blocks_of, passage
+from .base import passage
+from .compose import blocks_of
 
 __all__ = ["StageKind", "Stage", "Machine", "machine", "resolve", "epoch_at_end", "next_after_period", "places",
            "stuck_count", "refuse_stuck"]
