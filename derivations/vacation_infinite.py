@@ -37,6 +37,7 @@ from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.closed_forms import vacation_wait as VW
 from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from ..symbolic.models.vacation import VacationPolicy, VacationQueue, block_rules
+from . import blocks as composed
 from .block_checks import checks as block_checks
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
@@ -524,7 +525,11 @@ def _with(*pairs) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-@declare(*block_rules("the derivation"), independent={
+@declare(independent={
+    "start_threshold": "the structure (B1), (B2) holds for every threshold; the steps are in general laws (the "
+                       "threshold's renewal sums are checked for N = 1..5)",
+    "setup": "derived for a general setup law (its LST sigma(s) and moments s_k)",
+    "close_down": "derived for a general close-down law (its LST delta(s) and moments d_k)",
     "rate": "the steps are in the symbol lambda",
     "batch": "derived for a general batch law (its PGF L(z) and moments l_k)",
     "service": "derived for a general service law (its LST beta(s) and moments b_k)",
@@ -615,9 +620,12 @@ def derivation(wait_moments: int = 2) -> Derivation:
                                       150, None)))
     checks.append(Check("numpy vs exact evaluators agree", _twin_check))
     checks += block_checks()  # the composed variants: the block chain vs classical closed forms
+    checks += composed.block_checks()  # the composed structure in symbols: two interpreters, the literature
+    steps = tuple(steps) + composed.block_steps(NOTATION)
     return Derivation(
         name="vacation-infinite",
-        title="$M^{[X]}/G/1$ with multiple (or single, or no) vacations and an infinite waiting room",
+        title="$M^{[X]}/G/1$ with multiple (or single, or no) vacations and an infinite waiting room, and with a "
+              "close-down, a start threshold and a setup",
         source="[@sopin2013, ch. 2, eqs. (2)--(7)]",
         provenance=("docs/theory/chapter2.md section 1", __name__),
         steps=steps,

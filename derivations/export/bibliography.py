@@ -60,6 +60,12 @@ ENTRIES: dict[str, tuple[str, tuple]] = {
         ("title", "A First Course in Bulk Queues"),
         ("publisher", "Wiley"), ("address", "New York"), ("year", "1983"),
     )),
+    "yadin1963": ("article", (
+        ("author", "Yadin, M. and Naor, P."),
+        ("title", "Queueing systems with a removable service station"),
+        ("journal", "Operational Research Quarterly"), ("volume", "14"), ("number", "4"), ("pages", "393--405"),
+        ("year", "1963"),
+    )),
     "takagi1991": ("book", (
         ("author", "Takagi, Hideaki"),
         ("title", "Queueing Analysis, Volume 1: Vacation and Priority Systems"),

@@ -198,18 +198,20 @@ def _top(blocks) -> int:
     return max((getattr(b, "threshold", 1) for b in blocks), default=1)
 
 
-def passage_moments(model, ctx, blocks=None):
+def passage_moments(model, ctx, blocks=None, interpreter=None):
     """(Y, op): the factorial-moment series of the first-service law Y of ``model``'s blocks (or of ``blocks``: a
-    rule of one's own) and the interpreter that ran them (its ``times`` series, vacation ends)."""
+    rule of one's own) and the interpreter that ran them (its ``times`` series, vacation ends). ``interpreter``: a
+    subclass of :class:`MomentPassage` (the derivation's, over SymPy symbols; default the numeric one)."""
     blocks = _blocks(model, blocks)
-    op = MomentPassage(model, ctx, _top(blocks))
+    op = (interpreter or MomentPassage)(model, ctx, _top(blocks))
     return passage(blocks, op), op
 
 
-def measures(model, ctx, blocks=None) -> dict:
+def measures(model, ctx, blocks=None, interpreter=None) -> dict:
     """The measures of the infinite room (the keys of ``qderive eval vacation-infinite``) from the blocks of
-    ``model`` or from ``blocks`` (a rule of one's own composed of the primitives; module docstring)."""
-    Y, op = passage_moments(model, ctx, blocks)
+    ``model`` or from ``blocks`` (a rule of one's own composed of the primitives; module docstring); with a
+    symbolic ``interpreter`` and context, the same formulas in symbols (the derivation's)."""
+    Y, op = passage_moments(model, ctx, blocks, interpreter)
     one = ctx.num(1)
     rho = ctx.num(model.rho_bar)
     gap = ctx.num(1 - model.rho_bar)  # exact before rounding

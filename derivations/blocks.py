@@ -1,0 +1,295 @@
+"""The composed start of a busy period, derived from the blocks: Y(z), (B1), (B2) and the mean wait in symbols.
+
+The blocks of :mod:`qderive.symbolic.blocks` run here on two symbolic interpreters of their primitives:
+
+* :class:`PgfPassage` -- the PGF Y(z) of the number present at the first service start (start threshold N = 1,
+  general laws: close-down C with LST delta(s), vacations with varphi(s), setup S with sigma(s));
+* :class:`SymbolicPassage` -- the numeric engine's factorial-moment interpreter
+  (:class:`~qderive.numeric.engines.blocks.MomentPassage`) over SymPy numbers: the same code that evaluates
+  ``qderive eval`` computes E[Y], E[Y(Y-1)] and the mean wait W in symbols.
+
+The steps are appended to the ``vacation-infinite`` derivation; the checks prove that the two interpreters agree
+(Y'(1), Y''(1)), that today's rules give the thesis's (6), and that the classical results of the literature
+follow: Yadin and Naor's N-policy, Takagi's setup time, Fuhrmann and Cooper's decomposition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import sympy as sp
+
+from ..numeric.engines.blocks import MomentPassage, measures
+from ..symbolic.blocks import CloseDown, MultipleVacations, NoVacation, Setup, SingleVacation
+from ..symbolic.closed_forms import vacation_infinite as VI
+from ..symbolic.laws.general import GeneralTime
+from .framework import Check, Step, agreement_digits, exact_identity
+
+__all__ = ["PgfPassage", "SymbolicPassage", "SympyContext", "GeneralModel", "block_steps", "block_checks",
+           "symbolic_measures", "first_service_pgf", "DOWN", "SETUP"]
+
+z, lam = VI.z, VI.lam
+#: the close-down C (LST delta, moments d_k) and the setup S (LST sigma, moments s_k)
+DOWN = GeneralTime("delta", "d")
+SETUP = GeneralTime("sigma", "s")
+
+
+class SympyContext:
+    """The arithmetic context of the moment interpreter over SymPy expressions (exact numbers as Rationals)."""
+
+    is_float64 = False
+    eps = 0
+    dps = None
+    name = "sympy"
+
+    def num(self, value):
+        if isinstance(value, Fraction):
+            return sp.Rational(value.numerator, value.denominator)
+        return sp.Integer(value) if isinstance(value, int) else value
+
+    def zeros(self, n):
+        out = np.empty(n, dtype=object)
+        out.fill(sp.Integer(0))
+        return out
+
+
+@dataclass(frozen=True)
+class GeneralModel:
+    """The model the symbolic interpreters read: batch rate lambda, a batch law, a service law (general or not)."""
+
+    rate: object
+    batch: object
+    service: object
+
+    @property
+    def rho_bar(self):
+        return self.rate * self.batch.mean * self.service.moment(1)
+
+
+class SymbolicPassage(MomentPassage):
+    """The numeric engine's moment interpreter over symbols: a period of law L has no arrival with probability
+    L*(lambda) (its LST at lambda); below N the batch law's probabilities (concrete batches only when N > 1)."""
+
+    def __init__(self, model, ctx, top: int):
+        self.model, self.ctx, self.top = model, ctx, max(top, 1)
+        self.zero = sp.Integer(0)
+        self.lam = model.rate
+        batch = model.batch
+        self.batch = [sp.Integer(1)] + [batch.factorial_moment(j) / sp.factorial(j) for j in range(1, 4)]
+        self.xi = [self.zero] + self.batch[1:]
+        x = self.ctx.zeros(self.top + 1)
+        if self.top > 1:
+            for i in range(1, self.top + 1):
+                x[i] = self.ctx.num(batch.pmf(i))
+        self.x = x
+        self.times = [self.zero] * 4
+        self.served = [self.zero] * 4
+        self.ends, self.empty_ends = self.zero, self.zero
+        self._pending = None
+        self._counts = {}
+
+    def counts(self, law):
+        if self.top > 1:
+            raise NotImplementedError("a vacation or setup below a threshold N > 1 has no closed form here")
+        a0 = law.lst(self.lam)
+        a = self.ctx.zeros(1)
+        a[0] = a0
+        return a, 1 - a0, (1 - a0) / self.lam
+
+
+class PgfPassage:
+    """The primitives on PGFs (start threshold 1): the state is (P(no one present), the sub-law's PGF)."""
+
+    def __init__(self, batch):
+        self.X = batch.pgf(z)
+        self.served = sp.Integer(0)
+
+    def _arrivals(self, law):
+        return law.lst(lam - lam * self.X)
+
+    def start(self):
+        return sp.Integer(1), sp.Integer(1)
+
+    def during(self, state, law, vacation=False):
+        p0, Y = state
+        return p0 * law.lst(lam), Y * self._arrivals(law)
+
+    def interrupt(self, state, law):
+        p0, Y = state
+        c = law.lst(lam)
+        self.served += (1 - c) * Y * self.X
+        return p0 * c, Y * c
+
+    def wait(self, state, threshold):
+        p0, Y = state
+        return sp.Integer(0), Y - p0 + p0 * self.X
+
+    def repeat(self, state, law, threshold, most=None):
+        p0, Y = state
+        v0 = law.lst(lam)
+        if most is None:
+            return sp.Integer(0), Y - p0 + p0 * (self._arrivals(law) - v0) / (1 - v0)
+        rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
+        for _ in range(most):
+            rest, stay = rest + stay * (self._arrivals(law) - v0), stay * v0
+        return stay, rest + stay
+
+    def finish(self, state):
+        return state[1] + self.served
+
+
+def _composed(rule_cls):
+    rule = rule_cls(1) if rule_cls is NoVacation else rule_cls(1, VI.VACATION)
+    return (CloseDown(DOWN), rule, Setup(SETUP))
+
+
+def first_service_pgf(blocks, batch=VI.BATCH):
+    """Y(z) of ``blocks`` (threshold 1, general laws allowed) by the PGF interpreter."""
+    from ..symbolic.blocks import passage
+
+    return passage(blocks, PgfPassage(batch))
+
+
+def symbolic_measures(blocks, batch=VI.BATCH, service=VI.SERVICE) -> dict:
+    """The infinite room's measures of ``blocks`` in symbols (lambda, the laws' moments and LSTs at lambda): the
+    numeric engine's formulas over SymPy numbers."""
+    return _moments(blocks, batch, service)[1]
+
+
+def _y_pgf(blocks):
+    from ..symbolic.blocks import passage
+
+    return passage(blocks, PgfPassage(VI.BATCH))
+
+
+def _moments(blocks, batch=VI.BATCH, service=VI.SERVICE):
+    from ..numeric.engines.blocks import passage_moments
+
+    model = GeneralModel(lam, batch, service)
+    Y, op = passage_moments(model, SympyContext(), blocks, SymbolicPassage)
+    return Y, measures(model, SympyContext(), blocks, SymbolicPassage)
+
+
+def block_steps(notation: tuple = ()) -> tuple:
+    """The steps of the composed structure (close-down, multiple vacations, setup; general laws); ``notation``: the
+    derivation's abbreviations (the paper forms add the named results they refer to)."""
+    Pi, P, Y, A, X = (sp.Function(n)(z) for n in (r"\Pi", "P", "Y", "A", "L"))
+    pi0, EY, W, Wn = sp.symbols(r"\pi_0 E[Y] W W_{none}")
+    blocks = _composed(MultipleVacations)
+    Yz = _y_pgf(blocks)
+    series, values = _moments(blocks)
+    rho = VI.lam * VI.l1 * VI.b1
+    none = VI.general_results("none")["W"]
+    delta, phi = DOWN.lst(lam), VI.VACATION.lst(lam)
+    f1, f2, s1, s2 = VI.f1, VI.f2, SETUP.moment(1), SETUP.moment(2)
+    mean_y = sp.factor(series[1])
+    cite = "[@takagi1991, sec. 2.5]"
+    return (
+        Step("(B1)", "The number left behind by a departure: the embedded chain at departures, with $Y$ the number "
+             "present when the first service of a busy period starts", sp.And(
+                 sp.Eq(Pi * (z - A), pi0 * A * (Y - 1)), sp.Eq(pi0, (1 - rho) / EY)), cite,
+             computed=True),
+        Step("(B2)", "Level crossing with Poisson batches: the time-stationary number in the system", sp.Eq(
+            P, Pi * VI.l1 * (1 - z) / (1 - X)), "[@takagi1991, sec. 2.2]", computed=True),
+        Step("(Y)", r"The first-service law of a close-down $C$, multiple vacations and a setup $S$: a batch that "
+             r"arrives during the close-down is served at once (probability $1 - \delta(\lambda)$)", sp.Eq(Y, Yz),
+             cite, computed=True),
+        Step("(EY)", "Its mean, from the moment series of the blocks", sp.Eq(EY, mean_y), "", computed=True,
+             paper=sp.Eq(EY, VI.l1 * (1 - delta) + delta * lam * VI.l1 * (f1 / (1 - phi) + s1))),
+        Step("(WB)", "The mean wait: the wait without vacations and the equilibrium of $Y$ less the batch's own "
+             "(the decomposition of Fuhrmann and Cooper)", sp.Eq(W, Wn + sp.factor(sp.cancel(
+                 values["mean_wait"] - none))), "[@fuhrmann_cooper1985]", computed=True,
+             paper=sp.Eq(W, Wn + lam * VI.l1 * delta * (f2 + 2 * f1 * s1 + s2 * (1 - phi)) / (2 * (1 - phi) * EY)),
+             notation=tuple(notation) + ((EY, mean_y), (Wn, none))),
+    )
+
+
+def _identity(name, left, right, substitute=VI.substitute_moments):
+    def run(digits):
+        difference = sp.simplify(substitute(left) - substitute(right))
+        zero = difference.is_zero_matrix if isinstance(difference, sp.MatrixBase) else difference == 0
+        return bool(zero), float("inf") if zero else None, "proved equal by SymPy"
+    return Check(name, run)
+
+
+def block_checks() -> tuple:
+    """The checks of the composed structure (each one a separate computation)."""
+    checks = []
+    for rule_cls in (NoVacation, MultipleVacations, SingleVacation):
+        blocks = _composed(rule_cls)
+        series, _ = _moments(blocks)
+        Yz = _y_pgf(blocks)
+        d1 = sp.diff(Yz, z).subs(z, 1)
+        d2 = sp.diff(Yz, z, 2).subs(z, 1) / 2
+        checks.append(_identity(f"Y'(1), Y''(1) of the PGF interpreter = the moment series ({rule_cls.title})",
+                                sp.Matrix([d1, d2]), sp.Matrix(series[1:3]), _substitute_all))
+    for policy, rule_cls in (("none", NoVacation), ("multiple", MultipleVacations), ("single", SingleVacation)):
+        rule = rule_cls(1) if rule_cls is NoVacation else rule_cls(1, VI.VACATION)
+        _, values = _moments((rule,))
+        thesis = VI.general_results(policy)["W"].subs(VI.c0, VI.VACATION.lst(lam))
+        checks.append(_identity(f"the blocks' mean wait = the thesis's (6) ({policy})", values["mean_wait"], thesis))
+    checks.append(Check("Takagi's setup time: W = lambda b2/(2(1-rho)) + (2 s1 + lambda s2)/(2(1 + lambda s1))",
+                        _takagi))
+    checks.append(Check("Yadin and Naor's N-policy: L = rho/(1-rho) + (N-1)/2, N = 1..5", _yadin_naor))
+    checks.append(Check("the blocks' symbolic mean wait at a rational point = the block chain", _against_chain))
+    return tuple(checks)
+
+
+def _substitute_all(expr):
+    out = VI.substitute_moments(expr)
+    for law in (DOWN, SETUP):
+        out = law.substitute_moments(out)
+    return out
+
+
+def _takagi(digits):
+    from ..symbolic.batches.finite import Constant
+
+    _, values = _moments((NoVacation(1), Setup(SETUP)), batch=Constant(1))
+    b1, b2, s1, s2 = VI.b1, VI.b2, SETUP.moment(1), SETUP.moment(2)
+    rho = lam * b1
+    takagi = lam * b2 / (2 * (1 - rho)) + (2 * s1 + lam * s2) / (2 * (1 + lam * s1))
+    ok = sp.simplify(values["mean_wait"] - takagi) == 0
+    return ok, float("inf") if ok else None, "[@takagi1991, sec. 2.4] proved equal by SymPy"
+
+
+def _yadin_naor(digits):
+    from ..symbolic.batches.finite import Constant
+    from ..symbolic.laws.gamma import Exponential
+
+    mu = sp.Symbol("mu", positive=True)
+    service = Exponential(Fraction(1))  # moments 1, 2, 6 at mu = 1: lambda stays a symbol (rho = lambda)
+    for N in range(1, 6):
+        _, values = _moments((NoVacation(N),), batch=Constant(1), service=service)
+        L = values["mean_number_in_system"]
+        if sp.simplify(L - (lam / (1 - lam) + sp.Rational(N - 1, 2))) != 0:
+            return False, None, f"N = {N}"
+    del mu
+    return True, float("inf"), "[@yadin1963] proved equal by SymPy for N = 1..5 (mu = 1)"
+
+
+def _against_chain(digits):
+    from ..numeric.oracles.blocks import chain_measures
+    from ..symbolic.batches.finite import Constant
+    from ..symbolic.laws.gamma import Erlang, Exponential
+    from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+
+    rate = Fraction(1, 3)
+    down, vac, setup, service = Exponential(Fraction(1, 4)), Exponential(Fraction(1)), Erlang(2, Fraction(1, 2)), \
+        Exponential(Fraction(1))
+    model = VacationQueue(rate, Constant(1), service, vac, VacationPolicy.MULTIPLE, 1, setup, down)
+    _, values = _moments(_composed(MultipleVacations))
+    point = {lam: sp.Rational(1, 3), VI.l1: 1, VI.l2: 1, VI.l3: 1}
+    for law, concrete in ((VI.SERVICE, service), (VI.VACATION, vac), (DOWN, down), (SETUP, setup)):
+        point.update({law.moment(k): sp.Rational(concrete.moment(k).numerator, concrete.moment(k).denominator)
+                      for k in (1, 2, 3)})
+        point[law.lst(lam)] = concrete.lst(sp.Rational(1, 3))
+    exact = sp.nsimplify(_substitute_all(values["mean_wait"]).subs(point))
+    chain = chain_measures(model, digits=digits)["mean_wait"]
+    import mpmath
+
+    with mpmath.workdps(digits + 10):
+        agreed = agreement_digits(mpmath.mpf(sp.Rational(exact).p) / sp.Rational(exact).q, chain)
+    return agreed >= digits - 5, agreed, f"W = {sp.Rational(exact)} exactly; the chain at {digits} digits"
