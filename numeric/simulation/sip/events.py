@@ -254,7 +254,7 @@ class _Run:
         :meth:`.servers.FifoServer.after_vacations`), the busy time in the window and the counts of :class:`Tally`
         kept in local variables. A pending copy is (send time, start a, response r, first refused copy f), its
         stream its copy index k. (:meth:`_general` is the same loop through the servers' interface; this one is
-        1.1-1.5x faster.)"""
+        1.2-1.7x faster.)"""
         s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, [], self.tally
         heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
             self.end, self.exps, self.scale
