@@ -107,8 +107,8 @@ the option) and declares what the simulator does not simulate (:func:`supports`)
 the priority server behind one interface; :mod:`.events` the event loop of one replication (the control's decision,
 the copy streams, Retry-After's retries, the counts) in two codings that give the same numbers bit for bit: the
 common case (FIFO, one flow, no Retry-After, no modes) with the server and the counts written out in the loop (no
-method call per event: 0.6-0.85x the general loop's CPU, docs/performance.md), and the general loop through the servers'
-interface; this module the estimates over replications.
+method call per event: 0.6-0.85x the general loop's CPU, docs/performance.md), and the general loop through the
+servers' interface; this module the estimates over replications.
 """
 
 from __future__ import annotations
