@@ -319,9 +319,14 @@ def test_collapse_times_against_a_lindley_recursion():
     (dict(rate=12.0, control="503", thresholds=(10, 20)), dict(until_collapse=True, overload_collapse=True)),
     (dict(rate=9.0, vacation=Exponential(F(1, 2)), vacation_policy="single", t1=0.2, timeout=0.4),
      dict(until_collapse=True)),  # the collapse is a wait for a vacation's end
+    (dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(10, 20)), dict(response_times=(0.5,))),
+    (dict(rate=5.0, rate_non_invite=6.0, service_non_invite=Exponential(F(1, 20)), duplicate_cost=0.5),
+     dict(response_times=(0.2, 1.0))),  # a service law per flow, the second flow non-INVITE
+    (dict(rate=3.0, method="non-invite", rate_non_invite=7.0, control="ignore", thresholds=(4, 8),
+          vacation=Exponential(F(1, 20)), vacation_policy="multiple"), {}),
 ])
 def test_the_fifo_loop_is_the_general_loop_number_for_number(fields, kwargs):
-    """The common case's loop (FIFO, one flow: the server written out, no call per event) and the general loop
+    """The common case's loop (FIFO, one or two flows: the server written out, no call per event) and the general loop
     (the servers' interface) are two codings of one simulation: the same accumulators, tail counts and collapse
     epoch for the same seed, bit for bit (exact equality: the same floating-point operations in the same order)."""
     setup = setup_of(sip(**fields))

@@ -22,6 +22,7 @@ function of its generator's seed.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from bisect import bisect_left
 from collections import deque
@@ -82,7 +83,7 @@ class Tally:
         else:
             self.timed_out += 1
         if fl:
-            self._second(k, reject, response)
+            self.second(k, reject, response)
         if f >= 0:
             self.refused += 1
             self.refused_copies += k
@@ -90,7 +91,8 @@ class Tally:
         if self.ts:
             self.hist[bisect_left(self.ts, response)] += 1
 
-    def _second(self, k, reject, response) -> None:
+    def second(self, k, reject, response) -> None:
+        """Count a measured transaction of the second flow (k copies, rejected or not, its response or inf)."""
         self.transactions_2 += 1
         self.copies_2 += k
         if reject:
@@ -138,6 +140,11 @@ class Retries:
                 tally.retried += 1
             if reject and not left:
                 tally.final_rejected += 1
+
+
+def _clipped(start, d, ws, we) -> float:
+    """The part of the service [start, d) inside the window [ws, we)."""
+    return (d if d < we else we) - (start if start > ws else ws)
 
 
 def decide(ctl, state: ControlState, n, k, f, r, fl, invite, cap, high):
@@ -212,6 +219,9 @@ class _Run:
         self.streams = [deque() for _ in range(self.m1 + len(s.taus2) + 2 * s.priority)]
         self.resolve = self.m1 + len(s.taus2)
         self.heads = []  # heap of (send time, stream) of the first entry of each non-empty stream
+        # :meth:`_fifo`: the copy index of stream g's entries, the first stream of each flow (flow 2's copy k: m1 + k)
+        self.copy_index = [*range(self.m1), *range(len(s.taus2))]
+        self.offsets = (0, self.m1)
         server = PriorityServer if s.priority else FifoServer
         self.server = server(s, vacations, window_start, window_end, until_collapse)
         self.state = ControlState()
@@ -241,25 +251,27 @@ class _Run:
         return self._fifo() if self.fifo_case() and not general else self._general()
 
     def fifo_case(self) -> bool:
-        """The common case of :meth:`_fifo`: the FIFO server, one flow, no Retry-After, no modes (``threshold``),
-        no trace."""
+        """The common case of :meth:`_fifo`: the FIFO server (one or two flows), no Retry-After, no modes
+        (``threshold``), no trace."""
         s = self.setup
-        return not (s.priority or s.rate2 or s.retry is not None or s.control == Control.THRESHOLD
-                    or self.trace is not None)
+        return not (s.priority or s.retry is not None or s.control == Control.THRESHOLD or self.trace is not None)
 
     def _fifo(self):
         """The event loop of :meth:`fifo_case`, with no method call per event: the server's departures before t
         popped here (with vacations: :meth:`.servers.FifoServer.advance`), the control ``ignore``/``503``, the
         Lindley step d = max(t, last) + B (after the vacations of an idle period:
         :meth:`.servers.FifoServer.after_vacations`), the busy time in the window and the counts of :class:`Tally`
-        kept in local variables. A pending copy is (send time, start a, response r, first refused copy f), its
-        stream its copy index k. (:meth:`_general` is the same loop through the servers' interface; this one is
-        1.2-1.7x faster.)"""
+        kept in local variables (the second flow's through :meth:`Tally.second`). A pending copy is (send time,
+        start a, response r, first refused copy f, flow). (:meth:`_general` is the same loop through the servers'
+        interface; this one is 1.2-1.7x faster.)"""
         s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, [], self.tally
         heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
             self.end, self.exps, self.scale
-        taus, copies_n, services, cost, cap, high, low = s.taus, len(s.taus), self.services[0], s.cost, self.cap, \
+        schedules, services, cost, cap, high, low = self.schedules, self.services, s.cost, self.cap, \
             (s.high if s.control else _INF), s.low
+        copy_index, offsets, share2, second_flow = self.copy_index, self.offsets, self.share2, tally.second
+        # the flow of a new transaction: the second with probability share2 (one flow: never, and nothing is drawn)
+        second = self.second or itertools.repeat(1.0).__next__
         reject_r = _INF if s.control == Control.REJECT else -1.0  # a refused copy 0 (r = inf) is a 503 rejection
         ws, we, timeout, ts, hist, inf = self.window_start, self.window_end, s.timeout, tally.ts, tally.hist, _INF
         system, plain, vacations, wait_limit = server.system, server.plain, server.vacations, s.timeout
@@ -272,18 +284,20 @@ class _Run:
         try:
             while True:
                 if heads[0][0] < na:  # the earliest pending copy
-                    t, k = heads[0]
-                    q = streams[k]
-                    _, a, r, f = q.popleft()
+                    t, g = heads[0]
+                    q = streams[g]
+                    _, a, r, f, fl = q.popleft()
                     if q:
-                        heapreplace(heads, (q[0][0], k))
+                        heapreplace(heads, (q[0][0], g))
                     else:
                         heappop(heads)
+                    k = copy_index[g]
                 else:  # a new transaction
                     t = na
                     if t > end:
                         break
                     a, r, f, k = t, inf, -1, 0
+                    fl = 1 if second() < share2 else 0
                     na = t + exps() * scale
                 if plain:  # the departures before t; in overload, one that left N <= L ended it
                     while system and system[0] <= t:
@@ -303,7 +317,7 @@ class _Run:
                     n = cap
                     reject = r == reject_r  # 503 ends a transaction with no admitted copy
                 if n < cap:
-                    service = services()
+                    service = services[fl]()
                     if r != inf:
                         service *= cost
                     if last > t:  # it waits for the copy ahead
@@ -313,28 +327,27 @@ class _Run:
                     elif vacations is None:
                         start = t
                     else:
-                        server.last = last
-                        start = server.after_vacations(t)
-                        if start is STOP:
-                            break
+                        start = self._after_vacations(t, last)
                     last = d = start + service
                     append(d)
                     if ws <= start <= d <= we:  # the busy time in the window
                         busy += d - start
                     elif d > ws and start < we:  # the copy in service at ws or at we
-                        busy += (d if d < we else we) - (start if start > ws else ws)
+                        busy += _clipped(start, d, ws, we)
                     if r == inf:  # the first admitted copy: its departure is the response
                         r = d
                 elif f < 0:
                     f = k
                 k += 1  # copies sent
-                if not reject and k < copies_n:
+                taus = schedules[fl]
+                if not reject and k < len(taus):
                     tk = a + taus[k]
                     if r > tk:  # no response by the next timer: the copy will be sent
-                        q = streams[k]
+                        g = offsets[fl] + k
+                        q = streams[g]
                         if not q:
-                            heappush(heads, (tk, k))
-                        q.append((tk, a, r, f))
+                            heappush(heads, (tk, g))
+                        q.append((tk, a, r, f, fl))
                         continue
                 if ws <= a < we:  # the transaction is finished: count it (Tally.finish, one flow)
                     measured += 1
@@ -349,6 +362,8 @@ class _Run:
                         response_sum += response
                     else:
                         timed_out += 1
+                    if fl:
+                        second_flow(k, reject, response)
                     if f >= 0:
                         refused += 1
                         refused_copies += k
@@ -371,6 +386,16 @@ class _Run:
         self.state.over = True
         if self.overload(t):
             raise _RunEnds
+
+    def _after_vacations(self, t, last) -> float:
+        """:meth:`_fifo`: the start of a copy arriving at t that finds the server empty, after the vacations since
+        ``last`` (:meth:`.servers.FifoServer.after_vacations`); a run ``until_collapse`` ends here when it waits
+        beyond the timeout."""
+        self.server.last = last
+        start = self.server.after_vacations(t)
+        if start is STOP:
+            raise _RunEnds
+        return start
 
     def _waited(self, t) -> float:
         """:meth:`_fifo`: the copy arriving at t is the first to wait beyond the timeout: the collapse epoch (a run
