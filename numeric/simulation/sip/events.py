@@ -8,7 +8,7 @@ copy f, flow). The server (:mod:`.servers`) is FIFO or priority behind one inter
 each copy is :func:`decide`; a finished transaction is counted by :class:`Tally`.
 
 Two codings of the loop (:meth:`_Run.run`): the general one (:meth:`_Run._general`, every case, through the servers'
-interface) and the common case's (:meth:`_Run._fifo`: FIFO, one flow, no Retry-After, no modes, no trace), where
+interface) and the common case's (:meth:`_Run._fifo`: FIFO, no Retry-After, no modes, no trace), where
 the FIFO server's hot path, the control ``ignore``/``503`` and the counts are written out in the loop: a method call
 per event cost the simulator 1.05-1.5x against the single function that preceded this package. The two return the
 same numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them), and
@@ -263,7 +263,7 @@ class _Run:
         :meth:`.servers.FifoServer.after_vacations`), the busy time in the window and the counts of :class:`Tally`
         kept in local variables (the second flow's through :meth:`Tally.second`). A pending copy is (send time,
         start a, response r, first refused copy f, flow). (:meth:`_general` is the same loop through the servers'
-        interface; this one is 1.2-1.7x faster.)"""
+        interface; this one is 1.25-1.5x faster.)"""
         s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, [], self.tally
         heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
             self.end, self.exps, self.scale

@@ -11,7 +11,7 @@ mode of ``threshold``) and answer the event loop (:mod:`.events`) the same quest
 * ``stop(t, collapsed)``: True when a run ``until_collapse`` can end before the event at t;
 * ``close(end, state)``: (busy time in the window, the earliest collapse) after the last event.
 
-The event loop of the common case (:meth:`.events._Run._fifo`: FIFO, one flow, no Retry-After, no modes) writes the
+The event loop of the common case (:meth:`.events._Run._fifo`: FIFO, no Retry-After, no modes) writes the
 FIFO server's hot path out itself (the departures before t, the Lindley step) and calls :meth:`FifoServer.advance`
 and :meth:`FifoServer.after_vacations` only for vacations and the overload's end with them.
 
