@@ -304,3 +304,33 @@ def test_collapse_times_against_a_lindley_recursion():
     assert abs(sim.mean() - x / (lam * b - 1)) < 5  # Wald: about x / drift (+ overshoot, detection)
     none = collapse_times(sip(rate=0.2, service=Deterministic(1), t1=x, timeout=x), limit=50, replications=3, seed=1)
     assert none["times"] == [math.inf] * 3 and none["collapsed"] == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("fields, kwargs", [
+    (dict(rate=12.0), dict(response_times=(0.3, 40.0))),  # collapses: 7 copies, waits beyond the timeout
+    (dict(rate=8.0, method="non-invite", t1=0.25, timeout=4), {}),
+    (dict(rate=12.0, control="503", thresholds=(10, 20)), dict(response_times=(0.5,))),
+    (dict(rate=14.0, control="ignore", thresholds=(5, 10), duplicate_cost=0.5), {}),
+    (dict(rate=11.0, service=Deterministic(F(1, 10)), capacity=30), {}),
+    (dict(rate=9.0, vacation=Exponential(F(1, 20)), vacation_policy="multiple"), {}),
+    (dict(rate=11.0, vacation=Exponential(F(1, 20)), vacation_policy="single", control="ignore", thresholds=(0, 4)),
+     {}),
+    (dict(rate=12.0), dict(until_collapse=True)),
+    (dict(rate=12.0, control="503", thresholds=(10, 20)), dict(until_collapse=True, overload_collapse=True)),
+    (dict(rate=9.0, vacation=Exponential(F(1, 2)), vacation_policy="single", t1=0.2, timeout=0.4),
+     dict(until_collapse=True)),  # the collapse is a wait for a vacation's end
+    (dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(10, 20)), dict(response_times=(0.5,))),
+    (dict(rate=5.0, rate_non_invite=6.0, service_non_invite=Exponential(F(1, 20)), duplicate_cost=0.5),
+     dict(response_times=(0.2, 1.0))),  # a service law per flow, the second flow non-INVITE
+    (dict(rate=3.0, method="non-invite", rate_non_invite=7.0, control="ignore", thresholds=(4, 8),
+          vacation=Exponential(F(1, 20)), vacation_policy="multiple"), {}),
+])
+def test_the_fifo_loop_is_the_general_loop_number_for_number(fields, kwargs):
+    """The common case's loop (FIFO, one or two flows: the server written out, no call per event) and the general loop
+    (the servers' interface) are two codings of one simulation: the same accumulators, tail counts and collapse
+    epoch for the same seed, bit for bit (exact equality: the same floating-point operations in the same order)."""
+    setup = setup_of(sip(**fields))
+    fast = replication(np.random.default_rng(3), setup, 20.0, 320.0, **kwargs)
+    general = replication(np.random.default_rng(3), setup, 20.0, 320.0, general=True, **kwargs)
+    assert fast == general
+    assert fast[0][1] > 100 or ("until_collapse" in kwargs and math.isfinite(fast[1]))  # something was simulated

@@ -128,7 +128,7 @@ def test_size_collapse_onset_cli(capsys):
     assert code == 0
     doc = json.loads(out)
     assert list(doc) == ["upper", "lower", "load_upper", "load_lower", "offered_rate_upper", "offered_rate_lower",
-                         "mean_copies_upper", "mean_copies_lower", "folds", "note"]
+                         "mean_copies_upper", "mean_copies_lower", "folds", "note", "notes"]
     assert 0.5724 < doc["load_upper"] < 0.5725 and abs(doc["load_lower"] - 1 / 7) < 1e-12
     code, out, _ = _cli(["size", "sip-retransmission", "--service", "exp:mean=0.1", "--scan-points", "16",
                          "--run-length", "1000", "--json"], capsys)

@@ -156,3 +156,15 @@ def test_simulator_refuses_a_vacation_without_a_waiting_place():
                             vacation_policy="multiple")
     with pytest.raises(ParameterError, match="capacity"):
         simulate_sip(model, horizon=10, warmup=0, replications=2, seed=1)
+
+
+def test_a_kinked_law_with_vacations_is_refused_by_the_declaration():
+    """The infinite room with vacations and a law with kinks: the engine's declaration (asked before any work)
+    refuses it, naming the law at fault; before, the refusal came after the response laws were built (9 s)."""
+    from qderive.numeric.engines.sip import supports
+
+    refusal = supports(Sip(rate=5, service=Exponential(F(1, 10)), vacation=Deterministic(F(1, 20))))
+    assert refusal is not None and refusal.option == "--vacation" and "no smooth density" in refusal.reason
+    refusal = supports(Sip(rate=5, service=Deterministic(F(1, 10)), vacation=Exponential(F(1, 20))))
+    assert refusal is not None and refusal.option == "--service"
+    assert supports(Sip(rate=5, service=Exponential(F(1, 10)), vacation=Exponential(F(1, 20)))) is None

@@ -86,7 +86,16 @@ from .capabilities import supports
 from .fixed_point import FixedPointMap, scan_grid
 from .roots import illinois, to_fraction
 
-__all__ = ["collapse_onset", "metastable_lifetime", "onset_grid", "run_length_onset", "size"]
+__all__ = ["FLOAT64_ONSET_NOTE", "collapse_onset", "metastable_lifetime", "onset_grid", "run_length_onset", "size"]
+
+#: the accuracy of the float64 search (module docstring, *The computation*), measured against --digits 20 (M/M/1 and
+#: Erlang-2 with ignore 20,40: the ends to 5e-11 and 3e-11 relative, the saddle-nodes' offered rates to 1.2e-6 and
+#: 8.8e-7; ``tests/test_sip_onset.py``)
+FLOAT64_ONSET_NOTE = (
+    "float64: upper, lower and their loads are right to about 9 significant digits, offered_rate_* and "
+    "mean_copies_* (where the saddle-node lies) to about 5: h = lambda / E[copies] is flat at its extremum, so its "
+    "location is known only to the square root of the map's accuracy (about 1e-9 relative, the Euler-inverted "
+    "tails); give --digits D for D correct digits of every value")
 
 #: the golden ratio's conjugate (golden-section search)
 _INVPHI = (math.sqrt(5) - 1) / 2
@@ -225,11 +234,12 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
                  else _newton(curve, x, grid[i - 1], grid[i + 1], digits))
             hx = curve.h(x, digits + 5)
         folds.append({"kind": kind, "rate": hx, "offered_rate": x, "kink": bool(kink)})
-    ctx = None if digits is None else mp_context(digits + 10)
-    for f in folds:
-        f["load"] = f["rate"] * (float(EB) if ctx is None else ctx.num(EB))
-        f["mean_copies"] = f["offered_rate"] / f["rate"]
-        f["stable_below"] = f["kind"] == "upper"
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+    with ctx:  # (E[B] rounded at the working precision, not at the default 53 bits)
+        for f in folds:
+            f["load"] = f["rate"] * ctx.num(EB)
+            f["mean_copies"] = f["offered_rate"] / f["rate"]
+            f["stable_below"] = f["kind"] == "upper"
     first = next((k for k, f in enumerate(folds) if f["kind"] == "upper"), None)
     if first is None or float(folds[first]["load"]) > X:
         return {**dict.fromkeys(keys), "folds": folds, "note": f"no saddle-node at loads up to --max-load "
@@ -250,6 +260,8 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
     if low is not None and low["kink"]:
         note += f"; the lower end is the saturation kink lambda = 1/E[B] (load 1/n, n = {model.max_copies})"
     out["note"] = note
+    if digits is None and not all(f["kink"] for f in folds[first:first + 2]):
+        out["notes"] = [FLOAT64_ONSET_NOTE]
     return out
 
 

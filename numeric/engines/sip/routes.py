@@ -483,6 +483,33 @@ class InfiniteRoom(_RoomRoute):
     def covers(cls, server, mixture):
         return _fifo(server) and server.control is Control.NONE and server.capacity is None and not mixture
 
+    @classmethod
+    def refuses(cls, server):
+        """With vacations, a service or vacation law with kinks, from the laws alone (before any work; the check
+        :meth:`_check_tails` makes once the response laws are built, which takes seconds): its exact tails (a lattice
+        sum, shifted inversions: ``vacation-infinite``'s declaration) cost seconds each, or it has none."""
+        if server.vacation is None:
+            return None
+        smooth, why = smooth_laws((server.service,), server.vacation)
+        if smooth:
+            return None
+        from ....symbolic.batches.finite import Constant
+        from ....symbolic.capabilities import ask_consumer
+        from ....symbolic.models.vacation import VacationQueue
+        from ..vacation_wait import response_laws
+
+        at_fault = "--vacation" if "vacation" in why else "--service"
+        law = server.vacation if at_fault == "--vacation" else server.service
+        base = VacationQueue(1 / (2 * server.service.moment(1)), Constant(1), server.service, server.vacation,
+                             server.vacation_policy)
+        if ask_consumer(response_laws, base, {"sojourn_tail"}) is None:  # exact tails, seconds per evaluation
+            return Refusal(at_fault, f"has no smooth density with --vacation in this server ({why}): its exact "
+                           "sojourn tails take seconds each and the fixed point needs hundreds of them; use smooth "
+                           "laws (exp, erlang, hyperexp, gamma, ph), or the simulator (qderive simulate "
+                           "sip-retransmission)", _spec(law))
+        return Refusal(at_fault, f"has no exact response-time tails in this server: {why} (use a smooth law: exp, "
+                       "erlang, hyperexp, gamma, ph)", _spec(law))
+
     def build(self):
         from ....symbolic.batches.finite import Constant
         from ....symbolic.models.vacation import VacationQueue

@@ -11,6 +11,10 @@ mode of ``threshold``) and answer the event loop (:mod:`.events`) the same quest
 * ``stop(t, collapsed)``: True when a run ``until_collapse`` can end before the event at t;
 * ``close(end, state)``: (busy time in the window, the earliest collapse) after the last event.
 
+The event loop of the common case (:meth:`.events._Run._fifo`: FIFO, no Retry-After, no modes) writes the
+FIFO server's hot path out itself (the departures before t, the Lindley step) and calls :meth:`FifoServer.advance`
+and :meth:`FifoServer.after_vacations` only for vacations and the overload's end with them.
+
 The package docstring states the model (vacations, the modes, the collapse epoch).
 """
 
@@ -144,7 +148,7 @@ class FifoServer(_Window):
         elif self.vacations is None:
             start = t
         else:
-            start = self._after_vacations(t)
+            start = self.after_vacations(t)
             if start is STOP:
                 return STOP
         self.last = d = start + service
@@ -154,8 +158,9 @@ class FifoServer(_Window):
             self.busy += (d if d < we else we) - (start if start > ws else ws)
         return d if r == math.inf else r
 
-    def _after_vacations(self, t: float):
-        """The start of a copy finding the server empty: on vacation since the last departure (or time 0)?"""
+    def after_vacations(self, t: float):
+        """The start of a copy finding the server empty: on vacation since the last departure (or time 0)? The
+        vacations of the idle period are drawn now; :data:`STOP` when a run ``until_collapse`` ends at this copy."""
         vacations = self.vacations
         e = self.last + vacations() if self.drawn is None else self.drawn
         self.drawn = None
