@@ -142,11 +142,11 @@ def paper_forms() -> dict:
     """(A.2)-(A.6) as the literature writes them, each proved equal to the derived form before it is printed.
 
     With the batch factor g = 1 - (1 - p) z and the groups lambda + mu (1 - p) = mu s_1, lambda + nu (1 - p) =
-    (lambda + nu) s_2 (Sopin 2013, sec. 1.2, with q = 1 - p):
+    (lambda + nu) s_2 (Sopin 2013, sec. 1.2, with q = 1 - p)::
 
-    Q~(z) = g (mu (lambda + nu) - nu (lambda + mu (1 - p)) z) / ((mu - (lambda + mu (1 - p)) z)
-            (lambda + nu - (lambda + nu (1 - p)) z)),
-    P~(z) = nu g (lambda + mu - (lambda + mu (1 - p)) z) / (the same denominator);
+        Q~(z) = g (mu (lambda + nu) - nu (lambda + mu (1 - p)) z) / ((mu - (lambda + mu (1 - p)) z)
+                (lambda + nu - (lambda + nu (1 - p)) z)),
+        P~(z) = nu g (lambda + mu - (lambda + mu (1 - p)) z) / (the same denominator);
 
     q~_j, p~_j a constant or geometric term per pole (the double pole: a geometric term times a linear one),
     and S~_r = 1 + sum_{j=1}^r q~_j summed in closed form: sum_{j=1}^r s^j = s (1 - s^r)/(1 - s) and
