@@ -1,0 +1,268 @@
+"""M[X]/G/1/r with composed start-of-busy-period blocks (close-down, vacations, N-policy, setup): the finite room.
+
+The structure of :mod:`qderive.symbolic.blocks.base` in a waiting room of r places (the customer in service not
+counted), partial admission (the first members of a batch that fit), every quantity a sum of positive terms:
+
+**The departure chain** on 0..r (the number left behind). From j >= 1 the next service starts with j - 1 waiting
+and the next departure leaves min(j - 1 + A, r), A the customers arriving during one service (law a, tails
+abar_m = P(A > m)); from 0 the idle passage runs (:class:`FinitePassage`) and the first service starts with Y
+present (law y over 1..r+1), so the departure leaves min(Y - 1 + A, r). The chain is of M/G/1 type, and the cut
+between j and j + 1 (j < r, the room's cap only merges the mass beyond r into r) gives the positive forward
+recursion of the thesis's (2b) (``docs/theory/chapter2.md`` section 2, Statement 1's recursion with the start law
+of the blocks)::
+
+    a_0 pi_{j+1} = pi_0 cbar_j + sum_{i=1}^{j} pi_i abar_{j-i+1},     cbar_j = P(Y - 1 + A > j),
+
+solved unnormalised (pi_0 = 1) by :func:`qderive.numeric.kernels.vacation.cut_recursion` (blocks of Toeplitz
+inverses with positive entries; float64 rescaled by powers of two): O(r^2) operations, as today's finite kernel.
+
+**The idle passage** (:class:`FinitePassage`) interprets ``during``, ``interrupt``, ``wait``, ``repeat`` over
+count vectors over 0..r+1 capped by the room as :func:`qderive.symbolic.blocks.machine.places` says (a batch finds
+r - k places, r + 1 - k when its arrival starts service at once): partial admission turns the number present
+k + (arrivals) into min(k + arrivals, cap), cap = k + places. Per idle period it gives the first-service law y,
+the expected time at each level k split by the places a batch finds there (``times``: r - k; ``at_once``:
+r + 1 - k) and the expected number of embedded vacation ends at each level
+(:func:`~qderive.symbolic.blocks.machine.epoch_at_end`).
+
+**Renewal reward** over the intervals between departures (weights pi): the time at waiting level l during the
+services is sum_i s_i u^{cap}_{l-i}, s_l = pi_{l+1} + pi_0 y_{l+1} the number waiting at a service start and
+u^{cap} the level times of one service capped at r (u_m below the cap, Ubar_{r-i} at it); the idle period adds
+pi_0 T_k. With T = pi_0 E[I] + b_1 sum_j pi_j the mean interval, p_l = (time at l) / T (the number waiting, the
+one in service not counted); ``idle_probability`` = pi_0 E[I] / T; ``throughput`` = sum_j pi_j / T; the loss
+(Theorem 1.1 (12) generalised): sum over the states of the time fraction times E (X - places)^+ / l_1;
+``batch_blocking_probability`` the time with no place; q_0, q_r the embedded epochs (service completions and
+vacation ends) leaving 0 / r waiting as a fraction of all of them.
+
+Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with
+:class:`~qderive.numeric.engines.vacation.FiniteEngine`'s kernel, and every composed variant with the block chain
+(:mod:`qderive.numeric.oracles.blocks`).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...symbolic.blocks import blocks_of, passage
+from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, places
+from ...symbolic.errors import ParameterError
+from ..kernels.vacation import cut_recursion
+from ..sequences import arrival_counts, batch_vectors
+from .blocks import renewal
+
+__all__ = ["FinitePassage", "finite_measures"]
+
+
+def _at_least(ctx, tail_above):
+    """P(A >= m), m = 0..len: 1 then P(A > m - 1) (``tail_above`` = P(A > m))."""
+    out = ctx.zeros(len(tail_above) + 1)
+    out[0] = ctx.num(1)
+    out[1:] = tail_above
+    return out
+
+
+class _Jumps:
+    """A jump law over 0..n (``pmf``) with P(J >= m) (``geq``), and the level-time pair (``u``, ``ubar``) when it
+    is the arrivals of a time (u_m the expected time with m arrived so far, Ubar_m = sum_{i>=m} u_i)."""
+
+    def __init__(self, pmf, geq, u=None, ubar=None):
+        self.pmf, self.geq, self.u, self.ubar = pmf, geq, u, ubar
+
+
+def capped(ctx, v, pmf, geq, cap: int, size: int):
+    """The law of min(K + J, cap), K ~ v (zero beyond ``cap``) and J ~ ``pmf`` independent, over 0..size-1:
+    out_j = sum_k v_k pmf_{j-k} (j < cap), out_cap = sum_{k<=cap} v_k P(J >= cap - k) (positive sums). With
+    (u, Ubar) for (pmf, geq) it gives the expected time at each level during one period of a time."""
+    out = ctx.zeros(size)
+    w = v[: cap + 1]
+    if cap:
+        out[:cap] = np.convolve(w, pmf[:cap])[:cap]
+    out[cap] = np.dot(w, geq[cap::-1][: len(w)])
+    return out
+
+
+class FinitePassage:
+    """The interpreter of the primitives on count vectors over 0..r+1 in the finite room r (module docstring),
+    partial admission; the stages (:func:`~qderive.symbolic.blocks.machine.machine`) give the places and the
+    embedded epochs of each primitive, in the order the passage calls them.
+
+    After :func:`~qderive.symbolic.blocks.base.passage`: the first-service law (returned by ``finish``), ``times``
+    (expected time at level k with r - k places per idle period), ``at_once`` (r + 1 - k places), ``ends``
+    (expected embedded vacation ends at level k)."""
+
+    def __init__(self, model, ctx, stages, room: int):
+        self.model, self.ctx, self.stages, self.room = model, ctx, stages, room
+        self.size = room + 2
+        self.lam = ctx.num(model.rate)
+        bv = batch_vectors(model.batch, self.size, ctx)
+        self.x = _Jumps(bv.pmf[: self.size], _at_least(ctx, bv.tail[: self.size]))
+        self.times = ctx.zeros(self.size)
+        self.at_once = ctx.zeros(self.size)
+        self.ends = ctx.zeros(self.size)
+        self.served = ctx.zeros(self.size)
+        self.i = 0
+        self._counts: dict = {}
+
+    def counts(self, law) -> _Jumps:
+        """The customers arriving during one period of ``law`` over 0..r+1 (:func:`arrival_counts`)."""
+        if law not in self._counts:
+            c = arrival_counts(law, self.model.batch, self.model.rate, self.size, self.ctx)
+            self._counts[law] = _Jumps(c.a, _at_least(self.ctx, c.abar), c.u, c.ubar)
+        return self._counts[law]
+
+    def _stage(self):
+        i, self.i = self.i, self.i + 1
+        return i, places(self.stages, i, 0, self.room)  # the cap: k + places
+
+    def _epochs(self, i, out, done=0, below=None):
+        """Add the vacation ends of stage ``i`` leaving the law ``out`` (levels < ``below`` only, if given) that are
+        embedded epochs (:func:`epoch_at_end`)."""
+        top = self.size if below is None else below
+        for k in range(top):
+            if out[k] != 0 and epoch_at_end(self.stages, i, k, done):
+                self.ends[k] = self.ends[k] + out[k]
+
+    def _add_times(self, i, cap, vector):
+        if cap > self.room:
+            self.at_once = self.at_once + vector
+        else:
+            self.times = self.times + vector
+
+    # -- the primitives ------------------------------------------------------------------------------------
+    def start(self):
+        v = self.ctx.zeros(self.size)
+        v[0] = self.ctx.num(1)
+        return v
+
+    def during(self, v, law, vacation=False):
+        i, cap = self._stage()
+        c = self.counts(law)
+        self._add_times(i, cap, capped(self.ctx, v, c.u, c.ubar, cap, self.size))
+        out = capped(self.ctx, v, c.pmf, c.geq, cap, self.size)
+        if self.stages[i].vacation:
+            self._epochs(i, out)
+        return out
+
+    def interrupt(self, v, law):
+        i, cap = self._stage()
+        c = self.counts(law)
+        self._add_times(i, cap, v * c.u[0])
+        busy = c.geq[1]  # P(A > 0) = P(a batch arrives during the period), a positive sum
+        self.served = self.served + capped(self.ctx, v, self.x.pmf, self.x.geq, cap, self.size) * busy
+        return v * c.pmf[0]
+
+    def _exit(self, v, n, visits, jumps, cap):
+        """What stays at n.. plus the walk's jumps from below n, capped."""
+        low = self.ctx.zeros(self.size)
+        low[:n] = visits
+        out = capped(self.ctx, low, jumps.pmf, jumps.geq, cap, self.size)
+        out[:n] = self.ctx.zeros(n)
+        out[n:] = out[n:] + v[n:]
+        return out
+
+    def wait(self, v, threshold):
+        i, cap = self._stage()
+        n = min(threshold, cap)
+        visits = renewal(self.ctx, v[:n], self.x.pmf)
+        low = self.ctx.zeros(self.size)
+        low[:n] = visits / self.lam
+        self._add_times(i, cap, low)
+        return self._exit(v, n, visits, self.x, cap)
+
+    def repeat(self, v, law, threshold, most=None):
+        i, cap = self._stage()
+        c = self.counts(law)
+        n = min(threshold, cap)
+        if most is None:
+            visits = renewal(self.ctx, v[:n], c.pmf, c.geq[1])  # U_k: the periods started at level k < N
+            low = self.ctx.zeros(self.size)
+            low[:n] = visits
+            self._add_times(i, cap, capped(self.ctx, low, c.u, c.ubar, cap, self.size))
+            self._epochs(i, capped(self.ctx, low, c.pmf, c.geq, cap, self.size))
+            return self._exit(v, n, visits, c, cap)
+        g = self.ctx.zeros(self.size)
+        g[:n] = v[:n]
+        rest = v.copy()
+        rest[:n] = self.ctx.zeros(n)
+        for done in range(1, most + 1):
+            self._add_times(i, cap, capped(self.ctx, g, c.u, c.ubar, cap, self.size))
+            moved = capped(self.ctx, g, c.pmf, c.geq, cap, self.size)
+            self._epochs(i, moved, done)
+            rest[n:] = rest[n:] + moved[n:]
+            g = self.ctx.zeros(self.size)
+            g[:n] = moved[:n]
+        return g + rest
+
+    def finish(self, v):
+        return v + self.served
+
+
+def _refuse(model, stages):
+    r = model.capacity
+    for i, s in enumerate(stages):
+        if s.kind is not StageKind.INTERRUPT and places(stages, i, 0, r) <= 0:
+            raise ParameterError("capacity", f"must be >= 1 with a {'setup' if s.timed else 'stage'} before the "
+                                 "first service (a batch would find no place while the server is not serving)", r)
+
+
+def finite_measures(model, ctx, blocks=None) -> dict:
+    """Every measure of ``qderive eval vacation-finite`` (the law ``p`` included) of ``model`` (a
+    FiniteVacationQueue, partial admission) with its blocks (or ``blocks``: a rule of one's own), by the departure
+    chain and renewal reward (module docstring); context numbers."""
+    blocks = blocks_of(model) if blocks is None else tuple(blocks)
+    stages = machine(model, blocks)
+    _refuse(model, stages)
+    r = model.capacity
+    op = FinitePassage(model, ctx, stages, r)
+    y = passage(blocks, op)
+    service = op.counts(model.service)
+    size = op.size
+    if ctx.is_float64 and not service.pmf[0] > ctx.tiny:
+        raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
+    s0 = y[1:]  # the number waiting at the first service start, 0..r
+    abar = service.geq[1: size + 1]  # P(A > m), m = 0..r+1
+    # cbar_j = P(Y - 1 + A > j) = sum_{l<=j} s0_l abar_{j-l} + P(Y - 1 > j), j = 0..r-1 (positive sums)
+    beyond = ctx.zeros(r + 1)
+    for j in range(r - 1, -1, -1):
+        beyond[j] = beyond[j + 1] + s0[j + 1]
+    cbar = np.convolve(s0[: r + 1], abar[: r + 1])[: r + 1] + beyond
+    seq = SimpleNamespace(a0=service.pmf[0], abar=abar[: r + 1].copy(), abar_rev=abar[: r + 1][::-1].copy(),
+                          cbar=cbar)
+    pi, _ = cut_recursion(ctx, seq, r)
+    pi0 = pi[0]
+    start = ctx.zeros(size)  # s_l: the number waiting at a service start, weighted
+    start[: r + 1] = s0[: r + 1] * pi0
+    start[: r] = start[: r] + pi[1:]
+    b1 = ctx.num(model.service.moment(1))
+    serving = capped(ctx, start, service.u, service.ubar, r, size)[: r + 1]
+    std = serving + op.times[: r + 1] * pi0
+    once = op.at_once[: r + 1] * pi0
+    not_serving = pi0 * ctx.fsum(list(op.times) + list(op.at_once))
+    departures = ctx.fsum(list(pi))
+    t_busy = b1 * departures
+    T = not_serving + t_busy
+    p_std, p_once = std / T, once / T
+    p = p_std + p_once
+    bv = batch_vectors(model.batch, size, ctx)
+    l1 = ctx.num(model.batch.mean)
+    lost = ctx.dot(p_std, bv.excess[r::-1]) + ctx.dot(p_once[: r + 1], bv.excess[r + 1: 0: -1])
+    nq = ctx.dot(p, ctx.arange(r + 1))
+    busy = t_busy / T
+    throughput = departures / T
+    flow = pi + op.ends[: r + 1] * pi0
+    epochs = ctx.fsum(list(flow))
+    return {
+        "loss_probability": lost / l1,
+        "batch_blocking_probability": p_std[r],
+        "idle_probability": not_serving / T,
+        "mean_queue_length": nq,
+        "mean_wait": nq / throughput,
+        "mean_number_in_system": nq + busy,
+        "throughput": throughput,
+        "p0": p[0],
+        "pr": p[r],
+        "q0": flow[0] / epochs,
+        "qr": flow[r] / epochs,
+        "p": p,
+    }
