@@ -47,8 +47,10 @@ import numpy as np
 from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, places
 from ...symbolic.errors import ParameterError
+from ...symbolic.models.vacation import Admission
 from ..kernels.vacation import cut_recursion
-from ..sequences import arrival_counts, batch_vectors
+from ..kernels.arrivals import arrival_counts_of_times
+from ..sequences import batch_blocks, batch_vectors, count_sequences
 from .blocks import renewal
 
 __all__ = ["FinitePassage", "finite_measures"]
@@ -102,13 +104,15 @@ class FinitePassage:
         self.ends = ctx.zeros(self.size)
         self.served = ctx.zeros(self.size)
         self.i = 0
-        self._counts: dict = {}
+        # the customers arriving during one period of each law (the service's and the stages'), over 0..r+1: one
+        # pass over the batch convolutions for all of them (:func:`arrival_counts_of_times`)
+        laws = list(dict.fromkeys([model.service] + [s.law for s in stages if s.timed]))
+        times = [(*count_sequences(law.count_law(model.rate), self.size, ctx), ctx.num(law.moment(1))) for law in laws]
+        found = arrival_counts_of_times(ctx, times, batch_blocks(model.batch, self.size, ctx), self.lam, self.size)
+        self._counts = {law: _Jumps(a, _at_least(ctx, abar), u, ubar) for law, (a, abar, u, ubar) in zip(laws, found)}
 
     def counts(self, law) -> _Jumps:
-        """The customers arriving during one period of ``law`` over 0..r+1 (:func:`arrival_counts`)."""
-        if law not in self._counts:
-            c = arrival_counts(law, self.model.batch, self.model.rate, self.size, self.ctx)
-            self._counts[law] = _Jumps(c.a, _at_least(self.ctx, c.abar), c.u, c.ubar)
+        """The customers arriving during one period of ``law`` over 0..r+1 (a, P(A >= m), u, Ubar)."""
         return self._counts[law]
 
     def _stage(self):
@@ -202,14 +206,18 @@ def _refuse(model, stages):
     r = model.capacity
     for i, s in enumerate(stages):
         if s.kind is not StageKind.INTERRUPT and places(stages, i, 0, r) <= 0:
-            raise ParameterError("capacity", f"must be >= 1 with a {'setup' if s.timed else 'stage'} before the "
-                                 "first service (a batch would find no place while the server is not serving)", r)
+            raise ParameterError("capacity", f"must be >= 1 here: in the {s.kind.value} stage of the idle period a "
+                                 "batch finds r - k = 0 places (its arrival does not start service at once), so "
+                                 "nobody could ever be admitted", r)
 
 
 def finite_measures(model, ctx, blocks=None) -> dict:
     """Every measure of ``qderive eval vacation-finite`` (the law ``p`` included) of ``model`` (a
     FiniteVacationQueue, partial admission) with its blocks (or ``blocks``: a rule of one's own), by the departure
     chain and renewal reward (module docstring); context numbers."""
+    if model.admission is not Admission.PARTIAL:
+        raise ParameterError("admission", "the finite room with composed blocks computes partial admission only",
+                             model.admission.value)
     blocks = blocks_of(model) if blocks is None else tuple(blocks)
     stages = machine(model, blocks)
     _refuse(model, stages)
