@@ -33,14 +33,15 @@ def _worst(got, want):
     return max(diffs)
 
 
+@pytest.mark.parametrize("admission", list(Admission))
 @pytest.mark.parametrize("policy", ["none", "multiple", "single"])
 @pytest.mark.parametrize("batch, r", [(Geometric(2), 1), (Geometric(2), 6), (FinitePMF({1: F(1, 2), 3: F(1, 2)}), 4)])
-def test_todays_rules_are_the_finite_kernel(policy, batch, r):
-    # the blocks' departure chain with the built-in rules against the thesis's kernel (Statement 1, (9)-(12),
-    # another route: the cut recursion of the start period written for today's rules): 30 digits, agreement to
-    # 1e-25 (the sums are positive; the measured worst is 1e-30)
+def test_todays_rules_are_the_finite_kernel(policy, batch, r, admission):
+    # the blocks' departure chain with the built-in rules against the thesis's kernel (Statement 1, (9)-(12), and
+    # the whole-admission room process: the start period written for today's rules, not from the blocks): 30
+    # digits, agreement to 1e-25 (the sums are positive; the measured worst is 1e-30)
     model = FiniteVacationQueue.from_load(F(3, 4), batch, Erlang(2, F(1, 2)),
-                                          None if policy == "none" else Exponential(2), r,
+                                          None if policy == "none" else Exponential(2), r, admission,
                                           vacation_policy=SINGLE if policy == "single" else MULTIPLE)
     ctx = mp_context(30)
     with ctx:
@@ -60,12 +61,13 @@ COMPOSED = [
 ]
 
 
+@pytest.mark.parametrize("admission", list(Admission))
 @pytest.mark.parametrize("fields", COMPOSED, ids=lambda f: "-".join(f"{k}={v}" for k, v in f.items()
                                                                      if k in ("capacity", "start_threshold")))
-def test_composed_variants_equal_their_chain(fields):
+def test_composed_variants_equal_their_chain(fields, admission):
     # the chain is built from the stages' definitions (a CTMC over phase-type laws, GTH at 40 digits), not from the
     # departure chain: every measure and the law p to 1e-20 (measured: 1e-30)
-    model = FiniteVacationQueue(**{**BASE, **fields})
+    model = FiniteVacationQueue(**{**BASE, **fields}, admission=admission)
     want = chain_measures(model, digits=30)
     ctx = mp_context(30)
     with ctx:
@@ -83,12 +85,37 @@ class _AtMostJ(StartRule):
         return op.wait(op.repeat(state, self.vacation, self.threshold, self.most), self.threshold)
 
 
-def test_a_rule_of_ones_own_equals_its_chain():
+@pytest.mark.parametrize("fields", [
+    dict(vacation=Exponential(2), capacity=4, start_threshold=4, setup=Exponential(F(1, 3))),
+    dict(vacation=Erlang(2, F(1, 3)), vacation_policy=SINGLE, capacity=3, start_threshold=2,
+         close_down=Exponential(1)),
+    dict(vacation=None, capacity=5, start_threshold=5, close_down=Erlang(2, F(1, 2))),
+], ids=["multiple-N4-setup", "single-N2-close-down", "none-N5-close-down"])
+def test_whole_batches_that_do_not_fit_equal_the_chain(fields):
+    # batches of 1 or 3 under whole admission: a batch of 3 is refused near the top (in a close-down it does not
+    # end the period, in a wait it does not count towards N): the chain to 1e-20
+    model = FiniteVacationQueue(**{**BASE, "batch": FinitePMF({1: F(1, 2), 3: F(1, 2)}), **fields},
+                                admission=Admission.WHOLE)
+    want = chain_measures(model, digits=30)
+    ctx = mp_context(30)
+    with ctx:
+        assert _worst(finite_measures(model, ctx), want) <= mpmath.mpf(10) ** -20
+
+
+def test_a_threshold_whole_admission_can_never_meet_is_refused():
+    # batches of 2, N = 3, r = 3, no vacation, a setup: from 2 present no batch fits the r - 2 = 1 place
+    model = FiniteVacationQueue(F(1), Constant(2), Exponential(1), None, 3, Admission.WHOLE, start_threshold=3,
+                                setup=Exponential(1))
+    with pytest.raises(ParameterError, match="start-threshold"):
+        finite_measures(model, FLOAT64)
+
+
+@pytest.mark.parametrize("admission", list(Admission))
+def test_a_rule_of_ones_own_equals_its_chain(admission):
     # at most two vacations (a bounded ``repeat``: its last period's ends are epochs only when the server does not
     # then wait), then waiting for N = 3, and a setup, in a room of 4
     vac, setup = Erlang(2, F(1, 2)), Exponential(F(1, 4))
-    model = FiniteVacationQueue(F(1), Geometric(2), Exponential(F(1, 2)), vac, 4, Admission.PARTIAL, MULTIPLE, 3,
-                                setup)
+    model = FiniteVacationQueue(F(1), Geometric(2), Exponential(F(1, 2)), vac, 4, admission, MULTIPLE, 3, setup)
     blocks = (_AtMostJ(3, vac, 2), Setup(setup))
     want = chain_measures(model, digits=30, blocks=blocks)
     ctx = mp_context(30)
@@ -98,10 +125,13 @@ def test_a_rule_of_ones_own_equals_its_chain():
         assert abs(mine["mean_wait"] - finite_measures(model, ctx)["mean_wait"]) > 1e-3  # it is another rule
 
 
+@pytest.mark.parametrize("admission", list(Admission))
 @pytest.mark.parametrize("load", [F(1, 2), F(2)])
-def test_float64_agrees_with_30_digits(load):
-    # positive sums throughout: float64 to 1e-12 relative at r = 40 (measured: a few 1e-15), in overload too
-    model = FiniteVacationQueue.from_load(load, Geometric(3), Erlang(2, F(1, 2)), Exponential(2), 40,
+def test_float64_agrees_with_30_digits(load, admission):
+    # positive sums throughout: float64 to 1e-12 relative at r = 40 (whole: 12, its room matrices in mpmath are
+    # dense) (measured: a few 1e-15), in overload too
+    r = 40 if admission is Admission.PARTIAL else 12
+    model = FiniteVacationQueue.from_load(load, Geometric(3), Erlang(2, F(1, 2)), Exponential(2), r, admission,
                                           vacation_policy=SINGLE, start_threshold=4, setup=Exponential(F(1, 2)),
                                           close_down=Exponential(F(1, 3)))
     ctx = mp_context(30)
@@ -134,18 +164,17 @@ def test_a_large_room_is_quick_in_float64():
 # -- the engine, the command line's shapes and the refusals ---------------------------------------------------
 
 
-def test_the_engine_evaluates_the_blocks_and_refuses_whole_admission():
-    fields = dict(BASE, vacation=Exponential(2), capacity=4, start_threshold=2, setup=Exponential(F(1, 3)))
-    model = FiniteVacationQueue(**fields)
+@pytest.mark.parametrize("admission", list(Admission))
+def test_the_engine_evaluates_the_blocks(admission):
+    # through the precision policy (30 digits, guard digits, confirmed), against the chain
+    model = FiniteVacationQueue(**dict(BASE, vacation=Exponential(2), capacity=4, start_threshold=2,
+                                       setup=Exponential(F(1, 3))), admission=admission)
+    assert FiniteEngine.supports(model) is None
     got = model.evaluate(30, include=("p",))
     want = chain_measures(model, digits=30)
     for key in KEYS:
         assert abs(getattr(got, key) - want[key]) <= mpmath.mpf(10) ** -20, key
-    whole = FiniteVacationQueue(**fields, admission=Admission.WHOLE)
-    refusal = FiniteEngine.supports(whole)
-    assert refusal is not None and refusal.field == "admission"
-    assert FiniteEngine.supports(FiniteVacationQueue(**dict(fields, start_threshold=1, setup=None),
-                                                     admission=Admission.WHOLE)) is None  # today's rules: computed
+    assert max(abs(a - b) for a, b in zip(got.p, want["p"], strict=True)) <= mpmath.mpf(10) ** -20
 
 
 def test_a_room_without_a_place_for_the_threshold_batch_is_refused():

@@ -1,7 +1,8 @@
 """M[X]/G/1/r with composed start-of-busy-period blocks (close-down, vacations, N-policy, setup): the finite room.
 
 The structure of :mod:`qderive.symbolic.blocks.base` in a waiting room of r places (the customer in service not
-counted), partial admission (the first members of a batch that fit), every quantity a sum of positive terms:
+counted), partial admission (the first members of a batch that fit) or whole admission (a batch only if it fits
+entirely), every quantity a sum of positive terms:
 
 **The departure chain** on 0..r (the number left behind). From j >= 1 the next service starts with j - 1 waiting
 and the next departure leaves min(j - 1 + A, r), A the customers arriving during one service (law a, tails
@@ -15,11 +16,16 @@ of the blocks)::
 
 solved unnormalised (pi_0 = 1) by :func:`qderive.numeric.kernels.vacation.cut_recursion` (blocks of Toeplitz
 inverses with positive entries; float64 rescaled by powers of two): O(r^2) operations, as today's finite kernel.
+Under whole admission a departure still leaves at least j - 1, and the same cuts read
+pi_{j+1} R[r-j, r-j] = pi_0 P0(end room < r-j) + sum_{i=1}^{j} pi_i Rcum[r-i+1, r-j] in the service's room matrices
+(:func:`~qderive.numeric.kernels.vacation.whole_cut`, the kernel's whole-admission chain, P0 from the first-service
+law y): O(r^2) per batch of a service for the room matrices, as today's whole-admission kernel.
 
 **The idle passage** (:class:`FinitePassage`) interprets ``during``, ``interrupt``, ``wait``, ``repeat`` over
 count vectors over 0..r+1 capped by the room as :func:`qderive.symbolic.blocks.machine.places` says (a batch finds
 r - k places, r + 1 - k when its arrival starts service at once): partial admission turns the number present
-k + (arrivals) into min(k + arrivals, cap), cap = k + places. Per idle period it gives the first-service law y,
+k + (arrivals) into min(k + arrivals, cap), cap = k + places (whole admission: :class:`WholePassage`, the room
+process of batches that fit). Per idle period it gives the first-service law y,
 the expected time at each level k split by the places a batch finds there (``times``: r - k; ``at_once``:
 r + 1 - k) and the expected number of embedded vacation ends at each level
 (:func:`~qderive.symbolic.blocks.machine.epoch_at_end`).
@@ -29,9 +35,10 @@ services is sum_i s_i u^{cap}_{l-i}, s_l = pi_{l+1} + pi_0 y_{l+1} the number wa
 u^{cap} the level times of one service capped at r (u_m below the cap, Ubar_{r-i} at it); the idle period adds
 pi_0 T_k. With T = pi_0 E[I] + b_1 sum_j pi_j the mean interval, p_l = (time at l) / T (the number waiting, the
 one in service not counted); ``idle_probability`` = pi_0 E[I] / T; ``throughput`` = sum_j pi_j / T; the loss
-(Theorem 1.1 (12) generalised): sum over the states of the time fraction times E (X - places)^+ / l_1;
-``batch_blocking_probability`` the time with no place; q_0, q_r the embedded epochs (service completions and
-vacation ends) leaving 0 / r waiting as a fraction of all of them.
+(Theorem 1.1 (12) generalised): sum over the states of the time fraction times E (X - m)^+ / l_1, m the places
+(whole admission: E X 1{X > m} / l_1); ``batch_blocking_probability`` the time with no place (whole: P(X > m));
+q_0, q_r the embedded epochs (service completions and vacation ends) leaving 0 / r waiting as a fraction of all
+of them.
 
 Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with
 :class:`~qderive.numeric.engines.vacation.FiniteEngine`'s kernel, and every composed variant with the block chain
@@ -45,15 +52,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
-from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, places
+from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, places, refuse_stuck
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import Admission
-from ..kernels.vacation import cut_recursion
+from ..kernels.vacation import cut_recursion, mix_powers, room_kernel, whole_cut
 from ..kernels.arrivals import arrival_counts_of_times
 from ..sequences import batch_blocks, batch_vectors, count_sequences
 from .blocks import renewal
 
-__all__ = ["FinitePassage", "finite_measures"]
+__all__ = ["FinitePassage", "WholePassage", "capped", "finite_measures"]
 
 
 def _at_least(ctx, tail_above):
@@ -86,8 +93,9 @@ def capped(ctx, v, pmf, geq, cap: int, size: int):
 
 class FinitePassage:
     """The interpreter of the primitives on count vectors over 0..r+1 in the finite room r (module docstring),
-    partial admission; the stages (:func:`~qderive.symbolic.blocks.machine.machine`) give the places and the
-    embedded epochs of each primitive, in the order the passage calls them.
+    partial admission (:class:`WholePassage`: whole admission); the stages
+    (:func:`~qderive.symbolic.blocks.machine.machine`) give the places and the embedded epochs of each primitive,
+    in the order the passage calls them.
 
     After :func:`~qderive.symbolic.blocks.base.passage`: the first-service law (returned by ``finish``), ``times``
     (expected time at level k with r - k places per idle period), ``at_once`` (r + 1 - k places), ``ends``
@@ -104,6 +112,10 @@ class FinitePassage:
         self.ends = ctx.zeros(self.size)
         self.served = ctx.zeros(self.size)
         self.i = 0
+        self._prepare(model, ctx, stages)
+
+    def _prepare(self, model, ctx, stages):
+        """The count vectors of every law of the passage and of the service (whole admission: the room process)."""
         # the customers arriving during one period of each law (the service's and the stages'), over 0..r+1: one
         # pass over the batch convolutions for all of them (:func:`arrival_counts_of_times`)
         laws = list(dict.fromkeys([model.service] + [s.law for s in stages if s.timed]))
@@ -119,11 +131,10 @@ class FinitePassage:
         i, self.i = self.i, self.i + 1
         return i, places(self.stages, i, 0, self.room)  # the cap: k + places
 
-    def _epochs(self, i, out, done=0, below=None):
-        """Add the vacation ends of stage ``i`` leaving the law ``out`` (levels < ``below`` only, if given) that are
-        embedded epochs (:func:`epoch_at_end`)."""
-        top = self.size if below is None else below
-        for k in range(top):
+    def _epochs(self, i, out, done=0):
+        """Add the vacation ends of stage ``i`` (``done`` periods of it run) leaving the law ``out`` that are embedded
+        epochs (:func:`epoch_at_end`)."""
+        for k in range(self.size):
             if out[k] != 0 and epoch_at_end(self.stages, i, k, done):
                 self.ends[k] = self.ends[k] + out[k]
 
@@ -202,6 +213,111 @@ class FinitePassage:
         return v + self.served
 
 
+class WholePassage(FinitePassage):
+    """The same interpreter under whole admission (a batch is admitted only if it fits entirely: k + x <= cap,
+    cap = k + places; the threshold counts admitted customers). Within a time the number present follows the
+    room process of :func:`~qderive.numeric.kernels.vacation.mix_powers` (room d = cap - k, a batch of x fits when
+    x <= d); ``interrupt`` ends at the first batch that fits (the others are refused and the close-down goes on),
+    ``wait`` leaves level k at rate lambda f_k, f_k = P(X <= cap - k). Positive sums throughout."""
+
+    def __init__(self, model, ctx, stages, room: int):
+        super().__init__(model, ctx, stages, room)
+        bv = batch_vectors(model.batch, self.size + 1, ctx)
+        self.pmf, self.tail, self.geometric, self.support = bv.pmf, bv.tail, bv.geometric, bv.support
+        self.H = room_kernel(ctx, bv.pmf, bv.tail, self.size - 1)  # rooms 0..r+1
+
+    def _prepare(self, model, ctx, stages):
+        pass
+
+    def batches(self, law):
+        """(beta, P(K > k)) of the batches K arriving during one period of ``law`` over 0..size."""
+        count = law.count_law(self.model.rate)
+        return lambda size: count_sequences(count, size, self.ctx)[:2]
+
+    def mix(self, start, law, cap, kernel=None):
+        """(end law, level times) in levels 0..cap of the room process during one period of ``law`` from the rows of
+        ``start`` (levels 0..cap); ``kernel``: another room kernel (diagonal: the interrupt)."""
+        H = self.H[: cap + 1, : cap + 1] if kernel is None else kernel
+        structure = (self.geometric, self.support) if kernel is None else (None, None)
+        ends, times = mix_powers(self.ctx, start[..., ::-1], H, self.batches(law), self.lam, self.pmf, self.tail,
+                                 *structure)
+        return ends[..., ::-1], times[..., ::-1]
+
+    def _pad(self, v):
+        out = self.ctx.zeros(self.size)
+        out[: len(v)] = v
+        return out
+
+    def fits(self, cap, n):
+        """f_k = P(X <= cap - k), k = 0..n-1 (positive partial sums of the pmf)."""
+        cum = np.cumsum(self.pmf[: cap + 1])
+        return self.ctx.array([cum[cap - k] for k in range(n)])
+
+    def during(self, v, law, vacation=False):
+        i, cap = self._stage()
+        out, times = self.mix(v[: cap + 1], law, cap)
+        self._add_times(i, cap, self._pad(times))
+        out = self._pad(out)
+        if self.stages[i].vacation:
+            self._epochs(i, out)
+        return out
+
+    def interrupt(self, v, law):
+        i, cap = self._stage()
+        n = cap + 1
+        refused = self.ctx.zeros((n, n))  # a batch that does not fit leaves the level (and the period) as it is
+        for k in range(n):
+            refused[k, k] = self.tail[cap - k]
+        rest, times = self.mix(v[:n], law, cap, refused[::-1, ::-1])
+        self._add_times(i, cap, self._pad(times))
+        ended = times * self.lam  # expected batches per level; those that fit start service at once
+        self.served = self.served + self._pad(np.convolve(ended, self.pmf[: n])[:n])
+        return self._pad(rest)
+
+    def wait(self, v, threshold):
+        i, cap = self._stage()
+        n = min(threshold, cap)
+        f = self.fits(cap, n)
+        rate = self.ctx.zeros(n)  # W_k = V_k / f_k: the batches that fit, per unit of pmf, arriving at level k
+        for k in range(n):
+            came = np.dot(rate[:k][::-1], self.pmf[1: k + 1]) if k else v[0] * 0
+            rate[k] = (v[k] + came) / f[k]
+        self._add_times(i, cap, self._pad(rate / self.lam))
+        out = self._pad(np.convolve(rate, self.pmf[: cap + 1])[: cap + 1])
+        out[:n] = self.ctx.zeros(n)
+        return out + np.concatenate([self.ctx.zeros(n), v[n:]])
+
+    def _rows(self, law, n, cap):
+        start = self.ctx.zeros((n, cap + 1))
+        for k in range(n):
+            start[k, k] = self.ctx.num(1)
+        return self.mix(start, law, cap)
+
+    def repeat(self, v, law, threshold, most=None):
+        i, cap = self._stage()
+        n = min(threshold, cap)
+        ends, times = self._rows(law, n, cap)  # rows: the period started at level k < n
+        if most is None:
+            visits = self.ctx.zeros(n)
+            for k in range(n):
+                came = np.dot(visits[:k], ends[:k, k]) if k else v[0] * 0
+                visits[k] = (v[k] + came) / self.ctx.fsum(list(ends[k, k + 1:]))  # P(the count grows)
+            self._add_times(i, cap, self._pad(np.dot(visits, times)))
+            moved = self._pad(np.dot(visits, ends))
+            self._epochs(i, moved)
+            moved[:n] = self.ctx.zeros(n)
+            return moved + np.concatenate([self.ctx.zeros(n), v[n:]])
+        g = v[:n].copy()
+        rest = np.concatenate([self.ctx.zeros(n), v[n:]])
+        for done in range(1, most + 1):
+            self._add_times(i, cap, self._pad(np.dot(g, times)))
+            moved = self._pad(np.dot(g, ends))
+            self._epochs(i, moved, done)
+            rest[n:] = rest[n:] + moved[n:]
+            g = moved[:n]
+        return self._pad(g) + rest
+
+
 def _refuse(model, stages):
     r = model.capacity
     for i, s in enumerate(stages):
@@ -211,24 +327,13 @@ def _refuse(model, stages):
                                  "nobody could ever be admitted", r)
 
 
-def finite_measures(model, ctx, blocks=None) -> dict:
-    """Every measure of ``qderive eval vacation-finite`` (the law ``p`` included) of ``model`` (a
-    FiniteVacationQueue, partial admission) with its blocks (or ``blocks``: a rule of one's own), by the departure
-    chain and renewal reward (module docstring); context numbers."""
-    if model.admission is not Admission.PARTIAL:
-        raise ParameterError("admission", "the finite room with composed blocks computes partial admission only",
-                             model.admission.value)
-    blocks = blocks_of(model) if blocks is None else tuple(blocks)
-    stages = machine(model, blocks)
-    _refuse(model, stages)
-    r = model.capacity
-    op = FinitePassage(model, ctx, stages, r)
-    y = passage(blocks, op)
+def _partial_chain(model, ctx, op, s0, r):
+    """(pi_0..pi_r unnormalised, the time at each waiting level during the services weighted by pi) under partial
+    admission: the cut recursion (2b) with cbar_j = P(Y - 1 + A > j) and the capped level times of a service."""
     service = op.counts(model.service)
     size = op.size
     if ctx.is_float64 and not service.pmf[0] > ctx.tiny:
         raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
-    s0 = y[1:]  # the number waiting at the first service start, 0..r
     abar = service.geq[1: size + 1]  # P(A > m), m = 0..r+1
     # cbar_j = P(Y - 1 + A > j) = sum_{l<=j} s0_l abar_{j-l} + P(Y - 1 > j), j = 0..r-1 (positive sums)
     beyond = ctx.zeros(r + 1)
@@ -238,12 +343,48 @@ def finite_measures(model, ctx, blocks=None) -> dict:
     seq = SimpleNamespace(a0=service.pmf[0], abar=abar[: r + 1].copy(), abar_rev=abar[: r + 1][::-1].copy(),
                           cbar=cbar)
     pi, _ = cut_recursion(ctx, seq, r)
-    pi0 = pi[0]
     start = ctx.zeros(size)  # s_l: the number waiting at a service start, weighted
-    start[: r + 1] = s0[: r + 1] * pi0
+    start[: r + 1] = s0[: r + 1] * pi[0]
     start[: r] = start[: r] + pi[1:]
+    return pi, capped(ctx, start, service.u, service.ubar, r, size)[: r + 1]
+
+
+def _whole_chain(model, ctx, op, s0, r):
+    """The same under whole admission: the service's room matrices (``Rs``, ``Us`` of
+    :func:`~qderive.numeric.kernels.vacation.mix_powers` from every room, rooms d = r - waiting) and the positive
+    cuts of :func:`~qderive.numeric.kernels.vacation.whole_cut` with P0(end room < d) = sum_l s0_l Rcum[r - l, d]."""
+    eye = ctx.zeros((r + 1, r + 1))
+    for d in range(r + 1):
+        eye[d, d] = ctx.num(1)
+    Rs, Us = mix_powers(ctx, eye, op.H[: r + 1, : r + 1], op.batches(model.service), op.lam, op.pmf, op.tail,
+                        op.geometric, op.support)
+    Rcum = ctx.zeros(Rs.shape)
+    Rcum[:, 1:] = np.cumsum(Rs, axis=1)[:, :-1]
+    first = s0[: r + 1][::-1]  # the first service's start law in rooms (room r - l for l waiting)
+    pi = whole_cut(ctx, r, np.dot(first, Rcum), Rs, Rcum)
+    start = s0[: r + 1] * pi[0]
+    start[:r] = start[:r] + pi[1:]
+    rooms = np.dot(start[::-1], Us)
+    return pi, rooms[::-1]
+
+
+def finite_measures(model, ctx, blocks=None) -> dict:
+    """Every measure of ``qderive eval vacation-finite`` (the law ``p`` included) of ``model`` (a
+    FiniteVacationQueue, partial or whole admission) with its blocks (or ``blocks``: a rule of one's own), by the
+    departure chain and renewal reward (module docstring); context numbers."""
+    whole = model.admission is Admission.WHOLE
+    blocks = blocks_of(model) if blocks is None else tuple(blocks)
+    stages = machine(model, blocks)
+    refuse_stuck(model, stages)
+    _refuse(model, stages)
+    r = model.capacity
+    op = (WholePassage if whole else FinitePassage)(model, ctx, stages, r)
+    y = passage(blocks, op)
+    s0 = y[1:]  # the number waiting at the first service start, 0..r
+    pi, serving = (_whole_chain if whole else _partial_chain)(model, ctx, op, s0, r)
+    pi0 = pi[0]
+    size = op.size
     b1 = ctx.num(model.service.moment(1))
-    serving = capped(ctx, start, service.u, service.ubar, r, size)[: r + 1]
     std = serving + op.times[: r + 1] * pi0
     once = op.at_once[: r + 1] * pi0
     not_serving = pi0 * ctx.fsum(list(op.times) + list(op.at_once))
@@ -254,7 +395,16 @@ def finite_measures(model, ctx, blocks=None) -> dict:
     p = p_std + p_once
     bv = batch_vectors(model.batch, size, ctx)
     l1 = ctx.num(model.batch.mean)
-    lost = ctx.dot(p_std, bv.excess[r::-1]) + ctx.dot(p_once[: r + 1], bv.excess[r + 1: 0: -1])
+    # a batch finding m places loses E (X - m)^+ (partial) or E X 1{X > m} = m P(X > m) + E (X - m)^+ (whole),
+    # and nobody is admitted with probability [m = 0] (partial) or P(X > m) (whole): m = r - j, or r + 1 - k
+    std_m, once_m = slice(r, None, -1), slice(r + 1, 0, -1)
+    lost = ctx.dot(p_std, bv.excess[std_m]) + ctx.dot(p_once, bv.excess[once_m])
+    if whole:
+        lost = lost + ctx.dot(p_std, ctx.arange(r + 1)[::-1] * bv.tail[std_m]) + ctx.dot(
+            p_once, (ctx.arange(r + 1)[::-1] + 1) * bv.tail[once_m])
+        blocked = ctx.dot(p_std, bv.tail[std_m]) + ctx.dot(p_once, bv.tail[once_m])
+    else:
+        blocked = p_std[r]
     nq = ctx.dot(p, ctx.arange(r + 1))
     busy = t_busy / T
     throughput = departures / T
@@ -262,7 +412,7 @@ def finite_measures(model, ctx, blocks=None) -> dict:
     epochs = ctx.fsum(list(flow))
     return {
         "loss_probability": lost / l1,
-        "batch_blocking_probability": p_std[r],
+        "batch_blocking_probability": blocked,
         "idle_probability": not_serving / T,
         "mean_queue_length": nq,
         "mean_wait": nq / throughput,

@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic import limits as _limits
-from ...symbolic.capabilities import Rule, declare
+from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import (
     Admission,
@@ -222,13 +222,6 @@ class FiniteSweep:
             return self._kernel.loss_at(int(r))
 
 
-#: whole admission with a start threshold, a setup or a close-down: the room process of whole batches within the
-#: idle passage's stages is not written (:mod:`qderive.numeric.engines.blocks_finite` is partial admission)
-WHOLE_BLOCKS = Rule("admission", lambda m: m.blocks and m.admission is Admission.WHOLE,
-                    "the finite room with --start-threshold, --setup or --close-down computes partial admission only "
-                    "(whole admission with them is not implemented)", whole=True)
-
-
 def block_measures(model, ctx) -> dict:
     """The measures of the finite room with composed blocks (:func:`qderive.numeric.engines.blocks_finite.
     finite_measures`); float64 trouble (an underflowing a_0) becomes :class:`Trouble`."""
@@ -245,10 +238,7 @@ def block_measures(model, ctx) -> dict:
 
 class FiniteEngine(Engine):
     """M[X]/G/1/r by :mod:`qderive.numeric.kernels.vacation` (positive terms throughout); with a start threshold,
-    a setup or a close-down (``model.blocks``) by :mod:`qderive.numeric.engines.blocks_finite` (partial
-    admission)."""
-
-    rules = (WHOLE_BLOCKS,)
+    a setup or a close-down (``model.blocks``) by :mod:`qderive.numeric.engines.blocks_finite` (both admissions)."""
 
     def compute(self, model, ctx, **options):
         if model.blocks:
