@@ -196,3 +196,15 @@ def test_size_finds_the_smallest_room_with_blocks():
     assert r >= 3 and loss(r) <= 1e-3 < loss(r - 1)
     with pytest.raises(ParameterError, match="start-threshold"):
         size({**values, "rate": None, "capacity": 5}, SizeRequest(F(1, 1000)), progress=False)
+
+
+def test_size_under_whole_admission_starts_where_the_threshold_can_be_met():
+    # batches of 2, N = 3, multiple vacations: with r = 3 a vacation that ends with 2 present leaves 1 place, no
+    # batch fits and N is never met (refused); the search starts at r = 4 instead of failing, and a loose target is
+    # met there
+    values = dict(rate=F(1, 4), batch=Constant(2), service=Exponential(1), vacation=Exponential(2),
+                  start_threshold=3, admission=Admission.WHOLE)
+    with pytest.raises(ParameterError, match="start-threshold"):
+        FiniteVacationQueue(**values, capacity=3).evaluate()
+    out = size(values, SizeRequest(F(9, 10)), progress=False)
+    assert out["capacity"] == 4 and out["loss_probability"] <= 0.9

@@ -276,6 +276,16 @@ def _lowest_capacity(model) -> int:
     r = 0 if model.vacation is None else 1
     if model.blocks:  # N <= r, and a setup needs a place for the batch that meets the threshold
         r = max(r, model.start_threshold, 1 if model.setup is not None else 0)
+        if model.admission is Admission.WHOLE:  # and whole batches must be able to meet N (a larger room helps)
+            from ...symbolic.blocks.machine import machine, refuse_stuck
+
+            stages = machine(model)
+            while r < model.capacity:
+                try:
+                    refuse_stuck(model.with_capacity(r), stages)
+                    break
+                except ParameterError:
+                    r += 1
     if model.admission is Admission.WHOLE:
         room = model.batch.min_size
         r = max(r, room - (0 if model.vacation is not None else 1))
