@@ -55,8 +55,8 @@ from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.blocks.machine import StageKind, epoch_at_end, machine, places, refuse_stuck
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import Admission
-from ..kernels.vacation import cut_recursion, mix_powers, room_kernel, whole_cut
 from ..kernels.arrivals import arrival_counts_of_times
+from ..kernels.vacation import cut_recursion, mix_powers, room_kernel, whole_cut
 from ..sequences import batch_blocks, batch_vectors, count_sequences
 from .blocks import renewal
 
@@ -138,7 +138,9 @@ class FinitePassage:
             if out[k] != 0 and epoch_at_end(self.stages, i, k, done):
                 self.ends[k] = self.ends[k] + out[k]
 
-    def _add_times(self, i, cap, vector):
+    def _add_times(self, cap, vector):
+        """Add expected level times of a stage whose cap is ``cap`` (r + 1: a batch's arrival starts service at once,
+        it finds r + 1 - k places; r: it finds r - k)."""
         if cap > self.room:
             self.at_once = self.at_once + vector
         else:
@@ -151,18 +153,22 @@ class FinitePassage:
         return v
 
     def during(self, v, law, vacation=False):
+        """A period of ``law``: k -> min(k + A, cap), the time at level j sum_k v_k u_{j-k} (j < cap) and
+        sum_k v_k Ubar_{cap-k} at the cap; its ends are epochs when it is a vacation."""
         i, cap = self._stage()
         c = self.counts(law)
-        self._add_times(i, cap, capped(self.ctx, v, c.u, c.ubar, cap, self.size))
+        self._add_times(cap, capped(self.ctx, v, c.u, c.ubar, cap, self.size))
         out = capped(self.ctx, v, c.pmf, c.geq, cap, self.size)
         if self.stages[i].vacation:
             self._epochs(i, out)
         return out
 
     def interrupt(self, v, law):
+        """A close-down: the first batch ends it and starts service with min(k + X, cap) present (probability
+        P(A > 0) per path, A the customers of the period); time u_0 at level k; the rest v a_0 goes on."""
         i, cap = self._stage()
         c = self.counts(law)
-        self._add_times(i, cap, v * c.u[0])
+        self._add_times(cap, v * c.u[0])
         busy = c.geq[1]  # P(A > 0) = P(a batch arrives during the period), a positive sum
         self.served = self.served + capped(self.ctx, v, self.x.pmf, self.x.geq, cap, self.size) * busy
         return v * c.pmf[0]
@@ -177,15 +183,20 @@ class FinitePassage:
         return out
 
     def wait(self, v, threshold):
+        """Waiting for N: the visits V_k = v_k + sum_{i>=1} V_{k-i} x_i of the levels k < N (one batch per visit,
+        time V_k / lambda each), then the law at N.. of the batches that cross N, capped."""
         i, cap = self._stage()
         n = min(threshold, cap)
         visits = renewal(self.ctx, v[:n], self.x.pmf)
         low = self.ctx.zeros(self.size)
         low[:n] = visits / self.lam
-        self._add_times(i, cap, low)
+        self._add_times(cap, low)
         return self._exit(v, n, visits, self.x, cap)
 
     def repeat(self, v, law, threshold, most=None):
+        """Periods of ``law`` while k < N at a period's end: U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i the
+        periods started at level k < N (at most ``most``: period by period), each with the times and ends of
+        ``during``."""
         i, cap = self._stage()
         c = self.counts(law)
         n = min(threshold, cap)
@@ -193,7 +204,7 @@ class FinitePassage:
             visits = renewal(self.ctx, v[:n], c.pmf, c.geq[1])  # U_k: the periods started at level k < N
             low = self.ctx.zeros(self.size)
             low[:n] = visits
-            self._add_times(i, cap, capped(self.ctx, low, c.u, c.ubar, cap, self.size))
+            self._add_times(cap, capped(self.ctx, low, c.u, c.ubar, cap, self.size))
             self._epochs(i, capped(self.ctx, low, c.pmf, c.geq, cap, self.size))
             return self._exit(v, n, visits, c, cap)
         g = self.ctx.zeros(self.size)
@@ -201,7 +212,7 @@ class FinitePassage:
         rest = v.copy()
         rest[:n] = self.ctx.zeros(n)
         for done in range(1, most + 1):
-            self._add_times(i, cap, capped(self.ctx, g, c.u, c.ubar, cap, self.size))
+            self._add_times(cap, capped(self.ctx, g, c.u, c.ubar, cap, self.size))
             moved = capped(self.ctx, g, c.pmf, c.geq, cap, self.size)
             self._epochs(i, moved, done)
             rest[n:] = rest[n:] + moved[n:]
@@ -256,7 +267,7 @@ class WholePassage(FinitePassage):
     def during(self, v, law, vacation=False):
         i, cap = self._stage()
         out, times = self.mix(v[: cap + 1], law, cap)
-        self._add_times(i, cap, self._pad(times))
+        self._add_times(cap, self._pad(times))
         out = self._pad(out)
         if self.stages[i].vacation:
             self._epochs(i, out)
@@ -269,7 +280,7 @@ class WholePassage(FinitePassage):
         for k in range(n):
             refused[k, k] = self.tail[cap - k]
         rest, times = self.mix(v[:n], law, cap, refused[::-1, ::-1])
-        self._add_times(i, cap, self._pad(times))
+        self._add_times(cap, self._pad(times))
         ended = times * self.lam  # expected batches per level; those that fit start service at once
         self.served = self.served + self._pad(np.convolve(ended, self.pmf[: n])[:n])
         return self._pad(rest)
@@ -282,7 +293,7 @@ class WholePassage(FinitePassage):
         for k in range(n):
             came = np.dot(rate[:k][::-1], self.pmf[1: k + 1]) if k else v[0] * 0
             rate[k] = (v[k] + came) / f[k]
-        self._add_times(i, cap, self._pad(rate / self.lam))
+        self._add_times(cap, self._pad(rate / self.lam))
         out = self._pad(np.convolve(rate, self.pmf[: cap + 1])[: cap + 1])
         out[:n] = self.ctx.zeros(n)
         return out + np.concatenate([self.ctx.zeros(n), v[n:]])
@@ -302,7 +313,7 @@ class WholePassage(FinitePassage):
             for k in range(n):
                 came = np.dot(visits[:k], ends[:k, k]) if k else v[0] * 0
                 visits[k] = (v[k] + came) / self.ctx.fsum(list(ends[k, k + 1:]))  # P(the count grows)
-            self._add_times(i, cap, self._pad(np.dot(visits, times)))
+            self._add_times(cap, self._pad(np.dot(visits, times)))
             moved = self._pad(np.dot(visits, ends))
             self._epochs(i, moved)
             moved[:n] = self.ctx.zeros(n)
@@ -310,7 +321,7 @@ class WholePassage(FinitePassage):
         g = v[:n].copy()
         rest = np.concatenate([self.ctx.zeros(n), v[n:]])
         for done in range(1, most + 1):
-            self._add_times(i, cap, self._pad(np.dot(g, times)))
+            self._add_times(cap, self._pad(np.dot(g, times)))
             moved = self._pad(np.dot(g, ends))
             self._epochs(i, moved, done)
             rest[n:] = rest[n:] + moved[n:]
