@@ -28,7 +28,6 @@ from ...symbolic import limits as _limits
 from ...symbolic.capabilities import declare
 from ...symbolic.errors import ParameterError
 from ...symbolic.models.vacation import (
-    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationMeasures,
@@ -201,7 +200,9 @@ class FiniteSweep:
             columns=lambda n: batch_blocks(m.batch, n, ctx), whole_max=_limits.current().whole_capacity)
 
     def at(self, r: int) -> dict:
-        """Every measure with r waiting places."""
+        """Every measure with r waiting places (composed blocks: :func:`block_measures`, O(r^2) per r)."""
+        if self.model.blocks:
+            return block_measures(self.model.with_capacity(r), self.ctx)
         if r != self.model.capacity:  # the model's own capacity was validated with it
             self.model.with_capacity(r)  # validation only
         with self.ctx:
@@ -213,19 +214,37 @@ class FiniteSweep:
                 raise
 
     def loss_at(self, r: int):
-        """The loss probability with r places; O(r) per r under partial admission."""
+        """The loss probability with r places; O(r) per r under partial admission (composed blocks: O(r^2))."""
+        if self.model.blocks:
+            return self.at(r)["loss_probability"]
         self.model.with_capacity(r)
         with self.ctx:
             return self._kernel.loss_at(int(r))
 
 
-class FiniteEngine(Engine):
-    """M[X]/G/1/r by :mod:`qderive.numeric.kernels.vacation` (positive terms throughout)."""
+def block_measures(model, ctx) -> dict:
+    """The measures of the finite room with composed blocks (:func:`qderive.numeric.engines.blocks_finite.
+    finite_measures`); float64 trouble (an underflowing a_0) becomes :class:`Trouble`."""
+    from .blocks_finite import finite_measures
 
-    rules = block_rules("the finite-room kernel")
+    with ctx:
+        try:
+            return finite_measures(model, ctx)
+        except ArithmeticError as exc:
+            if ctx.is_float64:
+                raise Trouble(str(exc)) from None
+            raise
+
+
+class FiniteEngine(Engine):
+    """M[X]/G/1/r by :mod:`qderive.numeric.kernels.vacation` (positive terms throughout); with a start threshold,
+    a setup or a close-down (``model.blocks``) by :mod:`qderive.numeric.engines.blocks_finite` (both admissions)."""
 
     def compute(self, model, ctx, **options):
-        out = FiniteSweep(model, ctx).at(model.capacity)
+        if model.blocks:
+            out = block_measures(model, ctx)
+        else:
+            out = FiniteSweep(model, ctx).at(model.capacity)
         if ctx.is_float64 and not np.all(np.isfinite(np.asarray(out["p"], dtype=float))):
             raise Trouble("the queue-length law over- or underflows float64")
         return out
@@ -255,6 +274,18 @@ class FiniteEngine(Engine):
 
 def _lowest_capacity(model) -> int:
     r = 0 if model.vacation is None else 1
+    if model.blocks:  # N <= r, and a setup needs a place for the batch that meets the threshold
+        r = max(r, model.start_threshold, 1 if model.setup is not None else 0)
+        if model.admission is Admission.WHOLE:  # and whole batches must be able to meet N (a larger room helps)
+            from ...symbolic.blocks.machine import machine, refuse_stuck
+
+            stages = machine(model)
+            while r < model.capacity:
+                try:
+                    refuse_stuck(model.with_capacity(r), stages)
+                    break
+                except ParameterError:
+                    r += 1
     if model.admission is Admission.WHOLE:
         room = model.batch.min_size
         r = max(r, room - (0 if model.vacation is not None else 1))
@@ -266,6 +297,15 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
     """``qderive size vacation-finite``: the smallest capacity (:func:`smallest_capacity`, no ``--capacity``)
     or, with ``--capacity`` and without ``--load`` / ``--rate``, the largest load (:func:`largest_load`)."""
     given_load = values.get("rate") is not None or values.get("load") is not None
+    blocks = [o for o, f in (("start-threshold", "start_threshold"), ("setup", "setup"), ("close-down", "close_down"))
+              if values.get(f) not in (None, 1)]
+    if blocks and values.get("capacity") is not None:
+        raise ParameterError(blocks[0], "is not computed by size --capacity (the largest load): its loss floor as the "
+                             "load goes to 0 is written for the thesis's rules only; size the capacity with --load "
+                             "instead")
+    if blocks and request.wait_level is not None:
+        raise ParameterError("target-wait-quantile", f"is not computed with --{blocks[0]} (the waiting-time law of "
+                             "the composed variants is not written)")
     if values.get("capacity") is not None:
         if given_load:
             raise ParameterError("give --capacity R to find the largest load, or --load / --rate to find the smallest "
@@ -302,7 +342,8 @@ def smallest_capacity(values: dict, request, digits=None, progress: bool = True)
     ``--digits`` the float64 search finds the place first (refused beyond the limit ``mp-capacity``)
     and the mpmath losses decide there (moving the answer by single steps if they disagree). The work
     is O(r*^2) for the sequences and O(r* log r*) for the probes (was O(r*^2) probes: 41 s
-    to give up at 10^5). Whole admission (r <= whole-capacity): gallop and bisect from the start.
+    to give up at 10^5). Whole admission (r <= whole-capacity) and the composed blocks (a start threshold, a
+    setup, a close-down: O(r^2) per capacity, from r = N on): gallop and bisect from the start.
     An mpmath probe beyond the limit ``mp-capacity`` is refused (mpmath costs O(r^2)).
     A progress bar (tqdm on stderr, on a terminal, after 2 s) follows the capacities probed.
     """
@@ -356,7 +397,7 @@ def smallest_capacity(values: dict, request, digits=None, progress: bool = True)
                 if r > top:
                     fail(top)
             found = r
-        elif model.admission is Admission.PARTIAL:
+        elif model.admission is Admission.PARTIAL and not model.blocks:
             r, scan_top = start, min(top, max(start, SCAN_CAPACITY))
             while r <= scan_top and not meets(r):
                 r += 1

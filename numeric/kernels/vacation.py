@@ -453,6 +453,24 @@ def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
     return acc_r, acc_u / lam
 
 
+def whole_cut(ctx, r, up, Rs, Rcum):
+    """x_0..x_r, the embedded chain of whole admission unnormalised (x_0 = 1), by the cuts between queue j and
+    j + 1 (rooms r - j and r - j - 1), every term positive:
+    x_{j+1} R[r-j, r-j] = x_0 P0(end room < r-j) + sum_{i=1}^{j} x_i Rcum[r-i+1, r-j]
+    (``up[d]`` = P0(end room < d) after an empty epoch, ``Rs``/``Rcum`` the service's room matrices); float64
+    rescales the prefix by powers of two when it grows."""
+    x = ctx.zeros(r + 1)
+    x[0] = ctx.num(1)
+    for j in range(r):
+        s = x[0] * up[r - j]
+        if j >= 1:
+            s = s + ctx.dot(x[1: j + 1], Rcum[r - j + 1: r + 1, r - j][::-1])
+        x[j + 1] = s / Rs[r - j, r - j]
+        if ctx.is_float64 and x[j + 1] > _RESCALE_AT:
+            x[: j + 2] = numpy.ldexp(x[: j + 2], -int(numpy.frexp(x[j + 1])[1]))
+    return x
+
+
 class WholeEngine:
     """Whole-batch admission: level crossing on the embedded chain, room matrices reused across r.
 
@@ -519,17 +537,7 @@ class WholeEngine:
         ctx = self.ctx
         up, start_times, idle, not_serving, services = self._start(r)
         Rs, Rcum, Us = self.Rs, self.Rcum, self.Us
-        x = ctx.zeros(r + 1)
-        x[0] = ctx.num(1)
-        for j in range(r):
-            # cut between queue j and j + 1 (rooms r - j and r - j - 1):
-            # x_{j+1} R[r-j, r-j] = x_0 P0(end room < r-j) + sum_{i=1}^{j} x_i Rcum[r-i+1, r-j]
-            s = x[0] * up[r - j]
-            if j >= 1:
-                s = s + ctx.dot(x[1: j + 1], Rcum[r - j + 1: r + 1, r - j][::-1])
-            x[j + 1] = s / Rs[r - j, r - j]
-            if ctx.is_float64 and x[j + 1] > _RESCALE_AT:
-                x[: j + 2] = numpy.ldexp(x[: j + 2], -int(numpy.frexp(x[j + 1])[1]))
+        x = whole_cut(ctx, r, up, Rs, Rcum)
         rooms = start_times * x[0]
         if r >= 1:
             rooms = rooms + numpy.dot(x[1:], Us[r:0:-1, : r + 1])
