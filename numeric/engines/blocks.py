@@ -34,6 +34,8 @@ __all__ = ["MomentPassage", "VectorPassage", "renewal", "measures", "passage_mom
 
 #: the series are carried to w^3: the variance of the number waiting needs the third factorial moments
 ORDER = 3
+#: the laws' series and count vectors of the last models (:meth:`MomentPassage._kept`)
+_KEPT: dict = {}
 
 
 @dataclass
@@ -72,7 +74,6 @@ class MomentPassage:
         self.served = S.constant(self.zero, self.zero, ORDER)
         self.ends, self.empty_ends = self.zero, self.zero
         self._pending = None  # the state after a vacation of ``during``: its end is an epoch unless the server waits
-        self._counts: dict = {}
 
     def _settle(self, threshold=None):
         """Count the vacation ends of the last ``during`` as embedded epochs of the thesis (q_0): every one, unless the
@@ -87,26 +88,45 @@ class MomentPassage:
         else:
             self.ends += state.ser[0] - sum(state.low[: min(threshold, self.top)], self.zero)
 
-    # -- the laws' series and count vectors ----------------------------------------------------------------
+    # -- the laws' series and count vectors (kept per law, rate, batch and context: a sweep asks again) --------
+    def _kept(self, kind, law, make):
+        ctx = self.ctx
+        key = (kind, law, self.model.rate, self.model.batch, self.top, ctx.is_float64, getattr(ctx, "dps", None))
+        try:
+            return _KEPT[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable (symbolic) law is not kept
+            value = make()
+            try:
+                if len(_KEPT) > 256:
+                    _KEPT.clear()
+                _KEPT[key] = value
+            except TypeError:
+                pass
+            return value
+
     def arrivals(self, law):
         """A_L(1 + w) = L*(-lambda xi(w)) = sum_j m_j (lambda xi)^j / j!: the customers arriving during one period
         of L (m_j its moments)."""
-        f = [self.ctx.num(law.moment(j)) * self.lam**j / factorial(j) for j in range(ORDER + 1)]
-        f[0] = self.ctx.num(1)
-        return S.compose(f, self.xi)
+        def make():
+            f = [self.ctx.num(law.moment(j)) * self.lam**j / factorial(j) for j in range(ORDER + 1)]
+            f[0] = self.ctx.num(1)
+            return S.compose(f, self.xi)
+        return self._kept("arrivals", law, make)
 
     def level_times(self, law):
         """U_L(1 + w) = (1 - L*(s)) / s = sum_{j>=1} m_j (lambda xi)^{j-1} / j!: the expected time during one period
         of L spent with m customers arrived so far, as a series."""
-        f = [self.ctx.num(law.moment(j + 1)) * self.lam**j / factorial(j + 1) for j in range(ORDER + 1)]
-        return S.compose(f, self.xi)
+        def make():
+            f = [self.ctx.num(law.moment(j + 1)) * self.lam**j / factorial(j + 1) for j in range(ORDER + 1)]
+            return S.compose(f, self.xi)
+        return self._kept("times", law, make)
 
     def counts(self, law):
         """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law``."""
-        if law not in self._counts:
+        def make():
             c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
-            self._counts[law] = (c.a[: self.top], c.abar[0], c.u[0])
-        return self._counts[law]
+            return c.a[: self.top], c.abar[0], c.u[0]
+        return self._kept("counts", law, make)
 
     def _poly(self, v):
         return S.polynomial(v, ORDER, self.zero)
