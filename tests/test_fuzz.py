@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import time
 
@@ -135,9 +136,15 @@ def _run(argv):
         signal.setitimer(signal.ITIMER_PROF, 0)
     assert "Traceback" not in err, (argv, err)
     assert code in (0, 2), (argv, code, err)
-    if code == 2:
-        assert len(err.strip().splitlines()) == 1, (argv, err)
+    if code == 2:  # one error line; the progress lines a slow (or loaded) run prints before it are not errors
+        lines = [line for line in err.strip().splitlines() if not _PROGRESS.match(line)]
+        assert len(lines) == 1, (argv, err)
     return code, out, err, time.monotonic() - start
+
+
+#: a progress line of a run that took more than 2 s (numeric/engines/progress.py), e.g.
+#: "qderive: eval two-flow: running, 3 s" or "..., 3 s, done"
+_PROGRESS = re.compile(r"qderive: [\w-]+ [\w-]+: running, \d+ s(, done)?$")
 
 
 @pytest.mark.parametrize("name", sorted(registered_models()))

@@ -264,7 +264,10 @@ def check_sequence_chain(model: TwoFlowModel) -> None:
     what = ("the priority discipline (algorithm 2) has no exact polynomial formulation: the next message served "
             "in modes 1 and 2 depends on every class in the queue" if model.algorithm is Algorithm.PRIORITY else
             "this computation follows a tagged message through the class-sequence chain")
-    _limits.check("two_flow_high", H, f"{what}; the chain has about 3 * 2^(H+1) = {3 * 2 ** (H + 1):.2g} states, "
+    import math
+
+    states = f"1e{int((H + 1) * math.log10(2) + math.log10(3))}"  # as a power of ten: 2^(H+1) overflows a float
+    _limits.check("two_flow_high", H, f"{what}; the chain has about 3 * 2^(H+1) = {states} states, "
                   "so raising the limit far does not help: `qderive simulate two-flow` has no such limit")
 
 
