@@ -73,20 +73,20 @@ class SymbolicPassage(MomentPassage):
     """The numeric engine's moment interpreter over symbols: a period of law L has no arrival with probability
     L*(lambda) (its LST at lambda); below N the batch law's probabilities (concrete batches only when N > 1)."""
 
-    def __init__(self, model, ctx, top: int):
-        self.model, self.ctx, self.top = model, ctx, max(top, 1)
+    def __init__(self, model, ctx, top: int, order: int = 3):
+        self.model, self.ctx, self.top, self.order = model, ctx, max(top, 1), order
         self.zero = sp.Integer(0)
         self.lam = model.rate
         batch = model.batch
-        self.batch = [sp.Integer(1)] + [batch.factorial_moment(j) / sp.factorial(j) for j in range(1, 4)]
+        self.batch = [sp.Integer(1)] + [batch.factorial_moment(j) / sp.factorial(j) for j in range(1, order + 1)]
         self.xi = [self.zero] + self.batch[1:]
         x = self.ctx.zeros(self.top + 1)
         if self.top > 1:
             for i in range(1, self.top + 1):
                 x[i] = self.ctx.num(batch.pmf(i))
         self.x = x
-        self.times = [self.zero] * 4
-        self.served = [self.zero] * 4
+        self.times = [self.zero] * (order + 1)
+        self.served = [self.zero] * (order + 1)
         self.ends, self.empty_ends = self.zero, self.zero
         self._pending = None
         self._counts = {}

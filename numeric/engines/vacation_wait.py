@@ -60,7 +60,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...symbolic.capabilities import declare
+from ...symbolic.capabilities import Rule, declare
 from ...symbolic.models.vacation import block_rules
 from ..response import ResponseLaw
 
@@ -795,12 +795,22 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-@declare(*block_rules("the waiting-time law (tails, quantiles, moments of order > 1)"), check=_tails_refusal)
+@declare(Rule("start_threshold", lambda n: n != 1, "under the N-policy a customer's wait depends on the batches that "
+              "arrive after it (it waits for the count to reach N), so the distributional form of Little's law that "
+              "gives the moments does not hold; the mean wait is the measure mean_wait",
+              frozenset({"wait_moments", "sojourn_moments"})),
+         *block_rules("the waiting-time transform (tails and quantiles; the moments are computed)",
+                      {"wait_tail", "wait_quantile", "sojourn_tail", "sojourn_quantile"}), check=_tails_refusal)
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
     A constant service (with no vacations or vacations covered by (L4)) gets exact tails by the lattice sum
-    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails."""
+    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails. With a start
+    threshold, a setup or a close-down: the moments of :func:`qderive.numeric.engines.blocks.response_laws`."""
+    if model.blocks:
+        from .blocks import response_laws as composed
+
+        return composed(model)
     from ...symbolic.cache import cached
 
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))

@@ -106,14 +106,16 @@ def close_down_field():
                  default=None)
 
 
-def block_rules(what: str) -> tuple:
+def block_rules(what: str, asked=frozenset()) -> tuple:
     """The refusals of a consumer that computes the start-of-busy-period rules of the thesis only (N = 1, no setup,
-    no close-down): ``what`` names it in the reason ("the finite-room kernel")."""
+    no close-down): ``what`` names it in the reason ("the finite-room kernel"); ``asked``: only when one of these
+    measures is asked (the waiting-time tails)."""
     from ..capabilities import Rule
 
-    return (Rule("start_threshold", lambda n: n != 1, f"{what} computes the start threshold N = 1 only"),
-            Rule("setup", lambda law: law is not None, f"{what} has no setup time"),
-            Rule("close_down", lambda law: law is not None, f"{what} has no close-down time"))
+    asked = frozenset(asked)
+    return (Rule("start_threshold", lambda n: n != 1, f"{what} computes the start threshold N = 1 only", asked),
+            Rule("setup", lambda law: law is not None, f"{what} has no setup time", asked),
+            Rule("close_down", lambda law: law is not None, f"{what} has no close-down time", asked))
 
 
 _LOAD = Alternative("load", "rate", Param("offered load rho_bar = lambda l1 b1 (> 0)", metavar="RHO"), _rate_from_load)
