@@ -482,7 +482,16 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: 
     from ...numeric.engines.progress import Progress
     from ...symbolic.models import model_class
     from .. import capabilities
-    from .verify import model_checks, run_parallel
+    from .verify import run_parallel
+
+    def model_checks(name):  # the derivation's checks, then the seeded simulation check if asked for
+        checks = list(_derivation(name).all_checks())
+        cls = model_class(name)
+        if simulate and _supports(cls, "simulate") and cls.example is not None:
+            from ..smoke import simulation_check
+
+            checks.append(lambda digits: simulation_check(cls.example())(digits))
+        return checks
 
     for name in names:  # refuse an unknown model or one without a derivation before any work
         if not capabilities.has(model_class(name), "derivation"):
@@ -490,8 +499,8 @@ def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: 
     desc = "verify" if len(names) != 1 else f"verify {names[0]}"
     with Progress(None, "checks", desc=desc, quiet=quiet or None) as bar:
         if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-            return run_parallel(names, digits, simulate, jobs, bar)
-        built = [(name, model_checks(name, simulate)) for name in names]
+            return run_parallel(names, model_checks, digits, jobs, bar)
+        built = [(name, model_checks(name)) for name in names]
         bar.set_total(sum(len(checks) for _, checks in built))
         results = []
         for name, checks in built:

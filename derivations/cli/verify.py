@@ -15,24 +15,9 @@ import multiprocessing
 import queue as queue_module
 import time
 
-__all__ = ["model_checks", "run_parallel"]
+__all__ = ["run_parallel"]
 
 _UNSTARTED, _BUILDING = -1, -2
-
-
-def model_checks(name: str, simulate: bool) -> list:
-    """The checks ``qderive verify`` runs for ``name``: its derivation's ``all_checks()``, then (``simulate``, for a
-    model with a simulator and an example) the seeded simulation check."""
-    from ...symbolic.models import model_class
-    from . import _derivation, _supports
-
-    checks = list(_derivation(name).all_checks())
-    cls = model_class(name)
-    if simulate and _supports(cls, "simulate") and cls.example is not None:
-        from ..smoke import simulation_check
-
-        checks.append(lambda digits: simulation_check(cls.example())(digits))
-    return checks
 
 
 def _claim(count, claimed, lock, current):
@@ -58,7 +43,7 @@ def _claim(count, claimed, lock, current):
         return None, None
 
 
-def _worker(names, simulate, digits, count, claimed, lock, out):
+def _worker(names, model_checks, digits, count, claimed, lock, out):
     built, current = {}, None
     try:
         while True:
@@ -69,7 +54,7 @@ def _worker(names, simulate, digits, count, claimed, lock, out):
                 time.sleep(0.02)
                 continue
             if m not in built:
-                built[m] = model_checks(names[m], simulate)
+                built[m] = model_checks(names[m])
             if index is None:  # this worker builds the model: publish its number of checks
                 with lock:
                     count[m] = len(built[m])
@@ -89,9 +74,10 @@ def _worker(names, simulate, digits, count, claimed, lock, out):
             out.put(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-def run_parallel(names: list, digits: int, simulate: bool, jobs: int, bar) -> list:
+def run_parallel(names: list, model_checks, digits: int, jobs: int, bar) -> list:
     """(model name, CheckResult) for every check of every model in ``names`` (the order of the serial run),
-    computed by ``jobs`` forked workers as the module docstring says; ``bar`` (a :class:`Progress`) counts the
+    ``model_checks(name)`` the list of a model's checks (callables of the digits), computed by ``jobs`` forked
+    workers as the module docstring says; ``bar`` (a :class:`Progress`) counts the
     checks done and learns the total once every derivation is built."""
     ctx = multiprocessing.get_context("fork")
     n = len(names)
@@ -99,7 +85,7 @@ def run_parallel(names: list, digits: int, simulate: bool, jobs: int, bar) -> li
     count = ctx.Array("i", [_UNSTARTED] * n, lock=False)
     claimed = ctx.Array("i", [0] * n, lock=False)
     out = ctx.Queue()
-    workers = [ctx.Process(target=_worker, args=(names, simulate, digits, count, claimed, lock, out), daemon=True)
+    workers = [ctx.Process(target=_worker, args=(names, model_checks, digits, count, claimed, lock, out), daemon=True)
                for _ in range(jobs)]
     for w in workers:
         w.start()
