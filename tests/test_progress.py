@@ -34,7 +34,8 @@ def test_a_total_learned_later_counts_what_was_done_before():
         bar.set_total(3)
         bar.advance()
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("qderive: verify: 1 checks, ") and lines[1].startswith("qderive: verify: 2/3 checks (67 %)")
+    assert lines[0].startswith("qderive: verify: 1 checks, ")
+    assert lines[1].startswith("qderive: verify: 2/3 checks (67 %)")
 
 
 def test_log_lines_are_spaced_by_the_interval():
