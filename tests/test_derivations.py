@@ -68,3 +68,30 @@ def test_verify_jobs_same_results_and_bad_jobs():
     assert runs[0] == runs[1] and len(runs[0]) > 3
     code, _, err = cli(["verify", "scp-window", "--jobs", "0"])
     assert code == 2 and "--jobs" in err
+
+
+def test_verify_workers_share_models_and_report_in_serial_order():
+    """The scheduler of `verify --jobs N` (derivations/cli/verify.py): 3 workers on 2 models of 1 and 7 checks
+    (a worker left without an unstarted model joins one in progress), every check run exactly once, results in the
+    serial order; a model whose derivation cannot be built raises its error in the parent."""
+    import os
+
+    import pytest
+
+    from qderive.derivations.cli.verify import run_parallel
+    from qderive.numeric.engines.progress import Progress
+
+    sizes = {"a": 1, "b": 7}
+
+    def checks(name):
+        if name == "bad":
+            raise ValueError("no derivation here")
+        return [lambda digits, name=name, i=i: (name, i, digits, os.getpid()) for i in range(sizes[name])]
+
+    with Progress(None, "checks", quiet=True) as bar:
+        out = run_parallel(["a", "b"], checks, 30, 3, bar)
+        assert bar.total == 8 and bar._done == 8
+    assert [(name, r[:3]) for name, r in out] == [(n, (n, i, 30)) for n in "ab" for i in range(sizes[n])]
+    assert all(r[3] != os.getpid() for _, r in out)  # run in the workers
+    with Progress(None, "checks", quiet=True) as bar, pytest.raises(ValueError, match="no derivation here"):
+        run_parallel(["a", "bad"], checks, 30, 2, bar)

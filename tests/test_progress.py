@@ -26,6 +26,18 @@ def test_log_lines_off_a_terminal_with_counts_and_a_last_line():
     assert "\r" not in out.getvalue()  # a log gets no carriage returns
 
 
+def test_a_total_learned_later_counts_what_was_done_before():
+    """`verify --jobs N` learns the number of checks once every derivation is built: the count goes on."""
+    out = io.StringIO()
+    with Progress(None, "checks", desc="verify", delay=0.0, interval=0.0, stream=out) as bar:
+        bar.advance()
+        bar.set_total(3)
+        bar.advance()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("qderive: verify: 1 checks, ")
+    assert lines[1].startswith("qderive: verify: 2/3 checks (67 %)")
+
+
 def test_log_lines_are_spaced_by_the_interval():
     out = io.StringIO()
     with Progress(1000, "points", delay=0.0, interval=3600.0, stream=out) as bar:

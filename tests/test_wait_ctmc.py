@@ -219,7 +219,10 @@ def _expm_steps(alpha, Q, h, times):
     return out
 
 
-@pytest.mark.parametrize("model", TWO_FLOW, ids=lambda m: f"{m.algorithm.value}-{m.L}{m.H}{m.R}")
+# priority-124 (the same comparison as priority-123, about 18 s on a busy machine) runs in the full suite only
+@pytest.mark.parametrize("model", [pytest.param(m, marks=pytest.mark.slow)
+                                   if (m.algorithm, m.R) == (Algorithm.PRIORITY, 4) else m for m in TWO_FLOW],
+                         ids=lambda m: f"{m.algorithm.value}-{m.L}{m.H}{m.R}")
 def test_two_flow_tails_against_oracle_expm(model):
     laws = two_flow_laws(model)
     times = [F(0), F(1, 2), F(2), F(6)]

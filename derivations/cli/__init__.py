@@ -471,51 +471,43 @@ def _cmd_derive(args) -> int:
     return 0
 
 
-def _verify_task(task: tuple, digits: int):
-    """One check of ``qderive verify``: (model name, index into its ``all_checks()``; -1: the simulation check)."""
-    name, index = task
-    if index < 0:
-        from ...symbolic.models import model_class
-        from ..smoke import simulation_check
-
-        return simulation_check(model_class(name).example())(digits)
-    return _derivation(name).all_checks()[index](digits)
-
-
 def _verify_results(names: list, digits: int, simulate: bool, jobs: int, quiet: bool = False) -> list:
     """(model name, CheckResult) for every check of every model in ``names``, in the order of the serial run.
 
-    The derivations are built here, once; with ``jobs`` > 1 the checks then run in ``jobs`` forked processes
-    (which inherit the built derivations), one check per task, handed out as workers become free. Progress (the
-    checks done) goes through the one progress mechanism unless ``quiet``."""
-    from ...symbolic.models import model_class
-
-    tasks = []
-    for name in names:
-        tasks += [(name, i) for i in range(len(_derivation(name).all_checks()))]
-        cls = model_class(name)
-        if simulate and _supports(cls, "simulate") and cls.example is not None:
-            tasks.append((name, -1))
+    With ``jobs`` > 1 (and fork available) the derivations are built and their checks run by ``jobs`` forked
+    workers that take a model at a time and share its checks at the end (:mod:`.verify`); with 1, here, in turn.
+    Progress (the checks done) goes through the one progress mechanism unless ``quiet``."""
     import multiprocessing
 
     from ...numeric.engines.progress import Progress
+    from ...symbolic.models import model_class
+    from .. import capabilities
+    from .verify import run_parallel
 
+    def model_checks(name):  # the derivation's checks, then the seeded simulation check if asked for
+        checks = list(_derivation(name).all_checks())
+        cls = model_class(name)
+        if simulate and _supports(cls, "simulate") and cls.example is not None:
+            from ..smoke import simulation_check
+
+            checks.append(lambda digits: simulation_check(cls.example())(digits))
+        return checks
+
+    for name in names:  # refuse an unknown model or one without a derivation before any work
+        if not capabilities.has(model_class(name), "derivation"):
+            raise ParameterError(f"model {name!r} has no registered derivation")
     desc = "verify" if len(names) != 1 else f"verify {names[0]}"
-    with Progress(len(tasks), "checks", desc=desc, quiet=quiet or None) as bar:
-        if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
-                results = []
-                for res in pool.map(_verify_task, tasks, [digits] * len(tasks)):
-                    results.append(res)
-                    bar.advance()
-        else:
-            results = []
-            for t in tasks:
-                results.append(_verify_task(t, digits))
+    with Progress(None, "checks", desc=desc, quiet=quiet or None) as bar:
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return run_parallel(names, model_checks, digits, jobs, bar)
+        built = [(name, model_checks(name)) for name in names]
+        bar.set_total(sum(len(checks) for _, checks in built))
+        results = []
+        for name, checks in built:
+            for check in checks:
+                results.append((name, check(digits)))
                 bar.advance()
-    return [(name, res) for (name, _), res in zip(tasks, results)]
+    return results
 
 
 def _default_jobs() -> int:

@@ -91,6 +91,14 @@ class Progress:
             self._done = done
             self._report()
 
+    def set_total(self, total: int | None) -> None:
+        """The amount of work, once it is known (work counted before that keeps its count)."""
+        with self._lock:
+            self.total = total
+            if self._bar is not None:
+                self._bar.total = total
+                self._bar.refresh()
+
     def advance(self, n: int = 1) -> None:
         """``n`` more units done."""
         with self._lock:

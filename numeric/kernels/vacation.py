@@ -429,7 +429,25 @@ def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
 
     ``counts(size)`` gives (beta, tail) of the time's count law over 0..size. The sum stops when
     P(K' > K) < eps/256 and every entry's next term is below eps/256 of the accumulated sum.
+    A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision, the same correctly rounded
+    operations, so the same numbers) runs the sum there: its inputs converted exactly, once.
     """
+    twin = ctx.twin() if hasattr(ctx, "twin") else None
+    if twin is None:
+        acc_r, acc_u = _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support)
+        return acc_r, acc_u / lam
+    with twin:
+        conv = twin.from_mp
+        acc_r, acc_u = _mix_powers(twin, conv(start), conv(H), lambda size: tuple(map(conv, counts(size))),
+                                   conv(pmf), conv(tail),
+                                   None if geometric is None else tuple(conv(numpy.array(geometric, dtype=object))),
+                                   support)
+        acc_r, acc_u = twin.to_mp(acc_r), twin.to_mp(acc_u)
+    return acc_r, acc_u / lam
+
+
+def _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support):
+    """(sum_K beta_K start H^K, sum_K P(K' > K) start H^K): :func:`mix_powers` in ``ctx``."""
     tol = ctx.eps / 256
     size = 64
     beta, ctail = counts(size)
@@ -450,7 +468,7 @@ def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
         rest = W * ctail[K]
         if ctail[K] <= tol and numpy.all(rest <= acc_r * tol):
             break
-    return acc_r, acc_u / lam
+    return acc_r, acc_u
 
 
 def whole_cut(ctx, r, up, Rs, Rcum):
