@@ -62,6 +62,7 @@ from ..symbolic.errors import NumericalError, ParameterError
 from .backend import FLOAT64, mp_context
 from .kernels.inversion import euler_inversion, euler_parameters
 from .kernels.tails import (
+    TAIL_FLOAT64_SETS,
     TailError,
     float64_quantile,
     float64_tails,
@@ -452,9 +453,11 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
                 continue
             notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {q}; recomputed with "
                          "mpmath to 15 digits and rounded to float64")
-            out.append(float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15)[0]))
+            guess = _float64_guess(law, float(1 - q), float(mean))
+            out.append(float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15, guess)[0]))
             continue
-        root, agreed = _mp_quantile(law, Fraction(1) - Fraction(q), mean, digits)
+        guess = _float64_guess(law, float(1 - q), float(mean))
+        root, agreed = _mp_quantile(law, Fraction(1) - Fraction(q), mean, digits, guess)
         out.append(root)
         confirmed = min(confirmed, agreed)
     return out, (None if digits is None else confirmed), notes
@@ -485,8 +488,33 @@ def _float64_quantile(law, level: float, mean: float):
         raise NumericalError(str(exc)) from None
 
 
-def _mp_quantile(law, level: Fraction, mean, digits: int):
-    """(root, digits agreed) of the module docstring's D-digit quantile."""
+def _float64_guess(law, level: float, mean: float):
+    """The root (in log t) of log P(T > t) = log(``level``) with the float64 inversion's first parameter set alone,
+    without its self-check, or None: a guide that only chooses where the D-digit search evaluates first
+    (:func:`_near_root`); the D-digit tails decide. A float64 search costs about as much as one D-digit tail."""
+    G = _tail_transform(law.transform(FLOAT64), FLOAT64)
+    A, n, m = TAIL_FLOAT64_SETS[0]
+    lev = math.log(level)
+
+    def g(logt):
+        with np.errstate(all="ignore"):
+            tail = euler_inversion(FLOAT64, G, np.array([math.exp(logt)]), A, n, m)[0]
+        if not (math.isfinite(tail) and tail > 0):
+            raise TailError("no float64 tail")
+        return math.log(tail) - lev
+
+    try:
+        lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+        return quantile_illinois(g, lo, hi, glo, ghi, 1e-13, limit=100, safeguard=None)
+    except (TailError, ArithmeticError, OverflowError, ValueError):
+        return None
+
+
+def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
+    """(root, digits agreed) of the module docstring's D-digit quantile. The first root's search starts from a narrow
+    bracket around ``guess`` (log t, e.g. :func:`_float64_guess`) where the D-digit tails confirm one
+    (:func:`_near_root`); the second's from the first root -+ 10^-(D+1) (relative in log t): where it does not change
+    sign there the two roots differ by more than the D + 2 digits asked, so the digits grow at once."""
     size = max(0.0, -math.log10(float(level))) if level > 0 else 0.0
     extra = 0
     while True:
@@ -507,17 +535,18 @@ def _mp_quantile(law, level: Fraction, mean, digits: int):
 
                 tol = mpmath.mpf(10) ** (-(digits + 4))
                 if not roots:
-                    lo, hi, glo, ghi = _bracket(g, mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1), mpmath.log(4),
-                                                mpmath.exp, mpmath.log)
-                else:  # the first root, widened a little
+                    near = _near_root(g, guess, mpmath.mpf)
+                    lo, hi, glo, ghi = near or _bracket(g, mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1),
+                                                        mpmath.log(4), mpmath.exp, mpmath.log)
+                else:  # the first root, widened by the agreement asked
                     x0 = mpmath.log(roots[0])
-                    d = mpmath.mpf(10) ** (-(digits // 2))
+                    d = mpmath.mpf(10) ** (-(digits + 1)) * max(1, abs(x0))
                     lo, hi = x0 - d, x0 + d
                     glo, ghi = g(lo), g(hi)
                     if not (glo > 0 > ghi):
-                        lo, hi, glo, ghi = _bracket(g, roots[0], mpmath.log(4), mpmath.exp, mpmath.log)
+                        break  # the second root lies beyond: the roots disagree in the D + 2 digits asked
                 roots.append(mpmath.exp(_illinois(g, lo, hi, glo, ghi, tol)))
-        agreed = _agreement(roots[0], roots[1])
+        agreed = _agreement(roots[0], roots[1]) if len(roots) == 2 else 0
         if agreed >= digits + 2:
             return roots[1], agreed
         extra += 10
