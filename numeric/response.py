@@ -510,11 +510,36 @@ def _float64_guess(law, level: float, mean: float):
         return None
 
 
+def _second_root(g, x0, tol, wide):
+    """The root of the second parameter set's g (decreasing in log t) near the first set's root x0 (log t), to the
+    search's tolerance ``tol`` (relative, absolute below 1, as :func:`~.kernels.tails.quantile_illinois`), or None
+    when it lies farther than ``wide`` (relative) from x0. First g at x0 -+ tol / 4: a sign change there (the two
+    sets agree within the first search's own tolerance, the usual case) gives the root by one secant step inside a
+    bracket of width tol / 2 (two tails, where a search from a bracket would take five); else the bracket reaches
+    out to x0 -+ ``wide`` on the side g points to, and Illinois refines it."""
+    scale = max(1, abs(x0))
+    lo, hi = x0 - tol * scale / 4, x0 + tol * scale / 4
+    glo, ghi = g(lo), g(hi)
+    if glo == 0 or ghi == 0:
+        return lo if glo == 0 else hi
+    if glo > 0 > ghi:
+        return lo - glo * (hi - lo) / (ghi - glo)
+    if glo > 0:  # both positive: the root lies above
+        lo, glo, hi = hi, ghi, x0 + wide * scale
+        ghi = g(hi)
+    else:
+        hi, ghi, lo = lo, glo, x0 - wide * scale
+        glo = g(lo)
+    if not (glo > 0 > ghi):
+        return None
+    return _illinois(g, lo, hi, glo, ghi, tol)
+
+
 def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
     """(root, digits agreed) of the module docstring's D-digit quantile. The first root's search starts from a narrow
     bracket around ``guess`` (log t, e.g. :func:`_float64_guess`) where the D-digit tails confirm one
-    (:func:`_near_root`); the second's from the first root -+ 10^-(D+1) (relative in log t): where it does not change
-    sign there the two roots differ by more than the D + 2 digits asked, so the digits grow at once."""
+    (:func:`_near_root`); the second's at the first root (:func:`_second_root`): where it lies farther than 10^-(D+1)
+    (relative in log t) the two roots differ by more than the D + 2 digits asked, so the digits grow at once."""
     size = max(0.0, -math.log10(float(level))) if level > 0 else 0.0
     extra = 0
     while True:
@@ -538,13 +563,12 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
                     near = _near_root(g, guess, mpmath.mpf)
                     lo, hi, glo, ghi = near or _bracket(g, mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1),
                                                         mpmath.log(4), mpmath.exp, mpmath.log)
-                else:  # the first root, widened by the agreement asked
-                    x0 = mpmath.log(roots[0])
-                    d = mpmath.mpf(10) ** (-(digits + 1)) * max(1, abs(x0))
-                    lo, hi = x0 - d, x0 + d
-                    glo, ghi = g(lo), g(hi)
-                    if not (glo > 0 > ghi):
+                else:
+                    root = _second_root(g, mpmath.log(roots[0]), tol, mpmath.mpf(10) ** (-(digits + 1)))
+                    if root is None:
                         break  # the second root lies beyond: the roots disagree in the D + 2 digits asked
+                    roots.append(mpmath.exp(root))
+                    continue
                 roots.append(mpmath.exp(_illinois(g, lo, hi, glo, ghi, tol)))
         agreed = _agreement(roots[0], roots[1]) if len(roots) == 2 else 0
         if agreed >= digits + 2:
