@@ -230,9 +230,23 @@ def zero_count(model, ctx):
     c0 = model.moment_values()[-1]
     if c0 is not None:
         return c0
+    return _zero_count(model, None if ctx.is_float64 else ctx.dps)
+
+
+@functools.lru_cache(maxsize=32)
+def _zero_count(model, dps):
+    """c_0 = beta_0 = varphi(lambda) of the vacation in float64 (``dps`` None) or at ``dps`` digits, kept per model and
+    precision (every tail of a quantile search builds the transform again): the count law's beta_0; at ``dps`` digits
+    a law that evaluates its own transform (:func:`numeric_transform`: the lognormal, whose count sequences are a
+    refined quadrature of seconds at 50 digits) gives varphi(lambda) by its rule, a few milliseconds, to more than
+    ``dps`` digits."""
+    from ..backend import FLOAT64, mp_context
     from ..sequences import count_sequences
 
+    ctx = FLOAT64 if dps is None else mp_context(dps)
     with ctx:
+        if dps is not None and numeric_transform(model.vacation):
+            return +model.vacation.transform_values([ctx.num(model.rate)], digits=dps)[0][0].real
         return count_sequences(model.vacation.count_law(model.rate), 0, ctx)[0][0]
 
 
