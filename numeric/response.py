@@ -405,7 +405,7 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
         start = mpmath.mpf(mean) if mean > 0 else mpmath.mpf(1)
         near = _near_root(g, guess, mpmath.mpf)
         lo, hi, glo, ghi = near or _bracket(g, start, mpmath.log(4), mpmath.exp, mpmath.log)
-        return +mpmath.exp(_illinois(g, lo, hi, glo, ghi, mpmath.mpf(10) ** (-(digits + 4))))
+        return +mpmath.exp(_illinois(g, lo, hi, glo, ghi, mpmath.mpf(10) ** (-(digits + 4)), close=True))
 
 
 def _to_float(x):
@@ -463,10 +463,10 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
     return out, (None if digits is None else confirmed), notes
 
 
-def _illinois(g, lo, hi, glo, ghi, tol, limit=600):
+def _illinois(g, lo, hi, glo, ghi, tol, limit=600, close=False):
     """The kernel :func:`~.kernels.tails.quantile_illinois`, its failure as a NumericalError."""
     try:
-        return quantile_illinois(g, lo, hi, glo, ghi, tol, limit)
+        return quantile_illinois(g, lo, hi, glo, ghi, tol, limit, close=close)
     except TailError as exc:
         raise NumericalError(str(exc)) from None
 
@@ -532,7 +532,7 @@ def _second_root(g, x0, tol, wide):
         glo = g(lo)
     if not (glo > 0 > ghi):
         return None
-    return _illinois(g, lo, hi, glo, ghi, tol)
+    return _illinois(g, lo, hi, glo, ghi, tol, close=True)
 
 
 def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
@@ -569,7 +569,7 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
                         break  # the second root lies beyond: the roots disagree in the D + 2 digits asked
                     roots.append(mpmath.exp(root))
                     continue
-                roots.append(mpmath.exp(_illinois(g, lo, hi, glo, ghi, tol)))
+                roots.append(mpmath.exp(_illinois(g, lo, hi, glo, ghi, tol, close=True)))
         agreed = _agreement(roots[0], roots[1]) if len(roots) == 2 else 0
         if agreed >= digits + 2:
             return roots[1], agreed
