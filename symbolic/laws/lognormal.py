@@ -35,6 +35,15 @@ def _erfc_taylor(key: int, prec: int):
         return +value, [+v for v in coef], c
 
 
+@functools.lru_cache(maxsize=4096)
+def _erfc_taylor_mpfr(key: int, prec: int):
+    """:func:`_erfc_taylor` as gmpy2 numbers at ``prec`` bits, converted once (the Taylor cells' Horner runs on them)."""
+    g = _gmpy2
+    value, coef, centre = _erfc_taylor(key, prec)
+    with g.context(g.get_context(), precision=prec):
+        return _to_mpfr(value), [_to_mpfr(c) for c in coef], _to_mpfr(centre)
+
+
 __all__ = ["LogNormal"]
 
 
@@ -403,6 +412,40 @@ class LogNormal(TimeLaw):
                     z = (numpy.log(x[pos]) - mu) / (sigma * math.sqrt(2))
                 out[pos] = numpy.frompyfunc(math.erfc, 1, 1)(z).astype(float) / 2
             return out
+        if _gmpy2 is None:  # pragma: no cover - a dependency; mpf arithmetic is slower, not different
+            return self._survival_many_mp(xs, digits)
+        g = _gmpy2
+        xs = [x if isinstance(x, mpmath.mpf) else mpmath.mpf(x) for x in xs]
+        # the points as gmpy2 numbers, exactly (a precision that holds every mantissa)
+        with g.context(g.get_context(), precision=max([53] + [x._mpf_[3] for x in xs])):
+            xg = [_to_mpfr(x) if x > 0 else None for x in xs]
+        mu_f, sigma_f = (float(v) for v in self._log_parameters())  # the largest |z| for the guard digits: a float
+        top = max((abs(((math.log(float(x)) if float(x) > 0 else float(g.log(x))) - mu_f) / sigma_f) / math.sqrt(2)
+                   for x in xg if x is not None), default=0)  # estimate (one digit spare below)
+        guard = 6 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2) + min(float(top), 40) / 8 / math.log(10)))
+        with mpmath.workdps(digits + guard):
+            mu, sigma = self._log_parameters()
+            scale = 1 / (sigma * mpmath.sqrt(2))
+            prec = mpmath.mp.prec
+            with g.context(g.get_context(), precision=prec):
+                mu_g, scale_g = _to_mpfr(mu), _to_mpfr(scale)
+                zero = g.mpfr(0)
+                zs = [zero if x is None else (g.log(x) - mu_g) * scale_g for x in xg]
+            out = taylor_cells(zs, _erfc_cell, lambda key: _erfc_taylor_mpfr(key, prec), prec)
+            for i, (x, z) in enumerate(zip(xs, zs)):
+                if x <= 0:
+                    out[i] = mpmath.mpf(1)
+                elif out[i] is None:
+                    man, exp = z.as_mantissa_exp()
+                    out[i] = mpmath.erfc(mpmath.mpf((int(man), int(exp)))) / 2
+            return out
+
+    def _survival_many_mp(self, xs, digits):
+        """:meth:`survival_many` at ``digits`` digits on mpf numbers (without gmpy2)."""
+        import math
+
+        import mpmath
+
         with mpmath.workdps(15):  # the largest |z| for the guard digits: a float estimate (one digit spare below)
             mu, sigma = (float(v) for v in self._log_parameters())
             top = max((abs(((math.log(float(x)) if float(x) > 0 else float(mpmath.log(x))) - mu) / sigma) / math.sqrt(2)
