@@ -37,7 +37,7 @@ def _erfc_taylor(key: int, prec: int):
 
 @functools.lru_cache(maxsize=4096)
 def _erfc_taylor_mpfr(key: int, prec: int):
-    """:func:`_erfc_taylor` as gmpy2 numbers at ``prec`` bits, converted once (the Taylor cells' Horner runs on them)."""
+    """:func:`_erfc_taylor` as gmpy2 numbers at ``prec`` bits, converted once (for the Taylor cells' Horner)."""
     g = _gmpy2
     value, coef, centre = _erfc_taylor(key, prec)
     with g.context(g.get_context(), precision=prec):
