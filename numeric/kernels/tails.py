@@ -77,20 +77,35 @@ def float64_tails(ctx, G, t):
     return a, None, None
 
 
-def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600, safeguard=3):
+def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600, safeguard=3, close=False):
     """A root of the decreasing g on [lo, hi] (g(lo) > 0 > g(hi)) by the Illinois method, to ``tol`` relative
     (absolute below 1), safeguarded by bisection: after ``safeguard`` secant steps in a row on one side (the
     Illinois halving has not brought the next step across: a kink, or a jump of the tail such as the atom of the
     sojourn T = W + D at t = D when the level equals P(W = 0)) one step bisects, so the search ends whatever g.
     ``safeguard=None``: plain Illinois (the float64 search, whose g is smooth where it is trusted: a bisection
-    point there only adds a tail whose float64 self-check can fail, and a jump escalates to mpmath anyway)."""
+    point there only adds a tail whose float64 self-check can fail, and a jump escalates to mpmath anyway).
+    ``close=True`` (the D-digit searches, whose every g costs a high-precision tail): after two points on one side
+    the next is the secant through them where it falls inside the bracket (superlinear, where Illinois halves the
+    stale end's value and lands about as far on the other side); and where the next step would move less than a
+    quarter of the tolerance from the last point, the iteration has converged far inside it and only the bracket's
+    far end is stale (Illinois would take two or three more steps at the same point to bring it in): the step then
+    goes across the root from the last point by half the tolerance, which closes the bracket."""
     side, same = 0, 0
+    prev = last = None
     for _ in range(limit):
         if safeguard is not None and same >= safeguard:
             x, same = (lo + hi) / 2, 0
         else:
             x = (lo * ghi - hi * glo) / (ghi - glo)
+        if close and prev is not None and (prev[1] > 0) == (last[1] > 0) and prev[1] != last[1]:
+            # the secant through the last two points (one side: where Illinois would halve a stale end), if inside
+            secant = last[0] - last[1] * (last[0] - prev[0]) / (last[1] - prev[1])
+            if lo < secant < hi:
+                x = secant
+        if close and last is not None and abs(x - last[0]) <= tol * max(1, abs(x)) / 4:
+            x = last[0] + (tol * max(1, abs(x)) / 2 if last[1] > 0 else -tol * max(1, abs(x)) / 2)
         gx = g(x)
+        prev, last = last, (x, gx)
         if gx == 0:
             return x
         if gx > 0:
@@ -110,7 +125,9 @@ def quantile_illinois(g, lo, hi, glo, ghi, tol, limit=600, safeguard=3):
                 same = 1
             side = -1
         if abs(hi - lo) <= tol * max(1, abs(x)):
-            return (lo + hi) / 2
+            # close: the regula falsi point of the last bracket (inside it: within the tolerance too, and the
+            # secant's accuracy where g is smooth, so that a second search started there finds the same root)
+            return (lo * ghi - hi * glo) / (ghi - glo) if close else (lo + hi) / 2
     raise TailError("the quantile search did not converge")
 
 

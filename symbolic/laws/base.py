@@ -116,7 +116,9 @@ def taylor_coefficients(lead, step, radius, small):
 
 
 def _to_mpfr(x):
-    """An mpf as a gmpy2 mpfr (m 2^e, rounded to the context's precision)."""
+    """An mpf as a gmpy2 mpfr (m 2^e, rounded to the context's precision); an mpfr rounded likewise."""
+    if not hasattr(x, "_mpf_"):
+        return _gmpy2.mpfr(x)
     sign, man, exp, _ = x._mpf_
     return _gmpy2.mul_2exp(_gmpy2.mpz(-man if sign else man), exp)
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from ..counts import QuadratureCount
 from ..params import param
-from .base import Accuracy, TimeLaw, taylor_cells, taylor_coefficients
+from .base import Accuracy, TimeLaw, _gmpy2, _to_mpfr, taylor_cells, taylor_coefficients
 
 
 def _erfc_cell(z):
@@ -35,7 +35,65 @@ def _erfc_taylor(key: int, prec: int):
         return +value, [+v for v in coef], c
 
 
+@functools.lru_cache(maxsize=4096)
+def _erfc_taylor_mpfr(key: int, prec: int):
+    """:func:`_erfc_taylor` as gmpy2 numbers at ``prec`` bits, converted once (for the Taylor cells' Horner)."""
+    g = _gmpy2
+    value, coef, centre = _erfc_taylor(key, prec)
+    with g.context(g.get_context(), precision=prec):
+        return _to_mpfr(value), [_to_mpfr(c) for c in coef], _to_mpfr(centre)
+
+
 __all__ = ["LogNormal"]
+
+
+@functools.lru_cache(maxsize=16)
+def _line_nodes(law, h: float, count: int, prec: int):
+    """(X_j, G_j, t_j) for j = -count..count as gmpy2 numbers at ``prec`` bits: t_j = j h, X_j = e^{mu + sigma sqrt2
+    t_j}, G_j = e^{-t_j^2} (:meth:`LogNormal._trapezoid_mp`; kept: every transform of a quantile search at one
+    precision uses the same steps)."""
+    import mpmath
+
+    g = _gmpy2
+    with mpmath.workprec(prec):
+        mu, sigma = law._log_parameters()
+        a = sigma * mpmath.sqrt(2)
+    with g.context(g.get_context(), precision=prec):
+        mu_g, a_g, hg = _to_mpfr(mu), _to_mpfr(a), g.mpfr(h)
+        ts = [j * hg for j in range(-count, count + 1)]
+        return [g.exp(mu_g + a_g * t) for t in ts], [g.exp(-t * t) for t in ts], ts
+
+
+def _line_sum(X, G, T, centre, N, p, q, two_eta, tiny):
+    """(Re, Im of sum_j G_j e^{-p X_j} e^{i (2 eta t_j - q X_j)}, the same over even j) for j = -N..N, stopped past the
+    peak (j > 0) once a term's modulus is below ``tiny``: the inner loop of :meth:`LogNormal._trapezoid_mp`, on gmpy2
+    numbers (call inside a gmpy2 context at the working precision). With q = 0 the phase e^{i 2 eta t_j} advances by a
+    product with e^{i 2 eta h}, anchored by a sine-cosine every 16 nodes."""
+    g = _gmpy2
+    exp, sin_cos = g.exp, g.sin_cos
+    fr = fi = cr = ci = g.mpfr(0)
+    straight = not q
+    if straight:
+        ss, sc = sin_cos(two_eta * (T[centre + 1] - T[centre]))
+    for m in range(-N, N + 1):
+        k = centre + m
+        x = X[k]
+        mag = G[k] * exp(-p * x)
+        if not straight:
+            sn, cs = sin_cos(two_eta * T[k] - q * x)
+        elif (m + N) % 16 == 0:
+            sn, cs = sin_cos(two_eta * T[k])
+        else:
+            sn, cs = sn * sc + cs * ss, cs * sc - sn * ss
+        re, im = mag * cs, mag * sn
+        fr += re
+        fi += im
+        if m % 2 == 0:
+            cr += re
+            ci += im
+        if m > 0 and mag < tiny:
+            break  # past the peak, the terms only fall (e^{-s T} decays doubly exponentially)
+    return fr, fi, cr, ci
 
 
 @dataclass(frozen=True)
@@ -207,8 +265,63 @@ class LogNormal(TimeLaw):
                 bound[idx] = numpy.maximum(bound[idx], numpy.abs(qf - qc) + math.exp(-L) * scale * 10)
 
     def _trapezoid_mp(self, z, idx, lam, h, N, eta, L, digits, beta, quot, bound):
+        """:meth:`transform_values` at ``digits`` digits (10 guard digits and log10 e^{eta^2} more) for the points
+        ``z`` (their positions ``idx``) on the line Im t = -eta. Without the quotient, each term is written on the real
+        nodes t_j = j h of the line's own parametrisation, so that the nodes are shared by every point and every line
+        (:func:`_line_nodes`, kept per step and precision for the later transforms of a search)::
+
+            w_j e^{-s x_j} = (h e^{eta^2} / sqrt(pi)) G_j e^{-p X_j} e^{i (2 eta t_j - q X_j)},
+
+        X_j = e^{mu + sigma sqrt2 t_j}, G_j = e^{-t_j^2}, p + i q = s e^{-i sigma sqrt2 eta}. Where eta is not capped
+        (|arg s| < 2 sigma sqrt2) it is taken as arg(s) / (sigma sqrt2) at the working precision (the float eta of the
+        plan differs from it by a rounding: Cauchy's theorem gives the same integral on either line, and the step and
+        the node count chosen for the float one hold for it), so that p = |s|, q = 0 and the phase 2 eta t_j advances
+        by one complex product per node (anchored by a sine-cosine every 16 nodes: the products' rounding stays below
+        20 units of the last place, far inside the 10 guard digits); a capped eta keeps q and one sine-cosine per node.
+        One real exponential per term, on gmpy2 numbers (correctly rounded, as mpf, at the same precision). The
+        quotient (points near ``lam``) runs on mpmath numbers (:meth:`_trapezoid_mp_quotient`)."""
+        import math
+
+        import mpmath
+
+        if lam is not None or _gmpy2 is None:
+            return self._trapezoid_mp_quotient(z, idx, lam, h, N, eta, L, digits, beta, quot, bound)
+        g = _gmpy2
+        with mpmath.workdps(digits + 10 + int(eta * eta / math.log(10)) + 1):
+            prec = mpmath.mp.prec
+            mu, sigma = self._log_parameters()
+            a = sigma * mpmath.sqrt(2)
+            X, G, T = _line_nodes(self, h, int(math.sqrt(L + 4.0) / h) + 1, prec)  # every line: |eta| <= 2
+            centre = len(X) // 2
+            rpi = mpmath.mpf(h) / mpmath.sqrt(mpmath.pi)
+            tiny = mpmath.mpf(10) ** -(digits + 30)
+            make, from_man_exp = mpmath.mp.make_mpf, mpmath.libmp.from_man_exp
+
+            def back(v):
+                man, exp = v.as_mantissa_exp()
+                return make(from_man_exp(int(man), int(exp), prec, "n"))
+
+            for j, zj in zip(idx, z):
+                zj = mpmath.mpmathify(zj)
+                if abs(eta) < 2:  # the line of steepest descent itself: s e^{-i a eta} = |s|
+                    em = mpmath.arg(zj) / a if zj != 0 else mpmath.mpf(0)
+                    p, q = abs(zj), mpmath.mpf(0)
+                else:
+                    em = mpmath.mpf(eta)
+                    zt = zj * mpmath.exp(mpmath.mpc(0, -1) * a * em)
+                    p, q = zt.real, zt.imag
+                scale = rpi * mpmath.exp(em * em)
+                with g.context(g.get_context(), precision=prec):
+                    fr, fi, cr, ci = _line_sum(X, G, T, centre, N, _to_mpfr(p), _to_mpfr(q), 2 * _to_mpfr(em),
+                                               _to_mpfr(tiny / scale))
+                fb = mpmath.mpc(back(fr), back(fi)) * scale
+                cb = mpmath.mpc(back(cr), back(ci)) * scale
+                beta[j] = +fb
+                bound[j] = abs(fb - 2 * cb) + mpmath.exp(-L) * math.exp(eta * eta)
+
+    def _trapezoid_mp_quotient(self, z, idx, lam, h, N, eta, L, digits, beta, quot, bound):
         """:meth:`transform_values` at ``digits`` digits (mpmath, 10 guard digits and log10 e^{eta^2} more) for the
-        points ``z`` (their positions ``idx``) on the line Im t = -eta."""
+        points ``z`` (their positions ``idx``) on the line Im t = -eta, with the quotient when ``lam`` is given."""
         import math
 
         import mpmath
@@ -299,6 +412,40 @@ class LogNormal(TimeLaw):
                     z = (numpy.log(x[pos]) - mu) / (sigma * math.sqrt(2))
                 out[pos] = numpy.frompyfunc(math.erfc, 1, 1)(z).astype(float) / 2
             return out
+        if _gmpy2 is None:  # pragma: no cover - a dependency; mpf arithmetic is slower, not different
+            return self._survival_many_mp(xs, digits)
+        g = _gmpy2
+        xs = [x if isinstance(x, mpmath.mpf) else mpmath.mpf(x) for x in xs]
+        # the points as gmpy2 numbers, exactly (a precision that holds every mantissa)
+        with g.context(g.get_context(), precision=max([53] + [x._mpf_[3] for x in xs])):
+            xg = [_to_mpfr(x) if x > 0 else None for x in xs]
+        mu_f, sigma_f = (float(v) for v in self._log_parameters())  # the largest |z| for the guard digits: a float
+        top = max((abs(((math.log(float(x)) if float(x) > 0 else float(g.log(x))) - mu_f) / sigma_f) / math.sqrt(2)
+                   for x in xg if x is not None), default=0)  # estimate (one digit spare below)
+        guard = 6 + int(math.ceil(math.log10(1 + 2 * float(top) ** 2) + min(float(top), 40) / 8 / math.log(10)))
+        with mpmath.workdps(digits + guard):
+            mu, sigma = self._log_parameters()
+            scale = 1 / (sigma * mpmath.sqrt(2))
+            prec = mpmath.mp.prec
+            with g.context(g.get_context(), precision=prec):
+                mu_g, scale_g = _to_mpfr(mu), _to_mpfr(scale)
+                zero = g.mpfr(0)
+                zs = [zero if x is None else (g.log(x) - mu_g) * scale_g for x in xg]
+            out = taylor_cells(zs, _erfc_cell, lambda key: _erfc_taylor_mpfr(key, prec), prec)
+            for i, (x, z) in enumerate(zip(xs, zs)):
+                if x <= 0:
+                    out[i] = mpmath.mpf(1)
+                elif out[i] is None:
+                    man, exp = z.as_mantissa_exp()
+                    out[i] = mpmath.erfc(mpmath.mpf((int(man), int(exp)))) / 2
+            return out
+
+    def _survival_many_mp(self, xs, digits):
+        """:meth:`survival_many` at ``digits`` digits on mpf numbers (without gmpy2)."""
+        import math
+
+        import mpmath
+
         with mpmath.workdps(15):  # the largest |z| for the guard digits: a float estimate (one digit spare below)
             mu, sigma = (float(v) for v in self._log_parameters())
             top = max((abs(((math.log(float(x)) if float(x) > 0 else float(mpmath.log(x))) - mu) / sigma) / math.sqrt(2)
