@@ -33,6 +33,9 @@ lam, l1, l2, b1, b2, b3, f1, f2, c0, W, rho = sp.symbols(r"lambda l_1 l_2 b_1 b_
     ((c0 + f1 * lam) ** -1 * lam * f2 / 2, r"\frac{\lambda f_{2}}{2 \left(c_{0} + \lambda f_{1}\right)}"),  # nested
     (b1 * lam * (l2 - l1), r"\lambda b_{1} \left(l_{2} - l_{1}\right)"),  # a sum last
     (-b1 * lam * (l2 - l1) / 2, r"- \frac{\lambda b_{1} \left(l_{2} - l_{1}\right)}{2}"),
+    # an exponential after the sums, as papers write it (redundant-cluster's r); a rate function first
+    (rho * (1 - W) * sp.exp(-lam * c0), r"\bar{\rho} \left(1 - W\right) e^{- \lambda c_{0}}"),
+    (sp.Function("lambda")(c0) * (1 - sp.Function("B")(c0)), r"\lambda(c_{0}) \left(1 - B(c_{0})\right)"),
 ])
 def test_a_product_prints_in_the_sources_order(expr, tex):
     assert latex(expr) == tex

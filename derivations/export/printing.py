@@ -226,16 +226,22 @@ def _factor_name(base) -> str | None:
 
 def factor_rank(factor) -> int:
     """Where a factor of a product stands in the source's writing (chapter 2, (6), (7): ``lambda l_1 b_2``,
-    ``lambda l_1 W``): numbers 0, the arrival rates lambda (Lambda) 1, the other Greek letters (rates and loads:
-    mu, rho-bar, alpha-bar) 2, the batch moments l_k 3, the service moments b_k 4, the vacation moments f_k 5, any
-    other symbol, indexed quantity or function 6, sums 7, an exponential last (``\\rho_1 (1 - \\rho_2)
-    e^{-\\theta_1 t}``). A power ranks as its base (``l_1^2``)."""
+    ``lambda l_1 W``): numbers 0; the arrival rates lambda, Lambda (symbols, or functions so named: ``lambda(c, 0)``)
+    1; the other Greek letters (rates and loads: mu, rho-bar, alpha-bar) 2; the batch moments l_k 3, the service
+    moments b_k 4, the vacation moments f_k 5; any other symbol, indexed quantity or function (``B(c)``,
+    ``\\delta_{j k}``) 6; sums 7 (``\\lambda_c (1 - B(c))``); exponentials and logarithms 8 (``(n - k_0 + 1)
+    \\log\\rho``, ``\\rho_1 (1 - \\rho_2) e^{-\\theta_1 t}``); a sum sign or integral last 9 (``(1 - p)
+    \\sum_k F(\\tau_k)``). A power ranks as its base (``l_1^2``)."""
     if factor.is_Number:
         return 0
     base = factor.as_base_exp()[0]
+    if isinstance(base, (sp.Sum, sp.Product, sp.Integral)):
+        return 9
     if base.is_Add:
         return 7
-    if base is sp.E:
+    if isinstance(base, sp.core.function.AppliedUndef):
+        return 1 if _RATE_NAME.match(base.func.__name__) else 6
+    if base is sp.E or isinstance(base, sp.log):
         return 8
     name = _factor_name(base)
     if name is None:
