@@ -12,7 +12,9 @@ Three steps, shared by the LaTeX and Markdown exports, Jupyter and the terminal:
 * the printers (:class:`PaperLatexPrinter`, :class:`UnicodePrinter`) order the terms of a sum
   as a person writes them: a positive constant first where something is subtracted from it
   (``1 - rho-bar``, ``1 + alpha-bar - rho-bar``), otherwise a positive term first
-  (``l_2 - l_1``, ``j - i + 1``, ``j + 1``);
+  (``l_2 - l_1``, ``j - i + 1``, ``j + 1``), and the factors of a product in the source's order
+  (:func:`paper_factors`: numbers, rates, the moments l_k, b_k, f_k, the rest, sums, exponentials:
+  ``\\lambda l_1 b_2``, never SymPy's ``b_2 l_1 \\lambda``);
 * :func:`rows` breaks a relation into rows of at most ``width`` characters of its 2-D text
   form (a proxy for its typeset width): at the top-level ``+`` of a sum, inside the
   parenthesised sum of a product (``c (t_1 + ... \\\\ + t_n)``), a long numerator or
@@ -31,7 +33,8 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
-__all__ = ["paper_name", "present", "restore", "paper_order", "paper_factors", "factor_rank", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+__all__ = ["paper_name", "present", "restore", "paper_order", "paper_factors", "factor_rank", "PaperLatexPrinter",
+           "UnicodePrinter", "latex", "pretty",
            "GREEK", "ACCENTS", "SUBSCRIPTS", "SUPERSCRIPTS", "script", "shift", "tex_group",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
