@@ -574,7 +574,8 @@ def derivation(wait_moments: int = 2) -> Derivation:
         Step("(6)", "The mean wait: the residual vacation, the work of the batches ahead and the customer's own "
              "batch ahead of it", sp.Eq(W_, g["W"]), cite(6), computed=True,
              paper=sp.Eq(W_, f2 / (2 * f1) + _paper_wait_none())),
-        Step("(7)", "The mean queue length, by Little's law", sp.Eq(N_, g["N"]), cite(7), computed=True),
+        Step("(7)", "The mean queue length, by Little's law", sp.Eq(N_, g["N"]), cite(7), computed=True,
+             paper=sp.Eq(N_, lam * l1 * W_), notation=_with((W_, g["W"]))),
         Step("Var", r"The variance of the queue length, $P''(1) + N - N^2$ (not in the thesis; from (5)): that "
              "without vacations (NV) plus that of the number of arrivals during the residual vacation, which is "
              "independent of it [@fuhrmann_cooper1985]", sp.Eq(Var_, g["variance"]), "", computed=True,

@@ -1,6 +1,6 @@
 """The results of issue 27 printed in the literature's form, never in SymPy's expansion (cheap: no verify run).
 
-vacation-infinite: Var (with (NV)), the single-vacation mean wait (S6), E[W] (W1), E[W^2] (W2, with (N7));
+vacation-infinite: N (7), Var (with (NV)), the single-vacation mean wait (S6), E[W] (W1), E[W^2] (W2, with (N7));
 vacation-finite-r: Q~(z), P~(z) (A.2), (A.2'), the cases of q~_j, p~_j, S~_r (A.4)-(A.6); redundant-cluster:
 the loads (L) and the evaluated late mass (S''). Each is checked three ways: the printed LaTeX has the paper
 form's structure (and none of the expansion's), the stated form equals the computed result exactly (its named
@@ -21,7 +21,7 @@ from qderive.derivations.export.printing import latex
 from qderive.derivations.framework import Step, exact_identity
 
 LISTED = {
-    "vacation-infinite": (VI.derivation, ("Var", "(NV)", "(S6)", "(W1)", "(W2)", "(N7)")),
+    "vacation-infinite": (VI.derivation, ("(7)", "Var", "(NV)", "(S6)", "(W1)", "(W2)", "(N7)")),
     "vacation-finite-r": (VF.derivation, ("(A.2)", "(A.2')", "(A.4)", "(A.5)", "(A.6)")),
     "redundant-cluster": (RC.derivation, ("(L)", "(S'')")),
 }
@@ -70,30 +70,31 @@ def test_the_stated_form_is_printed_and_equals_the_computed_result(name, label):
 
 # what the paper form shows, and what the expansion showed (before issue 27 was finished)
 SHAPE = {
+    ("vacation-infinite", "(7)"): ([r"N = \lambda l_{1} W"], [r"\bar{\alpha}", r"f_{2}", r"1 - \bar{\rho}"]),
     ("vacation-infinite", "Var"): ([r"\mathrm{Var}_{\text{none}}",
-                                    r"l_{1}^{2} \lambda^{2} \left(\frac{f_{3}}{3 f_{1}} - \frac{f_{2}^{2}}{4 f_{1}^{2}}\right)"],
+                                    r"\lambda^{2} l_{1}^{2} \left(\frac{f_{3}}{3 f_{1}} - \frac{f_{2}^{2}}{4 f_{1}^{2}}\right)"],
                                    [r"\bar{\alpha}", r"\left(1 - \bar{\rho}\right)^{2}"]),
     ("vacation-infinite", "(NV)"): ([r"N_{\text{none}} + N_{\text{none}}^{2} + ", r"\left(2 l_{1} - 3 l_{2} + l_{3}\right)",
                                      r"{3 \left(1 - \bar{\rho}\right)}", r"{1 - \bar{\rho}}"], [r"\bar{\alpha}", r"3 - 3"]),
-    ("vacation-infinite", "(S6)"): ([r"\frac{f_{2} \lambda}{2 \left(c_{0} + f_{1} \lambda\right)}",
+    ("vacation-infinite", "(S6)"): ([r"\frac{\lambda f_{2}}{2 \left(c_{0} + \lambda f_{1}\right)}",
                                      r"\frac{b_{1} \left(l_{2} - l_{1}\right)}{2 l_{1} \left(1 - \bar{\rho}\right)}"],
                                     [r"\bar{\alpha}", r"b_{1} c_{0} l_{1}"]),
-    ("vacation-infinite", "(W1)"): ([r"= \frac{f_{2}}{2 f_{1}} + \frac{b_{2} l_{1} \lambda}{2 \left(1 - \bar{\rho}\right)} + "],
+    ("vacation-infinite", "(W1)"): ([r"= \frac{f_{2}}{2 f_{1}} + \frac{\lambda l_{1} b_{2}}{2 \left(1 - \bar{\rho}\right)} + "],
                                     [r"\bar{\alpha}"]),
     ("vacation-infinite", "(W2)"): ([r"= \frac{f_{3}}{3 f_{1}} + \mathrm{E}[W_{\text{none}}^{2}] + "
-                                     r"\frac{W_{\text{none}} f_{2}}{f_{1}}"], [r"\bar{\alpha}", "b_{3}"]),
-    ("vacation-infinite", "(N7)"): ([r"= 2 W_{\text{none}}^{2} + ", r"\frac{b_{3} l_{1} \lambda}{3 \left(1 - \bar{\rho}\right)}"],
+                                     r"\frac{f_{2} W_{\text{none}}}{f_{1}}"], [r"\bar{\alpha}", "b_{3}"]),
+    ("vacation-infinite", "(N7)"): ([r"= 2 W_{\text{none}}^{2} + ", r"\frac{\lambda l_{1} b_{3}}{3 \left(1 - \bar{\rho}\right)}"],
                                     [r"\left(1 - \bar{\rho}\right)^{2}"]),
     ("vacation-finite-r", "(A.2)"): ([r"\left(1 - z \left(1 - p\right)\right)", r"\mu - z \left(\lambda + \mu \left(1 - p\right)\right)",
                                       r"\lambda + \nu - z \left(\lambda + \nu \left(1 - p\right)\right)"], [r"p z - z", r"\mu p z"]),
     ("vacation-finite-r", "(A.2')"): ([r"\lambda + \mu - z \left(\lambda + \mu \left(1 - p\right)\right)"], [r"p z - z"]),
-    ("vacation-finite-r", "(A.4)"): ([r"\dfrac{\lambda s_{1}^{j} \left(\mu + j \lambda\right)}{\mu p \left(\lambda + \mu \left(1 - p\right)\right)}",
+    ("vacation-finite-r", "(A.4)"): ([r"\dfrac{\lambda s_{1}^{j} \left(\mu + \lambda j\right)}{\mu p \left(\lambda + \mu \left(1 - p\right)\right)}",
                                       r"\lambda + \nu \left(1 - p\right)", r"\dfrac{\mu p}{\nu} - "], [r"\nu p + \nu", r"- \nu p"]),
     ("vacation-finite-r", "(A.5)"): ([r"\mu \left(2 - p\right)", r"\lambda + \nu \left(1 - p\right)"], [r"2 \mu", r"- \nu p"]),
     ("vacation-finite-r", "(A.6)"): ([r"s_{2} \left(1 - s_{2}^{r}\right)", r"\left(1 - s_{1}\right)^{2}"],
                                      [r"\frac{s_{2}}{1 - s_{2}}", r"1 + s_{1}^{2} - 2 s_{1}"]),
     ("redundant-cluster", "(L)"): ([r"\theta_{1} = \frac{1 - \rho_{1}}{v_{1}}"], [r"1 - \frac{\Lambda"]),
-    ("redundant-cluster", "(S'')"): ([r"\phi(t \left(\theta_{b} - \theta_{a}\right))", r"e^{- t \theta_{a}}"],
+    ("redundant-cluster", "(S'')"): ([r"\phi(t \left(\theta_{b} - \theta_{a}\right))", r"e^{- \theta_{a} t}"],
                                      [r"\min", r"\max", "expm1", r"\chi"]),
 }
 
@@ -156,15 +157,15 @@ def test_terms_in_a_natural_order():
     r1, r2, th, t, x, p, lam, mu = sp.symbols("rho_1 rho_2 theta t x p lambda mu", positive=True)
     l1, l2, l3 = sp.symbols("l1 l2 l3", positive=True)
     N = sp.Symbol("N_{none}")
-    assert latex(r1 + r2 - r1 * r2 + r1 * r2 * th * t) == r"\rho_{1} + \rho_{2} - \rho_{1} \rho_{2} + \rho_{1} \rho_{2} t \theta"
+    assert latex(r1 + r2 - r1 * r2 + r1 * r2 * th * t) == r"\rho_{1} + \rho_{2} - \rho_{1} \rho_{2} + \rho_{1} \rho_{2} \theta t"
     assert latex(x**3 + x**2 + x + 1) == "1 + x + x^{2} + x^{3}"
     assert latex(l3 - 3 * l2 + 2 * l1) == "2 l_{1} - 3 l_{2} + l_{3}"
     assert latex(N**2 + N) == r"N_{\text{none}} + N_{\text{none}}^{2}"
     assert latex(1 - p + lam / mu) == r"1 - p + \frac{\lambda}{\mu}"
     assert latex(l2 - l1) == "l_{2} - l_{1}" and latex(1 - r1) == r"1 - \rho_{1}"
     # the issue's example, redundant-cluster (r=): rho_1 rho_2 t theta - rho_1 rho_2 + rho_1 + rho_2 before
-    assert r"1 - \left(\rho_{1} + \rho_{2} - \rho_{1} \rho_{2} + \rho_{1} \rho_{2} t \theta\right) e^{- t \theta}" in \
+    assert r"1 - \left(\rho_{1} + \rho_{2} - \rho_{1} \rho_{2} + \rho_{1} \rho_{2} \theta t\right) e^{- \theta t}" in \
         RC.derivation().step("(r=)").latex()
     # the thesis's order of (6): the residual vacation, the batches ahead, the own batch
     six = VI.derivation().step("(6)").latex()
-    assert six.index(r"\frac{f_{2}}{2 f_{1}}") < six.index(r"b_{2} l_{1} \lambda") < six.index(r"l_{2} - l_{1}")
+    assert six.index(r"\frac{f_{2}}{2 f_{1}}") < six.index(r"\lambda l_{1} b_{2}") < six.index(r"l_{2} - l_{1}")

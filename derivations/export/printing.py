@@ -12,7 +12,9 @@ Three steps, shared by the LaTeX and Markdown exports, Jupyter and the terminal:
 * the printers (:class:`PaperLatexPrinter`, :class:`UnicodePrinter`) order the terms of a sum
   as a person writes them: a positive constant first where something is subtracted from it
   (``1 - rho-bar``, ``1 + alpha-bar - rho-bar``), otherwise a positive term first
-  (``l_2 - l_1``, ``j - i + 1``, ``j + 1``);
+  (``l_2 - l_1``, ``j - i + 1``, ``j + 1``), and the factors of a product in the source's order
+  (:func:`paper_factors`: numbers, rates, the moments l_k, b_k, f_k, the rest, sums, exponentials:
+  ``\\lambda l_1 b_2``, never SymPy's ``b_2 l_1 \\lambda``);
 * :func:`rows` breaks a relation into rows of at most ``width`` characters of its 2-D text
   form (a proxy for its typeset width): at the top-level ``+`` of a sum, inside the
   parenthesised sum of a product (``c (t_1 + ... \\\\ + t_n)``), a long numerator or
@@ -31,7 +33,8 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.pretty.pretty import PrettyPrinter
 from sympy.printing.str import StrPrinter
 
-__all__ = ["paper_name", "present", "restore", "paper_order", "PaperLatexPrinter", "UnicodePrinter", "latex", "pretty",
+__all__ = ["paper_name", "present", "restore", "paper_order", "paper_factors", "factor_rank", "PaperLatexPrinter",
+           "UnicodePrinter", "latex", "pretty",
            "GREEK", "ACCENTS", "SUBSCRIPTS", "SUPERSCRIPTS", "script", "shift", "tex_group",
            "unicode_name", "tex_width", "text_width", "rows", "Row"]
 
@@ -197,6 +200,72 @@ def paper_order(add, index: bool = False) -> list:
     return rest + const
 
 
+# --------------------------------------------------------------------------------------
+# Factor order
+# --------------------------------------------------------------------------------------
+
+_RATE_NAME = re.compile(r"^\\?(?:lambda|Lambda)(?![A-Za-z])")
+#: the moments of the source's notation in the order it writes them: batch l_k, service b_k, vacation f_k
+_MOMENT_RANK = {"l": 3, "b": 4, "f": 5}
+_MOMENT_NAME = re.compile(r"^([lbf])(?:_?(\d+)|_\{(\d+|[a-z])\}|_([a-z]))$")
+
+
+@functools.cache
+def _greek_name():
+    """A name that is a Greek letter's, with or without a subscript (``lambda_0``, ``\\rho``, not ``ell``)."""
+    letters = sorted((k for k in GREEK if k != "ell"), key=len, reverse=True)
+    return re.compile(r"^\\?(?:" + "|".join(letters) + r")(?![A-Za-z])")
+
+
+def _factor_name(base) -> str | None:
+    """The name a factor is ordered by: a symbol's name without its accent (``\\bar{\\rho}`` -> ``\\rho``),
+    an Indexed's base label; None for anything else."""
+    if isinstance(base, sp.Indexed):
+        base = base.base.label
+    if not isinstance(base, sp.Symbol):
+        return None
+    return re.sub(r"^\\(?:" + "|".join(ACCENTS) + r")\{(.*)\}$", r"\1", base.name)
+
+
+def factor_rank(factor) -> int:
+    """Where a factor of a product stands in the source's writing (chapter 2, (6), (7): ``lambda l_1 b_2``,
+    ``lambda l_1 W``): numbers 0; the arrival rates lambda, Lambda (symbols, or functions so named: ``lambda(c, 0)``)
+    1; the other Greek letters (rates and loads: mu, rho-bar, alpha-bar) 2; the batch moments l_k 3, the service
+    moments b_k 4, the vacation moments f_k 5; any other symbol, indexed quantity or function (``B(c)``,
+    ``\\delta_{j k}``) 6; sums 7 (``\\lambda_c (1 - B(c))``); exponentials and logarithms 8 (``(n - k_0 + 1)
+    \\log\\rho``, ``\\rho_1 (1 - \\rho_2) e^{-\\theta_1 t}``); a sum sign or integral last 9 (``(1 - p)
+    \\sum_k F(\\tau_k)``). A power ranks as its base (``l_1^2``)."""
+    if factor.is_Number:
+        return 0
+    base = factor.as_base_exp()[0]
+    if isinstance(base, (sp.Sum, sp.Product, sp.Integral)):
+        return 9
+    if base.is_Add:
+        return 7
+    if isinstance(base, sp.core.function.AppliedUndef):
+        return 1 if _RATE_NAME.match(base.func.__name__) else 6
+    if base is sp.E or isinstance(base, sp.log):
+        return 8
+    name = _factor_name(base)
+    if name is None:
+        return 6
+    if _RATE_NAME.match(name):
+        return 1
+    if _greek_name().match(name):
+        return 2
+    moment = _MOMENT_NAME.match(name)
+    return _MOMENT_RANK[moment.group(1)] if moment else 6
+
+
+def paper_factors(mul) -> list:
+    """The factors of a product in the source's order: by :func:`factor_rank` (``lambda l_1 b_2``, never SymPy's
+    ``b_2 l_1 lambda``), factors of one rank in SymPy's order (``b_1^2 b_2``, ``l_1 l_2``); non-commutative
+    factors keep their place after the commutative ones."""
+    commutative, rest = mul.args_cnc()
+    ordered = sorted(sp.Mul(*commutative).as_ordered_factors() if commutative else [], key=factor_rank)
+    return ordered + rest
+
+
 class _PaperOrder:
     """Mixin: sums printed in :func:`paper_order` (indices of an Indexed with ``index=True``)."""
 
@@ -215,8 +284,47 @@ class _PaperOrder:
             self._in_index -= 1
 
 
-class PaperLatexPrinter(_PaperOrder, LatexPrinter):
-    """SymPy's LaTeX printer with sums in :func:`paper_order`; Indexed as ``q_{j+1}``."""
+class _PaperFactors:
+    """Mixin: products printed with their factors in :func:`paper_factors` (unless the printer's ``order`` is
+    ``"none"`` or ``"old"``: factors as given)."""
+
+    #: the printer writes a product's minus sign itself (SymPy's LaTeX printer would negate the product)
+    _sign_outside = False
+    #: set while a product is printed in order (``order`` is then "none" for SymPy's printer, not the caller's)
+    _reordering = False
+
+    def _print_Mul(self, expr, *args, **kwargs):
+        """SymPy's product printing on the factors in :func:`paper_factors`' order: the product is rebuilt with its
+        arguments in that order and printed with ``order="none"`` (SymPy's printers then take the arguments as
+        stored, and SymPy's fraction split, ``fraction(exact=True)``, keeps them). With ``order`` ``"none"`` or
+        ``"old"`` (the notation's definitions), or an unevaluated product (a number after the first factor:
+        ``Mul(2, 3, evaluate=False)``), the product is printed as given."""
+        printer = super()._print_Mul
+        as_given = self._settings.get("order") in ("none", "old") and not self._reordering
+        if not isinstance(expr, sp.Mul) or as_given or expr.args[0] is sp.S.One \
+                or any(a.is_Number for a in expr.args[1:]):
+            return printer(expr, *args, **kwargs)
+        ordered = paper_factors(expr)
+        if self._sign_outside and ordered[0].is_Number and ordered[0].is_negative:
+            # SymPy's LaTeX printer negates a product with a minus sign, which sorts its arguments again: the sign
+            # is written here and the positive product printed in order (a lone negated sum as SymPy writes it)
+            positive = ([-ordered[0]] if ordered[0] != -1 else []) + ordered[1:]
+            if len(positive) == 1 and positive[0].is_Add:
+                return printer(expr, *args, **kwargs)
+            return "- " + self._print(positive[0] if len(positive) == 1 else sp.Mul._from_args(positive))
+        previous = self._settings.get("order"), self._reordering
+        self._settings["order"], self._reordering = "none", True  # the products inside are ordered too
+        try:
+            return printer(sp.Mul._from_args(ordered), *args, **kwargs)
+        finally:
+            self._settings["order"], self._reordering = previous
+
+
+class PaperLatexPrinter(_PaperFactors, _PaperOrder, LatexPrinter):
+    """SymPy's LaTeX printer with sums in :func:`paper_order`, products in :func:`paper_factors` (sums last:
+    ``\\lambda_c (1 - B(c))``); Indexed as ``q_{j+1}``."""
+
+    _sign_outside = True
 
     def _print_Function(self, expr, exp=None):
         """An undefined function applied as the paper writes it: ``B(n)``, ``\\operatorname{Var}(x)`` (SymPy
@@ -230,21 +338,6 @@ class PaperLatexPrinter(_PaperOrder, LatexPrinter):
         tall = any(isinstance(a, (sp.Pow, sp.Mul)) and "frac" in self._print(a) for a in expr.args)
         out = rf"{name}\left({args}\right)" if tall else f"{name}({args})"
         return f"{out}^{{{exp}}}" if exp is not None else out
-
-    def _print_Mul(self, expr):
-        """A product with a parenthesised sum writes the sum last, as papers do: ``\\lambda_c (1 - B(c))``,
-        ``\\lambda_0 (1 - P_J - P_T)`` (fractions and numeric coefficients as SymPy writes them)."""
-        factors = sp.Mul.make_args(expr)
-        sums = [f for f in factors if f.is_Add or (f.is_Pow and f.base.is_Add and f.exp.is_positive)]
-        others = [f for f in factors if f not in sums]
-        plain = all(f.is_Symbol or isinstance(f, (sp.Indexed, sp.core.function.AppliedUndef))
-                    or (f.is_Pow and f.base.is_Symbol and f.exp.is_positive) for f in others)
-        if not sums or not others or not plain or any(f.is_Number or (f.is_Pow and f.exp.is_negative)
-                                                      for f in factors):
-            return super()._print_Mul(expr)
-        head = self._print(sp.Mul(*others))
-        tail = " ".join(rf"\left({self._print(f)}\right)" if f.is_Add else self._print(f) for f in sums)
-        return f"{head} {tail}"
 
     def _print_expm1(self, expr, exp=None):
         """``expm1(x)`` is an implementation's name: the paper writes ``e^{x} - 1``."""
@@ -348,9 +441,9 @@ def unicode_name(name: str) -> str:
     return s.replace("\\", "")
 
 
-class UnicodePrinter(_PaperOrder, PrettyPrinter):
-    """SymPy's 2-D unicode printer with readable names (:func:`unicode_name`) and sums in
-    :func:`paper_order`; ``q[j + 1]`` is shown as ``qⱼ₊₁``."""
+class UnicodePrinter(_PaperFactors, _PaperOrder, PrettyPrinter):
+    """SymPy's 2-D unicode printer with readable names (:func:`unicode_name`), sums in :func:`paper_order` and
+    products in :func:`paper_factors`; ``q[j + 1]`` is shown as ``qⱼ₊₁``."""
 
     def __init__(self, settings=None):
         super().__init__({"use_unicode": True, "wrap_line": False, **(settings or {})})
