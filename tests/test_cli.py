@@ -124,3 +124,18 @@ def test_console_script_in_a_subprocess():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 0 < json.loads(proc.stdout)["measures"]["loss_probability"] < 1
+
+
+def test_derive_writes_to_the_standard_output_with_a_dash(tmp_path, monkeypatch):
+    # "-" is the standard output (as Unix tools read it), not a file named "-"
+    import contextlib
+    import io
+
+    from qderive.derivations.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["derive", "erlang-b", "--markdown", "-"]) == 0
+    assert out.getvalue().startswith("#") and "$$" in out.getvalue()
+    assert not (tmp_path / "-").exists()

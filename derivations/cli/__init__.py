@@ -96,9 +96,9 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
     p = sub.add_parser("derive", help="print a derivation (pretty, LaTeX or Markdown)")
     p.add_argument("name", help="model name, see `qderive list`")
-    p.add_argument("--latex", metavar="FILE", help="write a standalone .tex document")
+    p.add_argument("--latex", metavar="FILE", help="write a standalone .tex document (- for the standard output)")
     p.add_argument("--fragment", action="store_true", help="with --latex: the body only, to \\input into a paper")
-    p.add_argument("--markdown", metavar="FILE", help="write a Markdown page")
+    p.add_argument("--markdown", metavar="FILE", help="write a Markdown page (- for the standard output)")
     p.add_argument("--print-latex", action="store_true", help="print the steps as LaTeX instead of pretty text")
     _paper_options(p)
     p.add_argument("--wait-moments", type=int, metavar="K",
@@ -387,6 +387,8 @@ def _check_output(path_text: str, option: str) -> Path:
 
     if not path_text or not str(path_text).strip():
         raise ParameterError(option, "expects a file name", repr(path_text))
+    if path_text == "-":  # the standard output, as Unix tools read "-"
+        return "-"
     path = Path(path_text)
     try:
         if path.is_dir():
@@ -424,7 +426,7 @@ def _paper_options(p) -> None:
                         "algpseudocode)")
     p.add_argument("--provenance", action="store_true",
                    help="append how each step was verified and where it is reconstructed")
-    p.add_argument("--bib", metavar="FILE", help="write the BibTeX entries the derivation cites")
+    p.add_argument("--bib", metavar="FILE", help="write the BibTeX entries the derivation cites (- for the standard output)")
 
 
 def _paper_layout(args) -> dict:
@@ -438,8 +440,13 @@ def _paper_layout(args) -> dict:
 
 
 def _write_output(path: Path, text: str, option: str) -> None:
-    """Write ``text`` to ``path``; a failure (no space left, an I/O error) is one line naming ``option``."""
+    """Write ``text`` to ``path`` ("-": the standard output); a failure (no space left, an I/O error) is one line
+    naming ``option``."""
     try:
+        if path == "-":
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+            return
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ParameterError(option, f"could not be written ({exc.strerror or exc})", str(path)) from None
