@@ -181,6 +181,21 @@ def decomposition(Y):
     return sp.factor(sp.cancel((Y[2] / Y[1] - (VI.l2 - VI.l1) / (2 * VI.l1)) / (lam * VI.l1)))
 
 
+def residual_factor(blocks):
+    """V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) (start threshold 1): the factor of the wait's LST that the idle
+    period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper), from (B1)-(B2): Pi(z) = W(s) A(z) R(z) with
+    s = lambda (1 - L(z)) and zeta(z) / R(z) = lambda l_1 (1 - Y(z)) / (E[Y] s); Y(s) is Y(z) with L(z) = 1 - s / lambda
+    (every block with threshold 1 depends on z through L(z) only)."""
+    from ..symbolic.closed_forms.vacation_wait import s
+
+    from sympy.core.function import AppliedUndef
+
+    Ys = _y_pgf(blocks).subs(VI.BATCH.pgf(z), 1 - s / lam)
+    Ys = Ys.replace(lambda e: isinstance(e, AppliedUndef), lambda e: e.func(*[sp.expand(a) for a in e.args]))
+    series, _ = _moments(blocks)
+    return lam * VI.l1 * (1 - sp.expand(Ys)) / (series[1] * s), series, Ys
+
+
 def block_steps(notation: tuple = ()) -> tuple:
     """The steps of the composed structure (close-down, multiple vacations, setup; general laws); ``notation``: the
     derivation's abbreviations (the paper forms add the named results they refer to)."""
@@ -195,6 +210,10 @@ def block_steps(notation: tuple = ()) -> tuple:
     f1, f2, s1, s2 = VI.f1, VI.f2, SETUP.moment(1), SETUP.moment(2)
     mean_y = sp.factor(series[1])
     cite = "[@takagi1991, sec. 2.5]"
+    from ..symbolic.closed_forms.vacation_wait import s as VS
+
+    residual = lam * VI.l1 * (1 - sp.Function("Y")(VS)) / (EY * VS)
+    y_of_s = sp.collect(sp.expand(residual_factor(blocks)[2]), delta)
     return (
         Step("(B1)", "The number left behind by a departure: the embedded chain at departures, with $Y$ the number "
              "present when the first service of a busy period starts", sp.And(
@@ -207,6 +226,14 @@ def block_steps(notation: tuple = ()) -> tuple:
              cite, computed=True),
         Step("(EY)", "Its mean, from the moment series of the blocks", sp.Eq(EY, mean_y), "", computed=True,
              paper=sp.Eq(EY, VI.l1 * (1 - delta) + delta * lam * VI.l1 * (f1 / (1 - phi) + s1))),
+        Step("(WS)", r"The transform of the wait: the wait without vacations, the customer's own batch ahead of it, "
+             r"and the residual of the idle period (threshold $N = 1$: $Y$ depends on $z$ through $L(z)$ only)",
+             sp.And(sp.Eq(sp.Function("W")(VS), sp.Function("W_b")(VS) * sp.Function("J")(VS) * residual),
+                    sp.Eq(sp.Function("Y")(VS), y_of_s)),
+             "[@fuhrmann_cooper1985]", computed=True,
+             paper=sp.And(sp.Eq(sp.Function("W")(VS), sp.Function("W_b")(VS) * sp.Function("J")(VS) * residual),
+                          sp.Eq(sp.Function("Y")(VS), (1 - delta) * (1 - VS / lam) + delta * SETUP.lst(VS)
+                                * (VI.VACATION.lst(VS) - phi) / (1 - phi)))),
         Step("(WB)", "The mean wait: the wait without vacations and the equilibrium of $Y$ less the batch's own "
              "(the decomposition of Fuhrmann and Cooper)", sp.Eq(W, Wn + decomposition(series)),
              "[@fuhrmann_cooper1985]", computed=True,
@@ -233,6 +260,7 @@ def block_checks() -> tuple:
                             functools.partial(_thesis_wait, policy, rule_cls)))
     checks.append(Check("the engine's mean wait = W_none + the decomposition (WB), at random rational points",
                         _decomposition_check))
+    checks.append(Check("(WS): -W'(0) of the transform = the engine's mean wait (exact)", _transform_mean))
     checks.append(Check("Takagi's setup time: W = lambda b2/(2(1-rho)) + (2 s1 + lambda s2)/(2(1 + lambda s1))",
                         _takagi))
     checks.append(Check("Yadin and Naor's N-policy: L = rho/(1-rho) + (N-1)/2, N = 1..5", _yadin_naor))
@@ -287,6 +315,19 @@ def _decomposition_check(digits):
         if sp.nsimplify(left.subs(point)) != sp.nsimplify(right.subs(point)):
             return False, None, f"differ at {point}"
     return True, float("inf"), "equal exactly at 3 random rational points"
+
+
+def _transform_mean(digits):
+    """-V_r'(0) = W - W_none: the residual factor's mean against the moment interpreter's (the two are computed
+    from Y(z) and from the series of Y)."""
+    from ..symbolic.closed_forms.vacation_wait import s
+    from ..symbolic.pgf import derivatives_at
+
+    blocks = _composed(MultipleVacations)
+    residual, series, _ = residual_factor(blocks)
+    value, slope = derivatives_at(residual, s, 0, 1, _substitute_all)
+    ok = _zero(value - 1) and _zero(-slope - decomposition(series))
+    return ok, float("inf") if ok else None, "V_r(0) = 1 and -V_r'(0) = the decomposition (WB), proved by SymPy"
 
 
 def _takagi(digits):
