@@ -20,15 +20,26 @@ from fractions import Fraction as F
 
 import mpmath
 import pytest
-
+from own_rules import AtMostJ
 from qderive.derivations.framework import agreement_digits
 from qderive.numeric.oracles.blocks import chain_law, chain_measures, chain_solution
 from qderive.symbolic.batches import Constant, FinitePMF, Geometric
 from qderive.symbolic.blocks import Setup, StartRule
 from qderive.symbolic.blocks.machine import StageKind, machine
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws import Coxian, Erlang, Exponential, HyperExponential, PhaseType
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+from qderive.symbolic.laws import (
+    Coxian,
+    Erlang,
+    Exponential,
+    HyperExponential,
+    PhaseType,
+)
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    VacationPolicy,
+    VacationQueue,
+)
 
 TAIL = F(1, 10**36)
 POLICIES = (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE, None)
@@ -68,16 +79,6 @@ class _OnlyOneVacation(StartRule):
     def passage(self, op, state):
         return op.during(state, self.vacation, vacation=True)
 
-
-@dataclass(frozen=True)
-class _AtMostJ(StartRule):
-    """A rule of one's own: at most J vacations while fewer than N are present, then wait for N."""
-
-    vacation: object = None
-    most: int = 1
-
-    def passage(self, op, state):
-        return op.wait(op.repeat(state, self.vacation, self.threshold, self.most), self.threshold)
 
 
 def test_a_passage_that_could_start_serving_nobody_is_refused():
@@ -227,7 +228,7 @@ def test_a_rule_of_ones_own_gets_its_chain(most, policy):
     single-vacation rule, no bound the multiple one -- with a threshold and a setup, in a finite room."""
     vac, setup = Erlang(2, F(1, 2)), Exponential(F(1, 4))
     model = FiniteVacationQueue(F(1), Geometric(2), Exponential(F(1, 2)), vac, 5, Admission.PARTIAL, policy, 3, setup)
-    mine = chain_measures(model, 50, blocks=(_AtMostJ(3, vac, most), Setup(setup)))
+    mine = chain_measures(model, 50, blocks=(AtMostJ(3, vac, most), Setup(setup)))
     built_in = chain_measures(model, 50)
     for key in FINITE_KEYS:
         assert agreement_digits(mine[key], built_in[key]) >= 45, key

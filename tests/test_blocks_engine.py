@@ -2,19 +2,19 @@
 the thesis's closed forms for today's rules, the block chain (a CTMC built from the stages' definitions, solved by
 GTH), and classical results of the literature."""
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction as F
 
 import mpmath
 import pytest
-
+from own_rules import AtMostJ
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.engines.blocks import measures, waiting_law
 from qderive.numeric.engines.vacation import InfiniteEngine, infinite_law
 from qderive.numeric.oracles.blocks import chain_measures
 from qderive.symbolic.batches import Constant
 from qderive.symbolic.batches.geometric import Geometric
-from qderive.symbolic.blocks import Setup, StartRule
+from qderive.symbolic.blocks import Setup
 from qderive.symbolic.laws.gamma import Erlang, Exponential
 from qderive.symbolic.laws.hyperexponential import HyperExponential
 from qderive.symbolic.models.vacation import VacationPolicy, VacationQueue
@@ -83,23 +83,13 @@ def test_batches_with_every_block_equal_the_chain():
             assert _close(mine[key], chain[key], mpmath.mpf(10) ** -28), key
 
 
-@dataclass(frozen=True)
-class _AtMostJ(StartRule):
-    """A rule of one's own (not built in): at most J vacations while fewer than N are present, then wait for N."""
-
-    vacation: object = None
-    most: int = 1
-
-    def passage(self, op, state):
-        return op.wait(op.repeat(state, self.vacation, self.threshold, self.most), self.threshold)
-
 
 def test_a_rule_of_ones_own_gets_its_measures():
     # at most two vacations, then waiting for N = 3, and a setup: the moment interpreter against the chain of the
     # same blocks (J = 2 is neither the single nor the multiple rule)
     vac, setup = Erlang(2, F(1, 2)), Exponential(F(1, 4))
     model = VacationQueue(F(1, 3), Constant(1), Exponential(F(1)), vac, VacationPolicy.MULTIPLE, 3, setup)
-    blocks = (_AtMostJ(3, vac, 2), Setup(setup))
+    blocks = (AtMostJ(3, vac, 2), Setup(setup))
     chain = chain_measures(model, digits=25, blocks=blocks)
     ctx = mp_context(30)
     with ctx:
@@ -143,12 +133,11 @@ def test_the_law_has_the_mean_of_the_closed_forms():
 
 
 def test_the_command_line_computes_the_blocks():
+    import contextlib
+    import io
     import json
 
     from qderive.derivations.cli import main
-
-    import contextlib
-    import io
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

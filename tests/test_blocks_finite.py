@@ -3,22 +3,26 @@ thesis's finite-room kernel for today's rules, the block chain (a CTMC built fro
 by GTH) for every composed variant, and its own 30-digit run for float64."""
 
 import time
-from dataclasses import dataclass
 from fractions import Fraction as F
 
 import mpmath
 import pytest
-
+from own_rules import AtMostJ
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.engines.blocks_finite import finite_measures
 from qderive.numeric.engines.vacation import FiniteEngine, FiniteSweep, size
 from qderive.numeric.oracles.blocks import chain_measures
 from qderive.symbolic.batches import Constant, FinitePMF
 from qderive.symbolic.batches.geometric import Geometric
-from qderive.symbolic.blocks import Setup, StartRule
+from qderive.symbolic.blocks import Setup
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.gamma import Erlang, Exponential
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, SizeRequest, VacationPolicy
+from qderive.symbolic.models.vacation import (
+    Admission,
+    FiniteVacationQueue,
+    SizeRequest,
+    VacationPolicy,
+)
 
 KEYS = ("loss_probability", "batch_blocking_probability", "idle_probability", "mean_queue_length", "mean_wait",
         "mean_number_in_system", "throughput", "p0", "pr", "q0", "qr")
@@ -74,16 +78,6 @@ def test_composed_variants_equal_their_chain(fields, admission):
         assert _worst(finite_measures(model, ctx), want) <= mpmath.mpf(10) ** -20
 
 
-@dataclass(frozen=True)
-class _AtMostJ(StartRule):
-    """A rule of one's own: at most J vacations while fewer than N are present, then wait for N."""
-
-    vacation: object = None
-    most: int = 1
-
-    def passage(self, op, state):
-        return op.wait(op.repeat(state, self.vacation, self.threshold, self.most), self.threshold)
-
 
 @pytest.mark.parametrize("fields", [
     dict(vacation=Exponential(2), capacity=4, start_threshold=4, setup=Exponential(F(1, 3))),
@@ -116,7 +110,7 @@ def test_a_rule_of_ones_own_equals_its_chain(admission):
     # then wait), then waiting for N = 3, and a setup, in a room of 4
     vac, setup = Erlang(2, F(1, 2)), Exponential(F(1, 4))
     model = FiniteVacationQueue(F(1), Geometric(2), Exponential(F(1, 2)), vac, 4, admission, MULTIPLE, 3, setup)
-    blocks = (_AtMostJ(3, vac, 2), Setup(setup))
+    blocks = (AtMostJ(3, vac, 2), Setup(setup))
     want = chain_measures(model, digits=30, blocks=blocks)
     ctx = mp_context(30)
     with ctx:
