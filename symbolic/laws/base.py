@@ -84,10 +84,10 @@ def taylor_cells(zs, cell, expansion, prec: int):
     make, from_man_exp = mpmath.mp.make_mpf, mpmath.libmp.from_man_exp
     with _gmpy2.context(_gmpy2.get_context(), precision=prec):
         for key, where in cells.items():
-            value, coef, centre = (_to_mpfr(v) if not isinstance(v, list) else [_to_mpfr(c) for c in v]
+            value, coef, centre = (to_mpfr(v) if not isinstance(v, list) else [to_mpfr(c) for c in v]
                                    for v in expansion(key))
             for i in where:
-                h = _to_mpfr(zs[i]) - centre
+                h = to_mpfr(zs[i]) - centre
                 acc = coef[-1]
                 for c in coef[-2::-1]:
                     acc = acc * h + c
@@ -115,7 +115,7 @@ def taylor_coefficients(lead, step, radius, small):
             raise ArithmeticError("a Taylor series does not converge")
 
 
-def _to_mpfr(x):
+def to_mpfr(x):
     """An mpf as a gmpy2 mpfr (m 2^e, rounded to the context's precision); an mpfr rounded likewise."""
     if not hasattr(x, "_mpf_"):
         return _gmpy2.mpfr(x)

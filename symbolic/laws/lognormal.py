@@ -8,7 +8,12 @@ from fractions import Fraction
 
 from ..counts import QuadratureCount
 from ..params import param
-from .base import Accuracy, TimeLaw, _gmpy2, _to_mpfr, taylor_cells, taylor_coefficients
+from .base import Accuracy, TimeLaw, taylor_cells, taylor_coefficients, to_mpfr
+
+try:
+    import gmpy2 as _gmpy2
+except ImportError:  # pragma: no cover - a dependency (mpmath's fast backend)
+    _gmpy2 = None
 
 
 def _erfc_cell(z):
@@ -41,7 +46,7 @@ def _erfc_taylor_mpfr(key: int, prec: int):
     g = _gmpy2
     value, coef, centre = _erfc_taylor(key, prec)
     with g.context(g.get_context(), precision=prec):
-        return _to_mpfr(value), [_to_mpfr(c) for c in coef], _to_mpfr(centre)
+        return to_mpfr(value), [to_mpfr(c) for c in coef], to_mpfr(centre)
 
 
 __all__ = ["LogNormal"]
@@ -59,7 +64,7 @@ def _line_nodes(law, h: float, count: int, prec: int):
         mu, sigma = law._log_parameters()
         a = sigma * mpmath.sqrt(2)
     with g.context(g.get_context(), precision=prec):
-        mu_g, a_g, hg = _to_mpfr(mu), _to_mpfr(a), g.mpfr(h)
+        mu_g, a_g, hg = to_mpfr(mu), to_mpfr(a), g.mpfr(h)
         ts = [j * hg for j in range(-count, count + 1)]
         return [g.exp(mu_g + a_g * t) for t in ts], [g.exp(-t * t) for t in ts], ts
 
@@ -312,8 +317,8 @@ class LogNormal(TimeLaw):
                     p, q = zt.real, zt.imag
                 scale = rpi * mpmath.exp(em * em)
                 with g.context(g.get_context(), precision=prec):
-                    fr, fi, cr, ci = _line_sum(X, G, T, centre, N, _to_mpfr(p), _to_mpfr(q), 2 * _to_mpfr(em),
-                                               _to_mpfr(tiny / scale))
+                    fr, fi, cr, ci = _line_sum(X, G, T, centre, N, to_mpfr(p), to_mpfr(q), 2 * to_mpfr(em),
+                                               to_mpfr(tiny / scale))
                 fb = mpmath.mpc(back(fr), back(fi)) * scale
                 cb = mpmath.mpc(back(cr), back(ci)) * scale
                 beta[j] = +fb
@@ -418,7 +423,7 @@ class LogNormal(TimeLaw):
         xs = [x if isinstance(x, mpmath.mpf) else mpmath.mpf(x) for x in xs]
         # the points as gmpy2 numbers, exactly (a precision that holds every mantissa)
         with g.context(g.get_context(), precision=max([53] + [x._mpf_[3] for x in xs])):
-            xg = [_to_mpfr(x) if x > 0 else None for x in xs]
+            xg = [to_mpfr(x) if x > 0 else None for x in xs]
         mu_f, sigma_f = (float(v) for v in self._log_parameters())  # the largest |z| for the guard digits: a float
         top = max((abs(((math.log(float(x)) if float(x) > 0 else float(g.log(x))) - mu_f) / sigma_f) / math.sqrt(2)
                    for x in xg if x is not None), default=0)  # estimate (one digit spare below)
@@ -428,7 +433,7 @@ class LogNormal(TimeLaw):
             scale = 1 / (sigma * mpmath.sqrt(2))
             prec = mpmath.mp.prec
             with g.context(g.get_context(), precision=prec):
-                mu_g, scale_g = _to_mpfr(mu), _to_mpfr(scale)
+                mu_g, scale_g = to_mpfr(mu), to_mpfr(scale)
                 zero = g.mpfr(0)
                 zs = [zero if x is None else (g.log(x) - mu_g) * scale_g for x in xg]
             out = taylor_cells(zs, _erfc_cell, lambda key: _erfc_taylor_mpfr(key, prec), prec)
