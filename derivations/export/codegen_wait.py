@@ -183,8 +183,9 @@ def smooth_family(text: str, role: str):
         if not ok:
             raise ParameterError(f"--{role} {text}: no generated tail or quantile for this family: its transform has "
                                  "exp(-s D) factors or no closed form (contour inversion cannot resolve the kinks of "
-                                 "such laws; `qderive eval --wait-tail` refuses them too); choose a smooth family "
-                                 "(exp, erlang:k=K, gamma, hyperexp:n=N, ph:n=N, coxian:n=N)")
+                                 "such laws, and the exact lattice sums by which `qderive eval` answers a constant "
+                                 "law are not generated); choose a smooth family (exp, erlang:k=K, gamma, "
+                                 "hyperexp:n=N, ph:n=N, coxian:n=N), or ask `qderive eval`")
 
     cls = TimeLaw.registered().get(split_spec(text, f"--{role}")[0])
     examples = getattr(cls, "examples", None)
