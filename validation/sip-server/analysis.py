@@ -399,6 +399,22 @@ def markdown_tables(points: dict) -> str:
             out.append(f"| {pt['load_nominal']} | {fr['copies_sent_per_transaction']:.2f} | "
                        f"{fr['copies_received_per_transaction']:.2f} | {fr['measured_loss']:.3f} | "
                        f"{fr['loss_probability']:.3f} | {fr['mean_wait_s']:.3f} |")
+    out += ["", _repartition_table(points["points"])]
+    return "\n".join(out)
+
+
+def _repartition_table(points: list) -> str:
+    """SIPp's own ResponseTimeRepartition (its statistics file, the first run of each point, the whole run with
+    its warm-up): the share of the answered transactions in each bin of response time, in per cent."""
+    key = "ResponseTimeRepartition1_"
+    bins = [k[len(key):] for k in points[0]["sipp_repartition"]]
+    out = ["| control | load | " + " | ".join(f"{b} ms" for b in bins) + " |",
+           "|---|---:|" + "---:|" * len(bins)]
+    for pt in points:
+        counts = [pt["sipp_repartition"][key + b] for b in bins]
+        total = sum(counts) or 1
+        out.append(f"| {pt['control']} | {pt['load_nominal']} | "
+                   + " | ".join(f"{100 * c / total:.1f}" for c in counts) + " |")
     return "\n".join(out)
 
 
