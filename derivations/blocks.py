@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ..numeric.engines.blocks import MomentPassage, measures
+from ..numeric.engines.blocks import GeneratingPassage, MomentPassage, measures
 from ..symbolic.blocks import CloseDown, MultipleVacations, NoVacation, Setup, SingleVacation
 from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.laws.general import GeneralTime
@@ -100,45 +100,23 @@ class SymbolicPassage(MomentPassage):
         return a, 1 - a0, (1 - a0) / self.lam
 
 
-class PgfPassage:
-    """The primitives on PGFs (start threshold 1): the state is (P(no one present), the sub-law's PGF)."""
+class PgfPassage(GeneratingPassage):
+    """The primitives on PGFs (start threshold 1): the numeric engine's generating-function interpreter
+    (:class:`~qderive.numeric.engines.blocks.GeneratingPassage`, the same code that evaluates the transform of the
+    wait) over SymPy, with X = X(z), A_L = L*(lambda - lambda X(z)) and the no-arrival probability L*(lambda)."""
 
     def __init__(self, batch):
         self.X = batch.pgf(z)
         self.served = sp.Integer(0)
 
-    def _arrivals(self, law):
+    def arrivals(self, law):
         return law.lst(lam - lam * self.X)
+
+    def idle(self, law):
+        return law.lst(lam)
 
     def start(self):
         return sp.Integer(1), sp.Integer(1)
-
-    def during(self, state, law, vacation=False):
-        p0, Y = state
-        return p0 * law.lst(lam), Y * self._arrivals(law)
-
-    def interrupt(self, state, law):
-        p0, Y = state
-        c = law.lst(lam)
-        self.served += (1 - c) * Y * self.X
-        return p0 * c, Y * c
-
-    def wait(self, state, threshold):
-        p0, Y = state
-        return sp.Integer(0), Y - p0 + p0 * self.X
-
-    def repeat(self, state, law, threshold, most=None):
-        p0, Y = state
-        v0 = law.lst(lam)
-        if most is None:
-            return sp.Integer(0), Y - p0 + p0 * (self._arrivals(law) - v0) / (1 - v0)
-        rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
-        for _ in range(most):
-            rest, stay = rest + stay * (self._arrivals(law) - v0), stay * v0
-        return stay, rest + stay
-
-    def finish(self, state):
-        return state[1] + self.served
 
 
 def _composed(rule_cls):
