@@ -574,7 +574,7 @@ def kinked_law(model):
         if not cached(_key_law(law), lambda law=law: smooth_laws(_Only(law))[0]):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
-                           f"give the tails to the requested digits with a start threshold, a setup or a close-down "
+                           f"give the tails to the requested digits with a setup or a close-down "
                            f"(the moments are computed)")
     return None
 

@@ -923,11 +923,15 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
             return mpmath.mpf(tail(load)) <= mpmath.mpf(P.numerator) / P.denominator
 
     lo, hi = F(1, 10**6), F(1) - F(1, 10**9)
+    refusal = response_laws.supports(model_at(lo), frozenset({"wait_tail"}))  # before any work: named, one line
+    if refusal is not None:
+        raise refusal.error(model_at(lo), "--target-wait-tail")
     if not meets(lo):
         lo_model = model_at(lo)
         remains = "the customers ahead in the own batch" + (
             " and the residual vacation" if lo_model.vacation is not None and
-            lo_model.vacation_policy.value == "multiple" else "")
+            lo_model.vacation_policy.value == "multiple" else "") + (
+            " and the setup" if getattr(lo_model, "setup", None) is not None else "")
         raise ParameterError(f"target-wait-tail P = {decimal_text(P)} is unreachable: even at rho_bar = 1e-6, "
                              f"P(W > {decimal_text(T)}) = {float(tail(lo)):.6g} ({remains} remain at any load)")
     if meets(hi):
