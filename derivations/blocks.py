@@ -161,9 +161,12 @@ def decomposition(Y):
 
 def residual_factor(blocks):
     """V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) (start threshold 1): the factor of the wait's LST that the idle
-    period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper), from (B1)-(B2): Pi(z) = W(s) A(z) R(z) with
-    s = lambda (1 - L(z)) and zeta(z) / R(z) = lambda l_1 (1 - Y(z)) / (E[Y] s); Y(s) is Y(z) with L(z) = 1 - s / lambda
-    (every block with threshold 1 depends on z through L(z) only)."""
+    period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper 1985): every block with threshold 1 depends on z
+    through L(z) only, Y(z) = Y_b(L(z)) with Y_b the number of batches present at the first service; the batches,
+    served as super-customers, form an M/G/1 queue with generalized vacations whose delay is the classic one plus
+    an independent residual of LST (1 - Y_b(u)) / (E[Y_b] (1 - u)), u = 1 - s / lambda, which is V_r(s); the
+    customer then waits for its batchmates ahead (J). Y(s) is Y(z) with L(z) = 1 - s / lambda. (Not from
+    Pi(z) = W(s) A(z) R(z): the batchmates behind are independent of the wait for geometric batches only.)"""
     from ..symbolic.closed_forms.vacation_wait import s
 
     from sympy.core.function import AppliedUndef
