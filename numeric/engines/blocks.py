@@ -453,14 +453,14 @@ class GeneratingPassage:
     def interrupt(self, state, law):
         p0, Y = state
         c = self.idle(law)
-        self.served = self.served + (1 - c) * Y * self.X
+        self.served = self.served + Y * self.X * (1 - c)  # arrays first: mpmath scalars convert numpy operands
         return p0 * c, Y * c
 
     def wait(self, state, threshold):
         if threshold != 1:
             raise NotImplementedError("the generating function of the first service for a start threshold N > 1")
         p0, Y = state
-        return 0, Y - p0 + p0 * self.X
+        return 0, Y - p0 + self.X * p0
 
     def repeat(self, state, law, threshold, most=None):
         if threshold != 1:
@@ -468,18 +468,29 @@ class GeneratingPassage:
         p0, Y = state
         v0 = self.idle(law)
         if most is None:
-            return 0, Y - p0 + p0 * (self.arrivals(law) - v0) / (1 - v0)
+            return 0, Y - p0 + (self.arrivals(law) - v0) * (p0 / (1 - v0))
         rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
         for _ in range(most):
-            rest, stay = rest + stay * (self.arrivals(law) - v0), stay * v0
+            rest, stay = rest + (self.arrivals(law) - v0) * stay, stay * v0
         return stay, rest + stay
 
     def finish(self, state):
         return state[1] + self.served
 
 
+#: the compiled transforms of the laws in this process (a tail's every inversion asks again)
+_EVALUATORS: dict = {}
+
+
 def _law_evaluator(law):
-    """L*(s) of a law with a closed-form transform, compiled once (kept in the private cache)."""
+    """L*(s) of a law with a closed-form transform, compiled once (kept in the private cache and in the process)."""
+    key = law.spec_text()
+    if key not in _EVALUATORS:
+        _EVALUATORS[key] = _compile_law(law)
+    return _EVALUATORS[key]
+
+
+def _compile_law(law):
     from ..compile import cached_evaluator
 
     def make():
@@ -541,8 +552,8 @@ def residual_transform(model, ctx, s):
     (B1)-(B2), the step (WS) of the derivation), Y(s) by :class:`TransformPassage` from the model's blocks and E[Y]
     by the moment interpreter."""
     Y = passage(blocks_of(model), TransformPassage(model, ctx, s))
-    lam = ctx.num(model.rate)
-    return lam * ctx.num(model.batch.mean) * (1 - Y) / (_mean_y(model, ctx) * s)
+    scale = ctx.num(model.rate) * ctx.num(model.batch.mean) / _mean_y(model, ctx)
+    return (1 - Y) / s * scale
 
 
 def residual_atom(model, ctx):
