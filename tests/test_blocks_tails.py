@@ -205,3 +205,23 @@ def test_second_moments_with_batches_of_one_or_two_against_the_simulator():
     for key in ("wait_moments", "sojourn_moments"):
         lo, hi = sim[key][1].interval(1 - 0.01 / 2)
         assert lo <= record.response[key][1] <= hi, (key, record.response[key][1], lo, hi)
+
+
+def test_size_for_a_delay_target_with_a_setup_against_the_tagged_chain():
+    """``size vacation-infinite --target-wait-tail T,P`` with a setup and a close-down: at the load returned (10
+    significant digits) the tagged-customer chain's P(W > T) is P to 1e-8 relative (P(W > T) changes by O(1) per
+    unit of load here, so the load's rounding moves it by about 1e-10)."""
+    import json
+
+    from qderive.numeric.oracles.blocks import tagged_wait
+
+    code, out, err = cli(["size", "vacation-infinite", "--batch", "pmf:1=1/2,2=1/2", "--service", "erlang:k=2,mean=2/3",
+                          "--vacation", "exp:mean=1/2", "--setup", "erlang:k=2,mean=1/2", "--close-down",
+                          "exp:mean=1/2", "--target-wait-tail", "2,1/5", "--json"])
+    assert code == 0, err
+    got = json.loads(out)
+    model = VacationQueue(F(got["rate"]), PMF, Erlang(2, F(2, 3)), Exponential(F(1, 2)), MULTIPLE, 1,
+                          Erlang(2, F(1, 2)), Exponential(F(1, 2)))
+    oracle = tagged_wait(model, times=(F(2),), digits=12)
+    assert abs(oracle.tail[0] - mpmath.mpf(1) / 5) <= 1e-8 / 5
+    assert got["next_load"] > got["load"]
