@@ -15,6 +15,11 @@ two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat
   service; q_0 of the thesis (the queue empty at a service completion or a vacation end) by counting both
   kinds of epochs per idle period.
 
+* the response times (start threshold 1): :class:`GeneratingPassage`, the primitives on generating functions
+  (shared with the derivation's PGF interpreter), run at the inversion's nodes by :class:`TransformPassage` gives
+  Y(s) and the residual factor V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) of (WS), W(s) = W_b(s) J(s) V_r(s)
+  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`).
+
 Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with the thesis's closed
 forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40 digits.
 """
