@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ..numeric.engines.blocks import MomentPassage, measures
+from ..numeric.engines.blocks import GeneratingPassage, MomentPassage, measures
 from ..symbolic.blocks import CloseDown, MultipleVacations, NoVacation, Setup, SingleVacation
 from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.laws.general import GeneralTime
@@ -100,45 +100,23 @@ class SymbolicPassage(MomentPassage):
         return a, 1 - a0, (1 - a0) / self.lam
 
 
-class PgfPassage:
-    """The primitives on PGFs (start threshold 1): the state is (P(no one present), the sub-law's PGF)."""
+class PgfPassage(GeneratingPassage):
+    """The primitives on PGFs (start threshold 1): the numeric engine's generating-function interpreter
+    (:class:`~qderive.numeric.engines.blocks.GeneratingPassage`, the same code that evaluates the transform of the
+    wait) over SymPy, with X = X(z), A_L = L*(lambda - lambda X(z)) and the no-arrival probability L*(lambda)."""
 
     def __init__(self, batch):
         self.X = batch.pgf(z)
         self.served = sp.Integer(0)
 
-    def _arrivals(self, law):
+    def arrivals(self, law):
         return law.lst(lam - lam * self.X)
+
+    def idle(self, law):
+        return law.lst(lam)
 
     def start(self):
         return sp.Integer(1), sp.Integer(1)
-
-    def during(self, state, law, vacation=False):
-        p0, Y = state
-        return p0 * law.lst(lam), Y * self._arrivals(law)
-
-    def interrupt(self, state, law):
-        p0, Y = state
-        c = law.lst(lam)
-        self.served += (1 - c) * Y * self.X
-        return p0 * c, Y * c
-
-    def wait(self, state, threshold):
-        p0, Y = state
-        return sp.Integer(0), Y - p0 + p0 * self.X
-
-    def repeat(self, state, law, threshold, most=None):
-        p0, Y = state
-        v0 = law.lst(lam)
-        if most is None:
-            return sp.Integer(0), Y - p0 + p0 * (self._arrivals(law) - v0) / (1 - v0)
-        rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
-        for _ in range(most):
-            rest, stay = rest + stay * (self._arrivals(law) - v0), stay * v0
-        return stay, rest + stay
-
-    def finish(self, state):
-        return state[1] + self.served
 
 
 def _composed(rule_cls):
@@ -183,9 +161,12 @@ def decomposition(Y):
 
 def residual_factor(blocks):
     """V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) (start threshold 1): the factor of the wait's LST that the idle
-    period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper), from (B1)-(B2): Pi(z) = W(s) A(z) R(z) with
-    s = lambda (1 - L(z)) and zeta(z) / R(z) = lambda l_1 (1 - Y(z)) / (E[Y] s); Y(s) is Y(z) with L(z) = 1 - s / lambda
-    (every block with threshold 1 depends on z through L(z) only)."""
+    period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper 1985): every block with threshold 1 depends on z
+    through L(z) only, Y(z) = Y_b(L(z)) with Y_b the number of batches present at the first service; the batches,
+    served as super-customers, form an M/G/1 queue with generalized vacations whose delay is the classic one plus
+    an independent residual of LST (1 - Y_b(u)) / (E[Y_b] (1 - u)), u = 1 - s / lambda, which is V_r(s); the
+    customer then waits for its batchmates ahead (J). Y(s) is Y(z) with L(z) = 1 - s / lambda. (Not from
+    Pi(z) = W(s) A(z) R(z): the batchmates behind are independent of the wait for geometric batches only.)"""
     from ..symbolic.closed_forms.vacation_wait import s
 
     from sympy.core.function import AppliedUndef

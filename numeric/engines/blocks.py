@@ -15,6 +15,11 @@ two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat
   service; q_0 of the thesis (the queue empty at a service completion or a vacation end) by counting both
   kinds of epochs per idle period.
 
+* the response times (start threshold 1): :class:`GeneratingPassage`, the primitives on generating functions
+  (shared with the derivation's PGF interpreter), run at the inversion's nodes by :class:`TransformPassage` gives
+  Y(s) and the residual factor V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) of (WS), W(s) = W_b(s) J(s) V_r(s)
+  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`).
+
 Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with the thesis's closed
 forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40 digits.
 """
@@ -22,6 +27,7 @@ forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from math import factorial
 
 import numpy as np
@@ -30,8 +36,9 @@ from ...symbolic.blocks import blocks_of, passage
 from ..kernels import series as S
 from ..sequences import arrival_counts, batch_vectors
 
-__all__ = ["MomentPassage", "VectorPassage", "renewal", "measures", "passage_moments", "waiting_law", "wait_moments",
-           "response_laws", "ORDER"]
+__all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
+           "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
+           "tails_refusal", "ORDER"]
 
 #: the series are carried to w^3: the variance of the number waiting needs the third factorial moments
 ORDER = 3
@@ -241,33 +248,51 @@ def _departures(model, ctx, Y, op, order):
     return S.mul(num, S.inverse(den))[:order], pi0
 
 
-def wait_moments(model, ctx, k: int, blocks=None) -> list:
-    """E[W], ..., E[W^k] of a random customer (FCFS, random order in its batch) by the distributional form of
-    Little's law: the number left behind by a departure is the arrivals during its wait and its service and its
-    batchmates behind it, Pi(z) = W*(lambda (1 - X(z))) A(z) R(z), R(z) = (1 - X(z)) / (l_1 (1 - z)). With
-    z = 1 + w and lambda (1 - X(z)) = -lambda xi(w), W*(-lambda xi) = sum_j E[W^j] (lambda xi(w))^j / j!: the
-    coefficient of w^j gives E[W^j] from the lower moments ((lambda xi)^j starts with (lambda l_1)^j w^j).
+@dataclass(frozen=True)
+class _Batches:
+    """The queue seen batch by batch: the same batch rate and service, every batch of size 1 (what the moment
+    interpreter reads: ``rate``, ``batch``)."""
 
-    It needs the arrivals after a customer to be independent of its wait: true for close-downs, vacations and
-    setups (the wait depends on the past), false under the N-policy (a customer waits for later batches to bring
-    the count to N; measured: E[W^2] 43.2 here against 50.6 +- 0.9 simulated). The response law refuses N > 1."""
-    order = k + 1
-    blocks = _blocks(model, blocks)
-    Y, op = passage_moments(model, ctx, blocks, order=order)
-    Pi, _ = _departures(model, ctx, Y, op, order)
-    A = op.arrivals(model.service)[:order]
-    l1 = ctx.num(model.batch.mean)
-    R = [c / l1 for c in op.xi[1:]] + [ctx.num(0)]  # (X(1 + w) - 1) / (l_1 w)
-    G = S.mul(Pi, S.inverse(S.mul(A, R)))
-    lx = [c * op.lam for c in op.xi]
-    powers = [S.constant(ctx.num(1), ctx.num(0), order - 1)]
-    for _ in range(k):
-        powers.append(S.mul(powers[-1], lx))
-    m = [ctx.num(1)]
-    for j in range(1, k + 1):
-        known = sum((m[i] / factorial(i) * powers[i][j] for i in range(j)), ctx.num(0))
-        m.append((G[j] - known) * factorial(j) / powers[j][j])
-    return m[1:]
+    rate: object
+    batch: object
+    service: object
+
+
+def residual_moments(model, ctx, k: int, blocks=None) -> list:
+    """E[R], ..., E[R^k] of the residual R of the idle period, W = W_b + J + R (W(s) = W_b(s) J(s) V_r(s),
+    V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s), start threshold 1; Fuhrmann and Cooper 1985). Every block depends on
+    z through X(z) only, Y(z) = Y_b(X(z)) with Y_b the number of *batches* present at the first service start, so
+    V_r(s) = (1 - Y_b(u)) / (E[Y_b] (1 - u)), u = 1 - s / lambda: R is the sum of K exponential(lambda) times, K the
+    stationary excess of Y_b (P(K = j) = P(Y_b > j) / E[Y_b]), and E[R^j] = E[(K)_j] / lambda^j
+    = E[(Y_b)_{j+1}] / ((j + 1) E[Y_b] lambda^j). Y_b's factorial moments: the moment interpreter run on the blocks
+    with batches of size 1 at the same batch rate."""
+    from ...symbolic.batches import Constant
+
+    Y, op = passage_moments(_Batches(model.rate, Constant(1), model.service), ctx, _blocks(model, blocks),
+                            order=k + 1)
+    return [Y[j + 1] * factorial(j) / (Y[1] * op.lam**j) for j in range(1, k + 1)]
+
+
+def wait_moments(model, ctx, k: int, blocks=None) -> list:
+    """E[W], ..., E[W^k] of a random customer (FCFS, random order in its batch), start threshold 1:
+    W = W_none + R with W_none (LST W_b(s) J(s)) the wait in the same queue without vacations, setup or close-down
+    (the thesis's closed-form moments, :func:`qderive.numeric.engines.vacation_wait.wait_moment_values`) and R
+    independent of it (:func:`residual_moments`): E[W^n] = sum_i binom(n, i) E[W_none^i] E[R^(n-i)].
+
+    (The distributional form of Little's law with the batchmates behind as an independent factor,
+    Pi(z) = W*(lambda (1 - X(z))) A(z) R(z), holds only for geometric batches: the number behind a customer and
+    the services ahead of it in its batch are dependent otherwise, and E[W^2] came out 2.2778 instead of
+    2.4753 = E[D^2] + 2 E[D] E[J] + E[J^2] for batches of 1 or 2.) Under the N-policy a customer waits for later
+    batches: the response law refuses N > 1."""
+    from math import comb
+
+    from .vacation_wait import wait_moment_values
+
+    bare = bare_model(model)
+    none = wait_moment_values(bare, "wait")(k, None if ctx.is_float64 else ctx.dps)
+    w = [ctx.num(1)] + [ctx.num(v) if isinstance(v, (int, Fraction)) else +v for v in none]
+    r = [ctx.num(1)] + residual_moments(model, ctx, k, blocks)
+    return [sum((comb(n, i) * w[i] * r[n - i] for i in range(n + 1)), ctx.num(0)) for n in range(1, k + 1)]
 
 
 def measures(model, ctx, blocks=None, interpreter=None) -> dict:
@@ -399,16 +424,204 @@ def waiting_law(model, ctx, n: int, mean_y=None, blocks=None) -> list:
     return list(op.times[:n] * (gap / idle_time) + busy[1: n + 1])
 
 
+class GeneratingPassage:
+    """The interpreter of the primitives on generating functions (start threshold 1), written once for the
+    derivation's PGF Y(z) (:class:`qderive.derivations.blocks.PgfPassage`, over SymPy) and for the numeric
+    transform Y(s) at the inversion's nodes (:class:`TransformPassage`). The state is (P(no one present), the
+    sub-law's generating function); a subclass gives ``X`` (the batch's X(z); 1 - s / lambda in the transform form)
+    and two hooks: ``arrivals(law)`` = L*(lambda - lambda X), the customers arriving during one period of ``law``,
+    and ``idle(law)`` = L*(lambda), the probability that no batch arrives during it::
+
+        during(L):       (p_0 L*(lambda),  Y A_L)
+        interrupt(L):    (p_0 c,  Y c),  served += (1 - c) Y X,   c = L*(lambda)
+        wait(1):         (0,  Y - p_0 + p_0 X)
+        repeat(L, 1):    (0,  Y - p_0 + p_0 (A_L - v_0) / (1 - v_0)),   v_0 = L*(lambda)
+
+    (Takagi 1991, vol. 1, sec. 2.4-2.5; ``docs/theory/blocks.md`` section 3.)"""
+
+    X = None
+    served = 0
+
+    def arrivals(self, law):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def idle(self, law):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def start(self):
+        return 1, 1
+
+    def during(self, state, law, vacation=False):
+        p0, Y = state
+        return p0 * self.idle(law), Y * self.arrivals(law)
+
+    def interrupt(self, state, law):
+        p0, Y = state
+        c = self.idle(law)
+        self.served = self.served + Y * self.X * (1 - c)  # arrays first: mpmath scalars convert numpy operands
+        return p0 * c, Y * c
+
+    def wait(self, state, threshold):
+        if threshold != 1:
+            raise NotImplementedError("the generating function of the first service for a start threshold N > 1")
+        p0, Y = state
+        return 0, Y - p0 + self.X * p0
+
+    def repeat(self, state, law, threshold, most=None):
+        if threshold != 1:
+            raise NotImplementedError("the generating function of the first service for a start threshold N > 1")
+        p0, Y = state
+        v0 = self.idle(law)
+        if most is None:
+            return 0, Y - p0 + (self.arrivals(law) - v0) * (p0 / (1 - v0))
+        rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
+        for _ in range(most):
+            rest, stay = rest + (self.arrivals(law) - v0) * stay, stay * v0
+        return stay, rest + stay
+
+    def finish(self, state):
+        return state[1] + self.served
+
+
+#: the compiled transforms of the laws in this process (a tail's every inversion asks again)
+_EVALUATORS: dict = {}
+
+
+def _law_evaluator(law):
+    """L*(s) of a law with a closed-form transform, compiled once (kept in the private cache and in the process)."""
+    key = law.spec_text()
+    if key not in _EVALUATORS:
+        _EVALUATORS[key] = _compile_law(law)
+    return _EVALUATORS[key]
+
+
+def _compile_law(law):
+    from ..compile import cached_evaluator
+
+    def make():
+        import sympy as sp
+
+        s = sp.Symbol("s")
+        return sp.Integer(1) * law.lst(s), (s,)
+
+    return cached_evaluator("block_law_lst_v1::" + law.spec_text(), make)
+
+
+def lst_values(law, s, ctx):
+    """L*(s) at the context array ``s`` (complex float64, or mpc inside ``with ctx:``): the compiled closed form, or
+    the law's own numeric transform (:func:`qderive.numeric.engines.vacation_wait.law_values`: the lognormal)."""
+    from .vacation_wait import law_values, numeric_transform
+
+    if numeric_transform(law):
+        return law_values(law, s, ctx)[0]
+    ev = _law_evaluator(law)
+    if ctx.is_float64:
+        return ev.numpy(np.asarray(s, dtype=complex))
+    return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
+
+
+class TransformPassage(GeneratingPassage):
+    """The primitives on transforms: Y(s), the first-service law in the form W(s) needs, Y(z) with
+    X(z) = 1 - s / lambda, at the context array ``s`` (``limit``: s -> oo, every law's transform 0 there (the
+    laws have no atom at 0) and ``X`` given: the affine part of Y that gives P(R = 0), :func:`residual_atom`)."""
+
+    def __init__(self, model, ctx, s=None, X=None):
+        self.ctx, self.s = ctx, s
+        self.lam = ctx.num(model.rate)
+        self.X = 1 - s / self.lam if X is None else X
+        self._values: dict = {}
+
+    def arrivals(self, law):
+        if self.s is None:
+            return 0
+        if law not in self._values:
+            self._values[law] = lst_values(law, self.s, self.ctx)
+        return self._values[law]
+
+    def idle(self, law):
+        key = ("rate", law)
+        if key not in self._values:
+            ctx = self.ctx
+            value = lst_values(law, np.array([self.lam], dtype=complex if ctx.is_float64 else object), ctx)[0]
+            self._values[key] = value.real
+        return self._values[key]
+
+
+def _mean_y(model, ctx):
+    return passage_moments(model, ctx, order=1)[0][1]
+
+
+def residual_transform(model, ctx, s):
+    """V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) at the context array ``s`` (start threshold 1): the factor of the
+    wait's transform that the idle period adds, W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper's decomposition of
+    (B1)-(B2), the step (WS) of the derivation), Y(s) by :class:`TransformPassage` from the model's blocks and E[Y]
+    by the moment interpreter."""
+    Y = passage(blocks_of(model), TransformPassage(model, ctx, s))
+    scale = ctx.num(model.rate) * ctx.num(model.batch.mean) / _mean_y(model, ctx)
+    return (1 - Y) / s * scale
+
+
+def residual_atom(model, ctx):
+    """P(R = 0) = V_r(oo) = l_1 b / E[Y], b the coefficient of X in Y(s) as s -> oo (the laws' transforms vanish,
+    Y -> a + b X, X = 1 - s / lambda): Y run at X = 1 and X = 0 (single vacations: c_0 / (lambda f_1 + c_0), the
+    thesis's atom of the residual vacation)."""
+    blocks = blocks_of(model)
+    one = passage(blocks, TransformPassage(model, ctx, X=ctx.num(1)))
+    zero = passage(blocks, TransformPassage(model, ctx, X=ctx.num(0)))
+    return ctx.num(model.batch.mean) * (one - zero) / _mean_y(model, ctx)
+
+
+def bare_model(model):
+    """The same queue without vacations, setup or close-down (N = 1): its wait is W_b J of (WS)."""
+    import dataclasses
+
+    return dataclasses.replace(model, vacation=None, vacation_policy=type(model.vacation_policy)("multiple"),
+                               setup=None, close_down=None, start_threshold=1)
+
+
+def kinked_law(model):
+    """(field, reason) of the first law among the service and the blocks' laws whose transform the inversion cannot
+    use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None."""
+    from ...symbolic.cache import cached
+    from .vacation_wait import _key_law, _Only, smooth_laws
+
+    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
+    for field, law in laws:
+        if not cached(_key_law(law), lambda law=law: smooth_laws(_Only(law))[0]):
+            name = field.replace("_", "-")
+            return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
+                           f"give the tails to the requested digits with a setup or a close-down "
+                           f"(the moments are computed)")
+    return None
+
+
+def tails_refusal(model, asked):
+    """The refusal of the tails and quantiles of a model with blocks (start threshold 1 here: N > 1 is refused by the
+    response law's rule): a law with kinks among the service and the blocks' laws (:func:`kinked_law`)."""
+    from ...symbolic.capabilities import Refusal
+    from .vacation_wait import TAIL_MEASURES
+
+    wanted = TAIL_MEASURES & frozenset(asked)
+    if not wanted:
+        return None
+    kinked = kinked_law(model)
+    return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
+
+
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a model with blocks: their moments by
     :func:`wait_moments` (the sojourn T = W + B, B independent of W: E[T^k] = sum_i binom(k, i) E[W^i] b_{k-i}),
-    computed at D + 20 digits (float64: 35) and rounded; the transform (tails, quantiles) is refused by the
-    response law's declaration before any work."""
+    computed at D + 20 digits (float64: 35) and rounded; the transforms (start threshold 1, smooth laws)
+    W(s) = W_b(s) J(s) V_r(s) and T(s) = W(s) B*(s): the model without blocks' transform
+    (:mod:`~qderive.numeric.engines.vacation_wait`, compiled once) times :func:`residual_transform` from the blocks,
+    inverted under the precision policy of :mod:`qderive.numeric.response`; P(W = 0) = P(W_b J = 0) P(R = 0)
+    (:func:`residual_atom`), P(T = 0) = 0."""
     from math import comb
 
     from ...symbolic.errors import ParameterError
     from ..backend import mp_context
     from ..response import ResponseLaw
+    from . import vacation_wait as VW
 
     def values(kind):
         def moment_values(k, digits):
@@ -422,8 +635,29 @@ def response_laws(model) -> dict:
         return moment_values
 
     def no_transform(*_):
-        raise ParameterError("the waiting-time transform with a start threshold, a setup or a close-down is not "
-                             "computed (its moments are)")
+        raise ParameterError("the waiting-time transform with a start threshold N > 1 is not computed (a customer "
+                             "waits for later batches; the mean wait is the measure mean_wait)")
 
-    return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind)) for kind in ("wait", "sojourn")}
+    kinked = kinked_law(model)
+    if model.start_threshold != 1 or kinked is not None:
+        why = kinked[1] if kinked is not None else "the start threshold N > 1"
+        return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, why)
+                for kind in ("wait", "sojourn")}
+    bare = bare_model(model)
+    own = VW.response_laws(bare)
+
+    def transform(kind):
+        def make(ctx):
+            base = own[kind].transform(ctx)
+
+            def F(s):
+                return base(s) * residual_transform(model, ctx, s)
+            return F
+        return make
+
+    def wait_zero(ctx):
+        return own["wait"].p_zero(ctx) * residual_atom(model, ctx)
+
+    return {"wait": ResponseLaw("wait", transform("wait"), wait_zero, values("wait")),
+            "sojourn": ResponseLaw("sojourn", transform("sojourn"), own["sojourn"].p_zero, values("sojourn"))}
 

@@ -61,7 +61,6 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.capabilities import Rule, declare
-from ...symbolic.models.vacation import block_rules
 from ..response import ResponseLaw
 
 __all__ = ["response_laws", "shift_setup", "shift_tails", "linear_pieces"]
@@ -830,6 +829,10 @@ def _tails_refusal(model, asked):
     wanted = TAIL_MEASURES & asked
     if not wanted:
         return None
+    if model.blocks:  # a setup or a close-down (N > 1 is refused by the rule): the blocks' laws must be smooth
+        from .blocks import tails_refusal
+
+        return tails_refusal(model, asked)
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))
     if smooth:
         return None
@@ -845,17 +848,16 @@ def _tails_refusal(model, asked):
 
 
 @declare(Rule("start_threshold", lambda n: n != 1, "under the N-policy a customer's wait depends on the batches that "
-              "arrive after it (it waits for the count to reach N), so the distributional form of Little's law that "
-              "gives the moments does not hold; the mean wait is the measure mean_wait",
-              frozenset({"wait_moments", "sojourn_moments"})),
-         *block_rules("the waiting-time transform (tails and quantiles; the moments are computed)",
-                      {"wait_tail", "wait_quantile", "sojourn_tail", "sojourn_quantile"}), check=_tails_refusal)
+              "arrive after it (it waits for the count to reach N), so neither the distributional form of Little's "
+              "law that gives the moments nor the waiting-time transform holds; the mean wait is the measure "
+              "mean_wait", frozenset({"wait_moments", "sojourn_moments"}) | TAIL_MEASURES), check=_tails_refusal)
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
     A constant service (with no vacations or vacations covered by (L4)) gets exact tails by the lattice sum
-    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails. With a start
-    threshold, a setup or a close-down: the moments of :func:`qderive.numeric.engines.blocks.response_laws`."""
+    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails. With a setup or a
+    close-down (start threshold 1, smooth laws): :func:`qderive.numeric.engines.blocks.response_laws`, this
+    transform without the blocks times their residual factor."""
     if model.blocks:
         from .blocks import response_laws as composed
 
@@ -921,11 +923,15 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
             return mpmath.mpf(tail(load)) <= mpmath.mpf(P.numerator) / P.denominator
 
     lo, hi = F(1, 10**6), F(1) - F(1, 10**9)
+    refusal = response_laws.supports(model_at(lo), frozenset({"wait_tail"}))  # before any work: named, one line
+    if refusal is not None:
+        raise refusal.error(model_at(lo), "--target-wait-tail")
     if not meets(lo):
         lo_model = model_at(lo)
         remains = "the customers ahead in the own batch" + (
             " and the residual vacation" if lo_model.vacation is not None and
-            lo_model.vacation_policy.value == "multiple" else "")
+            lo_model.vacation_policy.value == "multiple" else "") + (
+            " and the setup" if getattr(lo_model, "setup", None) is not None else "")
         raise ParameterError(f"target-wait-tail P = {decimal_text(P)} is unreachable: even at rho_bar = 1e-6, "
                              f"P(W > {decimal_text(T)}) = {float(tail(lo)):.6g} ({remains} remain at any load)")
     if meets(hi):

@@ -61,7 +61,7 @@ from ...symbolic.models.vacation import Admission, FiniteVacationQueue
 from ..backend import FLOAT64, mp_context
 from .ctmc import CTMC, build
 
-__all__ = ["block_ctmc", "ChainSolution", "chain_solution", "chain_measures", "chain_law"]
+__all__ = ["block_ctmc", "ChainSolution", "chain_solution", "chain_measures", "chain_law", "TaggedWait", "tagged_wait"]
 
 #: guard digits of the GTH solve over the digits asked
 _GUARD = 10
@@ -356,3 +356,173 @@ def chain_law(model, digits: int = 50, levels: int | None = None, tail=None, blo
     waiting (0..r) from the block chain (:func:`chain_solution`)."""
     sol = chain_solution(model, digits, levels, tail, blocks)
     return sol.p_system, sol.p_waiting
+
+
+@dataclass(frozen=True)
+class TaggedWait:
+    """The law of a random customer's wait from the block chain (:func:`tagged_wait`): ``tail`` P(W > t) at the
+    times asked, ``sojourn_tail`` P(W + B > t), ``p_zero`` P(W = 0), ``levels`` the truncation, as mpf numbers."""
+
+    tail: list
+    sojourn_tail: list
+    p_zero: object
+    levels: int
+
+
+def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> TaggedWait:
+    """P(W > t) and P(W + B > t) of a random customer (FCFS, random order in its batch) in the infinite room with
+    start threshold 1, from the definition: the absorption time of a tagged customer in a transient chain built
+    from the stages (:mod:`~qderive.symbolic.blocks.machine`), never from a transform.
+
+    1. **The state seen by the tagged customer's batch** is the block chain's stationary law pi (PASTA; the chain
+       of :func:`block_ctmc` truncated as :func:`chain_solution` does, ``tail`` default 10^-digits); the pair
+       (batch size k, position i) has P(K = k, I = i) = x_k / l_1, i = 1..k (customer average).
+    2. **Customers ahead**: serving with n present, a = n - 1 + i - 1 wait ahead of it besides the one in service;
+       in an idle stage with n present (all waiting), a = n + i - 1. A batch arriving in an ``interrupt`` stage
+       (the close-down) or in a ``wait`` that is the last stage starts service at once: W = 0 for the first of
+       it (a = 0), else the service of one of those ahead starts (phase by the service's initial law). In any
+       other stage it joins: the stage goes on (a ``wait`` before a setup is skipped: someone is present).
+    3. **Its wait** is the time until the service start with nobody ahead: an idle stage's phase moves by its
+       sub-generator; at a period's end the next stage really entered (:func:`resolve`, someone present, so every
+       threshold 1 is met) runs, or the first service starts; a service completion with a >= 1 ahead starts the
+       next (a - 1); with a = 0 the tagged customer's own service starts (absorption). Later arrivals do not
+       matter (FCFS, threshold 1). **The sojourn** adds the tagged customer's service (its phases, then absorption).
+
+    P(W > t) = v exp(Q t) 1 by uniformization, a sum of positive terms, stopped where the Poisson weights left
+    are below 10^-(digits + 5); at digits + 10 working digits. Refused for a threshold N > 1 (the wait then
+    depends on later batches) and for a finite room."""
+    import mpmath
+
+    if isinstance(model, FiniteVacationQueue):
+        raise ParameterError("the tagged-customer chain covers the infinite room only")
+    stages = machine(model, blocks)
+    if any((s.threshold or 1) != 1 for s in stages):
+        raise ParameterError("start-threshold", "the tagged-customer chain needs N = 1 (a customer then waits for "
+                             "the past only)", max(s.threshold or 1 for s in stages))
+    tail = Fraction(1, 10**digits) if tail is None else Fraction(tail)
+    levels = _levels_for(model, tail, blocks)
+    chain, info = block_ctmc(model, levels, blocks)
+    ctx = mp_context(digits + _GUARD)
+    end = len(stages)
+    alpha, T, exits = info.service
+    with ctx:
+        pi = list(chain.stationary(ctx))
+        num = ctx.num
+        l1 = Fraction(model.batch.mean)
+
+        def add(out, state, p):
+            out[state] = out.get(state, 0) + p
+
+        def serve(out, a, p, sojourn):
+            """A service starts with ``a`` ahead of the tagged customer (a = -1: its own; in the wait, the end:
+            the key None)."""
+            if a < 0 and not sojourn:
+                add(out, None, p)
+                return
+            for ph, w in enumerate(alpha):
+                if w:
+                    add(out, ("S", ph, a), p * num(w))
+
+        def enter(out, i, done, a, p, sojourn):
+            i, done = resolve(stages, i, 1, done)  # someone is present: every threshold 1 is met
+            if i == end:
+                serve(out, a - 1, p, sojourn)
+                return
+            if stages[i].kind is StageKind.INTERRUPT:
+                raise ParameterError("an interrupt stage entered with someone present is not covered")
+            for ph, w in enumerate(info.laws[i][0]):
+                if w:
+                    add(out, ("I", i, ph, done, a), p * num(w))
+
+        def initial(sojourn):
+            out: dict = {}
+            for x, state in zip(pi, chain.states):
+                for k, pk in info.pmf.items():
+                    for i in range(1, k + 1):
+                        p = x * num(pk / l1)
+                        if state[0] == "S":
+                            _, ph, n = state
+                            add(out, ("S", ph, n - 1 + i - 1), p)
+                            continue
+                        _, j, ph, done, n = state
+                        s = stages[j]
+                        a = n + i - 1
+                        if s.kind is StageKind.INTERRUPT or (s.kind is StageKind.WAIT and j == end - 1):
+                            serve(out, a - 1, p, sojourn)  # its arrival starts service at once
+                        elif s.kind is StageKind.WAIT:
+                            enter(out, j, 0, a, p, sojourn)
+                        else:
+                            add(out, ("I", j, ph, done, a), p)
+            zero = out.pop(None, num(0))
+            return out, zero
+
+        def moves(state, sojourn):
+            """{next state (None: absorbed): rate} of the transient chain."""
+            out: dict = {}
+            if state[0] == "S":
+                _, ph, a = state
+                for q, rate in enumerate(T[ph]):
+                    if q != ph and rate:
+                        add(out, ("S", q, a), num(rate))
+                if exits[ph]:
+                    if a < (0 if sojourn else 1):
+                        add(out, None, num(exits[ph]))
+                    else:
+                        serve(out, a - 1, num(exits[ph]), sojourn)
+                return out
+            _, i, ph, done, a = state
+            law = info.laws[i]
+            for q, rate in enumerate(law[1][ph]):
+                if q != ph and rate:
+                    add(out, ("I", i, q, done, a), num(rate))
+            if law[2][ph]:
+                d = done + 1 if stages[i].most is not None else 0
+                j, d = next_after_period(stages, i, 1, d) if stages[i].kind is StageKind.REPEAT else (i + 1, 0)
+                enter(out, j, d, a, num(law[2][ph]), sojourn)
+            return out
+
+        def tails(sojourn):
+            v, zero = initial(sojourn)
+            states, index, rows = list(v), {}, []
+            for s in states:
+                index[s] = len(index)
+            k = 0
+            while k < len(states):  # the transient states reachable from the initial ones, with their moves
+                row = list(moves(states[k], sojourn).items())
+                for target, _ in row:
+                    if target is not None and target not in index:
+                        index[target] = len(states)
+                        states.append(target)
+                rows.append(row)
+                k += 1
+            out = [-ctx.fsum([r for _, r in row]) for row in rows]
+            big = max(-o for o in out)
+            lam_u = big
+            P = [[(index[t], r / lam_u) for t, r in row if t is not None] for row in rows]
+            stay = [1 + o / lam_u for o in out]
+            vec = [num(0)] * len(states)
+            for s, p in v.items():
+                vec[index[s]] = p
+            eps = mpmath.mpf(10) ** -(digits + 5)
+            values = []
+            for t in times:
+                x = lam_u * num(Fraction(t))
+                cur, total, weight, m, left = list(vec), [], mpmath.exp(-x), 0, mpmath.mpf(1)
+                while True:
+                    total.append(weight * ctx.fsum(cur))
+                    left -= weight
+                    if left < eps and m > x:
+                        break
+                    nxt = [c * st for c, st in zip(cur, stay)]
+                    for a_, row in enumerate(P):
+                        if cur[a_]:
+                            for b_, r in row:
+                                nxt[b_] += cur[a_] * r
+                    cur, m = nxt, m + 1
+                    weight = weight * x / m
+                values.append(ctx.fsum(total))
+            return values, zero
+
+        wait, p0 = tails(False)
+        sojourn, _ = tails(True)
+        return TaggedWait(wait, sojourn, p0, levels)
