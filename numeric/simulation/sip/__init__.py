@@ -54,7 +54,7 @@ and the overload ends if last + V_1 <= t (FIFO; the priority server refuses L = 
 server takes the waiting copies. ``priority`` is seed 001's algorithm 2 applied in every mode: the non-INVITE
 flow's copies first, non-preemptive (a copy in service finishes), arrival order within a flow. Under control
 ``threshold`` it is algorithm 2 as seed 001 states it: non-INVITE first in modes 1 and 2 only, arrival order in
-mode 0, the order at a departure being that of the mode in force after it (:meth:`.servers.PriorityServer._serve_modes`).
+mode 0, the order at a departure being that of the mode in force after it (:meth:`.servers.PriorityServer.advance`).
 N, the control, the capacity, the costs and the vacations are those of the FIFO server (class-blind); only the
 order changes. With one flow it is the FIFO server, copy for copy.
 
