@@ -44,18 +44,7 @@ class ControlState:
         self.mode = 0
 
 
-class _Window:
-    """The measured window [``window_start``, ``window_end``) and the busy time inside it."""
-
-    __slots__ = ()
-
-    def _busy(self, start: float, d: float) -> None:
-        ws, we = self.window_start, self.window_end
-        if d > ws and start < we:
-            self.busy += (d if d < we else we) - (start if start > ws else ws)
-
-
-class FifoServer(_Window):
+class FifoServer:
     """The FIFO server: the departures of the copies in the server (an increasing deque), the last departure, the
     vacation in progress while copies wait for its end (``vac_end``), and with L = 0 in overload the end of the idle
     period's first vacation drawn early (``drawn``)."""
@@ -199,7 +188,7 @@ def _serve(q, free, timeout, ws, we, busy, collapsed):
     return d, busy, collapsed
 
 
-class PriorityServer(_Window):
+class PriorityServer:
     """The server under ``discipline = priority`` (seed 001, algorithm 2, in every mode): non-preemptive, a queue
     per flow, the non-INVITE flow's copies first, arrival order within a flow.
 
@@ -315,7 +304,9 @@ class PriorityServer(_Window):
         d = self.free = t + service
         if box is not None:
             box[0] = d
-        self._busy(t, d)
+        ws, we = self.window_start, self.window_end
+        if d > ws and t < we:  # the busy time in the window
+            self.busy += (d if d < we else we) - (t if t > ws else ws)
         return r if box is None else box
 
     def close(self, end: float, state: ControlState):
