@@ -105,10 +105,11 @@ transactions of requests and ``retry_rate`` = measured retries / horizon ((R) of
 **The package.** :mod:`.setup` reads the model into one frozen :class:`~.setup.SimSetup` (each value checked, naming
 the option) and declares what the simulator does not simulate (:func:`supports`); :mod:`.servers` has the FIFO and
 the priority server behind one interface; :mod:`.events` the event loop of one replication (the control's decision,
-the copy streams, Retry-After's retries, the counts) in two codings that give the same numbers bit for bit: the
-common case (FIFO, one or two flows, no Retry-After, no modes) with the server and the counts written out in the
-loop (no method call per event: 0.65-0.8x the general loop's CPU, docs/performance.md), and the general loop
-through the servers' interface; this module the estimates over replications.
+the copy streams, Retry-After's retries, the counts) in codings that give the same numbers bit for bit: flat loops
+with the server and the control written out (the common case: FIFO, one or two flows, no Retry-After, no modes; the
+priority server; FIFO with the modes of ``threshold`` or Retry-After), no method call per event where the single
+function before the package had none (docs/performance.md), and the general loop through the servers' interface;
+this module the estimates over replications.
 """
 
 from __future__ import annotations

@@ -7,12 +7,17 @@ transaction's state travels with its pending copy: (send time, transaction, star
 copy f, flow). The server (:mod:`.servers`) is FIFO or priority behind one interface; the control's decision on
 each copy is :func:`decide`; a finished transaction is counted by :class:`Tally`.
 
-Two codings of the loop (:meth:`_Run.run`): the general one (:meth:`_Run._general`, every case, through the servers'
-interface) and the common case's (:meth:`_Run._fifo`: FIFO, no Retry-After, no modes, no trace), where
-the FIFO server's hot path, the control ``ignore``/``503`` and the counts are written out in the loop: a method call
-per event cost the simulator 1.05-1.5x against the single function that preceded this package. The two return the
-same numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them), and
-each stays below cyclomatic complexity 40.
+Four codings of the loop, chosen in :meth:`_Run.run`: the general one (:meth:`_Run._general`, every case, through
+the servers' interface; a trace runs it) and three flat ones, where the hot path of the server, the control and the
+streams are written out in the loop (a method call per event cost the simulator 1.05-1.5x against the single function
+that preceded this package): :meth:`_Run._fifo` (FIFO, no Retry-After, no modes: the common case),
+:meth:`_Run._priority` (the priority server, whose ``advance`` and ``admit`` stay calls: a departure is known only at
+the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After, no vacations). In the
+flat loops of the priority server and the modes a pending copy carries its transaction's retries left instead of its
+index, Retry-After's retries are one more stream of the heap (a retry is copy 0 of a new transaction) and a finished
+transaction is counted by :meth:`Tally.finish` (a call per transaction, not per event). All four return the same
+numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them on 28 feature
+sets), and each stays below cyclomatic complexity 40.
 
 The random numbers are drawn from numpy in blocks (:func:`..stats.value_stream`), one stream per kind (inter-arrival
 times, the flow of a new transaction, service times per flow, vacations), in the order of the events: a run is a
@@ -266,9 +271,9 @@ class _Run:
         return self._fifo()
 
     def _fifo(self):
-        """The event loop of the common case (FIFO, one or two flows, no Retry-After, no modes), with no method call per event: the server's departures before t
-        popped here (with vacations: :meth:`.servers.FifoServer.advance`), the control ``ignore``/``503``, the
-        Lindley step d = max(t, last) + B (after the vacations of an idle period:
+        """The event loop of the common case (FIFO, one or two flows, no Retry-After, no modes), with no method call
+        per event: the server's departures before t popped here (with vacations: :meth:`.servers.FifoServer.advance`),
+        the control ``ignore``/``503``, the Lindley step d = max(t, last) + B (after the vacations of an idle period:
         :meth:`.servers.FifoServer.after_vacations`), the busy time in the window and the counts of :class:`Tally`
         kept in local variables (the second flow's through :meth:`Tally.second`). A pending copy is (send time,
         start a, response r, first refused copy f, flow). (:meth:`_general` is the same loop through the servers'
@@ -394,9 +399,10 @@ class _Run:
         Retry-After), written out as :meth:`_fifo` is, with the server's two calls per event (``advance``, ``admit``:
         a departure is known only at the copy's start): the response read from its box, the copy not sent when the
         transaction was answered by then (or a resolve entry at a + timeout, :meth:`wait_response`), the control's
-        decision (:func:`decide`) and the counts (:class:`Tally`, :class:`Retries`) in the loop. A pending copy is
-        (send time, retries left, start a, response r or its box, first refused copy f, flow); a retry of
-        Retry-After is copy 0 of a new transaction, from the last stream."""
+        decision (:func:`decide`; the overload state of ``ignore``/``503`` a local) and Retry-After's retries in the
+        loop; the counts through :meth:`Tally.finish` (one call per transaction). A pending copy is (send time,
+        retries left, start a, response r or its box, first refused copy f, flow); a retry of Retry-After is copy 0
+        of a new transaction, from the last stream."""
         s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, self.heads, \
             self.tally
         advance, admit, heappop, heapreplace, heappush = server.advance, server.admit, heapq.heappop, \
