@@ -11,7 +11,7 @@ Four codings of the loop, chosen in :meth:`_Run.run`: the general one (:meth:`_R
 the servers' interface; a trace runs it) and three flat ones, where the hot path of the server, the control and the
 streams are written out in the loop (a method call per event cost the simulator 1.05-1.5x against the single function
 that preceded this package): :meth:`_Run._fifo` (FIFO, no Retry-After, no modes: the common case),
-:meth:`_Run._priority` (the priority server, whose ``advance`` and ``admit`` stay calls: a departure is known only at
+:meth:`_Run._priority` (the priority server, whose ``serve`` and ``admit`` stay calls: a departure is known only at
 the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After, no vacations). In the
 flat loops of the priority server and the modes a pending copy carries its transaction's retries left instead of its
 index, Retry-After's retries are one more stream of the heap (a retry is copy 0 of a new transaction) and a finished
@@ -396,7 +396,7 @@ class _Run:
 
     def _priority(self):
         """The event loop under the priority server (:class:`.servers.PriorityServer`; every control, two flows,
-        Retry-After), written out as :meth:`_fifo` is, with the server's two calls per event (``advance``, ``admit``:
+        Retry-After), written out as :meth:`_fifo` is, with the server's two calls per event (``serve``, ``admit``:
         a departure is known only at the copy's start): the response read from its box, the copy not sent when the
         transaction was answered by then (or a resolve entry at a + timeout, :meth:`wait_response`), the control's
         decision (:func:`decide`; the overload state of ``ignore``/``503`` a local) and Retry-After's retries in the
@@ -405,7 +405,7 @@ class _Run:
         of a new transaction, from the last stream."""
         s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, self.heads, \
             self.tally
-        advance, admit, heappop, heapreplace, heappush = server.advance, server.admit, heapq.heappop, \
+        advance, admit, heappop, heapreplace, heappush = server.serve, server.admit, heapq.heappop, \
             heapq.heapreplace, heapq.heappush
         end, exps, scale, schedules, services, cost, cap, ctl = self.end, self.exps, self.scale, self.schedules, \
             self.services, s.cost, self.cap, s.control

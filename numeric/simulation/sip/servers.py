@@ -228,11 +228,19 @@ class PriorityServer:
         return self.until_collapse and min(collapsed, self.collapsed) + self.timeout < t
 
     def advance(self, t: float, state: ControlState) -> int:
-        """Serve up to t (every departure or vacation end s <= t starts the next copy); returns N(t): the copies
-        waiting and in service, plus the vacation's place while copies wait for its end. N does not rise in the
-        overload state (every copy refused): its fall to L is seen now.
+        """Serve up to t (:meth:`serve`); returns N(t). N does not rise in the overload state (every copy refused):
+        its fall to L is seen now."""
+        n = self.serve(t, state)
+        if state.over and n <= self.low:
+            state.over = False
+        return n
 
-        The departures are served here, in one of two orders (one method call per event, the event loop's only one
+    def serve(self, t: float, state: ControlState) -> int:
+        """Serve up to t (every departure or vacation end s <= t starts the next copy); returns N(t): the copies
+        waiting and in service, plus the vacation's place while copies wait for its end (:meth:`advance` without
+        the overload state, which the priority server's flat loop keeps itself).
+
+        The departures are served here, in one of two orders (one method call per event, the flat loop's only one
         besides :meth:`admit`): priority order, or under control ``threshold`` seed 001's algorithm 2
         (``docs/theory/other-models.md`` section C; :mod:`qderive.symbolic.models.two_flow`): at each departure
         leaving N copies the mode changes first (2 -> 1 when N = H, 1 -> 0 when N = L - 1), then the mode in force
@@ -278,10 +286,7 @@ class PriorityServer:
             self.collapsed = first[0][0]
         if second and second[0][0] + self.timeout < t and second[0][0] < self.collapsed:
             self.collapsed = second[0][0]
-        n = len(first) + len(second) + (free > t)
-        if state.over and n <= self.low:
-            state.over = False
-        return n
+        return len(first) + len(second) + (free > t)
 
     def admit(self, t: float, service: float, flow: int, r):
         """The copy arriving at t (after :meth:`advance` (t)) of the given flow and service time: served at once by
