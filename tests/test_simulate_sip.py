@@ -349,6 +349,11 @@ def test_collapse_times_against_a_lindley_recursion():
      dict(until_collapse=True, overload_collapse=True)),
     (dict(rate=12.0, rate_non_invite=2.0, control="threshold", thresholds=(5, 10), timeout=4),
      dict(until_collapse=True)),
+    (dict(rate=10.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(3, 8), retry_after=1), {}),
+    (dict(rate=11.0, vacation=Exponential(F(1, 20)), vacation_policy="single", control="503", thresholds=(0, 4),
+          retry_after=0.5, retries=2), dict(response_times=(0.2,))),  # L = 0: the overload ends after a vacation
+    (dict(rate=9.0, vacation=Exponential(F(1, 2)), vacation_policy="single", control="503", thresholds=(2, 6),
+          t1=0.2, timeout=0.4, retry_after=1), dict(until_collapse=True)),  # the collapse: a wait for a vacation
 ])
 def test_the_flat_loops_are_the_general_loop_number_for_number(fields, kwargs):
     """The flat loops (the server written out, no call per event: the common case's, the priority server's, the FIFO

@@ -12,11 +12,11 @@ the servers' interface; a trace runs it) and three flat ones, where the hot path
 streams are written out in the loop (a method call per event cost the simulator 1.05-1.5x against the single function
 that preceded this package): :meth:`_Run._fifo` (FIFO, no Retry-After, no modes: the common case),
 :meth:`_Run._priority` (the priority server, whose ``serve`` and ``admit`` stay calls: a departure is known only at
-the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After, no vacations). In the
+the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After). In the
 flat loops of the priority server and the modes a pending copy carries its transaction's retries left instead of its
 index, Retry-After's retries are one more stream of the heap (a retry is copy 0 of a new transaction) and a finished
 transaction is counted by :meth:`Tally.finish` (a call per transaction, not per event). All four return the same
-numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them on 28 feature
+numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them on 31 feature
 sets), and each stays below cyclomatic complexity 40.
 
 The random numbers are drawn from numpy in blocks (:func:`..stats.value_stream`), one stream per kind (inter-arrival
@@ -266,8 +266,8 @@ class _Run:
             return self._general()
         if s.priority:
             return self._priority()
-        if s.retry is not None or s.control == Control.THRESHOLD:  # (Retry-After with vacations: the general loop)
-            return self._general() if s.vacation is not None else self._fifo_modes()
+        if s.retry is not None or s.control == Control.THRESHOLD:
+            return self._fifo_modes()
         return self._fifo()
 
     def _fifo(self):
@@ -495,22 +495,24 @@ class _Run:
         return tally.row(busy, window_copies), min(self.collapsed, collapsed)
 
     def _fifo_modes(self):
-        """The event loop of the FIFO server, no vacations, with the modes of ``threshold`` or Retry-After (control
-        ``503`` or ``threshold``), written out as :meth:`_fifo` is; the counts through :meth:`Tally.finish` (one call
-        per transaction). Both controls are hysteretic modes here (``mode``, a local): ``threshold``'s 0, 1, 2
+        """The event loop of the FIFO server with the modes of ``threshold`` or Retry-After (control ``503`` or
+        ``threshold``), written out as :meth:`_fifo` is; the counts through :meth:`Tally.finish` (one call per
+        transaction). Both controls are hysteretic modes here (``mode``, a local): ``threshold``'s 0, 1, 2
         (:func:`decide`; :meth:`.servers.FifoServer.advance`), and ``503``'s overload as mode 2, entered when an
         arrival finds N >= H and left when a departure leaves N = L (no copy is admitted in overload, so N falls
-        through L). A pending copy is (send time, retries left, start a, response r, first refused copy f, flow); a
-        retry of Retry-After is copy 0 of a new transaction, from the last stream."""
+        through L); with vacations (``503`` only) the server's own departures and overload state
+        (:meth:`.servers.FifoServer.advance`, :meth:`_after_vacations`). A pending copy is (send time, retries left,
+        start a, response r, first refused copy f, flow); a retry of Retry-After is copy 0 of a new transaction, from
+        the last stream; each flow's copy offsets end with inf (no copy after the last)."""
         s, server, streams, heads, tally = self.setup, self.server, self.streams, self.heads, self.tally
         heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
             self.end, self.exps, self.scale
-        schedules, services, cost, cap, high, invite = self.schedules, self.services, s.cost, self.cap, s.high, \
-            self.invite
+        services, cost, cap, high, invite, state = self.services, s.cost, self.cap, s.high, self.invite, self.state
+        schedules = tuple((*taus, _INF) for taus in self.schedules)
         copy_index, offsets, share2, finish = self.copy_index, self.offsets, self.share2, tally.finish
         second = self.second or itertools.repeat(1.0).__next__
         ws, we, inf, wait_limit = self.window_start, self.window_end, _INF, s.timeout
-        system = server.system
+        system, vacations = server.system, server.vacations
         popleft, append = system.popleft, system.append
         m, after, retry_g = (s.retry.retries, s.retry.after, self.retry_stream) if s.retry else (0, _INF, 0)
         # the modes: threshold: refused at N >= R, 2 -> 1 when a departure leaves N = H, 1 -> 0 at N = L - 1, an
@@ -537,19 +539,23 @@ class _Run:
                     if t > end:
                         break
                     a, r, f, k, left = t, inf, -1, 0, m
-                    fl = 1 if second() < share2 else 0
+                    fl = second() < share2  # (the flow as a bool: an index, a truth value)
                     na = t + exps() * scale
-                while system and system[0] <= t:  # the departures before t, each with its mode change
-                    popleft()
-                    if mode:
-                        if mode == 2:
-                            if len(system) == down:
-                                mode = down_to
-                        elif len(system) == up_at:
-                            mode = 0
-                n = len(system)
-                if ws <= t < we:
-                    window_copies += 1
+                if vacations is not None:  # (503) the departures with the vacations: the server's own
+                    server.last, state.over = last, mode == 2
+                    n = server.advance(t, state)
+                    mode = 2 * state.over  # (503: mode 2 is the overload state)
+                else:
+                    while system and system[0] <= t:  # the departures before t, each with its mode change
+                        popleft()
+                        if mode:
+                            if mode == 2:
+                                if len(system) == down:
+                                    mode = down_to
+                            elif len(system) == up_at:
+                                mode = 0
+                    n = len(system)
+                window_copies += ws <= t < we  # the copies arriving in the window
                 reject = False
                 if mode == 2 or (mode == 1 and fl == invite) or n >= refuse_at:  # refused, by 503
                     if mode < enter_below:  # 503: an arrival finding N >= H (in mode 0) enters overload
@@ -568,6 +574,8 @@ class _Run:
                         start = last
                         if start - t > wait_limit:  # the first wait beyond the timeout: the collapse epoch
                             wait_limit = self._waited(t)
+                    elif vacations is not None:
+                        start = self._after_vacations(t, last)
                     last = d = start + service
                     append(d)
                     if ws <= start <= d <= we:  # the busy time in the window
@@ -579,10 +587,9 @@ class _Run:
                 elif f < 0:
                     f = k
                 k += 1  # copies sent
-                taus = schedules[fl]
-                if not reject and k < len(taus):
-                    tk = a + taus[k]
-                    if r > tk:  # no response by the next timer: the copy will be sent
+                if not reject:
+                    tk = a + schedules[fl][k]
+                    if r > tk:  # no response by the next timer (none after the last copy): the copy will be sent
                         g = offsets[fl] + k
                         q = streams[g]
                         if not q:
@@ -598,7 +605,7 @@ class _Run:
         except _RunEnds:  # a run until_collapse ends at the collapse
             pass
         server.busy += busy
-        busy, collapsed = server.close(self.end, self.state)
+        busy, collapsed = server.close(self.end, state)
         return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
 
     def _enter(self, t) -> None:
