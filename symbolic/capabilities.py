@@ -24,6 +24,12 @@ refused at once, in one line::
 
 A model's ``_validate`` keeps only domain rules (rates > 0, L < H); "not computed" is the consumer's word.
 
+A consumer that reads a model through parts of its own (the SIP engine's server and transaction parts, the SIP
+simulator's setup) refuses at the level of an option: :meth:`Refusal.of_option` (``--thresholds``, the reason, the
+value), whose :meth:`~Refusal.error` is the one-line error of the command line (``--option = value: reason``) and
+which :meth:`~Refusal.for_model` maps to the model field behind the option; :func:`limit_refusal` turns a size limit
+(:mod:`.limits`) into such a refusal.
+
 >>> from fractions import Fraction as F
 >>> rule = Rule("capacity", lambda r: r > 10, "the toy engine stops at 10 places")
 >>> class Toy:
@@ -38,23 +44,51 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import limits
 from .errors import ParameterError
 
-__all__ = ["Refusal", "Rule", "declare", "supports", "ask_consumer", "option_name", "field_of_option"]
+__all__ = ["Refusal", "Rule", "declare", "supports", "ask_consumer", "option_name", "field_of_option",
+           "limit_refusal"]
 
 
 @dataclass(frozen=True)
 class Refusal:
     """A consumer does not compute a model: ``field`` the model field at fault (its option is named in the
-    error), ``why`` the true reason (one sentence, no file paths)."""
+    error), ``why`` the true reason (one sentence, no file paths).
+
+    An option-level refusal (:meth:`of_option`) also keeps the ``option`` as its consumer named it (``--thresholds``,
+    or the simulator's field name ``thresholds``) and the ``value`` shown in its message (None: not shown)."""
 
     field: str
     why: str
     #: the measure asked for that the refusal concerns (``wait_tail``), "" when it concerns the whole verb
     asked: str = ""
+    #: the option named by an option-level refusal ("": a field refusal)
+    option: str = ""
+    #: the value shown by an option-level refusal's message (None: not shown)
+    value: object = None
 
-    def error(self, model, asked: str) -> ParameterError:
-        """The one-line error: ``{asked} with --field value in model-name: why``."""
+    @classmethod
+    def of_option(cls, option: str, reason: str, value=None) -> "Refusal":
+        """The refusal of ``option`` (``--duplicate-cost`` or ``duplicate_cost``) for ``reason``, showing ``value``;
+        its field is the option's name (:meth:`for_model` maps it to the model's field)."""
+        return cls(option.removeprefix("--").replace("-", "_"), reason, option=option, value=value)
+
+    @property
+    def reason(self) -> str:
+        """The reason (``why``), the name option-level refusals use."""
+        return self.why
+
+    def for_model(self, model) -> "Refusal":
+        """This option-level refusal as a field refusal of ``model``: the model field behind the option, the
+        reason."""
+        return Refusal(field_of_option(type(model), self.option), self.why)
+
+    def error(self, model=None, asked: str = "") -> ParameterError:
+        """The one-line error: ``{asked} with --field value in model-name: why``; without ``model`` (an option-level
+        refusal) the command line's ``--option = value: reason``."""
+        if model is None:
+            return ParameterError(self.option or "--" + self.field.replace("_", "-"), self.why or None, self.value)
         cls = type(model)
         value = getattr(model, self.field, None)
         shown = _shown(value)
@@ -63,6 +97,9 @@ class Refusal:
                              f"{self.why}")
         err.refusal = self  # the field at fault, for callers (and the capability test)
         return err
+
+    def __str__(self) -> str:
+        return str(self.error()) if self.option else repr(self)
 
 
 def _shown(value) -> str:
@@ -167,3 +204,13 @@ def ask_consumer(consumer, model, asked=frozenset()) -> Refusal | None:
     """The consumer's refusal of ``model`` (None when it declares nothing or computes it)."""
     hook = getattr(consumer, "supports", None)
     return None if hook is None else hook(model, frozenset(asked))
+
+
+def limit_refusal(option: str, limit: str, value, why: str) -> Refusal | None:
+    """The size limit ``limit`` (:mod:`.limits`) as a declaration: None when ``value`` is within it, else the
+    refusal of ``option`` with the limit's own message (its value and how to raise it)."""
+    try:
+        limits.check(limit, value, why)
+    except ParameterError as err:
+        return Refusal.of_option(option, err.constraint, err.value)
+    return None

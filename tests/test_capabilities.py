@@ -315,3 +315,26 @@ def test_list_model_prints_the_support_matrix(capsys):
     out = capsys.readouterr().out
     assert "--service empirical" in out and "wait_tail, wait_quantile, sojourn_tail, sojourn_quantile: refused (service)" in out
     assert main(["list", "no-such-model"]) == 2
+
+
+def test_an_option_level_refusal_is_the_one_refusal_type():
+    """The SIP engine's and simulator's option-level refusals are the protocol's one Refusal: the command line's
+    one-line text (``--option = value: reason``, written out here), and the model field behind the option (an option
+    shared by two fields names its first) with the protocol's own text."""
+    from qderive.numeric.engines import sip as engine
+    from qderive.numeric.simulation import sip as simulator
+    from qderive.symbolic.capabilities import Refusal
+
+    model = registered_models()["sip-retransmission"].example()
+    refusal = Refusal.of_option("--duplicate-cost", "must be 1 here", "1/2")
+    assert (refusal.option, refusal.reason, refusal.value) == ("--duplicate-cost", "must be 1 here", "1/2")
+    assert str(refusal.error()) == "--duplicate-cost = 1/2: must be 1 here" == str(refusal)
+    field = refusal.for_model(model)
+    assert (field.field, field.why, field.option) == ("duplicate_cost", "must be 1 here", "")
+    assert str(field.error(model, "eval")).startswith("eval with --duplicate-cost ")
+    # both SIP consumers answer with it (a combination each refuses: vacations under threshold, a capacity under
+    # priority)
+    threshold = dataclasses.replace(model, control="threshold", thresholds=(2, 5), rate_non_invite=Fraction(1),
+                                    vacation=model.service)
+    assert isinstance(simulator.supports(threshold), Refusal) and simulator.supports(threshold).option == "vacation"
+    assert isinstance(engine.supports(threshold), Refusal)

@@ -324,11 +324,42 @@ def test_collapse_times_against_a_lindley_recursion():
      dict(response_times=(0.2, 1.0))),  # a service law per flow, the second flow non-INVITE
     (dict(rate=3.0, method="non-invite", rate_non_invite=7.0, control="ignore", thresholds=(4, 8),
           vacation=Exponential(F(1, 20)), vacation_policy="multiple"), {}),
+    # the priority server's loop (every control, Retry-After, vacations, the collapse epochs)
+    (dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(10, 20), discipline="priority"),
+     dict(response_times=(0.5,))),
+    (dict(rate=7.0, rate_non_invite=4.0, discipline="priority", service_non_invite=Exponential(F(1, 20))),
+     dict(response_times=(0.3, 1.0))),
+    (dict(rate=6.0, rate_non_invite=3.0, discipline="priority", vacation=Exponential(F(1, 20)), control="ignore",
+          thresholds=(4, 8)), {}),
+    (dict(rate=8.0, rate_non_invite=4.0, control="threshold", thresholds=(5, 10), discipline="priority",
+          retry_after=1, retries=2), dict(response_times=(0.2,))),
+    (dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(3, 6), discipline="priority", retry_after=2,
+          retries=1), {}),
+    (dict(rate=9.0, rate_non_invite=6.0, discipline="priority", timeout=4), dict(until_collapse=True)),
+    (dict(rate=8.0, rate_non_invite=4.0, control="503", thresholds=(10, 20), discipline="priority"),
+     dict(until_collapse=True, overload_collapse=True)),
+    # the FIFO loop with the modes of threshold or Retry-After
+    (dict(rate=8.0, rate_non_invite=4.0, control="threshold", thresholds=(5, 10)), dict(response_times=(0.5,))),
+    (dict(rate=9.0, rate_non_invite=5.0, control="threshold", thresholds=(3, 8), capacity=12), {}),
+    (dict(rate=8.0, rate_non_invite=4.0, control="threshold", thresholds=(5, 10), retry_after=0.5, retries=3), {}),
+    (dict(rate=12.0, control="503", thresholds=(10, 20), retry_after=1, retries=2), dict(response_times=(0.3,))),
+    (dict(rate=12.0, control="503", thresholds=(2, 4), timeout=0.5, retry_after=1, retries=2), {}),
+    (dict(rate=12.0, control="503", thresholds=(0, 4), retry_after=1), {}),  # L = 0: overload ends at N = 0
+    (dict(rate=12.0, control="503", thresholds=(10, 20), retry_after=1, retries=2),
+     dict(until_collapse=True, overload_collapse=True)),
+    (dict(rate=12.0, rate_non_invite=2.0, control="threshold", thresholds=(5, 10), timeout=4),
+     dict(until_collapse=True)),
+    (dict(rate=10.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(3, 8), retry_after=1), {}),
+    (dict(rate=11.0, vacation=Exponential(F(1, 20)), vacation_policy="single", control="503", thresholds=(0, 4),
+          retry_after=0.5, retries=2), dict(response_times=(0.2,))),  # L = 0: the overload ends after a vacation
+    (dict(rate=9.0, vacation=Exponential(F(1, 2)), vacation_policy="single", control="503", thresholds=(2, 6),
+          t1=0.2, timeout=0.4, retry_after=1), dict(until_collapse=True)),  # the collapse: a wait for a vacation
 ])
-def test_the_fifo_loop_is_the_general_loop_number_for_number(fields, kwargs):
-    """The common case's loop (FIFO, one or two flows: the server written out, no call per event) and the general loop
-    (the servers' interface) are two codings of one simulation: the same accumulators, tail counts and collapse
-    epoch for the same seed, bit for bit (exact equality: the same floating-point operations in the same order)."""
+def test_the_flat_loops_are_the_general_loop_number_for_number(fields, kwargs):
+    """The flat loops (the server written out, no call per event: the common case's, the priority server's, the FIFO
+    server's with modes or Retry-After) and the general loop (the servers' interface) are codings of one simulation:
+    the same accumulators, tail counts and collapse epoch for the same seed, bit for bit (exact equality: the same
+    floating-point operations in the same order)."""
     setup = setup_of(sip(**fields))
     fast = replication(np.random.default_rng(3), setup, 20.0, 320.0, **kwargs)
     general = replication(np.random.default_rng(3), setup, 20.0, 320.0, general=True, **kwargs)

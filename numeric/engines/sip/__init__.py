@@ -198,7 +198,7 @@ frozen parts, ``model.transactions`` and ``model.server``
 :class:`~qderive.symbolic.models.sip_retransmission.SipServer`).
 """
 
-from ...refusal import Refusal
+from ....symbolic.capabilities import Refusal
 from .capabilities import supports
 from .engine import SipEngine
 from .fates import copy_fates, needed_times, transaction_rates

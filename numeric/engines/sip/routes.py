@@ -24,13 +24,13 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from ....symbolic.capabilities import Refusal, limit_refusal
 from ....symbolic.errors import ParameterError
 from ....symbolic.models.sip_retransmission import Control
 from ....symbolic.numbers import decimal_text
 from ...backend import FLOAT64, mp_context
 from ...kernels.inversion import euler_inversion, euler_parameters
 from ...kernels.tails import TAIL_FLOAT64_SETS, tail_transform
-from ...refusal import Refusal, limit_refusal
 from ..base import Trouble
 from .chains import control_chain, phase_type_laws_of, stationary, tagged_chain
 from .mixture import MixtureServer, Room
@@ -94,7 +94,7 @@ class Route:
         """None when the route computes ``server``, else the refusal (outside the region: a refusal naming the
         control the route covers)."""
         if not cls.covers(server, mixture):
-            return Refusal("--control", f"is not computed by the {cls.name} route")
+            return Refusal.of_option("--control", f"is not computed by the {cls.name} route")
         return cls.refuses(server)
 
     def __init__(self, server, lam: Fraction, delta: Fraction = Fraction(0), share=None):
@@ -246,14 +246,17 @@ class ThresholdRoute(Route):
     def refuses(cls, server):
         for law in server.flow_services:
             if not _exponential(law):
-                return Refusal(server.option_of(law), "must be exponential with --control threshold (the two-flow "
-                               "chain of seed 001 has exponential services); the simulator runs it", _spec(law))
+                return Refusal.of_option(
+                    server.option_of(law), "must be exponential with --control threshold (the two-flow "
+                    "chain of seed 001 has exponential services); the simulator runs it", _spec(law))
         if server.duplicate_cost != 1:
-            return Refusal("--duplicate-cost", "must be 1 with --control threshold (the two-flow chain serves every "
-                           "copy at its flow's rate); the simulator runs it", decimal_text(server.duplicate_cost))
+            return Refusal.of_option(
+                "--duplicate-cost", "must be 1 with --control threshold (the two-flow chain serves every "
+                "copy at its flow's rate); the simulator runs it", decimal_text(server.duplicate_cost))
         if server.vacation is not None:
-            return Refusal("--vacation", "is not computed with --control threshold (the two-flow chain has no "
-                           "vacations); give --vacation none", _spec(server.vacation))
+            return Refusal.of_option(
+                "--vacation", "is not computed with --control threshold (the two-flow chain has no "
+                "vacations); give --vacation none", _spec(server.vacation))
         return limit_refusal("--thresholds", "two_flow_high", server.thresholds[1], "the two-flow chain of --control "
                              "threshold carries the class sequence: about 3 * 2^(H+1) states")
 
@@ -326,12 +329,12 @@ _PRIORITY_COMPUTED = ("priority is computed without --capacity, --vacation or a 
 def _priority_refusal(server) -> Refusal | None:
     """What neither priority server computes: a duplicate cost below 1, a capacity, a vacation."""
     if server.duplicate_cost != 1:
-        return Refusal("--duplicate-cost", f"below 1 with --discipline priority is not computed "
-                       f"({_PRIORITY_COMPUTED})", decimal_text(server.duplicate_cost))
+        return Refusal.of_option("--duplicate-cost", f"below 1 with --discipline priority is not computed "
+                                 f"({_PRIORITY_COMPUTED})", decimal_text(server.duplicate_cost))
     for option, value in (("--capacity", server.capacity), ("--vacation", server.vacation)):
         if value is not None:
-            return Refusal("--discipline", f"priority with {option} is not computed ({_PRIORITY_COMPUTED})",
-                           "priority")
+            return Refusal.of_option("--discipline", f"priority with {option} is not computed ({_PRIORITY_COMPUTED})",
+                                     "priority")
     return None
 
 
@@ -364,9 +367,10 @@ class PriorityQueue(_PriorityRoute):
         for law in server.flow_services:
             smooth, why = smooth_laws((law,))
             if not smooth:
-                return Refusal(server.option_of(law), f"has no smooth density ({why}): the priority queue's sojourn "
-                               "is computed by inversion, for smooth laws only (exp, erlang, hyperexp, gamma, ph)",
-                               _spec(law))
+                return Refusal.of_option(
+                    server.option_of(law), f"has no smooth density ({why}): the priority queue's sojourn "
+                    "is computed by inversion, for smooth laws only (exp, erlang, hyperexp, gamma, ph)",
+                    _spec(law))
         return None
 
     def build(self):
@@ -402,9 +406,10 @@ class PriorityChain(_PriorityRoute, _ChainRoute):
             return refusal
         for law in server.flow_services:
             if not _exponential(law):
-                return Refusal(server.option_of(law), f"with --discipline priority and --control "
-                               f"{server.control.value} must be exponential (the control chain with priority has a "
-                               f"phase per class; {_PRIORITY_COMPUTED})", _spec(law))
+                return Refusal.of_option(
+                    server.option_of(law), f"with --discipline priority and --control "
+                    f"{server.control.value} must be exponential (the control chain with priority has a "
+                    f"phase per class; {_PRIORITY_COMPUTED})", _spec(law))
         return limit_refusal("--thresholds", "priority_high", server.thresholds[1], "the tagged INVITE copy's chain "
                              "of --discipline priority has about H^3/3 states")
 
@@ -503,12 +508,14 @@ class InfiniteRoom(_RoomRoute):
         base = VacationQueue(1 / (2 * server.service.moment(1)), Constant(1), server.service, server.vacation,
                              server.vacation_policy)
         if ask_consumer(response_laws, base, {"sojourn_tail"}) is None:  # exact tails, seconds per evaluation
-            return Refusal(at_fault, f"has no smooth density with --vacation in this server ({why}): its exact "
-                           "sojourn tails take seconds each and the fixed point needs hundreds of them; use smooth "
-                           "laws (exp, erlang, hyperexp, gamma, ph), or the simulator (qderive simulate "
-                           "sip-retransmission)", _spec(law))
-        return Refusal(at_fault, f"has no exact response-time tails in this server: {why} (use a smooth law: exp, "
-                       "erlang, hyperexp, gamma, ph)", _spec(law))
+            return Refusal.of_option(
+                at_fault, f"has no smooth density with --vacation in this server ({why}): its exact "
+                "sojourn tails take seconds each and the fixed point needs hundreds of them; use smooth "
+                "laws (exp, erlang, hyperexp, gamma, ph), or the simulator (qderive simulate "
+                "sip-retransmission)", _spec(law))
+        return Refusal.of_option(
+            at_fault, f"has no exact response-time tails in this server: {why} (use a smooth law: exp, "
+            "erlang, hyperexp, gamma, ph)", _spec(law))
 
     def build(self):
         from ....symbolic.batches.finite import Constant
@@ -648,23 +655,26 @@ class _MixtureRoute(Route):
         laws = server.flow_services if server.law_per_flow else (server.service,)
         # a constant law: the mixture of constants has kinks at all their sums (no smooth density, no exact tails)
         if server.duplicate_cost != 1 and isinstance(server.service, Deterministic):
-            return Refusal("--duplicate-cost", "below 1 with a constant --service is not computed (the service is "
-                           "then the mixture of the constants D and c D: kinks at all their sums, no exact tails; a "
-                           "smooth law such as erlang works); the simulator runs it",
-                           decimal_text(server.duplicate_cost))
+            return Refusal.of_option(
+                "--duplicate-cost", "below 1 with a constant --service is not computed (the service is "
+                "then the mixture of the constants D and c D: kinks at all their sums, no exact tails; a "
+                "smooth law such as erlang works); the simulator runs it",
+                decimal_text(server.duplicate_cost))
         for law in laws if server.law_per_flow else ():
             if isinstance(law, Deterministic):
-                return Refusal(server.option_of(law), "a constant law with a second service law "
-                               "(--service-non-invite) is not computed: the server's service is then a mixture of the "
-                               "two laws, whose waiting time has kinks at all their sums and no exact tails (a smooth "
-                               "law such as erlang works; the simulator runs it)", _spec(law))
+                return Refusal.of_option(
+                    server.option_of(law), "a constant law with a second service law "
+                    "(--service-non-invite) is not computed: the server's service is then a mixture of the "
+                    "two laws, whose waiting time has kinks at all their sums and no exact tails (a smooth "
+                    "law such as erlang works; the simulator runs it)", _spec(law))
         for law in laws + ((server.vacation,) if server.vacation is not None else ()):
             smooth, _ = smooth_laws((law,))
             if not smooth:
-                return Refusal(server.option_of(law), f"has no smooth density (its transform has exp(-s D) factors): "
-                               f"with {what} the server's service is a mixture whose queue's wait is computed by "
-                               "inversion, for smooth laws only (exp, erlang, hyperexp, gamma, ph); the simulator "
-                               "runs it", _spec(law))
+                return Refusal.of_option(
+                    server.option_of(law), f"has no smooth density (its transform has exp(-s D) factors): "
+                    f"with {what} the server's service is a mixture whose queue's wait is computed by "
+                    "inversion, for smooth laws only (exp, erlang, hyperexp, gamma, ph); the simulator "
+                    "runs it", _spec(law))
         return None
 
     def _mixture(self, room, **where):
@@ -758,7 +768,7 @@ def route_refusal(server, mixture: bool = False) -> Refusal | None:
             if refusal is None:
                 return None
             first = first or refusal
-    return first or Refusal("--control", f"{server.control.value} is not computed by any route of the server")
+    return first or Refusal.of_option("--control", f"{server.control.value} is not computed by any route of the server")
 
 
 def server(model, lam, delta: Fraction = Fraction(0), share=None, route: type[Route] | None = None) -> Route:

@@ -54,7 +54,7 @@ and the overload ends if last + V_1 <= t (FIFO; the priority server refuses L = 
 server takes the waiting copies. ``priority`` is seed 001's algorithm 2 applied in every mode: the non-INVITE
 flow's copies first, non-preemptive (a copy in service finishes), arrival order within a flow. Under control
 ``threshold`` it is algorithm 2 as seed 001 states it: non-INVITE first in modes 1 and 2 only, arrival order in
-mode 0, the order at a departure being that of the mode in force after it (:meth:`.servers.PriorityServer._serve_modes`).
+mode 0, the order at a departure being that of the mode in force after it (:meth:`.servers.PriorityServer.advance`).
 N, the control, the capacity, the costs and the vacations are those of the FIFO server (class-blind); only the
 order changes. With one flow it is the FIFO server, copy for copy.
 
@@ -105,10 +105,11 @@ transactions of requests and ``retry_rate`` = measured retries / horizon ((R) of
 **The package.** :mod:`.setup` reads the model into one frozen :class:`~.setup.SimSetup` (each value checked, naming
 the option) and declares what the simulator does not simulate (:func:`supports`); :mod:`.servers` has the FIFO and
 the priority server behind one interface; :mod:`.events` the event loop of one replication (the control's decision,
-the copy streams, Retry-After's retries, the counts) in two codings that give the same numbers bit for bit: the
-common case (FIFO, one or two flows, no Retry-After, no modes) with the server and the counts written out in the
-loop (no method call per event: 0.65-0.8x the general loop's CPU, docs/performance.md), and the general loop
-through the servers' interface; this module the estimates over replications.
+the copy streams, Retry-After's retries, the counts) in codings that give the same numbers bit for bit: flat loops
+with the server and the control written out (the common case: FIFO, one or two flows, no Retry-After, no modes; the
+priority server; FIFO with the modes of ``threshold`` or Retry-After), no method call per event where the single
+function before the package had none (docs/performance.md), and the general loop through the servers' interface;
+this module the estimates over replications.
 """
 
 from __future__ import annotations

@@ -7,12 +7,17 @@ transaction's state travels with its pending copy: (send time, transaction, star
 copy f, flow). The server (:mod:`.servers`) is FIFO or priority behind one interface; the control's decision on
 each copy is :func:`decide`; a finished transaction is counted by :class:`Tally`.
 
-Two codings of the loop (:meth:`_Run.run`): the general one (:meth:`_Run._general`, every case, through the servers'
-interface) and the common case's (:meth:`_Run._fifo`: FIFO, no Retry-After, no modes, no trace), where
-the FIFO server's hot path, the control ``ignore``/``503`` and the counts are written out in the loop: a method call
-per event cost the simulator 1.05-1.5x against the single function that preceded this package. The two return the
-same numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them), and
-each stays below cyclomatic complexity 40.
+Four codings of the loop, chosen in :meth:`_Run.run`: the general one (:meth:`_Run._general`, every case, through
+the servers' interface; a trace runs it) and three flat ones, where the hot path of the server, the control and the
+streams are written out in the loop (a method call per event cost the simulator 1.05-1.5x against the single function
+that preceded this package): :meth:`_Run._fifo` (FIFO, no Retry-After, no modes: the common case),
+:meth:`_Run._priority` (the priority server, whose ``serve`` and ``admit`` stay calls: a departure is known only at
+the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After). In the
+flat loops of the priority server and the modes a pending copy carries its transaction's retries left instead of its
+index, Retry-After's retries are one more stream of the heap (a retry is copy 0 of a new transaction) and a finished
+transaction is counted by :meth:`Tally.finish` (a call per transaction, not per event). All four return the same
+numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them on 31 feature
+sets), and none is above cyclomatic complexity 40.
 
 The random numbers are drawn from numpy in blocks (:func:`..stats.value_stream`), one stream per kind (inter-arrival
 times, the flow of a new transaction, service times per flow, vacations), in the order of the events: a run is a
@@ -55,10 +60,11 @@ class Tally:
     """The counts of the measured transactions (those that start in [window_start, window_end)), one attribute per
     name of :data:`ACCUMULATORS`, and the response-time histogram over the sorted times of ``response_tail``."""
 
-    __slots__ = ACCUMULATORS + ("window_start", "window_end", "timeout", "order", "ts", "hist")
+    __slots__ = ACCUMULATORS + ("window_start", "window_end", "timeout", "order", "ts", "hist", "retries")
 
-    def __init__(self, window_start, window_end, timeout, response_times):
+    def __init__(self, window_start, window_end, timeout, response_times, retries: int = 0):
         self.window_start, self.window_end, self.timeout = window_start, window_end, timeout
+        self.retries = retries  # Retry-After's m (0: none)
         for name in ACCUMULATORS:
             setattr(self, name, 0)
         self.response_sum = self.response_sum_2 = 0.0
@@ -66,10 +72,18 @@ class Tally:
         self.ts = [float(response_times[i]) for i in self.order]
         self.hist = [0] * (len(self.ts) + 1)  # hist[i]: measured transactions with exactly i of the sorted T < R
 
-    def finish(self, a, r, f, k, fl, reject) -> None:
-        """Count the finished transaction started at a (response r, first refused copy f, k copies, flow fl)."""
+    def finish(self, a, r, f, k, fl, reject, left) -> None:
+        """Count the finished transaction started at a (response r, first refused copy f, k copies, flow fl, ``left``
+        retries left of Retry-After: m for the first transaction of a request, the retries, the final rejection)."""
         if not self.window_start <= a < self.window_end:
             return
+        if self.retries:
+            if left == self.retries:
+                self.requests += 1
+            else:
+                self.retried += 1
+            if reject and not left:
+                self.final_rejected += 1
         self.transactions += 1
         self.copies += k
         response = _INF
@@ -119,27 +133,19 @@ class Retries:
     retries in time order (T constant): (start, flow, retries left); :attr:`lefts` the retries left of the retry
     transactions in progress (the others have m)."""
 
-    def __init__(self, retry, tally: Tally):
+    def __init__(self, retry):
         self.after, self.retries = (retry.after, retry.retries) if retry is not None else (_INF, 0)
         self.active = retry is not None
         self.queue = deque()
         self.lefts = {}
-        self.tally = tally
 
-    def finish(self, j, a, t, fl, reject) -> None:
-        """Transaction j (started at a, flow fl) is finished at t: a rejected one with retries left comes back T
-        later; the measured ones are counted as requests or retries, and as finally rejected."""
+    def finish(self, j, t, fl, reject) -> int:
+        """Transaction j (flow fl) is finished at t: a rejected one with retries left comes back T later; returns its
+        retries left (:meth:`Tally.finish` counts it as a request or a retry, and as finally rejected)."""
         left = self.lefts.pop(j, self.retries) if self.lefts else self.retries
         if reject and left:
             self.queue.append((t + self.after, fl, left - 1))
-        tally = self.tally
-        if tally.window_start <= a < tally.window_end:
-            if left == self.retries:
-                tally.requests += 1
-            else:
-                tally.retried += 1
-            if reject and not left:
-                tally.final_rejected += 1
+        return left
 
 
 def _clipped(start, d, ws, we) -> float:
@@ -219,14 +225,18 @@ class _Run:
         self.streams = [deque() for _ in range(self.m1 + len(s.taus2) + 2 * s.priority)]
         self.resolve = self.m1 + len(s.taus2)
         self.heads = []  # heap of (send time, stream) of the first entry of each non-empty stream
-        # :meth:`_fifo`: the copy index of stream g's entries, the first stream of each flow (flow 2's copy k: m1 + k)
-        self.copy_index = [*range(self.m1), *range(len(s.taus2))]
+        # the flat loops (:meth:`run`): the copy index of stream g's entries (a resolve entry: every copy sent),
+        # the first stream of each flow (flow 2's copy k: m1 + k); Retry-After's retries a stream of their own,
+        # the last one (:meth:`_flat`: a retry is copy 0 of a new transaction)
+        self.streams.append(deque())
+        self.retry_stream = len(self.streams) - 1
+        self.copy_index = [*range(self.m1), *range(len(s.taus2)), *((self.m1, len(s.taus2)) * s.priority), 0]
         self.offsets = (0, self.m1)
         server = PriorityServer if s.priority else FifoServer
         self.server = server(s, vacations, window_start, window_end, until_collapse)
         self.state = ControlState()
-        self.tally = Tally(window_start, window_end, s.timeout, response_times)
-        self.retries = Retries(s.retry, self.tally)
+        self.retries = Retries(s.retry)
+        self.tally = Tally(window_start, window_end, s.timeout, response_times, self.retries.retries)
         self.collapsed = _INF  # the overload criterion's collapse epoch (the waits: the server's)
         self.waited = _INF  # :meth:`_fifo`: the first copy admitted with a wait beyond the timeout
 
@@ -245,21 +255,25 @@ class _Run:
         return t, fl
 
     def run(self, general: bool = False):
-        """The event loop; returns (the accumulators and tail counts, the collapse epoch): :meth:`_fifo` for the
-        common case (:meth:`fifo_case`) unless ``general``, else :meth:`_general`. The two draw the same numbers
-        in the same order and return the same values, bit for bit (``tests/test_simulate_sip.py`` runs both)."""
-        return self._fifo() if self.fifo_case() and not general else self._general()
-
-    def fifo_case(self) -> bool:
-        """The common case of :meth:`_fifo`: the FIFO server (one or two flows), no Retry-After, no modes
-        (``threshold``), no trace."""
+        """The event loop; returns (the accumulators and tail counts, the collapse epoch). Three flat codings (no
+        method call per event where the single function before the package had none) chosen here, and the general
+        loop (:meth:`_general`) for a trace or when ``general``: the common case :meth:`_fifo` (FIFO, no
+        Retry-After, no modes), :meth:`_priority` (the priority server) and :meth:`_fifo_modes` (FIFO with the modes
+        of ``threshold`` or Retry-After). All draw the same numbers in the same order and return the same values,
+        bit for bit (``tests/test_simulate_sip.py`` runs each against the general loop)."""
         s = self.setup
-        return not (s.priority or s.retry is not None or s.control == Control.THRESHOLD or self.trace is not None)
+        if general or self.trace is not None:
+            return self._general()
+        if s.priority:
+            return self._priority()
+        if s.retry is not None or s.control == Control.THRESHOLD:
+            return self._fifo_modes()
+        return self._fifo()
 
     def _fifo(self):
-        """The event loop of :meth:`fifo_case`, with no method call per event: the server's departures before t
-        popped here (with vacations: :meth:`.servers.FifoServer.advance`), the control ``ignore``/``503``, the
-        Lindley step d = max(t, last) + B (after the vacations of an idle period:
+        """The event loop of the common case (FIFO, one or two flows, no Retry-After, no modes), with no method call
+        per event: the server's departures before t popped here (with vacations: :meth:`.servers.FifoServer.advance`),
+        the control ``ignore``/``503``, the Lindley step d = max(t, last) + B (after the vacations of an idle period:
         :meth:`.servers.FifoServer.after_vacations`), the busy time in the window and the counts of :class:`Tally`
         kept in local variables (the second flow's through :meth:`Tally.second`). A pending copy is (send time,
         start a, response r, first refused copy f, flow). (:meth:`_general` is the same loop through the servers'
@@ -380,6 +394,221 @@ class _Run:
         busy, collapsed = server.close(self.end, state)
         return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
 
+    def _priority(self):
+        """The event loop under the priority server (:class:`.servers.PriorityServer`; every control, two flows,
+        Retry-After), written out as :meth:`_fifo` is, with the server's two calls per event (``serve``, ``admit``:
+        a departure is known only at the copy's start): the response read from its box, the copy not sent when the
+        transaction was answered by then (or a resolve entry at a + timeout, :meth:`wait_response`), the control's
+        decision (:func:`decide`; the overload state of ``ignore``/``503`` a local) and Retry-After's retries in the
+        loop; the counts through :meth:`Tally.finish` (one call per transaction). A pending copy is (send time,
+        retries left, start a, response r or its box, first refused copy f, flow); a retry of Retry-After is copy 0
+        of a new transaction, from the last stream."""
+        s, server, state, streams, heads, tally = self.setup, self.server, self.state, self.streams, self.heads, \
+            self.tally
+        advance, admit, heappop, heapreplace, heappush = server.serve, server.admit, heapq.heappop, \
+            heapq.heapreplace, heapq.heappush
+        end, exps, scale, schedules, services, cost, cap, ctl = self.end, self.exps, self.scale, self.schedules, \
+            self.services, s.cost, self.cap, s.control
+        high, invite, threshold, until_collapse = (s.high if ctl else _INF), self.invite, ctl == Control.THRESHOLD, \
+            self.until_collapse
+        reject_r = _INF if ctl >= Control.REJECT else -1.0  # a refused copy 0 (r = inf) is a 503 rejection
+        copy_index, offsets, share2, finish, low = self.copy_index, self.offsets, self.share2, tally.finish, s.low
+        second = self.second or itertools.repeat(1.0).__next__
+        ws, we, inf, pending, wait_response = self.window_start, self.window_end, _INF, PENDING, self.wait_response
+        m, after, retry_g = (s.retry.retries, s.retry.after, self.retry_stream) if s.retry else (0, _INF, 0)
+        heads.append((_INF, len(streams)))  # a head that is never due: the heap is never empty
+        window_copies, over = 0, False  # (ignore/503: the overload state, here only; the server sees it off)
+        na = exps() * scale
+        while True:
+            if heads[0][0] < na:  # the earliest pending copy (or retry)
+                t, g = heads[0]
+                q = streams[g]
+                _, left, a, r, f, fl = q.popleft()
+                if q:
+                    heapreplace(heads, (q[0][0], g))
+                else:
+                    heappop(heads)
+                k = copy_index[g]
+            else:  # a new transaction
+                t = na
+                if t > end:
+                    break
+                a, r, f, k, left = t, inf, -1, 0, m
+                fl = 1 if second() < share2 else 0
+                na = t + exps() * scale
+            n = advance(t, state)
+            if over and n <= low:  # N does not rise in the overload state (every copy refused): its fall is seen now
+                over = False
+            if until_collapse and server.stop(t, self.collapsed):  # one timeout after the earliest collapse
+                break
+            box = None
+            if r.__class__ is list:  # the response from the box: the departure, or PENDING (not started yet)
+                box = r
+                r = box[0]
+            taus = schedules[fl]
+            reject = False
+            if k < len(taus) and r > t:  # not answered by t: the copy is sent (a resolve entry: k = copies)
+                if ws <= t < we:
+                    window_copies += 1
+                if threshold:  # the control's decision (:func:`decide`): mode 2 refuses every copy, mode 1 the
+                    mode = state.mode  # INVITE flow's, the capacity R any, all by 503
+                    if mode == 2 or (mode == 1 and fl == invite) or n >= cap:
+                        n = cap
+                        reject = r == inf
+                    elif n == high:  # the admitted copy makes N = H + 1: blocking
+                        state.mode = 2
+                elif n >= high or over:  # ignore/503: an arrival finding N >= H enters overload; all refused
+                    if not over:
+                        over = True
+                        self.overload(t)  # (priority: a run until_collapse ends at the stop above)
+                    n = cap
+                    reject = r == reject_r
+                if n < cap:
+                    service = services[fl]()
+                    if r == inf:  # the first admitted copy: its box receives its departure when it starts
+                        box = admit(t, service, fl, r)
+                        r = box[0]
+                    else:
+                        admit(t, service * cost, fl, r)
+                elif f < 0:
+                    f = k
+                k += 1  # copies sent
+                if not reject and k < len(taus):
+                    tk = a + taus[k]
+                    if r > tk:  # no response by the next timer: the copy will be sent
+                        g = offsets[fl] + k
+                        q = streams[g]
+                        if not q:
+                            heappush(heads, (tk, g))
+                        q.append((tk, left, a, box if r is pending else r, f, fl))
+                        continue
+                if r is pending:  # the last copy sent, the first admitted one not started: wait for it
+                    wait_response(left, a, box, f, fl)
+                    continue
+            if reject and left:  # Retry-After: back T later as a new transaction, from the last stream
+                q = streams[retry_g]
+                if not q:
+                    heappush(heads, (t + after, retry_g))
+                q.append((t + after, left - 1, t + after, inf, -1, fl))
+            finish(a, r, f, k, fl, reject, left)  # the transaction is finished: count it
+        busy, collapsed = server.close(self.end, state)
+        return tally.row(busy, window_copies), min(self.collapsed, collapsed)
+
+    def _fifo_modes(self):
+        """The event loop of the FIFO server with the modes of ``threshold`` or Retry-After (control ``503`` or
+        ``threshold``), written out as :meth:`_fifo` is; the counts through :meth:`Tally.finish` (one call per
+        transaction). Both controls are hysteretic modes here (``mode``, a local): ``threshold``'s 0, 1, 2
+        (:func:`decide`; :meth:`.servers.FifoServer.advance`), and ``503``'s overload as mode 2, entered when an
+        arrival finds N >= H and left when a departure leaves N = L (no copy is admitted in overload, so N falls
+        through L); with vacations (``503`` only) the server's own departures and overload state
+        (:meth:`.servers.FifoServer.advance`, :meth:`_after_vacations`). A pending copy is (send time, retries left,
+        start a, response r, first refused copy f, flow); a retry of Retry-After is copy 0 of a new transaction, from
+        the last stream; each flow's copy offsets end with inf (no copy after the last)."""
+        s, server, streams, heads, tally = self.setup, self.server, self.streams, self.heads, self.tally
+        heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
+            self.end, self.exps, self.scale
+        services, cost, cap, high, invite, state = self.services, s.cost, self.cap, s.high, self.invite, self.state
+        schedules = tuple((*taus, _INF) for taus in self.schedules)
+        copy_index, offsets, share2, finish = self.copy_index, self.offsets, self.share2, tally.finish
+        second = self.second or itertools.repeat(1.0).__next__
+        ws, we, inf, wait_limit = self.window_start, self.window_end, _INF, s.timeout
+        system, vacations = server.system, server.vacations
+        popleft, append = system.popleft, system.append
+        m, after, retry_g = (s.retry.retries, s.retry.after, self.retry_stream) if s.retry else (0, _INF, 0)
+        # the modes: threshold: refused at N >= R, 2 -> 1 when a departure leaves N = H, 1 -> 0 at N = L - 1, an
+        # admitted copy making N = H + 1 blocks (mode 2); 503: refused (entering mode 2) at N >= H, 2 -> 0 at N = L
+        refuse_at, block_at, down, down_to, up_at, enter_below = (cap, high, high, 1, s.low - 1, 0) \
+            if s.control == Control.THRESHOLD else (high, -1, s.low, 0, -1, 1)
+        heads.append((_INF, len(streams)))  # a head that is never due: the heap is never empty
+        last = busy = 0.0
+        window_copies = mode = 0
+        na = exps() * scale
+        try:
+            while True:
+                if heads[0][0] < na:  # the earliest pending copy (or retry)
+                    t, g = heads[0]
+                    q = streams[g]
+                    _, left, a, r, f, fl = q.popleft()
+                    if q:
+                        heapreplace(heads, (q[0][0], g))
+                    else:
+                        heappop(heads)
+                    k = copy_index[g]
+                else:  # a new transaction
+                    t = na
+                    if t > end:
+                        break
+                    a, r, f, k, left = t, inf, -1, 0, m
+                    fl = int(second() < share2)
+                    na = t + exps() * scale
+                if vacations is not None:  # (503) the departures with the vacations: the server's own
+                    server.last, state.over = last, mode == 2
+                    n = server.advance(t, state)
+                    mode = 2 * state.over  # (503: mode 2 is the overload state)
+                else:
+                    while system and system[0] <= t:  # the departures before t, each with its mode change
+                        popleft()
+                        if mode:
+                            if mode == 2:
+                                if len(system) == down:
+                                    mode = down_to
+                            elif len(system) == up_at:
+                                mode = 0
+                    n = len(system)
+                if ws <= t < we:
+                    window_copies += 1
+                reject = False
+                if mode == 2 or (mode == 1 and fl == invite) or n >= refuse_at:  # refused, by 503
+                    if mode < enter_below:  # 503: an arrival finding N >= H (in mode 0) enters overload
+                        mode = 2
+                        self._enter(t)
+                    n = cap
+                    reject = r == inf
+                elif n == block_at:  # threshold: the admitted copy makes N = H + 1: blocking
+                    mode = 2
+                if n < cap:
+                    service = services[fl]()
+                    if r != inf:
+                        service *= cost
+                    start = t
+                    if last > t:  # it waits for the copy ahead
+                        start = last
+                        if start - t > wait_limit:  # the first wait beyond the timeout: the collapse epoch
+                            wait_limit = self._waited(t)
+                    elif vacations is not None:
+                        start = self._after_vacations(t, last)
+                    last = d = start + service
+                    append(d)
+                    if ws <= start <= d <= we:  # the busy time in the window
+                        busy += d - start
+                    elif d > ws and start < we:  # the copy in service at ws or at we
+                        busy += _clipped(start, d, ws, we)
+                    if r == inf:  # the first admitted copy: its departure is the response
+                        r = d
+                elif f < 0:
+                    f = k
+                k += 1  # copies sent
+                if not reject:
+                    tk = a + schedules[fl][k]
+                    if r > tk:  # no response by the next timer (none after the last copy): the copy will be sent
+                        g = offsets[fl] + k
+                        q = streams[g]
+                        if not q:
+                            heappush(heads, (tk, g))
+                        q.append((tk, left, a, r, f, fl))
+                        continue
+                if reject and left:  # Retry-After: back T later as a new transaction, from the last stream
+                    q = streams[retry_g]
+                    if not q:
+                        heappush(heads, (t + after, retry_g))
+                    q.append((t + after, left - 1, t + after, inf, -1, fl))
+                finish(a, r, f, k, fl, reject, left)  # the transaction is finished: count it
+        except _RunEnds:  # a run until_collapse ends at the collapse
+            pass
+        server.busy += busy
+        busy, collapsed = server.close(self.end, state)
+        return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
+
     def _enter(self, t) -> None:
         """:meth:`_fifo`: the overload state is entered at t (``ignore``/``503``): the collapse epoch of the
         overload criterion; a run ``until_collapse`` ends here."""
@@ -489,9 +718,8 @@ class _Run:
                 if r is PENDING:  # (priority) the last copy sent, the first admitted one not started: wait for it
                     self.wait_response(j, a, box, f, fl)
                     continue
-            if retries.active:  # the transaction is finished: a rejected one with retries left comes back T later
-                retries.finish(j, a, t, fl, reject)
-            tally.finish(a, r, f, k, fl, reject)
+            # the transaction is finished: a rejected one with retries left comes back T later; counted
+            tally.finish(a, r, f, k, fl, reject, retries.finish(j, t, fl, reject) if retries.active else 0)
         busy, collapsed = server.close(self.end, state)
         return tally.row(busy, window_copies), min(self.collapsed, collapsed)
 
@@ -505,7 +733,8 @@ class _Run:
 
     def wait_response(self, j, a, box, f, fl) -> None:
         """Priority: a measured transaction whose last copy is sent before its first admitted copy started is
-        counted at a + timeout (its own stream per flow: a + timeout increases along it)."""
+        counted at a + timeout (its own stream per flow: a + timeout increases along it). ``j``: the transaction
+        (:meth:`_general`) or its retries left (:meth:`_priority`)."""
         if self.window_start <= a < self.window_end:
             self.push(self.resolve + fl, (a + self.setup.timeout, j, a, box, f, fl))
 

@@ -28,6 +28,7 @@ __all__ = ["ControlState", "FifoServer", "PriorityServer", "PENDING", "STOP"]
 
 #: priority: the departure of a first admitted copy that has not started yet (above every time, below inf = none)
 PENDING = sys.float_info.max
+_INF, _NEG_INF = math.inf, -math.inf  # (module constants: no attribute lookup per event)
 #: :meth:`FifoServer.admit`'s answer when a run ``until_collapse`` ends at the copy
 STOP = None
 
@@ -43,18 +44,7 @@ class ControlState:
         self.mode = 0
 
 
-class _Window:
-    """The measured window [``window_start``, ``window_end``) and the busy time inside it."""
-
-    __slots__ = ()
-
-    def _busy(self, start: float, d: float) -> None:
-        ws, we = self.window_start, self.window_end
-        if d > ws and start < we:
-            self.busy += (d if d < we else we) - (start if start > ws else ws)
-
-
-class FifoServer(_Window):
+class FifoServer:
     """The FIFO server: the departures of the copies in the server (an increasing deque), the last departure, the
     vacation in progress while copies wait for its end (``vac_end``), and with L = 0 in overload the end of the idle
     period's first vacation drawn early (``drawn``)."""
@@ -65,14 +55,14 @@ class FifoServer(_Window):
     def __init__(self, setup, vacations, window_start, window_end, until_collapse):
         self.system = deque()
         self.last = 0.0  # departure of the last admitted copy
-        self.vac_end = -math.inf  # the end of the vacation in progress while copies wait for it (-inf: none)
+        self.vac_end = _NEG_INF  # the end of the vacation in progress while copies wait for it (-inf: none)
         self.drawn = None
         self.vacations, self.single = vacations, setup.single
         self.low, self.high, self.threshold = setup.low, setup.high, setup.control == 3
         # with vacations a departure leaving nobody keeps N = 1 > L = 0
         self.low_empty = setup.vacation is not None and setup.low == 0
         self.timeout, self.window_start, self.window_end = setup.timeout, window_start, window_end
-        self.busy, self.collapsed, self.until_collapse = 0.0, math.inf, until_collapse
+        self.busy, self.collapsed, self.until_collapse = 0.0, _INF, until_collapse
         self.plain = setup.vacation is None and not self.threshold
 
     #: a copy's wait is known at its arrival: a run ``until_collapse`` ends at the collapse itself
@@ -92,8 +82,8 @@ class FifoServer(_Window):
                 while system and system[0] <= t:
                     system.popleft()
             return len(system)
-        if self.vac_end > -math.inf and self.vac_end <= t:  # N falls at the vacation's end (a copy moves to the server)
-            self.vac_end = -math.inf
+        if self.vac_end > _NEG_INF and self.vac_end <= t:  # N falls at the vacation's end (a copy moves to the server)
+            self.vac_end = _NEG_INF
             if state.over and len(system) <= self.low:
                 state.over = False
         if self.threshold:  # seed 001's modes: 2 -> 1 when a departure leaves N = H, 1 -> 0 when it leaves L - 1
@@ -143,7 +133,7 @@ class FifoServer(_Window):
         last = self.last
         if last > t:
             start = last
-            if start - t > self.timeout and self.collapsed == math.inf and self._collapse(t):
+            if start - t > self.timeout and self.collapsed == _INF and self._collapse(t):
                 return STOP
         elif self.vacations is None:
             start = t
@@ -156,7 +146,7 @@ class FifoServer(_Window):
         ws, we = self.window_start, self.window_end
         if d > ws and start < we:
             self.busy += (d if d < we else we) - (start if start > ws else ws)
-        return d if r == math.inf else r
+        return d if r == _INF else r
 
     def after_vacations(self, t: float):
         """The start of a copy finding the server empty: on vacation since the last departure (or time 0)? The
@@ -169,7 +159,7 @@ class FifoServer(_Window):
                 e += vacations()
         if e > t:
             self.vac_end = e
-            if e - t > self.timeout and self.collapsed == math.inf and self._collapse(t):
+            if e - t > self.timeout and self.collapsed == _INF and self._collapse(t):
                 return STOP
             return e
         return t
@@ -198,7 +188,7 @@ def _serve(q, free, timeout, ws, we, busy, collapsed):
     return d, busy, collapsed
 
 
-class PriorityServer(_Window):
+class PriorityServer:
     """The server under ``discipline = priority`` (seed 001, algorithm 2, in every mode): non-preemptive, a queue
     per flow, the non-INVITE flow's copies first, arrival order within a flow.
 
@@ -211,7 +201,7 @@ class PriorityServer(_Window):
     departure; the vacation holds the server's place while copies wait. ``busy`` (service time inside the window)
     and ``collapsed`` (the earliest arrival of a copy seen waiting longer than the timeout) are accumulated as the
     copies start. Under control ``threshold`` the mode (:class:`ControlState`) chooses the order at each departure
-    (:meth:`_serve_modes`)."""
+    (:meth:`advance`)."""
 
     __slots__ = ("queues", "order", "free", "last", "busy", "collapsed", "timeout", "window_start", "window_end",
                  "vacations", "single", "low", "high", "threshold", "until_collapse")
@@ -220,10 +210,10 @@ class PriorityServer(_Window):
         first = 0 if setup.names[0] == "non-invite" else 1
         self.queues = (deque(), deque())  # by flow: (arrival, service time, box or None) of the waiting copies
         self.order = (self.queues[first], self.queues[1 - first])  # the non-invite flow's queue first
-        self.free = -math.inf  # the end of the service (or vacation) in progress; -inf: idle, nothing waits
+        self.free = _NEG_INF  # the end of the service (or vacation) in progress; -inf: idle, nothing waits
         self.last = 0.0  # the last departure (or 0): the vacations of an idle period start there
         self.busy = 0.0
-        self.collapsed = math.inf
+        self.collapsed = _INF
         self.timeout, self.window_start, self.window_end = setup.timeout, window_start, window_end
         self.vacations, self.single = vacations, setup.single
         self.low, self.high, self.threshold = setup.low, setup.high, setup.control == 3
@@ -238,72 +228,71 @@ class PriorityServer(_Window):
         return self.until_collapse and min(collapsed, self.collapsed) + self.timeout < t
 
     def advance(self, t: float, state: ControlState) -> int:
+        """Serve up to t (:meth:`serve`); returns N(t). N does not rise in the overload state (every copy refused):
+        its fall to L is seen now."""
+        n = self.serve(t, state)
+        if state.over and n <= self.low:
+            state.over = False
+        return n
+
+    def serve(self, t: float, state: ControlState) -> int:
         """Serve up to t (every departure or vacation end s <= t starts the next copy); returns N(t): the copies
-        waiting and in service, plus the vacation's place while copies wait for its end. N does not rise in the
-        overload state (every copy refused): its fall to L is seen now."""
-        if -math.inf < self.free <= t:
-            if self.threshold:
-                self._serve_modes(t, state)
-            else:
-                self._serve_order(t)
-        first, second = self.order
+        waiting and in service, plus the vacation's place while copies wait for its end (:meth:`advance` without
+        the overload state, which the priority server's flat loop keeps itself).
+
+        The departures are served here, in one of two orders (one method call per event, the flat loop's only one
+        besides :meth:`admit`): priority order, or under control ``threshold`` seed 001's algorithm 2
+        (``docs/theory/other-models.md`` section C; :mod:`qderive.symbolic.models.two_flow`): at each departure
+        leaving N copies the mode changes first (2 -> 1 when N = H, 1 -> 0 when N = L - 1), then the mode in force
+        after it chooses the next copy: in mode 0 the earliest arrival of the two queue heads (arrival order), in
+        modes 1 and 2 the non-INVITE queue's head first. The mode is set to 2 by the event loop when an admitted
+        copy makes N = H + 1."""
+        free, (first, second) = self.free, self.order
+        if _NEG_INF < free <= t:
+            timeout, ws, we, busy, collapsed = self.timeout, self.window_start, self.window_end, self.busy, \
+                self.collapsed
+            if not self.threshold:  # priority order
+                while True:
+                    q = first or second
+                    if not q:  # a departure leaving the server empty
+                        self.last, free = free, _NEG_INF
+                        break
+                    free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
+                    if free > t:
+                        break
+            else:  # the modes
+                mode, low, high = state.mode, self.low, self.high
+                while True:
+                    n = len(first) + len(second)  # N just after the departure at `free`
+                    if mode == 2:
+                        if n == high:
+                            mode = 1
+                    elif mode == 1 and n == low - 1:
+                        mode = 0
+                    if not n:  # a departure leaving the server empty
+                        self.last, free = free, _NEG_INF
+                        break
+                    if mode or not second or (first and first[0][0] <= second[0][0]):
+                        q = first or second
+                    else:  # mode 0: arrival order (the earlier head; the two never tie: one copy per event)
+                        q = second
+                    free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
+                    if free > t:
+                        break
+                state.mode = mode
+            self.free, self.busy, self.collapsed = free, busy, collapsed
         # a head waiting beyond the timeout (the oldest copy of its flow): the collapse is seen before its start
         if first and first[0][0] + self.timeout < t and first[0][0] < self.collapsed:
             self.collapsed = first[0][0]
         if second and second[0][0] + self.timeout < t and second[0][0] < self.collapsed:
             self.collapsed = second[0][0]
-        n = len(first) + len(second) + (self.free > t)
-        if state.over and n <= self.low:
-            state.over = False
-        return n
-
-    def _serve_order(self, t: float) -> None:
-        """The departures up to t in priority order."""
-        free, (first, second), timeout = self.free, self.order, self.timeout
-        ws, we, busy, collapsed = self.window_start, self.window_end, self.busy, self.collapsed
-        while True:
-            q = first or second
-            if not q:  # a departure leaving the server empty
-                self.last, free = free, -math.inf
-                break
-            free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
-            if free > t:
-                break
-        self.free, self.busy, self.collapsed = free, busy, collapsed
-
-    def _serve_modes(self, t: float, state: ControlState) -> None:
-        """Under control threshold (seed 001's algorithm 2, ``docs/theory/other-models.md`` section C;
-        :mod:`qderive.symbolic.models.two_flow`): at each departure leaving N copies the mode changes first
-        (2 -> 1 when N = H, 1 -> 0 when N = L - 1), then the mode in force after it chooses the next copy: in mode 0
-        the earliest arrival of the two queue heads (arrival order), in modes 1 and 2 the non-INVITE queue's head
-        first. The mode is set to 2 by the event loop when an admitted copy makes N = H + 1."""
-        free, (first, second), timeout = self.free, self.order, self.timeout
-        ws, we, busy, collapsed, mode = self.window_start, self.window_end, self.busy, self.collapsed, state.mode
-        low, high = self.low, self.high
-        while True:
-            n = len(first) + len(second)  # N just after the departure at `free`
-            if mode == 2:
-                if n == high:
-                    mode = 1
-            elif mode == 1 and n == low - 1:
-                mode = 0
-            if not n:  # a departure leaving the server empty
-                self.last, free = free, -math.inf
-                break
-            if mode or not second or (first and first[0][0] <= second[0][0]):
-                q = first or second
-            else:  # mode 0: arrival order (the earlier head; the two never tie: one copy per event)
-                q = second
-            free, busy, collapsed = _serve(q, free, timeout, ws, we, busy, collapsed)
-            if free > t:
-                break
-        self.free, self.busy, self.collapsed, state.mode = free, busy, collapsed, mode
+        return len(first) + len(second) + (free > t)
 
     def admit(self, t: float, service: float, flow: int, r):
         """The copy arriving at t (after :meth:`advance` (t)) of the given flow and service time: served at once by
         an empty server after its vacations (the FIFO server's rule), else queued in its flow's queue. A first
         admitted copy (r = inf) gets a box [PENDING] that receives its departure when it starts."""
-        box = [PENDING] if r == math.inf else None
+        box = [PENDING] if r == _INF else None
         if self.free > t:  # busy, or on vacation with copies waiting
             self.queues[flow].append((t, service, box))
             return r if box is None else box
@@ -320,7 +309,9 @@ class PriorityServer(_Window):
         d = self.free = t + service
         if box is not None:
             box[0] = d
-        self._busy(t, d)
+        ws, we = self.window_start, self.window_end
+        if d > ws and t < we:  # the busy time in the window
+            self.busy += (d if d < we else we) - (t if t > ws else ws)
         return r if box is None else box
 
     def close(self, end: float, state: ControlState):

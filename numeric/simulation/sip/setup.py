@@ -12,10 +12,10 @@ import math
 import operator
 from dataclasses import dataclass
 
+from ....symbolic.capabilities import Refusal
 from ....symbolic.errors import ParameterError
 from ....symbolic.models.sip_retransmission import copy_schedule
 from ....symbolic.numbers import exact
-from ...refusal import Refusal
 
 __all__ = ["Control", "SimSetup", "setup_of", "supports"]
 
@@ -221,15 +221,17 @@ def _retry(model, code):
 def _not_simulated(setup: SimSetup) -> Refusal | None:
     """The simulator's declaration of what it does not simulate (everything else of the contract it does)."""
     if setup.vacation is not None and setup.control == Control.THRESHOLD:
-        return Refusal("vacation", "is not simulated with control threshold (seed 001's server has no vacations)",
-                       setup.vacation)
+        return Refusal.of_option(
+            "vacation", "is not simulated with control threshold (seed 001's server has no vacations)",
+            setup.vacation)
     if setup.vacation is not None and setup.control and setup.low == 0 and not setup.single:
-        return Refusal("thresholds", "L = 0 with multiple vacations: the overload never ends (N counts the "
-                       "vacation's place, N >= 1 always)", (setup.low, setup.high))
+        return Refusal.of_option("thresholds", "L = 0 with multiple vacations: the overload never ends (N counts the "
+                                 "vacation's place, N >= 1 always)", (setup.low, setup.high))
     if setup.priority and setup.vacation is not None and setup.control and setup.low == 0:
-        return Refusal("thresholds", "L = 0 with vacations and --discipline priority is not simulated (the "
-                       "overload's end after the vacation that follows the last departure is simulated for fifo "
-                       "only); give L >= 1", (setup.low, setup.high))
+        return Refusal.of_option(
+            "thresholds", "L = 0 with vacations and --discipline priority is not simulated (the "
+            "overload's end after the vacation that follows the last departure is simulated for fifo "
+            "only); give L >= 1", (setup.low, setup.high))
     return None
 
 
@@ -268,5 +270,5 @@ def supports(model) -> Refusal | None:
     try:
         setup = _read(model)
     except ParameterError as err:
-        return Refusal(err.name, err.constraint or "", err.value)
+        return Refusal.of_option(err.name, err.constraint or "", err.value)
     return _not_simulated(setup)
