@@ -581,10 +581,11 @@ def _paper_own(n: int):
 
 
 def _paper_batch(n: int):
-    """Takacs's recursion for the batch-level wait (M/G/1 with service S): E W_b^n = lambda/(1 - rho-bar)
+    """Takacs's recursion for the batch-level wait (M/G/1 with service S_b): E W_b^n = lambda/(1 - rho-bar)
     sum_{i=1}^{n} C(n, i) E S^{i+1}/(i + 1) E W_b^{n-i}, E W_b^0 = 1 (Takagi 1991, vol. 1, sec. 2.3)."""
-    return sp.Add(*[_over(lam * sp.binomial(n, i) * _moment("S_{b}", i + 1) * (1 if i == n else _moment("W_{b}", n - i)),
-                          i + 1) for i in range(1, n + 1)])
+    earlier = [sp.Integer(1), *(_moment("W_{b}", m) for m in range(1, n))]  # E W_b^0 = 1, ..., E W_b^{n-1}
+    return sp.Add(*[_over(lam * sp.binomial(n, i) * _moment("S_{b}", i + 1) * earlier[n - i], i + 1)
+                    for i in range(1, n + 1)])
 
 
 def _paper_wait_none_moment(n: int):
