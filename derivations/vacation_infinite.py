@@ -14,7 +14,12 @@ one vacation, then idles until the next batch) and no vacations, and the waiting
 random customer: its LST W(s) (the decomposition of
 :mod:`qderive.symbolic.closed_forms.vacation_wait`), P(W = 0) and the moments E W^k to any
 order (``derivation(wait_moments=K)``, ``qderive derive vacation-infinite --wait-moments K``),
-the mean checked against (6) and the second moment against Takacs's recursion.
+the mean checked against (6) and the second moment against Takacs's recursion. From the third
+moment on, E W^k is displayed in structure, not expanded: W = W_b + J + R (independent parts),
+with the moments of the batch work S_b and of J by Faa di Bruno's formula (factorial moments
+l_[m] of the batch, partial Bell polynomials of the service moments), those of W_b by Takacs's
+recursion, and E W^k, E W_none^k as binomial convolutions (steps (MS), (MJ), (MB), (N8), ...,
+(W3), ...), each a paper form proved equal to the derived moment before it is printed.
 
 Every result is computed by SymPy; every relation typeset in index form is evaluated by
 ``qderive verify`` with the embedded and time-stationary laws of the CTMC built from the
@@ -454,8 +459,9 @@ def _wait_steps(k: int) -> tuple:
         if j >= 3:
             if j == 3:
                 steps += _part_steps(k)
-            steps.append(Step(f"(N{j + 5})", f"No vacations: the moment of order {j} of the wait; "
-                              r"$W_{\text{none}} = W_{b} + J$, the sum of independent parts (W)",
+            steps.append(Step(f"(N{j + 5})", f"No vacations: the moment of order {j} of the wait" + (
+                              r"; $W_{\text{none}} = W_{b} + J$, the sum of independent parts (W)" if j == 3 else
+                              ", as in (N8)"),
                               sp.Eq(_moment("W_{none}", j), VW.wait_moments("none", k)[j - 1]), "", computed=True,
                               paper=sp.Eq(_moment("W_{none}", j), _paper_wait_none_moment(j)),
                               notation=_structure_notation(k)))
@@ -468,9 +474,9 @@ def _wait_steps(k: int) -> tuple:
         title = {1: "The mean wait, $-W'(0)$ (general laws; equal to (6))",
                  2: r"The second moment of the wait, $W''(0)$ (general laws): the wait without vacations (N6), "
                     "(N7) and the residual vacation are independent"}.get(
-            j, f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws): "
-               r"$W = W_{\text{none}} + R$ with the residual vacation $R$ independent of $W_{\text{none}}$, "
-               r"$\mathrm{E}[R^{n}] = f_{n+1}/((n+1) f_{1})$")
+            j, f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)" + (
+                r": $W = W_{\text{none}} + R$ with the residual vacation $R$ independent of $W_{\text{none}}$, "
+                r"$\mathrm{E}[R^{n}] = f_{n+1}/((n+1) f_{1})$" if j == 3 else ", as in (W3)"))
         steps.append(Step(f"(W{j})", title, sp.Eq(moment, m), "", computed=True,
                           paper=None if paper is None else sp.Eq(moment, paper), notation=notation))
     return tuple(steps)
