@@ -170,3 +170,19 @@ def test_no_structured_display_is_longer_than_twelve_rows(k):
             continue
         block = L.display(s, d.notation, prefix=d.name)
         assert block.count("\\\\") + 1 <= L.MAX_ROWS, (k, s.label)
+
+
+def test_a_part_longer_than_the_row_limit_is_shown_in_several_displays(monkeypatch):
+    """With a row limit of 4, (MS) for E W^4 (E S_b^2 .. E S_b^5: 6 rows) is split into (MS.1), (MS.2), ...: each
+    display within the limit, together every order once, each proved (the split --wait-moments 8 needs)."""
+    from qderive.derivations import vacation_infinite as V
+
+    monkeypatch.setattr(L, "MAX_ROWS", 4)
+    parts = [s for s in V._part_steps(4) if s.label.startswith("(MS")]
+    assert [s.label for s in parts][:2] == ["(MS.1)", "(MS.2)"]
+    orders = []
+    for s in parts:
+        assert prove(s.paper, s.relation, tuple(s.notation))
+        assert L.display(s, ()).count("\\\\") + 1 <= 4, s.label
+        orders += [str(r.lhs) for r in s.paper.args] if isinstance(s.paper, sp.And) else [str(s.paper.lhs)]
+    assert sorted(orders) == [f"E[S_{{b}}^{{{n}}}]" for n in range(2, 6)]
