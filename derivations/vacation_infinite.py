@@ -14,7 +14,12 @@ one vacation, then idles until the next batch) and no vacations, and the waiting
 random customer: its LST W(s) (the decomposition of
 :mod:`qderive.symbolic.closed_forms.vacation_wait`), P(W = 0) and the moments E W^k to any
 order (``derivation(wait_moments=K)``, ``qderive derive vacation-infinite --wait-moments K``),
-the mean checked against (6) and the second moment against Takacs's recursion.
+the mean checked against (6) and the second moment against Takacs's recursion. From the third
+moment on, E W^k is displayed in structure, not expanded: W = W_b + J + R (independent parts),
+with the moments of the batch work S_b and of J by Faa di Bruno's formula (factorial moments
+l_[m] of the batch, partial Bell polynomials of the service moments), those of W_b by Takacs's
+recursion, and E W^k, E W_none^k as binomial convolutions (steps (MS), (MJ), (MB), (N8), ...,
+(W3), ...), each a paper form proved equal to the derived moment before it is printed.
 
 Every result is computed by SymPy; every relation typeset in index form is evaluated by
 ``qderive verify`` with the embedded and time-stationary laws of the CTMC built from the
@@ -446,19 +451,32 @@ def _wait_steps(k: int) -> tuple:
     for j, m in enumerate(VW.wait_moments("multiple", k), start=1):
         moment = sp.Symbol("E[W]" if j == 1 else f"E[W^{{{j}}}]")
         if j == 2:
-            steps.append(Step("(N7)", "No vacations: the second moment of the wait (Takacs's recursion for the work "
+            steps.append(Step("(N7)", "No vacations: the second moment of the wait (Takács's recursion for the work "
                               "of a batch, and the own batch ahead)",
                               sp.Eq(_W2_NONE, VW.wait_moments("none", 2)[1]), "", computed=True,
                               paper=sp.Eq(_W2_NONE, _paper_wait_second_none()),
                               notation=_with((_W_NONE, wait_none))))
+        if j >= 3:
+            if j == 3:
+                steps += _part_steps(k)
+            steps.append(Step(f"(N{j + 5})", f"No vacations: the moment of order {j} of the wait" + (
+                              r"; $W_{\text{none}} = W_{b} + J$, the sum of independent parts (W)" if j == 3 else
+                              ", as in (N8)"),
+                              sp.Eq(_moment("W_{none}", j), VW.wait_moments("none", k)[j - 1]), "", computed=True,
+                              paper=sp.Eq(_moment("W_{none}", j), _paper_wait_none_moment(j)),
+                              notation=_structure_notation(k)))
         paper, notation = {1: (f2 / (2 * f1) + _paper_wait_none(), ()),
                            2: (_paper_wait_second(), _with((_W_NONE, wait_none),
                                                            (_W2_NONE, VW.wait_moments("none", 2)[1])))
                            }.get(j, (None, ()))
+        if j >= 3:
+            paper, notation = _paper_wait_moment(j), _structure_notation(k)
         title = {1: "The mean wait, $-W'(0)$ (general laws; equal to (6))",
                  2: r"The second moment of the wait, $W''(0)$ (general laws): the wait without vacations (N6), "
                     "(N7) and the residual vacation are independent"}.get(
-            j, f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)")
+            j, f"The moment of order {j} of the wait, $(-1)^{{{j}}} W^{{({j})}}(0)$ (general laws)" + (
+                r": $W = W_{\text{none}} + R$ with the residual vacation $R$ independent of $W_{\text{none}}$, "
+                r"$\mathrm{E}[R^{n}] = f_{n+1}/((n+1) f_{1})$" if j == 3 else ", as in (W3)"))
         steps.append(Step(f"(W{j})", title, sp.Eq(moment, m), "", computed=True,
                           paper=None if paper is None else sp.Eq(moment, paper), notation=notation))
     return tuple(steps)
@@ -522,6 +540,132 @@ def _paper_wait_second_none():
 def _with(*pairs) -> tuple:
     """The derivation's notation and the named results ``pairs`` a paper form refers to (restored to prove it)."""
     return NOTATION + tuple(pairs)
+
+
+# -- E W^k for k >= 3 in structure: W = W_b + J + R ------------------------------------------------------------
+# The decomposition of (W) (Fuhrmann and Cooper 1985; for batches Chaudhry and Templeton 1983, Takagi 1991 vol. 1
+# sec. 2.3): the batch-level wait W_b (Pollaczek-Khinchine with the work S of a batch as the service time), the
+# service J of the own batch ahead and the residual vacation R are independent, so E W^k is a binomial
+# convolution of their moments; each part has a short form (Takacs's recursion, Faa di Bruno's formula).
+
+
+def _moment(var: str, n: int):
+    """The named result E[var^n] (``W_none`` for the mean of ``W_{none}``, as (N6) names it)."""
+    if var == "W_{none}" and n == 1:
+        return _W_NONE
+    return sp.Symbol(f"E[{var}]" if n == 1 else f"E[{var}^{{{n}}}]")
+
+
+def _factorial_moment(m: int):
+    """l_[m] = E X (X - 1) ... (X - m + 1) = sum_i s(m, i) l_i (Stirling numbers of the first kind); l_[1] = l_1."""
+    from sympy.functions.combinatorial.numbers import stirling
+
+    return sum(stirling(m, i, kind=1, signed=True) * VI.BATCH.moment(i) for i in range(1, m + 1))
+
+
+def _l_fact(m: int):
+    """The symbol l_[m] of the paper forms (l_1 itself for m = 1)."""
+    return l1 if m == 1 else sp.Symbol(f"l_{{[{m}]}}")
+
+
+def _bell(n: int, m: int):
+    """The partial Bell polynomial B_{n,m}(b_1, ..., b_{n-m+1}) of the service moments."""
+    return sp.bell(n, m, [VI.SERVICE.moment(i) for i in range(1, n - m + 2)])
+
+
+def _paper_work(n: int):
+    """E S^n of the work S of a batch (a sum of X service times), by Faa di Bruno's formula for L(beta(s)):
+    sum_{m=1}^{n} l_[m] B_{n,m}(b_1, ..., b_{n-m+1})."""
+    return sp.Add(*[_l_fact(m) * _bell(n, m) for m in range(1, n + 1)])
+
+
+def _paper_own(n: int):
+    """E J^n of the service of the own batch ahead: the number K ahead has P(K = i) = P(X > i)/l_1 (PGF
+    (1 - L(z))/(l_1 (1 - z))), factorial moments l_[m+1]/((m+1) l_1); so E J^n = (1/l_1) sum_{m=1}^{n}
+    l_[m+1] B_{n,m}(b_1, ...)/(m + 1)."""
+    return sp.Add(*[_l_fact(m + 1) * _bell(n, m) / ((m + 1) * l1) for m in range(1, n + 1)])
+
+
+def _paper_batch(n: int):
+    """Takacs's recursion for the batch-level wait (M/G/1 with service S_b): E W_b^n = lambda/(1 - rho-bar)
+    sum_{i=1}^{n} C(n, i) E S^{i+1}/(i + 1) E W_b^{n-i}, E W_b^0 = 1 (Takagi 1991, vol. 1, sec. 2.3)."""
+    earlier = [sp.Integer(1), *(_moment("W_{b}", m) for m in range(1, n))]  # E W_b^0 = 1, ..., E W_b^{n-1}
+    return sp.Add(*[_over(lam * sp.binomial(n, i) * _moment("S_{b}", i + 1) * earlier[n - i], i + 1)
+                    for i in range(1, n + 1)])
+
+
+def _paper_wait_none_moment(n: int):
+    """E W_none^n = sum_i C(n, i) E W_b^i E J^{n-i}: W_none = W_b + J, independent parts."""
+    return sp.Add(*[sp.binomial(n, i) * (1 if i == 0 else _moment("W_{b}", i)) * (1 if i == n else _moment("J", n - i))
+                    for i in range(n + 1)])
+
+
+def _paper_wait_moment(n: int):
+    """E W^n = sum_i C(n, i) E W_none^i f_{n-i+1}/((n-i+1) f_1): W = W_none + R, the residual vacation R
+    independent (Fuhrmann and Cooper 1985)."""
+    fk = VI.VACATION.moment
+    return sp.Add(*[sp.binomial(n, i) * (1 if i == 0 else _moment("W_{none}", i))
+                    * (1 if i == n else fk(n - i + 1) / ((n - i + 1) * f1)) for i in range(n + 1)])
+
+
+@functools.lru_cache(maxsize=8)
+def _structure_notation(k: int) -> tuple:
+    """The notation and the named results the paper forms of order <= k refer to, each with its derived value:
+    l_[m], E S^n, E W_b^n, E J^n, E W_none^n (restored to prove a form)."""
+    work, batch, own = (VW.part_moments(p, n) for p, n in (("work", k + 1), ("batch", k), ("own", k)))
+    none = VW.wait_moments("none", k)
+    return _with(*[(_l_fact(m), _factorial_moment(m)) for m in range(2, k + 2)],
+                 *[(_moment("S_{b}", n), work[n - 1]) for n in range(2, k + 2)],
+                 *[(_moment("W_{b}", n), batch[n - 1]) for n in range(1, k + 1)],
+                 *[(_moment("J", n), own[n - 1]) for n in range(1, k + 1)],
+                 *[(_moment("W_{none}", n), none[n - 1]) for n in range(1, k + 1)])
+
+
+#: the parts' steps: label, title, the part of :data:`VW.PARTS`, its variable, the orders shown, the paper form
+_PART_STEPS = (
+    ("(MS)", r"The moments of the work $S_{b}$ of a batch, the sum of $X$ service times (Faà di Bruno's formula): "
+             r"$\mathrm{E}[S_{b}^{n}] = \sum_{m=1}^{n} l_{[m]} B_{n,m}(b_{1}, \dots, b_{n-m+1})$ with the factorial "
+             r"moments $l_{[m]} = \mathrm{E}[X (X-1) \cdots (X-m+1)]$ of the batch size and the partial Bell "
+             r"polynomials $B_{n,m}$", "work", "S_{b}", lambda k: range(2, k + 2), _paper_work),
+    ("(MJ)", r"The moments of the service $J$ of the customers of its own batch ahead of a random customer: their "
+             r"number $K$ has $\Pr(K = i) = \Pr(X > i)/l_{1}$ and the factorial moments $l_{[m+1]}/((m+1) l_{1})$, "
+             r"so $\mathrm{E}[J^{n}] = \sum_{m=1}^{n} l_{[m+1]} B_{n,m}(b_{1}, \dots, b_{n-m+1})/((m+1) l_{1})$",
+     "own", "J", lambda k: range(1, k + 1), _paper_own),
+    ("(MB)", r"The moments of the batch-level wait $W_{b}$, the wait of $M/G/1$ with the work $S_{b}$ of a batch as "
+             r"its service time (the first factor of (W)), by Takács's recursion: $\mathrm{E}[W_{b}^{n}] = "
+             r"\lambda (1 - \bar\rho)^{-1} \sum_{i=1}^{n} \binom{n}{i} \mathrm{E}[S_{b}^{i+1}] "
+             r"\mathrm{E}[W_{b}^{n-i}]/(i+1)$ with $\mathrm{E}[W_{b}^{0}] = 1$ [@takagi1991, sec. 2.3]",
+     "batch", "W_{b}", lambda k: range(1, k + 1), _paper_batch),
+)
+
+
+def _part_steps(k: int) -> list:
+    """The steps (MS), (MJ), (MB): the moments of the parts up to the orders E W^k needs, as their paper forms
+    (proved equal to the moments of the parts' transforms); a part whose display would be longer than the
+    export's row limit is shown in several displays ((MS.1), (MS.2), ...)."""
+    from .export.latex import MAX_ROWS, WIDTH
+    from .export.printing import rows
+
+    notation = _structure_notation(k)
+    out = []
+    for label, title, part, var, orders, paper_of in _PART_STEPS:
+        ns = list(orders(k))
+        derived = VW.part_moments(part, max(ns))
+        pairs = [(sp.Eq(_moment(var, n), derived[n - 1]), sp.Eq(_moment(var, n), paper_of(n))) for n in ns]
+        chunks, current = [], []
+        for pair in pairs:  # greedy: as many orders per display as fit in the row limit
+            trial = current + [pair]
+            if current and len(rows(sp.And(*[p for _, p in trial]), WIDTH, None)) > MAX_ROWS:
+                chunks.append(current)
+                trial = [pair]
+            current = trial
+        chunks.append(current)
+        for c, chunk in enumerate(chunks, start=1):
+            name = label if len(chunks) == 1 else f"{label[:-1]}.{c})"
+            out.append(Step(name, title if c == 1 else f"{title} (continued)",
+                            sp.And(*[d for d, _ in chunk]), "", computed=True,
+                            paper=sp.And(*[p for _, p in chunk]), notation=notation))
+    return out
 
 
 @functools.lru_cache(maxsize=8)

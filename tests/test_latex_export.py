@@ -394,6 +394,32 @@ def test_every_fragment_compiles_silently_in_article_and_amsart(tmp_path):
 
 
 @NEEDS_TEX
+@pytest.mark.slow
+def test_higher_wait_moment_fragments_compile_silently_in_article_and_amsart(tmp_path):
+    """vacation-infinite with --wait-moments 3 and 4 (E W^k in structure: (MS), (MJ), (MB), (N8), (N9), (W3),
+    (W4)), each fragment with its own label prefix, \\input into a default article and into amsart between the
+    host's sections and equations: no warning and no overfull box."""
+    assert shutil.which("pdflatex") and shutil.which("bibtex"), "pdflatex and bibtex are required here"
+    names = []
+    for k in (3, 4):
+        name = f"vi-w{k}"
+        assert cli(["derive", "vacation-infinite", "--wait-moments", str(k), "--latex", str(tmp_path / f"{name}.tex"),
+                    "--fragment", "--label-prefix", name, "--bib", str(tmp_path / "refs.bib")])[0] == 0
+        body = (tmp_path / f"{name}.tex").read_text()
+        assert f"\\label{{{name}:MB}}" in body and f"\\label{{{name}:W{k}}}" in body
+        names.append(name)
+    for cls in ("article", "amsart"):
+        (tmp_path / f"{cls}.tex").write_text(_host(cls, names))
+        for cmd in (["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"], ["bibtex", cls],
+                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"],
+                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"]):
+            proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        problems = _problems((tmp_path / f"{cls}.log").read_text(errors="replace"))
+        assert not problems, (cls, problems[:20])
+
+
+@NEEDS_TEX
 def test_escaped_text_and_fragment_compile_and_read_back(tmp_path):
     """A fragment \\input into a paper compiles with no overfull box; the escaped specials come out of the PDF
     as the characters themselves (T1 fontenc: no em dash for |, no inverted punctuation for < and >)."""
@@ -423,13 +449,16 @@ def test_escaped_text_and_fragment_compile_and_read_back(tmp_path):
 
 
 def test_long_results_are_broken_into_rows_that_fit():
-    """The third moment of the wait of vacation-infinite (no paper form: a machine expansion) is broken at the
-    top-level + of its numerator; every row fits the width of a default article's text block; the display is one
-    numbered equation (a split) with its label."""
+    """The third moment of the wait of vacation-infinite as derived (a machine expansion; the export prints its
+    structured paper form, test_wait_moment_structure.py) is broken at the top-level + of its numerator; every row
+    fits the width of a default article's text block; the display is one numbered equation (a split) with its
+    label."""
+    import dataclasses
+
     from qderive.derivations.vacation_infinite import derivation
 
     d = derivation(wait_moments=3)
-    step = d.step("(W3)")
+    step = dataclasses.replace(d.step("(W3)"), paper=None)
     rws = rows(step.relation, L.WIDTH, d.notation)
     assert tex_width(latex(present(step.relation.rhs, d.notation))) > L.WIDTH and len(rws) >= 2
     assert all(tex_width(right) + (tex_width(left) + 3 if left else 2) <= L.WIDTH + 2 for left, _, right in rws)

@@ -205,9 +205,10 @@ def paper_order(add, index: bool = False) -> list:
 # --------------------------------------------------------------------------------------
 
 _RATE_NAME = re.compile(r"^\\?(?:lambda|Lambda)(?![A-Za-z])")
-#: the moments of the source's notation in the order it writes them: batch l_k, service b_k, vacation f_k
+#: the moments of the source's notation in the order it writes them: batch l_k (and its factorial moments l_[k]),
+#: service b_k, vacation f_k
 _MOMENT_RANK = {"l": 3, "b": 4, "f": 5}
-_MOMENT_NAME = re.compile(r"^([lbf])(?:_?(\d+)|_\{(\d+|[a-z])\}|_([a-z]))$")
+_MOMENT_NAME = re.compile(r"^([lbf])(?:_?(\d+)|_\{(\d+|[a-z]|\[\d+\])\}|_([a-z]))$")
 
 
 @functools.cache

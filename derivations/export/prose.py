@@ -139,7 +139,8 @@ _DROP = {"left", "right", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "big
 
 def math_unicode(tex: str) -> str:
     """Inline LaTeX math as unicode text: Greek letters, accents (``\\bar\\rho`` -> ρ̄), sub- and superscripts
-    (``q_{j+1}`` -> qⱼ₊₁), relations (≤, ≥, ←), ``\\frac{a}{b}`` -> a/b, ``\\text{..}``, ``\\mathrm{E}`` -> E."""
+    (``q_{j+1}`` -> qⱼ₊₁), relations (≤, ≥, ←), ``\\frac{a}{b}`` -> a/b, ``\\binom{n}{i}`` -> C(n, i),
+    ``\\text{..}``, ``\\mathrm{E}`` -> E."""
     from .printing import ACCENTS, GREEK, SUBSCRIPTS, SUPERSCRIPTS, script, shift, tex_group
 
     out, i = [], 0
@@ -162,6 +163,10 @@ def math_unicode(tex: str) -> str:
                 a, b = math_unicode(a), math_unicode(b)
                 wrap = lambda x: x if re.fullmatch(r"[\w\u0300-\u036f′]+", x) else f"({x})"  # noqa: E731
                 out.append(f"{wrap(a)}/{wrap(b)}")
+            elif name in ("binom", "dbinom", "tbinom"):  # the binomial coefficient as C(n, i)
+                a, i = tex_group(tex, i)
+                b, i = tex_group(tex, i)
+                out.append(f"C({math_unicode(a)}, {math_unicode(b)})")
             elif name in ("text", "textrm", "mathrm", "operatorname", "mathit", "textit", "emph", "mbox"):
                 g, i = tex_group(tex, i)
                 out.append(math_unicode(g) if name in ("mathrm", "operatorname", "mathit") else g)

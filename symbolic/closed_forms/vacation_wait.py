@@ -36,7 +36,7 @@ from ..pgf import derivatives_at
 from .vacation_infinite import BATCH, SERVICE, VACATION, c0, lam
 
 __all__ = ["s", "POLICIES", "wait_factors", "wait_transform", "sojourn_transform", "p_wait_zero", "wait_moments",
-           "sojourn_moments", "moment_symbols", "substitute_moments"]
+           "sojourn_moments", "moment_symbols", "substitute_moments", "PARTS", "part_moments"]
 
 s = sp.Symbol("s")
 POLICIES = ("multiple", "single", "none")
@@ -114,3 +114,23 @@ def wait_moments(policy: str, k: int) -> tuple:
 def sojourn_moments(policy: str, k: int) -> tuple:
     """(E T, ..., E T^k) of the sojourn time T = W + own service, exactly (cached on disk)."""
     return tuple(cached(f"vacation_sojourn_moments::{policy}::{k}", lambda: _moments(sojourn_transform(policy), k)))
+
+
+#: the parts of the decomposition W = W_b + J + R (multiple vacations) whose moments the paper forms of E W^k
+#: (k >= 3) name: the work S of a batch (LST L(beta(s))), W_b, J and the residual vacation R
+PARTS = ("work", "batch", "own", "residual")
+
+
+@functools.lru_cache(maxsize=32)
+def part_moments(part: str, k: int) -> tuple:
+    """(E Y, ..., E Y^k) of one part Y of the decomposition (:data:`PARTS`) with general laws, exactly (cached on
+    disk): the batch work ``S`` (E S^n = sum_m l_[m] B_{n,m}(b_1, ...), a compound sum), the batch-level wait
+    ``W_b``, the own batch ahead ``J`` and the residual vacation ``R`` (E R^n = f_{n+1} / ((n + 1) f_1))."""
+    if part not in PARTS:
+        raise ValueError(f"part {part!r}: one of {', '.join(PARTS)}")
+
+    def compute():
+        transform = BATCH.pgf(SERVICE.lst(s)) if part == "work" else wait_factors("multiple")[part]
+        return _moments(transform, k)
+
+    return tuple(cached(f"vacation_wait_part_moments::{part}::{k}", compute))
