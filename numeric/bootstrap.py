@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -78,8 +79,11 @@ def _check_request(model, resamples, seed, confidence, names) -> tuple[float, in
     _limits.check("bootstrap_resamples", int(resamples), "--bootstrap B: each resample is one evaluation of the model")
     from ..symbolic.numbers import exact
 
-    c = exact(confidence, "confidence")
-    if not 0 < c < 1:
+    try:
+        c = exact(confidence, "confidence")
+    except ParameterError:
+        c = None
+    if not isinstance(c, Fraction) or not 0 < c < 1:
         raise ParameterError("confidence", "must lie strictly between 0 and 1 (e.g. 0.95)", confidence)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
@@ -170,9 +174,8 @@ def bootstrap(model, resamples: int, *, seed: int | None = None, confidence=0.95
     arrival rate being held) stops the run with that reason. ``hold`` alternatives of the model held instead
     of their fields (``{"load": 0.8}`` for a model built ``from_load``: each resample's arrival rate then
     follows its mean service and the load stays 0.8; the command line holds the alternatives given, ``--load``).
-    ``quiet`` the progress report (None: the defaults
-    of :mod:`qderive.numeric.engines.progress`); ``names`` how to call the fields in messages (the command line
-    passes its options).
+    ``quiet`` the progress report (None: the defaults of :mod:`qderive.numeric.engines.progress`); ``names`` how
+    to call the fields in messages (the command line passes its options).
     """
     from .engines.progress import Progress
     from .precision import evaluate
@@ -185,7 +188,8 @@ def bootstrap(model, resamples: int, *, seed: int | None = None, confidence=0.95
         if name not in known:
             raise ParameterError("hold", f"must name an alternative of {type(model).name} "
                                  f"({', '.join(sorted(known)) or 'it has none'})", name)
-    record = evaluate(model, digits, include=include, **dict(response))
+    with Progress(None, "", desc=f"eval {type(model).name}", quiet=quiet, ticker=True):
+        record = evaluate(model, digits, include=include, **dict(response))
     fields = empirical_fields(model)
     rng = np.random.default_rng(seed)
     draws = {name: _resampler(getattr(model, name), rng) for name in fields}
@@ -221,6 +225,8 @@ def bootstrap(model, resamples: int, *, seed: int | None = None, confidence=0.95
         per_leaf = []
         for j, x in enumerate(_leaves(full[k])):
             if x is None or not np.isfinite(table[:, j]).all():
+                if x is not None:
+                    notes.append(f"bootstrap: {k} is not a number for some resample: no interval (null)")
                 per_leaf.append(None)
                 continue
             lo, hi = np.quantile(table[:, j], [lo_q, hi_q])

@@ -162,6 +162,7 @@ def test_json_keys_kept_and_added():
     (["--bootstrap", "4", "--limit", "bootstrap-resamples=3"], "bootstrap-resamples = 4 exceeds the limit 3"),
     (["--bootstrap", "20000"], "bootstrap-resamples = 20000 exceeds the limit 10000"),
     (["--bootstrap", "5", "--confidence", "1"], "--confidence = 1: must lie strictly between 0 and 1"),
+    (["--bootstrap", "5", "--confidence", "abc"], "--confidence = abc: must lie strictly between 0 and 1"),
     (["--bootstrap", "5", "--seed", "-2"], "--seed = -2: must be an integer >= 0"),
     (["--seed", "3"], "--seed = 3: is an option of --bootstrap B"),
     (["--confidence", "0.9"], "--confidence = 0.9: is an option of --bootstrap B"),
