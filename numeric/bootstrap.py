@@ -100,15 +100,19 @@ def _check_request(model, resamples, seed, confidence, names) -> tuple[float, in
 
 
 def _resampler(law, rng):
-    """A function giving one resample of the empirical ``law`` (its values drawn with replacement, sorted: the
-    law's atoms are then counted from an ordered sample)."""
+    """A function giving one resample of the empirical ``law``: its values drawn with replacement (sorted: the
+    law's atoms are then counted from an ordered sample), named ``resample of <file>`` (its ``source``, never
+    read). The name keeps the engines' cache keys structural, as for a law read from a file (a key names the
+    file, not its N values): a resample then costs one evaluation, not a new key that re-derives and stores the
+    properties every empirical law shares (e.g. that its transform has kinks)."""
     from ..symbolic.laws.empirical import Empirical
 
     ordered = sorted(law.values)
     size = len(ordered)
+    name = f"resample of {law.source or 'the sample'}"
 
     def draw():
-        return Empirical(tuple(ordered[i] for i in np.sort(rng.integers(0, size, size))))
+        return Empirical(tuple(ordered[i] for i in np.sort(rng.integers(0, size, size))), name)
 
     return draw
 

@@ -56,6 +56,9 @@ def test_interval_contains_the_full_sample_value():
     lo, hi = b.intervals["mean_wait"]
     assert lo < exact < hi and hi - lo > 0.05 * exact  # 20 values: an interval of real width
     assert b.intervals["wait_moments"][0] == [lo, hi]  # the same measure under its two keys
+    # E W^2 (the response law's moments, whose engine caches by structural keys) moves with each resample too
+    lo2, hi2 = b.intervals["wait_moments"][1]
+    assert lo2 < b.record.response["wait_moments"][1] < hi2 and hi2 - lo2 > 0.05 * hi2
     assert b.resamples == 40 and b.seed == 7 and b.confidence == 0.95 and b.laws == ("service",)
     # the same seed gives the same intervals; another seed other ones
     assert qd.bootstrap(_model(), 40, seed=7, quiet=True).intervals["mean_wait"] == [lo, hi]
