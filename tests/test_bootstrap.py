@@ -217,3 +217,16 @@ def test_models_without_a_time_law_have_no_option():
     assert code == 0 and "--bootstrap" not in out
     code, out, err = cli(["eval", "vacation-finite", "--help"])
     assert code == 0 and "--bootstrap B" in out
+
+
+def test_every_empirical_law_is_resampled():
+    """Service and vacation both measured: both are resampled; the mean wait's interval holds the full-sample
+    value, which is the hand formula on both samples' moments (1e-13)."""
+    vac = (F(1, 20), F(1, 10), F(3, 40), F(1, 20), F(1, 8), F(1, 25))
+    q = qd.VacationQueue(F(10), qd.Geometric(3), qd.Empirical(SAMPLE), qd.Empirical(vac))
+    b = qd.bootstrap(q, 30, seed=5, quiet=True)
+    assert b.laws == ("service", "vacation") and b.sizes == (20, 6)
+    exact = float(_mean_wait(F(10), 3, _sample_moments(SAMPLE), _sample_moments(vac)))
+    assert b.record.mean_wait == pytest.approx(exact, rel=1e-13)
+    lo, hi = b.intervals["mean_wait"]
+    assert lo < exact < hi

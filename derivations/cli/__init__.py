@@ -246,7 +246,8 @@ def _add_bootstrap_options(mp) -> None:
     """``--bootstrap B``, ``--seed S``, ``--confidence C`` of ``eval`` (models with a time-law field)."""
     mp.add_argument("--bootstrap", type=int, default=None, metavar="B",
                     help="also give, beside each measure, its percentile interval over B resamples (with replacement) "
-                         "of the samples of the model's empirical laws (every other parameter held as given)")
+                         "of the samples of the model's empirical laws (the other options held as given: --load holds the load, "
+                         "--rate the rate)")
     mp.add_argument("--seed", type=int, default=None, metavar="S",
                     help="with --bootstrap: the seed of the resampling (the run is reproducible with it; default: "
                          "drawn, and printed)")
@@ -647,7 +648,7 @@ def _bootstrap(args, cls, model, include, response, held):
     confidence = "0.95" if args.confidence is None else args.confidence
     try:
         return bootstrap(model, args.bootstrap, seed=args.seed, confidence=confidence, digits=args.digits,
-                         include=include, quiet=args.quiet or args.json or None, names=names, hold=held,
+                         include=include, quiet=args.quiet or None, names=names, hold=held,
                          **response)
     except ParameterError as err:
         if err.name in ("bootstrap", "seed", "confidence"):
