@@ -38,6 +38,7 @@ lattice_work           20 000 000   K^3 / 3 of the cell polynomials of a quadrat
 number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
+bootstrap_resamples    10 000       resamples B of ``eval --bootstrap B`` (each one evaluation of the model)
 customers              1e9          customers x replications of one simulation
 grid_points            1 000 000    points of one ``qderive sweep`` grid (each point is one evaluation)
 birth_work             2e10         multiply-adds of one birth kernel (terms x (R+1)^3; x 100 in mpmath)
@@ -83,6 +84,7 @@ class Limits:
     number_length: int = 400
     number_exponent: int = 1_000
     sample_size: int = 1_000_000
+    bootstrap_resamples: int = 10_000
     customers: int = 1_000_000_000
     grid_points: int = 1_000_000
     birth_work: int = 20_000_000_000

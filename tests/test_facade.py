@@ -32,7 +32,7 @@ def _expected_public_names() -> set:
     from qderive.symbolic.batches import BatchLaw
     from qderive.symbolic.laws import Law, TimeLaw
 
-    names = {"__version__", "errors", "limits", "models", "sweep"}
+    names = {"__version__", "bootstrap", "errors", "limits", "models", "sweep"}
     for package, base in ((laws, Law), (batches, BatchLaw)):
         names |= {n for n in package.__all__ if inspect.isclass(getattr(package, n))
                   and issubclass(getattr(package, n), base)}

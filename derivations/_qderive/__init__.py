@@ -11,6 +11,7 @@
 * ``qd.errors`` (``ParameterError``, ``NumericalError``, ``BudgetError``), ``qd.limits(...)``
   (raise a size limit for a ``with`` block), ``qd.models()`` (name -> model class);
 * ``qd.sweep(model, **lists)``: a model on a grid of parameters (a pandas DataFrame, or records);
+* ``qd.bootstrap(model, B, seed=S, **measures)``: bootstrap intervals over the samples of its empirical laws;
 * ``qd.__version__``.
 
 Parameters accept int, float (exactly through its shortest decimal: 0.015 is 3/200),
@@ -151,7 +152,7 @@ def _action(model, name):
 _HOOKS.update(evaluate=_evaluate, derive=_derive, action=_action)
 
 __all__ = [
-    "__version__", "errors", "limits", "models", "sweep",
+    "__version__", "bootstrap", "errors", "limits", "models", "sweep",
     # time laws
     "Law", "TimeLaw", "Coxian", "Deterministic", "Empirical", "Erlang", "Exponential", "Gamma", "GeneralTime",
     "HyperExponential", "LawMixture", "LogNormal", "Mixture", "PhaseType", "Uniform",
@@ -192,3 +193,11 @@ def sweep(model, **kwargs):
     from qderive.derivations.sweep import sweep as _sweep
 
     return _sweep(model, **kwargs)
+
+
+def bootstrap(model, resamples, **kwargs):
+    """Percentile bootstrap intervals of the model's measures over the samples of its empirical laws
+    (``qderive eval ... --bootstrap B``): see :func:`qderive.numeric.bootstrap.bootstrap`."""
+    from qderive.numeric.bootstrap import bootstrap as _bootstrap
+
+    return _bootstrap(model, resamples, **kwargs)

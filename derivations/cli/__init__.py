@@ -23,6 +23,7 @@ from ...symbolic.errors import (
     ParameterError,
     QderiveError,
 )
+from ...symbolic.params import Kind, params_of
 from . import options as _opt
 from .output import format_record, format_value, payload
 
@@ -227,6 +228,8 @@ def _model_parser(msub, act, cls):
 
         if capabilities.has(cls, "response"):
             _add_response_options(mp, cls.response_flows)
+        if act == "eval" and any(m.kind is Kind.TIME_LAW for _, m in params_of(cls)):
+            _add_bootstrap_options(mp)
     if act in ("size", "optimize"):
         _opt.add_fields(mp, _action(cls, act).request)
     if act == "simulate":
@@ -237,6 +240,19 @@ def _model_parser(msub, act, cls):
         mp.add_argument("--warmup", default="0.1", metavar="FRACTION",
                         help="fraction of each replication's customers discarded as warm-up (default 0.1)")
         mp.add_argument("--quiet", action="store_true", help="no progress bar (also off under --json)")
+
+
+def _add_bootstrap_options(mp) -> None:
+    """``--bootstrap B``, ``--seed S``, ``--confidence C`` of ``eval`` (models with a time-law field)."""
+    mp.add_argument("--bootstrap", type=int, default=None, metavar="B",
+                    help="also give, beside each measure, its percentile interval over B resamples (with replacement) "
+                         "of the samples of the model's empirical laws (the other options held as given: --load holds the load, "
+                         "--rate the rate)")
+    mp.add_argument("--seed", type=int, default=None, metavar="S",
+                    help="with --bootstrap: the seed of the resampling (the run is reproducible with it; default: "
+                         "drawn, and printed)")
+    mp.add_argument("--confidence", default=None, metavar="C",
+                    help="with --bootstrap: the confidence of the intervals, 0 < C < 1 (default 0.95)")
 
 
 #: the response-time options of ``eval`` (models with a response law): option suffix -> help
@@ -296,6 +312,10 @@ def _model_from(args, cls, omit=()):
     values = _opt.parse_fields(args, cls, omit=omit, alternatives=cls.alternatives)
     if omit:
         return values
+    return _build_model(cls, values)
+
+
+def _build_model(cls, values):
     try:
         return cls.from_values(values)
     except ParameterError as err:
@@ -586,21 +606,54 @@ def _cmd_eval(args) -> int:
     from ...symbolic.models import model_class
 
     cls = model_class(args.model)
-    model = _model_from(args, cls)
+    values = _opt.parse_fields(args, cls, alternatives=cls.alternatives)
+    model = _build_model(cls, values)
     include = _included(args, cls)
     response = _response_options(args, cls.response_flows)
     from ...numeric.engines.progress import Progress
 
+    if getattr(args, "bootstrap", None) is None:
+        for extra in ("seed", "confidence"):
+            if getattr(args, extra, None) is not None:
+                raise ParameterError(f"--{extra}", "is an option of --bootstrap B (give both)", getattr(args, extra))
     try:
-        with Progress(None, "", desc=f"eval {cls.name}", quiet=args.quiet or None, ticker=True):
-            record = model.evaluate(args.digits, include=include, **response)
+        if getattr(args, "bootstrap", None) is not None:
+            held = {a.name: values[a.name] for a in cls.alternatives if values.get(a.name) is not None}
+            boot = _bootstrap(args, cls, model, include, response, held)
+            record = boot.record
+        else:
+            boot = None
+            with Progress(None, "", desc=f"eval {cls.name}", quiet=args.quiet or None, ticker=True):
+                record = model.evaluate(args.digits, include=include, **response)
     except ParameterError as err:
         if err.name in response:
             raise ParameterError("--" + err.name.replace("_", "-"), err.constraint, err.value) from None
         raise
     doc = payload(record, include)
+    if boot is not None:
+        doc.update(boot.as_dict())
+        doc["notes"] = [*doc.get("notes", ()), *boot.notes]
     print(json.dumps(doc) if args.json else format_record(doc))
     return 0
+
+
+def _bootstrap(args, cls, model, include, response, held):
+    """``eval --bootstrap B``: :func:`qderive.numeric.bootstrap.bootstrap` with the options as names; an
+    alternative given (``--load``) is held, so each resample's field (the rate) follows its laws."""
+    from ...numeric.bootstrap import bootstrap
+
+    names = {f.name: _opt.option_of(f, m) for f, m in params_of(cls)}
+    names.update({a.name: "--" + a.name.replace("_", "-") for a in cls.alternatives})
+    names.update(bootstrap="--bootstrap", seed="--seed", confidence="--confidence")
+    confidence = "0.95" if args.confidence is None else args.confidence
+    try:
+        return bootstrap(model, args.bootstrap, seed=args.seed, confidence=confidence, digits=args.digits,
+                         include=include, quiet=args.quiet or None, names=names, hold=held,
+                         **response)
+    except ParameterError as err:
+        if err.name in ("bootstrap", "seed", "confidence"):
+            raise ParameterError(names[err.name], err.constraint, err.value) from None
+        raise
 
 
 def _cmd_action(args) -> int:

@@ -66,8 +66,23 @@ def format_record(doc: dict) -> str:
         if value is not None:
             lines.append(f"  {key:>26} = {value}")
     lines.append("")
+    intervals = doc.get("bootstrap", {})
     for key, value in doc["measures"].items():
         lines.append(f"  {key:>26} = {value}")
+        if intervals.get(key) is not None:  # eval --bootstrap B: the interval beside the measure
+            level = f"{doc['bootstrap_confidence']:.4g}"
+            lines.append(f"  {'':>26}   {level} bootstrap interval {_interval_text(intervals[key])}")
     for note in doc.get("notes", ()):
         lines.append(f"note: {note}")
     return "\n".join(lines)
+
+
+def _interval_text(interval) -> str:
+    """``[lo, hi]`` (6 significant digits), or the measure's shape of them (``{0.5: [lo, hi]}``, ``[[..], ..]``)."""
+    if isinstance(interval, dict):
+        return "{" + ", ".join(f"{k}: {_interval_text(v)}" for k, v in interval.items()) + "}"
+    if interval is None:
+        return "-"
+    if len(interval) == 2 and all(isinstance(x, float) for x in interval):
+        return f"[{interval[0]:.6g}, {interval[1]:.6g}]"
+    return "[" + ", ".join(_interval_text(v) for v in interval) + "]"
