@@ -300,9 +300,19 @@ def vacation_chain_reference(lam, pmf, mu, theta, r, partial, policy):
     }
 
 
-@pytest.mark.parametrize("admission", [Admission.PARTIAL, Admission.WHOLE])
-@pytest.mark.parametrize("policy", [MULTIPLE, SINGLE, None], ids=["multiple", "single", "none"])
-@pytest.mark.parametrize("load", [Fr(1, 2), Fr(3, 2)])
+#: the development loop (-m "not slow") keeps half of the 12 cases, a covering design: every (policy, admission)
+#: pair once (the simulator's vacation and admission branches), each load with every policy and both admissions;
+#: the other six (the same branches at the other load) run in the full suite
+_LOOP_CTMC = {("load0", "multiple", "PARTIAL"), ("load0", "single", "WHOLE"), ("load0", "none", "PARTIAL"),
+              ("load1", "multiple", "WHOLE"), ("load1", "single", "PARTIAL"), ("load1", "none", "WHOLE")}
+
+
+@pytest.mark.parametrize("load, policy, admission", [
+    pytest.param(load, policy, admission, id=f"{lid}-{pid}-{admission}",
+                 marks=() if (lid, pid, admission.name) in _LOOP_CTMC else pytest.mark.slow)
+    for lid, load in (("load0", Fr(1, 2)), ("load1", Fr(3, 2)))
+    for pid, policy in (("multiple", MULTIPLE), ("single", SINGLE), ("none", None))
+    for admission in (Admission.PARTIAL, Admission.WHOLE)])
 def test_finite_vacation_model_against_its_ctmc(admission, policy, load):
     pmf = {1: Fr(1, 2), 3: Fr(1, 2)}  # mean 2
     mu, theta, r = 1, Fr(2, 1), 3
