@@ -59,20 +59,9 @@ def _agree(name, model, meas, allowance):
         f"(allowed model error {allowance:.3g})")
 
 
-#: the development loop (-m "not slow") predicts three 503 loads -- below the knee, at it and deep in overload --
-#: and two of the three loads below capacity without control; the other loads (the same prediction code on other
-#: measured inputs, about 1-2 s of CPU each) run in the full suite
-LOOP_LOADS = {"503": (0.5, 1.0, 3.0), "none": (0.5, 0.9)}
-
-
-def _loop_mark(p):
-    loads = LOOP_LOADS.get(p["control"])
-    return () if loads is None or p["load_nominal"] in loads else pytest.mark.slow
-
-
 def _points(control, agreed=True):
-    return [pytest.param(p, id=f"{p['control']}-load{p['load_nominal']}", marks=_loop_mark(p))
-            for p in POINTS["points"] if p["control"] == control and p.get("agreement", True) == agreed]
+    return [pytest.param(p, id=f"{p['control']}-load{p['load_nominal']}") for p in POINTS["points"]
+            if p["control"] == control and p.get("agreement", True) == agreed]
 
 
 @pytest.mark.parametrize("point", _points("503"))
@@ -94,8 +83,8 @@ def test_503_control_against_kamailio(point):
         _agree(f"response p{q}", model, meas["response_quantiles_s"][q], QUANTILE_REL * model + QUANTILE_ABS)
 
 
-@pytest.mark.parametrize("point", [pytest.param(p, id=f"none-load{p['load_nominal']}", marks=_loop_mark(p))
-                                   for p in POINTS["points"] if p["control"] == "none"
+@pytest.mark.parametrize("point", [pytest.param(p, id=f"none-load{p['load_nominal']}") for p in POINTS["points"]
+                                   if p["control"] == "none"
                                    and p["inputs"]["rate"] * p["inputs"]["service_mean"] < A.UNLIMITED_BELOW])
 def test_no_control_below_capacity_against_kamailio(point):
     """No control, loads 0.5 to 0.9: the socket's room never fills, qderive's fixed point with the unlimited room
