@@ -46,7 +46,7 @@ def test_the_scan_sees_the_package():
     assert {"qderive", "qderive.symbolic.models.base", "qderive.numeric.precision",
             "qderive.derivations.cli"} <= set(mods)
     assert not any("_qderive" in name for name in mods)
-    edges, _ = graph.scan(mods)
+    edges, _ = _scan()  # graph.scan() of graph.modules(): the scan the tests below read (one per process)
     pairs = {(e.source, e.target) for e in edges}
     # a module-level relative import (precision: ``from .backend import FLOAT64``) ...
     assert ("qderive.numeric.precision", "qderive.numeric.backend") in pairs

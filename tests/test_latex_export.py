@@ -448,6 +448,26 @@ def test_escaped_text_and_fragment_compile_and_read_back(tmp_path):
     assert line and line.group(1) == specials, text[:400]
 
 
+def test_a_long_machine_expansion_is_broken_into_rows_that_fit():
+    """The development loop's sibling of the next test (which derives the third moment, 10 s cold): the second
+    moment of the wait of vacation-infinite as derived (its machine expansion, the paper form taken off) is broken
+    at the top-level + of its terms and inside their numerators; every row fits the width of a default article's
+    text block; the display is one numbered equation (a split) with its label. Same path (rows, display) on an
+    expression of the default derivation, which other tests derive anyway."""
+    import dataclasses
+
+    d = _derivation("vacation-infinite")
+    step = dataclasses.replace(d.step("(W2)"), paper=None)
+    rws = rows(step.relation, L.WIDTH, d.notation)
+    assert tex_width(latex(present(step.relation.rhs, d.notation))) > L.WIDTH and len(rws) >= 3
+    assert all(tex_width(right) + (tex_width(left) + 3 if left else 2) <= L.WIDTH + 2 for left, _, right in rws)
+    assert sum(1 for left, _, _ in rws if left) == 1  # one relation, continued on the next rows
+    block = L.display(step, d.notation, prefix="vi")
+    assert block.startswith("\\begin{equation}\\label{vi:W2}\n\\begin{split}") and "\\tag" not in block
+    assert block.count(" \\\\\n") == len(rws) - 1
+
+
+@pytest.mark.slow  # 10-12 s: derives the third moments; the loop runs the sibling above on (W2)
 def test_long_results_are_broken_into_rows_that_fit():
     """The third moment of the wait of vacation-infinite as derived (a machine expansion; the export prints its
     structured paper form, test_wait_moment_structure.py) is broken at the top-level + of its numerator; every row

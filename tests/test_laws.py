@@ -101,13 +101,18 @@ def _reference_counts(law, lam, n):
     p_k(x) = e^{-lam x} (lam x)^k / k! (integration by parts of int p_k dF; the checks read k <= n only: the
     reference tails are 1 - sum_{i<=k} beta_i)."""
     if not _closed_transform(law):
-        lamm = _mp(lam)
-
-        def p(k, x):
-            return mpmath.exp(-lamm * x) * (lamm * x) ** k / mpmath.factorial(k) if k >= 0 else mpmath.mpf(0)
-
-        return [(1 if k == 0 else 0) + lamm * _survival_integral(law, lambda x, k=k: p(k - 1, x) - p(k, x))
-                for k in range(n + 1)]
+        # the n + 1 integrals on the one grid in one pass: p_k(x) = p_{k-1}(x) lam x / k from p_0(x) = e^{-lam x}
+        # (one exponential per node instead of 2 (n + 1); the same sums, each still an mpmath.fsum at 40 digits)
+        xs, ws = _survival_grid(law)
+        terms = [[] for _ in range(n + 1)]
+        with mpmath.workdps(40):
+            lamm = _mp(lam)
+            for x, w in zip(xs, ws):
+                before, p = mpmath.mpf(0), mpmath.exp(-lamm * x)
+                for k in range(n + 1):
+                    terms[k].append(w * (before - p))
+                    before, p = p, p * lamm * x / (k + 1)
+            return [(1 if k == 0 else 0) + lamm * mpmath.fsum(terms[k]) for k in range(n + 1)]
     c = law.count_law(lam)
     return [_mp(c.pmf(k)) for k in range(n + 1)]
 

@@ -204,7 +204,8 @@ def _pk(lam, l1, l2, b1, b2, f1=None, f2=None):
     return {"mean_wait": w, "mean_queue_length": n, "idle_probability": 1 - rho, "mean_number_in_system": n + rho}
 
 
-@pytest.mark.parametrize("rho", [Fr(3, 10), Fr(4, 5)])
+# rho = 4/5 (400 000 customers) runs in the full suite; the loop keeps rho = 3/10 (the same formula and simulator)
+@pytest.mark.parametrize("rho", [Fr(3, 10), pytest.param(Fr(4, 5), marks=pytest.mark.slow)], ids=["rho0", "rho1"])
 def test_batch_pk_with_vacations(rho):
     # geometric batches, mean 3: E X^2 = (2 - p)/p^2 with p = 1/3 -> 15
     l1, l2 = 3, 15
@@ -218,7 +219,8 @@ def test_batch_pk_with_vacations(rho):
     assert_within(res, _pk(lam, l1, l2, b1, b2, f1, f2))
 
 
-@pytest.mark.parametrize("rho", [Fr(1, 2), Fr(4, 5)])
+# rho = 4/5 (400 000 customers) runs in the full suite; the loop keeps rho = 1/2 (the same measures and simulator)
+@pytest.mark.parametrize("rho", [Fr(1, 2), pytest.param(Fr(4, 5), marks=pytest.mark.slow)], ids=["rho0", "rho1"])
 def test_mm1_queue_length_variance_and_pk_without_vacations(rho):
     # M/M/1: P(Lq = k) = (1 - rho) rho^{k+1} (k >= 1), so E Lq = rho^2/(1-rho) and
     # Var Lq = rho^2 (1 + rho - rho^2) / (1 - rho)^2; a departure leaves the system empty with
@@ -300,9 +302,19 @@ def vacation_chain_reference(lam, pmf, mu, theta, r, partial, policy):
     }
 
 
-@pytest.mark.parametrize("admission", [Admission.PARTIAL, Admission.WHOLE])
-@pytest.mark.parametrize("policy", [MULTIPLE, SINGLE, None], ids=["multiple", "single", "none"])
-@pytest.mark.parametrize("load", [Fr(1, 2), Fr(3, 2)])
+#: the development loop (-m "not slow") keeps half of the 12 cases, a covering design: every (policy, admission)
+#: pair once (the simulator's vacation and admission branches), each load with every policy and both admissions;
+#: the other six (the same branches at the other load) run in the full suite
+_LOOP_CTMC = {("load0", "multiple", "PARTIAL"), ("load0", "single", "WHOLE"), ("load0", "none", "PARTIAL"),
+              ("load1", "multiple", "WHOLE"), ("load1", "single", "PARTIAL"), ("load1", "none", "WHOLE")}
+
+
+@pytest.mark.parametrize("load, policy, admission", [
+    pytest.param(load, policy, admission, id=f"{lid}-{pid}-{admission}",
+                 marks=() if (lid, pid, admission.name) in _LOOP_CTMC else pytest.mark.slow)
+    for lid, load in (("load0", Fr(1, 2)), ("load1", Fr(3, 2)))
+    for pid, policy in (("multiple", MULTIPLE), ("single", SINGLE), ("none", None))
+    for admission in (Admission.PARTIAL, Admission.WHOLE)])
 def test_finite_vacation_model_against_its_ctmc(admission, policy, load):
     pmf = {1: Fr(1, 2), 3: Fr(1, 2)}  # mean 2
     mu, theta, r = 1, Fr(2, 1), 3

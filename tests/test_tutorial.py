@@ -62,11 +62,20 @@ def _commands(page: Path):
             yield command, "\n".join(lines[s + 1:end]).strip(), marker == "slow"
 
 
+#: guide commands that run in the full suite only (2-5 s of CPU each), besides those a guide marks slow; the loop
+#: keeps a sibling on the same code path with a smaller model:
+#: sip-timers-5 (size vacation-finite with a loss and a delay target): test_wait_finite.py's
+#: test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain; sip-timers-4 (finite-room tails and
+#: quantiles at r = 100): test_wait_finite.py's test_against_the_tagged_customer_chain_at_30_digits and
+#: test_float64_against_30_digits_at_r_200; hysteretic-4 (hysteretic response options): test_wait_hysteretic.py
+FULL_SUITE_ONLY = {"sip-timers-5", "sip-timers-4", "hysteretic-4"}
+
+
 def _params():
     out = []
     for page in PAGES:
         for n, (command, shown, slow) in enumerate(_commands(page)):
-            marks = [pytest.mark.slow] if slow else []
+            marks = [pytest.mark.slow] if slow or f"{page.stem}-{n}" in FULL_SUITE_ONLY else []
             out.append(pytest.param(page, command, shown, marks=marks, id=f"{page.stem}-{n}"))
     return out
 

@@ -180,7 +180,9 @@ def test_mpmath_and_float64_contexts_run_the_same_kernel():
         assert abs(f64[key] - float(mp[key])) <= 1e-12 * abs(float(mp[key])), key
 
 
-@pytest.mark.parametrize("load", [F(1, 2), F(3, 2)])
+# load 3/2 runs in the full suite: load 1/2 takes the same paths in the loop (sequences built short -- 205 terms
+# against 270 -- and padded, which the test asserts; the cut recursion in bands of 256 steps over r = 560)
+@pytest.mark.parametrize("load", [F(1, 2), pytest.param(F(3, 2), marks=pytest.mark.slow)], ids=["load0", "load1"])
 def test_float64_sequences_cut_at_their_support_agree_with_20_digits(load, monkeypatch):
     """r = 560, single arrivals, deterministic times (Poisson counts, whose tails fall below the
     double range after about 150 terms): float64 builds the sequences only that far (205 terms at load 1/2, 270

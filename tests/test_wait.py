@@ -17,14 +17,13 @@ slack for the reference's own rounding at D + 10 working digits).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction as F
 
 import mpmath
 import pytest
 
 import qderive as qd
+from conftest import cli
 from qderive.symbolic.errors import ParameterError
 
 
@@ -148,11 +147,13 @@ def test_models_without_a_response_law_say_so():
 
 
 def test_cli_keys_are_the_texts_as_given():
-    out = subprocess.run([sys.executable, "-m", "qderive.derivations.cli", "eval", "vacation-infinite", "--batch", "const:n=1",
-                          "--service", "exp:mean=1", "--vacation", "none", "--rate", "0.8", "--wait-tail", "1/2,0.50",
-                          "--wait-moments", "2", "--wait-quantile", "0.99", "--json"],
-                         capture_output=True, text=True, check=True)
-    m = json.loads(out.stdout)["measures"]
+    # in-process (conftest.cli: the same main() and stdout as the console script, which tests/test_cli.py runs
+    # in a subprocess), without a second interpreter's imports
+    code, out, err = cli(["eval", "vacation-infinite", "--batch", "const:n=1", "--service", "exp:mean=1", "--vacation",
+                          "none", "--rate", "0.8", "--wait-tail", "1/2,0.50", "--wait-moments", "2", "--wait-quantile",
+                          "0.99", "--json"])
+    assert code == 0, err
+    m = json.loads(out)["measures"]
     assert set(m["wait_tail"]) == {"1/2", "0.50"} and m["wait_tail"]["1/2"] == pytest.approx(0.8 * 0.9048374180359595,
                                                                                               rel=1e-10)
     assert m["wait_moments"] == pytest.approx([4.0, 2 * 0.8 / (0.04)], rel=1e-14)  # E W^2 = 2 rho/(mu^2 (1-rho)^2)
@@ -192,10 +193,10 @@ def test_transform_against_the_tagged_customer_ctmc(policy):
 def test_size_for_a_delay_target_against_the_mm1_inverse():
     """size vacation-infinite --target-wait-tail T,P for M/M/1 (mu = 1): rho e^{-(1 - rho) T} = P solved by
     mpmath.findroot; the answer to 10 digits, the target met at the load returned and missed one step above."""
-    out = subprocess.run([sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-infinite", "--batch",
-                          "const:n=1", "--service", "exp:mean=1", "--vacation", "none", "--target-wait-tail", "5,0.1",
-                          "--json"], capture_output=True, text=True, check=True)
-    got = json.loads(out.stdout)
+    code, out, err = cli(["size", "vacation-infinite", "--batch", "const:n=1", "--service", "exp:mean=1", "--vacation",
+                          "none", "--target-wait-tail", "5,0.1", "--json"])
+    assert code == 0, err
+    got = json.loads(out)
     with mpmath.workdps(30):
         want = mpmath.findroot(lambda r: r * mpmath.exp(-(1 - r) * 5) - mpmath.mpf("0.1"), 0.5)
     assert _rel(got["load"], want) < 1e-9
@@ -203,7 +204,6 @@ def test_size_for_a_delay_target_against_the_mm1_inverse():
 
 
 def test_size_for_a_delay_target_says_when_the_floor_is_above_it():
-    out = subprocess.run([sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-infinite", "--batch",
-                          "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075",
-                          "--target-wait-tail", "0.1,0.1"], capture_output=True, text=True)
-    assert out.returncode == 2 and "unreachable" in out.stderr and "residual vacation" in out.stderr
+    code, _, err = cli(["size", "vacation-infinite", "--batch", "geometric:mean=5", "--service",
+                        "erlang:k=4,mean=0.015", "--vacation", "exp:mean=0.075", "--target-wait-tail", "0.1,0.1"])
+    assert code == 2 and "unreachable" in err and "residual vacation" in err and len(err.strip().splitlines()) == 1

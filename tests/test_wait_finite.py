@@ -283,16 +283,17 @@ def test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain():
     not meet the delay target, judged by the tagged-customer CTMC (P(W > T) <= 1 - Q <=> quantile <= T) at
     30 digits; r_min - 1 misses the loss target (the finite engine)."""
     import json
-    import subprocess
-    import sys
 
+    from conftest import cli
     from qderive.numeric.backend import mp_context
     from qderive.numeric.oracles.wait import tagged_wait
 
-    argv = [sys.executable, "-m", "qderive.derivations.cli", "size", "vacation-finite", "--batch", "const:n=1",
-            "--service", "exp:mean=1", "--vacation", "exp:mean=1/2", "--load", "1.5", "--target-loss", "0.4",
-            "--target-wait-quantile", "0.9,6", "--json"]
-    got = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    # in-process (the console script's subprocess path is tests/test_cli.py's)
+    code, out, err = cli(["size", "vacation-finite", "--batch", "const:n=1", "--service", "exp:mean=1", "--vacation",
+                          "exp:mean=1/2", "--load", "1.5", "--target-loss", "0.4", "--target-wait-quantile", "0.9,6",
+                          "--json"])
+    assert code == 0, err
+    got = json.loads(out)
     r_min, r_max = got["capacity"], got["max_capacity_for_delay"]
     assert r_min <= r_max
     model = qd.FiniteVacationQueue(F(3, 2), qd.Constant(1), qd.Exponential(1), qd.Exponential(F(1, 2)), r_min)
