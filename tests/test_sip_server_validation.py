@@ -56,11 +56,23 @@ QUANTILE_REL, QUANTILE_ABS = 0.35, 0.0015  # response-time quantiles: 35 % of th
 
 
 
-def _cases(select, prefix):
-    """(dataset name, point) for every committed point that ``select`` keeps; the rerun's cases marked slow."""
+#: the development loop (-m "not slow") predicts three of the guide's 503 loads -- below the knee, at it and deep in
+#: overload -- and two of its three loads below capacity without control; the other loads (the same prediction code
+#: on other measured inputs, 1-2 s of CPU each) run in the full suite
+LOOP_LOADS = {"503": (0.5, 1.0, 3.0), "none": (0.5, 0.9)}
+
+
+def _cases(select, prefix, loop=None):
+    """(dataset name, point) for every committed point that ``select`` keeps; the rerun's cases marked slow, and
+    (``loop``: a control of LOOP_LOADS) the guide's other loads of that control."""
     out = []
     for name, points in ALL_POINTS.items():
         marks = (pytest.mark.slow,) if name else ()
+        if loop is not None and not name:
+            out += [pytest.param(name, p, id=f"{name}{prefix(p)}",
+                                 marks=() if p["load_nominal"] in LOOP_LOADS[loop] else (pytest.mark.slow,))
+                    for p in points["points"] if select(p, name)]
+            continue
         out += [pytest.param(name, p, id=f"{name}{prefix(p)}", marks=marks) for p in points["points"]
                 if select(p, name)]
     return out
@@ -79,7 +91,8 @@ def _agree(name, model, meas, allowance):
 
 
 @pytest.mark.parametrize(("dataset", "point"), _cases(
-    lambda p, _: p["control"] == "503" and p.get("agreement", True), lambda p: f"503-load{p['load_nominal']}"))
+    lambda p, _: p["control"] == "503" and p.get("agreement", True), lambda p: f"503-load{p['load_nominal']}",
+    loop="503"))
 def test_503_control_against_kamailio(dataset, point):
     """503 with hysteresis (L, H) = (5, 10) at loads 0.5 to 3: goodput, 503 fraction, retransmissions per
     transaction and the response-time quantiles of qderive's fixed point (gamma service with the measured mean
@@ -100,7 +113,7 @@ def test_503_control_against_kamailio(dataset, point):
 
 @pytest.mark.parametrize(("dataset", "point"), _cases(
     lambda p, _: p["control"] == "none" and p["inputs"]["rate"] * p["inputs"]["service_mean"] < A.UNLIMITED_BELOW,
-    lambda p: f"none-load{p['load_nominal']}"))
+    lambda p: f"none-load{p['load_nominal']}", loop="none"))
 def test_no_control_below_capacity_against_kamailio(dataset, point):
     """No control, loads 0.5 to 0.9: the socket's room never fills, qderive's fixed point with the unlimited room
     gives the goodput, the (absent) timeouts and the retransmissions per transaction inside the measured
