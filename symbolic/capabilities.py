@@ -207,8 +207,11 @@ def ask_consumer(consumer, model, asked=frozenset()) -> Refusal | None:
 
 
 def limit_refusal(option: str, limit: str, value, why: str) -> Refusal | None:
-    """The size limit ``limit`` (:mod:`.limits`) as a declaration: None when ``value`` is within it, else the
-    refusal of ``option`` with the limit's own message (its value and how to raise it)."""
+    """The size limit ``limit`` (:mod:`.limits`) asked as part of a declaration: None when ``value`` is within it.
+    Past the limit :func:`limits.check` raises its :class:`~.errors.BudgetError` (the limit's own one-line message:
+    the value, the limit and how to raise it), which the caller of ``supports`` lets through as the refusal; a
+    :class:`~.errors.ParameterError` from the check (a value outside the limit's domain) becomes a refusal of
+    ``option``."""
     try:
         limits.check(limit, value, why)
     except ParameterError as err:
