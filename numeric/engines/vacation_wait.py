@@ -1034,15 +1034,15 @@ def _bound_pmfs(model, setup, kind, h: Fraction, N: int):
     return _BOUNDS[key]
 
 
-def _bracket_at(model, setup, kind, ts, N):
-    """For the points ``ts`` (Fractions, t_max > 0): (lower, upper, estimate) lists at N levels over [0, 9/8 t_max]
-    (h = 9 t_max / (8 N) as an exact binary fraction), the estimate the Richardson extrapolation of the midpoints
+def _bracket_at(model, setup, kind, ts, N, cover):
+    """For the points ``ts`` (Fractions, 0 < t <= ``cover``): (lower, upper, estimate) lists at N levels over
+    [0, cover] (h = cover / N, an exact binary fraction), the estimate the Richardson extrapolation of the midpoints
     at h and 2 h clipped into the bracket; None when an upper law is unstable at this h."""
     from ..backend import FLOAT64
     from ..kernels.lattice_service import lattice_bound_tails
 
     _, _, residual = setup
-    h = Fraction(float(Fraction(9, 8) * max(ts) / N))
+    h = Fraction(cover) / N
     got = []
     for step, levels in ((h, N), (2 * h, N // 2)):
         pm = _bound_pmfs(model, setup, kind, step, levels)
@@ -1071,15 +1071,18 @@ def bound_tails(model, setup, kind: str):
     from ..backend import FLOAT64, mp_context
 
     brackets: dict = {}
+    span = [Fraction(0)]  # the lattice covers [0, span]: a power of 2 above the points (kept for a quantile search)
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
+        if positive and max(positive) > span[0]:
+            span[0] = Fraction(2) ** math.ceil(math.log2(float(max(positive)) * 1.125))
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
         N, result = min(1024, limit), None
         while positive:
-            got = _bracket_at(model, setup, kind, positive, N)
+            got = _bracket_at(model, setup, kind, positive, N, span[0])
             if got is not None:
                 result = got
                 if all(b - a <= tol * a for a, b in zip(got[0], got[1])):
