@@ -144,6 +144,8 @@ def smooth_laws(model) -> tuple[bool, str]:
     for what, law in (("service", model.service), ("vacation", model.vacation)):
         if law is None or numeric_transform(law):
             continue
+        if service_atoms(law) is not None:  # a discrete law (constant, empirical): kinks, no SymPy needed
+            return False, f"the {what} time {law} has no smooth density (its transform has exp(-s D) factors)"
         lst = law.lst(s)
         if lst.has(sp.Integral):  # first: the integrand's exp(-s x) is no exp(-s D) factor
             return False, (f"the {what} time {law} has no closed-form transform (its Laplace transform is an "
@@ -322,19 +324,25 @@ def service_atoms(law):
     return tuple(sorted(atoms + ([(Fraction(0), rest)] if rest else [])))
 
 
-def _fraction_gcd(values) -> Fraction:
-    """The largest h with every value an integer multiple of h (positive Fractions)."""
+def _fraction_gcd(values) -> Fraction | None:
+    """The largest h with every value an integer multiple of h (positive Fractions); None when the common
+    denominator exceeds 10^40 (no lattice worth the name: a sample given to 18 digits)."""
     num, den = 0, 1
     for v in values:
         den = den * v.denominator // math.gcd(den, v.denominator)
+        if den > 10**40:
+            return None
     for v in values:
         num = math.gcd(num, v.numerator * (den // v.denominator))
     return Fraction(num, den)
 
 
-#: the exact lattice sum is used when the lattice step h of a discrete service law is at least its mean / this
-#: (t / h lattice points: t = 50 mean services is K = 5000 at the limit; finer lattices get the bounds)
-LATTICE_FINENESS = 100
+#: the exact lattice sum is used when the lattice step h of a discrete service law is at least its mean / this (a
+#: constant, a law of a few coarse atoms): its float64 sum overflows and cancels beyond K ~ 100 lattice points and
+#: the mpmath table costs O(K^3) (a sample recorded to 1 ms at t = 0.5 s: K = 500, minutes); finer lattices get
+#: the bounds, on a lattice dividing h (the service then rounds exactly: only the ladder heights do, and the
+#: extrapolated estimate converges to about 1e-10; :func:`_cover`)
+LATTICE_FINENESS = 4
 
 
 def _lattice(model):
@@ -347,7 +355,7 @@ def _lattice(model):
     if atoms is None or atoms[0][0] == 0:
         return None, ""  # not a lattice service: the refusal (or the bounds) name the law
     h = _fraction_gcd([d for d, _ in atoms])
-    if len(atoms) > 1 and h * LATTICE_FINENESS < model.service.mean:
+    if h is None or len(atoms) > 1 and h * LATTICE_FINENESS < model.service.mean:
         return None, ""  # a fine lattice: the bounds of kernels.lattice_service
     b = tuple((int(d / h), w) for d, w in atoms)
     if model.vacation is None:
@@ -995,21 +1003,18 @@ def _residual_survival(model):
     return residual
 
 
-#: the bound pmfs of the last models: (model, kind, N) -> (h, p_down, p_up)
-_BOUNDS: dict = {}
-
-
-def _bound_pmfs(model, setup, kind, h: Fraction, N: int):
+def _bound_pmfs(model, setup, kind, h: Fraction, N: int, store: dict):
     """(p_down, p_up): the pmfs over 0..N of the lattice part L of the lower and the upper law (service and ladder
     heights rounded down / up; (B1)-(B2) of :mod:`qderive.numeric.kernels.lattice_service`), the own service
-    included for the ``kind`` sojourn."""
+    included for the ``kind`` sojourn; kept in ``store`` (one law's: keyed by (h, N), since hashing a model of a
+    large sample costs more than a tail)."""
     from ..backend import FLOAT64
     from ..kernels.lattice_service import compose, compound_geometric, ladder
     from ..sequences import batch_vectors
 
-    key = (model, kind, h, N)
-    if key in _BOUNDS:
-        return _BOUNDS[key]
+    key = (h, N)
+    if key in store:
+        return store[key]
     pmfs, _, _ = setup
     out = []
     with FLOAT64:
@@ -1028,13 +1033,13 @@ def _bound_pmfs(model, setup, kind, h: Fraction, N: int):
             if kind == "sojourn":
                 p = np.convolve(p, b)[: N + 1]
             out.append(p)
-    if len(_BOUNDS) > 16:
-        _BOUNDS.clear()
-    _BOUNDS[key] = tuple(out)
-    return _BOUNDS[key]
+    if len(store) > 16:
+        store.clear()
+    store[key] = tuple(out)
+    return store[key]
 
 
-def _bracket_at(model, setup, kind, ts, N, cover):
+def _bracket_at(model, setup, kind, ts, N, cover, store=None):
     """For the points ``ts`` (Fractions, 0 < t <= ``cover``): (lower, upper, estimate) lists at N levels over
     [0, cover] (h = cover / N, an exact binary fraction), the estimate the Richardson extrapolation of the midpoints
     at h and 2 h clipped into the bracket; None when an upper law is unstable at this h."""
@@ -1042,10 +1047,10 @@ def _bracket_at(model, setup, kind, ts, N, cover):
     from ..kernels.lattice_service import lattice_bound_tails
 
     _, _, residual = setup
-    h = Fraction(cover) / N
+    h = Fraction(cover) / N  # cover = g 2^e (:func:`_cover`): h divides the service's lattice g when N >= 2^e
     got = []
     for step, levels in ((h, N), (2 * h, N // 2)):
-        pm = _bound_pmfs(model, setup, kind, step, levels)
+        pm = _bound_pmfs(model, setup, kind, step, levels, {} if store is None else store)
         if pm is None:
             return None
         with FLOAT64:
@@ -1056,6 +1061,18 @@ def _bracket_at(model, setup, kind, ts, N, cover):
         mid, mid2 = (a + b) / 2, (a2 + b2) / 2
         est.append(min(max(mid + (mid - mid2) / 3, a), b))
     return [float(x) for x in lo], [float(x) for x in hi], [float(x) for x in est]
+
+
+def _cover(model, t: Fraction) -> Fraction:
+    """The span [0, g 2^e] of the bound lattices, the least such span >= 9/8 t, g the lattice step of a discrete
+    service law (the gcd of its values; 1 for a law with a density): with N = 2^n levels, h = g 2^(e - n) divides g
+    whenever e <= n, so a lattice law (a sample recorded to 1 ms) rounds exactly."""
+    atoms = service_atoms(model.service)
+    g = (_fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None) or Fraction(1)
+    x = Fraction(9, 8) * t / g
+    e = math.ceil(math.log2(x.numerator) - math.log2(x.denominator))
+    cover = g * Fraction(2) ** e
+    return cover if cover >= Fraction(9, 8) * t else 2 * cover
 
 
 def bound_tails(model, setup, kind: str):
@@ -1071,18 +1088,19 @@ def bound_tails(model, setup, kind: str):
     from ..backend import FLOAT64, mp_context
 
     brackets: dict = {}
+    store: dict = {}
     span = [Fraction(0)]  # the lattice covers [0, span]: a power of 2 above the points (kept for a quantile search)
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
         if positive and max(positive) > span[0]:
-            span[0] = Fraction(2) ** math.ceil(math.log2(float(max(positive)) * 1.125))
+            span[0] = _cover(model, max(positive))
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
         N, result = min(1024, limit), None
         while positive:
-            got = _bracket_at(model, setup, kind, positive, N, span[0])
+            got = _bracket_at(model, setup, kind, positive, N, span[0], store)
             if got is not None:
                 result = got
                 if all(b - a <= tol * a for a, b in zip(got[0], got[1])):
@@ -1329,6 +1347,8 @@ def _service_smooth(model) -> bool:
 
     if numeric_transform(model.service):  # the lognormal: an integral of an analytic density, evaluated by its rule
         return True
+    if service_atoms(model.service) is not None:  # a discrete law: kinks (no SymPy sum of 2000 exponentials)
+        return False
     s = sp.Symbol("s")
     lst = model.service.lst(s)
     return not (any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral))
