@@ -1026,9 +1026,14 @@ def _bound_pmfs(model, setup, kind, h: Fraction, N: int, store: dict):
             ahead = compose(FLOAT64, (vec.tail / vec.l1)[: N + 1], b, N, None if geo is None else (*geo, True))
             mean = float(vec.l1) * mean_b  # E S / h of the rounded law (exact moments, not the truncated sums)
             rho = float(model.rate) * mean * float(h)
-            if not rho < 1:
-                return None
-            y = compound_geometric(FLOAT64, rho, ladder(FLOAT64, work, mean, N, up), N)
+            if not rho < 1:  # the upper law overloads at this h: its wait is infinite, P(W_up > t) = 1 (p = 0)
+                out.append(np.zeros(N + 1))
+                continue
+            if mean == 0:  # every service rounds down to 0: no work, V = 0
+                y = np.zeros(N + 1)
+                y[0] = 1.0
+            else:
+                y = compound_geometric(FLOAT64, rho, ladder(FLOAT64, work, mean, N, up), N)
             p = np.convolve(y, ahead)[: N + 1]
             if kind == "sojourn":
                 p = np.convolve(p, b)[: N + 1]
