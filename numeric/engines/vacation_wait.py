@@ -46,8 +46,14 @@ terms, from Taylor cells whose centres the law keeps across the tails of a searc
 the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
 then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:func:`shift_tails`, the last section).
-Other kinked laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for
-tails and quantiles, with the reason; the moments work.
+A service on a coarse lattice h (values multiples of h >= b_1 / 4: a constant, a few atoms) takes the same lattice sums
+with the service's pmf b(z) composed into the batch law (``kernels.lattice_wait``'s docstring; the sojourn with
+P_K(b(z)) b(z) as the start row). Any other kinked service with a cdf and a bounded support (uniform, an empirical
+sample off a coarse lattice) gets certified lower and upper bounds from its values rounded down and up to a lattice
+(``kernels.lattice_service``; the section "a service law off a lattice" below): the value is an estimate inside the
+bracket, with a note "between A and B" (``ResponseLaw.bracket``); ``--digits D`` only where the bracket has D digits.
+Other kinked combinations are refused for tails and quantiles, with the reason, from the laws alone; the moments
+work.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ j = p + q b j instead, O(N |b|)). With these the generalised Erlang/Prabhu sum (
 :mod:`qderive.numeric.kernels.lattice_wait` holds word for word with D replaced by h, L(z) by L(b(z)) and
 P_K(z) by P_K(b(z)): its transform is (1 - rho) P_K(B(s)) / (s - lambda + lambda L(B(s))), B(s) = b(e^{-s h}),
 the Pollaczek-Khinchine transform of V + J (Takacs; Prabhu, *Queues and Inventories*, 1965, ch. 2). A constant D
-is b(z) = z. A zero service (b_0 > 0) gives batches of work 0 (probability s_0): they are dropped (thinning:
-lambda' = lambda (1 - s_0), the work pmf divided by 1 - s_0), which leaves V unchanged and makes the work pmf
-start at z^1, as (L1) needs (h_{n,m} = 0 for m < n).
+is b(z) = z: the same code (``engines.vacation_wait._work_vectors`` passes the batch law's own vectors through).
+(L1) needs h_{n,m} = 0 for m < n, i.e. no service of length 0 (b_0 = 0); a sample holding the value 0 takes
+the bounds below, whose recursions divide by 1 - q b_0 and 1 - rho g_0 instead.
 
 **Monotone bounds for any service law with a cdf** (uniform, an empirical sample off a coarse lattice). Round every
 service down and up to the lattice: B_down = h floor(B / h) <= B <= B_up = h ceil(B / h). In the infinite room the
@@ -44,6 +44,12 @@ The sojourn W + B is the same with p convolved once more with b_down (b_up). Eve
 only subtraction is P(L > n) = 1 - sum_{k <= n} p_k (compensated: math.fsum), which loses eps / tail relative
 (1e-10 at a tail of 1e-6). Both bounds converge to the true tail as h -> 0 (the roundings move each service and
 each ladder height by less than h), the width is O(h); the caller halves h until the width meets its tolerance.
+The roundings are symmetric on average (U and the rounding of a continuous service are uniform on a cell), so the
+midpoint of the bracket is second order in h: the Richardson value m_h + (m_h - m_{2h}) / 3 is an estimate inside
+the bracket (measured: 1.5e-10 relative at N = 4096 with a 1.6 % bracket, on a lattice dividing the service's
+own; erratic at the 1 % level when the lattice cuts a few atoms unevenly -- the bracket stays certified).
+A service law without a bounded support would need its mass beyond N h, which the recursions truncate: the
+caller admits only bounded laws. An upper law with rho >= 1 (a coarse h) has P(W_up > t) = 1.
 Cost O(N^2) for N = t / h levels ((B2) as N dot products; the geometric batch's composition O(N |b|)).
 """
 
