@@ -1120,7 +1120,7 @@ def bound_tails(model, setup, kind: str):
                 if result is None:
                     raise ParameterError(f"the certified lattice bounds of the {kind} need a finer lattice than "
                                          f"lattice-levels = {limit} allows (the service rounded up to it overloads "
-                                         "the queue); raise it with --limit lattice_levels=...")
+                                         "the queue); raise it with --limit lattice-levels=...")
                 break
             N *= 2
         values = {}
@@ -1147,7 +1147,7 @@ def bound_tails(model, setup, kind: str):
                         f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
                         f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {N} levels, the limit lattice-levels); "
                         "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
-                        "--limit lattice_levels=... or drop --digits for the estimate inside the bounds)")
+                        "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
                 with mpmath.workdps(digits + 5):
                     out.append((mpmath.mpf(a) + mpmath.mpf(b)) / 2)
             else:
