@@ -104,6 +104,10 @@ class ResponseLaw:
     #: ``tails`` guarantee (e.g. an alternating sum whose rounding bound float64 cannot meet): it only guides the
     #: quantile search to a narrow bracket, which is then checked and refined with ``tails`` (:func:`_near_root`)
     rough_tails: Callable | None = None
+    #: optional, with ``tails``: ``bracket(t)`` -> (lower, upper, levels): certified bounds of P(T > t) around the
+    #: value ``tails`` gives (an estimate inside them, e.g. the lattice bounds of a service law with kinks); the
+    #: tails and quantiles then carry a note "between A and B"
+    bracket: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -319,8 +323,10 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
         return [], (None if digits is None else math.inf), None, []
     if digits is not None:
         values, working = law.tails(ts, digits)
-        return list(values), digits, working, []
+        return list(values), digits, working, _bracket_notes(law, ts, option)
     values, _ = law.tails(ts, None)
+    if law.bracket is not None:
+        return [min(1.0, float(v)) for v in values], None, None, _bracket_notes(law, ts, option)
     if None in values:  # the law detected its own trouble (e.g. cancellation in an alternating sum)
         notes = [f"{option}: the float64 sum cancels beyond its accuracy; recomputed with mpmath to 15 digits "
                  "and rounded to float64"]
@@ -338,6 +344,44 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
         f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits and "
         "rounded to float64"]
     return [_to_float(v) for v in again], None, None, notes
+
+
+def _bracket_notes(law: ResponseLaw, ts: list, option: str) -> list:
+    """The notes "P(T > t) is between A and B" of a law with certified bounds around its values (``bracket``)."""
+    if law.bracket is None:
+        return []
+    notes = []
+    for t in ts:
+        if t > 0:
+            lo, hi, levels = law.bracket(t)
+            notes.append(f"{option}: P({law.name} > {_shown(t)}) is between {lo:.10g} and {hi:.10g} (certified "
+                         f"bounds: the service times rounded down and up to a lattice of {levels} levels; the value "
+                         "is an estimate inside them)")
+    return notes
+
+
+def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str, q) -> str:
+    """The note "the quantile is between A and B" of a law with certified bounds: the roots of the lower and the
+    upper bound of P(T > t) = level, by bisection in log t from a doubling bracket around ``root`` (the bounds
+    decrease in t)."""
+    lev = float(level)
+
+    def root_of(which):
+        lo, hi = float(root), float(root)
+        while lo > 1e-300 and law.bracket(Fraction(lo))[which] <= lev:
+            lo /= 2
+        while law.bracket(Fraction(hi))[which] > lev:
+            hi *= 2
+        for _ in range(40):
+            mid = math.sqrt(lo * hi) if lo > 0 else hi / 2
+            if law.bracket(Fraction(mid))[which] > lev:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    return (f"{option}: the {q} quantile of the {law.name} is between {root_of(0):.8g} and {root_of(1):.8g} "
+            "(the quantiles of the certified lower and upper bounds)")
 
 
 def _rough_root(law: ResponseLaw, level: Fraction, mean):
@@ -449,6 +493,8 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
         if law.tails is not None:
             out.append(_supplied_quantile(law, Fraction(1) - Fraction(q), mean, digits))
             confirmed = min(confirmed, digits or 0)
+            if law.bracket is not None and out[-1] > 0:
+                notes.append(_bracket_quantile_note(law, Fraction(1) - Fraction(q), out[-1], option, q))
             continue
         if digits is None:
             root = _float64_quantile(law, float(1 - q), float(mean))

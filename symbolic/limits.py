@@ -35,6 +35,8 @@ inversion_digits       250          digits of a transform inversion (a tail of 1
 lattice_points         1 000        t / D of an exact constant-service tail (O(K^3) table, O(K^2) per tail)
 lattice_work           20 000 000   K^3 / 3 of the cell polynomials of a quadrature tail (gamma, lognormal,
                                     uniform vacations with a constant service; 2e7 ~ 5 s in mpmath: K <= 391)
+lattice_levels         8 192        lattice levels N of the certified bounds of a service law off a lattice (uniform,
+                                    a fine empirical sample; O(N^2): ~0.5 s at 8192; the bracket's width is O(1/N))
 number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
@@ -81,6 +83,7 @@ class Limits:
     inversion_digits: int = 250
     lattice_points: int = 1_000
     lattice_work: int = 20_000_000
+    lattice_levels: int = 8_192
     number_length: int = 400
     number_exponent: int = 1_000
     sample_size: int = 1_000_000

@@ -116,11 +116,14 @@ def test_readme_example_tail_and_quantiles():
     assert r30.response["wait_quantile"]["0.9"] < 0.5 < r30.response["wait_quantile"]["0.99"]
 
 
-def test_kinked_laws_are_refused_for_tails_but_not_for_moments():
-    # a constant service has exact tails (tests/test_wait_deterministic.py); a uniform one has none
+def test_kinked_service_tails_come_with_certified_bounds_and_the_moments_work():
+    # a constant service has exact tails (tests/test_wait_deterministic.py); a uniform one certified lattice bounds
+    # (issue 28: tests/test_wait_lattice_service.py), said in a note, and D digits only where the bracket has them
     model = qd.VacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Uniform(F(1, 100), F(1, 50)), qd.Exponential(F(3, 40)))
-    with pytest.raises(ParameterError, match="--wait-tail.*no smooth density"):
-        model.evaluate(wait_tail=[0.5])
+    r = model.evaluate(wait_tail=[0.5])
+    assert 0 < r.response["wait_tail"]["0.5"] < 1 and any("is between" in n for n in r.notes)
+    with pytest.raises(ParameterError, match="--digits 12.*digits"):
+        model.evaluate(12, wait_tail=[0.5])
     r = model.evaluate(wait_moments=2)
     assert r.response["wait_moments"][0] == pytest.approx(r.mean_wait, rel=1e-14)
 

@@ -46,8 +46,14 @@ terms, from Taylor cells whose centres the law keeps across the tails of a searc
 the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
 then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:func:`shift_tails`, the last section).
-Other kinked laws (uniform or empirical service; a lognormal vacation with a smooth service) are refused for
-tails and quantiles, with the reason; the moments work.
+A service on a coarse lattice h (values multiples of h >= b_1 / 4: a constant, a few atoms) takes the same lattice sums
+with the service's pmf b(z) composed into the batch law (``kernels.lattice_wait``'s docstring; the sojourn with
+P_K(b(z)) b(z) as the start row). Any other kinked service with a cdf and a bounded support (uniform, an empirical
+sample off a coarse lattice) gets certified lower and upper bounds from its values rounded down and up to a lattice
+(``kernels.lattice_service``; the section "a service law off a lattice" below): the value is an estimate inside the
+bracket, with a note "between A and B" (``ResponseLaw.bracket``); ``--digits D`` only where the bracket has D digits.
+Other kinked combinations are refused for tails and quantiles, with the reason, from the laws alone; the moments
+work.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import numpy
 
 from ...symbolic.capabilities import Rule, declare
 from ..response import ResponseLaw
@@ -142,6 +149,8 @@ def smooth_laws(model) -> tuple[bool, str]:
     for what, law in (("service", model.service), ("vacation", model.vacation)):
         if law is None or numeric_transform(law):
             continue
+        if service_atoms(law) is not None:  # a discrete law (constant, empirical): kinks, no SymPy needed
+            return False, f"the {what} time {law} has no smooth density (its transform has exp(-s D) factors)"
         lst = law.lst(s)
         if lst.has(sp.Integral):  # first: the integrand's exp(-s x) is no exp(-s D) factor
             return False, (f"the {what} time {law} has no closed-form transform (its Laplace transform is an "
@@ -309,25 +318,67 @@ def p_zero_of(model):
 # -- constant service: exact lattice tails ------------------------------------------------------------------
 
 
+def service_atoms(law):
+    """((value, weight), ...) exactly when the service law is discrete (survival pieces that are all steps
+    w 1{x < d}: a constant, an empirical sample), the weight of a value 0 included; else None."""
+    pieces = law.survival_pieces()
+    if not pieces or not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in pieces):
+        return None
+    atoms = [(Fraction(d), Fraction(w)) for w, _, d in pieces]
+    rest = 1 - sum(w for _, w in atoms)
+    return tuple(sorted(atoms + ([(Fraction(0), rest)] if rest else [])))
+
+
+def _fraction_gcd(values) -> Fraction | None:
+    """The largest h with every value an integer multiple of h (positive Fractions); None when the common
+    denominator exceeds 10^40 (no lattice worth the name: a sample given to 18 digits)."""
+    num, den = 0, 1
+    for v in values:
+        den = den * v.denominator // math.gcd(den, v.denominator)
+        if den > 10**40:
+            return None
+    for v in values:
+        num = math.gcd(num, v.numerator * (den // v.denominator))
+    return Fraction(num, den)
+
+
+#: the exact lattice sum is used when the lattice step h of a discrete service law is at least its mean / this (a
+#: constant, a law of a few coarse atoms): its float64 sum overflows and cancels beyond K ~ 100 lattice points and
+#: the mpmath table costs O(K^3) (a sample recorded to 1 ms at t = 0.5 s: K = 500, minutes); finer lattices get
+#: the bounds, on a lattice dividing h (the service then rounds exactly: only the ladder heights do, and the
+#: extrapolated estimate converges to about 1e-10; :func:`_cover`)
+LATTICE_FINENESS = 4
+
+
 def _lattice(model):
-    """(D, vacation pieces) when the service is a constant D and the residual vacation is covered by (L4) or
-    (L5) of :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a vacation law with survival pieces:
-    exponential, hyperexponential, constant, empirical, phase-type); else None and why not."""
-    pieces = model.service.survival_pieces()
-    if pieces is None or len(pieces) != 1 or len(pieces[0]) != 3 or tuple(pieces[0][:2]) != (1, 0) \
-            or pieces[0][2] is None:
-        return None, ""  # not a constant service: the refusal names the law with kinks
+    """((h, vacation pieces, b), "") when the service is on a lattice h (a constant, h = D; an empirical sample
+    whose values are multiples of a step h >= its mean / :data:`LATTICE_FINENESS`, no value 0) and the residual
+    vacation is covered by (L4) or (L5) of :mod:`qderive.numeric.kernels.lattice_wait` (no vacations, or a
+    vacation law with survival pieces: exponential, hyperexponential, constant, empirical, phase-type) or by the
+    quadrature (pieces None); ``b`` the lattice pmf ((m, b_m), ...) of B / h. Else (None, why not)."""
+    atoms = service_atoms(model.service)
+    if atoms is None or atoms[0][0] == 0:
+        return None, ""  # not a lattice service: the refusal (or the bounds) name the law
+    h = _fraction_gcd([d for d, _ in atoms])
+    if h is None or len(atoms) > 1 and h * LATTICE_FINENESS < model.service.mean:
+        return None, ""  # a fine lattice: the bounds of kernels.lattice_service
+    b = tuple((int(d / h), w) for d, w in atoms)
     if model.vacation is None:
-        return (pieces[0][2], ()), ""
+        return (h, (), b), ""
     vac = model.vacation.survival_pieces()
     if vac is None:
         import mpmath
 
         with mpmath.workdps(15):
             if model.vacation.survival(mpmath.mpf(1)) is not None:  # a density: quadrature (pieces None)
-                return (pieces[0][2], None), ""
-        return None, f"the vacation time {model.vacation} has no exact sum with the constant service {model.service}"
-    return (pieces[0][2], tuple(vac)), ""
+                return (h, None, b), ""
+        return None, f"the vacation time {model.vacation} has no exact sum with the service {model.service}"
+    return (h, tuple(vac), b), ""
+
+
+def _constant(setup) -> bool:
+    """b(z) = z: a constant service (the sojourn is the wait shifted by D)."""
+    return setup[2] == ((1, 1),)
 
 
 #: the lattice table h of the last model per context (float64, or the highest mpmath precision so far): a
@@ -335,19 +386,54 @@ def _lattice(model):
 _TABLES: dict = {}
 
 
-def _table(model, ctx, K):
-    from ..kernels.lattice_wait import lattice_table
+def _work_vectors(model, ctx, K, b, sojourn=False):
+    """(pmf, start, geometric, support) of (L1) for the lattice pmf ``b`` of B / h: the batch work L(b(z)) and the
+    own batch ahead P_K(b(z)) (times b(z) for the ``sojourn``), by :func:`~qderive.numeric.kernels.lattice_service.compose`;
+    b(z) = z gives the batch law's own vectors (and its geometric closed form or finite support) unchanged."""
+    from ..kernels.lattice_service import compose
     from ..sequences import batch_vectors
 
-    key = (model, ctx.is_float64)
+    vec = batch_vectors(model.batch, K, ctx)
+    start = vec.tail / vec.l1
+    if b == ((1, 1),) and not sojourn:
+        return vec.pmf, start, vec.geometric, vec.support
+    bv = ctx.zeros(max(m for m, _ in b) + 1)
+    for m, w in b:
+        bv[m] = ctx.num(w)
+    pmf = compose(ctx, vec.pmf[: K + 1], bv, K)
+    start = compose(ctx, start[: K + 1], bv, K)
+    if sojourn:
+        start = numpy.convolve(start, bv)[: K + 1]
+    return pmf, start, None, None
+
+
+@functools.lru_cache(maxsize=32)
+def _lattice_pmf(model):
+    """The lattice pmf b of B / h of :func:`_lattice` (kept per model)."""
+    return _lattice(model)[0][2]
+
+
+def _rho(model):
+    """rho = lambda l_1 b_1 (exact)."""
+    return model.rate * model.batch.mean * model.service.mean
+
+
+def _table(model, ctx, K, sojourn=False):
+    """h_{n,m} of (L1) with the model's lattice service (``sojourn``: the own service included in the start row),
+    kept per model, kind and context."""
+    from ..kernels.lattice_wait import lattice_table
+
+    b = _lattice_pmf(model)
+
+    key = (model, ctx.is_float64, sojourn)
     hit = _TABLES.get(key)
     if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
         return hit[2]
     if hit is not None and K > hit[1]:
         K = max(K, 2 * hit[1])  # a growing search: double, so that the cost stays O(K^3) overall
     K = max(K, 16)
-    vec = batch_vectors(model.batch, K, ctx)
-    h = lattice_table(ctx, vec.pmf, vec.tail / vec.l1, K, vec.geometric, vec.support, twin_numbers=True)
+    pmf, start, geometric, support = _work_vectors(model, ctx, K, b, sojourn)
+    h = lattice_table(ctx, pmf, start, K, geometric, support, twin_numbers=True)
     if len(_TABLES) > 8:
         _TABLES.clear()
     _TABLES[key] = (ctx.dps, K, h)
@@ -358,12 +444,12 @@ def _table(model, ctx, K):
 _CELLS: dict = {}
 
 
-def _cell_table(model, ctx, K, h, D):
+def _cell_table(model, ctx, K, h, D, sojourn=False):
     """(C, Cabs) of :func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` for cells 0..K or more (the
     size of the lattice table ``h``), kept per model and context: a quantile search reuses the largest."""
     from ..kernels.lattice_wait import lattice_cell_table
 
-    key = (model, ctx.is_float64)
+    key = (model, ctx.is_float64, sojourn)
     hit = _CELLS.get(key)
     if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
         return hit[2]
@@ -375,7 +461,7 @@ def _cell_table(model, ctx, K, h, D):
 
         wider = mp_context(ctx.dps + 20)
         with wider:
-            tables = lattice_cell_table(wider, _table(model, wider, n), n, wider.num(D), wider.num(model.rate),
+            tables = lattice_cell_table(wider, _table(model, wider, n, sojourn), n, wider.num(D), wider.num(model.rate),
                                         twin_numbers=True)
     if len(_CELLS) > 8:
         _CELLS.clear()
@@ -398,21 +484,21 @@ def _residual(model, ctx):
     return c0 / (lam * ctx.num(f1) + c0), lam / (lam * ctx.num(f1) + c0)
 
 
-def _lattice_tail(model, setup, t: Fraction, ctx, bare: bool = False):
+def _lattice_tail(model, setup, t: Fraction, ctx, bare: bool = False, sojourn: bool = False):
     """(P(W > t), its rounding-error bound) in ``ctx`` by (L3) (call inside ``with ctx:``); ``bare``: of the
     lattice part V + J alone (no residual vacation)."""
     from ...symbolic import limits as _limits
     from ..kernels.lattice_wait import lattice_wait_tail
 
-    D, pieces = setup
-    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the constant service "
-                      f"{float(D):.6g} sums over t / D lattice points")
+    D, pieces, _ = setup
+    K = _limits.check("lattice_points", int(t // D), f"the tail at t = {float(t):.6g} with the service "
+                      f"{model.service} on the lattice {float(D):.6g} sums over t / h lattice points")
     lam = ctx.num(model.rate)
-    rho = ctx.num(model.rate * model.batch.mean * D)
+    rho = ctx.num(_rho(model))
     atom, weight = (ctx.num(1), ctx.num(0)) if bare else _residual(model, ctx)
     parts = () if bare else tuple(survival_piece(ctx, piece) for piece in pieces)
     us = [ctx.num(t - m * D) for m in range(K + 1)]
-    return lattice_wait_tail(ctx, _table(model, ctx, K), us, lam, rho, atom, weight, parts)
+    return lattice_wait_tail(ctx, _table(model, ctx, K, sojourn), us, lam, rho, atom, weight, parts)
 
 
 def survival_piece(ctx, piece):
@@ -429,12 +515,12 @@ def survival_piece(ctx, piece):
     return out + ((ctx.array([ctx.num(a) for a in alpha]), Pc),)
 
 
-def _lattice_float64(model, setup, t: Fraction, bare: bool = False):
+def _lattice_float64(model, setup, t: Fraction, bare: bool = False, sojourn: bool = False):
     """P(W > t) in float64, or None when the cancellation bound exceeds 1e-10 of the tail (or it overflows)."""
     from ..backend import FLOAT64
 
     try:
-        tail, bound = _lattice_tail(model, setup, t, FLOAT64, bare)
+        tail, bound = _lattice_tail(model, setup, t, FLOAT64, bare, sojourn)
     except OverflowError:
         return None, None
     if not (np.isfinite(tail) and np.isfinite(bound)):
@@ -453,7 +539,7 @@ def _size(tail, bound, eps) -> float:
     return float(mpmath.log10(ratio)) if ratio > 1 else 0.0
 
 
-def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = False):
+def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = False, sojourn: bool = False):
     """P(W > t) to ``digits`` relative digits: working digits D + 6 + log10(C M / tail) (``size``, that logarithm from float64,
     else from a 20-digit pass; C M alone where that pass cannot size the tail), raised by log10(bound / tail)
     until the rounding bound is below 10^-(D+2) of the tail. Returns (tail, working digits)."""
@@ -466,7 +552,7 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = 
 
     if size is None or not math.isfinite(size):
         with mp_context(20) as ctx:
-            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare, sojourn)
             size = _size(tail, bound, ctx.eps)
     w = digits + 6 + int(math.ceil(size))
     while True:
@@ -474,7 +560,7 @@ def _lattice_mp(model, setup, t: Fraction, digits: int, size=None, bare: bool = 
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
-            tail, bound = _lattice_tail(model, setup, t, ctx, bare)
+            tail, bound = _lattice_tail(model, setup, t, ctx, bare, sojourn)
             goal = mpmath.mpf(10) ** (-(digits + 2))
             if tail > 0 and bound <= goal * tail:
                 return +tail, w
@@ -530,7 +616,7 @@ def _cuts(model, D, t: Fraction, drop=None) -> list:
     return [cuts[0]] + graded[::-1] + cuts[1:]
 
 
-def _convolution(model, D, t: Fraction, ctx, orders, drop):
+def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
     """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
     each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
     part (call inside ``with ctx:``). The integral stops at the first cut x_c past which the rest is below ``drop``
@@ -547,12 +633,12 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop):
     _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "
                   f"{float(D):.6g} and the vacation {law} integrates over t / D = {K} lattice cells, whose "
                   "polynomials (L6) cost K^3 / 3 operations (float64 escalates to mpmath there)")
-    h = _table(model, ctx, K)
+    h = _table(model, ctx, K, sojourn)
     cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
-    lam, rho, Dc = ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D), ctx.num(D)
+    lam, rho, Dc = ctx.num(model.rate), ctx.num(_rho(model)), ctx.num(D)
     atom, weight = _residual(model, ctx)
 
-    C, Cabs = _cell_table(model, ctx, K, h, D)
+    C, Cabs = _cell_table(model, ctx, K, h, D, sojourn)
 
     def lattice(ys, j):
         return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
@@ -670,7 +756,7 @@ def _legendre_newton(n: int, dps: int):
         return [+x for x, _ in pairs], [+w for _, w in pairs]
 
 
-def _convolved_float64(model, D, t: Fraction):
+def _convolved_float64(model, D, t: Fraction, sojourn=False):
     """P(W > t) in float64 (Gauss-Legendre of 12 and 24 nodes per interval), or None (escalate) when the two
     differ by more than 1e-11 of the tail or the lattice part's rounding bound (summed over the nodes) exceeds
     1e-10 of the tail (the float64 criterion of the lattice sums)."""
@@ -678,7 +764,7 @@ def _convolved_float64(model, D, t: Fraction):
 
     try:
         with FLOAT64, np.errstate(all="ignore"):
-            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24), 1e-14)
+            (a, b), worst = _convolution(model, D, t, FLOAT64, (12, 24), 1e-14, sojourn)
     except (ArithmeticError, OverflowError):
         return None
     if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(worst)) or worst > 1e-10:
@@ -686,7 +772,7 @@ def _convolved_float64(model, D, t: Fraction):
     return float(b) if b > 0 and abs(a - b) <= 1e-11 * b else None
 
 
-def _lattice_size(model, D, t: Fraction) -> float:
+def _lattice_size(model, D, t: Fraction, sojourn=False) -> float:
     """log10 of C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
     loses; C M alone where that pass cannot size the tail)."""
     from ..backend import mp_context
@@ -694,10 +780,10 @@ def _lattice_size(model, D, t: Fraction) -> float:
 
     with mp_context(20) as ctx:
         K = int(t // D)
-        h = _table(model, ctx, K)
-        C, Cabs = _cell_table(model, ctx, K, h, D)
+        h = _table(model, ctx, K, sojourn)
+        C, Cabs = _cell_table(model, ctx, K, h, D, sojourn)
         tails, bounds = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(t)]), [K], ctx.num(D),
-                                           ctx.num(model.rate), ctx.num(model.rate * model.batch.mean * D))
+                                           ctx.num(model.rate), ctx.num(_rho(model)))
         return _size(tails[0], bounds[0], ctx.eps)
 
 
@@ -706,7 +792,7 @@ def _lattice_size(model, D, t: Fraction) -> float:
 _ORDERS: dict = {}
 
 
-def _convolved_mp(model, D, t: Fraction, digits: int):
+def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
     """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
     working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
     nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to
@@ -721,9 +807,9 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
     from ...symbolic.errors import NumericalError
     from ..backend import mp_context
 
-    w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t)))
+    w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t, sojourn)))
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    n = max(digits // 2 + 8, _ORDERS.get((model, digits), 0))  # the order that settled the previous tail
+    n = max(digits // 2 + 8, _ORDERS.get((model, digits, sojourn), 0))  # the order that settled the previous tail
     known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
@@ -732,7 +818,7 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
         with ctx:
             need = tuple(k for k in (n, 2 * n) if k not in known)
             try:
-                values, worst = _convolution(model, D, t, ctx, need, goal / 10)
+                values, worst = _convolution(model, D, t, ctx, need, goal / 10, sojourn)
             except ZeroDivisionError:
                 worst = mpmath.inf
             if not worst <= goal:
@@ -744,7 +830,7 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
             if b > 0 and abs(a - b) <= goal * b:
                 if len(_ORDERS) > 64:
                     _ORDERS.clear()
-                _ORDERS[(model, digits)] = n
+                _ORDERS[(model, digits, sojourn)] = n
                 return +b, w
         n *= 2
         if n > 512:
@@ -753,12 +839,22 @@ def _convolved_mp(model, D, t: Fraction, digits: int):
                                  f"(the vacation {model.vacation} has a density too irregular)")
 
 
+def _sojourn_shift(setup, kind):
+    """(the shift of t, the start row with the own service): (D, False) for the sojourn of a constant service D,
+    (0, True) for that of another lattice service, (0, False) for the wait."""
+    if kind != "sojourn":
+        return 0, False
+    return (setup[0], False) if _constant(setup) else (0, True)
+
+
 def _lattice_tails(model, setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) by (L3); the sojourn
-    W + D has P(W + D > t) = P(W > t - D) (1 for t < D). float64 gives None where it must escalate."""
+    W + D of a constant service has P(W + D > t) = P(W > t - D) (1 for t < D), that of another lattice service
+    the same sum with the start row P_K(b(z)) b(z) (the own service joins the own batch ahead). float64 gives None
+    where it must escalate."""
     import mpmath
 
-    shift = setup[0] if kind == "sojourn" else 0
+    shift, soj = _sojourn_shift(setup, kind)
 
     def tails(ts, digits):
         out, working = [], 0
@@ -769,17 +865,17 @@ def _lattice_tails(model, setup, kind: str):
                 continue
             if setup[1] is None:  # a vacation with a density and no pieces: quadrature
                 if digits is None:
-                    out.append(_convolved_float64(model, setup[0], t))
+                    out.append(_convolved_float64(model, setup[0], t, soj))
                     continue
-                value, w = _convolved_mp(model, setup[0], t, digits)
+                value, w = _convolved_mp(model, setup[0], t, digits, soj)
                 out.append(value)
                 working = max(working, w)
                 continue
-            value, size = _lattice_float64(model, setup, t)
+            value, size = _lattice_float64(model, setup, t, sojourn=soj)
             if digits is None:
                 out.append(value)
                 continue
-            value, w = _lattice_mp(model, setup, t, digits, size)
+            value, w = _lattice_mp(model, setup, t, digits, size, sojourn=soj)
             out.append(value)
             working = max(working, w)
         return out, (working or None)
@@ -794,7 +890,7 @@ def _rough_tails(model, setup, kind: str):
     rounding bound exceeds 1e-3 of the tail (deep tails: the alternating sum is noise there)."""
     from ..backend import FLOAT64
 
-    shift = setup[0] if kind == "sojourn" else 0
+    shift, soj = _sojourn_shift(setup, kind)
 
     def rough(t):
         t = Fraction(t) - shift
@@ -803,9 +899,9 @@ def _rough_tails(model, setup, kind: str):
         try:
             with FLOAT64, np.errstate(all="ignore"):
                 if setup[1] is None:
-                    (value,), bound = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14)
+                    (value,), bound = _convolution(model, setup[0], t, FLOAT64, (24,), 1e-14, soj)
                 else:
-                    value, bound = _lattice_tail(model, setup, t, FLOAT64)
+                    value, bound = _lattice_tail(model, setup, t, FLOAT64, sojourn=soj)
                     bound = bound / value
         except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
             return None
@@ -814,6 +910,256 @@ def _rough_tails(model, setup, kind: str):
         return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
 
     return rough
+
+
+# -- a service law off a lattice: certified monotone bounds (kernels.lattice_service) -------------------------
+#
+# Uniform service, an empirical sample whose values share no coarse lattice step (any other law with a cdf and a
+# bounded support): every service rounded down and up to the lattice h, B_down <= B <= B_up, bounds the wait from
+# below and above (the wait of the infinite room is stochastically increasing in the service law; the proof, the
+# lattice forms (B1)-(B3) of V, J and R and the cost are in :mod:`qderive.numeric.kernels.lattice_service`).
+# The lattice: N levels (the limit ``lattice_levels``) over [0, 9/8 t_max], refined (h halved, N doubled) while
+# the bracket is wider than the tolerance (1e-9 relative; 10^-D for --digits D) and N within the limit. The value
+# given is the Richardson extrapolation of the bracket's midpoints at h and 2 h (each bound is first order in h,
+# their midpoint second order: measured ratio 4 between successive differences), clipped into the bracket; the
+# output says "between A and B" (a note). --digits D is answered only when the bracket itself has D digits.
+
+
+def bounds_setup(model):
+    """(lattice pmfs of the service at a step h: ``pmfs(h)`` -> (b_down, b_up) float64 arrays of B / h, the support's
+    end, the residual survival ``residual(xs)`` = P(R > x) for float64 x >= 0) when the bounds cover the model;
+    else (None, why not). Covered: a service law with a cdf and a bounded support (exact atoms, or ``survival`` with
+    its last kink the end of the support: uniform), a residual vacation whose stop-loss E (V_vac - x)^+ is known
+    (survival pieces without matrices, or the law's ``stop_loss``)."""
+    import mpmath
+
+    law = model.service
+    atoms = service_atoms(law)
+    if atoms is not None:
+        end = atoms[-1][0]
+
+        def pmfs(h):
+            M = int(end / h) + 2
+            down, up = np.zeros(M + 1), np.zeros(M + 1)
+            for d, w in atoms:
+                k = d / h
+                down[math.floor(k)] += float(w)
+                up[math.ceil(k)] += float(w)
+            return down, up
+    else:
+        with mpmath.workdps(17):
+            kinks = law.survival_kinks()
+            if law.survival(mpmath.mpf(1)) is None or not kinks or law.survival(
+                    mpmath.mpf(Fraction(max(kinks)).numerator) / Fraction(max(kinks)).denominator) != 0:
+                return None, (f"the service time {law} has no cdf with a bounded support to round to a lattice "
+                              "(the certified lattice bounds need one)")
+        end = Fraction(max(kinks))
+
+        def pmfs(h):
+            M = int(end / h) + 2
+            S = law.survival_many(np.arange(M + 2) * float(h))
+            S = np.minimum(np.maximum(S, 0.0), 1.0)
+            down = S[: M + 1] - S[1: M + 2]  # P(k h <= B < (k + 1) h) (a continuous law: S(x-) = S(x))
+            up = np.zeros(M + 1)
+            up[1:] = S[:M] - S[1: M + 1]  # P((k - 1) h < B <= k h)
+            return np.maximum(down, 0.0), np.maximum(up, 0.0)
+    residual = _residual_survival(model)
+    if residual is None:
+        return None, (f"the vacation time {model.vacation} gives no stop-loss E (V - x)^+ for the residual vacation "
+                      "of the certified lattice bounds")
+    return (pmfs, end, residual), ""
+
+
+def _residual_survival(model):
+    """P(R > x) = w_c E (V_vac - x)^+ (x >= 0) as a float64 function of an array, or None: from the vacation's
+    survival pieces w e^{-theta x} 1{x < d} (int_x^d w e^{-theta u} du), else its ``stop_loss`` point by point."""
+    from ..backend import FLOAT64
+
+    if model.vacation is None:
+        return lambda xs: np.zeros(len(xs))
+    with FLOAT64:
+        _, weight = _residual(model, FLOAT64)
+    weight = float(weight)
+    pieces = model.vacation.survival_pieces()
+    if pieces is not None and all(len(p) == 3 for p in pieces):
+        parts = [(float(w), float(theta), None if d is None else float(d)) for w, theta, d in pieces]
+
+        def residual(xs):
+            xs = np.asarray(xs, dtype=float)
+            out = np.zeros(len(xs))
+            for w, theta, d in parts:
+                if theta == 0:
+                    out += w * np.maximum(d - xs, 0.0)
+                elif d is None:
+                    out += w * np.exp(-theta * xs) / theta
+                else:
+                    out += w * np.where(xs < d, -np.expm1(-theta * (d - xs)) * np.exp(-theta * xs), 0.0) / theta
+            return weight * out
+        return residual
+    import mpmath
+
+    with mpmath.workdps(17):
+        if model.vacation.stop_loss(mpmath.mpf(1)) is None:
+            return None
+
+    def residual(xs):
+        with mpmath.workdps(17):
+            return weight * np.array([float(model.vacation.stop_loss(mpmath.mpf(float(x)))) for x in xs])
+    return residual
+
+
+def _bound_pmfs(model, setup, kind, h: Fraction, N: int, store: dict):
+    """(p_down, p_up): the pmfs over 0..N of the lattice part L of the lower and the upper law (service and ladder
+    heights rounded down / up; (B1)-(B2) of :mod:`qderive.numeric.kernels.lattice_service`), the own service
+    included for the ``kind`` sojourn; kept in ``store`` (one law's: keyed by (h, N), since hashing a model of a
+    large sample costs more than a tail)."""
+    from ..backend import FLOAT64
+    from ..kernels.lattice_service import compose, compound_geometric, ladder
+    from ..sequences import batch_vectors
+
+    key = (h, N)
+    if key in store:
+        return store[key]
+    pmfs, _, _ = setup
+    out = []
+    with FLOAT64:
+        vec = batch_vectors(model.batch, N, FLOAT64)
+        for b, up in zip(pmfs(h), (False, True)):
+            mean_b = float(np.dot(np.arange(len(b)), b))
+            geo = None if vec.geometric is None else tuple(float(v) for v in vec.geometric)
+            work = compose(FLOAT64, vec.pmf[: N + 1], b, N, None if geo is None else (*geo, False))
+            ahead = compose(FLOAT64, (vec.tail / vec.l1)[: N + 1], b, N, None if geo is None else (*geo, True))
+            mean = float(vec.l1) * mean_b  # E S / h of the rounded law (exact moments, not the truncated sums)
+            rho = float(model.rate) * mean * float(h)
+            if not rho < 1:  # the upper law overloads at this h: its wait is infinite, P(W_up > t) = 1 (p = 0)
+                out.append(np.zeros(N + 1))
+                continue
+            if mean == 0:  # every service rounds down to 0: no work, V = 0
+                y = np.zeros(N + 1)
+                y[0] = 1.0
+            else:
+                y = compound_geometric(FLOAT64, rho, ladder(FLOAT64, work, mean, N, up), N)
+            p = np.convolve(y, ahead)[: N + 1]
+            if kind == "sojourn":
+                p = np.convolve(p, b)[: N + 1]
+            out.append(p)
+    if len(store) > 16:
+        store.clear()
+    store[key] = tuple(out)
+    return store[key]
+
+
+def _bracket_at(model, setup, kind, ts, N, cover, store=None):
+    """For the points ``ts`` (Fractions, 0 < t <= ``cover``): (lower, upper, estimate) lists at N levels over
+    [0, cover] (h = cover / N, an exact binary fraction), the estimate the Richardson extrapolation of the midpoints
+    at h and 2 h clipped into the bracket; None when an upper law is unstable at this h."""
+    from ..backend import FLOAT64
+    from ..kernels.lattice_service import lattice_bound_tails
+
+    _, _, residual = setup
+    h = Fraction(cover) / N  # cover = g 2^e (:func:`_cover`): h divides the service's lattice g when N >= 2^e
+    got = []
+    for step, levels in ((h, N), (2 * h, N // 2)):
+        pm = _bound_pmfs(model, setup, kind, step, levels, {} if store is None else store)
+        if pm is None:
+            return None
+        with FLOAT64:
+            got.append([lattice_bound_tails(FLOAT64, p, float(step), [float(t) for t in ts], residual) for p in pm])
+    (lo, hi), (lo2, hi2) = got
+    est = []
+    for a, b, a2, b2 in zip(lo, hi, lo2, hi2):
+        mid, mid2 = (a + b) / 2, (a2 + b2) / 2
+        est.append(min(max(mid + (mid - mid2) / 3, a), b))
+    return [float(x) for x in lo], [float(x) for x in hi], [float(x) for x in est]
+
+
+def _cover(model, t: Fraction) -> Fraction:
+    """The span [0, g 2^e] of the bound lattices, the least such span >= 9/8 t, g the lattice step of a discrete
+    service law (the gcd of its values; 1 for a law with a density): with N = 2^n levels, h = g 2^(e - n) divides g
+    whenever e <= n, so a lattice law (a sample recorded to 1 ms) rounds exactly."""
+    atoms = service_atoms(model.service)
+    g = (_fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None) or Fraction(1)
+    x = Fraction(9, 8) * t / g
+    e = math.ceil(math.log2(x.numerator) - math.log2(x.denominator))
+    cover = g * Fraction(2) ** e
+    return cover if cover >= Fraction(9, 8) * t else 2 * cover
+
+
+def bound_tails(model, setup, kind: str):
+    """The law's own ``tails`` and ``bracket`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind``
+    "wait") or P(W + B > t) ("sojourn") by the certified lattice bounds (section comment above): the lattice is
+    refined until the bracket's relative width is within 1e-9 (float64) or 10^-D (``digits`` D) or the levels reach
+    the limit ``lattice_levels``; float64 gives the estimate inside the bracket, D digits only a bracket of D
+    digits (else refused naming --digits and the digits reached)."""
+    import mpmath
+
+    from ...symbolic import limits as _limits
+    from ...symbolic.errors import ParameterError
+    from ..backend import FLOAT64, mp_context
+
+    brackets: dict = {}
+    store: dict = {}
+    span = [Fraction(0)]  # the lattice covers [0, span]: a power of 2 above the points (kept for a quantile search)
+
+    def run(ts, digits):
+        ts = [Fraction(t) for t in ts]
+        positive = [t for t in ts if t > 0]
+        if positive and max(positive) > span[0]:
+            span[0] = _cover(model, max(positive))
+        tol = 1e-9 if digits is None else 10.0 ** -digits
+        limit = _limits.current().lattice_levels
+        N, result = min(1024, limit), None
+        while positive:
+            got = _bracket_at(model, setup, kind, positive, N, span[0], store)
+            if got is not None:
+                result = got
+                if all(b - a <= tol * a for a, b in zip(got[0], got[1])):
+                    break
+            if 2 * N > limit:
+                if result is None:
+                    raise ParameterError(f"the certified lattice bounds of the {kind} need a finer lattice than "
+                                         f"lattice-levels = {limit} allows (the service rounded up to it overloads "
+                                         "the queue); raise it with --limit lattice-levels=...")
+                break
+            N *= 2
+        values = {}
+        if positive:
+            for t, a, b, e in zip(positive, *result):
+                brackets[t] = (a, b, N)
+                values[t] = (a, b, e)
+        out = []
+        for t in ts:
+            if t <= 0:  # P(T > 0) = 1 - P(T = 0): the sojourn 1, the wait 1 - p_wait_zero (exact closed form)
+                if kind == "sojourn":
+                    out.append(1.0 if digits is None else mpmath.mpf(1))
+                    continue
+                ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+                with ctx:
+                    zero = 1 - p_zero_of(model)(ctx)
+                out.append(float(zero) if digits is None else zero)
+                continue
+            a, b, e = values[t]
+            if digits is not None:
+                reached = math.log10(2 * b / (b - a)) if b > a else math.inf
+                if not b - a <= tol * a:
+                    raise ParameterError(
+                        f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
+                        f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {N} levels, the limit lattice-levels); "
+                        "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
+                        "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
+                with mpmath.workdps(digits + 5):
+                    out.append((mpmath.mpf(a) + mpmath.mpf(b)) / 2)
+            else:
+                out.append(e)
+        return out, (None if digits is None else digits)
+
+    def bracket(t):
+        t = Fraction(t)
+        if t not in brackets:
+            run([t], None)
+        return brackets[t]
+
+    return run, bracket
 
 
 #: the response measures that need the tails (the moments work for every law)
@@ -842,9 +1188,20 @@ def _tails_refusal(model, asked):
 
     if shift_setup(model) is not None:  # as response_laws: a smooth service with a kinked vacation
         return None
+    if why_not == "" and not _service_smooth_cached(model):  # a kinked service off a lattice: the bounds
+        bounds, why_bounds = bounds_setup(model)
+        if bounds is not None:
+            return None
+        why_not = why_bounds
     field = smooth_field(model) or "service"
     return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
+
+
+def _service_smooth_cached(model) -> bool:
+    from ...symbolic.cache import cached
+
+    return cached(_key(model, "service_smooth"), lambda: _service_smooth(model))
 
 
 @declare(Rule("start_threshold", lambda n: n != 1, "under the N-policy a customer's wait depends on the batches that "
@@ -871,22 +1228,30 @@ def response_laws(model) -> dict:
     def no_atom(ctx):  # P(T = 0) = P(W = 0) P(B = 0) = 0: every service law is a.s. positive (alpha sums to 1)
         return ctx.num(0)
 
-    shifted = None
+    shifted = bounds = None
     if not smooth and setup is None:  # a smooth service with a kinked vacation law: shift_tails
         shifted = shift_setup(model)
+        if shifted is None and not why_not and not _service_smooth_cached(model):  # off a lattice: the bounds
+            bounds = bounds_setup(model)[0]
+    made = {kind: bound_tails(model, bounds, kind) for kind in ("wait", "sojourn")} if bounds is not None else {}
 
     def own(kind):
+        if kind in made:
+            return made[kind][0]
         if setup is None:
             return None if shifted is None else shift_tails(model, shifted, kind)
         return _lattice_tails(model, setup, kind)
+
+    def bracket(kind):
+        return made[kind][1] if kind in made else None
 
     def rough(kind):
         return None if setup is None else _rough_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), p_zero_of(model), wait_moment_values(model, "wait"),
-                                smooth, why, own("wait"), rough("wait")),
+                                smooth, why, own("wait"), rough("wait"), bracket("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, wait_moment_values(model, "sojourn"),
-                                   smooth, why, own("sojourn"), rough("sojourn"))}
+                                   smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"))}
 
 
 @declare(via_engine=True)
@@ -999,6 +1364,8 @@ def _service_smooth(model) -> bool:
 
     if numeric_transform(model.service):  # the lognormal: an integral of an analytic density, evaluated by its rule
         return True
+    if service_atoms(model.service) is not None:  # a discrete law: kinks (no SymPy sum of 2000 exponentials)
+        return False
     s = sp.Symbol("s")
     lst = model.service.lst(s)
     return not (any(s in e.free_symbols for e in lst.atoms(sp.exp)) or lst.has(sp.Integral))

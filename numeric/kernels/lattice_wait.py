@@ -1,5 +1,11 @@
 """Exact tails of the wait with a constant service time D: the generalised Erlang (Prabhu) sum on the lattice of D.
 
+Every formula below holds for a service law on a lattice h (values m h with probabilities b_m, b_0 = 0) with D
+replaced by h, L(z) by L(b(z)) (the batch work) and P_K(z) by P_K(b(z)) (the own batch ahead); the proof of (L2)
+is word for word the same, the transform becoming (1 - rho) P_K(B(s)) / (s - lambda + lambda L(B(s))),
+B(s) = b(e^{-s h}). The caller passes the composed vectors (:func:`lattice_table`'s ``pmf`` and ``start``,
+from :func:`qderive.numeric.kernels.lattice_service.compose`); a constant D is b(z) = z, the same code.
+
 With constant service D the wait W = V + J + R of a random customer (the decomposition of
 ``symbolic/closed_forms/vacation_wait.py``: V the batch-level workload of M[X]/D/1, J = D K the
 services of the earlier members of the own batch, P(K = n) = P(X > n) / l_1, R the residual vacation)
