@@ -31,7 +31,7 @@ ROLES = ("engine", "response", "simulator", "size", "optimize")
 _TABLE: dict[str, dict[str, str]] = {
     "vacation-infinite": {
         "engine": "engines.vacation:InfiniteEngine",
-        "response": "engines.vacation_wait:response_laws",
+        "response": "engines.blocks:infinite_response_laws",
         "simulator": "simulation.vacation:simulate",
         "size": "engines.vacation_wait:size_for_delay",
     },

@@ -33,12 +33,14 @@ from math import factorial
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
+from ...symbolic.capabilities import declare
 from ..kernels import series as S
 from ..sequences import arrival_counts, batch_vectors
+from .vacation_wait import N_POLICY
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
-           "tails_refusal", "ORDER"]
+           "tails_refusal", "infinite_response_laws", "ORDER"]
 
 #: the series are carried to w^3: the variance of the number waiting needs the third factorial moments
 ORDER = 3
@@ -582,12 +584,11 @@ def bare_model(model):
 def kinked_law(model):
     """(field, reason) of the first law among the service and the blocks' laws whose transform the inversion cannot
     use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None."""
-    from ...symbolic.cache import cached
-    from .vacation_wait import _key_law, _Only, smooth_laws
+    from .vacation_wait import smooth_law
 
     laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
     for field, law in laws:
-        if not cached(_key_law(law), lambda law=law: smooth_laws(_Only(law))[0]):
+        if not smooth_law(law):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
                            f"give the tails to the requested digits with a setup or a close-down "
@@ -606,6 +607,24 @@ def tails_refusal(model, asked):
         return None
     kinked = kinked_law(model)
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
+
+
+def _infinite_check(model, asked):
+    """The refusal of :func:`infinite_response_laws`: the blocks' (:func:`tails_refusal`) with a setup or a
+    close-down, else that of the queue's own response laws."""
+    from .vacation_wait import response_laws as own
+
+    return tails_refusal(model, asked) if model.blocks else own.supports(model, asked)
+
+
+@declare(N_POLICY, check=_infinite_check)
+def infinite_response_laws(model) -> dict:
+    """The response laws of ``vacation-infinite`` (the model's ``response`` consumer): :func:`response_laws` with a
+    setup or a close-down, else :func:`qderive.numeric.engines.vacation_wait.response_laws`. Declares the N-policy
+    rule of the latter (no response law for N > 1) and asks the right one's refusal."""
+    from .vacation_wait import response_laws as own
+
+    return response_laws(model) if model.blocks else own(model)
 
 
 def response_laws(model) -> dict:

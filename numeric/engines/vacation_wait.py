@@ -184,6 +184,14 @@ def _key_law(law) -> str:
     return "law_smooth_v3::" + law.spec_text()
 
 
+def smooth_law(law) -> bool:
+    """Whether the inversion can use the transform of ``law`` as a service time (:func:`smooth_laws` of a model
+    with this one law), kept in the disk cache by the law's text."""
+    from ...symbolic.cache import cached
+
+    return cached(_key_law(law), lambda: smooth_laws(_Only(law))[0])
+
+
 def law_values(law, s, ctx, lam=None):
     """(beta(s), quotient) of a law with :func:`numeric_transform` at the context array ``s`` (any shape): float64
     complex arrays (NaN where the law's own error bound exceeds 1e-12: the float64 self-check then escalates), or
@@ -1175,10 +1183,6 @@ def _tails_refusal(model, asked):
     wanted = TAIL_MEASURES & asked
     if not wanted:
         return None
-    if model.blocks:  # a setup or a close-down (N > 1 is refused by the rule): the blocks' laws must be smooth
-        from .blocks import tails_refusal
-
-        return tails_refusal(model, asked)
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))
     if smooth:
         return None
@@ -1204,21 +1208,28 @@ def _service_smooth_cached(model) -> bool:
     return cached(_key(model, "service_smooth"), lambda: _service_smooth(model))
 
 
-@declare(Rule("start_threshold", lambda n: n != 1, "under the N-policy a customer's wait depends on the batches that "
-              "arrive after it (it waits for the count to reach N), so neither the distributional form of Little's "
-              "law that gives the moments nor the waiting-time transform holds; the mean wait is the measure "
-              "mean_wait", frozenset({"wait_moments", "sojourn_moments"}) | TAIL_MEASURES), check=_tails_refusal)
+#: the N-policy: no response law (the composed response laws of :mod:`.blocks` declare it too)
+N_POLICY = Rule("start_threshold", lambda n: n != 1, "under the N-policy a customer's wait depends on the batches "
+                "that arrive after it (it waits for the count to reach N), so neither the distributional form of "
+                "Little's law that gives the moments nor the waiting-time transform holds; the mean wait is the "
+                "measure mean_wait", frozenset({"wait_moments", "sojourn_moments"}) | TAIL_MEASURES)
+
+
+def _no_blocks(field):
+    return Rule(field, lambda law: law is not None, "the setup and the close-down change the wait: their response "
+                "laws are the composed ones (qderive.numeric.engines.blocks.infinite_response_laws), which call "
+                "this one for the queue without them")
+
+
+@declare(N_POLICY, _no_blocks("setup"), _no_blocks("close_down"), check=_tails_refusal)
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`VacationQueue` (module docstring).
 
     A constant service (with no vacations or vacations covered by (L4)) gets exact tails by the lattice sum
-    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails. With a setup or a
-    close-down (start threshold 1, smooth laws): :func:`qderive.numeric.engines.blocks.response_laws`, this
-    transform without the blocks times their residual factor."""
-    if model.blocks:
-        from .blocks import response_laws as composed
-
-        return composed(model)
+    of :mod:`qderive.numeric.kernels.lattice_wait`; other laws with kinks are refused for tails. A setup or a
+    close-down is refused (its declaration): the model's response consumer,
+    :func:`qderive.numeric.engines.blocks.infinite_response_laws`, calls this function for the queue without them
+    and multiplies by their residual factor."""
     from ...symbolic.cache import cached
 
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))
@@ -1280,15 +1291,18 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
     def model_at(load):
         return VacationQueue.from_values({**values, "load": load})
 
+    from ..consumers import load as consumer
+
     def tail(load):
-        return tails(response_laws(model_at(load))["wait"], [T], digits, option="target-wait-tail")[0][0]
+        return tails(consumer(model_at(load), "response")(model_at(load))["wait"], [T], digits,
+                     option="target-wait-tail")[0][0]
 
     def meets(load) -> bool:
         with mpmath.workdps((digits or 17) + 10):
             return mpmath.mpf(tail(load)) <= mpmath.mpf(P.numerator) / P.denominator
 
     lo, hi = F(1, 10**6), F(1) - F(1, 10**9)
-    refusal = response_laws.supports(model_at(lo), frozenset({"wait_tail"}))  # before any work: named, one line
+    refusal = consumer(model_at(lo), "response").supports(model_at(lo), frozenset({"wait_tail"}))  # before any work
     if refusal is not None:
         raise refusal.error(model_at(lo), "--target-wait-tail")
     if not meets(lo):
