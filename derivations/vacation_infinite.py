@@ -686,6 +686,10 @@ def derivation(wait_moments: int = 2) -> Derivation:
         from ..symbolic.errors import ParameterError
 
         raise ParameterError("wait_moments", "must be an integer from 1 to 8", wait_moments)
+    from ..symbolic import limits
+
+    limits.check("derive_moments", wait_moments, "each moment's structured displays are proved equal to the derived "
+                 "moment before printing, and the proofs grow quickly with the order")
     g = VI.general_results("multiple")
     gs = VI.general_results("single")
     gn = VI.general_results("none")

@@ -41,6 +41,8 @@ number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
 bootstrap_resamples    10 000       resamples B of ``eval --bootstrap B`` (each one evaluation of the model)
+derive_moments         4            K of ``derive vacation-infinite --wait-moments K`` (the structured displays are
+                                    proved before printing: cold, K = 4 about 16 s, K = 5 about 52 s, K = 6 minutes)
 customers              1e9          customers x replications of one simulation
 grid_points            1 000 000    points of one ``qderive sweep`` grid (each point is one evaluation)
 birth_work             2e10         multiply-adds of one birth kernel (terms x (R+1)^3; x 100 in mpmath)
@@ -88,6 +90,7 @@ class Limits:
     number_exponent: int = 1_000
     sample_size: int = 1_000_000
     bootstrap_resamples: int = 10_000
+    derive_moments: int = 4
     customers: int = 1_000_000_000
     grid_points: int = 1_000_000
     birth_work: int = 20_000_000_000

@@ -186,3 +186,20 @@ def test_a_part_longer_than_the_row_limit_is_shown_in_several_displays(monkeypat
         assert L.display(s, ()).count("\\\\") + 1 <= 4, s.label
         orders += [str(r.lhs) for r in s.paper.args] if isinstance(s.paper, sp.And) else [str(s.paper.lhs)]
     assert sorted(orders) == [f"E[S_{{b}}^{{{n}}}]" for n in range(2, 6)]
+
+
+def test_an_order_past_the_derive_moments_limit_is_refused_before_any_work():
+    """--wait-moments 5 is past the default limit derive-moments = 4 (cold, K = 5 costs about a minute of proofs):
+    one line naming the limit and how to raise it, before the derivation starts (the call returns at once; a
+    derivation of order 5 would take tens of seconds); order 4 is within it."""
+    import time
+
+    from conftest import cli
+    from qderive.symbolic import limits
+
+    start = time.process_time()
+    code, out, err = cli(["derive", "vacation-infinite", "--wait-moments", "5"])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "derive-moments = 5 exceeds the limit 4" in err and "--limit derive-moments=5" in err, err
+    assert time.process_time() - start < 5
+    assert limits.current().derive_moments == 4

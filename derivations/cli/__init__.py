@@ -102,6 +102,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown page (- for the standard output)")
     p.add_argument("--print-latex", action="store_true", help="print the steps as LaTeX instead of pretty text")
     _paper_options(p)
+    _add_limit(p)
     p.add_argument("--wait-moments", type=int, metavar="K",
                    help="also derive the moments E W^k, k <= K, of the waiting time (models with a waiting-time "
                         "transform, e.g. vacation-infinite)")
