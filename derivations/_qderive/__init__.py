@@ -196,8 +196,8 @@ def sweep(model, **kwargs):
 
 
 def bootstrap(model, resamples, **kwargs):
-    """Percentile bootstrap intervals of the model's measures over the samples of its empirical laws
-    (``qderive eval ... --bootstrap B``): see :func:`qderive.numeric.bootstrap.bootstrap`."""
+    """Percentile bootstrap intervals of the model's measures over the samples of its empirical laws, as the
+    option ``--bootstrap B`` of ``qderive eval`` gives them: see :func:`qderive.numeric.bootstrap.bootstrap`."""
     from qderive.numeric.bootstrap import bootstrap as _bootstrap
 
     return _bootstrap(model, resamples, **kwargs)

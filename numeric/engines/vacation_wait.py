@@ -396,9 +396,9 @@ _TABLES: dict = {}
 
 def _work_vectors(model, ctx, K, b, sojourn=False):
     """(pmf, start, geometric, support) of (L1) for the lattice pmf ``b`` of B / h: the batch work L(b(z)) and the
-    own batch ahead P_K(b(z)) (times b(z) for the ``sojourn``), by :func:`~qderive.numeric.kernels.lattice_service.compose`;
+    own batch ahead P_K(b(z)) (times b(z) for the ``sojourn``), by :func:`~qderive.numeric.kernels.lattice_service.compose_pgf`;
     b(z) = z gives the batch law's own vectors (and its geometric closed form or finite support) unchanged."""
-    from ..kernels.lattice_service import compose
+    from ..kernels.lattice_service import compose_pgf
     from ..sequences import batch_vectors
 
     vec = batch_vectors(model.batch, K, ctx)
@@ -408,8 +408,8 @@ def _work_vectors(model, ctx, K, b, sojourn=False):
     bv = ctx.zeros(max(m for m, _ in b) + 1)
     for m, w in b:
         bv[m] = ctx.num(w)
-    pmf = compose(ctx, vec.pmf[: K + 1], bv, K)
-    start = compose(ctx, start[: K + 1], bv, K)
+    pmf = compose_pgf(ctx, vec.pmf[: K + 1], bv, K)
+    start = compose_pgf(ctx, start[: K + 1], bv, K)
     if sojourn:
         start = numpy.convolve(start, bv)[: K + 1]
     return pmf, start, None, None
@@ -1022,7 +1022,7 @@ def _bound_pmfs(model, setup, kind, h: Fraction, N: int, store: dict):
     included for the ``kind`` sojourn; kept in ``store`` (one law's: keyed by (h, N), since hashing a model of a
     large sample costs more than a tail)."""
     from ..backend import FLOAT64
-    from ..kernels.lattice_service import compose, compound_geometric, ladder
+    from ..kernels.lattice_service import compose_pgf, compound_geometric, ladder
     from ..sequences import batch_vectors
 
     key = (h, N)
@@ -1035,8 +1035,8 @@ def _bound_pmfs(model, setup, kind, h: Fraction, N: int, store: dict):
         for b, up in zip(pmfs(h), (False, True)):
             mean_b = float(np.dot(np.arange(len(b)), b))
             geo = None if vec.geometric is None else tuple(float(v) for v in vec.geometric)
-            work = compose(FLOAT64, vec.pmf[: N + 1], b, N, None if geo is None else (*geo, False))
-            ahead = compose(FLOAT64, (vec.tail / vec.l1)[: N + 1], b, N, None if geo is None else (*geo, True))
+            work = compose_pgf(FLOAT64, vec.pmf[: N + 1], b, N, None if geo is None else (*geo, False))
+            ahead = compose_pgf(FLOAT64, (vec.tail / vec.l1)[: N + 1], b, N, None if geo is None else (*geo, True))
             mean = float(vec.l1) * mean_b  # E S / h of the rounded law (exact moments, not the truncated sums)
             rho = float(model.rate) * mean * float(h)
             if not rho < 1:  # the upper law overloads at this h: its wait is infinite, P(W_up > t) = 1 (p = 0)

@@ -3,7 +3,7 @@
 **Composition.** A service law on the lattice h N (every value an integer multiple of h: a constant D = h, an
 empirical sample recorded to 1 ms) has the pmf b(z) = sum_m b_m z^m of B / h. The work of a batch of X customers
 has the PGF L(b(z)) (L the batch PGF), the services of the K earlier members of the own batch (P(K = k) =
-P(X > k) / l_1) the PGF P_K(b(z)); :func:`compose` gives their coefficients up to z^N by Horner's rule in b
+P(X > k) / l_1) the PGF P_K(b(z)); :func:`compose_pgf` gives their coefficients up to z^N by Horner's rule in b
 (positive terms only; a geometric batch, L(z) = p z / (1 - q z), by the recursions s = p b + q b s and
 j = p + q b j instead, O(N |b|)). With these the generalised Erlang/Prabhu sum (L1)-(L3) of
 :mod:`qderive.numeric.kernels.lattice_wait` holds word for word with D replaced by h, L(z) by L(b(z)) and
@@ -58,7 +58,7 @@ import math
 import numpy
 
 
-def compose(ctx, outer, b, N, geometric=None):
+def compose_pgf(ctx, outer, b, N, geometric=None):
     """[z^k] sum_x outer_x b(z)^x for k = 0..N (a context vector): Horner's rule in b with every product truncated
     at z^N, positive terms only. ``outer`` the coefficients (a context vector), ``b`` the lattice pmf of the service.
     ``geometric`` = (p, q, start): the closed forms of a geometric batch instead of the Horner sum, start False: the
