@@ -77,7 +77,13 @@ def compose_pgf(ctx, outer, b, N, geometric=None):
             rest = q * dot(rb[len(rb) - span:], out[k - span: k]) if span else ctx.num(0)
             out[k] = (first + rest) / lead
         return out
-    top = len(outer) - 1
+    # exact cuts of the Horner sum: trailing zero coefficients (a batch law of finite support), and the powers
+    # b^x with x > N / m, m the smallest service level (b_0 = 0): they start beyond z^N
+    nonzero = numpy.flatnonzero(numpy.asarray(outer) != 0)
+    top = int(nonzero[-1]) if len(nonzero) else 0
+    levels = numpy.flatnonzero(numpy.asarray(b) != 0)
+    if len(levels) and levels[0] > 0:
+        top = min(top, N // int(levels[0]))
     out = ctx.zeros(N + 1)
     out[0] = outer[top]
     for x in range(top - 1, -1, -1):
