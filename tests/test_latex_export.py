@@ -367,6 +367,20 @@ def _problems(log: str) -> list[str]:
     return out
 
 
+def _compile_silently(tmp_path, names):
+    """The fragments ``names`` (with refs.bib) in a default article and in amsart: pdflatex, bibtex, pdflatex twice;
+    each run ends without error and the log has no warning and no overfull box."""
+    for cls in ("article", "amsart"):
+        (tmp_path / f"{cls}.tex").write_text(_host(cls, names))
+        for cmd in (["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"], ["bibtex", cls],
+                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"],
+                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"]):
+            proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        problems = _problems((tmp_path / f"{cls}.log").read_text(errors="replace"))
+        assert not problems, (cls, problems[:20])
+
+
 @NEEDS_TEX
 @pytest.mark.slow
 def test_every_fragment_compiles_silently_in_article_and_amsart(tmp_path):
@@ -382,15 +396,7 @@ def test_every_fragment_compiles_silently_in_article_and_amsart(tmp_path):
         bibs.append((tmp_path / f"{n}.bib").read_text())
     entries = {m.group(1): m.group(0) for b in bibs for m in re.finditer(r"@\w+\{([\w:-]+),.*?\n\}\n", b, re.S)}
     (tmp_path / "refs.bib").write_text("\n".join(entries.values()))
-    for cls in ("article", "amsart"):
-        (tmp_path / f"{cls}.tex").write_text(_host(cls, MODELS))
-        for cmd in (["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"], ["bibtex", cls],
-                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"],
-                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"]):
-            proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        problems = _problems((tmp_path / f"{cls}.log").read_text(errors="replace"))
-        assert not problems, (cls, problems[:20])
+    _compile_silently(tmp_path, MODELS)
 
 
 @NEEDS_TEX
@@ -408,15 +414,7 @@ def test_higher_wait_moment_fragments_compile_silently_in_article_and_amsart(tmp
         body = (tmp_path / f"{name}.tex").read_text()
         assert f"\\label{{{name}:MB}}" in body and f"\\label{{{name}:W{k}}}" in body
         names.append(name)
-    for cls in ("article", "amsart"):
-        (tmp_path / f"{cls}.tex").write_text(_host(cls, names))
-        for cmd in (["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"], ["bibtex", cls],
-                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"],
-                    ["pdflatex", "-interaction=nonstopmode", f"{cls}.tex"]):
-            proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        problems = _problems((tmp_path / f"{cls}.log").read_text(errors="replace"))
-        assert not problems, (cls, problems[:20])
+    _compile_silently(tmp_path, names)
 
 
 @NEEDS_TEX
