@@ -162,11 +162,9 @@ def smooth_laws(model) -> tuple[bool, str]:
 
 def smooth_field(model) -> str:
     """The field (``service`` or ``vacation``) of the first law :func:`smooth_laws` finds not smooth ("" if none)."""
-    from ...symbolic.cache import cached
-
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
-        if law is not None and not cached(_key_law(law), lambda: smooth_laws(_Only(law))[0]):
+        if law is not None and not smooth_law(law):
             return what
     return ""
 
@@ -1231,6 +1229,12 @@ def response_laws(model) -> dict:
     :func:`qderive.numeric.engines.blocks.infinite_response_laws`, calls this function for the queue without them
     and multiplies by their residual factor."""
     from ...symbolic.cache import cached
+
+    if model.blocks:  # a direct call must not compute the queue without them (its declaration refuses them too)
+        from ...symbolic.errors import ParameterError
+
+        raise ParameterError("the wait with a start threshold, a setup or a close-down is the composed response law's "
+                             "(qderive.numeric.engines.blocks.infinite_response_laws), not this one's")
 
     smooth, why = cached(_key(model, "smooth"), lambda: smooth_laws(model))
     setup, why_not = (None, "") if smooth else _lattice(model)
