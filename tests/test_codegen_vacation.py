@@ -193,3 +193,21 @@ def test_a_point_that_underflows_is_named_and_poisons_no_other(tmp_path):
     for g, load in zip(good, (0.5, 1.5)):
         assert g == pytest.approx(f(batch_mean=1.0, service_mean=1.0, vacation_mean=0.5, r=20, load=load),
                                   rel=1e-12, abs=0)
+
+
+def test_count_sequences_over_points_equal_each_point():
+    """The negative-binomial count kernel over points (Float64Points: one pass for 40 points, the table as long
+    as the longest point needs, the median split at the first point's) equals the scalar kernel at each point to
+    1e-13 relative (positive sums in another order and of other lengths; the scalar path itself is unchanged)."""
+    from qderive.numeric.kernels.context import FLOAT64
+    from qderive.numeric.kernels.counts import negative_binomial_sequences
+    from qderive.numeric.kernels.points import Float64Points
+
+    x = np.geomspace(0.01, 300.0, 40)  # lambda E[T]: from almost no arrivals to many
+    for shape in (1, 4):
+        p0, q = shape / (x + shape), x / (x + shape)
+        together = negative_binomial_sequences(Float64Points(len(x)), shape, p0, q, 150)
+        for i in range(len(x)):
+            alone = negative_binomial_sequences(FLOAT64, shape, float(p0[i]), float(q[i]), 150)
+            for v, w in zip(together, alone):
+                np.testing.assert_allclose(v[:, i], w, rtol=1e-13, atol=0)

@@ -143,6 +143,17 @@ def _alone(one, row):
 '''
 
 
+def _over_points(law) -> bool:
+    """Whether the count kernels of a time law's arrivals take numbers over points (``counts.OVER_POINTS``)."""
+    from ...numeric.kernels.counts import OVER_POINTS
+    from ...numeric.sequences import KernelCall, count_kernel
+
+    def ok(call):
+        return call.function.__name__ in OVER_POINTS and all(ok(a) for a in call.args if isinstance(a, KernelCall))
+
+    return ok(count_kernel(law.count_law(LAM)))
+
+
 _COST_PARTIAL = [
     "Cost: O(r^2) float64 operations per parameter point. The points of an array with the same batch",
     "parameters run together, up to 1024 at a time, in ONE pass of the recursion (2b): the kernel's",
@@ -163,21 +174,27 @@ def _kernel_points(rows):
     """One FiniteVacation kernel for many parameter points with the same batch law (``rows``: one row of floats
     per point): numbers over points (Float64Points), count sequences stacked, batch vectors and convolution
     columns shared."""
-    laws = [_laws(*row) for row in rows.tolist()]
-    ctx = Float64Points(len(laws))
+    ctx = Float64Points(len(rows))
+    together = _laws(ctx, *(rows[:, i].copy() for i in range(rows.shape[1])))
+    laws = None
 
-    def stacked(i):
+    def counts(i, over_points):  # over points at once where the count kernel takes them, else point by point
+        nonlocal laws
+        if over_points:
+            return together[i]
+        laws = laws or [_laws(_CTX, *row) for row in rows.tolist()]
         return lambda n: tuple(numpy.stack(v, axis=-1) for v in zip(*(law[i](n) for law in laws)))
 
-    first_batch, columns = laws[0][2], laws[0][3]
+    _, _, first_batch, columns, _, _ = _laws(_CTX, *rows[0].tolist())
 
     def batch(n):  # the same for every point: vectors of shape (n + 1, 1)
         pmf, tail, excess, l1, geometric, support = first_batch(n)
         return pmf[:, None], tail[:, None], excess[:, None], l1, geometric, support
 
-    b1, f1 = (numpy.array([law[i] for law in laws], dtype=float) for i in (4, 5))
-    return FiniteVacation(ctx, stacked(0), None if laws[0][1] is None else stacked(1), batch, rows[:, 0].copy(),
-                          b1, f1, {flags}, columns=columns)
+    b1, f1 = (numpy.broadcast_to(numpy.asarray(together[i], dtype=float), (len(rows),)).copy() for i in (4, 5))
+    service, vacation = {over!r}
+    return FiniteVacation(ctx, counts(0, service), None if together[1] is None else counts(1, vacation), batch,
+                          rows[:, 0].copy(), b1, f1, {flags}, columns=columns)
 '''
 
 
@@ -214,17 +231,19 @@ def forms(request) -> dict:
     ]
     scalars = [p[1] for p in params]
     flags = f"single={single}, whole={whole}"
-    kernel_fn = ["def _laws(" + ", ".join(scalars) + "):",
-                 '    """The kernel callables of one parameter point (floats): count sequences, batch vectors and',
-                 '    convolution columns, b1, f1."""',
-                 "    ctx = _CTX", *(f"    {line}" if line else "" for line in body), "", "",
+    kernel_fn = ["def _laws(ctx, " + ", ".join(scalars) + "):",
+                 '    """The kernel callables of one parameter point (floats; or of many: arrays over points and',
+                 '    ctx = Float64Points, for the count kernels that take numbers over points): count sequences,',
+                 '    batch vectors and convolution columns, b1, f1."""',
+                 *(f"    {line}" if line else "" for line in body), "", "",
                  "def _kernel(" + ", ".join(scalars) + "):",
                  '    """The package\'s FiniteVacation kernel for one parameter point (floats)."""',
-                 "    service_counts, vacation_counts, batch, columns, b1, f1 = _laws(" + ", ".join(scalars) + ")",
+                 "    service_counts, vacation_counts, batch, columns, b1, f1 = _laws(_CTX, " + ", ".join(scalars) + ")",
                  f"    return FiniteVacation(_CTX, service_counts, vacation_counts, batch, {scalars[0]}, b1, f1, {flags}, "
                  "columns=columns)"]
     if not whole:
-        kernel_fn += ["", "", *_POINTS_KERNEL.format(flags=flags).strip("\n").splitlines()]
+        over = (_over_points(service.law), vacation is None or _over_points(vacation.law))
+        kernel_fn += ["", "", *_POINTS_KERNEL.format(flags=flags, over=over).strip("\n").splitlines()]
     checks = [f"_check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params]
     laws = f"{batch.label} batches, {service.label} service, " + (f"{vacation.label} vacations" if vacation
                                                                    else "no vacations")

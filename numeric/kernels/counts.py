@@ -22,6 +22,11 @@ import math
 import numpy
 
 from .chains import mmatrix_solve
+from .points import every, larger
+
+#: the kernels here that accept numbers over points (:class:`~qderive.numeric.kernels.points.Float64Points`: one
+#: array of parameters per argument, sequences with a last axis over the points); the others run point by point
+OVER_POINTS = ("negative_binomial_sequences", "mixture_sequences")
 
 #: the most terms one arrival-count sequence may have (about lambda E[period] plus its spread)
 MAX_COUNT_TERMS = 10**7
@@ -100,14 +105,19 @@ def _negbin_terms(ctx, a, p0, q, count):
     if count > 1:
         k = ctx.arange(count)[1:]
         ratios[1:] = (k - 1 + a) * q / k  # array first: mpf * array would try to convert the array
-    if ctx.is_float64 and a * math.log(p0) < -700:
+    low = ctx.is_float64 and a * ctx.log(p0) < -700
+    if isinstance(low, numpy.ndarray):  # numbers over points: this form for all of them, or each alone
+        if numpy.any(low):
+            raise ArithmeticError("p0^a underflows at some points: the count sequences are computed point by point")
+        low = False
+    if low:
         # p0^a underflows: log-space, each term on its own (relative error ~ eps * |log t|)
         k = numpy.arange(count, dtype=numpy.float64)
         logs = (a * math.log(p0) + k * math.log(q) + numpy.array([math.lgamma(v + a) for v in k])
                 - math.lgamma(a) - numpy.array([math.lgamma(v + 1) for v in k]))
         return ctx.flush(numpy.exp(logs))
     first = p0**a
-    return ctx.flush(numpy.cumprod(ratios) * first)
+    return ctx.flush(numpy.cumprod(ratios, axis=0) * first)
 
 
 def count_tails(ctx, terms, n, mean, ratio_after):
@@ -116,8 +126,13 @@ def count_tails(ctx, terms, n, mean, ratio_after):
     ``ratio_after`` bounds t_{i+1}/t_i for every i >= K (< 1); ``mean`` = E K.
     """
     K = len(terms) - 1
-    cdf = numpy.cumsum(terms[: n + 1])
-    above = numpy.flatnonzero(cdf > 0.5) if ctx.is_float64 else [k for k in range(n + 1) if cdf[k] > 0.5]
+    cdf = numpy.cumsum(terms[: n + 1], axis=0)
+    if ctx.is_float64:  # numbers over points: the first index at which some point's cdf exceeds 1/2 (above it
+        # the tails of every point are the backward sums, as accurate as 1 - cdf: positive terms)
+        half = cdf > 0.5
+        above = numpy.flatnonzero(half if half.ndim == 1 else half.any(axis=1))
+    else:
+        above = [k for k in range(n + 1) if cdf[k] > 0.5]
     med = int(above[0]) if len(above) else n + 1
     tail = ctx.zeros(n + 1)
     tail2 = ctx.zeros(n + 1)
@@ -125,11 +140,11 @@ def count_tails(ctx, terms, n, mean, ratio_after):
         r = ratio_after
         rem = terms[K] * r / (1 - r)
         rem2 = rem * r / (1 - r)
-        suffix = numpy.cumsum(terms[::-1])[::-1]  # suffix[i] = sum_{j=i}^{K} t_j
+        suffix = numpy.cumsum(terms[::-1], axis=0)[::-1]  # suffix[i] = sum_{j=i}^{K} t_j
         upper = ctx.zeros(K + 1)  # P(K' > i) for i = 0..K
         upper[:K] = suffix[1:] + rem
         upper[K] = rem
-        suffix_t = numpy.cumsum(upper[::-1])[::-1]  # sum_{j=i}^{K} P(K' > j)
+        suffix_t = numpy.cumsum(upper[::-1], axis=0)[::-1]  # sum_{j=i}^{K} P(K' > j)
         idx = slice(med, n + 1)
         tail[idx] = upper[idx]
         tail2[idx] = suffix_t[med + 1:n + 2] + rem2  # K >= n + 1
@@ -138,7 +153,7 @@ def count_tails(ctx, terms, n, mean, ratio_after):
     else:
         tail[:] = 1 - cdf
         # E (K - n - 1)^+ = E K - n - 1 + sum_{j<=n} P(K <= j): x - n - 1 dominates (the median is above n)
-        tail2[n] = mean - (n + 1) + numpy.sum(cdf)
+        tail2[n] = mean - (n + 1) + numpy.sum(cdf, axis=0)
         start = n
     for k in range(start - 1, -1, -1):  # positive backward accumulation
         tail2[k] = tail2[k + 1] + tail[k + 1]
@@ -150,9 +165,9 @@ def remainder_ok(ctx, terms, n, r):
     t_{n+2} (<= P(K > n + 1) <= both tail_n and tail2_n), or the terms have underflowed."""
     K = len(terms) - 1
     rem = terms[K] * r / (1 - r)
-    rem = rem * max(1, r / (1 - r))  # also bounds the second tail's remainder
+    rem = rem * larger(1, r / (1 - r))  # also bounds the second tail's remainder
     ref = terms[min(n + 2, K)]
-    return ref == 0 or terms[K] == 0 or rem <= ctx.eps / 256 * ref
+    return every((ref == 0) | (terms[K] == 0) | (rem <= ctx.eps / 256 * ref))  # at every point
 
 
 def _extension(ctx, n, mean, spread):
@@ -216,12 +231,13 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
             return tuple(twin.to_mp(v) for v in negative_binomial_sequences(twin, *args, n))
     a = shape
     mean = a * q / p0
-    count = _extension(ctx, n, float(mean), math.sqrt(float(mean) / float(p0) + 1)) + 1
+    fm, fp = numpy.asarray(mean, dtype=float), numpy.asarray(p0, dtype=float)  # numbers over points: the largest
+    count = _extension(ctx, n, float(numpy.max(fm)), math.sqrt(float(numpy.max(fm / fp)) + 1)) + 1
     while True:
         terms = _negbin_terms(ctx, a, p0, q, count)
         K = count - 1
-        r = max(q * (K + a) / (K + 1), q)
-        if r < 1 and remainder_ok(ctx, terms, n, r):
+        r = larger(q * (K + a) / (K + 1), q)
+        if every(r < 1) and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
         if count > 4_000_000:

@@ -21,6 +21,16 @@ import numpy
 from .context import Float64Context
 
 
+def every(condition):
+    """Whether a condition on numbers holds at every point (a plain bool for scalar numbers, also mpmath's)."""
+    return bool(numpy.all(condition))
+
+
+def larger(x, y):
+    """max(x, y), per point for numbers over points (Python's max for scalar numbers)."""
+    return numpy.maximum(x, y) if isinstance(x, numpy.ndarray) or isinstance(y, numpy.ndarray) else max(x, y)
+
+
 class Float64Points(Float64Context):
     """IEEE double precision over ``points`` parameter points at once (numbers: arrays of shape (points,)).
 

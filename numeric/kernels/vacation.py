@@ -25,8 +25,9 @@ Numbers may be arrays, one entry per parameter point (the context
 :class:`~qderive.numeric.kernels.points.Float64Points`): a vector is then an array whose first
 axis is its index and whose last axis runs over the points, and the partial-admission engine runs
 once for all points with the same operations (:func:`_convolve`, :func:`_rows` and
-:func:`_every` take the points' axis into account; every decision taken on numbers, such as a
-block length or a table size, is taken for all points at once, and a rescaling is per point).
+:func:`~qderive.numeric.kernels.points.every` take the points' axis into account; every decision
+taken on numbers, such as a block length or a table size, is taken for all points at once, and a
+rescaling is per point).
 """
 
 import math
@@ -35,6 +36,7 @@ import numpy
 
 from .arrivals import arrival_counts, arrival_counts_of_times
 from .batches import convolution_blocks
+from .points import every
 
 #: float64: the first table of the start-period sequences (growing while their tails have not vanished);
 #: below this many waiting places the whole table is built at once (r = 2000: 33 ms, not 46 with 64)
@@ -68,7 +70,7 @@ class StartPeriod:
     def vanishes_at(self, m):
         """Whether every tail is exactly 0 at index m (float64 after flushing: each omitted point mass
         beyond m is below the smallest normal double, so it is 0 in the longer sequences too)."""
-        return all(_every(t[m] == 0) for t in (self.abar, self.ubar, self.cbar, self.wbar))
+        return all(every(t[m] == 0) for t in (self.abar, self.ubar, self.cbar, self.wbar))
 
     def next_size(self, m, n):
         """A longer table (at most n) in which the tails should vanish: each tail extrapolated
@@ -97,11 +99,6 @@ class StartPeriod:
                           pad(self.wbar), self.idle, self.not_serving, self.services, self.b1)
         out.built = self.built
         return out
-
-
-def _every(condition):
-    """Whether a condition on numbers holds for every point (a plain bool for scalar numbers)."""
-    return bool(numpy.all(condition))
 
 
 def _rows(mask):
@@ -281,7 +278,7 @@ def _block_inverse(ctx, abar, a0, B):
         for x, y in zip(ab, reversed(first)):  # sum_{k=1}^{j} abar_k g_{j-k}, in this order
             v = v + x * y
         v = v / a0
-        if ctx.is_float64 and not _every(v <= _G_LIMIT):
+        if ctx.is_float64 and not every(v <= _G_LIMIT):
             return ctx.array(first)
         first.append(v)
     g = ctx.zeros(B)
@@ -648,7 +645,7 @@ class FiniteVacation:
         if not whole:
             def start(m):
                 service = (*service_counts(m), b1)
-                if ctx.is_float64 and not _every(service[0][0] > ctx.tiny):
+                if ctx.is_float64 and not every(service[0][0] > ctx.tiny):
                     raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
                 if vacation_counts is None:
                     sv, vc = arrival_counts(ctx, *service[:3], cols(m), lam, b1, m), None
