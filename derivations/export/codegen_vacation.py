@@ -158,9 +158,10 @@ _COST_PARTIAL = [
     "Cost: O(r^2) float64 operations per parameter point. The points of an array with the same batch",
     "parameters run together, up to 1024 at a time, in ONE pass of the recursion (2b): the kernel's",
     "numbers are then arrays over the points (Float64Points), the count sequences of each point stacked,",
-    "the batch law's convolution tables shared. Measured (one core, r = 129): 10^5 loads in about",
-    "5 CPU-seconds, against 45 point by point; a sequence r costs one pass up to max r. The values agree",
-    "with the point-by-point ones to rounding (sums in another order: ~1e-15 relative), not bit for bit.",
+    "the batch law's convolution tables shared. Measured at r = 129 on 2 busy cores: 10^5 loads in 10",
+    "CPU-seconds with one BLAS thread (OPENBLAS_NUM_THREADS=1; 19 with BLAS threads that wait for a core),",
+    "against 40 point by point; a sequence r costs one pass up to max r. The values agree with the",
+    "point-by-point ones to rounding (sums in another order: ~1e-14 relative), not bit for bit.",
 ]
 _COST_WHOLE = [
     "Cost: the recursion runs once per parameter point, O(r^2) float64 operations (whole admission: the",
