@@ -211,3 +211,30 @@ def test_count_sequences_over_points_equal_each_point():
             alone = negative_binomial_sequences(FLOAT64, shape, float(p0[i]), float(q[i]), 150)
             for v, w in zip(together, alone):
                 np.testing.assert_allclose(v[:, i], w, rtol=1e-13, atol=0)
+
+
+def test_passes_of_a_chunk_each_and_a_declined_pass(tmp_path):
+    """Loads given in any order run in passes of ``_chunk`` points sorted by rate (here 16: three passes for 40
+    loads), each value in its place (1e-12 relative to the points alone: sums in another order); a pass whose
+    count tables would be too long together (a load of 5e4 next to light loads: about 10^5 terms for every point)
+    is declined by the count kernel and its points run one by one."""
+    out = tmp_path / "loss.py"
+    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
+                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    ns = load_generated(out)
+    f = ns["loss_probability"]
+    ns["_chunk"] = lambda rs: 16
+    calls, original = [], ns["_kernel_points"]
+    ns["_kernel_points"] = lambda rows: calls.append(len(rows)) or original(rows)
+    kw = {"batch_mean": 2.0, "service_mean": 1.0, "vacation_mean": 0.5, "r": 25}
+    loads = np.random.default_rng(7).permutation(np.geomspace(0.05, 5.0, 40))
+    got = f(load=loads, **kw)
+    assert calls == [16, 16, 8]
+    for g, load in zip(got, loads):
+        assert g == pytest.approx(f(load=float(load), **kw), rel=1e-12, abs=0)
+    calls.clear()
+    mixed = np.array([0.5, 5e4, 0.7])
+    got = f(load=mixed, **kw)
+    assert calls == [3]  # tried, declined inside (ArithmeticError), then point by point
+    for g, load in zip(got, mixed):
+        assert g == f(load=float(load), **kw)  # the scalar path itself: equal

@@ -96,7 +96,8 @@ def _chunk(rs):
 def _broadcast(one, params, single, many=None, shared=(), chunk=1024):
     """``one(*point)`` (a list over r) at every point of the broadcast parameters; with ``many``, the points
     with the same values of the parameters at indices ``shared`` (the batch law's) run ``chunk`` at a time in
-    one vectorised pass, ``many(rows)`` -> (len(rows), len(r)). A pass that raises ArithmeticError or
+    one vectorised pass, ``many(rows)`` -> (len(rows), len(r)), in the order of the first parameter (the rate: the
+    points of a pass then need count tables of similar lengths). A pass that raises ArithmeticError or
     FloatingPointError, and each point whose vectorised value is not finite, is run again alone: the
     point's own value, or its FloatingPointError naming the point."""
     if all(type(p) is float or type(p) is int for p in params):  # one point: no arrays to build
@@ -113,6 +114,7 @@ def _broadcast(one, params, single, many=None, shared=(), chunk=1024):
                        else (None, numpy.zeros(len(flat), dtype=int)))
         for g in range(int(group.max()) + 1):
             where = numpy.flatnonzero(group.reshape(-1) == g)
+            where = where[numpy.argsort(flat[where, 0], kind="stable")]  # similar rates: similar table lengths
             for s in range(0, len(where), chunk):
                 idx = where[s: s + chunk]
                 try:

@@ -27,6 +27,9 @@ from .points import every, larger
 #: the kernels here that accept numbers over points (:class:`~qderive.numeric.kernels.points.Float64Points`: one
 #: array of parameters per argument, sequences with a last axis over the points); the others run point by point
 OVER_POINTS = ("negative_binomial_sequences", "mixture_sequences")
+#: over points, the most numbers of one table (terms x points: 16 MB); a longer one is declined (ArithmeticError) so
+#: that the points are computed one by one, each with a table of its own length
+POINT_TABLE = 1 << 21
 
 #: the most terms one arrival-count sequence may have (about lambda E[period] plus its spread)
 MAX_COUNT_TERMS = 10**7
@@ -234,6 +237,8 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
     fm, fp = numpy.asarray(mean, dtype=float), numpy.asarray(p0, dtype=float)  # numbers over points: the largest
     count = _extension(ctx, n, float(numpy.max(fm)), math.sqrt(float(numpy.max(fm / fp)) + 1)) + 1
     while True:
+        if numpy.ndim(p0) and count * numpy.size(p0) > POINT_TABLE:
+            raise ArithmeticError("the count tables of these points together are too long: compute them one by one")
         terms = _negbin_terms(ctx, a, p0, q, count)
         K = count - 1
         r = larger(q * (K + a) / (K + 1), q)
