@@ -217,7 +217,7 @@ def test_passes_of_a_chunk_each_and_a_declined_pass(tmp_path):
     """Loads given in any order run in passes of ``_chunk`` points sorted by rate (here 16: three passes for 40
     loads), each value in its place (1e-12 relative to the points alone: sums in another order); a pass whose
     count tables would be too long together (a load of 5e4 next to light loads: about 10^5 terms for every point)
-    is declined by the count kernel and its points run one by one."""
+    is declined by the count kernel and its points run one by one; an empty array gives an empty result."""
     out = tmp_path / "loss.py"
     assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
                 "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
@@ -238,3 +238,5 @@ def test_passes_of_a_chunk_each_and_a_declined_pass(tmp_path):
     assert calls == [3]  # tried, declined inside (ArithmeticError), then point by point
     for g, load in zip(got, mixed):
         assert g == f(load=float(load), **kw)  # the scalar path itself: equal
+    assert f(load=np.array([]), **kw).shape == (0,)  # an empty array: an empty result, with the axis over r
+    assert f(load=np.ones((0, 3)), **{**kw, "r": [5, 25]}).shape == (0, 3, 2)

@@ -93,19 +93,22 @@ def _chunk(rs):
     return max(16, min(1024, (1 << 18) // (max(rs) + 3)))
 
 
-def _broadcast(one, params, single, many=None, shared=(), chunk=1024):
+def _broadcast(one, params, single, many=None, shared=(), chunk=1024, width=1):
     """``one(*point)`` (a list over r) at every point of the broadcast parameters; with ``many``, the points
     with the same values of the parameters at indices ``shared`` (the batch law's) run ``chunk`` at a time in
     one vectorised pass, ``many(rows)`` -> (len(rows), len(r)), in the order of the first parameter (the rate: the
     points of a pass then need count tables of similar lengths). A pass that raises ArithmeticError or
     FloatingPointError, and each point whose vectorised value is not finite, is run again alone: the
-    point's own value, or its FloatingPointError naming the point."""
+    point's own value, or its FloatingPointError naming the point. ``width``: how many capacities (an empty
+    array gives an empty result of its shape)."""
     if all(type(p) is float or type(p) is int for p in params):  # one point: no arrays to build
         out = one(*[float(p) for p in params])
         return out[0] if single else numpy.array(out)
     arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
     shape = arrays[0].shape
     flat = numpy.stack([a.reshape(-1) for a in arrays], axis=-1)
+    if not len(flat):
+        return numpy.zeros(shape if single else shape + (width,))
     if many is None or len(flat) < 2:
         rows = numpy.array([_alone(one, row) for row in flat.tolist()])
     else:
@@ -269,12 +272,12 @@ def forms(request) -> dict:
         statements = [*checks, f"rs, single = _capacities(r, {lowest})"]
         point = f"lambda *point: _sweep(_kernel(*point), {measure!r}, rs), ({', '.join(scalars)},), single"
         if whole:
-            statements.append(f"return _broadcast({point})")
+            statements.append(f"return _broadcast({point}, width=len(rs))")
         else:
             shared = tuple(range(1, 1 + len(batch.args)))
             statements.append(f"return _broadcast({point},")
             statements.append(f"                  lambda rows: _sweep_points(_kernel_points(rows), {measure!r}, rs), "
-                              f"{shared!r}, _chunk(rs))")
+                              f"{shared!r}, _chunk(rs), len(rs))")
         factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
         load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])  # rho_bar = lam l1 b1
         code = "\n".join([_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
