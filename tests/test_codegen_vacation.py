@@ -196,11 +196,12 @@ def test_a_point_that_underflows_is_named_and_poisons_no_other(tmp_path):
 
 
 def test_count_sequences_over_points_equal_each_point():
-    """The negative-binomial count kernel over points (Float64Points: one pass for 40 points, the table as long
-    as the longest point needs, the median split at the first point's) equals the scalar kernel at each point to
-    1e-13 relative (positive sums in another order and of other lengths; the scalar path itself is unchanged)."""
+    """The negative-binomial and Poisson count kernels over points (Float64Points: one pass for 40 points, the
+    table as long as the longest point needs, the median split at the first point's) equal the scalar kernels at
+    each point to 1e-13 relative (positive sums in another order and of other lengths; the scalar path itself is
+    unchanged); Poisson means on both sides of the far-regime limit are declined (ArithmeticError)."""
     from qderive.numeric.kernels.context import FLOAT64
-    from qderive.numeric.kernels.counts import negative_binomial_sequences
+    from qderive.numeric.kernels.counts import negative_binomial_sequences, poisson_sequences
     from qderive.numeric.kernels.points import Float64Points
 
     x = np.geomspace(0.01, 300.0, 40)  # lambda E[T]: from almost no arrivals to many
@@ -211,6 +212,13 @@ def test_count_sequences_over_points_equal_each_point():
             alone = negative_binomial_sequences(FLOAT64, shape, float(p0[i]), float(q[i]), 150)
             for v, w in zip(together, alone):
                 np.testing.assert_allclose(v[:, i], w, rtol=1e-13, atol=0)
+    x = np.geomspace(0.01, 400.0, 40)  # below the far regime of n = 150 (about 740)
+    together = poisson_sequences(Float64Points(len(x)), [x], [1.0], 150)
+    for i in range(len(x)):
+        for v, w in zip(together, poisson_sequences(FLOAT64, [float(x[i])], [1.0], 150)):
+            np.testing.assert_allclose(v[:, i], w, rtol=1e-13, atol=0)
+    with pytest.raises(ArithmeticError, match="one by one"):
+        poisson_sequences(Float64Points(2), [np.array([1.0, 400.0])], [1.0], 5)
 
 
 def test_passes_of_a_chunk_each_and_a_declined_pass(tmp_path):

@@ -26,7 +26,7 @@ from .points import every, larger
 
 #: the kernels here that accept numbers over points (:class:`~qderive.numeric.kernels.points.Float64Points`: one
 #: array of parameters per argument, sequences with a last axis over the points); the others run point by point
-OVER_POINTS = ("negative_binomial_sequences", "mixture_sequences")
+OVER_POINTS = ("negative_binomial_sequences", "mixture_sequences", "poisson_sequences")
 #: over points, the most numbers of one table (terms x points: 16 MB); a longer one is declined (ArithmeticError) so
 #: that the points are computed one by one, each with a table of its own length
 POINT_TABLE = 1 << 21
@@ -85,15 +85,18 @@ def _poisson_terms(ctx, x, count):
         if count > 1:
             ratios[1:] = numpy.divide(x, ctx.arange(count)[1:])  # numpy's loop: mpf / array would try the array
         return numpy.cumprod(ratios) * ctx.exp(-x)
-    if x == 0:
+    points = isinstance(x, numpy.ndarray)  # numbers over points: every mean in (0, 500], else declined
+    if points and not numpy.all((x > 0) & (x <= 500)):
+        raise ArithmeticError("Poisson means of 0 or above 500 among these points: computed one by one")
+    if not points and x == 0:
         t = numpy.zeros(count)
         t[0] = 1.0
         return t
-    if x <= 500:
-        ratios = numpy.empty(count)
+    if points or x <= 500:
+        ratios = ctx.zeros(count)
         ratios[0] = 1.0
-        ratios[1:] = x / ks[1:]
-        return ctx.flush(math.exp(-x) * numpy.cumprod(ratios))
+        ratios[1:] = x / ctx.arange(count)[1:]
+        return ctx.flush(ctx.exp(-x) * numpy.cumprod(ratios, axis=0))
     t = numpy.empty(count)
     t[0] = 0.0  # e^{-x} < 1e-217: below every accuracy we keep next to the mode
     k = ks[1:].astype(numpy.float64)
@@ -201,23 +204,30 @@ def poisson_sequences(ctx, means, weights, n):
 
 
 def _poisson_one(ctx, x, n):
-    xf = float(x)
-    if xf > n + 40 * math.sqrt(n + 1) + 100:
+    # numbers over points: xf the largest mean, the regime the same for all (else declined), r per point
+    xs = numpy.asarray(x, dtype=float)
+    far = xs > n + 40 * math.sqrt(n + 1) + 100
+    if numpy.any(far) and not numpy.all(far):
+        raise ArithmeticError("Poisson means on both sides of the table's far regime: computed one by one")
+    far, xf = bool(numpy.all(far)), float(numpy.max(xs))
+    if far:
         count = n + 2  # the whole range 0..n lies far below the median: 1 - cdf everywhere
     else:
         count = _extension(ctx, n, xf, math.sqrt(xf + 1)) + 1
     while True:
+        if xs.ndim and count * xs.size > POINT_TABLE:
+            raise ArithmeticError("the count tables of these points together are too long: compute them one by one")
         terms = _poisson_terms(ctx, x, count)
         K = count - 1
-        r = xf / (K + 1)
-        if count == n + 2 and xf > n + 40 * math.sqrt(n + 1) + 100:
+        r = (xf if not xs.ndim else xs) / (K + 1)
+        if count == n + 2 and far:
             r = 0.5  # unused: no backward sums in this regime
             break
-        if r < 1 and remainder_ok(ctx, terms, n, r):
+        if every(r < 1) and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
     beta = terms[: n + 1].copy()
-    tail, tail2 = count_tails(ctx, terms, n, x, r if r < 1 else ctx.num(1) / 2)
+    tail, tail2 = count_tails(ctx, terms, n, x, r if every(r < 1) else ctx.num(1) / 2)
     return beta, tail, tail2
 
 
