@@ -290,5 +290,16 @@ def test_generated_hysteretic_takes_the_load_instead_of_the_rate(tmp_path):
         want = json.loads(js)["measures"]["p_discard"]
         got = f(overload_factor=0.5, batch_mean=2.0, service_mean=0.005, L=10, H=20, R=30, load=load)
         assert got == pytest.approx(want, rel=1e-12, abs=0)
+    # an array of loads (with an axis of overload factors) is solved point by point: the shape of the broadcast
+    # arguments, each entry the point's own value (eval's, to 1e-12 relative as above, for the loads checked)
+    grid = f(overload_factor=numpy.array([[0.5], [1.0]]), batch_mean=2.0, service_mean=0.005, L=10, H=20, R=30,
+             load=numpy.array([1.5, 0.9]))
+    assert grid.shape == (2, 2)
+    for i, factor in enumerate((0.5, 1.0)):
+        for j, load in enumerate((1.5, 0.9)):
+            assert grid[i, j] == f(overload_factor=factor, batch_mean=2.0, service_mean=0.005, L=10, H=20, R=30,
+                                   load=load)
+    assert f(overload_factor=0.5, batch_mean=2.0, service_mean=0.005, L=10, H=20, R=30, load=numpy.array([])).shape == (0,)
+    assert "solved one by one" in f.__doc__
     with pytest.raises(TypeError, match="one of them"):
         f(150.0, 0.5, 2.0, 0.005, 10, 20, 30, load=1.5)

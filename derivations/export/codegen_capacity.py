@@ -84,6 +84,8 @@ def erlang_b_forms(request=None) -> dict:
         notes = [f"M/M/n/n loss system (Erlang B); unit: {meta.units or meta.kind.value}.",
                  f"Source: {meta.source}; {ERLANG_SOURCE}.", "",
                  "Runs the package's kernel qderive.numeric.kernels.erlang (copied above, verbatim) in float64.",
+                 "Cost: the recursion (R) per point, O(min(n, rho + sqrt(rho))) steps (O(min(n, 53)) for rho >= 2n),",
+                 "in Python numbers; the points of an array run one by one (each stops at its own step).",
                  "Bad input raises ValueError naming the argument; a blocking below the float64 range is",
                  "returned as 0 with a RuntimeWarning (log10_blocking_probability stays finite)."]
         code = "\n".join([_ERLANG_HELPERS.strip("\n"), "", "",

@@ -293,6 +293,11 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
 
     notes = [f"{model_text}; the {_WORDS[kind]}.",
              f"Source: {source}.", "",
+             "Cost: the model's parameters are numbers (not arrays): the finite-room data (O(r^2) float64",
+             "operations) are computed once per parameter set and kept for the next calls; " + (
+                 "an array of times t" if question == "tail" else "an array of levels q"),
+             "is one inversion for all of them (the transform at the nodes of every t at once)." if question == "tail"
+             else "is searched level by level (a bracket, then the Illinois method: tens of tail evaluations each).",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
              "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
              f"`qderive eval {model} ... --digits 15` command that computes it. Bad input raises ValueError",

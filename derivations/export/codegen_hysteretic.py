@@ -57,6 +57,18 @@ def _trusted(values):
         if reason is None and key in ("p_normal", "p_overload", "p_discard", "loss_probability") and not 0 <= v <= 1:
             reason = f"{key} = {v!r} lies outside [0, 1] in float64"
     return reason
+
+
+def _each(point, params, thresholds):
+    """``point(*params, *thresholds)`` at one point (a float), or at every point of the broadcast array
+    parameters (an array of their shape), one embedded-chain solve per point."""
+    if all(type(p) is float or type(p) is int for p in params):
+        return point(*params, *thresholds)
+    arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
+    out = numpy.empty(arrays[0].shape)
+    for idx in numpy.ndindex(out.shape):
+        out[idx] = point(*[float(a[idx]) for a in arrays], *thresholds)
+    return float(out) if out.ndim == 0 else out
 '''
 
 
@@ -88,8 +100,11 @@ def forms(request) -> dict:
                  "interval semantics, corrected E tau_0 (the defaults of `qderive eval hysteretic`).",
                  f"Unit of the result: {meta.units or meta.kind.value}. Source: {meta.source or SOURCE}.", "",
                  "The offered load may be given instead of the rate: f(..., load=rho_0), rho_0 = lam0 l1 b1.",
-                 "Cost: one embedded-chain solve per call, O(R^2) float64 operations.",
-                 "Returns a float. Bad input raises ValueError naming the parameter. Where `qderive eval` would",
+                 "Numeric arguments other than L, H, R may be numpy arrays; they broadcast together, and the result",
+                 "is an array of their shape (a float for numbers).",
+                 "Cost: one embedded-chain solve per parameter point, O(R^2) float64 operations; the points of an",
+                 "array are solved one by one (the chain's matrices depend on every parameter: not vectorised).",
+                 "Bad input raises ValueError naming the parameter. Where `qderive eval` would",
                  "recompute with mpmath (kappa_inf(I - P_0) eps > 1e-6: light load with a large H, where (21) is",
                  "ill-conditioned; a failed renewal identity; a non-finite value) a RuntimeWarning is emitted and",
                  "the float64 result is returned."]
@@ -98,17 +113,20 @@ def forms(request) -> dict:
             ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H"),
             ("R", "discard threshold = capacity (integer, H < R), the customer in service included")]
         statements = [*checks, "L, H, R = _thresholds(L, H, R)",
-                      f"inputs = _inputs({', '.join(scalars + ['R'])})",
-                      "values = hysteretic_measures(_CTX, inputs, L, H, R, H)  # onset H: the event convention",
-                      "reason = _trusted(values)",
-                      "if reason is not None:",
-                      "    warnings.warn(f'{reason}: `qderive eval hysteretic` would evaluate this case with mpmath; '",
-                      "                  'the float64 result may be inaccurate', RuntimeWarning, stacklevel=2)",
-                      f"return float(values[{f.name!r}])"]
+                      f"return _each(_{f.name}_point, ({', '.join(scalars)},), (L, H, R))"]
+        point = [f"def _{f.name}_point({', '.join(scalars + ['L', 'H', 'R'])}):",
+                 f'    """{f.name} at one parameter point (floats; L, H, R checked)."""',
+                 f"    inputs = _inputs({', '.join(scalars + ['R'])})",
+                 "    values = hysteretic_measures(_CTX, inputs, L, H, R, H)  # onset H: the event convention",
+                 "    reason = _trusted(values)",
+                 "    if reason is not None:",
+                 "        warnings.warn(f'{reason}: `qderive eval hysteretic` would evaluate this case with mpmath; '",
+                 "                      'the float64 result may be inaccurate', RuntimeWarning, stacklevel=4)",
+                 f"    return float(values[{f.name!r}])"]
         names = {a[0]: a[1] for a in (*batch.args, *service.args)}
         factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
         load = ("lam0", factor, [(p[0], p[2]) for p in params[1:]])  # rho_0 = lam0 l1 b1
-        code = "\n".join(["import warnings", "", _HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
+        code = "\n".join(["import warnings", "", _HELPERS.strip("\n"), "", "", *kernel_fn, "", "", *point, "", "",
                           generated_function(f.name, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
                                              statements, load=load)])
         out[f.name] = KernelModule(f.name, f"{meta.help} of M[X]|G|1|(L,H)|(H,R) with {laws}.", SOURCE,

@@ -37,9 +37,11 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
     """[(a, abar, u, ubar), ...] of :func:`arrival_counts` for several times T_i with the same batches,
     ``times`` = [(beta, tail, tail2, E T), ...] (a service and a vacation): one pass over the blocks, the
     rows of every time stacked in the same two products (each time's rows stop where its beta_k and
-    P(K > k) vanish, as alone: the rows after that are exact zeros)."""
+    P(K > k) vanish, as alone: the rows after that are exact zeros). Numbers may be arrays over points
+    (:class:`~qderive.numeric.kernels.points.Float64Points`: the sequences of ``times`` then carry a last axis over
+    the points, the blocks are shared); the rows then stop where they vanish for every point."""
     T = len(times)
-    if lam == 0:  # nobody arrives: the whole time is spent with 0 arrivals
+    if numpy.all(lam == 0):  # nobody arrives: the whole time is spent with 0 arrivals
         out = []
         for _, _, _, mean_time in times:
             a, abar, u, ubar = ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1), ctx.zeros(n + 1)
@@ -56,7 +58,8 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
     for i, (beta, tail, _, _) in enumerate(times):
         AU[i, 0] = beta[0]
         AU[T + i, 0] = tail[0]
-        gone = numpy.flatnonzero((beta[1: n + 1] == 0) & (tail[1: n + 1] == 0))
+        gone = (beta[1: n + 1] == 0) & (tail[1: n + 1] == 0)
+        gone = numpy.flatnonzero(gone if gone.ndim == 1 else gone.reshape(n, -1).all(axis=1))  # for every point
         tops.append(int(gone[0]) if len(gone) else n)
     top = max(tops)
     betas = numpy.array([t[0][: top + 1] for t in times] + [t[1][: top + 1] for t in times])

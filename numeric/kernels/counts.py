@@ -22,6 +22,14 @@ import math
 import numpy
 
 from .chains import mmatrix_solve
+from .points import every, larger
+
+#: the kernels here that accept numbers over points (:class:`~qderive.numeric.kernels.points.Float64Points`: one
+#: array of parameters per argument, sequences with a last axis over the points); the others run point by point
+OVER_POINTS = ("negative_binomial_sequences", "mixture_sequences", "poisson_sequences")
+#: over points, the most numbers of one table (terms x points: 16 MB); a longer one is declined (ArithmeticError) so
+#: that the points are computed one by one, each with a table of its own length
+POINT_TABLE = 1 << 21
 
 #: the most terms one arrival-count sequence may have (about lambda E[period] plus its spread)
 MAX_COUNT_TERMS = 10**7
@@ -77,15 +85,18 @@ def _poisson_terms(ctx, x, count):
         if count > 1:
             ratios[1:] = numpy.divide(x, ctx.arange(count)[1:])  # numpy's loop: mpf / array would try the array
         return numpy.cumprod(ratios) * ctx.exp(-x)
-    if x == 0:
+    points = isinstance(x, numpy.ndarray)  # numbers over points: every mean in (0, 500], else declined
+    if points and not numpy.all((x > 0) & (x <= 500)):
+        raise ArithmeticError("Poisson means of 0 or above 500 among these points: computed one by one")
+    if not points and x == 0:
         t = numpy.zeros(count)
         t[0] = 1.0
         return t
-    if x <= 500:
-        ratios = numpy.empty(count)
+    if points or x <= 500:
+        ratios = ctx.zeros(count)
         ratios[0] = 1.0
-        ratios[1:] = x / ks[1:]
-        return ctx.flush(math.exp(-x) * numpy.cumprod(ratios))
+        ratios[1:] = x / ctx.arange(count)[1:]
+        return ctx.flush(ctx.exp(-x) * numpy.cumprod(ratios, axis=0))
     t = numpy.empty(count)
     t[0] = 0.0  # e^{-x} < 1e-217: below every accuracy we keep next to the mode
     k = ks[1:].astype(numpy.float64)
@@ -100,14 +111,19 @@ def _negbin_terms(ctx, a, p0, q, count):
     if count > 1:
         k = ctx.arange(count)[1:]
         ratios[1:] = (k - 1 + a) * q / k  # array first: mpf * array would try to convert the array
-    if ctx.is_float64 and a * math.log(p0) < -700:
+    low = ctx.is_float64 and a * ctx.log(p0) < -700
+    if isinstance(low, numpy.ndarray):  # numbers over points: this form for all of them, or each alone
+        if numpy.any(low):
+            raise ArithmeticError("p0^a underflows at some points: the count sequences are computed point by point")
+        low = False
+    if low:
         # p0^a underflows: log-space, each term on its own (relative error ~ eps * |log t|)
         k = numpy.arange(count, dtype=numpy.float64)
         logs = (a * math.log(p0) + k * math.log(q) + numpy.array([math.lgamma(v + a) for v in k])
                 - math.lgamma(a) - numpy.array([math.lgamma(v + 1) for v in k]))
         return ctx.flush(numpy.exp(logs))
     first = p0**a
-    return ctx.flush(numpy.cumprod(ratios) * first)
+    return ctx.flush(numpy.cumprod(ratios, axis=0) * first)
 
 
 def count_tails(ctx, terms, n, mean, ratio_after):
@@ -116,8 +132,13 @@ def count_tails(ctx, terms, n, mean, ratio_after):
     ``ratio_after`` bounds t_{i+1}/t_i for every i >= K (< 1); ``mean`` = E K.
     """
     K = len(terms) - 1
-    cdf = numpy.cumsum(terms[: n + 1])
-    above = numpy.flatnonzero(cdf > 0.5) if ctx.is_float64 else [k for k in range(n + 1) if cdf[k] > 0.5]
+    cdf = numpy.cumsum(terms[: n + 1], axis=0)
+    if ctx.is_float64:  # numbers over points: the first index at which some point's cdf exceeds 1/2 (above it
+        # the tails of every point are the backward sums, as accurate as 1 - cdf: positive terms)
+        half = cdf > 0.5
+        above = numpy.flatnonzero(half if half.ndim == 1 else half.any(axis=1))
+    else:
+        above = [k for k in range(n + 1) if cdf[k] > 0.5]
     med = int(above[0]) if len(above) else n + 1
     tail = ctx.zeros(n + 1)
     tail2 = ctx.zeros(n + 1)
@@ -125,11 +146,11 @@ def count_tails(ctx, terms, n, mean, ratio_after):
         r = ratio_after
         rem = terms[K] * r / (1 - r)
         rem2 = rem * r / (1 - r)
-        suffix = numpy.cumsum(terms[::-1])[::-1]  # suffix[i] = sum_{j=i}^{K} t_j
+        suffix = numpy.cumsum(terms[::-1], axis=0)[::-1]  # suffix[i] = sum_{j=i}^{K} t_j
         upper = ctx.zeros(K + 1)  # P(K' > i) for i = 0..K
         upper[:K] = suffix[1:] + rem
         upper[K] = rem
-        suffix_t = numpy.cumsum(upper[::-1])[::-1]  # sum_{j=i}^{K} P(K' > j)
+        suffix_t = numpy.cumsum(upper[::-1], axis=0)[::-1]  # sum_{j=i}^{K} P(K' > j)
         idx = slice(med, n + 1)
         tail[idx] = upper[idx]
         tail2[idx] = suffix_t[med + 1:n + 2] + rem2  # K >= n + 1
@@ -138,7 +159,7 @@ def count_tails(ctx, terms, n, mean, ratio_after):
     else:
         tail[:] = 1 - cdf
         # E (K - n - 1)^+ = E K - n - 1 + sum_{j<=n} P(K <= j): x - n - 1 dominates (the median is above n)
-        tail2[n] = mean - (n + 1) + numpy.sum(cdf)
+        tail2[n] = mean - (n + 1) + numpy.sum(cdf, axis=0)
         start = n
     for k in range(start - 1, -1, -1):  # positive backward accumulation
         tail2[k] = tail2[k + 1] + tail[k + 1]
@@ -150,9 +171,9 @@ def remainder_ok(ctx, terms, n, r):
     t_{n+2} (<= P(K > n + 1) <= both tail_n and tail2_n), or the terms have underflowed."""
     K = len(terms) - 1
     rem = terms[K] * r / (1 - r)
-    rem = rem * max(1, r / (1 - r))  # also bounds the second tail's remainder
+    rem = rem * larger(1, r / (1 - r))  # also bounds the second tail's remainder
     ref = terms[min(n + 2, K)]
-    return ref == 0 or terms[K] == 0 or rem <= ctx.eps / 256 * ref
+    return every((ref == 0) | (terms[K] == 0) | (rem <= ctx.eps / 256 * ref))  # at every point
 
 
 def _extension(ctx, n, mean, spread):
@@ -183,23 +204,30 @@ def poisson_sequences(ctx, means, weights, n):
 
 
 def _poisson_one(ctx, x, n):
-    xf = float(x)
-    if xf > n + 40 * math.sqrt(n + 1) + 100:
+    # numbers over points: xf the largest mean, the regime the same for all (else declined), r per point
+    xs = numpy.asarray(x, dtype=float)
+    far = xs > n + 40 * math.sqrt(n + 1) + 100
+    if numpy.any(far) and not numpy.all(far):
+        raise ArithmeticError("Poisson means on both sides of the table's far regime: computed one by one")
+    far, xf = bool(numpy.all(far)), float(numpy.max(xs))
+    if far:
         count = n + 2  # the whole range 0..n lies far below the median: 1 - cdf everywhere
     else:
         count = _extension(ctx, n, xf, math.sqrt(xf + 1)) + 1
     while True:
+        if xs.ndim and count * xs.size > POINT_TABLE:
+            raise ArithmeticError("the count tables of these points together are too long: compute them one by one")
         terms = _poisson_terms(ctx, x, count)
         K = count - 1
-        r = xf / (K + 1)
-        if count == n + 2 and xf > n + 40 * math.sqrt(n + 1) + 100:
+        r = (xf if not xs.ndim else xs) / (K + 1)
+        if count == n + 2 and far:
             r = 0.5  # unused: no backward sums in this regime
             break
-        if r < 1 and remainder_ok(ctx, terms, n, r):
+        if every(r < 1) and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
     beta = terms[: n + 1].copy()
-    tail, tail2 = count_tails(ctx, terms, n, x, r if r < 1 else ctx.num(1) / 2)
+    tail, tail2 = count_tails(ctx, terms, n, x, r if every(r < 1) else ctx.num(1) / 2)
     return beta, tail, tail2
 
 
@@ -216,12 +244,15 @@ def negative_binomial_sequences(ctx, shape, p0, q, n):
             return tuple(twin.to_mp(v) for v in negative_binomial_sequences(twin, *args, n))
     a = shape
     mean = a * q / p0
-    count = _extension(ctx, n, float(mean), math.sqrt(float(mean) / float(p0) + 1)) + 1
+    fm, fp = numpy.asarray(mean, dtype=float), numpy.asarray(p0, dtype=float)  # numbers over points: the largest
+    count = _extension(ctx, n, float(numpy.max(fm)), math.sqrt(float(numpy.max(fm / fp)) + 1)) + 1
     while True:
+        if numpy.ndim(p0) and count * numpy.size(p0) > POINT_TABLE:
+            raise ArithmeticError("the count tables of these points together are too long: compute them one by one")
         terms = _negbin_terms(ctx, a, p0, q, count)
         K = count - 1
-        r = max(q * (K + a) / (K + 1), q)
-        if r < 1 and remainder_ok(ctx, terms, n, r):
+        r = larger(q * (K + a) / (K + 1), q)
+        if every(r < 1) and remainder_ok(ctx, terms, n, r):
             break
         count = 2 * count
         if count > 4_000_000:

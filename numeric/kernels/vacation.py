@@ -20,6 +20,14 @@ kernel computes, against an arithmetic context:
 
 Everything is a sum of positive terms; in float64 a growing q~ (rho_bar > 1) is
 rescaled by powers of two, which leaves every ratio unchanged.
+
+Numbers may be arrays, one entry per parameter point (the context
+:class:`~qderive.numeric.kernels.points.Float64Points`): a vector is then an array whose first
+axis is its index and whose last axis runs over the points, and the partial-admission engine runs
+once for all points with the same operations (:func:`_convolve`, :func:`_rows` and
+:func:`~qderive.numeric.kernels.points.every` take the points' axis into account; every decision
+taken on numbers, such as a block length or a table size, is taken for all points at once, and a
+rescaling is per point).
 """
 
 import math
@@ -28,6 +36,7 @@ import numpy
 
 from .arrivals import arrival_counts, arrival_counts_of_times
 from .batches import convolution_blocks
+from .points import every
 
 #: float64: the first table of the start-period sequences (growing while their tails have not vanished);
 #: below this many waiting places the whole table is built at once (r = 2000: 33 ms, not 46 with 64)
@@ -61,22 +70,22 @@ class StartPeriod:
     def vanishes_at(self, m):
         """Whether every tail is exactly 0 at index m (float64 after flushing: each omitted point mass
         beyond m is below the smallest normal double, so it is 0 in the longer sequences too)."""
-        return all(t[m] == 0 for t in (self.abar, self.ubar, self.cbar, self.wbar))
+        return all(every(t[m] == 0) for t in (self.abar, self.ubar, self.cbar, self.wbar))
 
     def next_size(self, m, n):
         """A longer table (at most n) in which the tails should vanish: each tail extrapolated
         geometrically from indices m/2 and m to the smallest normal double, with 25 % to spare;
         at least 2m, and n when that is not much more (half of n: one more table of size n costs
-        less than two rounds)."""
+        less than two rounds; numbers over points: the largest size any point wants)."""
         want = 2 * m
         tiny = 2.0**-1022
         for t in (self.abar, self.ubar, self.cbar, self.wbar):
-            hi, lo = float(t[m]), float(t[m // 2])
-            if hi > 0 and lo > hi:
-                per_index = (math.log(lo) - math.log(hi)) / (m - m // 2)
-                want = max(want, int(1.25 * (m + (math.log(hi) - math.log(tiny)) / per_index)) + 1)
-            elif hi > 0:  # not decaying yet
-                want = max(want, 4 * m)
+            for hi, lo in zip(numpy.ravel(t[m]).tolist(), numpy.ravel(t[m // 2]).tolist()):
+                if hi > 0 and lo > hi:
+                    per_index = (math.log(lo) - math.log(hi)) / (m - m // 2)
+                    want = max(want, int(1.25 * (m + (math.log(hi) - math.log(tiny)) / per_index)) + 1)
+                elif hi > 0:  # not decaying yet
+                    want = max(want, 4 * m)
         return n if want >= n // 2 else want
 
     def padded(self, ctx, n):
@@ -90,6 +99,44 @@ class StartPeriod:
                           pad(self.wbar), self.idle, self.not_serving, self.services, self.b1)
         out.built = self.built
         return out
+
+
+def _rows(mask):
+    """A mask over a vector's indices: True where the entry is True for some point (the mask itself when the
+    numbers are scalars)."""
+    return mask if mask.ndim == 1 else mask.reshape(len(mask), -1).any(axis=1)
+
+
+def _convolve(x, y, size=None):
+    """The first ``size`` terms (all by default) of the convolution of the vectors x and y, sum_i x_i y_{k-i}.
+
+    Scalar numbers: numpy's direct convolution. Numbers over points (a trailing axis, or a vector of one
+    number per index shared by every point): the same sums for every point at once, one product of a
+    term of the shorter vector with the other vector per step (no FFT: every term is a product of
+    positive numbers, whatever its size)."""
+    if x.ndim == 1 and y.ndim == 1:
+        full = numpy.convolve(x, y)
+        return full if size is None else full[:size]
+    if len(x) > len(y):
+        x, y = y, x
+    total = len(x) + len(y) - 1 if size is None else min(size, len(x) + len(y) - 1)
+    out = numpy.zeros((total,) + numpy.broadcast_shapes(x.shape[1:], y.shape[1:]))
+    for k in range(min(len(x), total)):
+        m = min(len(y), total - k)
+        out[k: k + m] += x[k] * y[:m]
+    return out
+
+
+def _correlate(a, v):
+    """sum_i a_{c+i} v_i for c = 0..len(a) - len(v) (numpy's "valid" correlation; numbers over points as in
+    :func:`_convolve`)."""
+    if a.ndim == 1 and v.ndim == 1:
+        return numpy.correlate(a, v, "valid")
+    size = len(a) - len(v) + 1
+    out = numpy.zeros((size,) + numpy.broadcast_shapes(a.shape[1:], v.shape[1:]))
+    for i in range(len(v)):
+        out += a[i: i + size] * v[i]
+    return out
 
 
 def _conv(ctx, x, y, n):
@@ -108,19 +155,19 @@ def _truncated_convolution(ctx, x, y, n, block=512):
     if not ctx.is_float64:
         return _conv(ctx, x, y, n)
     y = y[: _support(y, n) + 1]  # exact zeros beyond the last nonzero term (flushed tails) cost nothing
-    out = numpy.zeros(n + 1)
+    out = ctx.zeros(n + 1)
     if not len(y):
         return out
     for s in range(0, n + 1, block):
         xb = x[s: min(s + block, n + 1)]
-        c = numpy.convolve(xb, y)[: n + 1 - s]
+        c = _convolve(xb, y, n + 1 - s)
         out[s: s + len(c)] += c
     return out
 
 
 def _support(v, n):
-    """The last index <= n of a nonzero entry of v (-1 if none)."""
-    nz = numpy.flatnonzero(v[: n + 1])
+    """The last index <= n of a nonzero entry of v (-1 if none; numbers over points: of any point)."""
+    nz = numpy.flatnonzero(_rows(v[: n + 1] != 0))
     return int(nz[-1]) if len(nz) else -1
 
 
@@ -207,7 +254,7 @@ def _toeplitz_times(ctx, g, x):
     terms; float64: numpy's direct convolution, mpmath: :func:`_conv`)."""
     b = len(x)
     if ctx.is_float64:
-        return numpy.convolve(g[:b], x)[:b]
+        return _convolve(g[:b], x, b)
     return _conv(ctx, x, g[:b], b - 1)
 
 
@@ -221,26 +268,26 @@ def _block_inverse(ctx, abar, a0, B):
     terms per doubling. (Doubling from g_0 on would be as fast but twice as inexact: the rounding errors of
     the first terms reach every later one; the recursion's first 32 terms keep the error of the old blocks.)
     float64: B' <= B stops before the first g_j > 2^200 (at least 1 term), which keeps a block's products
-    far from overflow.
+    far from overflow (numbers over points: before the first j at which some point's g_j does).
     """
     m = min(B, _CUT_BLOCK)
     # the recursion on Python numbers: 31 short sums cost less as plain loops than as 31 numpy calls
-    ab, first, zero = abar[1: m].tolist(), [1 / a0], ctx.num(0)
+    ab, first, zero = abar[1: m].tolist() if abar.ndim == 1 else list(abar[1: m]), [1 / a0], ctx.num(0)
     for j in range(1, m):
         v = zero
         for x, y in zip(ab, reversed(first)):  # sum_{k=1}^{j} abar_k g_{j-k}, in this order
             v = v + x * y
         v = v / a0
-        if ctx.is_float64 and not v <= _G_LIMIT:
+        if ctx.is_float64 and not every(v <= _G_LIMIT):
             return ctx.array(first)
         first.append(v)
     g = ctx.zeros(B)
     g[:m] = first
     while m < B:
         e = min(2 * m, B)
-        c = numpy.convolve(abar[:e], g[:m])[m: e]  # c_j = sum_{k<m} abar_{m+j-k} g_k, j = 0..e-m-1 (float64)
+        c = _convolve(abar[:e], g[:m], e)[m: e]  # c_j = sum_{k<m} abar_{m+j-k} g_k, j = 0..e-m-1 (float64)
         g[m: e] = _toeplitz_times(ctx, g, c)
-        big = numpy.flatnonzero(~(g[m: e] <= _G_LIMIT))
+        big = numpy.flatnonzero(_rows(~(g[m: e] <= _G_LIMIT)))
         if len(big):
             return g[: m + int(big[0])]
         m = e
@@ -256,11 +303,12 @@ def _cut_blocks(ctx, seq, q, n, done, shift):
     positive terms. Blocks of ``_CUT_BLOCK`` steps in mpmath; in float64 of up to ``_CUT_BLOCK_FLOAT64``
     (r = 200 is one block: the recursion is two convolutions), abar_k = 0 for k > width (a flushed tail), so
     only q_i with i >= s - width contribute, and the prefix is rescaled by a power of two when it exceeds
-    2^400 (g <= 2^200 keeps a block below 2^600 (1 + sum abar)).
+    2^400 (g <= 2^200 keeps a block below 2^600 (1 + sum abar)); numbers over points: each point's prefix by its
+    own power of two (``shift`` is then an array).
     """
     N = len(seq.abar) - 1
     abar, rev, cbar = seq.abar, seq.abar_rev, seq.cbar
-    a0 = float(seq.a0) if ctx.is_float64 else seq.a0
+    a0 = ctx.to_float(seq.a0) if ctx.is_float64 else seq.a0
     width = max(_support(abar, N), 1) if ctx.is_float64 else N
     g = _block_inverse(ctx, abar, a0, max(1, min(_CUT_BLOCK_FLOAT64 if ctx.is_float64 else _CUT_BLOCK, n)))
     B = len(g)
@@ -272,17 +320,17 @@ def _cut_blocks(ctx, seq, q, n, done, shift):
         lo = max(1, t - width)
         if t > lo:  # sum_{i=lo}^{t-1} q_i abar[t + c - i], c = 0..e-t-1
             if ctx.is_float64:
-                rhs = rhs + numpy.correlate(abar[1: e - lo], q[lo: t][::-1], "valid")
+                rhs = rhs + _correlate(abar[1: e - lo], q[lo: t][::-1])
             else:  # M[c, i] = abar[t + c - lo - i]: windows of the reversed tails
                 M = windows(rev[N - e + 1 + lo: N], t - lo)[::-1]
                 rhs = rhs + ctx.matmul(M, q[lo: t, None])[:, 0]
         q[t: e] = _toeplitz_times(ctx, g, rhs)
         if ctx.is_float64:
-            top = q[t: e].max()
-            if top > _BLOCK_RESCALE_AT:
-                x = int(numpy.frexp(top)[1])
+            top = q[t: e].max(axis=0)
+            if numpy.any(top > _BLOCK_RESCALE_AT):  # per point: 2^-x with x = 0 leaves a point unchanged
+                x = numpy.where(top > _BLOCK_RESCALE_AT, numpy.frexp(top)[1], 0)
                 q[:e] = numpy.ldexp(q[:e], -x)
-                shift += x
+                shift = shift + (int(x) if x.ndim == 0 else x)
         t = e
     return shift
 
@@ -362,7 +410,7 @@ class PartialEngine:
         self.t = seq.w[:n] * q[0] + _truncated_convolution(self.ctx, q[1: n + 1], seq.u, n - 1)
         # s1[j] = sum_{i=1}^{j} q~_i, formed directly (never sum_{i<=j} q~_i - q~_0: that cancels at light load)
         self.s1 = self.ctx.zeros(n + 1)
-        self.s1[1:] = numpy.cumsum(q[1:])
+        self.s1[1:] = numpy.cumsum(q[1:], axis=0)
         self.n = n
 
     def at(self, r, loss_only=False):
@@ -597,7 +645,7 @@ class FiniteVacation:
         if not whole:
             def start(m):
                 service = (*service_counts(m), b1)
-                if ctx.is_float64 and not service[0][0] > ctx.tiny:
+                if ctx.is_float64 and not every(service[0][0] > ctx.tiny):
                     raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
                 if vacation_counts is None:
                     sv, vc = arrival_counts(ctx, *service[:3], cols(m), lam, b1, m), None
