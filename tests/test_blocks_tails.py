@@ -176,7 +176,7 @@ def test_cli_tails_with_setup_and_close_down():
 
 
 @pytest.mark.parametrize("extra,option", [
-    (["--start-threshold", "3", "--wait-tail", "1"], "--start-threshold"),
+    (["--start-threshold", "3", "--setup", "det:mean=1/4", "--wait-tail", "1"], "--setup"),
     (["--setup", "det:value=1/4", "--wait-quantile", "0.9"], "--setup"),
     (["--close-down", "uniform:low=0,high=1", "--sojourn-tail", "1"], "--close-down"),
 ])

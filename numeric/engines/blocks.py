@@ -595,8 +595,8 @@ def kinked_law(model):
         if not smooth_law(law):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
-                           f"give the tails to the requested digits with a setup or a close-down "
-                           f"(the moments are computed)")
+                           f"give the tails to the requested digits with a setup, a close-down or a start threshold "
+                           f"N > 1 (the moments are computed)")
     return None
 
 

@@ -108,7 +108,7 @@ def _batch_values(batch, z, ctx):
         for k in range(1, size + 1):
             p = batch.pmf(k)
             if p:
-                out = out + ctx.num(Fraction(p)) * z**k
+                out = out + z**k * ctx.num(Fraction(p))
         return out
     key = ("batch", repr(batch))
     if key not in _TAYLOR:
@@ -172,11 +172,11 @@ class ThresholdTransform:
         partial = [self.zero]
         for k in range(1, top):
             partial.append(partial[-1] + powers[k - 1])
-        self.kappa = [self.x[k] * partial[k] for k in range(top)]
+        self.kappa = [partial[k] * self.x[k] for k in range(top)]  # arrays first: mpf * ndarray converts slowly
         self.kappa1 = one * ctx.num(1) if self.limit else (1 - self.XB) / (1 - self.B)
-        self.XBw = [self.x[k] * powers[k] for k in range(top)]
-        self.Xw = [self.x[k] * one for k in range(top)]
-        self.theta = self.zero if self.limit else self.lam / (self.lam + s)
+        self.XBw = [powers[k] * self.x[k] for k in range(top)]
+        self.Xw = [one * self.x[k] for k in range(top)]
+        self.theta = self.zero if self.limit else 1 / (s / self.lam + 1)
         self.served, self.direct = self.zero, self.zero
         self._laws: dict = {}
 
@@ -189,20 +189,20 @@ class ThresholdTransform:
         from .blocks import lst_values
 
         a = arrival_counts(law, self.model.batch, self.model.rate, top, ctx).a[:top]
-        pre = [a[k] * self.powers[k] for k in range(top)]
-        pre1 = lst_values(law, lam * (1 - self.XB), ctx) if not self.limit else a[0] * self.one_array
+        pre = [self.powers[k] * a[k] for k in range(top)]
+        pre1 = lst_values(law, (1 - self.XB) * lam, ctx) if not self.limit else self.one_array * a[0]
         if self.limit:
             post, post1 = [self.zero] * top, self.zero
             dd, dd1 = [self.zero] * top, self.zero
         else:
             sigma = self.s + lam
             taylor = lst_taylor(law, sigma, ctx, top)
-            post = S.compose(taylor, [-lam * x for x in self.Xw])
+            post = S.compose(taylor, [x * (-lam) for x in self.Xw])
             post1 = lst_values(law, self.s, ctx)
             # q - p = s - lambda X(w) + lambda X(B w): constant s, invertible
-            diff = [self.s] + [lam * (self.XBw[k] - self.Xw[k]) for k in range(1, top)]
+            diff = [self.s] + [(self.XBw[k] - self.Xw[k]) * lam for k in range(1, top)]
             dd = S.mul(S.add(pre, S.scale(post, -1)), S.inverse(diff))
-            dd1 = (pre1 - post1) / (self.s - lam + lam * self.XB)
+            dd1 = (pre1 - post1) / (self.s - lam + self.XB * lam)
         self._laws[law] = out = (pre, pre1, post, post1, dd, dd1)
         return out
 
@@ -225,9 +225,9 @@ class ThresholdTransform:
 
     def interrupt(self, state, law):
         pre, post = state
-        c = self._law(law)[0][0]  # a_0 = L*(lambda): no batch during the period
+        c = arrival_counts(law, self.model.batch, self.model.rate, 1, self.ctx).a[0]  # L*(lambda): no batch in it
         self.served = self.served + pre.one * self.XB * (1 - c)
-        self.direct = self.direct + pre.one * (1 - c) * self.kappa1 / self.lam
+        self.direct = self.direct + pre.one * self.kappa1 * ((1 - c) / self.lam)
         return _Tr(S.scale(pre.low, c), pre.one * c), post
 
     def wait(self, state, threshold):
@@ -281,9 +281,9 @@ def threshold_transform(model, ctx, s, sojourn: bool = False, blocks=None):
     op = ThresholdTransform(model, ctx, s, _top(blocks))
     y, idle = passage(blocks, op)
     lam = ctx.num(model.rate)
-    phi = s - lam * (1 - op.XB)
-    gap = ctx.num(1 - model.rho_bar)
-    w = lam * gap / _mean_y(model, ctx, blocks) * (op.kappa1 * (1 - y) / phi + idle)
+    phi = s - (1 - op.XB) * lam
+    c = lam * ctx.num(1 - model.rho_bar) / _mean_y(model, ctx, blocks)
+    w = (op.kappa1 * (1 - y) / phi + idle) * c
     return w * op.B if sojourn else w
 
 
@@ -292,7 +292,7 @@ def threshold_atom(model, ctx, blocks=None):
     blocks = _blocks(model, blocks)
     op = ThresholdTransform(model, ctx, None, _top(blocks))
     _, idle = passage(blocks, op)
-    value = ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / _mean_y(model, ctx, blocks) * idle
+    value = idle * (ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / _mean_y(model, ctx, blocks))
     return value[0].real
 
 
