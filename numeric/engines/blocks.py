@@ -36,6 +36,7 @@ from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.capabilities import declare
 from ..kernels import series as S
 from ..sequences import arrival_counts, batch_vectors
+from .block_laws import lst_values
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
@@ -293,7 +294,7 @@ def wait_moments(model, ctx, k: int, blocks=None) -> list:
     if _top(_blocks(model, blocks)) > 1:
         from .blocks_threshold import threshold_moments
 
-        return threshold_moments(model, ctx, k, blocks)
+        return threshold_moments(model, ctx, k, _mean_of(model, blocks), blocks)
     bare = bare_model(model)
     none = wait_moment_values(bare, "wait")(k, None if ctx.is_float64 else ctx.dps)
     w = [ctx.num(1)] + [ctx.num(v) if isinstance(v, (int, Fraction)) else +v for v in none]
@@ -489,43 +490,6 @@ class GeneratingPassage:
         return state[1] + self.served
 
 
-#: the compiled transforms of the laws in this process (a tail's every inversion asks again)
-_EVALUATORS: dict = {}
-
-
-def _law_evaluator(law):
-    """L*(s) of a law with a closed-form transform, compiled once (kept in the private cache and in the process)."""
-    key = law.spec_text()
-    if key not in _EVALUATORS:
-        _EVALUATORS[key] = _compile_law(law)
-    return _EVALUATORS[key]
-
-
-def _compile_law(law):
-    from ..compile import cached_evaluator
-
-    def make():
-        import sympy as sp
-
-        s = sp.Symbol("s")
-        return sp.Integer(1) * law.lst(s), (s,)
-
-    return cached_evaluator("block_law_lst_v1::" + law.spec_text(), make)
-
-
-def lst_values(law, s, ctx):
-    """L*(s) at the context array ``s`` (complex float64, or mpc inside ``with ctx:``): the compiled closed form, or
-    the law's own numeric transform (:func:`qderive.numeric.engines.vacation_wait.law_values`: the lognormal)."""
-    from .vacation_wait import law_values, numeric_transform
-
-    if numeric_transform(law):
-        return law_values(law, s, ctx)[0]
-    ev = _law_evaluator(law)
-    if ctx.is_float64:
-        return ev.numpy(np.asarray(s, dtype=complex))
-    return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
-
-
 class TransformPassage(GeneratingPassage):
     """The primitives on transforms: Y(s), the first-service law in the form W(s) needs, Y(z) with
     X(z) = 1 - s / lambda, at the context array ``s`` (``limit``: s -> oo, every law's transform 0 there (the
@@ -555,6 +519,11 @@ class TransformPassage(GeneratingPassage):
 
 def _mean_y(model, ctx):
     return passage_moments(model, ctx, order=1)[0][1]
+
+
+def _mean_of(model, blocks=None):
+    """ctx -> E[Y] of ``model``'s blocks (or ``blocks``) by the moment interpreter."""
+    return lambda ctx: passage_moments(model, ctx, blocks, order=1)[0][1]
 
 
 def residual_transform(model, ctx, s):
@@ -685,12 +654,15 @@ def response_laws(model) -> dict:
     if model.start_threshold != 1:
         from .blocks_threshold import threshold_atom, threshold_transform
 
+        mean_y = _mean_of(model)
+
         def later(kind):
             def make(ctx):
-                return lambda s: threshold_transform(model, ctx, s, kind == "sojourn")
+                return lambda s: threshold_transform(model, ctx, s, mean_y, kind == "sojourn")
             return make
 
-        return {"wait": ResponseLaw("wait", later("wait"), lambda ctx: threshold_atom(model, ctx), values("wait")),
+        return {"wait": ResponseLaw("wait", later("wait"), lambda ctx: threshold_atom(model, ctx, mean_y),
+                                    values("wait")),
                 "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"))}
     bare = bare_model(model)
     own = VW.response_laws(bare)

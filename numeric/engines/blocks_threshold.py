@@ -32,8 +32,9 @@ The tagged batch arrives at rate lambda in the middle of a period; E[int_0^L e^{
 position; kappa(1) = (1 - X(B*)) / (1 - B*) = l_1 J(s)). The primitives:
 
     during(L):       post <- post Apost_L + kappa pre DD_L,   pre <- pre Apre_L
-    interrupt(L):    a batch in the close-down (probability 1 - c, c = L*(lambda)) starts service: Y += pre X(B*) (1 - c),
-                     the tagged customer then waits only for those ahead: idle += pre (1 - c) kappa(1) / lambda
+    interrupt(L):    a batch in the close-down (probability 1 - c, c = L*(lambda)) starts service:
+                     Y += pre X(B*) (1 - c); the tagged customer then waits only for those ahead:
+                     idle += pre (1 - c) kappa(1) / lambda
     wait(N):         V = pre / (1 - X(B* w)), R = post + kappa V / lambda, U = R / (1 - theta X(w)), theta = lambda /
                      (lambda + s);  pre <- pre + V (X(B*) - 1),  post <- R - (1 - theta) U   (at w = 1: all >= N)
     repeat(L, N):    V = pre / (1 - Apre_L), E = kappa V DD_L, U = (post + E) / (1 - Apost_L);
@@ -52,76 +53,22 @@ first member waiting 0.
 
 Sources: the decomposition by what an arrival finds, Takagi 1991 (vol. 1, sec. 2.4-2.5: the N-policy's and the setup
 time's waits); the workload over a busy period, Kella and Whitt 1992; the N-policy's mean wait for single arrivals,
-Yadin and Naor 1963, E[W] = E[W_{M/G/1}] + (N - 1) / (2 lambda) (Takagi 1991, vol. 1, eq. (2.5.11a) with no setup).
+Yadin and Naor 1963, E[W] = E[W_{M/G/1}] + (N - 1) / (2 lambda) (Takagi 1991, vol. 1, sec. 2.5, with no setup).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from math import factorial
 
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
 from ..kernels import series as S
 from ..sequences import arrival_counts
+from .block_laws import batch_values, lst_taylor, lst_values
 
 __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
            "threshold_refusal"]
-
-
-#: the compiled Taylor coefficients L*^(j)(s) / j! of the laws (a tail's every inversion asks again)
-_TAYLOR: dict = {}
-
-
-def _taylor_evaluator(law, j: int):
-    key = (law.spec_text(), j)
-    if key not in _TAYLOR:
-        from ..compile import cached_evaluator
-
-        def make():
-            import sympy as sp
-
-            s = sp.Symbol("s")
-            return sp.diff(sp.Integer(1) * law.lst(s), s, j) / sp.factorial(j), (s,)
-
-        _TAYLOR[key] = cached_evaluator(f"block_law_taylor_v1::{j}::" + law.spec_text(), make)
-    return _TAYLOR[key]
-
-
-def _evaluate(ev, s, ctx):
-    if ctx.is_float64:
-        return ev.numpy(np.asarray(s, dtype=complex)) + 0 * np.asarray(s, dtype=complex)
-    return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
-
-
-def lst_taylor(law, s, ctx, n: int) -> list:
-    """[L*^(j)(s) / j! for j < n] at the context array ``s`` (the closed form's derivatives, compiled once)."""
-    return [_evaluate(_taylor_evaluator(law, j), s, ctx) for j in range(n)]
-
-
-def _batch_values(batch, z, ctx):
-    """X(z) at the context array ``z``: a finite sum for a finite support, else the compiled closed form."""
-    size = batch.max_size
-    if size is not None:
-        out = 0 * z
-        for k in range(1, size + 1):
-            p = batch.pmf(k)
-            if p:
-                out = out + z**k * ctx.num(Fraction(p))
-        return out
-    key = ("batch", repr(batch))
-    if key not in _TAYLOR:
-        from ..compile import cached_evaluator
-
-        def make():
-            import sympy as sp
-
-            w = sp.Symbol("z")
-            return sp.Integer(1) * batch.pgf(w), (w,)
-
-        _TAYLOR[key] = cached_evaluator(f"block_batch_pgf_v1::{type(batch).__name__}::{batch!r}", make)
-    return _evaluate(_TAYLOR[key], z, ctx)
 
 
 class _Tr:
@@ -160,14 +107,12 @@ class ThresholdTransform:
         self.s = s
         batch = model.batch
         self.x = [ctx.num(0)] + [ctx.num(Fraction(batch.pmf(k))) for k in range(1, top)]
-        from .blocks import lst_values
-
         self.B = self.zero if self.limit else lst_values(model.service, s, ctx)
         powers = [one]
         for _ in range(1, top):
             powers.append(powers[-1] * self.B)
         self.powers = powers
-        self.XB = self.zero if self.limit else _batch_values(batch, self.B, ctx)
+        self.XB = self.zero if self.limit else batch_values(batch, self.B, ctx)
         # kappa_k = x_k sum_{i<k} B^i; kappa(1) = (1 - X(B)) / (1 - B) (B = 0 at the limit: X(0) = 0, kappa(1) = 1)
         partial = [self.zero]
         for k in range(1, top):
@@ -186,8 +131,6 @@ class ThresholdTransform:
         if law in self._laws:
             return self._laws[law]
         ctx, lam, top = self.ctx, self.lam, self.top
-        from .blocks import lst_values
-
         a = arrival_counts(law, self.model.batch, self.model.rate, top, ctx).a[:top]
         pre = [self.powers[k] * a[k] for k in range(top)]
         pre1 = lst_values(law, (1 - self.XB) * lam, ctx) if not self.limit else self.one_array * a[0]
@@ -268,31 +211,25 @@ def _top(blocks) -> int:
     return max([getattr(b, "threshold", 1) for b in blocks] + [1])
 
 
-def _mean_y(model, ctx, blocks):
-    from .blocks import passage_moments
-
-    return passage_moments(model, ctx, blocks, order=1)[0][1]
-
-
-def threshold_transform(model, ctx, s, sojourn: bool = False, blocks=None):
+def threshold_transform(model, ctx, s, mean_y, sojourn: bool = False, blocks=None):
     """W(s) (``sojourn``: T(s) = W(s) B*(s)) at the context array ``s`` (module docstring) for ``model``'s blocks (or
-    ``blocks``), E[Y] by the moment interpreter of :mod:`qderive.numeric.engines.blocks`."""
+    ``blocks``); ``mean_y(ctx)`` gives E[Y] (the moment interpreter of :mod:`qderive.numeric.engines.blocks`)."""
     blocks = _blocks(model, blocks)
     op = ThresholdTransform(model, ctx, s, _top(blocks))
     y, idle = passage(blocks, op)
     lam = ctx.num(model.rate)
     phi = s - (1 - op.XB) * lam
-    c = lam * ctx.num(1 - model.rho_bar) / _mean_y(model, ctx, blocks)
+    c = lam * ctx.num(1 - model.rho_bar) / mean_y(ctx)
     w = (op.kappa1 * (1 - y) / phi + idle) * c
     return w * op.B if sojourn else w
 
 
-def threshold_atom(model, ctx, blocks=None):
+def threshold_atom(model, ctx, mean_y, blocks=None):
     """P(W = 0) = W(oo) (module docstring): the idle part of the interpreter at the limit."""
     blocks = _blocks(model, blocks)
     op = ThresholdTransform(model, ctx, None, _top(blocks))
     _, idle = passage(blocks, op)
-    value = idle * (ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / _mean_y(model, ctx, blocks))
+    value = idle * (ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / mean_y(ctx))
     return value[0].real
 
 
@@ -308,7 +245,7 @@ def _scale(model, blocks) -> Fraction:
     return (1 - Fraction(model.rho_bar)) ** 2 / (max(means) * spread)
 
 
-def threshold_moments(model, ctx, k: int, blocks=None) -> list:
+def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
     """E[W], ..., E[W^k] with a start threshold N > 1: the Taylor coefficients of :func:`threshold_transform` at 0
     (:func:`transform_moments`, h = scale / 1000 with :func:`_scale`), computed at the digits of ``ctx`` (float64:
     20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
@@ -323,7 +260,7 @@ def threshold_moments(model, ctx, k: int, blocks=None) -> list:
     lost = math.log10(1000 / float(scale))
     work = mp_context(digits + int((k + _top(blocks) + 1) * lost) + 10)
     with work:
-        values = transform_moments(lambda s: threshold_transform(model, work, s, blocks=blocks), k, digits,
+        values = transform_moments(lambda s: threshold_transform(model, work, s, mean_y, blocks=blocks), k, digits,
                                    work.num(scale))
     return [ctx.num(float(v)) if ctx.is_float64 else +v for v in values]
 
