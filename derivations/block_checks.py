@@ -13,7 +13,10 @@ chain):
 * (finite room) M/M/1/r under the N-policy by level crossing, exactly in rationals;
 * the tails of the wait and the sojourn with a close-down, multiple vacations and a setup (start threshold 1,
   smooth laws): the engine's transform inversion against the tagged customer's absorption time in the chain
-  built from the stages (no transform), at 30 digits.
+  built from the stages (no transform), at 30 digits;
+* the wait under the N-policy (its transform (WN), the tagged batch's serving and idle parts): Yadin and Naor's
+  E[W] = lambda b2 / (2 (1 - rho)) + (N - 1) / (2 lambda) (1963; Takagi 1991, vol. 1, sec. 2.5) exactly, and E[W^2]
+  with multiple vacations against the tagged customer's chain that counts the later arrivals.
 
 The infinite room is cut where the mass piled at the cut is below 10^-(digits + 5). :func:`checks` returns
 them for the derivations of ``vacation-infinite`` and :func:`finite_checks` for ``vacation-finite``.
@@ -151,6 +154,33 @@ def _tails(digits):
                                     f"the tagged customer's chain ({oracle.levels} places) at {d} digits; need {need}")
 
 
+def _n_policy_wait(digits):
+    """E[W] of (WN) for M/G/1 (Erlang-3 service, N = 3) against Yadin and Naor's exact value, and E[W], E[W^2] of
+    M/M/1 with multiple exponential vacations and N = 3 (rate 1/4; docs: simulated E[W^2] = 45.4 +- 0.3) against the
+    tagged customer's chain, at min(digits, 30) digits; agreement >= digits - 5 (the chain's truncation leaves
+    < 10^-digits)."""
+    from ..numeric.engines.blocks import response_laws
+    from ..numeric.oracles.blocks import tagged_wait
+    from ..symbolic.batches import Constant
+    from ..symbolic.laws import Erlang, Exponential
+    from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+
+    d = min(digits, 30)
+    lam, service, n = F(2, 5), Erlang(3, F(3, 2)), 3
+    mg1 = VacationQueue(lam, Constant(1), service, None, VacationPolicy.MULTIPLE, n)
+    rho = lam * service.moment(1)
+    want = lam * service.moment(2) / (2 * (1 - rho)) + F(n - 1) / (2 * lam)
+    agreed = [agreement_digits(response_laws(mg1)["wait"].moment_values(1, d)[0], want)]
+    vac = VacationQueue(F(1, 4), Constant(1), Exponential(F(1)), Exponential(F(1)), VacationPolicy.MULTIPLE, 3)
+    got = response_laws(vac)["wait"].moment_values(2, d)
+    chain = tagged_wait(vac, digits=d, moments=2).moments
+    agreed += [agreement_digits(g, w) for g, w in zip(got, chain)]
+    need = d - 5
+    return min(agreed) >= need, min(agreed), (f"Yadin-Naor's E[W] (N = {n}) and E[W], E[W^2] = "
+                                              f"{mpmath.nstr(chain[1], 8)} with vacations vs the tagged chain; "
+                                              f"need {need}")
+
+
 def checks() -> tuple:
     """The checks of the infinite room (the derivation of ``vacation-infinite`` runs them)."""
     return (
@@ -162,6 +192,7 @@ def checks() -> tuple:
               _compare(_close_down, "mean_number_in_system", _close_down_number, "the decomposition")),
         Check("blocks: wait and sojourn tails (close-down, multiple vacations, setup) vs the tagged customer's chain",
               _tails),
+        Check("blocks: the N-policy's wait (WN) vs Yadin-Naor and the tagged customer's chain", _n_policy_wait),
     )
 
 
