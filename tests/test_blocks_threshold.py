@@ -154,3 +154,12 @@ def test_cli_computes_the_response_times_under_the_n_policy():
 def test_refused_with_the_option_named(extra, option):
     code, out, err = cli(BASE + extra)
     assert code != 0 and option in err and "Traceback" not in err, err
+
+
+def test_the_verify_checks_pass():
+    """The two ``qderive verify`` checks of the blocks' response times (derivations/block_checks.py), at 20 digits."""
+    from qderive.derivations.block_checks import _n_policy_wait, _tails
+
+    for check in (_tails, _n_policy_wait):
+        passed, agreed, detail = check(20)
+        assert passed, detail
