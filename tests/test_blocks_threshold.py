@@ -158,8 +158,8 @@ def test_refused_with_the_option_named(extra, option):
 
 def test_the_verify_checks_pass():
     """The two ``qderive verify`` checks of the blocks' response times (derivations/block_checks.py), at 20 digits."""
-    from qderive.derivations.block_checks import _n_policy_wait, _tails
+    from qderive.derivations.block_checks import _tails, n_policy_wait
 
-    for check in (_tails, _n_policy_wait):
+    for check in (_tails, n_policy_wait):
         passed, agreed, detail = check(20)
         assert passed, detail
