@@ -18,7 +18,9 @@ two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat
 * the response times (start threshold 1): :class:`GeneratingPassage`, the primitives on generating functions
   (shared with the derivation's PGF interpreter), run at the inversion's nodes by :class:`TransformPassage` gives
   Y(s) and the residual factor V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) of (WS), W(s) = W_b(s) J(s) V_r(s)
-  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`).
+  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`). With a
+  start threshold N > 1 (a customer then waits for later batches) the transform (WN) and its moments of
+  :mod:`qderive.numeric.engines.blocks_threshold` replace them.
 
 Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with the thesis's closed
 forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40 digits.
@@ -570,8 +572,8 @@ def kinked_law(model):
 
 
 def tails_refusal(model, asked):
-    """The refusal of the tails and quantiles of a model with blocks (start threshold 1 here: N > 1 is refused by the
-    response law's rule): a law with kinks among the service and the blocks' laws (:func:`kinked_law`)."""
+    """The refusal of the tails and quantiles of a model with blocks (any start threshold): a law with kinks among
+    the service and the blocks' laws (:func:`kinked_law`)."""
     from ...symbolic.capabilities import Refusal
     from .vacation_wait import TAIL_MEASURES
 
