@@ -163,3 +163,12 @@ def test_the_verify_checks_pass():
     for check in (_tails, n_policy_wait):
         passed, agreed, detail = check(20)
         assert passed, detail
+
+
+def test_size_for_a_wait_tail_refuses_the_n_policy():
+    """P(W > T) is not monotone in the load under the N-policy (single arrivals: it tends to 1 at light load, the
+    wait for N - 1 later arrivals growing like (N - 1) / lambda), so the bisection of ``size --target-wait-tail``
+    would not find the largest load: refused, naming the option, before any work."""
+    code, out, err = cli(["size", "vacation-infinite", "--batch", "geometric:mean=2", "--service", "exp:mean=1",
+                          "--vacation", "exp:mean=1", "--start-threshold", "3", "--target-wait-tail", "10,0.5"])
+    assert code != 0 and "--start-threshold 3" in err and "Traceback" not in err, err
