@@ -8,7 +8,7 @@ on the past only) does not hold. Here the wait is split by what the tagged custo
   Over a busy period started by Y customers the workload is the M[X]/G/1 one, so by the Kella-Whitt martingale of
   the workload process (rate -1 plus compound-Poisson jumps of exponent phi(s) = s - lambda (1 - X(B*(s)))),
   E[int_busy e^{-s U(t)} dt] = (1 - Y(B*(s))) / phi(s), and per unit time, the cycle lasting
-  E[C] = E[Y] / (lambda l_1 (1 - rho_bar)):
+  E[C] = E[Y] / (lambda l_1 (1 - rho_bar))::
 
       E[e^{-s U}; serving] = lambda l_1 (1 - rho_bar) (1 - Y(B*(s))) / (E[Y] phi(s));
 
@@ -29,7 +29,7 @@ w = 1 (the mass at N and beyond, for which only "threshold met" matters). Two su
 The tagged batch arrives at rate lambda in the middle of a period; E[int_0^L e^{-p u} e^{-q (L - u)} du] =
 (L*(p) - L*(q)) / (q - p) (the divided difference of L*, p and q the two exponents above) carries ``pre`` into
 ``post``, multiplied by kappa(w) = sum_k x_k w^k sum_{i<k} B*^i (the batch's size and the tagged customer's
-position; kappa(1) = (1 - X(B*)) / (1 - B*) = l_1 J(s)). The primitives:
+position; kappa(1) = (1 - X(B*)) / (1 - B*) = l_1 J(s)). The primitives::
 
     during(L):       post <- post Apost_L + kappa pre DD_L,   pre <- pre Apre_L
     interrupt(L):    a batch in the close-down (probability 1 - c, c = L*(lambda)) starts service:
@@ -40,7 +40,7 @@ position; kappa(1) = (1 - X(B*)) / (1 - B*) = l_1 J(s)). The primitives:
     repeat(L, N):    V = pre / (1 - Apre_L), E = kappa V DD_L, U = (post + E) / (1 - Apost_L);
                      pre <- pre + V (Apre_L - 1),  post <- post + E + U (L*(s) - 1)
 
-(the low parts below N are the series, the values at w = 1 the masses; after a threshold stage everything is at
+(The low parts below N are the series, the values at w = 1 the masses; after a threshold stage everything is at
 N or beyond). At the end, Y(B*(s)) = pre + the close-down's part and the idle part is post + the close-down's, and
 
     W(s) = lambda (1 - rho_bar) / E[Y] * [ kappa(1) (1 - Y(B*(s))) / phi(s) + idle(s) ],   T(s) = W(s) B*(s).
@@ -267,7 +267,7 @@ def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
 
 def transform_moments(F, k: int, digits: int, scale) -> list:
     """E[T], ..., E[T^k] from the transform ``F`` (a function of an mpc array, at the current mpmath precision):
-    (-1)^j j! [s^j] F(s) by the trapezoidal rule on the circle |s| = h with n nodes,
+    (-1)^j j! [s^j] F(s) by the trapezoidal rule on the circle of radius h around 0 with n nodes,
     [s^j] F ~ (1/n) sum_m F(h e^{i t_m}) (h e^{i t_m})^-j. The rule's error is about (h / R)^n for R the distance to
     the nearest singularity of F (the tail's decay rate, >= ``scale``), the rounding's eps / h^j: h = scale / 1000,
     n = digits + 2 k + 8 nodes (error <= 10^-(3 n)), the caller working at digits + k log10(1/h) + 10 digits."""
