@@ -10,7 +10,14 @@ chain):
   lambda s2 / 2] / (N + lambda s1) (Takagi 1991, vol. 1, ch. 2);
 * M/G/1 with a close-down and multiple vacations by Fuhrmann and Cooper's (1985) decomposition,
   L = L_{M/G/1} + E[Y (Y - 1)] / (2 E[Y]), Y the number present at the first service of a busy period;
-* (finite room) M/M/1/r under the N-policy by level crossing, exactly in rationals.
+* (finite room) M/M/1/r under the N-policy by level crossing, exactly in rationals;
+* the tails of the wait and the sojourn with a close-down, multiple vacations and a setup (start threshold 1,
+  smooth laws): the engine's transform inversion against the tagged customer's absorption time in the chain
+  built from the stages (no transform), at 30 digits;
+* the wait under the N-policy (its transform (WN), the tagged batch's serving and idle parts; the check of the step
+  (WN) of :mod:`qderive.derivations.blocks`, :func:`n_policy_wait`): Yadin and Naor's
+  E[W] = lambda b2 / (2 (1 - rho)) + (N - 1) / (2 lambda) (1963; Takagi 1991, vol. 1, sec. 2.5) exactly, and E[W^2]
+  with multiple vacations against the tagged customer's chain that counts the later arrivals.
 
 The infinite room is cut where the mass piled at the cut is below 10^-(digits + 5). :func:`checks` returns
 them for the derivations of ``vacation-infinite`` and :func:`finite_checks` for ``vacation-finite``.
@@ -24,7 +31,7 @@ import mpmath
 
 from .framework import Check, agreement_digits
 
-__all__ = ["checks", "finite_checks"]
+__all__ = ["checks", "finite_checks", "n_policy_wait"]
 
 
 def _compare(model, key, want, what):
@@ -109,6 +116,72 @@ def _mm1r_number():
     return sum(k * ((1 if k < n else 0) + busy[k]) for k in range(r + 2)) / total
 
 
+def _tails_model():
+    from ..symbolic.batches import FinitePMF
+    from ..symbolic.laws import Erlang, Exponential
+    from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+
+    return VacationQueue(F(1, 2), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(2, 3)), Exponential(F(1, 2)),
+                         VacationPolicy.MULTIPLE, 1, Erlang(2, F(1, 2)), Exponential(F(1, 2)))
+
+
+#: the times of the tail check: P(W > t) at 1/2 and 2, P(W + B > t) at 1
+_WAIT_TIMES, _SOJOURN_TIMES = (F(1, 2), F(2)), (F(1),)
+
+
+def _tails(digits):
+    """P(W = 0), P(W > t) and P(W + B > t) of :func:`_tails_model` from the engine's inversion of
+    W(s) = W_b(s) J(s) V_r(s) (:func:`qderive.numeric.engines.blocks.response_laws`) against the tagged customer's
+    absorption time (:func:`qderive.numeric.oracles.blocks.tagged_wait`), at min(digits, 30) digits; agreement
+    >= digits - 3 (the truncation of the chain leaves < 10^-digits, the inversion's two confirmed parameter sets
+    agree to the digits asked)."""
+    from ..numeric.engines.blocks import response_laws
+    from ..numeric.oracles.blocks import tagged_wait
+    from ..numeric.response import tails
+
+    d = min(digits, 30)
+    model = _tails_model()
+    oracle = tagged_wait(model, times=_WAIT_TIMES + _SOJOURN_TIMES, digits=d)
+    laws = response_laws(model)
+    wait = tails(laws["wait"], [F(0), *_WAIT_TIMES], d)[0]
+    sojourn = tails(laws["sojourn"], list(_SOJOURN_TIMES), d)[0]
+    n = len(_WAIT_TIMES)
+    with mpmath.workdps(d + 10):
+        pairs = [(1 - wait[0], oracle.p_zero)] + list(zip(wait[1:], oracle.tail[:n])) \
+            + list(zip(sojourn, oracle.sojourn_tail[n:]))
+        agreed = min(agreement_digits(got, want) for got, want in pairs)
+    need = d - 3
+    return agreed >= need, agreed, (f"P(W = 0), P(W > t) at t = 1/2, 2 and P(W + B > t) at t = 1: the inversion vs "
+                                    f"the tagged customer's chain ({oracle.levels} places) at {d} digits; need {need}")
+
+
+def n_policy_wait(digits):
+    """E[W] of (WN) for M/G/1 (Erlang-3 service, N = 3) against Yadin and Naor's exact value, and E[W], E[W^2] of
+    M/M/1 with multiple exponential vacations and N = 3 (rate 1/4; docs: simulated E[W^2] = 45.4 +- 0.3) against the
+    tagged customer's chain, at min(digits, 30) digits; agreement >= digits - 5 (the chain's truncation leaves
+    < 10^-digits)."""
+    from ..numeric.engines.blocks import response_laws
+    from ..numeric.oracles.blocks import tagged_wait
+    from ..symbolic.batches import Constant
+    from ..symbolic.laws import Erlang, Exponential
+    from ..symbolic.models.vacation import VacationPolicy, VacationQueue
+
+    d = min(digits, 30)
+    lam, service, n = F(2, 5), Erlang(3, F(3, 2)), 3
+    mg1 = VacationQueue(lam, Constant(1), service, None, VacationPolicy.MULTIPLE, n)
+    rho = lam * service.moment(1)
+    want = lam * service.moment(2) / (2 * (1 - rho)) + F(n - 1) / (2 * lam)
+    agreed = [agreement_digits(response_laws(mg1)["wait"].moment_values(1, d)[0], want)]
+    vac = VacationQueue(F(1, 4), Constant(1), Exponential(F(1)), Exponential(F(1)), VacationPolicy.MULTIPLE, 3)
+    got = response_laws(vac)["wait"].moment_values(2, d)
+    chain = tagged_wait(vac, digits=d, moments=2).moments
+    agreed += [agreement_digits(g, w) for g, w in zip(got, chain)]
+    need = d - 5
+    return min(agreed) >= need, min(agreed), (f"Yadin-Naor's E[W] (N = {n}) and E[W], E[W^2] = "
+                                              f"{mpmath.nstr(chain[1], 8)} with vacations vs the tagged chain; "
+                                              f"need {need}")
+
+
 def checks() -> tuple:
     """The checks of the infinite room (the derivation of ``vacation-infinite`` runs them)."""
     return (
@@ -118,6 +191,8 @@ def checks() -> tuple:
               _compare(_setup, "mean_wait", _setup_wait, "Takagi's W")),
         Check("blocks: chain vs Fuhrmann-Cooper, close-down + multiple vacations mean number",
               _compare(_close_down, "mean_number_in_system", _close_down_number, "the decomposition")),
+        Check("blocks: wait and sojourn tails (close-down, multiple vacations, setup) vs the tagged customer's chain",
+              _tails),
     )
 
 

@@ -215,12 +215,34 @@ def block_steps(notation: tuple = ()) -> tuple:
              paper=sp.And(sp.Eq(sp.Function("W")(VS), sp.Function("W_b")(VS) * sp.Function("J")(VS) * residual),
                           sp.Eq(sp.Function("Y")(VS), (1 - delta) * (1 - VS / lam) + delta * SETUP.lst(VS)
                                 * (VI.VACATION.lst(VS) - phi) / (1 - phi)))),
+        _n_policy_step(EY),
         Step("(WB)", "The mean wait: the wait without vacations and the equilibrium of $Y$ less the batch's own "
              "(the decomposition of Fuhrmann and Cooper)", sp.Eq(W, Wn + decomposition(series)),
              "[@fuhrmann_cooper1985]", computed=True,
              paper=sp.Eq(W, Wn + lam * VI.l1 * delta * (f2 + 2 * f1 * s1 + s2 * (1 - phi)) / (2 * (1 - phi) * EY)),
              notation=tuple(notation) + ((EY, mean_y), (Wn, none))),
     )
+
+
+def _n_policy_step(EY):
+    """(WN): the wait's transform with a start threshold N > 1 (:mod:`qderive.numeric.engines.blocks_threshold`),
+    checked by ``verify`` against Yadin and Naor's mean and the tagged customer's chain
+    (:func:`qderive.derivations.block_checks.n_policy_wait`)."""
+    from ..symbolic.closed_forms.vacation_wait import s as VS
+    from .block_checks import n_policy_wait
+
+    beta = VI.SERVICE.lst(VS)
+    batch = VI.BATCH.pgf(beta)
+    phi = VS - lam * (1 - batch)
+    rho = lam * VI.l1 * VI.b1
+    W = sp.Function("W")(VS)
+    value = lam * (1 - rho) / EY * ((1 - batch) / (1 - beta) * (1 - sp.Function("Y")(beta)) / phi
+                                    + sp.Function("I")(VS))
+    return Step("(WN)", r"The transform of the wait under the N-policy ($N > 1$, where a customer waits for later "
+                r"batches): the tagged batch finds the server serving (the work present, from the workload of a busy "
+                r"period started by $Y$ customers) or not ($I(s)$: the rest of the idle passage, counting the later "
+                r"arrivals up to $N$, then the services ahead of it)", sp.Eq(W, value), "[@takagi1991, sec. 2.5]",
+                check=n_policy_wait)
 
 
 def _zero(expr):

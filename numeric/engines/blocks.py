@@ -18,7 +18,9 @@ two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat
 * the response times (start threshold 1): :class:`GeneratingPassage`, the primitives on generating functions
   (shared with the derivation's PGF interpreter), run at the inversion's nodes by :class:`TransformPassage` gives
   Y(s) and the residual factor V_r(s) = lambda l_1 (1 - Y(s)) / (E[Y] s) of (WS), W(s) = W_b(s) J(s) V_r(s)
-  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`).
+  (:func:`response_laws`); the moments W = W_none + R (:func:`wait_moments`, :func:`residual_moments`). With a
+  start threshold N > 1 (a customer then waits for later batches) the transform (WN) and its moments of
+  :mod:`qderive.numeric.engines.blocks_threshold` replace them.
 
 Today's rules (N = 1, no setup, no close-down) are special cases: the tests compare them with the thesis's closed
 forms (:class:`~qderive.numeric.engines.vacation.InfiniteEngine`) to 1e-30 at 40 digits.
@@ -36,7 +38,7 @@ from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.capabilities import declare
 from ..kernels import series as S
 from ..sequences import arrival_counts, batch_vectors
-from .vacation_wait import N_POLICY
+from .block_laws import lst_values
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
@@ -276,7 +278,7 @@ def residual_moments(model, ctx, k: int, blocks=None) -> list:
 
 
 def wait_moments(model, ctx, k: int, blocks=None) -> list:
-    """E[W], ..., E[W^k] of a random customer (FCFS, random order in its batch), start threshold 1:
+    """E[W], ..., E[W^k] of a random customer (FCFS, random order in its batch); start threshold 1:
     W = W_none + R with W_none (LST W_b(s) J(s)) the wait in the same queue without vacations, setup or close-down
     (the thesis's closed-form moments, :func:`qderive.numeric.engines.vacation_wait.wait_moment_values`) and R
     independent of it (:func:`residual_moments`): E[W^n] = sum_i binom(n, i) E[W_none^i] E[R^(n-i)].
@@ -284,12 +286,17 @@ def wait_moments(model, ctx, k: int, blocks=None) -> list:
     (The distributional form of Little's law with the batchmates behind as an independent factor,
     Pi(z) = W*(lambda (1 - X(z))) A(z) R(z), holds only for geometric batches: the number behind a customer and
     the services ahead of it in its batch are dependent otherwise, and E[W^2] came out 2.2778 instead of
-    2.4753 = E[D^2] + 2 E[D] E[J] + E[J^2] for batches of 1 or 2.) Under the N-policy a customer waits for later
-    batches: the response law refuses N > 1."""
+    2.4753 = E[D^2] + 2 E[D] E[J] + E[J^2] for batches of 1 or 2.) Under the N-policy (a threshold N > 1 among
+    the blocks) a customer waits for later batches and R is not independent of the rest: the moments are then the
+    Taylor coefficients of the transform of :mod:`.blocks_threshold` (:func:`~.blocks_threshold.threshold_moments`)."""
     from math import comb
 
     from .vacation_wait import wait_moment_values
 
+    if _top(_blocks(model, blocks)) > 1:
+        from .blocks_threshold import threshold_moments
+
+        return threshold_moments(model, ctx, k, _mean_of(model, blocks), blocks)
     bare = bare_model(model)
     none = wait_moment_values(bare, "wait")(k, None if ctx.is_float64 else ctx.dps)
     w = [ctx.num(1)] + [ctx.num(v) if isinstance(v, (int, Fraction)) else +v for v in none]
@@ -485,43 +492,6 @@ class GeneratingPassage:
         return state[1] + self.served
 
 
-#: the compiled transforms of the laws in this process (a tail's every inversion asks again)
-_EVALUATORS: dict = {}
-
-
-def _law_evaluator(law):
-    """L*(s) of a law with a closed-form transform, compiled once (kept in the private cache and in the process)."""
-    key = law.spec_text()
-    if key not in _EVALUATORS:
-        _EVALUATORS[key] = _compile_law(law)
-    return _EVALUATORS[key]
-
-
-def _compile_law(law):
-    from ..compile import cached_evaluator
-
-    def make():
-        import sympy as sp
-
-        s = sp.Symbol("s")
-        return sp.Integer(1) * law.lst(s), (s,)
-
-    return cached_evaluator("block_law_lst_v1::" + law.spec_text(), make)
-
-
-def lst_values(law, s, ctx):
-    """L*(s) at the context array ``s`` (complex float64, or mpc inside ``with ctx:``): the compiled closed form, or
-    the law's own numeric transform (:func:`qderive.numeric.engines.vacation_wait.law_values`: the lognormal)."""
-    from .vacation_wait import law_values, numeric_transform
-
-    if numeric_transform(law):
-        return law_values(law, s, ctx)[0]
-    ev = _law_evaluator(law)
-    if ctx.is_float64:
-        return ev.numpy(np.asarray(s, dtype=complex))
-    return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
-
-
 class TransformPassage(GeneratingPassage):
     """The primitives on transforms: Y(s), the first-service law in the form W(s) needs, Y(z) with
     X(z) = 1 - s / lambda, at the context array ``s`` (``limit``: s -> oo, every law's transform 0 there (the
@@ -551,6 +521,11 @@ class TransformPassage(GeneratingPassage):
 
 def _mean_y(model, ctx):
     return passage_moments(model, ctx, order=1)[0][1]
+
+
+def _mean_of(model, blocks=None):
+    """ctx -> E[Y] of ``model``'s blocks (or ``blocks``) by the moment interpreter."""
+    return lambda ctx: passage_moments(model, ctx, blocks, order=1)[0][1]
 
 
 def residual_transform(model, ctx, s):
@@ -591,14 +566,14 @@ def kinked_law(model):
         if not smooth_law(law):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
-                           f"give the tails to the requested digits with a setup or a close-down "
-                           f"(the moments are computed)")
+                           f"give the tails to the requested digits with a setup, a close-down or a start threshold "
+                           f"N > 1 (the moments are computed)")
     return None
 
 
 def tails_refusal(model, asked):
-    """The refusal of the tails and quantiles of a model with blocks (start threshold 1 here: N > 1 is refused by the
-    response law's rule): a law with kinks among the service and the blocks' laws (:func:`kinked_law`)."""
+    """The refusal of the tails and quantiles of a model with blocks (any start threshold): a law with kinks among
+    the service and the blocks' laws (:func:`kinked_law`)."""
     from ...symbolic.capabilities import Refusal
     from .vacation_wait import TAIL_MEASURES
 
@@ -609,19 +584,36 @@ def tails_refusal(model, asked):
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
 
 
+def _threshold_check(model, asked):
+    """The refusal of the response laws with a start threshold N > 1 (:mod:`.blocks_threshold`): the moments and the
+    tails need the derivatives of every law's closed-form transform (a law with only a numeric transform, the
+    lognormal, is refused, naming its field)."""
+    from ...symbolic.capabilities import Refusal
+    from .blocks_threshold import threshold_refusal
+    from .vacation_wait import TAIL_MEASURES
+
+    wanted = (TAIL_MEASURES | {"wait_moments", "sojourn_moments"}) & frozenset(asked)
+    if model.start_threshold == 1 or not wanted:
+        return None
+    refused = threshold_refusal(model)
+    return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
+
+
 def _infinite_check(model, asked):
-    """The refusal of :func:`infinite_response_laws`: the blocks' (:func:`tails_refusal`) with a setup or a
-    close-down, else that of the queue's own response laws."""
+    """The refusal of :func:`infinite_response_laws`: with blocks, the start threshold's (:func:`_threshold_check`)
+    then the tails' (:func:`tails_refusal`), else that of the queue's own response laws."""
     from .vacation_wait import response_laws as own
 
-    return tails_refusal(model, asked) if model.blocks else own.supports(model, asked)
+    if model.blocks:
+        return _threshold_check(model, asked) or tails_refusal(model, asked)
+    return own.supports(model, asked)
 
 
-@declare(N_POLICY, check=_infinite_check)
+@declare(check=_infinite_check)
 def infinite_response_laws(model) -> dict:
     """The response laws of ``vacation-infinite`` (the model's ``response`` consumer): :func:`response_laws` with a
-    setup or a close-down, else :func:`qderive.numeric.engines.vacation_wait.response_laws`. Declares the N-policy
-    rule of the latter (no response law for N > 1) and asks the right one's refusal."""
+    start threshold N > 1, a setup or a close-down, else
+    :func:`qderive.numeric.engines.vacation_wait.response_laws`; asks the right one's refusal."""
     from .vacation_wait import response_laws as own
 
     return response_laws(model) if model.blocks else own(model)
@@ -630,11 +622,12 @@ def infinite_response_laws(model) -> dict:
 def response_laws(model) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a model with blocks: their moments by
     :func:`wait_moments` (the sojourn T = W + B, B independent of W: E[T^k] = sum_i binom(k, i) E[W^i] b_{k-i}),
-    computed at D + 20 digits (float64: 35) and rounded; the transforms (start threshold 1, smooth laws)
-    W(s) = W_b(s) J(s) V_r(s) and T(s) = W(s) B*(s): the model without blocks' transform
-    (:mod:`~qderive.numeric.engines.vacation_wait`, compiled once) times :func:`residual_transform` from the blocks,
-    inverted under the precision policy of :mod:`qderive.numeric.response`; P(W = 0) = P(W_b J = 0) P(R = 0)
-    (:func:`residual_atom`), P(T = 0) = 0."""
+    computed at D + 20 digits (float64: 35) and rounded; the transforms (smooth laws), inverted under the precision
+    policy of :mod:`qderive.numeric.response`: with start threshold 1, W(s) = W_b(s) J(s) V_r(s) and
+    T(s) = W(s) B*(s), the model without blocks' transform (:mod:`~qderive.numeric.engines.vacation_wait`, compiled
+    once) times :func:`residual_transform` from the blocks, P(W = 0) = P(W_b J = 0) P(R = 0) (:func:`residual_atom`);
+    with N > 1 the transform of :mod:`.blocks_threshold` (the serving and idle parts of what the tagged batch finds)
+    and its P(W = 0); P(T = 0) = 0."""
     from math import comb
 
     from ...symbolic.errors import ParameterError
@@ -654,14 +647,25 @@ def response_laws(model) -> dict:
         return moment_values
 
     def no_transform(*_):
-        raise ParameterError("the waiting-time transform with a start threshold N > 1 is not computed (a customer "
-                             "waits for later batches; the mean wait is the measure mean_wait)")
+        raise ParameterError(kinked[1])
 
     kinked = kinked_law(model)
-    if model.start_threshold != 1 or kinked is not None:
-        why = kinked[1] if kinked is not None else "the start threshold N > 1"
-        return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, why)
+    if kinked is not None:
+        return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, kinked[1])
                 for kind in ("wait", "sojourn")}
+    if model.start_threshold != 1:
+        from .blocks_threshold import threshold_atom, threshold_transform
+
+        mean_y = _mean_of(model)
+
+        def later(kind):
+            def make(ctx):
+                return lambda s: threshold_transform(model, ctx, s, mean_y, kind == "sojourn")
+            return make
+
+        return {"wait": ResponseLaw("wait", later("wait"), lambda ctx: threshold_atom(model, ctx, mean_y),
+                                    values("wait")),
+                "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"))}
     bare = bare_model(model)
     own = VW.response_laws(bare)
 
@@ -679,4 +683,3 @@ def response_laws(model) -> dict:
 
     return {"wait": ResponseLaw("wait", transform("wait"), wait_zero, values("wait")),
             "sojourn": ResponseLaw("sojourn", transform("sojourn"), own["sojourn"].p_zero, values("sojourn"))}
-

@@ -1269,7 +1269,9 @@ def response_laws(model) -> dict:
                                    smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"))}
 
 
-@declare(via_engine=True)
+@declare(Rule("start_threshold", lambda n: n != 1, "P(W > T) does not grow with the load under the N-policy (at "
+              "light load a customer waits for N - 1 later arrivals), so bisection on the load cannot find the "
+              "largest one that meets the target"), via_engine=True)
 def size_for_delay(values: dict, request, digits=None) -> dict:
     """max { rho_bar < 1 : P(W > T) <= P } (``qderive size vacation-infinite --target-wait-tail T,P``).
 
@@ -1306,7 +1308,8 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
             return mpmath.mpf(tail(load)) <= mpmath.mpf(P.numerator) / P.denominator
 
     lo, hi = F(1, 10**6), F(1) - F(1, 10**9)
-    refusal = consumer(model_at(lo), "response").supports(model_at(lo), frozenset({"wait_tail"}))  # before any work
+    refusal = size_for_delay.supports(model_at(lo)) or consumer(model_at(lo), "response").supports(
+        model_at(lo), frozenset({"wait_tail"}))  # before any work (the model is built here: the load is chosen)
     if refusal is not None:
         raise refusal.error(model_at(lo), "--target-wait-tail")
     if not meets(lo):

@@ -361,54 +361,65 @@ def chain_law(model, digits: int = 50, levels: int | None = None, tail=None, blo
 @dataclass(frozen=True)
 class TaggedWait:
     """The law of a random customer's wait from the block chain (:func:`tagged_wait`): ``tail`` P(W > t) at the
-    times asked, ``sojourn_tail`` P(W + B > t), ``p_zero`` P(W = 0), ``levels`` the truncation, as mpf numbers."""
+    times asked, ``sojourn_tail`` P(W + B > t), ``p_zero`` P(W = 0), ``levels`` the truncation, ``moments``
+    E[W], ..., E[W^k] and ``sojourn_moments`` E[T], ..., E[T^k] (k asked), as mpf numbers."""
 
     tail: list
     sojourn_tail: list
     p_zero: object
     levels: int
+    moments: list = field(default_factory=list)
+    sojourn_moments: list = field(default_factory=list)
 
 
-def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> TaggedWait:
-    """P(W > t) and P(W + B > t) of a random customer (FCFS, random order in its batch) in the infinite room with
-    start threshold 1, from the definition: the absorption time of a tagged customer in a transient chain built
-    from the stages (:mod:`~qderive.symbolic.blocks.machine`), never from a transform.
+def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, moments: int = 0) -> TaggedWait:
+    """P(W > t), P(W + B > t) and the moments E[W^j], E[(W + B)^j], j <= ``moments``, of a random customer (FCFS,
+    random order in its batch) in the infinite room, from the definition: the absorption time of a tagged customer
+    in a transient chain built from the stages (:mod:`~qderive.symbolic.blocks.machine`), never from a transform.
 
     1. **The state seen by the tagged customer's batch** is the block chain's stationary law pi (PASTA; the chain
        of :func:`block_ctmc` truncated as :func:`chain_solution` does, ``tail`` default 10^-digits); the pair
        (batch size k, position i) has P(K = k, I = i) = x_k / l_1, i = 1..k (customer average).
     2. **Customers ahead**: serving with n present, a = n - 1 + i - 1 wait ahead of it besides the one in service;
-       in an idle stage with n present (all waiting), a = n + i - 1. A batch arriving in an ``interrupt`` stage
-       (the close-down) or in a ``wait`` that is the last stage starts service at once: W = 0 for the first of
-       it (a = 0), else the service of one of those ahead starts (phase by the service's initial law). In any
-       other stage it joins: the stage goes on (a ``wait`` before a setup is skipped: someone is present).
-    3. **Its wait** is the time until the service start with nobody ahead: an idle stage's phase moves by its
-       sub-generator; at a period's end the next stage really entered (:func:`resolve`, someone present, so every
-       threshold 1 is met) runs, or the first service starts; a service completion with a >= 1 ahead starts the
-       next (a - 1); with a = 0 the tagged customer's own service starts (absorption). Later arrivals do not
-       matter (FCFS, threshold 1). **The sojourn** adds the tagged customer's service (its phases, then absorption).
+       in an idle stage with n present (all waiting), a = n + i - 1, and n + k are present after its batch. A batch
+       arriving in an ``interrupt`` stage (the close-down) starts service at once: W = 0 for the first of it
+       (a = 0), else the service of one of those ahead starts (phase by the service's initial law). In a ``wait``
+       stage the batch that brings the count to its threshold N ends it (a ``wait`` that is the last stage: service
+       starts at once); in any other stage it joins and the stage goes on.
+    3. **Its wait** is the time until the service start with nobody ahead. While the server is idle the chain also
+       counts the customers present, n, capped at the largest threshold (FCFS: the later arrivals are behind the
+       tagged customer, only their number matters, for the thresholds): a later batch of k moves n to
+       min(n + k, N); an idle stage's phase moves by its sub-generator; at a period's end the next stage really
+       entered (:func:`resolve` with the count n) runs, or the first service starts; a service completion with
+       a >= 1 ahead starts the next (a - 1); with a = 0 the tagged customer's own service starts (absorption).
+       Once service has started later arrivals do not matter. **The sojourn** adds the tagged customer's service
+       (its phases, then absorption). With N = 1 the count is always 1: a customer then waits for the past only.
 
     P(W > t) = v exp(Q t) 1 by uniformization, a sum of positive terms, stopped where the Poisson weights left
-    are below 10^-(digits + 5); at digits + 10 working digits. Refused for a threshold N > 1 (the wait then
-    depends on later batches) and for a finite room."""
+    are below 10^-(digits + 5) (one pass of the powers for all the times); E[T^j] = j! v (-Q)^-j 1 by
+    back-substitution over the customers ahead a (a never increases: each level's small block is solved once per
+    distinct set of local states, by mpmath's LU); at digits + 10 working digits. Refused for a finite room."""
     import mpmath
 
     if isinstance(model, FiniteVacationQueue):
         raise ParameterError("the tagged-customer chain covers the infinite room only")
     stages = machine(model, blocks)
-    if any((s.threshold or 1) != 1 for s in stages):
-        raise ParameterError("start-threshold", "the tagged-customer chain needs N = 1 (a customer then waits for "
-                             "the past only)", max(s.threshold or 1 for s in stages))
+    top = max([s.threshold or 1 for s in stages] + [1])
     tail = Fraction(1, 10**digits) if tail is None else Fraction(tail)
     levels = _levels_for(model, tail, blocks)
     chain, info = block_ctmc(model, levels, blocks)
     ctx = mp_context(digits + _GUARD)
     end = len(stages)
     alpha, T, exits = info.service
+    batch = model.batch
+    # later batches while idle: n -> min(n + k, top), P(X >= top - n) = P(X > top - n - 1)
+    jumps = {n: [(k, info.pmf.get(k, Fraction(0))) for k in range(1, top - n)] + [(top - n, batch.tail(top - n - 1))]
+             for n in range(1, top)}
     with ctx:
         pi = list(chain.stationary(ctx))
         num = ctx.num
-        l1 = Fraction(model.batch.mean)
+        l1 = Fraction(batch.mean)
+        lam = num(info.lam)
 
         def add(out, state, p):
             out[state] = out.get(state, 0) + p
@@ -423,16 +434,21 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> Ta
                 if w:
                     add(out, ("S", ph, a), p * num(w))
 
-        def enter(out, i, done, a, p, sojourn):
-            i, done = resolve(stages, i, 1, done)  # someone is present: every threshold 1 is met
+        def enter(out, i, done, a, n, p, sojourn):
+            """Stage ``i`` entered with ``a`` ahead and ``n`` present (the skips of :func:`resolve`)."""
+            i, done = resolve(stages, i, n, done)
             if i == end:
                 serve(out, a - 1, p, sojourn)
                 return
+            n = min(n, top)
             if stages[i].kind is StageKind.INTERRUPT:
                 raise ParameterError("an interrupt stage entered with someone present is not covered")
+            if stages[i].kind is StageKind.WAIT:
+                add(out, ("I", i, 0, 0, a, n), p)
+                return
             for ph, w in enumerate(info.laws[i][0]):
                 if w:
-                    add(out, ("I", i, ph, done, a), p * num(w))
+                    add(out, ("I", i, ph, done, a, n), p * num(w))
 
         def initial(sojourn):
             out: dict = {}
@@ -447,12 +463,12 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> Ta
                         _, j, ph, done, n = state
                         s = stages[j]
                         a = n + i - 1
-                        if s.kind is StageKind.INTERRUPT or (s.kind is StageKind.WAIT and j == end - 1):
+                        if s.kind is StageKind.INTERRUPT:
                             serve(out, a - 1, p, sojourn)  # its arrival starts service at once
                         elif s.kind is StageKind.WAIT:
-                            enter(out, j, 0, a, p, sojourn)
+                            enter(out, j, 0, a, n + k, p, sojourn)
                         else:
-                            add(out, ("I", j, ph, done, a), p)
+                            add(out, ("I", j, ph, done, a, min(n + k, top)), p)
             zero = out.pop(None, num(0))
             return out, zero
 
@@ -470,22 +486,37 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> Ta
                     else:
                         serve(out, a - 1, num(exits[ph]), sojourn)
                 return out
-            _, i, ph, done, a = state
+            _, i, ph, done, a, n = state
+            stage = stages[i]
+            if n < top:  # a later batch: only the count moves (it is behind the tagged customer)
+                for k, pk in jumps[n]:
+                    if not pk:
+                        continue
+                    rate = lam * num(pk)
+                    if stage.kind is StageKind.WAIT:
+                        enter(out, i, 0, a, n + k, rate, sojourn)
+                    else:
+                        add(out, ("I", i, ph, done, a, n + k), rate)
+            if not stage.timed:
+                return out
             law = info.laws[i]
             for q, rate in enumerate(law[1][ph]):
                 if q != ph and rate:
-                    add(out, ("I", i, q, done, a), num(rate))
+                    add(out, ("I", i, q, done, a, n), num(rate))
             if law[2][ph]:
-                d = done + 1 if stages[i].most is not None else 0
-                j, d = next_after_period(stages, i, 1, d) if stages[i].kind is StageKind.REPEAT else (i + 1, 0)
-                enter(out, j, d, a, num(law[2][ph]), sojourn)
+                if stage.kind is StageKind.REPEAT:
+                    d = done + 1 if stage.most is not None else 0
+                    j, d = next_after_period(stages, i, n, d)
+                else:
+                    j, d = i + 1, 0
+                enter(out, j, d, a, n, num(law[2][ph]), sojourn)
             return out
 
-        def tails(sojourn):
+        def transient(sojourn):
             v, zero = initial(sojourn)
             states, index, rows = list(v), {}, []
-            for s in states:
-                index[s] = len(index)
+            for st in states:
+                index[st] = len(index)
             k = 0
             while k < len(states):  # the transient states reachable from the initial ones, with their moves
                 row = list(moves(states[k], sojourn).items())
@@ -495,34 +526,84 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None) -> Ta
                         states.append(target)
                 rows.append(row)
                 k += 1
+            vec = [num(0)] * len(states)
+            for st, p in v.items():
+                vec[index[st]] = p
+            return states, index, rows, vec, zero
+
+        def tails(states, index, rows, vec):
+            if not times:
+                return []
             out = [-ctx.fsum([r for _, r in row]) for row in rows]
-            big = max(-o for o in out)
-            lam_u = big
+            lam_u = max(-o for o in out)
             P = [[(index[t], r / lam_u) for t, r in row if t is not None] for row in rows]
             stay = [1 + o / lam_u for o in out]
-            vec = [num(0)] * len(states)
-            for s, p in v.items():
-                vec[index[s]] = p
             eps = mpmath.mpf(10) ** -(digits + 5)
+            xs = [lam_u * num(Fraction(t)) for t in times]
+            big = max(xs)
+            sums, cur, m, left, weight = [], list(vec), 0, mpmath.mpf(1), mpmath.exp(-big)
+            while True:  # the powers v P^m 1 once, up to where the largest time's Poisson weights are spent
+                sums.append(ctx.fsum(cur))
+                left -= weight
+                if left < eps and m > big:
+                    break
+                nxt = [c * st for c, st in zip(cur, stay)]
+                for a_, row in enumerate(P):
+                    if cur[a_]:
+                        for b_, r in row:
+                            nxt[b_] += cur[a_] * r
+                cur, m = nxt, m + 1
+                weight = weight * big / m
             values = []
-            for t in times:
-                x = lam_u * num(Fraction(t))
-                cur, total, weight, m, left = list(vec), [], mpmath.exp(-x), 0, mpmath.mpf(1)
-                while True:
-                    total.append(weight * ctx.fsum(cur))
-                    left -= weight
-                    if left < eps and m > x:
-                        break
-                    nxt = [c * st for c, st in zip(cur, stay)]
-                    for a_, row in enumerate(P):
-                        if cur[a_]:
-                            for b_, r in row:
-                                nxt[b_] += cur[a_] * r
-                    cur, m = nxt, m + 1
-                    weight = weight * x / m
+            for x in xs:
+                w, total = mpmath.exp(-x), []
+                for j, s_ in enumerate(sums):
+                    total.append(w * s_)
+                    w = w * x / (j + 1)
                 values.append(ctx.fsum(total))
-            return values, zero
+            return values
 
-        wait, p0 = tails(False)
-        sojourn, _ = tails(True)
-        return TaggedWait(wait, sojourn, p0, levels)
+        def moment_values(states, index, rows, vec):
+            """E[T^j] = j! v m_j, (-Q) m_j = m_{j-1} (m_0 = 1), solved level by level of the customers ahead."""
+            if not moments:
+                return []
+            levels_of: dict = {}
+            for st in states:
+                levels_of.setdefault(st[-1] if st[0] == "S" else st[4], []).append(st)
+            solved = [dict() for _ in range(moments + 1)]
+            for st in states:
+                solved[0][st] = num(1)
+            inverses: dict = {}
+            for a in sorted(levels_of):
+                group = levels_of[a]
+                local = {st: j for j, st in enumerate(group)}
+                key = tuple(st[:-1] if st[0] == "S" else st[:4] + st[5:] for st in group)
+                inv = inverses.get(key)
+                if inv is None:
+                    M = mpmath.zeros(len(group))
+                    for j, st in enumerate(group):
+                        for target, r in rows[index[st]]:
+                            M[j, j] += r
+                            if target is not None and target in local:
+                                M[j, local[target]] -= r
+                    inv = inverses[key] = mpmath.inverse(M)
+                for order in range(1, moments + 1):
+                    rhs = []
+                    for st in group:
+                        # (-Q) m = m_{order-1}: the exits to lower levels carry their solved values
+                        r_ = solved[order - 1][st] + ctx.fsum([r * solved[order][t] for t, r in rows[index[st]]
+                                                                if t is not None and t not in local])
+                        rhs.append(r_)
+                    x = inv * mpmath.matrix(rhs)
+                    for j, st in enumerate(group):
+                        solved[order][st] = x[j]
+            out = []
+            for order in range(1, moments + 1):
+                out.append(mpmath.factorial(order) * ctx.fsum([p * solved[order][st] for st, p in zip(states, vec)
+                                                               if p]))
+            return out
+
+        wait_chain = transient(False)
+        sojourn_chain = transient(True)
+        return TaggedWait(tails(*wait_chain[:4]), tails(*sojourn_chain[:4]), wait_chain[4], levels,
+                          moment_values(*wait_chain[:4]), moment_values(*sojourn_chain[:4]))

@@ -1,0 +1,295 @@
+"""The wait of a random customer with composed blocks and a start threshold N > 1: its transform and moments.
+
+With N > 1 a customer who arrives while the server is not serving waits for later batches (the threshold counts
+them), so the decomposition W = W_none + R of :mod:`qderive.numeric.engines.blocks` (which assumes the wait depends
+on the past only) does not hold. Here the wait is split by what the tagged customer's batch finds (PASTA):
+
+* **the server serving** (time fraction rho_bar): FCFS, it waits for the work present U and its batchmates ahead J.
+  Over a busy period started by Y customers the workload is the M[X]/G/1 one, so by the Kella-Whitt martingale of
+  the workload process (rate -1 plus compound-Poisson jumps of exponent phi(s) = s - lambda (1 - X(B*(s)))),
+  E[int_busy e^{-s U(t)} dt] = (1 - Y(B*(s))) / phi(s), and per unit time, the cycle lasting
+  E[C] = E[Y] / (lambda l_1 (1 - rho_bar))::
+
+      E[e^{-s U}; serving] = lambda l_1 (1 - rho_bar) (1 - Y(B*(s))) / (E[Y] phi(s));
+
+* **the server idle** (close-down, vacation, waiting, setup): it waits for the rest of the idle passage, which
+  depends on the later arrivals through the threshold, then for the services of the n present before it, then of
+  its batchmates ahead: per batch of size k, sum_{i<k} B*(s)^i.
+
+The idle passage is run once more through the blocks' primitives (:func:`qderive.symbolic.blocks.base.passage`), by
+:class:`ThresholdTransform`, on power series in the count variable w truncated at w^N (the count-state matrices of
+the primitives: upper-triangular Toeplitz matrices, which commute) together with each generating function's value at
+w = 1 (the mass at N and beyond, for which only "threshold met" matters). Two sub-laws are carried:
+
+* ``pre``: the count before the tagged customer's arrival, each customer weighted by B*(s) (its service is ahead);
+  a period of law L multiplies it by L*(lambda - lambda X(B* w)) (coefficients a_k B*^k);
+* ``post``: after the tagged arrival, weighted by e^{-s t} over the time t since then; a period multiplies it by
+  L*(s + lambda - lambda X(w)) = E[w^{A(L)} e^{-s L}], the joint transform of the arrivals and the period's length.
+
+The tagged batch arrives at rate lambda in the middle of a period; E[int_0^L e^{-p u} e^{-q (L - u)} du] =
+(L*(p) - L*(q)) / (q - p) (the divided difference of L*, p and q the two exponents above) carries ``pre`` into
+``post``, multiplied by kappa(w) = sum_k x_k w^k sum_{i<k} B*^i (the batch's size and the tagged customer's
+position; kappa(1) = (1 - X(B*)) / (1 - B*) = l_1 J(s)). The primitives::
+
+    during(L):       post <- post Apost_L + kappa pre DD_L,   pre <- pre Apre_L
+    interrupt(L):    a batch in the close-down (probability 1 - c, c = L*(lambda)) starts service:
+                     Y += pre X(B*) (1 - c); the tagged customer then waits only for those ahead:
+                     idle += pre (1 - c) kappa(1) / lambda
+    wait(N):         V = pre / (1 - X(B* w)), R = post + kappa V / lambda, U = R / (1 - theta X(w)), theta = lambda /
+                     (lambda + s);  pre <- pre + V (X(B*) - 1),  post <- R - (1 - theta) U   (at w = 1: all >= N)
+    repeat(L, N):    V = pre / (1 - Apre_L), E = kappa V DD_L, U = (post + E) / (1 - Apost_L);
+                     pre <- pre + V (Apre_L - 1),  post <- post + E + U (L*(s) - 1)
+
+(The low parts below N are the series, the values at w = 1 the masses; after a threshold stage everything is at
+N or beyond). At the end, Y(B*(s)) = pre + the close-down's part and the idle part is post + the close-down's, and
+
+    W(s) = lambda (1 - rho_bar) / E[Y] * [ kappa(1) (1 - Y(B*(s))) / phi(s) + idle(s) ],   T(s) = W(s) B*(s).
+
+With N = 1 this is W_b(s) J(s) V_r(s) (the tests compare the two), the M[X]/G/1 wait being the case Y = X. The
+moments E[W^j] are the Taylor coefficients of W(s) at 0, by the trapezoidal rule on a small circle
+(:func:`transform_moments`). P(W = 0) is W(s) at s -> oo (every transform vanishes there: the laws have no atom at
+0): only a batch that starts service at once (the close-down, a last ``wait`` met by the batch itself) leaves its
+first member waiting 0.
+
+Sources: the decomposition by what an arrival finds, Takagi 1991 (vol. 1, sec. 2.4-2.5: the N-policy's and the setup
+time's waits); the workload over a busy period, Kella and Whitt 1992; the N-policy's mean wait for single arrivals,
+Yadin and Naor 1963, E[W] = E[W_{M/G/1}] + (N - 1) / (2 lambda) (Takagi 1991, vol. 1, sec. 2.5, with no setup).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ...symbolic.blocks import blocks_of, passage
+from ..kernels import series as S
+from ..sequences import arrival_counts
+from .block_laws import batch_values, lst_taylor, lst_values
+
+__all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
+           "threshold_refusal"]
+
+
+class _Tr:
+    """A sub-law over the count: ``low`` its (weighted) series below N, ``one`` its whole generating function at
+    w = 1."""
+
+    __slots__ = ("low", "one")
+
+    def __init__(self, low, one):
+        self.low, self.one = low, one
+
+    def __add__(self, other):
+        return _Tr(S.add(self.low, other.low), self.one + other.one)
+
+    def times(self, series, value):
+        return _Tr(S.mul(self.low, series), self.one * value)
+
+    def total(self):
+        return sum(self.low[1:], self.low[0])
+
+
+class ThresholdTransform:
+    """The interpreter of the primitives for the wait with a start threshold (module docstring) at the context array
+    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0))."""
+
+    def __init__(self, model, ctx, s, top: int):
+        self.model, self.ctx, self.top = model, ctx, top
+        self.lam = ctx.num(model.rate)
+        self.limit = s is None
+        shape = np.asarray(s if s is not None else [0]).shape
+        one = np.ones(shape, dtype=complex if ctx.is_float64 else object)
+        if not ctx.is_float64:
+            one = one * ctx.num(1)
+        self.one_array = one
+        self.zero = one * 0
+        self.s = s
+        batch = model.batch
+        self.x = [ctx.num(0)] + [ctx.num(Fraction(batch.pmf(k))) for k in range(1, top)]
+        self.B = self.zero if self.limit else lst_values(model.service, s, ctx)
+        powers = [one]
+        for _ in range(1, top):
+            powers.append(powers[-1] * self.B)
+        self.powers = powers
+        self.XB = self.zero if self.limit else batch_values(batch, self.B, ctx)
+        # kappa_k = x_k sum_{i<k} B^i; kappa(1) = (1 - X(B)) / (1 - B) (B = 0 at the limit: X(0) = 0, kappa(1) = 1)
+        partial = [self.zero]
+        for k in range(1, top):
+            partial.append(partial[-1] + powers[k - 1])
+        self.kappa = [partial[k] * self.x[k] for k in range(top)]  # arrays first: mpf * ndarray converts slowly
+        self.kappa1 = one * ctx.num(1) if self.limit else (1 - self.XB) / (1 - self.B)
+        self.XBw = [powers[k] * self.x[k] for k in range(top)]
+        self.Xw = [one * self.x[k] for k in range(top)]
+        self.theta = self.zero if self.limit else 1 / (s / self.lam + 1)
+        self.served, self.direct = self.zero, self.zero
+        self._laws: dict = {}
+
+    # -- the laws' series ---------------------------------------------------------------------------------
+    def _law(self, law):
+        """(Apre series, Apre(1), Apost series, Apost(1) = L*(s), DD series, DD(1)) of ``law`` at the nodes."""
+        if law in self._laws:
+            return self._laws[law]
+        ctx, lam, top = self.ctx, self.lam, self.top
+        a = arrival_counts(law, self.model.batch, self.model.rate, top, ctx).a[:top]
+        pre = [self.powers[k] * a[k] for k in range(top)]
+        pre1 = lst_values(law, (1 - self.XB) * lam, ctx) if not self.limit else self.one_array * a[0]
+        if self.limit:
+            post, post1 = [self.zero] * top, self.zero
+            dd, dd1 = [self.zero] * top, self.zero
+        else:
+            sigma = self.s + lam
+            taylor = lst_taylor(law, sigma, ctx, top)
+            post = S.compose(taylor, [x * (-lam) for x in self.Xw])
+            post1 = lst_values(law, self.s, ctx)
+            # q - p = s - lambda X(w) + lambda X(B w): constant s, invertible
+            diff = [self.s] + [(self.XBw[k] - self.Xw[k]) * lam for k in range(1, top)]
+            dd = S.mul(S.add(pre, S.scale(post, -1)), S.inverse(diff))
+            dd1 = (pre1 - post1) / (self.s - lam + self.XB * lam)
+        self._laws[law] = out = (pre, pre1, post, post1, dd, dd1)
+        return out
+
+    def _check(self, threshold, most=None):
+        if threshold != self.top:
+            raise NotImplementedError("a threshold below the largest one of the passage")
+        if most is not None:
+            raise NotImplementedError("a bounded repeat with a start threshold N > 1")
+
+    # -- the primitives --------------------------------------------------------------------------------------
+    def start(self):
+        low = [self.one_array] + [self.zero] * (self.top - 1)
+        return _Tr(low, self.one_array), _Tr([self.zero] * self.top, self.zero)
+
+    def during(self, state, law, vacation=False):
+        pre, post = state
+        apre, apre1, apost, apost1, dd, dd1 = self._law(law)
+        post = post.times(apost, apost1) + pre.times(S.mul(self.kappa, dd), self.kappa1 * dd1)
+        return pre.times(apre, apre1), post
+
+    def interrupt(self, state, law):
+        pre, post = state
+        c = arrival_counts(law, self.model.batch, self.model.rate, 1, self.ctx).a[0]  # L*(lambda): no batch in it
+        self.served = self.served + pre.one * self.XB * (1 - c)
+        self.direct = self.direct + pre.one * self.kappa1 * ((1 - c) / self.lam)
+        return _Tr(S.scale(pre.low, c), pre.one * c), post
+
+    def wait(self, state, threshold):
+        self._check(threshold)
+        pre, post = state
+        empty = [self.zero] * self.top
+        V = S.mul(pre.low, S.inverse([1 - self.XBw[0]] + [-v for v in self.XBw[1:]]))
+        v1 = sum(V[1:], V[0])
+        new_pre = _Tr(empty, pre.one + v1 * (self.XB - 1))
+        R = _Tr(S.add(post.low, S.scale(S.mul(self.kappa, V), 1 / self.lam)), post.one + self.kappa1 * v1 / self.lam)
+        U = S.mul(R.low, S.inverse([1 - self.theta * self.Xw[0]] + [-self.theta * v for v in self.Xw[1:]]))
+        u1 = sum(U[1:], U[0])
+        return new_pre, _Tr(list(empty), R.one - (1 - self.theta) * u1)
+
+    def repeat(self, state, law, threshold, most=None):
+        self._check(threshold, most)
+        pre, post = state
+        apre, apre1, apost, apost1, dd, dd1 = self._law(law)
+        empty = [self.zero] * self.top
+        V = S.mul(pre.low, S.inverse([1 - apre[0]] + [-v for v in apre[1:]]))
+        v1 = sum(V[1:], V[0])
+        new_pre = _Tr(empty, pre.one + v1 * (apre1 - 1))
+        E = _Tr(S.mul(S.mul(self.kappa, V), dd), self.kappa1 * v1 * dd1)
+        U = S.mul(S.add(post.low, E.low), S.inverse([1 - apost[0]] + [-v for v in apost[1:]]))
+        u1 = sum(U[1:], U[0])
+        return new_pre, _Tr(list(empty), post.one + E.one + u1 * (apost1 - 1))
+
+    def finish(self, state):
+        pre, post = state
+        return pre.one + self.served, post.one + self.direct
+
+
+def _blocks(model, blocks):
+    return blocks_of(model) if blocks is None else tuple(blocks)
+
+
+def _top(blocks) -> int:
+    return max([getattr(b, "threshold", 1) for b in blocks] + [1])
+
+
+def threshold_transform(model, ctx, s, mean_y, sojourn: bool = False, blocks=None):
+    """W(s) (``sojourn``: T(s) = W(s) B*(s)) at the context array ``s`` (module docstring) for ``model``'s blocks (or
+    ``blocks``); ``mean_y(ctx)`` gives E[Y] (the moment interpreter of :mod:`qderive.numeric.engines.blocks`)."""
+    blocks = _blocks(model, blocks)
+    op = ThresholdTransform(model, ctx, s, _top(blocks))
+    y, idle = passage(blocks, op)
+    lam = ctx.num(model.rate)
+    phi = s - (1 - op.XB) * lam
+    c = lam * ctx.num(1 - model.rho_bar) / mean_y(ctx)
+    w = (op.kappa1 * (1 - y) / phi + idle) * c
+    return w * op.B if sojourn else w
+
+
+def threshold_atom(model, ctx, mean_y, blocks=None):
+    """P(W = 0) = W(oo) (module docstring): the idle part of the interpreter at the limit."""
+    blocks = _blocks(model, blocks)
+    op = ThresholdTransform(model, ctx, None, _top(blocks))
+    _, idle = passage(blocks, op)
+    value = idle * (ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / mean_y(ctx))
+    return value[0].real
+
+
+def _scale(model, blocks) -> Fraction:
+    """A lower bound, heuristic but generous, of the distance from 0 to the nearest singularity of W(s): the tail's
+    decay rate is about 2 (1 - rho_bar) / (lambda E[S^2]) for S a batch's work (Kingman's heavy-traffic rate), the
+    laws' poles are at least 1 / (their mean) away; (1 - rho_bar)^2 / (u (1 + l_2 / l_1)) with u the largest mean
+    time (service, blocks' laws, 1 / lambda) lies below both."""
+    means = [Fraction(model.service.moment(1)), 1 / Fraction(model.rate)]
+    means += [Fraction(law.moment(1)) for b in blocks for _, law in b.laws()]
+    batch = model.batch
+    spread = 1 + Fraction(batch.factorial_moment(2) + batch.mean) / Fraction(batch.mean)
+    return (1 - Fraction(model.rho_bar)) ** 2 / (max(means) * spread)
+
+
+def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
+    """E[W], ..., E[W^k] with a start threshold N > 1: the Taylor coefficients of :func:`threshold_transform` at 0
+    (:func:`transform_moments`, h = scale / 1000 with :func:`_scale`), computed at the digits of ``ctx`` (float64:
+    20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
+    log10(1/h) digits per order near 0) and returned in ``ctx``."""
+    import math
+
+    from ..backend import mp_context
+
+    blocks = _blocks(model, blocks)
+    scale = _scale(model, blocks)
+    digits = 20 if ctx.is_float64 else ctx.dps
+    lost = math.log10(1000 / float(scale))
+    work = mp_context(digits + int((k + _top(blocks) + 1) * lost) + 10)
+    with work:
+        values = transform_moments(lambda s: threshold_transform(model, work, s, mean_y, blocks=blocks), k, digits,
+                                   work.num(scale))
+    return [ctx.num(float(v)) if ctx.is_float64 else +v for v in values]
+
+
+def transform_moments(F, k: int, digits: int, scale) -> list:
+    """E[T], ..., E[T^k] from the transform ``F`` (a function of an mpc array, at the current mpmath precision):
+    (-1)^j j! [s^j] F(s) by the trapezoidal rule on the circle of radius h around 0 with n nodes,
+    [s^j] F ~ (1/n) sum_m F(h e^{i t_m}) (h e^{i t_m})^-j. The rule's error is about (h / R)^n for R the distance to
+    the nearest singularity of F (the tail's decay rate, >= ``scale``), the rounding's eps / h^j: h = scale / 1000,
+    n = digits + 2 k + 8 nodes (error <= 10^-(3 n)), the caller working at digits + k log10(1/h) + 10 digits."""
+    import mpmath
+
+    h = mpmath.mpf(scale) / 1000
+    n = digits + 2 * k + 8
+    pts = [h * mpmath.expj(2 * mpmath.pi * (m + mpmath.mpf(1) / 2) / n) for m in range(n)]
+    values = F(np.array(pts, dtype=object))
+    return [(-1) ** j * mpmath.factorial(j) * mpmath.fsum(v / p**j for v, p in zip(values, pts)).real / n
+            for j in range(1, k + 1)]
+
+
+def threshold_refusal(model):
+    """(field, reason) when the transform cannot be used with N > 1: a law without a closed-form transform (the
+    derivatives of its transform are needed), else None."""
+    from .vacation_wait import numeric_transform
+
+    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
+    for field, law in laws:
+        if numeric_transform(law):
+            name = field.replace("_", "-")
+            return field, (f"the {name} time {law} has no closed-form transform: the wait with a start threshold "
+                           f"N > 1 needs its derivatives")
+    return None
