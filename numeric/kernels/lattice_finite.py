@@ -76,6 +76,7 @@ c_p(n) = sum_j a[n, j] beta_p(u_j) (beta(0) = alpha; max_n sum_K <= sum_K max_n 
 """
 
 import math
+from typing import NamedTuple
 
 import numpy
 
@@ -100,31 +101,93 @@ def residual_weights(ctx, lam, piece, u, top):
     y = d - u
     if not y > 0:
         return out, ctx.num(0), 0.0
-    z = mu * y
-    # the series S_top(z): terms z^k / ((top+2)...(top+1+k)); stop once the ratio is below 1/2 and the next
-    # term below eps of the sum (remainder below 2 eps relative)
+    rows, size = lattice_residual_rows(ctx, lam, ctx.array([y]), top, ctx.array([ctx.log(w) - theta * u]))
+    out = rows[0]
+    size += abs(float(ctx.log(w))) + float(theta * u)
+    rho = lam * y / (top + 2)
+    remainder = out[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
+    return out, remainder, size
+
+
+def lattice_residual_rows(ctx, lam, ys, top, shift=None):
+    """(R, size): R[i, K] = e^{shift_i} int_0^{y_i} (lambda x)^K / K! e^{-lambda x} dx for the y_i of the context
+    vector ``ys`` and K = 0..top: the weight omega_K(0) (F3) of a cut piece (1, 0, y_i), i.e.
+    R_K(y) = lambda^K y^{K+1} / (K+1)! e^{-lambda y} S_K(lambda y) (a y <= 0 gives a zero row); ``shift`` (context
+    numbers, default 0) multiplies row i by e^{shift_i} inside the exponential (the factor w e^{-theta u} of
+    (F3), so that it cannot underflow apart from the lead). The series S_top by its positive terms until, for every
+    y, the ratio is below 1/2 and the next term below eps of the sum, then the backward recurrence
+    S_K = 1 + z / (K + 2) S_{K+1} (module docstring), every y at once; size the rounding count L + k of the module
+    docstring (its largest over the y)."""
+    n = len(ys)
+    out = ctx.zeros((n, top + 1))
+    live = numpy.flatnonzero(numpy.array([y > 0 for y in ys], dtype=bool))
+    if not len(live):
+        return out, 0.0
+    y = ys[live]
+    z = lam * y
     one = ctx.num(1)
-    term, total, k = one, ctx.num(0), 0
+    term, total, k = ctx.zeros(len(y)) + one, ctx.zeros(len(y)), 0
     while True:
         total = total + term
         k += 1
         ratio = z / (top + 1 + k)
         term = term * ratio
-        if 2 * ratio <= 1 and term <= ctx.eps * total:
+        if bool(numpy.all(2 * ratio <= 1)) and bool(numpy.all(term <= ctx.eps * total)):
             break
-    series = ctx.zeros(top + 1)
-    series[top] = total
+    series = ctx.zeros((len(y), top + 1))
+    series[:, top] = total
     for K in range(top - 1, -1, -1):
-        series[K] = one + z / (K + 2) * series[K + 1]
+        series[:, K] = one + z / (K + 2) * series[:, K + 1]
+    ks = ctx.arange(top + 1)
     log_y = ctx.log(y)
-    base = ctx.log(w) - theta * u + log_y - z
-    lead = ks * (ctx.log(lam) + log_y) + base - ctx.lgamma(ks + 2)
-    out = ctx.flush(ctx.exp(lead) * series)
-    size = (abs(float(ctx.log(w))) + float(theta * u) + (top + 1) * (abs(float(ctx.log(lam))) + abs(float(log_y)))
-            + float(z) + math.lgamma(top + 2) + k + 2 * top)
-    rho = lam * y / (top + 2)
-    remainder = out[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
-    return out, remainder, size
+    base = log_y - z if shift is None else shift[live] + log_y - z
+    lead = numpy.outer(log_y + ctx.log(lam), ks) + base.reshape(len(y), 1) - ctx.lgamma(ks + 2).reshape(1, top + 1)
+    out[live] = ctx.flush(ctx.exp(lead) * series)
+    size = ((top + 1) * (abs(float(ctx.log(lam))) + max(abs(float(v)) for v in log_y)) + float(max(z))
+            + math.lgamma(top + 2) + k + 2 * top)
+    return out, size
+
+
+class LatticePiece(NamedTuple):
+    """The survival function of a period length on the lattice h N, P(B = m h) = b[m] (m = 0..M, a context vector;
+    a mass at 0 adds nothing): the sum of the cut pieces (b[m], 0, m h), whose weights (F3) share the grid
+    y = m h - u_k = (m + k) h - t of the tail points u_k = t - k h (module docstring, *A service on a lattice*)."""
+
+    b: object
+    h: object
+
+
+def lattice_convolutions(ctx, b, count, M, negligible=0.0):
+    """(S, beyond, slack, size): S[j, k] = P(S_j = k h) for S_j = B_1 + ... + B_j (j = 0..count-1, k = 0..M), the
+    services iid on the lattice with the pmf ``b`` over 0..len(b)-1, by the positive convolutions
+    s_j = s_{j-1} * b cut at M (each restricted to the nonzero window of s_{j-1}); beyond[j] = P(S_j > M h) =
+    1 - sum_k S[j, k] (the one subtraction, floored at 0) with the absolute bound ``slack``[j] of its
+    error; entries below ``negligible`` (float64: subnormal products are a hundred times slower) are set to 0, at
+    most (M + 1) negligible of mass per row, counted in ``slack``. size: the rounding count of an entry (at most
+    j (nnz(b) + 1) relative roundings, all terms positive)."""
+    S = ctx.zeros((count, M + 1))
+    beyond = ctx.zeros(count)
+    slack = numpy.zeros(count)
+    S[0, 0] = ctx.num(1)
+    nz = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
+    b_lo = int(nz[0]) if len(nz) else 0
+    bb = b[b_lo: int(nz[-1]) + 1] if len(nz) else b[:1]
+    for j in range(1, count):
+        prev = S[j - 1]
+        alive = numpy.flatnonzero(numpy.array([v != 0 for v in prev], dtype=bool)) if not ctx.is_float64 else \
+            numpy.flatnonzero(prev)
+        if not len(alive) or not len(nz):
+            break
+        lo = int(alive[0]) + b_lo
+        if lo <= M:
+            got = numpy.convolve(prev[int(alive[0]): int(alive[-1]) + 1], bb)[: M + 1 - lo]
+            if ctx.is_float64 and negligible:
+                got[got < negligible] = 0.0
+            S[j, lo: lo + len(got)] = got
+        below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
+        beyond[j] = max(ctx.num(1) - below, ctx.num(0))
+        slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
+    return S, beyond, slack, float(count * (len(nz) + 1))
 
 
 def _vecmat(ctx, v, M):
@@ -286,6 +349,14 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
             E = ctx.matmul(numpy.ascontiguousarray(G.T), W)
             each.append(E)
             full = full + _vecmat(ctx, alpha, E)
+        elif isinstance(piece, LatticePiece):  # omega_K(0) = sum_m b_m R_K(m h), the ratio bound at the largest m
+            ms = _atoms(piece.b)
+            R, sz = lattice_residual_rows(ctx, lam, ctx.array([ctx.num(int(m)) for m in ms]) * piece.h, top)
+            om = ctx.matmul(piece.b[ms].reshape(1, len(ms)), R)[0] if len(ms) else ctx.zeros(top + 1)
+            rho = lam * piece.h * int(ms[-1]) / (top + 2) if len(ms) else ctx.num(0)
+            rem = om[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
         else:
             om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
             each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
@@ -296,6 +367,12 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
     return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
 
+def _atoms(b):
+    """The indices m >= 1 with b[m] != 0 (a lattice pmf's atoms that add to a survival function)."""
+    ms = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
+    return ms[ms >= 1]
+
+
 def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
     :func:`period_profile`; ``idle`` = t_I; (A, C) of :func:`admission_matrix`; J0 = ceil(t / D) (j >= J0: u = 0),
@@ -303,10 +380,11 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     numbers (computed exactly by the caller). t < 0 (J0 = J1 = 0, no ``us``) gives the total N(W > -1).
     Returns (value, rounding bound, truncation bound) (module docstring, *Errors*)."""
     r = A.shape[0] - 1
-    total = idle * C[r, min(J1, r + 1)]
+    columns = A.shape[1]
+    total = idle * C[r, min(J1, columns)]
     trunc, size = ctx.num(0), 0.0
-    J = min(J0, r, len(us))
-    cut = min(J0, r + 1)
+    J = min(J0, columns - 1, len(us))
+    cut = min(J0, columns)
     for W, lam, pieces, (full, each, remainders, psize, mass, drop) in periods:
         top = W.shape[0] - 1
         size = max(size, psize + top + r)
@@ -329,6 +407,23 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                 if mass:
                     trunc = trunc + mass * remainders[i][0] * ctx.fsum([numpy.max(reach[:, p])
                                                                      for p in range(len(alpha))])
+                continue
+            if isinstance(piece, LatticePiece):  # (F5): the columns within the largest atom of t, one grid of y
+                reach = column
+                ms = _atoms(piece.b)
+                if J and len(ms):
+                    kmin = max(0, J - int(ms[-1]))
+                    last = us[J - 1]  # y = m h - u_k = (m + k - J + 1) h - u_{J-1}
+                    grid = ctx.array([ctx.num(i + 1) for i in range(int(ms[-1]))]) * piece.h - last
+                    R, sz = lattice_residual_rows(ctx, lam, grid, top)
+                    size = max(size, psize + sz + top + r)
+                    Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
+                    G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
+                    sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
+                    total = total + ctx.dot(piece.b[ms], ctx.array(sums))
+                    reach = column + A[:r, kmin:J].sum(axis=1)
+                if mass:
+                    trunc = trunc + mass * remainders[i] * numpy.max(reach)
                 continue
             w, theta, d = piece
             reach = column
