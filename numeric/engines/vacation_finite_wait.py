@@ -1384,6 +1384,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     span = [Fraction(0)]
+    final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a quantile search) starts there
 
     def sums_at(N):
         if N not in store:
@@ -1410,10 +1411,14 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if positive and max(positive) > span[0]:
             span[0] = _cover(model, max(positive), atoms)
             store.clear()
+            final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
         N = min(512, limit)
         prev = result = None
+        if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
+            N = final[0][0]
+            prev = [at(N // 2, t) for t in positive] if N // 2 in store else None
         while positive:
             got = [at(N, t) for t in positive]
             est = []
@@ -1424,6 +1429,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 est.append(min(max(mid, a), b))
             result = (got, est)
             if all(b - a <= tol * a for a, b in got) or 2 * N > limit:
+                final[0] = (N, tol)
                 break
             for key in [k for k in store if k < N]:  # only the finest two levels are reused
                 del store[key]
