@@ -1198,6 +1198,12 @@ def _tails_refusal(model, asked):
     setup, why_not = lattice_setup(model.service, model.vacation)
     if setup is None and not why_not:
         setup, why_not = service_lattice_setup(model.service, model.vacation)
+        if setup is not None:  # (r + 3) x N matrices of the lattice sums (F5): the budget before any work
+            from ...symbolic.capabilities import limit_refusal
+
+            return limit_refusal("--capacity", "lattice_work", (model.capacity + 3) * _limits.current().lattice_levels,
+                                 "the finite room's tails with the service on a lattice hold (r + 3) x N numbers "
+                                 "(N = lattice-levels; 24 bytes and about nnz(b) operations each)")
     if setup is None and not why_not:
         setup, why_not = kinked_setup(model.service, model.vacation)
     if setup is not None:
