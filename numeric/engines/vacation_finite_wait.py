@@ -1335,7 +1335,10 @@ class ServiceLatticeSums(LatticeSums):
             J0 = J1 = 0
         else:
             J0, J1 = -((-t) // h), t // h + 1
-        us = [ctx.num(t - k * h) for k in range(min(J0, self.M + 1))]
+        n = int(min(J0, self.M + 1))
+        us = []
+        if n:  # u_k = u_{n-1} + (n - 1 - k) h: the last one exact, then sums of positive numbers (3 roundings)
+            us = ctx.num(t - (n - 1) * h) + ctx.arange(n)[::-1] * ctx.num(h)
         periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
         value, rounding, trunc = LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
         weight = float(self.idle) * float(self.slack[self.r]) + float(np.max(self.slack[: self.r], initial=0)) * sum(

@@ -120,24 +120,34 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     docstring (its largest over the y)."""
     n = len(ys)
     out = ctx.zeros((n, top + 1))
-    live = numpy.flatnonzero(numpy.array([y > 0 for y in ys], dtype=bool))
+    live = numpy.flatnonzero(ys > 0) if ctx.is_float64 else numpy.flatnonzero(
+        numpy.array([y > 0 for y in ys], dtype=bool))
     if not len(live):
         return out, 0.0
     y = ys[live]
-    z = lam * y
+    z = y * lam  # array first: an mpf operand on the left converts the array through its repr
     one = ctx.num(1)
-    term, total, k = ctx.zeros(len(y)) + one, ctx.zeros(len(y)), 0
+    # the number of terms from the largest z (the remainder's share of the sum grows with z), then every y at once
+    z_max, term, total, k = max(z), one, ctx.num(0), 0
     while True:
         total = total + term
         k += 1
-        ratio = z / (top + 1 + k)
+        ratio = z_max / (top + 1 + k)
         term = term * ratio
-        if bool(numpy.all(2 * ratio <= 1)) and bool(numpy.all(term <= ctx.eps * total)):
+        if 2 * ratio <= 1 and term <= ctx.eps * total:
             break
-    series = ctx.zeros((len(y), top + 1))
-    series[:, top] = total
+    if len(y) == 1:  # the sum just computed
+        total = ctx.zeros(1) + total
+    else:
+        term, total = ctx.zeros(len(y)) + one, ctx.zeros(len(y))
+        for i in range(1, k + 1):
+            total = total + term
+            term = term * z / (top + 1 + i)
+    series = ctx.zeros((top + 1, len(y)))  # K x y: rows contiguous for the recurrence
+    series[top] = total
     for K in range(top - 1, -1, -1):
-        series[:, K] = one + z / (K + 2) * series[:, K + 1]
+        series[K] = z / (K + 2) * series[K + 1] + one
+    series = series.T
     ks = ctx.arange(top + 1)
     log_y = ctx.log(y)
     base = log_y - z if shift is None else shift[live] + log_y - z
@@ -434,17 +444,15 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                     v = ctx.matmul(A[:r, :J], e.reshape(J, 1))[:, 0]
                     total = total + ctx.dot(each[i], v)
                     reach = column + v
-            else:
-                for j in range(J):
-                    u = us[j]
-                    if not u < d:
-                        continue
-                    om, _, sz = residual_weights(ctx, lam, piece, u, top)
-                    size = max(size, sz + top + r)
-                    col = A[: j + 1, j]
-                    z = ctx.matmul(W[:, : j + 1], col.reshape(j + 1, 1))[:, 0]
-                    total = total + ctx.dot(om, z)
-                    reach = reach + A[:r, j] * ctx.exp(-theta * u)
+            else:  # the columns with u_j < d, all at once: omega_K(u_j) = w e^{-theta u_j} R_K(d - u_j) (F3)
+                idx = [j for j in range(J) if us[j] < d]
+                if idx:
+                    uu = ctx.array([us[j] for j in idx])
+                    R, sz = lattice_residual_rows(ctx, lam, -uu + d, top, uu * (-theta) + ctx.log(w))
+                    size = max(size, sz + abs(float(ctx.log(w))) + float(theta * uu[0]) + top + r)
+                    Z = ctx.matmul(W[:, :r], A[:r, idx])  # rows x the columns
+                    total = total + ctx.fsum(list((R * Z.T).sum(axis=1)))
+                    reach = reach + ctx.matmul(A[:r, idx], ctx.exp(uu * (-theta)).reshape(len(idx), 1))[:, 0]
             if mass:
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
     bound = 4 * ctx.eps * (size + 10) * total
