@@ -64,6 +64,29 @@ omega_n(u) = int_0^u ...), not this one, so it is not reused here; the uniformiz
 a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
 O(r^2 + (rows) r (1 + d / D)) per point after an O(rows r) profile per period (:func:`period_profile`).
 
+**A service on a lattice** (F5) (issue 28; ``numeric/engines/vacation_finite_wait.py`` ``service_lattice_tails``). With a
+general service the j customers ahead need j fresh services S_j = B_1 + ... + B_j, independent of the state at the
+arrival and of the residual (services not yet started), so (F1) becomes::
+
+    N(W > t) = sum_periods sum_K sum_n w_K[n] sum_j a[n, j] E omega_K((t - S_j)^+) + t_I sum_j a[I, j] P(S_j > t).
+
+For a service on the lattice h N (P(B = m h) = b_m) S_j has the lattice pmf s_j = b^{*j} (:func:`lattice_convolutions`:
+positive convolutions, j = 1..r + 1, cut at M h >= t, the mass beyond M h as 1 - the sum kept below), and the
+sum over j folds into a matrix over the lattice columns k: A[n, k] = sum_j a[n, j] P(S_j = k h), C its reverse
+cumulative sums plus sum_j a[n, j] P(S_j > M h); (F1) then holds word for word with the columns k in place of
+the customers j and u_k = t - k h (a constant D is h = D, b = e_1, A = a). The service period's residual is
+from the same lattice law (:class:`LatticePiece`): omega_K(u_k) = sum_m b_m R_K(m h - u_k), R_K(y) =
+int_0^y Pois(K; lambda x) dx the (F3) of a cut piece (:func:`lattice_residual_rows`), and since
+m h - u_k = (m + k - J + 1) h - u_{J-1} the weights of all the columns and atoms share one grid of y:
+sum_k Z[K, k] omega_K(u_k) = sum_m b_m sum_k G[m + k - J, k], G = R Z (Z = W A, the rows times the columns), the
+sums along the diagonals of G. Every term is positive; cost O(r M nnz(b)) for the convolutions and
+O(rows r M + nnz(b) rows M) per point. **Monotone bounds for a service off the lattice:** rounding every service
+down (up) to the lattice, B_down <= B <= B_up, gives S_j,down <= S_j <= S_j,up pathwise and
+S_down(x) <= S(x) <= S_up(x), and each term of the sum is increasing in both (omega_K(u) is an integral of S with
+positive weights, decreasing in u), while the rows w_K, the admission weights a and the idle time are those of
+the true law (they do not depend on the service times ahead): the rounded-down sum bounds N(W > t) from below,
+the rounded-up one from above, each over the exact N(W > -1).
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
