@@ -1313,7 +1313,8 @@ class ServiceLatticeSums(LatticeSums):
     the vacations' from their exact pieces. ``mass``: the exact N(W > -1) when ``b`` is a rounded law (the bounds
     of a tail divide by the true law's total), None to sum it (an exact lattice law)."""
 
-    def __init__(self, parts, b, h, M, vacation, extra, mass=None):  # noqa: D107 - the class docstring says it
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None):  # noqa: D107 - the class docstring
+        # says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted back)
         first = parts[0]
         self.ctx, self.r, self.h, self.M, self.given = first.ctx, first.r, Fraction(h), M, mass
         ctx, r = self.ctx, self.r
@@ -1321,8 +1322,13 @@ class ServiceLatticeSums(LatticeSums):
             self.keep = first.tail[r:0:-1].copy() if first.whole else None
             A0, _ = LF.admission_matrix(ctx, first.pmf, first.tail, r, first.whole)
             bc = ctx.array([ctx.num(v) for v in b]) if not ctx.is_float64 else np.asarray(b, dtype=float)
-            S, beyond, slack, self.conv_size = LF.lattice_convolutions(
-                ctx, bc, r + 1 + extra, M, K.FW_NEGLIGIBLE if ctx.is_float64 else 0.0)
+            if shifted is None:
+                S, beyond, slack, self.conv_size = LF.lattice_convolutions(
+                    ctx, bc, r + 1 + extra, M, K.FW_NEGLIGIBLE if ctx.is_float64 else 0.0)
+            else:
+                S, beyond, slack = LF.lattice_shifted(ctx, *shifted.convolved[:3])
+                self.conv_size = shifted.convolved[3] + 2
+            self.convolved = (S, beyond, slack, self.conv_size)
             S, beyond, slack = S[extra:], beyond[extra:], slack[extra:]
             self.A = ctx.matmul(A0, S)
             self.C = ctx.zeros((r + 1, M + 2))
@@ -1418,7 +1424,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             down, up = pmfs(h)
             with np.errstate(under="ignore"):
                 low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
-                high = low if np.array_equal(down, up) else ServiceLatticeSums(parts, up, h, N, vacation, extra, mass)
+                if np.array_equal(down, up):
+                    high = low
+                else:  # no value on the lattice: the rounding up is the rounding down shifted by one step
+                    shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
+                    high = ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None)
             store[N] = (low, high)
         return store[N]
 

@@ -223,6 +223,24 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
     return S, beyond, slack, float(count * (len(nz) + 1))
 
 
+def lattice_shifted(ctx, S, beyond, slack):
+    """The (S, beyond, slack) of :func:`lattice_convolutions` for the services each one lattice step longer,
+    B + h (the pmf b shifted by one: a law rounded up where no value lies on the lattice is its rounding down
+    shifted), from those of B: S_j + j h, so S'[j, k] = S[j, k - j] and beyond'[j] = beyond[j] + the mass of S_j
+    moved past M h (a sum of positive terms: ``slack`` grows by its rounding)."""
+    count, width = S.shape
+    out = ctx.zeros((count, width))
+    far = ctx.zeros(count)
+    more = numpy.array(slack, dtype=float)
+    for j in range(count):
+        if j < width:
+            out[j, j:] = S[j, : width - j]
+        cut = S[j, max(width - j, 0):]
+        far[j] = beyond[j] + (cut.sum() if ctx.is_float64 else ctx.fsum(list(cut)))
+        more[j] += float(ctx.eps) * (math.log2(width) + 2)
+    return out, far, more
+
+
 def _vecmat(ctx, v, M):
     return ctx.matmul(v.reshape(1, len(v)), M)[0]
 
