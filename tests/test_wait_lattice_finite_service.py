@@ -22,6 +22,7 @@ import pytest
 
 import qderive as qd
 from qderive.numeric.engines.vacation_finite_wait import response_laws
+from qderive.numeric.response import _bracket_quantile_note
 from qderive.numeric.simulation.vacation import simulate
 from qderive.symbolic.laws.empirical import Empirical
 from qderive.symbolic.limits import limits
@@ -255,3 +256,20 @@ def test_lognormal_service_stays_refused_from_the_laws_in_under_a_second():
     refusal = response_laws.supports(model, frozenset({"wait_tail"}))
     assert time.perf_counter() - start < 1.0
     assert refusal is not None and "heavy-tailed" in str(refusal.reason)
+
+
+def test_the_quantile_note_gives_the_roots_of_the_bounds():
+    atoms = {F(1, 2) + F(1, 7919): F(1, 2), F(1): F(1, 4), F(3, 2) - F(1, 7907): F(1, 4)}
+    model = qd.FiniteVacationQueue(F(3, 4), PMF, _service(atoms), qd.Exponential(F(2)), 3)
+    with limits(lattice_levels=1024):
+        q = model.evaluate(wait_quantile=["0.9"]).response["wait_quantile"]["0.9"]
+        law = response_laws(model)["wait"]
+        law.tails([F(2 * q)], None)  # one lattice (over [0, 8]) for the note and the checks below
+        note = _bracket_quantile_note(law, F(1, 10), q, "wait_quantile", "0.9")
+        a, b = (float(x) for x in note.split("is between ")[1].split(" (")[0].split(" and "))
+        # the quantiles of the lower and the upper bound hold the value; each bound crosses the level 0.1 there
+        # (it may jump: the idle server's customers wait exactly S_j, atoms of the lattice; 1e-7 relative on each
+        # side: the note prints 8 digits)
+        assert a <= q <= b
+        for t, side in ((a, 0), (b, 1)):
+            assert law.bracket(F(t * (1 - 1e-7)))[side] > 0.1 >= law.bracket(F(t * (1 + 1e-7)))[side], (t, side)

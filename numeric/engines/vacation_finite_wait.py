@@ -1445,6 +1445,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if positive and max(positive) > span[0]:
             span[0] = _cover(model, max(positive), atoms)
             store.clear()
+            brackets.clear()  # another lattice: a search (the quantile note) must not mix the two
             final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
