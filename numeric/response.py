@@ -377,6 +377,7 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
         # the Illinois rule on g(x) = bound(e^x) - level (decreasing, continuous: each bound is a tail of a
         # law with a continuous part), with a bisection step whenever an end stays put twice: each bound costs a
         # tail of the finest lattice (the bisection to 2^-40 took 80 of them per note); stopped at 1e-10 relative
+        # in t, or where the bound meets the level to 1e-13
         a, b = math.log(lo), math.log(hi)
         ga, gb = law.bracket(Fraction(lo))[which] - lev, law.bracket(Fraction(hi))[which] - lev
         side = 0
@@ -393,7 +394,7 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
             else:
                 b, gb = x, gx
                 ga, side = (ga / 2 if side > 0 else ga), max(side, 0) + 1
-            if gx == 0:
+            if abs(gx) <= 1e-13 * lev:  # the bound meets the level to its own rounding: x is the root
                 return math.exp(x)
         return math.exp(b)
 

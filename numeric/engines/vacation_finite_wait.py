@@ -1265,12 +1265,13 @@ def response_laws(model, wait=None) -> dict:
 
 
 def service_lattice_setup(service, vacation):
-    """((service law, vacation pieces, rounded pmfs, atoms), "") when the service is not one constant but has a cdf with a bounded support
-    that rounds to a lattice (a discrete law such as an empirical sample, or a uniform law: :func:`~.vacation_wait.
-    service_rounding`) and the vacation (None: none) is given by exact survival pieces, as for :func:`lattice_setup`;
-    then the tails are the sums (F1), (F5) of :mod:`qderive.numeric.kernels.lattice_finite` with the services on a
-    lattice: exact when the law is on a lattice of few levels, certified brackets otherwise (:func:`service_lattice_tails`).
-    Else (None, why not) ("" when the service has no bounded cdf: the caller's reason stands)."""
+    """((service law, vacation pieces, rounded pmfs, atoms), "") when the service is not one constant but has a cdf
+    with a bounded support that rounds to a lattice (a discrete law such as an empirical sample, or a uniform law:
+    :func:`~.vacation_wait.service_rounding`) and the vacation (None: none) is given by exact survival pieces, as for
+    :func:`lattice_setup`; then the tails are the sums (F1), (F5) of :mod:`qderive.numeric.kernels.lattice_finite`
+    with the services on a lattice: exact when the law is on a lattice of few levels, certified brackets otherwise
+    (:func:`service_lattice_tails`). Else (None, why not) ("" when the service has no bounded cdf: the caller's
+    reason stands)."""
     from .vacation_wait import service_atoms, service_rounding
 
     if service.survival_pieces() is None and service.survival(mpmath.mpf(0)) is None:
@@ -1409,12 +1410,13 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 parts[0].service_lattice[kind] = ServiceLatticeSums(parts, b, g, M, vacation, extra)
             return parts[0].service_lattice[kind]
 
-        return _sum_tails(sums_for, 0, "with the lattice service", f"the sums over {LATTICE_ROWS} rows of batches"), None
+        tails = _sum_tails(sums_for, 0, "with the lattice service", f"the sums over {LATTICE_ROWS} rows of batches")
+        return tails, None
 
     brackets: dict = {}
     store: dict = {}
     span = [Fraction(0)]
-    final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a quantile search) starts there
+    final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
     def sums_at(N):
         if N not in store:

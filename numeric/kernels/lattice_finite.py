@@ -64,9 +64,9 @@ omega_n(u) = int_0^u ...), not this one, so it is not reused here; the uniformiz
 a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
 O(r^2 + (rows) r (1 + d / D)) per point after an O(rows r) profile per period (:func:`period_profile`).
 
-**A service on a lattice** (F5) (issue 28; ``numeric/engines/vacation_finite_wait.py`` ``service_lattice_tails``). With a
-general service the j customers ahead need j fresh services S_j = B_1 + ... + B_j, independent of the state at the
-arrival and of the residual (services not yet started), so (F1) becomes::
+**A service on a lattice** (F5) (issue 28; :func:`~qderive.numeric.engines.vacation_finite_wait.service_lattice_tails`).
+With a general service the j customers ahead need j fresh services S_j = B_1 + ... + B_j, independent of the state
+at the arrival and of the residual (services not yet started), so (F1) becomes::
 
     N(W > t) = sum_periods sum_K sum_n w_K[n] sum_j a[n, j] E omega_K((t - S_j)^+) + t_I sum_j a[I, j] P(S_j > t).
 
