@@ -123,8 +123,8 @@ to ``lattice_levels`` levels, the value the Richardson extrapolation of the midp
 output's note "between A and B", --digits D only where the bracket has D digits (the infinite room's conventions,
 :func:`~.vacation_wait.bound_tails`). The sojourn adds the customer's own service as one more convolution. Measured
 (benchmarks/lattice_finite_service.py): 2000 lognormal service times, r = 129, load 0.55, P(W > 0.5) =
-0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels), the first point 1.6 s of CPU after the solve, the next
-0.1 s. Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
+0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.6 s with the solve (r = 129 or
+200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
 cdf with such vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
 lognormal, with constant, empirical or uniform vacations, lognormal laws) are refused for tails and quantiles
 with the reason; the moments work for every law.
