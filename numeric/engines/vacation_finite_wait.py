@@ -1355,9 +1355,9 @@ class ServiceLatticeSums(LatticeSums):
             return self.given, 0 * self.given, 0 * self.given
         if t < 0:
             J0 = J1 = 0
-        else:
-            J0, J1 = -((-t) // h), t // h + 1
-        n = int(min(J0, self.M + 1))
+        else:  # beyond the last column every u_k is positive (a t past the lattice: the columns' own residuals)
+            J0, J1 = min(-((-t) // h), self.M + 1), min(t // h + 1, self.M + 1)
+        n = int(J0)
         us = []
         if n:  # u_k = u_{n-1} + (n - 1 - k) h: the last one exact, then sums of positive numbers (3 roundings)
             us = ctx.num(t - (n - 1) * h) + ctx.arange(n)[::-1] * ctx.num(h)

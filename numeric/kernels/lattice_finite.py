@@ -434,7 +434,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     columns = A.shape[1]
     total = idle * C[r, min(J1, columns)]
     trunc, size = ctx.num(0), 0.0
-    J = min(J0, columns - 1, len(us))
+    J = min(J0, columns, len(us))
     cut = min(J0, columns)
     for W, lam, pieces, (full, each, remainders, psize, mass, drop) in periods:
         top = W.shape[0] - 1
