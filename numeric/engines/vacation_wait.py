@@ -937,10 +937,26 @@ def bounds_setup(model):
     else (None, why not). Covered: a service law with a cdf and a bounded support (exact atoms, or ``survival`` with
     its last kink the end of the support: uniform), a residual vacation whose stop-loss E (V_vac - x)^+ is known
     (survival pieces without matrices, or the law's ``stop_loss``)."""
+    got, why = service_rounding(model.service)
+    if got is None:
+        return None, why
+    pmfs, end = got
+    residual = _residual_survival(model)
+    if residual is None:
+        return None, (f"the vacation time {model.vacation} gives no stop-loss E (V - x)^+ for the residual vacation "
+                      "of the certified lattice bounds")
+    return (pmfs, end, residual), ""
+
+
+def service_rounding(law, atoms=False):
+    """((pmfs, end), "") with ``pmfs(h)`` -> (b_down, b_up), the float64 pmfs of B / h of the service rounded down
+    and up to the lattice h (h floor(B / h) <= B <= h ceil(B / h)), and ``end`` the end of its support, for a law
+    with a cdf and a bounded support (exact atoms, or ``survival`` with its last kink the end of the support:
+    uniform); else (None, why not). Shared by the certified bounds of both rooms (``atoms``: the law's
+    :func:`service_atoms`, when the caller has them)."""
     import mpmath
 
-    law = model.service
-    atoms = service_atoms(law)
+    atoms = service_atoms(law) if atoms is False else atoms
     if atoms is not None:
         end = atoms[-1][0]
 
@@ -969,11 +985,7 @@ def bounds_setup(model):
             up = np.zeros(M + 1)
             up[1:] = S[:M] - S[1: M + 1]  # P((k - 1) h < B <= k h)
             return np.maximum(down, 0.0), np.maximum(up, 0.0)
-    residual = _residual_survival(model)
-    if residual is None:
-        return None, (f"the vacation time {model.vacation} gives no stop-loss E (V - x)^+ for the residual vacation "
-                      "of the certified lattice bounds")
-    return (pmfs, end, residual), ""
+    return (pmfs, end), ""
 
 
 def _residual_survival(model):
@@ -1079,11 +1091,11 @@ def _bracket_at(model, setup, kind, ts, N, cover, store=None):
     return [float(x) for x in lo], [float(x) for x in hi], [float(x) for x in est]
 
 
-def _cover(model, t: Fraction) -> Fraction:
+def _cover(model, t: Fraction, atoms=False) -> Fraction:
     """The span [0, g 2^e] of the bound lattices, the least such span >= 9/8 t, g the lattice step of a discrete
     service law (the gcd of its values; 1 for a law with a density): with N = 2^n levels, h = g 2^(e - n) divides g
     whenever e <= n, so a lattice law (a sample recorded to 1 ms) rounds exactly."""
-    atoms = service_atoms(model.service)
+    atoms = service_atoms(model.service) if atoms is False else atoms  # ``atoms``: the caller's, when known
     g = (_fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None) or Fraction(1)
     x = Fraction(9, 8) * t / g
     e = math.ceil(math.log2(x.numerator) - math.log2(x.denominator))

@@ -64,6 +64,29 @@ omega_n(u) = int_0^u ...), not this one, so it is not reused here; the uniformiz
 a[n, j] e^{-theta u_j} (its omega factorises), a constant piece d the columns with u_j < d:
 O(r^2 + (rows) r (1 + d / D)) per point after an O(rows r) profile per period (:func:`period_profile`).
 
+**A service on a lattice** (F5) (issue 28; :func:`~qderive.numeric.engines.vacation_finite_wait.service_lattice_tails`).
+With a general service the j customers ahead need j fresh services S_j = B_1 + ... + B_j, independent of the state
+at the arrival and of the residual (services not yet started), so (F1) becomes::
+
+    N(W > t) = sum_periods sum_K sum_n w_K[n] sum_j a[n, j] E omega_K((t - S_j)^+) + t_I sum_j a[I, j] P(S_j > t).
+
+For a service on the lattice h N (P(B = m h) = b_m) S_j has the lattice pmf s_j = b^{*j} (:func:`lattice_convolutions`:
+positive convolutions, j = 1..r + 1, cut at M h >= t, the mass beyond M h as 1 - the sum kept below), and the
+sum over j folds into a matrix over the lattice columns k: A[n, k] = sum_j a[n, j] P(S_j = k h), C its reverse
+cumulative sums plus sum_j a[n, j] P(S_j > M h); (F1) then holds word for word with the columns k in place of
+the customers j and u_k = t - k h (a constant D is h = D, b = e_1, A = a). The service period's residual is
+from the same lattice law (:class:`LatticePiece`): omega_K(u_k) = sum_m b_m R_K(m h - u_k), R_K(y) =
+int_0^y Pois(K; lambda x) dx the (F3) of a cut piece (:func:`lattice_residual_rows`), and since
+m h - u_k = (m + k - J + 1) h - u_{J-1} the weights of all the columns and atoms share one grid of y:
+sum_k Z[K, k] omega_K(u_k) = sum_m b_m sum_k G[m + k - J, k], G = R Z (Z = W A, the rows times the columns), the
+sums along the diagonals of G. Every term is positive; cost O(r M nnz(b)) for the convolutions and
+O(rows r M + nnz(b) rows M) per point. **Monotone bounds for a service off the lattice:** rounding every service
+down (up) to the lattice, B_down <= B <= B_up, gives S_j,down <= S_j <= S_j,up pathwise and
+S_down(x) <= S(x) <= S_up(x), and each term of the sum is increasing in both (omega_K(u) is an integral of S with
+positive weights, decreasing in u), while the rows w_K, the admission weights a and the idle time are those of
+the true law (they do not depend on the service times ahead): the rounded-down sum bounds N(W > t) from below,
+the rounded-up one from above, each over the exact N(W > -1).
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
@@ -76,6 +99,7 @@ c_p(n) = sum_j a[n, j] beta_p(u_j) (beta(0) = alpha; max_n sum_K <= sum_K max_n 
 """
 
 import math
+from typing import NamedTuple
 
 import numpy
 
@@ -100,31 +124,121 @@ def residual_weights(ctx, lam, piece, u, top):
     y = d - u
     if not y > 0:
         return out, ctx.num(0), 0.0
-    z = mu * y
-    # the series S_top(z): terms z^k / ((top+2)...(top+1+k)); stop once the ratio is below 1/2 and the next
-    # term below eps of the sum (remainder below 2 eps relative)
-    one = ctx.num(1)
-    term, total, k = one, ctx.num(0), 0
-    while True:
-        total = total + term
-        k += 1
-        ratio = z / (top + 1 + k)
-        term = term * ratio
-        if 2 * ratio <= 1 and term <= ctx.eps * total:
-            break
-    series = ctx.zeros(top + 1)
-    series[top] = total
-    for K in range(top - 1, -1, -1):
-        series[K] = one + z / (K + 2) * series[K + 1]
-    log_y = ctx.log(y)
-    base = ctx.log(w) - theta * u + log_y - z
-    lead = ks * (ctx.log(lam) + log_y) + base - ctx.lgamma(ks + 2)
-    out = ctx.flush(ctx.exp(lead) * series)
-    size = (abs(float(ctx.log(w))) + float(theta * u) + (top + 1) * (abs(float(ctx.log(lam))) + abs(float(log_y)))
-            + float(z) + math.lgamma(top + 2) + k + 2 * top)
+    rows, size = lattice_residual_rows(ctx, lam, ctx.array([y]), top, ctx.array([ctx.log(w) - theta * u]))
+    out = rows[0]
+    size += abs(float(ctx.log(w))) + float(theta * u)
     rho = lam * y / (top + 2)
     remainder = out[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
     return out, remainder, size
+
+
+def lattice_residual_rows(ctx, lam, ys, top, shift=None):
+    """(R, size): R[i, K] = e^{shift_i} int_0^{y_i} (lambda x)^K / K! e^{-lambda x} dx for the y_i of the context
+    vector ``ys`` and K = 0..top: the weight omega_K(0) (F3) of a cut piece (1, 0, y_i), i.e.
+    R_K(y) = lambda^K y^{K+1} / (K+1)! e^{-lambda y} S_K(lambda y) (a y <= 0 gives a zero row); ``shift`` (context
+    numbers, default 0) multiplies row i by e^{shift_i} inside the exponential (the factor w e^{-theta u} of
+    (F3), so that it cannot underflow apart from the lead). The series S_top by its positive terms until, for every
+    y, the ratio is below 1/2 and the next term below eps of the sum, then the backward recurrence
+    S_K = 1 + z / (K + 2) S_{K+1} (module docstring), every y at once; size the rounding count L + k of the module
+    docstring (its largest over the y)."""
+    n = len(ys)
+    out = ctx.zeros((n, top + 1))
+    live = numpy.flatnonzero(ys > 0) if ctx.is_float64 else numpy.flatnonzero(
+        numpy.array([y > 0 for y in ys], dtype=bool))
+    if not len(live):
+        return out, 0.0
+    y = ys[live]
+    z = y * lam  # array first: an mpf operand on the left converts the array through its repr
+    one = ctx.num(1)
+    # the number of terms from the largest z (the remainder's share of the sum grows with z), then every y at once
+    z_max, term, total, k = max(z), one, ctx.num(0), 0
+    while True:
+        total = total + term
+        k += 1
+        ratio = z_max / (top + 1 + k)
+        term = term * ratio
+        if 2 * ratio <= 1 and term <= ctx.eps * total:
+            break
+    if len(y) == 1:  # the sum just computed
+        total = ctx.zeros(1) + total
+    else:
+        term, total = ctx.zeros(len(y)) + one, ctx.zeros(len(y))
+        for i in range(1, k + 1):
+            total = total + term
+            term = term * z / (top + 1 + i)
+    series = ctx.zeros((top + 1, len(y)))  # K x y: rows contiguous for the recurrence
+    series[top] = total
+    for K in range(top - 1, -1, -1):
+        series[K] = z / (K + 2) * series[K + 1] + one
+    series = series.T
+    ks = ctx.arange(top + 1)
+    log_y = ctx.log(y)
+    base = log_y - z if shift is None else shift[live] + log_y - z
+    lead = numpy.outer(log_y + ctx.log(lam), ks) + base.reshape(len(y), 1) - ctx.lgamma(ks + 2).reshape(1, top + 1)
+    out[live] = ctx.flush(ctx.exp(lead) * series)
+    size = ((top + 1) * (abs(float(ctx.log(lam))) + max(abs(float(v)) for v in log_y)) + float(max(z))
+            + math.lgamma(top + 2) + k + 2 * top)
+    return out, size
+
+
+class LatticePiece(NamedTuple):
+    """The survival function of a period length on the lattice h N, P(B = m h) = b[m] (m = 0..M, a context vector;
+    a mass at 0 adds nothing): the sum of the cut pieces (b[m], 0, m h), whose weights (F3) share the grid
+    y = m h - u_k = (m + k) h - t of the tail points u_k = t - k h (module docstring, *A service on a lattice*)."""
+
+    b: object
+    h: object
+
+
+def lattice_convolutions(ctx, b, count, M, negligible=0.0):
+    """(S, beyond, slack, size): S[j, k] = P(S_j = k h) for S_j = B_1 + ... + B_j (j = 0..count-1, k = 0..M), the
+    services iid on the lattice with the pmf ``b`` over 0..len(b)-1, by the positive convolutions
+    s_j = s_{j-1} * b cut at M (each restricted to the nonzero window of s_{j-1}); beyond[j] = P(S_j > M h) =
+    1 - sum_k S[j, k] (the one subtraction, floored at 0) with the absolute bound ``slack``[j] of its
+    error; entries below ``negligible`` (float64: subnormal products are a hundred times slower) are set to 0, at
+    most (M + 1) negligible of mass per row, counted in ``slack``. size: the rounding count of an entry (at most
+    j (nnz(b) + 1) relative roundings, all terms positive)."""
+    S = ctx.zeros((count, M + 1))
+    beyond = ctx.zeros(count)
+    slack = numpy.zeros(count)
+    S[0, 0] = ctx.num(1)
+    nz = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
+    b_lo = int(nz[0]) if len(nz) else 0
+    bb = b[b_lo: int(nz[-1]) + 1] if len(nz) else b[:1]
+    for j in range(1, count):
+        prev = S[j - 1]
+        alive = numpy.flatnonzero(numpy.array([v != 0 for v in prev], dtype=bool)) if not ctx.is_float64 else \
+            numpy.flatnonzero(prev)
+        if not len(alive) or not len(nz):
+            break
+        lo = int(alive[0]) + b_lo
+        if lo <= M:
+            got = numpy.convolve(prev[int(alive[0]): int(alive[-1]) + 1], bb)[: M + 1 - lo]
+            if ctx.is_float64 and negligible:
+                got[got < negligible] = 0.0
+            S[j, lo: lo + len(got)] = got
+        below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
+        beyond[j] = max(ctx.num(1) - below, ctx.num(0))
+        slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
+    return S, beyond, slack, float(count * (len(nz) + 1))
+
+
+def lattice_shifted(ctx, S, beyond, slack):
+    """The (S, beyond, slack) of :func:`lattice_convolutions` for the services each one lattice step longer,
+    B + h (the pmf b shifted by one: a law rounded up where no value lies on the lattice is its rounding down
+    shifted), from those of B: S_j + j h, so S'[j, k] = S[j, k - j] and beyond'[j] = beyond[j] + the mass of S_j
+    moved past M h (a sum of positive terms: ``slack`` grows by its rounding)."""
+    count, width = S.shape
+    out = ctx.zeros((count, width))
+    far = ctx.zeros(count)
+    more = numpy.array(slack, dtype=float)
+    for j in range(count):
+        if j < width:
+            out[j, j:] = S[j, : width - j]
+        cut = S[j, max(width - j, 0):]
+        far[j] = beyond[j] + (cut.sum() if ctx.is_float64 else ctx.fsum(list(cut)))
+        more[j] += float(ctx.eps) * (math.log2(width) + 2)
+    return out, far, more
 
 
 def _vecmat(ctx, v, M):
@@ -286,6 +400,14 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
             E = ctx.matmul(numpy.ascontiguousarray(G.T), W)
             each.append(E)
             full = full + _vecmat(ctx, alpha, E)
+        elif isinstance(piece, LatticePiece):  # omega_K(0) = sum_m b_m R_K(m h), the ratio bound at the largest m
+            ms = _atoms(piece.b)
+            R, sz = lattice_residual_rows(ctx, lam, ctx.array([ctx.num(int(m)) for m in ms]) * piece.h, top)
+            om = ctx.matmul(piece.b[ms].reshape(1, len(ms)), R)[0] if len(ms) else ctx.zeros(top + 1)
+            rho = lam * piece.h * int(ms[-1]) / (top + 2) if len(ms) else ctx.num(0)
+            rem = om[top] * rho / (1 - rho) if 2 * rho <= 1 else ctx.huge
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
         else:
             om, rem, sz = residual_weights(ctx, lam, piece, ctx.num(0), top)
             each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
@@ -296,6 +418,12 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
     return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
 
+def _atoms(b):
+    """The indices m >= 1 with b[m] != 0 (a lattice pmf's atoms that add to a survival function)."""
+    ms = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
+    return ms[ms >= 1]
+
+
 def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
     :func:`period_profile`; ``idle`` = t_I; (A, C) of :func:`admission_matrix`; J0 = ceil(t / D) (j >= J0: u = 0),
@@ -303,10 +431,11 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     numbers (computed exactly by the caller). t < 0 (J0 = J1 = 0, no ``us``) gives the total N(W > -1).
     Returns (value, rounding bound, truncation bound) (module docstring, *Errors*)."""
     r = A.shape[0] - 1
-    total = idle * C[r, min(J1, r + 1)]
+    columns = A.shape[1]
+    total = idle * C[r, min(J1, columns)]
     trunc, size = ctx.num(0), 0.0
-    J = min(J0, r, len(us))
-    cut = min(J0, r + 1)
+    J = min(J0, columns, len(us))
+    cut = min(J0, columns)
     for W, lam, pieces, (full, each, remainders, psize, mass, drop) in periods:
         top = W.shape[0] - 1
         size = max(size, psize + top + r)
@@ -330,6 +459,23 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                     trunc = trunc + mass * remainders[i][0] * ctx.fsum([numpy.max(reach[:, p])
                                                                      for p in range(len(alpha))])
                 continue
+            if isinstance(piece, LatticePiece):  # (F5): the columns within the largest atom of t, one grid of y
+                reach = column
+                ms = _atoms(piece.b)
+                if J and len(ms):
+                    kmin = max(0, J - int(ms[-1]))
+                    last = us[J - 1]  # y = m h - u_k = (m + k - J + 1) h - u_{J-1}
+                    grid = ctx.array([ctx.num(i + 1) for i in range(int(ms[-1]))]) * piece.h - last
+                    R, sz = lattice_residual_rows(ctx, lam, grid, top)
+                    size = max(size, psize + sz + top + r)
+                    Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
+                    G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
+                    sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
+                    total = total + ctx.dot(piece.b[ms], ctx.array(sums))
+                    reach = column + A[:r, kmin:J].sum(axis=1)
+                if mass:
+                    trunc = trunc + mass * remainders[i] * numpy.max(reach)
+                continue
             w, theta, d = piece
             reach = column
             if d is None:
@@ -339,17 +485,15 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                     v = ctx.matmul(A[:r, :J], e.reshape(J, 1))[:, 0]
                     total = total + ctx.dot(each[i], v)
                     reach = column + v
-            else:
-                for j in range(J):
-                    u = us[j]
-                    if not u < d:
-                        continue
-                    om, _, sz = residual_weights(ctx, lam, piece, u, top)
-                    size = max(size, sz + top + r)
-                    col = A[: j + 1, j]
-                    z = ctx.matmul(W[:, : j + 1], col.reshape(j + 1, 1))[:, 0]
-                    total = total + ctx.dot(om, z)
-                    reach = reach + A[:r, j] * ctx.exp(-theta * u)
+            else:  # the columns with u_j < d, all at once: omega_K(u_j) = w e^{-theta u_j} R_K(d - u_j) (F3)
+                idx = [j for j in range(J) if us[j] < d]
+                if idx:
+                    uu = ctx.array([us[j] for j in idx])
+                    R, sz = lattice_residual_rows(ctx, lam, -uu + d, top, uu * (-theta) + ctx.log(w))
+                    size = max(size, sz + abs(float(ctx.log(w))) + float(theta * uu[0]) + top + r)
+                    Z = ctx.matmul(W[:, :r], A[:r, idx])  # rows x the columns
+                    total = total + ctx.fsum(list((R * Z.T).sum(axis=1)))
+                    reach = reach + ctx.matmul(A[:r, idx], ctx.exp(uu * (-theta)).reshape(len(idx), 1))[:, 0]
             if mass:
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
     bound = 4 * ctx.eps * (size + 10) * total
