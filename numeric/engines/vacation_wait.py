@@ -10,10 +10,11 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
   model's parameters (a warm process imports no SymPy for float64 tails); numpy on complex
   arrays in float64, the same printed source on mpc in mpmath (rational transforms) or
   SymPy's mpmath printer (transcendental ones, e.g. a gamma law of non-integer shape);
-* P(W = 0) is ``p_wait_zero(policy)`` at the model's moments; the moments are
-  ``wait_moments(policy, k)`` (general laws) evaluated exactly at the model's moments
-  b_1..b_{k+1}, f_1..f_{k+1}, l_1..l_{k+1} and c_0 = varphi(lambda) (mpmath when c_0 is
-  irrational, e.g. a deterministic vacation).
+* P(W = 0) is ``p_wait_zero(policy)`` at the model's moments; the moments E W^k, E T^k are the
+  recursions of the structure W = W_b + J + R (:mod:`qderive.numeric.kernels.wait_moments`: the steps
+  (MS), (MJ), (MB), (N8), (W3) the derivation displays, run over numbers; no symbolic series) at the
+  model's moments b_1..b_{k+1}, f_1..f_{k+1}, l_[1]..l_[k+1] and c_0 = varphi(lambda): exact Fractions,
+  or mpmath when a number is irrational (c_0 of a deterministic vacation).
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
 not smooth. With a constant service D and no vacations, or vacations whose survival function is
@@ -275,29 +276,47 @@ def _evaluate(ev, args, digits):
         return list(ev.mpmath(*[ctx.num(a) if isinstance(a, (int, Fraction)) else +a for a in args]))
 
 
-def _moment_expressions(kind: str, policy: str, k: int):
-    from ...symbolic.closed_forms import vacation_wait as VW
-
-    moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
-    return moments(policy, k), VW.moment_symbols(k)
-
-
 def wait_moment_values(model, kind: str):
+    """``values(k, digits)`` -> [E W, ..., E W^k] (``kind`` "wait") or of the sojourn T = W + B ("sojourn"), by the
+    structure W = W_b + J + R of :mod:`qderive.numeric.kernels.wait_moments` ((MS), (MJ), (MB), (N8), (W3) of the
+    derivation; no symbolic series): exact Fractions when the model's moments and c_0 are rational, else mpmath
+    numbers at ``digits`` + 10 digits (25 for float64's ``None``)."""
     def values(k: int, digits):
         from ..backend import mp_context
-        from ..compile import cached_evaluator
+        from ..kernels.wait_moments import wait_moments
 
-        policy = policy_key(model)
-        ev = cached_evaluator(f"vacation_{kind}_moments::{policy}::{k}", lambda: _moment_expressions(kind, policy, k))
+        ctx = mp_context((digits or 15) + 10)
         n = k + 1
-        vac = model.vacation
-        args = [model.rate, *(model.service.moment(i) for i in range(1, n + 1))]
-        args += [vac.moment(i) for i in range(1, n + 1)] if vac is not None else [Fraction(1)] * n
-        args += [model.batch.moment(i) for i in range(1, n + 1)]
-        args.append(zero_count(model, mp_context((digits or 15) + 10)))
-        return _evaluate(ev, args, digits)
+        lam = model.rate
+        b = [model.service.moment(i) for i in range(1, n + 1)]
+        l_fact = [model.batch.factorial_moment(i) for i in range(1, n + 1)]
+        policy = policy_key(model)
+        f = [model.vacation.moment(i) for i in range(1, n + 1)] if policy != "none" else []
+        c0 = zero_count(model, ctx) if policy == "single" else Fraction(0)
+        with ctx:
+            if not all(isinstance(x, (int, Fraction)) for x in [lam, *b, *f, *l_fact, c0]):
+                lam, b, f, l_fact, c0 = _mp(lam), [_mp(x) for x in b], [_mp(x) for x in f], [_mp(x) for x in l_fact], \
+                    _mp(c0)
+            # the residual's weight: single vacations, a batch meets a vacation w.p. lambda f_1 / (lambda f_1 + c_0)
+            weight = {"none": 0, "multiple": 1}.get(policy)
+            weight = lam * f[0] / (lam * f[0] + c0) if weight is None else weight
+            out = wait_moments(k, lam, b, f, l_fact, weight, sojourn=kind == "sojourn")
+            return [x if isinstance(x, (int, Fraction)) else +x for x in out]
 
     return values
+
+
+def _mp(x):
+    """A model number as an mpf at the current precision: exact ones rounded once, SymPy ones evaluated."""
+    import mpmath
+
+    if isinstance(x, (int, Fraction)):
+        return mpmath.mpf(x.numerator) / x.denominator
+    if isinstance(x, mpmath.mpf):
+        return +x
+    if hasattr(x, "evalf"):  # a SymPy number (an irrational moment)
+        return mpmath.mpf(str(x.evalf(mpmath.mp.dps + 5)))
+    return mpmath.mpf(x)
 
 
 def _p_zero_expression(policy: str):
