@@ -678,13 +678,35 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
         cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
         out, worst = [], 0
+        ycuts, keys, memo = None, None, None
+        if not ctx.is_float64:  # whole lattice cells recur at every t of a search: their lattice values are kept
+            ycuts = [ctx.num(t - c) for c in cuts]
+            keys = [(t - b, t - a) if (t - a) % D == 0 and (t - b) % D == 0 else None for a, b in zip(cuts, cuts[1:])]
+            memo = _cell_memo(model, ctx.dps, sojourn)
         for n in orders:
             nodes, weights = gauss_legendre(n, ctx)
             value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
-                                        atom, weight, rest, law.survival_root(), ctx.num(t))
+                                        atom, weight, rest, law.survival_root(), ctx.num(t), ycuts, keys, memo)
             out.append(value)
             worst = max(worst, w)
     return out, worst
+
+
+#: the lattice part's values and bounds at the Gauss-Legendre nodes of whole cells [j D, (j + 1) D], per model, working
+#: digits and kind (:func:`_cell_memo`)
+_CELL_VALUES: dict = {}
+
+
+def _cell_memo(model, dps: int, sojourn: bool) -> dict:
+    """The dict in which :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` keeps the lattice part at the
+    nodes of whole cells for ``model`` at ``dps`` working digits: the tails of a quantile search (t within 1e-9 of
+    each other, the same cells) evaluate the cell polynomials only on the partial cell [K D, t]. At most 8 kept."""
+    key = (model, dps, sojourn)
+    if key not in _CELL_VALUES:
+        if len(_CELL_VALUES) >= 8:
+            _CELL_VALUES.clear()
+        _CELL_VALUES[key] = {}
+    return _CELL_VALUES[key]
 
 
 def _survivals(law, xs, digits, ctx):
