@@ -643,13 +643,28 @@ def _cuts(model, D, t: Fraction, drop=None) -> list:
 
 def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
     """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
-    each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
-    part (call inside ``with ctx:``). The integral stops at the first cut x_c past which the rest is below ``drop``
-    of the tail (:func:`_truncated`)."""
+    each of the ``orders`` (nodes per interval, the same on every interval): the values and the largest relative
+    rounding bound of the lattice part (call inside ``with ctx:``). The integral stops at the first cut x_c past
+    which the rest is below ``drop`` of the tail (:func:`_truncated`)."""
+    run, count, _ = _problem(model, D, t, ctx, drop, sojourn)
+    out, worst = [], 0
+    for n in orders:
+        base, base_bound, pieces, bounds = run([gauss_legendre(n, ctx)] * count)
+        value = ctx.fsum([base, *pieces])
+        out.append(value)
+        worst = max(worst, ctx.fsum([base_bound, *bounds]) / value if value > 0 else ctx.num(1))
+    return out, worst
+
+
+def _problem(model, D, t: Fraction, ctx, drop, sojourn=False):
+    """The integral of P(W > t) (module docstring) set up once in ``ctx``: (run, number of intervals, interval keys)
+    with ``run(rules)`` the terms of :func:`~qderive.numeric.kernels.lattice_wait.convolution_pieces` for one rule
+    (nodes, weights) per interval (None: skipped); the keys name the intervals for the orders kept between tails
+    (a whole cell [j D, (j + 1) D] by its ends in y = t - x, another interval by its place)."""
     import mpmath
 
     from ...symbolic import limits as _limits
-    from ..kernels.lattice_wait import convolution_tail, lattice_cell_tails
+    from ..kernels.lattice_wait import convolution_pieces, lattice_cell_tails
 
     law = model.vacation
     cuts = _cuts(model, D, t, drop)
@@ -672,24 +687,26 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
     # the survival function enters a sum of positive terms: D + 6 correct digits of it (float64: its ~1e-14) give
     # the tail 10^-(D+6) relative, below the orders' agreement 10^-(D+3) (drop = 10^-(D+4))
     sdigits = None if ctx.is_float64 else int(math.ceil(-math.log10(float(drop)))) + 2
+
+    def survival(xs):
+        return _survivals(law, xs, sdigits, ctx)
+
     with mpmath.workdps(dps):
-        def survival(xs):
-            return _survivals(law, xs, sdigits, ctx)
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
         cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
-        out, worst = [], 0
-        ycuts, keys, memo = None, None, None
-        if not ctx.is_float64:  # whole lattice cells recur at every t of a search: their lattice values are kept
-            ycuts = [ctx.num(t - c) for c in cuts]
-            keys = [(t - b, t - a) if (t - a) % D == 0 and (t - b) % D == 0 else None for a, b in zip(cuts, cuts[1:])]
-            memo = _cell_memo(model, ctx.dps, sojourn)
-        for n in orders:
-            nodes, weights = gauss_legendre(n, ctx)
-            value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
-                                        atom, weight, rest, law.survival_root(), ctx.num(t), ycuts, keys, memo)
-            out.append(value)
-            worst = max(worst, w)
-    return out, worst
+    spans = list(zip(cuts, cuts[1:]))
+    whole = [(t - b, t - a) if (t - a) % D == 0 and (t - b) % D == 0 else None for a, b in spans]
+    ycuts, keys, memo = None, None, None
+    if not ctx.is_float64:  # whole lattice cells recur at every t of a search: their lattice values are kept
+        ycuts, keys, memo = [ctx.num(t - c) for c in cuts], whole, _cell_memo(model, ctx.dps, sojourn)
+    xcuts, tc, root = [ctx.num(c) for c in cuts], ctx.num(t), law.survival_root()
+
+    def run(rules):
+        with mpmath.workdps(dps):
+            return convolution_pieces(ctx, lattice, survival, xcuts, cells, rules, atom, weight, rest, root, tc,
+                                      ycuts, keys, memo)
+
+    return run, len(spans), [w if w is not None else ("place", i) for i, w in enumerate(whole)]
 
 
 #: the lattice part's values and bounds at the Gauss-Legendre nodes of whole cells [j D, (j + 1) D], per model, working
@@ -834,18 +851,21 @@ def _lattice_size(model, D, t: Fraction, sojourn=False) -> float:
         return _size(tails[0], bounds[0], ctx.eps)
 
 
-#: the Gauss-Legendre order n that settled the last D-digit tail of a model (per digits): the next tail of a quantile
-#: search starts there (the integrands of nearby t need the same order)
+#: the Gauss-Legendre orders n_i that settled the intervals of the last D-digit tail of a model (per digits): the next
+#: tail of a quantile search starts there (the integrands of nearby t need the same orders)
 _ORDERS: dict = {}
 
 
 def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
-    """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
-    working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
-    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to
-    10^-(D+3) of the tail, else n doubles (the 2 n value kept: only 4 n is new; within the limit ``working_digits`` on
-    the digits and 512 nodes); the next tail of the model at D digits starts from the n that settled this one.
-    Returns (tail, working digits)."""
+    """P(W > t) to ``digits`` digits: Gauss-Legendre of n_i and 2 n_i nodes on each interval i (n_i = 8 at first)
+    at working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the differences of the two
+    orders, summed over the intervals, are at most 10^-(D+3) of the tail (the 2 n_i values kept), else n_i doubles on
+    every interval whose difference exceeds its share 10^-(D+3) / (2 m) of the tail (m intervals; only the order
+    4 n_i is new; within the limit ``working_digits`` on the digits and 512 nodes): the intervals far from the
+    vacation's singular point x = 0 settle with a few nodes, those near it take more. The next tail of the model at
+    D digits starts every interval from the order that settled it (whole cells by their place in y = t - x, the
+    others by their index). Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -856,34 +876,46 @@ def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
 
     w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t, sojourn)))
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    n = max(digits // 2 + 8, _ORDERS.get((model, digits, sojourn), 0))  # the order that settled the previous tail
-    known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order
+    settled = _ORDERS.get((model, digits, sojourn), {})
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
-            need = tuple(k for k in (n, 2 * n) if k not in known)
+            run, count, names = _problem(model, D, t, ctx, goal / 10, sojourn)
+            orders = [max(8, settled.get(name, 8)) for name in names]
+            known = [{} for _ in range(count)]  # interval -> {order: (piece, bound)}
             try:
-                values, worst = _convolution(model, D, t, ctx, need, goal / 10, sojourn)
+                while True:
+                    need = [[k for k in (n, 2 * n) if k not in known[i]] for i, n in enumerate(orders)]
+                    for k in (0, 1):  # at most two new orders an interval: two passes of one rule each
+                        rules = [gauss_legendre(ks[k], ctx) if len(ks) > k else None for ks in need]
+                        if any(r is not None for r in rules):
+                            base, base_bound, pieces, bounds = run(rules)
+                            for i, ks in enumerate(need):
+                                if len(ks) > k:
+                                    known[i][ks[k]] = (pieces[i], bounds[i])
+                    fine = [known[i][2 * n] for i, n in enumerate(orders)]
+                    total = ctx.fsum([base, *(p for p, _ in fine)])
+                    worst = ctx.fsum([base_bound, *(b for _, b in fine)]) / total if total > 0 else mpmath.inf
+                    if not worst <= goal:
+                        break
+                    errors = [abs(known[i][n][0] - known[i][2 * n][0]) for i, n in enumerate(orders)]
+                    if ctx.fsum(errors) <= goal * total:
+                        if len(_ORDERS) > 64:
+                            _ORDERS.clear()
+                        _ORDERS[(model, digits, sojourn)] = dict(zip(names, orders))
+                        return +total, w
+                    share = goal * total / (2 * count)
+                    orders = [2 * n if e > share else n for n, e in zip(orders, errors)]
+                    if max(orders) > 256:
+                        raise NumericalError(
+                            f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the lattice part "
+                            f"does not settle to {digits} digits with 512 nodes per interval (the vacation "
+                            f"{model.vacation} has a density too irregular)")
             except ZeroDivisionError:
-                worst = mpmath.inf
-            if not worst <= goal:
-                w += 10
-                known = {}
-                continue
-            known.update(zip(need, values))
-            a, b = known[n], known[2 * n]
-            if b > 0 and abs(a - b) <= goal * b:
-                if len(_ORDERS) > 64:
-                    _ORDERS.clear()
-                _ORDERS[(model, digits, sojourn)] = n
-                return +b, w
-        n *= 2
-        if n > 512:
-            raise NumericalError(f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the "
-                                 f"lattice part does not settle to {digits} digits with 512 nodes per interval "
-                                 f"(the vacation {model.vacation} has a density too irregular)")
+                pass
+        w += 10
 
 
 def _sojourn_shift(setup, kind):

@@ -431,14 +431,34 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
     keeps the lattice part's values and bounds there under (``keys[i]``, number of nodes), ``keys[i]`` an exact key
     of the interval or None (not kept). A value computed in a call whose largest cell is K' >= j keeps that call's
     bound, which holds for every cell j <= K' (it grows with K')."""
+    rules = [(nodes, weights)] * (len(cuts) - 1)
+    base, base_bound, pieces, bounds = convolution_pieces(ctx, lattice, survival, cuts, cells, rules, atom, weight,
+                                                          rest, root, t, ycuts, keys, memo)
+    total = ctx.fsum([base, *pieces])
+    error = ctx.fsum([base_bound, *bounds])
+    return total, (error / total if total > 0 else ctx.num(1))
+
+
+def convolution_pieces(ctx, lattice, survival, cuts, cells, rules, atom, weight, rest, root=1, t=None, ycuts=None,
+                       keys=None, memo=None):
+    """The terms of :func:`convolution_tail`, an interval at a time, each interval i with its own rule ``rules[i]``
+    = (nodes, weights) on [-1, 1] (None: the interval is skipped): (base, base bound, pieces, piece bounds) with
+    base = a_0 P(V + J > t) + w_c ``rest``, its rounding bound a_0 bound(t), pieces[i] = w_c sum_k jac_k weight_k
+    S(x_k) P(V + J > t - x_k) over interval i (None where skipped) and piece_bounds[i] the same sum of the lattice
+    part's bounds; the other arguments as for :func:`convolution_tail`. The survival function is evaluated at every
+    node of every interval in one call, the lattice part at every node not in ``memo`` in one call; an interval
+    of ``memo`` is keyed by (``keys[i]``, its number of nodes). A caller choosing the order of each interval
+    (the engine's D-digit tails: more nodes only where two orders disagree) sums the pieces itself."""
     t = cuts[-1] if t is None else t
     one = ctx.num(1)
     top, top_bound = lattice(ctx.array([t]), cells[-1])
-    nodes = ctx.array(nodes)
-    total = atom * top[0] + weight * rest
-    error = atom * top_bound[0]
-    points, lattice_points, factors, where, kept = [], [], [], [], []
+    base = atom * top[0] + weight * rest
+    base_bound = atom * top_bound[0]
+    active, points, lattice_points, factors, kept = [], [], [], [], []
     for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        if rules[i] is None:
+            continue
+        nodes, weights = ctx.array(rules[i][0]), ctx.array(rules[i][1])
         key = None
         if i == 0 and root != 1:
             v = (nodes + one) / 2
@@ -449,32 +469,39 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
             half, mid = (ycuts[i] - ycuts[i + 1]) / 2, (ycuts[i] + ycuts[i + 1]) / 2
             ys = nodes * half + mid
             xs = -ys + t
-            jac = ctx.zeros(len(nodes)) + half
+            jac = half
             key = None if memo is None or keys is None or keys[i] is None else (keys[i], len(nodes))
         else:
             half, mid = (b - a) / 2, (a + b) / 2
             xs = nodes * half + mid
-            jac = ctx.zeros(len(nodes)) + half
+            jac = half
             ys = -xs + t
+        active.append(i)
         points.append(xs)
         lattice_points.append(ys)
-        factors.append(jac * ctx.array(weights))
-        where.append(cells[i])
+        factors.append(weights * jac)
         kept.append(key)
-    if points:  # every node of every interval in one call, of the survival function and of the lattice part
-        xs = numpy.concatenate(points)
-        parts = [None if key is None else memo.get(key) for key in kept]
-        new = [i for i, part in enumerate(parts) if part is None]
-        if new:
-            n = len(nodes)
-            values, value_bounds = lattice(numpy.concatenate([lattice_points[i] for i in new]),
-                                           numpy.repeat([where[i] for i in new], n))
-            for c, i in enumerate(new):
-                parts[i] = (values[c * n: (c + 1) * n], value_bounds[c * n: (c + 1) * n])
-                if kept[i] is not None:
-                    memo[kept[i]] = parts[i]
-        tails = numpy.concatenate([p[0] for p in parts])
-        bounds = numpy.concatenate([p[1] for p in parts])
-        f = numpy.concatenate(factors) * survival(xs)
-        total, error = total + weight * ctx.dot(f, tails), error + weight * ctx.dot(f, bounds)
-    return total, (error / total if total > 0 else ctx.num(1))
+    pieces, bounds = [None] * (len(cuts) - 1), [None] * (len(cuts) - 1)
+    if not active:
+        return base, base_bound, pieces, bounds
+    values = [None if key is None else memo.get(key) for key in kept]
+    new = [c for c, value in enumerate(values) if value is None]
+    if new:
+        sizes = [len(lattice_points[c]) for c in new]
+        got, got_bounds = lattice(numpy.concatenate([lattice_points[c] for c in new]),
+                                  numpy.repeat([cells[active[c]] for c in new], sizes))
+        offset = 0
+        for c, size in zip(new, sizes):
+            values[c] = (got[offset: offset + size], got_bounds[offset: offset + size])
+            offset += size
+            if kept[c] is not None:
+                memo[kept[c]] = values[c]
+    s_all = survival(numpy.concatenate(points))
+    offset = 0
+    for c, i in enumerate(active):
+        size = len(points[c])
+        f = factors[c] * s_all[offset: offset + size]
+        offset += size
+        pieces[i] = weight * ctx.dot(f, values[c][0])
+        bounds[i] = weight * ctx.dot(f, values[c][1])
+    return base, base_bound, pieces, bounds
