@@ -458,7 +458,7 @@ def convolution_pieces(ctx, lattice, survival, cuts, cells, rules, atom, weight,
     for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
         if rules[i] is None:
             continue
-        nodes, weights = ctx.array(rules[i][0]), ctx.array(rules[i][1])
+        nodes, weights = (r if isinstance(r, numpy.ndarray) else ctx.array(r) for r in rules[i])
         key = None
         if i == 0 and root != 1:
             v = (nodes + one) / 2
