@@ -78,3 +78,16 @@ def test_the_kept_cells_and_orders_give_the_same_tail():
         assert _rel(after, alone) < mpmath.mpf(10) ** -45 and _rel(again, alone) < mpmath.mpf(10) ** -45
     assert any(name[0] == "place" for name in orders) and any(name[0] != "place" for name in orders)
     assert len(set(orders.values())) > 1, orders  # the orders differ between intervals
+
+
+def test_the_rough_guide_where_the_float64_lattice_sum_cancels():
+    """M/D/1 at load 1/2 (D = 1/100) with lognormal vacations (mean 0.06, scv 2): at t = 0.7 (70 cells) the float64
+    lattice sum cancels (its bound exceeds 1e-3 of the tail), so the rough tail that guides a quantile search comes
+    from the quadrature at a few digits more than the sum loses: within 1e-10 of the 20-digit tail (it promises
+    about 13 digits, unchecked; a guide only places the first bracket of width 2e-9, which the exact tails check)."""
+    model = qd.VacationQueue(F(50), qd.Constant(1), qd.Deterministic(F(1, 100)), qd.LogNormal(F(6, 100), F(2)))
+    t = F(7, 10)
+    assert VW._convolved_float64(model, F(1, 100), t) is None  # float64 escalates here
+    rough = VW.response_laws(model)["wait"].rough_tails(t)
+    exact, _ = VW._convolved_mp(model, F(1, 100), t, 20)
+    assert rough is not None and _rel(rough, exact) < 1e-10

@@ -996,12 +996,32 @@ def _rough_tails(model, setup, kind: str):
                     value, bound = _lattice_tail(model, setup, t, FLOAT64, sojourn=soj)
                     bound = bound / value
         except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
-            return None
+            value, bound = math.nan, math.inf
         value, bound = float(value), float(bound)
         # a guide needs a few digits: beyond a rounding bound of 1e-3 of the tail the float64 sum may be noise
-        return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
+        if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3:
+            return value
+        return _rough_mp(model, setup[0], t, soj) if setup[1] is None else None
 
     return rough
+
+
+def _rough_mp(model, D, t: Fraction, sojourn: bool):
+    """The rough tail of a density vacation where float64 cancels (the lattice part of a long t): the quadrature of
+    24 nodes an interval at the digits the lattice part loses plus 20 (:func:`_lattice_size`), without the
+    acceptance tests, as a float (None where it fails): a guide of about 13 digits that costs a fraction of a D-digit
+    tail, so that the D-digit search starts from a narrow bracket instead of bracketing by factors of 4 from the
+    mean (a step past the quantile there costs a tail of twice the lattice cells and twice the working digits)."""
+    from ..backend import mp_context
+
+    try:
+        w = 20 + int(math.ceil(max(_lattice_size(model, D, t, sojourn), 0)))
+        with mp_context(w) as ctx:
+            (value,), bound = _convolution(model, D, t, ctx, (24,), 1e-14, sojourn)
+            value, bound = float(value), float(bound)
+    except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
+        return None
+    return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
 
 
 # -- a service law off a lattice: certified monotone bounds (kernels.lattice_service) -------------------------
