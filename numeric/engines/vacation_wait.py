@@ -39,13 +39,16 @@ quantile search; O(K) per node), the integral stopped where the vacation's stop-
 rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func:`_truncated`), the limit
 ``lattice_work`` (K^3 / 3) refusing a table that would take more than a few seconds: float64 by
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
-bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
-agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
-nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). The vacation's survival function is evaluated at every node
-of an order at once by the law's ``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive
-terms, from Taylor cells whose centres the law keeps across the tails of a search). A quantile search first finds
-the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
-then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
+bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n_i and 2 n_i nodes on
+each interval i (doubled only where the two disagree) whose differences must sum to at most 10^-(D+3) of the
+tail, at the working digits that give the lattice part's error, summed over the nodes, 10^-(D+3) of the tail
+(:func:`_convolved_mp`; the lattice part at the nodes of whole cells and the orders are kept across the tails of a
+search). The vacation's survival function is evaluated at every node of a pass at once by the law's
+``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive terms, from Taylor cells whose
+centres the law keeps across the tails of a search). A quantile search first finds the root of the float64 values
+taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`; where the float64 lattice sum cancels,
+the quadrature at a few more digits than it loses, :func:`_rough_mp`) and then refines it with the exact tails from
+a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:func:`shift_tails`, the last section).
 A service on a coarse lattice h (values multiples of h >= b_1 / 4: a constant, a few atoms) takes the same lattice sums
 with the service's pmf b(z) composed into the batch law (``kernels.lattice_wait``'s docstring; the sojourn with
