@@ -901,6 +901,8 @@ def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
             run, count, names = _problem(model, D, t, ctx, goal / 10, sojourn)
             orders = [max(8, settled.get(name, 8)) for name in names]
             known = [{} for _ in range(count)]  # interval -> {order: (piece, bound)}
+            if not count:  # t = 0: no integral, the atom's and the rest's terms only
+                base, base_bound, _, _ = run([])
             try:
                 while True:
                     need = [[k for k in (n, 2 * n) if k not in known[i]] for i, n in enumerate(orders)]
