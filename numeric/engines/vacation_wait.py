@@ -1016,7 +1016,8 @@ def _rough_mp(model, D, t: Fraction, sojourn: bool):
     24 nodes an interval at the digits the lattice part loses plus 20 (:func:`_lattice_size`), without the
     acceptance tests, as a float (None where it fails): a guide of about 13 digits that costs a fraction of a D-digit
     tail, so that the D-digit search starts from a narrow bracket instead of bracketing by factors of 4 from the
-    mean (a step past the quantile there costs a tail of twice the lattice cells and twice the working digits)."""
+    mean (a step past the quantile there costs a tail of up to four times the lattice cells and twice the working
+    digits, or a refusal by the limit ``lattice-work``)."""
     from ..backend import mp_context
 
     try:
