@@ -40,6 +40,7 @@ from ..symbolic.batches import FinitePMF, Geometric
 from ..symbolic.capabilities import declare
 from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.closed_forms import vacation_wait as VW
+from ..numeric.kernels import wait_moments as WM
 from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from ..symbolic.models.vacation import VacationPolicy, VacationQueue, block_rules
 from . import blocks as composed
@@ -575,37 +576,38 @@ def _bell(n: int, m: int):
 
 def _paper_work(n: int):
     """E S^n of the work S of a batch (a sum of X service times), by Faa di Bruno's formula for L(beta(s)):
-    sum_{m=1}^{n} l_[m] B_{n,m}(b_1, ..., b_{n-m+1})."""
-    return sp.Add(*[_l_fact(m) * _bell(n, m) for m in range(1, n + 1)])
+    sum_{m=1}^{n} l_[m] B_{n,m}(b_1, ..., b_{n-m+1}) (:func:`~qderive.numeric.kernels.wait_moments.work_moment`, the
+    engine's own step, in symbols)."""
+    return WM.work_moment(n, _l_fact, _bell)
 
 
 def _paper_own(n: int):
     """E J^n of the service of the own batch ahead: the number K ahead has P(K = i) = P(X > i)/l_1 (PGF
     (1 - L(z))/(l_1 (1 - z))), factorial moments l_[m+1]/((m+1) l_1); so E J^n = (1/l_1) sum_{m=1}^{n}
-    l_[m+1] B_{n,m}(b_1, ...)/(m + 1)."""
-    return sp.Add(*[_l_fact(m + 1) * _bell(n, m) / ((m + 1) * l1) for m in range(1, n + 1)])
+    l_[m+1] B_{n,m}(b_1, ...)/(m + 1) (:func:`~qderive.numeric.kernels.wait_moments.own_moment`)."""
+    return WM.own_moment(n, _l_fact, _bell, l1)
 
 
 def _paper_batch(n: int):
     """Takacs's recursion for the batch-level wait (M/G/1 with service S_b): E W_b^n = lambda/(1 - rho-bar)
-    sum_{i=1}^{n} C(n, i) E S^{i+1}/(i + 1) E W_b^{n-i}, E W_b^0 = 1 (Takagi 1991, vol. 1, sec. 2.3)."""
+    sum_{i=1}^{n} C(n, i) E S^{i+1}/(i + 1) E W_b^{n-i}, E W_b^0 = 1 (Takagi 1991, vol. 1, sec. 2.3;
+    :func:`~qderive.numeric.kernels.wait_moments.takacs_moment`)."""
     earlier = [sp.Integer(1), *(_moment("W_{b}", m) for m in range(1, n))]  # E W_b^0 = 1, ..., E W_b^{n-1}
-    return sp.Add(*[_over(lam * sp.binomial(n, i) * _moment("S_{b}", i + 1) * earlier[n - i], i + 1)
-                    for i in range(1, n + 1)])
+    return WM.takacs_moment(n, lam, 1 - _RHO, lambda j: _moment("S_{b}", j), earlier)
 
 
 def _paper_wait_none_moment(n: int):
-    """E W_none^n = sum_i C(n, i) E W_b^i E J^{n-i}: W_none = W_b + J, independent parts."""
-    return sp.Add(*[sp.binomial(n, i) * (1 if i == 0 else _moment("W_{b}", i)) * (1 if i == n else _moment("J", n - i))
-                    for i in range(n + 1)])
+    """E W_none^n = sum_i C(n, i) E W_b^i E J^{n-i}: W_none = W_b + J, independent parts
+    (:func:`~qderive.numeric.kernels.wait_moments.convolution`)."""
+    return WM.convolution(n, [1, *(_moment("W_{b}", i) for i in range(1, n + 1))],
+                          [1, *(_moment("J", i) for i in range(1, n + 1))])
 
 
 def _paper_wait_moment(n: int):
     """E W^n = sum_i C(n, i) E W_none^i f_{n-i+1}/((n-i+1) f_1): W = W_none + R, the residual vacation R
-    independent (Fuhrmann and Cooper 1985)."""
-    fk = VI.VACATION.moment
-    return sp.Add(*[sp.binomial(n, i) * (1 if i == 0 else _moment("W_{none}", i))
-                    * (1 if i == n else fk(n - i + 1) / ((n - i + 1) * f1)) for i in range(n + 1)])
+    independent (Fuhrmann and Cooper 1985; :func:`~qderive.numeric.kernels.wait_moments.residual_moment`)."""
+    residual = [1, *(WM.residual_moment(j, VI.VACATION.moment, f1) for j in range(1, n + 1))]
+    return WM.convolution(n, [1, *(_moment("W_{none}", i) for i in range(1, n + 1))], residual)
 
 
 @functools.lru_cache(maxsize=8)

@@ -10,10 +10,11 @@ of a random customer as :class:`~qderive.numeric.response.ResponseLaw` objects:
   model's parameters (a warm process imports no SymPy for float64 tails); numpy on complex
   arrays in float64, the same printed source on mpc in mpmath (rational transforms) or
   SymPy's mpmath printer (transcendental ones, e.g. a gamma law of non-integer shape);
-* P(W = 0) is ``p_wait_zero(policy)`` at the model's moments; the moments are
-  ``wait_moments(policy, k)`` (general laws) evaluated exactly at the model's moments
-  b_1..b_{k+1}, f_1..f_{k+1}, l_1..l_{k+1} and c_0 = varphi(lambda) (mpmath when c_0 is
-  irrational, e.g. a deterministic vacation).
+* P(W = 0) is ``p_wait_zero(policy)`` at the model's moments; the moments E W^k, E T^k are the
+  recursions of the structure W = W_b + J + R (:mod:`qderive.numeric.kernels.wait_moments`: the steps
+  (MS), (MJ), (MB), (N8), (W3) the derivation displays, run over numbers; no symbolic series) at the
+  model's moments b_1..b_{k+1}, f_1..f_{k+1}, l_[1]..l_[k+1] and c_0 = varphi(lambda): exact Fractions,
+  or mpmath when a number is irrational (c_0 of a deterministic vacation).
 
 A transform with an ``exp(-s D)`` factor (deterministic, uniform, empirical laws) is marked
 not smooth. With a constant service D and no vacations, or vacations whose survival function is
@@ -38,13 +39,16 @@ quantile search; O(K) per node), the integral stopped where the vacation's stop-
 rest below 1e-14 (10^-(D+4)) of the tail (a uniform law: at its upper end; :func:`_truncated`), the limit
 ``lattice_work`` (K^3 / 3) refusing a table that would take more than a few seconds: float64 by
 Gauss-Legendre with 12 and 24 nodes per interval, which must agree to 1e-11 (and the lattice part's rounding
-bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n and 2 n nodes that must
-agree to 10^-(D+3) of the tail, at the working digits that give the lattice part's error, summed over the
-nodes, 10^-(D+3) of the tail (:func:`_convolved_mp`). The vacation's survival function is evaluated at every node
-of an order at once by the law's ``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive
-terms, from Taylor cells whose centres the law keeps across the tails of a search). A quantile search first finds
-the root of the float64 values taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`) and
-then refines it with the exact tails from a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
+bound, summed over the nodes, stay below 1e-10 of the tail; else 15 digits, with a note); D digits by Gauss-Legendre with n_i and 2 n_i nodes on
+each interval i (doubled only where the two disagree) whose differences must sum to at most 10^-(D+3) of the
+tail, at the working digits that give the lattice part's error, summed over the nodes, 10^-(D+3) of the tail
+(:func:`_convolved_mp`; the lattice part at the nodes of whole cells and the orders are kept across the tails of a
+search). The vacation's survival function is evaluated at every node of a pass at once by the law's
+``survival_many`` (float64 numpy forms; D + 6 digits, enough for a sum of positive terms, from Taylor cells whose
+centres the law keeps across the tails of a search). A quantile search first finds the root of the float64 values
+taken without their acceptance tests (``rough_tails``: :func:`_rough_tails`; where the float64 lattice sum cancels,
+the quadrature at a few more digits than it loses, :func:`_rough_mp`) and then refines it with the exact tails from
+a narrow bracket (``response._near_root``). A smooth service with constant, uniform or empirical
 vacations gets exact tails by smooth inversions at shifted times (:func:`shift_tails`, the last section).
 A service on a coarse lattice h (values multiples of h >= b_1 / 4: a constant, a few atoms) takes the same lattice sums
 with the service's pmf b(z) composed into the batch law (``kernels.lattice_wait``'s docstring; the sojourn with
@@ -275,29 +279,47 @@ def _evaluate(ev, args, digits):
         return list(ev.mpmath(*[ctx.num(a) if isinstance(a, (int, Fraction)) else +a for a in args]))
 
 
-def _moment_expressions(kind: str, policy: str, k: int):
-    from ...symbolic.closed_forms import vacation_wait as VW
-
-    moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
-    return moments(policy, k), VW.moment_symbols(k)
-
-
 def wait_moment_values(model, kind: str):
+    """``values(k, digits)`` -> [E W, ..., E W^k] (``kind`` "wait") or of the sojourn T = W + B ("sojourn"), by the
+    structure W = W_b + J + R of :mod:`qderive.numeric.kernels.wait_moments` ((MS), (MJ), (MB), (N8), (W3) of the
+    derivation; no symbolic series): exact Fractions when the model's moments and c_0 are rational, else mpmath
+    numbers at ``digits`` + 10 digits (25 for float64's ``None``)."""
     def values(k: int, digits):
         from ..backend import mp_context
-        from ..compile import cached_evaluator
+        from ..kernels.wait_moments import wait_moments
 
-        policy = policy_key(model)
-        ev = cached_evaluator(f"vacation_{kind}_moments::{policy}::{k}", lambda: _moment_expressions(kind, policy, k))
+        ctx = mp_context((digits or 15) + 10)
         n = k + 1
-        vac = model.vacation
-        args = [model.rate, *(model.service.moment(i) for i in range(1, n + 1))]
-        args += [vac.moment(i) for i in range(1, n + 1)] if vac is not None else [Fraction(1)] * n
-        args += [model.batch.moment(i) for i in range(1, n + 1)]
-        args.append(zero_count(model, mp_context((digits or 15) + 10)))
-        return _evaluate(ev, args, digits)
+        lam = model.rate
+        b = [model.service.moment(i) for i in range(1, n + 1)]
+        l_fact = [model.batch.factorial_moment(i) for i in range(1, n + 1)]
+        policy = policy_key(model)
+        f = [model.vacation.moment(i) for i in range(1, n + 1)] if policy != "none" else []
+        c0 = zero_count(model, ctx) if policy == "single" else Fraction(0)
+        with ctx:
+            if not all(isinstance(x, (int, Fraction)) for x in [lam, *b, *f, *l_fact, c0]):
+                lam, b, f, l_fact, c0 = _mp(lam), [_mp(x) for x in b], [_mp(x) for x in f], [_mp(x) for x in l_fact], \
+                    _mp(c0)
+            # the residual's weight: single vacations, a batch meets a vacation w.p. lambda f_1 / (lambda f_1 + c_0)
+            weight = {"none": 0, "multiple": 1}.get(policy)
+            weight = lam * f[0] / (lam * f[0] + c0) if weight is None else weight
+            out = wait_moments(k, lam, b, f, l_fact, weight, sojourn=kind == "sojourn")
+            return [x if isinstance(x, (int, Fraction)) else +x for x in out]
 
     return values
+
+
+def _mp(x):
+    """A model number as an mpf at the current precision: exact ones rounded once, SymPy ones evaluated."""
+    import mpmath
+
+    if isinstance(x, (int, Fraction)):
+        return mpmath.mpf(x.numerator) / x.denominator
+    if isinstance(x, mpmath.mpf):
+        return +x
+    if hasattr(x, "evalf"):  # a SymPy number (an irrational moment)
+        return mpmath.mpf(str(x.evalf(mpmath.mp.dps + 5)))
+    return mpmath.mpf(x)
 
 
 def _p_zero_expression(policy: str):
@@ -624,13 +646,28 @@ def _cuts(model, D, t: Fraction, drop=None) -> list:
 
 def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
     """P(W > t) in ``ctx`` by :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` with Gauss-Legendre of
-    each of the ``orders`` (nodes per interval): the values and the largest relative rounding bound of the lattice
-    part (call inside ``with ctx:``). The integral stops at the first cut x_c past which the rest is below ``drop``
-    of the tail (:func:`_truncated`)."""
+    each of the ``orders`` (nodes per interval, the same on every interval): the values and the largest relative
+    rounding bound of the lattice part (call inside ``with ctx:``). The integral stops at the first cut x_c past
+    which the rest is below ``drop`` of the tail (:func:`_truncated`)."""
+    run, count, _ = _problem(model, D, t, ctx, drop, sojourn)
+    out, worst = [], 0
+    for n in orders:
+        base, base_bound, pieces, bounds = run([gauss_legendre(n, ctx)] * count)
+        value = ctx.fsum([base, *pieces])
+        out.append(value)
+        worst = max(worst, ctx.fsum([base_bound, *bounds]) / value if value > 0 else ctx.num(1))
+    return out, worst
+
+
+def _problem(model, D, t: Fraction, ctx, drop, sojourn=False):
+    """The integral of P(W > t) (module docstring) set up once in ``ctx``: (run, number of intervals, interval keys)
+    with ``run(rules)`` the terms of :func:`~qderive.numeric.kernels.lattice_wait.convolution_pieces` for one rule
+    (nodes, weights) per interval (None: skipped); the keys name the intervals for the orders kept between tails
+    (a whole cell [j D, (j + 1) D] by its ends in y = t - x, another interval by its place)."""
     import mpmath
 
     from ...symbolic import limits as _limits
-    from ..kernels.lattice_wait import convolution_tail, lattice_cell_tails
+    from ..kernels.lattice_wait import convolution_pieces, lattice_cell_tails
 
     law = model.vacation
     cuts = _cuts(model, D, t, drop)
@@ -653,19 +690,43 @@ def _convolution(model, D, t: Fraction, ctx, orders, drop, sojourn=False):
     # the survival function enters a sum of positive terms: D + 6 correct digits of it (float64: its ~1e-14) give
     # the tail 10^-(D+6) relative, below the orders' agreement 10^-(D+3) (drop = 10^-(D+4))
     sdigits = None if ctx.is_float64 else int(math.ceil(-math.log10(float(drop)))) + 2
+
+    def survival(xs):
+        return _survivals(law, xs, sdigits, ctx)
+
     with mpmath.workdps(dps):
-        def survival(xs):
-            return _survivals(law, xs, sdigits, ctx)
         rest = ctx.num(law.stop_loss(mpmath.mpf(t.numerator) / t.denominator))
         cuts, cells = _truncated(model, law, ctx, lattice, cuts, cells, t, atom, weight, rest, drop)
-        out, worst = [], 0
-        for n in orders:
-            nodes, weights = gauss_legendre(n, ctx)
-            value, w = convolution_tail(ctx, lattice, survival, [ctx.num(c) for c in cuts], cells, nodes, weights,
-                                        atom, weight, rest, law.survival_root(), ctx.num(t))
-            out.append(value)
-            worst = max(worst, w)
-    return out, worst
+    spans = list(zip(cuts, cuts[1:]))
+    whole = [(t - b, t - a) if (t - a) % D == 0 and (t - b) % D == 0 else None for a, b in spans]
+    ycuts, keys, memo = None, None, None
+    if not ctx.is_float64:  # whole lattice cells recur at every t of a search: their lattice values are kept
+        ycuts, keys, memo = [ctx.num(t - c) for c in cuts], whole, _cell_memo(model, ctx.dps, sojourn)
+    xcuts, tc, root = [ctx.num(c) for c in cuts], ctx.num(t), law.survival_root()
+
+    def run(rules):
+        with mpmath.workdps(dps):
+            return convolution_pieces(ctx, lattice, survival, xcuts, cells, rules, atom, weight, rest, root, tc,
+                                      ycuts, keys, memo)
+
+    return run, len(spans), [w if w is not None else ("place", i) for i, w in enumerate(whole)]
+
+
+#: the lattice part's values and bounds at the Gauss-Legendre nodes of whole cells [j D, (j + 1) D], per model, working
+#: digits and kind (:func:`_cell_memo`)
+_CELL_VALUES: dict = {}
+
+
+def _cell_memo(model, dps: int, sojourn: bool) -> dict:
+    """The dict in which :func:`~qderive.numeric.kernels.lattice_wait.convolution_tail` keeps the lattice part at the
+    nodes of whole cells for ``model`` at ``dps`` working digits: the tails of a quantile search (t within 1e-9 of
+    each other, the same cells) evaluate the cell polynomials only on the partial cell [K D, t]. At most 8 kept."""
+    key = (model, dps, sojourn)
+    if key not in _CELL_VALUES:
+        if len(_CELL_VALUES) >= 8:
+            _CELL_VALUES.clear()
+        _CELL_VALUES[key] = {}
+    return _CELL_VALUES[key]
 
 
 def _survivals(law, xs, digits, ctx):
@@ -719,23 +780,36 @@ def gauss_legendre(n: int, ctx):
     key = (n, 1)
     if key not in _NODES or _NODES[key][0] < ctx.dps:  # computed with 20 digits to spare, reused below that
         _NODES[key] = (ctx.dps + 20, _legendre_newton(n, ctx.dps + 20))
-    X, W = _NODES[key][1]
-    return [+x for x in X], [+w for w in W]
+    rounded = (n, ctx.dps)  # rounded to the context once (a D-digit tail asks for them on every interval)
+    if rounded not in _ROUNDED:
+        if len(_ROUNDED) > 64:
+            _ROUNDED.clear()
+        X, W = _NODES[key][1]
+        _ROUNDED[rounded] = (ctx.array([+x for x in X]), ctx.array([+w for w in W]))
+    X, W = _ROUNDED[rounded]
+    return X.copy(), W.copy()
+
+
+#: Gauss-Legendre nodes and weights rounded to a context's digits (context arrays), per (n, digits)
+_ROUNDED: dict = {}
 
 
 def _legendre_newton(n: int, dps: int):
     """Gauss-Legendre nodes (ascending) and weights on [-1, 1] at ``dps`` digits: Newton's iteration on P_n from
-    x = cos(pi (i - 1/4) / (n + 1/2)) (DLMF 18.16.6 bounds the zeros; the start is within O(n^-2) of one), P_n and
+    numpy's float64 zeros (n <= 100: three quadratic steps reach 60 digits) or from x = cos(pi (i - 1/4) / (n + 1/2))
+    (DLMF 18.16.6 bounds the zeros; the start is within O(n^-2) of one), P_n and
     P_n' by the three-term recurrence (DLMF 18.9.1, 18.9.17), w = 2 / ((1 - x^2) P_n'(x)^2) (DLMF 3.5.19); the
     symmetric half mirrored. Milliseconds where mpmath's ``gauss_quadrature`` (the eigenvalues of the Jacobi
     matrix) took a second at 75 digits."""
     import mpmath
 
+    start = np.polynomial.legendre.leggauss(n)[0][::-1] if n <= 100 else None  # float64 zeros, descending
     with mpmath.workdps(dps + 10):
         eps = mpmath.mpf(10) ** -(dps + 5)
         xs, ws = [], []
         for i in range(1, n // 2 + 1):
-            x = mpmath.cos(mpmath.pi * (i - mpmath.mpf(1) / 4) / (n + mpmath.mpf(1) / 2))
+            x = (mpmath.cos(mpmath.pi * (i - mpmath.mpf(1) / 4) / (n + mpmath.mpf(1) / 2)) if start is None
+                 else mpmath.mpf(float(start[i - 1])))
             for _ in range(100):
                 p0, p1 = mpmath.mpf(1), x
                 for k in range(2, n + 1):
@@ -793,18 +867,21 @@ def _lattice_size(model, D, t: Fraction, sojourn=False) -> float:
         return _size(tails[0], bounds[0], ctx.eps)
 
 
-#: the Gauss-Legendre order n that settled the last D-digit tail of a model (per digits): the next tail of a quantile
-#: search starts there (the integrands of nearby t need the same order)
+#: the Gauss-Legendre orders n_i that settled the intervals of the last D-digit tail of a model (per digits): the next
+#: tail of a quantile search starts there (the integrands of nearby t need the same orders)
 _ORDERS: dict = {}
 
 
 def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
-    """P(W > t) to ``digits`` digits: Gauss-Legendre of n and 2 n nodes per interval (n = D / 2 + 8 at first) at
-    working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
-    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the two orders agree to
-    10^-(D+3) of the tail, else n doubles (the 2 n value kept: only 4 n is new; within the limit ``working_digits`` on
-    the digits and 512 nodes); the next tail of the model at D digits starts from the n that settled this one.
-    Returns (tail, working digits)."""
+    """P(W > t) to ``digits`` digits: Gauss-Legendre of n_i and 2 n_i nodes on each interval i (n_i = 8 at first)
+    at working digits sized by :func:`_lattice_size` so that the lattice part's rounding bound, summed over the
+    nodes, is below 10^-(D+3) of the tail (10 more digits where it is not); accepted when the differences of the two
+    orders, summed over the intervals, are at most 10^-(D+3) of the tail (the 2 n_i values kept), else n_i doubles on
+    every interval whose difference exceeds its share 10^-(D+3) / (2 m) of the tail (m intervals; only the order
+    4 n_i is new; within the limit ``working_digits`` on the digits and 512 nodes): the intervals far from the
+    vacation's singular point x = 0 settle with a few nodes, those near it take more. The next tail of the model at
+    D digits starts every interval from the order that settled it (whole cells by their place in y = t - x, the
+    others by their index). Returns (tail, working digits)."""
     import math
 
     import mpmath
@@ -815,34 +892,48 @@ def _convolved_mp(model, D, t: Fraction, digits: int, sojourn=False):
 
     w = digits + 3 + 6 + int(math.ceil(_lattice_size(model, D, t, sojourn)))
     goal = mpmath.mpf(10) ** (-(digits + 3))
-    n = max(digits // 2 + 8, _ORDERS.get((model, digits, sojourn), 0))  # the order that settled the previous tail
-    known: dict = {}  # order -> value at the working digits w: a doubling computes only the new order
+    settled = _ORDERS.get((model, digits, sojourn), {})
     while True:
         _limits.check("working_digits", w, f"the tail at t = {float(t):.6g} of the constant-service sum cancels: "
                       f"{digits} digits of it need {w} working digits")
         ctx = mp_context(w)
         with ctx:
-            need = tuple(k for k in (n, 2 * n) if k not in known)
+            run, count, names = _problem(model, D, t, ctx, goal / 10, sojourn)
+            orders = [max(8, settled.get(name, 8)) for name in names]
+            known = [{} for _ in range(count)]  # interval -> {order: (piece, bound)}
+            if not count:  # t = 0: no integral, the atom's and the rest's terms only
+                base, base_bound, _, _ = run([])
             try:
-                values, worst = _convolution(model, D, t, ctx, need, goal / 10, sojourn)
+                while True:
+                    need = [[k for k in (n, 2 * n) if k not in known[i]] for i, n in enumerate(orders)]
+                    for k in (0, 1):  # at most two new orders an interval: two passes of one rule each
+                        rules = [gauss_legendre(ks[k], ctx) if len(ks) > k else None for ks in need]
+                        if any(r is not None for r in rules):
+                            base, base_bound, pieces, bounds = run(rules)
+                            for i, ks in enumerate(need):
+                                if len(ks) > k:
+                                    known[i][ks[k]] = (pieces[i], bounds[i])
+                    fine = [known[i][2 * n] for i, n in enumerate(orders)]
+                    total = ctx.fsum([base, *(p for p, _ in fine)])
+                    worst = ctx.fsum([base_bound, *(b for _, b in fine)]) / total if total > 0 else mpmath.inf
+                    if not worst <= goal:
+                        break
+                    errors = [abs(known[i][n][0] - known[i][2 * n][0]) for i, n in enumerate(orders)]
+                    if ctx.fsum(errors) <= goal * total:
+                        if len(_ORDERS) > 64:
+                            _ORDERS.clear()
+                        _ORDERS[(model, digits, sojourn)] = dict(zip(names, orders))
+                        return +total, w
+                    share = goal * total / (2 * count)
+                    orders = [2 * n if e > share else n for n, e in zip(orders, errors)]
+                    if max(orders) > 256:
+                        raise NumericalError(
+                            f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the lattice part "
+                            f"does not settle to {digits} digits with 512 nodes per interval (the vacation "
+                            f"{model.vacation} has a density too irregular)")
             except ZeroDivisionError:
-                worst = mpmath.inf
-            if not worst <= goal:
-                w += 10
-                known = {}
-                continue
-            known.update(zip(need, values))
-            a, b = known[n], known[2 * n]
-            if b > 0 and abs(a - b) <= goal * b:
-                if len(_ORDERS) > 64:
-                    _ORDERS.clear()
-                _ORDERS[(model, digits, sojourn)] = n
-                return +b, w
-        n *= 2
-        if n > 512:
-            raise NumericalError(f"P(W > {float(t):.6g}): Gauss-Legendre of the residual vacation against the "
-                                 f"lattice part does not settle to {digits} digits with 512 nodes per interval "
-                                 f"(the vacation {model.vacation} has a density too irregular)")
+                pass
+        w += 10
 
 
 def _sojourn_shift(setup, kind):
@@ -910,12 +1001,33 @@ def _rough_tails(model, setup, kind: str):
                     value, bound = _lattice_tail(model, setup, t, FLOAT64, sojourn=soj)
                     bound = bound / value
         except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
-            return None
+            value, bound = math.nan, math.inf
         value, bound = float(value), float(bound)
         # a guide needs a few digits: beyond a rounding bound of 1e-3 of the tail the float64 sum may be noise
-        return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
+        if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3:
+            return value
+        return _rough_mp(model, setup[0], t, soj) if setup[1] is None else None
 
     return rough
+
+
+def _rough_mp(model, D, t: Fraction, sojourn: bool):
+    """The rough tail of a density vacation where float64 cancels (the lattice part of a long t): the quadrature of
+    24 nodes an interval at the digits the lattice part loses plus 20 (:func:`_lattice_size`), without the
+    acceptance tests, as a float (None where it fails): a guide of about 13 digits that costs a fraction of a D-digit
+    tail, so that the D-digit search starts from a narrow bracket instead of bracketing by factors of 4 from the
+    mean (a step past the quantile there costs a tail of up to four times the lattice cells and twice the working
+    digits, or a refusal by the limit ``lattice-work``)."""
+    from ..backend import mp_context
+
+    try:
+        w = 20 + int(math.ceil(max(_lattice_size(model, D, t, sojourn), 0)))
+        with mp_context(w) as ctx:
+            (value,), bound = _convolution(model, D, t, ctx, (24,), 1e-14, sojourn)
+            value, bound = float(value), float(bound)
+    except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
+        return None
+    return value if math.isfinite(value) and 0 < value <= 1 and bound <= 1e-3 else None
 
 
 # -- a service law off a lattice: certified monotone bounds (kernels.lattice_service) -------------------------

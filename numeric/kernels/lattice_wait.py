@@ -406,7 +406,8 @@ def lattice_cell_tails(ctx, C, Cabs, ys, js, D, lam, rho, exps=None):
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (2 * K * K + 3 * K + 10) * ctx.eps)
 
 
-def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1, t=None):
+def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, weight, rest, root=1, t=None,
+                     ycuts=None, keys=None, memo=None):
     """P(W > t) = a_0 P(V + J > t) + w_c E (V_vac - t)^+ + w_c int_0^t P(V_vac > x) P(V + J > t - x) dx by
     Gauss-Legendre on each interval between consecutive ``cuts`` (0 = cuts[0] < ... < cuts[-1] = t, context
     numbers: the kinks t - m D of the lattice part and the vacation's own; or 0 < ... < x_c <= ``t`` where the
@@ -421,29 +422,86 @@ def convolution_tail(ctx, lattice, survival, cuts, cells, nodes, weights, atom, 
     P(V_vac > x) at a context vector of points (every node of every interval in one call: the law's batched
     ``survival_many``). On the interval at 0 the substitution x = b v^root (v in [0, 1]) makes a survival function
     1 - x^{p/root} (analytic) analytic (a gamma law of shape p/root). Every term is positive: the quadrature's
-    error is relative to the tail."""
+    error is relative to the tail.
+
+    ``ycuts`` (optional): the t - cuts[i], each rounded once from its exact value; the nodes of every interval
+    but a ``root`` one are then placed in y = t - x (the same Gauss-Legendre rule: its nodes are symmetric),
+    y_k = mid + half nu_k and x_k = t - y_k, so that an interval whose y-ends recur -- a whole lattice cell
+    [j D, (j + 1) D], at every t of a quantile search -- has the same lattice points each time: ``memo`` (a dict)
+    keeps the lattice part's values and bounds there under (``keys[i]``, number of nodes), ``keys[i]`` an exact key
+    of the interval or None (not kept). A value computed in a call whose largest cell is K' >= j keeps that call's
+    bound, which holds for every cell j <= K' (it grows with K')."""
+    rules = [(nodes, weights)] * (len(cuts) - 1)
+    base, base_bound, pieces, bounds = convolution_pieces(ctx, lattice, survival, cuts, cells, rules, atom, weight,
+                                                          rest, root, t, ycuts, keys, memo)
+    total = ctx.fsum([base, *pieces])
+    error = ctx.fsum([base_bound, *bounds])
+    return total, (error / total if total > 0 else ctx.num(1))
+
+
+def convolution_pieces(ctx, lattice, survival, cuts, cells, rules, atom, weight, rest, root=1, t=None, ycuts=None,
+                       keys=None, memo=None):
+    """The terms of :func:`convolution_tail`, an interval at a time, each interval i with its own rule ``rules[i]``
+    = (nodes, weights) on [-1, 1] (None: the interval is skipped): (base, base bound, pieces, piece bounds) with
+    base = a_0 P(V + J > t) + w_c ``rest``, its rounding bound a_0 bound(t), pieces[i] = w_c sum_k jac_k weight_k
+    S(x_k) P(V + J > t - x_k) over interval i (None where skipped) and piece_bounds[i] the same sum of the lattice
+    part's bounds; the other arguments as for :func:`convolution_tail`. The survival function is evaluated at every
+    node of every interval in one call, the lattice part at every node not in ``memo`` in one call; an interval
+    of ``memo`` is keyed by (``keys[i]``, its number of nodes). A caller choosing the order of each interval
+    (the engine's D-digit tails: more nodes only where two orders disagree) sums the pieces itself."""
     t = cuts[-1] if t is None else t
     one = ctx.num(1)
     top, top_bound = lattice(ctx.array([t]), cells[-1])
-    nodes = ctx.array(nodes)
-    total = atom * top[0] + weight * rest
-    error = atom * top_bound[0]
-    points, factors, where = [], [], []
+    base = atom * top[0] + weight * rest
+    base_bound = atom * top_bound[0]
+    active, points, lattice_points, factors, kept = [], [], [], [], []
     for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        if rules[i] is None:
+            continue
+        nodes, weights = (r if isinstance(r, numpy.ndarray) else ctx.array(r) for r in rules[i])
+        key = None
         if i == 0 and root != 1:
             v = (nodes + one) / 2
             xs = v**root * b
             jac = v ** (root - 1) * (b * root / 2)
+            ys = -xs + t
+        elif ycuts is not None:  # in y = t - x: the interval (a, b) is (ycuts[i + 1], ycuts[i])
+            half, mid = (ycuts[i] - ycuts[i + 1]) / 2, (ycuts[i] + ycuts[i + 1]) / 2
+            ys = nodes * half + mid
+            xs = -ys + t
+            jac = half
+            key = None if memo is None or keys is None or keys[i] is None else (keys[i], len(nodes))
         else:
             half, mid = (b - a) / 2, (a + b) / 2
             xs = nodes * half + mid
-            jac = ctx.zeros(len(nodes)) + half
+            jac = half
+            ys = -xs + t
+        active.append(i)
         points.append(xs)
-        factors.append(jac * ctx.array(weights))
-        where.append(cells[i])
-    if points:  # every node of every interval in one call, of the survival function and of the lattice part
-        xs, js = numpy.concatenate(points), numpy.repeat(where, len(nodes))
-        tails, bounds = lattice(-xs + t, js)
-        f = numpy.concatenate(factors) * survival(xs)
-        total, error = total + weight * ctx.dot(f, tails), error + weight * ctx.dot(f, bounds)
-    return total, (error / total if total > 0 else ctx.num(1))
+        lattice_points.append(ys)
+        factors.append(weights * jac)
+        kept.append(key)
+    pieces, bounds = [None] * (len(cuts) - 1), [None] * (len(cuts) - 1)
+    if not active:
+        return base, base_bound, pieces, bounds
+    values = [None if key is None else memo.get(key) for key in kept]
+    new = [c for c, value in enumerate(values) if value is None]
+    if new:
+        sizes = [len(lattice_points[c]) for c in new]
+        got, got_bounds = lattice(numpy.concatenate([lattice_points[c] for c in new]),
+                                  numpy.repeat([cells[active[c]] for c in new], sizes))
+        offset = 0
+        for c, size in zip(new, sizes):
+            values[c] = (got[offset: offset + size], got_bounds[offset: offset + size])
+            offset += size
+            if kept[c] is not None:
+                memo[kept[c]] = values[c]
+    s_all = survival(numpy.concatenate(points))
+    offset = 0
+    for c, i in enumerate(active):
+        size = len(points[c])
+        f = factors[c] * s_all[offset: offset + size]
+        offset += size
+        pieces[i] = weight * ctx.dot(f, values[c][0])
+        bounds[i] = weight * ctx.dot(f, values[c][1])
+    return base, base_bound, pieces, bounds
