@@ -1289,11 +1289,11 @@ def exact_lattice(atoms, r: int, extra: int):
     integer multiple of g (the gcd of its values) and the sums S_j, j <= r + 1 + extra, span at most
     M = (r + 1 + extra) max / g <= the limit ``lattice_levels`` levels: b[m] = P(B = m g) exactly (Fractions); else
     None (the certified brackets)."""
-    from .vacation_wait import _fraction_gcd
+    from .vacation_wait import fraction_gcd
 
     if atoms is None:
         return None
-    g = _fraction_gcd([d for d, _ in atoms if d > 0])
+    g = fraction_gcd([d for d, _ in atoms if d > 0])
     if g is None:
         return None
     top = int(atoms[-1][0] / g)
@@ -1385,7 +1385,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     *An exact lattice* (:func:`exact_lattice`: a discrete law on the lattice g whose sums S_{r+1} span at most the
     limit ``lattice_levels``): the sums are exact, under the precision policy of :func:`lattice_tails` (float64
     within 1e-10 or 15 digits with a note; D digits in mpmath); ``bracket`` None. *Otherwise* certified brackets:
-    every service rounded down and up to the lattice h over [0, g 2^e] (the span of :func:`~.vacation_wait._cover`,
+    every service rounded down and up to the lattice h over [0, g 2^e] (the span of :func:`~.vacation_wait.bracket_span`,
     N = 512, 1024, ... levels up to the limit ``lattice_levels``, refined while the bracket is wider than 1e-9
     relative, 10^-D for --digits D), the lower bound the rounded-down law's sum minus its rounding bound, the upper
     the rounded-up law's plus its rounding and row-cut bounds, both divided by the exact total N(W > -1); the value
@@ -1393,7 +1393,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     bracket has D digits (the infinite room's :func:`~.vacation_wait.bound_tails`, whose note and limit these
     mirror)."""
     from ...symbolic.errors import ParameterError
-    from .vacation_wait import _cover
+    from .vacation_wait import bracket_span
 
     service, vacation, pmfs, atoms = setup
     extra = 1 if kind == "sojourn" else 0
@@ -1445,7 +1445,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
         if positive and max(positive) > span[0]:
-            span[0] = _cover(model, max(positive), atoms)
+            span[0] = bracket_span(model, max(positive), atoms)
             store.clear()
             brackets.clear()  # another lattice: a search (the quantile note) must not mix the two
             final[0] = None

@@ -357,7 +357,7 @@ def service_atoms(law):
     return tuple(sorted(atoms + ([(Fraction(0), rest)] if rest else [])))
 
 
-def _fraction_gcd(values) -> Fraction | None:
+def fraction_gcd(values) -> Fraction | None:
     """The largest h with every value an integer multiple of h (positive Fractions); None when the common
     denominator exceeds 10^40 (no lattice worth the name: a sample given to 18 digits)."""
     num, den = 0, 1
@@ -374,7 +374,7 @@ def _fraction_gcd(values) -> Fraction | None:
 #: constant, a law of a few coarse atoms): its float64 sum overflows and cancels beyond K ~ 100 lattice points and
 #: the mpmath table costs O(K^3) (a sample recorded to 1 ms at t = 0.5 s: K = 500, minutes); finer lattices get
 #: the bounds, on a lattice dividing h (the service then rounds exactly: only the ladder heights do, and the
-#: extrapolated estimate converges to about 1e-10; :func:`_cover`)
+#: extrapolated estimate converges to about 1e-10; :func:`bracket_span`)
 LATTICE_FINENESS = 4
 
 
@@ -387,7 +387,7 @@ def _lattice(model):
     atoms = service_atoms(model.service)
     if atoms is None or atoms[0][0] == 0:
         return None, ""  # not a lattice service: the refusal (or the bounds) name the law
-    h = _fraction_gcd([d for d, _ in atoms])
+    h = fraction_gcd([d for d, _ in atoms])
     if h is None or len(atoms) > 1 and h * LATTICE_FINENESS < model.service.mean:
         return None, ""  # a fine lattice: the bounds of kernels.lattice_service
     b = tuple((int(d / h), w) for d, w in atoms)
@@ -1187,7 +1187,7 @@ def _bracket_at(model, setup, kind, ts, N, cover, store=None):
     from ..kernels.lattice_service import lattice_bound_tails
 
     _, _, residual = setup
-    h = Fraction(cover) / N  # cover = g 2^e (:func:`_cover`): h divides the service's lattice g when N >= 2^e
+    h = Fraction(cover) / N  # cover = g 2^e (:func:`bracket_span`): h divides the service's lattice g when N >= 2^e
     got = []
     for step, levels in ((h, N), (2 * h, N // 2)):
         pm = _bound_pmfs(model, setup, kind, step, levels, {} if store is None else store)
@@ -1203,12 +1203,12 @@ def _bracket_at(model, setup, kind, ts, N, cover, store=None):
     return [float(x) for x in lo], [float(x) for x in hi], [float(x) for x in est]
 
 
-def _cover(model, t: Fraction, atoms=False) -> Fraction:
+def bracket_span(model, t: Fraction, atoms=False) -> Fraction:
     """The span [0, g 2^e] of the bound lattices, the least such span >= 9/8 t, g the lattice step of a discrete
     service law (the gcd of its values; 1 for a law with a density): with N = 2^n levels, h = g 2^(e - n) divides g
     whenever e <= n, so a lattice law (a sample recorded to 1 ms) rounds exactly."""
     atoms = service_atoms(model.service) if atoms is False else atoms  # ``atoms``: the caller's, when known
-    g = (_fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None) or Fraction(1)
+    g = (fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None) or Fraction(1)
     x = Fraction(9, 8) * t / g
     e = math.ceil(math.log2(x.numerator) - math.log2(x.denominator))
     cover = g * Fraction(2) ** e
@@ -1235,7 +1235,7 @@ def bound_tails(model, setup, kind: str):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
         if positive and max(positive) > span[0]:
-            span[0] = _cover(model, max(positive))
+            span[0] = bracket_span(model, max(positive))
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
         N, result = min(1024, limit), None
