@@ -577,6 +577,9 @@ def test_figure1_claims_from_the_committed_csv():
     assert round(rows[("5", "D", "0.75")] / rows[("4", "D", "0.75")]) == 23
 
 
+# 2.4 s (11 points of 10 replications): the full suite. The loop runs the same study code (load_sweep through
+# figure_scp, a tiny study) in test_scp.py::test_figure_scp_tiny_study
+@pytest.mark.slow
 def test_scp_table_is_what_the_simulation_gives():
     """scp-window.md: the selected points are re-simulated (the study's seeds, 10 replications each) and
     printed as on the page: the simulator is seeded, so the table is reproducible to its last digit."""
