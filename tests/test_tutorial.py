@@ -67,8 +67,10 @@ def _commands(page: Path):
 #: sip-timers-5 (size vacation-finite with a loss and a delay target): test_wait_finite.py's
 #: test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain; sip-timers-4 (finite-room tails and
 #: quantiles at r = 100): test_wait_finite.py's test_against_the_tagged_customer_chain_at_30_digits and
-#: test_float64_against_30_digits_at_r_200; hysteretic-4 (hysteretic response options): test_wait_hysteretic.py
-FULL_SUITE_ONLY = {"sip-timers-5", "sip-timers-4", "hysteretic-4"}
+#: test_float64_against_30_digits_at_r_200; hysteretic-4 (hysteretic response options): test_wait_hysteretic.py;
+#: sip-timers-6 (eval with an empirical service from a file and --bootstrap 100, 1.5 s): the same command line with
+#: --bootstrap 5 in test_bootstrap.py's test_json_keys_kept_and_added, and reading the file in test_laws.py
+FULL_SUITE_ONLY = {"sip-timers-5", "sip-timers-4", "hysteretic-4", "sip-timers-6"}
 
 
 def _params():
