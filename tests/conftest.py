@@ -4,11 +4,17 @@
 * the cache is a private temporary directory for the whole session (the default path, cache on,
   is what runs here; ``tests/test_cache.py`` runs with it off, and with unsafe directories);
 * helpers to run generated modules where qderive is not importable, and generated C;
-* :func:`codegen`: a generated Python module once per set of options in a session.
+* :func:`codegen`: a generated Python module once per set of options in a session;
+* bytecode is written even where PYTHONDONTWRITEBYTECODE is set (as on the project's machines): otherwise every
+  xdist worker rewrites the asserts of every test module and compiles every qderive module again, in every run
+  (about 4 s of CPU per process, and each `python -m qderive` subprocess of a test compiles the package again).
 """
 
 import os
+import sys
 import tempfile
+
+sys.dont_write_bytecode = False  # the rewritten test modules and the package's .pyc land in __pycache__ (ignored by git)
 
 import mpmath
 import pytest

@@ -67,8 +67,10 @@ def _commands(page: Path):
 #: sip-timers-5 (size vacation-finite with a loss and a delay target): test_wait_finite.py's
 #: test_size_for_a_loss_and_a_delay_target_against_the_tagged_customer_chain; sip-timers-4 (finite-room tails and
 #: quantiles at r = 100): test_wait_finite.py's test_against_the_tagged_customer_chain_at_30_digits and
-#: test_float64_against_30_digits_at_r_200; hysteretic-4 (hysteretic response options): test_wait_hysteretic.py
-FULL_SUITE_ONLY = {"sip-timers-5", "sip-timers-4", "hysteretic-4"}
+#: test_float64_against_30_digits_at_r_200; hysteretic-4 (hysteretic response options): test_wait_hysteretic.py;
+#: sip-timers-6 (eval with an empirical service from a file and --bootstrap 100, 1.5 s): the same command line with
+#: --bootstrap 5 in test_bootstrap.py's test_json_keys_kept_and_added, and reading the file in test_laws.py
+FULL_SUITE_ONLY = {"sip-timers-5", "sip-timers-4", "hysteretic-4", "sip-timers-6"}
 
 
 def _params():
@@ -577,6 +579,9 @@ def test_figure1_claims_from_the_committed_csv():
     assert round(rows[("5", "D", "0.75")] / rows[("4", "D", "0.75")]) == 23
 
 
+# 2.4 s (11 points of 10 replications): the full suite. The loop runs the same study code (load_sweep through
+# figure_scp, a tiny study) in test_scp.py::test_figure_scp_tiny_study
+@pytest.mark.slow
 def test_scp_table_is_what_the_simulation_gives():
     """scp-window.md: the selected points are re-simulated (the study's seeds, 10 replications each) and
     printed as on the page: the simulator is seeded, so the table is reproducible to its last digit."""

@@ -219,9 +219,12 @@ def _expm_steps(alpha, Q, h, times):
     return out
 
 
-# priority-124 (the same comparison as priority-123, about 18 s on a busy machine) runs in the full suite only
+# priority-124 (the same comparison as priority-123, about 18 s on a busy machine) and fifo-123 (the FIFO chain of
+# fifo-133, with priority-123's rates and thresholds: 1.6 s) run in the full suite only; the loop keeps one model of
+# each algorithm, priority-123 and fifo-133
 @pytest.mark.parametrize("model", [pytest.param(m, marks=pytest.mark.slow)
-                                   if (m.algorithm, m.R) == (Algorithm.PRIORITY, 4) else m for m in TWO_FLOW],
+                                   if (m.algorithm, m.R) == (Algorithm.PRIORITY, 4) or m is TWO_FLOW[0] else m
+                                   for m in TWO_FLOW],
                          ids=lambda m: f"{m.algorithm.value}-{m.L}{m.H}{m.R}")
 def test_two_flow_tails_against_oracle_expm(model):
     laws = two_flow_laws(model)
