@@ -637,7 +637,7 @@ class _Run:
         # Retry-After: the measured transactions by their retries left (m: the first transaction of a request, the
         # others retries), and the rejected ones (0 left: finally rejected)
         by_left, rejected_by_left = [0] * (m + 1), [0] * (m + 1)
-        over = False
+        over, drawn = False, None
         na = exps() * scale
         try:
             while True:
@@ -662,9 +662,9 @@ class _Run:
                     if over and len(system) <= low_departure:
                         over = False
                 if over and low_empty and not system:  # L = 0: has the vacation after the last departure ended?
-                    if server.drawn is None:
-                        server.drawn = last + vacations()
-                    over = server.drawn > t  # it ended with nobody waiting (all refused): N fell to 0 = L
+                    if drawn is None:  # (drawn early: the idle period's first vacation)
+                        drawn = last + vacations()
+                    over = drawn > t  # it ended with nobody waiting (all refused): N fell to 0 = L
                 n = len(system)
                 if ws <= t < we:
                     window_copies += 1
@@ -683,8 +683,9 @@ class _Run:
                         start = last
                         if start - t > wait_limit:  # the first wait beyond the timeout: the collapse epoch
                             wait_limit = self._waited(t)
-                    else:  # an empty server: after the vacations since the last departure
-                        start = vacation_start(t, last)
+                    else:  # an empty server: after the vacations since the last departure (the first one drawn?)
+                        start = vacation_start(t, last, drawn)
+                        drawn = None
                     last = d = start + service
                     append(d)
                     if ws <= start <= d <= we:  # the busy time in the window
@@ -743,10 +744,11 @@ class _Run:
         busy, collapsed = server.close(self.end, self.state)
         return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
 
-    def _vacation_start(self, t, last) -> float:
+    def _vacation_start(self, t, last, drawn) -> float:
         """:meth:`_fifo_vacations`: the start of a copy arriving at t that finds the server empty (after the
-        vacations since ``last``, :meth:`_after_vacations`); the end of the vacation it waits for joins the
-        departures (it holds the server's place in N until then)."""
+        vacations since ``last``, the first one's end ``drawn`` early or None, :meth:`_after_vacations`); the end of
+        the vacation it waits for joins the departures (it holds the server's place in N until then)."""
+        self.server.drawn = drawn
         start = self._after_vacations(t, last)
         if start > t:
             self.server.system.append(start)
