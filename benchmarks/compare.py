@@ -697,7 +697,7 @@ def table(all_cases: list[Case]) -> str:
         ratio = f"{a / b:.2f}" if a and b else "-"
         if c.info.get("old", "").startswith(NOT_IN_OLD):
             ratio = c.info["old"]
-        elif _statement(c, "old") is None:
+        elif not c.results["old"] and _statement(c, "old") is None:
             ratio = "n/a (no old-API statement: a same-API row, OLD_PYTHONPATH)"
         elif not c.results["old"] and not c.results["new"] and not c.info:
             ratio = "not run (time budget)"
