@@ -627,8 +627,11 @@ def run_one(case: Case, side: str, check: bool) -> float | None:
                           "warm": case.warm, "clock": case.clock})
     LOADS.append(os.getloadavg()[0])
     live = case.live and not OLD_PYTHONPATH  # same API: both sides snapshots when given
-    p = subprocess.run([_python(side), "-c", RUNNER, payload], capture_output=True, text=True,
-                       cwd=tempfile.gettempdir(), env=_env(side, live))
+    try:
+        p = subprocess.run([_python(side), "-c", RUNNER, payload], capture_output=True, text=True,
+                           cwd=tempfile.gettempdir(), env=_env(side, live))
+    except FileNotFoundError:  # no such interpreter (OLD_PYTHON / NEW_PYTHON)
+        p = subprocess.CompletedProcess([], 1, "", f"no interpreter {_python(side)} (OLD_PYTHON / NEW_PYTHON)")
     line = [x for x in p.stdout.splitlines() if x.startswith("__RESULT__")]
     if p.returncode or not line:
         err = (p.stderr.strip().splitlines() or ["?"])[-1]
