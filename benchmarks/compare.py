@@ -8,10 +8,23 @@ Run by hand (takes 20-40 minutes)::
     python benchmarks/compare.py --from-json A.json --from-json B.json   # the table of earlier runs
     NEW_PYTHONPATH=/tmp/snap python benchmarks/compare.py      # "after" = a snapshot <dir>/qderive/
     BLAS_THREADS=default python benchmarks/compare.py          # OpenBLAS threads as numpy chooses
+    python benchmarks/compare.py --snapshot 0396a83 /tmp/old   # make <dir>/qderive/ of a commit (git archive)
+    OLD_PYTHONPATH=/tmp/old python benchmarks/compare.py       # same API: "before" = that snapshot (below)
+    OLD_PYTHONPATH=/tmp/old python benchmarks/compare.py --only "issue 25" --budget 20   # its rows first, in time
+
+**Same API** (``OLD_PYTHONPATH=<dir>``, or ``--same-api`` which insists on it): both sides run the NEW-API
+statements with the same interpreter and dependencies (``NEW_PYTHON``); "before" imports ``qderive`` from the
+snapshot ``<dir>/qderive/`` (made by ``--snapshot COMMIT DIR``: ``git archive COMMIT`` unpacked in ``DIR/src``,
+``DIR/qderive/`` the facade ``derivations/_qderive`` with its three code folders linked in, as the package layout of
+pyproject.toml maps them), "after" the working tree or ``NEW_PYTHONPATH``. A case whose statement fails on the old
+side (an option, module or name that the old commit does not have) is listed as "n/a (not in the old code: <the
+error>)", never dropped. The rows of a later issue (``issue 25: ...``) time CPU seconds (the process and its
+children: ``resource.getrusage``), so that their absolute targets hold on a loaded machine; the others wall time.
+``--budget MIN`` starts no measurement after MIN minutes and lists the cases left as "not run (time budget)".
 
 Each case is a ``setup`` and a ``stmt`` for each side: the old implementation (the last
-pre-redesign commit, in its own virtual environment, old API) and the new one (this tree,
-``import qderive as qd``). Every measurement is a fresh subprocess
+pre-redesign commit, in its own virtual environment, old API; or, with ``OLD_PYTHONPATH``, a later commit through
+the new API) and the new one (this tree, ``import qderive as qd``). Every measurement is a fresh subprocess
 (``OLD_PYTHON`` / ``NEW_PYTHON``, default /tmp/venv-base/bin/python and /tmp/venv/bin/python)
 that runs ``setup`` (imports, model objects, a small warm-up call of the same code path),
 then times ``stmt`` ``inner`` times (``number`` calls per timing for micro-benchmarks, chosen
@@ -30,8 +43,10 @@ the floor is the unavoidable arithmetic of the algorithm timed with plain numpy,
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -56,24 +71,30 @@ exec(compile(spec["setup"], "<setup>", "exec"), ns)
 body = "def __bench():\n" + "".join("    " + line + "\n" for line in spec["stmt"].splitlines())
 exec(compile(body, "<stmt>", "exec"), ns)
 fn = ns["__bench"]
+clock = time.perf_counter
+if spec.get("clock") == "cpu":  # CPU seconds of this process and of the children it waited for
+    import resource
+    def clock():
+        s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 if spec["warm"]:
     fn()
 number = spec["number"]
 if number == 0:  # calibrate: one timing >= 50 ms
     number = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        if time.perf_counter() - t0 >= 0.05:
+        if clock() - t0 >= 0.05:
             break
         number *= 2
 times = []
 for _ in range(spec["inner"]):
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(number):
         fn()
-    times.append((time.perf_counter() - t0) / number)
+    times.append((clock() - t0) / number)
 print("__RESULT__" + json.dumps({"times": times, "number": number, "info": str(ns.get("info", ""))}))
 '''
 
@@ -97,6 +118,7 @@ class Case:
     warm: bool = False
     group: str = ""
     live: bool = False  # new side from the working tree even when NEW_PYTHONPATH names a snapshot
+    clock: str = "wall"  # "cpu": CPU seconds of the process and its children (the rows of issue 25)
     results: dict = field(default_factory=lambda: {"old": [], "new": []})
     info: dict = field(default_factory=dict)
 
@@ -292,8 +314,91 @@ FLOOR = (HERE / "finite.py").read_text().split("# --- floor ---")[1] if (HERE / 
 # --------------------------------------------------------------------------------------
 
 
+#: issue 25's rows: the command, run by the side's ``qderive`` in a fresh process (CPU seconds)
+EVAL_25 = {
+    **{name: ["eval", name, *args] for name, args in EVAL_ARGS.items()},
+    "mm1-hysteretic": ["eval", "mm1-hysteretic", "--rates", "1.2,0.6", "--service-rate", "1", "--thresholds", "3,6,9",
+                       "--json"],
+    "sip-retransmission": ["eval", "sip-retransmission", "--rate", "5", "--service", "exp:mean=0.1", "--timeout", "2",
+                           "--control", "ignore", "--thresholds", "2,5", "--scan-points", "8", "--json"],
+}
+#: a route of the SIP engine per row (tests/test_sip_routes.py: the region of each), lambda_0 = 5, timeout 2 s
+SIP_ROUTES = {
+    "ThresholdRoute": "--rate-non-invite 3 --control threshold --thresholds 2,5",
+    "PriorityQueue": "--rate-non-invite 3 --discipline priority",
+    "PriorityChain": "--rate-non-invite 3 --discipline priority --control ignore --thresholds 2,5",
+    "InfiniteRoom": "",
+    "FiniteRoom": "--capacity 4",
+    "MixtureInfinite": "--service erlang:k=2,mean=0.1 --duplicate-cost 0.5",
+    "MixtureFinite": "--service erlang:k=2,mean=0.1 --duplicate-cost 0.5 --capacity 4",
+    "ExponentialChain": "--control ignore --thresholds 2,5",
+    "FiniteControl": "--service erlang:k=2,mean=0.1 --control ignore --thresholds 4,5",
+    "GeneralControl": "--service erlang:k=2,mean=0.1 --control ignore --thresholds 2,5",
+    "MixtureControl": "--service erlang:k=2,mean=0.1 --duplicate-cost 0.5 --control ignore --thresholds 2,5",
+}
+#: the SIP simulator's cases (its event loops), seeded
+SIP_SIM = {
+    "FIFO": "--rate 12",
+    "priority": "--rate 8 --rate-non-invite 4 --control 503 --thresholds 10,20 --discipline priority",
+    "threshold": "--rate 8 --rate-non-invite 4 --control threshold --thresholds 5,10",
+    "Retry-After": "--rate 12 --control 503 --thresholds 10,20 --retry-after 1 --retries 2",
+    "Retry-After + vacations": "--rate 10 --vacation exp:mean=0.05 --control 503 --thresholds 3,8 --retry-after 1",
+}
+#: refusals that depend only on the options (and laws): answered before any work
+REFUSALS = {
+    "--wait-tail with an empirical service, finite room r = 1e5 (the laws)":
+        ["eval", "vacation-finite", "--batch", "geometric:mean=5", "--service", "empirical:file={emp}", "--vacation",
+         "erlang:k=4,mean=0.075", "--load", "1.5", "--capacity", "100000", "--wait-tail", "0.1", "--json"],
+    "simulate sip --retry-after without 503 (an option)":
+        ["simulate", "sip-retransmission", "--rate", "5", "--service", "exp:mean=0.1", "--retry-after", "1", "--json"],
+    "simulate sip --control threshold with --vacation (a combination)":
+        ["simulate", "sip-retransmission", "--rate", "5", "--service", "exp:mean=0.1", "--control", "threshold",
+         "--thresholds", "2,5", "--rate-non-invite", "3", "--vacation", "exp:mean=0.05", "--json"],
+    "eval --digits 5000 (a limit)":
+        ["eval", "vacation-infinite", "--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation",
+         "exp:mean=0.075", "--load", "0.6", "--digits", "5000", "--json"],
+}
+CLI_25 = CLI + """import tempfile
+emp = os.path.join(tempfile.mkdtemp(prefix="qd-bench-emp-"), "service.txt")
+open(emp, "w").write("0.01\\n0.02\\n0.015\\n0.03\\n")
+def refused(argv):
+    p = subprocess.run([exe, *[a.format(emp=emp) for a in argv]], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.startswith("qderive: error:"), (p.returncode, p.stderr[-300:])
+"""
+
+
+def issue25_cases() -> list[Case]:
+    """What issue 25 touched (its Performance section: nothing slower; cold eval < 0.35 s; a refusal from the options
+    < 1 s): cold ``qderive eval`` of several models, refusals, one eval per route of the SIP engine, the SIP
+    simulator's loops. One statement for both sides (the command line), CPU seconds of the process and its
+    ``qderive`` child."""
+    out = []
+    for name, argv in EVAL_25.items():
+        stmt = f"subprocess.run([exe, *{argv!r}], check=True, capture_output=True)"
+        out.append(Case(f"issue 25: cold `qderive eval {name}` (warm disk cache; CPU)", None, Side(CLI, stmt),
+                        target="not slower; < 0.35 s", inner=5, warm=True, clock="cpu"))
+    for label, argv in REFUSALS.items():
+        out.append(Case(f"issue 25: refusal, {label} (CPU)", None, Side(CLI_25, f"refused({argv!r})"),
+                        target="not slower; < 1 s", inner=3, warm=True, clock="cpu"))
+    for route, extra in SIP_ROUTES.items():
+        argv = ["eval", "sip-retransmission", "--rate", "5", "--timeout", "2", *extra.split(), "--scan-points", "8",
+                "--json"]
+        if "--service" not in extra:
+            argv[4:4] = ["--service", "exp:mean=0.1"]
+        stmt = f"subprocess.run([exe, *{argv!r}], check=True, capture_output=True)"
+        out.append(Case(f"issue 25: SIP engine route {route}: `eval sip-retransmission {extra}` (CPU)", None,
+                        Side(CLI, stmt), inner=1, warm=True, clock="cpu"))  # (warm: a first run fills the cache)
+    for label, extra in SIP_SIM.items():
+        argv = ["simulate", "sip-retransmission", "--service", "exp:mean=0.1", *extra.split(), "--customers", "100000",
+                "--replications", "2", "--seed", "7", "--json", "--quiet"]
+        stmt = f"subprocess.run([exe, *{argv!r}], check=True, capture_output=True)"
+        out.append(Case(f"issue 25: SIP simulator, {label}: `simulate sip-retransmission {extra}` (CPU)", None,
+                        Side(CLI, stmt), inner=3, clock="cpu"))
+    return out
+
+
 def cases() -> list[Case]:
-    out: list[Case] = []
+    out: list[Case] = issue25_cases()  # first: a run cut by --budget measures them
     add = out.append
     # -- the finite vacation queue at large r: light load and overload -------------------------
     for r in (30_000, 100_000):
@@ -468,15 +573,28 @@ LOADS: list[float] = []
 #: a snapshot of the new code to measure instead of the working tree (a directory holding ``qderive/``),
 #: so that edits made by others during a long run do not change the "after" code half-way
 NEW_PYTHONPATH = os.environ.get("NEW_PYTHONPATH")
+#: same API: the old side is this snapshot of a later commit (a directory holding ``qderive/``), run through the new
+#: API by ``NEW_PYTHON`` (module docstring); None: the pre-redesign code in its own environment
+OLD_PYTHONPATH = os.environ.get("OLD_PYTHONPATH")
 #: BLAS threads of both sides: "1" (default: stable timings on a shared machine) or "default" (numpy's own)
 BLAS_THREADS = os.environ.get("BLAS_THREADS", "1")
 
 
+def _code(side: str, live: bool = False) -> str | None:
+    """The PYTHONPATH that gives ``side`` its code (None: the interpreter's own install)."""
+    if side == "old":
+        return OLD_PYTHONPATH
+    return NEW_PYTHONPATH if not live else None
+
+
 def _env(side: str, live: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    if side == "new" and NEW_PYTHONPATH and not live:
-        env["PYTHONPATH"] = NEW_PYTHONPATH
-    cache = Path(tempfile.gettempdir()) / f"qd-cache-bench-{side}"
+    code = _code(side, live)
+    if code:
+        env["PYTHONPATH"] = code
+    # a private derivation cache per side and per code (never one written by other code)
+    tag = hashlib.sha1(f"{_python(side)}:{code}:{HERE}".encode()).hexdigest()[:10]
+    cache = Path(tempfile.gettempdir()) / f"qd-cache-bench-{side}-{tag}"
     cache.mkdir(mode=0o700, exist_ok=True)
     env["QDERIVE_CACHE"] = str(cache)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -487,20 +605,40 @@ def _env(side: str, live: bool = False) -> dict:
     return env
 
 
+def _python(side: str) -> str:
+    return OLD_PYTHON if side == "old" and not OLD_PYTHONPATH else NEW_PYTHON
+
+
+def _statement(case: Case, side: str) -> Side | None:
+    """The side's setup and statement: same API (OLD_PYTHONPATH), both sides the new one."""
+    return case.new if OLD_PYTHONPATH else getattr(case, side)
+
+
+#: same API: the reason a case's statement does not run on the old code ("not in the old code")
+NOT_IN_OLD = "n/a (not in the old code: "
+
+
 def run_one(case: Case, side: str, check: bool) -> float | None:
-    spec = getattr(case, side)
-    if spec is None:
+    spec = _statement(case, side)
+    if spec is None or case.info.get(side, "").startswith(NOT_IN_OLD):
         return None
     inner = 1 if check else (case.inner_old if side == "old" and case.inner_old else case.inner)
     payload = json.dumps({"setup": spec.setup, "stmt": spec.stmt, "inner": inner, "number": case.number,
-                          "warm": case.warm})
+                          "warm": case.warm, "clock": case.clock})
     LOADS.append(os.getloadavg()[0])
-    python = OLD_PYTHON if side == "old" else NEW_PYTHON
-    p = subprocess.run([python, "-c", RUNNER, payload], capture_output=True, text=True, cwd=tempfile.gettempdir(),
-                       env=_env(side, case.live))
+    live = case.live and not OLD_PYTHONPATH  # same API: both sides snapshots when given
+    try:
+        p = subprocess.run([_python(side), "-c", RUNNER, payload], capture_output=True, text=True,
+                           cwd=tempfile.gettempdir(), env=_env(side, live))
+    except FileNotFoundError:  # no such interpreter (OLD_PYTHON / NEW_PYTHON)
+        p = subprocess.CompletedProcess([], 1, "", f"no interpreter {_python(side)} (OLD_PYTHON / NEW_PYTHON)")
     line = [x for x in p.stdout.splitlines() if x.startswith("__RESULT__")]
     if p.returncode or not line:
         err = (p.stderr.strip().splitlines() or ["?"])[-1]
+        if side == "old" and OLD_PYTHONPATH:  # the statement does not exist at the old commit: said, not dropped
+            case.info[side] = f"{NOT_IN_OLD}{err[:200]})"
+            print(f"   old: {case.info[side]}", file=sys.stderr, flush=True)
+            return None
         case.info[side] = f"FAILED: {err[:200]}"
         print(f"   {side}: FAILED {err[:300]}", file=sys.stderr, flush=True)
         return None
@@ -560,9 +698,18 @@ def table(all_cases: list[Case]) -> str:
     for c in all_cases:
         b, a = med(c.results["old"]), med(c.results["new"])
         ratio = f"{a / b:.2f}" if a and b else "-"
+        if c.info.get("old", "").startswith(NOT_IN_OLD):
+            ratio = c.info["old"]
+        elif not c.results["old"] and _statement(c, "old") is None:
+            ratio = "n/a (no old-API statement: a same-API row, OLD_PYTHONPATH)"
+        elif not c.results["old"] and not c.results["new"] and not c.info:
+            ratio = "not run (time budget)"
         verdict = ""
         if a and b and c.target.startswith("not slower"):
             verdict = "ok" if a <= 1.1 * b else ("noise?" if a <= 1.25 * b else "SLOWER")
+        bound = re.search(r"< ([0-9.]+) s", c.target)
+        if a and bound:  # an absolute target of the after side
+            verdict += f" ({'met' if a < float(bound.group(1)) else 'NOT met'})"
         note = "; ".join(f"{s}: {v}" for s, v in c.info.items() if "FAILED" in v or s == "new" and "rc=" in v)
         runs = f" ({len(c.results['old'])}+{len(c.results['new'])} runs)"
         lines.append(f"| {c.name}{runs} | {fmt(b)} | {fmt(a)} | {ratio} | {c.target} | {verdict} {note} |")
@@ -581,7 +728,18 @@ def main() -> None:
     ap.add_argument("--json", help="write the raw timings here")
     ap.add_argument("--from-json", action="append", default=[],
                     help="print the table of earlier runs (raw timings written by --json; repeatable, merged)")
+    ap.add_argument("--same-api", action="store_true",
+                    help="both sides through the new API, the old code from OLD_PYTHONPATH (required then)")
+    ap.add_argument("--snapshot", nargs=2, metavar=("COMMIT", "DIR"),
+                    help="make DIR/qderive/ of COMMIT for OLD_PYTHONPATH or NEW_PYTHONPATH, and stop")
+    ap.add_argument("--budget", type=float, metavar="MIN",
+                    help="start no measurement after MIN minutes (the cases left: 'not run (time budget)')")
     args = ap.parse_args()
+    if args.snapshot:
+        print(snapshot(*args.snapshot))
+        return
+    if args.same_api and not OLD_PYTHONPATH:
+        ap.error("--same-api needs OLD_PYTHONPATH=<dir> (a snapshot: --snapshot COMMIT DIR)")
     if args.from_json:
         known = {c.name: c for c in cases()}
         shown = []
@@ -601,19 +759,24 @@ def main() -> None:
             and not any(s in c.name for s in args.skip)]
     reps = 1 if args.check else args.reps
     started = time.time()
-    print(f"{len(todo)} cases, {reps} repetitions; old = {OLD_PYTHON}, new = {NEW_PYTHON} "
+    old = f"{NEW_PYTHON} with {OLD_PYTHONPATH} (same API)" if OLD_PYTHONPATH else OLD_PYTHON
+    print(f"{len(todo)} cases, {reps} repetitions; old = {old}, new = {NEW_PYTHON} "
           f"(code: {NEW_PYTHONPATH or 'the working tree'}; BLAS threads: {BLAS_THREADS}); "
           f"load average at start {os.getloadavg()}", file=sys.stderr, flush=True)
     for rep in range(reps):
         for c in todo:
             if c.reps is not None and rep >= min(c.reps, reps):
                 continue
+            if args.budget is not None and time.time() - started > 60 * args.budget:
+                continue  # (a case never measured shows as "not run (time budget)")
             order = ("old", "new") if rep % 2 == 0 else ("new", "old")
             got = {s: run_one(c, s, args.check) if args.side in (None, s) else None for s in order}
             print(f"[{rep}] {c.name}: old {fmt(got['old'])}  new {fmt(got['new'])}  "
                   f"(load {os.getloadavg()[0]:.2f})", file=sys.stderr, flush=True)
     elapsed = time.time() - started
-    print(f"\nMeasured {time.strftime('%Y-%m-%d %H:%M')} in {elapsed / 60:.0f} min; "
+    mode = f"same API, before = {OLD_PYTHONPATH}, after = {NEW_PYTHONPATH or 'the working tree'}; " \
+        if OLD_PYTHONPATH else ""
+    print(f"\nMeasured {time.strftime('%Y-%m-%d %H:%M')} in {elapsed / 60:.0f} min; {mode}"
           f"1-minute load average over the run: min {min(LOADS):.2f}, median {statistics.median(LOADS):.2f}, "
           f"max {max(LOADS):.2f} (2 cores).\n")
     print(table(todo))
@@ -621,6 +784,25 @@ def main() -> None:
         Path(args.json).write_text(json.dumps({"loads": LOADS, "elapsed": elapsed, "cases": [
             {"name": c.name, "old": c.results["old"], "new": c.results["new"], "info": c.info, "target": c.target}
             for c in todo]}, indent=1))
+
+
+def snapshot(commit: str, directory: str) -> str:
+    """``DIR/qderive/`` importing as ``qderive`` the tree of ``commit``: ``git archive`` unpacked in ``DIR/src``, the
+    facade ``derivations/_qderive`` copied to ``DIR/qderive`` and the three code folders linked into it (the
+    package-dir mapping of pyproject.toml; the links keep each module's resolved path inside ``DIR/src``)."""
+    import shutil
+
+    root = Path(directory).resolve()
+    src, pkg = root / "src", root / "qderive"
+    if src.exists() or pkg.exists():
+        raise SystemExit(f"{root}: already holds src/ or qderive/ (remove them first)")
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", commit], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+    shutil.copytree(src / "derivations" / "_qderive", pkg)
+    for folder in ("symbolic", "numeric", "derivations"):
+        (pkg / folder).symlink_to(src / folder, target_is_directory=True)
+    return f"OLD_PYTHONPATH={root}  (or NEW_PYTHONPATH): qderive of {commit}"
 
 
 if __name__ == "__main__":

@@ -354,6 +354,17 @@ def test_collapse_times_against_a_lindley_recursion():
           retry_after=0.5, retries=2), dict(response_times=(0.2,))),  # L = 0: the overload ends after a vacation
     (dict(rate=9.0, vacation=Exponential(F(1, 2)), vacation_policy="single", control="503", thresholds=(2, 6),
           t1=0.2, timeout=0.4, retry_after=1), dict(until_collapse=True)),  # the collapse: a wait for a vacation
+    # the FIFO loop with vacations and Retry-After (the vacation's end among the departures, the counts written out)
+    (dict(rate=6.0, rate_non_invite=3.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(4, 8),
+          retry_after=0.5, retries=3), dict(response_times=(0.3,))),  # two flows
+    (dict(rate=11.0, vacation=Deterministic(F(1, 30)), control="503", thresholds=(3, 8), capacity=8, retry_after=2,
+          duplicate_cost=0.5), {}),
+    (dict(rate=12.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(3, 8), retry_after=1),
+     dict(until_collapse=True, overload_collapse=True)),
+    (dict(rate=14.0, vacation=Exponential(F(1, 20)), vacation_policy="single", control="503", thresholds=(20, 40),
+          timeout=2, retry_after=1), dict(until_collapse=True)),  # the collapse: a wait behind the copies
+    (dict(rate=14.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(20, 40), timeout=2, retry_after=1),
+     dict(response_times=(0.3, 1.5))),  # waits beyond the timeout, the run goes on
 ])
 def test_the_flat_loops_are_the_general_loop_number_for_number(fields, kwargs):
     """The flat loops (the server written out, no call per event: the common case's, the priority server's, the FIFO
@@ -365,3 +376,25 @@ def test_the_flat_loops_are_the_general_loop_number_for_number(fields, kwargs):
     general = replication(np.random.default_rng(3), setup, 20.0, 320.0, general=True, **kwargs)
     assert fast == general
     assert fast[0][1] > 100 or ("until_collapse" in kwargs and math.isfinite(fast[1]))  # something was simulated
+
+
+@pytest.mark.parametrize("fields, loop", [
+    (dict(rate=12.0, vacation=Exponential(F(1, 20)), vacation_policy="multiple"), "_fifo"),
+    (dict(rate=8.0, rate_non_invite=4.0, discipline="priority", retry_after=1, control="503", thresholds=(3, 6)),
+     "_priority"),
+    (dict(rate=12.0, control="503", thresholds=(10, 20), retry_after=1), "_fifo_modes"),
+    (dict(rate=10.0, vacation=Exponential(F(1, 20)), control="503", thresholds=(3, 8), retry_after=1),
+     "_fifo_vacations"),
+])
+def test_each_case_runs_its_flat_loop(fields, loop, monkeypatch):
+    """The comparison above tests each flat loop only if the loop runs: the event loop chosen for a setup (FIFO
+    without Retry-After; priority; FIFO with Retry-After or modes; FIFO with Retry-After and vacations) is the one
+    named, and no other flat loop runs."""
+    from qderive.numeric.simulation.sip import events
+
+    ran = []
+    for name in ("_fifo", "_priority", "_fifo_modes", "_fifo_vacations", "_general"):
+        method = getattr(events._Run, name)
+        monkeypatch.setattr(events._Run, name, lambda self, _m=method, _n=name, **kw: ran.append(_n) or _m(self, **kw))
+    replication(np.random.default_rng(3), setup_of(sip(**fields)), 5.0, 30.0)
+    assert ran == [loop]

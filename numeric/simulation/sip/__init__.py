@@ -107,9 +107,9 @@ the option) and declares what the simulator does not simulate (:func:`supports`)
 the priority server behind one interface; :mod:`.events` the event loop of one replication (the control's decision,
 the copy streams, Retry-After's retries, the counts) in codings that give the same numbers bit for bit: flat loops
 with the server and the control written out (the common case: FIFO, one or two flows, no Retry-After, no modes; the
-priority server; FIFO with the modes of ``threshold`` or Retry-After), no method call per event where the single
-function before the package had none (docs/performance.md), and the general loop through the servers' interface;
-this module the estimates over replications.
+priority server; FIFO with the modes of ``threshold`` or Retry-After; FIFO with Retry-After and vacations), no
+method call per event where the single function before the package had none (docs/performance.md), and the general
+loop through the servers' interface; this module the estimates over replications.
 """
 
 from __future__ import annotations

@@ -7,17 +7,19 @@ transaction's state travels with its pending copy: (send time, transaction, star
 copy f, flow). The server (:mod:`.servers`) is FIFO or priority behind one interface; the control's decision on
 each copy is :func:`decide`; a finished transaction is counted by :class:`Tally`.
 
-Four codings of the loop, chosen in :meth:`_Run.run`: the general one (:meth:`_Run._general`, every case, through
-the servers' interface; a trace runs it) and three flat ones, where the hot path of the server, the control and the
+Five codings of the loop, chosen in :meth:`_Run.run`: the general one (:meth:`_Run._general`, every case, through
+the servers' interface; a trace runs it) and four flat ones, where the hot path of the server, the control and the
 streams are written out in the loop (a method call per event cost the simulator 1.05-1.5x against the single function
 that preceded this package): :meth:`_Run._fifo` (FIFO, no Retry-After, no modes: the common case),
 :meth:`_Run._priority` (the priority server, whose ``serve`` and ``admit`` stay calls: a departure is known only at
-the copy's start) and :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After). In the
-flat loops of the priority server and the modes a pending copy carries its transaction's retries left instead of its
-index, Retry-After's retries are one more stream of the heap (a retry is copy 0 of a new transaction) and a finished
-transaction is counted by :meth:`Tally.finish` (a call per transaction, not per event). All four return the same
-numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py`` compares them on 31 feature
-sets), and none is above cyclomatic complexity 40.
+the copy's start), :meth:`_Run._fifo_modes` (FIFO with ``threshold``'s modes or Retry-After, no vacations) and
+:meth:`_Run._fifo_vacations` (FIFO with Retry-After and vacations: the end of a vacation that copies wait for is one
+more entry of the departures). In the flat loops of the priority server, the modes and the vacations a pending copy
+carries its transaction's retries left instead of its index and Retry-After's retries are one more stream of the
+heap (a retry is copy 0 of a new transaction); a finished transaction is counted by :meth:`Tally.finish` (a call per
+transaction, not per event) except in :meth:`_Run._fifo` and :meth:`_Run._fifo_vacations`, which write the counts
+out. All five return the same numbers bit for bit (``replication(..., general=True)``; ``tests/test_simulate_sip.py``
+compares them on 36 feature sets and checks which loop runs), and none is above cyclomatic complexity 40.
 
 The random numbers are drawn from numpy in blocks (:func:`..stats.value_stream`), one stream per kind (inter-arrival
 times, the flow of a new transaction, service times per flow, vacations), in the order of the events: a run is a
@@ -255,17 +257,20 @@ class _Run:
         return t, fl
 
     def run(self, general: bool = False):
-        """The event loop; returns (the accumulators and tail counts, the collapse epoch). Three flat codings (no
+        """The event loop; returns (the accumulators and tail counts, the collapse epoch). Four flat codings (no
         method call per event where the single function before the package had none) chosen here, and the general
         loop (:meth:`_general`) for a trace or when ``general``: the common case :meth:`_fifo` (FIFO, no
-        Retry-After, no modes), :meth:`_priority` (the priority server) and :meth:`_fifo_modes` (FIFO with the modes
-        of ``threshold`` or Retry-After). All draw the same numbers in the same order and return the same values,
-        bit for bit (``tests/test_simulate_sip.py`` runs each against the general loop)."""
+        Retry-After, no modes), :meth:`_priority` (the priority server), :meth:`_fifo_modes` (FIFO with the modes
+        of ``threshold`` or Retry-After, no vacations) and :meth:`_fifo_vacations` (FIFO with Retry-After and
+        vacations). All draw the same numbers in the same order and return the same values, bit for bit
+        (``tests/test_simulate_sip.py`` runs each against the general loop)."""
         s = self.setup
         if general or self.trace is not None:
             return self._general()
         if s.priority:
             return self._priority()
+        if s.retry is not None and s.vacation is not None:
+            return self._fifo_vacations()
         if s.retry is not None or s.control == Control.THRESHOLD:
             return self._fifo_modes()
         return self._fifo()
@@ -500,10 +505,9 @@ class _Run:
         transaction). Both controls are hysteretic modes here (``mode``, a local): ``threshold``'s 0, 1, 2
         (:func:`decide`; :meth:`.servers.FifoServer.advance`), and ``503``'s overload as mode 2, entered when an
         arrival finds N >= H and left when a departure leaves N = L (no copy is admitted in overload, so N falls
-        through L); with vacations (``503`` only) the server's own departures and overload state
-        (:meth:`.servers.FifoServer.advance`, :meth:`_after_vacations`). A pending copy is (send time, retries left,
-        start a, response r, first refused copy f, flow); a retry of Retry-After is copy 0 of a new transaction, from
-        the last stream; each flow's copy offsets end with inf (no copy after the last)."""
+        through L); no vacations (Retry-After with vacations: :meth:`_fifo_vacations`). A pending copy is (send time,
+        retries left, start a, response r, first refused copy f, flow); a retry of Retry-After is copy 0 of a new
+        transaction, from the last stream; each flow's copy offsets end with inf (no copy after the last)."""
         s, server, streams, heads, tally = self.setup, self.server, self.streams, self.heads, self.tally
         heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
             self.end, self.exps, self.scale
@@ -512,7 +516,7 @@ class _Run:
         copy_index, offsets, share2, finish = self.copy_index, self.offsets, self.share2, tally.finish
         second = self.second or itertools.repeat(1.0).__next__
         ws, we, inf, wait_limit = self.window_start, self.window_end, _INF, s.timeout
-        system, vacations = server.system, server.vacations
+        system = server.system
         popleft, append = system.popleft, system.append
         m, after, retry_g = (s.retry.retries, s.retry.after, self.retry_stream) if s.retry else (0, _INF, 0)
         # the modes: threshold: refused at N >= R, 2 -> 1 when a departure leaves N = H, 1 -> 0 at N = L - 1, an
@@ -541,20 +545,15 @@ class _Run:
                     a, r, f, k, left = t, inf, -1, 0, m
                     fl = int(second() < share2)
                     na = t + exps() * scale
-                if vacations is not None:  # (503) the departures with the vacations: the server's own
-                    server.last, state.over = last, mode == 2
-                    n = server.advance(t, state)
-                    mode = 2 * state.over  # (503: mode 2 is the overload state)
-                else:
-                    while system and system[0] <= t:  # the departures before t, each with its mode change
-                        popleft()
-                        if mode:
-                            if mode == 2:
-                                if len(system) == down:
-                                    mode = down_to
-                            elif len(system) == up_at:
-                                mode = 0
-                    n = len(system)
+                while system and system[0] <= t:  # the departures before t, each with its mode change
+                    popleft()
+                    if mode:
+                        if mode == 2:
+                            if len(system) == down:
+                                mode = down_to
+                        elif len(system) == up_at:
+                            mode = 0
+                n = len(system)
                 if ws <= t < we:
                     window_copies += 1
                 reject = False
@@ -575,8 +574,6 @@ class _Run:
                         start = last
                         if start - t > wait_limit:  # the first wait beyond the timeout: the collapse epoch
                             wait_limit = self._waited(t)
-                    elif vacations is not None:
-                        start = self._after_vacations(t, last)
                     last = d = start + service
                     append(d)
                     if ws <= start <= d <= we:  # the busy time in the window
@@ -608,6 +605,158 @@ class _Run:
         server.busy += busy
         busy, collapsed = server.close(self.end, state)
         return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
+
+    def _fifo_vacations(self):
+        """The event loop of the FIFO server with vacations and Retry-After (control ``503``), written out as
+        :meth:`_fifo` is: no method call per event, the counts of :class:`Tally` in local variables (the second
+        flow's through :meth:`Tally.second`). The end of a vacation that copies wait for joins the departures
+        (it holds the server's place: N = the copies waiting + 1 until it ends), so one loop pops both: N falls at
+        each, and in overload N <= L ends it (not a departure leaving nobody when L = 0: N = 1 then, the vacation's
+        place; the overload ends when the vacation after the last departure ends with nobody waiting, its end
+        drawn early). A copy finding the server empty starts after the vacations since the last departure
+        (:meth:`_vacation_start`; :meth:`.servers.FifoServer.advance` is the same server through its interface).
+        A 503 that ends a transaction sets its response to -inf (no further copy). A pending copy is (send time,
+        retries left, start a, response r, first refused copy f, flow); a retry of Retry-After is copy 0 of a new
+        transaction, from the last stream; each flow's copy offsets end with inf (no copy after the last)."""
+        s, server, streams, heads, tally = self.setup, self.server, self.streams, self.heads, self.tally
+        heappop, heapreplace, heappush, end, exps, scale = heapq.heappop, heapq.heapreplace, heapq.heappush, \
+            self.end, self.exps, self.scale
+        services, cost, cap, high, timeout = self.services, s.cost, self.cap, s.high, s.timeout
+        schedules = tuple((*taus, _INF) for taus in self.schedules)
+        copy_index, offsets, share2, second = self.copy_index, self.offsets, self.share2, self._flow_draws()
+        ws, we, inf, rejected_r, wait_limit = self.window_start, self.window_end, _INF, -_INF, s.timeout
+        system, vacations, low_empty, second_flow, ts, hist = server.system, server.vacations, server.low_empty, \
+            tally.second, tally.ts, tally.hist
+        popleft, append, vacation_start = system.popleft, system.append, self._vacation_start
+        m, after, retry_g = s.retry.retries, s.retry.after, self.retry_stream
+        low_departure = s.low - low_empty  # a departure leaving N <= L ends the overload (not with L = 0: N = 1)
+        heads.append((_INF, len(streams)))  # a head that is never due: the heap is never empty
+        last = busy = response_sum = 0.0
+        window_copies = measured = good = timed_out = rejected = copies = refused = refused_copies = after_refusal = 0
+        rejected_copies = 0
+        # Retry-After: the measured transactions by their retries left (m: the first transaction of a request, the
+        # others retries), and the rejected ones (0 left: finally rejected)
+        by_left, rejected_by_left = [0] * (m + 1), [0] * (m + 1)
+        over, drawn = False, None
+        na = exps() * scale
+        try:
+            while True:
+                if heads[0][0] < na:  # the earliest pending copy (or retry)
+                    t, g = heads[0]
+                    q = streams[g]
+                    _, left, a, r, f, fl = q.popleft()
+                    if q:
+                        heapreplace(heads, (q[0][0], g))
+                    else:
+                        heappop(heads)
+                    k = copy_index[g]
+                else:  # a new transaction
+                    t = na
+                    if t > end:
+                        break
+                    a, r, f, k, left = t, inf, -1, 0, m
+                    fl = int(second() < share2)
+                    na = t + exps() * scale
+                while system and system[0] <= t:  # the departures before t (and the vacation's end): N falls
+                    popleft()
+                    if over and len(system) <= low_departure:
+                        over = False
+                if over and low_empty and not system:  # L = 0: has the vacation after the last departure ended?
+                    if drawn is None:  # (drawn early: the idle period's first vacation)
+                        drawn = last + vacations()
+                    over = drawn > t  # it ended with nobody waiting (all refused): N fell to 0 = L
+                n = len(system)
+                if ws <= t < we:
+                    window_copies += 1
+                if n >= high or over:  # an arrival finding N >= H enters overload; all refused, by 503
+                    if not over:
+                        over = True
+                        self._enter(t)
+                    n = cap
+                    if r == inf:  # a 503 ends a transaction with no admitted copy
+                        r = rejected_r
+                if n < cap:
+                    service = services[fl]()
+                    if r != inf:
+                        service *= cost
+                    if last > t:  # it waits for the copy ahead
+                        start = last
+                        if start - t > wait_limit:  # the first wait beyond the timeout: the collapse epoch
+                            wait_limit = self._waited(t)
+                    else:  # an empty server: after the vacations since the last departure (the first one drawn?)
+                        start = vacation_start(t, last, drawn)
+                        drawn = None
+                    last = d = start + service
+                    append(d)
+                    if ws <= start <= d <= we:  # the busy time in the window
+                        busy += d - start
+                    elif d > ws and start < we:  # the copy in service at ws or at we
+                        busy += _clipped(start, d, ws, we)
+                    if r == inf:  # the first admitted copy: its departure is the response
+                        r = d
+                elif f < 0:
+                    f = k
+                k += 1  # copies sent
+                tk = a + schedules[fl][k]
+                if r > tk:  # no response by the next timer (none after the last copy, nor after a 503)
+                    g = offsets[fl] + k
+                    q = streams[g]
+                    if not q:
+                        heappush(heads, (tk, g))
+                    q.append((tk, left, a, r, f, fl))
+                    continue
+                if r == rejected_r and left:  # Retry-After: back T later as a new transaction, from the last stream
+                    q = streams[retry_g]
+                    if not q:
+                        heappush(heads, (t + after, retry_g))
+                    q.append((t + after, left - 1, t + after, inf, -1, fl))
+                if ws <= a < we:  # the transaction is finished: count it (Tally.finish, written out)
+                    measured += 1
+                    copies += k
+                    by_left[left] += 1
+                    response = inf
+                    if r == rejected_r:
+                        rejected += 1
+                        rejected_copies += k
+                        rejected_by_left[left] += 1
+                    elif r - a <= timeout:
+                        response = r - a
+                        good += 1
+                        response_sum += response
+                    else:
+                        timed_out += 1
+                    if fl:
+                        second_flow(k, r == rejected_r, response)
+                    if f >= 0:
+                        refused += 1
+                        refused_copies += k
+                        after_refusal += k - 1 - f
+                    if ts:
+                        hist[bisect_left(ts, response)] += 1
+        except _RunEnds:  # a run until_collapse ends at the collapse
+            pass
+        tally.transactions, tally.goodput, tally.timed_out, tally.rejected, tally.copies = measured, good, \
+            timed_out, rejected, copies
+        tally.response_sum, tally.refused, tally.refused_copies, tally.after_refusal, tally.rejected_copies = \
+            response_sum, refused, refused_copies, after_refusal, rejected_copies
+        tally.requests, tally.final_rejected, tally.retried = by_left[m], rejected_by_left[0], measured - by_left[m]
+        server.busy += busy
+        busy, collapsed = server.close(self.end, self.state)
+        return tally.row(busy, window_copies), min(self.collapsed, self.waited, collapsed)
+
+    def _vacation_start(self, t, last, drawn) -> float:
+        """:meth:`_fifo_vacations`: the start of a copy arriving at t that finds the server empty (after the
+        vacations since ``last``, the first one's end ``drawn`` early or None, :meth:`_after_vacations`); the end of
+        the vacation it waits for joins the departures (it holds the server's place in N until then)."""
+        self.server.drawn = drawn
+        start = self._after_vacations(t, last)
+        if start > t:
+            self.server.system.append(start)
+        return start
+
+    def _flow_draws(self):
+        """The flow of a new transaction: the second with probability ``share2`` (one flow: never, nothing drawn)."""
+        return self.second or itertools.repeat(1.0).__next__
 
     def _enter(self, t) -> None:
         """:meth:`_fifo`: the overload state is entered at t (``ignore``/``503``): the collapse epoch of the
