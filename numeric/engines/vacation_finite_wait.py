@@ -1253,9 +1253,9 @@ def response_laws(model, wait=None) -> dict:
     out = {}
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
-        own, bracket = own if make is service_lattice_tails else (own, None)
+        own, bracket, rough, bound = own if make is service_lattice_tails else (own, None, None, None)
         out[kind] = ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth,
-                                why_not or why, own, None, bracket)
+                                why_not or why, own, rough, bracket, bound)
     return out
 
 
@@ -1379,7 +1379,7 @@ class ServiceLatticeSums(LatticeSums):
 
 
 def service_lattice_tails(law: "FiniteWait", setup, kind: str):
-    """(tails, bracket) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or rounded to
+    """(tails, bracket, rough, bound) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or rounded to
     one (:func:`service_lattice_setup`), the sums (F1), (F5) over the exact state at the batch's arrival.
 
     *An exact lattice* (:func:`exact_lattice`: a discrete law on the lattice g whose sums S_{r+1} span at most the
@@ -1411,35 +1411,40 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return parts[0].service_lattice[kind]
 
         tails = _sum_tails(sums_for, 0, "with the lattice service", f"the sums over {LATTICE_ROWS} rows of batches")
-        return tails, None
+        return tails, None, None, None
 
     brackets: dict = {}
     store: dict = {}
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
+    def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
+        h = cover / N
+        parts = law.parts(FLOAT64)
+        mass = FLOAT64.fsum([d.N0 for d in parts])
+        down, up = pmfs(h)
+        with np.errstate(under="ignore"):
+            low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
+            if np.array_equal(down, up):
+                return low, low
+            # no value on the lattice: the rounding up is the rounding down shifted by one step
+            shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
+            return low, ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None)
+
     def sums_at(N):
         if N not in store:
-            h = span[0] / N
-            parts = law.parts(FLOAT64)
-            mass = FLOAT64.fsum([d.N0 for d in parts])
-            down, up = pmfs(h)
-            with np.errstate(under="ignore"):
-                low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
-                if np.array_equal(down, up):
-                    high = low
-                else:  # no value on the lattice: the rounding up is the rounding down shifted by one step
-                    shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
-                    high = ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None)
-            store[N] = (low, high)
+            store[N] = build(span[0], N)
         return store[N]
 
-    def at(N, t):
-        low, high = sums_at(N)
+    def side(pair, t, which):  # one certified bound of P(T > t) from a pair of sums (0 lower, 1 upper)
+        sums = pair[which]
         with FLOAT64, np.errstate(under="ignore"):
-            a = low.bounds(t)[0] / low.mass
-            b = high.bounds(t)[1] / high.mass
-        return max(float(a), 0.0), min(float(b), 1.0)
+            value = sums.bounds(t)[which] / sums.mass
+        return max(float(value), 0.0) if which == 0 else min(float(value), 1.0)
+
+    def at(N, t):
+        pair = sums_at(N)
+        return side(pair, t, 0), side(pair, t, 1)
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
@@ -1517,4 +1522,30 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 run([t], None)
         return brackets[t]
 
-    return run, bracket
+    def bound(t, which):
+        """One side of :func:`bracket` (0 the lower bound, 1 the upper), at the finest lattice already built: the
+        quantile note's root of one bound costs one sum per point, not two."""
+        t = Fraction(t)
+        if t in brackets:
+            return brackets[t][which]
+        if not store or not 0 < t <= span[0]:
+            return bracket(t)[which]
+        return side(sums_at(max(store)), t, which)
+
+    coarse: dict = {}
+
+    def rough(t):
+        """A float64 guide to P(T > t) for the quantile search (``ResponseLaw.rough_tails``): the midpoint of the
+        bracket on the coarse lattice of limit / 8 levels over the span of t alone (second order in h, as the
+        Richardson value's parts; the sums cost about 64 times less than on the finest lattice; kept per span, apart
+        from the exact tails' lattice, which they do not move). Not certified: the search checks its root with the
+        exact tails (``response._guided_bracket``)."""
+        t = Fraction(t)
+        if t <= 0:
+            return None
+        cover = _cover(model, t, atoms)
+        if cover not in coarse:
+            coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
+        return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
+
+    return run, bracket, rough, bound
