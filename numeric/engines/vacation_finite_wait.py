@@ -1415,6 +1415,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     brackets: dict = {}
     store: dict = {}
+    coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
@@ -1461,6 +1462,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
             prev = [at(N // 2, t) for t in positive] if N // 2 in store else None
+        elif span[0] in coarse and N < coarse[span[0]][0].M <= limit:  # the quantile guide's lattice (:func:`rough`):
+            N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
+            store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
             got = [at(N, t) for t in positive]
             est = []
@@ -1531,8 +1535,6 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if not store or not 0 < t <= span[0]:
             return bracket(t)[which]
         return side(sums_at(max(store)), t, which)
-
-    coarse: dict = {}
 
     def rough(t):
         """A float64 guide to P(T > t) for the quantile search (``ResponseLaw.rough_tails``): the midpoint of the
