@@ -1186,11 +1186,19 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
     stop at the quadrature's own truncation (issue 28; the infinite room computes them)."""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
-        if numeric_transform(law):
+        if numeric_transform(law) and not (what == "service" and _capped_service(model)):
             return what, (f"the {what} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
                           "do not settle within the time budget (the infinite room, vacation-infinite, computes its "
                           "tails)")
     return "", ""
+
+
+def _capped_service(model) -> bool:
+    """True when the service law has a numeric transform (the lognormal) and an unbounded support whose capped
+    rounding gives certified brackets (:func:`capped_rounding`, (F6)) with a vacation of exact survival pieces: its
+    tails are the lattice sums (F5), (F6) over the state from the true law's count sequences, not an inversion."""
+    return (numeric_transform(model.service) and not numeric_transform(model.vacation)
+            and service_lattice_setup(model.service, model.vacation)[0] is not None)
 
 
 def _tails_refusal(model, asked):
@@ -1207,7 +1215,8 @@ def _tails_refusal(model, asked):
     if slow:
         return Refusal(field, slow, min(wanted))
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
+    smooth, why = (False, "") if _capped_service(model) else cached(
+        "finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     if smooth:
         return None
     setup, why_not = lattice_setup(model.service, model.vacation)
@@ -1237,10 +1246,13 @@ def response_laws(model, wait=None) -> dict:
     from .vacation_wait import smooth_laws
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
+    elif _capped_service(model):  # the lognormal service: the capped lattice brackets (F6), not an inversion
+        smooth, why = False, f"the service time {model.service} is heavy-tailed"
+    else:
+        smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
     make = lattice_tails
     if not smooth and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
@@ -1278,10 +1290,49 @@ def service_lattice_setup(service, vacation):
         return None, ""
     atoms = service_atoms(service)
     got, _ = service_rounding(service, atoms)
-    if got is None:
-        return None, ""
+    cap = None
+    if got is None:  # an unbounded support (the lognormal): the law capped at the lattice's span, (F6)
+        got = capped_rounding(service)
+        if got is None:
+            return None, ""
+        got, cap = (got, None), service
     vac, why = exact_vacation_pieces(vacation, f"the service {service}")
-    return (None, why) if vac is None else ((service, vac, got[0], atoms), "")
+    return (None, why) if vac is None else ((service, vac, got[0], atoms, cap), "")
+
+
+def capped_rounding(law):
+    """``pmfs(h, N)`` -> (b_down, b_up) over 0..N for a service law with an unbounded support, a float64
+    ``survival_many`` and a ``stop_loss`` (the lognormal; None for a law without them): the capped service
+    min(B, c), c = N h, rounded down and up to the lattice h, b[N] = P(B >= c) in both (F6).
+
+    **(F6) Why the brackets stay certified with the cap.** Take c >= t (the lattice spans [0, c], c >= 9/8 t). *The
+    services ahead* (the j of (F5), and the customer's own for the sojourn): a service longer than c >= t makes W > t
+    with the true law and with the capped one alike (S_j >= c >= t: the column u = 0 of (F1), every arrival of the
+    period counted), so capping them at c changes no term, and below c the rounding down (up) is below (above) B
+    pathwise: the monotone bounds of (F5) hold. *The residual of the service in progress* uses the survival
+    function of the capped law, S_c(y) = S(y) 1{y < c} <= S(y): the lower bound stands (rounded down,
+    S_c,down <= S_c <= S); the upper bound misses, per service period and for every row K (the rows beyond the
+    last computed one too), int_0^oo Pois(K; lambda x) 1{x + u >= c} S(x + u) dx, whose sum over K (sum_K Pois = 1)
+    is at most int_c^oo S(y) dy = E (B - c)^+, the law's ``stop_loss(c)``; with the rows' masses not increasing
+    (|w_K|_1 <= |w_0|_1) and sum_j a[n, j] E[...] <= C[n, 0], the upper bound adds
+    E (B - c)^+ sum_periods |w_0|_1 max_n C[n, 0] (:class:`ServiceLatticeSums` ``cap``). Nothing else of the
+    law is needed: the state at the arrival (rows, admission, idle time) is the true law's, from its count
+    sequences. float64 differences of ``survival_many`` give the pmfs, as for a uniform law
+    (:func:`~.vacation_wait.service_rounding`)."""
+    if law.survival(mpmath.mpf(1)) is None or law.stop_loss(mpmath.mpf(1)) is None:
+        return None
+
+    def pmfs(h, N):
+        S = np.clip(np.asarray(law.survival_many(np.arange(N + 1) * float(h)), dtype=float), 0.0, 1.0)
+        down, up = np.zeros(N + 1), np.zeros(N + 1)
+        down[:N] = S[:N] - S[1:]  # P(k h <= B < (k + 1) h) (a continuous law)
+        up[1:] = S[:N] - S[1:]  # P((k - 1) h < B <= k h)
+        down[N] = up[N] = 0.0
+        down[N] += S[N]  # P(B >= c): the cap, in both
+        up[N] += S[N]
+        return np.maximum(down, 0.0), np.maximum(up, 0.0)
+
+    return pmfs
 
 
 def exact_lattice(atoms, r: int, extra: int):
@@ -1314,8 +1365,9 @@ class ServiceLatticeSums(LatticeSums):
     the vacations' from their exact pieces. ``mass``: the exact N(W > -1) when ``b`` is a rounded law (the bounds
     of a tail divide by the true law's total), None to sum it (an exact lattice law)."""
 
-    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None):  # noqa: D107 - the class docstring
-        # says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted back)
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None, cap=0.0):  # noqa: D107 - the class
+        # docstring says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted
+        # back); ``cap``: E (B - c)^+ of a law capped at c (:func:`capped_rounding`, (F6)), the upper bound's term
         first = parts[0]
         self.ctx, self.r, self.h, self.M, self.given = first.ctx, first.r, Fraction(h), M, mass
         ctx, r = self.ctx, self.r
@@ -1345,6 +1397,10 @@ class ServiceLatticeSums(LatticeSums):
                 if data.Wv.shape[0]:
                     self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
             self.mass = self._sum(-1)[0]
+            # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
+            self.cap = cap * sum(float(np.sum(W[0])) for W, _, pieces, _, _ in self.periods
+                                 if W.shape[0] and isinstance(pieces[0], LF.LatticePiece)) * float(
+                np.max(self.C[:r, 0], initial=0)) if cap else 0.0
 
     def _sum(self, t):
         """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total, the exact one
@@ -1369,13 +1425,13 @@ class ServiceLatticeSums(LatticeSums):
         return value, rounding, trunc
 
     def bounds(self, t: Fraction):
-        """(N(W > t) - error, N(W > t) + error + rows cut) of this lattice law, the rows extended while what they
-        cut exceeds 1e-12 of the value."""
+        """(N(W > t) - error, N(W > t) + error + rows cut (+ the cap's term (F6) of a capped law)) of this lattice
+        law, the rows extended while what they cut exceeds 1e-12 of the value."""
         while True:
             value, rounding, trunc = self._sum(t)
             if trunc <= 1e-12 * value or not self._extend():
                 break
-        return value - rounding, value + rounding + trunc
+        return value - rounding, value + rounding + trunc + self.cap
 
 
 def service_lattice_tails(law: "FiniteWait", setup, kind: str):
@@ -1395,7 +1451,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     from ...symbolic.errors import ParameterError
     from .vacation_wait import _cover
 
-    service, vacation, pmfs, atoms = setup
+    service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
     model = law.model
     exact = exact_lattice(atoms, model.capacity, extra)
@@ -1423,14 +1479,18 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         h = cover / N
         parts = law.parts(FLOAT64)
         mass = FLOAT64.fsum([d.N0 for d in parts])
-        down, up = pmfs(h)
+        down, up = pmfs(h) if capped is None else pmfs(h, N)
+        cap = 0.0
+        if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
+            with mpmath.workdps(20):
+                cap = float(capped.stop_loss(mpmath.mpf(cover.numerator) / cover.denominator))
         with np.errstate(under="ignore"):
             low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
-            if np.array_equal(down, up):
+            if np.array_equal(down, up) and not cap:
                 return low, low
             # no value on the lattice: the rounding up is the rounding down shifted by one step
             shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
-            return low, ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None)
+            return low, ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None, cap)
 
     def sums_at(N):
         if N not in store:
