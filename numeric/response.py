@@ -395,29 +395,18 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
                 hi *= 2
             if lo <= 1e-300:
                 return hi
-        # the Illinois rule on g(x) = bound(e^x) - level (decreasing, continuous: each bound is a tail of a
-        # law with a continuous part), with a bisection step whenever an end stays put twice: each bound costs a
-        # tail of the finest lattice (the bisection to 2^-40 took 80 of them per note); stopped at 1e-10 relative
-        # in t, or where the bound meets the level to 1e-13
+        # the Illinois rule of the kernel on g(x) = bound(e^x) - level (decreasing; it may jump at an atom of the
+        # lattice: the kernel's bisection safeguard), with its closing steps (``close``: each bound costs a tail of
+        # the finest lattice; the previous loop's bisection after two steps on one side took about 9 per root, the
+        # bisection to 2^-40 80), stopped at 1e-10 in log t (the note prints 8 digits)
         a, b = math.log(lo), math.log(hi)
         ga, gb = bound(lo) - lev, bound(hi) - lev
-        side = 0
-        for _ in range(100):
-            if b - a <= 1e-10:
-                break
-            x = b - gb * (b - a) / (gb - ga) if ga != gb else (a + b) / 2
-            if side in (-2, 2) or not a < x < b:
-                x, side = (a + b) / 2, 0
-            gx = bound(math.exp(x)) - lev
-            if gx > 0:
-                a, ga = x, gx
-                gb, side = (gb / 2 if side < 0 else gb), min(side, 0) - 1
-            else:
-                b, gb = x, gx
-                ga, side = (ga / 2 if side > 0 else ga), max(side, 0) + 1
-            if abs(gx) <= 1e-13 * lev:  # the bound meets the level to its own rounding: x is the root
-                return math.exp(x)
-        return math.exp(b)
+        if not ga > 0 or gb > 0:
+            return hi
+        try:
+            return math.exp(quantile_illinois(lambda x: bound(math.exp(x)) - lev, a, b, ga, gb, 1e-10, close=True))
+        except TailError:
+            return hi
 
     return (f"{option}: the {q} quantile of the {law.name} is between {root_of(0):.8g} and {root_of(1):.8g} "
             "(the quantiles of the certified lower and upper bounds)")
