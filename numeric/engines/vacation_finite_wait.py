@@ -1254,19 +1254,20 @@ def response_laws(model, wait=None) -> dict:
         smooth, why = False, f"the service time {model.service} is heavy-tailed"
     else:
         smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
-    setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
+    exact = not smooth and not slow  # a refused heavy-tailed law: no sums either (its reason stands)
+    setup, why_not = lattice_setup(model.service, model.vacation) if exact else (None, "")
     make = lattice_tails
-    if not smooth and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
+    if exact and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         make = service_lattice_tails
-    if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
+    if exact and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
         setup, why_not = kinked_setup(model.service, model.vacation)
         make = kinked_tails
     w = wait_law_data(model) if wait is None else wait
     out = {}
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
-        own, bracket, rough, bound = own if make is service_lattice_tails else (own, None, None, None)
+        own, bracket, rough, bound = (own or (None,) * 4) if make is service_lattice_tails else (own, None, None, None)
         out[kind] = ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth,
                                 why_not or why, own, rough, bracket, bound)
     return out
@@ -1292,8 +1293,8 @@ def service_lattice_setup(service, vacation):
     atoms = service_atoms(service)
     got, _ = service_rounding(service, atoms)
     cap = None
-    if got is None:  # an unbounded support (the lognormal): the law capped at the lattice's span, (F6)
-        got = capped_rounding(service)
+    if got is None:  # an unbounded support with no exact transform (the lognormal): capped at the span, (F6)
+        got = capped_rounding(service) if numeric_transform(service) else None
         if got is None:
             return None, ""
         got, cap = (got, None), service
