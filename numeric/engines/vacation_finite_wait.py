@@ -1437,8 +1437,10 @@ class ServiceLatticeSums(LatticeSums):
 
 
 def service_lattice_tails(law: "FiniteWait", setup, kind: str):
-    """(tails, bracket, rough, bound) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or rounded to
-    one (:func:`service_lattice_setup`), the sums (F1), (F5) over the exact state at the batch's arrival.
+    """(tails, bracket, rough, bound) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or
+    rounded to one (:func:`service_lattice_setup`; a lognormal capped at the span, (F6)), the sums (F1), (F5) over
+    the exact state at the batch's arrival; ``rough`` and ``bound`` (None for an exact lattice) guide the quantile
+    search and give one side of the bracket (:class:`~qderive.numeric.response.ResponseLaw`).
 
     *An exact lattice* (:func:`exact_lattice`: a discrete law on the lattice g whose sums S_{r+1} span at most the
     limit ``lattice_levels``): the sums are exact, under the precision policy of :func:`lattice_tails` (float64
