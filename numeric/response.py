@@ -108,6 +108,10 @@ class ResponseLaw:
     #: value ``tails`` gives (an estimate inside them, e.g. the lattice bounds of a service law with kinks); the
     #: tails and quantiles then carry a note "between A and B"
     bracket: Callable | None = None
+    #: optional, with ``bracket`` and ``rough_tails``: ``bound(t, which)`` -> one certified bound of P(T > t) (0 the
+    #: lower, 1 the upper) where ``bracket`` computes both; the quantile search then starts from the root of the
+    #: rough tails (:func:`_guided_root`) and the note finds each bound's root from the value's (at half the cost)
+    bound: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -362,47 +366,53 @@ def _bracket_notes(law: ResponseLaw, ts: list, option: str) -> list:
 
 def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str, q) -> str:
     """The note "the quantile is between A and B" of a law with certified bounds: the roots of the lower and the
-    upper bound of P(T > t) = level, by bisection in log t from a doubling bracket around ``root`` (the bounds
-    decrease in t)."""
+    upper bound of P(T > t) = level, by the Illinois rule in log t (the bounds decrease in t) from a bracket around
+    ``root``: with the law's ``bound`` and ``rough_tails``, Newton steps of the rough slope from ``root`` (each
+    bound's root lies within the bracket's width of the value's: two or three evaluations of that bound alone);
+    else a doubling bracket."""
     lev = float(level)
+    slope = _rough_slope(law, math.log(float(root))) if law.bound is not None and float(root) > 0 else None
 
     def root_of(which):
-        lo, hi = float(root), float(root)
-        while lo > 1e-300 and law.bracket(Fraction(lo))[which] <= lev:
-            lo /= 2
-        while law.bracket(Fraction(hi))[which] > lev:
-            hi *= 2
-        if lo <= 1e-300:
-            return hi
-        # the Illinois rule on g(x) = bound(e^x) - level (decreasing, continuous: each bound is a tail of a
-        # law with a continuous part), with a bisection step whenever an end stays put twice: each bound costs a
-        # tail of the finest lattice (the bisection to 2^-40 took 80 of them per note); stopped at 1e-10 relative
-        # in t, or where the bound meets the level to 1e-13
+        seen: dict = {}
+
+        def bound(t):  # one side only where the law can (``bound``); each point once
+            if t not in seen:
+                seen[t] = law.bound(Fraction(t), which) if law.bound is not None else law.bracket(Fraction(t))[which]
+            return seen[t]
+
+        near = None
+        if slope is not None:  # from the value's root by Newton steps of the rough slope (within the bracket's width)
+            near = _guided_bracket(lambda x: math.log(max(bound(math.exp(x)), 1e-300)) - math.log(lev),
+                                   math.log(float(root)), slope)
+        if near is not None and near[0] != near[1]:
+            lo, hi = math.exp(near[0]), math.exp(near[1])
+        else:
+            lo, hi = float(root), float(root)
+            while lo > 1e-300 and bound(lo) <= lev:
+                lo /= 2
+            while bound(hi) > lev:
+                hi *= 2
+            if lo <= 1e-300:
+                return hi
+        # the Illinois rule of the kernel on g(x) = bound(e^x) - level (decreasing; it may jump at an atom of the
+        # lattice: the kernel's bisection safeguard), with its closing steps (``close``: each bound costs a tail of
+        # the finest lattice; the previous loop's bisection after two steps on one side took about 9 per root, the
+        # bisection to 2^-40 80), stopped at 1e-10 in log t (the note prints 8 digits)
         a, b = math.log(lo), math.log(hi)
-        ga, gb = law.bracket(Fraction(lo))[which] - lev, law.bracket(Fraction(hi))[which] - lev
-        side = 0
-        for _ in range(100):
-            if b - a <= 1e-10:
-                break
-            x = b - gb * (b - a) / (gb - ga) if ga != gb else (a + b) / 2
-            if side in (-2, 2) or not a < x < b:
-                x, side = (a + b) / 2, 0
-            gx = law.bracket(Fraction(math.exp(x)))[which] - lev
-            if gx > 0:
-                a, ga = x, gx
-                gb, side = (gb / 2 if side < 0 else gb), min(side, 0) - 1
-            else:
-                b, gb = x, gx
-                ga, side = (ga / 2 if side > 0 else ga), max(side, 0) + 1
-            if abs(gx) <= 1e-13 * lev:  # the bound meets the level to its own rounding: x is the root
-                return math.exp(x)
-        return math.exp(b)
+        ga, gb = bound(lo) - lev, bound(hi) - lev
+        if not ga > 0 or gb > 0:
+            return hi
+        try:
+            return math.exp(quantile_illinois(lambda x: bound(math.exp(x)) - lev, a, b, ga, gb, 1e-10, close=True))
+        except TailError:
+            return hi
 
     return (f"{option}: the {q} quantile of the {law.name} is between {root_of(0):.8g} and {root_of(1):.8g} "
             "(the quantiles of the certified lower and upper bounds)")
 
 
-def _rough_root(law: ResponseLaw, level: Fraction, mean):
+def _rough_root(law: ResponseLaw, level: Fraction, mean, tol: float = 1e-13):
     """The root of log ``rough_tails`` = log(level) in log t (float64), or None: where the exact tails cost much
     more than the rough ones, the search with the exact ones then starts from a narrow bracket (:func:`_near_root`)."""
     if law.rough_tails is None:
@@ -418,7 +428,7 @@ def _rough_root(law: ResponseLaw, level: Fraction, mean):
     try:
         # steps of 1.5 (not 4): rough tails may fail far beyond the root (e.g. where a float64 sum cancels)
         lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(1.5), math.exp, math.log)
-        return quantile_illinois(g, lo, hi, glo, ghi, 1e-13)
+        return quantile_illinois(g, lo, hi, glo, ghi, tol)
     except (TailError, ArithmeticError, OverflowError, ValueError):
         return None
 
@@ -440,10 +450,48 @@ def _near_root(g, guess, lift):
     return None
 
 
+def _rough_slope(law: ResponseLaw, x: float, delta: float = 0.02):
+    """d log P(T > t) / d log t at log t = ``x`` from the law's ``rough_tails`` (a central difference over
+    +-``delta``), or None where they give none: the Newton steps of :func:`_guided_bracket`."""
+    try:
+        a, b = (law.rough_tails(Fraction(math.exp(x + d))) for d in (-delta, delta))
+    except (ArithmeticError, ValueError, OverflowError):
+        return None
+    if a is None or b is None or not (a > 0 and b > 0):
+        return None
+    return (math.log(b) - math.log(a)) / (2 * delta)
+
+
+def _guided_bracket(g, x0, slope, steps: int = 40):
+    """A bracket (lo, hi, g(lo), g(hi)) with g(lo) > 0 >= g(hi) of the root of the decreasing g (in log t) near the
+    rough root ``x0``: g(x0), then steps of 1.5 times the Newton step -g / ``slope`` (the rough tails' slope of the
+    same g; at least 1e-12 of x0) across to the other sign, doubled while g keeps its sign; None when ``slope`` is
+    not negative or no sign change is found in ``steps`` steps (the caller then searches from the mean). Where the
+    rough root lies within a bracket's width of the exact one this costs two evaluations of g instead of the
+    widening of :func:`_near_root` (two per hundredfold, from 1e-9). (x0, x0, 0, 0) when g(x0) = 0."""
+    if slope is None or not slope < 0 or not math.isfinite(slope):
+        return None
+    x, gx = x0, g(x0)
+    if gx == 0:
+        return x0, x0, 0, 0
+    least = 1e-12 * max(1.0, abs(x0))
+    step = -1.5 * gx / slope
+    step = math.copysign(max(abs(step), least), step)
+    for _ in range(steps):
+        y = x + step
+        gy = g(y)
+        if (gy > 0) != (gx > 0):
+            return (x, y, gx, gy) if step > 0 else (y, x, gy, gx)
+        x, gx = y, gy
+        step *= 2
+    return None
+
+
 def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None):
     """The root of log P(T > t) = log(level) with the law's own tails (float64, or D digits); a law with
     ``rough_tails`` starts from a narrow bracket around their root (:func:`_near_root`), checked with its tails."""
-    guess = _rough_root(law, level, mean)
+    # a guide for the bracketed laws' Newton steps needs no more than 1e-8 (their exact tails then take over)
+    guess = _rough_root(law, level, mean, 1e-13 if law.bound is None else 1e-8)
     if digits is None:
         lev = float(level)
 
@@ -454,7 +502,12 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
                 tail = law.tails([t], 15)[0][0]
             return math.log(max(float(tail), 1e-300)) - math.log(lev)
 
-        near = _near_root(g, guess, float)
+        if law.bound is not None and guess is not None:  # certified bounds: every exact tail costs a fine lattice
+            near = _guided_bracket(g, guess, _rough_slope(law, guess))
+            if near is not None and near[2] == near[3] == 0:  # g vanishes at the rough root itself
+                return math.exp(near[0])
+        else:
+            near = _near_root(g, guess, float)
         lo, hi, glo, ghi = near or _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
         return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
     ctx = mp_context(digits + 10)

@@ -1180,17 +1180,26 @@ def wait_law_data(model) -> FiniteWait:
 
 def _numeric_law_refusal(model) -> tuple[str, str]:
     """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none): its transform is computed
-    (``TimeLaw.transform_values``), but the engine's count sequences of a heavy-tailed law refine their quadrature
-    level after level for the far counts (measured: 56 s at 512 terms in float64, more than 10 minutes for the
-    15-digit recomputation of the inversion's check), so the tails are refused here until the count sequences
-    stop at the quadrature's own truncation (issue 28; the infinite room computes them)."""
+    (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
+    heavy-tailed law (more than 10 minutes, issue 28), so its tails are refused here, except for a lognormal
+    *service* with a vacation of exact survival pieces (:func:`_capped_service`): certified lattice brackets (F5),
+    (F6) over the state from its float64 count sequences (measured: r = 129, about 5 s of CPU for the state, a
+    tail 19 s with the 0.99 quantile from the CLI). A lognormal vacation stays refused."""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
-        if numeric_transform(law):
+        if numeric_transform(law) and not (what == "service" and _capped_service(model)):
             return what, (f"the {what} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
                           "do not settle within the time budget (the infinite room, vacation-infinite, computes its "
                           "tails)")
     return "", ""
+
+
+def _capped_service(model) -> bool:
+    """True when the service law has a numeric transform (the lognormal) and an unbounded support whose capped
+    rounding gives certified brackets (:func:`capped_rounding`, (F6)) with a vacation of exact survival pieces: its
+    tails are the lattice sums (F5), (F6) over the state from the true law's count sequences, not an inversion."""
+    return (numeric_transform(model.service) and not numeric_transform(model.vacation)
+            and service_lattice_setup(model.service, model.vacation)[0] is not None)
 
 
 def _tails_refusal(model, asked):
@@ -1207,7 +1216,8 @@ def _tails_refusal(model, asked):
     if slow:
         return Refusal(field, slow, min(wanted))
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
+    smooth, why = (False, "") if _capped_service(model) else cached(
+        "finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     if smooth:
         return None
     setup, why_not = lattice_setup(model.service, model.vacation)
@@ -1237,25 +1247,29 @@ def response_laws(model, wait=None) -> dict:
     from .vacation_wait import smooth_laws
 
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
-    setup, why_not = (None, "") if smooth else lattice_setup(model.service, model.vacation)
+    elif _capped_service(model):  # the lognormal service: the capped lattice brackets (F6), not an inversion
+        smooth, why = False, f"the service time {model.service} is heavy-tailed"
+    else:
+        smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
+    exact = not smooth and not slow  # a refused heavy-tailed law: no sums either (its reason stands)
+    setup, why_not = lattice_setup(model.service, model.vacation) if exact else (None, "")
     make = lattice_tails
-    if not smooth and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
+    if exact and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         make = service_lattice_tails
-    if not smooth and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
+    if exact and setup is None and not why_not:  # the service is not constant: a phase-type one with steps?
         setup, why_not = kinked_setup(model.service, model.vacation)
         make = kinked_tails
     w = wait_law_data(model) if wait is None else wait
     out = {}
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
-        own, bracket = own if make is service_lattice_tails else (own, None)
+        own, bracket, rough, bound = (own or (None,) * 4) if make is service_lattice_tails else (own, None, None, None)
         out[kind] = ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth,
-                                why_not or why, own, None, bracket)
+                                why_not or why, own, rough, bracket, bound)
     return out
 
 
@@ -1278,10 +1292,49 @@ def service_lattice_setup(service, vacation):
         return None, ""
     atoms = service_atoms(service)
     got, _ = service_rounding(service, atoms)
-    if got is None:
-        return None, ""
+    cap = None
+    if got is None:  # an unbounded support with no exact transform (the lognormal): capped at the span, (F6)
+        got = capped_rounding(service) if numeric_transform(service) else None
+        if got is None:
+            return None, ""
+        got, cap = (got, None), service
     vac, why = exact_vacation_pieces(vacation, f"the service {service}")
-    return (None, why) if vac is None else ((service, vac, got[0], atoms), "")
+    return (None, why) if vac is None else ((service, vac, got[0], atoms, cap), "")
+
+
+def capped_rounding(law):
+    """``pmfs(h, N)`` -> (b_down, b_up) over 0..N for a service law with an unbounded support, a float64
+    ``survival_many`` and a ``stop_loss`` (the lognormal; None for a law without them): the capped service
+    min(B, c), c = N h, rounded down and up to the lattice h, b[N] = P(B >= c) in both (F6).
+
+    **(F6) Why the brackets stay certified with the cap.** Take c >= t (the lattice spans [0, c], c >= 9/8 t). *The
+    services ahead* (the j of (F5), and the customer's own for the sojourn): a service longer than c >= t makes W > t
+    with the true law and with the capped one alike (S_j >= c >= t: the column u = 0 of (F1), every arrival of the
+    period counted), so capping them at c changes no term, and below c the rounding down (up) is below (above) B
+    pathwise: the monotone bounds of (F5) hold. *The residual of the service in progress* uses the survival
+    function of the capped law, S_c(y) = S(y) 1{y < c} <= S(y): the lower bound stands (rounded down,
+    S_c,down <= S_c <= S); the upper bound misses, per service period and for every row K (the rows beyond the
+    last computed one too), int_0^oo Pois(K; lambda x) 1{x + u >= c} S(x + u) dx, whose sum over K (sum_K Pois = 1)
+    is at most int_c^oo S(y) dy = E (B - c)^+, the law's ``stop_loss(c)``; with the rows' masses not increasing
+    (|w_K|_1 <= |w_0|_1) and sum_j a[n, j] E[...] <= C[n, 0], the upper bound adds
+    E (B - c)^+ sum_periods |w_0|_1 max_n C[n, 0] (:class:`ServiceLatticeSums` ``cap``). Nothing else of the
+    law is needed: the state at the arrival (rows, admission, idle time) is the true law's, from its count
+    sequences. float64 differences of ``survival_many`` give the pmfs, as for a uniform law
+    (:func:`~.vacation_wait.service_rounding`)."""
+    if law.survival(mpmath.mpf(1)) is None or law.stop_loss(mpmath.mpf(1)) is None:
+        return None
+
+    def pmfs(h, N):
+        S = np.clip(np.asarray(law.survival_many(np.arange(N + 1) * float(h)), dtype=float), 0.0, 1.0)
+        down, up = np.zeros(N + 1), np.zeros(N + 1)
+        down[:N] = S[:N] - S[1:]  # P(k h <= B < (k + 1) h) (a continuous law)
+        up[1:] = S[:N] - S[1:]  # P((k - 1) h < B <= k h)
+        down[N] = up[N] = 0.0
+        down[N] += S[N]  # P(B >= c): the cap, in both
+        up[N] += S[N]
+        return np.maximum(down, 0.0), np.maximum(up, 0.0)
+
+    return pmfs
 
 
 def exact_lattice(atoms, r: int, extra: int):
@@ -1314,8 +1367,9 @@ class ServiceLatticeSums(LatticeSums):
     the vacations' from their exact pieces. ``mass``: the exact N(W > -1) when ``b`` is a rounded law (the bounds
     of a tail divide by the true law's total), None to sum it (an exact lattice law)."""
 
-    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None):  # noqa: D107 - the class docstring
-        # says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted back)
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None, cap=0.0):  # noqa: D107 - the class
+        # docstring says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted
+        # back); ``cap``: E (B - c)^+ of a law capped at c (:func:`capped_rounding`, (F6)), the upper bound's term
         first = parts[0]
         self.ctx, self.r, self.h, self.M, self.given = first.ctx, first.r, Fraction(h), M, mass
         ctx, r = self.ctx, self.r
@@ -1345,6 +1399,10 @@ class ServiceLatticeSums(LatticeSums):
                 if data.Wv.shape[0]:
                     self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
             self.mass = self._sum(-1)[0]
+            # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
+            self.cap = cap * sum(float(np.sum(W[0])) for W, _, pieces, _, _ in self.periods
+                                 if W.shape[0] and isinstance(pieces[0], LF.LatticePiece)) * float(
+                np.max(self.C[:r, 0], initial=0)) if cap else 0.0
 
     def _sum(self, t):
         """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total, the exact one
@@ -1369,18 +1427,20 @@ class ServiceLatticeSums(LatticeSums):
         return value, rounding, trunc
 
     def bounds(self, t: Fraction):
-        """(N(W > t) - error, N(W > t) + error + rows cut) of this lattice law, the rows extended while what they
-        cut exceeds 1e-12 of the value."""
+        """(N(W > t) - error, N(W > t) + error + rows cut (+ the cap's term (F6) of a capped law)) of this lattice
+        law, the rows extended while what they cut exceeds 1e-12 of the value."""
         while True:
             value, rounding, trunc = self._sum(t)
             if trunc <= 1e-12 * value or not self._extend():
                 break
-        return value - rounding, value + rounding + trunc
+        return value - rounding, value + rounding + trunc + self.cap
 
 
 def service_lattice_tails(law: "FiniteWait", setup, kind: str):
-    """(tails, bracket) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or rounded to
-    one (:func:`service_lattice_setup`), the sums (F1), (F5) over the exact state at the batch's arrival.
+    """(tails, bracket, rough, bound) of the wait (``kind`` "wait") or the sojourn for a service law on a lattice or
+    rounded to one (:func:`service_lattice_setup`; a lognormal capped at the span, (F6)), the sums (F1), (F5) over
+    the exact state at the batch's arrival; ``rough`` and ``bound`` (None for an exact lattice) guide the quantile
+    search and give one side of the bracket (:class:`~qderive.numeric.response.ResponseLaw`).
 
     *An exact lattice* (:func:`exact_lattice`: a discrete law on the lattice g whose sums S_{r+1} span at most the
     limit ``lattice_levels``): the sums are exact, under the precision policy of :func:`lattice_tails` (float64
@@ -1395,7 +1455,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     from ...symbolic.errors import ParameterError
     from .vacation_wait import bracket_span
 
-    service, vacation, pmfs, atoms = setup
+    service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
     model = law.model
     exact = exact_lattice(atoms, model.capacity, extra)
@@ -1411,35 +1471,45 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return parts[0].service_lattice[kind]
 
         tails = _sum_tails(sums_for, 0, "with the lattice service", f"the sums over {LATTICE_ROWS} rows of batches")
-        return tails, None
+        return tails, None, None, None
 
     brackets: dict = {}
     store: dict = {}
+    coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
+    def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
+        h = cover / N
+        parts = law.parts(FLOAT64)
+        mass = FLOAT64.fsum([d.N0 for d in parts])
+        down, up = pmfs(h) if capped is None else pmfs(h, N)
+        cap = 0.0
+        if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
+            with mpmath.workdps(20):
+                cap = float(capped.stop_loss(mpmath.mpf(cover.numerator) / cover.denominator))
+        with np.errstate(under="ignore"):
+            low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
+            if np.array_equal(down, up) and not cap:
+                return low, low
+            # no value on the lattice: the rounding up is the rounding down shifted by one step
+            shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
+            return low, ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None, cap)
+
     def sums_at(N):
         if N not in store:
-            h = span[0] / N
-            parts = law.parts(FLOAT64)
-            mass = FLOAT64.fsum([d.N0 for d in parts])
-            down, up = pmfs(h)
-            with np.errstate(under="ignore"):
-                low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
-                if np.array_equal(down, up):
-                    high = low
-                else:  # no value on the lattice: the rounding up is the rounding down shifted by one step
-                    shift = up[0] == 0 and down[-1] == 0 and np.array_equal(up[1:], down[:-1])
-                    high = ServiceLatticeSums(parts, up, h, N, vacation, extra, mass, low if shift else None)
-            store[N] = (low, high)
+            store[N] = build(span[0], N)
         return store[N]
 
-    def at(N, t):
-        low, high = sums_at(N)
+    def side(pair, t, which):  # one certified bound of P(T > t) from a pair of sums (0 lower, 1 upper)
+        sums = pair[which]
         with FLOAT64, np.errstate(under="ignore"):
-            a = low.bounds(t)[0] / low.mass
-            b = high.bounds(t)[1] / high.mass
-        return max(float(a), 0.0), min(float(b), 1.0)
+            value = sums.bounds(t)[which] / sums.mass
+        return max(float(value), 0.0) if which == 0 else min(float(value), 1.0)
+
+    def at(N, t):
+        pair = sums_at(N)
+        return side(pair, t, 0), side(pair, t, 1)
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
@@ -1456,6 +1526,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
             prev = [at(N // 2, t) for t in positive] if N // 2 in store else None
+        elif span[0] in coarse and N < coarse[span[0]][0].M <= limit:  # the quantile guide's lattice (:func:`rough`):
+            N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
+            store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
             got = [at(N, t) for t in positive]
             est = []
@@ -1517,4 +1590,28 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 run([t], None)
         return brackets[t]
 
-    return run, bracket
+    def bound(t, which):
+        """One side of :func:`bracket` (0 the lower bound, 1 the upper), at the finest lattice already built: the
+        quantile note's root of one bound costs one sum per point, not two."""
+        t = Fraction(t)
+        if t in brackets:
+            return brackets[t][which]
+        if not store or not 0 < t <= span[0]:
+            return bracket(t)[which]
+        return side(sums_at(max(store)), t, which)
+
+    def rough(t):
+        """A float64 guide to P(T > t) for the quantile search (``ResponseLaw.rough_tails``): the midpoint of the
+        bracket on the coarse lattice of limit / 8 levels over the span of t alone (second order in h, as the
+        Richardson value's parts; the sums cost about 64 times less than on the finest lattice; kept per span, apart
+        from the exact tails' lattice, which they do not move). Not certified: the search checks its root with the
+        exact tails (``response._guided_bracket``)."""
+        t = Fraction(t)
+        if t <= 0:
+            return None
+        cover = _cover(model, t, atoms)
+        if cover not in coarse:
+            coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
+        return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
+
+    return run, bracket, rough, bound

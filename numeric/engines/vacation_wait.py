@@ -1071,14 +1071,20 @@ def service_rounding(law, atoms=False):
     atoms = service_atoms(law) if atoms is False else atoms
     if atoms is not None:
         end = atoms[-1][0]
+        # d / h = (p b) / (q a) for d = p / q, h = a / b: exact integer floors and ceilings (no Fraction per atom)
+        nums = [Fraction(d).numerator for d, _ in atoms]
+        dens = [Fraction(d).denominator for d, _ in atoms]
+        weights = np.array([float(w) for _, w in atoms])
 
         def pmfs(h):
+            h = Fraction(h)
             M = int(end / h) + 2
+            a, b = h.numerator, h.denominator
             down, up = np.zeros(M + 1), np.zeros(M + 1)
-            for d, w in atoms:
-                k = d / h
-                down[math.floor(k)] += float(w)
-                up[math.ceil(k)] += float(w)
+            lo = np.array([p * b // (q * a) for p, q in zip(nums, dens)], dtype=np.int64)
+            hi = np.array([-(-p * b // (q * a)) for p, q in zip(nums, dens)], dtype=np.int64)
+            np.add.at(down, lo, weights)
+            np.add.at(up, hi, weights)
             return down, up
     else:
         with mpmath.workdps(17):

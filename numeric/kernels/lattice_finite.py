@@ -470,8 +470,18 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                     size = max(size, psize + sz + top + r)
                     Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
                     G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
-                    sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
-                    total = total + ctx.dot(piece.b[ms], ctx.array(sums))
+                    if ctx.is_float64:  # every diagonal m = J - kmin + i - c at once (sequential sums in each)
+                        n, k = G.shape
+                        low = J - kmin - (k - 1)
+                        m = (numpy.arange(n)[:, None] - numpy.arange(k)[None, :] + (k - 1)).ravel()
+                        d = numpy.bincount(m, weights=G.ravel())  # d[x]: the diagonal m = x + low
+                        m = numpy.arange(len(d)) + low
+                        live = (m >= 1) & (m < len(piece.b))
+                        total = total + ctx.dot(d[live], piece.b[m[live]])
+                        size = max(size, psize + sz + top + r + min(n, k) + 2)  # each diagonal summed in order
+                    else:
+                        sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
+                        total = total + ctx.dot(piece.b[ms], ctx.array(sums))
                     reach = column + A[:r, kmin:J].sum(axis=1)
                 if mass:
                     trunc = trunc + mass * remainders[i] * numpy.max(reach)
