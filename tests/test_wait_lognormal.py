@@ -96,7 +96,7 @@ def test_quantile_is_where_the_reference_tail_crosses(reference):
 
 
 def test_finite_room_refuses_the_lognormal_with_the_reason():
-    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), LAW, qd.Exponential(F(1, 2)), 20)
+    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), LAW, 20)
     from qderive.numeric.engines.vacation_finite_wait import response_laws
 
     law = response_laws(model)["wait"]

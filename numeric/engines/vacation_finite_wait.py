@@ -1609,7 +1609,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         t = Fraction(t)
         if t <= 0:
             return None
-        cover = _cover(model, t, atoms)
+        cover = bracket_span(model, t, atoms)
         if cover not in coarse:
             coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
