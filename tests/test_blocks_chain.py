@@ -115,7 +115,11 @@ def test_todays_finite_variants_equal_the_engine(policy, admission):
         assert agreement_digits(mine, theirs) >= 30
 
 
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: "none" if p is None else p.value)
+# single (2.7 s) runs in the full suite. loop sibling: test_blocks_chain.py::
+# test_geometric_batches_and_a_ph_vacation_in_the_infinite_room (the single-vacation chain against the engine, 0.5 s);
+# multiple and none stay in the loop
+@pytest.mark.parametrize("policy", [pytest.param(p, marks=pytest.mark.slow) if p is VacationPolicy.SINGLE else p
+                                    for p in POLICIES], ids=lambda p: "none" if p is None else p.value)
 def test_todays_infinite_variants_equal_the_engine(policy):
     vac = None if policy is None else Erlang(2, F(1, 2))
     model = VacationQueue(F(1, 4), FinitePMF({1: F(1, 2), 3: F(1, 2)}), Coxian((3, 4), (F(1, 2),)), vac,

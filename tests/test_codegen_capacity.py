@@ -11,13 +11,14 @@ kernel; the closed forms print with a different common-subexpression order).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import warnings
 
 import numpy
 import pytest
 
-from conftest import cli, load_generated, run_generated_c, run_standalone
+from conftest import cli, codegen, load_generated, run_generated_c, run_standalone
 from qderive.derivations.export.codegen import kernel_sources
 
 
@@ -131,7 +132,10 @@ CLUSTER_POINTS = [
 ]
 
 
+@functools.cache
 def _cluster_eval(point, extra=()):
+    """`qderive eval redundant-cluster` at POINT (with the options EXTRA, a tuple) as JSON measures: run once per
+    point and options in a session (the C tests ask for the same points once per measure)."""
     rate, k, (n, m), (v1, v2), t0, (l1, l2) = point
     code, out, err = cli(["eval", "redundant-cluster", "--rate", rate, "--copies", str(k), "--nodes", f"{n},{m}",
                           "--service-times", f"{v1},{v2}", "--deadline", t0, "--failure-rates", f"{l1},{l2}",
@@ -151,9 +155,8 @@ def _cluster_args(point, split=None):
 
 
 def _run_python(tmp_path, options, points, split=None):
-    for measure in CLUSTER_MEASURES:
-        assert cli(["codegen", "redundant-cluster", "--measure", measure, "--out", str(tmp_path / f"{measure}.py"),
-                    *options])[0] == 0
+    for measure in CLUSTER_MEASURES:  # conftest's codegen: a module once per set of options in a session
+        assert codegen(tmp_path / f"{measure}.py", "redundant-cluster", "--measure", measure, *options)[0] == 0
     script = (
         "import inspect, json\n"
         f"points = {[_cluster_args(p, split) for p in points]!r}\n"
@@ -179,7 +182,7 @@ def test_cluster_generated_pathwise_with_split_rates_agrees_with_eval(tmp_path):
     split = (0.05, 0.03)
     got = _run_python(tmp_path, ["--failure-model", "pathwise", "--split-failure-rates"], CLUSTER_POINTS, split)
     for i, point in enumerate(CLUSTER_POINTS):
-        want = _cluster_eval(point, ["--failure-model", "pathwise", "--service-failure-rates", "0.05,0.03"])
+        want = _cluster_eval(point, ("--failure-model", "pathwise", "--service-failure-rates", "0.05,0.03"))
         for measure in CLUSTER_MEASURES:
             assert _close(got[measure][i], want[measure]), (point, measure, got[measure][i], want[measure])
 
@@ -195,7 +198,7 @@ def test_cluster_generated_c_agrees_with_eval(tmp_path, measure):
 
 def test_cluster_generated_code_refuses_invalid_input(tmp_path):
     out = tmp_path / "t.py"
-    assert cli(["codegen", "redundant-cluster", "--measure", "timely_probability", "--out", str(out)])[0] == 0
+    assert codegen(out, "redundant-cluster", "--measure", "timely_probability")[0] == 0
     fn = load_generated(out)["timely_probability"]
     good = dict(rate=3.0, copies=2, nodes_lower=10, nodes_upper=10, service_time_lower=0.3, service_time_upper=0.3,
                 deadline=0.6, failure_rate_lower=0.0, failure_rate_upper=0.0)
@@ -216,7 +219,7 @@ def test_cluster_generated_code_refuses_invalid_input(tmp_path):
 
 def test_generated_cluster_code_is_vectorised(tmp_path):
     out = tmp_path / "t.py"
-    assert cli(["codegen", "redundant-cluster", "--measure", "copy_timely_probability", "--out", str(out)])[0] == 0
+    assert codegen(out, "redundant-cluster", "--measure", "copy_timely_probability")[0] == 0
     fn = load_generated(out)["copy_timely_probability"]
     deadlines = numpy.linspace(0.1, 2, 7)
     r = fn(3.0, 2, 10, 10, 0.3, 0.3, deadlines, 0.0, 0.0)

@@ -131,7 +131,14 @@ def _axis_data(ax, axis):
 MATH = re.compile(r"\$[^$]*\$")
 
 
-@pytest.mark.parametrize("name", sorted(FIGURES))
+#: in the full suite only (1.1 s each): fig1, loop sibling test_figure1.py::test_cli_figure_writes_png_and_csv (the same
+#: plotting code, to a PNG); fig3, loop sibling test_hysteretic.py::test_figure_is_registered_and_draws (the same
+#: figure3_data and plot_figure3). The style rules themselves are checked on the other figures in the loop
+_FULL_SUITE_ONLY = {"fig1", "fig3"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _FULL_SUITE_ONLY else n
+                                  for n in sorted(FIGURES)])
 def test_figure_meets_the_style(name, monkeypatch, tmp_path):
     make = FIGURES[name]
     fig = make(monkeypatch) if make.__code__.co_argcount else make()

@@ -65,6 +65,11 @@ def _closed_map(lam, mu, r1, r2):
     return (r1 * (1 + mpmath.fsum(tail(t) for t in _INVITE)), r2 * (1 + mpmath.fsum(tail(t) for t in _NON_INVITE)))
 
 
+# 2.2 s (the fixed points at 30 digits, findroot at 50): the full suite. loop sibling:
+# test_sip_flow_laws.py::test_mh2_fixed_point_in_float64_against_the_closed_form (two flows' fixed point against
+# the closed-form map) and test_sip_flow_laws.py::test_mh2_copies_per_flow_at_a_given_rate_against_the_closed_form
+# (each flow's E[copies] at D digits)
+@pytest.mark.slow
 def test_mm1_two_flow_fixed_points_at_30_digits_against_the_closed_form_map():
     """M/M/1 (mu = 10), lambda_1 = 3 INVITE, lambda_2 = 2 non-INVITE with T2 = 1 (the schedules differ from the third
     copy on): both fixed points below capacity (stable, unstable) and each flow's E[copies] at --digits 30 agree

@@ -275,8 +275,13 @@ def test_two_flow_priority_differs_from_fifo():
 # --------------------------------------------------------------------------------------
 
 
+# two-flow (1.4 s) runs in the full suite. loop sibling: mm1-hyst (the same quantile search of numeric/response.py on
+# a chain's law) and test_wait_ctmc.py::test_two_flow_tails_against_oracle_expm[priority-123] (a two-flow law's tails
+# at 30 digits against the oracle)
 @pytest.mark.parametrize("laws", [lambda: mm1_hysteretic_laws(MM1HystereticModel.example()),
-                                  lambda: two_flow_laws(TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5, Algorithm.PRIORITY))],
+                                  pytest.param(lambda: two_flow_laws(TwoFlowModel(F(3, 5), 2, 1, 5, 2, 4, 5,
+                                                                                  Algorithm.PRIORITY)),
+                                               marks=pytest.mark.slow)],
                          ids=["mm1-hyst", "two-flow"])
 def test_quantiles_invert_the_tails(laws):
     law = laws()["wait"]
