@@ -155,18 +155,23 @@ def _(law: C.QuadratureCount, n, ctx):
     return _quadrature_sequences(law, n, ctx, None)
 
 
-def sum_count_sequences(count: C.CountLaw, n: int, ctx, order: int):
+def sum_count_sequences(count: C.CountLaw, n: int, ctx, order: int, spent: list | None = None):
     """:func:`count_sequences` for sums against powers k^p, p <= ``order`` + 1 (the residual moments of the
     finite-room waiting time): an entry then matters to its sequence's largest s relative 10^-13 (float64) only
     down to about s / (n + 1)^(order + 1), so a quadrature law's levels are compared to that absolute floor below
     it. With relative agreement in the far tail of a heavy-tailed law (lognormal, n = 512) the levels ran to 10
-    (150 000 nodes): that tail is the quadrature's truncation, no level refines it. Other laws: unchanged."""
+    (150 000 nodes): that tail is the quadrature's truncation, no level refines it. Other laws: unchanged.
+
+    ``spent``: a one-element list that accumulates the quadrature's node-terms over the calls of one computation
+    (the doubling lengths of :func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), so that the
+    ``count-work`` limit bounds their total: each call alone restarts its levels, and a fourth moment of a
+    lognormal service spent 86 s of CPU over ten calls below the limit before one of them reached it."""
     if isinstance(count, C.QuadratureCount):
-        return _quadrature_sequences(count, n, ctx, mpmath.mpf(n + 1) ** -(order + 1))
+        return _quadrature_sequences(count, n, ctx, mpmath.mpf(n + 1) ** -(order + 1), spent)
     return count_sequences(count, n, ctx)
 
 
-def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor):
+def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
     # a Poisson mixture over quadrature nodes at the working precision, refined until two levels agree (above
     # ``floor`` times each sequence's largest entry, absolutely below it). The trapezoidal rule of level L + 1
     # holds the nodes of level L (the even ones) at half their weights, so each level adds only its new (odd)
@@ -178,15 +183,18 @@ def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor):
     # an entry below 10^-(dps+8) of its sequence's largest is that truncation's, no level refines it
     if floor is None:
         floor = mpmath.mpf(10) ** (-(dps + 8))
-    previous, work = None, 0
+    previous, work = None, (0 if spent is None else spent[0])
     for level in range(12):
         xs, ws = _quadrature(law.law, dps + 5, level)
         middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
         pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
         # the cost of this level before it is paid: a Poisson sequence of about n terms per new node
         work += len(pick) * (n + 2) * (1 if ctx.is_float64 else 50)
+        if spent is not None:
+            spent[0] = work
         _limits.check("count_work", work, f"the count sequences of the {law.law} time over 0..{n}: "
-                      f"{len(xs)} quadrature nodes x {n + 1} terms{'' if ctx.is_float64 else ' in mpmath'}")
+                      f"{len(xs)} quadrature nodes x {n + 1} terms{'' if ctx.is_float64 else ' in mpmath'}"
+                      f"{'' if spent is None else ', with the shorter lengths tried before'}")
         with mpmath.workdps(dps + 10):
             means = [float(lam * xs[j]) if ctx.is_float64 else +(lam * xs[j]) for j in pick]
         weights = [float(ws[j]) if ctx.is_float64 else +ws[j] for j in pick]

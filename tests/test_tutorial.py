@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import doctest
 import json
@@ -131,10 +132,24 @@ def _line_close(shown: str, got_lines: list[str]) -> bool:
         k, s, v = line.partition(" = ")
         if s and k.strip() == key.strip():
             try:
-                return abs(float(v) - float(value)) <= FLOAT64_PLATFORM * abs(float(value))
-            except ValueError:
+                return _value_close(ast.literal_eval(value.strip()), ast.literal_eval(v.strip()))
+            except (ValueError, SyntaxError):
                 return False
     return False
+
+
+def _value_close(shown, got) -> bool:
+    """A printed number, list or dict of numbers (``wait_tail = {'0.5': 0.0192...}``) within
+    :data:`FLOAT64_PLATFORM` relative, entry by entry; anything else equal."""
+    if isinstance(shown, dict):
+        return isinstance(got, dict) and shown.keys() == got.keys() and all(
+            _value_close(shown[k], got[k]) for k in shown)
+    if isinstance(shown, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(shown) == len(got) and all(
+            _value_close(a, b) for a, b in zip(shown, got))
+    if isinstance(shown, float) and isinstance(got, (int, float)):
+        return abs(got - shown) <= FLOAT64_PLATFORM * abs(shown)
+    return shown == got
 
 
 def _scratch(page: Path, folder: Path):

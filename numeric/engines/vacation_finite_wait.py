@@ -204,7 +204,8 @@ def count_data(law, rate, ctx, order):
     """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
     (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
     count = law.count_law(rate)
-    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order), order)
+    spent = [0]  # the count-work limit bounds the doubling lengths' total, not each one (sum_count_sequences)
+    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order)
     if got is None:
         raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
                              "(more than 2^18 terms)")

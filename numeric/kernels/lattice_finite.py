@@ -99,7 +99,6 @@ c_p(n) = sum_j a[n, j] beta_p(u_j) (beta(0) = alpha; max_n sum_K <= sum_K max_n 
 """
 
 import math
-from typing import NamedTuple
 
 import numpy
 
@@ -181,13 +180,17 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     return out, size
 
 
-class LatticePiece(NamedTuple):
+class LatticePiece:
     """The survival function of a period length on the lattice h N, P(B = m h) = b[m] (m = 0..M, a context vector;
     a mass at 0 adds nothing): the sum of the cut pieces (b[m], 0, m h), whose weights (F3) share the grid
-    y = m h - u_k = (m + k) h - t of the tail points u_k = t - k h (module docstring, *A service on a lattice*)."""
+    y = m h - u_k = (m + k) h - t of the tail points u_k = t - k h (module docstring, *A service on a lattice*).
+    A plain class: kernels import numpy, math and each other only (codegen ships them)."""
 
-    b: object
-    h: object
+    __slots__ = ("b", "h")
+
+    def __init__(self, b, h):
+        self.b = b
+        self.h = h
 
 
 def lattice_convolutions(ctx, b, count, M, negligible=0.0):
@@ -392,7 +395,7 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if len(piece) == 4:  # a matrix-exponential piece (F4): each[i] = G^T W, phases x levels
+        if not isinstance(piece, LatticePiece) and len(piece) == 4:  # matrix-exponential (F4): G^T W, phases x levels
             G, rem, sz, spread = matrix_residual_weights(ctx, lam, piece, top)
             rem = (rem, spread)
             alpha = piece[3][0]
@@ -446,7 +449,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
-            if len(piece) == 4:  # (F4): omega_K(u_j) = beta(u_j) . G_K, summed over the phases
+            if not isinstance(piece, LatticePiece) and len(piece) == 4:  # (F4): beta(u_j) . G_K over the phases
                 alpha = piece[3][0]
                 reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
                 if J:

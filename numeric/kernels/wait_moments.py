@@ -19,12 +19,7 @@ microseconds for every order); with SymPy symbols for the earlier results it is 
 displays and proves equal to the moment of the transform (``derivations.vacation_infinite``).
 """
 
-from __future__ import annotations
-
 from math import comb
-
-__all__ = ["partial_bell", "work_moment", "own_moment", "takacs_moment", "residual_moment", "convolution",
-           "wait_moments"]
 
 
 def partial_bell(n: int, m: int, x) -> object:
