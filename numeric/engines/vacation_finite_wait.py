@@ -1453,8 +1453,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     the Richardson extrapolation of the midpoints at h and 2 h clipped into the bracket; --digits D only when the
     bracket has D digits (the infinite room's :func:`~.vacation_wait.bound_tails`, whose note and limit these
     mirror)."""
-    from ...symbolic.errors import ParameterError
-    from .vacation_wait import bracket_span
+    from .vacation_wait import bracket_span, bracket_value
 
     service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
@@ -1565,19 +1564,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     zero = 1 - law.p_zero(kind)(ctx)
                 out.append(float(zero) if digits is None else zero)
                 continue
-            a, b, e = values[t]
-            if digits is not None:
-                reached = math.log10(2 * b / (b - a)) if b > a else math.inf
-                if not b - a <= tol * a:
-                    raise ParameterError(
-                        f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
-                        f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {N} levels, the limit lattice-levels); "
-                        "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
-                        "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
-                with mpmath.workdps(digits + 5):
-                    out.append((mpmath.mpf(a) + mpmath.mpf(b)) / 2)
-            else:
-                out.append(e)
+            out.append(bracket_value(*values[t], t, kind, digits, tol, N))
         return out, (None if digits is None else digits)
 
     def bracket(t):

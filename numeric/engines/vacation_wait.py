@@ -1221,6 +1221,28 @@ def bracket_span(model, t: Fraction, atoms=False) -> Fraction:
     return cover if cover >= Fraction(9, 8) * t else 2 * cover
 
 
+def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels):
+    """The answer of a certified bracket a <= P(kind > t) <= b (the lattice bounds of both rooms): the ``estimate``
+    inside it in float64 (``digits`` None); at D digits the bracket's midpoint, only when the bracket itself has D
+    digits (b - a <= ``tol`` a), else the refusal naming --digits and the digits the bracket reaches with
+    ``levels`` lattice levels."""
+    import mpmath
+
+    from ...symbolic.errors import ParameterError
+
+    if digits is None:
+        return estimate
+    if not b - a <= tol * a:
+        reached = math.log10(2 * b / (b - a)) if b > a else math.inf
+        raise ParameterError(
+            f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
+            f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {levels} levels, the limit lattice-levels); "
+            "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
+            "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
+    with mpmath.workdps(digits + 5):
+        return (mpmath.mpf(a) + mpmath.mpf(b)) / 2
+
+
 def bound_tails(model, setup, kind: str):
     """The law's own ``tails`` and ``bracket`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind``
     "wait") or P(W + B > t) ("sojourn") by the certified lattice bounds (section comment above): the lattice is
@@ -1274,19 +1296,7 @@ def bound_tails(model, setup, kind: str):
                     zero = 1 - p_zero_of(model)(ctx)
                 out.append(float(zero) if digits is None else zero)
                 continue
-            a, b, e = values[t]
-            if digits is not None:
-                reached = math.log10(2 * b / (b - a)) if b > a else math.inf
-                if not b - a <= tol * a:
-                    raise ParameterError(
-                        f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
-                        f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {N} levels, the limit lattice-levels); "
-                        "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
-                        "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
-                with mpmath.workdps(digits + 5):
-                    out.append((mpmath.mpf(a) + mpmath.mpf(b)) / 2)
-            else:
-                out.append(e)
+            out.append(bracket_value(*values[t], t, kind, digits, tol, N))
         return out, (None if digits is None else digits)
 
     def bracket(t):
