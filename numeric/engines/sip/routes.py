@@ -455,6 +455,7 @@ class _RoomRoute(Route):
         vacation's when a vacation law is given and the service alone would do)."""
         sv, law = self.server, self.law
         vacation = sv.vacation
+        _refuse_bounds(law, sv)
         if vacation is not None and not law.smooth and law.tails is not None and self.base.name == "vacation-infinite":
             # the infinite room's exact tails of a kinked law with vacations (shifted inversions, the lattice sum with
             # the vacation's pieces) take seconds per evaluation, and the scan of the fixed point needs hundreds
@@ -476,6 +477,21 @@ class _RoomRoute(Route):
         with ctx:
             q = rec.throughput / ctx.num(self.lam)
             return rec.loss_probability, q, rec.throughput * ctx.num(self.server.service.moment(1))
+
+
+def _refuse_bounds(law, server):
+    """Refuse a sojourn law whose tails are certified bounds only (``ResponseLaw.bracket``: a uniform, measured or
+    lognormal service in the finite room, issue 28): each bracket costs seconds, the fixed point's scan needs hundreds
+    of tails, and an estimate inside a bracket has no place in it; exact lattice sums (a constant service) stay."""
+    if law.smooth or law.tails is None or law.bracket is None:
+        return
+    vacation = server.vacation
+    at_fault = "--vacation" if vacation is not None and "vacation" in (law.why_not_smooth or "") else "--service"
+    raise ParameterError(at_fault, "has only certified bounds for its response-time tails in this server (a law with "
+                         "kinks or a heavy tail off every lattice): each costs seconds and the fixed point needs "
+                         "hundreds of them; use smooth laws (exp, erlang, hyperexp, gamma, ph), or the simulator "
+                         "(qderive simulate sip-retransmission)",
+                         _spec(vacation if at_fault == "--vacation" else server.service))
 
 
 class InfiniteRoom(_RoomRoute):
@@ -625,6 +641,7 @@ class GeneralControl(Route):
         L, H = sv.thresholds
         self.general = ControlServer(self.lam, sv.service, L, H, vacation=sv.vacation, policy=sv.vacation_policy)
         self.law = self.general.law
+        _refuse_bounds(self.law, sv)
         if not self.law.smooth and self.law.tails is None:
             at_fault = "--vacation" if sv.vacation is not None and "vacation" in self.law.why_not_smooth else \
                 "--service"
