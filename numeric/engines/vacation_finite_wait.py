@@ -732,14 +732,18 @@ class LatticeSums:
             self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
             self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
             self.idle = ctx.fsum([d.t_idle for d in parts])
-            service = ((ctx.num(1), ctx.num(0), ctx.num(D)),)
-            vac = tuple(_context_piece(ctx, p) for p in vacation)
-            self.periods = []
-            for data in parts:
-                self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
-                if data.Wv.shape[0]:
-                    self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
-            self.mass = self._sum(-1)[0]
+            self._periods(parts, ((ctx.num(1), ctx.num(0), ctx.num(D)),), vacation)
+
+    def _periods(self, parts, service, vacation):
+        """The service and vacation periods of every part (``service``: the service's pieces in the context,
+        ``vacation``: the vacation's survival pieces), and the total mass of the sums (t = -1)."""
+        vac = tuple(_context_piece(self.ctx, p) for p in vacation)
+        self.periods = []
+        for data in parts:
+            self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
+            if data.Wv.shape[0]:
+                self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
+        self.mass = self._sum(-1)[0]
 
     def _period(self, data, W, pieces, complete):
         ctx = self.ctx
@@ -1392,14 +1396,7 @@ class ServiceLatticeSums(LatticeSums):
             self.C = self.C + ctx.matmul(A0, beyond).reshape(r + 1, 1)
             self.slack = A0.astype(float) @ slack if ctx.is_float64 else np.array([float(v) for v in A0 @ slack])
             self.idle = ctx.fsum([d.t_idle for d in parts])
-            service = (LF.LatticePiece(bc, ctx.num(self.h)),)
-            vac = tuple(_context_piece(ctx, p) for p in vacation)
-            self.periods = []
-            for data in parts:
-                self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
-                if data.Wv.shape[0]:
-                    self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
-            self.mass = self._sum(-1)[0]
+            self._periods(parts, (LF.LatticePiece(bc, ctx.num(self.h)),), vacation)
             # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
             self.cap = cap * sum(float(np.sum(W[0])) for W, _, pieces, _, _ in self.periods
                                  if W.shape[0] and isinstance(pieces[0], LF.LatticePiece)) * float(
@@ -1453,7 +1450,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     the Richardson extrapolation of the midpoints at h and 2 h clipped into the bracket; --digits D only when the
     bracket has D digits (the infinite room's :func:`~.vacation_wait.bound_tails`, whose note and limit these
     mirror)."""
-    from .vacation_wait import bracket_span, bracket_value
+    from .vacation_wait import bracket_span, bracket_value, tail_at_zero
 
     service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
@@ -1559,10 +1556,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         out = []
         for t in ts:
             if t <= 0:  # P(T > 0) = 1 - P(T = 0) (exact: the sojourn 1)
-                ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-                with ctx:
-                    zero = 1 - law.p_zero(kind)(ctx)
-                out.append(float(zero) if digits is None else zero)
+                out.append(tail_at_zero(law.p_zero(kind), digits))
                 continue
             out.append(bracket_value(*values[t], t, kind, digits, tol, N))
         return out, (None if digits is None else digits)

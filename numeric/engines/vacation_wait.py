@@ -1221,6 +1221,17 @@ def bracket_span(model, t: Fraction, atoms=False) -> Fraction:
     return cover if cover >= Fraction(9, 8) * t else 2 * cover
 
 
+def tail_at_zero(p_zero, digits):
+    """P(T > 0) = 1 - P(T = 0) from the exact atom ``p_zero(ctx)`` (a closed form), in float64 (``digits`` None) or
+    at digits + 10 working digits: the point t = 0 of the bracketed tails of both rooms, which no lattice bounds."""
+    from ..backend import FLOAT64, mp_context
+
+    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
+    with ctx:
+        zero = 1 - p_zero(ctx)
+    return float(zero) if digits is None else zero
+
+
 def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels):
     """The answer of a certified bracket a <= P(kind > t) <= b (the lattice bounds of both rooms): the ``estimate``
     inside it in float64 (``digits`` None); at D digits the bracket's midpoint, only when the bracket itself has D
@@ -1253,7 +1264,6 @@ def bound_tails(model, setup, kind: str):
 
     from ...symbolic import limits as _limits
     from ...symbolic.errors import ParameterError
-    from ..backend import FLOAT64, mp_context
 
     brackets: dict = {}
     store: dict = {}
@@ -1291,10 +1301,7 @@ def bound_tails(model, setup, kind: str):
                 if kind == "sojourn":
                     out.append(1.0 if digits is None else mpmath.mpf(1))
                     continue
-                ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-                with ctx:
-                    zero = 1 - p_zero_of(model)(ctx)
-                out.append(float(zero) if digits is None else zero)
+                out.append(tail_at_zero(p_zero_of(model), digits))
                 continue
             out.append(bracket_value(*values[t], t, kind, digits, tol, N))
         return out, (None if digits is None else digits)
