@@ -24,6 +24,26 @@ os.chmod(_CACHE, 0o700)
 os.environ.setdefault("QDERIVE_CACHE", _CACHE)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the mark plugin deselects by -m
+def pytest_collection_modifyitems(config, items):
+    """The development loop (``-m "not slow"``) runs every test function once: of a parametrised test, its first
+    case that is not ``slow`` already; the other cases are marked ``slow`` here, so the full suite (CI) runs them
+    all. The cases of a parametrisation are the same check at other laws, loads, seeds or precisions, and the loop
+    is for fast feedback on a change (it reaches every test function, hence every code path a test names). A test
+    whose cases are different code paths that the loop must see, and cheap, carries ``@pytest.mark.every_case``."""
+    kept = set()
+    for item in items:
+        if getattr(item, "callspec", None) is None or item.get_closest_marker("every_case"):
+            continue
+        if item.get_closest_marker("slow"):
+            continue
+        function = item.nodeid.split("[", 1)[0]
+        if function in kept:
+            item.add_marker(pytest.mark.slow)
+        else:
+            kept.add(function)
+
+
 @pytest.fixture(autouse=True)
 def _restore_mpmath_precision():
     prec = mpmath.mp.prec

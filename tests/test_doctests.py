@@ -57,6 +57,7 @@ def test_the_docstrings_hold_examples():
     assert any(t.examples for t in finder.find(qderive))
 
 
+@pytest.mark.every_case  # each case is its own module or law: the loop sees them all
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)

@@ -25,6 +25,7 @@ from qderive.symbolic.laws.phase_type import solve_exact
 MODULES = [m.name for m in pkgutil.iter_modules(kernels.__path__)]
 
 
+@pytest.mark.every_case  # each case is its own module or law: the loop sees them all
 @pytest.mark.parametrize("name", MODULES)
 def test_kernels_import_only_numpy_math_and_each_other_at_module_level(name):
     tree = ast.parse(resources.files("qderive.numeric.kernels").joinpath(f"{name}.py").read_text())

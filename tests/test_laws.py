@@ -142,6 +142,7 @@ def test_count_kernels_against_exact_probabilities(law):
                 assert abs(got - float(want)) <= 1e-12 * float(want), (k, got, want)
 
 
+@pytest.mark.every_case  # each case is its own module or law: the loop sees them all
 @pytest.mark.parametrize("law", LAWS, ids=IDS)
 def test_phase_type_form_reproduces_the_moments(law):
     form = law.phase_type()
@@ -153,6 +154,7 @@ def test_phase_type_form_reproduces_the_moments(law):
     assert [ph.moment(n) for n in (1, 2, 3)] == [law.moment(n) for n in (1, 2, 3)]
 
 
+@pytest.mark.every_case  # each case is its own module or law: the loop sees them all
 @pytest.mark.parametrize("law", LAWS, ids=IDS)
 def test_specification_round_trip(law):
     assert TimeLaw.parse(law.spec_text()) == law
