@@ -185,11 +185,11 @@ def n_policy_wait(digits):
 def checks() -> tuple:
     """The checks of the infinite room (the derivation of ``vacation-infinite`` runs them)."""
     return (
-        Check("blocks: chain vs Yadin-Naor, M/M/1 N-policy (N = 3) mean number",
+        Check("blocks: chain vs Yadin and Naor, $M/M/1$ under the $N$-policy ($N = 3$), mean number",
               _compare(_n_policy, "mean_number_in_system", lambda: F(1) + F(3 - 1, 2), "rho/(1-rho) + (N-1)/2")),
-        Check("blocks: chain vs Takagi, M/G/1 N-policy with setup (N = 2) mean wait",
+        Check("blocks: chain vs Takagi, $M/G/1$ under the $N$-policy with a setup time ($N = 2$), mean wait",
               _compare(_setup, "mean_wait", _setup_wait, "Takagi's W")),
-        Check("blocks: chain vs Fuhrmann-Cooper, close-down + multiple vacations mean number",
+        Check("blocks: chain vs Fuhrmann and Cooper, a close-down time and multiple vacations, mean number",
               _compare(_close_down, "mean_number_in_system", _close_down_number, "the decomposition")),
         Check("blocks: wait and sojourn tails (close-down, multiple vacations, setup) vs the tagged customer's chain",
               _tails),
@@ -198,5 +198,5 @@ def checks() -> tuple:
 
 def finite_checks() -> tuple:
     """The checks of the finite room (the derivation of ``vacation-finite`` runs them)."""
-    return (Check("blocks: chain vs level crossing, M/M/1/r N-policy (N = 3, r = 5) mean number",
+    return (Check("blocks: chain vs level crossing, $M/M/1/r$ under the $N$-policy ($N = 3$, $r = 5$), mean number",
                   _compare(_mm1r, "mean_number_in_system", _mm1r_number, "the exact law")),)

@@ -256,17 +256,20 @@ def block_checks() -> tuple:
     """The checks of the composed structure (each one a separate computation, run by ``verify``)."""
     checks = []
     for rule_cls in (NoVacation, MultipleVacations, SingleVacation):
-        checks.append(Check(f"Y'(1), Y''(1) of the PGF interpreter = the moment series ({rule_cls.title})",
+        checks.append(Check(f"$Y'(1)$, $Y''(1)$ of the PGF interpreter = the moment series ({rule_cls.title})",
                             functools.partial(_interpreters_agree, rule_cls)))
     for policy, rule_cls in (("none", NoVacation), ("multiple", MultipleVacations), ("single", SingleVacation)):
         checks.append(Check(f"the blocks' mean wait = the thesis's (6) ({policy})",
                             functools.partial(_thesis_wait, policy, rule_cls)))
-    checks.append(Check("the engine's mean wait = W_none + the decomposition (WB), at random rational points",
+    checks.append(Check("the engine's mean wait = $W_{\\mathrm{none}}$ + the decomposition (WB), at random rational "
+                        "points",
                         _decomposition_check))
-    checks.append(Check("(WS): -W'(0) of the transform = the engine's mean wait (exact)", _transform_mean))
-    checks.append(Check("Takagi's setup time: W = lambda b2/(2(1-rho)) + (2 s1 + lambda s2)/(2(1 + lambda s1))",
+    checks.append(Check("(WS): $-W'(0)$ of the transform = the engine's mean wait (exact)", _transform_mean))
+    checks.append(Check("Takagi's setup time: "
+                        "$W = \\lambda b_2/(2(1-\\rho)) + (2 s_1 + \\lambda s_2)/(2(1 + \\lambda s_1))$",
                         _takagi))
-    checks.append(Check("Yadin and Naor's N-policy: L = rho/(1-rho) + (N-1)/2, N = 1..5", _yadin_naor))
+    checks.append(Check("Yadin and Naor's $N$-policy: $L = \\rho/(1-\\rho) + (N-1)/2$, $N = 1, \\dots, 5$",
+                        _yadin_naor))
     checks.append(Check("the blocks' symbolic mean wait at a rational point = the block chain", _against_chain))
     return tuple(checks)
 

@@ -372,13 +372,13 @@ def derivation() -> Derivation:
              check=relation_check(REL_6B, _bind_6b)),
     )
     checks = (
-        Check("(R) = (1) at k = n, exact, n = 1..10", _check_recursion_exact, "(R)"),
+        Check("(R) = (1) at $k = n$, exact, $n = 1, \\dots, 10$", _check_recursion_exact, "(R)"),
         Check("(3), (R'): busy windows and complement, exact", _check_moments_exact, "(3)"),
-        Check("B, carried load, log10 B vs exact direct sums (three regimes)", _check_direct_sum, "(1)"),
-        Check("n = 10^4 vs the incomplete-gamma identity", _check_incomplete_gamma, "(R)"),
+        Check("$B$, carried load, $\\log_{10} B$ vs exact direct sums (three regimes)", _check_direct_sum, "(1)"),
+        Check("$n = 10^4$ vs the incomplete-gamma identity", _check_incomplete_gamma, "(R)"),
         Check("inverse problems vs exact brute force", _check_inverse, "(R)"),
         Check("(5), (6) multi-service normalisation, symbolic", _check_multiservice, "(6)"),
-        Check("float64 vs mpmath up to n = 10^5", _check_float64, "(R)"),
+        Check("float64 vs mpmath up to $n = 10^5$", _check_float64, "(R)"),
     )
     return Derivation(
         name="erlang-b",

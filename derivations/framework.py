@@ -311,6 +311,9 @@ class CheckResult:
 class Check:
     """A named verification: ``run(digits)`` returns ``(passed, digits_agreed, detail)``.
 
+    ``name`` is prose in the derivation's markup (:mod:`.export.prose`: math in ``$...$``), listed by the
+    exports as typeset text and by ``verify`` in unicode.
+
     ``digits_agreed`` is ``math.inf`` for an exact identity and None where digits do not apply.
     """
 
@@ -324,7 +327,9 @@ class Check:
             passed, agreed, detail = self.run(digits)
         except Exception as exc:  # a crashing check is a failed check, reported, not raised
             passed, agreed, detail = False, None, f"{type(exc).__name__}: {exc}"
-        return CheckResult(self.name, bool(passed), agreed, detail, time.perf_counter() - start)
+        from .export.prose import unicode_text
+
+        return CheckResult(unicode_text(self.name), bool(passed), agreed, detail, time.perf_counter() - start)
 
 
 def agreement_digits(value, reference) -> float:

@@ -576,13 +576,13 @@ def derivation() -> Derivation:
         checks=(
             Check("engine = embedded chain from the definition (Panjer counts)", _check_embedded, "(21)"),
             Check("engine = CTMC of the process, interval and label semantics", _check_process, "(18)"),
-            Check("(17): time-stationary law of the kernel = CTMC", _check_time_law, "(17b)"),
+            Check("the time-stationary law of the kernel [@sopin2013, eq. (17)] = CTMC", _check_time_law, "(17b)"),
             Check("(23') renewal identity in the engine", _check_renewal, "(23')"),
             Check("size: smallest R = scan of the process CTMC", _check_size, "(19)"),
-            Check("--policy instant = M|M|1 hysteresis and the instant-policy CTMC", _check_instant, "(I3)"),
+            Check("instant switching = the $M/M/1$ hysteresis and the instant-policy CTMC", _check_instant, "(I3)"),
             Check("mean time between mode changes (departure policy) = process CTMC", _check_departure_changes,
                   "(I4)"),
-            Check("--policy instant: admitted wait and sojourn vs the tagged customer in the instant CTMC",
+            Check("instant switching: admitted wait and sojourn vs the tagged customer in the instant CTMC",
                   _check_instant_wait),
         ),
         notes=(

@@ -288,8 +288,8 @@ def derivation() -> Derivation:
         steps=steps(),
         checks=(Check("closed forms = CTMC in rationals (GTH, first passage)", _check_closed_forms_exact, "(B9)"),
                 Check("positive recurrences (engine) = CTMC", _check_engine, "(B14)"),
-                Check("wait and sojourn tails = M/M/1/R Erlang mixtures (thresholds not binding)", _check_wait_mm1r),
-                Check("optimize: thresholds = exact brute force over the CTMC (seed 002)", _check_optimiser)),
+                Check("wait and sojourn tails = $M/M/1/R$ Erlang mixtures (thresholds not binding)", _check_wait_mm1r),
+                Check("optimisation: thresholds = exact brute force over the CTMC", _check_optimiser)),
         notes=(r"The law $\pi$ is unnormalised, with $\pi(L,1) = 1$; every segment is a geometric sum. "
                r"$\lambda_1 = \lambda_0$ is the pure discard hysteresis, $\lambda_1 = 0$ complete blocking "
                r"($\mathcal{S}_2$ is then never reached and the segments (B4), (B5) vanish above $H$).",),

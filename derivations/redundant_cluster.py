@@ -553,8 +553,8 @@ def derivation() -> Derivation:
     )
     checks = (
         Check("SymPy integral = the package's evaluated form; Erlang-2 limit", _check_symbolic, "(r=)"),
-        Check("r vs mpmath.quad, theta1 = theta2 and -> theta2", _check_quad, "(S)"),
-        Check("float64 at theta2 - theta1 = 1e-12", _check_float64_near_equal, "(S')"),
+        Check("$r$ vs mpmath's quadrature, $\\theta_1 = \\theta_2$ and $\\theta_1 \\to \\theta_2$", _check_quad, "(S)"),
+        Check("float64 at $\\theta_2 - \\theta_1 = 10^{-12}$", _check_float64_near_equal, "(S')"),
         Check("optimal k vs brute force by quadrature", _check_optimum, "(K)"),
     )
     return Derivation(

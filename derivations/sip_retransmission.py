@@ -218,7 +218,7 @@ def derivation() -> Derivation:
              provenance="numeric/engines/sip/ (F2)",
              check=relation_check(REL_F2, _bind_two_flows, describe=" (ignore control, T2 = 1 s)" + desc)),
     )
-    checks = (Check("bistable M/M/1: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
+    checks = (Check("bistable $M/M/1$: three fixed points vs the closed-form residual", _check_bistable, "(F)"),)
     return Derivation(
         name="sip-retransmission",
         title="SIP retransmissions: the offered-rate fixed point",

@@ -458,7 +458,7 @@ def derivation() -> Derivation:
         Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
         Check("equal service rates: FIFO and priority totals agree (digits)", _check_equal_service_totals),
         Check("engine return time: first passage = renewal (digits)", _check_return_time_renewal),
-        Check("float64 sparse solver = dense GTH, L,H,R = 3,7,10", _check_sparse_vs_gth),
+        Check("float64 sparse solver = dense GTH, $(L, H, R) = (3, 7, 10)$", _check_sparse_vs_gth),
     ]
     notes = ("The state is (mode, class sequence), the first message being in service: first-in first-out service "
              "with class-dependent rates needs the order. The laws below are for the smallest thresholds $L = 1$, "

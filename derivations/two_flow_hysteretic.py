@@ -434,12 +434,12 @@ def derivation() -> Derivation:
     ]
     checks = (
         Check("lumped law satisfies global balance (exact)", _check_lumped_balance),
-        Check("--service exp (birth kernel) = oracle chain, every measure", _check_birth_engine),
-        Check("--service det: the joint chain lumps to the count chain", _check_birth_lumping),
+        Check("exponential service (birth kernel) = oracle chain, every measure", _check_birth_engine),
+        Check("constant service: the joint chain lumps to the count chain", _check_birth_lumping),
         Check("engine = oracle chain, every measure (digits)", _check_engine_vs_oracle),
-        Check("engine renewal: E tau_0 + E tau_12 = 1 / nu (digits)", _check_renewal_engine),
+        Check("engine renewal: $E\\tau_0 + E\\tau_{12} = 1/\\nu$ (digits)", _check_renewal_engine),
         Check("float64 = mpmath for every measure", _check_float_vs_mp),
-        Check("optimize: thresholds = brute force over the oracle chain (seed 002)", _check_optimiser),
+        Check("optimisation: thresholds = brute force over the oracle chain", _check_optimiser),
     )
     return Derivation(
         name="two-flow-hysteretic",

@@ -425,26 +425,28 @@ def derivation() -> Derivation:
 
     steps = tuple(Step(label, relation=REL[label], check=_hook(label), **prose(_TITLES[label])) for label in REL)
     checks = (
-        Check("(2b) = forward solution of (2), symbolic a_n, c_n", _check_cut_form, "(2b)"),
-        Check("Statement 1 from the chain's definition, symbolic, r = 1..3", _check_statement1_symbolic,
+        Check("(2b) = forward solution of [@sopin2013, eq. (2)], symbolic $a_n$, $c_n$", _check_cut_form, "(2b)"),
+        Check("Statement 1 from the chain's definition, symbolic, $r = 1, 2, 3$", _check_statement1_symbolic,
               "Statement 1"),
-        Check("engine vs CTMC, partial admission (rho_bar = 1/2, 1, 5)",
+        Check("engine vs CTMC, partial admission ($\\bar\\rho = 1/2, 1, 5$)",
               _engine_vs_oracle(_DIGIT_POINTS, "partial admission"), "Theorem 1.1 (12)"),
         Check("engine vs CTMC: whole admission, no vacation, single vacations",
               _engine_vs_oracle(_VARIANT_POINTS, "variants"), "Theorem 1.1 (12)"),
-        Check("(13'): p~ vs the series of P~(z), deterministic laws", _check_transform_deterministic, "(13')"),
+        Check("(13'): $\\tilde p_j$ vs the series of $\\tilde P(z)$, deterministic laws", _check_transform_deterministic,
+              "(13')"),
         *[Check(f"admitted wait and sojourn vs the tagged-customer CTMC ({adm.value}, "
                 f"{pol.value if pol else 'no vacations'})", _wait_vs_tagged_chain(adm, pol))
           for adm, pol in ((Admission.PARTIAL, VacationPolicy.MULTIPLE), (Admission.WHOLE, VacationPolicy.SINGLE),
                            (Admission.PARTIAL, None))],
-        Check("constant service: finite-room lattice tails = the infinite room's lattice sum at r = 60 (loss 6e-55)",
+        Check("constant service: finite-room lattice tails = the infinite room's lattice sum at $r = 60$ "
+              "(loss $6 \\cdot 10^{-55}$)",
               _rooms_agree(_constant_service_laws(), "by the finite room's positive sums = the infinite room's "
                            "Prabhu sum (constant service)")),
         Check("Erlang service, constant vacations: finite-room tails = the infinite room's shifted inversions at "
-              "r = 60 (loss 2.5e-40)", _rooms_agree(_kinked_vacation_laws(), "by the finite room's positive sums = "
-                                                      "the infinite room's shifted inversions (Erlang-2 service, "
-                                                      "constant vacation 1.5)", ("1.75", "3.25", "12.5"))),
-        Check("size --capacity: the largest load = the CTMC at the load and just above it", _check_largest_load),
+              "$r = 60$ (loss $2.5 \\cdot 10^{-40}$)",
+              _rooms_agree(_kinked_vacation_laws(), "by the finite room's positive sums = the infinite room's shifted "
+                           "inversions (Erlang-2 service, constant vacation 1.5)", ("1.75", "3.25", "12.5"))),
+        Check("sizing the room: the largest load = the CTMC at the load and just above it", _check_largest_load),
         *finite_block_checks(),  # the composed variants: the block chain vs a classical closed form
     )
     return Derivation(

@@ -445,14 +445,19 @@ def derivation() -> Derivation:
         source="[@sopin2013, sec. 1.2 and ch. 2]", provenance=("docs/theory/other-models.md section A", __name__),
         steps=_steps(),
         checks=(
-            Check("q~_j, p~_j generate Q~(z), P~(z): symbolic parameters, every case", _check_generating, "(A.4)"),
-            Check("(A.4)-(A.6), (A.12'), (A.13') as displayed == the evaluated closed forms, every case",
+            Check("$\\tilde q_j$, $\\tilde p_j$ generate $\\tilde Q(z)$, $\\tilde P(z)$: symbolic parameters, "
+                  "every case",
+                  _check_generating, "(A.4)"),
+            Check("(A.4)-(A.6) and the primed forms of (A.12), (A.13) as displayed equal the evaluated closed forms, "
+                  "every case",
                   _check_display, "(A.6)"),
-            Check("the Piecewise forms at numbers (rho_bar = 1, double pole) == derived at the numbers, in r",
+            Check("the piecewise forms at numbers ($\\bar\\rho = 1$, double pole) equal those derived at the numbers, "
+                  "in $r$",
                   _check_piecewise_substitution, "(A.9)"),
-            Check("loss: direct sum (12) == load balance, identically in r", _check_loss_forms, "(A.10)"),
-            Check("closed forms vs exact CTMC, r = 1..3", _check_ctmc, "(A.7)"),
-            Check("closed forms at r = 1, 5, 50 vs the vacation-finite engine (40 digits)", _check_engine, "(A.8)"),
+            Check("loss: the direct sum of [@sopin2013, eq. (12)] equals the load balance, identically in $r$",
+                  _check_loss_forms, "(A.10)"),
+            Check("closed forms vs exact CTMC, $r = 1, 2, 3$", _check_ctmc, "(A.7)"),
+            Check("closed forms at $r = 1, 5, 50$ vs the finite-room engine (40 digits)", _check_engine, "(A.8)"),
         ),
         results={"q~_j": display_piecewise(lambda c: _terms_display(c, "qt")),
                  "S~_r": V.piecewise("total"), "P^r_e": V.piecewise("idle"), "pi": V.piecewise("loss_balance"),

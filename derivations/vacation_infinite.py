@@ -746,27 +746,29 @@ def derivation(wait_moments: int = 2) -> Derivation:
     checks = []
     for pol in ("multiple", "single", "none"):
         gp = VI.general_results(pol)
-        checks.append(Check(f"({pol}) Q(1) = 1 and P(1) = 1, general laws, exact",
+        checks.append(Check(f"({pol}) $Q(1) = 1$ and $P(1) = 1$, general laws, exact",
                             _exact(lambda gp=gp: gp["Q(1)"] + gp["P(1)"], lambda: 2, "Q(1) + P(1) = 2")))
-        checks.append(Check(f"({pol}) P_e = 1 - rho_bar, general laws, exact",
+        checks.append(Check(f"({pol}) $P_e = 1 - \\bar\\rho$, general laws, exact",
                             _exact(lambda gp=gp: gp["P_e"], lambda: 1 - lam * l1 * b1, "P_e = 1 - rho_bar")))
     checks += [
-        Check("(6) the thesis's mean wait = P'(1)/(lambda l1), exact", _exact(lambda: g["W"], _thesis_W, "(6)")),
-        Check("M/G/1 special case = Pollaczek-Khinchine + Fuhrmann-Cooper", _mg1_special_case),
+        Check("(6) the thesis's mean wait $P'(1)/(\\lambda l_1)$, exact", _exact(lambda: g["W"], _thesis_W, "(6)")),
+        Check("the $M/G/1$ special case = Pollaczek-Khinchine and Fuhrmann-Cooper", _mg1_special_case),
         Check("single vacations: W = Takagi's formula", _exact(lambda: gs["W"], _single_W_literature, "(S6)")),
-        Check("no vacations: W = M[X]/G/1", _none_case),
-        Check("q0 of (3) vs the embedded chain, deterministic service", _embedded_deterministic),
-        *[Check(f"({p}) E W from W(s) = the mean wait", _wait_mean_check(p)) for p in VW.POLICIES],
-        *[Check(f"({p}) E W^2 from W(s) = Takacs + decomposition", _wait_second_check(p)) for p in VW.POLICIES],
-        Check("E T = E W + b1 (sojourn transform)", _sojourn_check),
-        Check("constant service: lattice tails = Erlang's M/D/1 sum", _md1_erlang_check),
+        Check("no vacations: $W$ = that of $M^{[X]}/G/1$", _none_case),
+        Check("$q_0$ of (3) vs the embedded chain, deterministic service", _embedded_deterministic),
+        *[Check(f"({p}) $E W$ from $W(s)$ = the mean wait", _wait_mean_check(p)) for p in VW.POLICIES],
+        *[Check(f"({p}) $E W^2$ from $W(s)$ = Takács and the decomposition", _wait_second_check(p))
+          for p in VW.POLICIES],
+        Check("$E T = E W + b_1$ (sojourn transform)", _sojourn_check),
+        Check("constant service: lattice tails = Erlang's $M/D/1$ sum", _md1_erlang_check),
         *[Check(f"({p.value if p else 'none'}) wait and sojourn tails vs the tagged-customer CTMC",
                 _wait_oracle_check(p)) for p in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE, None)],
     ]
     for name, make, cap in ORACLE_CASES:
         for pol in (VacationPolicy.MULTIPLE, VacationPolicy.SINGLE):
-            checks.append(Check(f"N, Var, P_e, q0 vs CTMC ({pol.value}): {name}", _oracle_check(make, cap, pol)))
-    checks.append(Check("N, q0 vs CTMC (no vacations): exp, geometric",
+            checks.append(Check(f"$N$, its variance, $P_e$, $q_0$ vs CTMC ({pol.value}): {name}",
+                                _oracle_check(make, cap, pol)))
+    checks.append(Check("$N$, $q_0$ vs CTMC (no vacations): exp, geometric",
                         _oracle_check(lambda pol: VacationQueue(F(1, 5), Geometric(F(3, 2)), Exponential(F(1, 2)), None),
                                       150, None)))
     checks.append(Check("numpy vs exact evaluators agree", _twin_check))

@@ -63,6 +63,8 @@ def _prose(d):
     for s in d.steps:
         yield s.label, s.title
         yield s.label + " citation", s.citation
+    for c in d.all_checks():
+        yield "check", c.name
     for title, fn in d.recursions:
         yield "algorithm", title
         yield "algorithm " + fn.__name__, inspect.getdoc(fn) or ""

@@ -225,7 +225,7 @@ def provenance_appendix(derivation, heading: str = "subsection") -> str:
     for s in d.steps:
         out.append(f"\\item {escape(s.label)}: {_breakable(_provenance(s))}")
     for c in d.checks:
-        out.append(f"\\item check: {_breakable(c.name)}")
+        out.append(f"\\item check: {latex_text(c.name)}")
     out.append("\\end{itemize}")
     return "\n".join(out)
 

@@ -38,6 +38,6 @@ def page(derivation) -> str:
     checks = d.all_checks()
     if checks:
         lines += [f"## Checks ({len(checks)})", ""]
-        lines += [f"- {c.name}" for c in checks]
+        lines += [f"- {markdown_text(c.name)}" for c in checks]
         lines.append("")
     return "\n".join(lines)
