@@ -102,6 +102,8 @@ import math
 
 import numpy
 
+from .finite_wait import wait_batch_rows
+
 
 def residual_weights(ctx, lam, piece, u, top):
     """omega_K(u) of (F2)-(F3) for one survival piece (w, theta, d) (d None: no cut) and K = 0..top; lam, u >= 0 and
@@ -511,3 +513,41 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
     bound = 4 * ctx.eps * (size + 10) * total
     return total, bound, trunc
+
+
+#: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
+LATTICE_ROWS = 1 << 14
+
+
+class RowSums:
+    """The driver shared by the sums of positive terms over the rows w_K of the periods ((F1), (F5), (K1)-(K2)):
+    extend the rows until the truncation bound of a tail is below its tolerance. A subclass sets ``ctx``, ``r``,
+    ``keep`` (whole admission: P(X > i) reversed, else None), ``periods`` (lists [W, data, kind or pieces,
+    profile, complete]; ``data`` has ``lam``, ``pmf``, ``support``, ``geometric``), ``mass`` = N(W > -1), and
+    defines ``_sum(t)`` -> (N(W > t), rounding bound, truncation bound) and ``_period(data, W, kind, complete)``.
+    The engine (:mod:`qderive.numeric.engines.vacation_finite_wait`) and generated code run it (a plain class:
+    kernels import numpy, math and each other only)."""
+
+    def _extend(self):
+        """Double the rows of every period that is not complete; False when none can grow."""
+        grown = False
+        for i, (W, data, pieces, _, complete) in enumerate(self.periods):
+            if complete or W.shape[0] >= LATTICE_ROWS:
+                continue
+            more = wait_batch_rows(self.ctx, W[-1], data.pmf, self.keep, W.shape[0], data.support, data.geometric)
+            self.periods[i] = self._period(data, numpy.concatenate([W, more[1:]]), pieces, more.shape[0] <= W.shape[0])
+            grown = True
+        if grown:
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def tail(self, t, tolerance):
+        """(P(W > t), relative error bound) with the rows extended until the truncation is below ``tolerance`` of
+        the tail (or nothing is left to extend; call inside ``with ctx:``; t exact in the engine: a Fraction)."""
+        while True:
+            value, rounding, trunc = self._sum(t)
+            if trunc <= tolerance * value or (value == 0 and trunc == 0) or not self._extend():
+                break
+        if value == 0:
+            return value, (0 if trunc == 0 else self.ctx.huge)
+        return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
