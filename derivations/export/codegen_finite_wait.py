@@ -130,6 +130,87 @@ def _kept(params, data):
 '''
 
 
+_KINKED_HELPERS = '''
+#: the engine's float64 policy for these sums (qderive.numeric.engines.vacation_finite_wait, the tails of a sum of
+#: positive terms): rows and Horner steps are extended until their truncation is below _GOAL of the tail, and a
+#: tail whose error bound (rounding and truncation) exceeds _TRUST of it is not returned
+_GOAL, _TRUST = 1e-11, 1e-10
+
+
+class _Part:
+    """The data of one parameter point under the names KinkedSums reads (the engine's WaitData)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def _gauss(n, ctx):
+    """Gauss-Legendre nodes and weights on [-1, 1] (numpy's, as the engine's float64 path)."""
+    return numpy.polynomial.legendre.leggauss(n)
+
+
+def _sums(params):
+    """The sums (K1)-(K2) of one parameter point (the KinkedSums kernel over _data's level rows; kept)."""
+    d = _data(params)
+    if "sums" not in d:
+        fields = {k: d[k] for k in ("r", "lam", "pmf", "tail", "support", "geometric", "beta", "phi", "t_idle",
+                                     "Ws", "Wv")}
+        try:
+            with numpy.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                d["sums"] = KinkedSums([_Part(ctx=_CTX, whole=_WHOLE, **fields)], _setup(params), _EXTRA, _gauss)
+        except ArithmeticError as exc:
+            raise _refused(params, exc) from None
+    return d["sums"]
+
+
+def _tail_at(params, t, option):
+    """P(_WHAT > t) for one t > 0 by the sums, trusted within _TRUST (ValueError with the command otherwise)."""
+    try:
+        with numpy.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+            value, error = _sums(params).tail(t, _GOAL)
+    except ArithmeticError as exc:  # a size limit of the sums (a vacation of too many service phases)
+        raise ValueError(f"t = {t!r}: {exc}: this float64 module cannot give P({_WHAT} > t); compute it with "
+                         f"`{_command(params, option, t)}`") from None
+    if not (math.isfinite(value) and math.isfinite(error) and (value == 0 or (value > 0 and error <= _TRUST))):
+        raise ValueError(f"t = {t!r}: the float64 sums' error bound exceeds {_TRUST:g} of P({_WHAT} > t) (it has no "
+                         f"mpmath); compute it with `{_command(params, option, t)}`")
+    return min(1.0, float(value))
+
+
+def _time_tails(t, params, p0, option, what):
+    """P(what > t) at the points t: one sum per point (t = 0: 1 - P(what = 0))."""
+    flat, shape = _points("t", t, ">= 0")
+    out = numpy.full(flat.shape, 1.0 - p0)
+    for i in numpy.flatnonzero(flat > 0):
+        out[i] = _tail_at(params, float(flat[i]), option)
+    return _shaped(out, shape)
+
+
+def _time_quantiles(q, params, p0, mean, option):
+    """min{t : P(time <= t) >= q} at the levels q: the root of log P(time > t) = log(1 - q) in log t (the kernels'
+    bracket from the mean by factors of 4, then the safeguarded Illinois method to 1e-13, as qderive eval)."""
+    flat, shape = _points("q", q, "[0, 1]")
+    if numpy.any((flat <= 0) | (flat >= 1)):
+        raise ValueError(f"q = {q!r}: levels must lie strictly between 0 and 1")
+    out = numpy.zeros(flat.shape)
+    tail_option = option.replace("quantile", "tail")
+    for i, level in enumerate(flat.tolist()):
+        if p0 >= level:
+            continue  # the atom at 0 already reaches q
+        lev = math.log(1.0 - level)
+
+        def g(logt):
+            return math.log(max(_tail_at(params, math.exp(logt), tail_option), 1e-300)) - lev
+
+        try:
+            lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+            out[i] = math.exp(quantile_illinois(g, lo, hi, glo, ghi, 1e-13))
+        except ValueError as exc:
+            raise ValueError(f"q = {level!r}: {exc}; compute it with `{_command(params, option, level)}`") from None
+    return _shaped(out, shape)
+'''
+
+
 def _module_code(helpers, laws: str, lst_source: str, *sections) -> str:
     """The generated module's text: the shipped helpers, the SymPy-printed transforms of the ``laws``, then the
     sections (lists of lines, or one text), each two blank lines apart (both rooms' modules)."""
@@ -157,8 +238,31 @@ def _families(measure: str, request):
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     batch = family(request.batch, "batch", BatchLaw)
     service = smooth_family(request.service, "service")
-    vacation = None if none else smooth_family(vac_text, "vacation")
-    return batch, service, vacation, policy, request.admission.value == "whole"
+    try:
+        vacation, kinked = (None if none else smooth_family(vac_text, "vacation")), False
+    except ParameterError as smooth_refusal:
+        vacation = _kinked_vacation(vac_text, service, request.service, smooth_refusal)
+        kinked = True
+    return batch, service, vacation, policy, request.admission.value == "whole", kinked
+
+
+def _kinked_vacation(text, service, service_text, refusal):
+    """The vacation family of ``--vacation text`` whose survival function is steps w 1{x < d} (a constant), with a
+    phase-type ``service``: the exact sums (K1)-(K2) of :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums`
+    (shipped). Anything else re-raises the smooth families' ``refusal``, or names the service that is not
+    phase-type."""
+    from ...symbolic.laws import TimeLaw
+    from .families import family
+
+    fam = family(text, "vacation", TimeLaw)
+    pieces = fam.law.survival_pieces()
+    if not pieces or not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in pieces):
+        raise refusal
+    if service.law.phase_type() is None:
+        raise ParameterError(f"--service {service_text}: not phase-type, so the finite room has no generated exact "
+                             f"tail with the vacation {text} (the sums (K1)-(K2) uniformize a phase-type service: "
+                             "exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N)")
+    return fam
 
 
 def _lst_source(service, vacation, lst_args):
@@ -186,7 +290,7 @@ def _build(measure: str, request) -> KernelModule:
     from .families import LAM
 
     kind, question = MEASURES[measure]
-    batch, service, vacation, policy, whole = _families(measure, request)
+    batch, service, vacation, policy, whole, kinked = _families(measure, request)
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time] (any load)", "> 0"), *batch.args,
               *service.args, *(vacation.args if vacation else ())]
     names = {p[0]: p[1] for p in params}
@@ -240,9 +344,17 @@ def _build(measure: str, request) -> KernelModule:
         "    if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Wv']))",
         "            and numpy.all(numpy.isfinite(d['Zp'])) and math.isfinite(N[0]) and N[0] > 0):",
         "        raise _refused(params, 'the level vectors over- or underflow float64')",
-        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1)",
+        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1,",
+        "             support=support, geometric=geometric, r=r)",
         "    return _kept(params, d)",
     ]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    if kinked:
+        return _kinked_module(measure, service, vacation, names, whole, all_names, laws_text,
+                              [*[(p[1], p[2]) for p in params], r_line], [checks, command, data])
     transform = [
         "def _transform(s, *params):",
         f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
@@ -260,10 +372,6 @@ def _build(measure: str, request) -> KernelModule:
         "",
         "    return _by_blocks(s, max(256, _BLOCK // (r + 1)), nodes)",
     ]
-    laws_text = (f"{batch.label} batches, {service.label} service, "
-                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
-                 + f", {'whole' if whole else 'partial'} admission")
-    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
     atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line])
     code = _module_code([TAIL_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
@@ -272,7 +380,7 @@ def _build(measure: str, request) -> KernelModule:
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
 
 
-def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
+def _public(measure, model_text, model, all_names, param_lines, source=SOURCE, cost=None):
     """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
     tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
     kind, question = MEASURES[measure]
@@ -292,7 +400,8 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
     ]
 
     notes = [f"{model_text}; the {_WORDS[kind]}.",
-             f"Source: {source}.", "",
+             f"Source: {source}.", ""]
+    notes += cost or [
              "Cost: the model's parameters are numbers (not arrays): the finite-room data (O(r^2) float64",
              "operations) are computed once per parameter set and kept for the next calls; " + (
                  "an array of times t" if question == "tail" else "an array of levels q"),
@@ -399,6 +508,13 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
         "    return _kept(params, {'parts': parts, 'pmf': pmf, 'tail': tail, 'b1': b1, 'zero_weight': parts[0]['t_idle'],",
         "                          'N0': sum(p['N0'] for p in parts), 'N1': sum(p['N1'] for p in parts)})",
     ]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    if kinked:
+        return _kinked_module(measure, service, vacation, names, whole, all_names, laws_text,
+                              [*[(p[1], p[2]) for p in params], r_line], [checks, command, data])
     transform = [
         "def _transform(s, *params):",
         f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
@@ -430,3 +546,63 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
                         _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)
+
+
+# -- a phase-type service with constant vacations: the exact sums (K1)-(K2) ------------------------------------
+
+
+KINKED_SOURCE = ("the positive sums (K1)-(K2) of qderive.numeric.kernels.finite_kinked over the state at the batch's "
+                 "arrival of qderive.numeric.engines.vacation_finite_wait (the service uniformized, the constant "
+                 "vacation's residual by overlap weights and Horner's rule; no transform is inverted)")
+
+_KINKED_KERNELS = (*_KERNELS, "finite_kinked")
+
+
+def _kinked_module(measure, service, vacation, names, whole, all_names, laws_text, param_lines, sections):
+    """The generated module of a phase-type service with a vacation of steps w 1{x < d} (constant): the data of
+    :func:`_build` (``sections``: the parameter checks, the command, ``_data``), the setup of the sums (the
+    service's PH(alpha, T) printed by SymPy and uniformized by the kernel's
+    :func:`~qderive.numeric.kernels.finite_kinked.uniformized`, the vacation's steps), and the tails and quantiles
+    by the kernel's :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums` under the engine's float64 policy."""
+    from .codegen import print_expr
+    from .codegen_wait import TAIL_HELPERS
+
+    kind, question = MEASURES[measure]
+    alpha, T = service.law.phase_type()
+    steps = vacation.law.survival_pieces()
+
+    def printed(values):
+        return "(" + ", ".join(print_expr(v, names) for v in values) + ",)"
+
+    setup = [
+        "def _setup(params):",
+        '    """((theta, P, exit, alpha, k), (atoms, densities)) of the sums: the service PH(alpha, T) uniformized,',
+        "    the vacation's steps (w, d) of P(V > x) = sum w 1{x < d} (ValueError where (alpha, T) is not a law).\"\"\"",
+        f"    {', '.join(all_names)}, = params",
+        f"    alpha = {printed(alpha)}",
+        "    T = (" + ", ".join(printed(row) for row in T) + ",)",
+        "    got = uniformized(alpha, T)",
+        "    if not (abs(math.fsum(alpha) - 1) <= 1e-12 and min(alpha) >= 0 and got[0] > 0",
+        "            and min(min(row) for row in got[1]) >= 0 and min(got[2]) >= -1e-12):",
+        "        raise ValueError(f'the service (alpha, T) = ({alpha}, {T}) is not a phase-type law with no atom at 0')",
+        "    atoms = (" + ", ".join(f"({print_expr(w, names)}, {print_expr(d, names)})" for w, _, d in steps) + ",)",
+        "    return got, (atoms, ())",
+    ]
+    consts = [f"_WHOLE, _EXTRA, _WHAT = {whole}, {1 if kind == 'sojourn' else 0}, {TIME_SYMBOLS[kind]!r}"]
+    cost = ["Cost: the model's parameters are numbers (not arrays): the finite-room data (O(r^2) float64",
+            "operations) and the sums' start vectors are computed once per parameter set and kept for the next",
+            "calls; each t is one sum of positive terms (Poisson weights over the uniformized service's step",
+            "counts): an array of times t is evaluated point by point (no transform is inverted, nothing",
+            "cancels)." if question == "tail" else
+            "counts); a level q is searched (a bracket, then the Illinois method: tens of tails each).",
+            "Float64 under the policy of `qderive eval`: each tail's error bound (roundings, rows and Horner steps",
+            "cut) must be below 1e-10 of it; where it is not, ValueError names the point and the",
+            "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
+            "naming the argument."]
+    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+                                         param_lines, KINKED_SOURCE, cost)
+    base = TAIL_HELPERS.split("\n\ndef _time_tails(")[0]
+    parts = [h.strip("\n") for h in (base, _FINITE_HELPERS, _KINKED_HELPERS)]
+    parts += ["\n".join(sec) for sec in (consts, *sections, setup, atoms)] + [public]
+    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", KINKED_SOURCE, _KINKED_KERNELS,
+                        "\n\n\n".join(parts))
