@@ -1,0 +1,126 @@
+"""Generated tails and quantiles of the finite room with kinked laws (issue 28, item 4): ``qderive codegen
+vacation-finite --measure wait_tail|sojourn_tail|wait_quantile|sojourn_quantile`` for a phase-type service with
+constant vacations, where the module ships the exact sums (K1)-(K2) of
+:mod:`qderive.numeric.kernels.finite_kinked` (no transform is inverted).
+
+The reference is ``qderive eval vacation-finite`` (the engine's ``kinked_tails``), whose sums are checked against
+an independent 60-digit computation (the embedded chain at the period starts, exact polynomial-exponential
+integrals over the vacation's age) in tests/test_wait_finite_kinked_vacation.py. The generated module runs the
+same kernel over its own float64 data (the count sequences from the shipped count kernels, the service's
+uniformization from its SymPy-printed PH(alpha, T) in floats, where the engine rounds exact rationals once), so
+the two agree to roundings: 1e-12 relative (measured: below 1e-15). The quantiles to 1e-10 relative: both
+searches stop at 1e-13 in log t, on tails that agree to 1e-12 (the root moves by the tail's error over the
+slope of log P(W > t) in log t, at least 0.05 at these levels).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import cli, load_generated, run_standalone
+
+# (codegen families, eval laws, arguments after t (or q) without r, r)
+ERLANG = (["--batch", "geometric", "--service", "erlang:k=2", "--vacation", "det"],
+          ["--batch", "geometric:mean=2", "--service", "erlang:k=2,mean=1", "--vacation", "det:mean=1.5"],
+          [0.4, 2.0, 1.0, 1.5], 12)
+HYPER = (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation", "det", "--vacation-policy", "single",
+          "--admission", "whole"],
+         ["--batch", "pmf:1=0.5,3=0.5", "--service", "hyperexp:p=0.25/0.75,mean=0.5/1.5", "--vacation",
+          "det:mean=2.5", "--vacation-policy", "single", "--admission", "whole"],
+         [0.45, 0.5, 0.5, 0.25, 0.75, 0.5, 1.5, 2.5], 9)
+COXIAN = (["--batch", "geometric", "--service", "coxian:n=2", "--vacation", "det"],
+          ["--batch", "geometric:mean=3", "--service", "coxian:rates=2/3,p=0.5", "--vacation", "det:mean=0.75"],
+          [0.3, 3.0, 2.0, 3.0, 0.5, 0.75], 6)
+
+
+def _module(tmp_path, measure, options, name):
+    out = tmp_path / f"{name}.py"
+    code, _, err = cli(["codegen", "vacation-finite", "--measure", measure, "--out", str(out), *options])
+    assert code == 0, err
+    return out
+
+
+def _eval(laws, rate, r, option, points):
+    """{repr(point): float} of ``qderive eval vacation-finite`` in float64 (the engine's exact sums)."""
+    code, js, err = cli(["eval", "vacation-finite", *laws, "--rate", str(rate), "--capacity", str(r),
+                         f"--{option}", ",".join(map(repr, points)), "--json"])
+    assert code == 0, err
+    return {k: float(v) for k, v in json.loads(js)["measures"][option.replace("-", "_")].items()}
+
+
+@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN], ids=["erlang-multiple", "hyperexp-single-whole", "coxian"])
+@pytest.mark.parametrize("kind", ["wait", "sojourn"])
+def test_generated_tails_and_quantiles_equal_eval(tmp_path, case, kind):
+    options, laws, args, r = case
+    tail = load_generated(_module(tmp_path, f"{kind}_tail", options, "t"))[f"{kind}_tail"]
+    quantile = load_generated(_module(tmp_path, f"{kind}_quantile", options, "q"))[f"{kind}_quantile"]
+    vacation = args[-1]
+    ts = [0.0, 0.5 * vacation, 1.5 * vacation, 4.0 * vacation]  # t < d, t > d (the two branches of (K2)), the atom
+    want = _eval(laws, args[0], r, f"{kind}-tail", ts)
+    got = tail(np.array(ts), *args, r)
+    assert got.shape == (4,)
+    for t, g in zip(ts, got):
+        assert g == pytest.approx(want[repr(t)], rel=1e-12, abs=0), t  # roundings only (module docstring)
+    assert tail(ts[2], *args, r) == got[2]  # a number gives a number, the same as in an array
+    qs = [0.5, 0.9]
+    want_q = _eval(laws, args[0], r, f"{kind}-quantile", qs)
+    got_q = quantile(np.array(qs), *args, r)
+    for q, g in zip(qs, got_q):
+        assert g == pytest.approx(want_q[repr(q)], rel=1e-10, abs=0), q  # both searches stop at 1e-13 in log t
+        assert tail(g, *args, r) == pytest.approx(1 - q, rel=1e-9)  # the level reached, from the tail itself
+
+
+def test_generated_kinked_module_runs_standalone(tmp_path):
+    path = _module(tmp_path, "wait_tail", ERLANG[0], "wait_tail")
+    options, laws, args, r = ERLANG
+    want = _eval(laws, args[0], r, "wait-tail", [2.0])["2.0"]
+    out = run_standalone(tmp_path, f"import wait_tail\nprint(repr(wait_tail.wait_tail(2.0, {', '.join(map(repr, args))}, {r})))")
+    assert float(out) == pytest.approx(want, rel=1e-12, abs=0)
+
+
+def test_arrays_of_times_equal_point_by_point_and_parameters_stay_numbers(tmp_path):
+    """t is the vectorised argument (each t is one sum of positive terms over the kept start vectors); a
+    parameter is one point of the finite room's O(r^2) data, so an array of loads is refused, naming it, and a
+    loop over the loads gives each its own data (checked against eval at two loads)."""
+    options, laws, args, r = ERLANG
+    tail = load_generated(_module(tmp_path, "wait_tail", options, "t"))["wait_tail"]
+    ts = np.array([[0.3, 1.0], [2.0, 7.0]])
+    grid = tail(ts, *args, r)
+    assert grid.shape == (2, 2)
+    assert [tail(float(t), *args, r) for t in ts.ravel()] == list(grid.ravel())
+    with pytest.raises(ValueError, match="lam = .*must be a number"):
+        tail(1.0, np.array([0.3, 0.4]), *args[1:], r)
+    for lam in (0.3, 0.5):
+        assert tail(1.0, lam, *args[1:], r) == pytest.approx(_eval(laws, lam, r, "wait-tail", [1.0])["1.0"],
+                                                            rel=1e-12, abs=0)
+
+
+def test_bad_arguments_name_themselves(tmp_path):
+    options, _, args, r = HYPER
+    tail = load_generated(_module(tmp_path, "wait_tail", options, "t"))["wait_tail"]
+    with pytest.raises(ValueError, match="not a phase-type law"):
+        tail(1.0, *args[:3], 0.5, 0.75, *args[5:], r)  # hyperexponential probabilities that sum to 1.25
+    with pytest.raises(ValueError, match="r = 0"):
+        tail(1.0, *args, 0)  # vacations need r >= 1
+    with pytest.raises(ValueError, match="vacation_mean = -1"):
+        tail(1.0, *args[:-1], -1.0, r)
+    with pytest.raises(ValueError, match=r"^t = "):
+        tail([0.1, -0.1], *args, r)
+
+
+@pytest.mark.parametrize("options, fragment", [
+    (["--service", "gamma", "--vacation", "det"], "--service gamma: not phase-type"),
+    (["--service", "erlang:k=2", "--vacation", "uniform"],
+     "--vacation uniform: the count probabilities of this law are computed in the package"),
+    (["--service", "erlang:k=2", "--vacation", "empirical:values=1/2"], "an empirical law is data"),
+    (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
+    (["--service", "det", "--vacation", "det"], "--service det: no generated tail"),
+])
+def test_laws_without_generated_sums_are_refused_with_the_reason(tmp_path, options, fragment):
+    code, _, err = cli(["codegen", "vacation-finite", "--measure", "wait_tail", "--out", str(tmp_path / "x.py"),
+                        "--batch", "geometric", *options])
+    assert code == 2 and fragment in err, err
+    assert not (tmp_path / "x.py").exists()
