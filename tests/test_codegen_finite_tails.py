@@ -31,6 +31,11 @@ HYPER = (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation",
          ["--batch", "pmf:1=0.5,3=0.5", "--service", "hyperexp:p=0.25/0.75,mean=0.5/1.5", "--vacation",
           "det:mean=2.5", "--vacation-policy", "single", "--admission", "whole"],
          [0.45, 0.5, 0.5, 0.25, 0.75, 0.5, 1.5, 2.5], 9)
+# an empirical vacation with a repeated value (the engine merges it into one atom of weight 1/2, the generated module
+# keeps two steps of 1/4: the same survival function)
+SAMPLE = (["--batch", "geometric", "--service", "exp", "--vacation", "empirical:n=4"],
+          ["--batch", "geometric:mean=2", "--service", "exp:mean=0.8", "--vacation", "empirical:values=0.5/1.5/1.5/4"],
+          [0.5, 2.0, 0.8, 0.5, 1.5, 1.5, 4.0], 10)
 COXIAN = (["--batch", "geometric", "--service", "coxian:n=2", "--vacation", "det"],
           ["--batch", "geometric:mean=3", "--service", "coxian:rates=2/3,p=0.5", "--vacation", "det:mean=0.75"],
           [0.3, 3.0, 2.0, 3.0, 0.5, 0.75], 6)
@@ -51,14 +56,15 @@ def _eval(laws, rate, r, option, points):
     return {k: float(v) for k, v in json.loads(js)["measures"][option.replace("-", "_")].items()}
 
 
-@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN], ids=["erlang-multiple", "hyperexp-single-whole", "coxian"])
+@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN, SAMPLE],
+                         ids=["erlang-multiple", "hyperexp-single-whole", "coxian", "exp-empirical"])
 @pytest.mark.parametrize("kind", ["wait", "sojourn"])
 def test_generated_tails_and_quantiles_equal_eval(tmp_path, case, kind):
     options, laws, args, r = case
     tail = load_generated(_module(tmp_path, f"{kind}_tail", options, "t"))[f"{kind}_tail"]
     quantile = load_generated(_module(tmp_path, f"{kind}_quantile", options, "q"))[f"{kind}_quantile"]
-    vacation = args[-1]
-    ts = [0.0, 0.5 * vacation, 1.5 * vacation, 4.0 * vacation]  # t < d, t > d (the two branches of (K2)), the atom
+    vacation = args[-1]  # the largest step d
+    ts = [0.0, 0.3 * vacation, 0.8 * vacation, 2.5 * vacation]  # t < d, t > d (the two branches of (K2)), the atom
     want = _eval(laws, args[0], r, f"{kind}-tail", ts)
     got = tail(np.array(ts), *args, r)
     assert got.shape == (4,)
@@ -109,13 +115,21 @@ def test_bad_arguments_name_themselves(tmp_path):
         tail(1.0, *args[:-1], -1.0, r)
     with pytest.raises(ValueError, match=r"^t = "):
         tail([0.1, -0.1], *args, r)
+    options, _, args, r = SAMPLE
+    tail = load_generated(_module(tmp_path, "wait_tail", options, "s"))["wait_tail"]
+    with pytest.raises(ValueError, match="vacation_value2 = 0"):
+        tail(1.0, *args[:4], 0.0, *args[5:], r)
 
 
 @pytest.mark.parametrize("options, fragment", [
     (["--service", "gamma", "--vacation", "det"], "--service gamma: not phase-type"),
     (["--service", "erlang:k=2", "--vacation", "uniform"],
      "--vacation uniform: the count probabilities of this law are computed in the package"),
-    (["--service", "erlang:k=2", "--vacation", "empirical:values=1/2"], "an empirical law is data"),
+    (["--service", "erlang:k=2", "--vacation", "empirical:values=1/2"],
+     "--vacation empirical:values=1/2: an empirical family fixes only the number of its values, e.g. empirical:n=3"),
+    (["--service", "erlang:k=2", "--vacation", "empirical:file=times.csv"],
+     "--vacation empirical:file=times.csv: a sample read from a file is data"),
+    (["--service", "empirical:n=2", "--vacation", "det"], "--service empirical:n=2: an empirical law is data"),
     (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
     (["--service", "det", "--vacation", "det"], "--service det: no generated tail"),
 ])
@@ -124,3 +138,21 @@ def test_laws_without_generated_sums_are_refused_with_the_reason(tmp_path, optio
                         "--batch", "geometric", *options])
     assert code == 2 and fragment in err, err
     assert not (tmp_path / "x.py").exists()
+
+
+def test_empirical_vacation_family_in_the_other_measures_equals_eval_and_is_vectorised(tmp_path):
+    """``--vacation empirical:n=N`` reaches every measure of ``codegen vacation-finite`` (the family is built once
+    for all of them): the loss probability and the mean wait of the sample's law (its count law, a Poisson
+    mixture, printed into the shipped kernel call) against eval at two loads, from an array of rates and point
+    by point (1e-12: the same kernels in float64, roundings only)."""
+    options, laws, args, r = SAMPLE
+    for measure in ("loss_probability", "mean_wait"):
+        fn = load_generated(_module(tmp_path, measure, options, measure))[measure]
+        rates = [0.5, 0.7]
+        together = fn(np.array(rates), *args[1:], r)
+        for i, lam in enumerate(rates):
+            code, js, err = cli(["eval", "vacation-finite", *laws, "--rate", str(lam), "--capacity", str(r), "--json"])
+            assert code == 0, err
+            want = float(json.loads(js)["measures"][measure])
+            assert together[i] == pytest.approx(want, rel=1e-12, abs=0), (measure, lam)
+            assert fn(lam, *args[1:], r) == pytest.approx(together[i], rel=1e-13, abs=0)

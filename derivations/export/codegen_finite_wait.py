@@ -247,14 +247,15 @@ def _families(measure: str, request):
 
 
 def _kinked_vacation(text, service, service_text, refusal):
-    """The vacation family of ``--vacation text`` whose survival function is steps w 1{x < d} (a constant), with a
+    """The vacation family of ``--vacation text`` whose survival function is steps w 1{x < d} (a constant, an
+    empirical law of N values given as arguments: ``empirical:n=N``, :func:`.families.family`), with a
     phase-type ``service``: the exact sums (K1)-(K2) of :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums`
     (shipped). Anything else re-raises the smooth families' ``refusal``, or names the service that is not
     phase-type."""
     from ...symbolic.laws import TimeLaw
     from .families import family
 
-    fam = family(text, "vacation", TimeLaw)
+    fam = family(text, "vacation", TimeLaw, samples=True)
     pieces = fam.law.survival_pieces()
     if not pieces or not all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in pieces):
         raise refusal
@@ -508,13 +509,6 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
         "    return _kept(params, {'parts': parts, 'pmf': pmf, 'tail': tail, 'b1': b1, 'zero_weight': parts[0]['t_idle'],",
         "                          'N0': sum(p['N0'] for p in parts), 'N1': sum(p['N1'] for p in parts)})",
     ]
-    laws_text = (f"{batch.label} batches, {service.label} service, "
-                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
-                 + f", {'whole' if whole else 'partial'} admission")
-    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
-    if kinked:
-        return _kinked_module(measure, service, vacation, names, whole, all_names, laws_text,
-                              [*[(p[1], p[2]) for p in params], r_line], [checks, command, data])
     transform = [
         "def _transform(s, *params):",
         f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
