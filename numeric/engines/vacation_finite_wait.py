@@ -716,55 +716,17 @@ def _context_piece(ctx, piece):
     return w, theta, d, (a, Pc, ctx.array([ctx.num(v) for v in exit_]))
 
 
-class LatticeSums(LF.RowSums):
-    """The data of the sums (F1) in the context of the law's data ``parts`` (a list of :class:`WaitData`, one per
-    arrival rate): the admission matrices, the idle weight, per period (the service and, with vacations, the
-    vacation of each part) its rows, batch rate, survival pieces, profile and whether its rows are complete
-    (the next row is exactly 0), and the total N(W > -1). Rows are extended (doubled) while their truncation
-    bound exceeds the tolerance of a tail."""
+class LatticeSums(LF.ConstantSums):
+    """The sums (F1) of :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums` for the law's data ``parts``
+    (a list of :class:`WaitData`, one per arrival rate) and ``setup`` = (D, the vacation's exact survival pieces of
+    :func:`lattice_setup`), the pieces converted to the context here (:func:`_context_piece`)."""
 
     def __init__(self, parts, setup):
         D, vacation = setup
-        first = parts[0]
-        self.ctx, self.D, self.r = first.ctx, D, first.r
-        ctx = self.ctx
-        with ctx:
-            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
-            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
-            self.idle = ctx.fsum([d.t_idle for d in parts])
-            self._periods(parts, ((ctx.num(1), ctx.num(0), ctx.num(D)),), vacation)
+        super().__init__(parts, D, vacation)
 
     def _periods(self, parts, service, vacation):
-        """The service and vacation periods of every part (``service``: the service's pieces in the context,
-        ``vacation``: the vacation's survival pieces), and the total mass of the sums (t = -1)."""
-        vac = tuple(_context_piece(self.ctx, p) for p in vacation)
-        self.periods = []
-        for data in parts:
-            self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
-            if data.Wv.shape[0]:
-                self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
-        self.mass = self._sum(-1)[0]
-
-    def _period(self, data, W, pieces, complete):
-        ctx = self.ctx
-        error = 0
-        if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
-            error = K.FW_NEGLIGIBLE * float(np.max(np.abs(W)))
-        profile = list(LF.period_profile(ctx, W, data.lam, pieces, error))
-        if complete:
-            profile[4] = ctx.num(0)  # nothing cut: the next row is 0
-        return [W, data, pieces, tuple(profile), complete]
-
-    def _sum(self, t):
-        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total)."""
-        ctx, D = self.ctx, self.D
-        if t < 0:
-            J0 = J1 = 0
-        else:
-            J0, J1 = -((-t) // D), t // D + 1
-        us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
-        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
-        return LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
+        super()._periods(parts, service, tuple(_context_piece(self.ctx, p) for p in vacation))
 
 
 def _lattice_sums(law: "FiniteWait", ctx, setup) -> LatticeSums:

@@ -102,7 +102,7 @@ import math
 
 import numpy
 
-from .finite_wait import wait_batch_rows
+from .finite_wait import FW_NEGLIGIBLE, wait_batch_rows
 
 
 def residual_weights(ctx, lam, piece, u, top):
@@ -551,3 +551,57 @@ class RowSums:
         if value == 0:
             return value, (0 if trunc == 0 else self.ctx.huge)
         return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
+
+
+class ConstantSums(RowSums):
+    """The data of the sums (F1) for a constant service D in the context of the law's data ``parts`` (objects with
+    the fields of the engine's ``WaitData`` that the sums read: ``ctx``, ``r``, ``whole``, ``lam``, ``pmf``,
+    ``tail``, ``support``, ``geometric``, ``t_idle``, ``Ws``, ``Wv``, ``beta``, ``phi``; one per arrival rate) and
+    the vacation's survival pieces ``vacation`` in the context (:func:`period_profile`): the admission matrices,
+    the idle weight, per period (the service and, with vacations, the vacation of each part) its rows, batch rate,
+    survival pieces, profile and whether its rows are complete (the next row is exactly 0), and the total
+    N(W > -1). Rows are extended (doubled) while their truncation
+    bound exceeds the tolerance of a tail (:meth:`RowSums.tail`). The engine
+    (:mod:`qderive.numeric.engines.vacation_finite_wait`) and generated code run it; t is exact there (a Fraction),
+    a float here (floor divisions and t - j D in float64)."""
+
+    def __init__(self, parts, D, vacation):
+        first = parts[0]
+        self.ctx, self.D, self.r = first.ctx, D, first.r
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self._periods(parts, ((ctx.num(1), ctx.num(0), ctx.num(D)),), vacation)
+
+    def _periods(self, parts, service, vacation):
+        """The service and vacation periods of every part (``service``: the service's pieces in the context,
+        ``vacation``: the vacation's survival pieces in the context), and the total mass of the sums (t = -1)."""
+        self.periods = []
+        for data in parts:
+            self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
+            if data.Wv.shape[0]:
+                self.periods.append(self._period(data, data.Wv, vacation, data.Wv.shape[0] < len(data.phi)))
+        self.mass = self._sum(-1)[0]
+
+    def _period(self, data, W, pieces, complete):
+        ctx = self.ctx
+        error = 0
+        if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
+            error = FW_NEGLIGIBLE * float(numpy.max(numpy.abs(W)))
+        profile = list(period_profile(ctx, W, data.lam, pieces, error))
+        if complete:
+            profile[4] = ctx.num(0)  # nothing cut: the next row is 0
+        return [W, data, pieces, tuple(profile), complete]
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total)."""
+        ctx, D = self.ctx, self.D
+        if t < 0:
+            J0 = J1 = 0
+        else:
+            J0, J1 = -((-t) // D), t // D + 1
+        us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
+        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
+        return lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
