@@ -1,11 +1,14 @@
 """Generated tails and quantiles of the finite room with kinked laws (issue 28, item 4): ``qderive codegen
 vacation-finite --measure wait_tail|sojourn_tail|wait_quantile|sojourn_quantile`` for a phase-type service with
-constant vacations, where the module ships the exact sums (K1)-(K2) of
-:mod:`qderive.numeric.kernels.finite_kinked` (no transform is inverted).
+constant or empirical (``empirical:n=N``) vacations, where the module ships the exact sums (K1)-(K2) of
+:mod:`qderive.numeric.kernels.finite_kinked`, and for a constant service with no vacations or vacations of exact
+survival pieces, where it ships the sums (F1)-(F4) of :mod:`qderive.numeric.kernels.lattice_finite` (no transform
+is inverted).
 
 The reference is ``qderive eval vacation-finite`` (the engine's ``kinked_tails``), whose sums are checked against
 an independent 60-digit computation (the embedded chain at the period starts, exact polynomial-exponential
-integrals over the vacation's age) in tests/test_wait_finite_kinked_vacation.py. The generated module runs the
+integrals over the vacation's age) in tests/test_wait_finite_kinked_vacation.py, and the constant service's against
+an independent 50-digit computation in tests/test_wait_finite_lattice.py. The generated module runs the
 same kernel over its own float64 data (the count sequences from the shipped count kernels, the service's
 uniformization from its SymPy-printed PH(alpha, T) in floats, where the engine rounds exact rationals once), so
 the two agree to roundings: 1e-12 relative (measured: below 1e-15). The quantiles to 1e-10 relative: both
@@ -36,6 +39,19 @@ HYPER = (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation",
 SAMPLE = (["--batch", "geometric", "--service", "exp", "--vacation", "empirical:n=4"],
           ["--batch", "geometric:mean=2", "--service", "exp:mean=0.8", "--vacation", "empirical:values=0.5/1.5/1.5/4"],
           [0.5, 2.0, 0.8, 0.5, 1.5, 1.5, 4.0], 10)
+# a constant service: the sums (F1)-(F4) of lattice_finite (exponential pieces, a matrix piece (F4), steps)
+DET_EXP = (["--batch", "geometric", "--service", "det", "--vacation", "exp"],
+           ["--batch", "geometric:mean=2", "--service", "det:mean=1", "--vacation", "exp:mean=1.5"],
+           [0.4, 2.0, 1.0, 1.5], 12)
+DET_COXIAN = (["--batch", "pmf:sizes=1/3", "--service", "det", "--vacation", "coxian:n=2", "--admission", "whole"],
+              ["--batch", "pmf:1=0.5,3=0.5", "--service", "det:mean=0.5", "--vacation", "coxian:rates=2/3,p=0.5",
+               "--admission", "whole"],
+              [0.6, 0.5, 0.5, 0.5, 2.0, 3.0, 0.5], 9)
+DET_SAMPLE = (["--batch", "geometric", "--service", "det", "--vacation", "empirical:n=3", "--vacation-policy",
+               "single"],
+              ["--batch", "geometric:mean=2", "--service", "det:mean=1", "--vacation", "empirical:values=0.5/1.5/4",
+               "--vacation-policy", "single"],
+              [0.4, 2.0, 1.0, 0.5, 1.5, 4.0], 12)
 COXIAN = (["--batch", "geometric", "--service", "coxian:n=2", "--vacation", "det"],
           ["--batch", "geometric:mean=3", "--service", "coxian:rates=2/3,p=0.5", "--vacation", "det:mean=0.75"],
           [0.3, 3.0, 2.0, 3.0, 0.5, 0.75], 6)
@@ -56,15 +72,16 @@ def _eval(laws, rate, r, option, points):
     return {k: float(v) for k, v in json.loads(js)["measures"][option.replace("-", "_")].items()}
 
 
-@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN, SAMPLE],
-                         ids=["erlang-multiple", "hyperexp-single-whole", "coxian", "exp-empirical"])
+@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN, SAMPLE, DET_EXP, DET_COXIAN, DET_SAMPLE],
+                         ids=["erlang-multiple", "hyperexp-single-whole", "coxian", "exp-empirical", "det-exp",
+                              "det-coxian-whole", "det-empirical-single"])
 @pytest.mark.parametrize("kind", ["wait", "sojourn"])
 def test_generated_tails_and_quantiles_equal_eval(tmp_path, case, kind):
     options, laws, args, r = case
     tail = load_generated(_module(tmp_path, f"{kind}_tail", options, "t"))[f"{kind}_tail"]
     quantile = load_generated(_module(tmp_path, f"{kind}_quantile", options, "q"))[f"{kind}_quantile"]
-    vacation = args[-1]  # the largest step d
-    ts = [0.0, 0.3 * vacation, 0.8 * vacation, 2.5 * vacation]  # t < d, t > d (the two branches of (K2)), the atom
+    scale = args[-1]  # the largest step d of a vacation (K2), or a time of the order of the wait
+    ts = [0.0, 0.3 * scale, 0.8 * scale, 2.5 * scale]  # t < d, t > d (the two branches of (K2)), the atom
     want = _eval(laws, args[0], r, f"{kind}-tail", ts)
     got = tail(np.array(ts), *args, r)
     assert got.shape == (4,)
@@ -131,7 +148,10 @@ def test_bad_arguments_name_themselves(tmp_path):
      "--vacation empirical:file=times.csv: a sample read from a file is data"),
     (["--service", "empirical:n=2", "--vacation", "det"], "--service empirical:n=2: an empirical law is data"),
     (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
-    (["--service", "det", "--vacation", "det"], "--service det: no generated tail"),
+    (["--service", "uniform", "--vacation", "exp"],
+     "--service uniform: the count probabilities of this law are computed in the package"),
+    (["--service", "det", "--vacation", "gamma"], "--vacation gamma: no exact survival pieces"),
+    (["--service", "det", "--vacation", "lognormal"], "--vacation lognormal:"),
 ])
 def test_laws_without_generated_sums_are_refused_with_the_reason(tmp_path, options, fragment):
     code, _, err = cli(["codegen", "vacation-finite", "--measure", "wait_tail", "--out", str(tmp_path / "x.py"),

@@ -601,7 +601,7 @@ class ConstantSums(RowSums):
         if t < 0:
             J0 = J1 = 0
         else:
-            J0, J1 = -((-t) // D), t // D + 1
+            J0, J1 = int(-((-t) // D)), int(t // D + 1)  # a Fraction's floor is an int already, a float's a float
         us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
         periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
         return lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
