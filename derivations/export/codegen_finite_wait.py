@@ -30,8 +30,25 @@ vacation) law are printed by SymPy, from the expressions the engine compiles
 are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
 self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
 ``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
-it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognormal) are refused, as
-``eval`` refuses their tails.
+it.
+
+Laws with kinks get the exact sums of positive terms ``eval`` answers them by (issue 28, item 4; no transform
+is inverted; :func:`_families` chooses the route):
+
+* a phase-type service (exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N) with a constant (``det``) or
+  empirical (``empirical:n=N``: the N sample values are arguments, :func:`.families.family`) vacation: the sums
+  (K1)-(K2) of :class:`qderive.numeric.kernels.finite_kinked.KinkedSums`, set up by the kernel's
+  ``uniformized`` from the service's PH(alpha, T) printed by SymPy;
+* a constant service (``det``) with no vacations or a vacation of exact survival pieces (exp, hyperexp:n=N, det,
+  empirical:n=N; erlang, coxian, ph as a uniformized matrix piece (F4)): the sums (F1)-(F4) of
+  :class:`qderive.numeric.kernels.lattice_finite.ConstantSums`;
+
+over the same ``_data`` (the state at the batch's arrival), under ``eval``'s float64 policy (rows and steps
+extended until the truncation is below 1e-11 of the tail, a tail trusted within 1e-10 of its error bound, else
+ValueError with the ``--digits 15`` command); a time array is one sum per time. Still refused with the reason:
+uniform vacations (their count probabilities are a difference the package computes with extra digits, not a
+kernel), a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, and the lattice
+brackets of a service off the lattice ((F5), (F6)).
 
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
