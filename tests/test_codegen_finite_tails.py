@@ -141,15 +141,15 @@ def test_bad_arguments_name_themselves(tmp_path):
 @pytest.mark.parametrize("options, fragment", [
     (["--service", "gamma", "--vacation", "det"], "--service gamma: not phase-type"),
     (["--service", "erlang:k=2", "--vacation", "uniform"],
-     "--vacation uniform: the count probabilities of this law are computed in the package"),
+     "--vacation uniform: its survival function has kinks but is not steps"),
     (["--service", "erlang:k=2", "--vacation", "empirical:values=1/2"],
      "--vacation empirical:values=1/2: an empirical family fixes only the number of its values, e.g. empirical:n=3"),
     (["--service", "erlang:k=2", "--vacation", "empirical:file=times.csv"],
      "--vacation empirical:file=times.csv: a sample read from a file is data"),
     (["--service", "empirical:n=2", "--vacation", "det"], "--service empirical:n=2: an empirical law is data"),
     (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
-    (["--service", "uniform", "--vacation", "exp"],
-     "--service uniform: the count probabilities of this law are computed in the package"),
+    (["--service", "uniform", "--vacation", "exp"], "--service uniform: no generated tail or quantile in the finite "
+                                                     "room: of the services with kinks only a constant (det)"),
     (["--service", "det", "--vacation", "gamma"], "--vacation gamma: no exact survival pieces"),
     (["--service", "det", "--vacation", "lognormal"], "--vacation lognormal:"),
 ])

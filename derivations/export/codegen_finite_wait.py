@@ -302,6 +302,10 @@ def _constant_service(text, refusal):
     fam = family(text, "service", TimeLaw)
     pieces = fam.law.survival_pieces()
     if not (_steps(fam.law) and len(pieces) == 1 and pieces[0][0] == 1):
+        if fam.law.survival_kinks() or pieces:
+            raise ParameterError(f"--service {text}: no generated tail or quantile in the finite room: of the services "
+                                 "with kinks only a constant (det) has generated sums (qderive eval answers this one "
+                                 "by lattice sums or certified brackets (F5), which are not generated)")
         raise refusal
     return fam
 
@@ -316,6 +320,10 @@ def _stepped_vacation(text, refusal):
 
     fam = family(text, "vacation", TimeLaw, samples=True)
     if not _steps(fam.law):
+        if fam.law.survival_kinks() and fam.law.survival_pieces() is None:
+            raise ParameterError(f"--vacation {text}: its survival function has kinks but is not steps w 1{{x < d}}: "
+                                 "no generated tail (qderive eval sums a uniform vacation as a mixture of constant "
+                                 "ones by Gauss-Legendre, which is not generated; det and empirical:n=N are)")
         raise refusal
     return fam
 
