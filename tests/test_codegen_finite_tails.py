@@ -176,3 +176,13 @@ def test_empirical_vacation_family_in_the_other_measures_equals_eval_and_is_vect
             want = float(json.loads(js)["measures"][measure])
             assert together[i] == pytest.approx(want, rel=1e-12, abs=0), (measure, lam)
             assert fn(lam, *args[1:], r) == pytest.approx(together[i], rel=1e-13, abs=0)
+
+
+def test_a_point_beyond_the_sums_limits_raises_the_documented_error(tmp_path):
+    """A constant vacation of about 20 000 uniformized service phases (Erlang-2 service of mean 0.001, theta =
+    2000, vacation 10) needs more Horner steps than the kernel allows (KINKED_STEPS = 16384), as in eval: the
+    generated function raises ValueError with the reason and the eval command, and computes nothing else."""
+    tail = load_generated(_module(tmp_path, "wait_tail", ERLANG[0], "t"))["wait_tail"]
+    with pytest.raises(ValueError, match=r"uniformized service phases.*compute it with `qderive eval vacation-finite "
+                                         r"--rate 0\.05 .*--vacation det:mean=10\.0 --capacity 5"):
+        tail(1.0, 0.05, 2.0, 0.001, 10.0, 5)
