@@ -1,6 +1,6 @@
 """Generated tails and quantiles of the finite room with kinked laws (issue 28, item 4): ``qderive codegen
 vacation-finite --measure wait_tail|sojourn_tail|wait_quantile|sojourn_quantile`` for a phase-type service with
-constant or empirical (``empirical:n=N``) vacations, where the module ships the exact sums (K1)-(K2) of
+constant, empirical (``empirical:n=N``) or uniform vacations, where the module ships the exact sums (K1)-(K2) of
 :mod:`qderive.numeric.kernels.finite_kinked`, and for a constant service with no vacations or vacations of exact
 survival pieces, where it ships the sums (F1)-(F4) of :mod:`qderive.numeric.kernels.lattice_finite` (no transform
 is inverted).
@@ -52,6 +52,11 @@ DET_SAMPLE = (["--batch", "geometric", "--service", "det", "--vacation", "empiri
               ["--batch", "geometric:mean=2", "--service", "det:mean=1", "--vacation", "empirical:values=0.5/1.5/4",
                "--vacation-policy", "single"],
               [0.4, 2.0, 1.0, 0.5, 1.5, 4.0], 12)
+# a uniform vacation: a mixture of constant ones (densities of the sums, Gauss-Legendre over d on each side of t)
+UNIFORM = (["--batch", "geometric", "--service", "erlang:k=2", "--vacation", "uniform", "--vacation-policy", "single"],
+           ["--batch", "geometric:mean=2", "--service", "erlang:k=2,mean=1", "--vacation", "uniform:low=0.5,high=2.5",
+            "--vacation-policy", "single"],
+           [0.4, 2.0, 1.0, 0.5, 2.5], 5)
 COXIAN = (["--batch", "geometric", "--service", "coxian:n=2", "--vacation", "det"],
           ["--batch", "geometric:mean=3", "--service", "coxian:rates=2/3,p=0.5", "--vacation", "det:mean=0.75"],
           [0.3, 3.0, 2.0, 3.0, 0.5, 0.75], 6)
@@ -72,9 +77,9 @@ def _eval(laws, rate, r, option, points):
     return {k: float(v) for k, v in json.loads(js)["measures"][option.replace("-", "_")].items()}
 
 
-@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN, SAMPLE, DET_EXP, DET_COXIAN, DET_SAMPLE],
-                         ids=["erlang-multiple", "hyperexp-single-whole", "coxian", "exp-empirical", "det-exp",
-                              "det-coxian-whole", "det-empirical-single"])
+@pytest.mark.parametrize("case", [ERLANG, HYPER, COXIAN, SAMPLE, UNIFORM, DET_EXP, DET_COXIAN, DET_SAMPLE],
+                         ids=["erlang-multiple", "hyperexp-single-whole", "coxian", "exp-empirical",
+                              "erlang-uniform-single", "det-exp", "det-coxian-whole", "det-empirical-single"])
 @pytest.mark.parametrize("kind", ["wait", "sojourn"])
 def test_generated_tails_and_quantiles_equal_eval(tmp_path, case, kind):
     options, laws, args, r = case
@@ -140,8 +145,7 @@ def test_bad_arguments_name_themselves(tmp_path):
 
 @pytest.mark.parametrize("options, fragment", [
     (["--service", "gamma", "--vacation", "det"], "--service gamma: not phase-type"),
-    (["--service", "erlang:k=2", "--vacation", "uniform"],
-     "--vacation uniform: its survival function has kinks but is not steps"),
+    (["--service", "det", "--vacation", "uniform"], "--vacation uniform: no exact survival pieces"),
     (["--service", "erlang:k=2", "--vacation", "empirical:values=1/2"],
      "--vacation empirical:values=1/2: an empirical family fixes only the number of its values, e.g. empirical:n=3"),
     (["--service", "erlang:k=2", "--vacation", "empirical:file=times.csv"],

@@ -115,3 +115,22 @@ def test_generated_hysteretic_loss_with_a_uniform_service_equals_eval(tmp_path):
     want = _eval(["hysteretic", "--rate", "8", "--overload-factor", "0.5", "--batch", "geometric:mean=2",
                   "--service", "uniform:low=0.02,high=0.08", "--thresholds", "4,8,12"])
     assert loss(8.0, 0.5, 2.0, 0.02, 0.08, 4, 8, 12) == pytest.approx(want, rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("low, high", [(F(0), F(2)), (F(1, 2), F(5, 2))])
+def test_linear_survival_is_the_survival_function(low, high):
+    """The generated code's pieces (``Uniform.linear_survival``) against the law's own mpmath ``survival`` at the
+    quarter points of each piece and the engine's pieces from ``survival`` (``linear_pieces``)."""
+    from qderive.numeric.engines.vacation_finite_wait import linear_parts
+    from qderive.numeric.engines.vacation_wait import linear_pieces
+    from qderive.symbolic.laws import TimeLaw
+
+    law = TimeLaw.registered()["uniform"](low, high)
+    pieces = law.linear_survival()
+    for x0, x1, s0, s1 in pieces:
+        for i in (1, 2, 3):
+            x = x0 + (x1 - x0) * F(i, 4)
+            want = law.survival(mpmath.mpf(x.numerator) / x.denominator)
+            level = s0 + (s1 - s0) * F(i, 4)
+            assert abs(mpmath.mpf(level.numerator) / level.denominator - want) < 1e-25
+    assert linear_parts(pieces) == linear_parts(linear_pieces(law))

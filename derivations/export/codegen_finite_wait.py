@@ -35,10 +35,11 @@ it.
 Laws with kinks get the exact sums of positive terms ``eval`` answers them by (issue 28, item 4; no transform
 is inverted; :func:`_families` chooses the route):
 
-* a phase-type service (exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N) with a constant (``det``) or
-  empirical (``empirical:n=N``: the N sample values are arguments, :func:`.families.family`) vacation: the sums
-  (K1)-(K2) of :class:`qderive.numeric.kernels.finite_kinked.KinkedSums`, set up by the kernel's
-  ``uniformized`` from the service's PH(alpha, T) printed by SymPy;
+* a phase-type service (exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N) with a constant (``det``),
+  empirical (``empirical:n=N``: the N sample values are arguments, :func:`.families.family`) or uniform (a
+  mixture of constants: ``linear_survival``, Gauss-Legendre over d as eval) vacation: the sums (K1)-(K2) of
+  :class:`qderive.numeric.kernels.finite_kinked.KinkedSums`, set up by the kernel's ``uniformized`` from the
+  service's PH(alpha, T) printed by SymPy;
 * a constant service (``det``) with no vacations or a vacation of exact survival pieces (exp, hyperexp:n=N, det,
   empirical:n=N; erlang, coxian, ph as a uniformized matrix piece (F4)): the sums (F1)-(F4) of
   :class:`qderive.numeric.kernels.lattice_finite.ConstantSums`;
@@ -46,9 +47,9 @@ is inverted; :func:`_families` chooses the route):
 over the same ``_data`` (the state at the batch's arrival), under ``eval``'s float64 policy (rows and steps
 extended until the truncation is below 1e-11 of the tail, a tail trusted within 1e-10 of its error bound, else
 ValueError with the ``--digits 15`` command); a time array is one sum per time. Still refused with the reason:
-uniform vacations (their count probabilities are a difference the package computes with extra digits, not a
-kernel), a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, and the lattice
-brackets of a service off the lattice ((F5), (F6)).
+a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, a constant service with
+a uniform vacation (eval has no exact sum for it either), and the lattice brackets of a service off the lattice
+((F5), (F6)).
 
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
@@ -319,13 +320,22 @@ def _stepped_vacation(text, refusal):
     from .families import family
 
     fam = family(text, "vacation", TimeLaw, samples=True)
-    if not _steps(fam.law):
-        if fam.law.survival_kinks() and fam.law.survival_pieces() is None:
-            raise ParameterError(f"--vacation {text}: its survival function has kinks but is not steps w 1{{x < d}}: "
-                                 "no generated tail (qderive eval sums a uniform vacation as a mixture of constant "
-                                 "ones by Gauss-Legendre, which is not generated; det and empirical:n=N are)")
+    if not (_steps(fam.law) or _vacation_parts(fam.law) is not None):
         raise refusal
     return fam
+
+
+def _vacation_parts(law):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) of a kinked vacation law with symbolic parameters: its
+    steps w 1{x < d} (``survival_pieces``), or its linear pieces (``linear_survival``: uniform, a mixture of constant
+    vacations with the density c on [x_0, x_1]) by the engine's
+    :func:`~qderive.numeric.engines.vacation_finite_wait.linear_parts`; None for any other law."""
+    from ...numeric.engines.vacation_finite_wait import linear_parts
+
+    if _steps(law):
+        return tuple((w, d) for w, _, d in law.survival_pieces()), ()
+    lin = getattr(law, "linear_survival", None)
+    return None if lin is None else linear_parts(lin())
 
 
 def _lst_source(service, vacation, lst_args):
@@ -645,15 +655,18 @@ def _kinked_module(measure, service, vacation, names, whole, all_names, laws_tex
     from .codegen import print_expr
 
     kind, _ = MEASURES[measure]
+    atoms, densities = _vacation_parts(vacation.law)
     setup = [
         "def _setup(params):",
         '    """((theta, P, exit, alpha, k), (atoms, densities)) of the sums (K1)-(K2): the service PH(alpha, T)',
-        "    uniformized, the vacation's steps (w, d) of P(V > x) = sum w 1{x < d}.\"\"\"",
+        "    uniformized, the vacation's steps (w, d) of P(V > x) = sum w 1{x < d} and densities c on [x_0, x_1] (a",
+        "    mixture of constant vacations: Gauss-Legendre over d, as eval).\"\"\"",
         f"    {', '.join(all_names)}, = params",
         *_ph_lines(service.law, names, "service"),
-        "    atoms = (" + ", ".join(f"({print_expr(w, names)}, {print_expr(d, names)})"
-                                    for w, _, d in vacation.law.survival_pieces()) + ",)",
-        "    return got, (atoms, ())",
+        "    atoms = (" + "".join(f"({print_expr(w, names)}, {print_expr(d, names)}), " for w, d in atoms) + ")",
+        "    densities = (" + "".join(f"({print_expr(c, names)}, {print_expr(a, names)}, {print_expr(b, names)}), "
+                                     for c, a, b in densities) + ")",
+        "    return got, (atoms, densities)",
         "",
         "",
         "def _new_sums(parts, params):",

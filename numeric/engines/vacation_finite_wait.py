@@ -816,8 +816,13 @@ def _vacation_parts(vacation):
     from .vacation_wait import linear_pieces
 
     lin = linear_pieces(vacation)
-    if lin is None:
-        return None
+    return None if lin is None else linear_parts(lin)
+
+
+def linear_parts(lin):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) of a piecewise linear P(V > x) given as pieces
+    (x_0, x_1, S(x_0+), S(x_1-)) (exact numbers, or SymPy expressions for generated code): a jump of S at x_1 is an
+    atom, a slope a density c = (S(x_0+) - S(x_1-)) / (x_1 - x_0) on [x_0, x_1]."""
     atoms, densities = [], []
     for i, (x0, x1, s0, s1) in enumerate(lin):
         after = lin[i + 1][2] if i + 1 < len(lin) else 0
