@@ -98,11 +98,18 @@ def _(law: C.PhaseTypeCount):
     return KernelCall(_counts.phase_type_sequences, (tuple(law.alpha), tuple(tuple(r) for r in law.T), law.lam))
 
 
-@count_kernel.register(C.UniformMixedPoissonCount)
+@count_kernel.register
+def _(law: C.UniformMixedPoissonCount):
+    # the positive sums (U1) of kernels/uniform_counts.py (generated code); the package's own values below
+    # (count_sequences) are the difference of the two Poisson tails at 30 extra digits, checked against it
+    from .kernels.uniform_counts import uniform_mixed_sequences
+
+    return KernelCall(uniform_mixed_sequences, (law.lam_low, law.lam_high))
+
+
 @count_kernel.register(C.QuadratureCount)
 def _(law):
-    # evaluated in the package with extra working precision (a difference of tails) or by a refined
-    # quadrature: there is no shippable kernel call for these laws
+    # evaluated in the package by a refined quadrature: there is no shippable kernel call for this law
     raise ParameterError("the count probabilities of this law are computed in the package (extra precision or "
                          "a refined quadrature), not by a kernel: no generated code; evaluate with qderive eval")
 

@@ -196,8 +196,8 @@ def test_bad_arguments_raise_value_errors_naming_them(tmp_path):
 
 
 @pytest.mark.parametrize("options, fragment", [
-    (["--batch", "geometric", "--service", "det", "--vacation", "exp"], "--service det: no generated tail"),
-    (["--batch", "geometric", "--service", "exp", "--vacation", "uniform"], "--vacation uniform: the count probabilities of this law are computed in the package"),
+    (["--batch", "geometric", "--service", "det", "--vacation", "gamma"], "--vacation gamma: no exact survival pieces"),
+    (["--batch", "geometric", "--service", "gamma", "--vacation", "uniform"], "--service gamma: not phase-type"),
     (["--batch", "geometric", "--service", "exp", "--vacation", "none", "--vacation-policy", "single"],
      "single needs a vacation family"),
 ])

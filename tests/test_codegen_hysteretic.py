@@ -190,7 +190,6 @@ def test_generated_hysteretic_code_rejects_bad_input(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--batch", "geometric", "--service", "lognormal"], "--service lognormal: the count probabilities"),
-    (["--batch", "geometric", "--service", "uniform"], "--service uniform: the count probabilities"),
     (["--batch", "zipf", "--service", "exp"], "--batch zipf: unknown batch law 'zipf'"),
     (["--batch", "geometric", "--service", "erlang"], "erlang needs k=N"),
     (["--batch", "geometric", "--service", "exp", "--lang", "c"], "C is generated for closed-form measures only"),

@@ -130,6 +130,24 @@ def kernel_dependencies(names) -> list[str]:
     return order
 
 
+def called_kernels(code: str) -> list[str]:
+    """The kernel modules whose public top-level functions the generated ``code`` calls and does not define (a law's
+    count kernel printed by :func:`print_call`, e.g. ``uniform_mixed_sequences(ctx, ...)``): a module ships every
+    kernel its calls name, not only those its builder lists."""
+    import pkgutil
+    import re
+
+    from ...numeric import kernels
+
+    out = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        tree = ast.parse(_kernel_text(info.name))
+        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+        if any(re.search(rf"(?<![\w.]){f}\(", code) and not re.search(rf"\bdef {f}\(", code) for f in names):
+            out.append(info.name)
+    return out
+
+
 def kernel_sources(names) -> str:
     """The source of the kernel modules ``names`` and their dependencies, verbatim, concatenated."""
     parts, seen_imports = [], set()
@@ -353,7 +371,8 @@ class KernelModule:
     def python_module(self, model: str) -> str:
         fname = identifier(self.measure)
         header = module_header(model, self.measure, self.description, self.source, fname)
-        return (header + "\n" + kernel_sources(self.kernels) + "\n\n# ---- generated for this model "
+        return (header + "\n" + kernel_sources((*self.kernels, *called_kernels(self.code)))
+                + "\n\n# ---- generated for this model "
                 + "-" * 56 + "\n\n" + self.code)
 
     def c_sources(self, model: str, header_name: str):

@@ -30,8 +30,26 @@ vacation) law are printed by SymPy, from the expressions the engine compiles
 are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
 self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
 ``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
-it. Laws whose transforms have kinks (deterministic, uniform, empirical, lognormal) are refused, as
-``eval`` refuses their tails.
+it.
+
+Laws with kinks get the exact sums of positive terms ``eval`` answers them by (issue 28, item 4; no transform
+is inverted; :func:`_families` chooses the route):
+
+* a phase-type service (exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N) with a constant (``det``),
+  empirical (``empirical:n=N``: the N sample values are arguments, :func:`.families.family`) or uniform (a
+  mixture of constants: ``linear_survival``, Gauss-Legendre over d as eval) vacation: the sums (K1)-(K2) of
+  :class:`qderive.numeric.kernels.finite_kinked.KinkedSums`, set up by the kernel's ``uniformized`` from the
+  service's PH(alpha, T) printed by SymPy;
+* a constant service (``det``) with no vacations or a vacation of exact survival pieces (exp, hyperexp:n=N, det,
+  empirical:n=N; erlang, coxian, ph as a uniformized matrix piece (F4)): the sums (F1)-(F4) of
+  :class:`qderive.numeric.kernels.lattice_finite.ConstantSums`;
+
+over the same ``_data`` (the state at the batch's arrival), under ``eval``'s float64 policy (rows and steps
+extended until the truncation is below 1e-11 of the tail, a tail trusted within 1e-10 of its error bound, else
+ValueError with the ``--digits 15`` command); a time array is one sum per time. Still refused with the reason:
+a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, a constant service with
+a uniform vacation (eval has no exact sum for it either), and the lattice brackets of a service off the lattice
+((F5), (F6)).
 
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
@@ -130,6 +148,91 @@ def _kept(params, data):
 '''
 
 
+_SUMS_HELPERS = '''
+#: the engine's float64 policy for these sums (qderive.numeric.engines.vacation_finite_wait, the tails of a sum of
+#: positive terms): rows and Horner steps are extended until their truncation is below _GOAL of the tail, and a
+#: tail whose error bound (rounding and truncation) exceeds _TRUST of it is not returned
+_GOAL, _TRUST = 1e-11, 1e-10
+
+
+class _Part:
+    """The data of one parameter point under the names the sums read (the engine's WaitData)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def _gauss(n, ctx):
+    """Gauss-Legendre nodes and weights on [-1, 1] (numpy's, as the engine's float64 path)."""
+    return numpy.polynomial.legendre.leggauss(n)
+
+
+def _sums(params):
+    """The sums of one parameter point (the kernel's class over _data's level rows, _new_sums; kept)."""
+    d = _data(params)
+    if "sums" not in d:
+        fields = {k: d[k] for k in ("r", "lam", "pmf", "tail", "support", "geometric", "beta", "phi", "t_idle",
+                                     "Ws", "Wv")}
+        try:
+            with numpy.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+                d["sums"] = _new_sums([_Part(ctx=_CTX, whole=_WHOLE, **fields)], params)
+        except ArithmeticError as exc:
+            raise _refused(params, exc) from None
+    return d["sums"]
+
+
+def _tail_at(params, t, option):
+    """P(_WHAT > t) for one t > 0 by the sums (at t - _shift(params): 1 below 0), trusted within _TRUST (ValueError
+    with the command otherwise)."""
+    u = t - _shift(params)
+    if u < 0:
+        return 1.0
+    try:
+        with numpy.errstate(under="ignore", over="ignore", invalid="ignore", divide="ignore"):
+            value, error = _sums(params).tail(u, _GOAL)
+    except ArithmeticError as exc:  # a size limit of the sums (a vacation of too many service phases)
+        raise ValueError(f"t = {t!r}: {exc}: this float64 module cannot give P({_WHAT} > t); compute it with "
+                         f"`{_command(params, option, t)}`") from None
+    if not (math.isfinite(value) and math.isfinite(error) and (value == 0 or (value > 0 and error <= _TRUST))):
+        raise ValueError(f"t = {t!r}: the float64 sums' error bound exceeds {_TRUST:g} of P({_WHAT} > t) (it has no "
+                         f"mpmath); compute it with `{_command(params, option, t)}`")
+    return min(1.0, float(value))
+
+
+def _time_tails(t, params, p0, option, what):
+    """P(what > t) at the points t: one sum per point (t = 0: 1 - P(what = 0))."""
+    flat, shape = _points("t", t, ">= 0")
+    out = numpy.full(flat.shape, 1.0 - p0)
+    for i in numpy.flatnonzero(flat > 0):
+        out[i] = _tail_at(params, float(flat[i]), option)
+    return _shaped(out, shape)
+
+
+def _time_quantiles(q, params, p0, mean, option):
+    """min{t : P(time <= t) >= q} at the levels q: the root of log P(time > t) = log(1 - q) in log t (the kernels'
+    bracket from the mean by factors of 4, then the safeguarded Illinois method to 1e-13, as qderive eval)."""
+    flat, shape = _points("q", q, "[0, 1]")
+    if numpy.any((flat <= 0) | (flat >= 1)):
+        raise ValueError(f"q = {q!r}: levels must lie strictly between 0 and 1")
+    out = numpy.zeros(flat.shape)
+    tail_option = option.replace("quantile", "tail")
+    for i, level in enumerate(flat.tolist()):
+        if p0 >= level:
+            continue  # the atom at 0 already reaches q
+        lev = math.log(1.0 - level)
+
+        def g(logt):
+            return math.log(max(_tail_at(params, math.exp(logt), tail_option), 1e-300)) - lev
+
+        try:
+            lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
+            out[i] = math.exp(quantile_illinois(g, lo, hi, glo, ghi, 1e-13))
+        except ValueError as exc:
+            raise ValueError(f"q = {level!r}: {exc}; compute it with `{_command(params, option, level)}`") from None
+    return _shaped(out, shape)
+'''
+
+
 def _module_code(helpers, laws: str, lst_source: str, *sections) -> str:
     """The generated module's text: the shipped helpers, the SymPy-printed transforms of the ``laws``, then the
     sections (lists of lines, or one text), each two blank lines apart (both rooms' modules)."""
@@ -146,7 +249,10 @@ def forms(request) -> dict:
 
 
 def _families(measure: str, request):
-    """(batch, service, vacation or None, policy, whole) from the codegen options; errors name the option."""
+    """(batch, service, vacation or None, policy, whole, route) from the codegen options; errors name the option.
+    ``route``: None for smooth laws (the transform inverted), else the builder of a module of exact sums:
+    :func:`_constant_module` (a constant service) or :func:`_kinked_module` (a phase-type service with a vacation
+    of steps)."""
     from ...symbolic.batches import BatchLaw
     from .families import family
 
@@ -156,9 +262,80 @@ def _families(measure: str, request):
     if none and request.vacation_policy.value == "single":
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     batch = family(request.batch, "batch", BatchLaw)
-    service = smooth_family(request.service, "service")
-    vacation = None if none else smooth_family(vac_text, "vacation")
-    return batch, service, vacation, policy, request.admission.value == "whole"
+    try:
+        service, constant = smooth_family(request.service, "service"), False
+    except ParameterError as refusal:
+        service, constant = _constant_service(request.service, refusal), True
+    try:
+        vacation, stepped = (None if none else smooth_family(vac_text, "vacation")), False
+    except ParameterError as refusal:
+        vacation, stepped = _stepped_vacation(vac_text, refusal), True
+    route = None
+    if constant:
+        route = _constant_module
+        if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None:
+            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces, so the finite room has no "
+                                 f"generated exact tail with the constant service {request.service} (the sums (F1)"
+                                 "-(F4) need an exp, hyperexp:n=N, erlang:k=K, coxian:n=N, ph:n=N, det or "
+                                 "empirical:n=N vacation)")
+    elif stepped:
+        route = _kinked_module
+        if service.law.phase_type() is None:
+            raise ParameterError(f"--service {request.service}: not phase-type, so the finite room has no generated "
+                                 f"exact tail with the vacation {vac_text} (the sums (K1)-(K2) uniformize a "
+                                 "phase-type service: exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N)")
+    return batch, service, vacation, policy, request.admission.value == "whole", route
+
+
+def _steps(law) -> bool:
+    """True when P(T > x) of the (symbolic) law is steps w 1{x < d} (a constant, an empirical law)."""
+    pieces = law.survival_pieces()
+    return bool(pieces) and all(len(p) == 3 and p[1] == 0 and p[2] is not None for p in pieces)
+
+
+def _constant_service(text, refusal):
+    """The service family of ``--service text`` when it is a constant D (``det``): the exact sums (F1)-(F4) of
+    :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums` (shipped); anything else re-raises the smooth
+    families' ``refusal``."""
+    from ...symbolic.laws import TimeLaw
+    from .families import family
+
+    fam = family(text, "service", TimeLaw)
+    pieces = fam.law.survival_pieces()
+    if not (_steps(fam.law) and len(pieces) == 1 and pieces[0][0] == 1):
+        if fam.law.survival_kinks() or pieces:
+            raise ParameterError(f"--service {text}: no generated tail or quantile in the finite room: of the services "
+                                 "with kinks only a constant (det) has generated sums (qderive eval answers this one "
+                                 "by lattice sums or certified brackets (F5), which are not generated)")
+        raise refusal
+    return fam
+
+
+def _stepped_vacation(text, refusal):
+    """The vacation family of ``--vacation text`` whose survival function is steps w 1{x < d} (a constant, an
+    empirical law of N values given as arguments: ``empirical:n=N``, :func:`.families.family`): the exact sums
+    (K1)-(K2) of :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums` with a phase-type service, or (F1)
+    with a constant one (shipped). Anything else re-raises the smooth families' ``refusal``."""
+    from ...symbolic.laws import TimeLaw
+    from .families import family
+
+    fam = family(text, "vacation", TimeLaw, samples=True)
+    if not (_steps(fam.law) or _vacation_parts(fam.law) is not None):
+        raise refusal
+    return fam
+
+
+def _vacation_parts(law):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) of a kinked vacation law with symbolic parameters: its
+    steps w 1{x < d} (``survival_pieces``), or its linear pieces (``linear_survival``: uniform, a mixture of constant
+    vacations with the density c on [x_0, x_1]) by the engine's
+    :func:`~qderive.numeric.engines.vacation_finite_wait.linear_parts`; None for any other law."""
+    from ...numeric.engines.vacation_finite_wait import linear_parts
+
+    if _steps(law):
+        return tuple((w, d) for w, _, d in law.survival_pieces()), ()
+    lin = getattr(law, "linear_survival", None)
+    return None if lin is None else linear_parts(lin())
 
 
 def _lst_source(service, vacation, lst_args):
@@ -186,7 +363,7 @@ def _build(measure: str, request) -> KernelModule:
     from .families import LAM
 
     kind, question = MEASURES[measure]
-    batch, service, vacation, policy, whole = _families(measure, request)
+    batch, service, vacation, policy, whole, route = _families(measure, request)
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time] (any load)", "> 0"), *batch.args,
               *service.args, *(vacation.args if vacation else ())]
     names = {p[0]: p[1] for p in params}
@@ -240,9 +417,17 @@ def _build(measure: str, request) -> KernelModule:
         "    if not (numpy.all(numpy.isfinite(d['Ws'])) and numpy.all(numpy.isfinite(d['Wv']))",
         "            and numpy.all(numpy.isfinite(d['Zp'])) and math.isfinite(N[0]) and N[0] > 0):",
         "        raise _refused(params, 'the level vectors over- or underflow float64')",
-        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1)",
+        "    d.update(lam=lam, pmf=pmf, tail=tail, beta=beta, phi=phi, N0=float(N[0]), N1=float(N[1]), b1=b1,",
+        "             support=support, geometric=geometric, r=r)",
         "    return _kept(params, d)",
     ]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + f", {'whole' if whole else 'partial'} admission")
+    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
+    if route is not None:
+        return route(measure, service, vacation, names, whole, all_names, laws_text,
+                     [*[(p[1], p[2]) for p in params], r_line], [checks, command, data])
     transform = [
         "def _transform(s, *params):",
         f'    """E e^{{-s {what}}} at the complex nodes s (any shape): N(s) / N(0)'
@@ -260,10 +445,6 @@ def _build(measure: str, request) -> KernelModule:
         "",
         "    return _by_blocks(s, max(256, _BLOCK // (r + 1)), nodes)",
     ]
-    laws_text = (f"{batch.label} batches, {service.label} service, "
-                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
-                 + f", {'whole' if whole else 'partial'} admission")
-    r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted)")
     atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line])
     code = _module_code([TAIL_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
@@ -272,7 +453,7 @@ def _build(measure: str, request) -> KernelModule:
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
 
 
-def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
+def _public(measure, model_text, model, all_names, param_lines, source=SOURCE, cost=None):
     """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
     tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
     kind, question = MEASURES[measure]
@@ -292,7 +473,8 @@ def _public(measure, model_text, model, all_names, param_lines, source=SOURCE):
     ]
 
     notes = [f"{model_text}; the {_WORDS[kind]}.",
-             f"Source: {source}.", "",
+             f"Source: {source}.", ""]
+    notes += cost or [
              "Cost: the model's parameters are numbers (not arrays): the finite-room data (O(r^2) float64",
              "operations) are computed once per parameter set and kept for the next calls; " + (
                  "an array of times t" if question == "tail" else "an array of levels q"),
@@ -430,3 +612,135 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
                         _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)
+
+
+# -- laws with kinks: exact sums of positive terms (a constant service (F1)-(F4); a phase-type service with a
+# -- vacation of steps (K1)-(K2)) -----------------------------------------------------------------------------
+
+
+KINKED_SOURCE = ("the positive sums (K1)-(K2) of qderive.numeric.kernels.finite_kinked over the state at the batch's "
+                 "arrival of qderive.numeric.engines.vacation_finite_wait (the service uniformized, the constant "
+                 "vacation's residual by overlap weights and Horner's rule; no transform is inverted)")
+
+CONSTANT_SOURCE = ("the positive sums (F1)-(F4) of qderive.numeric.kernels.lattice_finite over the state at the "
+                   "batch's arrival of qderive.numeric.engines.vacation_finite_wait (j customers ahead wait j D; the "
+                   "period's residual by regularized incomplete gamma series; no transform is inverted)")
+
+
+def _printed(values, names):
+    """A tuple of SymPy-printed expressions, as source."""
+    from .codegen import print_expr
+
+    return "(" + ", ".join(print_expr(v, names) for v in values) + ",)"
+
+
+def _ph_lines(law, names, what):
+    """Source lines that set ``got`` = the kernel's ``uniformized(alpha, T)`` of the law's PH(alpha, T) printed by
+    SymPy, and check it is a law with no atom at 0 (ValueError naming ``what``)."""
+    alpha, T = law.phase_type()
+    return [f"    alpha = {_printed(alpha, names)}",
+            "    T = (" + ", ".join(_printed(row, names) for row in T) + ",)",
+            "    got = uniformized(alpha, T)",
+            "    if not (abs(math.fsum(alpha) - 1) <= 1e-12 and min(alpha) >= 0 and got[0] > 0",
+            "            and min(min(row) for row in got[1]) >= 0 and min(got[2]) >= -1e-12):",
+            f"        raise ValueError(f'the {what} (alpha, T) = ({{alpha}}, {{T}}) is not a phase-type law with no "
+            "atom at 0')"]
+
+
+def _kinked_module(measure, service, vacation, names, whole, all_names, laws_text, param_lines, sections):
+    """The module of a phase-type service with a vacation of steps w 1{x < d} (constant, empirical): the sums of
+    :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums`, set up from the service's PH(alpha, T) printed by
+    SymPy and uniformized by the kernel's :func:`~qderive.numeric.kernels.finite_kinked.uniformized`, and the
+    vacation's steps."""
+    from .codegen import print_expr
+
+    kind, _ = MEASURES[measure]
+    atoms, densities = _vacation_parts(vacation.law)
+    setup = [
+        "def _setup(params):",
+        '    """((theta, P, exit, alpha, k), (atoms, densities)) of the sums (K1)-(K2): the service PH(alpha, T)',
+        "    uniformized, the vacation's steps (w, d) of P(V > x) = sum w 1{x < d} and densities c on [x_0, x_1] (a",
+        "    mixture of constant vacations: Gauss-Legendre over d, as eval).\"\"\"",
+        f"    {', '.join(all_names)}, = params",
+        *_ph_lines(service.law, names, "service"),
+        "    atoms = (" + "".join(f"({print_expr(w, names)}, {print_expr(d, names)}), " for w, d in atoms) + ")",
+        "    densities = (" + "".join(f"({print_expr(c, names)}, {print_expr(a, names)}, {print_expr(b, names)}), "
+                                     for c, a, b in densities) + ")",
+        "    return got, (atoms, densities)",
+        "",
+        "",
+        "def _new_sums(parts, params):",
+        '    """The sums (K1)-(K2) of the kernel (the wait, or the sojourn: the own service one more block)."""',
+        f"    return KinkedSums(parts, _setup(params), {1 if kind == 'sojourn' else 0}, _gauss)",
+        "",
+        "",
+        "def _shift(params):",
+        '    """The shift of t for the sums: 0 (the sojourn\'s own service is a block of the sums)."""',
+        "    return 0.0",
+    ]
+    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, KINKED_SOURCE,
+                        (*_KERNELS, "finite_kinked"))
+
+
+def _constant_module(measure, service, vacation, names, whole, all_names, laws_text, param_lines, sections):
+    """The module of a constant service D with no vacations or a vacation of exact survival pieces: the sums of
+    :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums`, with the vacation's pieces printed by SymPy
+    (exponential pieces w e^{-theta x} 1{x < d}: exp, hyperexp, det, empirical) or its PH(alpha, T) uniformized by
+    the kernel's :func:`~qderive.numeric.kernels.finite_kinked.uniformized` (a matrix piece (F4): erlang, coxian,
+    ph); the sojourn P(W + D > t) = P(W > t - D)."""
+    from .codegen import print_expr
+
+    kind, _ = MEASURES[measure]
+    D = service.law.survival_pieces()[0][2]
+    lines = ["def _setup(params):",
+             '    """(D, the vacation\'s survival pieces) of the sums (F1)-(F4): (w, theta, d) for w e^{-theta x} 1{x < d}',
+             '    (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4)."""',
+             f"    {', '.join(all_names)}, = params"]
+    pieces = None if vacation is None else vacation.law.survival_pieces()
+    if vacation is None:
+        lines.append("    pieces = ()")
+    elif pieces is not None:
+        def num(v):
+            return "None" if v is None else f"float({print_expr(v, names)})"
+
+        lines.append("    pieces = (" + ", ".join(f"({num(w)}, {num(th)}, {num(d)})" for w, th, d in pieces) + ",)")
+    else:
+        lines += [*_ph_lines(vacation.law, names, "vacation"),
+                  "    theta, P, exit_, alpha, _ = got",
+                  "    pieces = ((1.0, float(theta), None, (numpy.array(alpha, dtype=float), numpy.array(P, dtype=float),"
+                  " numpy.array(exit_, dtype=float))),)"]
+    setup = [*lines, f"    return float({print_expr(D, names)}), pieces", "", "",
+             "def _new_sums(parts, params):",
+             '    """The sums (F1)-(F4) of the kernel."""',
+             "    return ConstantSums(parts, *_setup(params))",
+             "", "",
+             "def _shift(params):",
+             '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
+             "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
+    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, CONSTANT_SOURCE,
+                        (*_KERNELS, "lattice_finite", "finite_kinked"))
+
+
+def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):
+    """The generated module of exact sums: the data of :func:`_build` (``sections``: the parameter checks, the
+    command, ``_data``), the ``setup`` lines (``_setup``, ``_new_sums``, ``_shift``), and the tails and quantiles
+    of :data:`_SUMS_HELPERS` under the engine's float64 policy."""
+    from .codegen_wait import TAIL_HELPERS
+
+    kind, question = MEASURES[measure]
+    consts = [f"_WHOLE, _WHAT = {whole}, {TIME_SYMBOLS[kind]!r}"]
+    cost = ["Cost: the model's parameters are numbers (not arrays): the finite-room data (O(r^2) float64",
+            "operations) and the sums' t-independent parts are computed once per parameter set and kept for the",
+            "next calls; each t is one sum of positive terms: an array of times t is evaluated point by point",
+            "(no transform is inverted, nothing cancels)." if question == "tail" else
+            "next calls; a level q is searched (a bracket, then the Illinois method: tens of tails each).",
+            "Float64 under the policy of `qderive eval`: each tail's error bound (roundings, rows and steps cut)",
+            "must be below 1e-10 of it; where it is not, ValueError names the point and the",
+            "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
+            "naming the argument."]
+    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+                                         param_lines, source, cost)
+    base = TAIL_HELPERS.split("\n\ndef _time_tails(")[0]
+    parts = [h.strip("\n") for h in (base, _FINITE_HELPERS, _SUMS_HELPERS)]
+    parts += ["\n".join(sec) for sec in (consts, *sections, setup, atoms)] + [public]
+    return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", source, kernels, "\n\n\n".join(parts))

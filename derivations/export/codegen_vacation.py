@@ -212,7 +212,7 @@ def forms(request) -> dict:
     batch = family(request.batch, "batch", BatchLaw)
     service = family(request.service, "service", TimeLaw)
     vac_none = request.vacation.strip().lower() == "none"
-    vacation = None if vac_none else family(request.vacation, "vacation", TimeLaw)
+    vacation = None if vac_none else family(request.vacation, "vacation", TimeLaw, samples=True)
     whole = request.admission.value == "whole"
     single = request.vacation_policy.value == "single"
     if single and vacation is None:

@@ -46,8 +46,10 @@ class Family:
     label: str
 
 
-def family(text: str, role: str, root) -> Family:
-    """The :class:`Family` of ``--{role} text`` among the laws of ``root`` (TimeLaw or BatchLaw)."""
+def family(text: str, role: str, root, samples: bool = False) -> Family:
+    """The :class:`Family` of ``--{role} text`` among the laws of ``root`` (TimeLaw or BatchLaw); ``samples``: the
+    caller generates code for an empirical law with symbolic values (``empirical:n=N``, :func:`_sample_family`),
+    else an empirical law is refused."""
     kind, values = split_spec(text, f"--{role}")
     registry = root.registered()
     if kind not in registry:
@@ -55,8 +57,10 @@ def family(text: str, role: str, root) -> Family:
                              f"{', '.join(sorted(registry))}")
     cls = registry[kind]
     if cls.__name__ == "Empirical":
+        if samples:
+            return _sample_family(cls, text, role, values)
         raise ParameterError(f"--{role} {text}: an empirical law is data, not a family with parameters: no "
-                             "generated code (evaluate it with qderive eval)")
+                             "generated code for this measure (evaluate it with qderive eval)")
     structural = {f.name for f, m in params_of(cls) if m.structural}
     structural_keys = {m.key or f.name for f, m in params_of(cls) if m.structural}
     try:
@@ -118,3 +122,47 @@ def family(text: str, role: str, root) -> Family:
             raise err.within(f"--{role} {text}") from None
     label = text.strip()
     return Family(law, tuple(args), label)
+
+
+def _sample_family(cls, text: str, role: str, values: dict) -> Family:
+    """``empirical:n=N``: the empirical law of N sample values x_1..x_N (each with probability 1/N) that are the
+    generated function's arguments ``{role}_value1..N`` (each > 0). A sample read from a file, or given by its
+    values, is data, not a family: refused, naming the family form."""
+    if "file" in values:
+        raise ParameterError(f"--{role} {text}: a sample read from a file is data, not a family with parameters: no "
+                             f"generated code for it (generate {cls.spec}:n=N, whose N values are the function's "
+                             "arguments, or evaluate the file's law with qderive eval)")
+    try:
+        n = int(values.pop("n")) if set(values) == {"n"} else None
+    except ValueError:
+        n = None
+    if n is None or n < 1:
+        raise ParameterError(f"--{role} {text}: an empirical family fixes only the number of its values, e.g. "
+                             f"{cls.spec}:n=3 (the values are the generated function's arguments {role}_value1..)")
+    from ...symbolic import limits
+
+    limits.check("sample_size", n, "points of an empirical law")
+    symbols = tuple(sp.Symbol(f"{role}_value{i + 1}", positive=True) for i in range(n))
+    law = _symbolic_sample(cls)(symbols)
+    args = tuple((s, str(s), f"{role} sample value {i + 1} (each with probability 1/{n}) [time]", "> 0")
+                 for i, s in enumerate(symbols))
+    return Family(law, args, text.strip())
+
+
+def _symbolic_sample(cls):
+    """The empirical law class ``cls`` with symbolic sample values: no exact conversion or validation (the generated
+    function checks each value), every value its own atom of weight 1/N (symbols are not ordered), and its
+    specification text in the symbols' names (the command a generated function prints)."""
+
+    class SymbolicSample(cls):
+        def __post_init__(self):
+            pass
+
+        @property
+        def _atoms(self):
+            return tuple((x, sp.Rational(1, len(self.values))) for x in self.values)
+
+        def spec_text(self):
+            return f"{cls.spec}:values=" + "/".join(str(v) for v in self.values)
+
+    return SymbolicSample

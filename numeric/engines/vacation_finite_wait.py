@@ -252,7 +252,7 @@ class WaitData:
     q: object = None  # the embedded law it was built from
     converted: object = None  # the same as gmpy2 numbers (:class:`Converted`), made on first use
     lattice: object = None  # the constant-service tail sums' data (:class:`LatticeSums`), made on first use
-    kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
+    kinked: dict = None  # the phase-type service's sums with constant vacations per kind (FK.KinkedSums)
     service_lattice: dict = None  # the exact lattice service's sums per kind (:class:`ServiceLatticeSums`)
 
 
@@ -701,7 +701,7 @@ def exact_vacation_pieces(vacation, service_text: str):
 
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
-LATTICE_ROWS = 1 << 14
+LATTICE_ROWS = LF.LATTICE_ROWS
 
 
 def _context_piece(ctx, piece):
@@ -716,79 +716,17 @@ def _context_piece(ctx, piece):
     return w, theta, d, (a, Pc, ctx.array([ctx.num(v) for v in exit_]))
 
 
-class LatticeSums:
-    """The data of the sums (F1) in the context of the law's data ``parts`` (a list of :class:`WaitData`, one per
-    arrival rate): the admission matrices, the idle weight, per period (the service and, with vacations, the
-    vacation of each part) its rows, batch rate, survival pieces, profile and whether its rows are complete
-    (the next row is exactly 0), and the total N(W > -1). Rows are extended (doubled) while their truncation
-    bound exceeds the tolerance of a tail."""
+class LatticeSums(LF.ConstantSums):
+    """The sums (F1) of :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums` for the law's data ``parts``
+    (a list of :class:`WaitData`, one per arrival rate) and ``setup`` = (D, the vacation's exact survival pieces of
+    :func:`lattice_setup`), the pieces converted to the context here (:func:`_context_piece`)."""
 
     def __init__(self, parts, setup):
         D, vacation = setup
-        first = parts[0]
-        self.ctx, self.D, self.r = first.ctx, D, first.r
-        ctx = self.ctx
-        with ctx:
-            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
-            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
-            self.idle = ctx.fsum([d.t_idle for d in parts])
-            self._periods(parts, ((ctx.num(1), ctx.num(0), ctx.num(D)),), vacation)
+        super().__init__(parts, D, vacation)
 
     def _periods(self, parts, service, vacation):
-        """The service and vacation periods of every part (``service``: the service's pieces in the context,
-        ``vacation``: the vacation's survival pieces), and the total mass of the sums (t = -1)."""
-        vac = tuple(_context_piece(self.ctx, p) for p in vacation)
-        self.periods = []
-        for data in parts:
-            self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
-            if data.Wv.shape[0]:
-                self.periods.append(self._period(data, data.Wv, vac, data.Wv.shape[0] < len(data.phi)))
-        self.mass = self._sum(-1)[0]
-
-    def _period(self, data, W, pieces, complete):
-        ctx = self.ctx
-        error = 0
-        if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
-            error = K.FW_NEGLIGIBLE * float(np.max(np.abs(W)))
-        profile = list(LF.period_profile(ctx, W, data.lam, pieces, error))
-        if complete:
-            profile[4] = ctx.num(0)  # nothing cut: the next row is 0
-        return [W, data, pieces, tuple(profile), complete]
-
-    def _extend(self):
-        """Double the rows of every period that is not complete; False when none can grow."""
-        grown = False
-        for i, (W, data, pieces, _, complete) in enumerate(self.periods):
-            if complete or W.shape[0] >= LATTICE_ROWS:
-                continue
-            more = K.wait_batch_rows(self.ctx, W[-1], data.pmf, self.keep, W.shape[0], data.support, data.geometric)
-            self.periods[i] = self._period(data, np.concatenate([W, more[1:]]), pieces, more.shape[0] <= W.shape[0])
-            grown = True
-        if grown:
-            self.mass = self._sum(-1)[0]
-        return grown
-
-    def _sum(self, t):
-        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total)."""
-        ctx, D = self.ctx, self.D
-        if t < 0:
-            J0 = J1 = 0
-        else:
-            J0, J1 = -((-t) // D), t // D + 1
-        us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
-        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
-        return LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
-
-    def tail(self, t: Fraction, tolerance):
-        """(P(W > t), relative error bound) with the rows extended until the truncation is below ``tolerance`` of
-        the tail (or nothing is left to extend; call inside ``with ctx:``)."""
-        while True:
-            value, rounding, trunc = self._sum(t)
-            if trunc <= tolerance * value or (value == 0 and trunc == 0) or not self._extend():
-                break
-        if value == 0:
-            return value, (0 if trunc == 0 else self.ctx.huge)
-        return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
+        super()._periods(parts, service, tuple(_context_piece(self.ctx, p) for p in vacation))
 
 
 def _lattice_sums(law: "FiniteWait", ctx, setup) -> LatticeSums:
@@ -878,8 +816,13 @@ def _vacation_parts(vacation):
     from .vacation_wait import linear_pieces
 
     lin = linear_pieces(vacation)
-    if lin is None:
-        return None
+    return None if lin is None else linear_parts(lin)
+
+
+def linear_parts(lin):
+    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) of a piecewise linear P(V > x) given as pieces
+    (x_0, x_1, S(x_0+), S(x_1-)) (exact numbers, or SymPy expressions for generated code): a jump of S at x_1 is an
+    atom, a slope a density c = (S(x_0+) - S(x_1-)) / (x_1 - x_0) on [x_0, x_1]."""
     atoms, densities = [], []
     for i, (x0, x1, s0, s1) in enumerate(lin):
         after = lin[i + 1][2] if i + 1 < len(lin) else 0
@@ -922,235 +865,19 @@ def kinked_setup(service, vacation):
         return None, why
     if sum(alpha) != 1:
         return None, why + " (its initial vector has an atom at 0)"
-    n = len(alpha)
-    theta = max(-T[i][i] for i in range(n))
-    P = tuple(tuple((1 if i == j else 0) + T[i][j] / theta for j in range(n)) for i in range(n))
-    exit_ = tuple(1 - sum(row, Fraction(0)) for row in P)
-    shift = all(P[i][j] == (1 if j == i + 1 else 0) for i in range(n) for j in range(n))
-    erlang = n if shift and alpha == tuple(Fraction(int(i == 0)) for i in range(n)) else None
-    return ((theta, P, exit_, alpha, erlang), parts), ""
+    return (FK.uniformized(alpha, T), parts), ""
 
 
 #: Horner steps of the vacations' start (K2) beyond which the sums stop extending them
-_KINKED_STEPS = 1 << 14
+_KINKED_STEPS = FK.KINKED_STEPS
 
 
-class _KinkedSums(LatticeSums):
-    """The data of the sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` in the context of the law's
-    ``parts``, for the wait (``extra`` 0) or the sojourn (1: the customer's own service is one more block): the
-    admission matrices, the idle weight, the block chain of the service, per period its rows, batch rate, start (the
-    service: the residual phases summed with the admission weights; a vacation piece (w, d): its Horner start Z* and
-    the rows' admission weights z_K) and truncation bounds, and the total N(W > -1). Rows and Horner steps are
-    extended (doubled) while the truncation bound exceeds the tolerance of a tail (:meth:`LatticeSums.tail`)."""
+def _kinked_sums(parts, setup, extra):
+    """The sums (K1)-(K2) of :class:`~qderive.numeric.kernels.finite_kinked.KinkedSums` for the law's ``parts``,
+    the wait (``extra`` 0) or the sojourn (1), a uniform vacation's density by this package's Gauss-Legendre nodes."""
+    from .vacation_wait import gauss_legendre
 
-    def __init__(self, parts, setup, extra):  # noqa: D107 - the class docstring says it
-        (theta, P, exit_, beta, erlang), (pieces, densities) = setup
-        first = parts[0]
-        self.ctx, self.r, self.extra = first.ctx, first.r, extra
-        ctx = self.ctx
-        with ctx:
-            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
-            self.A, self.C = LF.admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
-            self.idle = ctx.fsum([d.t_idle for d in parts])
-            self.theta = ctx.num(theta)
-            n = len(beta)
-            Pc = ctx.zeros((n, n))
-            for i in range(n):
-                for j in range(n):
-                    Pc[i, j] = ctx.num(P[i][j])
-            self.P, self.exit, self.beta = Pc, ctx.array([ctx.num(v) for v in exit_]), ctx.array([ctx.num(a)
-                                                                                                 for a in beta])
-            self.piece = (ctx.num(1), self.theta, None, (self.beta, self.P, self.exit))
-            self.chain = FK.BlockChain(ctx, self.P, self.exit, self.beta, self.r + 2 + extra, erlang)
-            self.vpieces = tuple((ctx.num(w), ctx.num(d), d) for w, d in pieces)
-            self.steps = {d: self._initial_steps(ctx.num(d)) for _, _, d in self.vpieces}
-            self.densities = tuple((ctx.num(c), x0, x1) for c, x0, x1 in densities)
-            self.order, self.horner = (12 if ctx.is_float64 else ctx.dps // 3 + 8), 1  # Gauss-Legendre nodes, I x
-            self.periods = []
-            for data in parts:
-                self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
-                if data.Wv.shape[0]:
-                    self.periods.append(self._period(data, data.Wv, "vacation", data.Wv.shape[0] < len(data.phi)))
-            worst = self.chain.add_blocks(self.chain.zero(), [ctx.num(0)] * (self.chain.B - 1) + [ctx.num(1)], 1)
-            self.worst = self.chain.masses(worst)  # P(N_B > m): the steps from the last block's start
-            self._idle_start()
-            self.mass = self._sum(-1)[0]
-
-    def _beyond(self, I, z):
-        """sum_l Pois(l; z) P(N_B > I + l) (the Horner cut's factor, kernel docstring *Errors*)."""
-        ctx = self.ctx
-
-        def shifted(n):
-            full = self.worst(n + I)
-            return full[I:] if len(full) > I else ctx.zeros(1)
-
-        return FK.poisson_mass_sum(ctx, z, shifted(1), shifted)[0]
-
-    def _initial_steps(self, d):
-        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps (ArithmeticError beyond
-        :data:`_KINKED_STEPS`: a vacation of more than about 8000 service phases)."""
-        ctx, I = self.ctx, int(2 * float(self.theta * d)) + 16
-        while FK.poisson_tail_bound(ctx, self.theta * d, I) > ctx.eps:
-            I *= 2
-        if I > _KINKED_STEPS:
-            raise ArithmeticError(f"the vacation {float(d):.6g} spans about {float(self.theta * d):.6g} uniformized "
-                                  f"service phases: its residual needs more than {_KINKED_STEPS} steps")
-        return I
-
-    def _idle_start(self):
-        """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
-        chain = self.chain
-        X = chain.zero()
-        X = chain.add_blocks(X, self.A[self.r] * self.idle, self.extra)
-        for W, data, kind, profile, _ in self.periods:
-            if kind == "service":
-                X = chain.add_phases(X, profile["start"], 1 + self.extra)
-        self.start = X
-        self.start_masses = chain.masses(X)
-        self.start_size = (self.r + 2) * (chain.p + 2)
-
-    def _period(self, data, W, kind, complete):
-        ctx, r = self.ctx, self.r
-        lam = data.lam
-        top = W.shape[0] - 1
-        z = ctx.matmul(W, self.A[:r]) if r else ctx.zeros((W.shape[0], r + 1))  # z_K[j]
-        mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
-        reach = np.max(self.C[:r, 0]) if r else ctx.num(0)
-        error = K.FW_NEGLIGIBLE * float(np.max(np.abs(W))) if ctx.is_float64 and W.size else 0
-        profile = {"z": z, "trunc": ctx.num(0), "size": float(top + r)}
-        if kind == "service":
-            H, size = FK.residual_phase_rows(ctx, lam, self.theta, self.beta, self.P, top)
-            profile["start"] = ctx.matmul(np.ascontiguousarray(z.T), H)
-            profile["size"] += size
-            if not complete and mass:
-                _, rem, _, _ = LF.matrix_residual_weights(ctx, lam, self.piece, top)
-                profile["trunc"] = profile["trunc"] + mass * rem * reach
-            if error:
-                profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(H.ravel())) * reach
-        else:
-            rowsum = np.array([ctx.fsum(list(row)) for row in z], dtype=object) if not ctx.is_float64 else z.sum(axis=1)
-            profile["rowsum"], profile["vac"] = rowsum, []
-            for w, d, exact_d in self.vpieces:
-                om, rem, size = LF.residual_weights(ctx, lam, (w, ctx.num(0), d), ctx.num(0), top)
-                start = self._start(lam, z, rowsum, d, self.steps[exact_d])
-                start["total"] = ctx.dot(om, rowsum)  # this piece's admitted customers
-                start["size"] += size
-                profile["vac"].append(start)
-                if not complete and mass:
-                    profile["trunc"] = profile["trunc"] + mass * rem * reach
-                if error:
-                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
-            for c, x0, x1 in self.densities:  # the rows cut: as an atom at x_1 (omega_K(0) grows with d)
-                om, rem, _ = LF.residual_weights(ctx, lam, (c * ctx.num(x1 - x0), ctx.num(0), ctx.num(x1)),
-                                                 ctx.num(0), top)
-                if not complete and mass:
-                    profile["trunc"] = profile["trunc"] + mass * rem * reach
-                if error:
-                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
-        return [W, data, kind, profile, complete]
-
-    def _start(self, lam, z, rowsum, d, I):
-        """The Horner start Z* of (K2) for a constant vacation d (weight 1) with I steps: its masses, the weight its
-        Horner cut may miss (before the factor of :meth:`_beyond`) and its rounding count."""
-        ctx = self.ctx
-        nu, nsize = FK.overlap_weights(ctx, lam, self.theta, d, z.shape[0] - 1, I)
-        Z, steps = FK.vacation_start(self.chain, ctx.matmul(np.ascontiguousarray(nu.T), z), self.extra)
-        cut = ctx.fsum(list(rowsum)) / lam * FK.poisson_tail_bound(ctx, self.theta * d, I)
-        return {"masses": self.chain.masses(Z), "cut": cut, "size": nsize + steps * (self.chain.p + 2), "I": I}
-
-    def _point(self, data, W, profile, d, tt, start=None):
-        """(N_d(W > t), size, truncation) of a constant vacation d (weight 1; a context number, tt = t likewise):
-        t >= d by the Poisson sum over the masses of its start (``start``, made here when None), t < d by
-        :func:`~qderive.numeric.kernels.finite_kinked.vacation_below`."""
-        ctx = self.ctx
-        if d <= tt:
-            if start is None:
-                start = self._start(data.lam, profile["z"], profile["rowsum"], d, self._initial_steps(d) * self.horner)
-            got, sz = FK.poisson_mass_sum(ctx, self.theta * (tt - d), start["masses"](1), start["masses"])
-            cut = start["cut"] * self._beyond(start["I"], self.theta * (tt - d)) if start["cut"] else ctx.num(0)
-            return got, sz + start["size"], cut
-        I = start["I"] if start is not None else self._initial_steps(d) * self.horner
-        om = LF.residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, W.shape[0] - 1)[0]
-        got, sz, cut = FK.vacation_below(ctx, self.chain, data.lam, self.theta, d, tt, profile["z"], om, self.extra,
-                                         I, self._beyond(I, ctx.num(0)))
-        return got, sz + profile["size"], cut
-
-    def _density(self, data, W, profile, c, x0, x1, t):
-        """(c int_{x_0}^{x_1} N_d(W > t) dd, size, truncation) by Gauss-Legendre of ``order`` and 2 ``order`` nodes
-        on each side of d = t (N_d is analytic in d there); their difference enters the truncation. t < 0: the
-        total number of the density's admitted customers (N_d(W > 0): every vacation customer waits)."""
-        from .vacation_wait import gauss_legendre
-
-        ctx = self.ctx
-        tt = ctx.num(max(t, 0))
-        cuts = [x0, t, x1] if x0 < t < x1 else [x0, x1]
-        out, size, trunc = [], 0.0, ctx.num(0)
-        for n in (self.order, 2 * self.order):
-            nodes, weights = gauss_legendre(n, ctx)
-            terms = []
-            for lo, hi in zip(cuts, cuts[1:]):
-                half, mid = ctx.num(Fraction(hi - lo) / 2), ctx.num(Fraction(hi + lo) / 2)
-                for x, w in zip(nodes, weights):
-                    got, sz, cut = self._point(data, W, profile, mid + half * ctx.num(x), tt)
-                    terms.append(half * ctx.num(w) * got)
-                    size, trunc = max(size, sz + n), (trunc + half * ctx.num(w) * cut if n > self.order else trunc)
-            out.append(c * ctx.fsum(terms))
-        return out[1], size, c * trunc + abs(out[1] - out[0])
-
-    def _extend(self):
-        """Double the rows (:meth:`LatticeSums._extend`) and the Horner steps; False when neither can grow."""
-        grown = False
-        for d, I in self.steps.items():
-            if I < _KINKED_STEPS:
-                self.steps[d], grown = 2 * I, True
-        if self.densities and self.order < 256:
-            self.order, self.horner, grown = 2 * self.order, 2 * self.horner, True
-        if grown:
-            self.periods = [self._period(data, W, kind, complete) for W, data, kind, _, complete in self.periods]
-        grown = super()._extend() or grown
-        if grown:
-            self._idle_start()
-            self.mass = self._sum(-1)[0]
-        return grown
-
-    def _sum(self, t):
-        """(N(W > t), rounding bound, truncation bound) by (K1)-(K2) (t exact; t < 0: the total N(W > -1))."""
-        ctx = self.ctx
-        if t < 0:
-            parts = [self.idle * self.C[self.r, 0]]
-            for W, data, kind, profile, _ in self.periods:
-                if kind == "service":
-                    parts.append(ctx.fsum(list(profile["start"].ravel())))
-                else:
-                    parts.extend(v["total"] for v in profile["vac"])
-            trunc = ctx.fsum([p[3]["trunc"] for p in self.periods])
-            for W, data, kind, profile, _ in self.periods:
-                for c, x0, x1 in self.densities if kind == "vacation" else ():
-                    got, _, cut = self._density(data, W, profile, c, x0, x1, -1)
-                    parts.append(got)
-                    trunc = trunc + cut
-            total = ctx.fsum(parts)
-            return total, 4 * ctx.eps * (len(parts) + self.r + 10) * total, trunc
-        tt = ctx.num(t)
-        value, size = FK.poisson_mass_sum(ctx, self.theta * tt, self.start_masses(1), self.start_masses)
-        size += self.start_size
-        parts, trunc = [value], ctx.num(0)
-        for W, data, kind, profile, _ in self.periods:
-            size = max(size, profile["size"])
-            trunc = trunc + profile["trunc"]
-            if kind == "service":
-                continue
-            for (w, d, exact_d), v in zip(self.vpieces, profile["vac"]):
-                got, sz, cut = self._point(data, W, profile, d, tt, v)
-                parts.append(w * got)
-                size, trunc = max(size, sz), trunc + w * cut
-            for c, x0, x1 in self.densities:
-                got, sz, cut = self._density(data, W, profile, c, x0, x1, t)
-                parts.append(got)
-                size, trunc = max(size, sz), trunc + cut
-        total = ctx.fsum(parts)
-        return total, 4 * ctx.eps * (size + 10) * total, trunc
-
+    return FK.KinkedSums(parts, setup, extra, gauss_legendre)
 
 def kinked_tails(law: "FiniteWait", setup, kind: str):
     """The law's own ``tails`` (:class:`~qderive.numeric.response.ResponseLaw`) for a phase-type service with constant,
@@ -1169,7 +896,7 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
         if parts[0].kinked is None:
             parts[0].kinked = {}
         if kind not in parts[0].kinked:
-            parts[0].kinked[kind] = _KinkedSums(parts, setup, extra)
+            parts[0].kinked[kind] = _kinked_sums(parts, setup, extra)
         return parts[0].kinked[kind]
 
     return _sum_tails(sums_for, 0, "with constant vacations", f"the sums over {_KINKED_STEPS} Horner steps")

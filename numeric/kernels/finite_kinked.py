@@ -61,7 +61,9 @@ import math
 
 import numpy
 
-from .lattice_finite import neumann_product, residual_weights
+from .finite_wait import FW_NEGLIGIBLE
+from .lattice_finite import (RowSums, admission_matrix, matrix_residual_weights, neumann_product,
+                             residual_weights)
 
 #: the most uniformized steps a Poisson sum (K1) runs (about 2 theta t: t up to some 30000 mean phases)
 STEPS = 1 << 16
@@ -307,3 +309,245 @@ def vacation_below(ctx, chain, lam, theta, d, t, z, omega_t, shift, I, beyond=1)
     total = ctx.fsum(list(zp.ravel()))
     trunc = total / lam * poisson_tail_bound(ctx, theta * t, I) * beyond
     return sure + mass, size + nsize + steps + 2 * top + 10, trunc
+
+
+def uniformized(alpha, T):
+    """(theta, P, exit, alpha, k) of a phase-type law PH(alpha, T) (module docstring): theta = max |T_ii|,
+    P = I + T / theta, exit = 1 - P 1, k the Erlang order when alpha = e_1 and P is the shift (else None), in the
+    numbers given (the engine: Fractions, exact; generated code: floats, for which an Erlang law's P is exact too:
+    1 + (-a) / a = 0 and a / a = 1)."""
+    n = len(alpha)
+    theta = max(-T[i][i] for i in range(n))
+    P = tuple(tuple((1 if i == j else 0) + T[i][j] / theta for j in range(n)) for i in range(n))
+    exit_ = tuple(1 - sum(row, 0 * theta) for row in P)
+    shift = all(P[i][j] == (1 if j == i + 1 else 0) for i in range(n) for j in range(n))
+    erlang = n if shift and all(alpha[i] == int(i == 0) for i in range(n)) else None
+    return theta, P, exit_, tuple(alpha), erlang
+
+
+#: Horner steps of the vacations' start (K2) beyond which the sums stop extending them
+KINKED_STEPS = 1 << 14
+
+
+class KinkedSums(RowSums):
+    """The data of the sums (K1)-(K2) of :mod:`qderive.numeric.kernels.finite_kinked` in the context of the law's
+    ``parts``, for the wait (``extra`` 0) or the sojourn (1: the customer's own service is one more block): the
+    admission matrices, the idle weight, the block chain of the service, per period its rows, batch rate, start (the
+    service: the residual phases summed with the admission weights; a vacation piece (w, d): its Horner start Z* and
+    the rows' admission weights z_K) and truncation bounds, and the total N(W > -1). Rows and Horner steps are
+    extended (doubled) while the truncation bound exceeds the tolerance of a tail
+    (:meth:`~qderive.numeric.kernels.lattice_finite.RowSums.tail`).
+
+    ``parts``: objects with the fields of the engine's ``WaitData`` that the sums read (``ctx``, ``r``, ``whole``,
+    ``lam``, ``pmf``, ``tail``, ``support``, ``geometric``, ``t_idle``, ``Ws``, ``Wv``, ``beta``, ``phi``);
+    ``setup``: ((theta, P, exit, beta, k), (atoms ((w, d), ...), densities ((c, x_0, x_1), ...))) of
+    :func:`uniformized` and the vacation's pieces (exact numbers in the engine, floats in generated code);
+    ``nodes(n, ctx)``: the Gauss-Legendre nodes and weights on [-1, 1] of a uniform vacation's density. The engine
+    (:mod:`qderive.numeric.engines.vacation_finite_wait`) and generated code run it."""
+
+    def __init__(self, parts, setup, extra, nodes):  # noqa: D107 - the class docstring says it
+        (theta, P, exit_, beta, erlang), (pieces, densities) = setup
+        self.nodes = nodes
+        first = parts[0]
+        self.ctx, self.r, self.extra = first.ctx, first.r, extra
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.theta = ctx.num(theta)
+            n = len(beta)
+            Pc = ctx.zeros((n, n))
+            for i in range(n):
+                for j in range(n):
+                    Pc[i, j] = ctx.num(P[i][j])
+            self.P, self.exit, self.beta = Pc, ctx.array([ctx.num(v) for v in exit_]), ctx.array([ctx.num(a)
+                                                                                                 for a in beta])
+            self.piece = (ctx.num(1), self.theta, None, (self.beta, self.P, self.exit))
+            self.chain = BlockChain(ctx, self.P, self.exit, self.beta, self.r + 2 + extra, erlang)
+            self.vpieces = tuple((ctx.num(w), ctx.num(d), d) for w, d in pieces)
+            self.steps = {d: self._initial_steps(ctx.num(d)) for _, _, d in self.vpieces}
+            self.densities = tuple((ctx.num(c), x0, x1) for c, x0, x1 in densities)
+            self.order, self.horner = (12 if ctx.is_float64 else ctx.dps // 3 + 8), 1  # Gauss-Legendre nodes, I x
+            self.periods = []
+            for data in parts:
+                self.periods.append(self._period(data, data.Ws, "service", data.Ws.shape[0] < len(data.beta)))
+                if data.Wv.shape[0]:
+                    self.periods.append(self._period(data, data.Wv, "vacation", data.Wv.shape[0] < len(data.phi)))
+            worst = self.chain.add_blocks(self.chain.zero(), [ctx.num(0)] * (self.chain.B - 1) + [ctx.num(1)], 1)
+            self.worst = self.chain.masses(worst)  # P(N_B > m): the steps from the last block's start
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+
+    def _beyond(self, I, z):
+        """sum_l Pois(l; z) P(N_B > I + l) (the Horner cut's factor, kernel docstring *Errors*)."""
+        ctx = self.ctx
+
+        def shifted(n):
+            full = self.worst(n + I)
+            return full[I:] if len(full) > I else ctx.zeros(1)
+
+        return poisson_mass_sum(ctx, z, shifted(1), shifted)[0]
+
+    def _initial_steps(self, d):
+        """The first Horner length I for a piece at d: P(Pois(theta d) > I) <= eps (ArithmeticError beyond
+        :data:`KINKED_STEPS`: a vacation of more than about 8000 service phases)."""
+        ctx, I = self.ctx, int(2 * float(self.theta * d)) + 16
+        while poisson_tail_bound(ctx, self.theta * d, I) > ctx.eps:
+            I *= 2
+        if I > KINKED_STEPS:
+            raise ArithmeticError(f"the vacation {float(d):.6g} spans about {float(self.theta * d):.6g} uniformized "
+                                  f"service phases: its residual needs more than {KINKED_STEPS} steps")
+        return I
+
+    def _idle_start(self):
+        """The start of the service periods and the idle batch together (one Poisson sum at theta t) and its masses."""
+        chain = self.chain
+        X = chain.zero()
+        X = chain.add_blocks(X, self.A[self.r] * self.idle, self.extra)
+        for W, data, kind, profile, _ in self.periods:
+            if kind == "service":
+                X = chain.add_phases(X, profile["start"], 1 + self.extra)
+        self.start = X
+        self.start_masses = chain.masses(X)
+        self.start_size = (self.r + 2) * (chain.p + 2)
+
+    def _period(self, data, W, kind, complete):
+        ctx, r = self.ctx, self.r
+        lam = data.lam
+        top = W.shape[0] - 1
+        z = ctx.matmul(W, self.A[:r]) if r else ctx.zeros((W.shape[0], r + 1))  # z_K[j]
+        mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
+        reach = numpy.max(self.C[:r, 0]) if r else ctx.num(0)
+        error = FW_NEGLIGIBLE * float(numpy.max(numpy.abs(W))) if ctx.is_float64 and W.size else 0
+        profile = {"z": z, "trunc": ctx.num(0), "size": float(top + r)}
+        if kind == "service":
+            H, size = residual_phase_rows(ctx, lam, self.theta, self.beta, self.P, top)
+            profile["start"] = ctx.matmul(numpy.ascontiguousarray(z.T), H)
+            profile["size"] += size
+            if not complete and mass:
+                _, rem, _, _ = matrix_residual_weights(ctx, lam, self.piece, top)
+                profile["trunc"] = profile["trunc"] + mass * rem * reach
+            if error:
+                profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(H.ravel())) * reach
+        else:
+            rowsum = numpy.array([ctx.fsum(list(row)) for row in z], dtype=object) if not ctx.is_float64 else z.sum(axis=1)
+            profile["rowsum"], profile["vac"] = rowsum, []
+            for w, d, exact_d in self.vpieces:
+                om, rem, size = residual_weights(ctx, lam, (w, ctx.num(0), d), ctx.num(0), top)
+                start = self._start(lam, z, rowsum, d, self.steps[exact_d])
+                start["total"] = ctx.dot(om, rowsum)  # this piece's admitted customers
+                start["size"] += size
+                profile["vac"].append(start)
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+            for c, x0, x1 in self.densities:  # the rows cut: as an atom at x_1 (omega_K(0) grows with d)
+                om, rem, _ = residual_weights(ctx, lam, (c * ctx.num(x1 - x0), ctx.num(0), ctx.num(x1)),
+                                                 ctx.num(0), top)
+                if not complete and mass:
+                    profile["trunc"] = profile["trunc"] + mass * rem * reach
+                if error:
+                    profile["trunc"] = profile["trunc"] + error * r * ctx.fsum(list(om)) * reach
+        return [W, data, kind, profile, complete]
+
+    def _start(self, lam, z, rowsum, d, I):
+        """The Horner start Z* of (K2) for a constant vacation d (weight 1) with I steps: its masses, the weight its
+        Horner cut may miss (before the factor of :meth:`_beyond`) and its rounding count."""
+        ctx = self.ctx
+        nu, nsize = overlap_weights(ctx, lam, self.theta, d, z.shape[0] - 1, I)
+        Z, steps = vacation_start(self.chain, ctx.matmul(numpy.ascontiguousarray(nu.T), z), self.extra)
+        cut = ctx.fsum(list(rowsum)) / lam * poisson_tail_bound(ctx, self.theta * d, I)
+        return {"masses": self.chain.masses(Z), "cut": cut, "size": nsize + steps * (self.chain.p + 2), "I": I}
+
+    def _point(self, data, W, profile, d, tt, start=None):
+        """(N_d(W > t), size, truncation) of a constant vacation d (weight 1; a context number, tt = t likewise):
+        t >= d by the Poisson sum over the masses of its start (``start``, made here when None), t < d by
+        :func:`~qderive.numeric.kernels.finite_kinked.vacation_below`."""
+        ctx = self.ctx
+        if d <= tt:
+            if start is None:
+                start = self._start(data.lam, profile["z"], profile["rowsum"], d, self._initial_steps(d) * self.horner)
+            got, sz = poisson_mass_sum(ctx, self.theta * (tt - d), start["masses"](1), start["masses"])
+            cut = start["cut"] * self._beyond(start["I"], self.theta * (tt - d)) if start["cut"] else ctx.num(0)
+            return got, sz + start["size"], cut
+        I = start["I"] if start is not None else self._initial_steps(d) * self.horner
+        om = residual_weights(ctx, data.lam, (ctx.num(1), ctx.num(0), d), tt, W.shape[0] - 1)[0]
+        got, sz, cut = vacation_below(ctx, self.chain, data.lam, self.theta, d, tt, profile["z"], om, self.extra,
+                                         I, self._beyond(I, ctx.num(0)))
+        return got, sz + profile["size"], cut
+
+    def _density(self, data, W, profile, c, x0, x1, t):
+        """(c int_{x_0}^{x_1} N_d(W > t) dd, size, truncation) by Gauss-Legendre of ``order`` and 2 ``order`` nodes
+        on each side of d = t (N_d is analytic in d there); their difference enters the truncation. t < 0: the
+        total number of the density's admitted customers (N_d(W > 0): every vacation customer waits)."""
+        ctx = self.ctx
+        tt = ctx.num(max(t, 0))
+        cuts = [x0, t, x1] if x0 < t < x1 else [x0, x1]
+        out, size, trunc = [], 0.0, ctx.num(0)
+        for n in (self.order, 2 * self.order):
+            nodes, weights = self.nodes(n, ctx)
+            terms = []
+            for lo, hi in zip(cuts, cuts[1:]):
+                half, mid = ctx.num((hi - lo) / 2), ctx.num((hi + lo) / 2)  # exact in the engine: Fractions
+                for x, w in zip(nodes, weights):
+                    got, sz, cut = self._point(data, W, profile, mid + half * ctx.num(x), tt)
+                    terms.append(half * ctx.num(w) * got)
+                    size, trunc = max(size, sz + n), (trunc + half * ctx.num(w) * cut if n > self.order else trunc)
+            out.append(c * ctx.fsum(terms))
+        return out[1], size, c * trunc + abs(out[1] - out[0])
+
+    def _extend(self):
+        """Double the rows (:meth:`RowSums._extend`) and the Horner steps; False when neither can grow."""
+        grown = False
+        for d, I in self.steps.items():
+            if I < KINKED_STEPS:
+                self.steps[d], grown = 2 * I, True
+        if self.densities and self.order < 256:
+            self.order, self.horner, grown = 2 * self.order, 2 * self.horner, True
+        if grown:
+            self.periods = [self._period(data, W, kind, complete) for W, data, kind, _, complete in self.periods]
+        grown = super()._extend() or grown
+        if grown:
+            self._idle_start()
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by (K1)-(K2) (t exact; t < 0: the total N(W > -1))."""
+        ctx = self.ctx
+        if t < 0:
+            parts = [self.idle * self.C[self.r, 0]]
+            for W, data, kind, profile, _ in self.periods:
+                if kind == "service":
+                    parts.append(ctx.fsum(list(profile["start"].ravel())))
+                else:
+                    parts.extend(v["total"] for v in profile["vac"])
+            trunc = ctx.fsum([p[3]["trunc"] for p in self.periods])
+            for W, data, kind, profile, _ in self.periods:
+                for c, x0, x1 in self.densities if kind == "vacation" else ():
+                    got, _, cut = self._density(data, W, profile, c, x0, x1, -1)
+                    parts.append(got)
+                    trunc = trunc + cut
+            total = ctx.fsum(parts)
+            return total, 4 * ctx.eps * (len(parts) + self.r + 10) * total, trunc
+        tt = ctx.num(t)
+        value, size = poisson_mass_sum(ctx, self.theta * tt, self.start_masses(1), self.start_masses)
+        size += self.start_size
+        parts, trunc = [value], ctx.num(0)
+        for W, data, kind, profile, _ in self.periods:
+            size = max(size, profile["size"])
+            trunc = trunc + profile["trunc"]
+            if kind == "service":
+                continue
+            for (w, d, exact_d), v in zip(self.vpieces, profile["vac"]):
+                got, sz, cut = self._point(data, W, profile, d, tt, v)
+                parts.append(w * got)
+                size, trunc = max(size, sz), trunc + w * cut
+            for c, x0, x1 in self.densities:
+                got, sz, cut = self._density(data, W, profile, c, x0, x1, t)
+                parts.append(got)
+                size, trunc = max(size, sz), trunc + cut
+        total = ctx.fsum(parts)
+        return total, 4 * ctx.eps * (size + 10) * total, trunc

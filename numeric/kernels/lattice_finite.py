@@ -102,6 +102,8 @@ import math
 
 import numpy
 
+from .finite_wait import FW_NEGLIGIBLE, wait_batch_rows
+
 
 def residual_weights(ctx, lam, piece, u, top):
     """omega_K(u) of (F2)-(F3) for one survival piece (w, theta, d) (d None: no cut) and K = 0..top; lam, u >= 0 and
@@ -511,3 +513,95 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
     bound = 4 * ctx.eps * (size + 10) * total
     return total, bound, trunc
+
+
+#: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
+LATTICE_ROWS = 1 << 14
+
+
+class RowSums:
+    """The driver shared by the sums of positive terms over the rows w_K of the periods ((F1), (F5), (K1)-(K2)):
+    extend the rows until the truncation bound of a tail is below its tolerance. A subclass sets ``ctx``, ``r``,
+    ``keep`` (whole admission: P(X > i) reversed, else None), ``periods`` (lists [W, data, kind or pieces,
+    profile, complete]; ``data`` has ``lam``, ``pmf``, ``support``, ``geometric``), ``mass`` = N(W > -1), and
+    defines ``_sum(t)`` -> (N(W > t), rounding bound, truncation bound) and ``_period(data, W, kind, complete)``.
+    The engine (:mod:`qderive.numeric.engines.vacation_finite_wait`) and generated code run it (a plain class:
+    kernels import numpy, math and each other only)."""
+
+    def _extend(self):
+        """Double the rows of every period that is not complete; False when none can grow."""
+        grown = False
+        for i, (W, data, pieces, _, complete) in enumerate(self.periods):
+            if complete or W.shape[0] >= LATTICE_ROWS:
+                continue
+            more = wait_batch_rows(self.ctx, W[-1], data.pmf, self.keep, W.shape[0], data.support, data.geometric)
+            self.periods[i] = self._period(data, numpy.concatenate([W, more[1:]]), pieces, more.shape[0] <= W.shape[0])
+            grown = True
+        if grown:
+            self.mass = self._sum(-1)[0]
+        return grown
+
+    def tail(self, t, tolerance):
+        """(P(W > t), relative error bound) with the rows extended until the truncation is below ``tolerance`` of
+        the tail (or nothing is left to extend; call inside ``with ctx:``; t exact in the engine: a Fraction)."""
+        while True:
+            value, rounding, trunc = self._sum(t)
+            if trunc <= tolerance * value or (value == 0 and trunc == 0) or not self._extend():
+                break
+        if value == 0:
+            return value, (0 if trunc == 0 else self.ctx.huge)
+        return value / self.mass, (rounding + trunc) / value + 4 * self.ctx.eps * (2 * self.r + 10)
+
+
+class ConstantSums(RowSums):
+    """The data of the sums (F1) for a constant service D in the context of the law's data ``parts`` (objects with
+    the fields of the engine's ``WaitData`` that the sums read: ``ctx``, ``r``, ``whole``, ``lam``, ``pmf``,
+    ``tail``, ``support``, ``geometric``, ``t_idle``, ``Ws``, ``Wv``, ``beta``, ``phi``; one per arrival rate) and
+    the vacation's survival pieces ``vacation`` in the context (:func:`period_profile`): the admission matrices,
+    the idle weight, per period (the service and, with vacations, the vacation of each part) its rows, batch rate,
+    survival pieces, profile and whether its rows are complete (the next row is exactly 0), and the total
+    N(W > -1). Rows are extended (doubled) while their truncation
+    bound exceeds the tolerance of a tail (:meth:`RowSums.tail`). The engine
+    (:mod:`qderive.numeric.engines.vacation_finite_wait`) and generated code run it; t is exact there (a Fraction),
+    a float here (floor divisions and t - j D in float64)."""
+
+    def __init__(self, parts, D, vacation):
+        first = parts[0]
+        self.ctx, self.D, self.r = first.ctx, D, first.r
+        ctx = self.ctx
+        with ctx:
+            self.keep = first.tail[self.r:0:-1].copy() if first.whole else None
+            self.A, self.C = admission_matrix(ctx, first.pmf, first.tail, self.r, first.whole)
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self._periods(parts, ((ctx.num(1), ctx.num(0), ctx.num(D)),), vacation)
+
+    def _periods(self, parts, service, vacation):
+        """The service and vacation periods of every part (``service``: the service's pieces in the context,
+        ``vacation``: the vacation's survival pieces in the context), and the total mass of the sums (t = -1)."""
+        self.periods = []
+        for data in parts:
+            self.periods.append(self._period(data, data.Ws, service, data.Ws.shape[0] < len(data.beta)))
+            if data.Wv.shape[0]:
+                self.periods.append(self._period(data, data.Wv, vacation, data.Wv.shape[0] < len(data.phi)))
+        self.mass = self._sum(-1)[0]
+
+    def _period(self, data, W, pieces, complete):
+        ctx = self.ctx
+        error = 0
+        if ctx.is_float64 and W.size:  # wait_batch_rows zeroes entries below 1e-150 of its scale
+            error = FW_NEGLIGIBLE * float(numpy.max(numpy.abs(W)))
+        profile = list(period_profile(ctx, W, data.lam, pieces, error))
+        if complete:
+            profile[4] = ctx.num(0)  # nothing cut: the next row is 0
+        return [W, data, pieces, tuple(profile), complete]
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total)."""
+        ctx, D = self.ctx, self.D
+        if t < 0:
+            J0 = J1 = 0
+        else:
+            J0, J1 = int(-((-t) // D)), int(t // D + 1)  # a Fraction's floor is an int already, a float's a float
+        us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
+        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
+        return lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)

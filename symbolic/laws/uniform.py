@@ -46,6 +46,11 @@ class Uniform(TimeLaw):
     def count_law(self, lam):
         return UniformMixedPoissonCount(lam * self.low, lam * self.high)
 
+    def linear_survival(self):
+        """P(T > x) as linear pieces (x_0, x_1, S(x_0+), S(x_1-)): 1 on [0, a], from 1 to 0 on [a, b] (exact or
+        symbolic: generated code's mixture of constant vacations; the engine finds the same from :meth:`survival`)."""
+        return ((0, self.low, 1, 1), (self.low, self.high, 1, 0))
+
     def survival(self, x):
         """P(T > x): 1 below a, (b - x) / (b - a) on [a, b], 0 beyond (mpmath)."""
         import mpmath
