@@ -5,9 +5,8 @@ that ships them (``qderive codegen`` with ``--service uniform`` / ``--vacation u
   regularized incomplete gamma at 200 digits (a different formula: the difference, with digits enough for any
   cancellation at these points), in float64 (to 1e-13 relative: sums of positive terms of sizes a few hundred,
   roundings only; measured 6e-14 at worst) and at 30 digits (to 1e-27); the tails from the same reference;
-* the package's own values (``count_sequences``: the difference at 30 extra digits) agree where they keep digits,
-  and where the difference cancels beyond them (x_a = 200: P(K = 0) = 8.7e-88 next to 1) the kernel still has
-  its digits;
+* the package's ``count_sequences`` runs the kernel (one implementation), and where the difference of the tails
+  cancels (x_a = 200: P(K = 0) = 8.7e-88 next to 1) it keeps its digits in float64 and at 30 digits;
 * generated modules that call the kernel (the loss probability of ``vacation-finite`` with a uniform service and a
   uniform vacation; the hysteretic model's loss with a uniform service) against ``qderive eval`` (1e-11: the same
   recursions on count sequences that agree to 1e-13), an array of rates as point by point; low >= high refused.
@@ -65,16 +64,25 @@ def test_kernel_equals_the_difference_of_incomplete_gammas_at_200_digits(xa, xb)
             assert abs(g[0][k] / w_k - 1) < 1e-27 if (w_k := want[0][k]) else g[0][k] == 0
 
 
-def test_the_package_values_agree_where_they_keep_digits_and_the_kernel_where_they_cancel():
+def test_the_package_runs_the_kernel_and_keeps_the_digits_where_the_difference_cancels():
+    """``count_sequences`` of a uniform law is the kernel (one implementation): its values in float64 and at 30
+    digits equal the 200-digit reference, and where the difference of the Poisson tails cancels (x_a = 200:
+    P(K = 0) = e^{-200} (1 - e^{-1}) = 8.7e-88 next to numbers within 1e-87 of 1) it keeps its digits (the package's
+    former difference at 30 extra digits returned exactly 0 there)."""
     n = 40
+    want = _reference(F(30), F(60), n)[0]
     law = UniformMixedPoissonCount(F(30), F(60))
-    pkg = count_sequences(law, n, mp_context(30))[0]
-    got = uniform_mixed_sequences(FLOAT64, 30.0, 60.0, n)[0]
-    assert max(abs(float(a) / float(b) - 1) for a, b in zip(got, pkg)) < 1e-13
-    # x_a = 200: P(K = 0) = e^{-200} (1 - e^{-1}) = 8.7e-88, a difference of two numbers within 1e-87 of 1
+    got = count_sequences(law, n, FLOAT64)[0]
+    assert max(abs(float(a) / float(b) - 1) for a, b in zip(got, want)) < 1e-13
     with mpmath.workdps(40):
-        exact = float(mpmath.exp(-200) * (1 - mpmath.exp(-1)))
-    assert uniform_mixed_sequences(FLOAT64, 200.0, 201.0, 5)[0][0] == pytest.approx(exact, rel=1e-14)
+        exact = mpmath.exp(-200) * (1 - mpmath.exp(-1))
+    far = UniformMixedPoissonCount(F(200), F(201))
+    assert float(count_sequences(far, 5, FLOAT64)[0][0]) == pytest.approx(float(exact), rel=1e-14)
+    ctx = mp_context(30)
+    with ctx:
+        got = count_sequences(law, n, ctx)[0]
+        assert max(abs(a / b - 1) for a, b in zip(got, want)) < 1e-27
+        assert abs(count_sequences(far, 5, ctx)[0][0] / exact - 1) < 1e-27
 
 
 def test_a_uniform_law_needs_low_below_high():
