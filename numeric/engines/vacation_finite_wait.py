@@ -217,6 +217,19 @@ def count_data(law, rate, ctx, order):
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Period:
+    """One family of non-serving periods (item 6 of the module docstring): its time ``law``, the level rows
+    ``rows`` W_K = V L^K of its starts V (weighted like Y), and the count sequences of its law (``counts``
+    varphi_K, ``tail`` P(K > k), ``tail2``) over 0..top."""
+
+    law: object
+    rows: object
+    counts: object
+    tail: object
+    tail2: object
+
+
 @dataclass
 class WaitData:
     """The s-independent quantities of items 1-4 of the module docstring, in one context (``ctx``): the batch
@@ -254,6 +267,12 @@ class WaitData:
     lattice: object = None  # the constant-service tail sums' data (:class:`LatticeSums`), made on first use
     kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
     service_lattice: dict = None  # the exact lattice service's sums per kind (:class:`ServiceLatticeSums`)
+    #: the families of non-serving periods (item 6): today's vacations are the one member (the rows Wv, counts phi)
+    periods: tuple = ()
+    #: the time at each level spent without a residual (item 6: waiting for the start before a setup), or None
+    flat: object = None
+    #: the laws of the periods every customer of this part waits through in full after its residual (item 6)
+    suffix: tuple = ()
 
 
 def _embedded(model, ctx):
@@ -284,6 +303,8 @@ def build_data(model, ctx, order, q=None, idle=None):
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
+        if phi is not None:
+            data.periods = (Period(model.vacation, data.Wv, phi, vtail, vtail2),)
         data.N0 = admission_series(model, data, 0)[0]
         data.q = q
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
@@ -293,13 +314,24 @@ def build_data(model, ctx, order, q=None, idle=None):
 
 
 def _level_series(data, order):
-    """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!)."""
-    return K.wait_level_series(data.ctx, data.lam, data.btail, data.btail2, data.Ws, data.vtail, data.vtail2, data.Wv,
-                               order)
+    """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!): the services' and every
+    period family's (item 6), plus the flat times at order 0."""
+    ctx = data.ctx
+    Phis = K.wait_level_series(ctx, data.lam, data.btail, data.btail2, data.Ws, order=order)
+    for period in data.periods:
+        Phis = Phis + K.wait_level_series(ctx, data.lam, period.tail, period.tail2, period.rows, order=order)
+    if data.flat is not None:
+        Phis[:, 0] = Phis[:, 0] + data.flat
+    return Phis
 
 
 def _service_series(model, ctx, order):
-    return ctx.array([Fraction(model.service.moment(p)) / math.factorial(p) if p else 1 for p in range(order + 1)])
+    return _law_series(model.service, ctx, order)
+
+
+def _law_series(law, ctx, order):
+    """E e^{-s L} as a power series in -s: the coefficients E[L^p] / p!, p = 0..order."""
+    return ctx.array([Fraction(law.moment(p)) / math.factorial(p) if p else 1 for p in range(order + 1)])
 
 
 def admission_series(model, data, order):
@@ -307,8 +339,11 @@ def admission_series(model, data, order):
     Phis = _level_series(data, order)
     if data.r == 0:
         Phis = ctx.zeros((0, order + 1))
-    return K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
-                                   data.t_idle, data.whole)
+    N = K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
+                                data.t_idle, data.whole)
+    for law in data.suffix:  # the periods waited through in full (item 6)
+        N = K.fw_series_mul(N, _law_series(law, ctx, order))
+    return N
 
 
 # --------------------------------------------------------------------------------------
@@ -458,7 +493,7 @@ class Converted(dict):
             if name == "geometric":
                 v = None if data.geometric is None else tuple(ectx.real(x) for x in data.geometric)
             else:
-                v = getattr(data, name)
+                v = getattr(data.periods[name[1]], name[2]) if isinstance(name, tuple) else getattr(data, name)
                 v = v if v is None else (ectx.reals(v) if isinstance(v, np.ndarray) else ectx.real(v))
         self[name] = v
         return v
@@ -473,6 +508,25 @@ class Converted(dict):
 #: passes ask 7 to 8 digits more each)
 HEADROOM = 24
 _DATA_FIELDS = ("lam", "pmf", "tail", "admit", "low", "Y", "v0", "Zp", "t_idle", "Ws", "Wv", "beta", "phi")
+
+
+def _values(data) -> dict:
+    """The data's fields by name for the node kernels (the period families' as ("period", j, field))."""
+    values = {name: getattr(data, name) for name in _DATA_FIELDS}
+    values["geometric"] = data.geometric
+    values["flat"] = data.flat
+    for j, period in enumerate(data.periods):
+        values["period", j, "counts"] = period.counts
+        values["period", j, "rows"] = period.rows
+    return values
+
+
+def _suffix_at(data, ctx, z, lam):
+    """The product of the transforms of the part's suffix laws (item 6) at the nodes z (1 without any)."""
+    out = 1
+    for law in data.suffix:
+        out = out * lst_at(law, ctx, z, lam)[0]
+    return out
 
 
 class FiniteWait:
@@ -514,10 +568,13 @@ class FiniteWait:
         return got
 
     # -- transform --------------------------------------------------------------------------------
-    def _levels(self, data, ectx, values, z, b, g0, h0, strategy):
-        """Phi at the 1-d nodes z (kernel numbers of ``ectx``): by customers where stable, by batches elsewhere."""
+    def _levels(self, data, ectx, values, z, b, g0, hs, strategy):
+        """Phi at the 1-d nodes z (kernel numbers of ``ectx``): by customers where stable, by batches elsewhere
+        (``hs``: h_0 of each period family at the nodes; a part with other families than today's vacation, or flat
+        times, by batches only)."""
         nodes = len(z)
-        if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64):
+        h0 = hs[0] if hs else None
+        if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64) or data.Zp is None:
             by_customers = np.zeros(nodes, dtype=bool)
         else:
             q = data.geometric[1] if data.geometric is not None and not data.whole else None
@@ -532,8 +589,12 @@ class FiniteWait:
                                                 None if h0 is None else h0[c], data.support, values["geometric"])
         rest = np.flatnonzero(~by_customers)
         if len(rest):
-            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"],
-                                         None if h0 is None else h0[rest], values["phi"], values["Wv"])
+            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"])
+            for j, h in enumerate(hs):  # every period family by its own residual weights (item 6)
+                H = K.wait_residual_weights(ectx, z[rest], values["lam"], h[rest], values["period", j, "counts"])
+                Phi[rest] = Phi[rest] + K.wait_levels_by_batches(ectx, H, values["period", j, "rows"])
+            if data.flat is not None:
+                Phi[rest] = Phi[rest] + values["flat"][None, :]
         return Phi
 
     @staticmethod
@@ -552,31 +613,31 @@ class FiniteWait:
     def _node_sum(self, data, z, ctx, strategy, fast):
         """N(s) of one part at the 1-d nodes z (complex in float64, mpc otherwise) and b = beta(s)."""
         m = self.model
-        vacation = getattr(m, "vacation", None)
         if ctx.is_float64:
-            values = {name: getattr(data, name) for name in _DATA_FIELDS}
-            values["geometric"] = data.geometric
+            values = _values(data)
             b, g0 = lst_at(m.service, FLOAT64, z, data.lam)
-            h0 = lst_at(vacation, FLOAT64, z, data.lam)[1] if vacation is not None else None
+            hs = [lst_at(p.law, FLOAT64, z, data.lam)[1] for p in data.periods]
             with np.errstate(under="ignore"):
-                Phi = self._levels(data, FLOAT64, values, z, b, g0, h0, strategy)
-                return K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+                Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
+                N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+                return N * _suffix_at(data, FLOAT64, z, data.lam), b
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
-        h0 = lst_at(vacation, ctx, z, lam)[1] if vacation is not None else None
+        hs = [lst_at(p.law, ctx, z, lam)[1] for p in data.periods]
         if fast and _gmpy_available():
             ectx = _GmpyContext(ctx.dps)
             with ectx:
                 values = self._fast_values(data)
                 zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
-                hf = ectx.complexes(h0) if h0 is not None else None
+                hf = [ectx.complexes(h) for h in hs]
                 Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
                 Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole)
-            return np.array([ectx.to_mpmath(v) for v in Nf], dtype=object), b
-        values = {name: getattr(data, name) for name in _DATA_FIELDS}
-        values["geometric"] = data.geometric
-        Phi = self._levels(data, ctx, values, z, b, g0, h0, strategy)
-        return K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+            N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
+            return N * _suffix_at(data, ctx, z, lam), b
+        values = _values(data)
+        Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
+        N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+        return N * _suffix_at(data, ctx, z, lam), b
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
