@@ -165,9 +165,9 @@ import mpmath
 import numpy as np
 
 from ...symbolic import limits as _limits
-from ...symbolic.capabilities import declare
+from ...symbolic.capabilities import Rule, declare
 from ...symbolic.errors import NumericalError
-from ...symbolic.models.vacation import Admission, block_rules
+from ...symbolic.models.vacation import Admission
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
@@ -1236,12 +1236,183 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
     return _sum_tails(sums_for, 0, "with constant vacations", f"the sums over {_KINKED_STEPS} Horner steps")
 
 
+# --------------------------------------------------------------------------------------
+# The blocks (close-down, setup; start threshold 1): the period families of the idle passage (item 6)
+# --------------------------------------------------------------------------------------
+
+
+def _recording(base):
+    """A subclass of the finite room's passage interpreter ``base``
+    (:class:`~qderive.numeric.engines.blocks_finite.FinitePassage` or ``WholePassage``) that records, per stage
+    i, what item 6 needs, read from the interpreter's own results (nothing recomputed): ``("start", i, V)`` the
+    start law V of the periods of a ``during`` or (threshold 1: every period starts empty, their number the
+    stage's time over the law's mean) ``repeat`` stage; ``("flat", i, T)`` and ``("once", i, T)`` the times at each
+    level of a ``wait`` or ``interrupt`` stage where a batch finds r - k or r + 1 - k places."""
+
+    class Recorder(base):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.records = []
+
+        def _timed(self, run, i):
+            times, once = self.times.copy(), self.at_once.copy()
+            out = run()
+            self.records.append(("flat", i, self.times - times))
+            self.records.append(("once", i, self.at_once - once))
+            return out
+
+        def during(self, v, law, vacation=False):
+            self.records.append(("start", self.i, v.copy()))
+            return super().during(v, law, vacation)
+
+        def repeat(self, v, law, threshold, most=None):
+            i, times = self.i, self.times.copy()
+            out = super().repeat(v, law, threshold, most)
+            start = self.ctx.zeros(self.size)
+            start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
+            self.records.append(("start", i, start))
+            return out
+
+        def wait(self, v, threshold):
+            return self._timed(lambda: super(Recorder, self).wait(v, threshold), self.i)
+
+        def interrupt(self, v, law):
+            return self._timed(lambda: super(Recorder, self).interrupt(v, law), self.i)
+
+    return Recorder
+
+
+def _suffix(stages, i) -> tuple:
+    """The laws of the stages a customer present at the end of stage ``i`` waits through in full before the first
+    service (start threshold 1: the later ``during`` stages really entered; thresholds are met). Refused for a
+    stage it cannot wait through whole (an ``interrupt`` later in the passage)."""
+    from ...symbolic.blocks.machine import StageKind, resolve
+    from ...symbolic.errors import ParameterError
+
+    out = []
+    j, _ = resolve(stages, i + 1, 1)
+    while j < len(stages):
+        stage = stages[j]
+        if stage.kind is not StageKind.DURING:
+            raise ParameterError(f"the finite-room waiting-time law does not cover a {stage.kind.value} stage after "
+                                 "a customer is present (start threshold 1)")
+        out.append(stage.law)
+        j, _ = resolve(stages, j + 1, 1)
+    return tuple(out)
+
+
+def block_parts(model, ctx, order) -> list:
+    """The s-independent data of a model with blocks (start threshold 1) as parts of :class:`FiniteWait`, one per
+    suffix of full periods (item 6 of the module docstring), in ``ctx``: the departure chain pi and the first
+    service's law y of :mod:`~qderive.numeric.engines.blocks_finite`, the services starting with n waiting
+    Y_n = pi_{n+1} + pi_0 y_{n+1}, and pi_0 times what the passage records per idle period
+    (:func:`_recording`)."""
+    from ...symbolic.blocks import blocks_of, passage
+    from ...symbolic.blocks.machine import machine, refuse_stuck
+    from ...symbolic.errors import ParameterError
+    from . import blocks_finite as BF
+
+    if model.start_threshold != 1:
+        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N = 1 only",
+                             model.start_threshold)
+    r = model.capacity
+    whole = model.admission is Admission.WHOLE
+    blocks = blocks_of(model)
+    stages = machine(model, blocks)
+    refuse_stuck(model, stages)
+    BF._refuse(model, stages)
+    with ctx:
+        op = _recording(BF.WholePassage if whole else BF.FinitePassage)(model, ctx, stages, r)
+        y = passage(blocks, op)
+        pi, _ = (BF._whole_chain if whole else BF._partial_chain)(model, ctx, op, y[1:], r)
+        pi0 = pi[0]
+        lam = ctx.num(model.rate)
+        bv = batch_vectors(model.batch, r + 1, ctx)
+        pmf, tail = bv.pmf, bv.tail
+        keep = tail[r:0:-1].copy() if whole else None
+        if whole and r:
+            admit = np.cumsum(pmf[1: r + 1])[::-1].copy()
+            low = admit[r - 1]
+        else:
+            admit, low = None, ctx.num(1)
+        fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
+        groups: dict = {(): {"periods": [], "flat": None, "once": ctx.num(0)}}
+        for what, i, vector in op.records:
+            if not any(vector != 0):
+                continue
+            # a batch starting service at once waits for no later stage (a close-down's: none is entered)
+            suffix = () if what == "once" else _suffix(stages, i)
+            group = groups.setdefault(suffix, {"periods": [], "flat": None, "once": ctx.num(0)})
+            vector = vector * pi0
+            if what == "start":
+                law = stages[i].law
+                counts, ctail, ctail2 = count_data(law, model.rate, ctx, order)
+                rows = K.wait_batch_rows(ctx, vector[:r], pmf, keep, len(counts) - 1, bv.support, bv.geometric)
+                group["periods"].append(Period(law, rows, counts, ctail, ctail2))
+            elif what == "flat":
+                if any(vector[:r] != 0):
+                    group["flat"] = vector[:r] if group["flat"] is None else group["flat"] + vector[:r]
+            else:
+                if any(vector[1:] != 0):  # pragma: no cover - threshold 1
+                    raise ParameterError("a batch starting service at once with someone present is not covered")
+                group["once"] = group["once"] + vector[0]
+        Y = pi[1: r + 1] + pi0 * y[1: r + 1]
+        parts = []
+        for suffix, group in groups.items():
+            start = Y if not suffix else ctx.zeros(r)
+            Ws = K.wait_batch_rows(ctx, start, pmf, keep, len(beta) - 1, bv.support, bv.geometric)
+            t_idle = group["once"]
+            data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, start, None,
+                            None, t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
+                            None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix)
+            data.N0 = admission_series(model, data, 0)[0]
+            parts.append(data)
+        if ctx.is_float64 and not all(math.isfinite(d.N0) for d in parts):
+            raise ArithmeticError("the level vectors over- or underflow float64")
+    return parts
+
+
+class BlockFiniteWait(FiniteWait):
+    """:class:`FiniteWait` of a model with blocks (a setup, a close-down; start threshold 1): its parts are
+    :func:`block_parts`, built at the precision rule of :meth:`FiniteWait.data`."""
+
+    def _guard(self) -> int:
+        m, extra = self.model, 0
+        for law in [m.service] + [law for _, law in self._laws()]:
+            lb = float(m.rate * law.moment(1))
+            extra = max(extra, math.ceil(-math.log10(lb)) if lb < 1 else 0)
+        return digits_for(m.capacity + 1) + 4 + extra
+
+    def _laws(self):
+        from ...symbolic.blocks import blocks_of
+
+        return [fl for b in blocks_of(self.model) for fl in b.laws()]
+
+    def parts(self, ctx, order=1) -> list:
+        if ctx.is_float64:
+            got = self._float.get("parts")
+            if got is None or got[0].order < order:
+                got = self._float["parts"] = block_parts(self.model, FLOAT64, max(order, 1))
+            return got
+        want = ctx.dps + self.guard
+        got = self._mp.get("parts")
+        if got is None or got[0].ctx.dps < want or got[0].order < order:
+            r = self.model.capacity
+            _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
+                          f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
+            dps = max(want + HEADROOM, got[0].ctx.dps if got is not None else 0)
+            got = self._mp["parts"] = block_parts(self.model, mp_context(dps),
+                                                  max(order, 1, got[0].order if got else 1))
+        return got
+
+
 @functools.lru_cache(maxsize=4)
 def wait_law_data(model) -> FiniteWait:
     """The computation behind :func:`response_laws`, one per model (a frozen model: its data are a function of
     the model and the precision; a few are kept so that repeated evaluations reuse them). Tests use it to
     force a strategy and to read intermediate quantities."""
-    return FiniteWait(model)
+    return BlockFiniteWait(model) if model.blocks else FiniteWait(model)
 
 
 def _numeric_law_refusal(model) -> tuple[str, str]:
@@ -1304,14 +1475,35 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-@declare(*block_rules("the finite-room waiting-time law"), check=_tails_refusal)
+def _response_check(model, asked):
+    """The refusal of :func:`response_laws`: with a setup or a close-down the blocks' (a law with kinks among the
+    service and the blocks' laws: :func:`~qderive.numeric.engines.blocks.tails_refusal`), else
+    :func:`_tails_refusal`."""
+    if model.blocks:
+        from .blocks import tails_refusal
+
+        return tails_refusal(model, asked)
+    return _tails_refusal(model, asked)
+
+
+@declare(Rule("start_threshold", lambda n: n != 1, "the finite-room waiting-time law computes the start threshold "
+              "N = 1 only"), check=_response_check)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
-    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`)."""
+    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup or a close-down
+    (start threshold 1) the period families of item 6: transform inversion for smooth laws, the moments for every
+    law; no exact sums (a law with kinks among the service and the blocks' laws: tails refused)."""
     from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
+    if model.blocks:
+        from .blocks import kinked_law
+
+        kinked = kinked_law(model)
+        w = wait_law_data(model) if wait is None else wait
+        return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
+                                  "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     _, slow = _numeric_law_refusal(model)
     if slow:
