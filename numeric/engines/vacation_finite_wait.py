@@ -92,6 +92,30 @@ m^{p-1}_K / lambda, whereas the forward one subtracts), and the powers of beta's
 positive recursions; E W^k = k! [s^k] N(-s) / N(0). They are evaluated in float64 or in mpmath at D + 10
 + guard digits (not exact rationals: the count sequences are infinite sums).
 
+**6. The period families: a setup and a close-down** (start threshold N = 1; the blocks of
+:mod:`qderive.symbolic.blocks`, their stages :func:`~qderive.symbolic.blocks.machine.machine`). The non-serving
+time is a list of families of periods, each with the law of the number present at its starts V^f (weighted like
+Y, per unit of the departure chain), its law F (count sequences varphi^f) and the *suffix*: the laws of the
+stages a customer present at its end waits through in full before the first service (N = 1: the later ``during``
+stages really entered, i.e. the setup after a vacation or a wait). A customer admitted at level n, position m,
+during a period of family f waits its residual, the suffix and n + m - 1 services; so, grouping the families by
+suffix S,
+
+    N(s) = sum_S prod_{L in S} L*(s) [ sum_{n<r} (Phi^S_n(s) + T^S_n) A_n(s) + t^S_I A_I(s) ],
+    Phi^S_n(s) = [S = ()] Phi^s_n(s) + sum_{f in S} sum_K h^f_K(s) (V^f L^K)_n,
+
+T^S_n the time at level n without a residual (waiting for the start before a setup: a batch finds r - n places)
+and t^S_I the time where a batch's arrival starts service at once (a close-down, a wait that is the last stage:
+r + 1 places, the first member served at once; S = ()). Today's rules are the case of one family, the
+vacation (V = q_0 at level 0, no suffix), and t_I. The data come from the finite blocks' departure chain
+(:mod:`~qderive.numeric.engines.blocks_finite`): Y_n = pi_{n+1} + pi_0 y_{n+1} (y the first service's law) and
+pi_0 times what its passage interpreter computes per idle period (:func:`_recording`: a ``during`` stage's start
+law, a ``repeat`` stage's periods -- all starting empty when N = 1 -- from its time over the law's mean, the level
+times of a ``wait`` or ``interrupt``). The families' Phi by batches (item 4) at every node; the moments by item 5
+per family, times the suffix laws' series. Checked against the tagged-customer chain of
+:func:`qderive.numeric.oracles.blocks.tagged_wait` (tests/test_blocks_finite_wait.py: 1e-40 at 30 digits for the
+three rules, both admissions, setup, close-down and both).
+
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
