@@ -36,6 +36,7 @@ from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, Vac
 MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
 RULES = [None, MULTIPLE, SINGLE]
 PMF3 = FinitePMF({1: F(1, 2), 2: F(1, 3), 3: F(1, 6)})
+SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
 
 
 @pytest.mark.parametrize("admission", list(Admission))
@@ -75,10 +76,26 @@ def test_oracle_in_a_large_room_equals_the_infinite_room(policy):
             assert abs(got - want) <= tol
 
 
+
+@pytest.mark.parametrize("admission", list(Admission))
+@pytest.mark.parametrize("policy", RULES)
+def test_oracle_mean_wait_with_a_threshold_is_littles(policy, admission):
+    """N = 3 with a setup and a close-down in a small room under overload: the oracle's E[W] (absorption times of the
+    tagged customer) equals Little's mean wait of the finite blocks' state law (numeric/engines/blocks_finite.py:
+    the departure chain and renewal reward, no tagged customer) to 1e-25 at 30 digits (both exact up to the
+    arithmetic)."""
+    vac = None if policy is None else Exponential(F(1, 2))
+    model = FiniteVacationQueue(F(1), PMF3, Erlang(2, F(2, 3)), vac, 4, admission, policy or MULTIPLE, 3, SETUP,
+                                CLOSE)
+    got = tagged_wait(model, digits=30, moments=1).moments[0]
+    ctx = mp_context(40)
+    with ctx:
+        want = finite_measures(model, ctx)["mean_wait"]
+    with mpmath.workdps(40):
+        assert abs(got - want) <= mpmath.mpf(10) ** -25 * want
+
+
 # -- the engine: the period families of the idle passage (numeric/engines/vacation_finite_wait.py, item 6) --------
-
-SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
-
 
 def _blocks(policy, admission, setup=SETUP, close=CLOSE, r=5):
     vac = None if policy is None else Exponential(F(1, 2))
