@@ -8,7 +8,18 @@
 * a close-down, a setup and N = 2 in a large room at a low load: the infinite room's blocks' law
   (``numeric/engines/blocks.py``, the transforms (WS), (WN)); the two differ by the room's effect, bounded by the loss
   (measured at r = 60, load 0.2: differences 2e-33 with loss 2e-33; here r = 16 at load 0.1, tolerance 100 times the
-  chain's own loss probability).
+  chain's own loss probability);
+* N = 3 with a setup and a close-down: the oracle's E[W] equals Little's mean wait of the finite blocks' state law
+  (``numeric/engines/blocks_finite.py``, the departure chain, no tagged customer).
+
+The engine (the period families of ``numeric/engines/vacation_finite_wait.py``, item 6; start threshold 1) against:
+
+* the oracle, for the three rules x both admissions x (setup, close-down, both): float64 moments and P(W = 0) to
+  1e-12, tails to 1e-9 (the float64 inversion's policy); at 30 digits tails, P(W = 0), moments to 1e-20 (measured
+  1e-40);
+* gamma laws of non-integer shape (no chain): E[W] equals Little's mean wait of the finite state law; tails inside a
+  seeded simulation's intervals (``numeric/simulation/blocks.py``);
+* the CLI: computes, and refuses N > 1 and laws with kinks naming the option.
 """
 
 from __future__ import annotations

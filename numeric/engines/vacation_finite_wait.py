@@ -597,6 +597,7 @@ class FiniteWait:
         (``hs``: h_0 of each period family at the nodes; a part with other families than today's vacation, or flat
         times, by batches only)."""
         nodes = len(z)
+        hs = hs or ()
         h0 = hs[0] if hs else None
         if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64) or data.Zp is None:
             by_customers = np.zeros(nodes, dtype=bool)
