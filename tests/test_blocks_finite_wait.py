@@ -213,3 +213,25 @@ def test_cli_computes_the_wait_with_a_setup_and_a_close_down():
 def test_cli_refuses_what_it_does_not_compute(extra, field):
     code, _, err = cli(BASE + extra + ["--wait-tail", "1"])
     assert code != 0 and f"--{field}" in err and "Traceback" not in err
+    size = ["size", "vacation-finite", *BASE[2:-2], "--target-loss", "0.2", "--target-wait-quantile", "0.9,10"]
+    code, _, err = cli(size + extra)
+    assert code != 0 and f"--{field}" in err and "Traceback" not in err
+
+
+def test_size_with_a_wait_target_keeps_the_blocks_in_the_infinite_room_limit():
+    """size --target-wait-quantile with a setup and a close-down: the quantile at the capacity found is eval's there,
+    and the infinite room's limit is that of the same blocks (vacation-infinite), not of the queue without them."""
+    laws = ["--rate", "1/4", "--batch", "geometric:mean=2", "--service", "exp:mean=1", "--vacation", "exp:mean=1",
+            "--setup", "exp:mean=0.5", "--close-down", "exp:mean=0.2"]
+    code, out, err = cli(["size", "vacation-finite", *laws, "--target-loss", "0.01", "--target-wait-quantile",
+                          "0.9,10", "--json"])
+    assert code == 0, err
+    got = json.loads(out)
+    code, out, err = cli(["eval", "vacation-infinite", *laws, "--wait-quantile", "0.9", "--json"])
+    assert code == 0, err
+    limit = json.loads(out)["measures"]["wait_quantile"]["0.9"]
+    assert got["max_capacity_for_delay"] is None and abs(got["wait_quantile_infinite_room"] - limit) <= 1e-9 * limit
+    code, out, err = cli(["eval", "vacation-finite", *laws, "--capacity", str(got["capacity"]), "--wait-quantile",
+                          "0.9", "--json"])
+    assert code == 0, err
+    assert abs(got["wait_quantile_at_capacity"] - json.loads(out)["measures"]["wait_quantile"]["0.9"]) <= 1e-9 * limit
