@@ -29,6 +29,7 @@ import json
 from fractions import Fraction as F
 
 import mpmath
+import numpy as np
 import pytest
 from conftest import cli
 
@@ -36,7 +37,8 @@ from qderive.numeric.backend import FLOAT64, mp_context
 
 from qderive.numeric.engines import blocks as B
 from qderive.numeric.engines.blocks_finite import finite_measures
-from qderive.numeric.engines.vacation_finite_wait import response_laws
+from qderive.numeric.engines.vacation_finite_wait import Strategy, response_laws, wait_law_data
+from qderive.numeric.kernels import finite_wait as K
 from qderive.numeric.oracles.blocks import chain_measures, tagged_wait
 from qderive.numeric.response import tails
 from qderive.numeric.simulation.blocks import simulate_blocks
@@ -48,6 +50,7 @@ MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
 RULES = [None, MULTIPLE, SINGLE]
 PMF3 = FinitePMF({1: F(1, 2), 2: F(1, 3), 3: F(1, 6)})
 SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
+GAMMA_SETUP, GAMMA_CLOSE = Gamma(F(3, 2), F(1, 2)), Gamma(F(5, 2), F(1, 3))
 
 
 @pytest.mark.parametrize("admission", list(Admission))
@@ -155,7 +158,23 @@ def test_30_digit_law_equals_the_oracle(policy, admission):
             assert abs(got - want) <= tol * want
 
 
-GAMMA_SETUP, GAMMA_CLOSE = Gamma(F(3, 2), F(1, 2)), Gamma(F(5, 2), F(1, 3))
+
+@pytest.mark.parametrize("admission", list(Admission))
+def test_the_two_ways_at_the_nodes_agree(admission):
+    """The period families' Phi by batches (every family's residual weights times its rows) and by customers (the
+    recursion over levels, one source per family) at 30 digits, at nodes where the recursion is stable: two
+    different algorithms, to 1e-25 relative (both carry the data's guard digits)."""
+    model = _blocks(SINGLE, admission, GAMMA_SETUP, GAMMA_CLOSE, r=12)
+    law = wait_law_data(model)
+    ctx = mp_context(30)
+    with ctx:
+        s = np.array([mpmath.mpc(2, 1), mpmath.mpc(5, -7), mpmath.mpc("0.01", 3)], dtype=object)
+        assert all(K.wait_customer_stable(model.rate, 0, s))  # the recursion really runs there (F_n >= 0)
+        by_batches = law.transform_values(ctx, s, strategy=Strategy.BATCHES)
+        by_customers = law.transform_values(ctx, s, strategy=Strategy.CUSTOMERS)
+    with mpmath.workdps(40):
+        for a, b in zip(by_batches, by_customers):
+            assert abs(a - b) <= mpmath.mpf(10) ** -25 * abs(b)
 
 
 @pytest.mark.parametrize("policy, admission", [(SINGLE, Admission.PARTIAL), (MULTIPLE, Admission.WHOLE)])

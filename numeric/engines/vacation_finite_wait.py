@@ -253,6 +253,11 @@ class Period:
     tail: object
     tail2: object
 
+    @property
+    def start(self):
+        """V: the level law of its starts (the first row)."""
+        return self.rows[0]
+
 
 @dataclass
 class WaitData:
@@ -542,6 +547,7 @@ def _values(data) -> dict:
     for j, period in enumerate(data.periods):
         values["period", j, "counts"] = period.counts
         values["period", j, "rows"] = period.rows
+        values["period", j, "start"] = period.start
     return values
 
 
@@ -594,11 +600,13 @@ class FiniteWait:
     # -- transform --------------------------------------------------------------------------------
     def _levels(self, data, ectx, values, z, b, g0, hs, strategy):
         """Phi at the 1-d nodes z (kernel numbers of ``ectx``): by customers where stable, by batches elsewhere
-        (``hs``: h_0 of each period family at the nodes; a part with other families than today's vacation, or flat
-        times, by batches only)."""
+        (``hs``: h_0 of each period family at the nodes). By customers the recursion is linear in its source: the
+        services' (with Z' of every family) plus, per family, (lambda - s) h_0 V (a family starting at level 0 only,
+        ``v0``, today's vacation, folded into the services' call); the flat times are added."""
         nodes = len(z)
         hs = hs or ()
-        h0 = hs[0] if hs else None
+        folded = data.v0 is not None and len(hs) > 0  # the first family is today's vacation, started at level 0
+        h0 = hs[0] if folded else None
         if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64) or data.Zp is None:
             by_customers = np.zeros(nodes, dtype=bool)
         else:
@@ -612,6 +620,13 @@ class FiniteWait:
             Phi[c] = K.wait_levels_by_customers(ectx, z[c], values["lam"], values["admit"], values["pmf"],
                                                 values["Y"], values["v0"], values["Zp"], g0[c],
                                                 None if h0 is None else h0[c], data.support, values["geometric"])
+            none = ectx.zeros(data.r)
+            for j in range(1 if folded else 0, len(hs)):
+                Phi[c] = Phi[c] + K.wait_levels_by_customers(ectx, z[c], values["lam"], values["admit"],
+                                                             values["pmf"], values["period", j, "start"], None,
+                                                             none, hs[j][c], None, data.support, values["geometric"])
+            if data.flat is not None:
+                Phi[c] = Phi[c] + values["flat"][None, :]
         rest = np.flatnonzero(~by_customers)
         if len(rest):
             Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"])
@@ -1387,9 +1402,13 @@ def block_parts(model, ctx, order) -> list:
         for suffix, group in groups.items():
             start = Y if not suffix else ctx.zeros(r)
             Ws = K.wait_batch_rows(ctx, start, pmf, keep, len(beta) - 1, bv.support, bv.geometric)
+            Zp = ctx.zeros(r)  # Z' = sum_{K >= 1} (beta_K W^s_K + sum_f varphi^f_K W^f_K): the customers' way
+            for counts, rows in [(beta, Ws)] + [(p.counts, p.rows) for p in group["periods"]]:
+                if rows.shape[0] > 1:
+                    Zp = Zp + np.dot(counts[1: rows.shape[0]], rows[1:])
             t_idle = group["once"]
             data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, start, None,
-                            None, t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
+                            ctx.flush(Zp), t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
                             None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix)
             data.N0 = admission_series(model, data, 0)[0]
             parts.append(data)
