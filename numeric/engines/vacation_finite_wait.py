@@ -111,8 +111,11 @@ vacation (V = q_0 at level 0, no suffix), and t_I. The data come from the finite
 (:mod:`~qderive.numeric.engines.blocks_finite`): Y_n = pi_{n+1} + pi_0 y_{n+1} (y the first service's law) and
 pi_0 times what its passage interpreter computes per idle period (:func:`_recording`: a ``during`` stage's start
 law, a ``repeat`` stage's periods -- all starting empty when N = 1 -- from its time over the law's mean, the level
-times of a ``wait`` or ``interrupt``). The families' Phi by batches (item 4) at every node; the moments by item 5
-per family, times the suffix laws' series. Checked against the tagged-customer chain of
+times of a ``wait`` or ``interrupt``). The families' Phi by the two ways of item 4: by batches, each family's
+residual weights h^f_K times its rows; by customers, the recursion being linear in its source, the services'
+source (Z' summed over every family) plus one (lambda - s) h^f_0 V^f per family (measured at r = 200, 30 digits,
+a gamma setup and a close-down: a tail point 5 s with the data, 1.3 s after; without blocks 3.4 s and 0.4 s).
+The moments by item 5 per family, times the suffix laws' series. Checked against the tagged-customer chain of
 :func:`qderive.numeric.oracles.blocks.tagged_wait` (tests/test_blocks_finite_wait.py: 1e-40 at 30 digits for the
 three rules, both admissions, setup, close-down and both).
 
