@@ -1522,14 +1522,33 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-def _response_check(model, asked):
-    """The refusal of :func:`response_laws`: with a setup or a close-down the blocks' (a law with kinks among the
-    service and the blocks' laws: :func:`~qderive.numeric.engines.blocks.tails_refusal`), else
-    :func:`_tails_refusal`."""
-    if model.blocks:
-        from .blocks import tails_refusal
+def _block_tails_refusal(model) -> tuple[str, str] | None:
+    """(field, reason) of the refusal of the tails of a model with blocks, or None: a law with only a numeric
+    transform (the lognormal) among the service, the vacation and the blocks' laws (its count sequences, read at
+    every node's precision, do not settle within the budget: :func:`_numeric_law_refusal`; the lattice brackets of a
+    lognormal service are not written with blocks), else a law with kinks (:func:`~.blocks.kinked_law`)."""
+    from .blocks import kinked_law
 
-        return tails_refusal(model, asked)
+    for field in ("service", "vacation", "setup", "close_down"):
+        law = getattr(model, field)
+        if numeric_transform(law):
+            name = field.replace("_", "-")
+            return field, (f"the {name} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
+                           "do not settle within the time budget (the moments are computed; the infinite room, "
+                           "vacation-infinite, computes its tails)")
+    return kinked_law(model)
+
+
+def _response_check(model, asked):
+    """The refusal of :func:`response_laws`: with a setup or a close-down :func:`_block_tails_refusal` for the tails
+    and quantiles, else :func:`_tails_refusal`."""
+    if model.blocks:
+        from ...symbolic.capabilities import Refusal
+        from .vacation_wait import TAIL_MEASURES
+
+        wanted = TAIL_MEASURES & frozenset(asked)
+        refused = _block_tails_refusal(model) if wanted else None
+        return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
     return _tails_refusal(model, asked)
 
 
@@ -1540,14 +1559,13 @@ def response_laws(model, wait=None) -> dict:
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
     its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup or a close-down
     (start threshold 1) the period families of item 6: transform inversion for smooth laws, the moments for every
-    law; no exact sums (a law with kinks among the service and the blocks' laws: tails refused)."""
+    law; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
+    refused, :func:`_block_tails_refusal`)."""
     from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
     if model.blocks:
-        from .blocks import kinked_law
-
-        kinked = kinked_law(model)
+        kinked = _block_tails_refusal(model)
         w = wait_law_data(model) if wait is None else wait
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
