@@ -14,9 +14,10 @@
 
 The engine (the period families of ``numeric/engines/vacation_finite_wait.py``, item 6; start threshold 1) against:
 
-* the oracle, for the three rules x both admissions x (setup, close-down, both): float64 moments and P(W = 0) to
-  1e-12, tails to 1e-9 (the float64 inversion's policy); at 30 digits tails, P(W = 0), moments to 1e-20 (measured
-  1e-40);
+* the oracle, for the three rules x both admissions x (setup, close-down, both), and a hyperexponential setup with
+  an Erlang-3 close-down: float64 moments and P(W = 0) to 1e-12, tails to 1e-9 (the float64 inversion's policy); at
+  30 digits tails, P(W = 0), moments to 1e-20 (measured 1e-40);
+* the two ways at the nodes (by batches, by customers) at 30 digits;
 * gamma laws of non-integer shape (no chain): E[W] equals Little's mean wait of the finite state law; tails inside a
   seeded simulation's intervals (``numeric/simulation/blocks.py``);
 * the CLI: computes, and refuses N > 1 and laws with kinks naming the option.
@@ -43,7 +44,7 @@ from qderive.numeric.oracles.blocks import chain_measures, tagged_wait
 from qderive.numeric.response import tails
 from qderive.numeric.simulation.blocks import simulate_blocks
 from qderive.symbolic.batches import FinitePMF
-from qderive.symbolic.laws import Erlang, Exponential, Gamma
+from qderive.symbolic.laws import Erlang, Exponential, Gamma, HyperExponential
 from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
 MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
@@ -118,6 +119,7 @@ def _blocks(policy, admission, setup=SETUP, close=CLOSE, r=5):
 
 
 COMBOS = [(p, a, s, c) for p in RULES for a in Admission for s, c in ((SETUP, None), (None, CLOSE), (SETUP, CLOSE))]
+COMBOS += [(MULTIPLE, Admission.WHOLE, HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1)), Erlang(3, F(1, 2)))]
 
 
 @pytest.mark.parametrize("policy, admission, setup, close", COMBOS)
