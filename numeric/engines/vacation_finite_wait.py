@@ -92,6 +92,33 @@ m^{p-1}_K / lambda, whereas the forward one subtracts), and the powers of beta's
 positive recursions; E W^k = k! [s^k] N(-s) / N(0). They are evaluated in float64 or in mpmath at D + 10
 + guard digits (not exact rationals: the count sequences are infinite sums).
 
+**6. The period families: a setup and a close-down** (start threshold N = 1; the blocks of
+:mod:`qderive.symbolic.blocks`, their stages :func:`~qderive.symbolic.blocks.machine.machine`). The non-serving
+time is a list of families of periods, each with the law of the number present at its starts V^f (weighted like
+Y, per unit of the departure chain), its law F (count sequences varphi^f) and the *suffix*: the laws of the
+stages a customer present at its end waits through in full before the first service (N = 1: the later ``during``
+stages really entered, i.e. the setup after a vacation or a wait). A customer admitted at level n, position m,
+during a period of family f waits its residual, the suffix and n + m - 1 services; so, grouping the families by
+suffix S,
+
+    N(s) = sum_S prod_{L in S} L*(s) [ sum_{n<r} (Phi^S_n(s) + T^S_n) A_n(s) + t^S_I A_I(s) ],
+    Phi^S_n(s) = [S = ()] Phi^s_n(s) + sum_{f in S} sum_K h^f_K(s) (V^f L^K)_n,
+
+T^S_n the time at level n without a residual (waiting for the start before a setup: a batch finds r - n places)
+and t^S_I the time where a batch's arrival starts service at once (a close-down, a wait that is the last stage:
+r + 1 places, the first member served at once; S = ()). Today's rules are the case of one family, the
+vacation (V = q_0 at level 0, no suffix), and t_I. The data come from the finite blocks' departure chain
+(:mod:`~qderive.numeric.engines.blocks_finite`): Y_n = pi_{n+1} + pi_0 y_{n+1} (y the first service's law) and
+pi_0 times what its passage interpreter computes per idle period (:func:`_recording`: a ``during`` stage's start
+law, a ``repeat`` stage's periods -- all starting empty when N = 1 -- from its time over the law's mean, the level
+times of a ``wait`` or ``interrupt``). The families' Phi by the two ways of item 4: by batches, each family's
+residual weights h^f_K times its rows; by customers, the recursion being linear in its source, the services'
+source (Z' summed over every family) plus one (lambda - s) h^f_0 V^f per family (measured at r = 200, 30 digits,
+a gamma setup and a close-down: a tail point 5 s with the data, 1.3 s after; without blocks 3.4 s and 0.4 s).
+The moments by item 5 per family, times the suffix laws' series. Checked against the tagged-customer chain of
+:func:`qderive.numeric.oracles.blocks.tagged_wait` (tests/test_blocks_finite_wait.py: 1e-40 at 30 digits for the
+three rules, both admissions, setup, close-down and both).
+
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
@@ -165,9 +192,9 @@ import mpmath
 import numpy as np
 
 from ...symbolic import limits as _limits
-from ...symbolic.capabilities import declare
+from ...symbolic.capabilities import Rule, declare
 from ...symbolic.errors import NumericalError
-from ...symbolic.models.vacation import Admission, block_rules
+from ...symbolic.models.vacation import Admission
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
@@ -217,6 +244,24 @@ def count_data(law, rate, ctx, order):
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Period:
+    """One family of non-serving periods (item 6 of the module docstring): its time ``law``, the level rows
+    ``rows`` W_K = V L^K of its starts V (weighted like Y), and the count sequences of its law (``counts``
+    varphi_K, ``tail`` P(K > k), ``tail2``) over 0..top."""
+
+    law: object
+    rows: object
+    counts: object
+    tail: object
+    tail2: object
+
+    @property
+    def start(self):
+        """V: the level law of its starts (the first row)."""
+        return self.rows[0]
+
+
 @dataclass
 class WaitData:
     """The s-independent quantities of items 1-4 of the module docstring, in one context (``ctx``): the batch
@@ -254,6 +299,12 @@ class WaitData:
     lattice: object = None  # the constant-service tail sums' data (:class:`LatticeSums`), made on first use
     kinked: dict = None  # the phase-type service's sums with constant vacations per kind (FK.KinkedSums)
     service_lattice: dict = None  # the exact lattice service's sums per kind (:class:`ServiceLatticeSums`)
+    #: the families of non-serving periods (item 6): today's vacations are the one member (the rows Wv, counts phi)
+    periods: tuple = ()
+    #: the time at each level spent without a residual (item 6: waiting for the start before a setup), or None
+    flat: object = None
+    #: the laws of the periods every customer of this part waits through in full after its residual (item 6)
+    suffix: tuple = ()
 
 
 def _embedded(model, ctx):
@@ -284,6 +335,8 @@ def build_data(model, ctx, order, q=None, idle=None):
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
+        if phi is not None:
+            data.periods = (Period(model.vacation, data.Wv, phi, vtail, vtail2),)
         data.N0 = admission_series(model, data, 0)[0]
         data.q = q
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
@@ -293,13 +346,24 @@ def build_data(model, ctx, order, q=None, idle=None):
 
 
 def _level_series(data, order):
-    """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!)."""
-    return K.wait_level_series(data.ctx, data.lam, data.btail, data.btail2, data.Ws, data.vtail, data.vtail2, data.Wv,
-                               order)
+    """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!): the services' and every
+    period family's (item 6), plus the flat times at order 0."""
+    ctx = data.ctx
+    Phis = K.wait_level_series(ctx, data.lam, data.btail, data.btail2, data.Ws, order=order)
+    for period in data.periods:
+        Phis = Phis + K.wait_level_series(ctx, data.lam, period.tail, period.tail2, period.rows, order=order)
+    if data.flat is not None:
+        Phis[:, 0] = Phis[:, 0] + data.flat
+    return Phis
 
 
 def _service_series(model, ctx, order):
-    return ctx.array([Fraction(model.service.moment(p)) / math.factorial(p) if p else 1 for p in range(order + 1)])
+    return _law_series(model.service, ctx, order)
+
+
+def _law_series(law, ctx, order):
+    """E e^{-s L} as a power series in -s: the coefficients E[L^p] / p!, p = 0..order."""
+    return ctx.array([Fraction(law.moment(p)) / math.factorial(p) if p else 1 for p in range(order + 1)])
 
 
 def admission_series(model, data, order):
@@ -307,8 +371,11 @@ def admission_series(model, data, order):
     Phis = _level_series(data, order)
     if data.r == 0:
         Phis = ctx.zeros((0, order + 1))
-    return K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
-                                   data.t_idle, data.whole)
+    N = K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
+                                data.t_idle, data.whole)
+    for law in data.suffix:  # the periods waited through in full (item 6)
+        N = K.fw_series_mul(N, _law_series(law, ctx, order))
+    return N
 
 
 # --------------------------------------------------------------------------------------
@@ -458,7 +525,7 @@ class Converted(dict):
             if name == "geometric":
                 v = None if data.geometric is None else tuple(ectx.real(x) for x in data.geometric)
             else:
-                v = getattr(data, name)
+                v = getattr(data.periods[name[1]], name[2]) if isinstance(name, tuple) else getattr(data, name)
                 v = v if v is None else (ectx.reals(v) if isinstance(v, np.ndarray) else ectx.real(v))
         self[name] = v
         return v
@@ -473,6 +540,26 @@ class Converted(dict):
 #: passes ask 7 to 8 digits more each)
 HEADROOM = 24
 _DATA_FIELDS = ("lam", "pmf", "tail", "admit", "low", "Y", "v0", "Zp", "t_idle", "Ws", "Wv", "beta", "phi")
+
+
+def _values(data) -> dict:
+    """The data's fields by name for the node kernels (the period families' as ("period", j, field))."""
+    values = {name: getattr(data, name) for name in _DATA_FIELDS}
+    values["geometric"] = data.geometric
+    values["flat"] = data.flat
+    for j, period in enumerate(data.periods):
+        values["period", j, "counts"] = period.counts
+        values["period", j, "rows"] = period.rows
+        values["period", j, "start"] = period.start
+    return values
+
+
+def _suffix_at(data, ctx, z, lam):
+    """The product of the transforms of the part's suffix laws (item 6) at the nodes z (1 without any)."""
+    out = 1
+    for law in data.suffix:
+        out = out * lst_at(law, ctx, z, lam)[0]
+    return out
 
 
 class FiniteWait:
@@ -514,10 +601,16 @@ class FiniteWait:
         return got
 
     # -- transform --------------------------------------------------------------------------------
-    def _levels(self, data, ectx, values, z, b, g0, h0, strategy):
-        """Phi at the 1-d nodes z (kernel numbers of ``ectx``): by customers where stable, by batches elsewhere."""
+    def _levels(self, data, ectx, values, z, b, g0, hs, strategy):
+        """Phi at the 1-d nodes z (kernel numbers of ``ectx``): by customers where stable, by batches elsewhere
+        (``hs``: h_0 of each period family at the nodes). By customers the recursion is linear in its source: the
+        services' (with Z' of every family) plus, per family, (lambda - s) h_0 V (a family starting at level 0 only,
+        ``v0``, today's vacation, folded into the services' call); the flat times are added."""
         nodes = len(z)
-        if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64):
+        hs = hs or ()
+        folded = data.v0 is not None and len(hs) > 0  # the first family is today's vacation, started at level 0
+        h0 = hs[0] if folded else None
+        if strategy == Strategy.BATCHES or (strategy == Strategy.AUTO and ectx.is_float64) or data.Zp is None:
             by_customers = np.zeros(nodes, dtype=bool)
         else:
             q = data.geometric[1] if data.geometric is not None and not data.whole else None
@@ -530,10 +623,21 @@ class FiniteWait:
             Phi[c] = K.wait_levels_by_customers(ectx, z[c], values["lam"], values["admit"], values["pmf"],
                                                 values["Y"], values["v0"], values["Zp"], g0[c],
                                                 None if h0 is None else h0[c], data.support, values["geometric"])
+            none = ectx.zeros(data.r)
+            for j in range(1 if folded else 0, len(hs)):
+                Phi[c] = Phi[c] + K.wait_levels_by_customers(ectx, z[c], values["lam"], values["admit"],
+                                                             values["pmf"], values["period", j, "start"], None,
+                                                             none, hs[j][c], None, data.support, values["geometric"])
+            if data.flat is not None:
+                Phi[c] = Phi[c] + values["flat"][None, :]
         rest = np.flatnonzero(~by_customers)
         if len(rest):
-            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"],
-                                         None if h0 is None else h0[rest], values["phi"], values["Wv"])
+            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"])
+            for j, h in enumerate(hs):  # every period family by its own residual weights (item 6)
+                H = K.wait_residual_weights(ectx, z[rest], values["lam"], h[rest], values["period", j, "counts"])
+                Phi[rest] = Phi[rest] + K.wait_levels_by_batches(ectx, H, values["period", j, "rows"])
+            if data.flat is not None:
+                Phi[rest] = Phi[rest] + values["flat"][None, :]
         return Phi
 
     @staticmethod
@@ -552,31 +656,31 @@ class FiniteWait:
     def _node_sum(self, data, z, ctx, strategy, fast):
         """N(s) of one part at the 1-d nodes z (complex in float64, mpc otherwise) and b = beta(s)."""
         m = self.model
-        vacation = getattr(m, "vacation", None)
         if ctx.is_float64:
-            values = {name: getattr(data, name) for name in _DATA_FIELDS}
-            values["geometric"] = data.geometric
+            values = _values(data)
             b, g0 = lst_at(m.service, FLOAT64, z, data.lam)
-            h0 = lst_at(vacation, FLOAT64, z, data.lam)[1] if vacation is not None else None
+            hs = [lst_at(p.law, FLOAT64, z, data.lam)[1] for p in data.periods]
             with np.errstate(under="ignore"):
-                Phi = self._levels(data, FLOAT64, values, z, b, g0, h0, strategy)
-                return K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+                Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
+                N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+                return N * _suffix_at(data, FLOAT64, z, data.lam), b
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
-        h0 = lst_at(vacation, ctx, z, lam)[1] if vacation is not None else None
+        hs = [lst_at(p.law, ctx, z, lam)[1] for p in data.periods]
         if fast and _gmpy_available():
             ectx = _GmpyContext(ctx.dps)
             with ectx:
                 values = self._fast_values(data)
                 zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
-                hf = ectx.complexes(h0) if h0 is not None else None
+                hf = [ectx.complexes(h) for h in hs]
                 Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
                 Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole)
-            return np.array([ectx.to_mpmath(v) for v in Nf], dtype=object), b
-        values = {name: getattr(data, name) for name in _DATA_FIELDS}
-        values["geometric"] = data.geometric
-        Phi = self._levels(data, ctx, values, z, b, g0, h0, strategy)
-        return K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole), b
+            N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
+            return N * _suffix_at(data, ctx, z, lam), b
+        values = _values(data)
+        Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
+        N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+        return N * _suffix_at(data, ctx, z, lam), b
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
@@ -902,12 +1006,187 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
     return _sum_tails(sums_for, 0, "with constant vacations", f"the sums over {_KINKED_STEPS} Horner steps")
 
 
+# --------------------------------------------------------------------------------------
+# The blocks (close-down, setup; start threshold 1): the period families of the idle passage (item 6)
+# --------------------------------------------------------------------------------------
+
+
+def _recording(base):
+    """A subclass of the finite room's passage interpreter ``base``
+    (:class:`~qderive.numeric.engines.blocks_finite.FinitePassage` or ``WholePassage``) that records, per stage
+    i, what item 6 needs, read from the interpreter's own results (nothing recomputed): ``("start", i, V)`` the
+    start law V of the periods of a ``during`` or (threshold 1: every period starts empty, their number the
+    stage's time over the law's mean) ``repeat`` stage; ``("flat", i, T)`` and ``("once", i, T)`` the times at each
+    level of a ``wait`` or ``interrupt`` stage where a batch finds r - k or r + 1 - k places."""
+
+    class Recorder(base):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.records = []
+
+        def _timed(self, run, i):
+            times, once = self.times.copy(), self.at_once.copy()
+            out = run()
+            self.records.append(("flat", i, self.times - times))
+            self.records.append(("once", i, self.at_once - once))
+            return out
+
+        def during(self, v, law, vacation=False):
+            self.records.append(("start", self.i, v.copy()))
+            return super().during(v, law, vacation)
+
+        def repeat(self, v, law, threshold, most=None):
+            i, times = self.i, self.times.copy()
+            out = super().repeat(v, law, threshold, most)
+            start = self.ctx.zeros(self.size)
+            start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
+            self.records.append(("start", i, start))
+            return out
+
+        def wait(self, v, threshold):
+            return self._timed(lambda: super(Recorder, self).wait(v, threshold), self.i)
+
+        def interrupt(self, v, law):
+            return self._timed(lambda: super(Recorder, self).interrupt(v, law), self.i)
+
+    return Recorder
+
+
+def _suffix(stages, i) -> tuple:
+    """The laws of the stages a customer present at the end of stage ``i`` waits through in full before the first
+    service (start threshold 1: the later ``during`` stages really entered; thresholds are met). Refused for a
+    stage it cannot wait through whole (an ``interrupt`` later in the passage)."""
+    from ...symbolic.blocks.machine import StageKind, resolve
+    from ...symbolic.errors import ParameterError
+
+    out = []
+    j, _ = resolve(stages, i + 1, 1)
+    while j < len(stages):
+        stage = stages[j]
+        if stage.kind is not StageKind.DURING:
+            raise ParameterError(f"the finite-room waiting-time law does not cover a {stage.kind.value} stage after "
+                                 "a customer is present (start threshold 1)")
+        out.append(stage.law)
+        j, _ = resolve(stages, j + 1, 1)
+    return tuple(out)
+
+
+def block_parts(model, ctx, order) -> list:
+    """The s-independent data of a model with blocks (start threshold 1) as parts of :class:`FiniteWait`, one per
+    suffix of full periods (item 6 of the module docstring), in ``ctx``: the departure chain pi and the first
+    service's law y of :mod:`~qderive.numeric.engines.blocks_finite`, the services starting with n waiting
+    Y_n = pi_{n+1} + pi_0 y_{n+1}, and pi_0 times what the passage records per idle period
+    (:func:`_recording`)."""
+    from ...symbolic.blocks import blocks_of, passage
+    from ...symbolic.blocks.machine import machine, refuse_stuck
+    from ...symbolic.errors import ParameterError
+    from . import blocks_finite as BF
+
+    if model.start_threshold != 1:
+        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N = 1 only",
+                             model.start_threshold)
+    r = model.capacity
+    whole = model.admission is Admission.WHOLE
+    blocks = blocks_of(model)
+    stages = machine(model, blocks)
+    refuse_stuck(model, stages)
+    BF._refuse(model, stages)
+    with ctx:
+        op = _recording(BF.WholePassage if whole else BF.FinitePassage)(model, ctx, stages, r)
+        y = passage(blocks, op)
+        pi, _ = (BF._whole_chain if whole else BF._partial_chain)(model, ctx, op, y[1:], r)
+        pi0 = pi[0]
+        lam = ctx.num(model.rate)
+        bv = batch_vectors(model.batch, r + 1, ctx)
+        pmf, tail = bv.pmf, bv.tail
+        keep = tail[r:0:-1].copy() if whole else None
+        if whole and r:
+            admit = np.cumsum(pmf[1: r + 1])[::-1].copy()
+            low = admit[r - 1]
+        else:
+            admit, low = None, ctx.num(1)
+        fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
+        groups: dict = {(): {"periods": [], "flat": None, "once": ctx.num(0)}}
+        for what, i, vector in op.records:
+            if not any(vector != 0):
+                continue
+            # a batch starting service at once waits for no later stage (a close-down's: none is entered)
+            suffix = () if what == "once" else _suffix(stages, i)
+            group = groups.setdefault(suffix, {"periods": [], "flat": None, "once": ctx.num(0)})
+            vector = vector * pi0
+            if what == "start":
+                law = stages[i].law
+                counts, ctail, ctail2 = count_data(law, model.rate, ctx, order)
+                rows = K.wait_batch_rows(ctx, vector[:r], pmf, keep, len(counts) - 1, bv.support, bv.geometric)
+                group["periods"].append(Period(law, rows, counts, ctail, ctail2))
+            elif what == "flat":
+                if any(vector[:r] != 0):
+                    group["flat"] = vector[:r] if group["flat"] is None else group["flat"] + vector[:r]
+            else:
+                if any(vector[1:] != 0):  # pragma: no cover - threshold 1
+                    raise ParameterError("a batch starting service at once with someone present is not covered")
+                group["once"] = group["once"] + vector[0]
+        Y = pi[1: r + 1] + pi0 * y[1: r + 1]
+        parts = []
+        for suffix, group in groups.items():
+            start = Y if not suffix else ctx.zeros(r)
+            Ws = K.wait_batch_rows(ctx, start, pmf, keep, len(beta) - 1, bv.support, bv.geometric)
+            Zp = ctx.zeros(r)  # Z' = sum_{K >= 1} (beta_K W^s_K + sum_f varphi^f_K W^f_K): the customers' way
+            for counts, rows in [(beta, Ws)] + [(p.counts, p.rows) for p in group["periods"]]:
+                if rows.shape[0] > 1:
+                    Zp = Zp + np.dot(counts[1: rows.shape[0]], rows[1:])
+            t_idle = group["once"]
+            data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, start, None,
+                            ctx.flush(Zp), t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
+                            None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix)
+            data.N0 = admission_series(model, data, 0)[0]
+            parts.append(data)
+        if ctx.is_float64 and not all(math.isfinite(d.N0) for d in parts):
+            raise ArithmeticError("the level vectors over- or underflow float64")
+    return parts
+
+
+class BlockFiniteWait(FiniteWait):
+    """:class:`FiniteWait` of a model with blocks (a setup, a close-down; start threshold 1): its parts are
+    :func:`block_parts`, built at the precision rule of :meth:`FiniteWait.data`."""
+
+    def _guard(self) -> int:
+        m, extra = self.model, 0
+        for law in [m.service] + [law for _, law in self._laws()]:
+            lb = float(m.rate * law.moment(1))
+            extra = max(extra, math.ceil(-math.log10(lb)) if lb < 1 else 0)
+        return digits_for(m.capacity + 1) + 4 + extra
+
+    def _laws(self):
+        from ...symbolic.blocks import blocks_of
+
+        return [fl for b in blocks_of(self.model) for fl in b.laws()]
+
+    def parts(self, ctx, order=1) -> list:
+        if ctx.is_float64:
+            got = self._float.get("parts")
+            if got is None or got[0].order < order:
+                got = self._float["parts"] = block_parts(self.model, FLOAT64, max(order, 1))
+            return got
+        want = ctx.dps + self.guard
+        got = self._mp.get("parts")
+        if got is None or got[0].ctx.dps < want or got[0].order < order:
+            r = self.model.capacity
+            _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
+                          f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
+            dps = max(want + HEADROOM, got[0].ctx.dps if got is not None else 0)
+            got = self._mp["parts"] = block_parts(self.model, mp_context(dps),
+                                                  max(order, 1, got[0].order if got else 1))
+        return got
+
+
 @functools.lru_cache(maxsize=4)
 def wait_law_data(model) -> FiniteWait:
     """The computation behind :func:`response_laws`, one per model (a frozen model: its data are a function of
     the model and the precision; a few are kept so that repeated evaluations reuse them). Tests use it to
     force a strategy and to read intermediate quantities."""
-    return FiniteWait(model)
+    return BlockFiniteWait(model) if model.blocks else FiniteWait(model)
 
 
 def _numeric_law_refusal(model) -> tuple[str, str]:
@@ -970,14 +1249,53 @@ def _tails_refusal(model, asked):
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
 
 
-@declare(*block_rules("the finite-room waiting-time law"), check=_tails_refusal)
+def _block_tails_refusal(model) -> tuple[str, str] | None:
+    """(field, reason) of the refusal of the tails of a model with blocks, or None: a law with only a numeric
+    transform (the lognormal) among the service, the vacation and the blocks' laws (its count sequences, read at
+    every node's precision, do not settle within the budget: :func:`_numeric_law_refusal`; the lattice brackets of a
+    lognormal service are not written with blocks), else a law with kinks (:func:`~.blocks.kinked_law`)."""
+    from .blocks import kinked_law
+
+    for field in ("service", "vacation", "setup", "close_down"):
+        law = getattr(model, field)
+        if numeric_transform(law):
+            name = field.replace("_", "-")
+            return field, (f"the {name} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
+                           "do not settle within the time budget (the moments are computed; the infinite room, "
+                           "vacation-infinite, computes its tails)")
+    return kinked_law(model)
+
+
+def _response_check(model, asked):
+    """The refusal of :func:`response_laws`: with a setup or a close-down :func:`_block_tails_refusal` for the tails
+    and quantiles, else :func:`_tails_refusal`."""
+    if model.blocks:
+        from ...symbolic.capabilities import Refusal
+        from .vacation_wait import TAIL_MEASURES
+
+        wanted = TAIL_MEASURES & frozenset(asked)
+        refused = _block_tails_refusal(model) if wanted else None
+        return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
+    return _tails_refusal(model, asked)
+
+
+@declare(Rule("start_threshold", lambda n: n != 1, "the finite-room waiting-time law computes the start threshold "
+              "N = 1 only"), check=_response_check)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
-    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`)."""
+    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup or a close-down
+    (start threshold 1) the period families of item 6: transform inversion for smooth laws, the moments for every
+    law; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
+    refused, :func:`_block_tails_refusal`)."""
     from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
+    if model.blocks:
+        kinked = _block_tails_refusal(model)
+        w = wait_law_data(model) if wait is None else wait
+        return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
+                                  "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     _, slow = _numeric_law_refusal(model)
     if slow:

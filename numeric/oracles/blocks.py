@@ -358,6 +358,19 @@ def chain_law(model, digits: int = 50, levels: int | None = None, tail=None, blo
     return sol.p_system, sol.p_waiting
 
 
+def _admissions(info: _Info, batch, m):
+    """(a, P(a admitted)) of one batch finding ``m`` places, a >= 1 (the chain's rule: partial admission
+    min(X, m), the first members of its random order; whole admission X if X <= m, else nobody)."""
+    if m is None or m <= 0:
+        return
+    for k, p in info.pmf.items():
+        if k > m:
+            break
+        yield k, p
+    if not info.whole and batch.tail(m):
+        yield m, Fraction(batch.tail(m))
+
+
 @dataclass(frozen=True)
 class TaggedWait:
     """The law of a random customer's wait from the block chain (:func:`tagged_wait`): ``tail`` P(W > t) at the
@@ -374,7 +387,8 @@ class TaggedWait:
 
 def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, moments: int = 0) -> TaggedWait:
     """P(W > t), P(W + B > t) and the moments E[W^j], E[(W + B)^j], j <= ``moments``, of a random customer (FCFS,
-    random order in its batch) in the infinite room, from the definition: the absorption time of a tagged customer
+    random order in its batch; in a finite room a random *admitted* customer) in the infinite or the finite room,
+    from the definition: the absorption time of a tagged customer
     in a transient chain built from the stages (:mod:`~qderive.symbolic.blocks.machine`), never from a transform.
 
     1. **The state seen by the tagged customer's batch** is the block chain's stationary law pi (PASTA; the chain
@@ -394,20 +408,26 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, momen
        a >= 1 ahead starts the next (a - 1); with a = 0 the tagged customer's own service starts (absorption).
        Once service has started later arrivals do not matter. **The sojourn** adds the tagged customer's service
        (its phases, then absorption). With N = 1 the count is always 1: a customer then waits for the past only.
+    4. **The finite room r** (no truncation: the chain of :func:`block_ctmc` itself): a batch finding m places
+       (:func:`~qderive.symbolic.blocks.machine.places`: r - n while the server does not serve, r + 1 - n where
+       its arrival starts service at once, r - (n - 1) during a service) admits a = min(X, m) (partial) or X if
+       X <= m (whole); the tagged customer is a random admitted one, P(state, a, i) = pi p_a / E[admitted],
+       i = 1..a. While idle the chain keeps the true count n (not capped: the places a later batch finds
+       depend on it) and a later batch admits as above (the threshold counts admitted customers).
 
     P(W > t) = v exp(Q t) 1 by uniformization, a sum of positive terms, stopped where the Poisson weights left
     are below 10^-(digits + 5) (one pass of the powers for all the times); E[T^j] = j! v (-Q)^-j 1 by
     back-substitution over the customers ahead a (a never increases: each level's small block is solved once per
-    distinct set of local states, by mpmath's LU); at digits + 10 working digits. Refused for a finite room."""
+    distinct set of local states, by mpmath's LU); at digits + 10 working digits."""
     import mpmath
 
-    if isinstance(model, FiniteVacationQueue):
-        raise ParameterError("the tagged-customer chain covers the infinite room only")
+    finite = isinstance(model, FiniteVacationQueue)
     stages = machine(model, blocks)
     top = max([s.threshold or 1 for s in stages] + [1])
     tail = Fraction(1, 10**digits) if tail is None else Fraction(tail)
-    levels = _levels_for(model, tail, blocks)
+    levels = None if finite else _levels_for(model, tail, blocks)
     chain, info = block_ctmc(model, levels, blocks)
+    levels = info.room
     ctx = mp_context(digits + _GUARD)
     end = len(stages)
     alpha, T, exits = info.service
@@ -415,6 +435,9 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, momen
     # later batches while idle: n -> min(n + k, top), P(X >= top - n) = P(X > top - n - 1)
     jumps = {n: [(k, info.pmf.get(k, Fraction(0))) for k in range(1, top - n)] + [(top - n, batch.tail(top - n - 1))]
              for n in range(1, top)}
+    if finite:  # the finite room: the count n is the true one (the places depend on it), admitted as the chain does
+        jumps = {(i, n): list(_admissions(info, batch, places(stages, i, n, info.room)))
+                 for i, s in enumerate(stages) for n in range(1, info.room + 2)}
     with ctx:
         pi = list(chain.stationary(ctx))
         num = ctx.num
@@ -440,7 +463,7 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, momen
             if i == end:
                 serve(out, a - 1, p, sojourn)
                 return
-            n = min(n, top)
+            n = n if finite else min(n, top)
             if stages[i].kind is StageKind.INTERRUPT:
                 raise ParameterError("an interrupt stage entered with someone present is not covered")
             if stages[i].kind is StageKind.WAIT:
@@ -450,25 +473,34 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, momen
                 if w:
                     add(out, ("I", i, ph, done, a, n), p * num(w))
 
+        if finite:  # the admitted customers: P(state, a admitted, position i <= a) = pi p_a / E[admitted]
+            seen = []
+            for x, state in zip(pi, chain.states):
+                m = info.room - (state[-1] - 1) if state[0] == "S" else places(stages, state[1], state[-1], info.room)
+                seen.extend((x, state, a, num(pa)) for a, pa in _admissions(info, batch, m))
+            admitted = ctx.fsum([x * pa * a for x, _, a, pa in seen])
+        else:
+            seen = [(x, state, k, num(pk / l1)) for x, state in zip(pi, chain.states) for k, pk in info.pmf.items()]
+            admitted = num(1)
+
         def initial(sojourn):
             out: dict = {}
-            for x, state in zip(pi, chain.states):
-                for k, pk in info.pmf.items():
-                    for i in range(1, k + 1):
-                        p = x * num(pk / l1)
-                        if state[0] == "S":
-                            _, ph, n = state
-                            add(out, ("S", ph, n - 1 + i - 1), p)
-                            continue
-                        _, j, ph, done, n = state
-                        s = stages[j]
-                        a = n + i - 1
-                        if s.kind is StageKind.INTERRUPT:
-                            serve(out, a - 1, p, sojourn)  # its arrival starts service at once
-                        elif s.kind is StageKind.WAIT:
-                            enter(out, j, 0, a, n + k, p, sojourn)
-                        else:
-                            add(out, ("I", j, ph, done, a, min(n + k, top)), p)
+            for x, state, k, pk in seen:
+                for i in range(1, k + 1):
+                    p = x * pk / admitted
+                    if state[0] == "S":
+                        _, ph, n = state
+                        add(out, ("S", ph, n - 1 + i - 1), p)
+                        continue
+                    _, j, ph, done, n = state
+                    s = stages[j]
+                    a = n + i - 1
+                    if s.kind is StageKind.INTERRUPT:
+                        serve(out, a - 1, p, sojourn)  # its arrival starts service at once
+                    elif s.kind is StageKind.WAIT:
+                        enter(out, j, 0, a, n + k, p, sojourn)
+                    else:
+                        add(out, ("I", j, ph, done, a, n + k if finite else min(n + k, top)), p)
             zero = out.pop(None, num(0))
             return out, zero
 
@@ -488,8 +520,8 @@ def tagged_wait(model, times=(), digits: int = 30, tail=None, blocks=None, momen
                 return out
             _, i, ph, done, a, n = state
             stage = stages[i]
-            if n < top:  # a later batch: only the count moves (it is behind the tagged customer)
-                for k, pk in jumps[n]:
+            if finite or n < top:  # a later batch: only the count moves (it is behind the tagged customer)
+                for k, pk in (jumps[i, n] if finite else jumps[n]):
                     if not pk:
                         continue
                     rate = lam * num(pk)
