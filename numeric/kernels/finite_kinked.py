@@ -69,7 +69,7 @@ from .lattice_finite import (RowSums, admission_matrix, matrix_residual_weights,
 STEPS = 1 << 16
 
 
-def _poisson_weights(ctx, z, M):
+def poisson_weights(ctx, z, M):
     """Pois(m; z) for m = 0..M (context numbers, z >= 0): float64 from the logarithms (no underflow of e^{-z} before
     the product), else by the positive recurrence w_m = w_{m-1} z / m from e^{-z}. Returns (weights, log size)."""
     if z == 0:
@@ -114,7 +114,7 @@ def poisson_mass_sum(ctx, z, masses, extend):
         if M > STEPS and len(masses) > want:  # not complete within the limit
             raise ArithmeticError(f"the Poisson sum of the uniformized steps needs more than {STEPS} terms")
         top = min(M, len(masses) - 1)
-        weights, size = _poisson_weights(ctx, z, top)
+        weights, size = poisson_weights(ctx, z, top)
         value = ctx.dot(weights, masses[: top + 1])
         if top < M:  # complete: M_m = 0 beyond
             return value, size + top
@@ -296,7 +296,7 @@ def vacation_below(ctx, chain, lam, theta, d, t, z, omega_t, shift, I, beyond=1)
     sure = ctx.dot(omega_t, z.sum(axis=1) if ctx.is_float64 else numpy.array([ctx.fsum(list(row)) for row in z]))
     if not t > 0:
         return sure, top + 2.0, ctx.num(0)
-    weights, size = _poisson_weights(ctx, lam * (d - t), top)
+    weights, size = poisson_weights(ctx, lam * (d - t), top)
     Pm = ctx.zeros((top + 1, top + 1))
     for k in range(top + 1):
         Pm[k, k:] = weights[: top + 1 - k]

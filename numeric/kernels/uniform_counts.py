@@ -20,7 +20,7 @@ remainder below eps / 256 of P(K = n + 2) (:func:`~qderive.numeric.kernels.count
 import numpy
 
 from .counts import count_tails, remainder_ok
-from .finite_kinked import _poisson_weights
+from .finite_kinked import poisson_weights
 from .lattice_finite import lattice_residual_rows
 
 
@@ -35,7 +35,7 @@ def uniform_mixed_sequences(ctx, lam_low, lam_high, n):
     count = n + 2
     while True:
         R, _ = lattice_residual_rows(ctx, ctx.num(1), ctx.array([y]), count)
-        P, _ = _poisson_weights(ctx, xa, count)
+        P, _ = poisson_weights(ctx, xa, count)
         terms = numpy.convolve(P, R[0])[: count + 1] / y
         r = xb / (count + 1)
         if r < 1 and remainder_ok(ctx, terms, n, r):
