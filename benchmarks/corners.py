@@ -27,6 +27,8 @@ QDERIVE = [sys.executable, "-m", "qderive.derivations.cli"]
 VF = ["vacation-finite", "--batch", "geometric:mean=4", "--vacation", "exp:mean=0.06", "--load", "0.55",
       "--capacity", "129"]
 CONST15 = ["vacation-infinite", "--batch", "geometric:mean=5", "--service", "det:mean=0.015", "--load", "0.6"]
+MD1_LN = ["vacation-infinite", "--batch", "const:n=1", "--service", "det:mean=0.01", "--vacation",
+          "lognormal:mean=0.06,scv=2", "--load", "0.5"]
 HY = ["hysteretic", "--service", "det:mean=0.005", "--batch", "geometric:mean=2", "--load", "1.5",
       "--policy", "instant", "--thresholds", "73,84,100"]
 
@@ -46,6 +48,10 @@ CASES = [
     ("the same, --digits 30",
      ["eval", *CONST15, "--vacation", "lognormal:mean=0.075,scv=1", "--wait-quantile", "0.9,0.99", "--digits", "30"],
      "9.6-10.6 s (issue 13's code)", 5),
+    ("M/D/1, lognormal vacation scv 2, quantile 0.999",
+     ["eval", *MD1_LN, "--wait-quantile", "0.999"], "15.5 s (branch perf30)", 5),
+    ("the same, quantiles 0.99, 0.999, --digits 30",
+     ["eval", *MD1_LN, "--wait-quantile", "0.99,0.999", "--digits", "30"], "17.1 s (branch perf30)", 5),
     ("finite room --capacity 2000 --digits 50",
      ["eval", "vacation-finite", "--batch", "geometric:mean=5", "--service", "erlang:k=4,mean=0.015", "--vacation",
       "exp:mean=0.075", "--load", "0.75", "--capacity", "2000", "--digits", "50"], "99 s", 30),

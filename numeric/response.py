@@ -426,11 +426,46 @@ def _rough_root(law: ResponseLaw, level: Fraction, mean, tol: float = 1e-13):
         return math.log(tail) - lev
 
     try:
-        # steps of 1.5 (not 4): rough tails may fail far beyond the root (e.g. where a float64 sum cancels)
-        lo, hi, glo, ghi = quantile_bracket(g, mean if mean > 0 else 1.0, math.log(1.5), math.exp, math.log)
+        # steps of at most 1.5 (not 4): rough tails may fail far beyond the root (e.g. where a float64 sum cancels);
+        # extrapolated, so that the last step stops near the root (a rough tail's cost grows with t)
+        lo, hi, glo, ghi = _extrapolated_bracket(g, math.log(mean if mean > 0 else 1.0), math.log(1.5))
         return quantile_illinois(g, lo, hi, glo, ghi, tol)
     except (TailError, ArithmeticError, OverflowError, ValueError):
         return None
+
+
+def _extrapolated_bracket(g, x0: float, cap: float, margin: float = 1.1, least: float = 0.01, limit: int = 400):
+    """[lo, hi] in x = log t with g(lo) > 0 > g(hi) for the decreasing g (log P(T > t) - log(level)), from x0:
+    (lo, hi, g(lo), g(hi)). Downwards by steps of ``cap`` while g(x0) <= 0. Upwards: the first step is ``cap``;
+    each next one extrapolates g linearly from its last two points, x_{k+1} = x_k + ``margin`` g_k (x_k - x_{k-1})
+    / (g_{k-1} - g_k) (the secant's root, 10 % beyond), at most ``cap`` and at least ``least`` -- and at least
+    twice the previous step when that one was extrapolated and stopped short (a tail flattening, e.g. past a kink
+    or in a heavy tail: the extrapolation falls short at most a logarithmic number of times). A tail whose
+    log is concave in log t (light tails, the lognormal's) is passed by the first extrapolated step; with steps of
+    ``cap`` alone the last step overshot by up to ``cap`` (a rough tail of the lattice sums costs O(t^3): a step
+    of 1.5 past a root at t = 1.68 cost twice the whole search). Raises :class:`TailError` after ``limit`` steps."""
+    x, gx = x0, g(x0)
+    if not gx > 0:
+        for _ in range(limit):
+            y = x - cap
+            gy = g(y)
+            if gy > 0:
+                return y, x, gy, gx
+            x, gx = y, gy
+        raise TailError("the quantile lies far below the mean (an atom near 0?)")
+    previous, floor = None, least
+    for _ in range(limit):
+        step = cap
+        if previous is not None and gx < previous[1]:
+            secant = margin * gx * (x - previous[0]) / (previous[1] - gx)
+            step = min(cap, max(floor, secant))
+        y = x + step
+        gy = g(y)
+        if gy <= 0:  # 0: the root itself (the Illinois step there returns it)
+            return x, y, gx, gy
+        floor = 2 * step if step < cap else least
+        previous, x, gx = (x, gx), y, gy
+    raise TailError("the quantile lies far beyond the mean")
 
 
 def _near_root(g, guess, lift):
@@ -487,11 +522,13 @@ def _guided_bracket(g, x0, slope, steps: int = 40):
     return None
 
 
-def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None):
+def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | None, below=None):
     """The root of log P(T > t) = log(level) with the law's own tails (float64, or D digits); a law with
-    ``rough_tails`` starts from a narrow bracket around their root (:func:`_near_root`), checked with its tails."""
+    ``rough_tails`` starts from a narrow bracket around their root (:func:`_near_root`), checked with its tails;
+    their search starts at ``below`` (a quantile of a lower level, found before) where given, else at the mean."""
     # a guide for the bracketed laws' Newton steps needs no more than 1e-8 (their exact tails then take over)
-    guess = _rough_root(law, level, mean, 1e-13 if law.bound is None else 1e-8)
+    guess = _rough_root(law, level, below if below is not None and below > 0 else mean,
+                        1e-13 if law.bound is None else 1e-8)
     if digits is None:
         lev = float(level)
 
@@ -562,7 +599,9 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
             out.append(0.0 if digits is None else mpmath.mpf(0))  # the atom at 0 already reaches q
             continue
         if law.tails is not None:
-            out.append(_supplied_quantile(law, Fraction(1) - Fraction(q), mean, digits))
+            lower = [r for p, r in zip(qs, out) if Fraction(p) < Fraction(q) and r > 0]
+            out.append(_supplied_quantile(law, Fraction(1) - Fraction(q), mean, digits,
+                                          float(max(lower)) if lower else None))
             confirmed = min(confirmed, digits or 0)
             if law.bracket is not None and out[-1] > 0:
                 notes.append(_bracket_quantile_note(law, Fraction(1) - Fraction(q), out[-1], option, q))

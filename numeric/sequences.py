@@ -290,16 +290,19 @@ _COLUMN_CACHE: dict = {}
 _VECTOR_CACHE: dict = {}
 
 
-def batch_blocks(batch, n: int, ctx, vectors: BatchVectors | None = None):
+def batch_blocks(batch, n: int, ctx, vectors: BatchVectors | None = None, twin_numbers: bool = False):
     """The (k0, l^{(k)}, P(S_{k-1} <= . < S_k)) blocks of rows over 0..n
-    (:func:`~qderive.numeric.kernels.batches.convolution_blocks`)."""
+    (:func:`~qderive.numeric.kernels.batches.convolution_blocks`; ``twin_numbers``: as the context's twin's numbers
+    where the kernel can, for a consumer that multiplies them there)."""
+    twin_numbers = twin_numbers and hasattr(ctx, "twin")  # a context without a twin: one cache entry, as before
+
     def make():
         vec = vectors if vectors is not None and len(vectors.pmf) == n + 1 else batch_vectors(batch, n, ctx)
-        return _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric)
+        return _batches.convolution_blocks(ctx, vec.pmf, vec.tail, n, vec.geometric, twin_numbers=twin_numbers)
 
     if n > 400:
         return make()
-    return _kept(_COLUMN_CACHE, (batch, n, type(ctx), ctx.dps), lambda: list(make()))
+    return _kept(_COLUMN_CACHE, (batch, n, type(ctx), ctx.dps, twin_numbers), lambda: list(make()))
 
 
 def batch_columns(batch, n: int, ctx, vectors: BatchVectors | None = None):

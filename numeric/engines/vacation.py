@@ -197,7 +197,7 @@ class FiniteSweep:
         self._kernel = K.FiniteVacation(
             ctx, service_counts, vacation_counts if m.vacation is not None else None, batch, lam_c, b1, f1,
             single=m.vacation_policy is VacationPolicy.SINGLE, whole=m.admission is Admission.WHOLE,
-            columns=lambda n: batch_blocks(m.batch, n, ctx), whole_max=_limits.current().whole_capacity)
+            columns=lambda n: batch_blocks(m.batch, n, ctx, twin_numbers=True), whole_max=_limits.current().whole_capacity)
 
     def at(self, r: int) -> dict:
         """Every measure with r waiting places (composed blocks: :func:`block_measures`, O(r^2) per r)."""

@@ -457,8 +457,11 @@ def _table(model, ctx, K, sojourn=False):
     hit = _TABLES.get(key)
     if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
         return hit[2]
-    if hit is not None and K > hit[1]:
-        K = max(K, 2 * hit[1])  # a growing search: double, so that the cost stays O(K^3) overall
+    if hit is not None and K > hit[1] and (ctx.is_float64 or hit[0] >= ctx.dps):
+        # a search growing at the same digits: by a quarter at least, so that the cost stays O(K^3) overall (a
+        # table rebuilt for more digits anyway is made for the K asked: doubled, the table of a search that stepped
+        # past its last K by a few cells, at the few more digits that K loses, cost up to 8 times that of the K)
+        K = max(K, -(-5 * hit[1] // 4))
     K = max(K, 16)
     pmf, start, geometric, support = _work_vectors(model, ctx, K, b, sojourn)
     h = lattice_table(ctx, pmf, start, K, geometric, support, twin_numbers=True)
@@ -472,28 +475,37 @@ def _table(model, ctx, K, sojourn=False):
 _CELLS: dict = {}
 
 
-def _cell_table(model, ctx, K, h, D, sojourn=False):
+def _cell_table(model, ctx, K, D, sojourn=False):
     """(C, Cabs) of :func:`~qderive.numeric.kernels.lattice_wait.lattice_cell_table` for cells 0..K or more (the
-    size of the lattice table ``h``), kept per model and context: a quantile search reuses the largest."""
+    size of the lattice table :func:`_table` makes for K), kept per model and context: a quantile search reuses the
+    largest."""
     from ..kernels.lattice_wait import lattice_cell_table
 
     key = (model, ctx.is_float64, sojourn)
     hit = _CELLS.get(key)
     if hit is not None and hit[1] >= K and (ctx.is_float64 or hit[0] >= ctx.dps):
         return hit[2]
-    n = len(h) - 1
     if ctx.is_float64:
+        h = _table(model, ctx, K, sojourn)
+        n = len(h) - 1
         tables = lattice_cell_table(ctx, h, n, ctx.num(D), ctx.num(model.rate))
-    else:  # 20 digits to spare: the next tails of a search (a few more working digits) reuse it
+    else:
         from ..backend import mp_context
 
-        wider = mp_context(ctx.dps + 20)
+        # a kept table with the digits is extended by the rows K' + 1..K (its rows kept: the cost of the new cells);
+        # else a new one with 40 digits to spare: the next tails of a search (a few more working digits) and the
+        # D-digit tails after a rough search (at most D + 9 + 10 digits more than its 20 + C M digits: 104 against
+        # 80 for 30 digits at t = 1.68, 168 cells) reuse it (the table costs about the same at 20 more digits)
+        before = hit[2] if hit is not None and hit[0] >= ctx.dps else None
+        wider = mp_context(hit[0] if before is not None else ctx.dps + 40)
+        n = K
         with wider:
-            tables = lattice_cell_table(wider, _table(model, wider, n, sojourn), n, wider.num(D), wider.num(model.rate),
-                                        twin_numbers=True)
+            h = _table(model, wider, n, sojourn)
+            tables = lattice_cell_table(wider, h, n, wider.num(D), wider.num(model.rate), twin_numbers=True,
+                                        before=before)
     if len(_CELLS) > 8:
         _CELLS.clear()
-    _CELLS[key] = (None if ctx.is_float64 else ctx.dps + 20, n, tables)
+    _CELLS[key] = (None if ctx.is_float64 else wider.dps, n, tables)
     return tables
 
 
@@ -676,12 +688,11 @@ def _problem(model, D, t: Fraction, ctx, drop, sojourn=False):
     _limits.check("lattice_work", (K + 1) ** 3 // 3, f"the tail at t = {float(t):.6g} with the constant service "
                   f"{float(D):.6g} and the vacation {law} integrates over t / D = {K} lattice cells, whose "
                   "polynomials (L6) cost K^3 / 3 operations (float64 escalates to mpmath there)")
-    h = _table(model, ctx, K, sojourn)
     cells = [int((t - b) // D) for b in cuts[1:]] + [int(t // D)]  # t - x in [j D, (j + 1) D) on (a, b); t
     lam, rho, Dc = ctx.num(model.rate), ctx.num(_rho(model)), ctx.num(D)
     atom, weight = _residual(model, ctx)
 
-    C, Cabs = _cell_table(model, ctx, K, h, D, sojourn)
+    C, Cabs = _cell_table(model, ctx, K, D, sojourn)
 
     def lattice(ys, j):
         return lattice_cell_tails(ctx, C, Cabs, ys, np.broadcast_to(j, (len(ys),)), Dc, lam, rho)
@@ -853,15 +864,31 @@ def _convolved_float64(model, D, t: Fraction, sojourn=False):
 
 
 def _lattice_size(model, D, t: Fraction, sojourn=False) -> float:
-    """log10 of C M / P(V + J > t) of the cell polynomials (L6) at t, from a 20-digit pass (the digits the lattice part
-    loses; C M alone where that pass cannot size the tail)."""
-    from ..backend import mp_context
+    """log10 of C M / P(V + J > t) of the cell polynomials (L6) at t, as a 20-digit pass gives it (the digits the
+    lattice part loses; C M alone where that pass cannot size the tail). A float64 pass first (its tables cost
+    O(K^3) flops, the 20-digit ones O(K^3) multiprecision operations, and kept in the slot of the working digits'
+    tables they evicted): where it resolves the tail (tail > 2 bound) its size is the 20-digit one's; where its bound
+    shows C M >= 1 / (2 eps_20) no tail <= 1 is resolved at 20 digits either, and the 20-digit pass would give
+    log10 C M, which the float64 bound holds (C M is a sum of positive terms: no cancellation; the same factor
+    C = 4 (2 K^2 + 3 K + 10) in both). The 20-digit pass runs only in between, or where float64 overflows."""
+    from ..backend import FLOAT64, mp_context
     from ..kernels.lattice_wait import lattice_cell_tails
 
+    K = int(t // D)
+    with FLOAT64, np.errstate(all="ignore"):
+        C, Cabs = _cell_table(model, FLOAT64, K, D, sojourn)
+        tails, bounds = lattice_cell_tails(FLOAT64, C, Cabs, np.array([float(t)]), [K], float(D),
+                                           float(model.rate), float(_rho(model)))
+    tail, bound = float(tails[0]), float(bounds[0])
+    if math.isfinite(tail) and math.isfinite(bound) and bound > 0:
+        if tail > 2 * bound:
+            return _size(tail, bound, FLOAT64.eps)
+        with mp_context(20) as ctx:
+            if 2 * (bound / FLOAT64.eps) * float(ctx.eps) >= 1:
+                return math.log10(bound / FLOAT64.eps)
     with mp_context(20) as ctx:
         K = int(t // D)
-        h = _table(model, ctx, K, sojourn)
-        C, Cabs = _cell_table(model, ctx, K, h, D, sojourn)
+        C, Cabs = _cell_table(model, ctx, K, D, sojourn)
         tails, bounds = lattice_cell_tails(ctx, C, Cabs, ctx.array([ctx.num(t)]), [K], ctx.num(D),
                                            ctx.num(model.rate), ctx.num(_rho(model)))
         return _size(tails[0], bounds[0], ctx.eps)
@@ -1013,7 +1040,8 @@ def _rough_tails(model, setup, kind: str):
 
 def _rough_mp(model, D, t: Fraction, sojourn: bool):
     """The rough tail of a density vacation where float64 cancels (the lattice part of a long t): the quadrature of
-    24 nodes an interval at the digits the lattice part loses plus 20 (:func:`_lattice_size`), without the
+    12 nodes an interval (the D-digit tails settle with 8 on most intervals; 24 gave the same guide to 13 digits at
+    twice the cost) at the digits the lattice part loses plus 20 to 29 (:func:`_lattice_size`), without the
     acceptance tests, as a float (None where it fails): a guide of about 13 digits that costs a fraction of a D-digit
     tail, so that the D-digit search starts from a narrow bracket instead of bracketing by factors of 4 from the
     mean (a step past the quantile there costs a tail of up to four times the lattice cells and twice the working
@@ -1021,9 +1049,11 @@ def _rough_mp(model, D, t: Fraction, sojourn: bool):
     from ..backend import mp_context
 
     try:
-        w = 20 + int(math.ceil(max(_lattice_size(model, D, t, sojourn), 0)))
+        # the digits rounded up to a multiple of 10: the tails of a search (t within a few cells) then share their
+        # working digits, so the lattice values at the nodes of whole cells kept at those digits serve them all
+        w = 10 * math.ceil((20 + max(_lattice_size(model, D, t, sojourn), 0)) / 10)
         with mp_context(w) as ctx:
-            (value,), bound = _convolution(model, D, t, ctx, (24,), 1e-14, sojourn)
+            (value,), bound = _convolution(model, D, t, ctx, (12,), 1e-14, sojourn)
             value, bound = float(value), float(bound)
     except (ArithmeticError, OverflowError, ValueError, ZeroDivisionError):
         return None

@@ -75,8 +75,8 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
         S[: 2 * T] = numpy.cumsum(V[:, ::-1], axis=1)[:, ::-1]  # sum_{k=j}^{end of block} beta_k, ...
         S[2 * T] = one
         j0 = k0 - 1
-        AU[:, k0:] += ctx.matmul(V, L[:rows, k0:])
-        AX = ctx.matmul(S, X[:rows, j0:])
+        AU[:, k0:] += _product(ctx, V, L[:rows, k0:])
+        AX = _product(ctx, S, X[:rows, j0:])
         BAR += carried * S[: 2 * T, :1]
         BAR[:, j0:] += AX[: 2 * T]
         carried[j0:] += AX[2 * T]
@@ -93,3 +93,17 @@ def arrival_counts_of_times(ctx, times, blocks, lam, n):
         ubar[0] = mean_time
         out.append((ctx.flush(AU[i]), ctx.flush(BAR[i] + tail[end]), ctx.flush(AU[T + i] / lam), ctx.flush(ubar)))
     return out
+
+
+def _product(ctx, A, B):
+    """``ctx.matmul(A, B)``; where ``B`` holds the numbers of the context's twin (blocks made with
+    ``twin_numbers``, :func:`~qderive.numeric.kernels.batches.convolution_blocks`), the product runs in the twin on
+    them as they are (only ``A`` and the result are converted: the same roundings as ``ctx.matmul``, which converts
+    both operands to the twin's numbers first)."""
+    twin = ctx.twin() if hasattr(ctx, "twin") and B.size else None
+    if twin is None:
+        return ctx.matmul(A, B)
+    with twin:
+        if not isinstance(B.flat[0], type(twin.num(0))):
+            return ctx.matmul(A, B)
+        return twin.to_mp(twin.matmul(twin.from_mp(A), B))

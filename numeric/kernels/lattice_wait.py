@@ -336,7 +336,7 @@ def lattice_part_tails(ctx, h, ys, j, D, lam, rho, exps=None):
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (3 * j + 10) * ctx.eps)
 
 
-def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False):
+def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False, before=None):
     """The lattice part on every cell j <= K as one polynomial: (C, Cabs), (K + 1) x (K + 1) context matrices with::
 
         sum_{m<=j} e^{lambda (j - m) D} sum_n h_{n,m} (-lambda)^n ((j - m) D + s)^n / n! = sum_k C[j, k] s^k / k!,
@@ -349,16 +349,25 @@ def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False):
     the table for the largest K serves every smaller t of a quantile search (``twin_numbers``: kept as the
     twin's numbers, which :func:`lattice_cell_tails` takes as they are). Rounding: a row adds at most
     (3 j + 4) eps relative to Cabs (a correlation of length <= j with weights D^i / i! of relative error <= 2 i eps,
-    the factor, the sum), so the entries err by at most (3 K^2 / 2 + 4 K) eps Cabs."""
+    the factor, the sum), so the entries err by at most (3 K^2 / 2 + 4 K) eps Cabs. ``before``: (C, Cabs) of the
+    same table for cells 0..K' (K' < K; the same numbers and precision): its rows are kept and only the rows
+    K' + 1..K are computed (row j needs row j - 1 alone: the same values as the whole table, at the cost of the
+    new rows; a search whose t grows by a few cells pays for those cells only)."""
     twin = ctx.twin() if hasattr(ctx, "twin") else None
     if twin is not None:
         grow = ctx.exp(lam * D)
         with twin:
+            if before is not None and not isinstance(before[0].flat[0], type(twin.num(0))):
+                before = tuple(twin.from_mp(b) for b in before)
             C, Cabs = lattice_cell_table(twin, twin.from_mp(h[: K + 1, : K + 1]), K,
-                                         *twin.from_mp(numpy.array([D, lam, grow], dtype=object)))
+                                         *twin.from_mp(numpy.array([D, lam, grow], dtype=object)), before=before)
             return (C, Cabs) if twin_numbers else (twin.to_mp(C), twin.to_mp(Cabs))
     one = ctx.num(1)
     C, Cabs = ctx.zeros((K + 1, K + 1)), ctx.zeros((K + 1, K + 1))
+    first = 0
+    if before is not None:
+        first = len(before[0])
+        C[:first, :first], Cabs[:first, :first] = before
     w = ctx.zeros(K + 1) + one  # D^i / i!
     for i in range(1, K + 1):
         w[i] = w[i - 1] * D / i
@@ -366,7 +375,7 @@ def lattice_cell_table(ctx, h, K, D, lam, grow=None, twin_numbers=False):
     power = ctx.zeros(K + 1) + one  # lambda^k
     for k in range(1, K + 1):
         power[k] = power[k - 1] * lam
-    for j in range(K + 1):
+    for j in range(first, K + 1):
         a = h[: j + 1, j] * power[: j + 1]
         signed = a.copy()
         signed[1::2] = -signed[1::2]
@@ -396,11 +405,23 @@ def lattice_cell_tails(ctx, C, Cabs, ys, js, D, lam, rho, exps=None):
             tails, bounds = lattice_cell_tails(twin, C, Cabs, twin.from_mp(ys), js, *args, exps=twin.from_mp(exps))
             return twin.to_mp(tails), twin.to_mp(bounds)
     one = ctx.num(1)
-    signed, size = C[js, K], Cabs[js, K]
+    # row j of the table is 0 beyond column j: a point of cell j joins Horner at k = j (before it, its value is
+    # 0 * step + 0 = 0 exactly), so the points run from the largest cell and step k updates the first count(j >= k)
+    # of them (the same operations on every point that has a term: the same values; half the work of all K steps)
+    order = numpy.argsort(-js, kind="stable")
+    jo, So = js[order], S[order]
+    active = numpy.searchsorted(-jo, -numpy.arange(K + 1), side="right")  # active[k] = count(j >= k)
+    signed, size = ctx.zeros(len(jo)), ctx.zeros(len(jo))
+    n = active[K]
+    signed[:n], size[:n] = C[jo[:n], K], Cabs[jo[:n], K]
     for k in range(K - 1, -1, -1):
-        step = S / (k + 1)
-        signed = signed * step + C[js, k]
-        size = size * step + Cabs[js, k]
+        n = active[k]
+        step = So[:n] / (k + 1)
+        signed[:n] = signed[:n] * step + C[jo[:n], k]
+        size[:n] = size[:n] * step + Cabs[jo[:n], k]
+    back = numpy.empty_like(order)
+    back[order] = numpy.arange(len(order))
+    signed, size = signed[back], size[back]
     e = ctx.exp(S * lam) if exps is None else exps
     total, magnitude = e * signed, e * size
     return -(total * (one - rho)) + one, (magnitude * (one - rho) + one) * (4 * (2 * K * K + 3 * K + 10) * ctx.eps)
