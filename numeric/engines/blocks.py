@@ -37,6 +37,7 @@ import numpy as np
 from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.capabilities import declare
 from ..kernels import series as S
+from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
 from .block_laws import lst_values
 
@@ -57,17 +58,6 @@ class _State:
 
     low: list
     ser: list
-
-
-def renewal(ctx, low, jumps, stay=None):
-    """Expected visits V_k, k < len(low), of a walk upward started with the sub-law ``low`` and jumps of law
-    ``jumps``: V_k = (low_k + sum_{i>=1} V_{k-i} jumps_i) / stay (``stay`` = 1 - jumps_0 when the walk may stay at a
-    level, as across a vacation; None: it may not, as across a batch). Positive terms; O(n^2) in inner products."""
-    visits = ctx.zeros(len(low))
-    for k in range(len(low)):
-        into = np.dot(visits[:k][::-1], jumps[1: k + 1]) if k else low[k] * 0
-        visits[k] = (low[k] + into) if stay is None else (low[k] + into) / stay
-    return visits
 
 
 class MomentPassage:

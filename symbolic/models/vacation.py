@@ -388,6 +388,12 @@ class CodegenFamilies(Request):
     admission: Admission = param("partial or whole admission (fixed in the code)", kind=Kind.CHOICE,
                                  choices=Admission, default=Admission.PARTIAL)
     vacation_policy: VacationPolicy = policy_field()
+    start_threshold: int = param("start threshold N fixed in the code (N-policy; 1: start at once); r >= N",
+                                 kind=Kind.INTEGER, default=1, metavar="N")
+    setup: str | None = param("setup-time family (as --service), or none", kind=Kind.TEXT, default=None,
+                              metavar="FAMILY")
+    close_down: str | None = param("close-down-time family (as --service), or none", kind=Kind.TEXT, default=None,
+                                   metavar="FAMILY")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,198 @@
+"""Generated code for the finite room with composed blocks: ``qderive codegen vacation-finite`` with
+``--start-threshold N``, ``--setup FAMILY`` or ``--close-down FAMILY``.
+
+The generated module ships the package's kernel :mod:`qderive.numeric.kernels.idle_passage` verbatim (the one
+the engine :mod:`qderive.numeric.engines.blocks_finite` runs: the idle passage on count vectors, the departure
+chain by the cut recursion (2b), renewal reward) with what it imports, and the generated part:
+
+* the *plan* of the idle passage as a literal: the blocks of the codegen options ([close-down] + the vacation
+  rule with its start threshold N + [setup]) run on their state machine
+  (:func:`qderive.symbolic.blocks.machine.machine`) and turned into plain data by
+  :func:`qderive.numeric.engines.blocks_finite.plan_of` -- the places a batch finds and the embedded epochs come
+  from the machine's own rules at generation time, so the generated code has no copy of them;
+* the kernel calls of the law families (batch, service, vacation, setup, close-down), printed by SymPy from the
+  package's own symbolic laws (:func:`qderive.numeric.sequences.count_kernel`); the numbers of every law are
+  arguments of the generated function, the families fixed by the options;
+* the public function, one parameter point at a time (arguments broadcast), ``r`` an integer or a sequence::
+
+    qderive codegen vacation-finite --measure loss_probability --batch geometric --service erlang:k=2 \\
+        --vacation exp --setup exp --start-threshold 3 --out loss.py
+    # loss.py: loss_probability(lam, batch_mean, service_mean, vacation_mean, setup_mean, r)
+
+The start threshold N is fixed in the code, not an argument: it fixes the plan's structure (which stages are
+skipped at which levels, which period ends are embedded epochs), read from the state machine when the code is
+generated; an argument N would need those rules in the generated code, a second copy of them.
+"""
+
+from __future__ import annotations
+
+from ...symbolic.errors import ParameterError
+from .codegen import KernelModule, generated_function, print_call, print_expr
+from .families import LAM, family
+
+__all__ = ["block_forms", "has_blocks", "given", "RefusedModule", "BLOCK_SOURCE"]
+
+BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period (B1), the cut recursion (2b) and "
+                "renewal reward (docs/theory/blocks.md; Sopin 2013, chapter 2, Statement 1, Theorem 1.1 (12) "
+                "generalised)")
+
+_KERNELS = ("context", "points", "idle_passage")
+
+_COST = [
+    "Cost: O(r^2) float64 operations per parameter point and capacity (the idle passage on count vectors over",
+    "0..r+1, the cut recursion (2b); whole admission: dense (r+1) x (r+1) room matrices per service). The",
+    "points of an array, and the capacities of a sequence r, are computed one by one.",
+]
+
+
+def has_blocks(request) -> bool:
+    """True when the codegen options ask for a composed idle period (N > 1, a setup or a close-down)."""
+    return request.start_threshold != 1 or given(request.setup) or given(request.close_down)
+
+
+def given(text) -> bool:
+    """True when a law option's text names a family (not None, not "none")."""
+    return text is not None and text.strip().lower() != "none"
+
+
+class RefusedModule:
+    """A measure the codegen options do not generate: writing it raises ``error`` (a ParameterError naming the
+    option), so ``--list`` still shows the measure and asking for it names the option at fault."""
+
+    def __init__(self, measure, error):
+        self.measure, self.error = measure, error
+
+    def python_module(self, model):
+        raise self.error
+
+    def c_sources(self, model, header_name):
+        raise self.error
+
+
+class _Options:
+    """The fields :func:`qderive.symbolic.blocks.blocks_of` reads, from the codegen options (symbolic laws)."""
+
+    def __init__(self, vacation, policy, threshold, setup, close_down):
+        self.vacation, self.vacation_policy, self.start_threshold = vacation, policy, threshold
+        self.setup, self.close_down = setup, close_down
+
+
+def _plan(request, service, vacation, setup, close_down):
+    from ...numeric.engines.blocks_finite import plan_of
+    from ...symbolic.blocks import blocks_of
+    from ...symbolic.blocks.machine import machine
+
+    options = _Options(vacation and vacation.law, request.vacation_policy, request.start_threshold,
+                       setup and setup.law, close_down and close_down.law)
+    stages = machine(options, blocks_of(options))
+    return plan_of(stages, service.law)
+
+
+def block_forms(request, batch, service, vacation, measures) -> dict:
+    """``measure -> KernelModule`` of the finite room with blocks for the codegen options ``request`` and the
+    families already read (``batch``, ``service``, ``vacation`` or None); ``measures``: {name: metadata}."""
+    from ...numeric.sequences import batch_kernel, count_kernel
+    from ...symbolic.laws import TimeLaw
+    from .codegen_vacation import _HELPERS
+
+    n = request.start_threshold
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParameterError("--start-threshold", "must be an integer >= 1", n)
+    setup = family(request.setup, "setup", TimeLaw) if given(request.setup) else None
+    close_down = family(request.close_down, "close_down", TimeLaw) if given(request.close_down) else None
+    whole = request.admission.value == "whole"
+    plan, laws = _plan(request, service, vacation, setup, close_down)
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
+               "> 0"), *batch.args, *service.args]
+    for fam in (vacation, setup, close_down):
+        if fam is not None:
+            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
+    names = {p[0]: p[1] for p in params}
+    scalars = [p[1] for p in params]
+    bcall, geometric, support = batch_kernel(batch.law)
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
+    counts = [f"        lambda n: {print_call(count_kernel(law.count_law(LAM)), names)}," for law in laws]
+    means = ", ".join(print_expr(law.moment(1), names) for law in laws)
+    inputs = [
+        "def _inputs(" + ", ".join(scalars) + "):",
+        '    """The kernel inputs of one parameter point (floats): batch(n), columns(n), the count callables of the',
+        '    plan\'s laws (the service first) and their means, b1."""',
+        "    ctx = _CTX",
+        "",
+        "    def batch(n):",
+        f"        pmf, tail, excess = {print_call(bcall, names)}",
+        f"        return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
+        "",
+        "    def columns(n):",
+        "        pmf, tail, _, _, geometric, _ = batch(n)",
+        "        return convolution_blocks(ctx, pmf, tail, n, geometric)",
+        "",
+        "    counts = [",
+        *counts,
+        "    ]",
+        f"    return batch, columns, counts, [{means}], {print_expr(service.law.moment(1), names)}",
+        "",
+        "",
+        "def _values(measure, rs, " + ", ".join(scalars) + "):",
+        '    """``measure`` at each capacity of ``rs`` for one parameter point (floats)."""',
+        "    batch, columns, counts, means, b1 = _inputs(" + ", ".join(scalars) + ")",
+        "    out = []",
+        "    for r in rs:",
+        "        try:",
+        f"            got = block_finite_measures(_CTX, _PLAN, r, lam, batch, columns, counts, means, b1, {whole})",
+        "        except ArithmeticError as exc:",
+        "            raise FloatingPointError(f\"{exc}; evaluate this point with `qderive eval --digits 20`\") from None",
+        "        value = float(got[measure])",
+        "        if not math.isfinite(value):",
+        "            raise FloatingPointError(f\"{measure} is not finite in float64; use `qderive eval --digits 20`\")",
+        "        out.append(value)",
+        "    return out",
+    ]
+    stops = any(kind != "interrupt" and not at_once for kind, _, _, _, at_once, _ in plan)
+    lowest = max(n, 1 if (stops or vacation is not None) else 0)
+    blocks_text = _describe(request, vacation, setup, close_down)
+    laws_text = f"{batch.label} batches, {service.label} service, " + (f"{vacation.label} vacations" if vacation
+                                                                       else "no vacations")
+    out = {}
+    for measure, meta in measures.items():
+        notes = [f"M[X]/G/1/r with {laws_text}; {blocks_text}; {'whole' if whole else 'partial'} admission.",
+                 f"Unit of the result: {meta.units or meta.kind.value}.",
+                 f"Source: {meta.source or BLOCK_SOURCE}; {BLOCK_SOURCE}.", "",
+                 "Numeric arguments may be numpy arrays; they broadcast together. Returns a float, or an array",
+                 "of the broadcast shape, with a last axis over r when r is a sequence. The offered load may be",
+                 "given instead of the rate: f(batch_mean=..., ..., r=..., load=rho_bar).", "",
+                 *_COST,
+                 "Bad input raises ValueError naming the parameter (a start threshold that whole admission can",
+                 "never meet included); a float64 underflow raises FloatingPointError naming the point."]
+        arg_lines = [(p[1], p[2]) for p in params] + [
+            ("r", f"waiting places (integer >= {lowest}: the start threshold N = {n} must be <= r; the customer in "
+                  "service not counted), or a sequence of them")]
+        statements = [*(f"{p[1]} = _check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+                      f"rs, single = _capacities(r, {lowest})",
+                      f"return _broadcast(lambda *point: _values({measure!r}, rs, *point), ({', '.join(scalars)},), "
+                      "single, width=len(rs))"]
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])
+        code = "\n".join([_HELPERS.strip("\n"), "", "",
+                          "#: the idle passage (qderive.numeric.engines.blocks_finite.plan_of of the blocks' state "
+                          "machine):", "#: (kind, law, threshold, most, at_once, embedded epochs)",
+                          f"_PLAN = {plan!r}", "", "", *inputs, "", "",
+                          generated_function(measure, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
+                                             statements, load=load)])
+        out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws_text}; {blocks_text}.",
+                                    BLOCK_SOURCE, _KERNELS, code)
+    return out
+
+
+def _describe(request, vacation, setup, close_down) -> str:
+    """The idle period in words: "close-down (exp), multiple vacations, start threshold N = 3, setup (exp)"."""
+    parts = []
+    if close_down is not None:
+        parts.append(f"close-down ({close_down.label})")
+    if vacation is not None:
+        parts.append(f"{request.vacation_policy.value} vacations")
+    parts.append(f"start threshold N = {request.start_threshold}")
+    if setup is not None:
+        parts.append(f"setup ({setup.label})")
+    return ", ".join(parts)
