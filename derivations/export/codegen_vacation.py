@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from ...symbolic.batches import BatchLaw
 from ...symbolic.capabilities import declare
-from ...symbolic.errors import ParameterError
 from ...symbolic.laws import TimeLaw
 from ...symbolic.models.vacation import FiniteVacationMeasures, block_rules
 from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
-from .codegen_blocks import RefusedModule, block_forms, given, has_blocks
+from .codegen_blocks import TAILS, block_forms, has_blocks, refused_tails
 from .codegen_inputs import law_lines
 from .families import LAM, family
 
@@ -177,9 +176,6 @@ _COST_WHOLE = [
     "one pass up to max r per point.",
 ]
 
-#: the measures of :mod:`.codegen_finite_wait` (the waiting-time tails): no setup, close-down or start threshold
-_TAILS = frozenset({"wait_tail", "wait_quantile", "sojourn_tail", "sojourn_quantile"})
-
 _POINTS_KERNEL = '''
 def _kernel_points(rows):
     """One FiniteVacation kernel for many parameter points with the same batch law (``rows``: one row of floats
@@ -209,7 +205,7 @@ def _kernel_points(rows):
 '''
 
 
-@declare(*block_rules("the generated waiting-time tails", asked=_TAILS),
+@declare(*block_rules("the generated waiting-time tails", asked=TAILS),
          independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments", "admission": "fixed by codegen --admission",
                       "vacation_policy": "fixed by codegen --vacation-policy",
@@ -225,11 +221,13 @@ def forms(request) -> dict:
     whole = request.admission.value == "whole"
     single = request.vacation_policy.value == "single"
     if single and vacation is None:
+        from ...symbolic.errors import ParameterError
+
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     docs = {f.name: m for f, m in FiniteVacationMeasures.measure_fields() if not m.optional}
     if has_blocks(request):  # a composed idle period: the kernel of the blocks (:mod:`.codegen_blocks`)
         out = block_forms(request, batch, service, vacation, docs)
-        out.update({m: RefusedModule(m, _blocks_refusal(request, m)) for m in sorted(_TAILS)})
+        out.update(refused_tails(request))
         return out
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
                "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]
@@ -300,11 +298,3 @@ def forms(request) -> dict:
 
     out.update(codegen_finite_wait.forms(request))  # wait_tail, ...: built when written
     return out
-
-
-def _blocks_refusal(request, measure) -> ParameterError:
-    """The error of a waiting-time tail asked with a composed idle period, naming the option."""
-    option = ("--setup" if given(request.setup) else "--close-down" if given(request.close_down)
-              else "--start-threshold")
-    return ParameterError(option, f"the generated {measure} has no setup time, close-down or start threshold N > 1 "
-                          "(their measures are generated; the tails are computed by qderive eval)")

@@ -219,6 +219,11 @@ class CodegenPolicy(Request):
                                 "ph:n=N | coxian:n=N", kind=Kind.TEXT, default=None, metavar="FAMILY")
     vacation: str | None = param("vacation family of the wait measures (as --service), or none", kind=Kind.TEXT,
                                  default=None, metavar="FAMILY")
+    setup: str | None = param("general: a setup time, its moments s1, s2, s3 arguments of the closed forms; or none",
+                              kind=Kind.TEXT, default=None, metavar="general")
+    close_down: str | None = param("general: a close-down time, the probability d0 that no batch arrives during it "
+                                   "an argument of the closed forms; or none", kind=Kind.TEXT, default=None,
+                                   metavar="general")
 
 
 @dataclass(frozen=True)

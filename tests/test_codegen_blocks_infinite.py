@@ -1,0 +1,101 @@
+"""Generated closed forms of the infinite room with a setup and a close-down (``qderive codegen vacation-infinite
+--setup general --close-down general``): the engine's factorial-moment interpreter run over SymPy, printed as numpy
+(and C), against the package's evaluation at 30 digits to 1e-12 relative (the engine's formulas evaluated in float64
+from the laws' moments; the engine itself is checked against the block chain at 50 digits and the literature's
+closed forms in ``test_blocks_engine.py``; measured differences ~1e-15)."""
+
+from __future__ import annotations
+
+import inspect
+from fractions import Fraction as F
+
+import pytest
+
+from conftest import cli, run_generated_c
+from qderive.symbolic.batches import FinitePMF, Geometric
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
+from qderive.symbolic.models.vacation import CodegenPolicy, VacationPolicy, VacationQueue
+
+MEASURES = ("q0", "idle_probability", "mean_queue_length", "mean_wait", "queue_length_variance",
+            "mean_number_in_system")
+
+# (codegen options, the model)
+CASES = {
+    "setup-multiple": (dict(setup="general"),
+                       VacationQueue(F(2), Geometric(2), Erlang(2, F(1, 8)), Exponential(F(1, 2)),
+                                     setup=Exponential(F(3, 10)))),
+    "close-down-single": (dict(close_down="general", vacation_policy=VacationPolicy.SINGLE),
+                          VacationQueue(F(3), FinitePMF({1: F(3, 5), 2: F(2, 5)}), Exponential(F(1, 6)),
+                                        Erlang(3, F(1, 4)), VacationPolicy.SINGLE, close_down=Erlang(2, F(1, 10)))),
+    "both-no-vacation": (dict(setup="general", close_down="general", no_vacation=True),
+                         VacationQueue(F(1), Geometric(F(3, 2)), HyperExponential((F(1, 4), F(3, 4)),
+                                                                                  (F(1, 10), F(3, 10))), None,
+                                       setup=Deterministic(F(1, 2)), close_down=Exponential(F(1, 5)))),
+    "both-multiple": (dict(setup="general", close_down="general"),
+                      VacationQueue(F(2), Geometric(2), Exponential(F(1, 5)), Erlang(2, F(1, 3)),
+                                    setup=Erlang(3, F(1, 5)), close_down=Deterministic(F(1, 10)))),
+}
+
+
+def _arguments(model) -> dict:
+    """The closed forms' arguments from the model's laws (exact): moments, c0 = varphi(lambda), s_k, d0 =
+    delta(lambda) (the laws' LSTs at the batch rate)."""
+    lam = model.rate
+    out = {"lam": lam, **{f"b{k}": model.service.moment(k) for k in (1, 2, 3)},
+           **{f"l{k}": model.batch.moment(k) for k in (1, 2, 3)}}
+    if model.vacation is not None:
+        out.update({f"f{k}": model.vacation.moment(k) for k in (1, 2, 3)}, c0=model.vacation.lst(lam))
+    if model.setup is not None:
+        out.update({f"s{k}": model.setup.moment(k) for k in (1, 2, 3)})
+    if model.close_down is not None:
+        out["d0"] = model.close_down.lst(lam)
+    return {k: float(v) for k, v in out.items()}
+
+
+def _call(fn, values):
+    return fn(**{name: values[name] for name in inspect.signature(fn).parameters})
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_generated_closed_forms_with_blocks_equal_the_package_at_30_digits(case):
+    from qderive.derivations import capabilities
+
+    options, model = CASES[case]
+    want = model.evaluate(digits=30)
+    values = _arguments(model)
+    forms = capabilities.load(VacationQueue, "codegen")(CodegenPolicy(**options))
+    for measure in MEASURES:
+        text = forms[measure].python_module("vacation-infinite")
+        assert "import qderive" not in text
+        ns = {}
+        exec(compile(text, measure, "exec"), ns)  # noqa: S102
+        # the engine's formula in float64 from exact moments, against 30 digits: a few roundings, ~1e-15
+        assert _call(ns[measure], values) == pytest.approx(float(want[measure]), rel=1e-12), measure
+
+
+def test_generated_c_with_a_setup_and_a_close_down_equals_python(tmp_path):
+    options, model = CASES["both-multiple"]
+    src = tmp_path / "w.c"
+    code, _, err = cli(["codegen", "vacation-infinite", "--measure", "mean_wait", "--lang", "c", "--out", str(src),
+                        "--setup", "general", "--close-down", "general"])
+    assert code == 0, err
+    got = run_generated_c(tmp_path, src, src.with_suffix(".h"), [_arguments(model)])[0]
+    assert got == pytest.approx(float(model.evaluate(digits=30)["mean_wait"]), rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, option", [(["--setup", "exp"], "--setup"),
+                                          (["--close-down", "general", "--measure", "wait_tail"], "--close-down")])
+def test_what_the_closed_forms_do_not_generate_is_refused_naming_the_option(tmp_path, argv, option):
+    measure = [] if "--measure" in argv else ["--measure", "mean_wait"]
+    code, _, err = cli(["codegen", "vacation-infinite", *measure, "--out", str(tmp_path / "f.py"), *argv])
+    assert code != 0 and option in err and "Traceback" not in err
+
+
+def test_the_capabilities_refuse_a_start_threshold_for_the_closed_forms():
+    from qderive.derivations import capabilities
+
+    model = VacationQueue(F(2), Geometric(2), Exponential(F(1, 5)), Exponential(F(1, 2)), start_threshold=3)
+    found = capabilities.refusal(model, "codegen")
+    assert found is not None and found.field == "start_threshold"
+    assert capabilities.refusal(VacationQueue(F(2), Geometric(2), Exponential(F(1, 5)), Exponential(F(1, 2)),
+                                              setup=Exponential(1)), "codegen") is None
