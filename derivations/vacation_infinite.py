@@ -812,7 +812,8 @@ _ARG_DOCS = (
 @declare(*infinite_block_rules(), independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation_policy": "fixed by codegen --vacation-policy",
                       "setup": "codegen --setup general: its moments are arguments of the closed forms",
-                      "close_down": "codegen --close-down general: delta(lambda) is an argument of the closed forms"})
+                      "close_down": "codegen --close-down general: delta(lambda) is an argument of the closed forms",
+                      "start_threshold": "fixed by codegen --start-threshold (N > 1: the laws' families are fixed)"})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and
     quantiles of the waiting and sojourn time for law families (:mod:`.export.codegen_wait`, Python only).
@@ -829,7 +830,7 @@ def codegen_forms(request=None) -> dict:
     docs = {f.name: m for f, m in VacationMeasures.measure_fields()}
     stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
                                    "regime otherwise"),)
-    if request is not None and (given(request.setup) or given(request.close_down)):
+    if request is not None and (given(request.setup) or given(request.close_down) or request.start_threshold != 1):
         return {**infinite_block_forms(request, policy, _ARG_DOCS, stable), **refused_tails(request)}
     what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
     out = {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "

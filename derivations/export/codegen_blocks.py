@@ -1,5 +1,10 @@
-"""Generated code for the finite room with composed blocks: ``qderive codegen vacation-finite`` with
+"""Generated code with composed blocks: ``qderive codegen vacation-finite`` (and ``vacation-infinite``) with
 ``--start-threshold N``, ``--setup FAMILY`` or ``--close-down FAMILY``.
+
+The infinite room (:func:`infinite_block_forms`): with start threshold 1 and ``--setup general`` /
+``--close-down general``, closed forms (numpy or C) printed from the engine's factorial-moment interpreter run over
+SymPy (:func:`closed_block_forms`); otherwise, for law families, the kernel
+:mod:`qderive.numeric.kernels.idle_moments` with the plan below (:func:`kernel_block_forms`). The finite room:
 
 The generated module ships the package's kernel :mod:`qderive.numeric.kernels.idle_passage` verbatim (the one
 the engine :mod:`qderive.numeric.engines.blocks_finite` runs: the idle passage on count vectors, the departure
@@ -72,14 +77,11 @@ def refused_tails(request) -> dict:
 
 
 def infinite_block_rules() -> tuple:
-    """The refusals of ``codegen vacation-infinite`` (the closed forms): a start threshold N > 1 (below N the
-    renewal sums need each law's count probabilities, not its moments); the tails with a setup or a close-down."""
-    from ...symbolic.capabilities import Rule
+    """The refusals of ``codegen vacation-infinite`` with blocks: the tails with a setup, a close-down or a start
+    threshold N > 1."""
     from ...symbolic.models.vacation import block_rules
 
-    return (Rule("start_threshold", lambda n: n != 1, "the generated closed forms compute the start threshold N = 1 "
-                 "only (below N the renewal sums need the laws' count probabilities, not their moments)"),
-            *block_rules("the generated waiting-time tails", asked=TAILS)[1:])
+    return block_rules("the generated waiting-time tails", asked=TAILS)
 
 
 class RefusedModule:
@@ -238,6 +240,23 @@ INFINITE_SOURCE = ("the departure chain (B1) and level crossing (B2) of M[X]/G/1
 
 
 def infinite_block_forms(request, policy: str, arg_docs, stable) -> dict:
+    """The measures of ``codegen vacation-infinite`` with blocks: the closed forms (:func:`closed_block_forms`) when
+    the start threshold is 1 and every block is ``general``, else the kernel for law families
+    (:func:`kernel_block_forms`)."""
+    general = [given(t) and t.strip().lower() == "general" for t in (request.setup, request.close_down)]
+    laws = [given(t) and t.strip().lower() != "general" for t in (request.setup, request.close_down)]
+    if request.start_threshold == 1 and not any(laws):
+        return closed_block_forms(request, policy, arg_docs, stable)
+    for option, text, is_general in (("--setup", request.setup, general[0]), ("--close-down", request.close_down,
+                                                                                general[1])):
+        if is_general:
+            raise ParameterError(option, "general gives the closed forms (start threshold 1, every block general); "
+                                 "with a start threshold N > 1 or another block's family give this law's family",
+                                 text)
+    return kernel_block_forms(request, policy)
+
+
+def closed_block_forms(request, policy: str, arg_docs, stable) -> dict:
     """``measure -> ClosedForm`` of the infinite room with a setup and/or a close-down (start threshold 1): the
     measures the engine computes (:func:`qderive.numeric.engines.blocks.measures`), its factorial-moment interpreter
     run over SymPy on the blocks with general laws (:func:`qderive.derivations.blocks.symbolic_measures`), so the
@@ -290,3 +309,129 @@ def _infinite_option(text, option) -> bool:
         raise ParameterError(option, "the closed forms take the law's moments as arguments: give general (or none)",
                              text)
     return True
+
+
+INFINITE_KERNEL_SOURCE = ("the departure chain (B1) and level crossing (B2) of M[X]/G/1 with the composed idle "
+                          "period: the package's factorial-moment interpreter (qderive.numeric.kernels.idle_moments) "
+                          "of the blocks' plan (docs/theory/blocks.md)")
+
+
+def kernel_block_forms(request, policy: str) -> dict:
+    """``measure -> KernelModule`` of the infinite room with blocks for law *families* (any start threshold): the
+    kernel :mod:`qderive.numeric.kernels.idle_moments` the engine runs, shipped verbatim, on the plan of the blocks'
+    state machine (a literal, as for the finite room) with the count vectors below N of each law (the package's
+    count and arrival kernels, the families' parameters printed by SymPy) and the laws' moments."""
+    from ...numeric.sequences import batch_kernel, count_kernel
+    from ...symbolic.batches import BatchLaw
+    from ...symbolic.laws import TimeLaw
+    from ...symbolic.models.vacation import VacationMeasures
+    from .codegen import CHECK_HELPER
+
+    n = request.start_threshold
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ParameterError("--start-threshold", "must be an integer >= 1", n)
+    for option, text in (("--batch", request.batch), ("--service", request.service)):
+        if text is None:
+            raise ParameterError(option, "is needed with a start threshold N > 1 or a setup or close-down family "
+                                 "(the generated kernel fixes the law families)")
+    batch = family(request.batch, "batch", BatchLaw)
+    service = family(request.service, "service", TimeLaw)
+    if policy == "none":
+        vacation = None
+    else:
+        if not given(request.vacation):
+            raise ParameterError("--vacation", f"a family is needed with --vacation-policy {policy} (or --no-vacation)",
+                                 request.vacation)
+        vacation = family(request.vacation, "vacation", TimeLaw)
+    setup = family(request.setup, "setup", TimeLaw) if given(request.setup) else None
+    close_down = family(request.close_down, "close_down", TimeLaw) if given(request.close_down) else None
+
+    class _Request:
+        vacation_policy = request.vacation_policy if vacation is not None else None
+        start_threshold = n
+
+    plan, laws = _plan(_Request, service, vacation, setup, close_down)
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
+               "> 0"), *batch.args, *service.args]
+    for fam in (vacation, setup, close_down):
+        if fam is not None:
+            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
+    names = {p[0]: p[1] for p in params}
+    scalars = [p[1] for p in params]
+    top = max(n, 1)
+    bcall, geometric, _ = batch_kernel(batch.law)
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    order = 3
+    law_rows = []
+    for law in laws:
+        moments = ", ".join(["1.0"] + [print_expr(law.moment(j), names) for j in range(1, order + 2)])
+        law_rows.append(f"        ({print_call(count_kernel(law.count_law(LAM)), names, n=str(top))}, [{moments}]),")
+    b1 = print_expr(service.law.moment(1), names)
+    l1 = print_expr(batch.law.mean, names)
+    fm = ", ".join(print_expr(batch.law.factorial_moment(j), names) for j in range(1, order + 1))
+    body = [
+        "def _measures(" + ", ".join(scalars) + "):",
+        '    """Every measure at one parameter point (floats): the laws\' count vectors below N and moments, the',
+        '    idle passage on factorial-moment series, (B1), (B2)."""',
+        "    ctx = _CTX",
+        f"    rho = lam * ({l1}) * ({b1})",
+        "    if not rho < 1:",
+        "        raise ValueError(f'rho_bar = lam l1 b1 = {rho!r} must be < 1: the infinite-room queue has no stationary '",
+        "                         'regime otherwise')",
+        f"    pmf, tail, excess = {print_call(bcall, names, n=str(top))}",
+        f"    columns = list(convolution_blocks(ctx, pmf, tail, {top}, {geo}))  # read once per law",
+        "    laws = []",
+        "    for (beta, ctail, tail2), moments in (",
+        *law_rows,
+        "    ):",
+        f"        a, abar, u, _ = arrival_counts(ctx, beta, ctail, tail2, columns, lam, moments[1], {top})",
+        f"        laws.append((moments, a[:{top}], abar[0], u[0]))",
+        f"    op = LawSeriesPassage(ctx, {top}, {order}, lam, [{fm}], pmf[:{top + 1}], laws)",
+        "    Y = run_passage(op, _PLAN)",
+        f"    return block_infinite_measures(ctx, op, Y, 0, rho, 1 - rho, {b1}, {l1}, {order})",
+    ]
+    blocks_text = _describe_infinite(request, vacation, setup, close_down, policy)
+    laws_text = f"{batch.label} batches, {service.label} service"
+    docs = {f.name: m for f, m in VacationMeasures.measure_fields() if not m.optional}
+    out = {}
+    for measure, meta in docs.items():
+        notes = [f"M[X]/G/1 with {laws_text}; {blocks_text}.", f"Unit of the result: {meta.units or meta.kind.value}.",
+                 f"Source: {INFINITE_KERNEL_SOURCE}.", "",
+                 "Numeric arguments may be numpy arrays; they broadcast together (the points are computed one by",
+                 "one). Bad input, rho_bar >= 1 included, raises ValueError naming the parameter."]
+        statements = [*(f"{p[1]} = _check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+                      f"return _broadcast(lambda *point: [float(_measures(*point)[{measure!r}])], "
+                      f"({', '.join(scalars)},), True)"]
+        code = "\n".join(["_CTX = FLOAT64", "", CHECK_HELPER.strip("\n"), "", "", _BROADCAST.strip("\n"), "", "",
+                          "#: the idle passage (qderive.numeric.engines.blocks_finite.plan_of of the blocks' state "
+                          "machine)", f"_PLAN = {plan!r}", "", "", *body, "", "",
+                          generated_function(measure, [(p[1], p[2]) for p in params],
+                                             f"{meta.help[0].upper()}{meta.help[1:]}.", notes, statements)])
+        out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1 with {laws_text}; {blocks_text}.",
+                                    INFINITE_KERNEL_SOURCE, ("context", "points", "idle_passage", "idle_moments"),
+                                    code)
+    return out
+
+
+#: one value per broadcast point (the generated kernel of the infinite room runs point by point)
+_BROADCAST = '''
+def _broadcast(one, params, single=True):
+    """``one(*point)[0]`` at every point of the broadcast parameters: a float, or an array of their shape."""
+    if all(type(p) is float or type(p) is int for p in params):
+        return one(*[float(p) for p in params])[0]
+    arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
+    flat = numpy.stack([a.reshape(-1) for a in arrays], axis=-1)
+    out = numpy.array([one(*row)[0] for row in flat.tolist()], dtype=float)
+    return out.reshape(arrays[0].shape)
+'''
+
+
+def _describe_infinite(request, vacation, setup, close_down, policy) -> str:
+    parts = []
+    if close_down is not None:
+        parts.append(f"close-down ({close_down.label})")
+    parts.append(f"{policy} vacations ({vacation.label})" if vacation is not None else "no vacations")
+    parts.append(f"start threshold N = {request.start_threshold}")
+    if setup is not None:
+        parts.append(f"setup ({setup.label})")
+    return ", ".join(parts)

@@ -121,16 +121,7 @@ def finite_measures(model, ctx, blocks=None) -> dict:
                                    ctx.num(model.service.moment(1)), model.admission is Admission.WHOLE)
 
 
-class _Primitives:
-    """The kernel's interpreters with the primitives' signatures of :func:`~qderive.symbolic.blocks.base.passage`
-    (laws as objects, ``vacation=``; the plan says which stages are vacations): for a caller that runs a model's
-    blocks on them directly."""
-
-    def during(self, v, law, vacation=False):
-        return super().during(v, law)
-
-
-class FinitePassage(_Primitives, K.CountPassage):
+class FinitePassage(K.CountPassage):
     """:class:`~qderive.numeric.kernels.idle_passage.CountPassage` of ``model`` (partial admission) over the
     ``stages`` of its machine in the room ``room``, its laws given as objects."""
 
@@ -146,7 +137,7 @@ class FinitePassage(_Primitives, K.CountPassage):
                          jumps)
 
 
-class WholePassage(_Primitives, K.WholeCountPassage):
+class WholePassage(K.WholeCountPassage):
     """:class:`~qderive.numeric.kernels.idle_passage.WholeCountPassage` of ``model`` (whole admission) over the
     ``stages`` of its machine in the room ``room``, its laws given as objects."""
 

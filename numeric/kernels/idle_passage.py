@@ -129,9 +129,10 @@ class CountPassage:
         v[0] = self.ctx.num(1)
         return v
 
-    def during(self, v, law):
+    def during(self, v, law, vacation=False):
         """A period of ``law``: k -> min(k + A, cap), the time at level j sum_k v_k u_{j-k} (j < cap) and
-        sum_k v_k Ubar_{cap-k} at the cap; its ends are epochs when it is a vacation."""
+        sum_k v_k Ubar_{cap-k} at the cap; its ends are epochs when it is a vacation (the plan's flags, which the
+        argument ``vacation`` of the primitive repeats)."""
         i, cap = self._stage()
         c = self.counts(law)
         self._add_times(cap, capped(self.ctx, v, c.u, c.ubar, cap, self.size))
@@ -233,7 +234,7 @@ class WholeCountPassage(CountPassage):
         cum = numpy.cumsum(self.pmf[: cap + 1])
         return self.ctx.array([cum[cap - k] for k in range(n)])
 
-    def during(self, v, law):
+    def during(self, v, law, vacation=False):
         i, cap = self._stage()
         out, times = self.mix(v[: cap + 1], law, cap)
         self._add_times(cap, self._pad(times))
@@ -310,9 +311,9 @@ def run_passage(op, plan):
     """The first-service law of the idle passage ``plan`` run on the interpreter ``op`` (stage by stage, as the
     blocks call the primitives)."""
     state = op.start()
-    for kind, law, threshold, most, _, _ in plan:
+    for kind, law, threshold, most, _, epochs in plan:
         if kind == "during":
-            state = op.during(state, law)
+            state = op.during(state, law, epochs is not None)
         elif kind == "interrupt":
             state = op.interrupt(state, law)
         elif kind == "wait":
