@@ -45,7 +45,7 @@ from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from ..symbolic.models.vacation import VacationPolicy, VacationQueue
 from . import blocks as composed
 from .block_checks import checks as block_checks
-from .export.codegen_blocks import given, infinite_block_forms, infinite_block_rules, refused_tails
+from .export.codegen_blocks import given, infinite_block_forms, infinite_block_rules, infinite_tail_forms
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .framework import (
@@ -831,7 +831,7 @@ def codegen_forms(request=None) -> dict:
     stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
                                    "regime otherwise"),)
     if request is not None and (given(request.setup) or given(request.close_down) or request.start_threshold != 1):
-        return {**infinite_block_forms(request, policy, _ARG_DOCS, stable), **refused_tails(request)}
+        return {**infinite_block_forms(request, policy, _ARG_DOCS, stable), **infinite_tail_forms(request)}
     what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
     out = {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
                          f"{what}), eq. {docs[k].source}.", SOURCE, stable)

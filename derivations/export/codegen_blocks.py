@@ -66,22 +66,25 @@ def given(text) -> bool:
 TAILS = frozenset({"wait_tail", "wait_quantile", "sojourn_tail", "sojourn_quantile"})
 
 
-def refused_tails(request) -> dict:
-    """``measure -> RefusedModule`` for :data:`TAILS` with a composed idle period: asking for one names the option."""
+def refused_tails(request, reason=None) -> dict:
+    """``measure -> RefusedModule`` for :data:`TAILS` with a composed idle period: asking for one names the option
+    (``reason`` = (option, value, why); default the first block option given)."""
     option, value = (("--setup", request.setup) if given(request.setup) else
                      ("--close-down", request.close_down) if given(request.close_down) else
                      ("--start-threshold", getattr(request, "start_threshold", None)))
-    return {m: RefusedModule(m, ParameterError(option, f"the generated {m} has no setup time, close-down or start "
-                                               "threshold N > 1 (the other measures are generated with them; the "
-                                               "tails are computed by qderive eval)", value)) for m in sorted(TAILS)}
+    why = ("the generated waiting-time tails have no setup time, close-down or start threshold N > 1 (the other "
+           "measures are generated with them; qderive eval computes the tails)")
+    if reason is not None:
+        option, value, why = reason
+    return {m: RefusedModule(m, ParameterError(option, why, value)) for m in sorted(TAILS)}
 
 
 def infinite_block_rules() -> tuple:
-    """The refusals of ``codegen vacation-infinite`` with blocks: the tails with a setup, a close-down or a start
-    threshold N > 1."""
+    """The refusals of ``codegen vacation-infinite`` with blocks: the tails with a start threshold N > 1 (with a
+    setup or a close-down of a smooth family they are generated: :func:`infinite_tail_forms`)."""
     from ...symbolic.models.vacation import block_rules
 
-    return block_rules("the generated waiting-time tails", asked=TAILS)
+    return block_rules("the generated waiting-time tails", asked=TAILS)[:1]
 
 
 class RefusedModule:
@@ -435,3 +438,146 @@ def _describe_infinite(request, vacation, setup, close_down, policy) -> str:
     if setup is not None:
         parts.append(f"setup ({setup.label})")
     return ", ".join(parts)
+
+
+# -- the infinite room's tails with a setup or a close-down (start threshold 1, smooth families) -----------------
+
+TAIL_SOURCE = ("W(s) = W_b(s) J(s) V_r(s), V_r(s) = lambda (1 - Y(s)) / (E[Y_b] s) (Fuhrmann and Cooper 1985): Y(s) "
+               "the first-service law of the blocks by the package's generating-function interpreter over SymPy "
+               "(qderive.numeric.engines.blocks.GeneratingPassage); inverted by the Euler algorithm (Abate and Whitt "
+               "1995)")
+
+
+def infinite_tail_forms(request) -> dict:
+    """The tails and quantiles of ``codegen vacation-infinite`` with blocks: generated (:func:`build_block_tail`)
+    with start threshold 1 and setup/close-down families, else refused naming the option (a start threshold N > 1:
+    the transform of the threshold's later batches has no generated code; ``general``: the transform needs the
+    law's family)."""
+    from .codegen_wait import MEASURES, WaitModule
+
+    if request.start_threshold != 1:
+        why = ("the transform of the wait with a start threshold N > 1 (the later batches of the threshold) has no "
+               "generated code; qderive eval computes the tails")
+        return refused_tails(request, ("--start-threshold", request.start_threshold, why))
+    for option, text in (("--setup", request.setup), ("--close-down", request.close_down)):
+        if given(text) and text.strip().lower() == "general":
+            return refused_tails(request, (option, text, "the tails need the law's family (its transform), not "
+                                           "general moments"))
+    return {m: WaitModule(m, request, build=build_block_tail) for m in MEASURES}
+
+
+class _SymbolicTransform:
+    """The generating-function primitives (:class:`~qderive.numeric.engines.blocks.GeneratingPassage`) over SymPy in
+    the transform form X = 1 - s / lambda, A_L = L*(s) (``at_s``; False: s -> oo, every transform 0) and the
+    no-arrival probability L*(lambda)."""
+
+    @staticmethod
+    def make(X, s, at_s):
+        from ...numeric.engines.blocks import GeneratingPassage
+
+        class Passage(GeneratingPassage):
+            def arrivals(self, law):
+                return law.lst(s) if at_s else 0
+
+            def idle(self, law):
+                return law.lst(LAM)
+
+        op = Passage()
+        op.X, op.served = X, 0
+        return op
+
+
+def build_block_tail(measure: str, request) -> KernelModule:
+    """The tail or quantile module of the infinite room with a setup and/or a close-down (start threshold 1): the
+    module of :mod:`.codegen_wait` for the same queue without blocks (policy none: W_b(s) J(s)) times the residual
+    factor V_r(s) of the blocks, P(W = 0) times P(R = 0) = b / E[Y_b] (b the coefficient of X in Y as s -> oo), the
+    mean plus E[R] = -Y''(0) / (2 Y'(0)) -- as the engine composes them
+    (:func:`qderive.numeric.engines.blocks.response_laws`)."""
+    import re
+
+    import sympy as sp
+
+    from ...numeric.compile import numpy_source
+    from ...symbolic.blocks import blocks_of, passage
+    from ...symbolic.closed_forms import vacation_wait as VW
+    from .codegen import condition_source
+    from .codegen_wait import (_KERNELS, _WORDS, MEASURES, TAIL_HELPERS, TIME_SYMBOLS, _families, command_template,
+                               public_parts, smooth_family)
+
+    kind, question = MEASURES[measure]
+    batch, service, vacation, policy = _families(measure, request)
+    setup = smooth_family(request.setup, "setup") if given(request.setup) else None
+    close_down = smooth_family(request.close_down, "close_down") if given(request.close_down) else None
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1 < 1",
+               "> 0"), *batch.args, *service.args]
+    for fam in (vacation, setup, close_down):
+        if fam is not None:
+            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
+    names = {p[0]: p[1] for p in params}
+    options = _Options(vacation and vacation.law, request.vacation_policy, 1, setup and setup.law,
+                       close_down and close_down.law)
+    blocks = blocks_of(options)
+    s, x = VW.s, sp.Symbol("x")
+    Y = passage(blocks, _SymbolicTransform.make(1 - s / LAM, s, True))
+    Y1, Y2 = (sp.diff(Y, s, k).subs(s, 0) for k in (1, 2))
+    mean_yb = -LAM * Y1  # E[Y_b]: the batches present at the first service start
+    residual = LAM * (1 - Y) / (mean_yb * s)
+    atom_r = sp.expand(passage(blocks, _SymbolicTransform.make(x, s, False))).coeff(x, 1) / mean_yb
+    rest = -Y2 / (2 * Y1)  # E[R]
+
+    laws = {"service": service.law, "batch": batch.law, "rate": LAM}
+    transform = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)("none", **laws) * residual
+    b = [service.law.moment(i) for i in (1, 2)]
+    l_ = [batch.law.mean, batch.law.moment(2)]
+    none = (LAM, *b, 1, 1, *l_, 0)  # the queue without vacations: vacation moments are placeholders, c0 = 0
+    if kind == "wait":
+        p0 = VW.p_wait_zero("none").xreplace(dict(zip(VW.moment_symbols(0), (LAM, b[0], 1, l_[0], 0)))) * atom_r
+    else:
+        p0 = sp.Integer(0)  # T = W + B and the smooth service laws have no atom at 0
+    moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
+    mean = moments("none", 1)[0].xreplace(dict(zip(VW.moment_symbols(1), none))) + rest
+    rho_bar = LAM * batch.law.mean * service.law.moment(1)
+
+    source = numpy_source(transform, [s, *(p[0] for p in params)], "_transform")
+    source = source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
+    scalars = [p[1] for p in params]
+    what = TIME_SYMBOLS[kind]
+    checks = ["def _parameters(" + ", ".join(scalars) + "):",
+              '    """The parameters as floats, checked (ValueError naming a bad one)."""',
+              *(f"    {p[1]} = _scalar({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+              f"    if not _holds({condition_source(rho_bar < 1, names)}):",
+              "        raise ValueError(f\"rho_bar = lam l1 b1 = {" + print_expr(rho_bar, names) + ":.6g} must be < 1: "
+              "the infinite-room queue has no stationary regime otherwise\")",
+              f"    return ({', '.join(scalars)},)"]
+
+    def spec(fam):
+        text = fam.law.spec_text()
+        for _, name, *_ in fam.args:
+            text = re.sub(rf"\b{re.escape(name)}\b", "{" + name + "!r}", text)
+        return text
+
+    extra = ([f"--setup {spec(setup)}"] if setup else []) + ([f"--close-down {spec(close_down)}"] if close_down else [])
+    template = command_template(batch, service, vacation, policy, extra=extra)
+    command = ["def _command(params, option, point):",
+               '    """The `qderive eval` command that computes this point with mpmath."""',
+               f"    values = dict(zip({tuple(scalars)!r}, params))",
+               f"    return {template!r}.format(**values) + f\" --{{option}} {{point!r}} --digits 15\""]
+    atoms = ["def _atom(" + ", ".join(scalars) + "):", f'    """P({what} = 0)."""', f"    return {print_expr(p0, names)}",
+             "", "", "def _mean(" + ", ".join(scalars) + "):", f'    """E {what}: the start of the quantile\'s bracket."""',
+             f"    return {print_expr(mean, names)}"]
+    laws_text = (f"{batch.label} batches, {service.label} service, "
+                 + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
+                 + (f", close-down {close_down.label}" if close_down else "") + (f", setup {setup.label}" if setup
+                                                                                 else ""))
+    notes = [f"M[X]/G/1 with {laws_text}; the {_WORDS[kind]}.", f"Source: {TAIL_SOURCE}.", "",
+             "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
+             "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
+             "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
+             "argument." if question == "tail" else
+             "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
+    first, description, body = public_parts(measure, _WORDS[kind], scalars)
+    code = "\n".join([TAIL_HELPERS.strip("\n"), "", "", "# W(s) = W_b(s) J(s) V_r(s) printed by SymPy" if kind == "wait"
+                      else "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",
+                      *atoms, "", "", generated_function(measure, [first, *[(p[1], p[2]) for p in params]],
+                                                         description, notes, body)])
+    return KernelModule(measure, f"{description} M[X]/G/1 with {laws_text}.", TAIL_SOURCE, _KERNELS, code)

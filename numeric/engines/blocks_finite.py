@@ -135,6 +135,7 @@ class FinitePassage(K.CountPassage):
         jumps = {law: K._Jumps(a, K._at_least(ctx, abar), u, ubar) for law, (a, abar, u, ubar) in zip(laws, found)}
         super().__init__(ctx, plan, room, ctx.num(model.rate), K._Jumps(pmf[:size], K._at_least(ctx, tail[:size])),
                          jumps)
+        self.model, self.stages = model, stages
 
 
 class WholePassage(K.WholeCountPassage):
@@ -147,3 +148,4 @@ class WholePassage(K.WholeCountPassage):
         pmf, tail, _, _, geometric, support = batch(room + 3)
         super().__init__(ctx, plan, room, ctx.num(model.rate), (pmf, tail, geometric, support),
                          {law: (lambda n, c=c: c(n)[:2]) for law, c in zip(laws, counts)})
+        self.model, self.stages = model, stages
