@@ -811,8 +811,10 @@ _ARG_DOCS = (
 
 @declare(*infinite_block_rules(), independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation_policy": "fixed by codegen --vacation-policy",
-                      "setup": "codegen --setup general: its moments are arguments of the closed forms",
-                      "close_down": "codegen --close-down general: delta(lambda) is an argument of the closed forms",
+                      "setup": "fixed by codegen --setup (general: its moments are arguments of the closed forms; a "
+                               "family: its numbers are arguments)",
+                      "close_down": "fixed by codegen --close-down (general: delta(lambda) is an argument of the closed "
+                                    "forms; a family: its numbers are arguments)",
                       "start_threshold": "fixed by codegen --start-threshold (N > 1: the laws' families are fixed)"})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and
