@@ -45,7 +45,8 @@ from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
 from ..symbolic.models.vacation import VacationPolicy, VacationQueue
 from . import blocks as composed
 from .block_checks import checks as block_checks
-from .export.codegen_blocks import given, infinite_block_forms, infinite_block_rules, infinite_tail_forms
+from .export.codegen_blocks import given
+from .export.codegen_blocks_infinite import infinite_block_forms, infinite_block_rules, infinite_tail_forms
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .framework import (
