@@ -31,8 +31,8 @@ from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
 from .families import LAM, family
 
-__all__ = ["block_forms", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule", "TAILS",
-           "BLOCK_SOURCE"]
+__all__ = ["block_forms", "block_families", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
+           "TAILS", "BLOCK_SOURCE"]
 
 BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period (B1), the cut recursion (2b) and "
                 "renewal reward (docs/theory/blocks.md; Sopin 2013, chapter 2, Statement 1, Theorem 1.1 (12) "
@@ -89,6 +89,29 @@ class RefusedModule:
         raise self.error
 
 
+def block_families(request, smooth=False) -> tuple:
+    """(setup, close-down) families of the codegen options (None: none); ``smooth``: refused when the transform has
+    kinks (:func:`~.codegen_wait.smooth_family`). The close-down's arguments are named ``close_down_...``; its
+    errors name the option ``--close-down``."""
+    from ...symbolic.laws import TimeLaw
+
+    def read(text, role):
+        if not given(text):
+            return None
+        try:
+            if smooth:
+                from .codegen_wait import smooth_family
+
+                return smooth_family(text, role)
+            return family(text, role, TimeLaw)
+        except ParameterError as err:
+            if role == "close_down":
+                raise ParameterError(str(err).replace("--close_down", "--close-down")) from None
+            raise
+
+    return read(request.setup, "setup"), read(request.close_down, "close_down")
+
+
 class Options:
     """The fields :func:`qderive.symbolic.blocks.blocks_of` reads, from the codegen options (symbolic laws)."""
 
@@ -112,14 +135,12 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
     """``measure -> KernelModule`` of the finite room with blocks for the codegen options ``request`` and the
     families already read (``batch``, ``service``, ``vacation`` or None); ``measures``: {name: metadata}."""
     from ...numeric.sequences import batch_kernel, count_kernel
-    from ...symbolic.laws import TimeLaw
     from .codegen_vacation import _HELPERS
 
     n = request.start_threshold
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ParameterError("--start-threshold", "must be an integer >= 1", n)
-    setup = family(request.setup, "setup", TimeLaw) if given(request.setup) else None
-    close_down = family(request.close_down, "close_down", TimeLaw) if given(request.close_down) else None
+    setup, close_down = block_families(request)
     whole = request.admission.value == "whole"
     plan, laws = plan_of_options(request, service, vacation, setup, close_down)
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",

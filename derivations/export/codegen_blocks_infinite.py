@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
-from .codegen_blocks import TAILS, Options, given, plan_of_options, refused_tails
+from .codegen_blocks import TAILS, Options, block_families, given, plan_of_options, refused_tails
 from .families import LAM, family
 
 __all__ = ["infinite_block_forms", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",
@@ -145,8 +145,7 @@ def kernel_block_forms(request, policy: str) -> dict:
             raise ParameterError("--vacation", f"a family is needed with --vacation-policy {policy} (or --no-vacation)",
                                  request.vacation)
         vacation = family(request.vacation, "vacation", TimeLaw)
-    setup = family(request.setup, "setup", TimeLaw) if given(request.setup) else None
-    close_down = family(request.close_down, "close_down", TimeLaw) if given(request.close_down) else None
+    setup, close_down = block_families(request)
 
     class _Request:
         vacation_policy = request.vacation_policy if vacation is not None else None
@@ -301,12 +300,11 @@ def build_block_tail(measure: str, request) -> KernelModule:
     from ...symbolic.closed_forms import vacation_wait as VW
     from .codegen import condition_source
     from .codegen_wait import (_KERNELS, _WORDS, MEASURES, TAIL_HELPERS, TIME_SYMBOLS, _families, command_template,
-                               public_parts, smooth_family)
+                               public_parts)
 
     kind, question = MEASURES[measure]
     batch, service, vacation, policy = _families(measure, request)
-    setup = smooth_family(request.setup, "setup") if given(request.setup) else None
-    close_down = smooth_family(request.close_down, "close_down") if given(request.close_down) else None
+    setup, close_down = block_families(request, smooth=True)
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1 < 1",
                "> 0"), *batch.args, *service.args]
     for fam in (vacation, setup, close_down):
