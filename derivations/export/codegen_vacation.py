@@ -13,6 +13,9 @@ package's own symbolic laws (``docs/theory/chapter2.md`` section 3) and the publ
 
 Numeric arguments broadcast (numpy arrays); ``r`` may be a sequence of capacities (one
 sweep up to max r per parameter point).
+
+With ``--start-threshold N``, ``--setup FAMILY`` or ``--close-down FAMILY`` the module ships the blocks' kernel
+instead (:mod:`.codegen_blocks`); the waiting-time tails are then refused, naming the option.
 """
 
 from __future__ import annotations
