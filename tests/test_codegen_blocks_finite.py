@@ -135,3 +135,23 @@ def test_tails_with_blocks_are_refused_naming_the_option(tmp_path):
     code, _, err = cli(["codegen", "vacation-finite", "--measure", "wait_tail", "--out", str(tmp_path / "t.py"),
                         "--batch", "geometric", "--service", "exp", "--vacation", "exp", "--close-down", "exp"])
     assert code != 0 and "--close-down" in err and "Traceback" not in err
+
+
+def test_generated_block_module_against_the_block_chain():
+    """Computed another way: the CTMC built from the blocks' state machine over phase-type laws
+    (:mod:`qderive.numeric.oracles.blocks`), solved at 30 digits; every block at once, whole admission, r = 4.
+    The chain and the kernel share no code; float64 rounding of O(r^2) positive sums: 1e-12."""
+    from qderive.numeric.oracles.blocks import chain_measures
+
+    options = dict(batch="pmf:sizes=1/2", service="erlang:k=2", vacation="exp", setup="exp", close_down="exp",
+                   start_threshold=2, admission=Admission.WHOLE)
+    model = FiniteVacationQueue(F(2), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Erlang(2, F(1, 4)), Exponential(F(1, 3)), 4,
+                                Admission.WHOLE, start_threshold=2, setup=Exponential(F(1, 5)),
+                                close_down=Exponential(F(1, 10)))
+    want = chain_measures(model, digits=30)
+    modules = forms(_request(options))
+    for measure in ("loss_probability", "idle_probability", "mean_queue_length", "p0", "pr"):
+        ns = {}
+        exec(compile(modules[measure].python_module("vacation-finite"), measure, "exec"), ns)  # noqa: S102
+        got = ns[measure](2.0, 0.5, 0.5, 0.25, 1 / 3, 0.2, 0.1, 4)
+        assert got == pytest.approx(float(want[measure]), rel=1e-12), measure
