@@ -42,9 +42,11 @@ from ..symbolic.closed_forms import vacation_infinite as VI
 from ..symbolic.closed_forms import vacation_wait as VW
 from ..numeric.kernels import wait_moments as WM
 from ..symbolic.laws import Deterministic, Erlang, Exponential, HyperExponential
-from ..symbolic.models.vacation import VacationPolicy, VacationQueue, block_rules
+from ..symbolic.models.vacation import VacationPolicy, VacationQueue
 from . import blocks as composed
 from .block_checks import checks as block_checks
+from .export.codegen_blocks import given
+from .export.codegen_blocks_infinite import infinite_block_forms, infinite_block_rules, infinite_tail_forms
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .framework import (
@@ -810,8 +812,13 @@ _ARG_DOCS = (
 )
 
 
-@declare(*block_rules("the generated code"), independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
-                      "vacation_policy": "fixed by codegen --vacation-policy"})
+@declare(*infinite_block_rules(), independent={"rate": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments", "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+                      "vacation_policy": "fixed by codegen --vacation-policy",
+                      "setup": "fixed by codegen --setup (general: its moments are arguments of the closed forms; a "
+                               "family: its numbers are arguments)",
+                      "close_down": "fixed by codegen --close-down (general: delta(lambda) is an argument of the closed "
+                                    "forms; a family: its numbers are arguments)",
+                      "start_threshold": "fixed by codegen --start-threshold (N > 1: the laws' families are fixed)"})
 def codegen_forms(request=None) -> dict:
     """``measure -> ClosedForm`` of the measures of ``eval vacation-infinite`` (Python or C), and the tails and
     quantiles of the waiting and sojourn time for law families (:mod:`.export.codegen_wait`, Python only).
@@ -828,6 +835,8 @@ def codegen_forms(request=None) -> dict:
     docs = {f.name: m for f, m in VacationMeasures.measure_fields()}
     stable = ((lam * l1 * b1 < 1, "rho_bar = lam l1 b1 must be < 1: the infinite-room queue has no stationary "
                                    "regime otherwise"),)
+    if request is not None and (given(request.setup) or given(request.close_down) or request.start_threshold != 1):
+        return {**infinite_block_forms(request, policy, _ARG_DOCS, stable), **infinite_tail_forms(request)}
     what = {"multiple": "multiple vacations", "single": "single vacations", "none": "no vacations"}[policy]
     out = {k: ClosedForm(k, to_sympy(e), _ARG_DOCS, f"{docs[k].help[0].upper()}{docs[k].help[1:]} (M[X]/G/1, "
                          f"{what}), eq. {docs[k].source}.", SOURCE, stable)

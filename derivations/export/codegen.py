@@ -24,7 +24,7 @@ import keyword
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["CHECK_HELPER", "ClosedForm", "KernelModule", "kernel_sources", "kernel_dependencies", "print_expr", "print_call",
+__all__ = ["CHECK_HELPER", "SWEEP_HELPERS", "ClosedForm", "KernelModule", "kernel_sources", "kernel_dependencies", "print_expr", "print_call",
            "generated_function", "module_header", "identifier"]
 
 _KERNELS = "qderive.numeric.kernels"
@@ -77,6 +77,126 @@ def _holds(condition):
     if type(condition) is bool or type(condition) is numpy.bool_:
         return bool(condition)
     return bool(numpy.all(condition))
+'''
+
+
+#: the helpers of the generated vacation modules (capacities, sweeps over capacities, broadcasting over points),
+#: written once for the modules of :mod:`.codegen_vacation` and :mod:`.codegen_blocks`
+SWEEP_HELPERS = '''
+_CTX = FLOAT64
+
+''' + CHECK_HELPER + '''
+
+
+def _capacities(r, lowest):
+    single = numpy.ndim(r) == 0
+    rs = [int(v) for v in numpy.atleast_1d(r)]
+    for v, given in zip(rs, numpy.atleast_1d(r).tolist()):
+        if v != given or v < lowest:
+            raise ValueError(f"r = {given!r}: capacities must be integers >= {lowest}")
+    return rs, single
+
+
+def _sweep(kernel, measure, rs):
+    try:
+        kernel.reserve(max(rs))
+        if measure == "loss_probability":  # O(r) per capacity once the sequences reach max r
+            out = [float(kernel.loss_at(r)) for r in rs]
+        else:
+            out = [float(kernel.at(r)[measure]) for r in rs]
+    except ArithmeticError as exc:
+        raise FloatingPointError(f"{exc}; evaluate this point with `qderive eval --digits 20`") from None
+    if not all(numpy.isfinite(out)):
+        raise FloatingPointError(f"{measure} is not finite in float64; use `qderive eval --digits 20`")
+    return out
+
+
+_COLUMNS = {}
+
+
+def _columns(key, make, n):
+    """The batch law's convolution blocks up to n (the kernel's convolution_blocks), kept for the next parameter
+    point with the same batch parameters (``key``) when (n + 2)^2 <= 2^20 numbers: they depend on neither the
+    rate nor the times, so the points of an array of loads build them once (read only, never written; about
+    half the cost of a point at r = 129). Larger tables are built per point, as the kernel does."""
+    if (n + 2) ** 2 > 1 << 20:
+        return make()
+    got = _COLUMNS.get(key)
+    if got is None:
+        if len(_COLUMNS) >= 4:
+            _COLUMNS.clear()
+        got = _COLUMNS[key] = list(make())
+    return got
+
+
+def _sweep_points(kernel, measure, rs):
+    """:func:`_sweep` of a kernel over points: an array (points, len(rs))."""
+    kernel.reserve(max(rs))
+    if measure == "loss_probability":
+        cols = [kernel.loss_at(r) for r in rs]
+    else:
+        cols = [kernel.at(r)[measure] for r in rs]
+    return numpy.stack([numpy.broadcast_to(numpy.asarray(c, dtype=float), (kernel.ctx.points,)) for c in cols],
+                       axis=-1)
+
+
+def _chunk(rs):
+    """Points per vectorised pass: vectors of (max r + 3) x points doubles stay near 2^18 (2 MB)."""
+    return max(16, min(1024, (1 << 18) // (max(rs) + 3)))
+
+
+def _broadcast(one, params, single, many=None, shared=(), chunk=1024, width=1):
+    """``one(*point)`` (a list over r) at every point of the broadcast parameters; with ``many``, the points
+    with the same values of the parameters at indices ``shared`` (the batch law's) run ``chunk`` at a time in
+    one vectorised pass, ``many(rows)`` -> (len(rows), len(r)), in the order of the first parameter (the rate: the
+    points of a pass then need count tables of similar lengths). A pass that raises ArithmeticError or
+    FloatingPointError, and each point whose vectorised value is not finite, is run again alone: the
+    point's own value, or its FloatingPointError naming the point. ``width``: how many capacities (an empty
+    array gives an empty result of its shape)."""
+    if all(type(p) is float or type(p) is int for p in params):  # one point: no arrays to build
+        out = one(*[float(p) for p in params])
+        return out[0] if single else numpy.array(out)
+    arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
+    shape = arrays[0].shape
+    flat = numpy.stack([a.reshape(-1) for a in arrays], axis=-1)
+    if not len(flat):
+        return numpy.zeros(shape if single else shape + (width,))
+    if many is None or len(flat) < 2:
+        rows = numpy.array([_alone(one, row) for row in flat.tolist()])
+    else:
+        rows = None
+        keys, group = (numpy.unique(flat[:, list(shared)], axis=0, return_inverse=True) if shared
+                       else (None, numpy.zeros(len(flat), dtype=int)))
+        for g in range(int(group.max()) + 1):
+            where = numpy.flatnonzero(group.reshape(-1) == g)
+            where = where[numpy.argsort(flat[where, 0], kind="stable")]  # similar rates: similar table lengths
+            for s in range(0, len(where), chunk):
+                idx = where[s: s + chunk]
+                try:
+                    with numpy.errstate(all="ignore"):
+                        vals = many(flat[idx]) if len(idx) > 1 else None
+                except (ArithmeticError, FloatingPointError):
+                    vals = None
+                if vals is None:
+                    vals = numpy.array([_alone(one, row) for row in flat[idx].tolist()])
+                else:
+                    for i in numpy.flatnonzero(~numpy.all(numpy.isfinite(vals), axis=-1)):
+                        vals[i] = _alone(one, flat[idx[i]].tolist())
+                if rows is None:
+                    rows = numpy.empty((len(flat), vals.shape[-1]))
+                rows[idx] = vals
+    out = rows.reshape(shape + (rows.shape[-1],))
+    if single:
+        out = out[..., 0]
+    return float(out) if out.ndim == 0 else out
+
+
+def _alone(one, row):
+    """``one`` at one point; its FloatingPointError names the point."""
+    try:
+        return one(*row)
+    except FloatingPointError as exc:
+        raise FloatingPointError(f"at the point {tuple(row)!r}: {exc}") from None
 '''
 
 

@@ -13,6 +13,9 @@ package's own symbolic laws (``docs/theory/chapter2.md`` section 3) and the publ
 
 Numeric arguments broadcast (numpy arrays); ``r`` may be a sequence of capacities (one
 sweep up to max r per parameter point).
+
+With ``--start-threshold N``, ``--setup FAMILY`` or ``--close-down FAMILY`` the module ships the blocks' kernel
+instead (:mod:`.codegen_blocks`); the waiting-time tails are then refused, naming the option.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from ...symbolic.batches import BatchLaw
 from ...symbolic.capabilities import declare
 from ...symbolic.laws import TimeLaw
 from ...symbolic.models.vacation import FiniteVacationMeasures, block_rules
-from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
+from .codegen import SWEEP_HELPERS, KernelModule, generated_function, print_expr
+from .codegen_blocks import TAILS, block_forms, has_blocks, refused_tails
 from .codegen_inputs import law_lines
 from .families import LAM, family
 
@@ -30,122 +34,6 @@ __all__ = ["forms"]
 SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
           "Theorem 1.2 (13); docs/theory/chapter2.md sections 2-4")
 
-_HELPERS = '''
-_CTX = FLOAT64
-
-''' + CHECK_HELPER + '''
-
-
-def _capacities(r, lowest):
-    single = numpy.ndim(r) == 0
-    rs = [int(v) for v in numpy.atleast_1d(r)]
-    for v, given in zip(rs, numpy.atleast_1d(r).tolist()):
-        if v != given or v < lowest:
-            raise ValueError(f"r = {given!r}: capacities must be integers >= {lowest}")
-    return rs, single
-
-
-def _sweep(kernel, measure, rs):
-    try:
-        kernel.reserve(max(rs))
-        if measure == "loss_probability":  # O(r) per capacity once the sequences reach max r
-            out = [float(kernel.loss_at(r)) for r in rs]
-        else:
-            out = [float(kernel.at(r)[measure]) for r in rs]
-    except ArithmeticError as exc:
-        raise FloatingPointError(f"{exc}; evaluate this point with `qderive eval --digits 20`") from None
-    if not all(numpy.isfinite(out)):
-        raise FloatingPointError(f"{measure} is not finite in float64; use `qderive eval --digits 20`")
-    return out
-
-
-_COLUMNS = {}
-
-
-def _columns(key, make, n):
-    """The batch law's convolution blocks up to n (the kernel's convolution_blocks), kept for the next parameter
-    point with the same batch parameters (``key``) when (n + 2)^2 <= 2^20 numbers: they depend on neither the
-    rate nor the times, so the points of an array of loads build them once (read only, never written; about
-    half the cost of a point at r = 129). Larger tables are built per point, as the kernel does."""
-    if (n + 2) ** 2 > 1 << 20:
-        return make()
-    got = _COLUMNS.get(key)
-    if got is None:
-        if len(_COLUMNS) >= 4:
-            _COLUMNS.clear()
-        got = _COLUMNS[key] = list(make())
-    return got
-
-
-def _sweep_points(kernel, measure, rs):
-    """:func:`_sweep` of a kernel over points: an array (points, len(rs))."""
-    kernel.reserve(max(rs))
-    if measure == "loss_probability":
-        cols = [kernel.loss_at(r) for r in rs]
-    else:
-        cols = [kernel.at(r)[measure] for r in rs]
-    return numpy.stack([numpy.broadcast_to(numpy.asarray(c, dtype=float), (kernel.ctx.points,)) for c in cols],
-                       axis=-1)
-
-
-def _chunk(rs):
-    """Points per vectorised pass: vectors of (max r + 3) x points doubles stay near 2^18 (2 MB)."""
-    return max(16, min(1024, (1 << 18) // (max(rs) + 3)))
-
-
-def _broadcast(one, params, single, many=None, shared=(), chunk=1024, width=1):
-    """``one(*point)`` (a list over r) at every point of the broadcast parameters; with ``many``, the points
-    with the same values of the parameters at indices ``shared`` (the batch law's) run ``chunk`` at a time in
-    one vectorised pass, ``many(rows)`` -> (len(rows), len(r)), in the order of the first parameter (the rate: the
-    points of a pass then need count tables of similar lengths). A pass that raises ArithmeticError or
-    FloatingPointError, and each point whose vectorised value is not finite, is run again alone: the
-    point's own value, or its FloatingPointError naming the point. ``width``: how many capacities (an empty
-    array gives an empty result of its shape)."""
-    if all(type(p) is float or type(p) is int for p in params):  # one point: no arrays to build
-        out = one(*[float(p) for p in params])
-        return out[0] if single else numpy.array(out)
-    arrays = numpy.broadcast_arrays(*[numpy.asarray(p, dtype=float) for p in params])
-    shape = arrays[0].shape
-    flat = numpy.stack([a.reshape(-1) for a in arrays], axis=-1)
-    if not len(flat):
-        return numpy.zeros(shape if single else shape + (width,))
-    if many is None or len(flat) < 2:
-        rows = numpy.array([_alone(one, row) for row in flat.tolist()])
-    else:
-        rows = None
-        keys, group = (numpy.unique(flat[:, list(shared)], axis=0, return_inverse=True) if shared
-                       else (None, numpy.zeros(len(flat), dtype=int)))
-        for g in range(int(group.max()) + 1):
-            where = numpy.flatnonzero(group.reshape(-1) == g)
-            where = where[numpy.argsort(flat[where, 0], kind="stable")]  # similar rates: similar table lengths
-            for s in range(0, len(where), chunk):
-                idx = where[s: s + chunk]
-                try:
-                    with numpy.errstate(all="ignore"):
-                        vals = many(flat[idx]) if len(idx) > 1 else None
-                except (ArithmeticError, FloatingPointError):
-                    vals = None
-                if vals is None:
-                    vals = numpy.array([_alone(one, row) for row in flat[idx].tolist()])
-                else:
-                    for i in numpy.flatnonzero(~numpy.all(numpy.isfinite(vals), axis=-1)):
-                        vals[i] = _alone(one, flat[idx[i]].tolist())
-                if rows is None:
-                    rows = numpy.empty((len(flat), vals.shape[-1]))
-                rows[idx] = vals
-    out = rows.reshape(shape + (rows.shape[-1],))
-    if single:
-        out = out[..., 0]
-    return float(out) if out.ndim == 0 else out
-
-
-def _alone(one, row):
-    """``one`` at one point; its FloatingPointError names the point."""
-    try:
-        return one(*row)
-    except FloatingPointError as exc:
-        raise FloatingPointError(f"at the point {tuple(row)!r}: {exc}") from None
-'''
 
 
 def _over_points(law) -> bool:
@@ -204,9 +92,13 @@ def _kernel_points(rows):
 '''
 
 
-@declare(*block_rules("the generated code"), independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+@declare(*block_rules("the generated waiting-time tails", asked=TAILS),
+         independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments", "admission": "fixed by codegen --admission",
-                      "vacation_policy": "fixed by codegen --vacation-policy"})
+                      "vacation_policy": "fixed by codegen --vacation-policy",
+                      "start_threshold": "fixed by codegen --start-threshold (it fixes the idle passage's plan)",
+                      "setup": "its family is fixed by codegen --setup; its numbers are arguments",
+                      "close_down": "its family is fixed by codegen --close-down; its numbers are arguments"})
 def forms(request) -> dict:
     """``measure -> KernelModule`` for the law families of ``request`` (:class:`CodegenFamilies`)."""
     batch = family(request.batch, "batch", BatchLaw)
@@ -219,6 +111,11 @@ def forms(request) -> dict:
         from ...symbolic.errors import ParameterError
 
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
+    docs = {f.name: m for f, m in FiniteVacationMeasures.measure_fields() if not m.optional}
+    if has_blocks(request):  # a composed idle period: the kernel of the blocks (:mod:`.codegen_blocks`)
+        out = block_forms(request, batch, service, vacation, docs)
+        out.update(refused_tails(request))
+        return out
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
                "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]
     names = {p[0]: p[1] for p in params}
@@ -255,7 +152,6 @@ def forms(request) -> dict:
                                                                    else "no vacations")
     lowest = 0 if vacation is None else 1
     out = {}
-    docs = {f.name: m for f, m in FiniteVacationMeasures.measure_fields() if not m.optional}
     for measure, meta in docs.items():
         notes = [f"M[X]/G/1/r with {laws}; {'whole' if whole else 'partial'} admission"
                  f"{', single vacations' if single else ''}.", f"Unit of the result: {meta.units or meta.kind.value}.",
@@ -280,7 +176,7 @@ def forms(request) -> dict:
                               f"{shared!r}, _chunk(rs), len(rs))")
         factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
         load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])  # rho_bar = lam l1 b1
-        code = "\n".join([_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
+        code = "\n".join([SWEEP_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
                           generated_function(measure, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,
                                              statements, load=load)])
         out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws}.", SOURCE,

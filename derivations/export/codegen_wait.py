@@ -41,7 +41,8 @@ from .codegen import (
     print_expr,
 )
 
-__all__ = ["forms", "MEASURES", "SOURCE"]
+__all__ = ["forms", "MEASURES", "SOURCE", "TAIL_HELPERS", "TAIL_KERNELS", "TAIL_WORDS", "TIME_SYMBOLS", "command_template",
+           "public_parts", "tail_families"]
 
 SOURCE = ("W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper 1985; Chaudhry and Templeton 1983), "
           "qderive.symbolic.closed_forms.vacation_wait; inverted by the Euler algorithm (Abate and Whitt 1995)")
@@ -50,10 +51,10 @@ SOURCE = ("W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper 1985; Chaudhry and Tem
 MEASURES = {"wait_tail": ("wait", "tail"), "wait_quantile": ("wait", "quantile"),
             "sojourn_tail": ("sojourn", "tail"), "sojourn_quantile": ("sojourn", "quantile")}
 
-_KERNELS = ("context", "inversion", "tails")
+TAIL_KERNELS = ("context", "inversion", "tails")
 
 TIME_SYMBOLS = {"wait": "W", "sojourn": "T"}
-_WORDS = {"wait": "waiting time W (of a random customer, FIFO)",
+TAIL_WORDS = {"wait": "waiting time W (of a random customer, FIFO)",
           "sojourn": "sojourn time T = W + the customer's own service"}
 
 TAIL_HELPERS = '''
@@ -139,7 +140,7 @@ class WaitModule:
                              "measures only (use --lang python)")
 
 
-def _families(measure: str, request):
+def tail_families(measure: str, request):
     """(batch, service, vacation or None, policy) from the codegen options; errors name the option."""
     from ...symbolic.batches import BatchLaw
     from .families import family
@@ -240,7 +241,7 @@ def _build(measure: str, request) -> KernelModule:
     from .families import LAM
 
     kind, question = MEASURES[measure]
-    batch, service, vacation, policy = _families(measure, request)
+    batch, service, vacation, policy = tail_families(measure, request)
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1 < 1",
                "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]
     names = {p[0]: p[1] for p in params}
@@ -292,16 +293,16 @@ def _build(measure: str, request) -> KernelModule:
 
     laws_text = (f"{batch.label} batches, {service.label} service, "
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations"))
-    notes = [f"M[X]/G/1 with {laws_text}; the {_WORDS[kind]}.",
+    notes = [f"M[X]/G/1 with {laws_text}; the {TAIL_WORDS[kind]}.",
              f"Source: {SOURCE}.", "",
              "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
              "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
              "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
              "argument." if question == "tail" else
              "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
-    first, description, body = public_parts(measure, _WORDS[kind], scalars)
+    first, description, body = public_parts(measure, TAIL_WORDS[kind], scalars)
     arg_lines = [first, *[(p[1], p[2]) for p in params]]
     code = "\n".join([TAIL_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
                       "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",
                       *atoms, "", "", generated_function(measure, arg_lines, description, notes, body)])
-    return KernelModule(measure, f"{description} M[X]/G/1 with {laws_text}.", SOURCE, _KERNELS, code)
+    return KernelModule(measure, f"{description} M[X]/G/1 with {laws_text}.", SOURCE, TAIL_KERNELS, code)

@@ -3,12 +3,14 @@
 The structure is derived once (:mod:`qderive.symbolic.blocks.base`, (B1), (B2)); a model's blocks are run on
 two interpreters of the primitives ``during``, ``interrupt``, ``wait``, ``repeat``:
 
-* :class:`MomentPassage` -- the factorial-moment series (:mod:`qderive.numeric.kernels.series`) of the number
+* :class:`MomentPassage` -- the kernel :class:`~qderive.numeric.kernels.idle_moments.SeriesPassage` (shipped
+  verbatim by codegen) with the hooks read from the model's laws: the factorial-moment series
+  (:mod:`qderive.numeric.kernels.series`) of the number
   present at the first service start Y, of the expected time at each level of the idle period T(z), and the
   expected number of vacation ends (and of those that find the system empty) per idle period. Below the start
   threshold N it also carries the law itself (the renewal sums of ``wait`` and ``repeat`` need the probabilities
   of the levels 0..N-1, from the count sequences of :mod:`qderive.numeric.sequences`).
-* the measures of :func:`measures`: pi_0 = (1 - rho_bar) / E[Y] and Pi(z) by (B1); the number waiting
+* the measures of :func:`measures` (:func:`~qderive.numeric.kernels.idle_moments.block_infinite_measures`): pi_0 = (1 - rho_bar) / E[Y] and Pi(z) by (B1); the number waiting
   P_q(z) = i(z) + b(z) / z with the idle part i(z) = (1 - rho_bar) T(z) / T(1) and the busy part
   b(z) = rho_bar S(z) E_B(z), S(z) = Pi(z) - pi_0 + pi_0 Y(z) the number present at a service start and
   E_B(z) = (1 - B*(s)) / (b_1 s), s = lambda (1 - X(z)), the customers arriving during the elapsed part of a
@@ -36,7 +38,8 @@ import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.capabilities import declare
-from ..kernels import series as S
+from ..kernels.idle_moments import SeriesPassage, arrival_series, block_infinite_measures, level_time_series
+from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
 from .block_laws import lst_values
 
@@ -50,28 +53,10 @@ ORDER = 3
 _KEPT: dict = {}
 
 
-@dataclass
-class _State:
-    """The sub-law of the number present on one path of the idle passage: ``low`` its probabilities at the
-    levels 0..top-1 (top = the largest threshold), ``ser`` the factorial-moment series of all of it."""
-
-    low: list
-    ser: list
-
-
-def renewal(ctx, low, jumps, stay=None):
-    """Expected visits V_k, k < len(low), of a walk upward started with the sub-law ``low`` and jumps of law
-    ``jumps``: V_k = (low_k + sum_{i>=1} V_{k-i} jumps_i) / stay (``stay`` = 1 - jumps_0 when the walk may stay at a
-    level, as across a vacation; None: it may not, as across a batch). Positive terms; O(n^2) in inner products."""
-    visits = ctx.zeros(len(low))
-    for k in range(len(low)):
-        into = np.dot(visits[:k][::-1], jumps[1: k + 1]) if k else low[k] * 0
-        visits[k] = (low[k] + into) if stay is None else (low[k] + into) / stay
-    return visits
-
-
-class MomentPassage:
-    """The interpreter of the primitives on factorial-moment series (module docstring), in ``ctx``."""
+class MomentPassage(SeriesPassage):
+    """The interpreter of the primitives on factorial-moment series (module docstring), in ``ctx``: the kernel's
+    :class:`~qderive.numeric.kernels.idle_moments.SeriesPassage` with the hooks read from ``model``'s laws (kept
+    per law, rate, batch and context: a sweep asks again)."""
 
     def __init__(self, model, ctx, top: int, order: int = ORDER):
         self.model, self.ctx, self.top, self.order = model, ctx, max(top, 1), order
@@ -83,23 +68,7 @@ class MomentPassage:
                                      for j in range(1, self.order + 1)]
         self.xi = [self.zero] + self.batch[1:]
         self.x = batch_vectors(batch, self.top, ctx).pmf[: self.top + 1]
-        self.times = S.constant(self.zero, self.zero, self.order)
-        self.served = S.constant(self.zero, self.zero, self.order)
-        self.ends, self.empty_ends = self.zero, self.zero
-        self._pending = None  # the state after a vacation of ``during``: its end is an epoch unless the server waits
-
-    def _settle(self, threshold=None):
-        """Count the vacation ends of the last ``during`` as embedded epochs of the thesis (q_0): every one, unless the
-        next stage is a ``wait(threshold)`` that the end enters (fewer than N present: the server then waits; the
-        same rule as the chain's, :func:`qderive.symbolic.blocks.machine.epoch_at_end`)."""
-        state, self._pending = self._pending, None
-        if state is None:
-            return
-        if threshold is None:
-            self.ends += state.ser[0]
-            self.empty_ends += state.low[0]
-        else:
-            self.ends += state.ser[0] - sum(state.low[: min(threshold, self.top)], self.zero)
+        self._reset()
 
     # -- the laws' series and count vectors (kept per law, rate, batch and context: a sweep asks again) --------
     def _kept(self, kind, law, make):
@@ -118,22 +87,20 @@ class MomentPassage:
                 pass
             return value
 
+    def _moments(self, law, n):
+        return [self.ctx.num(1)] + [self.ctx.num(law.moment(j)) for j in range(1, n + 1)]
+
     def arrivals(self, law):
         """A_L(1 + w) = L*(-lambda xi(w)) = sum_j m_j (lambda xi)^j / j!: the customers arriving during one period
         of L (m_j its moments)."""
-        def make():
-            f = [self.ctx.num(law.moment(j)) * self.lam**j / factorial(j) for j in range(self.order + 1)]
-            f[0] = self.ctx.num(1)
-            return S.compose(f, self.xi)
-        return self._kept("arrivals", law, make)
+        return self._kept("arrivals", law, lambda: arrival_series(self.ctx, self._moments(law, self.order),
+                                                                  self.lam, self.xi, self.order))
 
     def level_times(self, law):
         """U_L(1 + w) = (1 - L*(s)) / s = sum_{j>=1} m_j (lambda xi)^{j-1} / j!: the expected time during one period
         of L spent with m customers arrived so far, as a series."""
-        def make():
-            f = [self.ctx.num(law.moment(j + 1)) * self.lam**j / factorial(j + 1) for j in range(self.order + 1)]
-            return S.compose(f, self.xi)
-        return self._kept("times", law, make)
+        return self._kept("times", law, lambda: level_time_series(self.ctx, self._moments(law, self.order + 1),
+                                                                  self.lam, self.xi, self.order))
 
     def counts(self, law):
         """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law``."""
@@ -141,87 +108,6 @@ class MomentPassage:
             c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
             return c.a[: self.top], c.abar[0], c.u[0]
         return self._kept("counts", law, make)
-
-    def _poly(self, v):
-        return S.polynomial(v, self.order, self.zero)
-
-    def _below(self, v, a):
-        """The law of v + A at the levels 0..top-1."""
-        return np.convolve(v, a)[: self.top]
-
-    # -- the primitives -------------------------------------------------------------------------------------
-    def start(self):
-        low = self.ctx.zeros(self.top)
-        low[0] = self.ctx.num(1)
-        return _State(low, S.constant(self.ctx.num(1), self.zero, self.order))
-
-    def during(self, state, law, vacation=False):
-        self._settle()
-        a = self.counts(law)[0]
-        self.times = S.add(self.times, S.mul(state.ser, self.level_times(law)))
-        out = _State(self._below(state.low, a), S.mul(state.ser, self.arrivals(law)))
-        if vacation:
-            self._pending = out
-        return out
-
-    def interrupt(self, state, law):
-        self._settle()
-        a, busy, u0 = self.counts(law)  # busy = P(a batch arrives during the period) = 1 - a_0, a positive sum
-        self.times = S.add(self.times, S.scale(state.ser, u0))
-        self.served = S.add(self.served, S.scale(S.mul(state.ser, self.batch), busy))
-        return _State(state.low * a[0], S.scale(state.ser, a[0]))
-
-    def wait(self, state, threshold):
-        self._settle(threshold)
-        n = min(threshold, self.top)
-        visits = renewal(self.ctx, state.low[:n], self.x)
-        landed = visits - state.low[:n]  # sum_{i>=1} V_{k-i} x_i, the part of the visits that came by a batch
-        self.times = S.add(self.times, S.scale(self._poly(visits), 1 / self.lam))
-        out = S.add(S.mul(self._poly(visits), self.batch), S.scale(self._poly(landed), -1))
-        return self._leave(state, n, out)
-
-    def repeat(self, state, law, threshold, most=None):
-        self._settle()
-        a, busy, _ = self.counts(law)
-        n = min(threshold, self.top)
-        if most is None:
-            visits = renewal(self.ctx, state.low[:n], a, busy)  # U_k: the vacations started at level k
-            landed = visits - state.low[:n]  # sum_{i>=0} U_{k-i} a_i: the vacation ends at level k < N
-            starts = self._poly(visits)
-            self.times = S.add(self.times, S.mul(starts, self.level_times(law)))
-            self.ends += starts[0]
-            self.empty_ends += visits[0] * a[0] if n else self.zero
-            out = S.add(S.mul(starts, self.arrivals(law)), S.scale(self._poly(landed), -1))
-            return self._leave(state, n, out)
-        g = state.low[:n]
-        out = S.constant(self.zero, self.zero, self.order)
-        for _ in range(most):  # at most ``most`` periods: the remainder below N goes on to the next block
-            p = self._poly(g)
-            self.times = S.add(self.times, S.mul(p, self.level_times(law)))
-            self.ends += p[0]
-            self.empty_ends += g[0] * a[0]
-            moved = np.convolve(g, a)[:n]
-            out = S.add(out, S.mul(p, self.arrivals(law)), S.scale(self._poly(moved), -1))
-            g = moved
-        rest = self._leave(state, n, S.add(out, self._poly(g)))
-        rest.low[:n] = g
-        # the last period's ends below N go on to the next stage: epochs by its rule (_settle), like a ``during``
-        self.ends -= sum(g, self.zero)
-        self.empty_ends -= g[0] if n else self.zero
-        self._pending = _State(rest.low.copy(), self._poly(g))
-        return rest
-
-    def _leave(self, state, n, out):
-        """The state after the levels below ``n`` left as ``out`` (a series); a threshold below the largest one
-        would need the law at n..top-1 after it: no built-in block has one."""
-        if n < self.top:
-            raise NotImplementedError("a threshold below the largest one of the passage")
-        ser = S.add(state.ser, S.scale(self._poly(state.low[:n]), -1), out)
-        return _State(self.ctx.zeros(self.top), ser)
-
-    def finish(self, state):
-        self._settle()
-        return S.add(state.ser, self.served)
 
 
 def _blocks(model, blocks):
@@ -239,17 +125,6 @@ def passage_moments(model, ctx, blocks=None, interpreter=None, order=ORDER):
     blocks = _blocks(model, blocks)
     op = (interpreter or MomentPassage)(model, ctx, _top(blocks), order)
     return passage(blocks, op), op
-
-
-def _departures(model, ctx, Y, op, order):
-    """(Pi, pi_0): the series of the number left behind by a departure (B1) to w^(order - 1)."""
-    gap = ctx.num(1 - model.rho_bar)  # exact before rounding
-    pi0 = gap / Y[1]
-    A = op.arrivals(model.service)
-    shift = Y[1:] + [ctx.num(0)]  # (Y - 1) / w and (A - 1) / w, one order less
-    num = S.scale(S.mul(A, shift), pi0)
-    den = [gap] + [-c for c in A[2:]] + [ctx.num(0)]  # 1 - (A - 1) / w: 1 - rho_bar - A_2 w - ...
-    return S.mul(num, S.inverse(den))[:order], pi0
 
 
 @dataclass(frozen=True)
@@ -309,23 +184,8 @@ def measures(model, ctx, blocks=None, interpreter=None) -> dict:
     ``model`` or from ``blocks`` (a rule of one's own composed of the primitives; module docstring); with a
     symbolic ``interpreter`` and context, the same formulas in symbols (the derivation's)."""
     Y, op = passage_moments(model, ctx, blocks, interpreter)
-    one = ctx.num(1)
-    rho = ctx.num(model.rho_bar)
-    gap = ctx.num(1 - model.rho_bar)  # exact before rounding
-    Pi, pi0 = _departures(model, ctx, Y, op, ORDER)
-    Ys = Y[:ORDER]
-    start = S.add(Pi, S.scale(Ys, pi0))
-    start[0] -= pi0
-    equilibrium = S.scale(op.level_times(model.service)[:ORDER], 1 / ctx.num(model.service.moment(1)))
-    busy = S.scale(S.mul(start, equilibrium), rho)
-    idle = S.scale(op.times[:ORDER], gap / op.times[0])
-    back = [(-one) ** j for j in range(ORDER)]  # 1 / z = 1 / (1 + w)
-    queue = S.add(idle, S.mul(busy, back))
-    N = queue[1]
-    q0 = pi0 * (1 + op.empty_ends) / (1 + pi0 * op.ends)
-    return {"q0": q0, "idle_probability": gap, "mean_queue_length": N,
-            "mean_wait": N / (op.lam * ctx.num(model.batch.mean)),
-            "queue_length_variance": 2 * queue[2] + N - N * N, "mean_number_in_system": N + rho}
+    return block_infinite_measures(ctx, op, Y, model.service, ctx.num(model.rho_bar), ctx.num(1 - model.rho_bar),
+                                   ctx.num(model.service.moment(1)), ctx.num(model.batch.mean), ORDER)
 
 
 class VectorPassage:

@@ -1080,6 +1080,7 @@ def block_parts(model, ctx, order) -> list:
     from ...symbolic.blocks import blocks_of, passage
     from ...symbolic.blocks.machine import machine, refuse_stuck
     from ...symbolic.errors import ParameterError
+    from ..kernels import idle_passage as IP
     from . import blocks_finite as BF
 
     if model.start_threshold != 1:
@@ -1090,11 +1091,11 @@ def block_parts(model, ctx, order) -> list:
     blocks = blocks_of(model)
     stages = machine(model, blocks)
     refuse_stuck(model, stages)
-    BF._refuse(model, stages)
+    BF.refuse_no_places(model, stages)
     with ctx:
         op = _recording(BF.WholePassage if whole else BF.FinitePassage)(model, ctx, stages, r)
         y = passage(blocks, op)
-        pi, _ = (BF._whole_chain if whole else BF._partial_chain)(model, ctx, op, y[1:], r)
+        pi, _ = (IP.whole_chain if whole else IP.partial_chain)(ctx, op, y[1:], r)
         pi0 = pi[0]
         lam = ctx.num(model.rate)
         bv = batch_vectors(model.batch, r + 1, ctx)

@@ -219,6 +219,15 @@ class CodegenPolicy(Request):
                                 "ph:n=N | coxian:n=N", kind=Kind.TEXT, default=None, metavar="FAMILY")
     vacation: str | None = param("vacation family of the wait measures (as --service), or none", kind=Kind.TEXT,
                                  default=None, metavar="FAMILY")
+    start_threshold: int = param("start threshold N fixed in the code (N-policy; 1: start at once); N > 1 needs the "
+                                 "law families (--batch, --service, --vacation, --setup FAMILY, ...)",
+                                 kind=Kind.INTEGER, default=1, metavar="N")
+    setup: str | None = param("general: a setup time, its moments s1, s2, s3 arguments of the closed forms; a "
+                              "family (as --service): its numbers arguments of the generated kernel; or none",
+                              kind=Kind.TEXT, default=None, metavar="LAW")
+    close_down: str | None = param("general: a close-down time, the probability d0 that no batch arrives during it "
+                                   "an argument of the closed forms; a family (as --service); or none",
+                                   kind=Kind.TEXT, default=None, metavar="LAW")
 
 
 @dataclass(frozen=True)
@@ -388,6 +397,12 @@ class CodegenFamilies(Request):
     admission: Admission = param("partial or whole admission (fixed in the code)", kind=Kind.CHOICE,
                                  choices=Admission, default=Admission.PARTIAL)
     vacation_policy: VacationPolicy = policy_field()
+    start_threshold: int = param("start threshold N fixed in the code (N-policy; 1: start at once); r >= N",
+                                 kind=Kind.INTEGER, default=1, metavar="N")
+    setup: str | None = param("setup-time family (as --service), or none", kind=Kind.TEXT, default=None,
+                              metavar="FAMILY")
+    close_down: str | None = param("close-down-time family (as --service), or none", kind=Kind.TEXT, default=None,
+                                   metavar="FAMILY")
 
 
 @dataclass(frozen=True)
