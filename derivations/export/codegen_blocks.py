@@ -31,7 +31,7 @@ from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
 from .families import LAM, family
 
-__all__ = ["block_forms", "block_families", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
+__all__ = ["block_forms", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
            "TAILS", "BLOCK_SOURCE"]
 
 BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period (B1), the cut recursion (2b) and "
@@ -89,6 +89,18 @@ class RefusedModule:
         raise self.error
 
 
+def block_params(batch, service, vacation, setup, close_down, stable=False):
+    """(params, names, scalars) of a generated function with blocks: the batch rate, then the arguments of the
+    batch, service, vacation, setup and close-down families (a symbol shared by two families once); ``stable``:
+    the documentation of the rate says rho_bar < 1 (the infinite room's tails)."""
+    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1"
+               + (" < 1" if stable else ""), "> 0"), *batch.args, *service.args]
+    for fam in (vacation, setup, close_down):
+        if fam is not None:
+            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
+    return params, {p[0]: p[1] for p in params}, [p[1] for p in params]
+
+
 def block_families(request, smooth=False) -> tuple:
     """(setup, close-down) families of the codegen options (None: none); ``smooth``: refused when the transform has
     kinks (:func:`~.codegen_wait.smooth_family`). The close-down's arguments are named ``close_down_...``; its
@@ -143,13 +155,7 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
     setup, close_down = block_families(request)
     whole = request.admission.value == "whole"
     plan, laws = plan_of_options(request, service, vacation, setup, close_down)
-    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
-               "> 0"), *batch.args, *service.args]
-    for fam in (vacation, setup, close_down):
-        if fam is not None:
-            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
-    names = {p[0]: p[1] for p in params}
-    scalars = [p[1] for p in params]
+    params, names, scalars = block_params(batch, service, vacation, setup, close_down)
     bcall, geometric, support = batch_kernel(batch.law)
     geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
     sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
-from .codegen_blocks import TAILS, Options, block_families, given, plan_of_options, refused_tails
+from .codegen_blocks import TAILS, Options, block_families, block_params, given, plan_of_options, refused_tails
 from .families import LAM, family
 
 __all__ = ["infinite_block_forms", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",
@@ -152,13 +152,7 @@ def kernel_block_forms(request, policy: str) -> dict:
         start_threshold = n
 
     plan, laws = plan_of_options(_Request, service, vacation, setup, close_down)
-    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
-               "> 0"), *batch.args, *service.args]
-    for fam in (vacation, setup, close_down):
-        if fam is not None:
-            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
-    names = {p[0]: p[1] for p in params}
-    scalars = [p[1] for p in params]
+    params, names, scalars = block_params(batch, service, vacation, setup, close_down)
     top = max(n, 1)
     bcall, geometric, _ = batch_kernel(batch.law)
     geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
@@ -300,17 +294,12 @@ def build_block_tail(measure: str, request) -> KernelModule:
     from ...symbolic.closed_forms import vacation_wait as VW
     from .codegen import condition_source
     from .codegen_wait import (MEASURES, TAIL_HELPERS, TAIL_KERNELS, TAIL_WORDS, TIME_SYMBOLS, command_template,
-                               public_parts, tail_families)
+                               public_parts, tail_families, tail_notes)
 
     kind, question = MEASURES[measure]
     batch, service, vacation, policy = tail_families(measure, request)
     setup, close_down = block_families(request, smooth=True)
-    params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1 < 1",
-               "> 0"), *batch.args, *service.args]
-    for fam in (vacation, setup, close_down):
-        if fam is not None:
-            params += [a for a in fam.args if a[0] not in {p[0] for p in params}]
-    names = {p[0]: p[1] for p in params}
+    params, names, scalars = block_params(batch, service, vacation, setup, close_down, stable=True)
     options = Options(vacation and vacation.law, request.vacation_policy, 1, setup and setup.law,
                        close_down and close_down.law)
     blocks = blocks_of(options)
@@ -337,7 +326,6 @@ def build_block_tail(measure: str, request) -> KernelModule:
 
     source = numpy_source(transform, [s, *(p[0] for p in params)], "_transform")
     source = source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")
-    scalars = [p[1] for p in params]
     what = TIME_SYMBOLS[kind]
     checks = ["def _parameters(" + ", ".join(scalars) + "):",
               '    """The parameters as floats, checked (ValueError naming a bad one)."""',
@@ -366,12 +354,7 @@ def build_block_tail(measure: str, request) -> KernelModule:
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations")
                  + (f", close-down {close_down.label}" if close_down else "") + (f", setup {setup.label}" if setup
                                                                                  else ""))
-    notes = [f"M[X]/G/1 with {laws_text}; the {TAIL_WORDS[kind]}.", f"Source: {TAIL_SOURCE}.", "",
-             "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
-             "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
-             "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
-             "argument." if question == "tail" else
-             "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
+    notes = tail_notes(laws_text, kind, question, TAIL_SOURCE)
     first, description, body = public_parts(measure, TAIL_WORDS[kind], scalars)
     code = "\n".join([TAIL_HELPERS.strip("\n"), "", "", "# W(s) = W_b(s) J(s) V_r(s) printed by SymPy" if kind == "wait"
                       else "# T(s) = W(s) beta(s) printed by SymPy", source, "", "", *checks, "", "", *command, "", "",

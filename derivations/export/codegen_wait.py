@@ -42,7 +42,7 @@ from .codegen import (
 )
 
 __all__ = ["forms", "MEASURES", "SOURCE", "TAIL_HELPERS", "TAIL_KERNELS", "TAIL_WORDS", "TIME_SYMBOLS", "command_template",
-           "public_parts", "tail_families"]
+           "public_parts", "tail_families", "tail_notes"]
 
 SOURCE = ("W(s) = W_b(s) J(s) V_r(s) (Fuhrmann and Cooper 1985; Chaudhry and Templeton 1983), "
           "qderive.symbolic.closed_forms.vacation_wait; inverted by the Euler algorithm (Abate and Whitt 1995)")
@@ -212,6 +212,17 @@ def command_template(batch, service, vacation, policy: str, model: str = "vacati
     return " ".join(parts)
 
 
+def tail_notes(laws_text: str, kind: str, question: str, source: str) -> list:
+    """The notes of a generated tail or quantile module of M[X]/G/1 (the docstring's lines): the model, the
+    source, and the float64 self-check of ``qderive eval`` with what the function raises where it fails."""
+    return [f"M[X]/G/1 with {laws_text}; the {TAIL_WORDS[kind]}.", f"Source: {source}.", "",
+            "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
+            "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
+            "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
+            "argument." if question == "tail" else
+            "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
+
+
 def public_parts(measure: str, words: str, names) -> tuple:
     """(first argument and its description, the function's description, its body) of a generated tail or quantile
     function over ``_parameters(*names)``, ``_atom``, ``_mean`` and the helpers of ``TAIL_HELPERS`` (``words``:
@@ -293,13 +304,7 @@ def _build(measure: str, request) -> KernelModule:
 
     laws_text = (f"{batch.label} batches, {service.label} service, "
                  + (f"{vacation.label} vacations ({policy})" if vacation else "no vacations"))
-    notes = [f"M[X]/G/1 with {laws_text}; the {TAIL_WORDS[kind]}.",
-             f"Source: {SOURCE}.", "",
-             "Float64 with the self-check of `qderive eval` (two parameter sets of the Euler algorithm must agree to",
-             "2e-10 relative, the tail must be >= 1e-6); where it fails, ValueError names the point and the",
-             "`qderive eval ... --digits 15` command that computes it. Bad input raises ValueError naming the",
-             "argument." if question == "tail" else
-             "argument; a quantile search that cannot bracket its root raises TailError (an ArithmeticError)."]
+    notes = tail_notes(laws_text, kind, question, SOURCE)
     first, description, body = public_parts(measure, TAIL_WORDS[kind], scalars)
     arg_lines = [first, *[(p[1], p[2]) for p in params]]
     code = "\n".join([TAIL_HELPERS.strip("\n"), "", "", "# W(s) printed by SymPy" if kind == "wait" else
