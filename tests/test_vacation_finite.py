@@ -191,10 +191,10 @@ def test_mpmath_and_float64_contexts_run_the_same_kernel():
 def test_float64_sequences_cut_at_their_support_agree_with_20_digits(load, r, monkeypatch):
     """r = 450 (load 1/2; 560 at load 3/2), single arrivals, deterministic times (Poisson counts, whose tails fall
     below the double range after about 150 terms): float64 builds the sequences only that far (205 terms at load
-    1/2, 270 at 3/2), bands the cut recursion (blocks of 256 steps: two bands here) and pads (numeric/kernels/vacation.py);
-    mpmath at 20 digits (no flushing) computes every term. (r = 450 rather than 800: the same paths -- the
-    assertion below checks the sequences were built short and padded; at r = 400 (load 1/2) or 530 (load 3/2) they
-    are not -- at a third (a half) of the 20-digit cost, which grows like r^2.)
+    1/2, 270 at 3/2), bands the cut recursion (blocks of 256 steps: two bands here) and pads
+    (numeric/kernels/vacation.py); mpmath at 20 digits (no flushing) computes every term. (r = 450 rather than 800:
+    the same paths -- the assertion below checks the sequences were built short and padded; at r = 400 (load 1/2)
+    or 530 (load 3/2) they are not -- at a third (a half) of the 20-digit cost, which grows like r^2.)
     Tolerance 1e-12: the float64 error of positive-term sums of this length; the dropped terms are
     below 2.2e-308."""
     from qderive.numeric.kernels import vacation as kernel
