@@ -136,6 +136,7 @@ def test_results_are_the_same_with_the_cache_on_off_and_warm(tmp_path):
     env = dict(os.environ)
     off = _eval_in_subprocess({**env, "QDERIVE_CACHE": "off"})
     cold = _eval_in_subprocess({**env, "QDERIVE_CACHE": str(tmp_path / "fresh")})
+    assert any(f.suffix == ".py" for f in (tmp_path / "fresh").rglob("*"))  # the generated module the warm run loads
     warm = _eval_in_subprocess({**env, "QDERIVE_CACHE": str(tmp_path / "fresh")})
     assert off == cold == warm
     # the example's nodes are M/M/1 at rho = k Lambda v / n = 2 * 3 * 0.3 / 10 = 0.18: W_q = rho v / (1 - rho)
