@@ -185,20 +185,21 @@ def test_mpmath_and_float64_contexts_run_the_same_kernel():
 
 
 # load 3/2 runs in the full suite: load 1/2 takes the same paths in the loop (sequences built short -- 205 terms
-# against 270 -- and padded, which the test asserts; the cut recursion in bands of 256 steps over r = 560)
-@pytest.mark.parametrize("load", [F(1, 2), pytest.param(F(3, 2), marks=pytest.mark.slow)], ids=["load0", "load1"])
-def test_float64_sequences_cut_at_their_support_agree_with_20_digits(load, monkeypatch):
-    """r = 560, single arrivals, deterministic times (Poisson counts, whose tails fall below the
-    double range after about 150 terms): float64 builds the sequences only that far (205 terms at load 1/2, 270
-    at 3/2), bands the cut recursion (blocks of 256 steps) and pads (numeric/kernels/vacation.py); mpmath at 20
-    digits (no flushing) computes every term. (r = 560 rather than 800: the same paths -- the assertion below
-    checks the sequences were built short and padded -- at half the 20-digit cost, which grows like r^2.)
+# against 270 -- and padded, which the test asserts; the cut recursion in bands of 256 steps over r = 450)
+@pytest.mark.parametrize("load, r", [(F(1, 2), 450), pytest.param(F(3, 2), 560, marks=pytest.mark.slow)],
+                         ids=["load0", "load1"])
+def test_float64_sequences_cut_at_their_support_agree_with_20_digits(load, r, monkeypatch):
+    """r = 450 (load 1/2; 560 at load 3/2), single arrivals, deterministic times (Poisson counts, whose tails fall
+    below the double range after about 150 terms): float64 builds the sequences only that far (205 terms at load
+    1/2, 270 at 3/2), bands the cut recursion (blocks of 256 steps: two bands here) and pads
+    (numeric/kernels/vacation.py); mpmath at 20 digits (no flushing) computes every term. (r = 450 rather than 800:
+    the same paths -- the assertion below checks the sequences were built short and padded; at r = 400 (load 1/2)
+    or 530 (load 3/2) they are not -- at a third (a half) of the 20-digit cost, which grows like r^2.)
     Tolerance 1e-12: the float64 error of positive-term sums of this length; the dropped terms are
     below 2.2e-308."""
     from qderive.numeric.kernels import vacation as kernel
 
     monkeypatch.setattr(kernel, "FIRST_SUPPORT", 64)  # the first table is the whole one up to 4096 places
-    r = 560
     model = FiniteVacationQueue.from_load(load, Constant(1), Deterministic(F(1, 10)), Deterministic(F(1, 20)), r)
     sweep = FiniteSweep(model, FLOAT64)
     f64 = sweep.at(r)
