@@ -200,16 +200,24 @@ def _policy(model) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def count_data(law, rate, ctx, order):
+def count_data(law, rate, ctx, order, rows=None):
     """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
-    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), or, with ``rows`` (the rows vanish for
+    K >= rows: partial admission), top <= rows - 1 (the moments' data, summed with the law's totals)."""
     count = law.count_law(rate)
     spent = [0]  # the count-work limit bounds the doubling lengths' total, not each one (sum_count_sequences)
-    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order)
+    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order, rows=rows)
     if got is None:
         raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
                              "(more than 2^18 terms)")
     return got
+
+
+def count_totals(law, rate, ctx, order):
+    """(E binom(K', m), m = 0..order) = lambda^m E B^m / m! from the law's exact moments
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_totals`): the remainders of the residual moments."""
+    moments = [ctx.num(Fraction(law.moment(m))) if m else ctx.num(1) for m in range(order + 1)]
+    return K.wait_count_totals(ctx, moments, ctx.num(rate), order)
 
 
 # --------------------------------------------------------------------------------------
@@ -254,6 +262,8 @@ class WaitData:
     lattice: object = None  # the constant-service tail sums' data (:class:`LatticeSums`), made on first use
     kinked: dict = None  # the phase-type service's sums with constant vacations per kind (:class:`_KinkedSums`)
     service_lattice: dict = None  # the exact lattice service's sums per kind (:class:`ServiceLatticeSums`)
+    btotals: object = None  # the service's and the vacation's totals E binom(K', m), m <= order (count_totals), or
+    vtotals: object = None  # None: the residual moments' remainders are then extrapolated (item 5)
 
 
 def _embedded(model, ctx):
@@ -264,26 +274,33 @@ def _embedded(model, ctx):
         return FiniteSweep(model, ctx)._kernel.engine.at(model.capacity)["q"]
 
 
-def build_data(model, ctx, order, q=None, idle=None):
+def build_data(model, ctx, order, q=None, idle=None, rows=False):
     """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known;
-    ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`)."""
+    ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`).
+
+    ``rows``: data for the moments only (partial admission): the count sequences stop at r - 1, where the rows
+    vanish (item 5); the transform's backward sweep needs the longer ones."""
     r = model.capacity
     whole = model.admission is Admission.WHOLE
     policy = _policy(model)
+    cap = r if rows and not whole else None
     with ctx:
         lam = ctx.num(model.rate)
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
         q = _embedded(model, ctx) if q is None else q
-        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
         if model.vacation is not None:
-            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order)
+            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
         else:
             phi = vtail = vtail2 = None
         d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
+        data.btotals = count_totals(model.service, model.rate, ctx, order)
+        if model.vacation is not None:
+            data.vtotals = count_totals(model.vacation, model.rate, ctx, order)
         data.N0 = admission_series(model, data, 0)[0]
         data.q = q
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
@@ -295,7 +312,7 @@ def build_data(model, ctx, order, q=None, idle=None):
 def _level_series(data, order):
     """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!)."""
     return K.wait_level_series(data.ctx, data.lam, data.btail, data.btail2, data.Ws, data.vtail, data.vtail2, data.Wv,
-                               order)
+                               order, data.btotals, data.vtotals)
 
 
 def _service_series(model, ctx, order):
@@ -496,21 +513,37 @@ class FiniteWait:
     def data(self, ctx, order=1):
         """The s-independent data for ``ctx`` (float64) or for at least ctx.dps + guard digits (mpmath; built
         24 digits finer, so that the confirmations of a tail, 7 to 8 digits apart, reuse it)."""
+        return self._kept(ctx, order, "data")
+
+    def moment_data(self, ctx, order=1):
+        """:meth:`data` for the moments only: under partial admission the count sequences stop at r - 1, where the
+        rows vanish, and the residual moments' remainders come from the laws' own moments (module docstring, item
+        5); the same data as :meth:`data` under whole admission."""
+        if self.model.admission is Admission.WHOLE:
+            return self.data(ctx, order)
+        return self._kept(ctx, order, "moments")
+
+    def _kept(self, ctx, order, key):
+        rows = key == "moments"
+        other = "data" if rows else "moments"
         if ctx.is_float64:
-            got = self._float.get("data")
+            got = self._float.get(key)
             if got is None or got.order < order:
-                q = got.q if got is not None else None
-                got = self._float["data"] = build_data(self.model, FLOAT64, max(order, 1), q)
+                known = got if got is not None else self._float.get(other)
+                q = known.q if known is not None else None
+                got = self._float[key] = build_data(self.model, FLOAT64, max(order, 1), q, rows=rows)
             return got
         want = ctx.dps + self.guard
-        got = self._mp.get("data")
+        got = self._mp.get(key)
         if got is None or got.ctx.dps < want or got.order < order:
             r = self.model.capacity
             _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
                           f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
             dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
-            q = got.q if got is not None and got.ctx.dps == dps else None  # a higher order only: the same q
-            got = self._mp["data"] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q)
+            known = [d for d in (got, self._mp.get(other)) if d is not None and d.ctx.dps == dps]
+            q = known[0].q if known else None  # a higher order only, or the other data: the same q
+            got = self._mp[key] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q,
+                                             rows=rows)
         return got
 
     # -- transform --------------------------------------------------------------------------------
@@ -629,18 +662,26 @@ class FiniteWait:
 
         return p0
 
-    def _safe_data(self, ctx, order=1):
+    def _safe_data(self, ctx, order=1, moments=False):
+        get = self._moment_parts if moments else self.parts
         if ctx.is_float64:
             try:
-                return self.parts(FLOAT64, order)
+                return get(FLOAT64, order)
             except ArithmeticError:
-                return self.parts(mp_context(15), order)
+                return get(mp_context(15), order)
+        return get(ctx, order)
+
+    def _moment_parts(self, ctx, order):
+        """:meth:`parts` for the moments: :meth:`moment_data` for this class; a subclass that builds its parts
+        otherwise (the control's start law, the hysteretic modes) keeps its :meth:`parts`."""
+        if type(self) is FiniteWait:
+            return [self.moment_data(ctx, order)]
         return self.parts(ctx, order)
 
     def moment_values(self, kind):
         def values(k: int, digits):
             ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-            parts = self._safe_data(ctx, k)
+            parts = self._safe_data(ctx, k, moments=True)
             dctx = parts[0].ctx
             with dctx:
                 N = admission_series(self.model, parts[0], k)
