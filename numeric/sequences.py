@@ -183,9 +183,14 @@ def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
     # an entry below 10^-(dps+8) of its sequence's largest is that truncation's, no level refines it
     if floor is None:
         floor = mpmath.mpf(10) ** (-(dps + 8))
+    # the rule's truncation (weights below 10^-(d+5) for quadrature(d)) is put below tol x floor with 5 digits to
+    # spare: an entry near the floor whose integrand peaks near the edge of the rule is otherwise decided by the
+    # edge's nodes, which move with the level (no two levels agree: the finite engine's sequences over 0..r for
+    # r >= 100 ran to the count-work limit)
+    edge = max(dps + 5, int(mpmath.ceil(-mpmath.log10(floor * tol))))
     previous, work = None, (0 if spent is None else spent[0])
     for level in range(12):
-        xs, ws = _quadrature(law.law, dps + 5, level)
+        xs, ws = _quadrature(law.law, edge, level)
         middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
         pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
         # the cost of this level before it is paid: a Poisson sequence of about n terms per new node

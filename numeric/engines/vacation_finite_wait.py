@@ -274,20 +274,30 @@ def _embedded(model, ctx):
         return FiniteSweep(model, ctx)._kernel.engine.at(model.capacity)["q"]
 
 
+#: whole admission, the moments' data: at most this many batches until the rows are negligible (else the count
+#: sequences run until the residual moments are)
+ROWS_LIMIT = 4096
+
+
 def build_data(model, ctx, order, q=None, idle=None, rows=False):
     """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known;
     ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`).
 
-    ``rows``: data for the moments only (partial admission): the count sequences stop at r - 1, where the rows
-    vanish (item 5); the transform's backward sweep needs the longer ones."""
+    ``rows``: data for the moments only: the count sequences stop where the rows vanish (partial admission: at
+    r - 1) or are negligible (whole admission, :func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`;
+    unlimited if a level keeps its mass), item 5; the transform's backward sweep needs the longer ones."""
     r = model.capacity
     whole = model.admission is Admission.WHOLE
     policy = _policy(model)
-    cap = r if rows and not whole else None
     with ctx:
         lam = ctx.num(model.rate)
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
+        cap = None
+        if rows and not whole:
+            cap = r
+        elif rows and r:
+            cap = K.wait_rows_needed(ctx, r, pmf, tail[r:0:-1].copy(), ROWS_LIMIT, bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
         beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
         if model.vacation is not None:
@@ -516,11 +526,9 @@ class FiniteWait:
         return self._kept(ctx, order, "data")
 
     def moment_data(self, ctx, order=1):
-        """:meth:`data` for the moments only: under partial admission the count sequences stop at r - 1, where the
-        rows vanish, and the residual moments' remainders come from the laws' own moments (module docstring, item
-        5); the same data as :meth:`data` under whole admission."""
-        if self.model.admission is Admission.WHOLE:
-            return self.data(ctx, order)
+        """:meth:`data` for the moments only: the count sequences stop where the rows vanish (partial admission) or
+        are negligible (whole), and the residual moments' remainders come from the laws' own moments (module
+        docstring, item 5)."""
         return self._kept(ctx, order, "moments")
 
     def _kept(self, ctx, order, key):

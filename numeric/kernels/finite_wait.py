@@ -84,14 +84,8 @@ def _fw_step(ctx, w, pmf, keep, support, geometric, trimmed):
     return ctx.flush(out)
 
 
-def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
-    """The rows w_0 = ``start``, w_K = w_{K-1} L for K = 0..top (module docstring), as a 2-d array.
-
-    ``pmf`` = P(X = k) over k = 0..r (at least); ``keep`` None (partial admission) or the vector
-    P(X > r - n), n = 0..r-1 (whole admission); ``support`` the sizes of a finite law or
-    ``geometric`` = (p, q) select a faster mpmath step. Rows stop early when one vanishes.
-    """
-    r = len(start)
+def _fw_prepare(ctx, r, pmf, support, geometric):
+    """(trimmed pmf in float64, the geometric step's vectors in mpmath) for :func:`_fw_step` over r levels."""
     trimmed = None
     if ctx.is_float64:
         last = _fw_last_nonzero(pmf[:r]) if r else -1
@@ -104,6 +98,34 @@ def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
             down[1:] = q
         down = numpy.cumprod(down)
         geometric = (down, p / (down[1:] if r else down[:0]))  # (q^n, p q^{-1-m})
+    return trimmed, geometric
+
+
+def wait_rows_needed(ctx, r, pmf, keep, limit, support=None, geometric=None):
+    """The number of rows after which every row w L^K of a start w >= 0 is negligible: the first K with
+    |1 L^K| <= eps/256 (1 the vector of ones over the r levels; since w <= max(w) 1, |w L^K| <= |w| |1 L^K|),
+    or None when that takes more than ``limit`` batches (whole admission: a level that no batch fits keeps its
+    mass). Partial admission: at most r (the rows vanish)."""
+    trimmed, geometric = _fw_prepare(ctx, r, pmf, support, geometric)
+    w = ctx.zeros(r)
+    w[:] = ctx.num(1)
+    tol = ctx.eps / 256
+    for K in range(limit + 1):
+        if ctx.fsum(list(w)) <= tol:
+            return K
+        w = _fw_step(ctx, w, pmf, keep, support, geometric, trimmed)
+    return None
+
+
+def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
+    """The rows w_0 = ``start``, w_K = w_{K-1} L for K = 0..top (module docstring), as a 2-d array.
+
+    ``pmf`` = P(X = k) over k = 0..r (at least); ``keep`` None (partial admission) or the vector
+    P(X > r - n), n = 0..r-1 (whole admission); ``support`` the sizes of a finite law or
+    ``geometric`` = (p, q) select a faster mpmath step. Rows stop early when one vanishes.
+    """
+    r = len(start)
+    trimmed, geometric = _fw_prepare(ctx, r, pmf, support, geometric)
     rows = [start]
     w = start
     for _ in range(top):
