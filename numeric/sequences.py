@@ -152,7 +152,20 @@ def _quadrature(law, dps: int, level: int):
 
 @count_sequences.register
 def _(law: C.QuadratureCount, n, ctx):
-    return _quadrature_sequences(law, n, ctx, None)
+    # kept per (law, n, precision): the finite engine asks the same sequences several times (whole admission: its
+    # room matrices at several lengths; the wait's embedded law again), each a quadrature of seconds. Copies out.
+    key = (law, n, type(ctx), None if ctx.is_float64 else ctx.dps)
+    hit = _QUADRATURE_COUNTS.get(key)
+    if hit is None:
+        hit = _quadrature_sequences(law, n, ctx, None)
+        if len(_QUADRATURE_COUNTS) >= 16:
+            _QUADRATURE_COUNTS.pop(next(iter(_QUADRATURE_COUNTS)))
+        _QUADRATURE_COUNTS[key] = hit
+    return tuple(seq.copy() for seq in hit)
+
+
+#: the count sequences of quadrature laws by (law, n, context class, digits): 16 entries
+_QUADRATURE_COUNTS: dict = {}
 
 
 def sum_count_sequences(count: C.CountLaw, n: int, ctx, order: int, spent: list | None = None):
