@@ -564,8 +564,13 @@ class FiniteWait:
             r = self.model.capacity
             _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
                           f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
-            dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
-            known = [d for d in (got, self._mp.get(other)) if d is not None and d.ctx.dps == dps]
+            known = self._mp.get(other)
+            if rows:  # the moments are asked once (no confirmation passes): no headroom, or the transform's q
+                dps = max(want, got.ctx.dps if got is not None else 0)
+                dps = known.ctx.dps if known is not None and known.ctx.dps >= dps else dps
+            else:
+                dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
+            known = [d for d in (got, known) if d is not None and d.ctx.dps == dps]
             q = known[0].q if known else None  # a higher order only, or the other data: the same q
             got = self._mp[key] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q,
                                              rows=rows)

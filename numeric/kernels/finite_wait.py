@@ -395,10 +395,10 @@ def wait_count_sequences(ctx, counts, order, start=32, limit=1 << 18, rows=None)
     None when more than ``limit`` terms would be needed.
 
     ``rows``: the rows w L^K vanish for K >= ``rows`` (partial admission: rows = r) and the moments are summed
-    with the law's totals (:func:`wait_residual_moments`): n stops at rows - 1 (top = min(that index, rows - 1)),
+    with the law's totals (:func:`wait_residual_moments`): n = rows - 1 at once (top = min(that index, rows - 1)),
     whatever the tail of the count. A heavy-tailed law (lognormal) needs no longer sequences for higher moments."""
     cap = None if rows is None else max(rows - 1, 0)
-    n = start if cap is None else min(start, cap)
+    n = start if cap is None else cap  # one call: a quadrature law restarts its levels at each length
     tol = ctx.eps / 256
     while True:
         beta, tail, tail2 = counts(n)
