@@ -115,3 +115,30 @@ def test_the_lognormal_moments_within_a_seeded_simulations_intervals():
     for value, estimate in zip(got, sim["wait_moments"]):
         lo, hi = estimate.interval(0.999)
         assert lo <= value <= hi
+
+
+def test_the_remainder_bound_holds_and_a_large_one_goes_to_mpmath(monkeypatch):
+    model = _slow_service_model()
+    law = FW.FiniteWait(model)
+    data = law.moment_data(FLOAT64, 3)
+    with FLOAT64:
+        N = FW.admission_series(model, data, 3)
+        bound = FW.remainder_bound(model, data, 3)
+    exact = FW.admission_series(model, law.moment_data(mp_context(30), 3), 3)
+    for p in range(4):  # the float64 series is within the bound of the 30-digit one (plus its own rounding, 1e-15)
+        assert abs(N[p] - float(exact[p])) <= float(bound[p]) + 1e-15 * N[p]
+    # a bound above 1e-10 relative: the float64 moments come from mpmath (16 digits) instead
+    built = []
+    real = FW.build_data
+
+    def spy(model, ctx, *args, **kw):
+        built.append(ctx.is_float64)
+        return real(model, ctx, *args, **kw)
+
+    monkeypatch.setattr(FW, "build_data", spy)
+    monkeypatch.setattr(FW.K, "wait_remainder_error", lambda ctx, totals, top, lam, order: totals * 1e-3)
+    got = FW.FiniteWait(model).moment_values("wait")(3, None)
+    assert built == [True, False]
+    want = _summed_to_negligibility(model, 3, FLOAT64)
+    for x, y in zip(got, want):
+        assert abs(x - y) <= 1e-12 * y

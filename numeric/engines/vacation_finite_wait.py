@@ -99,11 +99,12 @@ j - 1) 1{K' > K} (hockey stick), so T^{(j)}_{-1} = E binom(K', j - 1) = lambda^{
 factorial moments of the Poisson count during B: the definition of beta_k, ``docs/theory/chapter2.md`` section 0),
 and T^{(j)}_{r-1} = E binom(K', j - 1) - sum_{i<r} T^{(j-1)}_i, one subtraction per order whose absolute error
 (r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most
-log10(r E binom(K', p) / M[p, 0]) digits, covered by the guard digits (measured: float64 within 1e-12 of the
-summation to negligibility for a hyperexponential service with a slow branch, 30 digits within 1e-26;
-tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
-needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work`` after 60 s of CPU);
-now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
+log10(r E binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the
+moments (:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured:
+within 1e-12 of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits
+within 1e-26; tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a
+lognormal service needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work``
+after 60 s of CPU); now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
 they are cut where |1 L^K| <= eps/256 (:func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`; |w L^K| <=
 |w| |1 L^K| for w >= 0), the same totals giving the remainders; a level that no batch can leave keeps the
 summation to negligibility. These data (:meth:`FiniteWait.moment_data`) are the moments' own; the transform's
@@ -353,6 +354,23 @@ def admission_series(model, data, order):
         Phis = ctx.zeros((0, order + 1))
     return K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
                                    data.t_idle, data.whole)
+
+
+def remainder_bound(model, data, order):
+    """An upper bound of the absolute error that the remainders' subtraction (item 5) leaves in
+    :func:`admission_series`: the error of M[p, K] is at most the same e_p for every K
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_remainder_error`), so the same positive sums over e_p in
+    place of M[p, K] bound it. Zero without the laws' totals."""
+    ctx = data.ctx
+    if data.btotals is None or not data.r:
+        return ctx.zeros(order + 1)
+    es = K.wait_remainder_error(ctx, data.btotals, len(data.btail) - 1, data.lam, order)
+    Phis = np.outer(np.sum(data.Ws, axis=0), es)
+    if data.Wv.shape[0] and data.vtotals is not None:
+        ev = K.wait_remainder_error(ctx, data.vtotals, len(data.vtail) - 1, data.lam, order)
+        Phis = Phis + np.outer(np.sum(data.Wv, axis=0), ev)
+    return K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf, ctx.num(0),
+                                   data.whole)
 
 
 # --------------------------------------------------------------------------------------
@@ -721,6 +739,12 @@ class FiniteWait:
                     N = K.fw_series_mul(N, _service_series(self.model, dctx, k))
                 N0 = dctx.fsum([data.N0 for data in parts])
                 out = [N[p] / N0 * math.factorial(p) for p in range(1, k + 1)]
+                if dctx.is_float64:  # the remainders' subtraction: a bound above 1e-10 relative goes to mpmath
+                    bound = sum(remainder_bound(self.model, data, k) for data in parts)
+                    if kind == "sojourn":
+                        bound = K.fw_series_mul(bound, _service_series(self.model, dctx, k))
+                    if any(bound[p] > 1e-10 * N[p] for p in range(1, k + 1)):
+                        return [float(v) for v in values(k, 16)]
             if digits is None:
                 return [float(v) for v in out]
             with ctx:
