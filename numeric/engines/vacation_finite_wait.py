@@ -98,13 +98,13 @@ from the law's own moments instead of sums to where the count is negligible: T^{
 j - 1) 1{K' > K} (hockey stick), so T^{(j)}_{-1} = E binom(K', j - 1) = lambda^{j-1} E B^{j-1} / (j - 1)! (the
 factorial moments of the Poisson count during B: the definition of beta_k, ``docs/theory/chapter2.md`` section 0),
 and T^{(j)}_{r-1} = E binom(K', j - 1) - sum_{i<r} T^{(j-1)}_i, one subtraction per order whose absolute error
-(r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most
-log10(r E binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the
-moments (:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured:
-within 1e-12 of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits
-within 1e-26; tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a
-lognormal service needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work``
-after 60 s of CPU); now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
+(r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most log10(r E
+binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the moments
+(:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured: within 1e-12
+of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within 1e-26;
+tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
+needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work`` after 60 s of CPU);
+now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
 they are cut where |1 L^K| <= eps/256 (:func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`; |w L^K| <=
 |w| |1 L^K| for w >= 0), the same totals giving the remainders; a level that no batch can leave keeps the
 summation to negligibility. These data (:meth:`FiniteWait.moment_data`) are the moments' own; the transform's
