@@ -156,6 +156,12 @@ def _(law: C.QuadratureCount, n, ctx):
     # room matrices at several lengths; the wait's embedded law again), each a quadrature of seconds. Copies out.
     key = (law, n, type(ctx), None if ctx.is_float64 else ctx.dps)
     hit = _QUADRATURE_COUNTS.get(key)
+    if hit is None and not ctx.is_float64:  # a finer one serves, rounded to this precision
+        finer = [v for (lw, m, kind, dps), v in _QUADRATURE_COUNTS.items()
+                 if lw == law and m == n and kind is type(ctx) and dps is not None and dps > ctx.dps]
+        if finer:
+            with ctx:
+                return tuple(ctx.array([+x for x in seq]) for seq in finer[0])
     if hit is None:
         hit = _quadrature_sequences(law, n, ctx, None)
         if len(_QUADRATURE_COUNTS) >= 16:

@@ -576,7 +576,9 @@ class FiniteWait:
                 q = known.q if known is not None else None
                 got = self._float[key] = build_data(self.model, FLOAT64, max(order, 1), q, rows=rows)
             return got
-        want = ctx.dps + self.guard
+        # the moments: O(r) roundings and the remainders' subtraction (item 5) only; the guard's cancellation of
+        # beta(s) - beta_0 at small s concerns the transform
+        want = ctx.dps + (digits_for(self.model.capacity + 1) + 3 if rows else self.guard)
         got = self._mp.get(key)
         if got is None or got.ctx.dps < want or got.order < order:
             r = self.model.capacity
