@@ -129,7 +129,26 @@ def _quadrature(law, dps: int, level: int):
 
 @count_sequences.register
 def _(law: C.QuadratureCount, n, ctx):
-    return _quadrature_sequences(law, n, ctx, None)
+    # kept per (law, n, precision): the finite engine asks the same sequences several times (whole admission: its
+    # room matrices at several lengths; the wait's embedded law again), each a quadrature of seconds. Copies out.
+    key = (law, n, type(ctx), None if ctx.is_float64 else ctx.dps)
+    hit = _QUADRATURE_COUNTS.get(key)
+    if hit is None and not ctx.is_float64:  # a finer one serves, rounded to this precision
+        finer = [v for (lw, m, kind, dps), v in _QUADRATURE_COUNTS.items()
+                 if lw == law and m == n and kind is type(ctx) and dps is not None and dps > ctx.dps]
+        if finer:
+            with ctx:
+                return tuple(ctx.array([+x for x in seq]) for seq in finer[0])
+    if hit is None:
+        hit = _quadrature_sequences(law, n, ctx, None)
+        if len(_QUADRATURE_COUNTS) >= 16:
+            _QUADRATURE_COUNTS.pop(next(iter(_QUADRATURE_COUNTS)))
+        _QUADRATURE_COUNTS[key] = hit
+    return tuple(seq.copy() for seq in hit)
+
+
+#: the count sequences of quadrature laws by (law, n, context class, digits): 16 entries
+_QUADRATURE_COUNTS: dict = {}
 
 
 def sum_count_sequences(count: C.CountLaw, n: int, ctx, order: int, spent: list | None = None):
@@ -160,9 +179,14 @@ def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
     # an entry below 10^-(dps+8) of its sequence's largest is that truncation's, no level refines it
     if floor is None:
         floor = mpmath.mpf(10) ** (-(dps + 8))
+    # the rule's truncation (weights below 10^-(d+5) for quadrature(d)) is put below tol x floor with 5 digits to
+    # spare: an entry near the floor whose integrand peaks near the edge of the rule is otherwise decided by the
+    # edge's nodes, which move with the level (no two levels agree: the finite engine's sequences over 0..r for
+    # r >= 100 ran to the count-work limit)
+    edge = max(dps + 5, int(mpmath.ceil(-mpmath.log10(floor * tol))))
     previous, work = None, (0 if spent is None else spent[0])
     for level in range(12):
-        xs, ws = _quadrature(law.law, dps + 5, level)
+        xs, ws = _quadrature(law.law, edge, level)
         middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
         pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
         # the cost of this level before it is paid: a Poisson sequence of about n terms per new node

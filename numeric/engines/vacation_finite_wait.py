@@ -92,6 +92,24 @@ m^{p-1}_K / lambda, whereas the forward one subtracts), and the powers of beta's
 positive recursions; E W^k = k! [s^k] N(-s) / N(0). They are evaluated in float64 or in mpmath at D + 10
 + guard digits (not exact rationals: the count sequences are infinite sums).
 
+*Only the rows that do not vanish* (issue 30): under partial admission the rows Y L^K, V L^K vanish for K >= r
+(every batch adds at least one customer), so M[p, K] is needed for K < r only, and the higher tails there follow
+from the law's own moments instead of sums to where the count is negligible: T^{(j)}_K = E binom(K' - K - 1,
+j - 1) 1{K' > K} (hockey stick), so T^{(j)}_{-1} = E binom(K', j - 1) = lambda^{j-1} E B^{j-1} / (j - 1)! (the
+factorial moments of the Poisson count during B: the definition of beta_k, ``docs/theory/chapter2.md`` section 0),
+and T^{(j)}_{r-1} = E binom(K', j - 1) - sum_{i<r} T^{(j-1)}_i, one subtraction per order whose absolute error
+(r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most log10(r E
+binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the moments
+(:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured: within 1e-12
+of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within 1e-26;
+tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
+needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work`` after 60 s of CPU);
+now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
+they are cut where |1 L^K| <= eps/256 (:func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`; |w L^K| <=
+|w| |1 L^K| for w >= 0), the same totals giving the remainders; a level that no batch can leave keeps the
+summation to negligibility. These data (:meth:`FiniteWait.moment_data`) are the moments' own; the transform's
+backward sweep from g_top = 0 still needs the counts up to where they are negligible (:meth:`FiniteWait.data`).
+
 **6. The period families: a setup and a close-down** (start threshold N = 1; the blocks of
 :mod:`qderive.symbolic.blocks`, their stages :func:`~qderive.symbolic.blocks.machine.machine`). The non-serving
 time is a list of families of periods, each with the law of the number present at its starts V^f (weighted like
@@ -227,16 +245,24 @@ def _policy(model) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def count_data(law, rate, ctx, order):
+def count_data(law, rate, ctx, order, rows=None):
     """(beta, tail, tail2) over 0..top with every residual moment M[p, top] <= eps/256 M[p, 0], p <= order
-    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`)."""
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), or, with ``rows`` (the rows vanish for
+    K >= rows: partial admission), top <= rows - 1 (the moments' data, summed with the law's totals)."""
     count = law.count_law(rate)
     spent = [0]  # the count-work limit bounds the doubling lengths' total, not each one (sum_count_sequences)
-    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order)
+    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order, rows=rows)
     if got is None:
         raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
                              "(more than 2^18 terms)")
     return got
+
+
+def count_totals(law, rate, ctx, order):
+    """(E binom(K', m), m = 0..order) = lambda^m E B^m / m! from the law's exact moments
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_totals`): the remainders of the residual moments."""
+    moments = [ctx.num(Fraction(law.moment(m))) if m else ctx.num(1) for m in range(order + 1)]
+    return K.wait_count_totals(ctx, moments, ctx.num(rate), order)
 
 
 # --------------------------------------------------------------------------------------
@@ -248,13 +274,16 @@ def count_data(law, rate, ctx, order):
 class Period:
     """One family of non-serving periods (item 6 of the module docstring): its time ``law``, the level rows
     ``rows`` W_K = V L^K of its starts V (weighted like Y), and the count sequences of its law (``counts``
-    varphi_K, ``tail`` P(K > k), ``tail2``) over 0..top."""
+    varphi_K, ``tail`` P(K > k), ``tail2``) over 0..top, and its ``totals`` where known."""
 
     law: object
     rows: object
     counts: object
     tail: object
     tail2: object
+    #: its law's totals E binom(K', m) (:func:`~qderive.numeric.kernels.finite_wait.wait_count_totals`), or None:
+    #: the residual moments' remainders are then extrapolated from the count sequences (item 5)
+    totals: object = None
 
     @property
     def start(self):
@@ -305,6 +334,8 @@ class WaitData:
     flat: object = None
     #: the laws of the periods every customer of this part waits through in full after its residual (item 6)
     suffix: tuple = ()
+    btotals: object = None  # the service's and the vacation's totals E binom(K', m), m <= order (count_totals), or
+    vtotals: object = None  # None: the residual moments' remainders are then extrapolated (item 5)
 
 
 def _embedded(model, ctx):
@@ -315,9 +346,18 @@ def _embedded(model, ctx):
         return FiniteSweep(model, ctx)._kernel.engine.at(model.capacity)["q"]
 
 
-def build_data(model, ctx, order, q=None, idle=None):
+#: whole admission, the moments' data: at most this many batches until the rows are negligible (else the count
+#: sequences run until the residual moments are)
+ROWS_LIMIT = 4096
+
+
+def build_data(model, ctx, order, q=None, idle=None, rows=False):
     """The s-independent data of items 1-3 of the module docstring in ``ctx`` (``q``: the embedded law, if known;
-    ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`)."""
+    ``idle``: an extra idle weight, :func:`~qderive.numeric.kernels.finite_wait.wait_finite_start`).
+
+    ``rows``: data for the moments only: the count sequences stop where the rows vanish (partial admission: at
+    r - 1) or are negligible (whole admission, :func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`;
+    unlimited if a level keeps its mass), item 5; the transform's backward sweep needs the longer ones."""
     r = model.capacity
     whole = model.admission is Admission.WHOLE
     policy = _policy(model)
@@ -325,18 +365,26 @@ def build_data(model, ctx, order, q=None, idle=None):
         lam = ctx.num(model.rate)
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
+        cap = None
+        if rows and not whole:
+            cap = r
+        elif rows and r:
+            cap = K.wait_rows_needed(ctx, r, pmf, tail[r:0:-1].copy(), ROWS_LIMIT, bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
-        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
         if model.vacation is not None:
-            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order)
+            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
         else:
             phi = vtail = vtail2 = None
         d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
+        data.btotals = count_totals(model.service, model.rate, ctx, order)
+        if model.vacation is not None:
+            data.vtotals = count_totals(model.vacation, model.rate, ctx, order)
         if phi is not None:
-            data.periods = (Period(model.vacation, data.Wv, phi, vtail, vtail2),)
+            data.periods = (Period(model.vacation, data.Wv, phi, vtail, vtail2, data.vtotals),)
         data.N0 = admission_series(model, data, 0)[0]
         data.q = q
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
@@ -347,11 +395,12 @@ def build_data(model, ctx, order, q=None, idle=None):
 
 def _level_series(data, order):
     """Phi_n as power series in -s: levels x orders (coefficients E[.; residual^p] / p!): the services' and every
-    period family's (item 6), plus the flat times at order 0."""
+    period family's (item 6), each with its law's totals where known (item 5), plus the flat times at order 0."""
     ctx = data.ctx
-    Phis = K.wait_level_series(ctx, data.lam, data.btail, data.btail2, data.Ws, order=order)
+    Phis = K.wait_level_series(ctx, data.lam, data.btail, data.btail2, data.Ws, order=order, btotals=data.btotals)
     for period in data.periods:
-        Phis = Phis + K.wait_level_series(ctx, data.lam, period.tail, period.tail2, period.rows, order=order)
+        Phis = Phis + K.wait_level_series(ctx, data.lam, period.tail, period.tail2, period.rows, order=order,
+                                          btotals=period.totals)
     if data.flat is not None:
         Phis[:, 0] = Phis[:, 0] + data.flat
     return Phis
@@ -376,6 +425,24 @@ def admission_series(model, data, order):
     for law in data.suffix:  # the periods waited through in full (item 6)
         N = K.fw_series_mul(N, _law_series(law, ctx, order))
     return N
+
+
+def remainder_bound(model, data, order):
+    """An upper bound of the absolute error that the remainders' subtraction (item 5) leaves in
+    :func:`admission_series`: the error of M[p, K] is at most the same e_p for every K
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_remainder_error`), so the same positive sums over e_p in
+    place of M[p, K] bound it. Zero without the laws' totals."""
+    ctx = data.ctx
+    if data.btotals is None or not data.r:
+        return ctx.zeros(order + 1)
+    es = K.wait_remainder_error(ctx, data.btotals, len(data.btail) - 1, data.lam, order)
+    Phis = np.outer(np.sum(data.Ws, axis=0), es)
+    for period in data.periods:  # every family with its law's totals (today's vacation: the one member)
+        if period.rows.shape[0] and period.totals is not None:
+            ev = K.wait_remainder_error(ctx, period.totals, len(period.tail) - 1, data.lam, order)
+            Phis = Phis + np.outer(np.sum(period.rows, axis=0), ev)
+    return K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf, ctx.num(0),
+                                   data.whole)
 
 
 # --------------------------------------------------------------------------------------
@@ -583,21 +650,42 @@ class FiniteWait:
     def data(self, ctx, order=1):
         """The s-independent data for ``ctx`` (float64) or for at least ctx.dps + guard digits (mpmath; built
         24 digits finer, so that the confirmations of a tail, 7 to 8 digits apart, reuse it)."""
+        return self._kept(ctx, order, "data")
+
+    def moment_data(self, ctx, order=1):
+        """:meth:`data` for the moments only: the count sequences stop where the rows vanish (partial admission) or
+        are negligible (whole), and the residual moments' remainders come from the laws' own moments (module
+        docstring, item 5)."""
+        return self._kept(ctx, order, "moments")
+
+    def _kept(self, ctx, order, key):
+        rows = key == "moments"
+        other = "data" if rows else "moments"
         if ctx.is_float64:
-            got = self._float.get("data")
+            got = self._float.get(key)
             if got is None or got.order < order:
-                q = got.q if got is not None else None
-                got = self._float["data"] = build_data(self.model, FLOAT64, max(order, 1), q)
+                known = got if got is not None else self._float.get(other)
+                q = known.q if known is not None else None
+                got = self._float[key] = build_data(self.model, FLOAT64, max(order, 1), q, rows=rows)
             return got
-        want = ctx.dps + self.guard
-        got = self._mp.get("data")
+        # the moments: O(r) roundings and the remainders' subtraction (item 5) only; the guard's cancellation of
+        # beta(s) - beta_0 at small s concerns the transform
+        want = ctx.dps + (digits_for(self.model.capacity + 1) + 3 if rows else self.guard)
+        got = self._mp.get(key)
         if got is None or got.ctx.dps < want or got.order < order:
             r = self.model.capacity
             _limits.check("mp_capacity", r, f"the waiting time's data with mpmath cost about "
                           f"{max(1, round(4.5e-5 * r * r))} s at r = {r} (the finite engine's embedded law)")
-            dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
-            q = got.q if got is not None and got.ctx.dps == dps else None  # a higher order only: the same q
-            got = self._mp["data"] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q)
+            known = self._mp.get(other)
+            if rows:  # the moments are asked once (no confirmation passes): no headroom, or the transform's q
+                dps = max(want, got.ctx.dps if got is not None else 0)
+                dps = known.ctx.dps if known is not None and known.ctx.dps >= dps else dps
+            else:
+                dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
+            known = [d for d in (got, known) if d is not None and d.ctx.dps == dps]
+            q = known[0].q if known else None  # a higher order only, or the other data: the same q
+            got = self._mp[key] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q,
+                                             rows=rows)
         return got
 
     # -- transform --------------------------------------------------------------------------------
@@ -733,18 +821,26 @@ class FiniteWait:
 
         return p0
 
-    def _safe_data(self, ctx, order=1):
+    def _safe_data(self, ctx, order=1, moments=False):
+        get = self._moment_parts if moments else self.parts
         if ctx.is_float64:
             try:
-                return self.parts(FLOAT64, order)
+                return get(FLOAT64, order)
             except ArithmeticError:
-                return self.parts(mp_context(15), order)
+                return get(mp_context(15), order)
+        return get(ctx, order)
+
+    def _moment_parts(self, ctx, order):
+        """:meth:`parts` for the moments: :meth:`moment_data` for this class; a subclass that builds its parts
+        otherwise (the control's start law, the hysteretic modes) keeps its :meth:`parts`."""
+        if type(self) is FiniteWait:
+            return [self.moment_data(ctx, order)]
         return self.parts(ctx, order)
 
     def moment_values(self, kind):
         def values(k: int, digits):
             ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-            parts = self._safe_data(ctx, k)
+            parts = self._safe_data(ctx, k, moments=True)
             dctx = parts[0].ctx
             with dctx:
                 N = admission_series(self.model, parts[0], k)
@@ -754,6 +850,12 @@ class FiniteWait:
                     N = K.fw_series_mul(N, _service_series(self.model, dctx, k))
                 N0 = dctx.fsum([data.N0 for data in parts])
                 out = [N[p] / N0 * math.factorial(p) for p in range(1, k + 1)]
+                if dctx.is_float64:  # the remainders' subtraction: a bound above 1e-10 relative goes to mpmath
+                    bound = sum(remainder_bound(self.model, data, k) for data in parts)
+                    if kind == "sojourn":
+                        bound = K.fw_series_mul(bound, _service_series(self.model, dctx, k))
+                    if any(bound[p] > 1e-10 * N[p] for p in range(1, k + 1)):
+                        return [float(v) for v in values(k, 16)]
             if digits is None:
                 return [float(v) for v in out]
             with ctx:

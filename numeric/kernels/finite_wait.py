@@ -84,14 +84,8 @@ def _fw_step(ctx, w, pmf, keep, support, geometric, trimmed):
     return ctx.flush(out)
 
 
-def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
-    """The rows w_0 = ``start``, w_K = w_{K-1} L for K = 0..top (module docstring), as a 2-d array.
-
-    ``pmf`` = P(X = k) over k = 0..r (at least); ``keep`` None (partial admission) or the vector
-    P(X > r - n), n = 0..r-1 (whole admission); ``support`` the sizes of a finite law or
-    ``geometric`` = (p, q) select a faster mpmath step. Rows stop early when one vanishes.
-    """
-    r = len(start)
+def _fw_prepare(ctx, r, pmf, support, geometric):
+    """(trimmed pmf in float64, the geometric step's vectors in mpmath) for :func:`_fw_step` over r levels."""
     trimmed = None
     if ctx.is_float64:
         last = _fw_last_nonzero(pmf[:r]) if r else -1
@@ -104,6 +98,34 @@ def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
             down[1:] = q
         down = numpy.cumprod(down)
         geometric = (down, p / (down[1:] if r else down[:0]))  # (q^n, p q^{-1-m})
+    return trimmed, geometric
+
+
+def wait_rows_needed(ctx, r, pmf, keep, limit, support=None, geometric=None):
+    """The number of rows after which every row w L^K of a start w >= 0 is negligible: the first K with
+    |1 L^K| <= eps/256 (1 the vector of ones over the r levels; since w <= max(w) 1, |w L^K| <= |w| |1 L^K|),
+    or None when that takes more than ``limit`` batches (whole admission: a level that no batch fits keeps its
+    mass). Partial admission: at most r (the rows vanish)."""
+    trimmed, geometric = _fw_prepare(ctx, r, pmf, support, geometric)
+    w = ctx.zeros(r)
+    w[:] = ctx.num(1)
+    tol = ctx.eps / 256
+    for K in range(limit + 1):
+        if ctx.fsum(list(w)) <= tol:
+            return K
+        w = _fw_step(ctx, w, pmf, keep, support, geometric, trimmed)
+    return None
+
+
+def wait_batch_rows(ctx, start, pmf, keep, top, support=None, geometric=None):
+    """The rows w_0 = ``start``, w_K = w_{K-1} L for K = 0..top (module docstring), as a 2-d array.
+
+    ``pmf`` = P(X = k) over k = 0..r (at least); ``keep`` None (partial admission) or the vector
+    P(X > r - n), n = 0..r-1 (whole admission); ``support`` the sizes of a finite law or
+    ``geometric`` = (p, q) select a faster mpmath step. Rows stop early when one vanishes.
+    """
+    r = len(start)
+    trimmed, geometric = _fw_prepare(ctx, r, pmf, support, geometric)
     rows = [start]
     w = start
     for _ in range(top):
@@ -255,12 +277,22 @@ def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole):
 # -- moments: power series in -s, coefficients E X^p / p! ------------------------------------------
 
 
-def wait_residual_moments(ctx, tail, tail2, lam, order):
+def wait_residual_moments(ctx, tail, tail2, lam, order, totals=None):
     """M[p, K] = E int_0^B (lambda x)^K / K! e^{-lambda x} (B - x)^p / p! dx for p = 0..order, K = 0..top.
 
     M[p, K] = T^{(p+1)}_K / lambda^{p+1} with T^{(1)} = P(K' > K) (``tail``), T^{(2)} = ``tail2`` and
-    T^{(j)}_K = sum_{i > K} T^{(j-1)}_i (backward sums of positive terms); beyond top the remainder is
-    extrapolated geometrically with the last ratio of tail2 (negligible when top is chosen so).
+    T^{(j)}_K = sum_{i > K} T^{(j-1)}_i (backward sums of positive terms). What lies beyond top:
+
+    * extrapolated geometrically with the last ratio of tail2 where that is negligible: ``totals`` None, or
+      T^{(p)}_top <= eps/256 T^{(p)}_0 (top chosen so; the subtraction below would only add its rounding);
+    * else, with ``totals`` = (E binom(K', m), m = 0..order): exactly. By induction (hockey stick) T^{(j)}_K =
+      E binom(K' - K - 1, j - 1) 1{K' > K}, so T^{(j)}_{-1} = E binom(K', j - 1), and for a count of Poisson
+      batches during a time B (beta_k of ``docs/theory/chapter2.md`` section 0) E binom(K', m) =
+      lambda^m E B^m / m!: the law's own moments. Hence T^{(j)}_top = E binom(K', j - 1) - sum_{i <= top}
+      T^{(j-1)}_i, j >= 3, and top need not reach where the count is negligible: only as far as rows are used
+      (under partial admission the rows w L^K vanish for K >= r). It is one subtraction per order; its absolute
+      error, at most (top + 2) eps E binom(K', j - 1), is the same for every K and bounded by
+      :func:`wait_remainder_error` (the backward sums above it add positive terms).
     """
     top = len(tail) - 1
     M = ctx.zeros((order + 1, top + 1))
@@ -275,13 +307,38 @@ def wait_residual_moments(ctx, tail, tail2, lam, order):
             cur = tail2
         else:
             cur = ctx.zeros(top + 1)
-            rem = prev[top] * rho / (1 - rho) if rho is not None else ctx.num(0)
+            if totals is not None and prev[top] > ctx.eps / 256 * prev[0]:
+                rem = totals[p] - ctx.fsum(list(prev))
+                rem = rem if rem > 0 else ctx.num(0)  # rounding: the exact remainder is >= 0
+            else:
+                rem = prev[top] * rho / (1 - rho) if rho is not None else ctx.num(0)
             cur[top] = rem
             if top:
                 cur[:top] = numpy.cumsum(prev[:0:-1])[::-1] + rem
         M[p] = cur / lam ** (p + 1)
         prev = cur
     return M
+
+
+def wait_remainder_error(ctx, totals, top, lam, order):
+    """An upper bound of the absolute error of M[p, K] (every K) of :func:`wait_residual_moments` with ``totals``:
+    (top + 2) eps E binom(K', p) / lambda^{p+1} for p >= 2 (the subtraction of top + 1 rounded positive terms from
+    the total, each within eps of it), 0 for p < 2 (positive sums only); a vector over p = 0..order."""
+    err = ctx.zeros(order + 1)
+    for p in range(2, order + 1):
+        err[p] = ctx.eps * (top + 2) * totals[p] / lam ** (p + 1)
+    return err
+
+
+def wait_count_totals(ctx, moments, lam, order):
+    """(E binom(K', m), m = 0..order) = (lambda^m E B^m / m!) of a count K' of Poisson(lambda) batches during a time
+    B with raw moments ``moments`` (E B^0 = 1 first): the totals of :func:`wait_residual_moments`."""
+    out = ctx.zeros(order + 1)
+    fact = 1
+    for m in range(order + 1):
+        fact = fact * max(m, 1)
+        out[m] = moments[m] * lam**m / fact
+    return out
 
 
 def fw_series_mul(a, b):
@@ -331,21 +388,28 @@ def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
 # -- the s-independent data (engine and generated code) ------------------------------------------
 
 
-def wait_count_sequences(ctx, counts, order, start=32, limit=1 << 18):
+def wait_count_sequences(ctx, counts, order, start=32, limit=1 << 18, rows=None):
     """(beta, P(K > k), sum_{i>k} P(K > i)) over k = 0..top from ``counts(n)`` (the count sequences over 0..n),
     with top the first index where every residual moment is negligible: M[p, top] <= eps/256 M[p, 0] for
     p <= ``order`` (:func:`wait_residual_moments` at lambda = 1; M decreases in K). n doubles from ``start``;
-    None when more than ``limit`` terms would be needed."""
-    n = start
+    None when more than ``limit`` terms would be needed.
+
+    ``rows``: the rows w L^K vanish for K >= ``rows`` (partial admission: rows = r) and the moments are summed
+    with the law's totals (:func:`wait_residual_moments`): n = rows - 1 at once (top = min(that index, rows - 1)),
+    whatever the tail of the count. A heavy-tailed law (lognormal) needs no longer sequences for higher moments."""
+    cap = None if rows is None else max(rows - 1, 0)
+    n = start if cap is None else cap  # one call: a quadrature law restarts its levels at each length
     tol = ctx.eps / 256
     while True:
         beta, tail, tail2 = counts(n)
         M = wait_residual_moments(ctx, tail, tail2, ctx.num(1), max(order, 1))
         small = [all(M[p, k] <= tol * M[p, 0] for p in range(M.shape[0])) for k in range(n + 1)]
-        if small[n]:
-            top = small.index(True)  # the first negligible index
+        if small[n] or (cap is not None and n >= cap):
+            top = small.index(True) if small[n] else n  # the first negligible index, or every row
             return beta[: top + 1].copy(), tail[: top + 1].copy(), tail2[: top + 1].copy()
         n *= 2
+        if cap is not None:
+            n = min(n, cap)
         if n > limit:
             return None
 
@@ -429,13 +493,15 @@ def wait_mode_start(ctx, q, mode, lam, pmf, beta, support=None, geometric=None):
     return {"Y": Y, "t_idle": t_idle, "Ws": Ws, "Zp": Zp}
 
 
-def wait_level_series(ctx, lam, btail, btail2, Ws, vtail=None, vtail2=None, Wv=None, order=1):
+def wait_level_series(ctx, lam, btail, btail2, Ws, vtail=None, vtail2=None, Wv=None, order=1, btotals=None,
+                      vtotals=None):
     """Phi_n as power series in -s, levels x orders: sum_K M[p, K] (W^s_K)_n (+ the vacations' term), M of
-    :func:`wait_residual_moments` (coefficients E[.; residual^p] / p!)."""
-    Ms = wait_residual_moments(ctx, btail, btail2, lam, order)
+    :func:`wait_residual_moments` (coefficients E[.; residual^p] / p!; ``btotals``, ``vtotals``: the service's and
+    the vacation's totals of :func:`wait_count_totals`, or None)."""
+    Ms = wait_residual_moments(ctx, btail, btail2, lam, order, btotals)
     Phis = numpy.dot(Ms[:, : Ws.shape[0]], Ws).T
     if Wv is not None and Wv.shape[0]:
-        Mv = wait_residual_moments(ctx, vtail, vtail2, lam, order)
+        Mv = wait_residual_moments(ctx, vtail, vtail2, lam, order, vtotals)
         Phis = Phis + numpy.dot(Mv[:, : Wv.shape[0]], Wv).T
     return Phis
 
