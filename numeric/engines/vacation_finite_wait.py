@@ -169,7 +169,10 @@ output's note "between A and B", --digits D only where the bracket has D digits 
 :func:`~.vacation_wait.bound_tails`). The sojourn adds the customer's own service as one more convolution. Measured
 (benchmarks/lattice_finite_service.py): 2000 lognormal service times, r = 129, load 0.55, P(W > 0.5) =
 0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.6 s with the solve (r = 129 or
-200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
+200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. The
+lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55; issue 28): P(W > 0.5) in [0.027767,
+0.028851], the first tail 4.6 s of CPU from the CLI (10.9 s before the octave tables of its count sequences and
+the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
 cdf with such vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
 lognormal, with constant, empirical or uniform vacations, lognormal laws) are refused for tails and quantiles
 with the reason; the moments work for every law.
@@ -1297,8 +1300,9 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
     (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
     heavy-tailed law (more than 10 minutes, issue 28), so its tails are refused here, except for a lognormal
     *service* with a vacation of exact survival pieces (:func:`_capped_service`): certified lattice brackets (F5),
-    (F6) over the state from its float64 count sequences (measured: r = 129, about 5 s of CPU for the state, a
-    tail 19 s with the 0.99 quantile from the CLI). A lognormal vacation stays refused."""
+    (F6) over the state from its float64 count sequences (measured, docs/performance.md "Lognormal service in the
+    finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the CLI, the 0.99 quantile 15.5 s). A
+    lognormal vacation stays refused."""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):

@@ -152,7 +152,7 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     z = y * lam  # array first: an mpf operand on the left converts the array through its repr
     one = ctx.num(1)
     # the number of terms from the largest z (the remainder's share of the sum grows with z), then every y at once
-    z_max, term, total, k = max(z), one, ctx.num(0), 0
+    z_max, term, total, k = numpy.max(z) if ctx.is_float64 else max(z), one, ctx.num(0), 0
     while True:
         total = total + term
         k += 1
@@ -177,7 +177,8 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     base = log_y - z if shift is None else shift[live] + log_y - z
     lead = numpy.outer(log_y + ctx.log(lam), ks) + base.reshape(len(y), 1) - ctx.lgamma(ks + 2).reshape(1, top + 1)
     out[live] = ctx.flush(ctx.exp(lead) * series)
-    size = ((top + 1) * (abs(float(ctx.log(lam))) + max(abs(float(v)) for v in log_y)) + float(max(z))
+    widest = float(numpy.max(numpy.abs(log_y))) if ctx.is_float64 else max(abs(float(v)) for v in log_y)
+    size = ((top + 1) * (abs(float(ctx.log(lam))) + widest) + float(z_max)
             + math.lgamma(top + 2) + k + 2 * top)
     return out, size
 
@@ -218,7 +219,8 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
             break
         lo = int(alive[0]) + b_lo
         if lo <= M:
-            got = numpy.convolve(prev[int(alive[0]): int(alive[-1]) + 1], bb)[: M + 1 - lo]
+            a0 = int(alive[0])
+            got = _head_convolve(prev[a0: int(alive[-1]) + 1], bb, M + 1 - lo)
             if ctx.is_float64 and negligible:
                 got[got < negligible] = 0.0
             S[j, lo: lo + len(got)] = got
@@ -226,6 +228,25 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
         beyond[j] = max(ctx.num(1) - below, ctx.num(0))
         slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
     return S, beyond, slack, float(count * (len(nz) + 1))
+
+
+def _head_convolve(a, b, L):
+    """The first L entries of the convolution a * b (numpy arrays; fewer when a * b is shorter), without the others:
+    with h = ceil(L / 2), a = a_1 + x^h a_2 and b likewise, a * b = a_1 b_1 + x^h (a_1 b_2 + a_2 b_1) + x^2h a_2 b_2,
+    the last beyond L, the middle ones the first L - h entries of theirs (recursively): about L^2 / 2 products
+    instead of the L^2 of the whole convolution (the positive sums of :func:`lattice_convolutions` grouped
+    otherwise: each entry still a sum of the same positive products)."""
+    a, b = a[:L], b[:L]
+    if min(len(a), len(b)) <= 64 or L <= 512:
+        return numpy.convolve(a, b)[:L]
+    h = (L + 1) // 2
+    out = numpy.convolve(a[:h], b[:h])
+    out = numpy.concatenate([out, numpy.zeros(min(L, len(a) + len(b) - 1) - len(out), dtype=out.dtype)])
+    for x, y in ((a[:h], b[h:]), (a[h:], b[:h])):
+        if len(x) and len(y):
+            part = _head_convolve(x, y, L - h)
+            out[h: h + len(part)] += part
+    return out
 
 
 def lattice_shifted(ctx, S, beyond, slack):
@@ -470,21 +491,43 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                 if J and len(ms):
                     kmin = max(0, J - int(ms[-1]))
                     last = us[J - 1]  # y = m h - u_k = (m + k - J + 1) h - u_{J-1}
-                    grid = ctx.array([ctx.num(i + 1) for i in range(int(ms[-1]))]) * piece.h - last
+                    if ctx.is_float64:  # the same numbers 1, 2, ... without a Python list
+                        grid = numpy.arange(1, int(ms[-1]) + 1, dtype=float) * piece.h - last
+                    else:
+                        grid = ctx.array([ctx.num(i + 1) for i in range(int(ms[-1]))]) * piece.h - last
                     R, sz = lattice_residual_rows(ctx, lam, grid, top)
                     size = max(size, psize + sz + top + r)
                     Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
-                    G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
-                    if ctx.is_float64:  # every diagonal m = J - kmin + i - c at once (sequential sums in each)
-                        n, k = G.shape
-                        low = J - kmin - (k - 1)
-                        m = (numpy.arange(n)[:, None] - numpy.arange(k)[None, :] + (k - 1)).ravel()
-                        d = numpy.bincount(m, weights=G.ravel())  # d[x]: the diagonal m = x + low
-                        m = numpy.arange(len(d)) + low
-                        live = (m >= 1) & (m < len(piece.b))
+                    if ctx.is_float64:  # every diagonal m = J - kmin + i - c (sequential sums in each), G = R Z
+                        # by blocks of columns (G itself would be grid x columns: 270 MB at 8192 levels), each
+                        # block's rows only up to the last i whose diagonal m < len(b) meets one of its columns
+                        n, k = R.shape[0], J - kmin
+                        d = numpy.zeros(n + k - 1)  # d[x]: the diagonal m = x + 1 (x = i - c + k - 1)
+                        step = _DIAGONAL_BLOCK
+                        pad = None
+                        for c0 in range(0, k, step):
+                            c1 = min(c0 + step, k)
+                            rows, nc = min(n, len(piece.b) - k + c1 - 1), c1 - c0
+                            if rows <= 0:
+                                continue
+                            if pad is None or pad.shape[1] != nc:  # G between nc zero rows above and below (the
+                                pad = numpy.zeros((n + 2 * nc, nc))  # rows grow from block to block: below stays 0)
+                            # G[i, c] = sum_K R_K(y_i) Z[K, c0 + c], written into the padded array
+                            numpy.matmul(R[:rows], Z[:, c0:c1], out=pad[nc: nc + rows])
+                            # the diagonal i - c = e - nc + 1 as row e of a strided view: pad[nc + i, c] with
+                            # i = c + e - nc + 1 lies at (e + 1) nc + c (nc + 1), e = 0..rows + nc - 2
+                            view = numpy.lib.stride_tricks.as_strided(
+                                pad[1:], shape=(rows + nc - 1, nc), strides=(nc * pad.itemsize, (nc + 1) * pad.itemsize),
+                                writeable=False)
+                            first = k - c1  # the x of e = 0 (i = 0, c = c1 - 1)
+                            d[first: first + rows + nc - 1] += view.sum(axis=1)
+                        m = numpy.arange(len(d)) + 1
+                        live = m < len(piece.b)
                         total = total + ctx.dot(d[live], piece.b[m[live]])
-                        size = max(size, psize + sz + top + r + min(n, k) + 2)  # each diagonal summed in order
+                        # each diagonal summed in order within a block, then over the blocks
+                        size = max(size, psize + sz + top + r + min(n, k) + 2 + -(-k // step))
                     else:
+                        G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
                         sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
                         total = total + ctx.dot(piece.b[ms], ctx.array(sums))
                     reach = column + A[:r, kmin:J].sum(axis=1)
@@ -514,6 +557,10 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     bound = 4 * ctx.eps * (size + 10) * total
     return total, bound, trunc
 
+
+#: columns of one block of the products G = R Z of the lattice piece (F5) in float64 (grid x block: 16 MB at 8192
+#: levels)
+_DIAGONAL_BLOCK = 256
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
 LATTICE_ROWS = 1 << 14
