@@ -307,3 +307,25 @@ def test_the_quantile_note_gives_the_roots_of_the_bounds():
         assert a <= q <= b
         for t, side in ((a, 0), (b, 1)):
             assert law.bracket(F(t * (1 - 1e-7)))[side] > 0.1 >= law.bracket(F(t * (1 + 1e-7)))[side], (t, side)
+
+
+def test_the_capped_roundings_are_laws_that_bracket_the_capped_service():
+    """(F6): the lognormal capped at c = N h and rounded down / up to the lattice h is a law (total mass 1) with
+    B_down <= min(B, c) <= B_up pathwise, so P(B_down <= k h) >= P(min(B, c) <= k h) >= P(B_up <= k h) at every
+    level; the cdf P(B <= k h) here by mpmath's lognormal at 30 digits, not the law's survival_many. (The upper
+    law once dropped P(c - h < B < c): its mass was 1 - that, and the certified upper bound could fall short.)"""
+    from qderive.numeric.engines.vacation_finite_wait import capped_rounding
+
+    law = qd.LogNormal(F(12, 1000), F(2))
+    h, N = F(1, 500), 40  # c = 0.08: P(B > c) = 1.6e-2, P(c - h < B < c) = 4.8e-4
+    down, up = capped_rounding(law)(h, N)
+    assert abs(down.sum() - 1) < 1e-14 and abs(up.sum() - 1) < 1e-14  # float64 differences of a survival function
+    with mpmath.workdps(30):
+        scv, mean = mpmath.mpf(2), mpmath.mpf(12) / 1000
+        sigma2 = mpmath.log(1 + scv)
+        mu = mpmath.log(mean) - sigma2 / 2
+        cdf = [mpmath.ncdf((mpmath.log(k * mpmath.mpf(h.numerator) / h.denominator) - mu) / mpmath.sqrt(sigma2))
+               if k else mpmath.mpf(0) for k in range(N + 1)]
+    for k in range(N):  # at the cap both laws hold everything (min(B, c) <= c)
+        true = float(cdf[k])
+        assert np.sum(down[: k + 1]) >= true - 1e-14 >= np.sum(up[: k + 1]) - 2e-14, k

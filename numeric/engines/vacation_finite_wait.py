@@ -1462,7 +1462,8 @@ def service_lattice_setup(service, vacation):
 def capped_rounding(law):
     """``pmfs(h, N)`` -> (b_down, b_up) over 0..N for a service law with an unbounded support, a float64
     ``survival_many`` and a ``stop_loss`` (the lognormal; None for a law without them): the capped service
-    min(B, c), c = N h, rounded down and up to the lattice h, b[N] = P(B >= c) in both (F6).
+    min(B, c), c = N h, rounded down and up to the lattice h (F6): b_down[N] = P(B >= c), b_up[N] =
+    P(B > c - h) (the services in (c - h, c) rounded up to the cap as well: each pmf has total mass 1).
 
     **(F6) Why the brackets stay certified with the cap.** Take c >= t (the lattice spans [0, c], c >= 9/8 t). *The
     services ahead* (the j of (F5), and the customer's own for the sojourn): a service longer than c >= t makes W > t
@@ -1486,9 +1487,8 @@ def capped_rounding(law):
         down, up = np.zeros(N + 1), np.zeros(N + 1)
         down[:N] = S[:N] - S[1:]  # P(k h <= B < (k + 1) h) (a continuous law)
         up[1:] = S[:N] - S[1:]  # P((k - 1) h < B <= k h)
-        down[N] = up[N] = 0.0
-        down[N] += S[N]  # P(B >= c): the cap, in both
-        up[N] += S[N]
+        down[N] = S[N]  # P(B >= c): the cap
+        up[N] = S[N - 1] if N else S[0]  # P(B > c - h): every service above c - h rounded up to the cap
         return np.maximum(down, 0.0), np.maximum(up, 0.0)
 
     return pmfs
