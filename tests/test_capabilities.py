@@ -85,10 +85,23 @@ def _candidates(cls, name: str, meta, value) -> list:
     return _nudged(value)
 
 
+_PERTURBED: dict = {}
+
+
 def perturbed(cls, base, name: str, meta):
     """The valid models with field ``name`` changed (the model's own domain rules refuse some candidates); when
     none is valid, each candidate with one other field left out (None), for two fields given one or the other
-    (``--service LAW`` or ``--service-rates MU1,MU2``)."""
+    (``--service LAW`` or ``--service-rates MU1,MU2``). Kept per (model class, base, field): the companions'
+    search asks for the same ones many times, and each model is validated on construction (frozen models hash)."""
+    try:
+        key = (cls, base, name)
+        return list(_PERTURBED[key]) if key in _PERTURBED else list(_PERTURBED.setdefault(
+            key, _perturbed(cls, base, name, meta)))
+    except TypeError:  # a field value that does not hash
+        return _perturbed(cls, base, name, meta)
+
+
+def _perturbed(cls, base, name: str, meta):
     out = []
     values = candidates(cls, name, meta, getattr(base, name))
     for value in values:
