@@ -65,13 +65,13 @@ Qt_f, Pt_f = sp.Function(r"\tilde{Q}"), sp.Function(r"\tilde{P}")
 
 #: the model points of the evaluated relations and the checks (exact rationals): (load, batch mean, b1, f1)
 POINTS = {
-    "rho_bar = 3/5": (F(3, 5), 5, F(3, 200), F(3, 40)),
-    "rho_bar = 1": (1, 4, F(1, 10), F(1, 3)),
+    "load 3/5": (F(3, 5), 5, F(3, 200), F(3, 40)),
+    "load 1": (1, 4, F(1, 10), F(1, 3)),
     "double pole": (F(2, 5), 3, F(1, 50), F(1, 10)),  # mu p = 50/3 = lambda + nu = 20/3 + 10
-    "rho_bar = 5": (5, 2, F(1, 5), F(1, 2)),
+    "load 5": (5, 2, F(1, 5), F(1, 2)),
     "batches of one": (F(4, 5), 1, F(1, 2), F(1, 3)),
 }
-_ORACLE_CAPACITY = {"rho_bar = 3/5": 4, "rho_bar = 1": 3, "double pole": 3, "rho_bar = 5": 2, "batches of one": 3}
+_ORACLE_CAPACITY = {"load 3/5": 4, "load 1": 3, "double pole": 3, "load 5": 2, "batches of one": 3}
 
 
 def _model(name: str, capacity: int) -> ClosedFormVacationQueue:

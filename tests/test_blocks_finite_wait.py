@@ -54,11 +54,9 @@ SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
 GAMMA_SETUP, GAMMA_CLOSE = Gamma(F(3, 2), F(1, 2)), Gamma(F(5, 2), F(1, 3))
 
 
-@pytest.mark.parametrize("admission", list(Admission))
-@pytest.mark.parametrize("policy", RULES)
-def test_oracle_without_blocks_equals_the_finite_wait_law(policy, admission):
-    vac = None if policy is None else Exponential(F(1, 2))
-    model = FiniteVacationQueue(F(1, 2), PMF3, Erlang(2, F(2, 3)), vac, 5, admission, policy or MULTIPLE)
+def _assert_equals_the_oracle(model):
+    """The 30-digit law's P(W = 0), wait and sojourn tails at t = 1, 4 and first two moments against the tagged
+    customer's chain, to 1e-20 (the chain's and the inversion's digits: measured 1e-40)."""
     ts = [F(1), F(4)]
     oracle = tagged_wait(model, times=ts, digits=30, moments=2)
     laws = response_laws(model)
@@ -70,6 +68,14 @@ def test_oracle_without_blocks_equals_the_finite_wait_law(policy, admission):
         assert abs((1 - wait[0]) - oracle.p_zero) <= tol
         for got, want in zip(wait[1:] + sojourn + moments, oracle.tail + oracle.sojourn_tail + oracle.moments):
             assert abs(got - want) <= tol * want
+
+
+@pytest.mark.parametrize("admission", list(Admission))
+@pytest.mark.parametrize("policy", RULES)
+def test_oracle_without_blocks_equals_the_finite_wait_law(policy, admission):
+    vac = None if policy is None else Exponential(F(1, 2))
+    model = FiniteVacationQueue(F(1, 2), PMF3, Erlang(2, F(2, 3)), vac, 5, admission, policy or MULTIPLE)
+    _assert_equals_the_oracle(model)
 
 
 @pytest.mark.parametrize("policy", RULES)
@@ -147,17 +153,7 @@ def test_30_digit_law_equals_the_oracle(policy, admission):
     """30 digits, a setup and a close-down together: tails, P(W = 0) and moments to 1e-20 (measured 1e-40 for all
     eighteen combinations of the rules, the admissions and the blocks)."""
     model = _blocks(policy, admission, r=3)
-    ts = [F(1), F(4)]
-    oracle = tagged_wait(model, times=ts, digits=30, moments=2)
-    laws = response_laws(model)
-    wait = tails(laws["wait"], [F(0), *ts], 30)[0]
-    sojourn = tails(laws["sojourn"], ts, 30)[0]
-    moments = laws["wait"].moment_values(2, 30)
-    with mpmath.workdps(40):
-        tol = mpmath.mpf(10) ** -20
-        assert abs((1 - wait[0]) - oracle.p_zero) <= tol
-        for got, want in zip(wait[1:] + sojourn + moments, oracle.tail + oracle.sojourn_tail + oracle.moments):
-            assert abs(got - want) <= tol * want
+    _assert_equals_the_oracle(model)
 
 
 
