@@ -68,7 +68,7 @@ from ..sequences import arrival_counts
 from .block_laws import batch_values, lst_taylor, lst_values
 
 __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
-           "threshold_refusal"]
+           "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
 
 
 class _Tr:
@@ -123,6 +123,9 @@ class ThresholdTransform:
         self.Xw = [one * self.x[k] for k in range(top)]
         self.theta = self.zero if self.limit else 1 / (s / self.lam + 1)
         self.served, self.direct = self.zero, self.zero
+        #: the excess (finite room, :func:`threshold_excess`): sum over the threshold stages of what the customers still
+        #: below N at the stage add to their wait, times the later stages' L*(s)
+        self.excess = self.zero
         self._laws: dict = {}
 
     # -- the laws' series ---------------------------------------------------------------------------------
@@ -164,6 +167,7 @@ class ThresholdTransform:
         pre, post = state
         apre, apre1, apost, apost1, dd, dd1 = self._law(law)
         post = post.times(apost, apost1) + pre.times(S.mul(self.kappa, dd), self.kappa1 * dd1)
+        self.excess = self.excess * apost1
         return pre.times(apre, apre1), post
 
     def interrupt(self, state, law):
@@ -183,6 +187,7 @@ class ThresholdTransform:
         R = _Tr(S.add(post.low, S.scale(S.mul(self.kappa, V), 1 / self.lam)), post.one + self.kappa1 * v1 / self.lam)
         U = S.mul(R.low, S.inverse([1 - self.theta * self.Xw[0]] + [-self.theta * v for v in self.Xw[1:]]))
         u1 = sum(U[1:], U[0])
+        self.excess = self.excess - (1 - self.theta) * u1
         return new_pre, _Tr(list(empty), R.one - (1 - self.theta) * u1)
 
     def repeat(self, state, law, threshold, most=None):
@@ -196,6 +201,7 @@ class ThresholdTransform:
         E = _Tr(S.mul(S.mul(self.kappa, V), dd), self.kappa1 * v1 * dd1)
         U = S.mul(S.add(post.low, E.low), S.inverse([1 - apost[0]] + [-v for v in apost[1:]]))
         u1 = sum(U[1:], U[0])
+        self.excess = self.excess + u1 * (apost1 - 1)
         return new_pre, _Tr(list(empty), post.one + E.one + u1 * (apost1 - 1))
 
     def finish(self, state):
@@ -250,19 +256,68 @@ def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
     (:func:`transform_moments`, h = scale / 1000 with :func:`_scale`), computed at the digits of ``ctx`` (float64:
     20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
     log10(1/h) digits per order near 0) and returned in ``ctx``."""
+    blocks = _blocks(model, blocks)
+    return _coefficients(lambda work, s: threshold_transform(model, work, s, mean_y, blocks=blocks), ctx, k,
+                         _top(blocks), _scale(model, blocks))
+
+
+def _coefficients(F, ctx, k: int, top: int, scale) -> list:
+    """(-1)^j j! [s^j] F(s), j = 1..k, of ``F(work, s)`` by :func:`transform_moments` at the rule of
+    :func:`threshold_moments` (h = scale / 1000, the digits of ``ctx`` plus (k + top + 1) log10(1/h) + 10), in
+    ``ctx``."""
     import math
 
     from ..backend import mp_context
 
-    blocks = _blocks(model, blocks)
-    scale = _scale(model, blocks)
     digits = 20 if ctx.is_float64 else ctx.dps
     lost = math.log10(1000 / float(scale))
-    work = mp_context(digits + int((k + _top(blocks) + 1) * lost) + 10)
+    work = mp_context(digits + int((k + top + 1) * lost) + 10)
     with work:
-        values = transform_moments(lambda s: threshold_transform(model, work, s, mean_y, blocks=blocks), k, digits,
-                                   work.num(scale))
+        values = transform_moments(lambda s: F(work, s), k, digits, work.num(scale))
     return [ctx.num(float(v)) if ctx.is_float64 else +v for v in values]
+
+
+def threshold_excess(model, ctx, s, blocks=None):
+    """Delta(s), per idle period, of the finite room with a start threshold N > 1 under partial admission (the
+    engine :mod:`~qderive.numeric.engines.vacation_finite_wait`, item 7), at the context array ``s`` (None: the
+    limit s -> oo).
+
+    A customer admitted during the idle passage whose count (the customers present after its batch, later arrivals
+    included) is still below N where a threshold is checked -- at the end of its vacation before a ``wait`` or in a
+    ``repeat``, at its arrival in a ``wait`` -- waits beyond the rest of its period: for the later batches that
+    bring the count to N (``wait``), or for more vacations (``repeat``). Below N nobody is refused under partial
+    admission (N <= r), so these customers, their positions and the count's law below N are the infinite room's:
+    the low series of :class:`ThresholdTransform` (``pre``, ``post``). What they add, e^{-s (extra)} - 1 summed
+    over them, is, per stage::
+
+        wait(N):       - (1 - theta) U(1),          U = R / (1 - theta X(w)) (the low part of R)
+        repeat(L, N):  U(1) (L*(s) - 1),            U = (post + E) / (1 - Apost_L)
+
+    each carried through the later ``during`` stages (times their L*(s)); at s -> oo it removes the zero wait of
+    the first member of a batch arriving at level 0 in a last ``wait`` that it does not end."""
+    blocks = _blocks(model, blocks)
+    op = ThresholdTransform(model, ctx, s, _top(blocks))
+    passage(blocks, op)
+    return op.excess
+
+
+def _excess_scale(model, blocks) -> Fraction:
+    """A lower bound, heuristic but generous, of the distance from 0 to the nearest singularity of Delta(s) of
+    :func:`threshold_excess`: no busy period enters it (no 1 / phi(s)), only the laws (poles at least about
+    1 / (mean (1 + scv)) away) and theta = lambda / (lambda + s) (a pole at -lambda)."""
+    out = [Fraction(model.rate)]
+    for law in [model.service] + [law for b in blocks for _, law in b.laws()]:
+        m1, m2 = Fraction(law.moment(1)), Fraction(law.moment(2))
+        out.append(m1 / m2)
+    return min(out) / 2
+
+
+def threshold_excess_moments(model, ctx, k: int, blocks=None) -> list:
+    """(-1)^j j! [s^j] Delta(s), j = 1..k, of :func:`threshold_excess` (its part of j! [s^j] N(-s) in the finite
+    room's moments), by :func:`transform_moments` at the rule of :func:`threshold_moments`."""
+    blocks = _blocks(model, blocks)
+    return _coefficients(lambda work, s: threshold_excess(model, work, s, blocks), ctx, k, _top(blocks),
+                         _excess_scale(model, blocks))
 
 
 def transform_moments(F, k: int, digits: int, scale) -> list:

@@ -339,6 +339,11 @@ class WaitData:
     suffix: tuple = ()
     btotals: object = None  # the service's and the vacation's totals E binom(K', m), m <= order (count_totals), or
     vtotals: object = None  # None: the residual moments' remainders are then extrapolated (item 5)
+    #: the time at each level n = 1..r-1 (entry 0 unused: ``t_idle``) where a batch's arrival starts service at once
+    #: with n waiting (item 7: a last ``wait`` with N > 1), or None
+    once: object = None
+    #: pi_0, the weight of the idle periods of the excess Delta(s) (item 7: start threshold N > 1), or None
+    excess: object = None
 
 
 def _embedded(model, ctx):
@@ -424,7 +429,7 @@ def admission_series(model, data, order):
     if data.r == 0:
         Phis = ctx.zeros((0, order + 1))
     N = K.wait_admission_series(ctx, Phis, _service_series(model, ctx, order), data.tail, data.pmf,
-                                data.t_idle, data.whole)
+                                data.t_idle, data.whole, data.once)
     for law in data.suffix:  # the periods waited through in full (item 6)
         N = K.fw_series_mul(N, _law_series(law, ctx, order))
     return N
@@ -617,6 +622,7 @@ def _values(data) -> dict:
     values = {name: getattr(data, name) for name in _DATA_FIELDS}
     values["geometric"] = data.geometric
     values["flat"] = data.flat
+    values["once"] = data.once
     for j, period in enumerate(data.periods):
         values["period", j, "counts"] = period.counts
         values["period", j, "rows"] = period.rows
@@ -753,7 +759,7 @@ class FiniteWait:
             hs = [lst_at(p.law, FLOAT64, z, data.lam)[1] for p in data.periods]
             with np.errstate(under="ignore"):
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
-                N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+                N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
                 return N * _suffix_at(data, FLOAT64, z, data.lam), b
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
@@ -765,12 +771,13 @@ class FiniteWait:
                 zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
                 hf = [ectx.complexes(h) for h in hs]
                 Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
-                Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole)
+                Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole,
+                                          values["once"])
             N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
             return N * _suffix_at(data, ctx, z, lam), b
         values = _values(data)
         Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
-        N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole)
+        N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
         return N * _suffix_at(data, ctx, z, lam), b
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
@@ -785,13 +792,13 @@ class FiniteWait:
         if ctx.is_float64:
             z = np.asarray(s, dtype=complex).ravel()
             sums = [self._node_sum(data, z, FLOAT64, strategy, fast) for data in parts]
-            out = sum(N for N, _ in sums) / sum(data.N0 for data in parts)
+            out = (sum(N for N, _ in sums) + self._excess(FLOAT64, parts, z)) / sum(data.N0 for data in parts)
             return (out * sums[0][1] if kind == "sojourn" else out).reshape(shape)
         mctx = mp_context(ctx.dps + self.guard)
         with mctx:
             z = np.array([mpmath.mpc(v) for v in np.asarray(s, dtype=object).ravel()], dtype=object)
             sums = [self._node_sum(data, z, mctx, strategy, fast) for data in parts]
-            N = sums[0][0]
+            N = sums[0][0] + self._excess(mctx, parts, z)
             for other, _ in sums[1:]:
                 N = N + other
             out = N / mpmath.fsum([data.N0 for data in parts])
@@ -817,12 +824,23 @@ class FiniteWait:
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
             parts = self._safe_data(ctx)
-            with parts[0].ctx:
-                value = parts[0].ctx.fsum([d.zero_weight for d in parts]) / parts[0].ctx.fsum([d.N0 for d in parts])
+            dctx = parts[0].ctx
+            with dctx:
+                atom = self._excess(dctx, parts, None)
+                value = (dctx.fsum([d.zero_weight for d in parts]) + atom) / dctx.fsum([d.N0 for d in parts])
             with ctx:
                 return float(value) if ctx.is_float64 else +value
 
         return p0
+
+    def _excess(self, ctx, parts, z):
+        """pi_0 Delta(s) of item 7 at the 1-d nodes z (None: the limit s -> oo, a number), in ``ctx``; 0 without a
+        start threshold N > 1."""
+        return 0
+
+    def _excess_series(self, ctx, parts, order):
+        """The power series in -s (coefficients over p = 0..order) of pi_0 Delta(s) of item 7; 0 without N > 1."""
+        return 0
 
     def _safe_data(self, ctx, order=1, moments=False):
         get = self._moment_parts if moments else self.parts
@@ -849,6 +867,7 @@ class FiniteWait:
                 N = admission_series(self.model, parts[0], k)
                 for data in parts[1:]:
                     N = N + admission_series(self.model, data, k)
+                N = N + self._excess_series(dctx, parts, k)
                 if kind == "sojourn":
                     N = K.fw_series_mul(N, _service_series(self.model, dctx, k))
                 N0 = dctx.fsum([data.N0 for data in parts])
@@ -1141,10 +1160,17 @@ def _recording(base):
             return super().during(v, law, vacation)
 
         def repeat(self, v, law, threshold, most=None):
+            from ..kernels.idle_passage import renewal
+
             i, times = self.i, self.times.copy()
             out = super().repeat(v, law, threshold, most)
             start = self.ctx.zeros(self.size)
-            start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
+            if threshold == 1:
+                start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
+            else:  # N > 1 (partial admission, item 7): the periods started at level k < N, the kernel's own visits
+                c = self.counts(law)
+                n = min(threshold, self.room)
+                start[:n] = renewal(self.ctx, v[:n], c.pmf, c.geq[1])
             self.records.append(("start", i, start))
             return out
 
@@ -1157,22 +1183,23 @@ def _recording(base):
     return Recorder
 
 
-def _suffix(stages, i) -> tuple:
+def _suffix(stages, i, top=1) -> tuple:
     """The laws of the stages a customer present at the end of stage ``i`` waits through in full before the first
-    service (start threshold 1: the later ``during`` stages really entered; thresholds are met). Refused for a
-    stage it cannot wait through whole (an ``interrupt`` later in the passage)."""
+    service, the thresholds (at most ``top``) met: the later ``during`` stages really entered (with N > 1 the
+    customers still below N wait more: item 7). Refused for a stage it cannot wait through whole (an ``interrupt``
+    later in the passage)."""
     from ...symbolic.blocks.machine import StageKind, resolve
     from ...symbolic.errors import ParameterError
 
     out = []
-    j, _ = resolve(stages, i + 1, 1)
+    j, _ = resolve(stages, i + 1, top)
     while j < len(stages):
         stage = stages[j]
         if stage.kind is not StageKind.DURING:
             raise ParameterError(f"the finite-room waiting-time law does not cover a {stage.kind.value} stage after "
                                  "a customer is present (start threshold 1)")
         out.append(stage.law)
-        j, _ = resolve(stages, j + 1, 1)
+        j, _ = resolve(stages, j + 1, top)
     return tuple(out)
 
 
@@ -1188,15 +1215,16 @@ def block_parts(model, ctx, order) -> list:
     from ..kernels import idle_passage as IP
     from . import blocks_finite as BF
 
-    if model.start_threshold != 1:
-        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N = 1 only",
-                             model.start_threshold)
     r = model.capacity
     whole = model.admission is Admission.WHOLE
+    if model.start_threshold != 1 and whole:
+        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N > 1 under partial "
+                             "admission only", model.start_threshold)
     blocks = blocks_of(model)
     stages = machine(model, blocks)
     refuse_stuck(model, stages)
     BF.refuse_no_places(model, stages)
+    top = max([s.threshold for s in stages if s.threshold is not None] + [1])
     with ctx:
         op = _recording(BF.WholePassage if whole else BF.FinitePassage)(model, ctx, stages, r)
         y = passage(blocks, op)
@@ -1213,13 +1241,13 @@ def block_parts(model, ctx, order) -> list:
             admit, low = None, ctx.num(1)
         fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
         beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
-        groups: dict = {(): {"periods": [], "flat": None, "once": ctx.num(0)}}
+        groups: dict = {(): {"periods": [], "flat": None, "once": ctx.num(0), "above": None}}
         for what, i, vector in op.records:
             if not any(vector != 0):
                 continue
             # a batch starting service at once waits for no later stage (a close-down's: none is entered)
-            suffix = () if what == "once" else _suffix(stages, i)
-            group = groups.setdefault(suffix, {"periods": [], "flat": None, "once": ctx.num(0)})
+            suffix = () if what == "once" else _suffix(stages, i, top)
+            group = groups.setdefault(suffix, {"periods": [], "flat": None, "once": ctx.num(0), "above": None})
             vector = vector * pi0
             if what == "start":
                 law = stages[i].law
@@ -1230,9 +1258,13 @@ def block_parts(model, ctx, order) -> list:
                 if any(vector[:r] != 0):
                     group["flat"] = vector[:r] if group["flat"] is None else group["flat"] + vector[:r]
             else:
-                if any(vector[1:] != 0):  # pragma: no cover - threshold 1
-                    raise ParameterError("a batch starting service at once with someone present is not covered")
+                if any(vector[r:] != 0):  # pragma: no cover - a wait's levels are below N <= r
+                    raise ParameterError("a batch starting service at once with r waiting is not covered")
                 group["once"] = group["once"] + vector[0]
+                if any(vector[1:r] != 0):  # N > 1: with n waiting, r + 1 - n places (item 7)
+                    above = ctx.zeros(r)
+                    above[1:] = vector[1:r]
+                    group["above"] = above if group["above"] is None else group["above"] + above
         Y = pi[1: r + 1] + pi0 * y[1: r + 1]
         parts = []
         for suffix, group in groups.items():
@@ -1245,9 +1277,12 @@ def block_parts(model, ctx, order) -> list:
             t_idle = group["once"]
             data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, start, None,
                             ctx.flush(Zp), t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
-                            None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix)
+                            None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix,
+                            once=group["above"])
             data.N0 = admission_series(model, data, 0)[0]
             parts.append(data)
+        if top > 1:  # the excess of the customers still below N (item 7), per idle period: weight pi_0
+            parts[0].excess = pi0
         if ctx.is_float64 and not all(math.isfinite(d.N0) for d in parts):
             raise ArithmeticError("the level vectors over- or underflow float64")
     return parts
@@ -1268,6 +1303,31 @@ class BlockFiniteWait(FiniteWait):
         from ...symbolic.blocks import blocks_of
 
         return [fl for b in blocks_of(self.model) for fl in b.laws()]
+
+    def _excess(self, ctx, parts, z):
+        """pi_0 Delta(s) (item 7; :func:`~.blocks_threshold.threshold_excess`) at the nodes z of ``ctx``'s kind, or at
+        the limit s -> oo (z None: a real number)."""
+        from .blocks_threshold import threshold_excess
+
+        if parts[0].excess is None:
+            return 0
+        weight = ctx.num(parts[0].excess) if ctx.is_float64 else +parts[0].excess
+        if z is None:
+            return threshold_excess(self.model, ctx, None)[0].real * weight
+        return threshold_excess(self.model, ctx, z) * weight
+
+    def _excess_series(self, ctx, parts, order):
+        """pi_0 Delta(s) as a power series in -s (item 7): (-1)^p [s^p] Delta(s) =
+        :func:`~.blocks_threshold.threshold_excess_moments` / p!."""
+        from .blocks_threshold import threshold_excess_moments
+
+        if parts[0].excess is None or order < 1:
+            return 0
+        out = ctx.zeros(order + 1)
+        weight = parts[0].excess
+        for p, v in enumerate(threshold_excess_moments(self.model, ctx, order), start=1):
+            out[p] = v * weight / math.factorial(p)
+        return out
 
     def parts(self, ctx, order=1) -> list:
         if ctx.is_float64:
@@ -1375,19 +1435,26 @@ def _block_tails_refusal(model) -> tuple[str, str] | None:
 
 def _response_check(model, asked):
     """The refusal of :func:`response_laws`: with a setup or a close-down :func:`_block_tails_refusal` for the tails
-    and quantiles, else :func:`_tails_refusal`."""
+    and quantiles (with N > 1 first the infinite room's start-threshold check, the moments included: the excess of
+    item 7 needs every law's closed-form transform), else :func:`_tails_refusal`."""
     if model.blocks:
         from ...symbolic.capabilities import Refusal
+        from .blocks import _threshold_check
         from .vacation_wait import TAIL_MEASURES
 
+        threshold = _threshold_check(model, asked)
+        if threshold is not None:
+            return threshold
         wanted = TAIL_MEASURES & frozenset(asked)
         refused = _block_tails_refusal(model) if wanted else None
         return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
     return _tails_refusal(model, asked)
 
 
-@declare(Rule("start_threshold", lambda n: n != 1, "the finite-room waiting-time law computes the start threshold "
-              "N = 1 only"), check=_response_check)
+@declare(Rule("start_threshold", lambda m: m.start_threshold != 1 and m.admission is Admission.WHOLE,
+              "the finite-room waiting-time law computes a start threshold N > 1 under partial admission only (under "
+              "whole admission a batch refused below N does not count, so the count below N is not the infinite "
+              "room's)", whole=True), check=_response_check)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects

@@ -246,12 +246,14 @@ def wait_levels_by_customers(ctx, s, lam, admit, pmf, Y, v0, Zp, g0, h0, support
     return Phi
 
 
-def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole):
+def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole, once=None):
     """N(s) = sum_n Phi_n A_n + t_I A_I for nodes (rows of Phi) with b = beta(s).
 
     Partial admission: A_n = b^n P_{r-n}, A_I = P_{r+1}, P_m = sum_{i=1}^{m} P(X >= i) b^{i-1};
     whole admission: A_n = b^n D_{r-n}, A_I = D_{r+1}, D_m = sum_{k=1}^{m} l_k (1 + b + ... + b^{k-1}).
-    ``tail`` = P(X > i) and ``pmf`` over i = 0..r+1.
+    ``tail`` = P(X > i) and ``pmf`` over i = 0..r+1. ``once`` (or None): the times o_n at the levels n = 1..r-1
+    (entry 0 unused) where a batch's arrival starts service at once with n waiting (a start threshold N > 1 met
+    by the batch): it finds r + 1 - n places, + sum_n o_n b^n P_{r+1-n} (D_{r+1-n}).
     """
     nodes, r = Phi.shape
     pw = fw_complex_zeros(ctx, (nodes, r + 1))
@@ -271,6 +273,8 @@ def wait_admission_sum(ctx, Phi, b, tail, pmf, t_idle, whole):
     if r:
         A = pw[:, :r] * Q[:, r:0:-1]
         N = N + numpy.sum(Phi * A, axis=1)
+    if once is not None and r > 1:
+        N = N + numpy.sum(pw[:, 1:r] * Q[:, r:1:-1] * once[None, 1:r], axis=1)
     return N
 
 
@@ -367,9 +371,9 @@ def wait_series_powers(ctx, f, count):
     return c
 
 
-def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
-    """The power series (in -s) of :func:`wait_admission_sum`: ``Phis`` levels x orders, ``Bs`` the series of
-    beta (b_p / p!); every coefficient a sum of positive terms."""
+def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole, once=None):
+    """The power series (in -s) of :func:`wait_admission_sum` (``once`` as there): ``Phis`` levels x orders, ``Bs``
+    the series of beta (b_p / p!); every coefficient a sum of positive terms."""
     r, P = Phis.shape
     pw = wait_series_powers(ctx, Bs, r + 1)
     Q = ctx.zeros((r + 2, P))
@@ -382,6 +386,8 @@ def wait_admission_series(ctx, Phis, Bs, tail, pmf, t_idle, whole):
     if r:
         A = fw_series_mul(pw[:r], Q[r:0:-1])
         N = N + numpy.sum(fw_series_mul(Phis, A), axis=0)
+    if once is not None and r > 1:
+        N = N + numpy.sum(fw_series_mul(pw[1:r], Q[r:1:-1]) * once[1:r, None], axis=0)
     return N
 
 
