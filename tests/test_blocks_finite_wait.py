@@ -20,7 +20,8 @@ The engine (the period families of ``numeric/engines/vacation_finite_wait.py``, 
 * the two ways at the nodes (by batches, by customers) at 30 digits;
 * gamma laws of non-integer shape (no chain): E[W] equals Little's mean wait of the finite state law; tails inside a
   seeded simulation's intervals (``numeric/simulation/blocks.py``);
-* the CLI: computes, and refuses N > 1 and laws with kinks naming the option.
+* the CLI: computes, and refuses N > 1 under whole admission and laws with kinks naming the option (N > 1 under
+  partial admission: tests/test_blocks_finite_wait_threshold.py).
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def test_cli_computes_the_wait_with_a_setup_and_a_close_down():
     assert 0 < got["wait_tail"]["0.05"] < 1 and abs(got["wait_moments"][0] - got["mean_wait"]) < 1e-12 * got["mean_wait"]
 
 
-@pytest.mark.parametrize("extra, field", [(["--start-threshold", "2", "--setup", "exp:mean=1"], "start-threshold"),
+@pytest.mark.parametrize("extra, field", [(["--start-threshold", "2", "--setup", "exp:mean=1", "--admission", "whole"],
+                                           "start-threshold"),
                                           (["--setup", "det:mean=1"], "setup"),
                                           (["--close-down", "lognormal:mean=1/2,scv=4"], "close-down")])
 def test_cli_refuses_what_it_does_not_compute(extra, field):

@@ -185,11 +185,12 @@ def test_refused_with_the_option_named(extra, option):
     assert code != 0 and option in err and "Traceback" not in err, err
 
 
-def test_finite_room_still_refuses_the_tails_with_a_threshold():
-    """The finite room computes a setup's tails (tests/test_blocks_finite_wait.py), not N > 1's."""
+def test_finite_room_still_refuses_the_tails_with_a_threshold_under_whole_admission():
+    """The finite room computes a setup's tails (tests/test_blocks_finite_wait.py) and N > 1's under partial
+    admission (tests/test_blocks_finite_wait_threshold.py), not N > 1's under whole admission."""
     code, out, err = cli(["eval", "vacation-finite", "--rate", "1/2", "--batch", "geometric:mean=2", "--service",
                           "exp:mean=1/3", "--vacation", "exp:mean=1/2", "--capacity", "5", "--setup", "exp:mean=1/4",
-                          "--start-threshold", "2", "--wait-tail", "1"])
+                          "--start-threshold", "2", "--admission", "whole", "--wait-tail", "1"])
     assert code != 0 and "--start-threshold" in err, err
 
 

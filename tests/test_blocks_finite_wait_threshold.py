@@ -1,0 +1,177 @@
+"""The wait of an admitted customer in the finite room with a start threshold N > 1 (partial admission): the period
+families with the thresholds met plus the excess of the customers still below N
+(``numeric/engines/vacation_finite_wait.py``, item 7; ``numeric/engines/blocks_threshold.py``,
+:func:`threshold_excess`) against things computed another way:
+
+* the tagged-customer chain of ``numeric/oracles/blocks.py`` (:func:`tagged_wait`: absorption times in a transient
+  CTMC built from the stages, with the true count while idle; no transform), N = 2 and 3, r = 4..6, the three
+  vacation rules, with and without a setup and a close-down, and N = r;
+* Little's mean wait of the finite blocks' state law (``numeric/engines/blocks_finite.py``: the departure chain and
+  renewal reward, no tagged customer) for gamma laws of non-integer shape, which have no chain;
+* the two ways at the nodes (by batches, by customers) at 30 digits;
+* a seeded simulation of the stages with the gamma laws themselves (``numeric/simulation/blocks.py``);
+* the CLI: computes, refuses whole admission and a law without a closed-form transform, naming the option.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction as F
+
+import mpmath
+import numpy as np
+import pytest
+from conftest import cli
+
+from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.engines.blocks_finite import finite_measures
+from qderive.numeric.engines.vacation_finite_wait import Strategy, response_laws, wait_law_data
+from qderive.numeric.kernels import finite_wait as K
+from qderive.numeric.oracles.blocks import tagged_wait
+from qderive.numeric.response import tails
+from qderive.numeric.simulation.blocks import simulate_blocks
+from qderive.symbolic.batches import FinitePMF
+from qderive.symbolic.laws import Erlang, Exponential, Gamma, HyperExponential
+from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+
+MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
+RULES = [None, MULTIPLE, SINGLE]
+PMF3 = FinitePMF({1: F(1, 2), 2: F(1, 3), 3: F(1, 6)})
+SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
+GAMMA_SETUP, GAMMA_CLOSE = Gamma(F(3, 2), F(1, 2)), Gamma(F(5, 2), F(1, 3))
+BLOCKS = [(None, None), (SETUP, None), (None, CLOSE), (SETUP, CLOSE)]
+
+
+def _model(policy, n, setup=SETUP, close=CLOSE, r=5, service=Erlang(2, F(2, 3)), rate=F(1, 2)):
+    vac = None if policy is None else Exponential(F(1, 2))
+    return FiniteVacationQueue(rate, PMF3, service, vac, r, Admission.PARTIAL, policy or MULTIPLE, n, setup, close)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("setup, close", BLOCKS)
+@pytest.mark.parametrize("policy", RULES)
+def test_float64_law_equals_the_oracle(policy, setup, close, n):
+    """float64: P(W = 0) and the first two moments of the wait and the sojourn to 1e-12 (measured 3e-16; the moments
+    of the excess by the trapezoidal rule at 20 digits); tails by the float64 inversion to 1e-9 relative (the
+    inversion's policy, numeric/response.py: it accepts a tail within 1e-10; measured here 5e-11, as without a
+    threshold)."""
+    model = _model(policy, n, setup, close)
+    ts = [F(1), F(4)]
+    oracle = tagged_wait(model, times=ts, digits=20, moments=2)
+    laws = response_laws(model)
+    wait = tails(laws["wait"], [F(0), *ts], None)[0]
+    sojourn = tails(laws["sojourn"], ts, None)[0]
+    moments = laws["wait"].moment_values(2, None) + laws["sojourn"].moment_values(2, None)
+    assert abs((1 - wait[0]) - float(oracle.p_zero)) <= 1e-12
+    for got, want in zip(moments, oracle.moments + oracle.sojourn_moments):
+        assert abs(got - float(want)) <= 1e-12 * float(want)
+    for got, want in zip(wait[1:] + sojourn, oracle.tail + oracle.sojourn_tail):
+        assert abs(float(got) - float(want)) <= 1e-9 * float(want)
+
+
+def _assert_equals_the_oracle(model):
+    """The 30-digit law's P(W = 0), wait and sojourn tails at t = 1, 4 and first two moments against the tagged
+    customer's chain at 30 digits, to 1e-20 (both exact up to their working precision: measured 1e-39 to 1e-42)."""
+    ts = [F(1), F(4)]
+    oracle = tagged_wait(model, times=ts, digits=30, moments=2)
+    laws = response_laws(model)
+    wait = tails(laws["wait"], [F(0), *ts], 30)[0]
+    sojourn = tails(laws["sojourn"], ts, 30)[0]
+    moments = laws["wait"].moment_values(2, 30)
+    with mpmath.workdps(40):
+        tol = mpmath.mpf(10) ** -20
+        assert abs((1 - wait[0]) - oracle.p_zero) <= tol
+        for got, want in zip(wait[1:] + sojourn + moments, oracle.tail + oracle.sojourn_tail + oracle.moments):
+            assert abs(got - want) <= tol * want
+
+
+@pytest.mark.parametrize("policy, setup, close", [(None, SETUP, CLOSE), (MULTIPLE, None, CLOSE), (SINGLE, SETUP, None)])
+def test_30_digit_law_equals_the_oracle(policy, setup, close):
+    _assert_equals_the_oracle(_model(policy, 2, setup, close, r=4))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", RULES)
+def test_30_digit_law_equals_the_oracle_at_n_equal_r(policy):
+    """N = r = 5 (the largest threshold the room allows), a hyperexponential setup and an Erlang-3 close-down."""
+    model = _model(policy, 5, HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1)), Erlang(3, F(1, 2)))
+    _assert_equals_the_oracle(model)
+
+
+def test_the_two_ways_at_the_nodes_agree():
+    """Multiple vacations with N = 3: the repeat's periods start at the levels k < N (not only 0). Phi by batches and
+    by customers at 30 digits, at nodes where the recursion is stable: two different algorithms, to 1e-25 relative
+    (both carry the data's guard digits)."""
+    model = _model(MULTIPLE, 3, GAMMA_SETUP, GAMMA_CLOSE, r=12)
+    law = wait_law_data(model)
+    ctx = mp_context(30)
+    with ctx:
+        s = np.array([mpmath.mpc(2, 1), mpmath.mpc(5, -7), mpmath.mpc("0.01", 3)], dtype=object)
+        assert all(K.wait_customer_stable(model.rate, 0, s))
+        by_batches = law.transform_values(ctx, s, strategy=Strategy.BATCHES)
+        by_customers = law.transform_values(ctx, s, strategy=Strategy.CUSTOMERS)
+    with mpmath.workdps(40):
+        for a, b in zip(by_batches, by_customers):
+            assert abs(a - b) <= mpmath.mpf(10) ** -25 * abs(b)
+
+
+@pytest.mark.parametrize("policy", RULES)
+def test_gamma_laws_mean_wait_is_littles(policy):
+    """Gamma laws of non-integer shape (no chain), N = 3: E[W] of the admitted customer's law equals Little's mean
+    wait of the finite blocks' state law (mean number waiting over the throughput, no tagged customer) to 1e-12 in
+    float64 and 1e-25 at 30 digits (both are exact up to the arithmetic)."""
+    model = _model(policy, 3, GAMMA_SETUP, GAMMA_CLOSE, r=6, service=Gamma(F(3, 2), F(2, 3)))
+    law = response_laws(model)["wait"]
+    with FLOAT64:
+        want = finite_measures(model, FLOAT64)["mean_wait"]
+    assert abs(law.moment_values(1, None)[0] - want) <= 1e-12 * want
+    ctx = mp_context(40)
+    with ctx:
+        want = finite_measures(model, ctx)["mean_wait"]
+    with mpmath.workdps(40):
+        assert abs(law.moment_values(1, 30)[0] - want) <= mpmath.mpf(10) ** -25 * want
+
+
+@pytest.mark.slow
+def test_gamma_laws_tails_against_the_simulator():
+    """A seeded simulation of the stages with the gamma laws themselves, single vacations and N = 3: 99 %
+    simultaneous intervals (Bonferroni over the three) hold the float64 tails; with N = 1 the tail at 1 lies outside
+    (the threshold matters at this size)."""
+    import dataclasses
+
+    model = _model(SINGLE, 3, GAMMA_SETUP, GAMMA_CLOSE, r=6, service=Gamma(F(3, 2), F(2, 3)))
+    laws = response_laws(model)
+    wait = tails(laws["wait"], [F(1), F(4)], None)[0]
+    sojourn = tails(laws["sojourn"], [F(3)], None)[0]
+    sim = simulate_blocks(model, customers=10_000, replications=8, seed=26, quiet=True, wait_tail=("1", "4"),
+                          sojourn_tail=("3",))
+    level = 1 - 0.01 / 3
+    for estimate, value in ((sim["wait_tail"]["1"], wait[0]), (sim["wait_tail"]["4"], wait[1]),
+                            (sim["sojourn_tail"]["3"], sojourn[0])):
+        lo, hi = estimate.interval(level)
+        assert lo <= float(value) <= hi, (float(value), lo, hi)
+    lo, hi = sim["wait_tail"]["1"].interval(level)
+    bare = response_laws(dataclasses.replace(model, start_threshold=1))["wait"]
+    assert not lo <= float(tails(bare, [F(1)], None)[0][0]) <= hi
+
+
+BASE = ["eval", "vacation-finite", "--batch", "geometric:mean=4", "--service", "exp:mean=0.012", "--vacation",
+        "exp:mean=0.06", "--load", "0.55", "--capacity", "20", "--start-threshold", "3"]
+
+
+def test_cli_computes_the_wait_with_a_threshold():
+    """The issue's command: the tail, the moments (E[W] equal to Little's mean wait of the same output, to 1e-12)
+    and a sojourn quantile."""
+    code, out, err = cli(BASE + ["--wait-tail", "0.05", "--wait-moments", "2", "--sojourn-quantile", "0.9", "--json"])
+    assert code == 0, err
+    got = json.loads(out)["measures"]
+    assert 0 < got["wait_tail"]["0.05"] < 1 and got["sojourn_quantile"]["0.9"] > 0
+    assert abs(got["wait_moments"][0] - got["mean_wait"]) <= 1e-12 * got["mean_wait"]
+
+
+@pytest.mark.parametrize("extra, field", [(["--admission", "whole"], "start-threshold"),
+                                          (["--setup", "lognormal:mean=0.01,scv=2"], "setup")])
+def test_cli_refuses_what_it_does_not_compute(extra, field):
+    for measure in (["--wait-tail", "0.05"], ["--wait-moments", "2"]):
+        code, _, err = cli(BASE + extra + measure)
+        assert code != 0 and f"--{field}" in err and "Traceback" not in err, err
