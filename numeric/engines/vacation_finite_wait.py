@@ -137,6 +137,36 @@ The moments by item 5 per family, times the suffix laws' series. Checked against
 :func:`qderive.numeric.oracles.blocks.tagged_wait` (tests/test_blocks_finite_wait.py: 1e-40 at 30 digits for the
 three rules, both admissions, setup, close-down and both).
 
+**7. A start threshold N > 1** (partial admission; N <= r). The idle passage checks the count (admitted customers,
+later arrivals included) against N at the end of a vacation before a ``wait``, at every vacation's end of a
+``repeat``, and at each batch's arrival in a ``wait``. Write every admitted customer's wait as item 6's with the
+thresholds *met* -- the residual of its period, the later ``during`` stages really entered when the count is at
+least N (the setup), the n + m - 1 services ahead -- plus what it waits beyond that when the count is still below N
+where the threshold is checked: the later batches that bring the count to N (``wait``), more vacations
+(``repeat``). Item 6 with the thresholds met needs: the ``repeat``'s periods starting at the levels k < N (the
+kernel's visits U_k, U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i, the stage's start law V), the ``wait``'s levels
+0..N-1 (``flat``, r - n places, with a later setup; or service at once, r + 1 - n places, the customer at position
+m waiting n + m - 1 services: ``once``, A^+_n = b^n P_{r+1-n}(b)). The rest, summed over the customers still below
+N,
+
+    Delta(s) = E sum (e^{-s (extra)} - 1) e^{-s (residual + later full periods)} beta(s)^{ahead}   (per idle period),
+
+involves only customers whose count stayed below N <= r: their batch was admitted whole and no batch was cut
+before them, so under partial admission the count's law below N, their positions and the customers ahead are
+those of the infinite room. It is the low part of the infinite room's later-arrival recursion,
+:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess` (its ``pre``/``post`` series truncated at w^N:
+- (1 - theta) U(1) at a ``wait``, U(1) (L*(s) - 1) at a ``repeat``, times the later stages' L*(s)), and
+
+    N(s) = (item 6 with the thresholds met) + pi_0 Delta(s),   N(0) unchanged (Delta(0) = 0),
+
+P(W = 0) from pi_0 Delta(oo) (a first member arriving at level 0 whose batch does not reach N waits), the moments
+from the Taylor coefficients of Delta at 0 (:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess_moments`,
+the trapezoidal rule on a small circle). Under whole admission a batch refused below N does not count and the
+count below N depends on the room (a batch of k fits at level j < N only if k <= r - j): refused (``--admission
+whole`` with ``--start-threshold``). Checked against :func:`~qderive.numeric.oracles.blocks.tagged_wait` (its true
+count while idle; tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N = r, the three
+rules, with and without setup and close-down).
+
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
@@ -1131,7 +1161,7 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
 
 
 # --------------------------------------------------------------------------------------
-# The blocks (close-down, setup; start threshold 1): the period families of the idle passage (item 6)
+# The blocks (close-down, setup, start threshold N): the period families of the idle passage (items 6, 7)
 # --------------------------------------------------------------------------------------
 
 
@@ -1197,15 +1227,16 @@ def _suffix(stages, i, top=1) -> tuple:
         stage = stages[j]
         if stage.kind is not StageKind.DURING:
             raise ParameterError(f"the finite-room waiting-time law does not cover a {stage.kind.value} stage after "
-                                 "a customer is present (start threshold 1)")
+                                 "a customer is present (the thresholds met)")
         out.append(stage.law)
         j, _ = resolve(stages, j + 1, top)
     return tuple(out)
 
 
 def block_parts(model, ctx, order) -> list:
-    """The s-independent data of a model with blocks (start threshold 1) as parts of :class:`FiniteWait`, one per
-    suffix of full periods (item 6 of the module docstring), in ``ctx``: the departure chain pi and the first
+    """The s-independent data of a model with blocks (start threshold N >= 1; N > 1 under partial admission: item 7,
+    the thresholds met, the excess weight pi_0 on the first part) as parts of :class:`FiniteWait`, one per suffix of
+    full periods (item 6 of the module docstring), in ``ctx``: the departure chain pi and the first
     service's law y of :mod:`~qderive.numeric.engines.blocks_finite`, the services starting with n waiting
     Y_n = pi_{n+1} + pi_0 y_{n+1}, and pi_0 times what the passage records per idle period
     (:func:`_recording`)."""
@@ -1289,8 +1320,9 @@ def block_parts(model, ctx, order) -> list:
 
 
 class BlockFiniteWait(FiniteWait):
-    """:class:`FiniteWait` of a model with blocks (a setup, a close-down; start threshold 1): its parts are
-    :func:`block_parts`, built at the precision rule of :meth:`FiniteWait.data`."""
+    """:class:`FiniteWait` of a model with blocks (a setup, a close-down, a start threshold N): its parts are
+    :func:`block_parts`, built at the precision rule of :meth:`FiniteWait.data`, plus pi_0 Delta(s) of item 7 when
+    N > 1 (:meth:`_excess`, :meth:`_excess_series`)."""
 
     def _guard(self) -> int:
         m, extra = self.model, 0
@@ -1458,9 +1490,9 @@ def _response_check(model, asked):
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
-    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup or a close-down
-    (start threshold 1) the period families of item 6: transform inversion for smooth laws, the moments for every
-    law; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
+    its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup, a close-down or a
+    start threshold N > 1 (partial admission; whole admission refused, the declared rule) the period families of
+    items 6 and 7: transform inversion for smooth laws, the moments for every law with a closed-form transform; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
     refused, :func:`_block_tails_refusal`)."""
     from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
