@@ -31,7 +31,7 @@ from qderive.numeric.oracles.blocks import tagged_wait
 from qderive.numeric.response import tails
 from qderive.numeric.simulation.blocks import simulate_blocks
 from qderive.symbolic.batches import FinitePMF
-from qderive.symbolic.laws import Erlang, Exponential, Gamma, HyperExponential
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential, Gamma, HyperExponential, Uniform
 from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
 
 MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
@@ -130,6 +130,18 @@ def test_gamma_laws_mean_wait_is_littles(policy):
         want = finite_measures(model, ctx)["mean_wait"]
     with mpmath.workdps(40):
         assert abs(law.moment_values(1, 30)[0] - want) <= mpmath.mpf(10) ** -25 * want
+
+
+@pytest.mark.parametrize("policy", [MULTIPLE, SINGLE])
+def test_kinked_laws_moments_are_littles(policy):
+    """A constant service and a uniform setup (kinks: no tails, the moments work), N = 2: E[W] equals Little's mean
+    wait of the finite state law to 1e-12 in float64 (the excess's Taylor coefficients come from exp(-s D) and the
+    uniform law's transform on a small circle)."""
+    model = _model(policy, 2, Uniform(F(1, 4), F(3, 4)), CLOSE, r=6, service=Deterministic(F(2, 3)))
+    with FLOAT64:
+        want = finite_measures(model, FLOAT64)["mean_wait"]
+    got = response_laws(model)["wait"].moment_values(1, None)[0]
+    assert abs(got - want) <= 1e-12 * want
 
 
 @pytest.mark.slow
