@@ -6,6 +6,7 @@ families with the thresholds met plus the excess of the customers still below N
 * the tagged-customer chain of ``numeric/oracles/blocks.py`` (:func:`tagged_wait`: absorption times in a transient
   CTMC built from the stages, with the true count while idle; no transform), N = 2 and 3, r = 4..6, the three
   vacation rules, with and without a setup and a close-down, and N = r;
+* the infinite room's wait with the same blocks (``numeric/engines/blocks_threshold.py``) in a large room at a low load;
 * Little's mean wait of the finite blocks' state law (``numeric/engines/blocks_finite.py``: the departure chain and
   renewal reward, no tagged customer) for gamma laws of non-integer shape, which have no chain;
 * the two ways at the nodes (by batches, by customers) at 30 digits;
@@ -24,6 +25,7 @@ import pytest
 from conftest import cli
 
 from qderive.numeric.backend import FLOAT64, mp_context
+from qderive.numeric.engines import blocks as B
 from qderive.numeric.engines.blocks_finite import finite_measures
 from qderive.numeric.engines.vacation_finite_wait import Strategy, response_laws, wait_law_data
 from qderive.numeric.kernels import finite_wait as K
@@ -32,7 +34,7 @@ from qderive.numeric.response import tails
 from qderive.numeric.simulation.blocks import simulate_blocks
 from qderive.symbolic.batches import FinitePMF
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, Gamma, HyperExponential, Uniform
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
 
 MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
 RULES = [None, MULTIPLE, SINGLE]
@@ -130,6 +132,29 @@ def test_gamma_laws_mean_wait_is_littles(policy):
         want = finite_measures(model, ctx)["mean_wait"]
     with mpmath.workdps(40):
         assert abs(law.moment_values(1, 30)[0] - want) <= mpmath.mpf(10) ** -25 * want
+
+
+@pytest.mark.parametrize("policy", RULES)
+def test_a_large_room_at_a_low_load_equals_the_infinite_room(policy):
+    """Gamma laws (no chain), N = 3, r = 24 at load 0.1: the finite room's wait equals the infinite room's
+    (numeric/engines/blocks_threshold.py, the transform (WN) with the serving part and the whole later-arrival
+    recursion; no period families) up to the room's effect, bounded by the loss (measured 1e-16 here, differences
+    1e-12: the float64 inversion's); tolerance: tails 1e-9 relative (the float64 inversion's policy) and the moments
+    1e-12 relative, plus 100 times the loss."""
+    vac = None if policy is None else Exponential(F(1, 2))
+    args = (F(1, 10), FinitePMF({1: F(1, 2), 2: F(1, 2)}), Gamma(F(3, 2), F(2, 3)), vac)
+    blocks = dict(vacation_policy=policy or MULTIPLE, start_threshold=3, setup=GAMMA_SETUP, close_down=CLOSE)
+    finite = FiniteVacationQueue(*args, capacity=24, **blocks)
+    with FLOAT64:
+        loss = finite_measures(finite, FLOAT64)["loss_probability"]
+    assert loss < 1e-12
+    ts = [F(0), F(2), F(10)]
+    ours, theirs = response_laws(finite), B.response_laws(VacationQueue(*args, **blocks))
+    for kind in ("wait", "sojourn"):
+        for a, b in zip(tails(ours[kind], ts, None)[0], tails(theirs[kind], ts, None)[0]):
+            assert abs(a - b) <= 1e-9 * b + 100 * loss
+        for a, b in zip(ours[kind].moment_values(2, None), theirs[kind].moment_values(2, None)):
+            assert abs(a - b) <= 1e-12 * b + 100 * loss * b
 
 
 @pytest.mark.parametrize("policy", [MULTIPLE, SINGLE])
