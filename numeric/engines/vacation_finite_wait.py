@@ -137,23 +137,27 @@ The moments by item 5 per family, times the suffix laws' series. Checked against
 :func:`qderive.numeric.oracles.blocks.tagged_wait` (tests/test_blocks_finite_wait.py: 1e-40 at 30 digits for the
 three rules, both admissions, setup, close-down and both).
 
-**7. A start threshold N > 1** (partial admission; N <= r). The idle passage checks the count (admitted customers,
+**7. A start threshold N > 1** (N <= r; partial admission, and whole admission when no batch can be refused
+below N). The idle passage checks the count (admitted customers,
 later arrivals included) against N at the end of a vacation before a ``wait``, at every vacation's end of a
 ``repeat``, and at each batch's arrival in a ``wait``. Write every admitted customer's wait as item 6's with the
 thresholds *met* -- the residual of its period, the later ``during`` stages really entered when the count is at
 least N (the setup), the n + m - 1 services ahead -- plus what it waits beyond that when the count is still below N
 where the threshold is checked: the later batches that bring the count to N (``wait``), more vacations
 (``repeat``). Item 6 with the thresholds met needs: the ``repeat``'s periods starting at the levels k < N (the
-kernel's visits U_k, U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i, the stage's start law V), the ``wait``'s levels
+kernel's visits U_k, U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i; whole admission: its room process's, the stage's
+start law V), the ``wait``'s levels
 0..N-1 (``flat``, r - n places, with a later setup; or service at once, r + 1 - n places, the customer at position
-m waiting n + m - 1 services: ``once``, A^+_n = b^n P_{r+1-n}(b)). The rest, summed over the customers still below
+m waiting n + m - 1 services: ``once``, A^+_n = b^n P_{r+1-n}(b), whole admission b^n D_{r+1-n}(b)). The
+rest, summed over the customers still below
 N,
 
     Delta(s) = E sum (e^{-s (extra)} - 1) e^{-s (residual + later full periods)} beta(s)^{ahead}   (per idle period),
 
 involves only customers whose count stayed below N <= r: their batch was admitted whole and no batch was cut
 before them, so under partial admission the count's law below N, their positions and the customers ahead are
-those of the infinite room. It is the low part of the infinite room's later-arrival recursion,
+those of the infinite room; under whole admission too when every batch that can arrive below N fits, X <= r - N + 1
+(at level j < N a batch of k fits when k <= r - j). It is the low part of the infinite room's later-arrival recursion,
 :func:`~qderive.numeric.engines.blocks_threshold.threshold_excess` (its ``pre``/``post`` series truncated at w^N:
 - (1 - theta) U(1) at a ``wait``, U(1) (L*(s) - 1) at a ``repeat``, times the later stages' L*(s)), and
 
@@ -161,11 +165,13 @@ those of the infinite room. It is the low part of the infinite room's later-arri
 
 P(W = 0) from pi_0 Delta(oo) (a first member arriving at level 0 whose batch does not reach N waits), the moments
 from the Taylor coefficients of Delta at 0 (:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess_moments`,
-the trapezoidal rule on a small circle). Under whole admission a batch refused below N does not count and the
-count below N depends on the room (a batch of k fits at level j < N only if k <= r - j): refused (``--admission
-whole`` with ``--start-threshold``). Checked against :func:`~qderive.numeric.oracles.blocks.tagged_wait` (its true
+the trapezoidal rule on a small circle). Under whole admission with P(X > r - N + 1) > 0 a batch refused below N
+does not count and the count below N depends on the room: the low part would need functions of the triangular,
+non-Toeplitz count matrices (level-dependent exit rates lambda P(X <= r - j)); refused
+(:func:`refused_below_threshold`; without the rule, measured, E[W] 2.0246 against the chain's 2.1070). Checked
+against :func:`~qderive.numeric.oracles.blocks.tagged_wait` (its true
 count while idle; tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N = r, the three
-rules, with and without setup and close-down).
+rules, both admissions, with and without setup and close-down).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
@@ -1197,7 +1203,10 @@ def _recording(base):
             start = self.ctx.zeros(self.size)
             if threshold == 1:
                 start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
-            else:  # N > 1 (partial admission, item 7): the periods started at level k < N, the kernel's own visits
+            elif hasattr(self, "repeat_visits"):  # N > 1, whole admission (item 7): the kernel's own visits
+                n = min(threshold, self.room)
+                start[:n] = self.repeat_visits(v, self._rows(law, n, self.room)[0], n, threshold)
+            else:  # N > 1, partial admission (item 7): the periods started at level k < N, the kernel's own visits
                 c = self.counts(law)
                 n = min(threshold, self.room)
                 start[:n] = renewal(self.ctx, v[:n], c.pmf, c.geq[1])
@@ -1234,7 +1243,8 @@ def _suffix(stages, i, top=1) -> tuple:
 
 
 def block_parts(model, ctx, order) -> list:
-    """The s-independent data of a model with blocks (start threshold N >= 1; N > 1 under partial admission: item 7,
+    """The s-independent data of a model with blocks (start threshold N >= 1; N > 1 where no batch is refused below
+    N: item 7,
     the thresholds met, the excess weight pi_0 on the first part) as parts of :class:`FiniteWait`, one per suffix of
     full periods (item 6 of the module docstring), in ``ctx``: the departure chain pi and the first
     service's law y of :mod:`~qderive.numeric.engines.blocks_finite`, the services starting with n waiting
@@ -1248,9 +1258,10 @@ def block_parts(model, ctx, order) -> list:
 
     r = model.capacity
     whole = model.admission is Admission.WHOLE
-    if model.start_threshold != 1 and whole:
-        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N > 1 under partial "
-                             "admission only", model.start_threshold)
+    if refused_below_threshold(model):
+        raise ParameterError("start-threshold", "the finite-room waiting-time law computes N > 1 under whole "
+                             "admission only when no batch can be refused below N (X <= r - N + 1)",
+                             model.start_threshold)
     blocks = blocks_of(model)
     stages = machine(model, blocks)
     refuse_stuck(model, stages)
@@ -1317,6 +1328,14 @@ def block_parts(model, ctx, order) -> list:
         if ctx.is_float64 and not all(math.isfinite(d.N0) for d in parts):
             raise ArithmeticError("the level vectors over- or underflow float64")
     return parts
+
+
+def refused_below_threshold(model) -> bool:
+    """True when a start threshold N > 1 under whole admission lets a batch be refused while the count is below N
+    (P(X > r - N + 1) > 0: at level N - 1 a batch of more than r - N + 1 does not fit): then the count below N is
+    not the infinite room's and item 7 does not apply (refused)."""
+    n = model.start_threshold
+    return n != 1 and model.admission is Admission.WHOLE and model.batch.tail(model.capacity - n + 1) > 0
 
 
 class BlockFiniteWait(FiniteWait):
@@ -1483,15 +1502,17 @@ def _response_check(model, asked):
     return _tails_refusal(model, asked)
 
 
-@declare(Rule("start_threshold", lambda m: m.start_threshold != 1 and m.admission is Admission.WHOLE,
-              "the finite-room waiting-time law computes a start threshold N > 1 under partial admission only (under "
-              "whole admission a batch refused below N does not count, so the count below N is not the infinite "
-              "room's)", whole=True), check=_response_check)
+@declare(Rule("start_threshold", refused_below_threshold,
+              lambda m: f"the finite-room waiting-time law computes a start threshold N > 1 under whole admission only "
+                        f"when no batch can be refused below N (batch sizes at most r - N + 1 = "
+                        f"{m.capacity - m.start_threshold + 1}; a refused batch does not count, so the count below N "
+                        "would not be the infinite room's)", whole=True), check=_response_check)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
     its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup, a close-down or a
-    start threshold N > 1 (partial admission; whole admission refused, the declared rule) the period families of
+    start threshold N > 1 (whole admission where no batch can be refused below N: the declared rule) the period
+    families of
     items 6 and 7: transform inversion for smooth laws, the moments for every law with a closed-form transform; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
     refused, :func:`_block_tails_refusal`)."""
     from ...symbolic.cache import cached

@@ -277,20 +277,26 @@ class WholeCountPassage(CountPassage):
             start[k, k] = self.ctx.num(1)
         return self.mix(start, law, cap)
 
+    def repeat_visits(self, v, ends, n, threshold):
+        """U_k, k < n: the periods started at level k (``ends`` the end law of one period from each level k < n),
+        U_k P(the count grows) = v_k + sum_{i<k} U_i ends[i, k] (positive terms)."""
+        visits = self.ctx.zeros(n)
+        for k in range(n):
+            came = numpy.dot(visits[:k], ends[:k, k]) if k else v[0] * 0
+            grows = self.ctx.fsum(list(ends[k, k + 1:]))  # P(the count grows)
+            if not grows > 0:
+                if v[k] + came != 0:
+                    raise _never_met(threshold, k)
+                continue
+            visits[k] = (v[k] + came) / grows
+        return visits
+
     def repeat(self, v, law, threshold, most=None):
         i, cap = self._stage()
         n = min(threshold, cap)
         ends, times = self._rows(law, n, cap)  # rows: the period started at level k < n
         if most is None:
-            visits = self.ctx.zeros(n)
-            for k in range(n):
-                came = numpy.dot(visits[:k], ends[:k, k]) if k else v[0] * 0
-                grows = self.ctx.fsum(list(ends[k, k + 1:]))  # P(the count grows)
-                if not grows > 0:
-                    if v[k] + came != 0:
-                        raise _never_met(threshold, k)
-                    continue
-                visits[k] = (v[k] + came) / grows
+            visits = self.repeat_visits(v, ends, n, threshold)
             self._add_times(cap, self._pad(numpy.dot(visits, times)))
             moved = self._pad(numpy.dot(visits, ends))
             self._epochs(i, moved)
