@@ -138,40 +138,41 @@ The moments by item 5 per family, times the suffix laws' series. Checked against
 three rules, both admissions, setup, close-down and both).
 
 **7. A start threshold N > 1** (N <= r; partial admission, and whole admission when no batch can be refused
-below N). The idle passage checks the count (admitted customers,
-later arrivals included) against N at the end of a vacation before a ``wait``, at every vacation's end of a
-``repeat``, and at each batch's arrival in a ``wait``. Write every admitted customer's wait as item 6's with the
-thresholds *met* -- the residual of its period, the later ``during`` stages really entered when the count is at
-least N (the setup), the n + m - 1 services ahead -- plus what it waits beyond that when the count is still below N
-where the threshold is checked: the later batches that bring the count to N (``wait``), more vacations
-(``repeat``). Item 6 with the thresholds met needs: the ``repeat``'s periods starting at the levels k < N (the
-kernel's visits U_k, U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i; whole admission: its room process's, the stage's
-start law V), the ``wait``'s levels
-0..N-1 (``flat``, r - n places, with a later setup; or service at once, r + 1 - n places, the customer at position
-m waiting n + m - 1 services: ``once``, A^+_n = b^n P_{r+1-n}(b), whole admission b^n D_{r+1-n}(b)). The
-rest, summed over the customers still below
-N,
+below N). The idle passage checks the count (admitted customers, later arrivals included) against N at the end of
+a vacation before a ``wait``, at every vacation's end of a ``repeat``, and at each batch's arrival in a ``wait``.
+Write every admitted customer's wait as item 6's with the thresholds *met* -- the residual of its period, the
+later ``during`` stages really entered when the count is at least N (the setup), the n + m - 1 services ahead --
+plus what it waits beyond that when the count is still below N where the threshold is checked: the later batches
+that bring the count to N (``wait``), more vacations (``repeat``). Item 6 with the thresholds met needs the
+``repeat``'s periods starting at the levels k < N (the stage's start law V: the kernel's own visits U_k,
+U_k (1 - a_0) = v_k + sum_{i>=1} U_{k-i} a_i, or its room process's under whole admission) and the ``wait``'s
+levels 0..N-1 (``flat``: r - n places, a setup follows; ``once``: service at once, r + 1 - n places, the customer
+at position m waiting n + m - 1 services, A^+_n = b^n P_{r+1-n}(b), whole admission b^n D_{r+1-n}(b)). The rest,
+summed over the customers still below N where the threshold is checked,
 
     Delta(s) = E sum (e^{-s (extra)} - 1) e^{-s (residual + later full periods)} beta(s)^{ahead}   (per idle period),
 
 involves only customers whose count stayed below N <= r: their batch was admitted whole and no batch was cut
 before them, so under partial admission the count's law below N, their positions and the customers ahead are
-those of the infinite room; under whole admission too when every batch that can arrive below N fits, X <= r - N + 1
-(at level j < N a batch of k fits when k <= r - j). It is the low part of the infinite room's later-arrival recursion,
-:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess` (its ``pre``/``post`` series truncated at w^N:
-- (1 - theta) U(1) at a ``wait``, U(1) (L*(s) - 1) at a ``repeat``, times the later stages' L*(s)), and
+those of the infinite room; under whole admission too when every batch that can arrive below N fits,
+X <= r - N + 1 (at level j < N a batch of k fits when k <= r - j). It is the low part of the infinite room's
+later-arrival recursion, :func:`~qderive.numeric.engines.blocks_threshold.threshold_excess` (its ``pre`` and
+``post`` series truncated at w^N: - (1 - theta) U(1) at a ``wait``, U(1) (L*(s) - 1) at a ``repeat``, times the
+later stages' L*(s)), and
 
     N(s) = (item 6 with the thresholds met) + pi_0 Delta(s),   N(0) unchanged (Delta(0) = 0),
 
-P(W = 0) from pi_0 Delta(oo) (a first member arriving at level 0 whose batch does not reach N waits), the moments
-from the Taylor coefficients of Delta at 0 (:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess_moments`,
-the trapezoidal rule on a small circle). Under whole admission with P(X > r - N + 1) > 0 a batch refused below N
-does not count and the count below N depends on the room: the low part would need functions of the triangular,
-non-Toeplitz count matrices (level-dependent exit rates lambda P(X <= r - j)); refused
-(:func:`refused_below_threshold`; without the rule, measured, E[W] 2.0246 against the chain's 2.1070). Checked
-against :func:`~qderive.numeric.oracles.blocks.tagged_wait` (its true
-count while idle; tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N = r, the three
-rules, both admissions, with and without setup and close-down).
+P(W = 0) with pi_0 Delta(oo) (a first member arriving at level 0 whose batch does not reach N waits), the moments
+with the Taylor coefficients of Delta at 0
+(:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess_moments`, the trapezoidal rule on a small
+circle). Under whole admission with P(X > r - N + 1) > 0 a batch refused below N does not count and the count
+below N depends on the room: the low part would need functions of triangular, non-Toeplitz count matrices (the
+exit rate lambda P(X <= r - j) depends on the level j); refused (:func:`refused_below_threshold`; without the
+rule, measured, E[W] = 2.0246 against the chain's 2.1070). Checked against
+:func:`~qderive.numeric.oracles.blocks.tagged_wait` (the true count while idle;
+tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N = r, the three rules, both
+admissions, with and without a setup and a close-down), and in a large room at a low load against the infinite
+room's (WN).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
@@ -1174,10 +1175,12 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
 def _recording(base):
     """A subclass of the finite room's passage interpreter ``base``
     (:class:`~qderive.numeric.engines.blocks_finite.FinitePassage` or ``WholePassage``) that records, per stage
-    i, what item 6 needs, read from the interpreter's own results (nothing recomputed): ``("start", i, V)`` the
-    start law V of the periods of a ``during`` or (threshold 1: every period starts empty, their number the
-    stage's time over the law's mean) ``repeat`` stage; ``("flat", i, T)`` and ``("once", i, T)`` the times at each
-    level of a ``wait`` or ``interrupt`` stage where a batch finds r - k or r + 1 - k places."""
+    i, what items 6 and 7 need, read from the interpreter's own results: ``("start", i, V)`` the start law V of the
+    periods of a ``during`` or ``repeat`` stage (threshold 1: every period starts empty, their number the stage's
+    time over the law's mean; N > 1: the periods started at each level k < N, by the kernel's own visits, recomputed
+    from its functions); ``("flat", i, T)`` and ``("once", i, T)`` the times at each level of a ``wait`` or
+    ``interrupt`` stage where a batch finds r - k or r + 1 - k places."""
+    from ..kernels import idle_passage as IP
 
     class Recorder(base):
         def __init__(self, *args):
@@ -1196,20 +1199,18 @@ def _recording(base):
             return super().during(v, law, vacation)
 
         def repeat(self, v, law, threshold, most=None):
-            from ..kernels.idle_passage import renewal
-
             i, times = self.i, self.times.copy()
             out = super().repeat(v, law, threshold, most)
             start = self.ctx.zeros(self.size)
             if threshold == 1:
                 start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
-            elif hasattr(self, "repeat_visits"):  # N > 1, whole admission (item 7): the kernel's own visits
+            elif isinstance(self, IP.WholeCountPassage):  # N > 1, whole admission (item 7): the kernel's visits
                 n = min(threshold, self.room)
                 start[:n] = self.repeat_visits(v, self._rows(law, n, self.room)[0], n, threshold)
             else:  # N > 1, partial admission (item 7): the periods started at level k < N, the kernel's own visits
                 c = self.counts(law)
                 n = min(threshold, self.room)
-                start[:n] = renewal(self.ctx, v[:n], c.pmf, c.geq[1])
+                start[:n] = IP.renewal(self.ctx, v[:n], c.pmf, c.geq[1])
             self.records.append(("start", i, start))
             return out
 
@@ -1512,9 +1513,9 @@ def response_laws(model, wait=None) -> dict:
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects
     its own start law, :class:`qderive.numeric.engines.sip.control.ControlWait`). With a setup, a close-down or a
     start threshold N > 1 (whole admission where no batch can be refused below N: the declared rule) the period
-    families of
-    items 6 and 7: transform inversion for smooth laws, the moments for every law with a closed-form transform; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws: tails
-    refused, :func:`_block_tails_refusal`)."""
+    families of items 6 and 7: transform inversion for smooth laws, the moments for every law with a closed-form
+    transform; no exact sums (a law with kinks or a lognormal among the service, the vacation and the blocks' laws:
+    tails refused, :func:`_block_tails_refusal`)."""
     from ...symbolic.cache import cached
     from .vacation_wait import smooth_laws
 
