@@ -229,3 +229,31 @@ def test_cli_refuses_what_it_does_not_compute(extra, field):
     for measure in (["--wait-tail", "0.05"], ["--wait-moments", "2"]):
         code, _, err = cli(BASE + extra + measure)
         assert code != 0 and f"--{field}" in err and "Traceback" not in err, err
+
+
+def test_size_with_a_wait_target_and_a_threshold_equals_a_scan_of_the_capacities():
+    """size --target-wait-quantile with N = 3: the largest capacity whose 0.9-quantile of the wait is <= 10 equals a
+    scan of eval over r (an independent route to the gallop and bisection, which assume the quantile grows with r:
+    the scan checks that too); a target above the infinite room's limit returns none, with the limit of
+    vacation-infinite with the same threshold (not of the queue without it)."""
+    laws = ["--rate", "2/5", "--batch", "geometric:mean=2", "--service", "exp:mean=1", "--vacation", "exp:mean=1",
+            "--start-threshold", "3"]
+    code, out, err = cli(["size", "vacation-finite", *laws, "--target-loss", "0.2", "--target-wait-quantile", "0.9,10",
+                          "--json"])
+    assert code == 0, err
+    got = json.loads(out)
+    scan = {}
+    for r in range(got["capacity"], got["max_capacity_for_delay"] + 3):
+        code, out, err = cli(["eval", "vacation-finite", *laws, "--capacity", str(r), "--wait-quantile", "0.9", "--json"])
+        assert code == 0, err
+        scan[r] = json.loads(out)["measures"]["wait_quantile"]["0.9"]
+    assert all(scan[r] < scan[r + 1] for r in list(scan)[:-1])
+    assert max(r for r, q in scan.items() if q <= 10) == got["max_capacity_for_delay"]
+    code, out, err = cli(["size", "vacation-finite", *laws, "--target-loss", "0.2", "--target-wait-quantile",
+                          "0.9,40", "--json"])
+    assert code == 0, err
+    got = json.loads(out)
+    code, out, err = cli(["eval", "vacation-infinite", *laws, "--wait-quantile", "0.9", "--json"])
+    assert code == 0, err
+    limit = json.loads(out)["measures"]["wait_quantile"]["0.9"]
+    assert got["max_capacity_for_delay"] is None and abs(got["wait_quantile_infinite_room"] - limit) <= 1e-9 * limit

@@ -303,9 +303,6 @@ def size(values: dict, request, digits=None, progress: bool = True) -> dict:
         raise ParameterError(blocks[0], "is not computed by size --capacity (the largest load): its loss floor as the "
                              "load goes to 0 is written for the thesis's rules only; size the capacity with --load "
                              "instead")
-    if values.get("start_threshold") not in (None, 1) and request.wait_level is not None:
-        raise ParameterError("target-wait-quantile", "is not computed with --start-threshold N > 1 (the finite "
-                             "room's waiting-time law computes N = 1 only)")
     if values.get("capacity") is not None:
         if given_load:
             raise ParameterError("give --capacity R to find the largest load, or --load / --rate to find the smallest "
@@ -595,7 +592,8 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
         from ...symbolic.models.vacation import VacationQueue
 
         infinite = VacationQueue(model.rate, model.batch, model.service, model.vacation, model.vacation_policy,
-                                 setup=model.setup, close_down=model.close_down)
+                                 setup=model.setup, close_down=model.close_down,
+                                 start_threshold=model.start_threshold)
         limit = infinite.evaluate(digits, wait_quantile=[key]).response["wait_quantile"][key]
         if (limit <= T) if digits is None else (limit <= _exact_mpf(T)):
             return {"max_capacity_for_delay": None, "wait_quantile_at_capacity": quantile(found),
