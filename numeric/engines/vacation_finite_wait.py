@@ -371,15 +371,17 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         cap = None
         if rows and not whole:
             cap = r
-        elif rows and r:
-            cap = K.wait_rows_needed(ctx, r, pmf, tail[r:0:-1].copy(), ROWS_LIMIT, bv.support, bv.geometric)
+        elif rows and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
+            keep = K.wait_keep(ctx, pmf, tail, r, whole, drop_full=True)
+            cap = K.wait_rows_needed(ctx, r, pmf, keep, ROWS_LIMIT, bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
         beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
         if model.vacation is not None:
             phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
         else:
             phi = vtail = vtail2 = None
-        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
+        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle,
+                                drop_full=rows)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
