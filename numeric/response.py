@@ -27,7 +27,8 @@ atom P(T = 0) and the raw moments. Everything else is here, once, for every mode
   one's tolerance, and the searches close their bracket by a step across the converged point
   (``quantile_illinois(close=True)``): about 8 D-digit tails a quantile instead of 17.
 * **moments** E T^k: exact (Fractions) where the law's moments are rational, else evaluated at
-  D + 10 digits.
+  D + 10 digits. A law's float64 moments that detect their own trouble (``Trouble``, saying why) are
+  recomputed with mpmath (16 digits, rounded) with a note.
 * **supplied tails**: a law may compute its own tails (``tails``, e.g. a phase-type time by
   uniformization, :mod:`qderive.numeric.kernels.phase_type_tail`, a sum of nonnegative terms with
   an a-priori relative error bound); then ``transform`` is not used: float64 tails are kept unless
@@ -64,6 +65,7 @@ import numpy as np
 from ..symbolic import limits as _limits
 from ..symbolic.errors import NumericalError, ParameterError
 from .backend import FLOAT64, mp_context
+from .engines.base import Trouble
 from .kernels.inversion import euler_inversion, euler_parameters
 from .kernels.tails import (
     TAIL_FLOAT64_SETS,
@@ -75,8 +77,8 @@ from .kernels.tails import (
     tail_transform,
 )
 
-__all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "evaluate_response",
-           "KINDS", "OPTIONS"]
+__all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "noted_moments",
+           "evaluate_response", "KINDS", "OPTIONS"]
 
 #: the two times of a response law, in the order of the measures
 KINDS = ("wait", "sojourn")
@@ -88,7 +90,8 @@ OPTIONS = ("tail", "quantile", "moments")
 class ResponseLaw:
     """A nonnegative time T given by its transform: ``transform(ctx)`` returns F with F(s) = E e^{-sT} on arrays
     of complex s; ``p_zero(ctx)`` P(T = 0) as a context number; ``moment_values(k, digits)`` (E T, ..., E T^k)
-    (Fractions when exact); ``smooth`` False when the transform has kinks (see the module docstring), with
+    (Fractions when exact; for ``digits`` None it may raise ``Trouble`` saying why float64 cannot be trusted:
+    :func:`noted_moments` escalates with a note); ``smooth`` False when the transform has kinks (see the module docstring), with
     ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the inversion of the
     transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf with
     ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
@@ -739,15 +742,34 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
 # -- moments ----------------------------------------------------------------------------------------------
 
 
+#: the digits of the mpmath recomputation of float64 moments whose law detected its own trouble
+MOMENT_ESCALATION_DIGITS = 16
+
+
 def moments(law: ResponseLaw, k: int, digits: int | None):
-    """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits."""
-    values = law.moment_values(k, digits)
+    """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits (the
+    notes of an escalation: :func:`noted_moments`)."""
+    return noted_moments(law, k, digits)[:2]
+
+
+def noted_moments(law: ResponseLaw, k: int, digits: int | None, option: str = "wait_moments"):
+    """:func:`moments` with the notes: (values, confirmed digits, notes). A law's float64 ``moment_values`` raises
+    :class:`~qderive.numeric.engines.base.Trouble` when it detects its own trouble (the message says why, e.g. a
+    rounding bound above 1e-10 of a moment): the moments are then recomputed with mpmath to
+    ``MOMENT_ESCALATION_DIGITS`` digits and rounded to float64, with a note, as float64 tails are."""
     if digits is None:
-        return [float(v) for v in values], None
+        try:
+            return [float(v) for v in law.moment_values(k, None)], None, []
+        except Trouble as trouble:
+            values = law.moment_values(k, MOMENT_ESCALATION_DIGITS)
+            return [_to_float(v) for v in values], None, [
+                f"{option}: {trouble}; recomputed with mpmath to {MOMENT_ESCALATION_DIGITS} digits and rounded to "
+                "float64"]
+    values = law.moment_values(k, digits)
     exact = all(isinstance(v, (int, Fraction)) for v in values)
     ctx = mp_context(digits + 10)
     with ctx:
-        return [ctx.num(v) if isinstance(v, (int, Fraction)) else v for v in values], (math.inf if exact else None)
+        return [ctx.num(v) if isinstance(v, (int, Fraction)) else v for v in values], (math.inf if exact else None), []
 
 
 # -- everything asked, for the precision policy ------------------------------------------------------------
@@ -770,14 +792,15 @@ def evaluate_response(laws: dict, request: ResponseRequest, digits: int | None, 
             working = max(working or 0, w or 0) or None
         qs = request.asked(kind, "quantile", flow)
         if qs:
-            mean = law.moment_values(1, None)[0]
+            mean = noted_moments(law, 1, None)[0][0]  # a start of the search only: its note is not the output's
             values, c, n = quantiles(law, [v for _, v in qs], digits, float(mean), option=f"{kind}_quantile{suffix}")
             measures[f"{kind}_quantile{suffix}"] = {key: v for (key, _), v in zip(qs, values)}
             notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
         k = request.asked(kind, "moments", flow)
         if k:
-            values, c = moments(law, k, digits)
+            values, c, n = noted_moments(law, k, digits, option=f"{kind}_moments{suffix}")
             measures[f"{kind}_moments{suffix}"] = values
+            notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
     return measures, (None if digits is None else confirmed), working, notes

@@ -222,6 +222,7 @@ from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, digits_for, sum_count_sequences
+from .base import Trouble
 from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
@@ -827,11 +828,15 @@ class FiniteWait:
         return p0
 
     def _safe_data(self, ctx, order=1, moments=False):
+        """The parts for ``ctx``; float64 level vectors that over- or underflow: the moments raise :class:`Trouble`
+        (the response's policy recomputes them with mpmath, with a note), P(W = 0) takes the 15-digit data."""
         get = self._moment_parts if moments else self.parts
         if ctx.is_float64:
             try:
                 return get(FLOAT64, order)
-            except ArithmeticError:
+            except ArithmeticError as exc:
+                if moments:
+                    raise Trouble(f"the float64 data of the moments fail ({exc})") from None
                 return get(mp_context(15), order)
         return get(ctx, order)
 
@@ -859,8 +864,11 @@ class FiniteWait:
                     bound = sum(remainder_bound(self.model, data, k) for data in parts)
                     if kind == "sojourn":
                         bound = K.fw_series_mul(bound, _service_series(self.model, dctx, k))
-                    if any(bound[p] > 1e-10 * N[p] for p in range(1, k + 1)):
-                        return [float(v) for v in values(k, 16)]
+                    worst = max(range(1, k + 1), key=lambda p: bound[p] / N[p] if N[p] > 0 else math.inf)
+                    if not bound[worst] <= 1e-10 * N[worst]:  # the response's policy recomputes, with a note
+                        raise Trouble(f"the float64 rounding bound of E {'W' if kind == 'wait' else 'T'}^{worst} "
+                                      f"(the subtraction of the residual moments' remainders from the law's moments)"
+                                      f" is {float(bound[worst] / N[worst]):.1e} of it, above 1e-10")
             if digits is None:
                 return [float(v) for v in out]
             with ctx:
