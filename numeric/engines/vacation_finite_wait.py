@@ -100,15 +100,26 @@ factorial moments of the Poisson count during B: the definition of beta_k, ``doc
 and T^{(j)}_{r-1} = E binom(K', j - 1) - sum_{i<r} T^{(j-1)}_i, one subtraction per order whose absolute error
 (r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most log10(r E
 binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the moments
-(:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured: within 1e-12
-of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within 1e-26;
-tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
+(:func:`remainder_bound`) and goes to mpmath (16 digits, with a note) where it exceeds 1e-10 relative (measured:
+within 1e-12 of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within
+1e-26; tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
 needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work`` after 60 s of CPU);
 now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
 they are cut where |1 L^K| <= eps/256 (:func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`; |w L^K| <=
-|w| |1 L^K| for w >= 0), the same totals giving the remainders; a level that no batch can leave keeps the
-summation to negligibility. These data (:meth:`FiniteWait.moment_data`) are the moments' own; the transform's
-backward sweep from g_top = 0 still needs the counts up to where they are negligible (:meth:`FiniteWait.data`).
+|w| |1 L^K| for w >= 0), the same totals giving the remainders. A level that no batch fits (P(X <= r - n) = 0, e.g.
+n > r - 5 for batches of 5) would keep its mass for ever, but nobody is admitted there (A_n = 0 below) and levels
+only rise, so the moments' rows drop its mass (:func:`~qderive.numeric.kernels.finite_wait.wait_keep`): the rows on
+the other levels, hence N(s), are unchanged, and a constant batch's rows vanish after at most ceil(r / X) + 1
+batches (r = 129, batches of 5, a lognormal service: E W^2 was refused by ``count-work`` after ~27 s of CPU; now
+the moments cost under 1 s beside the finite engine's 15 s; float64 within 2.6e-15 and 30 digits within 5e-41 of
+the summation to negligibility for a hyperexponential service, tests/test_finite_moments_whole.py). Rows that decay
+slowly (a batch mean of 200: level r - 1 keeps 199/200 of its mass per batch, ~9 x 10^3 batches) are followed up to
+:data:`ROWS_LIMIT` batches (float64: more while cheap); beyond, the count sequences run to negligibility.
+float64 moments that fail their bound, or whose data over- or underflow, raise
+:class:`~qderive.numeric.engines.base.Trouble`: the response's policy recomputes them at 16 digits with a note
+(:func:`~qderive.numeric.response.noted_moments`). These data (:meth:`FiniteWait.moment_data`) are the moments'
+own; the transform's backward sweep from g_top = 0 still needs the counts up to where they are negligible
+(:meth:`FiniteWait.data`).
 
 **6. The period families: a setup and a close-down** (start threshold N = 1; the blocks of
 :mod:`qderive.symbolic.blocks`, their stages :func:`~qderive.symbolic.blocks.machine.machine`). The non-serving
