@@ -92,9 +92,9 @@ class ResponseLaw:
     of complex s; ``p_zero(ctx)`` P(T = 0) as a context number; ``moment_values(k, digits)`` (E T, ..., E T^k)
     (Fractions when exact; for ``digits`` None it may raise ``Trouble`` saying why float64 cannot be trusted:
     :func:`noted_moments` escalates with a note); ``smooth`` False when the transform has kinks (see the module
-    docstring), with ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the inversion of the
-    transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf with
-    ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
+    docstring), with ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the
+    inversion of the transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf
+    with ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
 
     name: str
     transform: Callable
