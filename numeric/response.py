@@ -78,7 +78,7 @@ from .kernels.tails import (
 )
 
 __all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "noted_moments",
-           "evaluate_response", "KINDS", "OPTIONS"]
+           "evaluate_response", "escalation_note", "KINDS", "OPTIONS"]
 
 #: the two times of a response law, in the order of the measures
 KINDS = ("wait", "sojourn")
@@ -311,7 +311,7 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
             got = dict(zip(positive, values))
             p0 = float(law.p_zero(FLOAT64))
             return [got[t] if t > 0 else 1.0 - p0 for t in ts], None, None, notes
-        notes.append(f"{option}: {why}; recomputed with mpmath to 15 digits and rounded to float64")
+        notes.append(escalation_note(option, why))
         mp_values, confirmed, working = _mp_tails(law, positive, 15)
         got = dict(zip(positive, mp_values))
         p0 = float(law.p_zero(mp_context(30)))
@@ -335,8 +335,7 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     if law.bracket is not None:
         return [min(1.0, float(v)) for v in values], None, None, _bracket_notes(law, ts, option)
     if None in values:  # the law detected its own trouble (e.g. cancellation in an alternating sum)
-        notes = [f"{option}: the float64 sum cancels beyond its accuracy; recomputed with mpmath to 15 digits "
-                 "and rounded to float64"]
+        notes = [escalation_note(option, CANCELS)]
         redo = [t for t, v in zip(ts, values) if v is None]
         got = dict(zip(redo, law.tails(redo, 15)[0]))
         return [_to_float(got[t]) if v is None else min(1.0, float(v)) for t, v in zip(ts, values)], None, None, notes
@@ -348,8 +347,7 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     flagged = [(v, w) for v, w, t in zip(values, again, ts)
                if not math.isfinite(v) or 0 < v < 1e-290 or (v == 0 and t > 0)]
     notes = [] if all(v == 0 and w == 0 for v, w in flagged) else [
-        f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits and "
-        "rounded to float64"]
+        escalation_note(option, "a float64 tail is below 1e-290 (or not finite)")]
     return [_to_float(v) for v in again], None, None, notes
 
 
@@ -746,6 +744,16 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
 MOMENT_ESCALATION_DIGITS = 16
 
 
+#: why a law's own float64 tails (a sum with its rounding bound) were recomputed
+CANCELS = "the float64 sum cancels beyond its accuracy"
+
+
+def escalation_note(option: str, why: str, digits: int = 15) -> str:
+    """The note of a float64 response value that detected its own trouble (``why``) and was recomputed with
+    mpmath to ``digits`` digits: the one text of tails, quantiles, moments and the SIP routes' copy tails."""
+    return f"{option}: {why}; recomputed with mpmath to {digits} digits and rounded to float64"
+
+
 def moments(law: ResponseLaw, k: int, digits: int | None):
     """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits (the
     notes of an escalation: :func:`noted_moments`)."""
@@ -762,9 +770,8 @@ def noted_moments(law: ResponseLaw, k: int, digits: int | None, option: str = "w
             return [float(v) for v in law.moment_values(k, None)], None, []
         except Trouble as trouble:
             values = law.moment_values(k, MOMENT_ESCALATION_DIGITS)
-            return [_to_float(v) for v in values], None, [
-                f"{option}: {trouble}; recomputed with mpmath to {MOMENT_ESCALATION_DIGITS} digits and rounded to "
-                "float64"]
+            return [_to_float(v) for v in values], None, [escalation_note(option, str(trouble),
+                                                                            MOMENT_ESCALATION_DIGITS)]
     values = law.moment_values(k, digits)
     exact = all(isinstance(v, (int, Fraction)) for v in values)
     ctx = mp_context(digits + 10)

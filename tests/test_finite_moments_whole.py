@@ -170,3 +170,23 @@ def test_the_cli_prints_the_note(capsys):
 
     out = json.loads(capsys.readouterr().out)
     assert any(n.startswith("wait_moments:") and "recomputed with mpmath" in n for n in out["notes"])
+
+
+def test_the_sip_routes_copy_tails_say_when_float64_cancels():
+    # a law whose own float64 sum fails its rounding bound at one point (None) is redone at 15 digits: the route's
+    # tails now carry the response's note (before: silent); a law that does not fail carries none
+    from qderive.numeric.engines.sip import routes
+    from qderive.numeric.response import ResponseLaw
+
+    def tails(ts, digits):  # P(T > t) = e^{-t}: float64 declines t >= 3 (as a cancelling sum would)
+        if digits is None:
+            return [math.exp(-t) if t < 3 else None for t in ts], None
+        with mpmath.workdps(digits + 5):
+            return [mpmath.exp(-mpmath.mpf(t.numerator) / t.denominator) for t in ts], digits + 5
+
+    law = ResponseLaw("sojourn", None, None, None, tails=tails)
+    values, notes = routes._own_tails(law, [F(1), F(5)], None, 1.0)
+    assert abs(values[1] - math.exp(-5)) <= 1e-16 * math.exp(-5)
+    assert len(notes) == 1 and notes[0].startswith("the copy sojourn tails P(R_copy > t): the float64 sum cancels")
+    assert "recomputed with mpmath to 15 digits" in notes[0]
+    assert routes._own_tails(law, [F(1), F(2)], None, 1.0)[1] == []
