@@ -190,3 +190,31 @@ def test_the_sip_routes_copy_tails_say_when_float64_cancels():
     assert len(notes) == 1 and notes[0].startswith("the copy sojourn tails P(R_copy > t): the float64 sum cancels")
     assert "recomputed with mpmath to 15 digits" in notes[0]
     assert routes._own_tails(law, [F(1), F(2)], None, 1.0)[1] == []
+
+
+def test_the_collapse_onset_says_which_float64_points_went_to_mpmath(monkeypatch):
+    # the onset's curve h(lambda) = lambda / E[copies] recomputes a rate at 15 digits where the float64 inversion
+    # fails (Trouble); that was silent. Forced here at the grid point 7.3747 (the M/M/1 of test_sip_notes, whose
+    # upper saddle-node lies at 7.46): a note naming the points, and the upper end still within the float64 note's
+    # 1e-9 of the 30-digit saddle-node (an independent computation, test_sip_onset)
+    from test_sip_onset import _mm1_saddle_node
+
+    from qderive.numeric.engines.base import Trouble
+    from qderive.numeric.engines.sip import onset
+    from qderive.symbolic.laws import Exponential
+    from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
+
+    real = onset.FixedPointMap.mean_copies
+
+    def failing(self, lam, digits, *args, **kw):
+        if digits is None and 7.37 <= float(lam) <= 7.38:  # the grid point 7.3747
+            raise Trouble("the float64 inversion of the sojourn transform overflowed")
+        return real(self, lam, digits, *args, **kw)
+
+    monkeypatch.setattr(onset.FixedPointMap, "mean_copies", failing)
+    forced = onset.collapse_onset(Sip(rate=1, service=Exponential(F(1, 10)), scan_points=40))
+    notes = [n for n in forced["notes"] if "recomputed with mpmath to 15 digits" in n]
+    assert len(notes) == 1 and notes[0].startswith("collapse onset: h(lambda) = lambda / E[copies]: the float64")
+    assert "offered rate(s) from 7" in notes[0]
+    a, _ = _mm1_saddle_node(10, (0.57, 0.75))
+    assert abs(forced["upper"] - a) / a < 1e-9
