@@ -218,3 +218,20 @@ def test_the_collapse_onset_says_which_float64_points_went_to_mpmath(monkeypatch
     assert "offered rate(s) from 7" in notes[0]
     a, _ = _mm1_saddle_node(10, (0.57, 0.75))
     assert abs(forced["upper"] - a) / a < 1e-9
+
+
+def test_the_erlang_b_size_says_when_float64_leaves_its_range(capsys):
+    # the load for B(1, rho) = 1e-320 is rho = t / (1 - t) (B(1, rho) = rho / (1 + rho)), below the double range:
+    # the float64 search goes to mpmath and the load is a decimal string; the output now says so, as eval does
+    import json
+
+    from qderive.derivations.cli import main
+
+    assert main(["size", "erlang-b", "--servers", "1", "--target-blocking", "1e-320", "--json"]) in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    t = F(1, 10**320)
+    assert abs(F(out["load"]) - t / (1 - t)) <= F(1, 10**16) * t
+    assert len(out["notes"]) == 1 and out["notes"][0].startswith("load, blocking_probability, carried_load lie "
+                                                                 "outside the float64 range")
+    assert main(["size", "erlang-b", "--servers", "10", "--target-blocking", "0.01", "--json"]) in (0, None)
+    assert "notes" not in json.loads(capsys.readouterr().out)
