@@ -9,7 +9,8 @@ of a transform.
 
 * :func:`wait_batch_rows` -- w_K = w_{K-1} L: the level vector after K batches (partial admission:
   (w L)_n = sum_{k=1}^{n} l_k w_{n-k}; whole admission adds keep_n w_n, keep_n = P(X > r - n),
-  the batches that do not fit); positive terms.
+  the batches that do not fit: :func:`wait_keep`, which for the moments drops the levels that no batch
+  fits, where nobody is admitted); positive terms.
 * :func:`wait_residual_weights` -- g_K(s) = E int_0^B (lambda x)^K / K! e^{-lambda x} e^{-s (B - x)} dx,
   K = 0..top, from (lambda - s) g_K = lambda g_{K-1} - beta_K: forward where |lambda - s| >= lambda
   (errors shrink by lambda / |lambda - s| per step), backward from g_top = 0 elsewhere (errors shrink
