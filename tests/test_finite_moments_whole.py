@@ -7,6 +7,10 @@ w L^K never vanish and the moments summed the count sequences to negligibility (
 (:func:`qderive.numeric.kernels.finite_wait.wait_keep`) and stop where the others vanish or are negligible. Checked
 against the summation to negligibility (a hyperexponential service whose count sequences are cheap closed forms) in
 float64 and at 30 digits, and against a seeded simulation for the lognormal service.
+
+Where float64 goes to mpmath the output now says so (the precision policy): the moments (a rounding bound above
+1e-10), the SIP routes' own copy tails, the collapse onset's curve and the Erlang-B load search outside the double
+range; each case with a note, and a case that stays in float64 without one.
 """
 
 import math
