@@ -890,8 +890,9 @@ class FiniteWait:
                     bound = sum(remainder_bound(self.model, data, k) for data in parts)
                     if kind == "sojourn":
                         bound = K.fw_series_mul(bound, _service_series(self.model, dctx, k))
-                    worst = max(range(1, k + 1), key=lambda p: bound[p] / N[p] if N[p] > 0 else math.inf)
-                    if not bound[worst] <= 1e-10 * N[worst]:  # the response's policy recomputes, with a note
+                    failed = [p for p in range(1, k + 1) if not bound[p] <= 1e-10 * N[p]]  # NaN fails too
+                    if failed:  # the response's policy recomputes, with a note naming the worst order
+                        worst = max(failed, key=lambda p: bound[p] / N[p] if N[p] > 0 else math.inf)
                         raise Trouble(f"the float64 rounding bound of E {'W' if kind == 'wait' else 'T'}^{worst} "
                                       f"(the subtraction of the residual moments' remainders from the law's moments)"
                                       f" is {float(bound[worst] / N[worst]):.1e} of it, above 1e-10")
