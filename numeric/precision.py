@@ -183,6 +183,11 @@ def _stable(engine, model, digits: int, options, confirm: bool):
         current, w = nxt, w_next
 
 
+def outside_note(keys) -> str:
+    """The note of float64 results outside the double range, given as decimal strings (mpmath's, 17 digits)."""
+    return f"{', '.join(keys)} lie outside the float64 range: given to 17 significant digits as decimal strings"
+
+
 def _to_float64(values: dict):
     """Round mpmath results to float64, keeping values outside the double range as mpf (with a note)."""
     out, outside = {}, []
@@ -297,8 +302,7 @@ def _evaluate_measures(model, digits, include, confirm, options):
         agreed = min(agreed, 17.0)  # what a float64 carries, whatever the mpmath result confirmed
         notes.append(f"{reason}: recomputed with mpmath at {w} digits and rounded to float64")
         if outside:
-            notes.append(f"{', '.join(outside)} lie outside the float64 range: given to 17 significant digits "
-                         "as decimal strings")
+            notes.append(outside_note(outside))
         notes += engine.notes(model, values)
         return _record(model, values, "float64", agreed, w, notes, include)
     budget = engine.escalation_budget(model)

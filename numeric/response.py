@@ -27,7 +27,8 @@ atom P(T = 0) and the raw moments. Everything else is here, once, for every mode
   one's tolerance, and the searches close their bracket by a step across the converged point
   (``quantile_illinois(close=True)``): about 8 D-digit tails a quantile instead of 17.
 * **moments** E T^k: exact (Fractions) where the law's moments are rational, else evaluated at
-  D + 10 digits.
+  D + 10 digits. A law's float64 moments that detect their own trouble (``Trouble``, saying why) are
+  recomputed with mpmath (16 digits, rounded) with a note.
 * **supplied tails**: a law may compute its own tails (``tails``, e.g. a phase-type time by
   uniformization, :mod:`qderive.numeric.kernels.phase_type_tail`, a sum of nonnegative terms with
   an a-priori relative error bound); then ``transform`` is not used: float64 tails are kept unless
@@ -64,6 +65,7 @@ import numpy as np
 from ..symbolic import limits as _limits
 from ..symbolic.errors import NumericalError, ParameterError
 from .backend import FLOAT64, mp_context
+from .engines.base import Trouble
 from .kernels.inversion import euler_inversion, euler_parameters
 from .kernels.tails import (
     TAIL_FLOAT64_SETS,
@@ -75,8 +77,8 @@ from .kernels.tails import (
     tail_transform,
 )
 
-__all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "evaluate_response",
-           "KINDS", "OPTIONS"]
+__all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "noted_moments",
+           "evaluate_response", "escalation_note", "KINDS", "OPTIONS"]
 
 #: the two times of a response law, in the order of the measures
 KINDS = ("wait", "sojourn")
@@ -88,10 +90,11 @@ OPTIONS = ("tail", "quantile", "moments")
 class ResponseLaw:
     """A nonnegative time T given by its transform: ``transform(ctx)`` returns F with F(s) = E e^{-sT} on arrays
     of complex s; ``p_zero(ctx)`` P(T = 0) as a context number; ``moment_values(k, digits)`` (E T, ..., E T^k)
-    (Fractions when exact); ``smooth`` False when the transform has kinks (see the module docstring), with
-    ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the inversion of the
-    transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf with
-    ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
+    (Fractions when exact; for ``digits`` None it may raise ``Trouble`` saying why float64 cannot be trusted:
+    :func:`noted_moments` escalates with a note); ``smooth`` False when the transform has kinks (see the module
+    docstring), with ``why_not_smooth`` saying which law. ``tails(ts, digits)``, when given, replaces the
+    inversion of the transform: (P(T > t) for t in ``ts``, working digits), floats for ``digits`` None, else mpf
+    with ``digits`` correct digits (an a-priori bound; ``ts`` exact numbers >= 0)."""
 
     name: str
     transform: Callable
@@ -308,7 +311,7 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
             got = dict(zip(positive, values))
             p0 = float(law.p_zero(FLOAT64))
             return [got[t] if t > 0 else 1.0 - p0 for t in ts], None, None, notes
-        notes.append(f"{option}: {why}; recomputed with mpmath to 15 digits and rounded to float64")
+        notes.append(escalation_note(option, why))
         mp_values, confirmed, working = _mp_tails(law, positive, 15)
         got = dict(zip(positive, mp_values))
         p0 = float(law.p_zero(mp_context(30)))
@@ -332,8 +335,7 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     if law.bracket is not None:
         return [min(1.0, float(v)) for v in values], None, None, _bracket_notes(law, ts, option)
     if None in values:  # the law detected its own trouble (e.g. cancellation in an alternating sum)
-        notes = [f"{option}: the float64 sum cancels beyond its accuracy; recomputed with mpmath to 15 digits "
-                 "and rounded to float64"]
+        notes = [escalation_note(option, CANCELS)]
         redo = [t for t, v in zip(ts, values) if v is None]
         got = dict(zip(redo, law.tails(redo, 15)[0]))
         return [_to_float(got[t]) if v is None else min(1.0, float(v)) for t, v in zip(ts, values)], None, None, notes
@@ -345,8 +347,7 @@ def _supplied_tails(law: ResponseLaw, ts: list, digits: int | None, option: str)
     flagged = [(v, w) for v, w, t in zip(values, again, ts)
                if not math.isfinite(v) or 0 < v < 1e-290 or (v == 0 and t > 0)]
     notes = [] if all(v == 0 and w == 0 for v, w in flagged) else [
-        f"{option}: a float64 tail is below 1e-290 (or not finite); recomputed with mpmath to 15 digits and "
-        "rounded to float64"]
+        escalation_note(option, "a float64 tail is below 1e-290 (or not finite)")]
     return [_to_float(v) for v in again], None, None, notes
 
 
@@ -739,15 +740,43 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
 # -- moments ----------------------------------------------------------------------------------------------
 
 
+#: the digits of the mpmath recomputation of float64 moments whose law detected its own trouble
+MOMENT_ESCALATION_DIGITS = 16
+
+
+#: why a law's own float64 tails (a sum with its rounding bound) were recomputed
+CANCELS = "the float64 sum cancels beyond its accuracy"
+
+
+def escalation_note(option: str, why: str, digits: int = 15) -> str:
+    """The note of a float64 response value that detected its own trouble (``why``) and was recomputed with
+    mpmath to ``digits`` digits: the one text of tails, quantiles, moments and the SIP routes' copy tails."""
+    return f"{option}: {why}; recomputed with mpmath to {digits} digits and rounded to float64"
+
+
 def moments(law: ResponseLaw, k: int, digits: int | None):
-    """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits."""
-    values = law.moment_values(k, digits)
+    """(E T, ..., E T^k): floats in float64, exact or D-digit numbers otherwise; and the confirmed digits (the
+    notes of an escalation: :func:`noted_moments`)."""
+    return noted_moments(law, k, digits)[:2]
+
+
+def noted_moments(law: ResponseLaw, k: int, digits: int | None, option: str = "wait_moments"):
+    """:func:`moments` with the notes: (values, confirmed digits, notes). A law's float64 ``moment_values`` raises
+    :class:`~qderive.numeric.engines.base.Trouble` when it detects its own trouble (the message says why, e.g. a
+    rounding bound above 1e-10 of a moment): the moments are then recomputed with mpmath to
+    ``MOMENT_ESCALATION_DIGITS`` digits and rounded to float64, with a note, as float64 tails are."""
     if digits is None:
-        return [float(v) for v in values], None
+        try:
+            return [float(v) for v in law.moment_values(k, None)], None, []
+        except Trouble as trouble:
+            values = law.moment_values(k, MOMENT_ESCALATION_DIGITS)
+            return [_to_float(v) for v in values], None, [escalation_note(option, str(trouble),
+                                                                            MOMENT_ESCALATION_DIGITS)]
+    values = law.moment_values(k, digits)
     exact = all(isinstance(v, (int, Fraction)) for v in values)
     ctx = mp_context(digits + 10)
     with ctx:
-        return [ctx.num(v) if isinstance(v, (int, Fraction)) else v for v in values], (math.inf if exact else None)
+        return [ctx.num(v) if isinstance(v, (int, Fraction)) else v for v in values], (math.inf if exact else None), []
 
 
 # -- everything asked, for the precision policy ------------------------------------------------------------
@@ -770,14 +799,15 @@ def evaluate_response(laws: dict, request: ResponseRequest, digits: int | None, 
             working = max(working or 0, w or 0) or None
         qs = request.asked(kind, "quantile", flow)
         if qs:
-            mean = law.moment_values(1, None)[0]
+            mean = noted_moments(law, 1, None)[0][0]  # a start of the search only: its note is not the output's
             values, c, n = quantiles(law, [v for _, v in qs], digits, float(mean), option=f"{kind}_quantile{suffix}")
             measures[f"{kind}_quantile{suffix}"] = {key: v for (key, _), v in zip(qs, values)}
             notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
         k = request.asked(kind, "moments", flow)
         if k:
-            values, c = moments(law, k, digits)
+            values, c, n = noted_moments(law, k, digits, option=f"{kind}_moments{suffix}")
             measures[f"{kind}_moments{suffix}"] = values
+            notes += n
             confirmed = min(confirmed, c) if c is not None else confirmed
     return measures, (None if digits is None else confirmed), working, notes

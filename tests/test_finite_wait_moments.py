@@ -17,6 +17,7 @@ import pytest
 import qderive as qd
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.engines import vacation_finite_wait as FW
+from qderive.numeric.response import ResponseLaw, noted_moments
 from qderive.numeric.simulation import vacation as SV
 
 
@@ -127,7 +128,7 @@ def test_the_remainder_bound_holds_and_a_large_one_goes_to_mpmath(monkeypatch):
     exact = FW.admission_series(model, law.moment_data(mp_context(30), 3), 3)
     for p in range(4):  # the float64 series is within the bound of the 30-digit one (plus its own rounding, 1e-15)
         assert abs(N[p] - float(exact[p])) <= float(bound[p]) + 1e-15 * N[p]
-    # a bound above 1e-10 relative: the float64 moments come from mpmath (16 digits) instead
+    # a bound above 1e-10 relative: the float64 moments come from mpmath (16 digits) instead, with a note
     built = []
     real = FW.build_data
 
@@ -137,8 +138,11 @@ def test_the_remainder_bound_holds_and_a_large_one_goes_to_mpmath(monkeypatch):
 
     monkeypatch.setattr(FW, "build_data", spy)
     monkeypatch.setattr(FW.K, "wait_remainder_error", lambda ctx, totals, top, lam, order: totals * 1e-3)
-    got = FW.FiniteWait(model).moment_values("wait")(3, None)
+    wait = FW.FiniteWait(model)
+    law = ResponseLaw("wait", wait.transform("wait"), wait.p_zero("wait"), wait.moment_values("wait"))
+    got, _, notes = noted_moments(law, 3, None)
     assert built == [True, False]
+    assert len(notes) == 1 and "rounding bound of E W^" in notes[0] and "recomputed with mpmath" in notes[0]
     want = _summed_to_negligibility(model, 3, FLOAT64)
     for x, y in zip(got, want):
         assert abs(x - y) <= 1e-12 * y

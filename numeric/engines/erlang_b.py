@@ -26,7 +26,7 @@ from ...symbolic.models.erlang_b import ErlangB
 from ...symbolic.numbers import decimal_text
 from ..backend import FLOAT64, mp_context
 from ..kernels import erlang as K
-from ..precision import GUARD
+from ..precision import GUARD, outside_note
 from ..sequences import digits_for
 from .base import Engine, Trouble
 
@@ -243,4 +243,7 @@ def size(values: dict, request, digits=None) -> dict:
         with mpmath.workdps((digits or 17) + GUARD):
             r = mpmath.mpf(rho.numerator) / rho.denominator if isinstance(rho, Fraction) else rho
             out["arrival_rate"] = _out(r / (mpmath.mpf(holding.numerator) / holding.denominator), digits)
+    outside = [k for k, v in out.items() if isinstance(v, mpmath.mpf)] if digits is None else []
+    if outside:  # float64 left its range (the load search went to mpmath): say so, as eval does
+        out["notes"] = [outside_note(outside)]
     return out

@@ -100,15 +100,26 @@ factorial moments of the Poisson count during B: the definition of beta_k, ``doc
 and T^{(j)}_{r-1} = E binom(K', j - 1) - sum_{i<r} T^{(j-1)}_i, one subtraction per order whose absolute error
 (r + 1) eps E binom(K', j - 1) is the same for every K (the sums above it are positive): it costs at most log10(r E
 binom(K', p) / M[p, 0]) digits, covered by the guard digits; float64 sums the same bound through the moments
-(:func:`remainder_bound`) and goes to mpmath (16 digits) where it exceeds 1e-10 relative (measured: within 1e-12
-of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within 1e-26;
-tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
+(:func:`remainder_bound`) and goes to mpmath (16 digits, with a note) where it exceeds 1e-10 relative (measured:
+within 1e-12 of the summation to negligibility for a hyperexponential service with a slow branch, 30 digits within
+1e-26; tests/test_finite_wait_moments.py). A heavy-tailed law gains most: the count sequences of a lognormal service
 needed ~10^3 terms converged to (n + 1)^{-(k+1)} for E W^k (k = 4: refused by ``count-work`` after 60 s of CPU);
 now 0..r - 1 at 0.1 s. Whole admission keeps a level's mass when a batch does not fit, so the rows do not vanish:
 they are cut where |1 L^K| <= eps/256 (:func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed`; |w L^K| <=
-|w| |1 L^K| for w >= 0), the same totals giving the remainders; a level that no batch can leave keeps the
-summation to negligibility. These data (:meth:`FiniteWait.moment_data`) are the moments' own; the transform's
-backward sweep from g_top = 0 still needs the counts up to where they are negligible (:meth:`FiniteWait.data`).
+|w| |1 L^K| for w >= 0), the same totals giving the remainders. A level that no batch fits (P(X <= r - n) = 0, e.g.
+n > r - 5 for batches of 5) would keep its mass for ever, but nobody is admitted there (A_n = 0 below) and levels
+only rise, so the moments' rows drop its mass (:func:`~qderive.numeric.kernels.finite_wait.wait_keep`): the rows on
+the other levels, hence N(s), are unchanged, and a constant batch's rows vanish after at most ceil(r / X) + 1
+batches (r = 129, batches of 5, a lognormal service: E W^2 was refused by ``count-work`` after ~27 s of CPU; now
+the moments cost under 1 s beside the finite engine's 15 s; float64 within 2.6e-15 and 30 digits within 5e-41 of
+the summation to negligibility for a hyperexponential service, tests/test_finite_moments_whole.py). Rows that decay
+slowly (a batch mean of 200: level r - 1 keeps 199/200 of its mass per batch, ~9 x 10^3 batches) are followed up to
+:data:`ROWS_LIMIT` batches (float64: more while cheap); beyond, the count sequences run to negligibility.
+float64 moments that fail their bound, or whose data over- or underflow, raise
+:class:`~qderive.numeric.engines.base.Trouble`: the response's policy recomputes them at 16 digits with a note
+(:func:`~qderive.numeric.response.noted_moments`). These data (:meth:`FiniteWait.moment_data`) are the moments'
+own; the transform's backward sweep from g_top = 0 still needs the counts up to where they are negligible
+(:meth:`FiniteWait.data`).
 
 **6. The period families: a setup and a close-down** (start threshold N = 1; the blocks of
 :mod:`qderive.symbolic.blocks`, their stages :func:`~qderive.symbolic.blocks.machine.machine`). The non-serving
@@ -259,6 +270,7 @@ from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, digits_for, sum_count_sequences
+from .base import Trouble
 from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
@@ -392,8 +404,23 @@ def _embedded(model, ctx):
 
 
 #: whole admission, the moments' data: at most this many batches until the rows are negligible (else the count
-#: sequences run until the residual moments are)
+#: sequences run until the residual moments are); float64 goes on to :data:`ROWS_LIMIT_FLOAT64` batches while the
+#: steps cost at most ``ROWS_WORK`` multiply-adds in all (a batch of mean 200 leaves level r - 1 with probability
+#: 1/200: 9 x 10^3 batches, 0.2 s at r = 129; the count sequences of a lognormal service over them 9 s, where the
+#: summation to negligibility was refused by ``count-work``)
 ROWS_LIMIT = 4096
+ROWS_LIMIT_FLOAT64 = 1 << 16
+ROWS_WORK = 1 << 28
+
+
+def _rows_limit(ctx, r, pmf) -> int:
+    """The number of batches :func:`~qderive.numeric.kernels.finite_wait.wait_rows_needed` may try (see
+    :data:`ROWS_LIMIT`): a float64 step costs r times the batch sizes below r (a convolution)."""
+    if not ctx.is_float64:
+        return ROWS_LIMIT
+    sizes = np.flatnonzero(np.asarray(pmf[1: r + 1], dtype=float))
+    width = int(sizes[-1]) + 1 if len(sizes) else 1
+    return max(ROWS_LIMIT, min(ROWS_LIMIT_FLOAT64, ROWS_WORK // (max(r, 1) * width)))
 
 
 def build_data(model, ctx, order, q=None, idle=None, rows=False):
@@ -413,15 +440,17 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         cap = None
         if rows and not whole:
             cap = r
-        elif rows and r:
-            cap = K.wait_rows_needed(ctx, r, pmf, tail[r:0:-1].copy(), ROWS_LIMIT, bv.support, bv.geometric)
+        elif rows and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
+            keep = K.wait_keep(ctx, pmf, tail, r, whole, drop_full=True)
+            cap = K.wait_rows_needed(ctx, r, pmf, keep, _rows_limit(ctx, r, pmf), bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
         beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
         if model.vacation is not None:
             phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
         else:
             phi = vtail = vtail2 = None
-        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle)
+        d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle,
+                                drop_full=rows)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
@@ -880,11 +909,15 @@ class FiniteWait:
         return 0
 
     def _safe_data(self, ctx, order=1, moments=False):
+        """The parts for ``ctx``; float64 level vectors that over- or underflow: the moments raise :class:`Trouble`
+        (the response's policy recomputes them with mpmath, with a note), P(W = 0) takes the 15-digit data."""
         get = self._moment_parts if moments else self.parts
         if ctx.is_float64:
             try:
                 return get(FLOAT64, order)
-            except ArithmeticError:
+            except ArithmeticError as exc:
+                if moments:
+                    raise Trouble(f"the float64 data of the moments fail ({exc})") from None
                 return get(mp_context(15), order)
         return get(ctx, order)
 
@@ -913,8 +946,12 @@ class FiniteWait:
                     bound = sum(remainder_bound(self.model, data, k) for data in parts)
                     if kind == "sojourn":
                         bound = K.fw_series_mul(bound, _service_series(self.model, dctx, k))
-                    if any(bound[p] > 1e-10 * N[p] for p in range(1, k + 1)):
-                        return [float(v) for v in values(k, 16)]
+                    failed = [p for p in range(1, k + 1) if not bound[p] <= 1e-10 * N[p]]  # NaN fails too
+                    if failed:  # the response's policy recomputes, with a note naming the worst order
+                        worst = max(failed, key=lambda p: bound[p] / N[p] if N[p] > 0 else math.inf)
+                        raise Trouble(f"the float64 rounding bound of E {'W' if kind == 'wait' else 'T'}^{worst} "
+                                      f"(the subtraction of the residual moments' remainders from the law's moments)"
+                                      f" is {float(bound[worst] / N[worst]):.1e} of it, above 1e-10")
             if digits is None:
                 return [float(v) for v in out]
             with ctx:

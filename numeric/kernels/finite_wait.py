@@ -9,7 +9,8 @@ of a transform.
 
 * :func:`wait_batch_rows` -- w_K = w_{K-1} L: the level vector after K batches (partial admission:
   (w L)_n = sum_{k=1}^{n} l_k w_{n-k}; whole admission adds keep_n w_n, keep_n = P(X > r - n),
-  the batches that do not fit); positive terms.
+  the batches that do not fit: :func:`wait_keep`, which for the moments drops the levels that no batch
+  fits, where nobody is admitted); positive terms.
 * :func:`wait_residual_weights` -- g_K(s) = E int_0^B (lambda x)^K / K! e^{-lambda x} e^{-s (B - x)} dx,
   K = 0..top, from (lambda - s) g_K = lambda g_{K-1} - beta_K: forward where |lambda - s| >= lambda
   (errors shrink by lambda / |lambda - s| per step), backward from g_top = 0 elsewhere (errors shrink
@@ -433,7 +434,25 @@ def wait_service_rows(ctx, Y, pmf, keep, beta, support=None, geometric=None, phi
     return Ws, ctx.flush(Zp)
 
 
-def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=None, geometric=None, idle=None):
+def wait_keep(ctx, pmf, tail, r, whole, drop_full=False):
+    """keep_n = P(X > r - n), n = 0..r-1 (whole admission: the batches that do not fit leave the level as it is;
+    None under partial admission). ``drop_full``: 0 instead at the levels that no batch fits (keep_n = 1, F_n =
+    P(X <= r - n) = 0): nobody is admitted there (A_n = 0 in :func:`wait_admission_sum`, D_{r-n} = 0) and they are
+    above every level a batch can leave (levels only rise), so the rows on the other levels, hence N(s), are
+    unchanged, while the mass reaching those levels leaves the rows one batch later instead of staying for ever."""
+    if not whole:
+        return None
+    keep = tail[r:0:-1].copy()
+    if drop_full:
+        fits = numpy.cumsum(pmf[1: r + 1])[::-1]  # F_n = P(X <= r - n): exactly 0 where no size fits
+        for n in range(r):
+            if fits[n] == 0:
+                keep[n] = keep[n] * 0
+    return keep
+
+
+def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=None, geometric=None, idle=None,
+                      drop_full=False):
     """The s-independent data of M[X]/G/1/r from the embedded law q_0..q_r, as a dict.
 
     With c_I = 0, c_0, 1 for ``policy`` "multiple", "single", "none" (c_0 = sum_K varphi_K (V L^K)_0 / q_0:
@@ -448,10 +467,12 @@ def wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, support=
     the rows ``Ws``, ``Wv`` and ``Zp`` = Z' (:func:`wait_service_rows`), ``admit`` F_n = P(X <= r - n) (whole
     admission; None otherwise) and its smallest value ``low``, ``v0`` = q_0 (None without vacations: ``phi``
     None), ``t_idle`` and ``zero_weight`` = t_I f_I (P(W = 0) times N(0)). ``pmf``, ``tail`` over 0..r+1.
+    ``drop_full``: the rows leave the levels that no batch fits (:func:`wait_keep`; only N(s) is kept: Z' and the
+    rows there are not the level process's).
     Source: the module docstring of :mod:`qderive.numeric.engines.vacation_finite_wait`, items 1-3.
     """
     r = len(q) - 1
-    keep = tail[r:0:-1].copy() if whole else None
+    keep = wait_keep(ctx, pmf, tail, r, whole, drop_full)
     if whole and r:
         admit = numpy.cumsum(pmf[1: r + 1])[::-1].copy()  # F_n = P(X <= r - n), n = 0..r-1
         low = admit[r - 1]

@@ -119,14 +119,25 @@ class _Curve:
 
     def __init__(self, model):
         self.fmap = FixedPointMap(model)
+        self.escalated: dict = {}  # why float64 failed -> the rates recomputed at 15 digits (the search's note)
 
     def __call__(self, lam, digits=None):
         if digits is None:
             try:
                 return float(lam) / float(self.fmap.mean_copies(float(lam), None))
-            except Trouble:  # the float64 inversion overflowed at this rate: 15 digits (the precision policy's step)
+            except Trouble as trouble:  # the float64 inversion overflowed at this rate: 15 digits, with a note
+                self.escalated.setdefault(str(trouble), []).append(float(lam))
                 return float(self.h(lam, 15))
         return self.h(lam, digits)
+
+    def notes(self) -> list:
+        """The notes of the float64 points recomputed at 15 digits (the response's
+        :func:`~qderive.numeric.response.escalation_note`)."""
+        from ...response import escalation_note
+
+        return [escalation_note("collapse onset: h(lambda) = lambda / E[copies]", f"{why} at {len(rates)} offered "
+                                f"rate(s) from {min(rates):.6g} to {max(rates):.6g}")
+                for why, rates in self.escalated.items()]
 
     def h(self, lam, digits):
         ctx = mp_context(digits + 10)
@@ -242,9 +253,12 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
             f["stable_below"] = f["kind"] == "upper"
     first = next((k for k, f in enumerate(folds) if f["kind"] == "upper"), None)
     if first is None or float(folds[first]["load"]) > X:
-        return {**dict.fromkeys(keys), "folds": folds, "note": f"no saddle-node at loads up to --max-load "
-                f"{float(X):g}: h = lambda / E[copies] increases, the smallest fixed point moves continuously "
-                "with the rate (no collapse onset)"}
+        out = {**dict.fromkeys(keys), "folds": folds, "note": f"no saddle-node at loads up to --max-load "
+               f"{float(X):g}: h = lambda / E[copies] increases, the smallest fixed point moves continuously "
+               "with the rate (no collapse onset)"}
+        if curve.notes():
+            out["notes"] = curve.notes()
+        return out
     up = folds[first]
     low = folds[first + 1] if first + 1 < len(folds) else None
     out = {"upper": up["rate"], "lower": None if low is None else low["rate"],
@@ -262,6 +276,8 @@ def collapse_onset(model, max_load=3, digits=None) -> dict:
     out["note"] = note
     if digits is None and not all(f["kink"] for f in folds[first:first + 2]):
         out["notes"] = [FLOAT64_ONSET_NOTE]
+    if curve.notes():
+        out["notes"] = out.get("notes", []) + curve.notes()
     return out
 
 

@@ -148,14 +148,17 @@ class Route:
             return [one for _ in ts], []
         ts = list(ts)
         if law.tails is not None:
-            return _own_tails(law, ts, digits, one), []
+            return _own_tails(law, ts, digits, one)
         if digits is None:
             return _euler_float64(law, ts, one)
         return _euler_mp(law, ts, digits, one)
 
 
 def _own_tails(law, ts, digits, one):
-    """A law's own tails (uniformization, lattice sums); a float64 sum that cancels is redone at 15 digits."""
+    """(A law's own tails (uniformization, lattice sums), notes); a float64 sum that cancels is redone at 15 digits,
+    with the response's note (:func:`~qderive.numeric.response.escalation_note`)."""
+    from ...response import CANCELS, escalation_note
+
     try:
         with np.errstate(all="ignore"):  # a float64 sum that overflows returns None (recomputed below)
             values, _ = law.tails(ts, digits)
@@ -163,11 +166,13 @@ def _own_tails(law, ts, digits, one):
         raise ParameterError("--timeout", f"the copy instants are too long for the service rate: {err.constraint}"
                              " (a smaller --timeout or --t1, a larger --duplicate-cost: duplicates are served at rate "
                              "1/(c E[B]))") from None
+    notes = []
     if any(v is None for v in values):  # the float64 lattice sum cancels there: 15 digits
         redo = [t for t, v in zip(ts, values) if v is None]
         got = dict(zip(redo, law.tails(redo, 15)[0]))
         values = [float(got[t]) if v is None else v for t, v in zip(ts, values)]
-    return [_clip(v, one) for v in values]
+        notes.append(escalation_note("the copy sojourn tails P(R_copy > t)", CANCELS))
+    return [_clip(v, one) for v in values], notes
 
 
 def _euler_float64(law, ts, one):
