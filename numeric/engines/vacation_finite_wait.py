@@ -1303,6 +1303,8 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
     (F6) over the state from its float64 count sequences (measured, docs/performance.md "Lognormal service in the
     finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the CLI, the 0.99 quantile 15.5 s). A
     lognormal vacation stays refused."""
+    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
+        return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
@@ -1333,6 +1335,8 @@ def _tails_refusal(model, asked):
     field, slow = _numeric_law_refusal(model)
     if slow:
         return Refusal(field, slow, min(wanted))
+    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): the budget before any work
+        return _lattice_budget(model)
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = (False, "") if _capped_service(model) else cached(
         "finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
@@ -1342,11 +1346,7 @@ def _tails_refusal(model, asked):
     if setup is None and not why_not:
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         if setup is not None:  # (r + 3) x N matrices of the lattice sums (F5): the budget before any work
-            from ...symbolic.capabilities import limit_refusal
-
-            return limit_refusal("--capacity", "lattice_work", (model.capacity + 3) * _limits.current().lattice_levels,
-                                 "the finite room's tails with the service on a lattice hold (r + 3) x N numbers "
-                                 "(N = lattice-levels; 24 bytes and about nnz(b) operations each)")
+            return _lattice_budget(model)
     if setup is None and not why_not:
         setup, why_not = kinked_setup(model.service, model.vacation)
     if setup is not None:
@@ -1354,6 +1354,15 @@ def _tails_refusal(model, asked):
     field = smooth_field(model) or "service"
     return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
+
+
+def _lattice_budget(model):
+    """The refusal (or None) of the lattice sums (F5) by the limit ``lattice_work``: (r + 3) x N matrices."""
+    from ...symbolic.capabilities import limit_refusal
+
+    return limit_refusal("--capacity", "lattice_work", (model.capacity + 3) * _limits.current().lattice_levels,
+                         "the finite room's tails with the service on a lattice hold (r + 3) x N numbers "
+                         "(N = lattice-levels; 24 bytes and about nnz(b) operations each)")
 
 
 def _block_tails_refusal(model) -> tuple[str, str] | None:
@@ -1404,16 +1413,21 @@ def response_laws(model, wait=None) -> dict:
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
+    rounded = rounded_vacation_setup(model.service, model.vacation)
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
     elif _capped_service(model):  # the lognormal service: the capped lattice brackets (F6), not an inversion
         smooth, why = False, f"the service time {model.service} is heavy-tailed"
+    elif rounded is not None:  # (F7): the vacation bounded on the services' lattice, not an inversion
+        smooth, why = False, f"the vacation time {model.vacation} has no exact survival pieces"
     else:
         smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     exact = not smooth and not slow  # a refused heavy-tailed law: no sums either (its reason stands)
     setup, why_not = lattice_setup(model.service, model.vacation) if exact else (None, "")
     make = lattice_tails
+    if rounded is not None:
+        setup, why_not, make = rounded, "", service_lattice_tails
     if exact and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         make = service_lattice_tails
@@ -1607,7 +1621,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
     model = law.model
-    exact = exact_lattice(atoms, model.capacity, extra)
+    rounded = isinstance(vacation, VacationRounding)  # (F7): the vacation bounded on the lattice too
+    exact = None if rounded else exact_lattice(atoms, model.capacity, extra)
     if exact is not None:
         b, g, M = exact
 
@@ -1630,13 +1645,15 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
-        parts = law.parts(FLOAT64)
-        mass = FLOAT64.fsum([d.N0 for d in parts])
         down, up = pmfs(h) if capped is None else pmfs(h, N)
         cap = 0.0
         if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
             with mpmath.workdps(20):
                 cap = float(capped.stop_loss(mpmath.mpf(cover.numerator) / cover.denominator))
+        if rounded:
+            return _rounded_pair(law, vacation, down, up, h, N, extra, cap)
+        parts = law.parts(FLOAT64)
+        mass = FLOAT64.fsum([d.N0 for d in parts])
         with np.errstate(under="ignore"):
             low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
             if np.array_equal(down, up) and not cap:
@@ -1749,3 +1766,151 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
     return run, bracket, rough, bound
+
+
+# --------------------------------------------------------------------------------------
+# A vacation with a survival function and no exact pieces (gamma, lognormal, uniform): certified brackets (F7)
+# --------------------------------------------------------------------------------------
+
+#: the steps (F7) beyond the lattice's span c: c_{i+1} = c_i (1 + STEP_WIDTH / N), N the lattice's levels (so that
+#: their part of the bracket shrinks with h), at most 1 + 1/8
+STEP_WIDTH = 64
+STEP_FINEST = 1 / 64
+#: the columns' u of the steps taken to multiples of c / STEP_GROUPS (:class:`~.kernels.lattice_finite.StepPieces`)
+STEP_GROUPS = 128
+#: the vacation's lattice is extended beyond the span (doubled at most STEP_EXTEND times) until P(V > c_v) <= STEP_START
+STEP_EXTEND = 2
+STEP_START = 2.0**-10
+#: the steps stop where lambda c exceeds this (the weights R_K(y) of (F3) hold e^{lambda y} in float64)
+STEP_REACH = 500.0
+
+
+@dataclass(frozen=True)
+class VacationRounding:
+    """A vacation law with a float64 ``survival_many`` and a ``stop_loss`` but no exact survival pieces (gamma of
+    any shape, lognormal, uniform), bounded from below and above in the finite room's lattice sums (F7) of
+    :mod:`qderive.numeric.kernels.lattice_finite` (:meth:`pieces`).
+
+    **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
+    compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the
+    vacation law enters in three places: the embedded law q (and so Y, V = q_0, t_I), the rows w_K and the total
+    N(W > -1), all computed from the true law's count sequences (item 1 of the module docstring; the rows
+    w_K = V L^K depend on the batch law only), and the residual weights of the vacation periods,
+    omega_K(u) = int_0^oo Pois(K; lambda x) S(x + u) dx (F2), S(x) = P(V > x), which are linear in S with
+    positive weights. So any S_down <= S <= S_up pointwise gives N_down(W > t) <= N(W > t) <= N_up(W > t) with
+    the same exact normaliser: no stochastic monotonicity of the finite queue in the vacation law is used (it
+    would not hold: a longer vacation also changes the state seen by arrivals). Here, with the services' lattice h,
+    c_v = N_v h (the lattice extended from the span c until P(V > c_v) <= 2^-10, at most 4 c) and the steps
+    c_v = c_0 < c_1 < ... < c_L (ratio 17/16, until P(V > c_L) = 0, 1e-16, or lambda c_L > 500), s_i = S(c_i):
+
+        S_down(y) = P(V >= (floor(y / h) + 1) h) (y < c_v),  s_{i+1} on [c_i, c_{i+1}),  0 beyond c_L,
+        S_up(y)   = P(V > floor(y / h) h)        (y < c_v),  s_i     on [c_i, c_{i+1}),  0 beyond c_L,
+
+    each the survival function of a lattice law on [0, c_v] (a :class:`~qderive.numeric.kernels.lattice_finite.
+    LatticePiece`, whose weights share the grid of the columns) plus steps w_i 1{y < c_{i+1}}
+    (:class:`~qderive.numeric.kernels.lattice_finite.StepPieces`). The upper bound misses S(y) for y >= c_L:
+    per vacation period at most E (V - c_L)^+ |w_0|_1 max_n C[n, 0] (the argument of (F6)), added to it. The
+    bracket's width has three parts: the services' rounding (none for a constant service on the lattice), the
+    vacation's lattice (first order in h) and the steps (about E[V; V > c_v] / 16 of the vacation periods' share).
+    float64 differences of ``survival_many`` give the pmfs and the steps (a continuous law: P(V >= x) = S(x)), as
+    for a uniform or lognormal service (:func:`capped_rounding`)."""
+
+    law: object
+
+    @staticmethod
+    def covers(law) -> bool:
+        """Whether ``law`` is a vacation these bounds take: no exact survival pieces, a float64 survival function
+        and a stop-loss."""
+        if law is None or exact_vacation_pieces(law, "")[0] is not None:
+            return False
+        with mpmath.workdps(17):
+            if law.survival(mpmath.mpf(1)) is None or law.stop_loss(mpmath.mpf(1)) is None:
+                return False
+        return law.survival_many(np.array([0.5])) is not None
+
+    def pieces(self, h: Fraction, N: int, lam: float):
+        """((down pieces), (up pieces), E (V - c_L)^+) of (F7) in float64 for the lattice h with N levels over the
+        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0)."""
+        law, hf = self.law, float(h)
+        Nv = N
+        for _ in range(STEP_EXTEND):  # the lattice extended (doubled) while the tail beyond it is heavy
+            if float(law.survival_many(np.array([Nv * hf]))[0]) <= STEP_START:
+                break
+            Nv *= 2
+        S = np.clip(np.asarray(law.survival_many(np.arange(Nv + 1) * hf), dtype=float), 0.0, 1.0)
+        S = np.minimum.accumulate(S)
+        cv = Fraction(Nv) * h
+        ratio = 1 + max(min(STEP_WIDTH / Nv, 1 / 8), STEP_FINEST)
+        count = max(0, int(math.log(max(STEP_REACH / max(lam * float(cv), 1e-300), 1.0)) / math.log(ratio)))
+        cs = float(cv) * ratio ** np.arange(min(count, 1 << 14) + 1)
+        ss = np.minimum(np.clip(np.asarray(law.survival_many(cs), dtype=float), 0.0, 1.0), S[Nv])
+        ss = np.minimum.accumulate(ss)
+        ss[0] = S[Nv]
+        last = np.flatnonzero(ss <= 1e-16)
+        L = int(last[0]) if len(last) else len(cs) - 1  # the steps c_1..c_L
+        cs, ss = cs[: L + 1], ss[: L + 1]
+        ext = np.concatenate([ss, [0.0]])
+        w_down = ext[1: L + 1] - ext[2: L + 2]  # at c_{i+1}: s_{i+1} - s_{i+2} (s_{L+1} = 0)
+        w_up = ss[:L] - np.concatenate([ss[1:L], [0.0]]) if L else np.zeros(0)
+        down, up = np.zeros(Nv + 1), np.zeros(Nv + 1)
+        down[:Nv] = S[:Nv] - S[1:]  # P(k h <= V < (k + 1) h)
+        up[1:] = S[:Nv] - S[1:]  # P((k - 1) h < V <= k h)
+        down[Nv] = S[Nv] - (ss[1] if L else 0.0)  # P(c_v <= V < c_1): the steps hold P(V >= c_1)
+        up[Nv] = up[Nv] + (0.0 if L else S[Nv])  # no steps: everything above c_v - h at c_v
+        with mpmath.workdps(20):
+            end = mpmath.mpf(float(cs[-1])) if L else mpmath.mpf(cv.numerator) / cv.denominator
+            cap = float(law.stop_loss(end))
+        d = cs[1:]
+        hc = FLOAT64.num(h)
+        spacing = float(cv) / STEP_GROUPS
+
+        def side(b, w, upper):
+            b = np.maximum(b, 0.0)
+            keep = np.flatnonzero(w > 0)
+            steps = (LF.StepPieces(w[keep], d[keep], spacing, upper),) if len(keep) else ()
+            return (LF.LatticePiece(b, hc),) + steps
+
+        return side(down, np.maximum(w_down, 0.0), False), side(up, np.maximum(w_up, 0.0), True), cap
+
+
+class RoundedVacationSums(ServiceLatticeSums):
+    """:class:`ServiceLatticeSums` whose vacation periods take the pieces of :meth:`VacationRounding.pieces` (already
+    float64: no conversion) and whose upper term beyond the caps holds the service's E (B - c)^+ (F6) for the
+    service periods and the vacation's E (V - c_L)^+ (F7) for the vacation periods, each times its periods' |w_0|_1
+    and max_n C[n, 0]."""
+
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None, cap=0.0, vacation_cap=0.0):  # noqa: D107
+        self._vacation_pieces = vacation
+        super().__init__(parts, b, h, M, vacation, extra, mass, shifted, cap)
+        scale = float(np.max(self.C[: self.r, 0], initial=0))
+        self.cap = scale * sum(float(np.sum(W[0])) * (vacation_cap if pieces is vacation else cap)
+                               for W, _, pieces, _, _ in self.periods if W.shape[0])
+
+    def _periods(self, parts, service, vacation):
+        LF.ConstantSums._periods(self, parts, service, vacation)
+
+
+def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N, extra, cap):
+    """(lower sums, upper sums) of (F5)-(F7) for the services rounded down / up (``down``, ``up``; ``cap`` E (B - c)^+
+    of a capped service) and the vacation bounded by :meth:`VacationRounding.pieces` on the same lattice h, over the
+    true law's state (the moments' data: the count sequences only as far as the rows reach, item 5)."""
+    parts = law._moment_parts(FLOAT64, 1)
+    mass = FLOAT64.fsum([d.N0 for d in parts])
+    vdown, vup, vcap = vacation.pieces(h, N, float(parts[0].lam))
+    with np.errstate(under="ignore"):
+        low = RoundedVacationSums(parts, down, h, N, vdown, extra, mass)
+        shift = up[0] == 0 and down[-1] == 0 and len(up) == len(down) and np.array_equal(up[1:], down[:-1])
+        return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
+
+
+def rounded_vacation_setup(service, vacation):
+    """The setup of :func:`service_lattice_tails` (service law, :class:`VacationRounding`, the service's rounded
+    pmfs, its atoms, the capped law or None) when the vacation is one :class:`VacationRounding` covers and the
+    service is one the lattice sums (F5) take (a constant, an empirical sample, a uniform law, a lognormal capped at
+    the span (F6)); else None."""
+    if not VacationRounding.covers(vacation):
+        return None
+    got, _ = service_lattice_setup(service, None)
+    if got is None:
+        return None
+    return (got[0], VacationRounding(vacation), got[2], got[3], got[4])

@@ -196,6 +196,70 @@ class LatticePiece:
         self.h = h
 
 
+class StepPieces:
+    """Cut pieces (w_i, 0, d_i) of one period's survival function that share its rows: P(V > x) taken as
+    sum_i w_i 1{x < d_i} (context vectors ``w`` >= 0 and ``d`` > 0), the steps of a vacation's tail beyond its
+    lattice in the bounds (F7) (module docstring). Each is the cut piece of (F3) with theta = 0,
+    omega_K(u) = w_i R_K(d_i - u) (:func:`lattice_residual_rows`), all of them summed against the rows and columns
+    once (:func:`step_profile`, :func:`step_columns`). A plain class (kernels import numpy, math and each other)."""
+
+    __slots__ = ("w", "d", "spacing", "upper")
+
+    def __init__(self, w, d, spacing=0.0, upper=True):
+        self.w = w
+        self.d = d
+        #: float64 only: the columns' u taken to multiples of ``spacing`` (down for an ``upper`` bound, up for a lower
+        #: one: omega_K(u) decreases in u), so that the weights are computed once per multiple (0: exact u)
+        self.spacing = spacing
+        self.upper = upper
+
+
+def step_profile(ctx, lam, piece, top):
+    """(omega, remainder, size) of :class:`StepPieces` at u = 0: omega_K(0) = sum_i w_i R_K(d_i), K = 0..top, and
+    remainder >= sum_{K > top} omega_K(0) = sum_i w_i int_0^{d_i} P(Poisson(lambda x) > top) dx, from
+    sum_{K >= 0} R_K(d) = d: sum_i w_i (d_i - sum_{K <= top} R_K(d_i)) (one subtraction per piece, so its rounding,
+    4 eps (size + top + 10) d_i, is added: the remainder stays an upper bound)."""
+    R, size = lattice_residual_rows(ctx, lam, piece.d, top)
+    om = ctx.matmul(piece.w.reshape(1, len(piece.w)), R)[0]
+    slack = 4 * ctx.eps * (size + top + 10)
+    rest = ctx.fsum([w * (max(d - ctx.fsum(list(row)), 0 * d) + slack * d) for w, d, row in zip(piece.w, piece.d, R)])
+    return ctx.flush(om), rest, size
+
+
+def step_columns(ctx, lam, piece, W, A, us, J):
+    """(sum_K sum_n W[K, n] sum_{j < J} A[n, j] omega_K(u_j), size, per-level reach) of :class:`StepPieces` for the
+    columns j < J of (F1) with u_j = ``us``[j] > 0: the rows times the columns Z = W A once, the weights
+    sum_i w_i R_K(d_i - u_j) accumulated over the pieces (a y = d_i - u_j <= 0 gives 0), every term positive;
+    reach[n] = sum_{j < J} A[n, j] bounds the columns' share of a row beyond the last (omega_K(u) <= omega_K(0))."""
+    r = A.shape[0] - 1
+    top = W.shape[0] - 1
+    Z = ctx.matmul(W[:, :r], A[:r, :J])  # rows x columns
+    u = ctx.array(us[:J]) if not ctx.is_float64 else numpy.asarray(us[:J], dtype=float)
+    if ctx.is_float64 and piece.spacing:  # the columns grouped by their multiple of the spacing (see StepPieces)
+        q = u / piece.spacing
+        key = numpy.floor(q) if piece.upper else numpy.ceil(q)
+        uniq, inv = numpy.unique(key, return_inverse=True)
+        grouped = numpy.zeros((Z.shape[0], len(uniq)))
+        numpy.add.at(grouped.T, inv, Z.T)
+        Z, u = grouped, numpy.maximum(uniq * piece.spacing, 0.0)
+    acc = ctx.zeros((len(u), top + 1))
+    size = 0.0
+    n = len(u)
+    chunk = max(1, _STEP_CHUNK // max(n * (top + 1), 1))  # pieces per call: their y's in one vector
+    for i0 in range(0, len(piece.w), chunk):
+        ws, ds = piece.w[i0: i0 + chunk], piece.d[i0: i0 + chunk]
+        if ctx.is_float64:
+            ys = (ds[:, None] - u[None, :]).reshape(-1)
+        else:
+            ys = ctx.array([d - v for d in ds for v in u])
+        R, sz = lattice_residual_rows(ctx, lam, ys, top)
+        for k, w in enumerate(ws):
+            acc = acc + R[k * n: (k + 1) * n] * w
+        size = max(size, sz)
+    value = ctx.fsum(list((acc * Z.T).sum(axis=1)))
+    return value, size + len(piece.w) + top + r + J, A[:r, :J].sum(axis=1)
+
+
 def lattice_convolutions(ctx, b, count, M, negligible=0.0):
     """(S, beyond, slack, size): S[j, k] = P(S_j = k h) for S_j = B_1 + ... + B_j (j = 0..count-1, k = 0..M), the
     services iid on the lattice with the pmf ``b`` over 0..len(b)-1, by the positive convolutions
@@ -418,7 +482,11 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if not isinstance(piece, LatticePiece) and len(piece) == 4:  # matrix-exponential (F4): G^T W, phases x levels
+        if isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
+            om, rem, sz = step_profile(ctx, lam, piece, top)
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
+        elif not isinstance(piece, LatticePiece) and len(piece) == 4:  # matrix-exponential (F4): G^T W, phases x levels
             G, rem, sz, spread = matrix_residual_weights(ctx, lam, piece, top)
             rem = (rem, spread)
             alpha = piece[3][0]
@@ -472,6 +540,16 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if isinstance(piece, StepPieces):  # (F7): every step at every column u_j > 0, the rows times columns once
+                reach = column
+                if J:
+                    value, sz, more = step_columns(ctx, lam, piece, W, A, us, J)
+                    total = total + value
+                    size = max(size, psize + sz + r)
+                    reach = column + more
+                if mass:
+                    trunc = trunc + mass * remainders[i] * numpy.max(reach)
+                continue
             if not isinstance(piece, LatticePiece) and len(piece) == 4:  # (F4): beta(u_j) . G_K over the phases
                 alpha = piece[3][0]
                 reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
@@ -557,6 +635,9 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     bound = 4 * ctx.eps * (size + 10) * total
     return total, bound, trunc
 
+
+#: entries of the weights R of one call of :func:`step_columns` (pieces x columns x rows: 32 MB in float64)
+_STEP_CHUNK = 1 << 22
 
 #: columns of one block of the products G = R Z of the lattice piece (F5) in float64 (grid x block: 16 MB at 8192
 #: levels)
