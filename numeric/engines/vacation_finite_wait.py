@@ -1727,7 +1727,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             if t <= 0:  # P(T > 0) = 1 - P(T = 0) (exact: the sojourn 1)
                 out.append(tail_at_zero(law.p_zero(kind), digits))
                 continue
-            out.append(bracket_value(*values[t], t, kind, digits, tol, N))
+            out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
+                (f"the vacation law {vacation.law} has no exact survival pieces (bounds (F7))",) if rounded else ())))
         return out, (None if digits is None else digits)
 
     def bracket(t):
@@ -1765,6 +1766,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
+    if rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
+        bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
+                           "the service times and the vacation's survival function")
     return run, bracket, rough, bound
 
 
