@@ -172,10 +172,23 @@ output's note "between A and B", --digits D only where the bracket has D digits 
 200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. The
 lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55; issue 28): P(W > 0.5) in [0.027767,
 0.028851], the first tail 4.6 s of CPU from the CLI (10.9 s before the octave tables of its count sequences and
-the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
-cdf with such vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
-lognormal, with constant, empirical or uniform vacations, lognormal laws) are refused for tails and quantiles
-with the reason; the moments work for every law.
+the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). **A vacation with no exact pieces** (gamma of any
+shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
+services (constant, empirical, uniform, lognormal): certified brackets (F7) of
+:mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
+services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it, over the
+state at the arrival of the true law (its count sequences as far as the rows reach, item 5: 0.3 s for a lognormal
+vacation at r = 129 where the transform's data take 10 s). The bounds do not rest on a monotonicity of the finite
+queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
+of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
+mean 4, constant service 0.012, P(W > 0.5), float64 from the CLI, 8192 levels): lognormal vacation (mean 0.06, scv 2)
+0.0394588 in [0.0394497, 0.0394679] (4.6e-4 wide), 6 s of CPU for the first tail; gamma (shape 5/2) 0.00716522 in
+[0.00716482, 0.00716562], 2.5 s; the uniform service 0.005..0.02 with the gamma vacation 0.009699 in [0.009418,
+0.009985] (the services' rounding dominates). Checked against the exact sums (F4) of an Erlang-2 vacation taken as
+a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
+laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
+uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
+reason; the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
@@ -1298,19 +1311,24 @@ def wait_law_data(model) -> FiniteWait:
 def _numeric_law_refusal(model) -> tuple[str, str]:
     """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none): its transform is computed
     (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
-    heavy-tailed law (more than 10 minutes, issue 28), so its tails are refused here, except for a lognormal
-    *service* with a vacation of exact survival pieces (:func:`_capped_service`): certified lattice brackets (F5),
-    (F6) over the state from its float64 count sequences (measured, docs/performance.md "Lognormal service in the
-    finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the CLI, the 0.99 quantile 15.5 s). A
-    lognormal vacation stays refused."""
+    heavy-tailed law (more than 10 minutes, issue 28; measured again: the float64 data of the transform, 9914 terms of
+    a lognormal vacation's counts, 10 s of CPU, and one node at 15 digits not done after 100 s of CPU more), so its tails are
+    refused here, except for a lognormal *service* with a vacation of exact survival pieces (:func:`_capped_service`):
+    certified lattice brackets (F5), (F6) over the state from its float64 count sequences (measured,
+    docs/performance.md "Lognormal service in the finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the
+    CLI, the 0.99 quantile 15.5 s), and a lognormal vacation with a service on a lattice (:func:`rounded_vacation_setup`,
+    (F7)). A lognormal vacation with a smooth (phase-type) service stays refused."""
     if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
         return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
-            return what, (f"the {what} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
-                          "do not settle within the time budget (the infinite room, vacation-infinite, computes its "
-                          "tails)")
+            bounds = ("a constant, empirical, uniform or lognormal service" if what == "vacation" else
+                      "a vacation law with a survival function")
+            return what, (f"the {what} time {law} is heavy-tailed: the finite room's transform inversion needs the "
+                          "count sequences of its arrivals at 15 digits and more, which do not settle within the time "
+                          f"budget, and its lattice bounds need {bounds} (the moments are computed; the infinite "
+                          "room, vacation-infinite, computes its tails)")
     return "", ""
 
 

@@ -87,6 +87,23 @@ positive weights, decreasing in u), while the rows w_K, the admission weights a 
 the true law (they do not depend on the service times ahead): the rounded-down sum bounds N(W > t) from below,
 the rounded-up one from above, each over the exact N(W > -1).
 
+**A vacation with no exact pieces** (F7) (gamma of any shape, lognormal, uniform; issue 28;
+:class:`~qderive.numeric.engines.vacation_finite_wait.VacationRounding`). The vacation law enters (F1) through the
+state at the arrival (the embedded law, the rows w_K, the idle time, the total N(W > -1): the true law's, from its
+count sequences) and through S in the vacation periods' weights omega_K(u) (F2), which are linear in S with
+positive weights. So survival functions S_down <= S <= S_up pointwise bound N(W > t) from below and above over the
+exact total: an identity of the true model bounded term by term, not a comparison of two queues (which would need
+a stochastic monotonicity of the finite room in the vacation law that does not hold in general). The bounds are
+a lattice law on the services' lattice h (a :class:`LatticePiece`: its weights share the grid of the columns) plus
+steps beyond it, sum_i w_i 1{y < d_i} (:class:`StepPieces`: cut pieces (F3) with theta = 0, the rows times the
+columns formed once, every step's weights R_K(d_i - u_j) in one vector per batch of steps,
+:func:`step_profile`, :func:`step_columns`); the upper bound adds E (V - c_L)^+ |w_0|_1 max_n C[n, 0] per vacation
+period for y beyond the last step c_L (the argument of (F6)). Optionally (float64) the columns' u are taken to
+multiples of a spacing, down for the upper bound and up for the lower one (omega_K(u) decreases in u), so that a
+step's weights are computed once per multiple instead of once per column. Remainder over the rows K > top of a step:
+sum_{K > top} R_K(d) = int_0^d P(Poisson(lambda x) > top) dx = d - sum_{K <= top} R_K(d) (sum_K R_K(d) = d), with
+its subtraction's rounding added.
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
