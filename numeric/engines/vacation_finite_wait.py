@@ -1794,8 +1794,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 # A vacation with a survival function and no exact pieces (gamma, lognormal, uniform): certified brackets (F7)
 # --------------------------------------------------------------------------------------
 
-#: the steps (F7) beyond the lattice's span c: c_{i+1} = c_i (1 + STEP_WIDTH / N), N the lattice's levels (so that
-#: their part of the bracket shrinks with h), at most 1 + 1/8
+#: the steps (F7) beyond the vacation's lattice c_v = N_v h: c_{i+1} = c_i (1 + STEP_WIDTH / N_v) (their part of the
+#: bracket shrinks with h), the ratio within [1 + STEP_FINEST, 1 + 1/8] (finer steps cost more than they narrow)
 STEP_WIDTH = 64
 STEP_FINEST = 1 / 64
 #: the columns' u of the steps taken to multiples of c / STEP_GROUPS (:class:`~.kernels.lattice_finite.StepPieces`)
