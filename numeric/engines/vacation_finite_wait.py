@@ -181,10 +181,12 @@ state at the arrival of the true law (its count sequences as far as the rows rea
 vacation at r = 129 where the transform's data take 10 s). The bounds do not rest on a monotonicity of the finite
 queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
 of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
-mean 4, constant service 0.012, P(W > 0.5), float64 from the CLI, 8192 levels): lognormal vacation (mean 0.06, scv 2)
-0.0394588 in [0.0394497, 0.0394679] (4.6e-4 wide), 6 s of CPU for the first tail; gamma (shape 5/2) 0.00716522 in
-[0.00716482, 0.00716562], 2.5 s; the uniform service 0.005..0.02 with the gamma vacation 0.009699 in [0.009418,
-0.009985] (the services' rounding dominates). Checked against the exact sums (F4) of an Erlang-2 vacation taken as
+mean 4, constant service 0.012, P(W > 0.5), float64, 8192 levels, CPU of the first tail with the model's solve):
+lognormal vacation (mean 0.06, scv 2) 0.0394588 in [0.0394514, 0.0394663] (3.8e-4 wide), 5.6 s (r = 200: 8.8 s;
+the vacation's lattice over 2 c); gamma (shape 5/2) 0.00716522 in [0.00716482, 0.00716562], 1.8 s (r = 200: 1.9 s);
+the 200 times of the guide's times.csv with the gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the
+uniform service 0.005..0.02 with the gamma vacation 0.009699 in [0.009418, 0.009985] (the services' rounding
+dominates). A second tail costs about half the first (its own span's lattices). Checked against the exact sums (F4) of an Erlang-2 vacation taken as
 a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
 uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
@@ -1794,10 +1796,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 # A vacation with a survival function and no exact pieces (gamma, lognormal, uniform): certified brackets (F7)
 # --------------------------------------------------------------------------------------
 
-#: the steps (F7) beyond the vacation's lattice c_v = N_v h: c_{i+1} = c_i (1 + STEP_WIDTH / N_v) (their part of the
-#: bracket shrinks with h), the ratio within [1 + STEP_FINEST, 1 + 1/8] (finer steps cost more than they narrow)
-STEP_WIDTH = 64
-STEP_FINEST = 1 / 64
+#: the steps (F7) beyond the vacation's lattice c_v = N_v h: widths STEP_FIRST h growing by STEP_GROWTH a step up to
+#: STEP_RATIO times their start, then geometric (:func:`_step_grid`)
+STEP_FIRST = 4
+STEP_GROWTH = 17 / 16
+STEP_RATIO = 1 / 64
 #: the columns' u of the steps taken to multiples of c / STEP_GROUPS (:class:`~.kernels.lattice_finite.StepPieces`)
 STEP_GROUPS = 128
 #: the vacation's lattice is extended beyond the span (doubled at most STEP_EXTEND times) until P(V > c_v) <= STEP_START
@@ -1805,6 +1808,19 @@ STEP_EXTEND = 2
 STEP_START = 2.0**-10
 #: the steps stop where lambda c exceeds this (the weights R_K(y) of (F3) hold e^{lambda y} in float64)
 STEP_REACH = 500.0
+
+
+def _step_grid(cv: float, h: float, reach: float):
+    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
+    most STEP_RATIO c_i (then geometric), up to ``reach`` (lambda c <= STEP_REACH) or 2^14 steps. Fine where the
+    density beyond the lattice is largest (its part of the bracket, sum_i (c_{i+1} - c_i)(s_i - s_{i+1}), stays
+    near that of the lattice), coarse where little mass is left."""
+    out, width = [cv], STEP_FIRST * h
+    while out[-1] < reach and len(out) <= 1 << 14:
+        width = min(width, STEP_RATIO * out[-1])
+        out.append(out[-1] + width)
+        width *= STEP_GROWTH
+    return np.array(out)
 
 
 @dataclass(frozen=True)
@@ -1823,8 +1839,8 @@ class VacationRounding:
     the same exact normaliser: no stochastic monotonicity of the finite queue in the vacation law is used (it
     would not hold: a longer vacation also changes the state seen by arrivals). Here, with the services' lattice h,
     c_v = N_v h (the lattice extended from the span c until P(V > c_v) <= 2^-10, at most 4 c) and the steps
-    c_v = c_0 < c_1 < ... < c_L (ratio 1 + 64 / N_v within [1 + 1/64, 1 + 1/8], until P(V > c_L) <= 1e-16 or
-    lambda c_L > 500), s_i = S(c_i):
+    c_v = c_0 < c_1 < ... < c_L (widths from 4 h growing by 1/16 a step up to c_i / 64, :func:`_step_grid`, until
+    P(V > c_L) <= 1e-16 or lambda c_L > 500), s_i = S(c_i):
 
         S_down(y) = P(V >= (floor(y / h) + 1) h) (y < c_v),  s_{i+1} on [c_i, c_{i+1}),  0 beyond c_L,
         S_up(y)   = P(V > floor(y / h) h)        (y < c_v),  s_i     on [c_i, c_{i+1}),  0 beyond c_L,
@@ -1835,9 +1851,10 @@ class VacationRounding:
     down for the upper bound and up for the lower one: omega_K(u) decreases in u). The upper bound misses S(y) for
     y >= c_L: per vacation period at most E (V - c_L)^+ |w_0|_1 max_n C[n, 0] (the argument of (F6)), added to it.
     The bracket's width has three parts: the services' rounding (none for a constant service on the lattice), the
-    vacation's lattice (first order in h) and the steps (first order in their ratio; measured, lognormal vacation of
-    mean 0.06 and scv 2, r = 129, P(W > 0.5) at 2048 levels: 0.13 % wide with the lattice extended to 2 c, 0.46 %
-    without; steps of ratio 1 + 1/32 instead of 1 + 1/256 widen it from 0.35 % to 1.1 %).
+    vacation's lattice (first order in h) and the steps (first order in their widths; the tail beyond t is where
+    P(W > t) comes from, so they matter: measured, lognormal vacation of mean 0.06 and scv 2, r = 129, P(W > 0.5) at
+    8192 levels: 0.038 % wide with the lattice extended to 2 c, 0.44 % without; at 2048 levels geometric steps of
+    ratio 1 + 1/32 instead of 1 + 1/256 widened it from 0.35 % to 1.1 %).
     float64 differences of ``survival_many`` give the pmfs and the steps (a continuous law: P(V >= x) = S(x)), as
     for a uniform or lognormal service (:func:`capped_rounding`)."""
 
@@ -1866,9 +1883,7 @@ class VacationRounding:
         S = np.clip(np.asarray(law.survival_many(np.arange(Nv + 1) * hf), dtype=float), 0.0, 1.0)
         S = np.minimum.accumulate(S)
         cv = Fraction(Nv) * h
-        ratio = 1 + max(min(STEP_WIDTH / Nv, 1 / 8), STEP_FINEST)
-        count = max(0, int(math.log(max(STEP_REACH / max(lam * float(cv), 1e-300), 1.0)) / math.log(ratio)))
-        cs = float(cv) * ratio ** np.arange(min(count, 1 << 14) + 1)
+        cs = _step_grid(float(cv), hf, STEP_REACH / lam)
         ss = np.minimum(np.clip(np.asarray(law.survival_many(cs), dtype=float), 0.0, 1.0), S[Nv])
         ss = np.minimum.accumulate(ss)
         ss[0] = S[Nv]
