@@ -296,7 +296,9 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
         prev = S[j - 1]
         alive = numpy.flatnonzero(numpy.array([v != 0 for v in prev], dtype=bool)) if not ctx.is_float64 else \
             numpy.flatnonzero(prev)
-        if not len(alive) or not len(nz):
+        if not len(alive) or not len(nz):  # S_{j-1} lies wholly beyond M h (its row is 0), and so does every later
+            beyond[j:] = beyond[j - 1]  # sum (services are >= 0): P(S_i > M h) = 1 for i >= j (it was left at 0)
+            slack[j:] = slack[j - 1]
             break
         lo = int(alive[0]) + b_lo
         if lo <= M:
