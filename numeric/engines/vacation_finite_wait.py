@@ -182,11 +182,14 @@ vacation at r = 129 where the transform's data take 10 s). The bounds do not res
 queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
 of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
 mean 4, constant service 0.012, P(W > 0.5), float64, 8192 levels, CPU of the first tail with the model's solve):
-lognormal vacation (mean 0.06, scv 2) 0.0394588 in [0.0394514, 0.0394663] (3.8e-4 wide), 5.6 s (r = 200: 8.8 s;
-the vacation's lattice over 2 c); gamma (shape 5/2) 0.00716522 in [0.00716482, 0.00716562], 1.8 s (r = 200: 1.9 s);
-the 200 times of the guide's times.csv with the gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the
-uniform service 0.005..0.02 with the gamma vacation 0.009699 in [0.009418, 0.009985] (the services' rounding
-dominates). A second tail costs about half the first (its own span's lattices). Checked against the exact sums (F4) of an Erlang-2 vacation taken as
+lognormal vacation (mean 0.06, scv 2) 0.0434794 in [0.0434645, 0.0434943] (6.9e-4 wide), 6.2 s (r = 200: 8.0 s;
+the vacation's lattice over 2 c), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
+0.04483]; gamma (shape 5/2) 0.00748894 in [0.00748854, 0.00748935], 1.7 s (r = 200: 0.00748904, 1.8 s; the
+infinite room's transform inversion, vacation-infinite, 0.00748904029 to 15 digits; the lognormal at r = 400
+0.0437908 in [0.0437721, 0.0438096], the infinite room 0.0437933); the 200 times of the guide's times.csv with the
+gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the uniform service 0.005..0.02 with the gamma vacation
+0.009699 in [0.009418, 0.009985] (the services' rounding dominates). A second tail costs about half the first (its
+own span's lattices); the 0.99 quantile of the lognormal case about 30 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as
 a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
 uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
@@ -1853,8 +1856,8 @@ class VacationRounding:
     The bracket's width has three parts: the services' rounding (none for a constant service on the lattice), the
     vacation's lattice (first order in h) and the steps (first order in their widths; the tail beyond t is where
     P(W > t) comes from, so they matter: measured, lognormal vacation of mean 0.06 and scv 2, r = 129, P(W > 0.5) at
-    8192 levels: 0.038 % wide with the lattice extended to 2 c, 0.44 % without; at 2048 levels geometric steps of
-    ratio 1 + 1/32 instead of 1 + 1/256 widened it from 0.35 % to 1.1 %).
+    8192 levels: 0.04 % wide with the lattice extended to 2 c, 0.4 % without; at 2048 levels geometric steps of
+    ratio 1 + 1/32 instead of 1 + 1/256 widened it threefold).
     float64 differences of ``survival_many`` give the pmfs and the steps (a continuous law: P(V >= x) = S(x)), as
     for a uniform or lognormal service (:func:`capped_rounding`)."""
 
