@@ -197,3 +197,23 @@ def test_a_smooth_service_with_a_lognormal_vacation_stays_refused_from_the_laws(
     refusal = response_laws.supports(model, frozenset({"wait_tail"}))
     assert time.perf_counter() - start < 1.0
     assert refusal is not None and refusal.field == "vacation" and "heavy-tailed" in refusal.why
+
+
+def test_the_service_lattice_sums_count_the_sums_beyond_the_span(monkeypatch):
+    """(F5) with exact vacation pieces, the exact-lattice shortcut switched off so that the bracket path runs for a
+    constant service: once S_j lies wholly beyond the span, every later P(S_i > M h) is 1 (they were left at 0).
+    Against the constant service's own sums (F1) (independent of the lattice convolutions)."""
+    import qderive.numeric.engines.vacation_finite_wait as E
+
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+                                             vacation=qd.Exponential(F(1, 2)), capacity=12)
+    exact = response_laws(model)["wait"].tails([F(1, 4)], None)[0][0]
+    setup, _ = service_lattice_setup(model.service, model.vacation)
+    monkeypatch.setattr(E, "exact_lattice", lambda *a: None)
+    with limits(lattice_levels=256):
+        tails, bracket, _, _ = service_lattice_tails(wait_law_data(model), setup, "wait")
+        got = tails([F(1, 4)], None)[0][0]
+        lo, hi, _ = bracket(F(1, 4))
+    # the constant service on its own lattice: both roundings are the law itself, so the bracket is the exact value
+    # up to the sums' rounding (1e-12 relative)
+    assert lo - 1e-12 * exact <= exact <= hi + 1e-12 * exact and abs(got - exact) <= 1e-12 * exact, (lo, exact, hi)
