@@ -5,7 +5,8 @@ of :mod:`qderive.numeric.kernels.lattice_finite` and ``VacationRounding`` of
 
 * the exact sums (F1), (F4) of an Erlang-2 vacation (a gamma law of integer shape: matrix-exponential pieces, checked
   against a 50-digit chain in tests/test_wait_finite_lattice.py) inside the bounds (F7) of the same law taken as a
-  law with only a survival function, the bracket shrinking as h halves;
+  law with only a survival function, the bracket shrinking as h halves; and the service-lattice sums (F5) of a
+  constant service against its own sums (F1), with sums of services wholly beyond the lattice's span;
 * the pieces of (F7) as survival functions below and above the law's own, the cdf by mpmath (not the law's
   ``survival_many``);
 * the steps' residual weights against mpmath's quadrature of their definition (F2);
