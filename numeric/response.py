@@ -356,11 +356,12 @@ def _bracket_notes(law: ResponseLaw, ts: list, option: str) -> list:
     if law.bracket is None:
         return []
     notes = []
+    rounded = getattr(law.bracket, "rounded", "the service times")  # what the bounds round (a bracket may say)
     for t in ts:
         if t > 0:
             lo, hi, levels = law.bracket(t)
             notes.append(f"{option}: P({law.name} > {_shown(t)}) is between {lo:.10g} and {hi:.10g} (certified "
-                         f"bounds: the service times rounded down and up to a lattice of {levels} levels; the value "
+                         f"bounds: {rounded} rounded down and up to a lattice of {levels} levels; the value "
                          "is an estimate inside them)")
     return notes
 

@@ -399,12 +399,15 @@ def test_large_room_at_low_load_is_the_infinite_rooms_lattice_sum(vacation):
 
 
 def test_laws_without_exact_sums_stay_refused_with_the_reason():
-    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Deterministic(1), qd.Gamma(F(5, 2), F(1, 2)), 3)
-    with pytest.raises(ParameterError, match="--wait-tail.*vacation time gamma.*no exact sum"):
+    # (a gamma, lognormal or uniform vacation with a constant service has certified brackets since issue 28, (F7):
+    # tests/test_wait_finite_vacation_laws.py; a gamma service of non-integer shape with a constant vacation has none)
+    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Gamma(F(5, 2), F(1, 2)), qd.Deterministic(1), 3)
+    with pytest.raises(ParameterError, match="--wait-tail.*service time gamma.*not phase-type"):
         model.evaluate(wait_tail=["1"])
     # (a uniform service has certified brackets since issue 28: tests/test_wait_lattice_finite_service.py)
-    # (a lognormal service has certified brackets since issue 28, (F6); a lognormal vacation has none)
-    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Deterministic(1), qd.LogNormal(F(1, 2), 2), 3)
+    # (a lognormal service has certified brackets since issue 28, (F6); a lognormal vacation with an exponential
+    # service has none)
+    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Exponential(1), qd.LogNormal(F(1, 2), 2), 3)
     with pytest.raises(ParameterError, match="--wait-quantile.*vacation time lognormal.*heavy-tailed"):
         model.evaluate(wait_quantile=["0.9"])
     assert lattice_setup(qd.Deterministic(2), qd.Deterministic(1))[0] == (2, ((1, 0, 1),))

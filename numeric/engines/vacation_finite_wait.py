@@ -220,10 +220,28 @@ output's note "between A and B", --digits D only where the bracket has D digits 
 200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. The
 lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55; issue 28): P(W > 0.5) in [0.027767,
 0.028851], the first tail 4.6 s of CPU from the CLI (10.9 s before the octave tables of its count sequences and
-the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
-cdf with such vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
-lognormal, with constant, empirical or uniform vacations, lognormal laws) are refused for tails and quantiles
-with the reason; the moments work for every law.
+the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). **A vacation with no exact pieces** (gamma of any
+shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
+services (constant, empirical, uniform, lognormal): certified brackets (F7) of
+:mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
+services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it, over the
+state at the arrival of the true law (its count sequences as far as the rows reach, item 5: 0.3 s for a lognormal
+vacation at r = 129 where the transform's data take 10 s). The bounds do not rest on a monotonicity of the finite
+queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
+of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
+mean 4, constant service 0.012, P(W > 0.5), float64, 8192 levels, CPU of the first tail with the model's solve):
+lognormal vacation (mean 0.06, scv 2) 0.0434794 in [0.0434645, 0.0434943] (6.9e-4 wide), 6.2 s (r = 200: 8.0 s;
+the vacation's lattice over 2 c), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
+0.04483]; gamma (shape 5/2) 0.00748894 in [0.00748854, 0.00748935], 1.7 s (r = 200: 0.00748904, 1.8 s; the
+infinite room's transform inversion, vacation-infinite, 0.00748904029 to 15 digits; the lognormal at r = 400
+0.0437908 in [0.0437721, 0.0438096], the infinite room 0.0437933); the 200 times of the guide's times.csv with the
+gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the uniform service 0.005..0.02 with the gamma vacation
+0.009699 in [0.009418, 0.009985] (the services' rounding dominates). A second tail costs about half the first (its
+own span's lattices); the 0.99 quantile of the lognormal case about 30 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as
+a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
+laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
+uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
+reason; the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
@@ -1447,17 +1465,24 @@ def wait_law_data(model) -> FiniteWait:
 def _numeric_law_refusal(model) -> tuple[str, str]:
     """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none): its transform is computed
     (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
-    heavy-tailed law (more than 10 minutes, issue 28), so its tails are refused here, except for a lognormal
-    *service* with a vacation of exact survival pieces (:func:`_capped_service`): certified lattice brackets (F5),
-    (F6) over the state from its float64 count sequences (measured, docs/performance.md "Lognormal service in the
-    finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the CLI, the 0.99 quantile 15.5 s). A
-    lognormal vacation stays refused."""
+    heavy-tailed law (more than 10 minutes, issue 28; measured again: the float64 data of the transform, 9914 terms of
+    a lognormal vacation's counts, 10 s of CPU, and one node at 15 digits not done after 100 s of CPU more), so its tails are
+    refused here, except for a lognormal *service* with a vacation of exact survival pieces (:func:`_capped_service`):
+    certified lattice brackets (F5), (F6) over the state from its float64 count sequences (measured,
+    docs/performance.md "Lognormal service in the finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the
+    CLI, the 0.99 quantile 15.5 s), and a lognormal vacation with a service on a lattice (:func:`rounded_vacation_setup`,
+    (F7)). A lognormal vacation with a smooth (phase-type) service stays refused."""
+    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
+        return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
-            return what, (f"the {what} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
-                          "do not settle within the time budget (the infinite room, vacation-infinite, computes its "
-                          "tails)")
+            bounds = ("a constant, empirical, uniform or lognormal service" if what == "vacation" else
+                      "a vacation law with a survival function")
+            return what, (f"the {what} time {law} is heavy-tailed: the finite room's transform inversion needs the "
+                          "count sequences of its arrivals at 15 digits and more, which do not settle within the time "
+                          f"budget, and its lattice bounds need {bounds} (the moments are computed; the infinite "
+                          "room, vacation-infinite, computes its tails)")
     return "", ""
 
 
@@ -1482,6 +1507,8 @@ def _tails_refusal(model, asked):
     field, slow = _numeric_law_refusal(model)
     if slow:
         return Refusal(field, slow, min(wanted))
+    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): the budget before any work
+        return _lattice_budget(model)
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = (False, "") if _capped_service(model) else cached(
         "finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
@@ -1491,11 +1518,7 @@ def _tails_refusal(model, asked):
     if setup is None and not why_not:
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         if setup is not None:  # (r + 3) x N matrices of the lattice sums (F5): the budget before any work
-            from ...symbolic.capabilities import limit_refusal
-
-            return limit_refusal("--capacity", "lattice_work", (model.capacity + 3) * _limits.current().lattice_levels,
-                                 "the finite room's tails with the service on a lattice hold (r + 3) x N numbers "
-                                 "(N = lattice-levels; 24 bytes and about nnz(b) operations each)")
+            return _lattice_budget(model)
     if setup is None and not why_not:
         setup, why_not = kinked_setup(model.service, model.vacation)
     if setup is not None:
@@ -1503,6 +1526,15 @@ def _tails_refusal(model, asked):
     field = smooth_field(model) or "service"
     return Refusal(field, (why_not or why) + ": transform inversion cannot give its tails to the requested digits "
                    "and no exact sum of the package covers these laws; the moments work for every law", min(wanted))
+
+
+def _lattice_budget(model):
+    """The refusal (or None) of the lattice sums (F5) by the limit ``lattice_work``: (r + 3) x N matrices."""
+    from ...symbolic.capabilities import limit_refusal
+
+    return limit_refusal("--capacity", "lattice_work", (model.capacity + 3) * _limits.current().lattice_levels,
+                         "the finite room's tails with the service on a lattice hold (r + 3) x N numbers "
+                         "(N = lattice-levels; 24 bytes and about nnz(b) operations each)")
 
 
 def _block_tails_refusal(model) -> tuple[str, str] | None:
@@ -1562,16 +1594,21 @@ def response_laws(model, wait=None) -> dict:
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
+    rounded = rounded_vacation_setup(model.service, model.vacation)
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
     elif _capped_service(model):  # the lognormal service: the capped lattice brackets (F6), not an inversion
         smooth, why = False, f"the service time {model.service} is heavy-tailed"
+    elif rounded is not None:  # (F7): the vacation bounded on the services' lattice, not an inversion
+        smooth, why = False, f"the vacation time {model.vacation} has no exact survival pieces"
     else:
         smooth, why = cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model))
     exact = not smooth and not slow  # a refused heavy-tailed law: no sums either (its reason stands)
     setup, why_not = lattice_setup(model.service, model.vacation) if exact else (None, "")
     make = lattice_tails
+    if rounded is not None:
+        setup, why_not, make = rounded, "", service_lattice_tails
     if exact and setup is None and not why_not:  # a discrete or bounded service on or off a lattice?
         setup, why_not = service_lattice_setup(model.service, model.vacation)
         make = service_lattice_tails
@@ -1765,7 +1802,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     service, vacation, pmfs, atoms, capped = setup
     extra = 1 if kind == "sojourn" else 0
     model = law.model
-    exact = exact_lattice(atoms, model.capacity, extra)
+    rounded = isinstance(vacation, VacationRounding)  # (F7): the vacation bounded on the lattice too
+    exact = None if rounded else exact_lattice(atoms, model.capacity, extra)
     if exact is not None:
         b, g, M = exact
 
@@ -1788,13 +1826,15 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
-        parts = law.parts(FLOAT64)
-        mass = FLOAT64.fsum([d.N0 for d in parts])
         down, up = pmfs(h) if capped is None else pmfs(h, N)
         cap = 0.0
         if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
             with mpmath.workdps(20):
                 cap = float(capped.stop_loss(mpmath.mpf(cover.numerator) / cover.denominator))
+        if rounded:
+            return _rounded_pair(law, vacation, down, up, h, N, extra, cap)
+        parts = law.parts(FLOAT64)
+        mass = FLOAT64.fsum([d.N0 for d in parts])
         with np.errstate(under="ignore"):
             low = ServiceLatticeSums(parts, down, h, N, vacation, extra, mass)
             if np.array_equal(down, up) and not cap:
@@ -1868,7 +1908,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             if t <= 0:  # P(T > 0) = 1 - P(T = 0) (exact: the sojourn 1)
                 out.append(tail_at_zero(law.p_zero(kind), digits))
                 continue
-            out.append(bracket_value(*values[t], t, kind, digits, tol, N))
+            out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
+                (f"the vacation law {vacation.law} has no exact survival pieces (bounds (F7))",) if rounded else ())))
         return out, (None if digits is None else digits)
 
     def bracket(t):
@@ -1906,4 +1947,172 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
+    if rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
+        bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
+                           "the service times and the vacation's survival function")
     return run, bracket, rough, bound
+
+
+# --------------------------------------------------------------------------------------
+# A vacation with a survival function and no exact pieces (gamma, lognormal, uniform): certified brackets (F7)
+# --------------------------------------------------------------------------------------
+
+#: the steps (F7) beyond the vacation's lattice c_v = N_v h: widths STEP_FIRST h growing by STEP_GROWTH a step up to
+#: STEP_RATIO times their start, then geometric (:func:`_step_grid`)
+STEP_FIRST = 4
+STEP_GROWTH = 17 / 16
+STEP_RATIO = 1 / 64
+#: the columns' u of the steps taken to multiples of c / STEP_GROUPS (:class:`~.kernels.lattice_finite.StepPieces`)
+STEP_GROUPS = 128
+#: the vacation's lattice is extended beyond the span (doubled at most STEP_EXTEND times) until P(V > c_v) <= STEP_START
+STEP_EXTEND = 2
+STEP_START = 2.0**-10
+#: the steps stop where lambda c exceeds this (the weights R_K(y) of (F3) hold e^{lambda y} in float64)
+STEP_REACH = 500.0
+
+
+def _step_grid(cv: float, h: float, reach: float):
+    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
+    most STEP_RATIO c_i (then geometric), up to ``reach`` (lambda c <= STEP_REACH) or 2^14 steps. Fine where the
+    density beyond the lattice is largest (its part of the bracket, sum_i (c_{i+1} - c_i)(s_i - s_{i+1}), stays
+    near that of the lattice), coarse where little mass is left."""
+    out, width = [cv], STEP_FIRST * h
+    while out[-1] < reach and len(out) <= 1 << 14:
+        width = min(width, STEP_RATIO * out[-1])
+        out.append(out[-1] + width)
+        width *= STEP_GROWTH
+    return np.array(out)
+
+
+@dataclass(frozen=True)
+class VacationRounding:
+    """A vacation law with a float64 ``survival_many`` and a ``stop_loss`` but no exact survival pieces (gamma of
+    any shape, lognormal, uniform), bounded from below and above in the finite room's lattice sums (F7) of
+    :mod:`qderive.numeric.kernels.lattice_finite` (:meth:`pieces`).
+
+    **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
+    compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the
+    vacation law enters in three places: the embedded law q (and so Y, V = q_0, t_I), the rows w_K and the total
+    N(W > -1), all computed from the true law's count sequences (item 1 of the module docstring; the rows
+    w_K = V L^K depend on the batch law only), and the residual weights of the vacation periods,
+    omega_K(u) = int_0^oo Pois(K; lambda x) S(x + u) dx (F2), S(x) = P(V > x), which are linear in S with
+    positive weights. So any S_down <= S <= S_up pointwise gives N_down(W > t) <= N(W > t) <= N_up(W > t) with
+    the same exact normaliser: no stochastic monotonicity of the finite queue in the vacation law is used (it
+    would not hold: a longer vacation also changes the state seen by arrivals). Here, with the services' lattice h,
+    c_v = N_v h (the lattice extended from the span c until P(V > c_v) <= 2^-10, at most 4 c) and the steps
+    c_v = c_0 < c_1 < ... < c_L (widths from 4 h growing by 1/16 a step up to c_i / 64, :func:`_step_grid`, until
+    P(V > c_L) <= 1e-16 or lambda c_L > 500), s_i = S(c_i):
+
+        S_down(y) = P(V >= (floor(y / h) + 1) h) (y < c_v),  s_{i+1} on [c_i, c_{i+1}),  0 beyond c_L,
+        S_up(y)   = P(V > floor(y / h) h)        (y < c_v),  s_i     on [c_i, c_{i+1}),  0 beyond c_L,
+
+    each the survival function of a lattice law on [0, c_v] (a :class:`~qderive.numeric.kernels.lattice_finite.
+    LatticePiece`, whose weights share the grid of the columns) plus steps w_i 1{y < c_{i+1}}
+    (:class:`~qderive.numeric.kernels.lattice_finite.StepPieces`; their columns' u taken to multiples of c_v / 128,
+    down for the upper bound and up for the lower one: omega_K(u) decreases in u). The upper bound misses S(y) for
+    y >= c_L: per vacation period at most E (V - c_L)^+ |w_0|_1 max_n C[n, 0] (the argument of (F6)), added to it.
+    The bracket's width has three parts: the services' rounding (none for a constant service on the lattice), the
+    vacation's lattice (first order in h) and the steps (first order in their widths; the tail beyond t is where
+    P(W > t) comes from, so they matter: measured, lognormal vacation of mean 0.06 and scv 2, r = 129, P(W > 0.5) at
+    8192 levels: 0.04 % wide with the lattice extended to 2 c, 0.4 % without; at 2048 levels geometric steps of
+    ratio 1 + 1/32 instead of 1 + 1/256 widened it threefold).
+    float64 differences of ``survival_many`` give the pmfs and the steps (a continuous law: P(V >= x) = S(x)), as
+    for a uniform or lognormal service (:func:`capped_rounding`)."""
+
+    law: object
+
+    @staticmethod
+    def covers(law) -> bool:
+        """Whether ``law`` is a vacation these bounds take: no exact survival pieces, a float64 survival function
+        and a stop-loss."""
+        if law is None or exact_vacation_pieces(law, "")[0] is not None:
+            return False
+        with mpmath.workdps(17):
+            if law.survival(mpmath.mpf(1)) is None or law.stop_loss(mpmath.mpf(1)) is None:
+                return False
+        return law.survival_many(np.array([0.5])) is not None
+
+    def pieces(self, h: Fraction, N: int, lam: float):
+        """((down pieces), (up pieces), E (V - c_L)^+) of (F7) in float64 for the lattice h with N levels over the
+        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0)."""
+        law, hf = self.law, float(h)
+        Nv = N
+        for _ in range(STEP_EXTEND):  # the lattice extended (doubled) while the tail beyond it is heavy
+            if float(law.survival_many(np.array([Nv * hf]))[0]) <= STEP_START:
+                break
+            Nv *= 2
+        S = np.clip(np.asarray(law.survival_many(np.arange(Nv + 1) * hf), dtype=float), 0.0, 1.0)
+        S = np.minimum.accumulate(S)
+        cv = Fraction(Nv) * h
+        cs = _step_grid(float(cv), hf, STEP_REACH / lam)
+        ss = np.minimum(np.clip(np.asarray(law.survival_many(cs), dtype=float), 0.0, 1.0), S[Nv])
+        ss = np.minimum.accumulate(ss)
+        ss[0] = S[Nv]
+        last = np.flatnonzero(ss <= 1e-16)
+        L = int(last[0]) if len(last) else len(cs) - 1  # the steps c_1..c_L
+        cs, ss = cs[: L + 1], ss[: L + 1]
+        ext = np.concatenate([ss, [0.0]])
+        w_down = ext[1: L + 1] - ext[2: L + 2]  # at c_{i+1}: s_{i+1} - s_{i+2} (s_{L+1} = 0)
+        w_up = ss[:L] - np.concatenate([ss[1:L], [0.0]]) if L else np.zeros(0)
+        down, up = np.zeros(Nv + 1), np.zeros(Nv + 1)
+        down[:Nv] = S[:Nv] - S[1:]  # P(k h <= V < (k + 1) h)
+        up[1:] = S[:Nv] - S[1:]  # P((k - 1) h < V <= k h)
+        down[Nv] = S[Nv] - (ss[1] if L else 0.0)  # P(c_v <= V < c_1): the steps hold P(V >= c_1)
+        up[Nv] = up[Nv] + (0.0 if L else S[Nv])  # no steps: everything above c_v - h at c_v
+        with mpmath.workdps(20):
+            end = mpmath.mpf(float(cs[-1])) if L else mpmath.mpf(cv.numerator) / cv.denominator
+            cap = float(law.stop_loss(end))
+        d = cs[1:]
+        hc = FLOAT64.num(h)
+        spacing = float(cv) / STEP_GROUPS
+
+        def side(b, w, upper):
+            b = np.maximum(b, 0.0)
+            keep = np.flatnonzero(w > 0)
+            steps = (LF.StepPieces(w[keep], d[keep], spacing, upper),) if len(keep) else ()
+            return (LF.LatticePiece(b, hc),) + steps
+
+        return side(down, np.maximum(w_down, 0.0), False), side(up, np.maximum(w_up, 0.0), True), cap
+
+
+class RoundedVacationSums(ServiceLatticeSums):
+    """:class:`ServiceLatticeSums` whose vacation periods take the pieces of :meth:`VacationRounding.pieces` (already
+    float64: no conversion) and whose upper term beyond the caps holds the service's E (B - c)^+ (F6) for the
+    service periods and the vacation's E (V - c_L)^+ (F7) for the vacation periods, each times its periods' |w_0|_1
+    and max_n C[n, 0]."""
+
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None, cap=0.0, vacation_cap=0.0):  # noqa: D107
+        self._vacation_pieces = vacation
+        super().__init__(parts, b, h, M, vacation, extra, mass, shifted, cap)
+        scale = float(np.max(self.C[: self.r, 0], initial=0))
+        self.cap = scale * sum(float(np.sum(W[0])) * (vacation_cap if pieces is vacation else cap)
+                               for W, _, pieces, _, _ in self.periods if W.shape[0])
+
+    def _periods(self, parts, service, vacation):
+        LF.ConstantSums._periods(self, parts, service, vacation)
+
+
+def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N, extra, cap):
+    """(lower sums, upper sums) of (F5)-(F7) for the services rounded down / up (``down``, ``up``; ``cap`` E (B - c)^+
+    of a capped service) and the vacation bounded by :meth:`VacationRounding.pieces` on the same lattice h, over the
+    true law's state (the moments' data: the count sequences only as far as the rows reach, item 5)."""
+    parts = law._moment_parts(FLOAT64, 1)
+    mass = FLOAT64.fsum([d.N0 for d in parts])
+    vdown, vup, vcap = vacation.pieces(h, N, float(parts[0].lam))
+    with np.errstate(under="ignore"):
+        low = RoundedVacationSums(parts, down, h, N, vdown, extra, mass)
+        shift = up[0] == 0 and down[-1] == 0 and len(up) == len(down) and np.array_equal(up[1:], down[:-1])
+        return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
+
+
+def rounded_vacation_setup(service, vacation):
+    """The setup of :func:`service_lattice_tails` (service law, :class:`VacationRounding`, the service's rounded
+    pmfs, its atoms, the capped law or None) when the vacation is one :class:`VacationRounding` covers and the
+    service is one the lattice sums (F5) take (a constant, an empirical sample, a uniform law, a lognormal capped at
+    the span (F6)); else None."""
+    if not VacationRounding.covers(vacation):
+        return None
+    got, _ = service_lattice_setup(service, None)
+    if got is None:
+        return None
+    return (got[0], VacationRounding(vacation), got[2], got[3], got[4])

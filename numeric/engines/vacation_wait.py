@@ -1262,7 +1262,8 @@ def tail_at_zero(p_zero, digits):
     return float(zero) if digits is None else zero
 
 
-def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels):
+def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels,
+                  why="the service law has kinks and no exact lattice"):
     """The answer of a certified bracket a <= P(kind > t) <= b (the lattice bounds of both rooms): the ``estimate``
     inside it in float64 (``digits`` None); at D digits the bracket's midpoint, only when the bracket itself has D
     digits (b - a <= ``tol`` a), else the refusal naming --digits and the digits the bracket reaches with
@@ -1278,7 +1279,7 @@ def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels):
         raise ParameterError(
             f"--digits {digits}: the certified lattice bounds of P({kind} > {float(t):.6g}) reach "
             f"{reached:.1f} digits ({a:.6g} <= P <= {b:.6g} with {levels} levels, the limit lattice-levels); "
-            "the service law has kinks and no exact lattice, so no D-digit algorithm covers it (raise "
+            f"{why}, so no D-digit algorithm covers it (raise "
             "--limit lattice-levels=... or drop --digits for the estimate inside the bounds)")
     with mpmath.workdps(digits + 5):
         return (mpmath.mpf(a) + mpmath.mpf(b)) / 2

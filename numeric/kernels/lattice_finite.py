@@ -87,6 +87,23 @@ positive weights, decreasing in u), while the rows w_K, the admission weights a 
 the true law (they do not depend on the service times ahead): the rounded-down sum bounds N(W > t) from below,
 the rounded-up one from above, each over the exact N(W > -1).
 
+**A vacation with no exact pieces** (F7) (gamma of any shape, lognormal, uniform; issue 28;
+:class:`~qderive.numeric.engines.vacation_finite_wait.VacationRounding`). The vacation law enters (F1) through the
+state at the arrival (the embedded law, the rows w_K, the idle time, the total N(W > -1): the true law's, from its
+count sequences) and through S in the vacation periods' weights omega_K(u) (F2), which are linear in S with
+positive weights. So survival functions S_down <= S <= S_up pointwise bound N(W > t) from below and above over the
+exact total: an identity of the true model bounded term by term, not a comparison of two queues (which would need
+a stochastic monotonicity of the finite room in the vacation law that does not hold in general). The bounds are
+a lattice law on the services' lattice h (a :class:`LatticePiece`: its weights share the grid of the columns) plus
+steps beyond it, sum_i w_i 1{y < d_i} (:class:`StepPieces`: cut pieces (F3) with theta = 0, the rows times the
+columns formed once, every step's weights R_K(d_i - u_j) in one vector per batch of steps,
+:func:`step_profile`, :func:`step_columns`); the upper bound adds E (V - c_L)^+ |w_0|_1 max_n C[n, 0] per vacation
+period for y beyond the last step c_L (the argument of (F6)). Optionally (float64) the columns' u are taken to
+multiples of a spacing, down for the upper bound and up for the lower one (omega_K(u) decreases in u), so that a
+step's weights are computed once per multiple instead of once per column. Remainder over the rows K > top of a step:
+sum_{K > top} R_K(d) = int_0^d P(Poisson(lambda x) > top) dx = d - sum_{K <= top} R_K(d) (sum_K R_K(d) = d), with
+its subtraction's rounding added.
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
@@ -196,6 +213,70 @@ class LatticePiece:
         self.h = h
 
 
+class StepPieces:
+    """Cut pieces (w_i, 0, d_i) of one period's survival function that share its rows: P(V > x) taken as
+    sum_i w_i 1{x < d_i} (context vectors ``w`` >= 0 and ``d`` > 0), the steps of a vacation's tail beyond its
+    lattice in the bounds (F7) (module docstring). Each is the cut piece of (F3) with theta = 0,
+    omega_K(u) = w_i R_K(d_i - u) (:func:`lattice_residual_rows`), all of them summed against the rows and columns
+    once (:func:`step_profile`, :func:`step_columns`). A plain class (kernels import numpy, math and each other)."""
+
+    __slots__ = ("w", "d", "spacing", "upper")
+
+    def __init__(self, w, d, spacing=0.0, upper=True):
+        self.w = w
+        self.d = d
+        #: float64 only: the columns' u taken to multiples of ``spacing`` (down for an ``upper`` bound, up for a lower
+        #: one: omega_K(u) decreases in u), so that the weights are computed once per multiple (0: exact u)
+        self.spacing = spacing
+        self.upper = upper
+
+
+def step_profile(ctx, lam, piece, top):
+    """(omega, remainder, size) of :class:`StepPieces` at u = 0: omega_K(0) = sum_i w_i R_K(d_i), K = 0..top, and
+    remainder >= sum_{K > top} omega_K(0) = sum_i w_i int_0^{d_i} P(Poisson(lambda x) > top) dx, from
+    sum_{K >= 0} R_K(d) = d: sum_i w_i (d_i - sum_{K <= top} R_K(d_i)) (one subtraction per piece, so its rounding,
+    4 eps (size + top + 10) d_i, is added: the remainder stays an upper bound)."""
+    R, size = lattice_residual_rows(ctx, lam, piece.d, top)
+    om = ctx.matmul(piece.w.reshape(1, len(piece.w)), R)[0]
+    slack = 4 * ctx.eps * (size + top + 10)
+    rest = ctx.fsum([w * (max(d - ctx.fsum(list(row)), 0 * d) + slack * d) for w, d, row in zip(piece.w, piece.d, R)])
+    return ctx.flush(om), rest, size
+
+
+def step_columns(ctx, lam, piece, W, A, us, J):
+    """(sum_K sum_n W[K, n] sum_{j < J} A[n, j] omega_K(u_j), size, per-level reach) of :class:`StepPieces` for the
+    columns j < J of (F1) with u_j = ``us``[j] > 0: the rows times the columns Z = W A once, the weights
+    sum_i w_i R_K(d_i - u_j) accumulated over the pieces (a y = d_i - u_j <= 0 gives 0), every term positive;
+    reach[n] = sum_{j < J} A[n, j] bounds the columns' share of a row beyond the last (omega_K(u) <= omega_K(0))."""
+    r = A.shape[0] - 1
+    top = W.shape[0] - 1
+    Z = ctx.matmul(W[:, :r], A[:r, :J])  # rows x columns
+    u = ctx.array(us[:J]) if not ctx.is_float64 else numpy.asarray(us[:J], dtype=float)
+    if ctx.is_float64 and piece.spacing:  # the columns grouped by their multiple of the spacing (see StepPieces)
+        q = u / piece.spacing
+        key = numpy.floor(q) if piece.upper else numpy.ceil(q)
+        uniq, inv = numpy.unique(key, return_inverse=True)
+        grouped = numpy.zeros((Z.shape[0], len(uniq)))
+        numpy.add.at(grouped.T, inv, Z.T)
+        Z, u = grouped, numpy.maximum(uniq * piece.spacing, 0.0)
+    acc = ctx.zeros((len(u), top + 1))
+    size = 0.0
+    n = len(u)
+    chunk = max(1, _STEP_CHUNK // max(n * (top + 1), 1))  # pieces per call: their y's in one vector
+    for i0 in range(0, len(piece.w), chunk):
+        ws, ds = piece.w[i0: i0 + chunk], piece.d[i0: i0 + chunk]
+        if ctx.is_float64:
+            ys = (ds[:, None] - u[None, :]).reshape(-1)
+        else:
+            ys = ctx.array([d - v for d in ds for v in u])
+        R, sz = lattice_residual_rows(ctx, lam, ys, top)
+        for k, w in enumerate(ws):
+            acc = acc + R[k * n: (k + 1) * n] * w
+        size = max(size, sz)
+    value = ctx.fsum(list((acc * Z.T).sum(axis=1)))
+    return value, size + len(piece.w) + top + r + J, A[:r, :J].sum(axis=1)
+
+
 def lattice_convolutions(ctx, b, count, M, negligible=0.0):
     """(S, beyond, slack, size): S[j, k] = P(S_j = k h) for S_j = B_1 + ... + B_j (j = 0..count-1, k = 0..M), the
     services iid on the lattice with the pmf ``b`` over 0..len(b)-1, by the positive convolutions
@@ -215,7 +296,9 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
         prev = S[j - 1]
         alive = numpy.flatnonzero(numpy.array([v != 0 for v in prev], dtype=bool)) if not ctx.is_float64 else \
             numpy.flatnonzero(prev)
-        if not len(alive) or not len(nz):
+        if not len(alive) or not len(nz):  # S_{j-1} lies wholly beyond M h (its row is 0), and so does every later
+            beyond[j:] = beyond[j - 1]  # sum (services are >= 0): P(S_i > M h) = 1 for i >= j (it was left at 0)
+            slack[j:] = slack[j - 1]
             break
         lo = int(alive[0]) + b_lo
         if lo <= M:
@@ -418,7 +501,11 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if not isinstance(piece, LatticePiece) and len(piece) == 4:  # matrix-exponential (F4): G^T W, phases x levels
+        if isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
+            om, rem, sz = step_profile(ctx, lam, piece, top)
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
+        elif not isinstance(piece, LatticePiece) and len(piece) == 4:  # matrix-exponential (F4): G^T W, phases x levels
             G, rem, sz, spread = matrix_residual_weights(ctx, lam, piece, top)
             rem = (rem, spread)
             alpha = piece[3][0]
@@ -472,6 +559,16 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if isinstance(piece, StepPieces):  # (F7): every step at every column u_j > 0, the rows times columns once
+                reach = column
+                if J:
+                    value, sz, more = step_columns(ctx, lam, piece, W, A, us, J)
+                    total = total + value
+                    size = max(size, psize + sz + r)
+                    reach = column + more
+                if mass:
+                    trunc = trunc + mass * remainders[i] * numpy.max(reach)
+                continue
             if not isinstance(piece, LatticePiece) and len(piece) == 4:  # (F4): beta(u_j) . G_K over the phases
                 alpha = piece[3][0]
                 reach = ctx.matmul(column.reshape(r, 1), alpha.reshape(1, len(alpha)))  # levels x phases
@@ -557,6 +654,9 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     bound = 4 * ctx.eps * (size + 10) * total
     return total, bound, trunc
 
+
+#: entries of the weights R of one call of :func:`step_columns` (pieces x columns x rows: 32 MB in float64)
+_STEP_CHUNK = 1 << 22
 
 #: columns of one block of the products G = R Z of the lattice piece (F5) in float64 (grid x block: 16 MB at 8192
 #: levels)
