@@ -1548,6 +1548,7 @@ class ServiceLatticeSums(LatticeSums):
             self.C = self.C + ctx.matmul(A0, beyond).reshape(r + 1, 1)
             self.slack = A0.astype(float) @ slack if ctx.is_float64 else np.array([float(v) for v in A0 @ slack])
             self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.tables = {}  # the t-free tables of the lattice piece per period (float64, (F7) of the kernel)
             self._periods(parts, (LF.LatticePiece(bc, ctx.num(self.h)),), vacation)
             # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
             self.cap = cap * sum(float(np.sum(W[0])) for W, _, pieces, _, _ in self.periods
@@ -1570,7 +1571,8 @@ class ServiceLatticeSums(LatticeSums):
         if n:  # u_k = u_{n-1} + (n - 1 - k) h: the last one exact, then sums of positive numbers (3 roundings)
             us = ctx.num(t - (n - 1) * h) + ctx.arange(n)[::-1] * ctx.num(h)
         periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
-        value, rounding, trunc = LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
+        value, rounding, trunc = LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us,
+                                                        self.tables)
         weight = float(self.idle) * float(self.slack[self.r]) + float(np.max(self.slack[: self.r], initial=0)) * sum(
             float(ctx.fsum(list(p[3][0]))) for p in self.periods)
         rounding = rounding + ctx.num(weight) + 4 * ctx.eps * self.conv_size * value
