@@ -168,11 +168,13 @@ to ``lattice_levels`` levels, the value the Richardson extrapolation of the midp
 output's note "between A and B", --digits D only where the bracket has D digits (the infinite room's conventions,
 :func:`~.vacation_wait.bound_tails`). The sojourn adds the customer's own service as one more convolution. Measured
 (benchmarks/lattice_finite_service.py): 2000 lognormal service times, r = 129, load 0.55, P(W > 0.5) =
-0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.6 s with the solve (r = 129 or
-200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. The
-lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55; issue 28): P(W > 0.5) in [0.027767,
-0.028851], the first tail 4.6 s of CPU from the CLI (10.9 s before the octave tables of its count sequences and
-the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
+0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.0 s with the solve (1.5 s at
+r = 200), the next 0.02 s, the 0.99 quantile 2.2 s (search and the note's roots of both bounds), 20 loads 40 s
+(measured before the tables below). The lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55;
+issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
+(4.6 s with r = 200) under a load average of 5 (before the kernel's t-free tables (F7), which let the search's
+points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
+sequences and the blocked sums of (F5): 10.9 s and 26.9 s). Other kinked laws (a constant service with gamma, lognormal or uniform vacations, a service with a bounded
 cdf with such vacations, a smooth service that is not phase-type, such as gamma of non-integer shape or
 lognormal, with constant, empirical or uniform vacations, lognormal laws) are refused for tails and quantiles
 with the reason; the moments work for every law.
