@@ -367,11 +367,19 @@ def _bracket_notes(law: ResponseLaw, ts: list, option: str) -> list:
 
 
 def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str, q) -> str:
-    """The note "the quantile is between A and B" of a law with certified bounds: the roots of the lower and the
-    upper bound of P(T > t) = level, by the Illinois rule in log t (the bounds decrease in t) from a bracket around
-    ``root``: with the law's ``bound`` and ``rough_tails``, Newton steps of the rough slope from ``root`` (each
-    bound's root lies within the bracket's width of the value's: two or three evaluations of that bound alone);
-    else a doubling bracket."""
+    """The note "the quantile is between A and B" of a law with certified bounds: the quantiles of the lower and
+    the upper bound (:func:`bracket_quantiles`)."""
+    lo, hi = bracket_quantiles(law, level, root)
+    return (f"{option}: the {q} quantile of the {law.name} is between {lo:.8g} and {hi:.8g} "
+            "(the quantiles of the certified lower and upper bounds)")
+
+
+def bracket_quantiles(law: ResponseLaw, level: Fraction, root) -> tuple:
+    """(lower, upper): the roots of the lower and the upper bound of P(T > t) = level of a law with certified bounds
+    (``bracket``), by the Illinois rule in log t (the bounds decrease in t) from a bracket around ``root`` (the
+    value's quantile): with the law's ``bound`` and ``rough_tails``, Newton steps of the rough slope from ``root``
+    (each bound's root lies within the bracket's width of the value's: two or three evaluations of that bound
+    alone); else a doubling bracket. The true quantile lies between them."""
     lev = float(level)
     slope = _rough_slope(law, math.log(float(root))) if law.bound is not None and float(root) > 0 else None
 
@@ -410,8 +418,7 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
         except TailError:
             return hi
 
-    return (f"{option}: the {q} quantile of the {law.name} is between {root_of(0):.8g} and {root_of(1):.8g} "
-            "(the quantiles of the certified lower and upper bounds)")
+    return root_of(0), root_of(1)
 
 
 def _rough_root(law: ResponseLaw, level: Fraction, mean, tol: float = 1e-13):

@@ -331,3 +331,65 @@ def test_the_capped_roundings_are_laws_that_bracket_the_capped_service():
     for k in range(N):  # at the cap both laws hold everything (min(B, c) <= c)
         true = float(cdf[k])
         assert np.sum(down[: k + 1]) >= true - 1e-14 >= np.sum(up[: k + 1]) - 2e-14, k
+
+
+def test_a_span_below_the_shortest_service_keeps_every_customer_ahead():
+    # t alone: the lattice spans [0, 1/2] (9/8 t <= 1/2), below the shortest service 1/2 + 1/7919, so every sum of
+    # j >= 1 services lies past the lattice, P(S_j > M h) = 1. The powers once stopped at the first that was 0
+    # below M h and left P(S_j > M h) = 0 for the later j: the customers with 2 or more ahead were not counted
+    # (P(W > 1/3) fell inside neither bound)
+    atoms = {F(1, 2) + F(1, 7919): F(1, 2), F(1): F(1, 4), F(3, 2) - F(1, 7907): F(1, 4)}
+    model = qd.FiniteVacationQueue(F(3, 4), PMF, _service(atoms), qd.Exponential(F(2)), 3)
+    t = F(1, 3)
+    (wait,), (sojourn,) = _oracle(model, atoms, [t])
+    with limits(lattice_levels=512):
+        for kind, exact in (("wait", wait), ("sojourn", sojourn)):
+            law = response_laws(model)[kind]
+            value = law.tails([t], None)[0][0]
+            lo, hi, _ = law.bracket(t)
+            # the bounds hold the exact value (1e-13: as in the test above)
+            assert lo - 1e-13 <= exact <= hi + 1e-13 and lo <= value <= hi, (kind, lo, exact, hi)
+
+
+def _empirical_model():
+    return qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=_sample(),
+                                            vacation=qd.Exponential(F(1, 2)), capacity=8)
+
+
+def _lognormal_model():
+    # scv 1: the count sequences of the state in 0.3 s (scv 2 here: 5 s)
+    return qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.LogNormal(F(12, 1000), 1),
+                                            vacation=qd.Exponential(F(6, 100)), capacity=8)
+
+
+@pytest.mark.parametrize("make", [_empirical_model, _lognormal_model])
+def test_the_quantile_search_agrees_with_the_tails_at_its_ends(make):
+    """The 0.9 quantile q of the value and the quantiles q_lo, q_hi of the certified lower and upper bounds (the
+    search reuses the lattice sums' tables from point to point, (F8) of the kernel) against the tails computed
+    alone: a new law object per point (every table built for that point only), the same lattice (1024 levels
+    over the same span). P(W > t) >= its lower bound = 0.1 at q_lo and <= its upper bound = 0.1 at q_hi, so the
+    true quantile lies in [q_lo, q_hi]; each of the three functions crosses 0.1 within 1e-9 of its root."""
+    from qderive.numeric.engines.vacation_finite_wait import wait_law_data
+    from qderive.numeric.engines.vacation_wait import bracket_span
+    from qderive.numeric.response import bracket_quantiles, quantiles
+
+    model = make()
+    level = F(1, 10)
+    state = wait_law_data(model)  # the state at the arrival (count sequences), shared; the lattice sums are not
+    with limits(lattice_levels=1024):
+        law = response_laws(model, state)["wait"]
+        (q,), _, _ = quantiles(law, ["0.9"], None, float(model.evaluate().mean_wait))
+        lo, hi = bracket_quantiles(law, level, q)
+        assert lo <= q <= hi
+        d = 1e-9  # the roots: the value's to 1e-13 in log t, the bounds' to 1e-10 (the note prints 8 digits)
+        points = [(x * (1 - d), x * (1 + d), side) for x, side in ((lo, 0), (q, None), (hi, 1))]
+        spans = {bracket_span(model, F(t)) for below, above, _ in points for t in (below, above)}
+        assert len(spans) == 1  # one lattice for every point (and for the search, whose points lie between)
+
+        def alone(t, side):
+            fresh = response_laws(model, state)["wait"]  # new lattices and tables for this point alone
+            value = fresh.tails([F(t)], None)[0][0]
+            return value if side is None else fresh.bracket(F(t))[side]
+
+        for below, above, side in points:
+            assert alone(below, side) > level >= alone(above, side), (side, below, above)

@@ -216,11 +216,13 @@ to ``lattice_levels`` levels, the value the Richardson extrapolation of the midp
 output's note "between A and B", --digits D only where the bracket has D digits (the infinite room's conventions,
 :func:`~.vacation_wait.bound_tails`). The sojourn adds the customer's own service as one more convolution. Measured
 (benchmarks/lattice_finite_service.py): 2000 lognormal service times, r = 129, load 0.55, P(W > 0.5) =
-0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.6 s with the solve (r = 129 or
-200), the next 0.13 s, the 0.99 quantile 10 s (search and the note's roots of both bounds), 20 loads 40 s. The
-lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55; issue 28): P(W > 0.5) in [0.027767,
-0.028851], the first tail 4.6 s of CPU from the CLI (10.9 s before the octave tables of its count sequences and
-the blocked sums of (F5)), the 0.99 quantile 15.5 s (26.9 s). **A vacation with no exact pieces** (gamma of any
+0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.0 s with the solve (1.5 s at
+r = 200), the next 0.02 s, the 0.99 quantile 2.2 s (search and the note's roots of both bounds), 20 loads 40 s
+(measured before the tables below). The lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55;
+issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
+(4.6 s with r = 200) under a load average of 5 (before the kernel's t-free tables (F8), which let the search's
+points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
+sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no exact pieces** (gamma of any
 shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
 services (constant, empirical, uniform, lognormal): certified brackets (F7) of
 :mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
@@ -1743,6 +1745,7 @@ class ServiceLatticeSums(LatticeSums):
             self.C = self.C + ctx.matmul(A0, beyond).reshape(r + 1, 1)
             self.slack = A0.astype(float) @ slack if ctx.is_float64 else np.array([float(v) for v in A0 @ slack])
             self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.tables = {}  # the t-free tables of the lattice piece per period (float64, (F8) of the kernel)
             self._periods(parts, (LF.LatticePiece(bc, ctx.num(self.h)),), vacation)
             # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
             self.cap = cap * sum(float(np.sum(W[0])) for W, _, pieces, _, _ in self.periods
@@ -1765,7 +1768,8 @@ class ServiceLatticeSums(LatticeSums):
         if n:  # u_k = u_{n-1} + (n - 1 - k) h: the last one exact, then sums of positive numbers (3 roundings)
             us = ctx.num(t - (n - 1) * h) + ctx.arange(n)[::-1] * ctx.num(h)
         periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
-        value, rounding, trunc = LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
+        value, rounding, trunc = LF.lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us,
+                                                        self.tables)
         weight = float(self.idle) * float(self.slack[self.r]) + float(np.max(self.slack[: self.r], initial=0)) * sum(
             float(ctx.fsum(list(p[3][0]))) for p in self.periods)
         rounding = rounding + ctx.num(weight) + 4 * ctx.eps * self.conv_size * value

@@ -79,8 +79,14 @@ from the same lattice law (:class:`LatticePiece`): omega_K(u_k) = sum_m b_m R_K(
 int_0^y Pois(K; lambda x) dx the (F3) of a cut piece (:func:`lattice_residual_rows`), and since
 m h - u_k = (m + k - J + 1) h - u_{J-1} the weights of all the columns and atoms share one grid of y:
 sum_k Z[K, k] omega_K(u_k) = sum_m b_m sum_k G[m + k - J, k], G = R Z (Z = W A, the rows times the columns), the
-sums along the diagonals of G. Every term is positive; cost O(r M nnz(b)) for the convolutions and
-O(rows r M + nnz(b) rows M) per point. **Monotone bounds for a service off the lattice:** rounding every service
+sums along the diagonals of G (mpmath). Every term is positive; cost O(r M nnz(b)) for the convolutions (float64, a
+dense b: blocked Toeplitz products, :func:`_blocked_powers`) and O(rows r M + nnz(b) rows M) per point. In float64
+the same sum is taken the other way round (F8), sum_i sum_K R_K((i + 1) h - u_{J-1}) V_J[K, i] with
+V_J[K, i] = sum_{k < J} Z[K, k] b[i + J - k]: t enters R only through its offset u_{J-1} from the lattice and V
+only through the number J of columns, and V_J follows from a V_J' below it by a shift and the columns between, so
+the points of a quantile search (a few lattice cells apart) cost O(rows nnz(b) (1 + J - J')) each after the first
+(:class:`LatticeTables`, which also drops the rows K whose weights cannot count, into the truncation bound).
+**Monotone bounds for a service off the lattice:** rounding every service
 down (up) to the lattice, B_down <= B <= B_up, gives S_j,down <= S_j <= S_j,up pathwise and
 S_down(x) <= S(x) <= S_up(x), and each term of the sum is increasing in both (omega_K(u) is an integral of S with
 positive weights, decreasing in u), while the rows w_K, the admission weights a and the idle time are those of
@@ -150,7 +156,7 @@ def residual_weights(ctx, lam, piece, u, top):
     return out, remainder, size
 
 
-def lattice_residual_rows(ctx, lam, ys, top, shift=None):
+def lattice_residual_rows(ctx, lam, ys, top, shift=None, rows=None):
     """(R, size): R[i, K] = e^{shift_i} int_0^{y_i} (lambda x)^K / K! e^{-lambda x} dx for the y_i of the context
     vector ``ys`` and K = 0..top: the weight omega_K(0) (F3) of a cut piece (1, 0, y_i), i.e.
     R_K(y) = lambda^K y^{K+1} / (K+1)! e^{-lambda y} S_K(lambda y) (a y <= 0 gives a zero row); ``shift`` (context
@@ -158,8 +164,10 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     (F3), so that it cannot underflow apart from the lead). The series S_top by its positive terms until, for every
     y, the ratio is below 1/2 and the next term below eps of the sum, then the backward recurrence
     S_K = 1 + z / (K + 2) S_{K+1} (module docstring), every y at once; size the rounding count L + k of the module
-    docstring (its largest over the y)."""
+    docstring (its largest over the y). ``rows``: only K = 0..rows - 1 (the series then starts at rows - 1), with
+    the size of K = 0..top still (the count grows with top and with the series' terms k: an upper bound)."""
     n = len(ys)
+    full, top = top, top if rows is None else rows - 1
     out = ctx.zeros((n, top + 1))
     live = numpy.flatnonzero(ys > 0) if ctx.is_float64 else numpy.flatnonzero(
         numpy.array([y > 0 for y in ys], dtype=bool))
@@ -195,8 +203,8 @@ def lattice_residual_rows(ctx, lam, ys, top, shift=None):
     lead = numpy.outer(log_y + ctx.log(lam), ks) + base.reshape(len(y), 1) - ctx.lgamma(ks + 2).reshape(1, top + 1)
     out[live] = ctx.flush(ctx.exp(lead) * series)
     widest = float(numpy.max(numpy.abs(log_y))) if ctx.is_float64 else max(abs(float(v)) for v in log_y)
-    size = ((top + 1) * (abs(float(ctx.log(lam))) + widest) + float(z_max)
-            + math.lgamma(top + 2) + k + 2 * top)
+    size = ((full + 1) * (abs(float(ctx.log(lam))) + widest) + float(z_max)
+            + math.lgamma(full + 2) + k + 2 * full)
     return out, size
 
 
@@ -284,7 +292,9 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
     1 - sum_k S[j, k] (the one subtraction, floored at 0) with the absolute bound ``slack``[j] of its
     error; entries below ``negligible`` (float64: subnormal products are a hundred times slower) are set to 0, at
     most (M + 1) negligible of mass per row, counted in ``slack``. size: the rounding count of an entry (at most
-    j (nnz(b) + 1) relative roundings, all terms positive)."""
+    j (nnz(b) + 1) relative roundings, all terms positive). A dense b in float64 (a law with a density rounded to
+    the lattice) takes the same sums grouped by blocks (:func:`_blocked_powers`, whose count is smaller); P(S_j > M h)
+    = 1 once the sums of j services all lie beyond the lattice."""
     S = ctx.zeros((count, M + 1))
     beyond = ctx.zeros(count)
     slack = numpy.zeros(count)
@@ -292,14 +302,19 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
     nz = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
     b_lo = int(nz[0]) if len(nz) else 0
     bb = b[b_lo: int(nz[-1]) + 1] if len(nz) else b[:1]
-    for j in range(1, count):
+    blocks = -(-(M + 1) // _POWER_BLOCK)
+    # a dense pmf (a rounded law with a density): the products by blocks (BLAS), whose rounding count
+    # (j - 1)(L + blocks + 1) stays below the j (nnz(b) + 1) of the convolutions one by one (:func:`_blocked_powers`)
+    dense = ctx.is_float64 and count > 2 and len(nz) and M + 1 >= 2 * _POWER_BLOCK and \
+        len(nz) >= _POWER_BLOCK + blocks + 1
+    if dense:
+        S[1:] = _blocked_powers(numpy.asarray(b, dtype=float), count - 1, M, negligible)
+    for j in range(1, 1 if dense else count):
         prev = S[j - 1]
         alive = numpy.flatnonzero(numpy.array([v != 0 for v in prev], dtype=bool)) if not ctx.is_float64 else \
             numpy.flatnonzero(prev)
         if not len(alive) or not len(nz):  # S_{j-1} lies wholly beyond M h (its row is 0), and so does every later
-            beyond[j:] = beyond[j - 1]  # sum (services are >= 0): P(S_i > M h) = 1 for i >= j (it was left at 0)
-            slack[j:] = slack[j - 1]
-            break
+            break  # sum (services are >= 0): their rows stay 0, and the loop below gives P(S_i > M h) = 1
         lo = int(alive[0]) + b_lo
         if lo <= M:
             a0 = int(alive[0])
@@ -307,10 +322,55 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
             if ctx.is_float64 and negligible:
                 got[got < negligible] = 0.0
             S[j, lo: lo + len(got)] = got
+    for j in range(1, count):
         below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
         beyond[j] = max(ctx.num(1) - below, ctx.num(0))
         slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
     return S, beyond, slack, float(count * (len(nz) + 1))
+
+
+#: the block L of :func:`_blocked_powers` (the Toeplitz blocks L x L of one power: (M + 1) L numbers, 16 MB at 8192
+#: levels)
+_POWER_BLOCK = 256
+
+
+def _blocked_powers(b, count, M, negligible):
+    """The powers b^{*j}, j = 1..count (rows), cut at M, of a float64 pmf b (over 0..len(b) - 1), by doubling: with
+    S_1..S_m known, S_{m+p} = S_m * S_p for p = 1..min(m, count - m), all p at once as one product of the
+    lower-triangular Toeplitz matrix of S_m with the matrix of the S_p. Cut into blocks of L levels, the Toeplitz matrix has the
+    blocks T_{e-f} (e, f the blocks of the output and the input levels) with T_d[u, v] = S_m[d L + u - v] (0 below
+    the diagonal of T_0): the m + p rows come from one BLAS product per d, Y[:, e] += T_d X[:, e - d]. Each entry
+    is the same sum of positive products as the convolution's (grouped otherwise: at most L terms within a
+    block, then over the blocks in sequence), so the relative error of S_j is at most (j - 1)(L + blocks + 1)
+    roundings (induction on m + p: those of S_m and S_p plus the product and the sum); entries below
+    ``negligible`` are set to 0 (as in :func:`lattice_convolutions`: at most (M + 1) negligible of mass a power,
+    j (M + 1) negligible in all)."""
+    L = _POWER_BLOCK
+    blocks = -(-(M + 1) // L)
+    width = blocks * L
+    out = numpy.zeros((count + 1, width))
+    out[1, : min(len(b), M + 1)] = b[: M + 1]
+    have = 1
+    while have < count:
+        m, q = have, min(have, count - have)
+        # T[d, u, v] = S_m[d L + u - v]: a strided view of S_m after L zeros, copied (blocks x L x L)
+        padded = numpy.concatenate([numpy.zeros(L), out[m]])
+        item = padded.itemsize
+        T = numpy.ascontiguousarray(numpy.lib.stride_tricks.as_strided(
+            padded[L:], shape=(blocks, L, L), strides=(L * item, item, -item), writeable=False))
+        # X[u, f, p] = S_p[f L + u] (p = 1..q): the input blocks side by side, so that the blocks f < blocks - d
+        # of every p form one matrix L x (blocks - d) q
+        X = numpy.ascontiguousarray(out[1: q + 1].reshape(q, blocks, L).transpose(2, 1, 0))
+        Y = numpy.zeros((L, blocks, q))
+        for d in range(blocks):
+            k = blocks - d
+            Y[:, d:, :] += numpy.matmul(T[d], X[:, :k, :].reshape(L, k * q)).reshape(L, k, q)
+        got = Y.transpose(2, 1, 0).reshape(q, width)
+        if negligible:
+            got[got < negligible] = 0.0
+        out[m + 1: m + q + 1] = got
+        have = m + q
+    return out[1:, : M + 1]
 
 
 def _head_convolve(a, b, L):
@@ -537,7 +597,7 @@ def _atoms(b):
     return ms[ms >= 1]
 
 
-def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
+def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
     """N(W > t) of (F1) and its error bound: ``periods`` ((W, lam, pieces, profile), ...) with the profile of
     :func:`period_profile`; ``idle`` = t_I; (A, C) of :func:`admission_matrix`; J0 = ceil(t / D) (j >= J0: u = 0),
     J1 = floor(t / D) + 1 (the idle customers with j D > t) and ``us`` = (t - j D for j < min(J0, r)), context
@@ -549,7 +609,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
     trunc, size = ctx.num(0), 0.0
     J = min(J0, columns, len(us))
     cut = min(J0, columns)
-    for W, lam, pieces, (full, each, remainders, psize, mass, drop) in periods:
+    for p, (W, lam, pieces, (full, each, remainders, psize, mass, drop)) in enumerate(periods):
         top = W.shape[0] - 1
         size = max(size, psize + top + r)
         if not r:
@@ -592,38 +652,23 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
                         grid = numpy.arange(1, int(ms[-1]) + 1, dtype=float) * piece.h - last
                     else:
                         grid = ctx.array([ctx.num(i + 1) for i in range(int(ms[-1]))]) * piece.h - last
-                    R, sz = lattice_residual_rows(ctx, lam, grid, top)
-                    size = max(size, psize + sz + top + r)
-                    Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
-                    if ctx.is_float64:  # every diagonal m = J - kmin + i - c (sequential sums in each), G = R Z
-                        # by blocks of columns (G itself would be grid x columns: 270 MB at 8192 levels), each
-                        # block's rows only up to the last i whose diagonal m < len(b) meets one of its columns
-                        n, k = R.shape[0], J - kmin
-                        d = numpy.zeros(n + k - 1)  # d[x]: the diagonal m = x + 1 (x = i - c + k - 1)
-                        step = _DIAGONAL_BLOCK
-                        pad = None
-                        for c0 in range(0, k, step):
-                            c1 = min(c0 + step, k)
-                            rows, nc = min(n, len(piece.b) - k + c1 - 1), c1 - c0
-                            if rows <= 0:
-                                continue
-                            if pad is None or pad.shape[1] != nc:  # G between nc zero rows above and below (the
-                                pad = numpy.zeros((n + 2 * nc, nc))  # rows grow from block to block: below stays 0)
-                            # G[i, c] = sum_K R_K(y_i) Z[K, c0 + c], written into the padded array
-                            numpy.matmul(R[:rows], Z[:, c0:c1], out=pad[nc: nc + rows])
-                            # the diagonal i - c = e - nc + 1 as row e of a strided view: pad[nc + i, c] with
-                            # i = c + e - nc + 1 lies at (e + 1) nc + c (nc + 1), e = 0..rows + nc - 2
-                            view = numpy.lib.stride_tricks.as_strided(
-                                pad[1:], shape=(rows + nc - 1, nc), strides=(nc * pad.itemsize, (nc + 1) * pad.itemsize),
-                                writeable=False)
-                            first = k - c1  # the x of e = 0 (i = 0, c = c1 - 1)
-                            d[first: first + rows + nc - 1] += view.sum(axis=1)
-                        m = numpy.arange(len(d)) + 1
-                        live = m < len(piece.b)
-                        total = total + ctx.dot(d[live], piece.b[m[live]])
-                        # each diagonal summed in order within a block, then over the blocks
-                        size = max(size, psize + sz + top + r + min(n, k) + 2 + -(-k // step))
+                    if ctx.is_float64:  # sum_{i, K} R_K(y_i) V_J[K, i] (F8) with the t-free tables of the period
+                        store = tables.get(p) if tables is not None else None
+                        if store is None or store.W is not W:  # new rows (extended): new tables
+                            scale = float(ctx.dot(full, C[:r, 0]))  # the period's N(W > -1)
+                            store = LatticeTables(ctx, W, A, r, piece, int(ms[-1]), lam, scale)
+                            if tables is not None:
+                                tables[p] = store
+                        R, sz = lattice_residual_rows(ctx, lam, grid, top, rows=store.kept)
+                        VT = store.at(J)
+                        total = total + numpy.sum(R * VT)  # n x rows, both contiguous: one pairwise sum
+                        trunc = trunc + store.dropped
+                        # V's entries: sums of at most J - kmin positive products; the pairwise sum of the products
+                        size = max(size, psize + sz + r + (J - kmin) + 2 + _pairwise_depth(R.size))
                     else:
+                        R, sz = lattice_residual_rows(ctx, lam, grid, top)
+                        size = max(size, psize + sz + top + r)
+                        Z = ctx.matmul(W[:, :r], A[:r, kmin:J])  # rows x columns
                         G = ctx.matmul(R, Z)  # G[i, c] = sum_K R_K(y_i) Z[K, c]
                         sums = [ctx.fsum(list(numpy.diagonal(G, J - kmin - int(m)))) for m in ms]
                         total = total + ctx.dot(piece.b[ms], ctx.array(sums))
@@ -658,9 +703,93 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us):
 #: entries of the weights R of one call of :func:`step_columns` (pieces x columns x rows: 32 MB in float64)
 _STEP_CHUNK = 1 << 22
 
-#: columns of one block of the products G = R Z of the lattice piece (F5) in float64 (grid x block: 16 MB at 8192
-#: levels)
+#: columns of one block of the products V = Z T of the lattice piece (F5) in float64 (the Toeplitz block T: grid x
+#: block, 16 MB at 8192 levels)
 _DIAGONAL_BLOCK = 256
+
+
+def _pairwise_depth(count):
+    """A bound on the additions any one term of numpy's float64 ``sum`` of ``count`` contiguous numbers goes through:
+    its pairwise summation (blocks of 128 in 8 sequential accumulators, then halving), allowing for chunks of 8192
+    summed in sequence."""
+    return 19 + max(0, math.ceil(math.log2(max(count, 1) / 128))) + -(-count // 8192)
+
+
+class LatticeTables:
+    """The t-free tables of the lattice piece (F5) of one period in float64 (a plain class: kernels import numpy,
+    math and each other only). With Z = W A over every lattice column k (rows x columns) and n the largest atom of
+    b, the sum of (F5) at a tail point with J columns of positive u_k (u_{J-1} = t - (J - 1) h in (0, h]) is
+
+        sum_K sum_k Z[K, k] sum_m b_m R_K(m h - u_k) = sum_{i < n} sum_K R_K((i + 1) h - u_{J-1}) V_J[K, i],
+        V_J[K, i] = sum_{k < J} Z[K, k] b[i + J - k]                                                      (F8)
+
+    (m = i + J - k; module docstring): t enters R only through u_{J-1} (an O(rows n) table of (F3)) and V only
+    through J. V_J is a product Z T of the columns with a Toeplitz matrix of b (by blocks of columns, BLAS), and
+    one J from another below it by a shift, V_J[K, i] = V_J'[K, i + J - J'] + sum_{J' <= k < J} Z[K, k]
+    b[i + J - k] (the columns between them only; V_J'[K, i] = 0 for i >= n): the quantile searches' points lie
+    within a few lattice cells of each other, so after the first they cost O(rows n (1 + J - J')) instead of the
+    O(rows n J) of the whole product. Every entry stays a sum of at most J positive products, whatever the
+    grouping (the rounding count of the tail's bound). Kept: V at the lowest J asked (computed at J - J / 32, so
+    that the search's points below the first are reached by shifts too) and at the last J.
+
+    *Rows that cannot count* (``kept``, ``dropped``): R_K(y) increases in y and V_J[K, i] <= max(b) z_K,
+    z_K = sum_k Z[K, k], so the rows K >= K* add at most max(b) n sum_{K >= K*} R_K(n h) z_K to any point;
+    K* is the least row where that bound is below eps^2 of the period's N(W > -1) (``scale``), and the bound
+    joins the tail's truncation bound (the rows beyond a period's last add theirs there too). The weights
+    R_K(n h) <= P(Poisson(lambda n h) > K) / lambda fall off faster than geometrically: at 8192 levels over
+    [0, 1] and lambda = 11.5 (issue 28's lognormal), K* = 74 of 129 rows."""
+
+    __slots__ = ("W", "ZT", "bpad", "n", "saved", "kept", "dropped")
+
+    def __init__(self, ctx, W, A, r, piece, n, lam, scale):
+        b = piece.b
+        self.W = W
+        self.n = n
+        z = numpy.matmul(W[:, :r], A[:r].sum(axis=1))  # z_K (rows)
+        top = W.shape[0] - 1
+        R, _ = lattice_residual_rows(ctx, lam, numpy.array([n * float(piece.h)]), top)
+        bound = float(numpy.max(b[: n + 1])) * n * R[0] * z
+        tail = numpy.cumsum(bound[::-1])[::-1]  # tail[K] = the bound of the rows K..top
+        cut = numpy.flatnonzero(tail > float(ctx.eps) ** 2 * scale)
+        self.kept = int(cut[-1]) + 1 if len(cut) else 1
+        self.dropped = float(tail[self.kept]) * (1 + 1e-10) if self.kept <= top else 0.0
+        self.ZT = numpy.ascontiguousarray(numpy.matmul(W[: self.kept, :r], A[:r]).T)  # columns x rows kept
+        self.bpad = numpy.zeros(A.shape[1] + n + 2)  # b, then zeros: every index of the Toeplitz blocks
+        self.bpad[: min(len(b), n + 1)] = b[: n + 1]
+        self.saved = {}
+
+    def _columns(self, VT, J, k_from, k_to):
+        """VT[i] += sum_{k_from <= k < k_to} b[i + J - k] Z[:, k] (i < n), by blocks of columns: the transposed
+        Toeplitz block T[i, c] = b[i + J - c0 - c] (a strided view of b, copied) times the rows ZT[c0:c1]."""
+        n, step, item = self.n, _DIAGONAL_BLOCK, self.bpad.itemsize
+        for c0 in range(k_from, k_to, step):
+            c1 = min(c0 + step, k_to)
+            rows = min(n, n - J + c1)  # b[i + J - k] = 0 beyond the largest atom for every column of the block
+            if rows <= 0:
+                continue
+            T = numpy.lib.stride_tricks.as_strided(self.bpad[J - c0:], shape=(rows, c1 - c0), strides=(item, -item),
+                                                   writeable=False)
+            VT[:rows] += numpy.matmul(numpy.ascontiguousarray(T), self.ZT[c0:c1])
+
+    def at(self, J):
+        """V_J of (F8), transposed (n x rows), from the nearest kept V below J (or from the columns themselves)."""
+        if J in self.saved:
+            return self.saved[J]
+        below = [j for j in self.saved if j < J]
+        if below:
+            start = max(below)
+        else:  # the first V: a little below J (a later, smaller J of the same search is reached by a shift)
+            start = max(0, J - max(8, J // 32))
+            VT = numpy.zeros((self.n, self.ZT.shape[1]))
+            self._columns(VT, start, max(0, start - self.n), start)
+            self.saved = {start: VT}
+        d, VT = J - start, numpy.zeros((self.n, self.ZT.shape[1]))
+        if d < self.n:
+            VT[: self.n - d] = self.saved[start][d:]
+        self._columns(VT, J, max(start, J - self.n), J)
+        low = min(self.saved)
+        self.saved = {low: self.saved[low], J: VT}
+        return VT
 
 #: rows of one period beyond which the sums stop extending them (the weights (F3) decay at least geometrically)
 LATTICE_ROWS = 1 << 14
