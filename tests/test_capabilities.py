@@ -237,9 +237,12 @@ def _reads(cls, role, consumer, base, name, meta, cache, near=None) -> bool:
     return False
 
 
-#: cheaper bases where a field is only a cost (the fixed-point scan's grid: its least allowed value; the field is
-#: still changed from there)
-CHEAPER = {"sip-retransmission": {"scan_points": 8}}
+#: cheaper bases: where a field is only a cost (the fixed-point scan's grid: its least allowed value; the field is
+#: still changed from there), and where more fields bind at the base, so that fewer need the companions' search
+#: (sip-retransmission without a timeout and with a second, non-INVITE flow: t2, the second flow's service and the
+#: discipline bind there; every field is still changed from that base, timeout and rate_non_invite included:
+#: 26 -> 11 CPU s)
+CHEAPER = {"sip-retransmission": {"scan_points": 8, "timeout": None, "rate_non_invite": Fraction(1, 10)}}
 
 
 def silent_fields(cls) -> list[str]:
@@ -257,7 +260,7 @@ def silent_fields(cls) -> list[str]:
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "sip-retransmission" else n
-                                  for n in sorted(registered_models())])  # sip-retransmission: about 25 s
+                                  for n in sorted(registered_models())])  # sip-retransmission: about 11 s
 def test_every_consumer_reads_refuses_or_declares_every_field(name):
     assert silent_fields(registered_models()[name]) == []
 
