@@ -492,10 +492,13 @@ def _refuse_bounds(law, server):
         return
     vacation = server.vacation
     at_fault = "--vacation" if vacation is not None and "vacation" in (law.why_not_smooth or "") else "--service"
+    # a vacation without exact survival pieces (gamma, lognormal, uniform) with a kinked service: a vacation law
+    # given by such pieces keeps the exact sums; otherwise the service is at fault and a smooth one is exact
+    instead = ("a vacation given by exact survival pieces (exp, erlang, hyperexp, coxian, ph, det, empirical)"
+               if at_fault == "--vacation" else "smooth laws (exp, erlang, hyperexp, gamma, ph)")
     raise ParameterError(at_fault, "has only certified bounds for its response-time tails in this server (a law with "
                          "kinks or a heavy tail off every lattice): each costs seconds and the fixed point needs "
-                         "hundreds of them; use smooth laws (exp, erlang, hyperexp, gamma, ph), or the simulator "
-                         "(qderive simulate sip-retransmission)",
+                         f"hundreds of them; use {instead}, or the simulator (qderive simulate sip-retransmission)",
                          _spec(vacation if at_fault == "--vacation" else server.service))
 
 
