@@ -247,12 +247,13 @@ def test_the_two_ways_and_the_two_arithmetics_agree():
 
 
 def test_kinked_laws_refuse_tails_but_give_moments():
-    # a uniform service with a gamma vacation: no exact sum (a constant service has exact sums,
-    # tests/test_wait_finite_lattice.py; a uniform one with exponential vacations certified brackets,
-    # tests/test_wait_lattice_finite_service.py)
-    kinked = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Uniform(0, F(3, 100)),
-                                              qd.Gamma(F(5, 2), F(3, 40)), 30)
-    with pytest.raises(ParameterError, match="--wait-tail.*vacation time gamma.*no exact sum"):
+    # a gamma service of non-integer shape (smooth, not phase-type) with a constant vacation: no exact sum (a constant
+    # service has exact sums, tests/test_wait_finite_lattice.py; a uniform one with exponential vacations certified
+    # brackets, tests/test_wait_lattice_finite_service.py, and with a gamma vacation too,
+    # tests/test_wait_finite_vacation_laws.py)
+    kinked = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Gamma(F(5, 2), F(3, 200)),
+                                              qd.Deterministic(F(3, 40)), 30)
+    with pytest.raises(ParameterError, match="--wait-tail.*service time gamma.*not phase-type.*no exact sum"):
         kinked.evaluate(wait_tail=[1])
     model = qd.FiniteVacationQueue.from_load(F(3, 5), qd.Geometric(5), qd.Deterministic(F(3, 200)),
                                              qd.Exponential(F(3, 40)), 30)

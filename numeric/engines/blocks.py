@@ -444,7 +444,7 @@ def tails_refusal(model, asked):
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
 
 
-def _threshold_check(model, asked):
+def threshold_check(model, asked):
     """The refusal of the response laws with a start threshold N > 1 (:mod:`.blocks_threshold`): the moments and the
     tails need the derivatives of every law's closed-form transform (a law with only a numeric transform, the
     lognormal, is refused, naming its field)."""
@@ -460,12 +460,12 @@ def _threshold_check(model, asked):
 
 
 def _infinite_check(model, asked):
-    """The refusal of :func:`infinite_response_laws`: with blocks, the start threshold's (:func:`_threshold_check`)
+    """The refusal of :func:`infinite_response_laws`: with blocks, the start threshold's (:func:`threshold_check`)
     then the tails' (:func:`tails_refusal`), else that of the queue's own response laws."""
     from .vacation_wait import response_laws as own
 
     if model.blocks:
-        return _threshold_check(model, asked) or tails_refusal(model, asked)
+        return threshold_check(model, asked) or tails_refusal(model, asked)
     return own.supports(model, asked)
 
 

@@ -1562,10 +1562,10 @@ def _response_check(model, asked):
     item 7 needs every law's closed-form transform), else :func:`_tails_refusal`."""
     if model.blocks:
         from ...symbolic.capabilities import Refusal
-        from .blocks import _threshold_check
+        from .blocks import threshold_check
         from .vacation_wait import TAIL_MEASURES
 
-        threshold = _threshold_check(model, asked)
+        threshold = threshold_check(model, asked)
         if threshold is not None:
             return threshold
         wanted = TAIL_MEASURES & frozenset(asked)
