@@ -24,7 +24,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import cli, load_generated, run_standalone
+from conftest import cli, codegen, load_generated, run_standalone
 
 # (codegen families, eval laws, arguments after t (or q) without r)
 GEO = (["--batch", "geometric", "--service", "erlang:k=4", "--vacation", "exp"],
@@ -43,7 +43,7 @@ WHOLE = (["--batch", "pmf:sizes=1/3", "--service", "hyperexp:n=2", "--vacation",
 
 def _generate_model(tmp_path, model, measure, options, name):
     out = tmp_path / f"{name}.py"
-    code, _, err = cli(["codegen", model, "--measure", measure, "--out", str(out), *options])
+    code, err = codegen(out, model, "--measure", measure, *options)  # once per options in a session
     assert code == 0, err
     return out
 
