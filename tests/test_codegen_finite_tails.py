@@ -23,7 +23,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import cli, load_generated, run_standalone
+from conftest import cli, codegen, load_generated, run_standalone
 
 # (codegen families, eval laws, arguments after t (or q) without r, r)
 ERLANG = (["--batch", "geometric", "--service", "erlang:k=2", "--vacation", "det"],
@@ -64,7 +64,7 @@ COXIAN = (["--batch", "geometric", "--service", "coxian:n=2", "--vacation", "det
 
 def _module(tmp_path, measure, options, name):
     out = tmp_path / f"{name}.py"
-    code, _, err = cli(["codegen", "vacation-finite", "--measure", measure, "--out", str(out), *options])
+    code, err = codegen(out, "vacation-finite", "--measure", measure, *options)  # once per options in a session
     assert code == 0, err
     return out
 

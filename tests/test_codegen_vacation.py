@@ -10,7 +10,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from conftest import cli, load_generated, run_generated_c, run_standalone
+from conftest import cli, codegen, load_generated, run_generated_c, run_standalone
 
 FAMILIES = [
     # (codegen options, eval laws, arguments of the generated function in order)
@@ -35,7 +35,7 @@ FAMILIES = [
                                                              "pmf-hyperexp-coxian-single", "poisson-gamma-ph-whole"])
 def test_generated_finite_queue_module_equals_eval(tmp_path, family, laws, args):
     out = tmp_path / "loss.py"
-    code, _, err = cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), *family])
+    code, err = codegen(out, "vacation-finite", "--measure", "loss_probability", *family)  # once per options
     assert code == 0, err
     text = out.read_text()
     assert "import qderive" not in text and "class FiniteVacation" in text  # the kernel itself, not a copy of it
@@ -50,8 +50,8 @@ def test_generated_finite_queue_module_equals_eval(tmp_path, family, laws, args)
 
 def test_generated_module_broadcasts_and_sweeps(tmp_path):
     out = tmp_path / "w.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "mean_wait", "--out", str(out), "--batch", "geometric",
-                "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "mean_wait", "--batch", "geometric",
+                   "--service", "erlang:k=4", "--vacation", "exp")[0] == 0
     ns = load_generated(out)
     grid = ns["mean_wait"](np.array([4.0, 8.0]), 5, 0.015, 0.075, [10, 200])
     assert grid.shape == (2, 2)
@@ -100,8 +100,8 @@ def test_generated_module_takes_the_load_instead_of_the_rate(tmp_path):
     array of loads equal to the points one by one (to 1e-12 relative: the array runs in one vectorised pass
     whose sums are numpy's, in another order than the scalar pass's), and the rate or the load, not both."""
     out = tmp_path / "loss.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
-                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "loss_probability", "--batch",
+                   "geometric", "--service", "erlang:k=4", "--vacation", "exp")[0] == 0
     ns = load_generated(out)
     f = ns["loss_probability"]
     loads = [0.3, 0.95, 1.5]
@@ -132,8 +132,8 @@ def test_shared_batch_tables_change_nothing(tmp_path):
     vectorised pass) equals each point computed alone with the tables cleared (1e-12 relative: the vectorised
     pass sums in numpy's order, the scalar one in its own; the blocks are the same)."""
     out = tmp_path / "loss.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
-                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "loss_probability", "--batch",
+                   "geometric", "--service", "erlang:k=4", "--vacation", "exp")[0] == 0
     ns = load_generated(out)
     f, tables = ns["loss_probability"], ns["_COLUMNS"]
     lams, means = np.array([[2.0], [9.0], [30.0]]), np.array([[1.5, 5.0]])
@@ -161,7 +161,7 @@ def test_array_of_loads_runs_in_one_pass_equal_to_points_and_mpmath(tmp_path, fa
     ``qderive eval --digits 30`` (the mpmath path: other arithmetic, 30 digits) at three loads to 1e-9 (float64
     through an O(r^2) positive recursion: a few hundred roundings of 1e-16)."""
     out = tmp_path / "m.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "mean_queue_length", "--out", str(out), *family])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "mean_queue_length", *family)[0] == 0
     ns = load_generated(out)
     f = ns["mean_queue_length"]
     values = [float(v) for v in args.split(", ")][1:]
@@ -184,8 +184,8 @@ def test_a_point_that_underflows_is_named_and_poisons_no_other(tmp_path):
     vectorised pass notices (for every point at once), the points are run one by one, and the call raises
     FloatingPointError naming that point; the same array without it is computed (equal to the points alone)."""
     out = tmp_path / "m.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
-                "geometric", "--service", "det", "--vacation", "exp"])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "loss_probability", "--batch",
+                   "geometric", "--service", "det", "--vacation", "exp")[0] == 0
     f = load_generated(out)["loss_probability"]
     with pytest.raises(FloatingPointError, match=r"at the point \(800\.0, 1\.0, 1\.0, 0\.5\).*underflows"):
         f(batch_mean=1.0, service_mean=1.0, vacation_mean=0.5, r=20, load=np.array([0.5, 800.0, 1.5]))
@@ -227,8 +227,8 @@ def test_passes_of_a_chunk_each_and_a_declined_pass(tmp_path):
     count tables would be too long together (a load of 5e4 next to light loads: about 10^5 terms for every point)
     is declined by the count kernel and its points run one by one; an empty array gives an empty result."""
     out = tmp_path / "loss.py"
-    assert cli(["codegen", "vacation-finite", "--measure", "loss_probability", "--out", str(out), "--batch",
-                "geometric", "--service", "erlang:k=4", "--vacation", "exp"])[0] == 0
+    assert codegen(out, "vacation-finite", "--measure", "loss_probability", "--batch",
+                   "geometric", "--service", "erlang:k=4", "--vacation", "exp")[0] == 0
     ns = load_generated(out)
     f = ns["loss_probability"]
     ns["_chunk"] = lambda rs: 16

@@ -20,6 +20,7 @@ Every generated function has a docstring with its arguments, units and source eq
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 from dataclasses import dataclass
 from importlib import resources
@@ -211,7 +212,15 @@ def _kernel_text(name: str) -> str:
 
 def _imports(name: str) -> tuple[list[str], list[tuple[int, int]]]:
     """(kernel modules imported relatively, line spans to drop) of kernel ``name``; refuses other imports."""
-    tree = ast.parse(_kernel_text(name))
+    deps, drop = _parsed_imports(name, _kernel_text(name))
+    return list(deps), list(drop)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_imports(name: str, text: str) -> tuple[tuple, tuple]:
+    """:func:`_imports` of the kernel's ``text``, parsed once per process and text (every generated module ships
+    kernels: parsing them again for each one cost about half of a ``qderive codegen`` run)."""
+    tree = ast.parse(text)
     deps, drop = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -229,7 +238,7 @@ def _imports(name: str) -> tuple[list[str], list[tuple[int, int]]]:
     body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
         drop.append((body[0].lineno, body[0].end_lineno))
-    return deps, drop
+    return tuple(deps), tuple(drop)
 
 
 def kernel_dependencies(names) -> list[str]:
@@ -259,13 +268,22 @@ def called_kernels(code: str) -> list[str]:
 
     from ...numeric import kernels
 
+    # a name f is called where the word f (not after a letter, digit, _ or .) is followed by "(", and defined where
+    # "def f(" stands: the words of the code in each position, found once
+    called = set(re.findall(r"(?<![\w.])(\w+)\(", code))
+    defined = set(re.findall(r"\bdef (\w+)\(", code))
     out = []
     for info in pkgutil.iter_modules(kernels.__path__):
-        tree = ast.parse(_kernel_text(info.name))
-        names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
-        if any(re.search(rf"(?<![\w.]){f}\(", code) and not re.search(rf"\bdef {f}\(", code) for f in names):
+        if any(f in called and f not in defined for f in _public_functions(_kernel_text(info.name))):
             out.append(info.name)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _public_functions(text: str) -> tuple:
+    """The public top-level functions of a kernel's source ``text`` (parsed once per process and text)."""
+    tree = ast.parse(text)
+    return tuple(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
 
 
 def kernel_sources(names) -> str:

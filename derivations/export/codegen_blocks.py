@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
-from .families import LAM, family
+from .families import LAM, family, moment
 
 __all__ = ["block_forms", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
            "TAILS", "BLOCK_SOURCE"]
@@ -160,7 +160,7 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
     geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
     sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
     counts = [f"        lambda n: {print_call(count_kernel(law.count_law(LAM)), names)}," for law in laws]
-    means = ", ".join(print_expr(law.moment(1), names) for law in laws)
+    means = ", ".join(print_expr(moment(law, 1), names) for law in laws)
     inputs = [
         "def _inputs(" + ", ".join(scalars) + "):",
         '    """The kernel inputs of one parameter point (floats): batch(n), columns(n), the count callables of the',
@@ -178,7 +178,7 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
         "    counts = [",
         *counts,
         "    ]",
-        f"    return batch, columns, counts, [{means}], {print_expr(service.law.moment(1), names)}",
+        f"    return batch, columns, counts, [{means}], {print_expr(moment(service.law, 1), names)}",
         "",
         "",
         "def _values(measure, rs, " + ", ".join(scalars) + "):",
@@ -219,7 +219,7 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
                       f"rs, single = _capacities(r, {lowest})",
                       f"return _broadcast(lambda *point: _values({measure!r}, rs, *point), ({', '.join(scalars)},), "
                       "single, width=len(rs))"]
-        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(moment(service.law, 1), names)})"
         load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])
         code = "\n".join([SWEEP_HELPERS.strip("\n"), "", "",
                           "#: the idle passage (qderive.numeric.engines.blocks_finite.plan_of of the blocks' state "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
 from .codegen_blocks import TAILS, Options, block_families, block_params, given, plan_of_options, refused_tails
-from .families import LAM, family
+from .families import LAM, family, moment
 
 __all__ = ["infinite_block_forms", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",
            "infinite_tail_forms", "build_block_tail", "INFINITE_SOURCE", "INFINITE_KERNEL_SOURCE", "TAIL_SOURCE"]
@@ -159,9 +159,9 @@ def kernel_block_forms(request, policy: str) -> dict:
     order = 3
     law_rows = []
     for law in laws:
-        moments = ", ".join(["1.0"] + [print_expr(law.moment(j), names) for j in range(1, order + 2)])
+        moments = ", ".join(["1.0"] + [print_expr(moment(law, j), names) for j in range(1, order + 2)])
         law_rows.append(f"        ({print_call(count_kernel(law.count_law(LAM)), names, n=str(top))}, [{moments}]),")
-    b1 = print_expr(service.law.moment(1), names)
+    b1 = print_expr(moment(service.law, 1), names)
     l1 = print_expr(batch.law.mean, names)
     fm = ", ".join(print_expr(batch.law.factorial_moment(j), names) for j in range(1, order + 1))
     body = [
@@ -313,8 +313,8 @@ def build_block_tail(measure: str, request) -> KernelModule:
 
     laws = {"service": service.law, "batch": batch.law, "rate": LAM}
     transform = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)("none", **laws) * residual
-    b = [service.law.moment(i) for i in (1, 2)]
-    l_ = [batch.law.mean, batch.law.moment(2)]
+    b = [moment(service.law, i) for i in (1, 2)]
+    l_ = [batch.law.mean, moment(batch.law, 2)]
     none = (LAM, *b, 1, 1, *l_, 0)  # the queue without vacations: vacation moments are placeholders, c0 = 0
     if kind == "wait":
         p0 = VW.p_wait_zero("none").xreplace(dict(zip(VW.moment_symbols(0), (LAM, b[0], 1, l_[0], 0)))) * atom_r
@@ -322,7 +322,7 @@ def build_block_tail(measure: str, request) -> KernelModule:
         p0 = sp.Integer(0)  # T = W + B and the smooth service laws have no atom at 0
     moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
     mean = moments("none", 1)[0].xreplace(dict(zip(VW.moment_symbols(1), none))) + rest
-    rho_bar = LAM * batch.law.mean * service.law.moment(1)
+    rho_bar = LAM * batch.law.mean * moment(service.law, 1)
 
     source = numpy_source(transform, [s, *(p[0] for p in params)], "_transform")
     source = source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")

@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ...symbolic.capabilities import declare
@@ -124,8 +126,10 @@ CLUSTER_ARGS = (
 )
 
 
+@functools.lru_cache(maxsize=None)
 def _user_expressions(failure_model: FailureModel, split: bool) -> tuple:
-    """The closed forms with their derived parameters written in the user's parameters (one substitution)."""
+    """The closed forms with their derived parameters written in the user's parameters (one substitution); once
+    per process for each failure model and split (about 0.5 s of SymPy; every measure's module asks for them)."""
     exprs, args = closed_form_expressions(failure_model)
     nodes = (_P["nodes_lower"], _P["nodes_upper"])
     times = (_P["service_time_lower"], _P["service_time_upper"])

@@ -506,7 +506,7 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
     from ...symbolic.batches import BatchLaw
     from .codegen import print_call, print_expr
     from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
-    from .families import LAM, family
+    from .families import LAM, family, moment
 
     kind, question = MEASURES[measure]
     batch = family(request.batch, "batch", BatchLaw)
@@ -562,7 +562,7 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
         f"            inputs = _inputs({', '.join(scalars + ['R'])})",
         "            q = HystereticSolution(ctx, inputs, L, H, R, H).embedded_law()",
         f"            pmf, tail, _ = {print_call(bcall, names, n='R')}",
-        f"            b1 = {print_expr(service.law.moment(1), names)}",
+        f"            b1 = {print_expr(moment(service.law, 1), names)}",
         "            parts = []",
         "            for mode, lam in enumerate((lam0, lam0 * overload_factor)):",
         "                if lam == 0:",

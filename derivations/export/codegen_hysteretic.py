@@ -30,7 +30,7 @@ from ...symbolic.laws import TimeLaw
 from ...symbolic.models.hysteretic import HystereticMeasures
 from .codegen import CHECK_HELPER, KernelModule, generated_function, print_expr
 from .codegen_inputs import THRESHOLDS_HELPER, inputs_function
-from .families import family
+from .families import family, moment
 
 __all__ = ["forms", "SOURCE"]
 
@@ -124,7 +124,7 @@ def forms(request) -> dict:
                  "                      'the float64 result may be inaccurate', RuntimeWarning, stacklevel=4)",
                  f"    return float(values[{f.name!r}])"]
         names = {a[0]: a[1] for a in (*batch.args, *service.args)}
-        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(moment(service.law, 1), names)})"
         load = ("lam0", factor, [(p[0], p[2]) for p in params[1:]])  # rho_0 = lam0 l1 b1
         code = "\n".join(["import warnings", "", _HELPERS.strip("\n"), "", "", *kernel_fn, "", "", *point, "", "",
                           generated_function(f.name, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,

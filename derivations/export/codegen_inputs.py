@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
 from .codegen import print_call, print_expr
-from .families import LAM
+from .families import LAM, moment
 
 __all__ = ["law_lines", "inputs_function", "THRESHOLDS_HELPER"]
 
@@ -62,8 +62,8 @@ def law_lines(batch, service, vacation, names) -> list:
         f"    pmf, tail, excess = {print_call(bcall, names)}",
         f"    return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
         "",
-        f"b1 = {print_expr(service.law.moment(1), names)}",
-        f"f1 = {print_expr(vacation.law.moment(1), names) if vacation else '0.0'}",
+        f"b1 = {print_expr(moment(service.law, 1), names)}",
+        f"f1 = {print_expr(moment(vacation.law, 1), names) if vacation else '0.0'}",
     ]
 
 
@@ -89,7 +89,7 @@ def inputs_function(request, batch, service):
     scalars = [p[0] for p in params]
     body = [
         f"pmf, tail, excess = {print_call(bcall, names, n='R')}",
-        f"b1 = {print_expr(service.law.moment(1), names)}  # mean service time",
+        f"b1 = {print_expr(moment(service.law, 1), names)}  # mean service time",
         f"l1 = {print_expr(batch.law.mean, names)}  # mean batch size",
         "rates = (lam0, lam0 * overload_factor)",
         "",

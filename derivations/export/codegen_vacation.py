@@ -27,7 +27,7 @@ from ...symbolic.models.vacation import FiniteVacationMeasures, block_rules
 from .codegen import SWEEP_HELPERS, KernelModule, generated_function, print_expr
 from .codegen_blocks import TAILS, block_forms, has_blocks, refused_tails
 from .codegen_inputs import law_lines
-from .families import LAM, family
+from .families import LAM, family, moment
 
 __all__ = ["forms"]
 
@@ -174,7 +174,7 @@ def forms(request) -> dict:
             statements.append(f"return _broadcast({point},")
             statements.append(f"                  lambda rows: _sweep_points(_kernel_points(rows), {measure!r}, rs), "
                               f"{shared!r}, _chunk(rs), len(rs))")
-        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(service.law.moment(1), names)})"
+        factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(moment(service.law, 1), names)})"
         load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])  # rho_bar = lam l1 b1
         code = "\n".join([SWEEP_HELPERS.strip("\n"), "", "", *kernel_fn, "", "",
                           generated_function(measure, arg_lines, f"{meta.help[0].upper()}{meta.help[1:]}.", notes,

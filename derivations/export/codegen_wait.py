@@ -29,6 +29,7 @@ and the ``qderive eval ... --digits`` command that computes it. Transforms with 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -165,12 +166,14 @@ def tail_families(measure: str, request):
     return batch, service, vacation, "none" if none else request.vacation_policy.value
 
 
+@functools.lru_cache(maxsize=64)
 def smooth_family(text: str, role: str):
     """The :class:`~.families.Family` of ``--{role} text``, unless its transform has kinks (module docstring).
 
     The test is the engine's own (:mod:`qderive.numeric.engines.vacation_wait`: an ``exp(-s D)`` factor
     or an integral in the LST), applied to the law class's example before the family is built (so that
-    the reason given is the kinks, not the family's other limits) and to the family's law.
+    the reason given is the kinks, not the family's other limits) and to the family's law. Built once per
+    process for each text and role (a Family is frozen; a refusal is raised again each time).
     """
     from types import SimpleNamespace
 
@@ -249,7 +252,7 @@ def _build(measure: str, request) -> KernelModule:
 
     from ...numeric.compile import numpy_source
     from ...symbolic.closed_forms import vacation_wait as VW
-    from .families import LAM
+    from .families import LAM, moment
 
     kind, question = MEASURES[measure]
     batch, service, vacation, policy = tail_families(measure, request)
@@ -262,16 +265,16 @@ def _build(measure: str, request) -> KernelModule:
         laws.update(vacation=vacation.law, zero_count=c0)
     transform = (VW.wait_transform if kind == "wait" else VW.sojourn_transform)(policy, **laws)
 
-    b = [service.law.moment(i) for i in (1, 2)]
-    f = [vacation.law.moment(i) for i in (1, 2)] if vacation else [1, 1]  # placeholders no expression uses
-    l_ = [batch.law.mean, batch.law.moment(2)]
+    b = [moment(service.law, i) for i in (1, 2)]
+    f = [moment(vacation.law, i) for i in (1, 2)] if vacation else [1, 1]  # placeholders no expression uses
+    l_ = [batch.law.mean, moment(batch.law, 2)]
     if kind == "wait":
         p0 = VW.p_wait_zero(policy).xreplace(dict(zip(VW.moment_symbols(0), (LAM, b[0], f[0], l_[0], c0))))
     else:
         p0 = sp.Integer(0)  # T = W + B and the smooth service laws have no atom at 0
     moments = VW.wait_moments if kind == "wait" else VW.sojourn_moments
     mean = moments(policy, 1)[0].xreplace(dict(zip(VW.moment_symbols(1), (LAM, *b, *f, *l_, c0))))
-    rho_bar = LAM * batch.law.mean * service.law.moment(1)
+    rho_bar = LAM * batch.law.mean * moment(service.law, 1)
 
     source = numpy_source(transform, [VW.s, *(p[0] for p in params)], "_transform")
     source = source.split("\n\n\nRATIONAL = ")[0].removeprefix("import numpy\n").strip("\n")

@@ -12,6 +12,7 @@ finite batch law. The constraints of every argument come from the same field met
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import sympy as sp
@@ -19,7 +20,7 @@ import sympy as sp
 from ...symbolic.errors import ParameterError
 from ...symbolic.params import Kind, params_of, split_spec
 
-__all__ = ["Family", "family", "LAM"]
+__all__ = ["Family", "family", "LAM", "moment"]
 
 
 def _constraint(meta, role: str, text: str, key: str) -> str | None:
@@ -34,6 +35,22 @@ def _constraint(meta, role: str, text: str, key: str) -> str | None:
 
 #: the batch arrival rate in generated code
 LAM = sp.Symbol("lam", positive=True)
+
+
+def moment(law, n: int):
+    """``law.moment(n)``, computed once per process for a family's law: with symbolic parameters a moment is a
+    derivative of the transform, simplified (0.05-0.3 s for a phase-type family), and a generated module prints
+    the same moments several times (the mean in every measure's load factor, the count kernels' inputs). Laws
+    are frozen values: equal laws have equal moments; a law that cannot be hashed is asked each time."""
+    try:
+        return _moment(law, n)
+    except TypeError:  # an unhashable field (a dict of sizes): no memo
+        return law.moment(n)
+
+
+@functools.lru_cache(maxsize=256)
+def _moment(law, n: int):
+    return law.moment(n)
 
 
 @dataclass(frozen=True)
