@@ -14,7 +14,8 @@ reader meets it:
 * every page loads MathJax (its navigation holds titles with math even where its body has none);
 * the front page says what qderive does, gives the install line and a short example (its
   commands and outputs are checked by ``tests/test_tutorial.py``), names no ``.md`` file;
-* pages opened in headless Chromium (``--dump-dom`` after MathJax has run; :data:`BROWSER_PAGES`):
+* pages opened in headless Chromium (all of :data:`BROWSER_PAGES` in one browser, each in a window-sized frame,
+  their DOM read once MathJax has run: :func:`_typeset_pages`):
   math typeset (MathJax containers, no MathJax error box), no raw TeX (``$$``, ``\\frac``, ``\\(``,
   any ``\\command``) in the visible text outside code blocks, the navigation included, and no
   element of the page's content wider than the content column (measured by a script added to a
@@ -57,7 +58,8 @@ DOCS = ROOT / "docs"
 REQUIRED = os.environ.get("QDERIVE_REQUIRE_DOCS") == "1"
 BUILD_MODULES = ("sphinx", "myst_parser", "myst_nb", "furo", "sphinx-mathjax-offline", "ipykernel", "matplotlib")
 BROWSERS = ("chromium", "chromium-browser")
-# the pages read in the browser (about 3 s each): the tutorial, a theory page, a formula page, the front
+# the pages read in the browser (one Chromium process for all: about 7 s, where one process per page took 7 x 3-7 s):
+# the tutorial, a theory page, a formula page, the front
 # page, the guide with the widest displays, a page without math in its body (math in its navigation
 # only) and a notebook with a figure
 BROWSER_PAGES = ("tutorial.html", "theory/chapter2.html", "formulas/vacation-infinite.html", "index.html",
@@ -135,9 +137,9 @@ def site(tmp_path_factory):
     return out / "html", seconds
 
 
-def _dump_dom(browser: str, url: str, profile: Path, budget_ms: int) -> str:
+def _dump_dom(browser: str, url: str, profile: Path, budget_ms: int, *flags: str) -> str:
     cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync", *flags,
            f"--window-size={WINDOW}", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
            "--dump-dom", url]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -172,6 +174,78 @@ window.addEventListener("load", function () {
 MEASURED = re.compile(r'data-measure="([^"]*)"')
 
 
+# the page that reads several pages in one browser: each in a frame of the window's size (stacked at the top left,
+# so that none is an off-screen frame whose rendering Chromium may throttle), its DOM copied into ``pre#page-N`` once
+# the measuring script has written ``body[data-measure]`` (``--allow-file-access-from-files`` and
+# ``--disable-web-security``: a file:// frame's document is readable by the file:// page around it)
+FRAMES = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>html, body {margin: 0; overflow: hidden}
+iframe {position: absolute; top: 0; left: 0; border: 0; width: 100vw; height: 100vh} pre {display: none}</style>
+</head><body>FRAMES<script>
+function collect() {
+  var left = 0;
+  document.querySelectorAll("pre[id^=page-]").forEach(function (out) {
+    if (out.hasAttribute("data-done")) return;
+    var doc = null;
+    try { doc = document.getElementById("frame-" + out.id.slice(5)).contentDocument; } catch (e) {}
+    if (doc && doc.body && doc.body.hasAttribute("data-measure")) {
+      out.textContent = doc.documentElement.outerHTML;
+      out.setAttribute("data-done", "1");
+    } else left++;
+  });
+  if (left) setTimeout(collect, 50);
+}
+window.addEventListener("load", collect);
+</script></body></html>"""
+
+
+def _measured_copy(path: Path) -> tuple[Path, int]:
+    """A copy of a built page with :data:`MEASURE` added, next to it (its relative links still resolve), and the
+    number of math elements of the built page."""
+    html = path.read_text(encoding="utf-8")
+    copy = path.with_name(f"{path.stem}-measured.html")
+    copy.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    return copy, html.count('class="math notranslate nohighlight"')
+
+
+def _read_page(dom: str, expected: int) -> _Page:
+    """A dumped DOM as a :class:`_Page`, with ``expected_math`` and ``measure`` (what :data:`MEASURE` found)."""
+    page = _Page()
+    page.feed(dom)
+    measured = MEASURED.search(dom)
+    page.expected_math = expected
+    page.measure = json.loads(unescape(measured.group(1))) if measured else None
+    return page
+
+
+def _complete(page: _Page) -> bool:
+    """Every math element typeset, the measuring script run, no raw TeX left (MathJax done)."""
+    return (page.measure is not None and page.tags.get("mjx-container", 0) >= page.expected_math
+            and not RAW_TEX.search(" ".join(page.text)))
+
+
+def _typeset_pages(browser: str, html: Path, names, profile: Path) -> dict:
+    """name -> the page as Chromium shows it once MathJax has typeset it (:func:`_typeset_page`), for all ``names``
+    in one browser process: a page of frames (:data:`FRAMES`), one per page, in a window of :data:`WINDOW`, so
+    each page is laid out in the same viewport as on its own. A page that the one dump did not show complete (a
+    loaded machine) is read again on its own by :func:`_typeset_page`, with its longer budgets."""
+    copies = [_measured_copy(html / name) for name in names]
+    frames = "".join(f'<iframe id="frame-{i}" src="{copy.relative_to(html).as_posix()}"></iframe><pre id="page-{i}">'
+                     "</pre>" for i, (copy, _) in enumerate(copies))
+    harness = html / "_browser-pages.html"
+    harness.write_text(FRAMES.replace("FRAMES", frames), encoding="utf-8")
+    dom = _dump_dom(browser, harness.as_uri(), profile, 20000, "--allow-file-access-from-files",
+                    "--disable-web-security")
+    pages = {}
+    for i, (name, (copy, expected)) in enumerate(zip(names, copies)):
+        found = re.search(rf'<pre id="page-{i}" data-done="1">(.*?)</pre>', dom, re.S)
+        page = _read_page(unescape(found.group(1)), expected) if found else None
+        copy.unlink()
+        pages[name] = page if page is not None and _complete(page) else _typeset_page(
+            browser, html / name, profile.with_name(f"{profile.name}-{i}"))
+    harness.unlink()
+    return pages
+
+
 def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
     """The page as Chromium shows it once MathJax has typeset every math element of the built HTML.
 
@@ -181,21 +255,13 @@ def _typeset_page(browser: str, path: Path, profile: Path) -> _Page:
     :data:`MEASURE` added (next to the page, so that its relative links still resolve);
     ``page.measure`` is what that script found.
     """
-    html = path.read_text(encoding="utf-8")
-    expected = html.count('class="math notranslate nohighlight"')
-    copy = path.with_name(f"{path.stem}-measured.html")
-    copy.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    copy, expected = _measured_copy(path)
     for attempt, budget in enumerate((10000, 30000, 60000)):
-        page = _Page()
-        dom = _dump_dom(browser, copy.as_uri(), profile.with_name(f"{profile.name}-{attempt}"), budget)
-        page.feed(dom)
-        measured = MEASURED.search(dom)
-        if (measured and page.tags.get("mjx-container", 0) >= expected
-                and not RAW_TEX.search(" ".join(page.text))):
+        page = _read_page(_dump_dom(browser, copy.as_uri(), profile.with_name(f"{profile.name}-{attempt}"), budget),
+                          expected)
+        if _complete(page):
             break
     copy.unlink()
-    page.expected_math = expected
-    page.measure = json.loads(unescape(measured.group(1))) if measured else None
     return page
 
 
@@ -299,8 +365,7 @@ def test_site_builds_strictly_and_reads_right_in_a_browser(site, tmp_path):
     browser = _browser()
     if browser is None:
         _unavailable("Chromium is not installed (apt-get install chromium; .ci/run installs it)")
-    for name in BROWSER_PAGES:
-        page = _typeset_page(browser, html / name, tmp_path / f"profile-{name.replace('/', '-')}")
+    for name, page in _typeset_pages(browser, html, BROWSER_PAGES, tmp_path / "profile").items():
         visible = " ".join(page.text)
         typeset = page.tags.get("mjx-container", 0)
         assert typeset >= max(1, page.expected_math), (

@@ -104,8 +104,17 @@ def gth_stationary(ctx, A):
         with twin:
             return twin.to_mp(gth_stationary(twin, twin.from_mp(A)))
     A = numpy.array(A, dtype=ctx.dtype, copy=True)
-    n = A.shape[0]
-    for k in range(n - 1, 0, -1):
+    gth_eliminate(ctx, A, A.shape[0] - 1)
+    return gth_back_substitute(ctx, A)
+
+
+def gth_eliminate(ctx, A, start, stop=1):
+    """The GTH elimination of states ``start``, ``start - 1``, ..., ``stop`` of ``A``, in place (the steps of
+    :func:`gth_stationary`; states after ``start`` eliminated already, or absent). Each step touches only the
+    entries of the leading block and the eliminated state's column, entry by entry the same operations whatever
+    the other states: a chain that shares the states and transitions of another beyond some state may resume from
+    a copy of the other's eliminated block (the threshold grid of the hysteretic model)."""
+    for k in range(start, stop - 1, -1):
         row = A[k, :k]
         dspan = _span(row)
         down, d0, d1, ddense = dspan
@@ -118,6 +127,11 @@ def gth_stationary(ctx, A):
             r0, r1 = rspan[1], rspan[2]
             col[r0:r1] /= total
             _rank1_add(ctx, A, 0, rspan, 0, dspan, col[r0:r1], row[d0:d1])
+
+
+def gth_back_substitute(ctx, A):
+    """pi of :func:`gth_stationary` from the eliminated matrix ``A`` (every state but the first eliminated)."""
+    n = A.shape[0]
     pi = ctx.zeros(n)
     pi[0] = ctx.num(1)
     for k in range(1, n):

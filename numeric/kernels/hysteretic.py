@@ -238,6 +238,24 @@ class HystereticChain:
         return self.inputs.profile(*self.states[k])
 
 
+def hysteretic_censored(ch):
+    """(A, entry): the transition matrix of the :class:`HystereticChain` ``ch`` censored on the normal and overload
+    states, and the flow into (R-1, 2) from each of them (None when there is no discard state: A is then P itself).
+
+    The discard states drain one by one ((16c): (j, 2) -> (j-1, 2) -> ... -> (H, 1) with
+    probability 1), so the censored chain sends the flow into (R-1, 2) to (H, 1).
+    """
+    drain = ch.R - 1 - ch.H  # the discard states, last in the order
+    if drain <= 0:
+        return ch.P, None
+    keep = len(ch.states) - drain
+    entry = ch.P[:keep, ch.index[(ch.R - 1, 2)]].copy()
+    A = ch.P[:keep, :keep].copy()
+    out = ch.index[(ch.H, 1)]
+    A[:, out] = A[:, out] + entry
+    return A, entry
+
+
 class HystereticSolution:
     """The solved chain: q (GTH), C, and every measure of chapter 3 as a method.
 
@@ -245,34 +263,35 @@ class HystereticSolution:
     section 5) instead of interval semantics (the mode whose arrival rate is in force).
     """
 
-    def __init__(self, ctx, inputs, L, H, R, onset):
+    def __init__(self, ctx, inputs, L, H, R, onset, chain=None, censored_law=None):
         self.ctx, self.inputs = ctx, inputs
-        self.chain = HystereticChain(ctx, inputs, L, H, R, onset)
-        self.q = self._stationary()
+        self.chain = HystereticChain(ctx, inputs, L, H, R, onset) if chain is None else chain
+        self.q = self._stationary(censored_law)
         blocks = [[k for k, st in enumerate(self.chain.states) if st[1] == s] for s in range(3)]
         self.sums = tuple(ctx.fsum([self.q[k] for k in b]) if b else ctx.num(0) for b in blocks)
         # C = b_1 + q_{0,0} / lambda_0: mean time between departures (17)
         self.C = inputs.b1 + self.q[0] / inputs.lam[0]
 
-    def _stationary(self):
-        """q of (16) by GTH on the chain censored on the normal and overload states.
+    def censored(self):
+        """:func:`hysteretic_censored` of the chain."""
+        return hysteretic_censored(self.chain)
 
-        The discard states drain one by one ((16c): (j, 2) -> (j-1, 2) -> ... -> (H, 1) with
-        probability 1), so the censored chain sends the flow into (R-1, 2) to (H, 1); its
-        stationary vector x is q up to a factor, and every q_{j,2} equals the flow into
-        (R-1, 2), f = sum_k x_k P_{k,(R-1,2)} ((16d)). GTH would perform exactly these steps first.
+    def _stationary(self, x=None):
+        """q of (16) from the stationary vector x of the chain censored on the normal and overload states
+        (:meth:`censored`; by GTH unless given).
+
+        x is q up to a factor, and every q_{j,2} equals the flow into (R-1, 2), f = sum_k x_k P_{k,(R-1,2)}
+        ((16d)). GTH would perform exactly these steps first.
         """
         ctx, ch = self.ctx, self.chain
         n = len(ch.states)
-        drain = ch.R - 1 - ch.H  # the discard states, last in the order
-        if drain <= 0:
-            return gth_stationary(ctx, ch.P)
+        A, entry = self.censored()
+        if x is None:
+            x = gth_stationary(ctx, A)
+        if entry is None:
+            return x
+        drain = ch.R - 1 - ch.H
         keep = n - drain
-        entry = ch.P[:keep, ch.index[(ch.R - 1, 2)]].copy()
-        A = ch.P[:keep, :keep].copy()
-        out = ch.index[(ch.H, 1)]
-        A[:, out] = A[:, out] + entry
-        x = gth_stationary(ctx, A)
         f = ctx.dot(x, entry)
         q = ctx.zeros(n)
         q[:keep] = x
