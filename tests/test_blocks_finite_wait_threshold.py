@@ -231,6 +231,7 @@ def test_cli_refuses_what_it_does_not_compute(extra, field):
         assert code != 0 and f"--{field}" in err and "Traceback" not in err, err
 
 
+@pytest.mark.slow  # 3 s; the loop keeps size with a wait target and blocks (test_blocks_finite_wait.py)
 def test_size_with_a_wait_target_and_a_threshold_equals_a_scan_of_the_capacities():
     """size --target-wait-quantile with N = 3: the largest capacity whose 0.9-quantile of the wait is <= 10 equals a
     scan of eval over r (an independent route to the gallop and bisection, which assume the quantile grows with r:

@@ -63,9 +63,9 @@ def ciw_estimates(lam, batch_p, service, r, horizon, warmup_time, seeds):
     }
 
 
-# heavy-D runs in the full suite; the loop keeps light-M (the same comparison with Ciw) and, for our simulator's
-# deterministic service in overload, test_simulate_vacation.py's test_single_vacations_finite_against_the_engine
-# [D-whole-1.5-r8]
+# the full suite only (an external simulator's long runs, 2 s of CPU a case); the loop keeps our own simulator
+# against the engine: test_simulate_vacation.py's test_single_vacations_finite_against_the_engine
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "load, service_kind",
     [(Fr(3, 5), "exponential"), pytest.param(Fr(6, 5), "deterministic", marks=pytest.mark.slow)],

@@ -174,6 +174,7 @@ def test_two_flow_joint_law_equals_the_oracle_chain():
 # -- vacation-infinite ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a deep chain (2 s of CPU); the loop keeps the other models' laws against their chains
 def test_vacation_infinite_first_terms_equal_a_deep_ctmc():
     """p_j of the infinite room vs the CTMC (60 digits) with a room of 130 places, whose mass at the top is
     below 1e-35 (checked), so its law differs from the infinite room's by less than that; sum j p_j vs (7)."""

@@ -308,6 +308,7 @@ def test_thesis_form_omits_exactly_the_idle_time():
     assert any("thesis form" in n for n in thesis.notes)
 
 
+@pytest.mark.slow  # 12 solves (2 s); the loop keeps the thesis form's path and its note (the test above)
 def test_thesis_form_gap_is_the_idle_fraction_in_figure_3_setting():
     """Relative omission of the thesis's (21): -> 1 - rho_0 for rho_0 < 1 (the server idles a fraction 1 - rho_0 of
     a normal sojourn of >= 1e4 s, a law-of-large-numbers reference), tiny above 1 (measured 7e-6 batches, 8e-14

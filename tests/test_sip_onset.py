@@ -57,6 +57,7 @@ def test_mm1_onset_against_the_closed_form_saddle_node(mean, guess):
     assert abs(r["mean_copies_lower"] - 7) < 1e-12 and [f["kind"] for f in r["folds"]] == ["upper", "lower"]
 
 
+@pytest.mark.slow  # 22-digit Newton (2 s); the loop keeps the float64 onset against the same saddle-node
 def test_mm1_onset_to_requested_digits():
     """--digits 12: Newton on h' = 0 at 22 digits; the ends agree with the 30-digit saddle-node to 1e-13 (measured
     2e-25: the working precision is D + 10) and the lower end is mu / 7 to the same."""
