@@ -25,24 +25,21 @@ import mpmath
 import numpy as np
 import pytest
 from conftest import cli
+from finite_blocks_oracle import (CLOSE, GAMMA_CLOSE, GAMMA_SETUP, MULTIPLE, PMF3, RULES, SETUP, SINGLE,
+                                  assert_equals_the_oracle, assert_float64_equals_the_oracle,
+                                  assert_mean_wait_is_littles, assert_simulated_tails_hold_and_without,
+                                  assert_size_limit_is_the_infinite_rooms)
 
 from qderive.numeric.backend import FLOAT64, mp_context
 from qderive.numeric.engines import blocks as B
 from qderive.numeric.engines.blocks_finite import finite_measures
 from qderive.numeric.engines.vacation_finite_wait import Strategy, response_laws, wait_law_data
 from qderive.numeric.kernels import finite_wait as K
-from qderive.numeric.oracles.blocks import tagged_wait
 from qderive.numeric.response import tails
-from qderive.numeric.simulation.blocks import simulate_blocks
 from qderive.symbolic.batches import FinitePMF
 from qderive.symbolic.laws import Deterministic, Erlang, Exponential, Gamma, HyperExponential, Uniform
-from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy, VacationQueue
+from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationQueue
 
-MULTIPLE, SINGLE = VacationPolicy.MULTIPLE, VacationPolicy.SINGLE
-RULES = [None, MULTIPLE, SINGLE]
-PMF3 = FinitePMF({1: F(1, 2), 2: F(1, 3), 3: F(1, 6)})
-SETUP, CLOSE = Erlang(2, F(1, 2)), Exponential(F(1, 2))
-GAMMA_SETUP, GAMMA_CLOSE = Gamma(F(3, 2), F(1, 2)), Gamma(F(5, 2), F(1, 3))
 BLOCKS = [(None, None), (SETUP, None), (None, CLOSE), (SETUP, CLOSE)]
 
 
@@ -61,41 +58,14 @@ def test_float64_law_equals_the_oracle(policy, setup, close, n, admission):
     of the excess by the trapezoidal rule at 20 digits); tails by the float64 inversion to 1e-9 relative (the
     inversion's policy, numeric/response.py: it accepts a tail within 1e-10; measured here 5e-11, as without a
     threshold). Whole admission: batches of at most 3 = r - N + 1 (r = 5, N <= 3), never refused below N."""
-    model = _model(policy, n, setup, close, admission=admission)
-    ts = [F(1), F(4)]
-    oracle = tagged_wait(model, times=ts, digits=20, moments=2)
-    laws = response_laws(model)
-    wait = tails(laws["wait"], [F(0), *ts], None)[0]
-    sojourn = tails(laws["sojourn"], ts, None)[0]
-    moments = laws["wait"].moment_values(2, None) + laws["sojourn"].moment_values(2, None)
-    assert abs((1 - wait[0]) - float(oracle.p_zero)) <= 1e-12
-    for got, want in zip(moments, oracle.moments + oracle.sojourn_moments):
-        assert abs(got - float(want)) <= 1e-12 * float(want)
-    for got, want in zip(wait[1:] + sojourn, oracle.tail + oracle.sojourn_tail):
-        assert abs(float(got) - float(want)) <= 1e-9 * float(want)
-
-
-def _assert_equals_the_oracle(model):
-    """The 30-digit law's P(W = 0), wait and sojourn tails at t = 1, 4 and first two moments against the tagged
-    customer's chain at 30 digits, to 1e-20 (both exact up to their working precision: measured 1e-39 to 1e-42)."""
-    ts = [F(1), F(4)]
-    oracle = tagged_wait(model, times=ts, digits=30, moments=2)
-    laws = response_laws(model)
-    wait = tails(laws["wait"], [F(0), *ts], 30)[0]
-    sojourn = tails(laws["sojourn"], ts, 30)[0]
-    moments = laws["wait"].moment_values(2, 30)
-    with mpmath.workdps(40):
-        tol = mpmath.mpf(10) ** -20
-        assert abs((1 - wait[0]) - oracle.p_zero) <= tol
-        for got, want in zip(wait[1:] + sojourn + moments, oracle.tail + oracle.sojourn_tail + oracle.moments):
-            assert abs(got - want) <= tol * want
+    assert_float64_equals_the_oracle(_model(policy, n, setup, close, admission=admission))
 
 
 @pytest.mark.parametrize("policy, setup, close, admission", [(None, SETUP, CLOSE, Admission.PARTIAL),
                                                                (MULTIPLE, None, CLOSE, Admission.WHOLE),
                                                                (SINGLE, SETUP, None, Admission.PARTIAL)])
 def test_30_digit_law_equals_the_oracle(policy, setup, close, admission):
-    _assert_equals_the_oracle(_model(policy, 2, setup, close, r=4, admission=admission))
+    assert_equals_the_oracle(_model(policy, 2, setup, close, r=4, admission=admission))
 
 
 @pytest.mark.slow
@@ -103,7 +73,7 @@ def test_30_digit_law_equals_the_oracle(policy, setup, close, admission):
 def test_30_digit_law_equals_the_oracle_at_n_equal_r(policy):
     """N = r = 4 (the largest threshold the room allows), a hyperexponential setup and an Erlang-3 close-down."""
     model = _model(policy, 4, HyperExponential((F(1, 3), F(2, 3)), (F(1, 2), 1)), Erlang(3, F(1, 2)), r=4)
-    _assert_equals_the_oracle(model)
+    assert_equals_the_oracle(model)
 
 
 def test_the_two_ways_at_the_nodes_agree():
@@ -129,15 +99,7 @@ def test_gamma_laws_mean_wait_is_littles(policy):
     wait of the finite blocks' state law (mean number waiting over the throughput, no tagged customer) to 1e-12 in
     float64 and 1e-25 at 30 digits (both are exact up to the arithmetic)."""
     model = _model(policy, 3, GAMMA_SETUP, GAMMA_CLOSE, r=6, service=Gamma(F(3, 2), F(2, 3)))
-    law = response_laws(model)["wait"]
-    with FLOAT64:
-        want = finite_measures(model, FLOAT64)["mean_wait"]
-    assert abs(law.moment_values(1, None)[0] - want) <= 1e-12 * want
-    ctx = mp_context(40)
-    with ctx:
-        want = finite_measures(model, ctx)["mean_wait"]
-    with mpmath.workdps(40):
-        assert abs(law.moment_values(1, 30)[0] - want) <= mpmath.mpf(10) ** -25 * want
+    assert_mean_wait_is_littles(model)
 
 
 @pytest.mark.parametrize("policy", RULES)
@@ -180,22 +142,8 @@ def test_gamma_laws_tails_against_the_simulator():
     """A seeded simulation of the stages with the gamma laws themselves, single vacations and N = 3: 99 %
     simultaneous intervals (Bonferroni over the three) hold the float64 tails; with N = 1 the tail at 1 lies outside
     (the threshold matters at this size)."""
-    import dataclasses
-
     model = _model(SINGLE, 3, GAMMA_SETUP, GAMMA_CLOSE, r=6, service=Gamma(F(3, 2), F(2, 3)))
-    laws = response_laws(model)
-    wait = tails(laws["wait"], [F(1), F(4)], None)[0]
-    sojourn = tails(laws["sojourn"], [F(3)], None)[0]
-    sim = simulate_blocks(model, customers=10_000, replications=8, seed=26, quiet=True, wait_tail=("1", "4"),
-                          sojourn_tail=("3",))
-    level = 1 - 0.01 / 3
-    for estimate, value in ((sim["wait_tail"]["1"], wait[0]), (sim["wait_tail"]["4"], wait[1]),
-                            (sim["sojourn_tail"]["3"], sojourn[0])):
-        lo, hi = estimate.interval(level)
-        assert lo <= float(value) <= hi, (float(value), lo, hi)
-    lo, hi = sim["wait_tail"]["1"].interval(level)
-    bare = response_laws(dataclasses.replace(model, start_threshold=1))["wait"]
-    assert not lo <= float(tails(bare, [F(1)], None)[0][0]) <= hi
+    assert_simulated_tails_hold_and_without(model, start_threshold=1)
 
 
 BASE = ["eval", "vacation-finite", "--batch", "geometric:mean=4", "--service", "exp:mean=0.012", "--vacation",
@@ -245,16 +193,10 @@ def test_size_with_a_wait_target_and_a_threshold_equals_a_scan_of_the_capacities
     got = json.loads(out)
     scan = {}
     for r in range(got["capacity"], got["max_capacity_for_delay"] + 3):
-        code, out, err = cli(["eval", "vacation-finite", *laws, "--capacity", str(r), "--wait-quantile", "0.9", "--json"])
+        code, out, err = cli(["eval", "vacation-finite", *laws, "--capacity", str(r), "--wait-quantile", "0.9",
+                              "--json"])
         assert code == 0, err
         scan[r] = json.loads(out)["measures"]["wait_quantile"]["0.9"]
     assert all(scan[r] < scan[r + 1] for r in list(scan)[:-1])
     assert max(r for r, q in scan.items() if q <= 10) == got["max_capacity_for_delay"]
-    code, out, err = cli(["size", "vacation-finite", *laws, "--target-loss", "0.2", "--target-wait-quantile",
-                          "0.9,40", "--json"])
-    assert code == 0, err
-    got = json.loads(out)
-    code, out, err = cli(["eval", "vacation-infinite", *laws, "--wait-quantile", "0.9", "--json"])
-    assert code == 0, err
-    limit = json.loads(out)["measures"]["wait_quantile"]["0.9"]
-    assert got["max_capacity_for_delay"] is None and abs(got["wait_quantile_infinite_room"] - limit) <= 1e-9 * limit
+    assert_size_limit_is_the_infinite_rooms(laws, "0.2", "40")

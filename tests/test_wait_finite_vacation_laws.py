@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 
 import qderive as qd
+from bracket_checks import assert_brackets_overlap_the_simulation
 from qderive.numeric.backend import FLOAT64
 from qderive.numeric.engines.vacation_finite_wait import (VacationRounding, response_laws, service_lattice_setup,
                                                            service_lattice_tails, wait_law_data)
 from qderive.numeric.kernels import lattice_finite as LF
-from qderive.numeric.simulation.vacation import simulate
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.empirical import Empirical
 from qderive.symbolic.limits import limits
@@ -161,21 +161,7 @@ _SLOW = pytest.mark.slow
 def test_bounds_overlap_the_simulation(service, vacation, admission, policy):
     model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=service, vacation=vacation,
                                              capacity=8, admission=admission, vacation_policy=policy)
-    assert response_laws.supports(model, frozenset({"wait_tail", "sojourn_tail"})) is None
-    laws = response_laws(model)
-    ts = ["1/2", "2"]
-    with limits(lattice_levels=1024):
-        got = laws["wait"].tails([F(t) for t in ts], None)[0]
-        brackets = [laws["wait"].bracket(F(t)) for t in ts]
-        soj = laws["sojourn"].tails([F(2)], None)[0][0]
-        soj_bracket = laws["sojourn"].bracket(F(2))
-    sim = simulate(model, 40_000, 8, seed=11, quiet=True, wait_tail=ts, sojourn_tail=["2"])
-    pairs = [(sim["wait_tail"][t], v, b) for t, v, b in zip(ts, got, brackets)]
-    for interval, v, (lo, hi, _) in pairs + [(sim["sojourn_tail"]["2"], soj, soj_bracket)]:
-        a, b = interval.interval(0.99)
-        # the certified bracket and the simulation's 99 % interval (8 replications of 40 000 customers) overlap, and
-        # the estimate lies inside the bracket
-        assert lo <= v <= hi and a <= hi and lo <= b, (lo, v, hi, a, b)
+    assert_brackets_overlap_the_simulation(model, 1024)
 
 
 def test_the_note_and_the_digits_refusal_name_the_vacation():
