@@ -151,6 +151,7 @@ def test_bad_controls_and_replications_are_refused():
         S.simulate_run(S.SCPConfig(), S.NoControl(), -1, seed=1)
 
 
+@pytest.mark.slow  # 1.4 s; the loop keeps the figures' common path (test_figures_style.py, test_hysteretic.py)
 def test_figure_scp_tiny_study(tmp_path):
     from qderive.derivations.figures.scp import FIGURES, figure_scp
 

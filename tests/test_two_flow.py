@@ -259,6 +259,7 @@ def test_derivation_verifies_and_exports():
     assert len(d.results["numerators_fifo"]) == d.results["law_fifo"].space.size
 
 
+@pytest.mark.slow  # 1.7 s; the loop keeps the figures' common path (test_figures_style.py, test_hysteretic.py)
 def test_figure_files(tmp_path):
     from qderive.derivations.figures.two_flow import FIGURES
 

@@ -200,6 +200,7 @@ def test_a_large_room_at_low_load_is_the_infinite_room(policy):
         assert _rel(r64.response["wait_tail"][t], rinf.response["wait_tail"][t]) < 1e-9
 
 
+@pytest.mark.slow  # 2.3 s; the loop keeps float64 against 30 digits in test_the_two_ways_and_the_two_arithmetics_agree
 def test_float64_against_30_digits_at_r_200():
     # the README's finite example at r = 200 (rho_bar = 1.5): transform values at Euler nodes of float64 and of
     # 30 digits, on both sides of |lambda - s| = lambda, and tails and moments. Every third of the 45 nodes of each
