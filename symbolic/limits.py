@@ -48,8 +48,9 @@ grid_points            1 000 000    points of one ``qderive sweep`` grid (each p
 birth_work             2e10         multiply-adds of one birth kernel (terms x (R+1)^3; x 100 in mpmath)
 start_threshold        10 000       the start threshold N of the vacation queues (--start-threshold; the renewal sums
                                     of the overshoot over N cost O(N^2))
-count_work             3e8          node-terms of the count sequences of a quadrature law (lognormal): nodes x
-                                    terms, x 50 in mpmath (3e8 ~ 30 s in float64)
+count_work             1.5e8        node-terms of the count sequences of a quadrature law (lognormal): nodes x
+                                    terms, x 125 in mpmath (1.5e8 ~ 30 s in float64 and in mpmath: measured 0.19 us
+                                    a float64 node-term, 25 us an mpmath one at 20-30 digits)
 =====================  ===========  ===========================================================
 """
 
@@ -94,7 +95,7 @@ class Limits:
     customers: int = 1_000_000_000
     grid_points: int = 1_000_000
     birth_work: int = 20_000_000_000
-    count_work: int = 300_000_000
+    count_work: int = 150_000_000
     start_threshold: int = 10_000
 
 
