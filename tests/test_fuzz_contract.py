@@ -378,3 +378,17 @@ def test_the_instant_policy_at_40_digits_and_r_100_answers_within_budget():
     for key, value in lo.items():
         if isinstance(value, float) and value:
             assert abs(mpmath.mpf(hi[key]) - value) <= 1e-13 * abs(value), key
+
+
+@pytest.mark.parametrize("room", [["vacation-infinite"], ["vacation-finite", "--capacity", "129"]])
+@pytest.mark.parametrize("service", ["uniform:low=0.005,high=0.02", "empirical:values=0.005/0.0123/0.02"])
+def test_a_tail_point_far_below_the_service_times_is_refused_before_its_lattice(room, service):
+    """--wait-tail 1e-12 with a service rounded to a lattice (certified bounds): the lattice's step about t / N over
+    the whole support of the service asked for 1.6e14 levels and ended in "out of memory" (41 TiB); it is refused by
+    ``lattice-work`` before any array is made (under a second of CPU, the solve included)."""
+    started = time.process_time()
+    code, _, err = cli(["eval", *room[:1], "--batch", "geometric:mean=4", "--service", service, "--vacation",
+                        "exp:mean=0.06", "--load", "0.55", *room[1:], "--wait-tail", "1e-12"])
+    assert code == 2 and "lattice-work" in err and "far below the service times" in err, err
+    assert "out of memory" not in err and "Traceback" not in err
+    assert time.process_time() - started < 5.0
