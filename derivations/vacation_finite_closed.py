@@ -104,7 +104,8 @@ def _display_names(case: ClosedFormCase) -> dict:
 
 
 def _named(case: ClosedFormCase, which: str) -> tuple:
-    """The terms of q~ or p~ (``which`` = "qt", "pt") with each ratio shown by its display symbol."""
+    """The terms of the probabilities q̃ⱼ or p̃ⱼ (``which`` = "qt", "pt") with each ratio shown by its display
+    symbol."""
     names = _display_names(case)
     return tuple(V.ExpTerm(t.c, t.m, names.get(t.s, t.s)) for t in getattr(V.case_forms(case), which))
 
@@ -114,7 +115,8 @@ def _terms_display(case: ClosedFormCase, which: str) -> sp.Expr:
 
 
 def _total_display(case: ClosedFormCase) -> sp.Expr:
-    """S~_r = 1 + sum_{j=1}^{r} q~_j summed by :func:`power_sum` with the display symbols (s^r written out)."""
+    """The total S̃ᵣ = 1 + Σⱼ₌₁ʳ q̃ⱼ summed by :func:`power_sum` with the display symbols (the powers sʳ written
+    out)."""
     return 1 + sp.Add(*[V.power_sum(t, 1, 0, lambda s: s**r) for t in _named(case, "qt")])
 
 
@@ -126,7 +128,7 @@ def _closed_display(case: ClosedFormCase, attr: str) -> sp.Expr:
 
 
 def display_piecewise(make) -> sp.Piecewise:
-    """``Piecewise`` of ``make(case)`` over the cases (rho_bar = 1, double pole, generic), for display."""
+    """``Piecewise`` of ``make(case)`` over the cases (load one, a double pole, the generic case), for display."""
     return sp.Piecewise(*[(make(c), V.CASE_CONDITIONS[c]) for c in (ClosedFormCase.LOAD_ONE,
                                                                      ClosedFormCase.DOUBLE_POLE)],
                         (make(ClosedFormCase.GENERIC), True))
@@ -214,7 +216,7 @@ _TITLES = {
 
 @functools.lru_cache(maxsize=8)
 def _env(name: str) -> dict:
-    """Closed-form values (q~_j, p~_j, S~_r) and the exact CTMC (q^r, P^r_e, pi, p^r, N^r) at one point."""
+    """Closed-form values (q̃ⱼ, p̃ⱼ, S̃ᵣ) and the exact CTMC (qʳ, Pʳₑ, π, pʳ, Nʳ) at one point."""
     from ..numeric.oracles.vacation import solve
 
     model = _model(name, _ORACLE_CAPACITY[name])
@@ -274,7 +276,7 @@ def identically_zero_in_r(expr: sp.Expr) -> bool:
 
 
 def _check_generating(digits):
-    """For every case, with symbolic parameters: sum_j q~_j z^j == Q~(z) and sum_j p~_j z^j == P~(z)."""
+    """For every case, with symbolic parameters: Σⱼ q̃ⱼ zʲ = Q̃(z) and Σⱼ p̃ⱼ zʲ = P̃(z)."""
 
     def gf(terms, first):
         out = first
@@ -287,9 +289,9 @@ def _check_generating(digits):
         cf = V.case_forms(case)
         Qt, Pt = V.transforms(lam.xreplace(sub), p, 1 / mu, 1 / nu.xreplace(sub))
         if not (exact_identity(gf(cf.qt, 1), Qt) and exact_identity(gf(cf.pt, cf.pt0), Pt)):
-            return False, None, f"{case.value}: the coefficients do not generate Q~ or P~"
-    return True, math.inf, ("sum_j q~_j z^j == Q~(z), sum_j p~_j z^j == P~(z), symbolic lambda, p, mu, nu, in the "
-                            "generic, rho_bar = 1 and double-pole cases")
+            return False, None, f"{case.value}: the coefficients do not generate Q̃ or P̃"
+    return True, math.inf, ("Σⱼ q̃ⱼ zʲ = Q̃(z) and Σⱼ p̃ⱼ zʲ = P̃(z) with symbolic λ, p, μ, ν, in the generic case, "
+                            "at load one and with a double pole")
 
 
 def _check_display(digits):
