@@ -120,6 +120,7 @@ def test_todays_finite_variants_equal_the_engine(policy, admission):
 # multiple and none stay in the loop
 @pytest.mark.parametrize("policy", [pytest.param(p, marks=pytest.mark.slow) if p is VacationPolicy.SINGLE else p
                                     for p in POLICIES], ids=lambda p: "none" if p is None else p.value)
+@pytest.mark.slow  # 1.8 s a case; the loop keeps the engine against the chain with a PH vacation (below)
 def test_todays_infinite_variants_equal_the_engine(policy):
     vac = None if policy is None else Erlang(2, F(1, 2))
     model = VacationQueue(F(1, 4), FinitePMF({1: F(1, 2), 3: F(1, 2)}), Coxian((3, 4), (F(1, 2),)), vac,

@@ -80,6 +80,7 @@ def test_a_geometric_batch_is_unchanged():
         assert abs(x - y) <= 1e-12 * y
 
 
+@pytest.mark.slow  # 1.5 s a case; the loop keeps the same comparison in float64 (the test above)
 @pytest.mark.parametrize("name", sorted(BATCHES))
 def test_30_digit_moments_equal_the_summation_to_negligibility(name):
     model = _model(BATCHES[name], 7, qd.VacationPolicy.SINGLE)

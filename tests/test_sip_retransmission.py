@@ -243,6 +243,7 @@ def test_control_needs_exponential_service_and_eval_json_keys(capsys):
     assert abs(doc["goodput"] - 9 * (1 - doc["timeout_probability"] - doc["reject_probability"])) < 1e-12
 
 
+@pytest.mark.slow  # 1.6 s; the loop keeps the general-law route against the exponential chain at 30 digits
 def test_duplicate_cost_below_one_against_a_phase_chain_and_matrix_exponentials():
     """c = 1/4 with the ignore control: at the reported fixed point (lambda*, delta*) the test rebuilds the server
     with two service phases (first copies at rate mu, duplicates at mu/c, a starting copy a duplicate with

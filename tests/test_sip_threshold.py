@@ -106,6 +106,7 @@ def retransmitting():
     return _model(**kw).evaluate(), _model(discipline="priority", **kw).evaluate()
 
 
+@pytest.mark.slow  # 1.5 s; the loop keeps the threshold server against the seed-001 chain (test_one_copy_...)
 def test_retransmissions_fixed_point_fifo_and_priority(retransmitting):
     """A fixed point exists (residual |lambda - sum_i lambda_i E_i[copies]| / lambda below 1e-12: the scan's refinement
     reaches 1e-13 relative in lambda, the residual's slope is below 1), lambda > lambda_1 + lambda_2 (copies are
