@@ -1830,7 +1830,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
-        down, up = pmfs(h) if capped is None else pmfs(h, N)
+        down, up = pmfs(h, rows=model.capacity + 3) if capped is None else pmfs(h, N)
         cap = 0.0
         if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
             with mpmath.workdps(20):

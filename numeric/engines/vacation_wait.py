@@ -1090,16 +1090,19 @@ def bounds_setup(model):
     return (pmfs, end, residual), ""
 
 
-def _support_levels(law, end, h) -> int:
-    """M = end / h + 2, the levels of the service's rounded pmf over its support, within the limit ``lattice_work``
-    before the arrays are made: a tail point t far below the service times asks for a lattice of step about t / N
-    over the whole support (t = 1e-12 with a uniform service on [0.005, 0.02]: 1.6e14 levels, 41 TiB)."""
+def _support_levels(law, end, h, rows: int = 1) -> int:
+    """M = end / h + 2, the levels of the service's rounded pmf over its support, with ``rows`` x M (the finite room's
+    sums hold r + 3 rows of them) within the limit ``lattice_work`` before the arrays are made: a tail point t far
+    below the service times asks for a lattice of step about t / N over the whole support (t = 1e-12 with a uniform
+    service on [0.005, 0.02]: 1.6e14 levels, 41 TiB; t = 1e-4 at r = 129: 1.9e8 numbers, 37 s and 3 GB)."""
     from ...symbolic import limits as _limits
 
     M = int(Fraction(end) / Fraction(h)) + 2
-    return _limits.check("lattice_work", M, f"the service time {law} rounded to the lattice of the tail's point "
-                         f"(step {float(h):.3g} over its support up to {float(end):.6g}): the point is far below "
-                         "the service times; ask for a larger t")
+    _limits.check("lattice_work", rows * M, f"the service time {law} rounded to the lattice of the tail's point "
+                  f"(step {float(h):.3g} over its support up to {float(end):.6g}: {M} levels"
+                  f"{f' x {rows} rows' if rows > 1 else ''}): the point is far below the service times; ask for a "
+                  "larger t")
+    return M
 
 
 def service_rounding(law, atoms=False):
@@ -1118,9 +1121,9 @@ def service_rounding(law, atoms=False):
         dens = [Fraction(d).denominator for d, _ in atoms]
         weights = np.array([float(w) for _, w in atoms])
 
-        def pmfs(h):
+        def pmfs(h, rows=1):
             h = Fraction(h)
-            M = _support_levels(law, end, h)
+            M = _support_levels(law, end, h, rows)
             a, b = h.numerator, h.denominator
             down, up = np.zeros(M + 1), np.zeros(M + 1)
             lo = np.array([p * b // (q * a) for p, q in zip(nums, dens)], dtype=np.int64)
@@ -1137,8 +1140,8 @@ def service_rounding(law, atoms=False):
                               "(the certified lattice bounds need one)")
         end = Fraction(max(kinks))
 
-        def pmfs(h):
-            M = _support_levels(law, end, h)
+        def pmfs(h, rows=1):
+            M = _support_levels(law, end, h, rows)
             S = law.survival_many(np.arange(M + 2) * float(h))
             S = np.minimum(np.maximum(S, 0.0), 1.0)
             down = S[: M + 1] - S[1: M + 2]  # P(k h <= B < (k + 1) h) (a continuous law: S(x-) = S(x))
