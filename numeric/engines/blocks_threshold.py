@@ -63,7 +63,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
-from ..kernels import series as S
+from ..kernels.threshold_passage import ThresholdSeries, threshold_wait
 from ..sequences import arrival_counts
 from .block_laws import batch_values, lst_taylor, lst_values
 
@@ -71,142 +71,34 @@ __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "thres
            "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
 
 
-class _Tr:
-    """A sub-law over the count: ``low`` its (weighted) series below N, ``one`` its whole generating function at
-    w = 1."""
-
-    __slots__ = ("low", "one")
-
-    def __init__(self, low, one):
-        self.low, self.one = low, one
-
-    def __add__(self, other):
-        return _Tr(S.add(self.low, other.low), self.one + other.one)
-
-    def times(self, series, value):
-        return _Tr(S.mul(self.low, series), self.one * value)
-
-    def total(self):
-        return sum(self.low[1:], self.low[0])
-
-
-class ThresholdTransform:
+class ThresholdTransform(ThresholdSeries):
     """The interpreter of the primitives for the wait with a start threshold (module docstring) at the context array
-    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0))."""
+    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0)): the kernel
+    :class:`~qderive.numeric.kernels.threshold_passage.ThresholdSeries` (shipped by the generated code) with the
+    model's laws as its hooks."""
 
     def __init__(self, model, ctx, s, top: int):
-        self.model, self.ctx, self.top = model, ctx, top
-        self.lam = ctx.num(model.rate)
-        self.limit = s is None
+        self.model = model
+        lam = ctx.num(model.rate)
         shape = np.asarray(s if s is not None else [0]).shape
         one = np.ones(shape, dtype=complex if ctx.is_float64 else object)
         if not ctx.is_float64:
             one = one * ctx.num(1)
-        self.one_array = one
-        self.zero = one * 0
-        self.s = s
+        zero = one * 0
         batch = model.batch
-        self.x = [ctx.num(0)] + [ctx.num(Fraction(batch.pmf(k))) for k in range(1, top)]
-        self.B = self.zero if self.limit else lst_values(model.service, s, ctx)
-        powers = [one]
-        for _ in range(1, top):
-            powers.append(powers[-1] * self.B)
-        self.powers = powers
-        self.XB = self.zero if self.limit else batch_values(batch, self.B, ctx)
-        # kappa_k = x_k sum_{i<k} B^i; kappa(1) = (1 - X(B)) / (1 - B) (B = 0 at the limit: X(0) = 0, kappa(1) = 1)
-        partial = [self.zero]
-        for k in range(1, top):
-            partial.append(partial[-1] + powers[k - 1])
-        self.kappa = [partial[k] * self.x[k] for k in range(top)]  # arrays first: mpf * ndarray converts slowly
-        self.kappa1 = one * ctx.num(1) if self.limit else (1 - self.XB) / (1 - self.B)
-        self.XBw = [powers[k] * self.x[k] for k in range(top)]
-        self.Xw = [one * self.x[k] for k in range(top)]
-        self.theta = self.zero if self.limit else 1 / (s / self.lam + 1)
-        self.served, self.direct = self.zero, self.zero
-        #: the excess (finite room, :func:`threshold_excess`): sum over the threshold stages of what the customers still
-        #: below N at the stage add to their wait, times the later stages' L*(s)
-        self.excess = self.zero
-        self._laws: dict = {}
+        x = [ctx.num(0)] + [ctx.num(Fraction(batch.pmf(k))) for k in range(1, top)]
+        B = zero if s is None else lst_values(model.service, s, ctx)
+        XB = zero if s is None else batch_values(batch, B, ctx)
+        super().__init__(ctx, s, top, lam, x, B, XB, one)
 
-    # -- the laws' series ---------------------------------------------------------------------------------
-    def _law(self, law):
-        """(Apre series, Apre(1), Apost series, Apost(1) = L*(s), DD series, DD(1)) of ``law`` at the nodes."""
-        if law in self._laws:
-            return self._laws[law]
-        ctx, lam, top = self.ctx, self.lam, self.top
-        a = arrival_counts(law, self.model.batch, self.model.rate, top, ctx).a[:top]
-        pre = [self.powers[k] * a[k] for k in range(top)]
-        pre1 = lst_values(law, (1 - self.XB) * lam, ctx) if not self.limit else self.one_array * a[0]
-        if self.limit:
-            post, post1 = [self.zero] * top, self.zero
-            dd, dd1 = [self.zero] * top, self.zero
-        else:
-            sigma = self.s + lam
-            taylor = lst_taylor(law, sigma, ctx, top)
-            post = S.compose(taylor, [x * (-lam) for x in self.Xw])
-            post1 = lst_values(law, self.s, ctx)
-            # q - p = s - lambda X(w) + lambda X(B w): constant s, invertible
-            diff = [self.s] + [(self.XBw[k] - self.Xw[k]) * lam for k in range(1, top)]
-            dd = S.mul(S.add(pre, S.scale(post, -1)), S.inverse(diff))
-            dd1 = (pre1 - post1) / (self.s - lam + self.XB * lam)
-        self._laws[law] = out = (pre, pre1, post, post1, dd, dd1)
-        return out
+    def law_counts(self, law):
+        return arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx).a[: self.top]
 
-    def _check(self, threshold, most=None):
-        if threshold != self.top:
-            raise NotImplementedError("a threshold below the largest one of the passage")
-        if most is not None:
-            raise NotImplementedError("a bounded repeat with a start threshold N > 1")
+    def law_transform(self, law, z):
+        return lst_values(law, z, self.ctx)
 
-    # -- the primitives --------------------------------------------------------------------------------------
-    def start(self):
-        low = [self.one_array] + [self.zero] * (self.top - 1)
-        return _Tr(low, self.one_array), _Tr([self.zero] * self.top, self.zero)
-
-    def during(self, state, law, vacation=False):
-        pre, post = state
-        apre, apre1, apost, apost1, dd, dd1 = self._law(law)
-        post = post.times(apost, apost1) + pre.times(S.mul(self.kappa, dd), self.kappa1 * dd1)
-        self.excess = self.excess * apost1
-        return pre.times(apre, apre1), post
-
-    def interrupt(self, state, law):
-        pre, post = state
-        c = arrival_counts(law, self.model.batch, self.model.rate, 1, self.ctx).a[0]  # L*(lambda): no batch in it
-        self.served = self.served + pre.one * self.XB * (1 - c)
-        self.direct = self.direct + pre.one * self.kappa1 * ((1 - c) / self.lam)
-        return _Tr(S.scale(pre.low, c), pre.one * c), post
-
-    def wait(self, state, threshold):
-        self._check(threshold)
-        pre, post = state
-        empty = [self.zero] * self.top
-        V = S.mul(pre.low, S.inverse([1 - self.XBw[0]] + [-v for v in self.XBw[1:]]))
-        v1 = sum(V[1:], V[0])
-        new_pre = _Tr(empty, pre.one + v1 * (self.XB - 1))
-        R = _Tr(S.add(post.low, S.scale(S.mul(self.kappa, V), 1 / self.lam)), post.one + self.kappa1 * v1 / self.lam)
-        U = S.mul(R.low, S.inverse([1 - self.theta * self.Xw[0]] + [-self.theta * v for v in self.Xw[1:]]))
-        u1 = sum(U[1:], U[0])
-        self.excess = self.excess - (1 - self.theta) * u1
-        return new_pre, _Tr(list(empty), R.one - (1 - self.theta) * u1)
-
-    def repeat(self, state, law, threshold, most=None):
-        self._check(threshold, most)
-        pre, post = state
-        apre, apre1, apost, apost1, dd, dd1 = self._law(law)
-        empty = [self.zero] * self.top
-        V = S.mul(pre.low, S.inverse([1 - apre[0]] + [-v for v in apre[1:]]))
-        v1 = sum(V[1:], V[0])
-        new_pre = _Tr(empty, pre.one + v1 * (apre1 - 1))
-        E = _Tr(S.mul(S.mul(self.kappa, V), dd), self.kappa1 * v1 * dd1)
-        U = S.mul(S.add(post.low, E.low), S.inverse([1 - apost[0]] + [-v for v in apost[1:]]))
-        u1 = sum(U[1:], U[0])
-        self.excess = self.excess + u1 * (apost1 - 1)
-        return new_pre, _Tr(list(empty), post.one + E.one + u1 * (apost1 - 1))
-
-    def finish(self, state):
-        pre, post = state
-        return pre.one + self.served, post.one + self.direct
+    def law_taylor(self, law, z, n):
+        return lst_taylor(law, z, self.ctx, n)
 
 
 def _blocks(model, blocks):
@@ -223,10 +115,7 @@ def threshold_transform(model, ctx, s, mean_y, sojourn: bool = False, blocks=Non
     blocks = _blocks(model, blocks)
     op = ThresholdTransform(model, ctx, s, _top(blocks))
     y, idle = passage(blocks, op)
-    lam = ctx.num(model.rate)
-    phi = s - (1 - op.XB) * lam
-    c = lam * ctx.num(1 - model.rho_bar) / mean_y(ctx)
-    w = (op.kappa1 * (1 - y) / phi + idle) * c
+    w = threshold_wait(op, y, idle, ctx.num(model.rate), ctx.num(1 - model.rho_bar), mean_y(ctx))
     return w * op.B if sojourn else w
 
 

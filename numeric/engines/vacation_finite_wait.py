@@ -815,12 +815,11 @@ class FiniteWait:
                 Phi[c] = Phi[c] + values["flat"][None, :]
         rest = np.flatnonzero(~by_customers)
         if len(rest):
-            Phi[rest] = K.wait_levels_at(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"])
-            for j, h in enumerate(hs):  # every period family by its own residual weights (item 6)
-                H = K.wait_residual_weights(ectx, z[rest], values["lam"], h[rest], values["period", j, "counts"])
-                Phi[rest] = Phi[rest] + K.wait_levels_by_batches(ectx, H, values["period", j, "rows"])
-            if data.flat is not None:
-                Phi[rest] = Phi[rest] + values["flat"][None, :]
+            # every period family by its own residual weights (item 6)
+            periods = [(values["period", j, "counts"], values["period", j, "rows"]) for j in range(len(hs))]
+            Phi[rest] = K.wait_levels_of_periods(ectx, z[rest], values["lam"], g0[rest], values["beta"], values["Ws"],
+                                                 [h[rest] for h in hs], periods,
+                                                 None if data.flat is None else values["flat"])
         return Phi
 
     @staticmethod
@@ -1232,52 +1231,10 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
 def _recording(base):
     """A subclass of the finite room's passage interpreter ``base``
     (:class:`~qderive.numeric.engines.blocks_finite.FinitePassage` or ``WholePassage``) that records, per stage
-    i, what items 6 and 7 need, read from the interpreter's own results: ``("start", i, V)`` the start law V of the
-    periods of a ``during`` or ``repeat`` stage (threshold 1: every period starts empty, their number the stage's
-    time over the law's mean; N > 1: the periods started at each level k < N, by the kernel's own visits, recomputed
-    from its functions); ``("flat", i, T)`` and ``("once", i, T)`` the times at each level of a ``wait`` or
-    ``interrupt`` stage where a batch finds r - k or r + 1 - k places."""
-    from ..kernels import idle_passage as IP
+    i, what items 6 and 7 need: the kernel's :func:`~qderive.numeric.kernels.block_wait.recording_passage`."""
+    from ..kernels.block_wait import recording_passage
 
-    class Recorder(base):
-        def __init__(self, *args):
-            super().__init__(*args)
-            self.records = []
-
-        def _timed(self, run, i):
-            times, once = self.times.copy(), self.at_once.copy()
-            out = run()
-            self.records.append(("flat", i, self.times - times))
-            self.records.append(("once", i, self.at_once - once))
-            return out
-
-        def during(self, v, law, vacation=False):
-            self.records.append(("start", self.i, v.copy()))
-            return super().during(v, law, vacation)
-
-        def repeat(self, v, law, threshold, most=None):
-            i, times = self.i, self.times.copy()
-            out = super().repeat(v, law, threshold, most)
-            start = self.ctx.zeros(self.size)
-            if threshold == 1:
-                start[0] = self.ctx.fsum(list(self.times - times)) / self.ctx.num(law.moment(1))
-            elif isinstance(self, IP.WholeCountPassage):  # N > 1, whole admission (item 7): the kernel's visits
-                n = min(threshold, self.room)
-                start[:n] = self.repeat_visits(v, self._rows(law, n, self.room)[0], n, threshold)
-            else:  # N > 1, partial admission (item 7): the periods started at level k < N, the kernel's own visits
-                c = self.counts(law)
-                n = min(threshold, self.room)
-                start[:n] = IP.renewal(self.ctx, v[:n], c.pmf, c.geq[1])
-            self.records.append(("start", i, start))
-            return out
-
-        def wait(self, v, threshold):
-            return self._timed(lambda: super(Recorder, self).wait(v, threshold), self.i)
-
-        def interrupt(self, v, law):
-            return self._timed(lambda: super(Recorder, self).interrupt(v, law), self.i)
-
-    return Recorder
+    return recording_passage(base)
 
 
 def _suffix(stages, i, top=1) -> tuple:
@@ -1311,6 +1268,7 @@ def block_parts(model, ctx, order) -> list:
     from ...symbolic.blocks import blocks_of, passage
     from ...symbolic.blocks.machine import machine, refuse_stuck
     from ...symbolic.errors import ParameterError
+    from ..kernels import block_wait as BW
     from ..kernels import idle_passage as IP
     from . import blocks_finite as BF
 
@@ -1327,58 +1285,27 @@ def block_parts(model, ctx, order) -> list:
     top = max([s.threshold for s in stages if s.threshold is not None] + [1])
     with ctx:
         op = _recording(BF.WholePassage if whole else BF.FinitePassage)(model, ctx, stages, r)
+        op.means = {law: ctx.num(law.moment(1)) for law in op._index}
         y = passage(blocks, op)
         pi, _ = (IP.whole_chain if whole else IP.partial_chain)(ctx, op, y[1:], r)
         pi0 = pi[0]
         lam = ctx.num(model.rate)
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
-        keep = tail[r:0:-1].copy() if whole else None
-        if whole and r:
-            admit = np.cumsum(pmf[1: r + 1])[::-1].copy()
-            low = admit[r - 1]
-        else:
-            admit, low = None, ctx.num(1)
-        fit = ctx.fsum(list(pmf[1: r + 2])) if whole else ctx.num(1)
         beta, btail, btail2 = count_data(model.service, model.rate, ctx, order)
-        groups: dict = {(): {"periods": [], "flat": None, "once": ctx.num(0), "above": None}}
-        for what, i, vector in op.records:
-            if not any(vector != 0):
-                continue
-            # a batch starting service at once waits for no later stage (a close-down's: none is entered)
-            suffix = () if what == "once" else _suffix(stages, i, top)
-            group = groups.setdefault(suffix, {"periods": [], "flat": None, "once": ctx.num(0), "above": None})
-            vector = vector * pi0
-            if what == "start":
-                law = stages[i].law
-                counts, ctail, ctail2 = count_data(law, model.rate, ctx, order)
-                rows = K.wait_batch_rows(ctx, vector[:r], pmf, keep, len(counts) - 1, bv.support, bv.geometric)
-                group["periods"].append(Period(law, rows, counts, ctail, ctail2))
-            elif what == "flat":
-                if any(vector[:r] != 0):
-                    group["flat"] = vector[:r] if group["flat"] is None else group["flat"] + vector[:r]
-            else:
-                if any(vector[r:] != 0):  # pragma: no cover - a wait's levels are below N <= r
-                    raise ParameterError("a batch starting service at once with r waiting is not covered")
-                group["once"] = group["once"] + vector[0]
-                if any(vector[1:r] != 0):  # N > 1: with n waiting, r + 1 - n places (item 7)
-                    above = ctx.zeros(r)
-                    above[1:] = vector[1:r]
-                    group["above"] = above if group["above"] is None else group["above"] + above
-        Y = pi[1: r + 1] + pi0 * y[1: r + 1]
+
+        def period_counts(i):
+            law = stages[i].law
+            return (law, *count_data(law, model.rate, ctx, order))
+
+        got, admit, low = BW.block_wait_parts(ctx, op.records, pi, y, r, whole, pmf, tail, bv.support, bv.geometric,
+                                              beta, lambda i: _suffix(stages, i, top), period_counts)
         parts = []
-        for suffix, group in groups.items():
-            start = Y if not suffix else ctx.zeros(r)
-            Ws = K.wait_batch_rows(ctx, start, pmf, keep, len(beta) - 1, bv.support, bv.geometric)
-            Zp = ctx.zeros(r)  # Z' = sum_{K >= 1} (beta_K W^s_K + sum_f varphi^f_K W^f_K): the customers' way
-            for counts, rows in [(beta, Ws)] + [(p.counts, p.rows) for p in group["periods"]]:
-                if rows.shape[0] > 1:
-                    Zp = Zp + np.dot(counts[1: rows.shape[0]], rows[1:])
-            t_idle = group["once"]
-            data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, start, None,
-                            ctx.flush(Zp), t_idle, t_idle * fit, Ws, ctx.zeros((0, r)), beta, btail, btail2, None, None,
-                            None, periods=tuple(group["periods"]), flat=group["flat"], suffix=suffix,
-                            once=group["above"])
+        for g in got:
+            periods = tuple(Period(*p) for p in g["periods"])
+            data = WaitData(ctx, order, r, whole, lam, pmf, tail, admit, low, bv.support, bv.geometric, g["Y"], None,
+                            g["Zp"], g["t_idle"], g["zero_weight"], g["Ws"], ctx.zeros((0, r)), beta, btail, btail2,
+                            None, None, None, periods=periods, flat=g["flat"], suffix=g["suffix"], once=g["once"])
             data.N0 = admission_series(model, data, 0)[0]
             parts.append(data)
         if top > 1:  # the excess of the customers still below N (item 7), per idle period: weight pi_0

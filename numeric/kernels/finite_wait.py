@@ -539,3 +539,17 @@ def wait_levels_at(ctx, s, lam, g0, beta, Ws, h0=None, phi=None, Wv=None):
     G = wait_residual_weights(ctx, s, lam, g0, beta)
     H = wait_residual_weights(ctx, s, lam, h0, phi) if h0 is not None else None
     return wait_levels_by_batches(ctx, G, Ws, H, Wv)
+
+
+def wait_levels_of_periods(ctx, s, lam, g0, beta, Ws, hs=(), periods=(), flat=None):
+    """Phi at the 1-d nodes s by batches with the period families of a composed idle period (the blocks: item 6 of
+    ``qderive.numeric.engines.vacation_finite_wait``): the services' G W_s (:func:`wait_levels_at`) plus, per family
+    f, H^f W^f with H^f = (h^f_K(s)) of :func:`wait_residual_weights` (``hs``: h^f_0 at the nodes; ``periods``:
+    (counts varphi^f, rows W^f) of each family), plus the ``flat`` times (levels without a residual), or None."""
+    Phi = wait_levels_at(ctx, s, lam, g0, beta, Ws)
+    for h, (counts, rows) in zip(hs, periods):
+        H = wait_residual_weights(ctx, s, lam, h, counts)
+        Phi = Phi + wait_levels_by_batches(ctx, H, rows)
+    if flat is not None:
+        Phi = Phi + flat[None, :]
+    return Phi
