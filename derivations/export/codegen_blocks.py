@@ -31,7 +31,7 @@ from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
 from .families import LAM, family, moment
 
-__all__ = ["block_forms", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
+__all__ = ["block_forms", "input_lines", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
            "TAILS", "BLOCK_SOURCE"]
 
 BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period (B1), the cut recursion (2b) and "
@@ -146,7 +146,6 @@ def plan_of_options(request, service, vacation, setup, close_down):
 def block_forms(request, batch, service, vacation, measures) -> dict:
     """``measure -> KernelModule`` of the finite room with blocks for the codegen options ``request`` and the
     families already read (``batch``, ``service``, ``vacation`` or None); ``measures``: {name: metadata}."""
-    from ...numeric.sequences import batch_kernel, count_kernel
     from .codegen import SWEEP_HELPERS
 
     n = request.start_threshold
@@ -156,29 +155,8 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
     whole = request.admission.value == "whole"
     plan, laws = plan_of_options(request, service, vacation, setup, close_down)
     params, names, scalars = block_params(batch, service, vacation, setup, close_down)
-    bcall, geometric, support = batch_kernel(batch.law)
-    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
-    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
-    counts = [f"        lambda n: {print_call(count_kernel(law.count_law(LAM)), names)}," for law in laws]
-    means = ", ".join(print_expr(moment(law, 1), names) for law in laws)
     inputs = [
-        "def _inputs(" + ", ".join(scalars) + "):",
-        '    """The kernel inputs of one parameter point (floats): batch(n), columns(n), the count callables of the',
-        '    plan\'s laws (the service first) and their means, b1."""',
-        "    ctx = _CTX",
-        "",
-        "    def batch(n):",
-        f"        pmf, tail, excess = {print_call(bcall, names)}",
-        f"        return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
-        "",
-        "    def columns(n):",
-        "        pmf, tail, _, _, geometric, _ = batch(n)",
-        "        return convolution_blocks(ctx, pmf, tail, n, geometric)",
-        "",
-        "    counts = [",
-        *counts,
-        "    ]",
-        f"    return batch, columns, counts, [{means}], {print_expr(moment(service.law, 1), names)}",
+        *input_lines(batch, service, laws, names, scalars),
         "",
         "",
         "def _values(measure, rs, " + ", ".join(scalars) + "):",
@@ -230,6 +208,39 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
         out[measure] = KernelModule(measure, f"{meta.help} of M[X]/G/1/r with {laws_text}; {blocks_text}.",
                                     BLOCK_SOURCE, _KERNELS, code)
     return out
+
+
+def input_lines(batch, service, laws, names, scalars) -> list:
+    """The source lines of ``_inputs(*scalars)``: the kernel inputs of one parameter point (floats) -- batch(n),
+    columns(n), the count callables of the plan's ``laws`` (the service first) and their means, b1 -- printed by
+    SymPy from the package's batch and count kernels (:func:`qderive.numeric.sequences.batch_kernel`,
+    :func:`~qderive.numeric.sequences.count_kernel`); the finite room's measures and waiting times with blocks."""
+    from ...numeric.sequences import batch_kernel, count_kernel
+
+    bcall, geometric, support = batch_kernel(batch.law)
+    geo = "None" if geometric is None else f"({print_expr(geometric[0], names)}, {print_expr(geometric[1], names)})"
+    sup = "None" if support is None else f"tuple(s for s in {list(support)} if s <= n)"
+    counts = [f"        lambda n: {print_call(count_kernel(law.count_law(LAM)), names)}," for law in laws]
+    means = ", ".join(print_expr(moment(law, 1), names) for law in laws)
+    return [
+        "def _inputs(" + ", ".join(scalars) + "):",
+        '    """The kernel inputs of one parameter point (floats): batch(n), columns(n), the count callables of the',
+        '    plan\'s laws (the service first) and their means, b1."""',
+        "    ctx = _CTX",
+        "",
+        "    def batch(n):",
+        f"        pmf, tail, excess = {print_call(bcall, names)}",
+        f"        return pmf, tail, excess, {print_expr(batch.law.mean, names)}, {geo}, {sup}",
+        "",
+        "    def columns(n):",
+        "        pmf, tail, _, _, geometric, _ = batch(n)",
+        "        return convolution_blocks(ctx, pmf, tail, n, geometric)",
+        "",
+        "    counts = [",
+        *counts,
+        "    ]",
+        f"    return batch, columns, counts, [{means}], {print_expr(moment(service.law, 1), names)}",
+    ]
 
 
 def _describe(request, vacation, setup, close_down) -> str:

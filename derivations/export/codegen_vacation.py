@@ -23,9 +23,9 @@ from __future__ import annotations
 from ...symbolic.batches import BatchLaw
 from ...symbolic.capabilities import declare
 from ...symbolic.laws import TimeLaw
-from ...symbolic.models.vacation import FiniteVacationMeasures, block_rules
+from ...symbolic.models.vacation import FiniteVacationMeasures
 from .codegen import SWEEP_HELPERS, KernelModule, generated_function, print_expr
-from .codegen_blocks import TAILS, block_forms, has_blocks, refused_tails
+from .codegen_blocks import block_forms, has_blocks
 from .codegen_inputs import law_lines
 from .families import LAM, family, moment
 
@@ -92,8 +92,7 @@ def _kernel_points(rows):
 '''
 
 
-@declare(*block_rules("the generated waiting-time tails", asked=TAILS),
-         independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
+@declare(independent={"rate": "an argument of the generated function", "capacity": "an argument of the generated function", "batch": "its family is fixed by the codegen option of the same name; its numbers are arguments", "service": "its family is fixed by the codegen option of the same name; its numbers are arguments",
                       "vacation": "its family is fixed by the codegen option of the same name; its numbers are arguments", "admission": "fixed by codegen --admission",
                       "vacation_policy": "fixed by codegen --vacation-policy",
                       "start_threshold": "fixed by codegen --start-threshold (it fixes the idle passage's plan)",
@@ -113,8 +112,10 @@ def forms(request) -> dict:
         raise ParameterError("--vacation-policy", "single needs a vacation family (not none)", "single")
     docs = {f.name: m for f, m in FiniteVacationMeasures.measure_fields() if not m.optional}
     if has_blocks(request):  # a composed idle period: the kernel of the blocks (:mod:`.codegen_blocks`)
+        from .codegen_blocks_tails import block_tail_forms
+
         out = block_forms(request, batch, service, vacation, docs)
-        out.update(refused_tails(request))
+        out.update(block_tail_forms(request))  # wait_tail, ...: built when written
         return out
     params = [(LAM, "lam", "batch arrival rate lambda [batches per unit time]; offered load rho_bar = lam l1 b1",
                "> 0"), *batch.args, *service.args, *(vacation.args if vacation else ())]

@@ -377,6 +377,23 @@ def whole_chain(ctx, op, s0, r):
     return pi, rooms[::-1]
 
 
+def block_passage(ctx, plan, room, lam, batch, columns, counts, means, whole, kinds=None):
+    """The interpreter of the idle passage ``plan`` in the room r = ``room`` (arguments as for
+    :func:`block_finite_measures`): :class:`WholeCountPassage` under whole admission, else :class:`CountPassage` with
+    the customers arriving during each law's period; ``kinds`` = (partial class, whole class) replaces the two
+    (subclasses: the wait's recording passage, ``qderive.numeric.kernels.block_wait``)."""
+    partial, whole_kind = kinds or (CountPassage, WholeCountPassage)
+    size = room + 2
+    pmf, tail, _, _, geometric, support = batch(size + 1 if whole else size)
+    if whole:
+        return whole_kind(ctx, plan, room, lam, (pmf, tail, geometric, support),
+                          [lambda n, c=c: c(n)[:2] for c in counts])
+    found = arrival_counts_of_times(ctx, [(*c(size), m) for c, m in zip(counts, means)], columns(size), lam, size)
+    jumps = [Jumps(a, at_least(ctx, abar), u, ubar) for a, abar, u, ubar in found]
+    x = Jumps(pmf[:size], at_least(ctx, tail[:size]))
+    return partial(ctx, plan, room, lam, x, jumps)
+
+
 def block_finite_measures(ctx, plan, room, lam, batch, columns, counts, means, b1, whole):
     """Every measure of the finite room r = ``room`` with the idle passage ``plan`` (module docstring), as
     context numbers (the law ``p`` of the number waiting included).
@@ -398,15 +415,7 @@ def block_finite_measures(ctx, plan, room, lam, batch, columns, counts, means, b
     r = room
     size = r + 2
     pmf, tail, excess, l1, geometric, support = batch(size + 1 if whole else size)
-    if whole:
-        op = WholeCountPassage(ctx, plan, r, lam, (pmf, tail, geometric, support),
-                               [lambda n, c=c: c(n)[:2] for c in counts])
-    else:
-        cols = columns(size)
-        found = arrival_counts_of_times(ctx, [(*c(size), m) for c, m in zip(counts, means)], cols, lam, size)
-        jumps = [Jumps(a, at_least(ctx, abar), u, ubar) for a, abar, u, ubar in found]
-        x = Jumps(pmf[:size], at_least(ctx, tail[:size]))
-        op = CountPassage(ctx, plan, r, lam, x, jumps)
+    op = block_passage(ctx, plan, r, lam, batch, columns, counts, means, whole)
     y = run_passage(op, plan)
     s0 = y[1:]  # the number waiting at the first service start, 0..r
     pi, serving = (whole_chain if whole else partial_chain)(ctx, op, s0, r)
