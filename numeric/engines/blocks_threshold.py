@@ -64,7 +64,7 @@ import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
 from ..kernels.threshold_passage import ThresholdSeries, threshold_wait
-from ..sequences import arrival_counts
+from ..sequences import arrival_counts, batch_vectors
 from .block_laws import batch_values, lst_taylor, lst_values
 
 __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
@@ -86,7 +86,7 @@ class ThresholdTransform(ThresholdSeries):
             one = one * ctx.num(1)
         zero = one * 0
         batch = model.batch
-        x = [ctx.num(0)] + [ctx.num(Fraction(batch.pmf(k))) for k in range(1, top)]
+        x = list(batch_vectors(batch, top, ctx).pmf[:top])  # x_0 = 0 (an irrational pmf too: Poisson sizes)
         B = zero if s is None else lst_values(model.service, s, ctx)
         XB = zero if s is None else batch_values(batch, B, ctx)
         super().__init__(ctx, s, top, lam, x, B, XB, one)
