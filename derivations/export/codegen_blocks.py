@@ -34,7 +34,7 @@ from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
 from .families import LAM, family, moment
 
-__all__ = ["block_forms", "input_lines", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule",
+__all__ = ["block_forms", "block_families", "block_params", "refused_tails", "has_blocks", "given", "plan_of_options", "RefusedModule", "input_lines",
            "TAILS", "BLOCK_SOURCE"]
 
 BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period (B1), the cut recursion (2b) and "

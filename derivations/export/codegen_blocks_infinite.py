@@ -21,8 +21,9 @@ from .codegen import KernelModule, generated_function, print_call, print_expr
 from .codegen_blocks import TAILS, Options, block_families, block_params, given, plan_of_options, refused_tails
 from .families import LAM, family, moment
 
-__all__ = ["infinite_block_forms", "build_threshold_tail", "passage_lines", "THRESHOLD_TAIL_SOURCE", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",
-           "infinite_tail_forms", "build_block_tail", "INFINITE_SOURCE", "INFINITE_KERNEL_SOURCE", "TAIL_SOURCE"]
+__all__ = ["infinite_block_forms", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",
+           "infinite_tail_forms", "build_block_tail", "INFINITE_SOURCE", "INFINITE_KERNEL_SOURCE", "TAIL_SOURCE",
+           "build_threshold_tail", "passage_lines", "THRESHOLD_TAIL_SOURCE"]
 
 
 def infinite_block_rules() -> tuple:
@@ -527,9 +528,9 @@ def build_threshold_tail(measure: str, request) -> KernelModule:
         "",
         "",
         "def _transform(s, *params):",
-        f'    """E e^{{-s {what}}} at the complex nodes s: W(s) = lambda (1 - rho_bar) / E[Y] [kappa(1) (1 - Y(B*(s))) /'
-        + ' phi(s)',
-        "    + idle(s)]" + (" times B*(s)" if kind == "sojourn" else "") + ' (threshold_wait)."""',
+        f'    """E e^{{-s {what}}} at the complex nodes s: W(s) = lambda (1 - rho_bar) / E[Y] [kappa(1)',
+        "    (1 - Y(B*(s))) / phi(s) + idle(s)]" + (" times B*(s)" if kind == "sojourn" else "")
+        + ' (threshold_wait)."""',
         "    d = _data(params)",
         "    z = numpy.asarray(s, dtype=complex)",
         "    with numpy.errstate(under='ignore'):",
@@ -556,8 +557,9 @@ def build_threshold_tail(measure: str, request) -> KernelModule:
                  + (f", close-down {close_down.label}" if close_down else "") + f", start threshold N = {n}"
                  + (f", setup {setup.label}" if setup else ""))
     notes = tail_notes(laws_text, kind, question, THRESHOLD_TAIL_SOURCE)
-    notes[3:3] = ["Cost: per parameter point, the factorial-moment passage (O(N^2)) once, kept; per inversion node, the",
-                  "threshold passage on series below N (O(N^2) per stage), vectorised over the nodes of every t.", ""]
+    notes[3:3] = ["Cost: per parameter point, the factorial-moment passage (O(N^2)) once, kept; per inversion",
+                  "node, the threshold passage on series below N (O(N^2) per stage), vectorised over the nodes of",
+                  "every t.", ""]
     first, description, body = public_parts(measure, TAIL_WORDS[kind], scalars)
     code = "\n".join([TAIL_HELPERS.strip("\n"), "", "",
                       "# the transforms of the plan's laws (the service first), their Taylor coefficients and the "
