@@ -32,7 +32,7 @@ Every quantity is a sum of positive terms.
 import numpy
 
 from .arrivals import arrival_counts_of_times
-from .vacation import cut_recursion, mix_powers, room_kernel, whole_cut
+from .vacation import _convolve, cut_recursion, mix_powers, room_kernel, whole_cut
 
 
 def renewal(ctx, low, jumps, stay=None):
@@ -41,7 +41,7 @@ def renewal(ctx, low, jumps, stay=None):
     level, as across a vacation; None: it may not, as across a batch). Positive terms; O(n^2) in inner products."""
     visits = ctx.zeros(len(low))
     for k in range(len(low)):
-        into = numpy.dot(visits[:k][::-1], jumps[1: k + 1]) if k else low[k] * 0
+        into = ctx.dot(visits[:k][::-1], jumps[1: k + 1]) if k else low[k] * 0
         visits[k] = (low[k] + into) if stay is None else (low[k] + into) / stay
     return visits
 
@@ -69,8 +69,8 @@ def capped(ctx, v, pmf, geq, cap, size):
     out = ctx.zeros(size)
     w = v[: cap + 1]
     if cap:
-        out[:cap] = numpy.convolve(w, pmf[:cap])[:cap]
-    out[cap] = numpy.dot(w, geq[cap::-1][: len(w)])
+        out[:cap] = _convolve(w, pmf[:cap], cap)
+    out[cap] = ctx.dot(w, geq[cap::-1][: len(w)])
     return out
 
 
@@ -115,7 +115,7 @@ class CountPassage:
         flags = flags[done]
         top = len(flags) - 1
         for k in range(self.size):
-            if out[k] != 0 and flags[min(k, top)]:
+            if flags[min(k, top)]:
                 self.ends[k] = self.ends[k] + out[k]
 
     def _add_times(self, cap, vector):
@@ -343,14 +343,14 @@ def partial_chain(ctx, op, s0, r):
     admission: the cut recursion (2b) with cbar_j = P(Y - 1 + A > j) and the capped level times of a service."""
     service = op.counts(0)
     size = op.size
-    if ctx.is_float64 and not service.pmf[0] > ctx.tiny:
+    if ctx.is_float64 and not numpy.all(service.pmf[0] > ctx.tiny):
         raise ArithmeticError("the probability that nobody arrives during a service underflows float64")
     abar = service.geq[1: size + 1]  # P(A > m), m = 0..r+1
     # cbar_j = P(Y - 1 + A > j) = sum_{l<=j} s0_l abar_{j-l} + P(Y - 1 > j), j = 0..r-1 (positive sums)
     beyond = ctx.zeros(r + 1)
     for j in range(r - 1, -1, -1):
         beyond[j] = beyond[j + 1] + s0[j + 1]
-    cbar = numpy.convolve(s0[: r + 1], abar[: r + 1])[: r + 1] + beyond
+    cbar = _convolve(s0[: r + 1], abar[: r + 1], r + 1) + beyond
     pi, _ = cut_recursion(ctx, _CutSequences(service.pmf[0], abar[: r + 1], cbar), r)
     start = ctx.zeros(size)  # s_l: the number waiting at a service start, weighted
     start[: r + 1] = s0[: r + 1] * pi[0]
