@@ -43,11 +43,55 @@ BLOCK_SOURCE = ("the departure chain of M[X]/G/1/r with the composed idle period
 
 _KERNELS = ("context", "points", "idle_passage")
 
-_COST = [
+_COST_WHOLE = [
     "Cost: O(r^2) float64 operations per parameter point and capacity (the idle passage on count vectors over",
-    "0..r+1, the cut recursion (2b); whole admission: dense (r+1) x (r+1) room matrices per service). The",
-    "points of an array, and the capacities of a sequence r, are computed one by one.",
+    "0..r+1, the cut recursion (2b), dense (r+1) x (r+1) room matrices per service: whole admission's room",
+    "process is not vectorised). The points of an array, and the capacities of a sequence r, are computed one",
+    "by one.",
 ]
+_COST_PARTIAL = [
+    "Cost: O(r^2) float64 operations per parameter point and capacity (the idle passage on count vectors over",
+    "0..r+1, the cut recursion (2b)). The points of an array with the same batch parameters run together, up",
+    "to 1024 at a time, in ONE pass of the idle passage and the recursion: the kernel's numbers are then",
+    "arrays over the points (Float64Points), the count sequences of each point stacked, the batch law's",
+    "convolution tables shared; the values agree with the point-by-point ones to rounding (~1e-15 relative).",
+    "The capacities of a sequence r are computed one by one.",
+]
+
+#: the vectorised pass over points (partial admission): the kernel's numbers over points
+_POINTS = '''
+#: per plan law: whether its count kernel takes numbers over points (else the points' sequences are stacked)
+_OVER = {over!r}
+
+
+def _values_points(measure, rs, rows):
+    """``measure`` at each capacity of ``rs`` for the points ``rows`` (one row of floats per point, the same batch
+    parameters): one pass of block_finite_measures over numbers over points (Float64Points)."""
+    ctx = Float64Points(len(rows))
+    first, columns, _, _, _ = _inputs(*rows[0].tolist())
+
+    def batch(n):  # the same for every point: vectors of shape (n + 1, 1)
+        pmf, tail, excess, l1, geometric, support = first(n)
+        return pmf[:, None], tail[:, None], excess[:, None], l1, geometric, support
+
+    arrays = [rows[:, i].copy() for i in range(rows.shape[1])]
+    _, _, together, means, b1 = _inputs(*arrays, ctx=ctx)
+    alone = []
+
+    def stacked(i):
+        if not alone:
+            alone.extend(_inputs(*row)[2] for row in rows.tolist())
+        return lambda n: tuple(numpy.stack(v, axis=-1) for v in zip(*(law[i](n) for law in alone)))
+
+    counts = [c if _OVER[i] else stacked(i) for i, c in enumerate(together)]
+    means = [numpy.broadcast_to(numpy.asarray(m, dtype=float), (len(rows),)).copy() for m in means]
+    b1 = numpy.broadcast_to(numpy.asarray(b1, dtype=float), (len(rows),)).copy()
+    out = []
+    for r in rs:
+        got = block_finite_measures(ctx, _PLAN, r, arrays[0], batch, columns, counts, means, b1, False)
+        out.append(numpy.broadcast_to(numpy.asarray(got[measure], dtype=float), (len(rows),)))
+    return numpy.stack(out, axis=-1)
+'''
 
 
 def has_blocks(request) -> bool:
@@ -177,6 +221,11 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
         "        out.append(value)",
         "    return out",
     ]
+    if not whole:  # one pass of the idle passage and the chain for the points of an array (partial admission)
+        from .codegen_vacation import _over_points
+
+        over = tuple(_over_points(law) for law in laws)
+        inputs += ["", "", *_POINTS.format(over=over).strip("\n").splitlines()]
     stops = any(kind != "interrupt" and not at_once for kind, _, _, _, at_once, _ in plan)
     lowest = max(n, 1 if (stops or vacation is not None) else 0)
     blocks_text = _describe(request, vacation, setup, close_down)
@@ -190,16 +239,18 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
                  "Numeric arguments may be numpy arrays; they broadcast together. Returns a float, or an array",
                  "of the broadcast shape, with a last axis over r when r is a sequence. The offered load may be",
                  "given instead of the rate: f(batch_mean=..., ..., r=..., load=rho_bar).", "",
-                 *_COST,
+                 *(_COST_WHOLE if whole else _COST_PARTIAL),
                  "Bad input raises ValueError naming the parameter (a start threshold that whole admission can",
                  "never meet included); a float64 underflow raises FloatingPointError naming the point."]
         arg_lines = [(p[1], p[2]) for p in params] + [
             ("r", f"waiting places (integer >= {lowest}: the start threshold N = {n} must be <= r; the customer in "
                   "service not counted), or a sequence of them")]
+        point = f"lambda *point: _values({measure!r}, rs, *point), ({', '.join(scalars)},), single"
+        many = ("" if whole else f"lambda rows: _values_points({measure!r}, rs, rows), "
+                f"{tuple(range(1, 1 + len(batch.args)))!r}, _chunk(rs), ")
         statements = [*(f"{p[1]} = _check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
                       f"rs, single = _capacities(r, {lowest})",
-                      f"return _broadcast(lambda *point: _values({measure!r}, rs, *point), ({', '.join(scalars)},), "
-                      "single, width=len(rs))"]
+                      f"return _broadcast({point}, {many}width=len(rs))"]
         factor = f"({print_expr(batch.law.mean, names)}) * ({print_expr(moment(service.law, 1), names)})"
         load = ("lam", factor, [(p[1], p[3]) for p in params[1:]])
         code = "\n".join([SWEEP_HELPERS.strip("\n"), "", "",
@@ -226,10 +277,10 @@ def input_lines(batch, service, laws, names, scalars) -> list:
     counts = [f"        lambda n: {print_call(count_kernel(law.count_law(LAM)), names)}," for law in laws]
     means = ", ".join(print_expr(moment(law, 1), names) for law in laws)
     return [
-        "def _inputs(" + ", ".join(scalars) + "):",
-        '    """The kernel inputs of one parameter point (floats): batch(n), columns(n), the count callables of the',
+        "def _inputs(" + ", ".join(scalars) + ", ctx=_CTX):",
+        '    """The kernel inputs of one parameter point (floats; or, with ctx = Float64Points, arrays over points for',
+        "    the count kernels that take them, _values_points): batch(n), columns(n), the count callables of the",
         '    plan\'s laws (the service first) and their means, b1."""',
-        "    ctx = _CTX",
         "",
         "    def batch(n):",
         f"        pmf, tail, excess = {print_call(bcall, names)}",
