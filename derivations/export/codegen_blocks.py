@@ -14,7 +14,9 @@ chain by the cut recursion (2b), renewal reward) with what it imports, and the g
 * the kernel calls of the law families (batch, service, vacation, setup, close-down), printed by SymPy from the
   package's own symbolic laws (:func:`qderive.numeric.sequences.count_kernel`); the numbers of every law are
   arguments of the generated function, the families fixed by the options;
-* the public function, one parameter point at a time (arguments broadcast), ``r`` an integer or a sequence::
+* the public function (arguments broadcast; under partial admission the points of an array with the same batch
+  parameters in one pass of the kernel over numbers over points, ``Float64Points``; whole admission point by point),
+  ``r`` an integer or a sequence::
 
     qderive codegen vacation-finite --measure loss_probability --batch geometric --service erlang:k=2 \\
         --vacation exp --setup exp --start-threshold 3 --out loss.py

@@ -176,8 +176,12 @@ def kernel_block_forms(request, policy: str) -> dict:
     for measure, meta in docs.items():
         notes = [f"M[X]/G/1 with {laws_text}; {blocks_text}.", f"Unit of the result: {meta.units or meta.kind.value}.",
                  f"Source: {INFINITE_KERNEL_SOURCE}.", "",
-                 "Numeric arguments may be numpy arrays; they broadcast together (the points are computed one by",
-                 "one). Bad input, rho_bar >= 1 included, raises ValueError naming the parameter."]
+                 "Numeric arguments may be numpy arrays; they broadcast together. Bad input, rho_bar >= 1 included,",
+                 "raises ValueError naming the parameter.", "",
+                 f"Cost: per parameter point, the count vectors of the laws over 0..N = {top} (O(N^2) each) and the",
+                 "idle passage on factorial-moment series (O(N^2) per stage): measured 0.7 ms a point at N = 3,",
+                 "0.9 ms at N = 20; the points of an array are computed one by one (the kernel is not vectorised",
+                 "over points)."]
         statements = [*(f"{p[1]} = _check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
                       f"return _broadcast(lambda *point: [float(_measures(*point)[{measure!r}])], "
                       f"({', '.join(scalars)},), True)"]
