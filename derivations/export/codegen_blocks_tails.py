@@ -206,7 +206,8 @@ def _build(measure: str, request) -> KernelModule:
         '    """The s-independent data of one parameter point (kept for later calls): the idle passage recorded',
         "    (recording_passage), the departure chain, the parts of block_wait_parts with N(0) and the first",
         "    coefficient of N(-s) (the suffix laws' means), and with N > 1 the weight pi_0 of the excess, the",
-        "    customer counts of the laws below N and P(W = 0)'s excess; ValueError with the mpmath command where",
+        "    customer counts of the laws below N, P(W = 0)'s excess and the mean (Little's: block_finite_measures);",
+        "    ValueError with the mpmath command where",
         '    float64 over- or underflows."""',
         "    got = _DATA.get(params)",
         "    if got is not None:",
@@ -253,6 +254,9 @@ def _build(measure: str, request) -> KernelModule:
         "                limit = _Threshold(None, d, params)",
         "                run_passage(limit, _PLAN)",
         "                d['zero_weight'] = d['zero_weight'] + float(limit.excess[0].real) * d['weight']",
+        "                # E W = N1 / N0 with the excess's share: Little's mean wait of the admitted customers",
+        "                little = block_finite_measures(ctx, _PLAN, r, lam, batch, columns, counts, means, b1, _WHOLE)",
+        "                d['N1'] = float(little['mean_wait']) * d['N0']",
         "    except ArithmeticError as exc:",
         "        raise _refused(params, exc) from None",
         "    ok = all(numpy.all(numpy.isfinite(p['Ws'])) and numpy.all(numpy.isfinite(p['Zp'])) for p in d['parts'])",
@@ -337,8 +341,6 @@ def _build(measure: str, request) -> KernelModule:
             "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
             "naming the argument." if question == "tail" else
             "naming the argument; a quantile search that cannot bracket its root raises TailError."]
-    if question == "quantile" and n > 1:
-        cost.append("The search starts from the mean without the excess's part (a start only: the bracket widens).")
     atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line], BLOCK_TAIL_SOURCE, cost)
     parts = [h.strip("\n") for h in (TAIL_HELPERS, _FINITE_HELPERS)]
