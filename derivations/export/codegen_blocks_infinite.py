@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
 from .codegen import KernelModule, generated_function, print_call, print_expr
-from .codegen_blocks import TAILS, Options, block_families, block_params, given, plan_of_options, refused_tails
+from .codegen_blocks import Options, block_families, block_params, given, plan_of_options, refused_tails
 from .families import LAM, family, moment
 
 __all__ = ["infinite_block_forms", "closed_block_forms", "kernel_block_forms", "infinite_block_rules",

@@ -34,9 +34,9 @@ requires r >= (largest batch) + N - 1 (then no batch is refused below N).
 from __future__ import annotations
 
 from ...symbolic.errors import ParameterError
-from .codegen import KernelModule, print_expr
+from .codegen import KernelModule
 from .codegen_blocks import Options, block_families, block_params, input_lines, plan_of_options
-from .families import LAM, family, moment
+from .families import LAM, family
 
 __all__ = ["block_tail_forms", "BLOCK_TAIL_SOURCE"]
 
@@ -179,7 +179,7 @@ def _build(measure: str, request) -> KernelModule:
               "#: None: not covered)",
               f"_SUFFIXES = {suffixes!r}",
               f"_TOP, _WHOLE = {top}, {whole}",
-              f"#: the offsets of each law's Taylor coefficients in _taylors (start threshold N > 1)",
+              "#: the offsets of each law's Taylor coefficients in _taylors (start threshold N > 1)",
               f"_TAYLOR_AT = {offsets!r}",
               "_RECORDERS = (recording_passage(CountPassage), recording_passage(WholeCountPassage))"]
     checks = ["def _parameters(" + ", ".join(all_names) + "):",
@@ -248,7 +248,7 @@ def _build(measure: str, request) -> KernelModule:
         "                 'N0': math.fsum(p['N0'] for p in parts), 'N1': math.fsum(p['N1'] for p in parts),",
         "                 'zero_weight': math.fsum(p['zero_weight'] for p in parts)}",
         "            if _TOP > 1:  # the excess of the customers still below N, per idle period: weight pi_0",
-        f"                a = arrival_counts_of_times(ctx, [(*c(_TOP), m) for c, m in zip(counts, means)], columns(_TOP),",
+        "                a = arrival_counts_of_times(ctx, [(*c(_TOP), m) for c, m in zip(counts, means)], columns(_TOP),",
         "                                            lam, _TOP)",
         "                d.update(weight=float(pi[0]), a=[f[0][:_TOP] for f in a], x=list(pmf[:_TOP]))",
         "                limit = _Threshold(None, d, params)",
