@@ -86,7 +86,8 @@ class ThresholdTransform(ThresholdSeries):
             one = one * ctx.num(1)
         zero = one * 0
         batch = model.batch
-        x = list(batch_vectors(batch, top, ctx).pmf[:top])  # x_0 = 0 (an irrational pmf too: Poisson sizes)
+        with ctx:  # x_0 = 0; an irrational pmf too (Poisson sizes), at the context's precision
+            x = list(batch_vectors(batch, top, ctx).pmf[:top])
         B = zero if s is None else lst_values(model.service, s, ctx)
         XB = zero if s is None else batch_values(batch, B, ctx)
         super().__init__(ctx, s, top, lam, x, B, XB, one)
