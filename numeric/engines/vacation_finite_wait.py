@@ -274,7 +274,7 @@ import enum
 import functools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import mpmath
@@ -288,6 +288,7 @@ from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
+from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, digits_for, sum_count_sequences
 from .base import Trouble
@@ -909,7 +910,7 @@ class FiniteWait:
         def p0(ctx):
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
-            parts = self._safe_data(ctx)
+            parts = self._atom_parts(ctx)
             dctx = parts[0].ctx
             with dctx:
                 atom = self._excess(dctx, parts, None)
@@ -918,6 +919,19 @@ class FiniteWait:
                 return float(value) if ctx.is_float64 else +value
 
         return p0
+
+    #: P(W = 0) from the moments' data (item 5: the count sequences only as far as the rows reach; the same N(0) and
+    #: idle weight) where the transform's data are not needed otherwise: the bounds (F7)/(F9) of a vacation with no
+    #: exact pieces (a lognormal vacation's transform data take 10 s at r = 129, a quantile asks for the atom first)
+    rows_atom = False
+
+    def _atom_parts(self, ctx):
+        if self.rows_atom and type(self) is FiniteWait:
+            try:
+                return self._safe_data(ctx, moments=True)
+            except Trouble:
+                pass
+        return self._safe_data(ctx)
 
     def _excess(self, ctx, parts, z):
         """pi_0 Delta(s) of item 7 at the 1-d nodes z (None: the limit s -> oo, a number), in ``ctx``; 0 without a
@@ -1618,6 +1632,8 @@ def response_laws(model, wait=None) -> dict:
         setup, why_not = kinked_setup(model.service, model.vacation)
         make = kinked_tails
     w = wait_law_data(model) if wait is None else wait
+    if rounded is not None:  # (F7)/(F9): the atom from the data the sums use, not the transform's
+        w.rows_atom = True
     out = {}
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
@@ -2024,6 +2040,22 @@ class VacationRounding:
     for a uniform or lognormal service (:func:`capped_rounding`)."""
 
     law: object
+    #: the quadrature piece (F9) of a smooth law, kept for every lattice (its meshes per batch rate and rows)
+    _kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def smooth(self) -> bool:
+        """Whether the survival function is analytic on (0, oo) (gamma, lognormal: no kinks), so that the
+        quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps."""
+        return not self.law.survival_kinks()
+
+    def quadrature(self):
+        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9)."""
+        if "piece" not in self._kept:
+            law = self.law
+            self._kept["piece"] = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)),
+                                                     float(Fraction(law.moment(1))))
+        return self._kept["piece"]
 
     @staticmethod
     def covers(law) -> bool:
@@ -2038,7 +2070,11 @@ class VacationRounding:
 
     def pieces(self, h: Fraction, N: int, lam: float):
         """((down pieces), (up pieces), E (V - c_L)^+) of (F7) in float64 for the lattice h with N levels over the
-        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0)."""
+        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0); a smooth law
+        (:attr:`smooth`): its quadrature piece (F9) on both sides, E (V - c_L)^+ = 0 (the quadrature bounds its rest)."""
+        if self.smooth:
+            piece = (self.quadrature(),)
+            return piece, piece, 0.0
         law, hf = self.law, float(h)
         Nv = N
         for _ in range(STEP_EXTEND):  # the lattice extended (doubled) while the tail beyond it is heavy
@@ -2105,6 +2141,8 @@ def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N,
     vdown, vup, vcap = vacation.pieces(h, N, float(parts[0].lam))
     with np.errstate(under="ignore"):
         low = RoundedVacationSums(parts, down, h, N, vdown, extra, mass)
+        if vdown is vup and not cap and np.array_equal(down, up):  # (F9) and a service on the lattice: one sum
+            return low, low
         shift = up[0] == 0 and down[-1] == 0 and len(up) == len(down) and np.array_equal(up[1:], down[:-1])
         return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
 

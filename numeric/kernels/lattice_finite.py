@@ -126,6 +126,7 @@ import math
 import numpy
 
 from .finite_wait import FW_NEGLIGIBLE, wait_batch_rows
+from .vacation_quadrature import QuadraturePiece, quadrature_columns, quadrature_profile
 
 
 def residual_weights(ctx, lam, piece, u, top):
@@ -326,6 +327,8 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
         below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
         beyond[j] = max(ctx.num(1) - below, ctx.num(0))
         slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
+    if len(nz) == 1 and b[int(nz[0])] == 1:  # one atom of mass 1 (a constant service on its lattice): S is exact
+        slack[:] = 0.0  # (entries 0 or 1, no rounding: P(S_j > M h) = 1 - 1 or 1 - 0 exactly)
     return S, beyond, slack, float(count * (len(nz) + 1))
 
 
@@ -561,7 +564,12 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
+        if isinstance(piece, QuadraturePiece):  # (F9): a smooth vacation by quadrature, its error per row
+            om, rest, err, sz = quadrature_profile(piece, lam, W)
+            rem = (rest, ctx.matmul(err.reshape(1, top + 1), W)[0])  # the error of each level's weight
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
+        elif isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
             om, rem, sz = step_profile(ctx, lam, piece, top)
             each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
             full = full + each[-1]
@@ -609,6 +617,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
     trunc, size = ctx.num(0), 0.0
     J = min(J0, columns, len(us))
     cut = min(J0, columns)
+    quadrature = 0.0  # (F9): the quadrature's error (two-sided), added to the rounding bound
     for p, (W, lam, pieces, (full, each, remainders, psize, mass, drop)) in enumerate(periods):
         top = W.shape[0] - 1
         size = max(size, psize + top + r)
@@ -619,6 +628,17 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if isinstance(piece, QuadraturePiece):  # (F9): the columns u_j > 0 at the mesh's nodes, Z = W A once
+                reach = column
+                quadrature += float(ctx.dot(remainders[i][1], column))
+                if J:
+                    value, err, sz, more = quadrature_columns(ctx, lam, piece, W, A, us, J)
+                    total, quadrature = total + value, quadrature + err
+                    size = max(size, psize + sz + r)
+                    reach = column + more
+                if mass:
+                    trunc = trunc + mass * remainders[i][0] * numpy.max(reach)
+                continue
             if isinstance(piece, StepPieces):  # (F7): every step at every column u_j > 0, the rows times columns once
                 reach = column
                 if J:
@@ -696,7 +716,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
                     reach = reach + ctx.matmul(A[:r, idx], ctx.exp(uu * (-theta)).reshape(len(idx), 1))[:, 0]
             if mass:
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
-    bound = 4 * ctx.eps * (size + 10) * total
+    bound = 4 * ctx.eps * (size + 10) * total + quadrature
     return total, bound, trunc
 
 
