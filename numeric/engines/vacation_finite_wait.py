@@ -282,7 +282,7 @@ import numpy as np
 
 from ...symbolic import limits as _limits
 from ...symbolic.capabilities import Rule, declare
-from ...symbolic.errors import NumericalError
+from ...symbolic.errors import NumericalError, ParameterError
 from ...symbolic.models.vacation import Admission
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
@@ -1905,7 +1905,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     mid = mid + (mid - (prev[i][0] + prev[i][1]) / 2) / 3
                 est.append(min(max(mid, a), b))
             result = (got, est)
-            if all(b - a <= tol * a for a, b in got) or 2 * N > limit:
+            # one sum for both bounds (a service on its lattice with the quadrature (F9)): a finer lattice changes nothing
+            if all(b - a <= tol * a for a, b in got) or 2 * N > limit or store[N][0] is store[N][1]:
                 final[0] = (N, tol)
                 break
             for key in [k for k in store if k < N]:  # only the finest two levels are reused
@@ -1928,8 +1929,16 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             if t <= 0:  # P(T > 0) = 1 - P(T = 0) (exact: the sojourn 1)
                 out.append(tail_at_zero(law.p_zero(kind), digits))
                 continue
+            a, b, _ = values[t]
+            if digits is not None and rounded and vacation.smooth and store[N][0] is store[N][1] and b - a > tol * a:
+                reached = math.log10(2 * b / (b - a))
+                raise ParameterError(
+                    f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
+                    f"survival pieces) comes from a float64 quadrature (F9) that reaches {reached:.1f} digits "
+                    f"({a:.6g} <= P <= {b:.6g}); ask for at most {int(reached)} digits or drop --digits")
             out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
-                (f"the vacation law {vacation.law} has no exact survival pieces (bounds (F7))",) if rounded else ())))
+                (f"the vacation law {vacation.law} has no exact survival pieces (" + (
+                    "quadrature (F9), float64" if vacation.smooth else "bounds (F7)") + ")",) if rounded else ())))
         return out, (None if digits is None else digits)
 
     def bracket(t):
@@ -1967,7 +1976,16 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
-    if rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
+    if rounded and vacation.smooth:  # (F9): the note says how the bounds were made
+        alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
+        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error "
+                "estimated from 12 and 24 nodes per cell")
+        bracket.how = ((lambda levels: f"bounds: {quad}; the value is the quadrature's") if alone else (
+            lambda levels: f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) "
+            f"and {quad}; the value is an estimate inside them"))
+        bracket.bounds = "lower and upper bounds (the quadrature's error estimate" + (")" if alone else
+                                                                                     " and the services' rounding)")
+    elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
                            "the service times and the vacation's survival function")
     return run, bracket, rough, bound
@@ -2002,6 +2020,15 @@ def _step_grid(cv: float, h: float, reach: float):
         out.append(out[-1] + width)
         width *= STEP_GROWTH
     return np.array(out)
+
+
+class VacationBounds(enum.Enum):
+    """How :class:`VacationRounding` takes the vacation's survival function in the sums; tests force one to compare."""
+
+    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal), the steps (F7) for a kinked one (uniform)
+    AUTO = "auto"
+    #: the steps (F7) on the services' lattice: certified, first order in h
+    STEPS = "steps"
 
 
 @dataclass(frozen=True)
@@ -2040,6 +2067,7 @@ class VacationRounding:
     for a uniform or lognormal service (:func:`capped_rounding`)."""
 
     law: object
+    method: VacationBounds = VacationBounds.AUTO
     #: the quadrature piece (F9) of a smooth law, kept for every lattice (its meshes per batch rate and rows)
     _kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -2047,7 +2075,7 @@ class VacationRounding:
     def smooth(self) -> bool:
         """Whether the survival function is analytic on (0, oo) (gamma, lognormal: no kinks), so that the
         quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps."""
-        return not self.law.survival_kinks()
+        return self.method is VacationBounds.AUTO and not self.law.survival_kinks()
 
     def quadrature(self):
         """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9)."""

@@ -67,16 +67,22 @@ def _rule(n):
     return _RULES[n]
 
 
-def poisson_rows(lam, xs, top):
+def poisson_rows(lam, xs, top, size=False):
     """P[i, K] = Pois(K; lambda x_i) = (lambda x_i)^K / K! e^{-lambda x_i} for the points x_i > 0 of ``xs`` and
     K = 0..top, from their logarithms (no overflow or underflow of the factors; the relative error of an entry is
-    about eps (K |log(lambda x)| + lambda x + log K!))."""
+    about eps (K |log(lambda x)| + lambda x + log K! + 3), the exponent's rounding). ``size``: also that count's
+    largest value over the entries above e^-60 (a smaller entry's error is below 1e-26 e^-60 of anything the sums
+    hold: it is taken into the rounding bound's constant)."""
     xs = numpy.asarray(xs, dtype=float)
     ks = numpy.arange(top + 1, dtype=float)
     log_fact = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, top + 1, dtype=float)))])
     z = lam * xs
-    lead = numpy.log(z)[:, None] * ks[None, :] - z[:, None] - log_fact[None, :]
-    return numpy.exp(lead)
+    lz = numpy.log(z)
+    lead = lz[:, None] * ks[None, :] - z[:, None] - log_fact[None, :]
+    if not size:
+        return numpy.exp(lead)
+    count = numpy.abs(lz)[:, None] * ks[None, :] + z[:, None] + log_fact[None, :] + 3
+    return numpy.exp(lead), float(numpy.max(count[lead >= -60], initial=3.0))
 
 
 def poisson_cdf(z, top):
@@ -88,20 +94,21 @@ class QuadratureMesh:
     """The cells [a_c, b_c] of x and, per order of ORDERS, the nodes (cells x n, flattened) and P[i, K] w_i (the
     Poisson weights times the Gauss-Legendre weights) for one batch rate and rows 0..top. A plain class."""
 
-    __slots__ = ("edges", "lam", "top", "X", "epsilon", "nodes", "weights", "beyond")
+    __slots__ = ("edges", "lam", "top", "X", "epsilon", "nodes", "weights", "beyond", "size")
 
     def __init__(self, edges, lam, top, epsilon):
         self.edges = numpy.asarray(edges, dtype=float)
         self.lam, self.top, self.epsilon = lam, top, epsilon
         self.X = float(self.edges[-1])
         a, b = self.edges[:-1], self.edges[1:]
-        self.nodes, self.weights = [], []
+        self.nodes, self.weights, self.size = [], [], 0.0
         for n in ORDERS:
             t, w = _rule(n)
             x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
             self.nodes.append(x.reshape(-1))
-            self.weights.append(poisson_rows(lam, x.reshape(-1), top) * (((b - a)[:, None] * w[None, :]) / 2
-                                                                         ).reshape(-1, 1))
+            P, count = poisson_rows(lam, x.reshape(-1), top, size=True)
+            self.weights.append(P * (((b - a)[:, None] * w[None, :]) / 2).reshape(-1, 1))
+            self.size = max(self.size, count)
         #: int_X^oo Pois(K; lambda x) dx = P(Poisson(lambda X) <= K) / lambda
         self.beyond = poisson_cdf(lam * self.X, top) / lam
 
@@ -237,8 +244,7 @@ def quadrature_profile(piece, lam, W):
 
 def _size(mesh):
     """The rounding count of a weight: the logarithms of the Poisson weights and the positive sums over the nodes."""
-    lz = abs(math.log(mesh.lam * mesh.X)) + abs(math.log(mesh.lam * max(mesh.epsilon, 1e-300)))
-    return (mesh.top + 1) * lz + mesh.lam * mesh.X + math.lgamma(mesh.top + 2) + math.log2(len(mesh.nodes[1]) + 1) + 8
+    return mesh.size + math.log2(len(mesh.nodes[1]) + 1) + 8
 
 
 def quadrature_columns(ctx, lam, piece, W, A, us, J):
