@@ -1983,8 +1983,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         bracket.how = ((lambda levels: f"bounds: {quad}; the value is the quadrature's") if alone else (
             lambda levels: f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) "
             f"and {quad}; the value is an estimate inside them"))
-        bracket.bounds = "lower and upper bounds (the quadrature's error estimate" + (")" if alone else
-                                                                                     " and the services' rounding)")
+        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + ("" if alone else
+                                                                                    " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
                            "the service times and the vacation's survival function")
