@@ -224,23 +224,30 @@ issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from 
 points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
 sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no exact pieces** (gamma of any
 shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
-services (constant, empirical, uniform, lognormal): certified brackets (F7) of
+services (constant, empirical, uniform, lognormal), over the state at the arrival of the true law (its count
+sequences as far as the rows reach, item 5: 0.3 s for a lognormal vacation at r = 129 where the transform's data take
+10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal): the residual weights
+(F2) of its vacation periods by piecewise Gauss-Legendre quadrature in the age (F9) of
+:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, their difference the error estimate,
+bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with a service
+on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
+(``bracket.how``), and --digits D is answered where it has D digits (refused with the digits reached beyond); with a
+rounded service (uniform, an empirical sample off a coarse lattice, a capped lognormal) the services' certified
+rounding gives the bracket. A kinked law (uniform): certified brackets (F7) of
 :mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
-services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it, over the
-state at the arrival of the true law (its count sequences as far as the rows reach, item 5: 0.3 s for a lognormal
-vacation at r = 129 where the transform's data take 10 s). The bounds do not rest on a monotonicity of the finite
-queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
-of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
-mean 4, constant service 0.012, P(W > 0.5), float64, 8192 levels, CPU of the first tail with the model's solve):
-lognormal vacation (mean 0.06, scv 2) 0.0434794 in [0.0434645, 0.0434943] (6.9e-4 wide), 6.2 s (r = 200: 8.0 s;
-the vacation's lattice over 2 c), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
-0.04483]; gamma (shape 5/2) 0.00748894 in [0.00748854, 0.00748935], 1.7 s (r = 200: 0.00748904, 1.8 s; the
-infinite room's transform inversion, vacation-infinite, 0.00748904029 to 15 digits; the lognormal at r = 400
-0.0437908 in [0.0437721, 0.0438096], the infinite room 0.0437933); the 200 times of the guide's times.csv with the
-gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the uniform service 0.005..0.02 with the gamma vacation
-0.009699 in [0.009418, 0.009985] (the services' rounding dominates). A second tail costs about half the first (its
-own span's lattices); the 0.99 quantile of the lognormal case about 30 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as
-a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
+services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it. Neither
+rests on a monotonicity of the finite queue in the vacation law (there is none in general: the state seen by
+arrivals changes too) but on the linearity of (F2) in the survival function (:class:`VacationRounding`).
+:class:`VacationBounds` forces the steps for a smooth law (tests compare the two). Measured (r = 129, load 0.55,
+geometric batches of mean 4, constant service 0.012, P(W > 0.5), float64, CPU of the whole command with the model's
+solve; docs/performance.md "A smooth vacation by quadrature"): lognormal vacation (mean 0.06, scv 2) 0.0434792515 +-
+5e-12, 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.0434645, 0.0434943], 4.5 s), r = 200 0.9 s, the 0.99
+quantile 1.4 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302, 0.04483]; gamma (shape
+5/2) 0.007488944874, 0.6 s; at r = 300 0.007489040291911, the infinite room's transform inversion
+(vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.6 s, its 0.99 quantile
+1.5 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
+tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
 uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
 reason; the moments work for every law.
@@ -2034,8 +2041,10 @@ class VacationBounds(enum.Enum):
 @dataclass(frozen=True)
 class VacationRounding:
     """A vacation law with a float64 ``survival_many`` and a ``stop_loss`` but no exact survival pieces (gamma of
-    any shape, lognormal, uniform), bounded from below and above in the finite room's lattice sums (F7) of
-    :mod:`qderive.numeric.kernels.lattice_finite` (:meth:`pieces`).
+    any shape, lognormal, uniform), in the finite room's lattice sums of :mod:`qderive.numeric.kernels.lattice_finite`
+    (:meth:`pieces`): a law analytic on (0, oo) (:attr:`smooth`: gamma, lognormal) by the quadrature (F9) of
+    :mod:`qderive.numeric.kernels.vacation_quadrature` (its residual weights (F2) to about 1e-13, with an error
+    estimate), a kinked one (uniform; or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and above (F7).
 
     **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
     compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the

@@ -110,6 +110,15 @@ step's weights are computed once per multiple instead of once per column. Remain
 sum_{K > top} R_K(d) = int_0^d P(Poisson(lambda x) > top) dx = d - sum_{K <= top} R_K(d) (sum_K R_K(d) = d), with
 its subtraction's rounding added.
 
+**A smooth vacation by quadrature** (F9) (gamma, lognormal: a survival function analytic on (0, oo); issue 28;
+:class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece`). The steps above are first order in h. For
+these laws omega_K(u_j) itself is integrated in the age x, where every column's integrand Pois(K; lambda x) S(x + u_j)
+is analytic on x > -u_j: piecewise Gauss-Legendre on one mesh per level of u (two orders, their difference the
+error estimate), every term positive (:mod:`~qderive.numeric.kernels.vacation_quadrature`). The piece's error,
+two-sided, joins the rounding bound; the rows beyond the last by E V - sum_{K <= top} omega_K(0). With a service on
+its lattice (a constant one) the lower and the upper sum are then one sum, and the bracket is the quadrature's error
+(about 1e-12 relative).
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
