@@ -1912,7 +1912,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     mid = mid + (mid - (prev[i][0] + prev[i][1]) / 2) / 3
                 est.append(min(max(mid, a), b))
             result = (got, est)
-            # one sum for both bounds (a service on its lattice with the quadrature (F9)): a finer lattice changes nothing
+            # one sum for both bounds (a service on its lattice with the quadrature (F9)): no finer lattice helps
             if all(b - a <= tol * a for a, b in got) or 2 * N > limit or store[N][0] is store[N][1]:
                 final[0] = (N, tol)
                 break
@@ -2108,7 +2108,8 @@ class VacationRounding:
     def pieces(self, h: Fraction, N: int, lam: float):
         """((down pieces), (up pieces), E (V - c_L)^+) of (F7) in float64 for the lattice h with N levels over the
         services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0); a smooth law
-        (:attr:`smooth`): its quadrature piece (F9) on both sides, E (V - c_L)^+ = 0 (the quadrature bounds its rest)."""
+        (:attr:`smooth`): its quadrature piece (F9) on both sides, E (V - c_L)^+ = 0 (the quadrature bounds its
+        rest)."""
         if self.smooth:
             piece = (self.quadrature(),)
             return piece, piece, 0.0
