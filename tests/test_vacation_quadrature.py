@@ -155,3 +155,27 @@ def test_a_gamma_vacation_at_a_large_room_meets_the_infinite_room():
     got = response_laws(model)["wait"].tails([F(1, 2)], None)[0][0]
     # 1e-12: the quadrature's estimate (~1e-13) and the infinite reference's 15 digits
     assert abs(got - 0.00748904029191064) <= 1e-12 * 0.00748904029191064, got
+
+
+def test_a_service_on_a_lattice_with_an_erlang_vacation_by_quadrature():
+    # an empirical service on the lattice 1/20 with an Erlang-2 vacation: the exact lattice sums (F5) with the matrix
+    # pieces (F4) against the same service with the vacation taken by quadrature (F9), where the levels are chosen so
+    # that the service rounds to itself (one sum for both bounds): 1e-12 relative (the quadrature's ~1e-13)
+    from qderive.symbolic.laws.empirical import Empirical
+
+    service = Empirical((F(1, 10), F(3, 20), F(3, 10), F(3, 20)))
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=service,
+                                             vacation=qd.Gamma(2, F(1, 2)), capacity=10)
+    exact = response_laws(model)
+    assert exact["wait"].bracket is None  # the exact lattice sums
+    got, _ = service_lattice_setup(model.service, None)
+    setup = (got[0], VacationRounding(model.vacation), got[2], got[3], got[4])
+    ts = [F(1, 3), F(3, 2), F(4)]
+    # the exact sums under the precision policy (float64 where their bound allows, else 15 digits)
+    got = model.evaluate(wait_tail=[str(t) for t in ts]).response["wait_tail"]
+    reference = [float(got[str(t)]) for t in ts]
+    tails, bracket, _, _ = service_lattice_tails(wait_law_data(model), setup, "wait")
+    for t, e in zip(ts, reference):
+        v = tails([t], None)[0][0]
+        lo, hi, _ = bracket(t)
+        assert abs(v - e) <= 1e-12 * e and lo <= e <= hi and hi - lo <= 1e-11 * e, (t, lo, v, e, hi)

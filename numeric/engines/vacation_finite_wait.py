@@ -1848,6 +1848,18 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
+    from .vacation_wait import fraction_gcd
+
+    step = fraction_gcd([d for d, _ in atoms if d > 0]) if rounded and vacation.smooth and atoms else None
+
+    def on_lattice(cover, limit):
+        """(F9) with a service on the lattice g (a constant, a sample recorded to 1 ms): the levels N = cover / g
+        (at least 512) at which it rounds to itself, so that both bounds are one sum and no finer lattice helps; None
+        otherwise (or beyond the limit)."""
+        if step is None:
+            return None
+        n = Fraction(cover) / step
+        return max(int(n), min(512, limit)) if n.denominator == 1 and n <= limit else None
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
@@ -1877,8 +1889,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def side(pair, t, which):  # one certified bound of P(T > t) from a pair of sums (0 lower, 1 upper)
         sums = pair[which]
-        with FLOAT64, np.errstate(under="ignore"):
-            value = sums.bounds(t)[which] / sums.mass
+        memo = sums.__dict__.setdefault("_bounds", {})  # both sides of a pair that is one sum (F9) from one _sum
+        if t not in memo:
+            with FLOAT64, np.errstate(under="ignore"):
+                memo[t] = sums.bounds(t)
+        value = memo[t][which] / sums.mass
         return max(float(value), 0.0) if which == 0 else min(float(value), 1.0)
 
     def at(N, t):
@@ -1895,7 +1910,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
-        N = min(512, limit)
+        N = on_lattice(span[0], limit) or min(512, limit)
         prev = result = None
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
@@ -1980,16 +1995,23 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return None
         cover = bracket_span(model, t, atoms)
         if cover not in coarse:
-            coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
+            limit = _limits.current().lattice_levels
+            coarse[cover] = build(cover, on_lattice(cover, limit) or max(limit // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
     if rounded and vacation.smooth:  # (F9): the note says how the bounds were made
         alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
         quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error "
                 "estimated from 12 and 24 nodes per cell")
-        bracket.how = ((lambda levels: f"bounds: {quad}; the value is the quadrature's") if alone else (
-            lambda levels: f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) "
-            f"and {quad}; the value is an estimate inside them"))
+
+        def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
+            if alone or (levels in store and store[levels][0] is store[levels][1]):
+                return f"bounds: {quad}" + ("" if alone else f", the service times on a lattice of {levels} levels") + (
+                    "; the value is the quadrature's")
+            return (f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) and "
+                    f"{quad}; the value is an estimate inside them")
+
+        bracket.how = how
         bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + ("" if alone else
                                                                                     " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)

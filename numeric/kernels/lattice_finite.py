@@ -135,7 +135,6 @@ import math
 import numpy
 
 from .finite_wait import FW_NEGLIGIBLE, wait_batch_rows
-from .vacation_quadrature import QuadraturePiece, quadrature_columns, quadrature_profile
 
 
 def residual_weights(ctx, lam, piece, u, top):
@@ -332,12 +331,22 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
             if ctx.is_float64 and negligible:
                 got[got < negligible] = 0.0
             S[j, lo: lo + len(got)] = got
+    # P(S_j > M h) by positive sums, not 1 - sum (whose absolute error eps limited a tail of 1e-6 to 1e-9 relative):
+    # S_j = S_{j-1} + B, so P(S_j > M h) = P(S_{j-1} > M h) + sum_{i <= M} P(S_{j-1} = i h) P(B > (M - i) h)
+    L = len(b)
+    tail_b = ctx.zeros(M + 1)  # tail_b[M - i] = P(B > (M - i) h), reversed so that the sum is a dot product
+    running = ctx.num(0)  # P(B > k h) = sum_{m > k} b[m], from the top (positive sums of at most L terms)
+    for k in range(L - 2, -1, -1):
+        running = running + b[k + 1]
+        if k <= M:
+            tail_b[M - k] = running
     for j in range(1, count):
-        below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
-        beyond[j] = max(ctx.num(1) - below, ctx.num(0))
-        slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
-    if len(nz) == 1 and b[int(nz[0])] == 1:  # one atom of mass 1 (a constant service on its lattice): S is exact
-        slack[:] = 0.0  # (entries 0 or 1, no rounding: P(S_j > M h) = 1 - 1 or 1 - 0 exactly)
+        step = numpy.dot(S[j - 1], tail_b) if ctx.is_float64 else ctx.fsum(list(S[j - 1] * tail_b))
+        beyond[j] = min(beyond[j - 1] + step, ctx.num(1))
+        # relative: the entries' roundings (those of S_{j-1}, the tails' sums of at most L terms, the dot product's),
+        # one addition per j; absolute: the entries set to 0 as negligible (their mass is in neither part)
+        rel = j * (len(nz) + 1) * 2 + L + 2 * math.log2(M + 1) + j + 4
+        slack[j] = float(ctx.eps) * rel * float(beyond[j]) + (M + 1) * negligible * j
     return S, beyond, slack, float(count * (len(nz) + 1))
 
 
@@ -573,8 +582,8 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if isinstance(piece, QuadraturePiece):  # (F9): a smooth vacation by quadrature, its error per row
-            om, rest, err, sz = quadrature_profile(piece, lam, W)
+        if getattr(piece, "quadrature", False):  # (F9): a smooth vacation by quadrature, its error per row
+            om, rest, err, sz = piece.profile(lam, W)
             rem = (rest, ctx.matmul(err.reshape(1, top + 1), W)[0])  # the error of each level's weight
             each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
             full = full + each[-1]
@@ -637,11 +646,11 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
-            if isinstance(piece, QuadraturePiece):  # (F9): the columns u_j > 0 at the mesh's nodes, Z = W A once
+            if getattr(piece, "quadrature", False):  # (F9): the columns u_j > 0 at the mesh's nodes, Z = W A once
                 reach = column
                 quadrature += float(ctx.dot(remainders[i][1], column))
                 if J:
-                    value, err, sz, more = quadrature_columns(ctx, lam, piece, W, A, us, J)
+                    value, err, sz, more = piece.columns(ctx, lam, W, A, us, J)
                     total, quadrature = total + value, quadrature + err
                     size = max(size, psize + sz + r)
                     reach = column + more

@@ -201,6 +201,9 @@ class QuadraturePiece:
     kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
 
     __slots__ = ("survival", "mean", "meshes")
+    #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
+    #: ships that kernel without this one)
+    quadrature = True
 
     def __init__(self, survival, mean):
         self.survival = survival
@@ -218,6 +221,15 @@ class QuadraturePiece:
             u = 0.0 if level is None else 2.0**level / float(lam)
             self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u)
         return self.meshes[key]
+
+
+    def profile(self, lam, W):
+        """:func:`quadrature_profile` of this piece."""
+        return quadrature_profile(self, lam, W)
+
+    def columns(self, ctx, lam, W, A, us, J):
+        """:func:`quadrature_columns` of this piece."""
+        return quadrature_columns(ctx, lam, self, W, A, us, J)
 
 
 def column_level(lam, us):
