@@ -8,7 +8,9 @@
   sums (F1), (F4) of its matrix pieces (checked against a 50-digit chain in tests/test_wait_finite_lattice.py);
 * the same sums at a small room with a gamma vacation of shape 1/2, re-summed with mpmath's weights at 20 digits
   over the engine's rows and columns;
-* a gamma vacation at r = 300 against the infinite room's transform inversion at 15 digits (the loss is 1e-17).
+* a gamma vacation at r = 300 against the infinite room's transform inversion at 15 digits (the loss is 1e-17);
+* extreme laws (gamma of shape 1/20, lognormal of scv 100) inside the certified steps (F7); an empirical service on a
+  lattice with an Erlang-2 vacation against the exact lattice sums (F5).
 """
 
 from __future__ import annotations
@@ -179,3 +181,26 @@ def test_a_service_on_a_lattice_with_an_erlang_vacation_by_quadrature():
         v = tails([t], None)[0][0]
         lo, hi, _ = bracket(t)
         assert abs(v - e) <= 1e-12 * e and lo <= e <= hi and hi - lo <= 1e-11 * e, (t, lo, v, e, hi)
+
+
+@pytest.mark.parametrize("vacation", [qd.Gamma(F(1, 20), F(1, 2)), qd.LogNormal(F(1, 2), 100)])
+def test_the_quadrature_lies_inside_the_certified_steps(vacation):
+    # extreme laws (a gamma of shape 1/20: S(x) = 1 - O(x^(1/20)) at 0; a lognormal of scv 100): the quadrature's value
+    # and its bracket inside the certified bracket of the steps (F7) at 1024 levels (a method that shares only the
+    # state at the arrival with it), the quadrature's bracket 1e-9 wide at most
+    from qderive.numeric.engines.vacation_finite_wait import VacationBounds
+    from qderive.symbolic.limits import limits
+
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+                                             vacation=vacation, capacity=8)
+    got, _ = service_lattice_setup(model.service, None)
+    law = wait_law_data(model)
+    for t in (F(1, 2), F(3)):
+        quad = service_lattice_tails(law, (got[0], VacationRounding(vacation), got[2], got[3], got[4]), "wait")
+        v = quad[0]([t], None)[0][0]
+        qlo, qhi, _ = quad[1](t)
+        with limits(lattice_levels=1024):
+            steps = service_lattice_tails(law, (got[0], VacationRounding(vacation, VacationBounds.STEPS), got[2],
+                                                got[3], got[4]), "wait")
+            lo, hi, _ = steps[1](t)
+        assert lo <= qlo <= v <= qhi <= hi and qhi - qlo <= 1e-9 * v, (t, lo, qlo, v, qhi, hi)
