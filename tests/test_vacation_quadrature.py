@@ -204,3 +204,19 @@ def test_the_quadrature_lies_inside_the_certified_steps(vacation):
                                                 got[3], got[4]), "wait")
             lo, hi, _ = steps[1](t)
         assert lo <= qlo <= v <= qhi <= hi and qhi - qlo <= 1e-9 * v, (t, lo, qlo, v, qhi, hi)
+
+
+@pytest.mark.parametrize("admission,policy", [(A.PARTIAL, P.SINGLE), (A.WHOLE, P.SINGLE)])  # multiple: P(W = 0) = 0
+def test_the_atom_from_the_moments_data_is_the_transforms(admission, policy):
+    # P(W = 0) for these laws comes from the moments' data (the count sequences as far as the rows reach): the same
+    # number as from the transform's data (counts to negligibility), within 1e-13 (their own roundings)
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+                                             vacation=qd.Gamma(F(5, 2), F(1, 2)), capacity=8, admission=admission,
+                                             vacation_policy=policy)
+    w = wait_law_data(model)
+    response_laws(model, w)
+    assert w.rows_atom
+    rows = w.p_zero("wait")(FLOAT64)
+    w.rows_atom = False
+    full = w.p_zero("wait")(FLOAT64)
+    assert 0 < full < 1 and abs(rows - full) <= 1e-13 * full, (rows, full)
