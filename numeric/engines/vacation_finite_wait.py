@@ -1915,7 +1915,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
             prev = [at(N // 2, t) for t in positive] if N // 2 in store else None
-        elif span[0] in coarse and N < coarse[span[0]][0].M <= limit:  # the quantile guide's lattice (:func:`rough`):
+        elif span[0] in coarse and N <= coarse[span[0]][0].M <= limit:  # the quantile guide's (:func:`rough`):
             N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
             store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
@@ -2012,8 +2012,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"{quad}; the value is an estimate inside them")
 
         bracket.how = how
-        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + ("" if alone else
-                                                                                    " and the services' rounding")
+        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + (
+            "" if alone or step is not None else " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
                            "the service times and the vacation's survival function")
