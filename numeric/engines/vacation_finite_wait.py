@@ -1823,7 +1823,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     the rounded-up law's plus its rounding and row-cut bounds, both divided by the exact total N(W > -1); the value
     the Richardson extrapolation of the midpoints at h and 2 h clipped into the bracket; --digits D only when the
     bracket has D digits (the infinite room's :func:`~.vacation_wait.bound_tails`, whose note and limit these
-    mirror)."""
+    mirror). *A vacation with no exact pieces* (:class:`VacationRounding`): a smooth one by the quadrature (F9) in
+    both sums (with a service on its lattice g: N = span / g levels, one sum for both bounds, the bracket its error
+    estimate; the note says so, ``bracket.how``), a kinked one bounded by the steps (F7)."""
     from .vacation_wait import bracket_span, bracket_value, tail_at_zero
 
     service, vacation, pmfs, atoms, capped = setup
