@@ -46,7 +46,7 @@ within 1e-14 relative for gamma laws of shape 1/2 and 5/2 and a lognormal of scv
 finite room's tails with an Erlang-2 vacation taken as a law with only a survival function within 4e-15 of its exact
 sums (F4), down to P(W > t) = 4e-12; a gamma vacation (shape 5/2) at r = 300 within 3e-15 of the infinite room's
 transform inversion at 15 digits. Cost (r = 129, load 0.55, lognormal vacation): about 10^3 nodes per mesh, the
-first tail 0.7 s of CPU with the model's solve from the command line, the 0.99 quantile 1.4 s (docs/performance.md).
+first tail 0.7 s of CPU with the model's solve from the command line, the 0.99 quantile 0.9 s (docs/performance.md).
 
 A plain module (kernels import numpy, math and each other only): the survival function is the law's float64
 ``survival_many``, passed in as a callable. float64 only: ``--digits D`` is answered where the error estimate has D
