@@ -240,12 +240,12 @@ rests on a monotonicity of the finite queue in the vacation law (there is none i
 arrivals changes too) but on the linearity of (F2) in the survival function (:class:`VacationRounding`).
 :class:`VacationBounds` forces the steps for a smooth law (tests compare the two). Measured (r = 129, load 0.55,
 geometric batches of mean 4, constant service 0.012, P(W > 0.5), float64, CPU of the whole command with the model's
-solve; docs/performance.md "A smooth vacation by quadrature"): lognormal vacation (mean 0.06, scv 2) 0.0434792515 +-
-5e-12, 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.0434645, 0.0434943], 4.5 s), r = 200 0.8 s, the 0.99
-quantile 0.9 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302, 0.04483]; gamma (shape
-5/2) 0.007488944874, 0.6 s; at r = 300 0.007489040291911, the infinite room's transform inversion
-(vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.6 s, its 0.99 quantile
-1.5 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+solve; docs/performance.md "A smooth vacation by quadrature"): lognormal vacation (mean 0.06, scv 2) 0.0434792515 (a
+bracket 1.3e-11 wide), 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.0434645, 0.0434943], 4.5 s), r = 200
+0.8 s, the 0.99 quantile 0.9 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
+0.04483]; gamma (shape 5/2) 0.007488944874, 0.7 s; at r = 300 0.007489040291911, the infinite room's transform
+inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.5 s, its 0.99
+quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
