@@ -357,12 +357,13 @@ def _bracket_notes(law: ResponseLaw, ts: list, option: str) -> list:
         return []
     notes = []
     rounded = getattr(law.bracket, "rounded", "the service times")  # what the bounds round (a bracket may say)
+    how = getattr(law.bracket, "how", None)  # or how the bracket says it was made, from its levels
     for t in ts:
         if t > 0:
             lo, hi, levels = law.bracket(t)
-            notes.append(f"{option}: P({law.name} > {_shown(t)}) is between {lo:.10g} and {hi:.10g} (certified "
-                         f"bounds: {rounded} rounded down and up to a lattice of {levels} levels; the value "
-                         "is an estimate inside them)")
+            notes.append(f"{option}: P({law.name} > {_shown(t)}) is between {lo:.10g} and {hi:.10g} (" + (
+                how(levels) if how is not None else f"certified bounds: {rounded} rounded down and up to a lattice "
+                f"of {levels} levels; the value is an estimate inside them") + ")")
     return notes
 
 
@@ -370,8 +371,9 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
     """The note "the quantile is between A and B" of a law with certified bounds: the quantiles of the lower and
     the upper bound (:func:`bracket_quantiles`)."""
     lo, hi = bracket_quantiles(law, level, root)
+    bounds = getattr(law.bracket, "bounds", "certified lower and upper bounds")  # a bracket may name its bounds
     return (f"{option}: the {q} quantile of the {law.name} is between {lo:.8g} and {hi:.8g} "
-            "(the quantiles of the certified lower and upper bounds)")
+            f"(the quantiles of the {bounds})")
 
 
 def bracket_quantiles(law: ResponseLaw, level: Fraction, root) -> tuple:

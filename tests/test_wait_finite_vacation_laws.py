@@ -27,8 +27,8 @@ import pytest
 import qderive as qd
 from bracket_checks import assert_brackets_overlap_the_simulation
 from qderive.numeric.backend import FLOAT64
-from qderive.numeric.engines.vacation_finite_wait import (VacationRounding, response_laws, service_lattice_setup,
-                                                           service_lattice_tails, wait_law_data)
+from qderive.numeric.engines.vacation_finite_wait import (VacationBounds, VacationRounding, response_laws,
+                                                           service_lattice_setup, service_lattice_tails, wait_law_data)
 from qderive.numeric.kernels import lattice_finite as LF
 from qderive.symbolic.errors import ParameterError
 from qderive.symbolic.laws.empirical import Empirical
@@ -43,7 +43,8 @@ def _mp(x):
 
 @pytest.mark.parametrize("admission,policy", [(A.PARTIAL, P.MULTIPLE), (A.WHOLE, P.SINGLE)])
 def test_bounds_of_an_erlang_vacation_hold_its_exact_sums_and_shrink(admission, policy):
-    # an Erlang-2 vacation has exact pieces (F4); taken as a law with only a survival function, (F7) must bracket them.
+    # an Erlang-2 vacation has exact pieces (F4); taken as a law with only a survival function, the steps (F7) (forced:
+    # a smooth law takes the quadrature (F9), tests/test_vacation_quadrature.py) must bracket them.
     # r = 12: at t = 1/4 the span is c = 2/5 and the sums of 3 or more services lie wholly beyond it (their lattice
     # rows were left at P(S_j > c) = 0 once one row was empty, so that an arrival with 4 or more ahead never waited
     # longer than t: 4 % low at r = 129 in the SIP question)
@@ -53,7 +54,7 @@ def test_bounds_of_an_erlang_vacation_hold_its_exact_sums_and_shrink(admission, 
     exact = response_laws(model)  # the constant service's sums (F1) with the matrix pieces (F4)
     assert exact["wait"].bracket is None
     got, _ = service_lattice_setup(model.service, None)
-    setup = (got[0], VacationRounding(model.vacation), got[2], got[3], got[4])
+    setup = (got[0], VacationRounding(model.vacation, VacationBounds.STEPS), got[2], got[3], got[4])
     ts = [F(1, 4), F(1), F(5, 2)]
     law = wait_law_data(model)
     for kind in ("wait", "sojourn"):
@@ -87,7 +88,7 @@ def test_the_pieces_bound_the_survival_function(law, cdf):
     """(F7): the lattice part plus the steps is below P(V > y) (lower) and above it (upper) at every y, the upper part's
     miss beyond the last step is E (V - c_L)^+; P(V > y) by mpmath's cdf at 30 digits."""
     h, N = F(1, 2000), 256  # c = 0.128: P(V > c) = 0.1 (lognormal)
-    down, up, cap = VacationRounding(law).pieces(h, N, 10.0)
+    down, up, cap = VacationRounding(law, VacationBounds.STEPS).pieces(h, N, 10.0)
 
     def survival(pieces, y):
         lat, steps = pieces[0], (pieces[1] if len(pieces) > 1 else None)
@@ -165,13 +166,27 @@ def test_bounds_overlap_the_simulation(service, vacation, admission, policy):
 
 
 def test_the_note_and_the_digits_refusal_name_the_vacation():
+    # a uniform vacation (kinked: the steps (F7)) with the service's lattice of 512 levels has about 3 digits
     model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
-                                             vacation=qd.Gamma(F(5, 2), F(1, 2)), capacity=4)
+                                             vacation=qd.Uniform(F(1, 4), F(3, 4)), capacity=4)
     with limits(lattice_levels=512):
         out = model.evaluate(wait_tail=["1"])
         assert any("the vacation's survival function rounded" in n for n in out.notes)
-        with pytest.raises(ParameterError, match="gamma:shape=2.5,mean=0.5 has no exact survival pieces"):
+        with pytest.raises(ParameterError, match="uniform.* has no exact survival pieces .bounds .F7.."):
             model.evaluate(wait_tail=["1"], digits=8)
+
+
+def test_the_quadrature_note_and_its_digits():
+    # a gamma vacation: the quadrature (F9), whose error estimate allows 8 digits and refuses 13 with the digits reached
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+                                             vacation=qd.Gamma(F(5, 2), F(1, 2)), capacity=4)
+    out = model.evaluate(wait_tail=["1"])
+    assert any("Gauss-Legendre quadrature" in n and "12 and 24 nodes" in n for n in out.notes), out.notes
+    value = model.evaluate(wait_tail=["1"], digits=8).response["wait_tail"]["1"]
+    assert abs(float(value) - out.response["wait_tail"]["1"]) <= 1e-8 * float(value)
+    with pytest.raises(ParameterError, match="--digits 13: .*gamma:shape=2.5,mean=0.5.*float64 quadrature .F9. that "
+                                             "reaches"):
+        model.evaluate(wait_tail=["1"], digits=13)
 
 
 @pytest.mark.parametrize("service", [qd.Exponential(F(1, 100)), qd.Erlang(2, F(1, 100))])

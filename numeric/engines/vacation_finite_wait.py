@@ -224,23 +224,30 @@ issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from 
 points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
 sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no exact pieces** (gamma of any
 shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
-services (constant, empirical, uniform, lognormal): certified brackets (F7) of
+services (constant, empirical, uniform, lognormal), over the state at the arrival of the true law (its count
+sequences as far as the rows reach, item 5: 0.3 s for a lognormal vacation at r = 129 where the transform's data take
+10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal): the residual weights
+(F2) of its vacation periods by piecewise Gauss-Legendre quadrature in the age (F9) of
+:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, their difference the error estimate,
+bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with a service
+on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
+(``bracket.how``), and --digits D is answered where it has D digits (refused with the digits reached beyond); with a
+rounded service (uniform, an empirical sample off a coarse lattice, a capped lognormal) the services' certified
+rounding gives the bracket. A kinked law (uniform): certified brackets (F7) of
 :mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
-services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it, over the
-state at the arrival of the true law (its count sequences as far as the rows reach, item 5: 0.3 s for a lognormal
-vacation at r = 129 where the transform's data take 10 s). The bounds do not rest on a monotonicity of the finite
-queue in the vacation law (there is none in general: the state seen by arrivals changes too) but on the linearity
-of (F2) in the survival function (:class:`VacationRounding`). Measured (r = 129, load 0.55, geometric batches of
-mean 4, constant service 0.012, P(W > 0.5), float64, 8192 levels, CPU of the first tail with the model's solve):
-lognormal vacation (mean 0.06, scv 2) 0.0434794 in [0.0434645, 0.0434943] (6.9e-4 wide), 6.2 s (r = 200: 8.0 s;
-the vacation's lattice over 2 c), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
-0.04483]; gamma (shape 5/2) 0.00748894 in [0.00748854, 0.00748935], 1.7 s (r = 200: 0.00748904, 1.8 s; the
-infinite room's transform inversion, vacation-infinite, 0.00748904029 to 15 digits; the lognormal at r = 400
-0.0437908 in [0.0437721, 0.0438096], the infinite room 0.0437933); the 200 times of the guide's times.csv with the
-gamma vacation 0.013797 in [0.013598, 0.013990], 3.0 s; the uniform service 0.005..0.02 with the gamma vacation
-0.009699 in [0.009418, 0.009985] (the services' rounding dominates). A second tail costs about half the first (its
-own span's lattices); the 0.99 quantile of the lognormal case about 30 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as
-a law with only a survival function, and seeded simulations (tests/test_wait_finite_vacation_laws.py). Other kinked
+services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it. Neither
+rests on a monotonicity of the finite queue in the vacation law (there is none in general: the state seen by
+arrivals changes too) but on the linearity of (F2) in the survival function (:class:`VacationRounding`).
+:class:`VacationBounds` forces the steps for a smooth law (tests compare the two). Measured (r = 129, load 0.55,
+geometric batches of mean 4, constant service 0.012, P(W > 0.5), float64, CPU of the whole command with the model's
+solve; docs/performance.md "A smooth vacation by quadrature"): lognormal vacation (mean 0.06, scv 2) 0.0434792515 (a
+bracket 1.3e-11 wide), 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.0434645, 0.0434943], 4.5 s), r = 200
+0.8 s, the 0.99 quantile 0.9 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
+0.04483]; gamma (shape 5/2) 0.007488944874, 0.7 s; at r = 300 0.007489040291911, the infinite room's transform
+inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.5 s, its 0.99
+quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
+tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
 uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
 reason; the moments work for every law.
@@ -274,7 +281,7 @@ import enum
 import functools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import mpmath
@@ -282,12 +289,13 @@ import numpy as np
 
 from ...symbolic import limits as _limits
 from ...symbolic.capabilities import Rule, declare
-from ...symbolic.errors import NumericalError
+from ...symbolic.errors import NumericalError, ParameterError
 from ...symbolic.models.vacation import Admission
 from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
+from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, digits_for, sum_count_sequences
 from .base import Trouble
@@ -908,7 +916,7 @@ class FiniteWait:
         def p0(ctx):
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
-            parts = self._safe_data(ctx)
+            parts = self._atom_parts(ctx)
             dctx = parts[0].ctx
             with dctx:
                 atom = self._excess(dctx, parts, None)
@@ -917,6 +925,19 @@ class FiniteWait:
                 return float(value) if ctx.is_float64 else +value
 
         return p0
+
+    #: P(W = 0) from the moments' data (item 5: the count sequences only as far as the rows reach; the same N(0) and
+    #: idle weight) where the transform's data are not needed otherwise: the bounds (F7)/(F9) of a vacation with no
+    #: exact pieces (a lognormal vacation's transform data take 10 s at r = 129, a quantile asks for the atom first)
+    rows_atom = False
+
+    def _atom_parts(self, ctx):
+        if self.rows_atom and type(self) is FiniteWait:
+            try:
+                return self._safe_data(ctx, moments=True)
+            except Trouble:
+                pass
+        return self._safe_data(ctx)
 
     def _excess(self, ctx, parts, z):
         """pi_0 Delta(s) of item 7 at the 1-d nodes z (None: the limit s -> oo, a number), in ``ctx``; 0 without a
@@ -1545,6 +1566,8 @@ def response_laws(model, wait=None) -> dict:
         setup, why_not = kinked_setup(model.service, model.vacation)
         make = kinked_tails
     w = wait_law_data(model) if wait is None else wait
+    if rounded is not None:  # (F7)/(F9): the atom from the data the sums use, not the transform's
+        w.rows_atom = True
     out = {}
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
@@ -1727,7 +1750,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     the rounded-up law's plus its rounding and row-cut bounds, both divided by the exact total N(W > -1); the value
     the Richardson extrapolation of the midpoints at h and 2 h clipped into the bracket; --digits D only when the
     bracket has D digits (the infinite room's :func:`~.vacation_wait.bound_tails`, whose note and limit these
-    mirror)."""
+    mirror). *A vacation with no exact pieces* (:class:`VacationRounding`): a smooth one by the quadrature (F9) in
+    both sums (with a service on its lattice g: N = span / g levels, one sum for both bounds, the bracket its error
+    estimate; the note says so, ``bracket.how``), a kinked one bounded by the steps (F7)."""
     from .vacation_wait import bracket_span, bracket_value, tail_at_zero
 
     service, vacation, pmfs, atoms, capped = setup
@@ -1752,6 +1777,18 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
+    from .vacation_wait import fraction_gcd
+
+    step = fraction_gcd([d for d, _ in atoms if d > 0]) if rounded and vacation.smooth and atoms else None
+
+    def on_lattice(cover, limit):
+        """(F9) with a service on the lattice g (a constant, a sample recorded to 1 ms): the levels N = cover / g
+        (at least 512) at which it rounds to itself, so that both bounds are one sum and no finer lattice helps; None
+        otherwise (or beyond the limit)."""
+        if step is None:
+            return None
+        n = Fraction(cover) / step
+        return max(int(n), min(512, limit)) if n.denominator == 1 and n <= limit else None
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
@@ -1781,8 +1818,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def side(pair, t, which):  # one certified bound of P(T > t) from a pair of sums (0 lower, 1 upper)
         sums = pair[which]
-        with FLOAT64, np.errstate(under="ignore"):
-            value = sums.bounds(t)[which] / sums.mass
+        memo = sums.__dict__.setdefault("_bounds", {})  # both sides of a pair that is one sum (F9) from one _sum
+        if t not in memo:
+            with FLOAT64, np.errstate(under="ignore"):
+                memo[t] = sums.bounds(t)
+        value = memo[t][which] / sums.mass
         return max(float(value), 0.0) if which == 0 else min(float(value), 1.0)
 
     def at(N, t):
@@ -1799,12 +1839,12 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
-        N = min(512, limit)
+        N = on_lattice(span[0], limit) or min(512, limit)
         prev = result = None
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
             prev = [at(N // 2, t) for t in positive] if N // 2 in store else None
-        elif span[0] in coarse and N < coarse[span[0]][0].M <= limit:  # the quantile guide's lattice (:func:`rough`):
+        elif span[0] in coarse and N <= coarse[span[0]][0].M <= limit:  # the quantile guide's (:func:`rough`):
             N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
             store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
@@ -1816,7 +1856,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     mid = mid + (mid - (prev[i][0] + prev[i][1]) / 2) / 3
                 est.append(min(max(mid, a), b))
             result = (got, est)
-            if all(b - a <= tol * a for a, b in got) or 2 * N > limit:
+            # one sum for both bounds (a service on its lattice with the quadrature (F9)): no finer lattice helps
+            if all(b - a <= tol * a for a, b in got) or 2 * N > limit or store[N][0] is store[N][1]:
                 final[0] = (N, tol)
                 break
             for key in [k for k in store if k < N]:  # only the finest two levels are reused
@@ -1839,8 +1880,16 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             if t <= 0:  # P(T > 0) = 1 - P(T = 0) (exact: the sojourn 1)
                 out.append(tail_at_zero(law.p_zero(kind), digits))
                 continue
+            a, b, _ = values[t]
+            if digits is not None and rounded and vacation.smooth and store[N][0] is store[N][1] and b - a > tol * a:
+                reached = math.log10(2 * b / (b - a))
+                raise ParameterError(
+                    f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
+                    f"survival pieces) comes from a float64 quadrature (F9) that reaches {reached:.1f} digits "
+                    f"({a:.6g} <= P <= {b:.6g}); ask for at most {int(reached)} digits or drop --digits")
             out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
-                (f"the vacation law {vacation.law} has no exact survival pieces (bounds (F7))",) if rounded else ())))
+                (f"the vacation law {vacation.law} has no exact survival pieces (" + (
+                    "quadrature (F9), float64" if vacation.smooth else "bounds (F7)") + ")",) if rounded else ())))
         return out, (None if digits is None else digits)
 
     def bracket(t):
@@ -1875,10 +1924,26 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return None
         cover = bracket_span(model, t, atoms)
         if cover not in coarse:
-            coarse[cover] = build(cover, max(_limits.current().lattice_levels // 8, 64))
+            limit = _limits.current().lattice_levels
+            coarse[cover] = build(cover, on_lattice(cover, limit) or max(limit // 8, 64))
         return (side(coarse[cover], t, 0) + side(coarse[cover], t, 1)) / 2
 
-    if rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
+    if rounded and vacation.smooth:  # (F9): the note says how the bounds were made
+        alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
+        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error "
+                "estimated from 12 and 24 nodes per cell")
+
+        def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
+            if alone or (levels in store and store[levels][0] is store[levels][1]):
+                return f"bounds: {quad}" + ("" if alone else f", the service times on a lattice of {levels} levels") + (
+                    "; the value is the quadrature's")
+            return (f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) and "
+                    f"{quad}; the value is an estimate inside them")
+
+        bracket.how = how
+        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + (
+            "" if alone or step is not None else " and the services' rounding")
+    elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
                            "the service times and the vacation's survival function")
     return run, bracket, rough, bound
@@ -1915,11 +1980,22 @@ def _step_grid(cv: float, h: float, reach: float):
     return np.array(out)
 
 
+class VacationBounds(enum.Enum):
+    """How :class:`VacationRounding` takes the vacation's survival function in the sums; tests force one to compare."""
+
+    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal), the steps (F7) for a kinked one (uniform)
+    AUTO = "auto"
+    #: the steps (F7) on the services' lattice: certified, first order in h
+    STEPS = "steps"
+
+
 @dataclass(frozen=True)
 class VacationRounding:
     """A vacation law with a float64 ``survival_many`` and a ``stop_loss`` but no exact survival pieces (gamma of
-    any shape, lognormal, uniform), bounded from below and above in the finite room's lattice sums (F7) of
-    :mod:`qderive.numeric.kernels.lattice_finite` (:meth:`pieces`).
+    any shape, lognormal, uniform), in the finite room's lattice sums of :mod:`qderive.numeric.kernels.lattice_finite`
+    (:meth:`pieces`): a law analytic on (0, oo) (:attr:`smooth`: gamma, lognormal) by the quadrature (F9) of
+    :mod:`qderive.numeric.kernels.vacation_quadrature` (its residual weights (F2) to about 1e-13, with an error
+    estimate), a kinked one (uniform; or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and above (F7).
 
     **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
     compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the
@@ -1951,6 +2027,23 @@ class VacationRounding:
     for a uniform or lognormal service (:func:`capped_rounding`)."""
 
     law: object
+    method: VacationBounds = VacationBounds.AUTO
+    #: the quadrature piece (F9) of a smooth law, kept for every lattice (its meshes per batch rate and rows)
+    _kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def smooth(self) -> bool:
+        """Whether the survival function is analytic on (0, oo) (gamma, lognormal: no kinks), so that the
+        quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps."""
+        return self.method is VacationBounds.AUTO and not self.law.survival_kinks()
+
+    def quadrature(self):
+        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9)."""
+        if "piece" not in self._kept:
+            law = self.law
+            self._kept["piece"] = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)),
+                                                     float(Fraction(law.moment(1))))
+        return self._kept["piece"]
 
     @staticmethod
     def covers(law) -> bool:
@@ -1965,7 +2058,12 @@ class VacationRounding:
 
     def pieces(self, h: Fraction, N: int, lam: float):
         """((down pieces), (up pieces), E (V - c_L)^+) of (F7) in float64 for the lattice h with N levels over the
-        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0)."""
+        services' span c = N h: each a tuple (LatticePiece, StepPieces) (no steps where P(V > c_v) = 0); a smooth law
+        (:attr:`smooth`): its quadrature piece (F9) on both sides, E (V - c_L)^+ = 0 (the quadrature bounds its
+        rest)."""
+        if self.smooth:
+            piece = (self.quadrature(),)
+            return piece, piece, 0.0
         law, hf = self.law, float(h)
         Nv = N
         for _ in range(STEP_EXTEND):  # the lattice extended (doubled) while the tail beyond it is heavy
@@ -2032,6 +2130,8 @@ def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N,
     vdown, vup, vcap = vacation.pieces(h, N, float(parts[0].lam))
     with np.errstate(under="ignore"):
         low = RoundedVacationSums(parts, down, h, N, vdown, extra, mass)
+        if vdown is vup and not cap and np.array_equal(down, up):  # (F9) and a service on the lattice: one sum
+            return low, low
         shift = up[0] == 0 and down[-1] == 0 and len(up) == len(down) and np.array_equal(up[1:], down[:-1])
         return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
 

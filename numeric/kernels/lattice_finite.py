@@ -110,6 +110,15 @@ step's weights are computed once per multiple instead of once per column. Remain
 sum_{K > top} R_K(d) = int_0^d P(Poisson(lambda x) > top) dx = d - sum_{K <= top} R_K(d) (sum_K R_K(d) = d), with
 its subtraction's rounding added.
 
+**A smooth vacation by quadrature** (F9) (gamma, lognormal: a survival function analytic on (0, oo); issue 28;
+:class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece`). The steps above are first order in h. For
+these laws omega_K(u_j) itself is integrated in the age x, where every column's integrand Pois(K; lambda x) S(x + u_j)
+is analytic on x > -u_j: piecewise Gauss-Legendre on one mesh per level of u (two orders, their difference the
+error estimate), every term positive (:mod:`~qderive.numeric.kernels.vacation_quadrature`). The piece's error,
+two-sided, joins the rounding bound; the rows beyond the last by E V - sum_{K <= top} omega_K(0). With a service on
+its lattice (a constant one) the lower and the upper sum are then one sum, and the bracket is the quadrature's error
+(about 1e-12 relative).
+
 **Errors.** Every operation is a product or a sum of positive numbers, except the logarithms and exponentials of
 the leads of (F3), whose arguments are sums of terms of total size L (their relative error is at most eps L):
 the rounding error of the tail is below 4 eps (L + rows + r + k + 10) of it (k series terms). Rows beyond the
@@ -322,10 +331,22 @@ def lattice_convolutions(ctx, b, count, M, negligible=0.0):
             if ctx.is_float64 and negligible:
                 got[got < negligible] = 0.0
             S[j, lo: lo + len(got)] = got
+    # P(S_j > M h) by positive sums, not 1 - sum (whose absolute error eps limited a tail of 1e-6 to 1e-9 relative):
+    # S_j = S_{j-1} + B, so P(S_j > M h) = P(S_{j-1} > M h) + sum_{i <= M} P(S_{j-1} = i h) P(B > (M - i) h)
+    L = len(b)
+    tail_b = ctx.zeros(M + 1)  # tail_b[M - i] = P(B > (M - i) h), reversed so that the sum is a dot product
+    running = ctx.num(0)  # P(B > k h) = sum_{m > k} b[m], from the top (positive sums of at most L terms)
+    for k in range(L - 2, -1, -1):
+        running = running + b[k + 1]
+        if k <= M:
+            tail_b[M - k] = running
     for j in range(1, count):
-        below = numpy.sum(S[j]) if ctx.is_float64 else ctx.fsum(list(S[j]))  # float64: pairwise, log2 M roundings
-        beyond[j] = max(ctx.num(1) - below, ctx.num(0))
-        slack[j] = float(ctx.eps) * (j * (len(nz) + 1) * 2 + math.log2(M + 1) + 4) + (M + 1) * negligible * j
+        step = numpy.dot(S[j - 1], tail_b) if ctx.is_float64 else ctx.fsum(list(S[j - 1] * tail_b))
+        beyond[j] = min(beyond[j - 1] + step, ctx.num(1))
+        # relative: the entries' roundings (those of S_{j-1}, the tails' sums of at most L terms, the dot product's),
+        # one addition per j; absolute: the entries set to 0 as negligible (their mass is in neither part)
+        rel = j * (len(nz) + 1) * 2 + L + 2 * math.log2(M + 1) + j + 4
+        slack[j] = float(ctx.eps) * rel * float(beyond[j]) + (M + 1) * negligible * j
     return S, beyond, slack, float(count * (len(nz) + 1))
 
 
@@ -561,7 +582,12 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     each, remainders, size, mean = [], [], 0.0, ctx.num(0)
     full = ctx.zeros(W.shape[1])
     for piece in pieces:
-        if isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
+        if getattr(piece, "quadrature", False):  # (F9): a smooth vacation by quadrature, its error per row
+            om, rest, err, sz = piece.profile(lam, W)
+            rem = (rest, ctx.matmul(err.reshape(1, top + 1), W)[0])  # the error of each level's weight
+            each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
+            full = full + each[-1]
+        elif isinstance(piece, StepPieces):  # (F7): the steps of a tail beyond a lattice, theta = 0
             om, rem, sz = step_profile(ctx, lam, piece, top)
             each.append(ctx.matmul(om.reshape(1, top + 1), W)[0])
             full = full + each[-1]
@@ -609,6 +635,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
     trunc, size = ctx.num(0), 0.0
     J = min(J0, columns, len(us))
     cut = min(J0, columns)
+    quadrature = 0.0  # (F9): the quadrature's error (two-sided), added to the rounding bound
     for p, (W, lam, pieces, (full, each, remainders, psize, mass, drop)) in enumerate(periods):
         top = W.shape[0] - 1
         size = max(size, psize + top + r)
@@ -619,6 +646,17 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
         if drop:
             trunc = trunc + drop * numpy.max(C[:r, 0])
         for i, piece in enumerate(pieces):
+            if getattr(piece, "quadrature", False):  # (F9): the columns u_j > 0 at the mesh's nodes, Z = W A once
+                reach = column
+                quadrature += float(ctx.dot(remainders[i][1], column))
+                if J:
+                    value, err, sz, more = piece.columns(ctx, lam, W, A, us, J)
+                    total, quadrature = total + value, quadrature + err
+                    size = max(size, psize + sz + r)
+                    reach = column + more
+                if mass:
+                    trunc = trunc + mass * remainders[i][0] * numpy.max(reach)
+                continue
             if isinstance(piece, StepPieces):  # (F7): every step at every column u_j > 0, the rows times columns once
                 reach = column
                 if J:
@@ -696,7 +734,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
                     reach = reach + ctx.matmul(A[:r, idx], ctx.exp(uu * (-theta)).reshape(len(idx), 1))[:, 0]
             if mass:
                 trunc = trunc + mass * remainders[i] * numpy.max(reach)
-    bound = 4 * ctx.eps * (size + 10) * total
+    bound = 4 * ctx.eps * (size + 10) * total + quadrature
     return total, bound, trunc
 
 

@@ -65,8 +65,9 @@ def _gamma_q_float64(law, xs):
                 c = numpy.full(len(x), 1 / tiny)
                 d = 1 / b
                 h = d.copy()
-                for i in range(1, 1000):
-                    an = -i * (i - a)
+                live = numpy.arange(len(x))  # a point stops at its own convergence (others' later steps would
+                for i in range(1, 1000):  # only add roundings to its h, and one of thousands fluctuating by 2 ulp
+                    an = -i * (i - a)  # kept every point iterating to the end and sent it to mpmath)
                     b = b + 2
                     d = an * d + b
                     d = numpy.where(numpy.abs(d) < tiny, tiny, d)
@@ -74,11 +75,13 @@ def _gamma_q_float64(law, xs):
                     c = numpy.where(numpy.abs(c) < tiny, tiny, c)
                     d = 1 / d
                     delta = d * c
-                    h = h * delta
-                    if numpy.all(numpy.abs(delta - 1) <= 4e-16):
+                    h[live] = h[live] * delta
+                    going = numpy.abs(delta - 1) > 4e-16
+                    if not going.any():
+                        live = live[:0]
                         break
-                else:
-                    bad[high[numpy.abs(delta - 1) > 4e-16]] = True
+                    live, b, c, d = live[going], b[going], c[going], d[going]
+                bad[high[live]] = True
                 out[high] = numpy.exp(a * numpy.log(x) - x - lg) * h
     if bad.any():
         import mpmath

@@ -1,0 +1,307 @@
+"""The residual weights (F2) of a smooth vacation law by piecewise Gauss-Legendre quadrature, with an error estimate.
+
+(F9) of the finite room's lattice sums (:mod:`qderive.numeric.kernels.lattice_finite`, issue 28): a vacation law with
+a smooth survival function S and no exact pieces (gamma of any shape, lognormal) enters the sums (F1)/(F5) only
+through the residual weights of the vacation periods,
+
+    omega_K(u) = int_0^oo Pois(K; lambda x) S(x + u) dx,   Pois(K; z) = z^K / K! e^{-z},                  (F2)
+
+at the columns' offsets u_j = t - j h > 0 (h the services' lattice step; a constant service D: h = D) and at u = 0.
+The bounds (F7) take S by steps on the lattice (first order in h). Here the integral is taken in the age x itself:
+for every column the integrand x -> Pois(K; lambda x) S(x + u_j) is analytic on x > -u_j (S is analytic on
+(0, oo) for these laws; its only singularity, a branch point x^a of a gamma law of shape a < 1 or the lognormal's
+essential one, lies at x = -u_j <= 0), so *one* mesh of x serves every column and every row K, and the nodes' Poisson
+weights are formed once: with the rows times the columns Z = W A (rows K x columns j, :func:`quadrature_columns`),
+
+    sum_K sum_j Z[K, j] omega_K(u_j) = sum_i w_i sum_j S(x_i + u_j) Y[i, j],   Y = P Z,  P[i, K] = Pois(K; lambda x_i),
+
+O(nodes (rows + 1) columns) per tail point, every term positive.
+
+**The mesh** (:func:`adapt_mesh`, once per period's batch rate and rows) is refined by bisection from the cells
+[0, 1 / lambda], [2^k / lambda, 2^{k+1} / lambda] up to X, each cell carrying Gauss-Legendre rules of ORDERS = (12, 24)
+nodes, until on every cell the two orders agree, for the weighted sum sum_K z_K int Pois(K; lambda x) S(x + u) dx
+(z_K the rows' masses), within REL_CELL of the cell's own share (or ABS_CELL of the whole). Bisection grades the
+cells toward x = 0 where a singularity is near (a cell [a, 2 a] lies a from x = 0: the point -3 of the
+reference interval, Bernstein ellipse parameter 3 + 2 sqrt 2 = 5.8, Gauss-Legendre error about 5.8^{-2n}), and
+leaves them about sqrt(x / lambda) wide where the Poisson weights of the large rows dominate (the width of
+Pois(K; lambda x) in x). The columns take the mesh of their *level* (:func:`column_level`): a column with
+u >= 2^l / lambda uses the mesh adapted at u = 2^l / lambda, graded toward 0 only as far as that distance needs
+(the mesh at u = 0, for the columns of customers surely waiting longer than t, grades down to EPSILON; for a gamma
+law of shape 1/2 most of its nodes lie below 1e-3 / lambda and serve no other column). The cell [0, epsilon] at 0
+(epsilon = EPSILON min(1 / lambda, E V), where bisection stops) is left out with its bound: its integrand lies in
+[0, S(u)] (Pois <= 1), so it adds at most epsilon S(u_j) per unit of Z[., j]. Beyond X (the least 2^k / lambda
+with P(Poisson(lambda X) <= top) S(X + u) below 1e-18 E V) the rest is bounded by S(X + u) int_X^oo Pois(K;
+lambda x) dx = S(X + u) P(Poisson(lambda X) <= K) / lambda (S decreases).
+
+**The error** of a tail point (:func:`quadrature_columns`): sum over the cells and columns of the two orders'
+difference |Q_12 - Q_24| (the value is the higher order's: where Gauss-Legendre converges geometrically the
+difference bounds the error of the lower order and the higher one is far closer, the infinite room's convention,
+``engines.vacation_wait``), plus the two bounds above, plus the survival function's own float64 error
+(``survival_many``: about 1e-14 relative, SURVIVAL_ERROR of each positive term). The row remainder
+sum_{K > top} omega_K(0) (incomplete rows) is E V - sum_{K <= top} omega_K(0) (sum_K Pois(K; lambda x) = 1, so
+sum_K omega_K(0) = int_0^oo S = E V) plus the quadrature's error and the subtraction's rounding.
+
+**Measured** (tests/test_vacation_quadrature.py): the weights against mpmath's quadrature of (F2) at 20 digits
+within 1e-14 relative for gamma laws of shape 1/2 and 5/2 and a lognormal of scv 2 (the estimate above them); the
+finite room's tails with an Erlang-2 vacation taken as a law with only a survival function within 4e-15 of its exact
+sums (F4), down to P(W > t) = 4e-12; a gamma vacation (shape 5/2) at r = 300 within 3e-15 of the infinite room's
+transform inversion at 15 digits. Cost (r = 129, load 0.55, lognormal vacation): about 10^3 nodes per mesh, the
+first tail 0.7 s of CPU with the model's solve from the command line, the 0.99 quantile 0.9 s (docs/performance.md).
+
+A plain module (kernels import numpy, math and each other only): the survival function is the law's float64
+``survival_many``, passed in as a callable. float64 only: ``--digits D`` is answered where the error estimate has D
+digits (about 10) and refused beyond.
+"""
+
+import math
+
+import numpy
+
+#: Gauss-Legendre orders per cell: the value is the second's, their difference the error estimate
+ORDERS = (12, 24)
+#: a cell is accepted when its two orders agree within REL_CELL of its share or ABS_CELL of the whole integral
+REL_CELL = 1e-13
+ABS_CELL = 1e-17
+#: the cell at x = 0 left out below EPSILON min(1 / lambda, E V) (bounded instead)
+EPSILON = 1e-15
+#: at most this many cells (a law whose quadrature does not settle keeps the error it has: the bracket shows it)
+MAX_CELLS = 4096
+#: the levels of the columns' meshes (:func:`column_level`): u from 2^-30 / lambda up to 2^4 / lambda
+LEVEL_LOW, LEVEL_HIGH = -30, 4
+#: relative float64 error of the law's ``survival_many`` (a few ulp for erfc and the incomplete gamma function)
+SURVIVAL_ERROR = 1e-13
+
+_RULES = {}
+
+
+def _rule(n):
+    """Gauss-Legendre nodes and weights on [-1, 1] (numpy's)."""
+    if n not in _RULES:
+        _RULES[n] = numpy.polynomial.legendre.leggauss(n)
+    return _RULES[n]
+
+
+def poisson_rows(lam, xs, top, size=False):
+    """P[i, K] = Pois(K; lambda x_i) = (lambda x_i)^K / K! e^{-lambda x_i} for the points x_i > 0 of ``xs`` and
+    K = 0..top, from their logarithms (no overflow or underflow of the factors; the relative error of an entry is
+    about eps (K |log(lambda x)| + lambda x + log K! + 3), the exponent's rounding). ``size``: also that count's
+    largest value over the entries above e^-60 (a smaller entry's error is below 1e-26 e^-60 of anything the sums
+    hold: it is taken into the rounding bound's constant)."""
+    xs = numpy.asarray(xs, dtype=float)
+    ks = numpy.arange(top + 1, dtype=float)
+    log_fact = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, top + 1, dtype=float)))])
+    z = lam * xs
+    lz = numpy.log(z)
+    lead = lz[:, None] * ks[None, :] - z[:, None] - log_fact[None, :]
+    if not size:
+        return numpy.exp(lead)
+    count = numpy.abs(lz)[:, None] * ks[None, :] + z[:, None] + log_fact[None, :] + 3
+    return numpy.exp(lead), float(numpy.max(count[lead >= -60], initial=3.0))
+
+
+def poisson_cdf(z, top):
+    """P(Poisson(z) <= K), K = 0..top (positive cumulative sums of the pmf)."""
+    return numpy.minimum(numpy.cumsum(poisson_rows(1.0, [z], top)[0]), 1.0) if z > 0 else numpy.ones(top + 1)
+
+
+class QuadratureMesh:
+    """The cells [a_c, b_c] of x and, per order of ORDERS, the nodes (cells x n, flattened) and P[i, K] w_i (the
+    Poisson weights times the Gauss-Legendre weights) for one batch rate and rows 0..top. A plain class."""
+
+    __slots__ = ("edges", "lam", "top", "X", "epsilon", "nodes", "weights", "beyond", "size")
+
+    def __init__(self, edges, lam, top, epsilon):
+        self.edges = numpy.asarray(edges, dtype=float)
+        self.lam, self.top, self.epsilon = lam, top, epsilon
+        self.X = float(self.edges[-1])
+        a, b = self.edges[:-1], self.edges[1:]
+        self.nodes, self.weights, self.size = [], [], 0.0
+        for n in ORDERS:
+            t, w = _rule(n)
+            x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
+            self.nodes.append(x.reshape(-1))
+            P, count = poisson_rows(lam, x.reshape(-1), top, size=True)
+            self.weights.append(P * (((b - a)[:, None] * w[None, :]) / 2).reshape(-1, 1))
+            self.size = max(self.size, count)
+        #: int_X^oo Pois(K; lambda x) dx = P(Poisson(lambda X) <= K) / lambda
+        self.beyond = poisson_cdf(lam * self.X, top) / lam
+
+    @property
+    def cells(self):
+        return len(self.edges) - 1
+
+
+def _cell_values(lam, top, a, b, survival, u=0.0):
+    """Per order: Q[c, K] = the rule's int_{a_c}^{b_c} Pois(K; lambda x) S(x + u) dx on the cells (a, b)."""
+    out = []
+    for n in ORDERS:
+        t, w = _rule(n)
+        x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
+        P = poisson_rows(lam, x.reshape(-1), top).reshape(len(a), n, top + 1)
+        S = numpy.asarray(survival(x.reshape(-1) + u), dtype=float).reshape(len(a), n)
+        out.append(numpy.einsum("cnk,cn,n->ck", P, S, w) * ((b - a) / 2)[:, None])
+    return out
+
+
+def upper_end(lam, top, survival, mean, u=0.0):
+    """X = 2^k / lambda, the least with P(Poisson(lambda X) <= top) S(X + u) <= 1e-18 E V (or S(X + u) = 0)."""
+    X = 1.0 / lam
+    for _ in range(200):
+        s = float(survival(numpy.array([X + u]))[0])
+        if s <= 0 or poisson_cdf(lam * X, top)[top] * s / lam <= 1e-18 * mean:
+            return X
+        X *= 2
+    return X
+
+
+def adapt_mesh(lam, top, z, survival, mean, u=0.0):
+    """The :class:`QuadratureMesh` for the batch rate ``lam``, rows 0..top with masses ``z`` (>= 0, the weights of
+    the acceptance test) and the survival function ``survival`` (float64 arrays) of a law of mean ``mean``: cells
+    bisected until the two orders agree (module docstring) for the integrand Pois(K; lambda x) S(x + u)."""
+    z = numpy.asarray(z, dtype=float)
+    X = upper_end(lam, top, survival, mean, u)
+    epsilon = EPSILON * min(1.0 / lam, mean)
+    edges = [0.0]
+    e = 1.0 / lam
+    while e < X:
+        edges.append(e)
+        e *= 2
+    edges.append(X)
+    todo = list(zip(edges[:-1], edges[1:]))
+    done = []
+    whole = None
+    while todo:
+        a = numpy.array([c[0] for c in todo])
+        b = numpy.array([c[1] for c in todo])
+        q1, q2 = _cell_values(lam, top, a, b, survival, u)
+        share = q2 @ z
+        diff = numpy.abs(q1 - q2) @ z
+        if whole is None:
+            whole = float(numpy.sum(share))
+        nxt = []
+        for i, (lo, hi) in enumerate(todo):
+            ok = diff[i] <= REL_CELL * share[i] or diff[i] <= ABS_CELL * whole
+            if ok or len(done) + len(nxt) + len(todo) >= MAX_CELLS:
+                done.append((lo, hi))
+            elif lo == 0 and hi <= 2 * epsilon:  # the cell at 0: left out, bounded (module docstring)
+                done.append((hi, hi))
+            else:
+                mid = (lo + hi) / 2
+                nxt += [(lo, mid), (mid, hi)]
+        todo = nxt
+    done = sorted(c for c in done if c[1] > c[0])
+    start = done[0][0]
+    cut = [start] + [c[1] for c in done]
+    return QuadratureMesh(cut, lam, top, start)
+
+
+class QuadraturePiece:
+    """A vacation's survival function integrated by the quadrature of this module in the sums (F1)/(F5):
+    ``survival`` the law's float64 ``survival_many`` (a callable on arrays), ``mean`` E V (a float); the meshes are
+    kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
+
+    __slots__ = ("survival", "mean", "meshes")
+    #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
+    #: ships that kernel without this one)
+    quadrature = True
+
+    def __init__(self, survival, mean):
+        self.survival = survival
+        self.mean = float(mean)
+        self.meshes = {}
+
+    def mesh(self, lam, W, level=None):
+        """The mesh for the batch rate ``lam``, the rows ``W`` (K x levels; masses z_K its row sums) and the columns
+        u >= 2^level / lambda (None: u = 0), adapted at u = 2^level / lambda (:func:`column_level`)."""
+        key = (float(lam), W.shape[0], level)
+        if key not in self.meshes:
+            z = numpy.asarray(W, dtype=float).sum(axis=1)
+            if not z.any():
+                z = numpy.ones(W.shape[0])
+            u = 0.0 if level is None else 2.0**level / float(lam)
+            self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u)
+        return self.meshes[key]
+
+
+    def profile(self, lam, W):
+        """:func:`quadrature_profile` of this piece."""
+        return quadrature_profile(self, lam, W)
+
+    def columns(self, ctx, lam, W, A, us, J):
+        """:func:`quadrature_columns` of this piece."""
+        return quadrature_columns(ctx, lam, self, W, A, us, J)
+
+
+def column_level(lam, us):
+    """The mesh level of each column u > 0: floor(log2(lambda u)) within [LEVEL_LOW, LEVEL_HIGH] (LEVEL_LOW also for
+    a smaller u): the singularity x = -u lies at least 2^level / lambda from the cells, so a column takes the mesh
+    adapted at u = 2^level / lambda, graded toward 0 only down to about that distance (the mesh at u = 0 grades to
+    EPSILON: 1800 of its 2500 nodes for a gamma law of shape 1/2 serve only the columns near u = 0)."""
+    with numpy.errstate(divide="ignore"):
+        got = numpy.floor(numpy.log2(lam * numpy.asarray(us, dtype=float)))
+    return numpy.clip(got, LEVEL_LOW, LEVEL_HIGH).astype(int)
+
+
+def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`quadrature_columns`
+    """(value, error) of sum_K sum_j Z[K, j] omega_K(u_j) (module docstring), Z rows x columns, ``us`` >= 0."""
+    us = numpy.asarray(us, dtype=float)
+    J = len(us)
+    parts = []
+    for x, PW in zip(mesh.nodes, mesh.weights):
+        Y = PW @ Z  # nodes x columns
+        S = numpy.asarray(piece.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float).reshape(len(x), J)
+        parts.append((Y * S).reshape(mesh.cells, -1, J).sum(axis=1))  # cells x columns
+    value = float(numpy.sum(parts[1]))
+    error = float(numpy.sum(numpy.abs(parts[1] - parts[0])))
+    mass = Z.sum(axis=0)  # sum_K Z[K, j]
+    s_u = numpy.asarray(piece.survival(us), dtype=float)
+    s_X = numpy.asarray(piece.survival(us + mesh.X), dtype=float)
+    error += mesh.epsilon * float(s_u @ mass)  # the cell [0, epsilon]
+    error += float(s_X @ (mesh.beyond @ Z))  # beyond X
+    error += SURVIVAL_ERROR * value
+    return value, error
+
+
+def quadrature_profile(piece, lam, W):
+    """(omega, remainder, error, size) at u = 0 for the rows ``W`` (K x levels): omega_K(0), K = 0..top, the
+    remainder bound of the rows beyond (module docstring), the error vector over K (the two orders' difference per
+    row plus the cell at 0, X and the survival function's error) and the rounding count."""
+    mesh = piece.mesh(lam, W)
+    top = W.shape[0] - 1
+    q = []
+    for x, PW in zip(mesh.nodes, mesh.weights):
+        S = numpy.asarray(piece.survival(x), dtype=float)
+        q.append((PW * S[:, None]).reshape(mesh.cells, -1, top + 1).sum(axis=1))  # cells x K
+    omega = q[1].sum(axis=0)
+    error = numpy.abs(q[1] - q[0]).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
+        piece.survival(numpy.array([mesh.X]))[0]) + SURVIVAL_ERROR * omega
+    size = _size(mesh)
+    rest = max(piece.mean - float(numpy.sum(omega)), 0.0) + float(numpy.sum(error)) + 4 * 2.2e-16 * size * piece.mean
+    return omega, rest, error, size
+
+
+def _size(mesh):
+    """The rounding count of a weight: the logarithms of the Poisson weights and the positive sums over the nodes."""
+    return mesh.size + math.log2(len(mesh.nodes[1]) + 1) + 8
+
+
+def quadrature_columns(ctx, lam, piece, W, A, us, J):
+    """(sum_K sum_n W[K, n] sum_{j < J} A[n, j] omega_K(u_j), its error, size, per-level reach) for the columns
+    j < J of (F1)/(F5) with u_j = ``us``[j] > 0 (float64): the rows times the columns Z = W A once (the columns with
+    no admitted customer dropped), then :func:`_evaluate`; reach[n] = sum_{j < J} A[n, j] bounds the columns' share of
+    a row beyond the last (omega_K(u) <= omega_K(0))."""
+    r = A.shape[0] - 1
+    cols = A[:r, :J]
+    keep = numpy.flatnonzero(cols.any(axis=0))
+    if not len(keep):
+        return 0.0, 0.0, _size(piece.mesh(lam, W)), cols.sum(axis=1)
+    Z = ctx.matmul(W[:, :r], cols[:, keep])
+    u = numpy.asarray(us[:J], dtype=float)[keep]
+    levels = column_level(float(lam), u)
+    value = error = size = 0.0
+    for level in numpy.unique(levels):  # the columns of one level on their mesh
+        mesh = piece.mesh(lam, W, int(level))
+        sel = levels == level
+        v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
+        value, error, size = value + v, error + e, max(size, _size(mesh))
+    return value, error, size + r + J, cols.sum(axis=1)
