@@ -468,19 +468,31 @@ def test_a_long_machine_expansion_is_broken_into_rows_that_fit():
 
 
 @pytest.mark.slow  # 10-12 s: derives the third moments; the loop runs the sibling above on (W2)
-def test_long_results_are_broken_into_rows_that_fit():
+def test_long_results_are_broken_into_rows_that_fit(monkeypatch):
     """The third moment of the wait of vacation-infinite as derived (a machine expansion; the export prints its
     structured paper form, test_wait_moment_structure.py) is broken at the top-level + of its numerator; every row
     fits the width of a default article's text block; the display is one numbered equation (a split) with its
-    label."""
+    label.
+
+    The rows and the width check both need the presented right-hand side (its partial fractions take most of the
+    test's time): it is computed once, by the export's own :func:`present`, and the rows read that value."""
     import dataclasses
 
+    from qderive.derivations.export import printing
     from qderive.derivations.vacation_infinite import derivation
 
+    presented = {}
+
+    def present_once(expr, notation=()):
+        if (expr, notation) not in presented:
+            presented[expr, notation] = present(expr, notation)
+        return presented[expr, notation]
+
+    monkeypatch.setattr(printing, "present", present_once)  # what rows() calls, looked up at each call
     d = derivation(wait_moments=3)
     step = dataclasses.replace(d.step("(W3)"), paper=None)
     rws = rows(step.relation, L.WIDTH, d.notation)
-    assert tex_width(latex(present(step.relation.rhs, d.notation))) > L.WIDTH and len(rws) >= 2
+    assert tex_width(latex(present_once(step.relation.rhs, d.notation))) > L.WIDTH and len(rws) >= 2
     assert all(tex_width(right) + (tex_width(left) + 3 if left else 2) <= L.WIDTH + 2 for left, _, right in rws)
     block = L.display(step, d.notation, prefix="vi")
     assert block.startswith("\\begin{equation}\\label{vi:W3}\n\\begin{split}") and "\\tag" not in block
