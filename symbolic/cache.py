@@ -162,9 +162,11 @@ def _write_private(path: Path, data: bytes) -> None:
             pass
 
 
-#: seconds a process waits for another one deriving the same entry before deriving it itself (a cold derivation
-#: takes seconds to a minute; a lock never held that long by a live process is a bug worked around, not a hang)
-LOCK_WAIT = 600.0
+#: seconds a process waits for another one deriving the same entry before deriving it itself: the longest cold
+#: derivation measured takes 7 s of CPU (the fourth wait moments), a minute on a loaded machine; past that the
+#: wait costs at most what deriving it again would (and a lock held by mistake, say by a forked process that
+#: inherited it, delays by this much, never hangs)
+LOCK_WAIT = 120.0
 
 
 @contextlib.contextmanager
