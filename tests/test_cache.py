@@ -4,11 +4,13 @@ with the cache on and off."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import stat
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -116,6 +118,54 @@ def test_writes_leave_no_temporary_file(private_dir):
     # __pycache__: the bytecode Python writes when it imports the cached module (unless PYTHONDONTWRITEBYTECODE is
     # set), not a file of the cache; a temporary file would start with "."
     assert sorted(p.name[0] for p in cache.cache_dir().iterdir() if p.name != "__pycache__") == ["m", "r"]
+
+
+def _derive_in_a_child(barrier, log, key):
+    """A forked worker: wait for the other, then ask the cache for ``key``, whose derivation takes 0.4 s and
+    leaves a line in ``log``; write the result."""
+    barrier.wait(timeout=30)
+
+    def derive():
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        time.sleep(0.4)
+        return {"derived by": os.getpid()}
+
+    result = cache.cached(key, derive)
+    with open(f"{log}.{os.getpid()}", "w") as fh:
+        fh.write(repr(result))
+    os._exit(0)
+
+
+def test_two_processes_started_cold_derive_an_entry_once(private_dir, tmp_path):
+    """Two processes (two test workers) that miss the same entry at the same moment: one derives it, the other
+    waits for its lock and loads what it wrote (without the lock both derived it, each 0.4 s here, and a minute
+    for a cold symbolic derivation). The lock file is gone afterwards."""
+    ctx = multiprocessing.get_context("fork")
+    barrier, log = ctx.Barrier(2), tmp_path / "derivations"
+    children = [ctx.Process(target=_derive_in_a_child, args=(barrier, str(log), "shared key")) for _ in range(2)]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+        assert child.exitcode == 0
+    derivers = log.read_text().split()
+    assert len(derivers) == 1  # derived once
+    results = {(tmp_path / f"derivations.{child.pid}").read_text() for child in children}
+    assert results == {repr({"derived by": int(derivers[0])})}  # the other process loaded the same entry
+    assert not [p.name for p in cache.cache_dir().iterdir() if p.name.endswith(".lock")]
+
+
+def test_a_lock_held_too_long_is_not_waited_for_forever(private_dir, monkeypatch):
+    """A lock that stays held (a stuck process) costs at most LOCK_WAIT: then the process derives the entry
+    itself, as without a lock."""
+    monkeypatch.setattr(cache, "LOCK_WAIT", 0.2)
+    path = cache.cache_dir() / f"r_{cache._safe_name('k')}.pkl"
+    with cache._entry_lock(path):  # another open file description: its flock conflicts, as another process's
+        start = time.monotonic()
+        assert cache.cached("k", lambda: 42) == 42
+        assert 0.2 <= time.monotonic() - start < 5
+    assert cache.cached("k", lambda: 0) == 42  # written
 
 
 def test_off_disables_the_cache(monkeypatch):
