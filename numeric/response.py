@@ -638,8 +638,8 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
             if root is not None:
                 out.append(root)
                 continue
-            notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {q}; recomputed with "
-                         "mpmath to 15 digits and rounded to float64")
+            notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {_shown(Fraction(q))}; "
+                         "recomputed with mpmath to 15 digits and rounded to float64")
             guess = _float64_guess(law, float(1 - q), float(mean))
             out.append(_to_float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15, guess)[0]))
             continue

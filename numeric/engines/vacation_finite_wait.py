@@ -944,7 +944,7 @@ class FiniteWait:
         def p0(ctx):
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
-            heavy = numeric_transform(self.model.service) or numeric_transform(self.model.vacation)
+            heavy = any(numeric_transform(getattr(self.model, f, None)) for f in ("service", "vacation"))
             parts = self._safe_data(ctx, moments=heavy, what="P(W = 0)")
             dctx = parts[0].ctx
             with dctx:
