@@ -585,9 +585,9 @@ def _refuse_wide_bracket(law: ResponseLaw, t: Fraction, digits: int, level: Frac
     reached = math.log10(2 * hi / (hi - lo)) if hi > lo else math.inf
     raise ParameterError(f"--digits {digits}: the quantile at {float(1 - level):.6g} needs the tails to {digits + 5} "
                          f"digits, and the certified lattice bounds of P({law.name} > {float(t):.6g}) reach "
-                         f"{reached:.1f} ({lo:.6g} <= P <= {hi:.6g} with {levels} levels, the limit lattice-levels): no "
-                         "D-digit algorithm covers this law (drop --digits for the estimate inside the bounds, or "
-                         "raise --limit lattice-levels=...)")
+                         f"{reached:.1f} ({lo:.6g} <= P <= {hi:.6g} with {levels} levels, the limit "
+                         "lattice-levels): no D-digit algorithm covers this law (drop --digits for the estimate inside "
+                         "the bounds, or raise --limit lattice-levels=...)")
 
 
 def _to_float(x):

@@ -175,7 +175,8 @@ MP_NODE_TERM = 125
 
 
 def _quadrature_rule(ctx, floor):
-    """(digits, tolerance, edge) of :func:`_quadrature_sequences` in ``ctx`` with the ``floor`` (None: the rule's own)."""
+    """(digits, tolerance, edge) of :func:`_quadrature_sequences` in ``ctx`` with the ``floor`` (None: the rule's
+    own)."""
     dps = 17 if ctx.is_float64 else ctx.dps
     tol = 1e-13 if ctx.is_float64 else mpmath.mpf(10) ** (-dps + 3)
     # the rule is truncated where the Gaussian weight is below 10^-(dps+10) (the nodes of ``quadrature(dps + 5)``):
@@ -203,12 +204,13 @@ def check_count_work(count: C.CountLaw, ctx, order: int, lengths, negligible, mo
     (the median of a Poisson law of integer mean m is m), so P(K > n) >= P(B > (n + 1) / lambda) / 2 (the law's
     :meth:`survival`), and by Jensen's inequality E (K - n - 1)^+ >= lambda E (B - (n + 1) / lambda)^+ (its
     :meth:`stop_loss`) against E (K - 1)^+ <= lambda E B; a length where either exceeds 10 times ``negligible`` (the
-    second relative to lambda E B) is passed (the caller's first two residual moments are not yet negligible). The work of each length: the
-    nodes of the deepest level reached so far (at least level 1: each level is compared with the one before, and
-    level 1 holds level 0's nodes) times n + 2 terms (:data:`MP_NODE_TERM` each in mpmath); before any is made a
-    lower bound (measured 19 to 65 times below the work spent), after the first lengths an estimate from their
-    level. A 20-digit quantile of a lognormal service (scv 2) in the finite room asked for n near 2 x 10^6 and was
-    refused by the limit after 72 s of CPU; now at once."""
+    second relative to lambda E B) is passed (the caller's first two residual moments are not yet negligible). The
+    work of each length: the nodes of the deepest level reached so far (at least level 1: each level is compared
+    with the one before, and level 1 holds level 0's nodes) times n + 2 terms (:data:`MP_NODE_TERM` each in mpmath);
+    before any is made a lower bound (measured 19 to 65 times below the work spent), after the first lengths an
+    estimate from their level. The finite room's transform data at 62 digits for a lognormal service of scv 2 (what
+    the atom of its 20-digit quantile asked for) need n near 2 x 10^6: refused by the limit after 72 s of CPU, now
+    in 0.01 s."""
     if not isinstance(count, C.QuadratureCount):
         return
     lam = mpmath.mpf(count.lam.numerator) / count.lam.denominator
