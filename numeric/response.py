@@ -55,6 +55,7 @@ alternating sum that cancels): that point is recomputed at 15 digits, with a not
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -78,7 +79,7 @@ from .kernels.tails import (
 )
 
 __all__ = ["ResponseLaw", "ResponseRequest", "tails", "law_float64_tails", "quantiles", "moments", "noted_moments",
-           "evaluate_response", "escalation_note", "KINDS", "OPTIONS"]
+           "evaluate_response", "escalation_note", "atom", "KINDS", "OPTIONS"]
 
 #: the two times of a response law, in the order of the measures
 KINDS = ("wait", "sojourn")
@@ -299,28 +300,27 @@ def tails(law: ResponseLaw, ts, digits: int | None, option: str = "wait_tail"):
     if law.tails is not None:
         return _supplied_tails(law, ts, digits, option)
     positive = [t for t in ts if t > 0]
-    notes: list = []
     check = FLOAT64 if digits is None else mp_context(digits + 10)
     with check:
-        if law.p_zero(check) == 1:  # T = 0 surely (a finite room of 0 places): every tail is 0, exactly
+        p0, notes = atom(law, check, option)
+        if p0 == 1:  # T = 0 surely (a finite room of 0 places): every tail is 0, exactly
             zero = 0.0 if digits is None else mpmath.mpf(0)
             return [zero for _ in ts], (None if digits is None else math.inf), None, notes
+    if len(positive) == len(ts):  # the atom only decided the case above: its note is not the values'
+        notes = []
     if digits is None:
         values, why = law_float64_tails(law, positive) if positive else ([], None)
         if why is None:
             got = dict(zip(positive, values))
-            p0 = float(law.p_zero(FLOAT64))
-            return [got[t] if t > 0 else 1.0 - p0 for t in ts], None, None, notes
-        notes.append(escalation_note(option, why))
+            return [got[t] if t > 0 else 1.0 - float(p0) for t in ts], None, None, notes
+        notes = [escalation_note(option, why)]
         mp_values, confirmed, working = _mp_tails(law, positive, 15)
         got = dict(zip(positive, mp_values))
         p0 = float(law.p_zero(mp_context(30)))
         return [_to_float(got[t]) if t > 0 else 1.0 - p0 for t in ts], None, None, notes
     mp_values, confirmed, working = _mp_tails(law, positive, digits) if positive else ([], math.inf, None)
     got = dict(zip(positive, mp_values))
-    ctx = mp_context(digits + 10)
-    with ctx:
-        p0 = law.p_zero(ctx)
+    with check:
         return [got[t] if t > 0 else 1 - p0 for t in ts], confirmed, working, notes
 
 
@@ -558,6 +558,8 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
             near = _near_root(g, guess, float)
         lo, hi, glo, ghi = near or _bracket(g, mean if mean > 0 else 1.0, math.log(4.0), math.exp, math.log)
         return math.exp(_illinois(g, lo, hi, glo, ghi, 1e-13))
+    if law.bracket is not None and guess is not None:  # its tails need D + 5 digits of the bounds (guess: log t)
+        _refuse_wide_bracket(law, Fraction(math.exp(guess)), digits, level)
     ctx = mp_context(digits + 10)
     with ctx:
         lev = ctx.num(level)
@@ -575,10 +577,26 @@ def _supplied_quantile(law: ResponseLaw, level: Fraction, mean, digits: int | No
         return +mpmath.exp(_illinois(g, lo, hi, glo, ghi, mpmath.mpf(10) ** (-(digits + 4)), close=True))
 
 
+def _refuse_wide_bracket(law: ResponseLaw, t: Fraction, digits: int, level: Fraction):
+    """The refusal of a D-digit quantile of a law with certified bounds (``bracket``) where the bounds at its float64
+    root ``t``, on the finest lattice the limit allows, are wider than the D + 5 digits its search asks of the tails
+    (before the search, which would stop at its first tail with the same lattices; the refusal names the user's D)."""
+    lo, hi, levels = law.bracket(t)
+    if hi - lo <= mpmath.mpf(10) ** -(digits + 5) * lo:
+        return
+    reached = math.log10(2 * hi / (hi - lo)) if hi > lo else math.inf
+    raise ParameterError(f"--digits {digits}: the quantile at {float(1 - level):.6g} needs the tails to {digits + 5} "
+                         f"digits, and the certified lattice bounds of P({law.name} > {float(t):.6g}) reach "
+                         f"{reached:.1f} ({lo:.6g} <= P <= {hi:.6g} with {levels} levels, the limit "
+                         "lattice-levels): no D-digit algorithm covers this law (drop --digits for the estimate inside "
+                         "the bounds, or raise --limit lattice-levels=...)")
+
+
 def _to_float(x):
-    """An mpf as a float; a value below the double range stays an mpf (printed as a decimal string)."""
+    """An mpf as a float; a value below the double range, or among its subnormal numbers (fewer than 16 digits), stays
+    an mpf (printed as a decimal string)."""
     f = float(x)
-    return f if f != 0 or x == 0 else x
+    return f if abs(f) >= sys.float_info.min or x == 0 else x
 
 
 # -- quantiles ------------------------------------------------------------------------------------------
@@ -594,14 +612,14 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
     """
     _refuse_kinks(law, option)
     out, notes, confirmed = [], [], math.inf
-    # the atom P(T = 0): float64 for float64 results (the mpmath data of a finite room cost seconds to minutes),
-    # at 25 digits only for a level within 1e-9 of it, where float64 cannot decide
-    ctx = FLOAT64 if digits is None else mp_context(digits + 10)
-    with ctx:
-        p0 = law.p_zero(ctx)
+    # the atom P(T = 0) only decides which levels it reaches (their quantile is exactly 0): float64 (the mpmath data
+    # of a finite room cost seconds to minutes), at 25 digits (D + 10 for --digits D) only for a level within 1e-9
+    # of it, where float64 cannot decide
+    ctx = FLOAT64
+    p0, notes = atom(law, ctx, option)  # every level is compared with it: its note stays
     for q in qs:
-        if digits is None and abs(float(p0) - float(q)) <= 1e-9:
-            ctx = mp_context(25)
+        if ctx.is_float64 and abs(float(p0) - float(q)) <= 1e-9:
+            ctx = mp_context(max(25, (digits or 0) + 10))
             with ctx:
                 p0 = law.p_zero(ctx)
         with ctx:
@@ -622,10 +640,10 @@ def quantiles(law: ResponseLaw, qs, digits: int | None, mean, option: str = "wai
             if root is not None:
                 out.append(root)
                 continue
-            notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {q}; recomputed with "
-                         "mpmath to 15 digits and rounded to float64")
+            notes.append(f"{option}: the float64 inversion lost its accuracy near the quantile {_shown(Fraction(q))}; "
+                         "recomputed with mpmath to 15 digits and rounded to float64")
             guess = _float64_guess(law, float(1 - q), float(mean))
-            out.append(float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15, guess)[0]))
+            out.append(_to_float(_mp_quantile(law, Fraction(1) - Fraction(q), mean, 15, guess)[0]))
             continue
         guess = _float64_guess(law, float(1 - q), float(mean))
         root, agreed = _mp_quantile(law, Fraction(1) - Fraction(q), mean, digits, guess)
@@ -756,6 +774,18 @@ MOMENT_ESCALATION_DIGITS = 16
 
 #: why a law's own float64 tails (a sum with its rounding bound) were recomputed
 CANCELS = "the float64 sum cancels beyond its accuracy"
+
+
+def atom(law: ResponseLaw, ctx, option: str):
+    """(P(T = 0) in ``ctx``, notes). A law's float64 ``p_zero`` that detects its own trouble raises ``Trouble``
+    saying why (the finite room's float64 data that over- or underflow): the atom is then recomputed with mpmath to
+    15 digits and rounded to float64, with the :func:`escalation_note`, as float64 tails and moments are."""
+    if not ctx.is_float64:
+        return law.p_zero(ctx), []
+    try:
+        return law.p_zero(FLOAT64), []
+    except Trouble as trouble:
+        return _to_float(law.p_zero(mp_context(15))), [escalation_note(option, str(trouble))]
 
 
 def escalation_note(option: str, why: str, digits: int = 15) -> str:

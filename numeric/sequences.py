@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import singledispatch
 
 import mpmath
@@ -38,7 +39,7 @@ from .kernels import batches as _batches
 from .kernels import counts as _counts
 
 __all__ = ["KernelCall", "run", "count_kernel", "batch_kernel", "count_sequences", "batch_vectors", "batch_columns",
-           "batch_blocks", "ArrivalCounts", "arrival_counts", "BatchVectors"]
+           "batch_blocks", "ArrivalCounts", "arrival_counts", "BatchVectors", "check_count_work", "sum_count_sequences"]
 
 
 def _nums(ctx, values):
@@ -158,23 +159,26 @@ def sum_count_sequences(count: C.CountLaw, n: int, ctx, order: int, spent: list 
     it. With relative agreement in the far tail of a heavy-tailed law (lognormal, n = 512) the levels ran to 10
     (150 000 nodes): that tail is the quadrature's truncation, no level refines it. Other laws: unchanged.
 
-    ``spent``: a one-element list that accumulates the quadrature's node-terms over the calls of one computation
+    ``spent``: a list whose first element accumulates the quadrature's node-terms over the calls of one computation
     (the doubling lengths of :func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), so that the
     ``count-work`` limit bounds their total: each call alone restarts its levels, and a fourth moment of a
-    lognormal service spent 86 s of CPU over ten calls below the limit before one of them reached it."""
+    lognormal service spent 86 s of CPU over ten calls below the limit before one of them reached it. A second
+    element, if any, keeps the deepest level of the rule a call needed (:func:`check_count_work`)."""
     if isinstance(count, C.QuadratureCount):
         return _quadrature_sequences(count, n, ctx, mpmath.mpf(n + 1) ** -(order + 1), spent)
     return count_sequences(count, n, ctx)
 
 
-def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
-    # a Poisson mixture over quadrature nodes at the working precision, refined until two levels agree (above
-    # ``floor`` times each sequence's largest entry, absolutely below it). The trapezoidal rule of level L + 1
-    # holds the nodes of level L (the even ones) at half their weights, so each level adds only its new (odd)
-    # nodes to half the previous sum: every node's Poisson sequences once.
+#: an mpmath node-term of a quadrature law's count sequences weighs this many float64 ones in ``count-work`` (25 us
+#: against 0.19 us, measured at n = 512, 20 and 30 digits)
+MP_NODE_TERM = 125
+
+
+def _quadrature_rule(ctx, floor):
+    """(digits, tolerance, edge) of :func:`_quadrature_sequences` in ``ctx`` with the ``floor`` (None: the rule's
+    own)."""
     dps = 17 if ctx.is_float64 else ctx.dps
     tol = 1e-13 if ctx.is_float64 else mpmath.mpf(10) ** (-dps + 3)
-    lam = mpmath.mpf(law.lam.numerator) / law.lam.denominator
     # the rule is truncated where the Gaussian weight is below 10^-(dps+10) (the nodes of ``quadrature(dps + 5)``):
     # an entry below 10^-(dps+8) of its sequence's largest is that truncation's, no level refines it
     if floor is None:
@@ -183,15 +187,75 @@ def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
     # spare: an entry near the floor whose integrand peaks near the edge of the rule is otherwise decided by the
     # edge's nodes, which move with the level (no two levels agree: the finite engine's sequences over 0..r for
     # r >= 100 ran to the count-work limit)
-    edge = max(dps + 5, int(mpmath.ceil(-mpmath.log10(floor * tol))))
+    return dps, tol, max(dps + 5, int(mpmath.ceil(-mpmath.log10(floor * tol))))
+
+
+def check_count_work(count: C.CountLaw, ctx, order: int, lengths, negligible, most: int, spent=None,
+                     done: int | None = None) -> None:
+    """Refuse, before they are made, count sequences of a summation to negligibility that the limit ``count-work``
+    (or the ``most`` terms of the caller) would stop: ``lengths`` the doubling lengths n the caller may still try
+    (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), each :func:`sum_count_sequences` of ``order``;
+    the caller stops at the first n whose tail P(K > n) is at most ``negligible`` (at least). ``spent``: the list
+    [work spent, deepest level of the rule] that :func:`sum_count_sequences` updates (None: nothing yet, level 1);
+    ``done`` the length made last (None: none).
+    Only a quadrature law (lognormal) spends count work; other laws pass.
+
+    The stop, bounded below: given the time B, K is Poisson(lambda B), and P(Poisson(m) > n) >= 1/2 for m >= n + 1
+    (the median of a Poisson law of integer mean m is m), so P(K > n) >= P(B > (n + 1) / lambda) / 2 (the law's
+    :meth:`survival`), and by Jensen's inequality E (K - n - 1)^+ >= lambda E (B - (n + 1) / lambda)^+ (its
+    :meth:`stop_loss`) against E (K - 1)^+ <= lambda E B; a length where either exceeds 10 times ``negligible`` (the
+    second relative to lambda E B) is passed (the caller's first two residual moments are not yet negligible). The
+    work of each length: the nodes of the deepest level reached so far (at least level 1: each level is compared
+    with the one before, and level 1 holds level 0's nodes) times n + 2 terms (:data:`MP_NODE_TERM` each in mpmath);
+    before any is made a lower bound (measured 19 to 65 times below the work spent), after the first lengths an
+    estimate from their level. The finite room's transform data at 62 digits for a lognormal service of scv 2 (what
+    the atom of its 20-digit quantile asked for) need n near 2 x 10^6: refused by the limit after 72 s of CPU, now
+    in 0.01 s."""
+    if not isinstance(count, C.QuadratureCount):
+        return
+    lam = mpmath.mpf(count.lam.numerator) / count.lam.denominator
+    work, level = (0, 1) if spent is None else (spent[0], max(spent[1], 1))
+    weight = 1 if ctx.is_float64 else MP_NODE_TERM
+    with mpmath.workdps(20):
+        margin = 10 * mpmath.mpf(negligible)
+        mean = mpmath.mpf(Fraction(count.law.moment(1)).numerator) / Fraction(count.law.moment(1)).denominator
+
+    def may_stop(n):
+        with mpmath.workdps(20):
+            x = (n + 1) / lam
+            return count.law.survival(x) / 2 <= margin and count.law.stop_loss(x) <= margin * mean
+
+    if done is not None and may_stop(done):
+        return
+    for n in lengths:
+        if n > most:
+            raise NumericalError(f"the {count.law} time holds too many batch arrivals to sum the residual moments "
+                                 f"(more than {most} terms: P(K > {most}) is above {mpmath.nstr(margin, 3)})")
+        edge = _quadrature_rule(ctx, mpmath.mpf(n + 1) ** -(order + 1))[2]
+        nodes = len(_quadrature(count.law, edge, level)[0])
+        work += nodes * (n + 2) * weight
+        _limits.check("count_work", work, f"the count sequences of the {count.law} time to a tail below "
+                      f"{mpmath.nstr(negligible, 3)}: {nodes} quadrature nodes x {n + 2} terms"
+                      f"{'' if ctx.is_float64 else ' in mpmath'} and the shorter lengths, estimated before they "
+                      "are made")
+        if may_stop(n):
+            return
+
+
+def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
+    # a Poisson mixture over quadrature nodes at the working precision, refined until two levels agree (above
+    # ``floor`` times each sequence's largest entry, absolutely below it). The trapezoidal rule of level L + 1
+    # holds the nodes of level L (the even ones) at half their weights, so each level adds only its new (odd)
+    # nodes to half the previous sum: every node's Poisson sequences once.
+    dps, tol, edge = _quadrature_rule(ctx, floor)
+    lam = mpmath.mpf(law.lam.numerator) / law.lam.denominator
     previous, work = None, (0 if spent is None else spent[0])
     for level in range(12):
         xs, ws = _quadrature(law.law, edge, level)
         middle = (len(xs) - 1) // 2  # node j is t = (j - middle) h
         pick = range(len(xs)) if previous is None else range((middle + 1) % 2, len(xs), 2)
-        # the cost of this level before it is paid: a Poisson sequence of about n terms per new node (an mpmath
-        # node-term costs about 125 float64 ones: 25 us against 0.19 us, measured at n = 512, 20 and 30 digits)
-        work += len(pick) * (n + 2) * (1 if ctx.is_float64 else 125)
+        # the cost of this level before it is paid: a Poisson sequence of about n terms per new node
+        work += len(pick) * (n + 2) * (1 if ctx.is_float64 else MP_NODE_TERM)
         if spent is not None:
             spent[0] = work
         _limits.check("count_work", work, f"the count sequences of the {law.law} time over 0..{n}: "
@@ -205,6 +269,8 @@ def _quadrature_sequences(law: C.QuadratureCount, n, ctx, floor, spent=None):
             with ctx:
                 seqs = tuple(ctx.flush(old / 2 + new) for old, new in zip(previous, seqs))
             if _agree(previous, seqs, tol, ctx, floor):
+                if spent is not None and len(spent) > 1:
+                    spent[1] = max(spent[1], level)
                 return seqs
         previous = seqs
     raise NumericalError(f"{type(law.law).__name__}: the quadrature of the count probabilities did not converge")

@@ -404,3 +404,63 @@ def test_the_finite_rooms_rows_count_in_the_lattice_budget():
     code, _, err = cli([*laws, "--wait-tail", "1e-4"])
     assert code == 2 and "lattice-work" in err and "132 rows" in err, err
     assert time.process_time() - started < 5.0
+
+
+# -- the fuzz pass by hand over every subcommand (issue 30 item 4, helper lw30): each finding, one case -------------
+
+
+@pytest.mark.parametrize("digits,words", [("0", ["--digits", "positive integer"]),
+                                          ("-5", ["--digits", "positive integer"]),
+                                          ("100000", ["digits = 100000", "limit 1000", "--limit digits="])])
+def test_verify_digits_out_of_range_are_refused(digits, words):
+    """verify --digits 0 (or negative) ran every check at no precision and reported 11 of 21 failed (exit 1);
+    --digits 100000 ran past 150 s. Refused at once, the second by the limit ``digits`` (which verify now takes)."""
+    started = time.process_time()
+    _refused(["verify", "--digits", digits, "erlang-b"], *words)
+    assert time.process_time() - started < 1.0
+
+
+def test_a_sweep_whose_every_point_fails_is_one_line(tmp_path):
+    """A sweep whose every point failed printed its summary line and then the error: two lines on stderr."""
+    err = _refused(["sweep", "mm1-hysteretic", "--service-rate", "1", "--rates", "1.2,0.6", "--thresholds", "3,6,9",
+                    "--wait-quantile", "1_000", "--out", str(tmp_path / "s.csv")], "every point failed",
+                   "--wait-quantile")
+    assert "points in" not in err
+
+
+def test_hysteretic_quantiles_below_the_atom_and_the_tail_at_zero():
+    """eval hysteretic --wait-quantile 1e-9 ended in an internal error (AttributeError: the finite room's atom asked
+    the model for a vacation). The level 1e-9 is above P(W = 0) = 1 - P(W > 0): its quantile is positive, and the
+    tail there is 1 - 1e-9 (the search's root, checked by the tail: 1e-12 absolute, the float64 inversion's)."""
+    base = ["eval", "hysteretic", "--service", "det:mean=0.005", "--batch", "geometric:mean=2", "--rate", "150",
+            "--overload-factor", "0.5", "--thresholds", "73,84,100", "--json"]
+    code, out, err, _ = _run(base + ["--wait-quantile", "1e-9", "--wait-tail", "0"])
+    assert code == 0, err
+    m = json.loads(out)["measures"]
+    q = m["wait_quantile"]["1e-9"]
+    assert q > 0 and 1 - m["wait_tail"]["0"] < 1e-9
+    code, out, err, _ = _run(base + ["--wait-tail", repr(q)])
+    assert code == 0, err
+    assert abs(json.loads(out)["measures"]["wait_tail"][repr(q)] - (1 - 1e-9)) <= 1e-12
+
+
+def test_finite_room_times_near_the_double_range_scale():
+    """Service and vacation means of 1e-300 (a batch rate of 5e299): the quantile ended in an internal error
+    (OverflowError: lambda^2 of the moments' series and the transform's exact coefficients beyond the double range).
+    Now the float64 values escalate with notes, and the laws scale: the quantile and the mean are 1e-300 times
+    those of the same queue with means 1 (computed separately), E W^2 1e-600 times (a JSON string: beyond doubles)."""
+    def measures(mean):
+        code, out, err, _ = _run(["eval", "vacation-finite", "--batch", "const:n=1", "--service", f"exp:mean={mean}",
+                                  "--vacation", f"exp:mean={mean}", "--load", "0.5", "--capacity", "10",
+                                  "--wait-quantile", "0.9", "--wait-moments", "2", "--json"])
+        assert code == 0, err
+        return json.loads(out)
+
+    tiny, unit = measures("1e-300"), measures("1")
+    assert any(n.startswith("wait_moments:") and "over- or underflow" in n for n in tiny["notes"])
+    for key in ("0.9",):
+        a, b = mpmath.mpf(tiny["measures"]["wait_quantile"][key]), unit["measures"]["wait_quantile"][key]
+        assert abs(a / mpmath.mpf("1e-300") - b) <= 1e-12 * b  # two inversions to 15 digits each
+    for k, scale in ((0, "1e-300"), (1, "1e-600")):
+        a, b = mpmath.mpf(tiny["measures"]["wait_moments"][k]), unit["measures"]["wait_moments"][k]
+        assert abs(a / mpmath.mpf(scale) - b) <= 1e-13 * b

@@ -118,6 +118,7 @@ def _build_parser(argv: list[str]) -> argparse.ArgumentParser:
                         "process). The CPU time stays, the wall time drops; the results are the same.")
     p.add_argument("--quiet", action="store_true",
                    help="no progress report (a bar on a terminal, a line every 10 s in a log; off under --json)")
+    _add_limit(p)  # --digits is bounded by the limit digits
 
     p = sub.add_parser("figure", help="draw a figure (PNG, PDF or SVG) and/or write its data (CSV)",
                        description="Draw a figure as PNG, PDF or SVG (the suffix of --out chooses) and/or write its "
@@ -552,6 +553,11 @@ def _cmd_verify(args) -> int:
     jobs = _default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         raise ParameterError("--jobs", "must be a positive integer (1: run every check in this process)", args.jobs)
+    if args.digits < 1:  # the checks' working digits: 0 or fewer made every high-precision check fail (exit 1)
+        raise ParameterError("--digits", "must be a positive integer (the working digits of the checks)", args.digits)
+    from ...symbolic import limits
+
+    limits.check("digits", args.digits, "--digits of verify: mpmath cost grows with the precision")
     rows, failed = [], False
     started = time.perf_counter()
     for name, result in _verify_results(names, args.digits, args.simulate, jobs, quiet=args.json or args.quiet):

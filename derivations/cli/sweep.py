@@ -69,9 +69,10 @@ def cmd_sweep(args, cls, include, response, describe, out) -> int:
     result = S.run_grid(cls, fixed, axes, digits=args.digits, include=include, options=response,
                         executor=args.executor, workers=args.workers, scheduler=args.scheduler, shard=shard,
                         out=out, resume=args.resume, progress=not args.quiet, describe=describe)
-    if not args.quiet:
+    every = result.rows and result.failed == len(result.rows)
+    if not args.quiet and not every:  # every point failed: the one error line says so (and where the rows are)
         S.report(result, out)
-    if result.rows and result.failed == len(result.rows):
+    if every:
         first = next(r["error"] for r in result.rows if r["error"])
         raise ParameterError(f"every point failed (the rows are in {out}); the first: {first}")
     return 0

@@ -297,7 +297,7 @@ from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
 from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
-from ..sequences import batch_vectors, digits_for, sum_count_sequences
+from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
 from .base import Trouble
 from .vacation_wait import law_values, numeric_transform
 
@@ -330,12 +330,29 @@ def count_data(law, rate, ctx, order, rows=None):
     (:func:`~qderive.numeric.kernels.finite_wait.wait_count_sequences`), or, with ``rows`` (the rows vanish for
     K >= rows: partial admission), top <= rows - 1 (the moments' data, summed with the law's totals)."""
     count = law.count_law(rate)
-    spent = [0]  # the count-work limit bounds the doubling lengths' total, not each one (sum_count_sequences)
-    got = K.wait_count_sequences(ctx, lambda n: sum_count_sequences(count, n, ctx, order, spent), order, rows=rows)
+    # the count-work limit bounds the doubling lengths' total, not each one (sum_count_sequences): [work, level]
+    spent = [0, 1]
+    # the lengths to negligibility, one beyond the last: their work estimated before each is paid (check_count_work)
+    lengths = [] if rows is not None else [COUNT_START << i for i in
+                                           range((COUNT_TERMS // COUNT_START).bit_length() + 1)]
+    negligible = ctx.eps / 256
+    check_count_work(count, ctx, order, lengths, negligible, COUNT_TERMS)
+
+    def counts(n):
+        got = sum_count_sequences(count, n, ctx, order, spent)
+        check_count_work(count, ctx, order, [m for m in lengths if m > n], negligible, COUNT_TERMS, spent, n)
+        return got
+
+    got = K.wait_count_sequences(ctx, counts, order, start=COUNT_START, limit=COUNT_TERMS, rows=rows)
     if got is None:
         raise NumericalError(f"the {law} time holds too many batch arrivals to sum the residual moments "
                              "(more than 2^18 terms)")
     return got
+
+
+#: :func:`count_data`'s doubling lengths to negligibility: from this length to at most :data:`COUNT_TERMS` terms
+COUNT_START = 32
+COUNT_TERMS = 1 << 18
 
 
 def count_totals(law, rate, ctx, order):
@@ -805,7 +822,8 @@ class FiniteWait:
             by_customers = np.zeros(nodes, dtype=bool)
         else:
             q = data.geometric[1] if data.geometric is not None and not data.whole else None
-            by_customers = K.wait_customer_stable(data.lam, data.low, z, q)
+            with np.errstate(invalid="ignore", over="ignore"):  # a rate beyond the double range: inf - inf unused
+                by_customers = K.wait_customer_stable(data.lam, data.low, z, q)
         Phi = K.fw_complex_zeros(ectx, (nodes, data.r))
         if not data.r:
             return Phi
@@ -902,17 +920,34 @@ class FiniteWait:
 
     def transform(self, kind):
         def make(ctx):
-            if ctx.is_float64:
+            failed = lambda s: np.full(np.shape(s), np.nan, dtype=complex)  # noqa: E731 - the policy escalates
+            if not ctx.is_float64:
+                return lambda s: self.transform_values(ctx, s, kind)
+            try:
+                self.parts(FLOAT64)
+            except ArithmeticError:  # the float64 kernels refused (an underflow)
+                return failed
+
+            def F(s):
                 try:
-                    self.parts(FLOAT64)
-                except ArithmeticError:  # the float64 kernels refused (an underflow): the policy escalates
-                    return lambda s: np.full(np.shape(s), np.nan, dtype=complex)
-            return lambda s: self.transform_values(ctx, s, kind)
+                    return self.transform_values(ctx, s, kind)
+                except ArithmeticError:  # a law's transform beyond the double range at the nodes (a rate of 1e300)
+                    return failed(s)
+
+            return F
 
         return make
 
     # -- atom and moments -------------------------------------------------------------------------
     def p_zero(self, kind):
+        """P(W = 0) = t_I A_I(oo) / N(0) (item 3; with N > 1 plus pi_0 Delta(oo), item 7) as ``p0(ctx)``. float64 data
+        that over- or underflow raise :class:`Trouble` (the response's policy recomputes the atom with mpmath, with a
+        note: :func:`~qderive.numeric.response.atom`). A heavy-tailed law (a numeric transform, the lognormal) reads
+        the moments' data: the atom needs N(0) only, whose count sequences stop where the rows vanish (item 5), while
+        the transform's data sum them to negligibility (at 30 digits more than 10^6 terms for a lognormal service of
+        scv 2: refused by ``count-work``); the two agree (the rows beyond are 0 under partial admission, below
+        eps/256 under whole admission). Other laws read the transform's data, which the inversion of their tails
+        reuses."""
         def p0(ctx):
             if kind == "sojourn":  # P(T = 0) = P(W = 0) P(B = 0) = 0: service times are a.s. positive
                 return ctx.num(0)
@@ -932,12 +967,10 @@ class FiniteWait:
     rows_atom = False
 
     def _atom_parts(self, ctx):
-        if self.rows_atom and type(self) is FiniteWait:
-            try:
-                return self._safe_data(ctx, moments=True)
-            except Trouble:
-                pass
-        return self._safe_data(ctx)
+        """The data P(W = 0) reads: the moments' data for a heavy-tailed law or where :attr:`rows_atom` says so,
+        else the transform's; float64 data that over- or underflow raise :class:`Trouble` (escalated with a note)."""
+        heavy = any(numeric_transform(getattr(self.model, f, None)) for f in ("service", "vacation"))
+        return self._safe_data(ctx, moments=heavy or self.rows_atom, what="P(W = 0)")
 
     def _excess(self, ctx, parts, z):
         """pi_0 Delta(s) of item 7 at the 1-d nodes z (None: the limit s -> oo, a number), in ``ctx``; 0 without a
@@ -948,17 +981,16 @@ class FiniteWait:
         """The power series in -s (coefficients over p = 0..order) of pi_0 Delta(s) of item 7; 0 without N > 1."""
         return 0
 
-    def _safe_data(self, ctx, order=1, moments=False):
-        """The parts for ``ctx``; float64 level vectors that over- or underflow: the moments raise :class:`Trouble`
-        (the response's policy recomputes them with mpmath, with a note), P(W = 0) takes the 15-digit data."""
+    def _safe_data(self, ctx, order=1, moments=False, what="the moments"):
+        """The parts for ``ctx`` (``moments``: :meth:`_moment_parts`); float64 level vectors that over- or underflow
+        raise :class:`Trouble` naming ``what`` (the response's policy recomputes the moments or the atom with mpmath,
+        with a note)."""
         get = self._moment_parts if moments else self.parts
         if ctx.is_float64:
             try:
                 return get(FLOAT64, order)
-            except ArithmeticError as exc:
-                if moments:
-                    raise Trouble(f"the float64 data of the moments fail ({exc})") from None
-                return get(mp_context(15), order)
+            except ArithmeticError:
+                raise Trouble(f"the float64 data of {what} over- or underflow") from None
         return get(ctx, order)
 
     def _moment_parts(self, ctx, order):
@@ -970,6 +1002,15 @@ class FiniteWait:
 
     def moment_values(self, kind):
         def values(k: int, digits):
+            if digits is None:
+                try:
+                    return compute(k)
+                except ArithmeticError:  # a float64 series over- or underflows (lambda^(p+1) at a rate of 1e300)
+                    raise Trouble(f"the float64 series of E {'W' if kind == 'wait' else 'T'}^{k} over- or "
+                                  "underflow") from None
+            return compute(k, digits)
+
+        def compute(k: int, digits=None):
             ctx = FLOAT64 if digits is None else mp_context(digits + 10)
             parts = self._safe_data(ctx, k, moments=True)
             dctx = parts[0].ctx

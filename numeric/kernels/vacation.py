@@ -472,36 +472,60 @@ def _batch_step(W, H, pmf, tail, geometric, support):
     return numpy.dot(W, H)
 
 
-def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support):
+def mix_powers(ctx, start, H, counts, lam, pmf, tail, geometric, support, closed=False):
     """(sum_K beta_K start H^K, (1/lambda) sum_K P(K' > K) start H^K) over the batches K of one time.
 
     ``counts(size)`` gives (beta, tail) of the time's count law over 0..size. The sum stops when
     P(K' > K) < eps/256 and every entry's next term is below eps/256 of the accumulated sum.
+
+    ``closed``: H is the room kernel (:func:`room_kernel`) and ``counts(size)`` gives (beta, tail, tail2), tail2_K =
+    sum_{j>K} P(K' > j) (positive sums). The rooms below the smallest batch (room 0 at least) keep their mass for
+    ever, so the sum above runs until the count itself is negligible (a lognormal service: 8192 terms, 10 s of CPU at
+    r = 129). Closed, it stops as soon as the other rooms' mass T_K (nonincreasing in K: no batch leads back up) is
+    negligible, the absorbing rooms' rest summed exactly as the finite room's moments sum their remainders
+    (``engines/vacation_finite_wait.py`` item 5): their entries stay W_K beyond K up to the mass still to come in, so
+
+        sum_{j>K} beta_j W_j = P(K' > K) W_K,   sum_{j>K} P(K' > j) W_j = tail2_K W_K
+
+    with an error below T_K P(K' > K), resp. T_K tail2_K, in every entry of a row (every entry beyond K, the other
+    rooms' included, is at most T_K); the sum stops where that is below eps/256 of each entry (the zero ones, after
+    more batches than rooms, are unreachable).
+
     A context with a ``twin()`` (mpmath: gmpy2 numbers at the same precision, the same correctly rounded
     operations, so the same numbers) runs the sum there: its inputs converted exactly, once.
     """
     twin = ctx.twin() if hasattr(ctx, "twin") else None
     if twin is None:
-        acc_r, acc_u = _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support)
+        acc_r, acc_u = _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support, closed)
         return acc_r, acc_u / lam
     with twin:
         conv = twin.from_mp
         acc_r, acc_u = _mix_powers(twin, conv(start), conv(H), lambda size: tuple(map(conv, counts(size))),
                                    conv(pmf), conv(tail),
                                    None if geometric is None else tuple(conv(numpy.array(geometric, dtype=object))),
-                                   support)
+                                   support, closed)
         acc_r, acc_u = twin.to_mp(acc_r), twin.to_mp(acc_u)
     return acc_r, acc_u / lam
 
 
-def _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support):
+def _absorbing_rooms(pmf, n: int) -> int:
+    """The number of rooms 0..m-1 below the smallest batch size m (no batch fits: H[d, d] = 1), at most ``n``."""
+    for k in range(1, min(n, len(pmf))):
+        if pmf[k] != 0:
+            return k
+    return n
+
+
+def _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support, closed=False):
     """(sum_K beta_K start H^K, sum_K P(K' > K) start H^K): :func:`mix_powers` in ``ctx``."""
     tol = ctx.eps / 256
     size = 64
-    beta, ctail = counts(size)
+    beta, ctail, *more = counts(size)
     W = start
     acc_r = W * beta[0]
     acc_u = W * ctail[0]
+    rooms = W.shape[-1]
+    low = _absorbing_rooms(pmf, rooms) if closed else 0  # rooms 0..low-1 keep their mass
     K = 0
     while True:
         K += 1
@@ -509,13 +533,21 @@ def _mix_powers(ctx, start, H, counts, pmf, tail, geometric, support):
             size *= 2
             if size > 1 << 16:
                 raise ArithmeticError("too many batches per service or vacation to sum (the time is very long)")
-            beta, ctail = counts(size)
+            beta, ctail, *more = counts(size)
         W = _batch_step(W, H, pmf, tail, geometric, support)
         acc_r = acc_r + W * beta[K]
         acc_u = acc_u + W * ctail[K]
         rest = W * ctail[K]
         if ctail[K] <= tol and numpy.all(rest <= acc_r * tol):
             break
+        if low and K > rooms:
+            left = more[0][K]  # sum_{j > K} P(K' > j)
+            T = numpy.asarray(W[..., low:].sum(axis=-1))[..., None]  # the mass outside the absorbing rooms, per row
+            reached = acc_r > ctx.tiny
+            if numpy.all(~reached | ((T * ctail[K] <= acc_r * tol) & (T * left <= acc_u * tol))):
+                acc_r[..., :low] = acc_r[..., :low] + W[..., :low] * ctail[K]
+                acc_u[..., :low] = acc_u[..., :low] + W[..., :low] * left
+                break
     return acc_r, acc_u
 
 
@@ -540,7 +572,7 @@ def whole_cut(ctx, r, up, Rs, Rcum):
 class WholeEngine:
     """Whole-batch admission: level crossing on the embedded chain, room matrices reused across r.
 
-    ``service_counts(size)`` / ``vacation_counts(size)`` give (beta, tail) of the count laws;
+    ``service_counts(size)`` / ``vacation_counts(size)`` give (beta, tail, tail2) of the count laws;
     ``batch(n)`` the vectors (pmf, tail, excess, l1, geometric, support) over 0..n+1.
     """
 
@@ -560,7 +592,7 @@ class WholeEngine:
         pmf, tail, excess, l1, geometric, support = self.batch
         self.H = room_kernel(ctx, pmf, tail, n)
         self.Rs, self.Us = mix_powers(ctx, ctx.eye(n + 1), self.H, self.service_counts, self.lam, pmf, tail,
-                                      geometric, support)
+                                      geometric, support, closed=True)
         # Rcum[e, d] = P(service from room e ends in a room < d) (positive terms)
         self.Rcum = ctx.zeros(self.Rs.shape)
         self.Rcum[:, 1:] = numpy.cumsum(self.Rs, axis=1)[:, :-1]
@@ -589,7 +621,7 @@ class WholeEngine:
         row = ctx.zeros(r + 1)
         row[r] = ctx.num(1)
         rv, uv = mix_powers(ctx, row, self.H[: r + 1, : r + 1], self.vacation_counts, self.lam, pmf, tail,
-                            geometric, support)
+                            geometric, support, closed=True)
         up = ctx.zeros(r + 1)
         up[1:] = numpy.cumsum(rv)[:-1]
         if not self.single:
@@ -673,11 +705,7 @@ class FiniteVacation:
 
             self.engine = PartialEngine(ctx, sequences)
         else:
-            def two(time_counts):
-                return lambda size: time_counts(size)[:2]
-
-            self.engine = WholeEngine(ctx, two(service_counts), two(vacation_counts) if vacation_counts else None,
-                                      batch, lam, b1, f1, single, whole_max)
+            self.engine = WholeEngine(ctx, service_counts, vacation_counts, batch, lam, b1, f1, single, whole_max)
 
     def at(self, r):
         """The measures with r waiting places (a dict of context numbers; ``p`` the queue-length law)."""
