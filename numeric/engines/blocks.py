@@ -41,7 +41,7 @@ from ...symbolic.capabilities import declare
 from ..kernels.idle_moments import SeriesPassage, arrival_series, block_infinite_measures, level_time_series
 from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
-from .block_laws import lst_values
+from .block_laws import lst_values, numeric_counts
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
@@ -103,8 +103,16 @@ class MomentPassage(SeriesPassage):
                                                                   self.lam, self.xi, self.order))
 
     def counts(self, law):
-        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law``."""
+        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law`` (in mpmath, a law
+        with only a numeric transform, the lognormal, by :func:`~.block_laws.numeric_counts`: its derivatives at
+        lambda, not its count sequences, a refined quadrature of tens of seconds at 30 digits)."""
+        from ..backend import MPContext
+        from .vacation_wait import numeric_transform
+
         def make():
+            if isinstance(self.ctx, MPContext) and numeric_transform(law):
+                a, busy, u0 = numeric_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
+                return self.ctx.array(a), busy, u0
             c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
             return c.a[: self.top], c.abar[0], c.u[0]
         return self._kept("counts", law, make)
@@ -444,10 +452,11 @@ def tails_refusal(model, asked):
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
 
 
-def threshold_check(model, asked):
+def threshold_check(model, asked, derivatives: bool = False):
     """The refusal of the response laws with a start threshold N > 1 (:mod:`.blocks_threshold`): the moments and the
-    tails need the derivatives of every law's closed-form transform (a law with only a numeric transform, the
-    lognormal, is refused, naming its field)."""
+    tails need the derivatives of every law's transform (a law with only a numeric transform, the lognormal, is
+    refused, naming its field, unless ``derivatives``: the infinite room takes them by the law's own rule on its
+    size-biased laws, :func:`~.block_laws.lst_taylor`)."""
     from ...symbolic.capabilities import Refusal
     from .blocks_threshold import threshold_refusal
     from .vacation_wait import TAIL_MEASURES
@@ -455,7 +464,7 @@ def threshold_check(model, asked):
     wanted = (TAIL_MEASURES | {"wait_moments", "sojourn_moments"}) & frozenset(asked)
     if model.start_threshold == 1 or not wanted:
         return None
-    refused = threshold_refusal(model)
+    refused = threshold_refusal(model, derivatives)
     return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
 
 
@@ -465,7 +474,7 @@ def _infinite_check(model, asked):
     from .vacation_wait import response_laws as own
 
     if model.blocks:
-        return threshold_check(model, asked) or tails_refusal(model, asked)
+        return threshold_check(model, asked, derivatives=True) or tails_refusal(model, asked)
     return own.supports(model, asked)
 
 

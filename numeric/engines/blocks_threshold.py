@@ -65,7 +65,7 @@ import numpy as np
 from ...symbolic.blocks import blocks_of, passage
 from ..kernels import series as S
 from ..sequences import arrival_counts
-from .block_laws import batch_values, lst_taylor, lst_values
+from .block_laws import batch_values, lst_taylor, lst_values, numeric_counts
 
 __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
            "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
@@ -134,7 +134,7 @@ class ThresholdTransform:
         if law in self._laws:
             return self._laws[law]
         ctx, lam, top = self.ctx, self.lam, self.top
-        a = arrival_counts(law, self.model.batch, self.model.rate, top, ctx).a[:top]
+        a = self._counts(law, top)
         pre = [self.powers[k] * a[k] for k in range(top)]
         pre1 = lst_values(law, (1 - self.XB) * lam, ctx) if not self.limit else self.one_array * a[0]
         if self.limit:
@@ -151,6 +151,18 @@ class ThresholdTransform:
             dd1 = (pre1 - post1) / (self.s - lam + self.XB * lam)
         self._laws[law] = out = (pre, pre1, post, post1, dd, dd1)
         return out
+
+    def _counts(self, law, n: int) -> list:
+        """a_0..a_{n-1}, the probabilities of k customers arriving during one period of ``law``: the count sequences
+        (:func:`~qderive.numeric.sequences.arrival_counts`), or for a law with only a numeric transform (the
+        lognormal) in mpmath :func:`~.block_laws.numeric_counts` (its derivatives at lambda: no count sequences)."""
+        from ..backend import MPContext
+        from .vacation_wait import numeric_transform
+
+        ctx = self.ctx
+        if not (numeric_transform(law) and isinstance(ctx, MPContext)):
+            return list(arrival_counts(law, self.model.batch, self.model.rate, n, ctx).a[:n])
+        return numeric_counts(law, self.model.batch, self.model.rate, n, ctx)[0]
 
     def _check(self, threshold, most=None):
         if threshold != self.top:
@@ -172,7 +184,7 @@ class ThresholdTransform:
 
     def interrupt(self, state, law):
         pre, post = state
-        c = arrival_counts(law, self.model.batch, self.model.rate, 1, self.ctx).a[0]  # L*(lambda): no batch in it
+        c = self._counts(law, 1)[0]  # L*(lambda): no batch in it
         self.served = self.served + pre.one * self.XB * (1 - c)
         self.direct = self.direct + pre.one * self.kappa1 * ((1 - c) / self.lam)
         return _Tr(S.scale(pre.low, c), pre.one * c), post
@@ -255,9 +267,19 @@ def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
     """E[W], ..., E[W^k] with a start threshold N > 1: the Taylor coefficients of :func:`threshold_transform` at 0
     (:func:`transform_moments`, h = scale / 1000 with :func:`_scale`), computed at the digits of ``ctx`` (float64:
     20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
-    log10(1/h) digits per order near 0) and returned in ``ctx``."""
+    log10(1/h) digits per order near 0) and returned in ``ctx``. E[Y], a constant factor of W(s) (no cancellation),
+    is computed once at those digits + 10 (``mean_y`` at the working digits cost 40 s for a lognormal block law: its
+    count sequences are a refined quadrature)."""
+    from ..backend import mp_context
+
     blocks = _blocks(model, blocks)
-    return _coefficients(lambda work, s: threshold_transform(model, work, s, mean_y, blocks=blocks), ctx, k,
+    with mp_context((20 if ctx.is_float64 else ctx.dps) + 10) as near:
+        ey = mean_y(near)
+
+    def constant(work):
+        return work.num(ey)
+
+    return _coefficients(lambda work, s: threshold_transform(model, work, s, constant, blocks=blocks), ctx, k,
                          _top(blocks), _scale(model, blocks))
 
 
@@ -336,14 +358,17 @@ def transform_moments(F, k: int, digits: int, scale) -> list:
             for j in range(1, k + 1)]
 
 
-def threshold_refusal(model):
-    """(field, reason) when the transform cannot be used with N > 1: a law without a closed-form transform (the
-    derivatives of its transform are needed), else None."""
+def threshold_refusal(model, derivatives: bool = False):
+    """(field, reason) when the transform cannot be used with N > 1, else None: a law without a closed-form transform
+    (the derivatives of its transform are needed); with ``derivatives`` (the infinite room) only such a law whose
+    derivatives E[(-T)^j e^{-sT}] have no form by the law's own rule (:func:`~.block_laws.size_biased`: the
+    lognormal has one, so it computes)."""
+    from .block_laws import size_biased
     from .vacation_wait import numeric_transform
 
     laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
     for field, law in laws:
-        if numeric_transform(law):
+        if numeric_transform(law) and not (derivatives and (field == "service" or size_biased(law, 1) is not None)):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has no closed-form transform: the wait with a start threshold "
                            f"N > 1 needs its derivatives")
