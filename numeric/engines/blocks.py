@@ -424,12 +424,26 @@ def bare_model(model):
                                setup=None, close_down=None, start_threshold=1)
 
 
-def kinked_law(model):
+def kinked_law(model, infinite: bool = False):
     """(field, reason) of the first law among the service and the blocks' laws whose transform the inversion cannot
-    use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None."""
+    use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None. ``infinite`` (the
+    infinite room's response laws): only the laws whose transform at s enters the wait count
+    (:func:`~.blocks_shifts.entering_laws`: not the close-down, which enters through C*(lambda) alone), and with start
+    threshold 1 the shifted sums of :mod:`.blocks_shifts` cover a setup or vacation law that is a constant or a few
+    atoms (a smooth service)."""
     from .vacation_wait import smooth_law
 
-    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
+    if infinite:
+        from .blocks_shifts import entering_laws, shift_plan
+
+        plan, why = shift_plan(model)
+        if plan is not None:
+            return None
+        if why is not None:
+            return why
+        laws = entering_laws(model)
+    else:
+        laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
     for field, law in laws:
         if not smooth_law(law):
             name = field.replace("_", "-")
@@ -448,7 +462,7 @@ def tails_refusal(model, asked):
     wanted = TAIL_MEASURES & frozenset(asked)
     if not wanted:
         return None
-    kinked = kinked_law(model)
+    kinked = kinked_law(model, infinite=True)
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
 
 
@@ -518,10 +532,28 @@ def response_laws(model) -> dict:
     def no_transform(*_):
         raise ParameterError(kinked[1])
 
-    kinked = kinked_law(model)
+    kinked = kinked_law(model, infinite=True)
     if kinked is not None:
         return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, kinked[1])
                 for kind in ("wait", "sojourn")}
+    from .blocks_shifts import shift_atom, shift_laws, shift_plan
+
+    if shift_plan(model)[0] is not None:  # a constant or a few atoms: the shifted sums (SH) give the tails
+        bare = bare_model(model)
+        own = VW.response_laws(bare)
+        why = "the wait's transform has exp(-s D) factors (a setup or vacation law with atoms)"
+
+        def shifted_transform(kind):
+            def make(ctx):
+                base = own[kind].transform(ctx)
+                return lambda s: base(s) * residual_transform(model, ctx, s)
+            return make
+
+        return {"wait": ResponseLaw("wait", shifted_transform("wait"),
+                                    lambda ctx: own["wait"].p_zero(ctx) * shift_atom(model, ctx), values("wait"),
+                                    False, why, shift_laws(model, "wait")),
+                "sojourn": ResponseLaw("sojourn", shifted_transform("sojourn"), own["sojourn"].p_zero,
+                                       values("sojourn"), False, why, shift_laws(model, "sojourn"))}
     if model.start_threshold != 1:
         from .blocks_threshold import threshold_atom, threshold_transform
 

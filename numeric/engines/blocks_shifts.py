@@ -1,0 +1,452 @@
+"""The wait with composed blocks (start threshold 1) when a setup or a vacation law is a constant or a few atoms:
+exact tails by smooth inversions at shifted times.
+
+With start threshold 1 the wait is W = W_none + R (:mod:`qderive.numeric.engines.blocks`, (WS)): W_none the wait in
+the same queue without vacations, setup or close-down, R independent of it with the residual factor
+
+    V_r(s) = c (1 - Y(s)) / s,        c = lambda l_1 / E[Y],
+
+Y(s) the first-service law in the transform form (:class:`~.blocks.TransformPassage`: a law L enters through
+L*(s) when a period of it passes (``during``, ``repeat``), through L*(lambda) alone when the first batch ends it
+(``interrupt``: the close-down, whose law therefore never puts a kink in the wait), and X(z) as 1 - s / lambda).
+A constant law d has L*(s) = e^{-s d} and a law of a few atoms (an empirical sample, a constant) sum_i w_i
+e^{-s d_i}: run with these as *shifts* (:class:`Shifts`, a finite sum sum_D y_D(s) e^{-s D} over the sums D of the
+atoms met, each coefficient y_D a product of smooth transforms and of X), the passage gives Y(s) = sum_D y_D(s)
+e^{-s D}, Y(0) = sum_D y_D(0) = 1. Then
+
+    V_r(s) = c sum_D [ y_D(0) (1 - e^{-s D}) / s + e^{-s D} g_D(s) ],     g_D(s) = (y_D(0) - y_D(s)) / s,
+
+the first term the Laplace transform of y_D(0) 1{0 <= x < D}, the second that of g_D (a measure of mass
+m_D = g_D(0) = -y_D'(0), an atom b_D / lambda at 0 where y_D -> a_D + b_D X as s -> oo) shifted by D, and
+c sum_D (D y_D(0) + m_D) = V_r(0) = 1. Conditioning on R, with P(W_none > u) = 1 for u < 0 and the iterated tail
+Pi_1(u) = int_u^oo P(W_none > y) dy (m_1 - u for u <= 0, m_1 P(E_1 > u) for u > 0, E_1 the stationary excess of
+W_none)::
+
+    P(W > t) = c sum_D [ y_D(0) (Pi_1(t - D) - Pi_1(t)) + m_D Q_D(t - D) ],                              (SH)
+
+Q_D(u) = P(W_none + Z_D > u) (1 for u < 0), Z_D of transform g_D(s) / m_D: a smooth inversion at the shifted time
+t - D. No transform with an exp(-s D) factor is inverted. The sojourn T = W + B is the same with W_none + B
+(transform W_none(s) B*(s)) in place of W_none. The shifts' coefficients at s = 0 (y_D(0), y_D'(0)) come from the
+same passage run on first-order jets (:class:`Jet`: the laws' transforms 1 - m_1 s, exact moments), the atoms b_D
+from the passage at s -> oo with X = 1 and X = 0 (as :func:`~.blocks.residual_atom`).
+
+Precision (as :func:`qderive.numeric.engines.vacation_wait.shift_tails`): the terms of (SH) have both signs (the
+difference of iterated tails of a short shift): kappa = sum |term| / P(W > t) bounds the sum's relative rounding by
+kappa times that of the inverted values. float64: every inversion by the float64 rule with its self-check, accepted
+when none escalated and kappa <= 10 (the values within about 1e-10: the sum within 1e-9), else None (the response
+module recomputes at 15 digits, with a note); D digits: the values to D + 3 digits, then to D + 2 + log10 kappa.
+
+Sources: the decomposition W = W_none + R, Fuhrmann and Cooper 1985; the setup time's residual, Takagi 1991, vol. 1,
+sec. 2.5 (a constant setup D with single arrivals and no vacations: R is D with probability 1 / (1 + lambda D) and
+uniform on (0, D) otherwise, (SH) with y_D = X).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ...symbolic.blocks import blocks_of, passage
+from .block_laws import lst_values
+from .blocks import GeneratingPassage
+
+__all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_refusal", "shift_laws", "shift_atom",
+           "MOST_SHIFTS", "entering_laws"]
+
+#: the most shifts D (sums of atoms) a wait may have: each is one more inversion per tail
+MOST_SHIFTS = 64
+
+
+class Shifts:
+    """A finite sum sum_D y_D e^{-s D} (``terms``: {D (Fraction): coefficient}) under +, -, * with scalars, arrays
+    and other sums (numpy defers to these operators: ``__array_ufunc__ = None``)."""
+
+    __slots__ = ("terms",)
+    __array_ufunc__ = None
+
+    def __init__(self, terms: dict):
+        self.terms = terms
+
+    @staticmethod
+    def of(x) -> "Shifts":
+        return x if isinstance(x, Shifts) else Shifts({Fraction(0): x})
+
+    def __add__(self, other):
+        out = dict(self.terms)
+        for d, v in Shifts.of(other).terms.items():
+            out[d] = out[d] + v if d in out else v
+        return Shifts(out)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Shifts({d: -v for d, v in self.terms.items()})
+
+    def __sub__(self, other):
+        return self + (-Shifts.of(other))
+
+    def __rsub__(self, other):
+        return Shifts.of(other) + (-self)
+
+    def __mul__(self, other):
+        if not isinstance(other, Shifts):
+            return Shifts({d: v * other for d, v in self.terms.items()})
+        out: dict = {}
+        for d1, v1 in self.terms.items():
+            for d2, v2 in other.terms.items():
+                p = v1 * v2
+                out[d1 + d2] = out[d1 + d2] + p if d1 + d2 in out else p
+        return Shifts(out)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return Shifts({d: v / other for d, v in self.terms.items()})
+
+
+class Jet:
+    """A first-order jet f(0) + f'(0) s at s = 0 (``v``, ``d``) under +, -, * with scalars and jets."""
+
+    __slots__ = ("v", "d")
+
+    def __init__(self, v, d):
+        self.v, self.d = v, d
+
+    def __add__(self, o):
+        if isinstance(o, Shifts):
+            return NotImplemented
+        return Jet(self.v + o.v, self.d + o.d) if isinstance(o, Jet) else Jet(self.v + o, self.d)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Jet(-self.v, -self.d)
+
+    def __sub__(self, o):
+        return NotImplemented if isinstance(o, Shifts) else self + (-o)
+
+    def __rsub__(self, o):
+        return (-self) + o
+
+    def __mul__(self, o):
+        if isinstance(o, Shifts):
+            return NotImplemented
+        if isinstance(o, Jet):
+            return Jet(self.v * o.v, self.v * o.d + self.d * o.v)
+        return Jet(self.v * o, self.d * o)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return Jet(self.v / o, self.d / o)
+
+
+def discrete_atoms(law):
+    """((d, w), ...) of a law that is a finite set of atoms (a constant, an empirical sample), else None."""
+    from .vacation_wait import service_atoms
+
+    return service_atoms(law)
+
+
+class ShiftPassage(GeneratingPassage):
+    """The primitives on :class:`Shifts` (module docstring) in one of three modes: at the context array ``s`` of
+    the inversion's nodes, on first-order jets at s = 0 (``jets``), or at s -> oo with X given (``X``)."""
+
+    def __init__(self, model, ctx, s=None, X=None, jets: bool = False):
+        self.ctx, self.s, self.jets = ctx, s, jets
+        self.lam = ctx.num(model.rate)
+        if jets:
+            x = Jet(ctx.num(1), -1 / self.lam)
+        elif X is not None:
+            x = X
+        else:
+            x = 1 - s / self.lam
+        self.X = Shifts.of(x)
+        self._values: dict = {}
+
+    def arrivals(self, law):
+        if law in self._values:
+            return self._values[law]
+        ctx = self.ctx
+        atoms = discrete_atoms(law)
+        if atoms is not None:
+            value = Shifts({d: ctx.num(w) for d, w in atoms})
+        elif self.jets:
+            value = Shifts.of(Jet(ctx.num(1), -ctx.num(law.moment(1))))
+        elif self.s is None:
+            value = Shifts.of(ctx.num(0))  # every smooth law's transform vanishes as s -> oo (no atom at 0)
+        else:
+            value = Shifts.of(lst_values(law, self.s, ctx))
+        self._values[law] = value
+        return value
+
+    def idle(self, law):
+        key = ("rate", law)
+        if key not in self._values:
+            ctx = self.ctx
+            value = lst_values(law, np.array([self.lam], dtype=complex if ctx.is_float64 else object), ctx)[0]
+            self._values[key] = value.real
+        return self._values[key]
+
+    def finish(self, state):
+        return Shifts.of(super().finish(state))
+
+
+class _Probe:
+    """An interpreter that records the laws whose transform at s enters the wait (``during``, ``repeat``), not those
+    that enter through L*(lambda) alone (``interrupt``)."""
+
+    def __init__(self):
+        self.entering = []
+
+    def start(self):
+        return None
+
+    def during(self, state, law, vacation=False):
+        self.entering.append(law)
+        return state
+
+    def interrupt(self, state, law):
+        return state
+
+    def wait(self, state, threshold):
+        return state
+
+    def repeat(self, state, law, threshold, most=None):
+        self.entering.append(law)
+        return state
+
+    def finish(self, state):
+        return state
+
+
+def entering_laws(model, blocks=None) -> tuple:
+    """((field, law), ...) of the service and of the blocks' laws whose transform at s enters the wait (module
+    docstring): the close-down, which the first batch ends, enters through C*(lambda) alone and is not listed."""
+    blocks = blocks_of(model) if blocks is None else tuple(blocks)
+    probe = _Probe()
+    passage(blocks, probe)
+    named = [fl for b in blocks for fl in b.laws()]
+    out = [("service", model.service)]
+    for law in probe.entering:
+        field = next((f for f, lw in named if lw is law), None) or next(f for f, lw in named if lw == law)
+        if (field, law) not in out:
+            out.append((field, law))
+    return tuple(out)
+
+
+def shift_plan(model):
+    """(the shifts D, "") when (SH) computes the tails of ``model`` (start threshold 1, a smooth service, every law
+    entering the wait smooth or a finite set of atoms, at most :data:`MOST_SHIFTS` shifts), else (None, the field
+    and the reason) -- or (None, None) when no law entering the wait has atoms (nothing to shift)."""
+    from .vacation_wait import _service_smooth, smooth_law
+
+    if model.start_threshold != 1:
+        return None, None
+    laws = entering_laws(model)
+    discrete = [(f, law) for f, law in laws[1:] if discrete_atoms(law) is not None]
+    if not discrete:
+        return None, None
+    if not _service_smooth(model):
+        return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
+                      f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions of the "
+                      "queue without blocks, which needs a smooth service")
+    for field, law in laws[1:]:
+        if discrete_atoms(law) is None and not smooth_law(law):
+            return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms (its transform "
+                          "is no finite sum of exp(-s D) factors): transform inversion cannot give the tails with a "
+                          "setup, a close-down or a start threshold, and no shifted sum covers it (the moments are "
+                          "computed)")
+    sums = {Fraction(0)}
+    for _, law in discrete:
+        atoms = [d for d, _ in discrete_atoms(law)]
+        sums = {a + d for a in sums for d in atoms}
+        if len(sums) > MOST_SHIFTS:
+            return None, (discrete[0][0], f"the {discrete[0][0].replace('_', '-')} time {discrete[0][1]} and the "
+                          f"other laws with atoms make more than {MOST_SHIFTS} shifts of the wait (each one more "
+                          "inversion per tail): not computed (the moments are)")
+    return tuple(sorted(sums)), ""
+
+
+def shift_refusal(model):
+    """(field, reason) when the tails of a model with blocks and start threshold 1 need (SH) and it cannot give them,
+    else None."""
+    plan, why = shift_plan(model)
+    return why if plan is None and why is not None else None
+
+
+def _coefficients(model, ctx):
+    """({D: y_D(0)}, {D: m_D}, {D: b_D / lambda}) in ``ctx`` (module docstring): the jets and the limits s -> oo."""
+    blocks = blocks_of(model)
+    Y = passage(blocks, ShiftPassage(model, ctx, jets=True))
+    one = passage(blocks, ShiftPassage(model, ctx, X=ctx.num(1)))
+    zero = passage(blocks, ShiftPassage(model, ctx, X=ctx.num(0)))
+    lam = ctx.num(model.rate)
+    y0, m, atom = {}, {}, {}
+    for D, jet in Y.terms.items():
+        jet = jet if isinstance(jet, Jet) else Jet(jet, ctx.num(0))
+        y0[D], m[D] = jet.v, -jet.d
+        b = one.terms.get(D, 0) - zero.terms.get(D, 0)
+        atom[D] = b / lam
+    return y0, m, atom
+
+
+def shift_atom(model, ctx):
+    """P(R = 0) = c b_0 / lambda (module docstring: only the unshifted part's g_0 has an atom at 0), in ``ctx``."""
+    with ctx:
+        y0, m, atom = _coefficients(model, ctx)
+        c = 1 / sum((ctx.num(D) * y0[D] + m[D] for D in y0), ctx.num(0))
+        return c * atom.get(Fraction(0), ctx.num(0))
+
+
+def _shifted_law(model, bare_law, D, ctx_m):
+    """The law of W_none + Z_D (module docstring): transform W_none(s) g_D(s) / m_D, P(= 0) = P(W_none = 0) b_D /
+    (lambda m_D)."""
+    from ..response import ResponseLaw
+
+    def make(ctx):
+        base = bare_law.transform(ctx)
+        with ctx:
+            y0, m, _ = _coefficients(model, ctx)
+            y0D, mD = y0[D], m[D]
+
+        def F(s):
+            with ctx:
+                yD = passage(blocks_of(model), ShiftPassage(model, ctx, s=s)).terms.get(D, 0)
+                return base(s) * ((y0D - yD) / (s * mD))
+        return F
+
+    def p_zero(ctx):
+        with ctx:
+            _, m, atom = _coefficients(model, ctx)
+            return bare_law.p_zero(ctx) * (atom[D] / m[D])
+
+    def no_moments(*_):  # pragma: no cover - only its tails are asked
+        raise NotImplementedError("the moments of a shifted part of the wait")
+
+    return ResponseLaw(f"{bare_law.name} shifted", make, p_zero, no_moments)
+
+
+def shift_laws(model, kind: str):
+    """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn by (SH) (module docstring); float64 gives
+    None where it must escalate."""
+    from ...symbolic import limits as _limits
+    from ..backend import mp_context
+    from ..response import law_float64_tails, tails as inverted_tails
+    from .blocks import bare_model
+    from .vacation_wait import _laws
+
+    bare = bare_model(model)
+    base, first, _, m1, _ = _laws(bare, kind)
+    shifts, _ = shift_plan(model)
+    exact = mp_context(40)
+    with exact:
+        y0, m, _ = _coefficients(model, exact)
+        c = 1 / exact.fsum([exact.num(D) * y0[D] + m[D] for D in y0])
+    parts = {D: _shifted_law(model, base, D, exact) for D in y0 if m[D] != 0}
+
+    def terms(t: Fraction):
+        """[(coefficient, term key, point)] of (SH) at t over c: "pi" for Pi_1, D for m_D Q_D."""
+        keyed: dict = {}
+
+        def add(key, u, coefficient):
+            keyed[(key, u)] = keyed.get((key, u), 0) + coefficient
+
+        for D in y0:
+            if y0[D] != 0 and D != 0:
+                add("pi", t - D, y0[D])
+                add("pi", t, -y0[D])
+            if m[D] != 0:
+                add(D, t - D, m[D])
+        return [(coefficient, key, u) for (key, u), coefficient in keyed.items() if coefficient != 0]
+
+    def value_of(key, u, got):
+        """The value of term ``key`` at u: Pi_1(u) (exact for u <= 0) or Q_D(u) (1 for u < 0)."""
+        if key == "pi":
+            return (m1 - u) if u <= 0 else m1 * got[("pi", u)]
+        if u < 0:
+            return 1
+        return got[(key, u)]
+
+    def needed(ts):
+        keys = set()
+        for t in ts:
+            for _, key, u in terms(t):
+                if u > 0 or (key != "pi" and u == 0):
+                    keys.add((key, u))
+        return keys
+
+    def law_of(key):
+        return first if key == "pi" else parts[key]
+
+    def evaluate(keys, digits):
+        got = {}
+        by_law: dict = {}
+        for key, u in keys:
+            by_law.setdefault(key, []).append(u)
+        for key, us in by_law.items():
+            law = law_of(key)
+            pts = sorted(set(us))
+            zero = [u for u in pts if u == 0]
+            positive = [u for u in pts if u > 0]
+            if zero:
+                ctx = mp_context((digits or 15) + 10)
+                with ctx:
+                    p0 = law.p_zero(ctx)
+                got[(key, Fraction(0))] = 1 - p0
+            if not positive:
+                continue
+            if digits is None:
+                values, why = law_float64_tails(law, positive)
+                if why is not None:
+                    return None
+            else:
+                values = inverted_tails(law, positive, digits, option=f"{kind}_tail")[0]
+            got.update({(key, u): v for u, v in zip(positive, values)})
+        return got
+
+    def combine(t, got, digits):
+        import mpmath
+
+        with mpmath.workdps((digits or 15) + 10):
+            cm = mpmath.mpf(c)
+            pieces = []
+            for coefficient, key, u in terms(t):
+                value = value_of(key, u, got)
+                value = mpmath.mpf(value.numerator) / value.denominator if isinstance(value, Fraction) else \
+                    mpmath.mpf(value)
+                pieces.append(cm * mpmath.mpf(coefficient) * value)
+            total = mpmath.fsum(pieces)
+            if not total > 0:
+                return total, math.inf
+            return +total, float(mpmath.fsum(abs(p) for p in pieces) / total)
+
+    def tails(ts, digits):
+        ts = [Fraction(t) for t in ts]
+        if digits is None:
+            got = evaluate(needed(ts), None)
+            out = []
+            for t in ts:
+                if got is None:
+                    out.append(None)
+                    continue
+                total, kappa = combine(t, got, None)
+                out.append(min(1.0, float(total)) if kappa <= 10 else None)
+            return out, None
+        out, working = [], 0
+        for t in ts:
+            work = digits + 3
+            while True:
+                total, kappa = combine(t, evaluate(needed([t]), work), work)
+                need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
+                if need <= work:
+                    break
+                work = _limits.check("inversion_digits", need, f"P({kind} > {float(t):.6g}) is a sum of shifted "
+                                     f"iterated tails that cancel: {digits} digits of it need {need} digits of each")
+            out.append(total)
+            working = max(working, work)
+        return out, (working or None)
+
+    return tails
