@@ -434,16 +434,29 @@ def kinked_law(model, infinite: bool = False):
     from .vacation_wait import smooth_law
 
     if infinite:
-        from .blocks_shifts import entering_laws, shift_plan
+        from .blocks_shifts import discrete_atoms, entering_laws, shift_plan
 
         plan, why = shift_plan(model)
         if plan is not None:
             return None
         if why is not None:
             return why
-        laws = entering_laws(model)
-    else:
-        laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
+        for field, law in entering_laws(model):
+            if smooth_law(law):
+                continue
+            name = field.replace("_", "-")
+            if field != "service" and discrete_atoms(law) is not None:  # N > 1: shift_plan covers N = 1
+                return field, (f"the {name} time {law} has atoms (exp(-s D) factors in its transform): with a start "
+                               "threshold N > 1 the wait's transform cannot be inverted with them and the shifted sums "
+                               "cover start threshold 1 only (the moments are computed)")
+            if field != "service":
+                return field, (f"the {name} time {law} has kinks but no atoms: transform inversion cannot give the "
+                               "tails with it, and no shifted sum of the package covers it (the moments are computed)")
+            return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
+                           "give the tails to the requested digits with a setup, a close-down or a start threshold "
+                           "N > 1 (the moments are computed)")
+        return None
+    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
     for field, law in laws:
         if not smooth_law(law):
             name = field.replace("_", "-")
