@@ -425,10 +425,11 @@ def shift_laws(model, kind: str):
 
     def tails(ts, digits):
         ts = [Fraction(t) for t in ts]
-        if digits is None:
-            got = evaluate(needed(ts), None)
+        if digits is None:  # one vectorised inversion per law for all the points; per point where that fails
+            joint = evaluate(needed(ts), None)
             out = []
             for t in ts:
+                got = joint if joint is not None else evaluate(needed([t]), None)
                 if got is None:
                     out.append(None)
                     continue
