@@ -168,3 +168,20 @@ def test_the_cli_computes_the_issue_examples():
         code, out, err = cli(base + extra)
         assert code == 0, err
         assert '"wait_tail": {"0.05": 0.8' in out
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_finite_room_with_a_constant_close_down(threshold):
+    """The finite room's close-down also enters through its count probabilities alone (nobody waits through it):
+    a constant close-down computes, against a seeded simulation (finite_blocks_oracle: 99 % simultaneous
+    intervals; the model without the close-down lies outside them) and, N = 1, Little's mean wait (1e-12 in
+    float64, 1e-25 at 30 digits)."""
+    from finite_blocks_oracle import PMF3, assert_mean_wait_is_littles, assert_simulated_tails_hold_and_without
+
+    from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue
+
+    model = FiniteVacationQueue(F(1, 2), PMF3, Erlang(2, F(2, 3)), Exponential(F(1, 2)), 5, Admission("partial"),
+                                MULTIPLE, threshold, None, Deterministic(F(1)))
+    assert_simulated_tails_hold_and_without(model, close_down=None)
+    if threshold == 1:
+        assert_mean_wait_is_littles(model)

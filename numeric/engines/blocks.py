@@ -425,12 +425,12 @@ def bare_model(model):
 
 
 def kinked_law(model, infinite: bool = False):
-    """(field, reason) of the first law among the service and the blocks' laws whose transform the inversion cannot
-    use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None. ``infinite`` (the
-    infinite room's response laws): only the laws whose transform at s enters the wait count
-    (:func:`~.blocks_shifts.entering_laws`: not the close-down, which enters through C*(lambda) alone), and with start
-    threshold 1 the shifted sums of :mod:`.blocks_shifts` cover a setup or vacation law that is a constant or a few
-    atoms (a smooth service)."""
+    """(field, reason) of the first law among the service and the blocks' laws whose transform at s enters the wait
+    (:func:`~.blocks_shifts.entering_laws`: not the close-down, which the first batch ends, so that nobody waits
+    through it: it enters through its count probabilities alone, in either room) and that the inversion cannot use
+    (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None. ``infinite`` (the infinite
+    room's response laws): with start threshold 1 the shifted sums of :mod:`.blocks_shifts` cover a setup or
+    vacation law that is a constant or a few atoms (a smooth service)."""
     from .vacation_wait import smooth_law
 
     if infinite:
@@ -456,8 +456,9 @@ def kinked_law(model, infinite: bool = False):
                            "give the tails to the requested digits with a setup, a close-down or a start threshold "
                            "N > 1 (the moments are computed)")
         return None
-    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
-    for field, law in laws:
+    from .blocks_shifts import entering_laws
+
+    for field, law in entering_laws(model):
         if not smooth_law(law):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
