@@ -358,6 +358,24 @@ def transform_moments(F, k: int, digits: int, scale) -> list:
             for j in range(1, k + 1)]
 
 
+#: why the moments of the wait with N > 1 are not computed for a law with only a numeric transform
+NO_TAYLOR = ("has no Taylor expansion of its transform at 0 (no moment generating function: the transform's analytic "
+             "continuation has a cut along the negative axis), so the moments of the wait with a start threshold "
+             "N > 1, the Taylor coefficients of W(s) at 0 (the trapezoidal rule on a circle around 0), are not "
+             "computed (measured: 23 % off for E[W^3] with a lognormal service of scv 20); its mean is the measure "
+             "mean_wait, its tails and quantiles are computed")
+
+
+def numeric_law(model, blocks=None):
+    """(field, law) of the first law with only a numeric transform (the lognormal) among the service and the blocks'
+    laws, else None."""
+    from .vacation_wait import numeric_transform
+
+    blocks = _blocks(model, blocks)
+    laws = (("service", model.service),) + tuple(fl for b in blocks for fl in b.laws())
+    return next(((f, law) for f, law in laws if numeric_transform(law)), None)
+
+
 def threshold_refusal(model, derivatives: bool = False):
     """(field, reason) when the transform cannot be used with N > 1, else None: a law without a closed-form transform
     (the derivatives of its transform are needed); with ``derivatives`` (the infinite room) only such a law whose
