@@ -30,11 +30,13 @@ t - D. No transform with an exp(-s D) factor is inverted. The sojourn T = W + B 
 same passage run on first-order jets (:class:`Jet`: the laws' transforms 1 - m_1 s, exact moments), the atoms b_D
 from the passage at s -> oo with X = 1 and X = 0 (as :func:`~.blocks.residual_atom`).
 
-Precision (as :func:`qderive.numeric.engines.vacation_wait.shift_tails`): the terms of (SH) have both signs (the
-difference of iterated tails of a short shift): kappa = sum |term| / P(W > t) bounds the sum's relative rounding by
-kappa times that of the inverted values. float64: every inversion by the float64 rule with its self-check, accepted
-when none escalated and kappa <= 10 (the values within about 1e-10: the sum within 1e-9), else None (the response
-module recomputes at 15 digits, with a note); D digits: the values to D + 3 digits, then to D + 2 + log10 kappa.
+Precision: the terms of (SH) have both signs (the difference of iterated tails of a short shift): kappa =
+sum |term| / P(W > t) bounds the sum's relative rounding by kappa times that of the inverted values. D digits (as
+:func:`qderive.numeric.engines.vacation_wait.shift_tails`): the values to D + 3 digits, then to D + 2 + log10 kappa.
+float64: each difference as the integral int_{max(t - D, 0)}^t P(W_none > y) dy (plus (D - t)^+) by
+Gauss-Legendre of 16 and 32 nodes, every term positive, the tails at the nodes and the Q_D by the float64 inversion
+with its self-check; accepted when none escalated and the two orders agree to 1e-11 of the tail (the values within
+about 1e-10: the tail within 1e-9), else None (the response module recomputes at 15 digits, with a note).
 
 Sources: the decomposition W = W_none + R, Fuhrmann and Cooper 1985; the setup time's residual, Takagi 1991, vol. 1,
 sec. 2.5 (a constant setup D with single arrivals and no vacations: R is D with probability 1 / (1 + lambda D) and
@@ -423,18 +425,51 @@ def shift_laws(model, kind: str):
                 return total, math.inf
             return +total, float(mpmath.fsum(abs(p) for p in pieces) / total)
 
+    def quadrature(t, got):
+        """float64 P(W > t) with the differences Pi_1(t - D) - Pi_1(t) of (SH) (which cancel for a short shift D:
+        kappa > 10, and whose excess law's float64 inversion fails first in the tail) each taken as
+        int_{max(t - D, 0)}^t P(W_none > y) dy (plus (D - t)^+ exactly) by Gauss-Legendre of 16 and 32 nodes, the
+        tails at every node by one float64 inversion of W_none; every term is then positive. None (escalate) when
+        the two orders differ by more than 1e-11 of the tail or the inversion fails its self-check."""
+        from .vacation_wait import gauss_legendre
+        from ..backend import FLOAT64
+
+        spans = []  # (weight y0_D, a, b): y0_D int_a^b P(W_none > y) dy
+        exact = 0.0
+        for D in y0:
+            if y0[D] == 0 or D == 0:
+                continue
+            a = t - D
+            if a < 0:
+                exact += float(y0[D]) * float(-a)
+            lo = max(a, Fraction(0))
+            if t > lo:
+                spans.append((float(y0[D]), float(lo), float(t)))
+        rules = [gauss_legendre(n, FLOAT64) for n in (16, 32)]
+        nodes = [(a + b) / 2 + (b - a) / 2 * x for _, a, b in spans for X, _ in rules for x in X]
+        values, why = law_float64_tails(base, nodes) if nodes else ([], None)
+        if why is not None:
+            return None
+        at = iter(values)
+        sums = [exact, exact]
+        for w, a, b in spans:
+            for i, (X, W) in enumerate(rules):
+                sums[i] += w * (b - a) / 2 * sum(wk * next(at) for wk in W)
+        rest = sum(float(m[D]) * float(value_of(D, t - D, got)) for D in y0 if m[D] != 0)
+        fine, coarse = float(c) * (sums[1] + rest), float(c) * (sums[0] + rest)
+        return min(1.0, fine) if fine > 0 and abs(fine - coarse) <= 1e-11 * fine else None
+
     def tails(ts, digits):
         ts = [Fraction(t) for t in ts]
         if digits is None:  # one vectorised inversion per law for all the points; per point where that fails
-            joint = evaluate(needed(ts), None)
+            def shifted(points):
+                return {(key, u) for key, u in needed(points) if key != "pi"}
+
+            joint = evaluate(shifted(ts), None)
             out = []
             for t in ts:
-                got = joint if joint is not None else evaluate(needed([t]), None)
-                if got is None:
-                    out.append(None)
-                    continue
-                total, kappa = combine(t, got, None)
-                out.append(min(1.0, float(total)) if kappa <= 10 else None)
+                got = joint if joint is not None else evaluate(shifted([t]), None)
+                out.append(None if got is None else quadrature(t, got))
             return out, None
         out, working = [], 0
         for t in ts:
