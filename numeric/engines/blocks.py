@@ -441,9 +441,9 @@ def kinked_law(model, infinite: bool = False):
     from .vacation_wait import smooth_law
 
     if infinite:
-        from .blocks_shifts import discrete_atoms, entering_laws, shift_plan
+        from .blocks_shifts import discrete_atoms, entering_laws, shift_plan, threshold_shift_plan
 
-        plan, why = shift_plan(model)
+        plan, why = (shift_plan if model.start_threshold == 1 else threshold_shift_plan)(model)
         if plan is not None:
             return None
         if why is not None:
@@ -452,10 +452,6 @@ def kinked_law(model, infinite: bool = False):
             if smooth_law(law):
                 continue
             name = field.replace("_", "-")
-            if field != "service" and discrete_atoms(law) is not None:  # N > 1: shift_plan covers N = 1
-                return field, (f"the {name} time {law} has atoms (exp(-s D) factors in its transform): with a start "
-                               "threshold N > 1 the wait's transform cannot be inverted with them and the shifted sums "
-                               "cover start threshold 1 only (the moments are computed)")
             if field != "service":
                 return field, (f"the {name} time {law} has kinks but no atoms: transform inversion cannot give the "
                                "tails with it, and no shifted sum of the package covers it (the moments are computed)")
@@ -584,6 +580,7 @@ def response_laws(model) -> dict:
                 "sojourn": ResponseLaw("sojourn", shifted_transform("sojourn"), own["sojourn"].p_zero,
                                        values("sojourn"), False, why, shift_laws(model, "sojourn"))}
     if model.start_threshold != 1:
+        from .blocks_shifts import threshold_shift_laws, threshold_shift_plan
         from .blocks_threshold import threshold_atom, threshold_transform
 
         mean_y = _mean_of(model)
@@ -593,9 +590,17 @@ def response_laws(model) -> dict:
                 return lambda s: threshold_transform(model, ctx, s, mean_y, kind == "sojourn")
             return make
 
+        # a constant or few-atom setup or single vacation: the shifted parts (SN) give the tails
+        shifted = threshold_shift_plan(model)[0] is not None
+        why = "the wait's transform has exp(-s D) factors (a setup or vacation law with atoms)" if shifted else ""
+
+        def own(kind):
+            return threshold_shift_laws(model, kind) if shifted else None
+
         return {"wait": ResponseLaw("wait", later("wait"), lambda ctx: threshold_atom(model, ctx, mean_y),
-                                    values("wait")),
-                "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"))}
+                                    values("wait"), not shifted, why, own("wait")),
+                "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"),
+                                       not shifted, why, own("sojourn"))}
     bare = bare_model(model)
     own = VW.response_laws(bare)
 

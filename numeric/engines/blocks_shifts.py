@@ -486,3 +486,253 @@ def shift_laws(model, kind: str):
         return out, (working or None)
 
     return tails
+
+
+# -- a start threshold N > 1 with a constant or few-atom setup or single vacation ---------------------------------
+#
+# The threshold transform (WN) of :mod:`.blocks_threshold` run with a discrete law's L*(sigma) as shifts
+# (:class:`ShiftThreshold`): the count before the tagged arrival (``pre``) never carries one (a period enters it
+# through L*(lambda - lambda X(B* w)), a smooth function of s), the time after it (``post``) does, through
+# L*(s + lambda - lambda X(w)) = sum_i w_i e^{-lambda d_i (1 - X(w))} e^{-s d_i}. So
+#
+#     W(s) = sum_D W_D(s) e^{-s D},    W_D(s) = alpha_D / s + W~_D(s)                                    (SN)
+#
+# with W~_D analytic at 0 (the divided differences over phi(s) put a simple pole at 0 in each shifted part, and
+# sum_D alpha_D = 0). Hence W(s) = sum_D W~_D(s) e^{-s D} + sum_D alpha_D (e^{-s D} - 1) / s: the measures W~_D
+# shifted by D plus the density -sum_D alpha_D 1{0 <= x < D} (the customers arriving during a constant period), and
+#
+#     P(W > t) = sum_D W~_D(0) P(Z_D > t - D) + sum_D (-alpha_D) (D - t)^+,
+#
+# Z_D of transform W~_D(s) / W~_D(0) (P(Z_D > u) = 1 for u < 0), a smooth inversion at the shifted time t - D;
+# alpha_D and W~_D(0) are the Laurent coefficients at 0 of W_D (the trapezoidal rule on a small circle, as the
+# moments of (WN)), the atom of Z_D at 0 its limit s -> oo (the shifts kept apart). A repeated period (multiple
+# vacations) would need 1 / (1 - c e^{-s D}), no finite sum of shifts: refused.
+
+
+class ShiftThreshold:
+    """Builds the interpreter :class:`~.blocks_threshold.ThresholdTransform` whose discrete laws give their
+    transforms at s + lambda - lambda X(w) as :class:`Shifts` (module section above)."""
+
+    @staticmethod
+    def make(model, ctx, s, top):
+        from math import factorial
+
+        import mpmath
+
+        from ..kernels import series as S
+        from .blocks_threshold import ThresholdTransform
+
+        class _Shifted(ThresholdTransform):
+            def _law(self, law):
+                atoms = discrete_atoms(law)
+                if atoms is None:
+                    return super()._law(law)
+                if law in self._laws:
+                    return self._laws[law]
+                ctx, lam, top = self.ctx, self.lam, self.top
+                a = self._counts(law, top)
+                pre = [self.powers[k] * a[k] for k in range(top)]
+                with ctx:
+                    decay = {d: (np.exp(-float(lam) * float(d)) if ctx.is_float64 else mpmath.exp(-lam * ctx.num(d)))
+                             for d, _ in atoms}
+                    taylor = [Shifts({d: self.one_array * (ctx.num(w * (-d) ** j / factorial(j)) * decay[d])
+                                      for d, w in atoms}) for j in range(top)]
+                    post1 = Shifts({d: self.one_array * ctx.num(w) for d, w in atoms})
+                    pre1 = (self.one_array * a[0] if self.limit else
+                            lst_values(law, (1 - self.XB) * lam, ctx))
+                post = S.compose(taylor, [x * (-lam) for x in self.Xw])
+                if self.limit:  # the divided differences vanish as s -> oo (pre, post bounded)
+                    dd, dd1 = [self.zero] * top, self.zero
+                else:
+                    diff = [self.s] + [(self.XBw[k] - self.Xw[k]) * lam for k in range(1, top)]
+                    dd = S.mul(S.add(pre, S.scale(post, -1)), S.inverse(diff))
+                    dd1 = (pre1 - post1) / (self.s - lam + self.XB * lam)
+                self._laws[law] = out = (pre, pre1, post, post1, dd, dd1)
+                return out
+
+        return _Shifted(model, ctx, s, top)
+
+
+def threshold_shift_parts(model, ctx, s, mean_y, sojourn: bool = False):
+    """{D: W_D(s)} of (SN) at the context array ``s`` (None: the limit s -> oo) in ``ctx``."""
+    from .blocks_threshold import _top
+
+    blocks = blocks_of(model)
+    op = ShiftThreshold.make(model, ctx, s, _top(blocks))
+    y, idle = passage(blocks, op)
+    lam = ctx.num(model.rate)
+    c = lam * ctx.num(1 - model.rho_bar) / mean_y
+    idle = Shifts.of(idle)
+    if s is None:
+        parts = {D: v * c for D, v in idle.terms.items()}
+    else:
+        phi = s - (1 - op.XB) * lam
+        parts = {D: v * c for D, v in (idle + op.kappa1 * (1 - y) / phi).terms.items()}
+        if sojourn:
+            parts = {D: v * op.B for D, v in parts.items()}
+    return parts
+
+
+def threshold_shift_plan(model):
+    """(the shifts D, "") when (SN) computes the tails of ``model`` (N > 1; the laws entering the wait smooth or
+    discrete, no discrete law repeated), else (None, (field, reason)); (None, None) when no such law has atoms."""
+    from .vacation_wait import smooth_law
+
+    if model.start_threshold == 1:
+        return None, None
+    laws = entering_laws(model)
+    discrete = [(f, law) for f, law in laws[1:] if discrete_atoms(law) is not None]
+    if not discrete:
+        return None, None
+    if not smooth_law(model.service):
+        return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
+                      f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions, which "
+                      "need a smooth service")
+    repeated = [f for f, law in discrete if f == "vacation" and model.vacation_policy.value == "multiple"]
+    if repeated:
+        return None, ("vacation", f"the vacation time {model.vacation} has atoms: with multiple vacations and a start "
+                      "threshold N > 1 the wait's transform has factors 1 / (1 - c e^{-s D}), no finite sum of "
+                      "shifts (single vacations and a setup are computed; the moments are)")
+    for field, law in laws[1:]:
+        if discrete_atoms(law) is None and not smooth_law(law):
+            return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms: not computed "
+                          "(the moments are)")
+    sums = {Fraction(0)}
+    for _, law in discrete:
+        sums = {a + d for a in sums for d, _ in discrete_atoms(law)}
+        if len(sums) > MOST_SHIFTS:
+            return None, (discrete[0][0], f"more than {MOST_SHIFTS} shifts of the wait: not computed (the moments "
+                          "are)")
+    return tuple(sorted(sums)), ""
+
+
+def _laurent(model, digits: int, sojourn: bool):
+    """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
+    the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold._scale`) with digits + 10 nodes at
+    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0))."""
+    import mpmath
+
+    from ..backend import mp_context
+    from .blocks import passage_moments
+    from .blocks_threshold import _scale
+
+    blocks = blocks_of(model)
+    scale = _scale(model, blocks)
+    work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
+    with work:
+        mean_y = passage_moments(model, work, order=1)[0][1]
+        h = work.num(scale) / 1000
+        n = digits + 10
+        pts = [h * mpmath.expj(2 * mpmath.pi * (k + mpmath.mpf(1) / 2) / n) for k in range(n)]
+        parts = threshold_shift_parts(model, work, np.array(pts, dtype=object), mean_y, sojourn)
+        alpha, finite = {}, {}
+        for D, values in parts.items():
+            values = np.broadcast_to(values, (n,))
+            alpha[D] = mpmath.fsum(v * p for v, p in zip(values, pts)).real / n
+            finite[D] = mpmath.fsum(values).real / n
+        at_infinity = {D: (np.broadcast_to(v, (1,))[0] if not sojourn else 0)
+                       for D, v in threshold_shift_parts(model, work, None, mean_y).items()}
+        at_infinity = {D: (v.real if hasattr(v, "real") else v) for D, v in at_infinity.items()}
+    return alpha, finite, at_infinity, mean_y
+
+
+def threshold_shift_laws(model, kind: str):
+    """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn by (SN) (section above); float64 gives
+    None where it must escalate (an inversion that fails its self-check, or kappa > 10)."""
+    from ...symbolic import limits as _limits
+    from ..response import ResponseLaw, law_float64_tails, tails as inverted_tails
+
+    sojourn = kind == "sojourn"
+    kept: dict = {}
+
+    def coefficients(digits):
+        key = digits or 15
+        if key not in kept:
+            kept[key] = _laurent(model, key + 5, sojourn)
+        return kept[key]
+
+    def part_law(D, digits):
+        alpha, finite, at_inf, mean_y = coefficients(digits)
+
+        def make(ctx):
+            with ctx:
+                a, f, ey = ctx.num(alpha[D]) if not ctx.is_float64 else float(alpha[D]), \
+                    (ctx.num(finite[D]) if not ctx.is_float64 else float(finite[D])), \
+                    (ctx.num(mean_y) if not ctx.is_float64 else float(mean_y))
+
+            def F(s):
+                with ctx:
+                    W = threshold_shift_parts(model, ctx, s, ey, sojourn).get(D, 0)
+                    return (W - a / s) / f
+            return F
+
+        def p_zero(ctx):
+            with ctx:
+                return ctx.num(at_inf.get(D, 0)) / ctx.num(finite[D]) if not ctx.is_float64 else \
+                    float(at_inf.get(D, 0)) / float(finite[D])
+
+        def no_moments(*_):  # pragma: no cover - only its tails are asked
+            raise NotImplementedError("the moments of a shifted part of the wait")
+
+        return ResponseLaw(f"{kind} shifted", make, p_zero, no_moments)
+
+    def one(t, digits):
+        import mpmath
+
+        alpha, finite, _, _ = coefficients(digits)
+        pieces = []
+        with mpmath.workdps((digits or 15) + 10):
+            for D in finite:
+                u = t - D
+                if finite[D] != 0:
+                    if u < 0:
+                        value = 1
+                    else:
+                        law = part_law(D, digits)
+                        if u == 0:
+                            value = 1 - mpmath.mpf(law.p_zero(FLOAT64_OR(digits)))
+                        elif digits is None:
+                            got, why = law_float64_tails(law, [u])
+                            if why is not None:
+                                return None, math.inf
+                            value = got[0]
+                        else:
+                            value = inverted_tails(law, [u], digits, option=f"{kind}_tail")[0][0]
+                    pieces.append(mpmath.mpf(finite[D]) * mpmath.mpf(value))
+                if alpha[D] != 0 and u < 0:
+                    pieces.append(-mpmath.mpf(alpha[D]) * mpmath.mpf(-u.numerator) / u.denominator)
+            total = mpmath.fsum(pieces)
+            if not total > 0:
+                return total, math.inf
+            return +total, float(mpmath.fsum(abs(p) for p in pieces) / total)
+
+    def tails(ts, digits):
+        ts = [Fraction(t) for t in ts]
+        if digits is None:
+            out = []
+            for t in ts:
+                total, kappa = one(t, None)
+                out.append(min(1.0, float(total)) if total is not None and kappa <= 10 else None)
+            return out, None
+        out, working = [], 0
+        for t in ts:
+            work = digits + 3
+            while True:
+                total, kappa = one(t, work)
+                need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
+                if need <= work:
+                    break
+                work = _limits.check("inversion_digits", need, f"P({kind} > {float(t):.6g}) is a sum of shifted parts "
+                                     f"that cancel: {digits} digits of it need {need} digits of each")
+            out.append(total)
+            working = max(working, work)
+        return out, (working or None)
+
+    return tails
+
+
+def FLOAT64_OR(digits):
+    """The float64 context for ``digits`` None, else an mpmath context with 10 guard digits."""
+    from ..backend import FLOAT64, mp_context
+
+    return FLOAT64 if digits is None else mp_context(digits + 10)
