@@ -441,7 +441,7 @@ def kinked_law(model, infinite: bool = False):
     from .vacation_wait import smooth_law
 
     if infinite:
-        from .blocks_shifts import discrete_atoms, entering_laws, shift_plan, threshold_shift_plan
+        from .blocks_shifts import entering_laws, shift_plan, threshold_shift_plan
 
         plan, why = (shift_plan if model.start_threshold == 1 else threshold_shift_plan)(model)
         if plan is not None:

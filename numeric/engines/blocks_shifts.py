@@ -1,5 +1,5 @@
-"""The wait with composed blocks (start threshold 1) when a setup or a vacation law is a constant or a few atoms:
-exact tails by smooth inversions at shifted times.
+"""The wait with composed blocks when a setup or a vacation law is a constant or a few atoms: exact tails by smooth
+inversions at shifted times -- start threshold 1 by (SH) below, N > 1 by (SN) (the last section).
 
 With start threshold 1 the wait is W = W_none + R (:mod:`qderive.numeric.engines.blocks`, (WS)): W_none the wait in
 the same queue without vacations, setup or close-down, R independent of it with the residual factor
@@ -54,8 +54,9 @@ from ...symbolic.blocks import blocks_of, passage
 from .block_laws import lst_values
 from .blocks import GeneratingPassage
 
-__all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_refusal", "shift_laws", "shift_atom",
-           "MOST_SHIFTS", "entering_laws"]
+__all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_laws", "shift_atom",
+           "MOST_SHIFTS", "entering_laws", "ShiftThreshold", "threshold_shift_parts", "threshold_shift_plan",
+           "threshold_shift_laws"]
 
 #: the most shifts D (sums of atoms) a wait may have: each is one more inversion per tail
 MOST_SHIFTS = 64
@@ -270,13 +271,6 @@ def shift_plan(model):
                           f"other laws with atoms make more than {MOST_SHIFTS} shifts of the wait (each one more "
                           "inversion per tail): not computed (the moments are)")
     return tuple(sorted(sums)), ""
-
-
-def shift_refusal(model):
-    """(field, reason) when the tails of a model with blocks and start threshold 1 need (SH) and it cannot give them,
-    else None."""
-    plan, why = shift_plan(model)
-    return why if plan is None and why is not None else None
 
 
 def _coefficients(model, ctx):
@@ -690,7 +684,7 @@ def threshold_shift_laws(model, kind: str):
                     else:
                         law = part_law(D, digits)
                         if u == 0:
-                            value = 1 - mpmath.mpf(law.p_zero(FLOAT64_OR(digits)))
+                            value = 1 - mpmath.mpf(law.p_zero(_context_for(digits)))
                         elif digits is None:
                             got, why = law_float64_tails(law, [u])
                             if why is not None:
@@ -731,7 +725,7 @@ def threshold_shift_laws(model, kind: str):
     return tails
 
 
-def FLOAT64_OR(digits):
+def _context_for(digits):
     """The float64 context for ``digits`` None, else an mpmath context with 10 guard digits."""
     from ..backend import FLOAT64, mp_context
 
