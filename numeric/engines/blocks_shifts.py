@@ -582,6 +582,14 @@ def threshold_shift_plan(model):
         return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
                       f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions, which "
                       "need a smooth service")
+    from .blocks_threshold import numeric_law
+
+    heavy = numeric_law(model)
+    if heavy is not None:
+        return None, (heavy[0], f"the {heavy[0].replace('_', '-')} time {heavy[1]} has no Taylor expansion of its "
+                      "transform at 0 (no moment generating function), and with a constant or empirical "
+                      f"{discrete[0][0].replace('_', '-')} under a start threshold N > 1 the tails need the Laurent "
+                      "coefficients at 0 of the wait's shifted parts: not computed (the mean is)")
     repeated = [f for f, law in discrete if f == "vacation" and model.vacation_policy.value == "multiple"]
     if repeated:
         return None, ("vacation", f"the vacation time {model.vacation} has atoms: with multiple vacations and a start "
