@@ -106,7 +106,35 @@ class Shifts:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        if isinstance(other, Shifts):
+            return self * other.reciprocal()
         return Shifts({d: v / other for d, v in self.terms.items()})
+
+    def __rtruediv__(self, other):
+        return Shifts.of(other) * self.reciprocal()
+
+    #: the horizon H of :meth:`reciprocal`: the shifts beyond it are dropped (their mass is bounded by the caller)
+    horizon = None
+
+    def reciprocal(self):
+        """1 / (a_0 + sum_{D>0} a_D e^{-sD}) = (1 / a_0) sum_k (-r)^k, r = sum_{D>0} (a_D / a_0) e^{-sD} (a geometric
+        series of shifts: a period repeated while the count stays below N), the shifts up to :attr:`horizon`."""
+        zero = Fraction(0)
+        if set(self.terms) == {zero}:
+            return Shifts({zero: 1 / self.terms[zero]})
+        if Shifts.horizon is None or zero not in self.terms:
+            raise NotImplementedError("the reciprocal of a sum of shifts without a horizon")
+        inv0 = 1 / self.terms[zero]
+        r = Shifts({d: -v * inv0 for d, v in self.terms.items() if d != zero})
+        out, power = Shifts({zero: inv0}), Shifts({zero: inv0})
+        while True:
+            power = power * r
+            power = Shifts({d: v for d, v in power.terms.items() if d <= Shifts.horizon})
+            if not power.terms:
+                return out
+            out = out + power
+            if len(out.terms) > MOST_SHIFTS:
+                raise NotImplementedError(f"more than {MOST_SHIFTS} shifts below the horizon")
 
 
 class Jet:
@@ -500,7 +528,27 @@ def shift_laws(model, kind: str):
 # Z_D of transform W~_D(s) / W~_D(0) (P(Z_D > u) = 1 for u < 0), a smooth inversion at the shifted time t - D;
 # alpha_D and W~_D(0) are the Laurent coefficients at 0 of W_D (the trapezoidal rule on a small circle, as the
 # moments of (WN)), the atom of Z_D at 0 its limit s -> oo (the shifts kept apart). A repeated period (multiple
-# vacations) would need 1 / (1 - c e^{-s D}), no finite sum of shifts: refused.
+# vacations) brings 1 / (1 - c e^{-s D}) = sum_k (c e^{-s D})^k, an infinite sum of shifts: its terms are kept up to
+# the horizon H = t (:class:`horizon`, :meth:`Shifts.reciprocal`), every shift D <= t then complete, and the shifts
+# beyond t enter through sum_D (W~_D(0) - alpha_D D) = W(0) = 1 and sum_D alpha_D = 0:
+#
+#     P(W > t) = sum_{D <= t} W~_D(0) P(Z_D > t - D) + 1 - sum_{D <= t} (W~_D(0) - alpha_D D) - t sum_{D <= t} alpha_D
+#
+# (the last terms with the Laurent coefficients' digits + 15: a difference of numbers of order 1).
+
+
+class horizon:
+    """``with horizon(H):`` the reciprocals of sums of shifts (:meth:`Shifts.reciprocal`) keep the shifts up to H."""
+
+    def __init__(self, H):
+        self.H, self.before = H, None
+
+    def __enter__(self):
+        self.before, Shifts.horizon = Shifts.horizon, self.H
+        return self
+
+    def __exit__(self, *exc):
+        Shifts.horizon = self.before
 
 
 class ShiftThreshold:
@@ -568,8 +616,9 @@ def threshold_shift_parts(model, ctx, s, mean_y, sojourn: bool = False):
 
 
 def threshold_shift_plan(model):
-    """(the shifts D, "") when (SN) computes the tails of ``model`` (N > 1; the laws entering the wait smooth or
-    discrete, no discrete law repeated), else (None, (field, reason)); (None, None) when no such law has atoms."""
+    """(the shifts D of one pass, "") when (SN) computes the tails of ``model`` (N > 1; the laws entering the wait
+    smooth or discrete, no lognormal among them), else (None, (field, reason)); (None, None) when no such law has
+    atoms."""
     from .vacation_wait import smooth_law
 
     if model.start_threshold == 1:
@@ -590,11 +639,6 @@ def threshold_shift_plan(model):
                       "transform at 0 (no moment generating function), and with a constant or empirical "
                       f"{discrete[0][0].replace('_', '-')} under a start threshold N > 1 the tails need the Laurent "
                       "coefficients at 0 of the wait's shifted parts: not computed (the mean is)")
-    repeated = [f for f, law in discrete if f == "vacation" and model.vacation_policy.value == "multiple"]
-    if repeated:
-        return None, ("vacation", f"the vacation time {model.vacation} has atoms: with multiple vacations and a start "
-                      "threshold N > 1 the wait's transform has factors 1 / (1 - c e^{-s D}), no finite sum of "
-                      "shifts (single vacations and a setup are computed; the moments are)")
     for field, law in laws[1:]:
         if discrete_atoms(law) is None and not smooth_law(law):
             return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms: not computed "
@@ -608,7 +652,7 @@ def threshold_shift_plan(model):
     return tuple(sorted(sums)), ""
 
 
-def _laurent(model, digits: int, sojourn: bool):
+def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
     """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
     the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold._scale`) with digits + 10 nodes at
     digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0))."""
@@ -621,7 +665,7 @@ def _laurent(model, digits: int, sojourn: bool):
     blocks = blocks_of(model)
     scale = _scale(model, blocks)
     work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
-    with work:
+    with work, horizon(H):
         mean_y = passage_moments(model, work, order=1)[0][1]
         h = work.num(scale) / 1000
         n = digits + 10
@@ -647,14 +691,17 @@ def threshold_shift_laws(model, kind: str):
     sojourn = kind == "sojourn"
     kept: dict = {}
 
-    def coefficients(digits):
+    def coefficients(digits, H=Fraction(0)):
+        """The Laurent data at ``digits`` (+ 15: the remainder beyond the horizon is a difference) for a horizon at
+        least H (the largest kept when it covers H)."""
         key = digits or 15
-        if key not in kept:
-            kept[key] = _laurent(model, key + 5, sojourn)
-        return kept[key]
+        got = kept.get(key)
+        if got is None or got[0] < H:
+            kept[key] = (H, _laurent(model, key + 15, sojourn, H))
+        return kept[key][1]
 
     def part_law(D, digits):
-        alpha, finite, at_inf, mean_y = coefficients(digits)
+        alpha, finite, at_inf, mean_y = coefficients(digits, D)
 
         def make(ctx):
             with ctx:
@@ -663,7 +710,7 @@ def threshold_shift_laws(model, kind: str):
                     (ctx.num(mean_y) if not ctx.is_float64 else float(mean_y))
 
             def F(s):
-                with ctx:
+                with ctx, horizon(D):
                     W = threshold_shift_parts(model, ctx, s, ey, sojourn).get(D, 0)
                     return (W - a / s) / f
             return F
@@ -681,28 +728,35 @@ def threshold_shift_laws(model, kind: str):
     def one(t, digits):
         import mpmath
 
-        alpha, finite, _, _ = coefficients(digits)
+        alpha, finite, _, _ = coefficients(digits, t)
         pieces = []
         with mpmath.workdps((digits or 15) + 10):
-            for D in finite:
+            # the shifts D <= t explicitly (complete: the reciprocals keep every shift up to the horizon H >= t); those
+            # beyond t, sum_{D > t} [W~_D(0) + (-alpha_D) (D - t)], from sum_D (W~_D(0) - alpha_D D) = W(0) = 1 and
+            # sum_D alpha_D = 0: 1 - sum_{D <= t} (W~_D(0) - alpha_D D) - t sum_{D <= t} alpha_D (computed with the
+            # coefficients' digits + 15: a difference of O(1) numbers)
+            near = [D for D in finite if D <= t]
+            tm = mpmath.mpf(t.numerator) / t.denominator
+            rest = (1 - mpmath.fsum(mpmath.mpf(finite[D]) - mpmath.mpf(alpha[D]) * (mpmath.mpf(D.numerator) /
+                                                                                 D.denominator) for D in near)
+                    - tm * mpmath.fsum(mpmath.mpf(alpha[D]) for D in near))
+            if rest != 0:
+                pieces.append(rest)
+            for D in near:
+                if finite[D] == 0:
+                    continue
                 u = t - D
-                if finite[D] != 0:
-                    if u < 0:
-                        value = 1
-                    else:
-                        law = part_law(D, digits)
-                        if u == 0:
-                            value = 1 - mpmath.mpf(law.p_zero(_context_for(digits)))
-                        elif digits is None:
-                            got, why = law_float64_tails(law, [u])
-                            if why is not None:
-                                return None, math.inf
-                            value = got[0]
-                        else:
-                            value = inverted_tails(law, [u], digits, option=f"{kind}_tail")[0][0]
-                    pieces.append(mpmath.mpf(finite[D]) * mpmath.mpf(value))
-                if alpha[D] != 0 and u < 0:
-                    pieces.append(-mpmath.mpf(alpha[D]) * mpmath.mpf(-u.numerator) / u.denominator)
+                law = part_law(D, digits)
+                if u == 0:
+                    value = 1 - mpmath.mpf(law.p_zero(_context_for(digits)))
+                elif digits is None:
+                    got, why = law_float64_tails(law, [u])
+                    if why is not None:
+                        return None, math.inf
+                    value = got[0]
+                else:
+                    value = inverted_tails(law, [u], digits, option=f"{kind}_tail")[0][0]
+                pieces.append(mpmath.mpf(finite[D]) * mpmath.mpf(value))
             total = mpmath.fsum(pieces)
             if not total > 0:
                 return total, math.inf
