@@ -241,3 +241,12 @@ def test_threshold_shifts_against_the_simulator():
     laws = B.response_laws(_threshold_models()[0])
     fast, exact = tails(laws["wait"], [F(1)], None)[0], tails(laws["wait"], [F(1)], 20)[0]
     assert abs(fast[0] - float(exact[0])) <= 1e-9 * float(exact[0])
+
+
+def test_a_time_beyond_the_computed_shifts_is_refused_in_one_line():
+    """Repeated constant vacations under N > 1: one more shift (an inversion) per vacation below t; beyond
+    MOST_SHIFTS of them the tail is refused, naming the option, with no traceback."""
+    base = ["eval", "vacation-infinite", "--batch", "geometric:mean=4", "--load", "0.55", "--service",
+            "exp:mean=0.012", "--vacation", "det:mean=0.06", "--start-threshold", "3", "--wait-tail", "5"]
+    code, out, err = cli(base)
+    assert code != 0 and "--wait-tail" in err and "shifts" in err and "Traceback" not in err, err

@@ -62,6 +62,10 @@ __all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_laws", "shift_a
 MOST_SHIFTS = 64
 
 
+class TooManyShifts(ArithmeticError):
+    """A repeated period puts more than :data:`MOST_SHIFTS` shifts below the horizon."""
+
+
 class Shifts:
     """A finite sum sum_D y_D e^{-s D} (``terms``: {D (Fraction): coefficient}) under +, -, * with scalars, arrays
     and other sums (numpy defers to these operators: ``__array_ufunc__ = None``)."""
@@ -134,7 +138,7 @@ class Shifts:
                 return out
             out = out + power
             if len(out.terms) > MOST_SHIFTS:
-                raise NotImplementedError(f"more than {MOST_SHIFTS} shifts below the horizon")
+                raise TooManyShifts(Shifts.horizon)
 
 
 class Jet:
@@ -763,6 +767,17 @@ def threshold_shift_laws(model, kind: str):
             return +total, float(mpmath.fsum(abs(p) for p in pieces) / total)
 
     def tails(ts, digits):
+        try:
+            return tails_of(ts, digits)
+        except TooManyShifts as exc:
+            from ...symbolic.errors import ParameterError
+
+            raise ParameterError(f"--{kind}-tail", f"lies beyond the {MOST_SHIFTS} shifts of the wait that are "
+                                 "computed (the repeated constant or empirical vacations put one more inversion per "
+                                 "shift below t): give a smaller time (or a quantile level nearer 1/2)",
+                                 exc.args[0]) from None
+
+    def tails_of(ts, digits):
         ts = [Fraction(t) for t in ts]
         if digits is None:
             out = []
