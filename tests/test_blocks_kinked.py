@@ -20,10 +20,10 @@ C*(lambda) alone, against things computed another way.
 * float64 within 1e-9 of the 20-digit value (the precision policy's float64 criterion);
 * under N > 1 the shifted parts (SN) of the threshold transform (``blocks_shifts.threshold_shift_laws``): run at
   N = 1 they equal (SH) (another formulation: the decomposition W = W_none + R with iterated tails) to 1e-17 at 20
-  digits (measured: all 20 digits), with multiple constant vacations too (the geometric series of shifts); at N = 3
-  a constant setup with exponential vacations, an empirical setup with empirical single vacations and a constant
-  close-down, and multiple constant vacations with a constant setup, against a seeded simulation (99 % intervals,
-  Bonferroni over the twelve checks);
+  digits (measured: all 20 digits), with multiple constant vacations too (the geometric series of shifts, refused
+  to users under N > 1: its quantile search did not end in the budget); at N = 3 a constant setup with exponential
+  vacations, and an empirical setup with empirical single vacations and a constant close-down, against a seeded
+  simulation (99 % intervals, Bonferroni over the eight checks);
 * what stays refused says why: a uniform setup (kinks but no atoms), a constant service with a constant setup.
 """
 
@@ -200,9 +200,7 @@ def _threshold_models():
     return (VacationQueue(F(1, 2), pmf, Erlang(2, F(2, 3)), Exponential(F(1, 2)), MULTIPLE, 3, Deterministic(F(1, 2)),
                           Deterministic(F(1, 3))),
             VacationQueue(F(1, 2), pmf, Erlang(2, F(2, 3)), Empirical((F(1, 4), F(1))), VacationPolicy.SINGLE, 3,
-                          Empirical((F(1, 4), F(3, 4))), Deterministic(F(1, 3))),
-            VacationQueue(F(1, 2), pmf, Erlang(2, F(2, 3)), Deterministic(F(1, 2)), MULTIPLE, 3, Deterministic(F(1, 4)),
-                          None))
+                          Empirical((F(1, 4), F(3, 4))), Deterministic(F(1, 3))))
 
 
 @pytest.mark.parametrize("vacation,policy,setup", [
@@ -223,10 +221,10 @@ def test_the_threshold_shifts_at_n1_equal_the_shifted_sums(vacation, policy, set
             assert abs(a - b) <= mpmath.mpf(10) ** -17 * b
 
 
-@pytest.mark.slow  # 12 s: three simulations and their tails (the N = 1 equalities stay in the loop)
+@pytest.mark.slow  # 8 s: two simulations and their tails (the N = 1 equalities stay in the loop)
 def test_threshold_shifts_against_the_simulator():
-    level = 1 - 0.01 / 12
-    for model, seed in zip(_threshold_models(), (5, 6, 7)):
+    level = 1 - 0.01 / 8
+    for model, seed in zip(_threshold_models(), (5, 6)):
         laws = B.response_laws(model)
         wait = tails(laws["wait"], [F(1, 4), F(1), F(4)], None)[0]
         sojourn = tails(laws["sojourn"], [F(3)], None)[0]
@@ -243,10 +241,8 @@ def test_threshold_shifts_against_the_simulator():
     assert abs(fast[0] - float(exact[0])) <= 1e-9 * float(exact[0])
 
 
-def test_a_time_beyond_the_computed_shifts_is_refused_in_one_line():
-    """Repeated constant vacations under N > 1: one more shift (an inversion) per vacation below t; beyond
-    MOST_SHIFTS of them the tail is refused, naming the option, with no traceback."""
+def test_multiple_constant_vacations_under_the_n_policy_are_refused_in_one_line():
     base = ["eval", "vacation-infinite", "--batch", "geometric:mean=4", "--load", "0.55", "--service",
-            "exp:mean=0.012", "--vacation", "det:mean=0.06", "--start-threshold", "3", "--wait-tail", "5"]
+            "exp:mean=0.012", "--vacation", "det:mean=0.06", "--start-threshold", "3", "--wait-tail", "0.5"]
     code, out, err = cli(base)
-    assert code != 0 and "--wait-tail" in err and "shifts" in err and "Traceback" not in err, err
+    assert code != 0 and "--vacation" in err and "shifts" in err and "Traceback" not in err, err
