@@ -329,7 +329,7 @@ def shift_atom(model, ctx):
         return c * atom.get(Fraction(0), ctx.num(0))
 
 
-def _shifted_law(model, bare_law, D, ctx_m):
+def _shifted_law(model, bare_law, D):
     """The law of W_none + Z_D (module docstring): transform W_none(s) g_D(s) / m_D, P(= 0) = P(W_none = 0) b_D /
     (lambda m_D)."""
     from ..response import ResponseLaw
@@ -373,7 +373,7 @@ def shift_laws(model, kind: str):
     with exact:
         y0, m, _ = _coefficients(model, exact)
         c = 1 / exact.fsum([exact.num(D) * y0[D] + m[D] for D in y0])
-    parts = {D: _shifted_law(model, base, D, exact) for D in y0 if m[D] != 0}
+    parts = {D: _shifted_law(model, base, D) for D in y0 if m[D] != 0}
 
     def terms(t: Fraction):
         """[(coefficient, term key, point)] of (SH) at t over c: "pi" for Pi_1, D for m_D Q_D."""
@@ -533,7 +533,7 @@ def shift_laws(model, kind: str):
 # alpha_D and W~_D(0) are the Laurent coefficients at 0 of W_D (the trapezoidal rule on a small circle, as the
 # moments of (WN)), the atom of Z_D at 0 its limit s -> oo (the shifts kept apart). A repeated period (multiple
 # vacations) brings 1 / (1 - c e^{-s D}) = sum_k (c e^{-s D})^k, an infinite sum of shifts: its terms are kept up to
-# the horizon H = t (:class:`horizon`, :meth:`Shifts.reciprocal`), every shift D <= t then complete, and the shifts
+# the horizon H = t (:class:`Horizon`, :meth:`Shifts.reciprocal`), every shift D <= t then complete, and the shifts
 # beyond t enter through sum_D (W~_D(0) - alpha_D D) = W(0) = 1 and sum_D alpha_D = 0 (equal to (SH) at N = 1 to
 # 20 digits, tests/test_blocks_kinked.py; but its signed parts made a 0.99 quantile search exceed the inversion
 # digits' limit after minutes, so multiple vacations with atoms stay refused under N > 1, :func:`threshold_shift_plan`):
@@ -543,8 +543,8 @@ def shift_laws(model, kind: str):
 # (the last terms with the Laurent coefficients' digits + 15: a difference of numbers of order 1).
 
 
-class horizon:
-    """``with horizon(H):`` the reciprocals of sums of shifts (:meth:`Shifts.reciprocal`) keep the shifts up to H."""
+class Horizon:
+    """``with Horizon(H):`` the reciprocals of sums of shifts (:meth:`Shifts.reciprocal`) keep the shifts up to H."""
 
     def __init__(self, H):
         self.H, self.before = H, None
@@ -677,7 +677,7 @@ def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
     blocks = blocks_of(model)
     scale = _scale(model, blocks)
     work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
-    with work, horizon(H):
+    with work, Horizon(H):
         mean_y = passage_moments(model, work, order=1)[0][1]
         h = work.num(scale) / 1000
         n = digits + 10
@@ -722,7 +722,7 @@ def threshold_shift_laws(model, kind: str):
                     (ctx.num(mean_y) if not ctx.is_float64 else float(mean_y))
 
             def F(s):
-                with ctx, horizon(D):
+                with ctx, Horizon(D):
                     W = threshold_shift_parts(model, ctx, s, ey, sojourn).get(D, 0)
                     return (W - a / s) / f
             return F
