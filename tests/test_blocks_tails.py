@@ -176,9 +176,11 @@ def test_cli_tails_with_setup_and_close_down():
 
 
 @pytest.mark.parametrize("extra,option", [
-    (["--start-threshold", "3", "--setup", "det:mean=1/4", "--wait-tail", "1"], "--setup"),
+    # (a constant setup under N > 1 computes now, tests/test_blocks_kinked.py; constant multiple vacations do not)
+    (["--start-threshold", "3", "--vacation", "det:mean=1/4", "--wait-tail", "1"], "--vacation"),
     (["--setup", "det:value=1/4", "--wait-quantile", "0.9"], "--setup"),
-    (["--close-down", "uniform:low=0,high=1", "--sojourn-tail", "1"], "--close-down"),
+    # (a close-down enters the wait through C*(lambda) alone: a uniform one computes, tests/test_blocks_kinked.py)
+    (["--setup", "uniform:low=0,high=1", "--sojourn-tail", "1"], "--setup"),
 ])
 def test_refused_with_the_option_named(extra, option):
     code, out, err = cli(BASE + extra)

@@ -2,7 +2,9 @@
 
 * :func:`lst_values`: L*(s), the closed form compiled (or the law's own numeric transform: the lognormal);
 * :func:`lst_taylor`: the Taylor coefficients L*^(j)(s) / j!, j < n, from the closed form's derivatives (the joint
-  transform of the arrivals and a period's length, L*(s + lambda - lambda X(w)), as a series in w);
+  transform of the arrivals and a period's length, L*(s + lambda - lambda X(w)), as a series in w); for a law with
+  only a numeric transform (the lognormal), L*^(j)(s) = E[(-T)^j e^{-sT}] = (-1)^j m_j L_j*(s) by the law's own rule
+  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound;
 * :func:`batch_values`: the batch's X(z) at complex z.
 
 Used by the blocks' transforms (:mod:`qderive.numeric.engines.blocks`,
@@ -12,10 +14,11 @@ Used by the blocks' transforms (:mod:`qderive.numeric.engines.blocks`,
 from __future__ import annotations
 
 from fractions import Fraction
+from math import factorial
 
 import numpy as np
 
-__all__ = ["lst_values", "lst_taylor", "batch_values"]
+__all__ = ["lst_values", "lst_taylor", "batch_values", "size_biased", "numeric_counts"]
 
 
 #: the compiled transforms of the laws in this process (a tail's every inversion asks again)
@@ -78,9 +81,64 @@ def _evaluate(ev, s, ctx):
     return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
 
 
+def size_biased(law, j: int):
+    """The size-biased law of order j of a law with only a numeric transform, density x^j f(x) / m_j (m_j = E T^j),
+    as a law of the same family, or None when the family has no such form. The lognormal: x^j f(x; mu, sigma^2) =
+    e^{j mu + j^2 sigma^2 / 2} f(x; mu + j sigma^2, sigma^2), the lognormal of mean m (1 + c^2)^j and the same scv
+    c^2 (Johnson, Kotz and Balakrishnan 1994, vol. 1, ch. 14, eq. (14.9): the moments
+    E T^r = e^{r mu + r^2 sigma^2 / 2} of which this is the shift of the normal's mean)."""
+    import dataclasses
+
+    from ...symbolic.laws.lognormal import LogNormal
+
+    if not isinstance(law, LogNormal):
+        return None
+    return law if j == 0 else dataclasses.replace(law, mean=law.mean * (1 + law.scv) ** j)
+
+
 def lst_taylor(law, s, ctx, n: int) -> list:
-    """[L*^(j)(s) / j! for j < n] at the context array ``s`` (the closed form's derivatives, compiled once)."""
+    """[L*^(j)(s) / j! for j < n] at the context array ``s``: the closed form's derivatives, compiled once; for a
+    law with only a numeric transform (the lognormal) (-1)^j m_j / j! L_j*(s), L_j the size-biased law of
+    :func:`size_biased`, by the law's own quadrature (float64: NaN where its bound exceeds 1e-12 of the transform,
+    so the inversion's self-check escalates)."""
+    from .vacation_wait import numeric_transform
+
+    if numeric_transform(law):
+        out = []
+        for j in range(n):
+            biased = size_biased(law, j)
+            if biased is None:
+                raise NotImplementedError(f"the derivatives of the transform of {law}")
+            c = Fraction(law.moment(j)) * (-1) ** j / factorial(j)
+            out.append(lst_values(biased, s, ctx) * (float(c) if ctx.is_float64 else ctx.num(c)))
+        return out
     return [_evaluate(_taylor_evaluator(law, j), s, ctx) for j in range(n)]
+
+
+def numeric_counts(law, batch, lam: Fraction, n: int, ctx):
+    """(a_0..a_{n-1}, P(A > 0), u_0) of the customers A arriving during one period of a law with only a numeric
+    transform (the lognormal), in the mpmath context ``ctx``, without its count sequences (a refined quadrature of
+    thousands of nodes: seconds to tens of seconds at 30 digits): a(w) = L*(lambda - lambda X(w)) =
+    sum_j L*^(j)(lambda) / j! (-lambda X(w))^j at w = 0 (X(0) = 0; X the PGF of ``batch``),
+    the derivatives at the one real point lambda by :func:`lst_taylor`; P(A > 0) = 1 - L*(lambda) and
+    u_0 = E int_0^L e^{-lambda t} dt = (1 - L*(lambda)) / lambda. Computed at the context's digits plus 10 plus the
+    digits 1 - L*(lambda) ~ lambda E[L] cancels, and rounded to the context."""
+    import math
+
+    from ..backend import mp_context
+    from ..kernels import series as S
+
+    small = Fraction(lam) * Fraction(law.moment(1))
+    lost = max(0, math.ceil(-math.log10(min(float(small), 1.0))))
+    work = mp_context(ctx.dps + 10 + lost)
+    with work:
+        lw = work.num(Fraction(lam))
+        point = np.array([lw], dtype=object)
+        taylor = [v[0].real for v in lst_taylor(law, point, work, max(n, 1))]
+        a = S.compose(taylor, [work.num(Fraction(batch.pmf(k))) * (-lw) if k else lw * 0 for k in range(max(n, 1))])
+        busy = 1 - taylor[0]
+    with ctx:
+        return [+v for v in a[:n]], +busy, +(busy / lw)
 
 
 def batch_values(batch, z, ctx):

@@ -41,7 +41,7 @@ from ...symbolic.capabilities import declare
 from ..kernels.idle_moments import SeriesPassage, arrival_series, block_infinite_measures, level_time_series
 from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
-from .block_laws import lst_values
+from .block_laws import lst_values, numeric_counts
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
@@ -103,8 +103,16 @@ class MomentPassage(SeriesPassage):
                                                                   self.lam, self.xi, self.order))
 
     def counts(self, law):
-        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law``."""
+        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law`` (in mpmath, a law
+        with only a numeric transform, the lognormal, by :func:`~.block_laws.numeric_counts`: its derivatives at
+        lambda, not its count sequences, a refined quadrature of tens of seconds at 30 digits)."""
+        from ..backend import MPContext
+        from .vacation_wait import numeric_transform
+
         def make():
+            if isinstance(self.ctx, MPContext) and numeric_transform(law):
+                a, busy, u0 = numeric_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
+                return self.ctx.array(a), busy, u0
             c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
             return c.a[: self.top], c.abar[0], c.u[0]
         return self._kept("counts", law, make)
@@ -169,8 +177,15 @@ def wait_moments(model, ctx, k: int, blocks=None) -> list:
     from .vacation_wait import wait_moment_values
 
     if _top(_blocks(model, blocks)) > 1:
-        from .blocks_threshold import threshold_moments
+        from .blocks_threshold import NO_TAYLOR, numeric_law, threshold_moments
 
+        found = numeric_law(model, blocks)
+        if found is not None:  # a lognormal: the mean by Little's law, no higher moment (NO_TAYLOR)
+            if k > 1:
+                from ...symbolic.errors import ParameterError
+
+                raise ParameterError(f"the {found[0].replace('_', '-')} time {found[1]} {NO_TAYLOR}")
+            return [measures(model, ctx, blocks)["mean_wait"]]
         return threshold_moments(model, ctx, k, _mean_of(model, blocks), blocks)
     bare = bare_model(model)
     none = wait_moment_values(bare, "wait")(k, None if ctx.is_float64 else ctx.dps)
@@ -416,13 +431,37 @@ def bare_model(model):
                                setup=None, close_down=None, start_threshold=1)
 
 
-def kinked_law(model):
-    """(field, reason) of the first law among the service and the blocks' laws whose transform the inversion cannot
-    use (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None."""
+def kinked_law(model, infinite: bool = False):
+    """(field, reason) of the first law among the service and the blocks' laws whose transform at s enters the wait
+    (:func:`~.blocks_shifts.entering_laws`: not the close-down, which the first batch ends, so that nobody waits
+    through it: it enters through its count probabilities alone, in either room) and that the inversion cannot use
+    (an exp(-s D) factor: constant, uniform, empirical; or no closed form), else None. ``infinite`` (the infinite
+    room's response laws): with start threshold 1 the shifted sums of :mod:`.blocks_shifts` cover a setup or
+    vacation law that is a constant or a few atoms (a smooth service)."""
     from .vacation_wait import smooth_law
 
-    laws = (("service", model.service),) + tuple(fl for b in blocks_of(model) for fl in b.laws())
-    for field, law in laws:
+    if infinite:
+        from .blocks_shifts import entering_laws, shift_plan, threshold_shift_plan
+
+        plan, why = (shift_plan if model.start_threshold == 1 else threshold_shift_plan)(model)
+        if plan is not None:
+            return None
+        if why is not None:
+            return why
+        for field, law in entering_laws(model):
+            if smooth_law(law):
+                continue
+            name = field.replace("_", "-")
+            if field != "service":
+                return field, (f"the {name} time {law} has kinks but no atoms: transform inversion cannot give the "
+                               "tails with it, and no shifted sum of the package covers it (the moments are computed)")
+            return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
+                           "give the tails to the requested digits with a setup, a close-down or a start threshold "
+                           "N > 1 (the moments are computed)")
+        return None
+    from .blocks_shifts import entering_laws
+
+    for field, law in entering_laws(model):
         if not smooth_law(law):
             name = field.replace("_", "-")
             return field, (f"the {name} time {law} has kinks or no closed-form transform: transform inversion cannot "
@@ -440,14 +479,15 @@ def tails_refusal(model, asked):
     wanted = TAIL_MEASURES & frozenset(asked)
     if not wanted:
         return None
-    kinked = kinked_law(model)
+    kinked = kinked_law(model, infinite=True)
     return None if kinked is None else Refusal(kinked[0], kinked[1], min(wanted))
 
 
-def threshold_check(model, asked):
+def threshold_check(model, asked, derivatives: bool = False):
     """The refusal of the response laws with a start threshold N > 1 (:mod:`.blocks_threshold`): the moments and the
-    tails need the derivatives of every law's closed-form transform (a law with only a numeric transform, the
-    lognormal, is refused, naming its field)."""
+    tails need the derivatives of every law's transform (a law with only a numeric transform, the lognormal, is
+    refused, naming its field, unless ``derivatives``: the infinite room takes them by the law's own rule on its
+    size-biased laws, :func:`~.block_laws.lst_taylor`)."""
     from ...symbolic.capabilities import Refusal
     from .blocks_threshold import threshold_refusal
     from .vacation_wait import TAIL_MEASURES
@@ -455,7 +495,15 @@ def threshold_check(model, asked):
     wanted = (TAIL_MEASURES | {"wait_moments", "sojourn_moments"}) & frozenset(asked)
     if model.start_threshold == 1 or not wanted:
         return None
-    refused = threshold_refusal(model)
+    refused = threshold_refusal(model, derivatives)
+    if refused is None and derivatives:
+        from .blocks_threshold import NO_TAYLOR, numeric_law
+
+        moments = {"wait_moments", "sojourn_moments"} & wanted
+        found = numeric_law(model)
+        if found is not None and moments:
+            refused = found[0], f"the {found[0].replace('_', '-')} time {found[1]} {NO_TAYLOR}"
+            wanted = moments
     return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
 
 
@@ -465,7 +513,7 @@ def _infinite_check(model, asked):
     from .vacation_wait import response_laws as own
 
     if model.blocks:
-        return threshold_check(model, asked) or tails_refusal(model, asked)
+        return threshold_check(model, asked, derivatives=True) or tails_refusal(model, asked)
     return own.supports(model, asked)
 
 
@@ -509,11 +557,30 @@ def response_laws(model) -> dict:
     def no_transform(*_):
         raise ParameterError(kinked[1])
 
-    kinked = kinked_law(model)
+    kinked = kinked_law(model, infinite=True)
     if kinked is not None:
         return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, kinked[1])
                 for kind in ("wait", "sojourn")}
+    from .blocks_shifts import shift_atom, shift_laws, shift_plan
+
+    if shift_plan(model)[0] is not None:  # a constant or a few atoms: the shifted sums (SH) give the tails
+        bare = bare_model(model)
+        own = VW.response_laws(bare)
+        why = "the wait's transform has exp(-s D) factors (a setup or vacation law with atoms)"
+
+        def shifted_transform(kind):
+            def make(ctx):
+                base = own[kind].transform(ctx)
+                return lambda s: base(s) * residual_transform(model, ctx, s)
+            return make
+
+        return {"wait": ResponseLaw("wait", shifted_transform("wait"),
+                                    lambda ctx: own["wait"].p_zero(ctx) * shift_atom(model, ctx), values("wait"),
+                                    False, why, shift_laws(model, "wait")),
+                "sojourn": ResponseLaw("sojourn", shifted_transform("sojourn"), own["sojourn"].p_zero,
+                                       values("sojourn"), False, why, shift_laws(model, "sojourn"))}
     if model.start_threshold != 1:
+        from .blocks_shifts import threshold_shift_laws, threshold_shift_plan
         from .blocks_threshold import threshold_atom, threshold_transform
 
         mean_y = _mean_of(model)
@@ -523,9 +590,17 @@ def response_laws(model) -> dict:
                 return lambda s: threshold_transform(model, ctx, s, mean_y, kind == "sojourn")
             return make
 
+        # a constant or few-atom setup or single vacation: the shifted parts (SN) give the tails
+        shifted = threshold_shift_plan(model)[0] is not None
+        why = "the wait's transform has exp(-s D) factors (a setup or vacation law with atoms)" if shifted else ""
+
+        def own(kind):
+            return threshold_shift_laws(model, kind) if shifted else None
+
         return {"wait": ResponseLaw("wait", later("wait"), lambda ctx: threshold_atom(model, ctx, mean_y),
-                                    values("wait")),
-                "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"))}
+                                    values("wait"), not shifted, why, own("wait")),
+                "sojourn": ResponseLaw("sojourn", later("sojourn"), lambda ctx: ctx.num(0), values("sojourn"),
+                                       not shifted, why, own("sojourn"))}
     bare = bare_model(model)
     own = VW.response_laws(bare)
 
