@@ -273,11 +273,13 @@ def _families(measure: str, request):
     route = None
     if constant:
         route = _constant_module
-        if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None:
-            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces, so the finite room has no "
-                                 f"generated exact tail with the constant service {request.service} (the sums (F1)"
-                                 "-(F4) need an exp, hyperexp:n=N, erlang:k=K, coxian:n=N, ph:n=N, det or "
-                                 "empirical:n=N vacation)")
+        if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None \
+                and _survival_kernel(vacation.law) is None:
+            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and no float64 survival function "
+                                 "for generated code, so the finite room has no generated exact tail with the "
+                                 f"constant service {request.service} (the sums (F1)-(F4) need an exp, hyperexp:n=N, "
+                                 "erlang:k=K, coxian:n=N, ph:n=N, det or empirical:n=N vacation, the quadrature (F9) "
+                                 "a gamma or lognormal one)")
     elif stepped:
         route = _kinked_module
         if service.law.phase_type() is None:
@@ -285,6 +287,14 @@ def _families(measure: str, request):
                                  f"exact tail with the vacation {vac_text} (the sums (K1)-(K2) uniformize a "
                                  "phase-type service: exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N)")
     return batch, service, vacation, policy, request.admission.value == "whole", route
+
+
+def _survival_kernel(law):
+    """(kernel function, the law's arguments) of a law whose float64 survival function a kernel computes
+    (``survival_kernel``: gamma, lognormal; :mod:`qderive.numeric.kernels.survival`), for the quadrature (F9) of a
+    smooth vacation; None for any other law."""
+    got = getattr(law, "survival_kernel", None)
+    return None if got is None else got()
 
 
 def _steps(law) -> bool:
@@ -697,6 +707,9 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              '    (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4)."""',
              f"    {', '.join(all_names)}, = params"]
     pieces = None if vacation is None else vacation.law.survival_pieces()
+    extra, kernels = [], (*_KERNELS, "lattice_finite", "finite_kinked")
+    if vacation is not None and pieces is None and vacation.law.phase_type() is None:
+        kernels += ("vacation_quadrature", "survival")
     if vacation is None:
         lines.append("    pieces = ()")
     elif pieces is not None:
@@ -704,12 +717,26 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
             return "None" if v is None else f"float({print_expr(v, names)})"
 
         lines.append("    pieces = (" + ", ".join(f"({num(w)}, {num(th)}, {num(d)})" for w, th, d in pieces) + ",)")
-    else:
+    elif vacation.law.phase_type() is not None:
         lines += [*_ph_lines(vacation.law, names, "vacation"),
                   "    theta, P, exit_, alpha, _ = got",
                   "    pieces = ((1.0, float(theta), None, (numpy.array(alpha, dtype=float), numpy.array(P, dtype=float),"
                   " numpy.array(exit_, dtype=float))),)"]
-    setup = [*lines, f"    return float({print_expr(D, names)}), pieces", "", "",
+    else:  # (F9): the vacation's survival function integrated by the kernel's quadrature
+        from .families import moment
+
+        fn, args = _survival_kernel(vacation.law)
+        printed = ", ".join(print_expr(a, names) for a in args)
+        lines += ["    pieces = (QuadraturePiece(lambda xs: _vacation_survival(xs, " + printed + "), "
+                  f"float({print_expr(moment(vacation.law, 1), names)})),)"]
+        extra = ["def _vacation_survival(xs, *law):",
+                 f'    """P(V > x) at the points xs of the {vacation.label} vacation in float64 (the kernel\'s {fn});',
+                 '    ArithmeticError where it has no float64 value (qderive eval computes that one)."""',
+                 f"    values, bad = {fn}(*law, xs)",
+                 "    if bad.any():",
+                 "        raise ArithmeticError(\"the vacation's survival function does not converge in float64\")",
+                 "    return values", "", ""]
+    setup = [*extra, *lines, f"    return float({print_expr(D, names)}), pieces", "", "",
              "def _new_sums(parts, params):",
              '    """The sums (F1)-(F4) of the kernel."""',
              "    return ConstantSums(parts, *_setup(params))",
@@ -718,7 +745,7 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
              "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
     return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, CONSTANT_SOURCE,
-                        (*_KERNELS, "lattice_finite", "finite_kinked"))
+                        kernels)
 
 
 def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):
