@@ -154,7 +154,6 @@ def test_bad_arguments_name_themselves(tmp_path):
     (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
     (["--service", "uniform", "--vacation", "exp"], "--service uniform: no generated tail or quantile in the finite "
                                                      "room: of the services with kinks only a constant (det)"),
-    (["--service", "det", "--vacation", "gamma"], "--vacation gamma: no exact survival pieces"),
     (["--service", "det", "--vacation", "lognormal"], "--vacation lognormal:"),
 ])
 def test_laws_without_generated_sums_are_refused_with_the_reason(tmp_path, options, fragment):
