@@ -43,13 +43,24 @@ is inverted; :func:`_families` chooses the route):
 * a constant service (``det``) with no vacations or a vacation of exact survival pieces (exp, hyperexp:n=N, det,
   empirical:n=N; erlang, coxian, ph as a uniformized matrix piece (F4)): the sums (F1)-(F4) of
   :class:`qderive.numeric.kernels.lattice_finite.ConstantSums`;
+* a constant service with a smooth vacation of no exact pieces whose float64 survival function a kernel computes
+  (``gamma``, any shape: the law's ``survival_kernel``, :func:`qderive.numeric.kernels.survival.gamma_survival`,
+  the function ``Gamma.survival_many`` runs): the same sums (F1) with the vacation's residual weights (F2) by the
+  piecewise Gauss-Legendre quadrature (F9) of
+  :class:`qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` (two orders, their difference in the error
+  bound; shipped with ``lattice_finite``, which asks the piece by attribute); a point whose survival function has no
+  float64 value (a shape below 1/20) raises ValueError with the ``--digits`` command;
 
 over the same ``_data`` (the state at the batch's arrival), under ``eval``'s float64 policy (rows and steps
 extended until the truncation is below 1e-11 of the tail, a tail trusted within 1e-10 of its error bound, else
-ValueError with the ``--digits 15`` command); a time array is one sum per time. Still refused with the reason:
-a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, a constant service with
-a uniform vacation (eval has no exact sum for it either), and the lattice brackets of a service off the lattice
-((F5), (F6)).
+ValueError with the ``--digits 15`` command); a time array is one sum per time. A float t on a lattice point j D
+of a constant service falls on either side of an atom of the wait (the idle server's batches under the single
+policy) by the rounding of j D (eval's t is exact). Still refused with the reason: a file's sample, uniform,
+empirical, gamma or lognormal services with kinked vacations, a constant service with a uniform vacation (eval
+bounds it by steps (F7), not generated), a lognormal vacation (its count sequences are computed in the package by
+a refined quadrature, not by a kernel: no generated ``_data``, although its survival function is the kernel's
+:func:`~qderive.numeric.kernels.survival.lognormal_survival`), and the lattice sums and brackets of a non-constant
+service ((F5), (F6)).
 
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
@@ -636,6 +647,11 @@ CONSTANT_SOURCE = ("the positive sums (F1)-(F4) of qderive.numeric.kernels.latti
                    "batch's arrival of qderive.numeric.engines.vacation_finite_wait (j customers ahead wait j D; the "
                    "period's residual by regularized incomplete gamma series; no transform is inverted)")
 
+QUADRATURE_SOURCE = ("the positive sums (F1) of qderive.numeric.kernels.lattice_finite over the state at the batch's "
+                     "arrival of qderive.numeric.engines.vacation_finite_wait (j customers ahead wait j D), the "
+                     "vacation's residual weights (F2) by the piecewise Gauss-Legendre quadrature (F9) of "
+                     "qderive.numeric.kernels.vacation_quadrature in the age (no transform is inverted)")
+
 
 def _printed(values, names):
     """A tuple of SymPy-printed expressions, as source."""
@@ -697,7 +713,8 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
     :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums`, with the vacation's pieces printed by SymPy
     (exponential pieces w e^{-theta x} 1{x < d}: exp, hyperexp, det, empirical) or its PH(alpha, T) uniformized by
     the kernel's :func:`~qderive.numeric.kernels.finite_kinked.uniformized` (a matrix piece (F4): erlang, coxian,
-    ph); the sojourn P(W + D > t) = P(W > t - D)."""
+    ph), or (gamma) its survival function by the kernel the law names (``survival_kernel``) integrated by the
+    quadrature piece (F9); the sojourn P(W + D > t) = P(W > t - D)."""
     from .codegen import print_expr
 
     kind, _ = MEASURES[measure]
@@ -744,8 +761,8 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              "def _shift(params):",
              '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
              "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
-    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, CONSTANT_SOURCE,
-                        kernels)
+    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup,
+                        QUADRATURE_SOURCE if "vacation_quadrature" in kernels else CONSTANT_SOURCE, kernels)
 
 
 def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):
