@@ -115,3 +115,72 @@ def test_a_shape_without_a_float64_survival_raises_with_the_command(tmp_path):
         tail(0.05, 30.0, 2.0, 0.01, 0.01, 0.03, 10)
     with pytest.raises(ValueError, match="vacation_shape = -1"):
         tail(0.05, 30.0, 2.0, 0.01, -1.0, 0.03, 10)
+
+
+# -- an empirical service on its decimal lattice (F5): ``--service empirical:n=3``, the values arguments ---------------
+
+SAMPLE = ["--batch", "geometric", "--service", "empirical:n=3", "--vacation", "exp"]
+# lam, batch_mean, the three service values, vacation mean (load 20 * 2 * 0.01 = 0.4)
+SAMPLE_ARGS = [20.0, 2.0, 0.004, 0.01, 0.016, 0.03]
+SAMPLE_LAWS = ["--batch", "geometric:mean=2", "--service", "empirical:values=0.004/0.01/0.016", "--vacation",
+               "exp:mean=0.03"]
+
+
+@pytest.mark.parametrize("kind", ["wait", "sojourn"])
+def test_generated_sample_service_tails_equal_eval(tmp_path, kind):
+    """The same kernel (LatticeServiceSums, (F5)) over the module's float64 data and lattice h = 0.002 (a float;
+    eval's h is the exact 1/500): roundings only, 1e-12 (measured 4e-16). t off the lattice (t = k h is on either
+    side of the atoms of the sums by the rounding of k h)."""
+    tail = load_generated(_module(tmp_path, f"{kind}_tail", SAMPLE, "s"))[f"{kind}_tail"]
+    r = 15
+    ts = [0.0, 0.0111, 0.0313, 0.0805]
+    want = _eval(SAMPLE_LAWS, SAMPLE_ARGS[0], r, f"{kind}-tail", ts)
+    got = tail(np.array(ts), *SAMPLE_ARGS, r)
+    for t, g in zip(ts, got):
+        assert g == pytest.approx(want[repr(t)], rel=1e-12, abs=0), t
+
+
+def test_generated_sample_service_quantile_equals_eval(tmp_path):
+    quantile = load_generated(_module(tmp_path, "wait_quantile", SAMPLE, "sq"))["wait_quantile"]
+    want = _eval(SAMPLE_LAWS, SAMPLE_ARGS[0], 15, "wait-quantile", [0.9])["0.9"]
+    # 1e-10: both searches stop at 1e-13 in log t on tails that agree to 1e-12
+    assert float(quantile(0.9, *SAMPLE_ARGS, 15)) == pytest.approx(want, rel=1e-10, abs=0)
+
+
+def test_generated_sample_service_meets_the_infinite_room_at_a_large_room(tmp_path):
+    # r = 150 at load 0.4: the loss is negligible (below 1e-30), so the finite room's tail is the infinite room's.
+    # `qderive eval vacation-infinite --batch geometric:mean=2 --service empirical:values=0.004/0.01/0.016 --vacation
+    # exp:mean=0.03 --rate 20 --wait-tail 0.03,0.08` (the infinite room's certified brackets of the services rounded
+    # to 8192 levels, engines/vacation_wait.py; no code shared with the finite sums): P(W > 0.03) in
+    # [0.6391377783, 0.6392241636], estimate 0.6391809741215416; P(W > 0.08) in [0.1926988314, 0.192781159],
+    # estimate 0.1927399926351457. 1e-9: the estimate's stated convergence (about 1e-10, vacation_wait.py)
+    tail = load_generated(_module(tmp_path, "wait_tail", SAMPLE, "s"))["wait_tail"]
+    got = tail(np.array([0.03, 0.08]), *SAMPLE_ARGS, 150)
+    for g, (lo, hi, est) in zip(got, [(0.6391377783, 0.6392241636, 0.6391809741215416),
+                                      (0.1926988314, 0.192781159, 0.1927399926351457)]):
+        assert lo <= g <= hi
+        assert g == pytest.approx(est, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("vacation, laws, args", [
+    ("det", "det:mean=0.03", [0.03]),  # a step piece (F3)
+    ("gamma", "gamma:shape=2.5,mean=0.03", [2.5, 0.03]),  # the quadrature (F9) with the lattice service
+])
+def test_generated_sample_service_with_other_vacations_equals_eval(tmp_path, vacation, laws, args):
+    """1e-12: the same kernels (the quadrature's meshes adapted to the same rows), roundings only (measured 6e-15)."""
+    options = [*SAMPLE[:-1], vacation]
+    tail = load_generated(_module(tmp_path, "wait_tail", options, vacation))["wait_tail"]
+    ts = [0.0313, 0.0805]
+    want = _eval([*SAMPLE_LAWS[:-1], laws], 20.0, 15, "wait-tail", ts)
+    got = tail(np.array(ts), *SAMPLE_ARGS[:-1], *args, 15)
+    for t, g in zip(ts, got):
+        assert g == pytest.approx(want[repr(t)], rel=1e-12, abs=0), t
+
+
+def test_a_sample_off_a_short_decimal_lattice_raises_with_the_command(tmp_path):
+    tail = load_generated(_module(tmp_path, "wait_tail", SAMPLE, "s"))["wait_tail"]
+    with pytest.raises(ValueError, match=r"more than 9 decimals.*`qderive eval vacation-finite .*--service "
+                                         r"empirical:values=0\.004/0\.01/0\.0161234567891"):
+        tail(0.03, 20.0, 2.0, 0.004, 0.01, 0.0161234567891, 0.03, 15)
+    with pytest.raises(ValueError, match="service_value1 = 0"):
+        tail(0.03, 20.0, 2.0, 0.0, 0.01, 0.016, 0.03, 15)
