@@ -184,3 +184,15 @@ def test_a_sample_off_a_short_decimal_lattice_raises_with_the_command(tmp_path):
         tail(0.03, 20.0, 2.0, 0.004, 0.01, 0.0161234567891, 0.03, 15)
     with pytest.raises(ValueError, match="service_value1 = 0"):
         tail(0.03, 20.0, 2.0, 0.0, 0.01, 0.016, 0.03, 15)
+
+
+def test_the_sample_service_family_reaches_the_other_measures(tmp_path):
+    """``--service empirical:n=N`` is built once for every measure of ``codegen vacation-finite``: the loss
+    probability and the mean wait of the sample's law (its count law, a Poisson mixture, printed into the shipped
+    kernel call) against eval (1e-12: the same kernels in float64, roundings only)."""
+    code, js, err = cli(["eval", "vacation-finite", *SAMPLE_LAWS, "--rate", "20", "--capacity", "15", "--json"])
+    assert code == 0, err
+    measures = json.loads(js)["measures"]
+    for measure in ("loss_probability", "mean_wait"):
+        fn = load_generated(_module(tmp_path, measure, SAMPLE, measure))[measure]
+        assert fn(*SAMPLE_ARGS, 15) == pytest.approx(float(measures[measure]), rel=1e-12, abs=0), measure
