@@ -298,7 +298,7 @@ def _families(measure: str, request):
                                  "for generated code, so the finite room has no generated exact tail with the "
                                  f"service {request.service} (the sums (F1)-(F5) need an exp, hyperexp:n=N, "
                                  "erlang:k=K, coxian:n=N, ph:n=N, det or empirical:n=N vacation, the quadrature (F9) "
-                                 "a gamma or lognormal one)")
+                                 "a gamma one)")
     elif stepped:
         route = _kinked_module
         if service.law.phase_type() is None:
