@@ -102,7 +102,8 @@ def test_generated_gamma_of_shape_two_meets_the_erlang_exact_sums(tmp_path, poli
 def test_generated_gamma_vacation_module_runs_standalone(tmp_path):
     _module(tmp_path, "wait_tail", name="wait_tail")
     want = _eval(LAWS, ARGS[0], 20, "wait-tail", [0.05])["0.05"]
-    out = run_standalone(tmp_path, f"import wait_tail\nprint(repr(wait_tail.wait_tail(0.05, {', '.join(map(repr, ARGS))}, 20)))")
+    script = f"import wait_tail\nprint(repr(wait_tail.wait_tail(0.05, {', '.join(map(repr, ARGS))}, 20)))"
+    out = run_standalone(tmp_path, script)
     assert float(out) == pytest.approx(want, rel=1e-12, abs=0)
 
 
@@ -182,6 +183,8 @@ def test_a_sample_off_a_short_decimal_lattice_raises_with_the_command(tmp_path):
     with pytest.raises(ValueError, match=r"more than 9 decimals.*`qderive eval vacation-finite .*--service "
                                          r"empirical:values=0\.004/0\.01/0\.0161234567891"):
         tail(0.03, 20.0, 2.0, 0.004, 0.01, 0.0161234567891, 0.03, 15)
+    with pytest.raises(ValueError, match=r"span 144016 lattice levels \(more than 8192\)"):  # 16 x 9001 levels
+        tail(0.03, 20.0, 2.0, 0.001, 0.01, 9.001, 0.03, 15)
     with pytest.raises(ValueError, match="service_value1 = 0"):
         tail(0.03, 20.0, 2.0, 0.0, 0.01, 0.016, 0.03, 15)
 

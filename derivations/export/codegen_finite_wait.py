@@ -733,9 +733,9 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
     kind, _ = MEASURES[measure]
     D = service.law.survival_pieces()[0][2]
     head = ["def _setup(params):",
-            '    """(D, the vacation\'s survival pieces) of the sums (F1)-(F4): (w, theta, d) for w e^{-theta x} 1{x < d}',
-            '    (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4), or the',
-            '    quadrature piece (F9)."""',
+            '    """(D, the vacation\'s survival pieces) of the sums (F1)-(F4): (w, theta, d) for w e^{-theta x}',
+            '    1{x < d} (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4),',
+            '    or the quadrature piece (F9)."""',
             f"    {', '.join(all_names)}, = params"]
     extra, lines, kernels = _vacation_lines(vacation, names)
     setup = [*extra, *head, *lines, f"    return float({print_expr(D, names)}), pieces", "", "",
@@ -819,7 +819,8 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
              "        elif '.' in text:",
              "            scale = max(scale, len(text.split('.')[1].rstrip('0')))",
              "    if scale > 9:",
-             "        raise ArithmeticError('the service values have more than 9 decimals (no lattice for exact sums)')",
+             "        raise ArithmeticError('the service values have more than 9 decimals (no lattice for exact '",
+             "                              'sums)')",
              "    ints = [int(round(float(v) * 10**scale)) for v in values]",
              "    g = 0",
              "    for i in ints:",
@@ -827,7 +828,8 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
              "    top = max(ints) // g",
              "    M = count * top",
              f"    if M > {levels}:",
-             f"        raise ArithmeticError(f'the sums of the service values span {{M}} lattice levels (more than {levels})')",
+             "        raise ArithmeticError(f'the sums of the service values span {M} lattice levels (more than '",
+             f"                              '{levels})')",
              "    b = numpy.zeros(top + 1)",
              "    for i in ints:",
              "        b[i // g] += 1.0 / len(ints)",
