@@ -150,11 +150,13 @@ def test_bad_arguments_name_themselves(tmp_path):
      "--vacation empirical:values=1/2: an empirical family fixes only the number of its values, e.g. empirical:n=3"),
     (["--service", "erlang:k=2", "--vacation", "empirical:file=times.csv"],
      "--vacation empirical:file=times.csv: a sample read from a file is data"),
-    (["--service", "empirical:n=2", "--vacation", "det"], "--service empirical:n=2: an empirical law is data"),
+    (["--service", "empirical:n=2", "--vacation", "uniform"], "--vacation uniform: no exact survival pieces"),
+    (["--service", "empirical:file=times.csv", "--vacation", "det"], "--service empirical:file=times.csv: a sample "
+                                                                      "read from a file is data"),
     (["--service", "erlang:k=2", "--vacation", "lognormal"], "--vacation lognormal:"),
     (["--service", "uniform", "--vacation", "exp"], "--service uniform: no generated tail or quantile in the finite "
-                                                     "room: of the services with kinks only a constant (det)"),
-    (["--service", "det", "--vacation", "gamma"], "--vacation gamma: no exact survival pieces"),
+                                                     "room: of the services with kinks only a constant (det) and a "
+                                                     "sample on a lattice"),
     (["--service", "det", "--vacation", "lognormal"], "--vacation lognormal:"),
 ])
 def test_laws_without_generated_sums_are_refused_with_the_reason(tmp_path, options, fragment):

@@ -43,13 +43,31 @@ is inverted; :func:`_families` chooses the route):
 * a constant service (``det``) with no vacations or a vacation of exact survival pieces (exp, hyperexp:n=N, det,
   empirical:n=N; erlang, coxian, ph as a uniformized matrix piece (F4)): the sums (F1)-(F4) of
   :class:`qderive.numeric.kernels.lattice_finite.ConstantSums`;
+* a constant service with a smooth vacation of no exact pieces whose float64 survival function a kernel computes
+  (``gamma``, any shape: the law's ``survival_kernel``, :func:`qderive.numeric.kernels.survival.gamma_survival`,
+  the function ``Gamma.survival_many`` runs): the same sums (F1) with the vacation's residual weights (F2) by the
+  piecewise Gauss-Legendre quadrature (F9) of
+  :class:`qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` (two orders, their difference in the error
+  bound; shipped with ``lattice_finite``, which asks the piece by attribute); a point whose survival function has no
+  float64 value (a shape below 1/20) raises ValueError with the ``--digits`` command;
+* an empirical service ``empirical:n=N`` (its N values arguments, :func:`.families.family`) with no vacations or
+  any vacation above: the sums (F1), (F5) of :class:`qderive.numeric.kernels.lattice_finite.LatticeServiceSums`
+  (the j services ahead by convolutions of the sample's lattice law, the service period's residual by its
+  lattice piece) on the values' decimal lattice h, the greatest common divisor of their decimals, as eval's
+  ``exact_lattice`` takes it for the decimal values of the command; a sample with more than 9 decimals or whose
+  sums span more than the limit ``lattice_levels`` (its default) raises ValueError with the eval command (eval
+  bounds such a law by certified brackets, not generated);
 
 over the same ``_data`` (the state at the batch's arrival), under ``eval``'s float64 policy (rows and steps
 extended until the truncation is below 1e-11 of the tail, a tail trusted within 1e-10 of its error bound, else
-ValueError with the ``--digits 15`` command); a time array is one sum per time. Still refused with the reason:
-a file's sample, uniform, empirical, gamma or lognormal services with kinked vacations, a constant service with
-a uniform vacation (eval has no exact sum for it either), and the lattice brackets of a service off the lattice
-((F5), (F6)).
+ValueError with the ``--digits 15`` command); a time array is one sum per time. A float t on a lattice point j D
+of a constant service falls on either side of an atom of the wait (the idle server's batches under the single
+policy) by the rounding of j D (eval's t is exact). Still refused with the reason: a file's sample, uniform,
+gamma or lognormal services with kinked vacations, a constant or sample service with a uniform vacation (eval
+bounds it by steps (F7), not generated), a lognormal vacation (its count sequences are computed in the package by
+a refined quadrature, not by a kernel: no generated ``_data``, although its survival function is the kernel's
+:func:`~qderive.numeric.kernels.survival.lognormal_survival`), and the certified brackets of a service off a short
+decimal lattice ((F5), (F6)).
 
 The hysteretic model (``qderive codegen hysteretic --measure wait_tail``; ``--policy departure``, event
 convention) runs the same route (:mod:`qderive.numeric.engines.hysteretic_wait`): the embedded law
@@ -272,12 +290,15 @@ def _families(measure: str, request):
         vacation, stepped = _stepped_vacation(vac_text, refusal), True
     route = None
     if constant:
-        route = _constant_module
-        if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None:
-            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces, so the finite room has no "
-                                 f"generated exact tail with the constant service {request.service} (the sums (F1)"
-                                 "-(F4) need an exp, hyperexp:n=N, erlang:k=K, coxian:n=N, ph:n=N, det or "
-                                 "empirical:n=N vacation)")
+        pieces = service.law.survival_pieces()
+        route = _constant_module if len(pieces) == 1 and pieces[0][0] == 1 else _lattice_module
+        if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None \
+                and _survival_kernel(vacation.law) is None:
+            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and no float64 survival function "
+                                 "for generated code, so the finite room has no generated exact tail with the "
+                                 f"service {request.service} (the sums (F1)-(F5) need an exp, hyperexp:n=N, "
+                                 "erlang:k=K, coxian:n=N, ph:n=N, det or empirical:n=N vacation, the quadrature (F9) "
+                                 "a gamma one)")
     elif stepped:
         route = _kinked_module
         if service.law.phase_type() is None:
@@ -285,6 +306,14 @@ def _families(measure: str, request):
                                  f"exact tail with the vacation {vac_text} (the sums (K1)-(K2) uniformize a "
                                  "phase-type service: exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N)")
     return batch, service, vacation, policy, request.admission.value == "whole", route
+
+
+def _survival_kernel(law):
+    """(kernel function, the law's arguments) of a law whose float64 survival function a kernel computes
+    (``survival_kernel``: gamma, lognormal; :mod:`qderive.numeric.kernels.survival`), for the quadrature (F9) of a
+    smooth vacation; None for any other law."""
+    got = getattr(law, "survival_kernel", None)
+    return None if got is None else got()
 
 
 def _steps(law) -> bool:
@@ -300,13 +329,14 @@ def _constant_service(text, refusal):
     from ...symbolic.laws import TimeLaw
     from .families import family
 
-    fam = family(text, "service", TimeLaw)
+    fam = family(text, "service", TimeLaw, samples=True)
     pieces = fam.law.survival_pieces()
-    if not (_steps(fam.law) and len(pieces) == 1 and pieces[0][0] == 1):
+    if not _steps(fam.law):
         if fam.law.survival_kinks() or pieces:
             raise ParameterError(f"--service {text}: no generated tail or quantile in the finite room: of the services "
-                                 "with kinks only a constant (det) has generated sums (qderive eval answers this one "
-                                 "by lattice sums or certified brackets (F5), which are not generated)")
+                                 "with kinks only a constant (det) and a sample on a lattice (empirical:n=N) have "
+                                 "generated sums (qderive eval answers this one by certified brackets (F5), which are "
+                                 "not generated)")
         raise refusal
     return fam
 
@@ -626,6 +656,15 @@ CONSTANT_SOURCE = ("the positive sums (F1)-(F4) of qderive.numeric.kernels.latti
                    "batch's arrival of qderive.numeric.engines.vacation_finite_wait (j customers ahead wait j D; the "
                    "period's residual by regularized incomplete gamma series; no transform is inverted)")
 
+LATTICE_SOURCE = ("the positive sums (F1), (F5) of qderive.numeric.kernels.lattice_finite over the state at the "
+                  "batch's arrival of qderive.numeric.engines.vacation_finite_wait (the j services ahead by the "
+                  "convolutions of the sample's lattice law; no transform is inverted)")
+
+QUADRATURE_SOURCE = ("the positive sums (F1) of qderive.numeric.kernels.lattice_finite over the state at the batch's "
+                     "arrival of qderive.numeric.engines.vacation_finite_wait (j customers ahead wait j D), the "
+                     "vacation's residual weights (F2) by the piecewise Gauss-Legendre quadrature (F9) of "
+                     "qderive.numeric.kernels.vacation_quadrature in the age (no transform is inverted)")
+
 
 def _printed(values, names):
     """A tuple of SymPy-printed expressions, as source."""
@@ -687,29 +726,19 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
     :class:`~qderive.numeric.kernels.lattice_finite.ConstantSums`, with the vacation's pieces printed by SymPy
     (exponential pieces w e^{-theta x} 1{x < d}: exp, hyperexp, det, empirical) or its PH(alpha, T) uniformized by
     the kernel's :func:`~qderive.numeric.kernels.finite_kinked.uniformized` (a matrix piece (F4): erlang, coxian,
-    ph); the sojourn P(W + D > t) = P(W > t - D)."""
+    ph), or (gamma) its survival function by the kernel the law names (``survival_kernel``) integrated by the
+    quadrature piece (F9); the sojourn P(W + D > t) = P(W > t - D)."""
     from .codegen import print_expr
 
     kind, _ = MEASURES[measure]
     D = service.law.survival_pieces()[0][2]
-    lines = ["def _setup(params):",
-             '    """(D, the vacation\'s survival pieces) of the sums (F1)-(F4): (w, theta, d) for w e^{-theta x} 1{x < d}',
-             '    (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4)."""',
-             f"    {', '.join(all_names)}, = params"]
-    pieces = None if vacation is None else vacation.law.survival_pieces()
-    if vacation is None:
-        lines.append("    pieces = ()")
-    elif pieces is not None:
-        def num(v):
-            return "None" if v is None else f"float({print_expr(v, names)})"
-
-        lines.append("    pieces = (" + ", ".join(f"({num(w)}, {num(th)}, {num(d)})" for w, th, d in pieces) + ",)")
-    else:
-        lines += [*_ph_lines(vacation.law, names, "vacation"),
-                  "    theta, P, exit_, alpha, _ = got",
-                  "    pieces = ((1.0, float(theta), None, (numpy.array(alpha, dtype=float), numpy.array(P, dtype=float),"
-                  " numpy.array(exit_, dtype=float))),)"]
-    setup = [*lines, f"    return float({print_expr(D, names)}), pieces", "", "",
+    head = ["def _setup(params):",
+            '    """(D, the vacation\'s survival pieces) of the sums (F1)-(F4): (w, theta, d) for w e^{-theta x}',
+            '    1{x < d} (d None: no cut), or (w, theta, None, (alpha, P, exit)) for a uniformized PH(alpha, T) (F4),',
+            '    or the quadrature piece (F9)."""',
+            f"    {', '.join(all_names)}, = params"]
+    extra, lines, kernels = _vacation_lines(vacation, names)
+    setup = [*extra, *head, *lines, f"    return float({print_expr(D, names)}), pieces", "", "",
              "def _new_sums(parts, params):",
              '    """The sums (F1)-(F4) of the kernel."""',
              "    return ConstantSums(parts, *_setup(params))",
@@ -717,8 +746,113 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              "def _shift(params):",
              '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
              "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
-    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, CONSTANT_SOURCE,
-                        (*_KERNELS, "lattice_finite", "finite_kinked"))
+    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup,
+                        QUADRATURE_SOURCE if "vacation_quadrature" in kernels else CONSTANT_SOURCE, kernels)
+
+
+def _vacation_lines(vacation, names):
+    """(helper lines, ``_setup`` lines that set ``pieces``, kernels) for the vacation of the sums (F1): exponential
+    pieces printed by SymPy, a uniformized PH(alpha, T) (F4), or the quadrature piece (F9) of a smooth law over the
+    kernel its ``survival_kernel`` names."""
+    from .codegen import print_expr
+
+    lines = []
+    pieces = None if vacation is None else vacation.law.survival_pieces()
+    extra, kernels = [], (*_KERNELS, "lattice_finite", "finite_kinked")
+    if vacation is not None and pieces is None and vacation.law.phase_type() is None:
+        kernels += ("vacation_quadrature", "survival")
+    if vacation is None:
+        lines.append("    pieces = ()")
+    elif pieces is not None:
+        def num(v):
+            return "None" if v is None else f"float({print_expr(v, names)})"
+
+        lines.append("    pieces = (" + ", ".join(f"({num(w)}, {num(th)}, {num(d)})" for w, th, d in pieces) + ",)")
+    elif vacation.law.phase_type() is not None:
+        lines += [*_ph_lines(vacation.law, names, "vacation"),
+                  "    theta, P, exit_, alpha, _ = got",
+                  "    pieces = ((1.0, float(theta), None, (numpy.array(alpha, dtype=float), numpy.array(P, dtype=float),"
+                  " numpy.array(exit_, dtype=float))),)"]
+    else:  # (F9): the vacation's survival function integrated by the kernel's quadrature
+        from .families import moment
+
+        fn, args = _survival_kernel(vacation.law)
+        printed = ", ".join(print_expr(a, names) for a in args)
+        lines += ["    pieces = (QuadraturePiece(lambda xs: _vacation_survival(xs, " + printed + "), "
+                  f"float({print_expr(moment(vacation.law, 1), names)})),)"]
+        extra = ["def _vacation_survival(xs, *law):",
+                 f'    """P(V > x) at the points xs of the {vacation.label} vacation in float64 (the kernel\'s {fn});',
+                 '    ArithmeticError where it has no float64 value (qderive eval computes that one)."""',
+                 f"    values, bad = {fn}(*law, xs)",
+                 "    if bad.any():",
+                 "        raise ArithmeticError(\"the vacation's survival function does not converge in float64\")",
+                 "    return values", "", ""]
+    return extra, lines, kernels
+
+
+def _lattice_module(measure, service, vacation, names, whole, all_names, laws_text, param_lines, sections):
+    """The module of an empirical service ``empirical:n=N`` (its values arguments) on a lattice: the sums (F1), (F5)
+    of :class:`~qderive.numeric.kernels.lattice_finite.LatticeServiceSums` over the values' decimal lattice h (the
+    lattice eval takes for the decimal values of the command, ``exact_lattice``: the greatest common divisor of
+    the values), the vacation's pieces as :func:`_constant_module`'s; a sample whose values have more than 9
+    decimals or whose sums span more than the limit's default levels is refused with the eval command (eval bounds
+    it by certified brackets)."""
+    from ...symbolic.limits import Limits
+
+    kind, _ = MEASURES[measure]
+    count = 1 if kind == "sojourn" else 0
+    values = ", ".join(a[1] for a in service.args)
+    extra, lines, kernels = _vacation_lines(vacation, names)
+    levels = Limits().lattice_levels
+    setup = [*extra,
+             "def _lattice(values, count):",
+             '    """(b, h, M) of the sample ``values`` (each of weight 1 / N): h the greatest common divisor of their',
+             "    decimals (repr, at most 9 decimals), b the pmf of B / h, M = count max / h lattice levels (at most",
+             f'    {levels}); ArithmeticError otherwise (eval bounds such a sample by certified brackets)."""',
+             "    scale = 0",
+             "    for v in values:",
+             "        text = repr(float(v))",
+             "        if 'e' in text or 'E' in text:",
+             "            mant, exp = text.lower().split('e')",
+             "            digits = len(mant.split('.')[1].rstrip('0')) if '.' in mant else 0",
+             "            scale = max(scale, digits - int(exp))",
+             "        elif '.' in text:",
+             "            scale = max(scale, len(text.split('.')[1].rstrip('0')))",
+             "    if scale > 9:",
+             "        raise ArithmeticError('the service values have more than 9 decimals (no lattice for exact '",
+             "                              'sums)')",
+             "    ints = [int(round(float(v) * 10**scale)) for v in values]",
+             "    g = 0",
+             "    for i in ints:",
+             "        g = math.gcd(g, i)",
+             "    top = max(ints) // g",
+             "    M = count * top",
+             f"    if M > {levels}:",
+             "        raise ArithmeticError(f'the sums of the service values span {M} lattice levels (more than '",
+             f"                              '{levels})')",
+             "    b = numpy.zeros(top + 1)",
+             "    for i in ints:",
+             "        b[i // g] += 1.0 / len(ints)",
+             "    return b, g / 10**scale, M",
+             "",
+             "",
+             "def _setup(params):",
+             '    """(b, h, M, the vacation\'s pieces) of the sums (F1), (F5) (:func:`_lattice`)."""',
+             f"    {', '.join(all_names)}, = params",
+             *lines,
+             f"    return (*_lattice(({values},), r + 1 + {count}), pieces)",
+             "",
+             "",
+             "def _new_sums(parts, params):",
+             f'    """The sums (F1), (F5) of the kernel (the {kind}: {count} service more in the convolutions)."""',
+             f"    return LatticeServiceSums(parts, *_setup(params), {count})",
+             "",
+             "",
+             "def _shift(params):",
+             '    """The shift of t for the sums: 0 (the sojourn\'s own service is one more convolution)."""',
+             "    return 0.0"]
+    return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, LATTICE_SOURCE,
+                        kernels)
 
 
 def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):

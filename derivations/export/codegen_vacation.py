@@ -101,7 +101,7 @@ def _kernel_points(rows):
 def forms(request) -> dict:
     """``measure -> KernelModule`` for the law families of ``request`` (:class:`CodegenFamilies`)."""
     batch = family(request.batch, "batch", BatchLaw)
-    service = family(request.service, "service", TimeLaw)
+    service = family(request.service, "service", TimeLaw, samples=True)  # empirical:n=N: values as arguments
     vac_none = request.vacation.strip().lower() == "none"
     vacation = None if vac_none else family(request.vacation, "vacation", TimeLaw, samples=True)
     whole = request.admission.value == "whole"

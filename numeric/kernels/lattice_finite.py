@@ -919,3 +919,78 @@ class ConstantSums(RowSums):
         us = [ctx.num(t - j * D) for j in range(min(J0, self.r))]
         periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
         return lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us)
+
+
+class LatticeServiceSums(ConstantSums):
+    """The sums (F1) with the services on the lattice h (kernel (F5)): ``b`` the pmf of B / h over 0..len(b)-1
+    (context numbers or floats), M + 1 lattice columns; A[n, k] = sum_j a[n, j] P(S_j = k h) (S_j the j services
+    ahead; the sojourn, ``extra`` 1: j + 1), C its reverse cumulative sums plus sum_j a[n, j] P(S_j > M h) in every
+    column; the service periods' residual from the same lattice law (:class:`LatticePiece`),
+    the vacations' from their pieces (in the context: :meth:`ConstantSums._periods`; the engine's subclass converts
+    exact ones). ``h`` a number t - k h is computed in (the engine: a Fraction, exact; generated code: a float).
+    ``mass``: the exact N(W > -1) when ``b`` is a rounded law (the bounds
+    of a tail divide by the true law's total), None to sum it (an exact lattice law)."""
+
+    def __init__(self, parts, b, h, M, vacation, extra, mass=None, shifted=None, cap=0.0):  # noqa: D107 - the class
+        # docstring says it; ``shifted``: the sums of the law b shifted down by one step (their convolutions, shifted
+        # back); ``cap``: E (B - c)^+ of a law capped at c (the engine's ``capped_rounding``, (F6)), the upper
+        # bound's term
+        first = parts[0]
+        self.ctx, self.r, self.h, self.M, self.given = first.ctx, first.r, h, M, mass
+        ctx, r = self.ctx, self.r
+        with ctx:
+            self.keep = first.tail[r:0:-1].copy() if first.whole else None
+            A0, _ = admission_matrix(ctx, first.pmf, first.tail, r, first.whole)
+            bc = ctx.array([ctx.num(v) for v in b]) if not ctx.is_float64 else numpy.asarray(b, dtype=float)
+            if shifted is None:
+                S, beyond, slack, self.conv_size = lattice_convolutions(
+                    ctx, bc, r + 1 + extra, M, FW_NEGLIGIBLE if ctx.is_float64 else 0.0)
+            else:
+                S, beyond, slack = lattice_shifted(ctx, *shifted.convolved[:3])
+                self.conv_size = shifted.convolved[3] + 2
+            self.convolved = (S, beyond, slack, self.conv_size)
+            S, beyond, slack = S[extra:], beyond[extra:], slack[extra:]
+            self.A = ctx.matmul(A0, S)
+            self.C = ctx.zeros((r + 1, M + 2))
+            self.C[:, : M + 1] = numpy.cumsum(self.A[:, ::-1], axis=1)[:, ::-1]
+            self.C = self.C + ctx.matmul(A0, beyond).reshape(r + 1, 1)
+            self.slack = A0.astype(float) @ slack if ctx.is_float64 else numpy.array([float(v) for v in A0 @ slack])
+            self.idle = ctx.fsum([d.t_idle for d in parts])
+            self.tables = {}  # the t-free tables of the lattice piece per period (float64, (F8) of the kernel)
+            self._periods(parts, (LatticePiece(bc, ctx.num(self.h)),), vacation)
+            # (F6): E (B - c)^+ sum over the service periods of |w_0|_1 max_n C[n, 0]
+            self.cap = cap * sum(float(numpy.sum(W[0])) for W, _, pieces, _, _ in self.periods
+                                 if W.shape[0] and isinstance(pieces[0], LatticePiece)) * float(
+                numpy.max(self.C[:r, 0], initial=0)) if cap else 0.0
+
+    def _sum(self, t):
+        """(N(W > t), rounding bound, truncation bound) by the kernel (t exact; t < 0: the total, the exact one
+        given for a rounded law). The rounding bound holds the absolute error of the subtraction P(S_j > M h)
+        (``slack``) times the weight of the columns it enters."""
+        ctx, h = self.ctx, self.h
+        if t < 0 and self.given is not None:
+            return self.given, 0 * self.given, 0 * self.given
+        if t < 0:
+            J0 = J1 = 0
+        else:  # beyond the last column every u_k is positive (a t past the lattice: the columns' own residuals)
+            J0, J1 = min(-((-t) // h), self.M + 1), min(t // h + 1, self.M + 1)
+        n = int(J0)
+        us = []
+        if n:  # u_k = u_{n-1} + (n - 1 - k) h: the last one exact, then sums of positive numbers (3 roundings)
+            us = ctx.num(t - (n - 1) * h) + ctx.arange(n)[::-1] * ctx.num(h)
+        periods = [(W, data.lam, pieces, profile) for W, data, pieces, profile, _ in self.periods]
+        value, rounding, trunc = lattice_finite_tail(ctx, periods, self.idle, self.A, self.C, int(J0), int(J1), us,
+                                                        self.tables)
+        weight = float(self.idle) * float(self.slack[self.r]) + float(numpy.max(self.slack[: self.r], initial=0)) * sum(
+            float(ctx.fsum(list(p[3][0]))) for p in self.periods)
+        rounding = rounding + ctx.num(weight) + 4 * ctx.eps * self.conv_size * value
+        return value, rounding, trunc
+
+    def bounds(self, t):
+        """(N(W > t) - error, N(W > t) + error + rows cut (+ the cap's term (F6) of a capped law)) of this lattice
+        law, the rows extended while what they cut exceeds 1e-12 of the value."""
+        while True:
+            value, rounding, trunc = self._sum(t)
+            if trunc <= 1e-12 * value or not self._extend():
+                break
+        return value - rounding, value + rounding + trunc + self.cap

@@ -30,59 +30,14 @@ def _mpf(v):
 
 
 def _gamma_q_float64(law, xs):
-    """Q(a, a x / m) in float64 for a numpy array of x >= 0 (:meth:`_GammaFamily.survival_many`)."""
-    import math
-
+    """Q(a, a x / m) in float64 for a numpy array of x >= 0 (:meth:`_GammaFamily.survival_many`): the kernel's
+    :func:`~qderive.numeric.kernels.survival.gamma_upper` (numpy only, shipped by generated code), the points it
+    cannot compute by :meth:`survival` (mpmath)."""
     import numpy
 
-    a = float(law.shape_value)
-    z = numpy.asarray(xs, dtype=float) * (a / float(law.mean))
-    out = numpy.ones_like(z)
-    if a < 0.05:
-        bad = numpy.ones(len(z), dtype=bool)
-    else:
-        bad = numpy.zeros(len(z), dtype=bool)
-        lg, tiny = math.lgamma(a), 1e-300
-        with numpy.errstate(all="ignore"):
-            low = numpy.nonzero((z > 0) & (z < a + 1))[0]
-            if len(low):
-                x = z[low]
-                term = numpy.full(len(x), 1.0 / a)
-                total, ap = term.copy(), a
-                for _ in range(1000):
-                    ap += 1
-                    term = term * x / ap
-                    total = total + term
-                    if numpy.all(term <= 1e-17 * total):
-                        break
-                else:
-                    bad[low[term > 1e-17 * total]] = True
-                out[low] = 1 - total * numpy.exp(a * numpy.log(x) - x - lg)
-            high = numpy.nonzero(z >= a + 1)[0]
-            if len(high):
-                x = z[high]
-                b = x + 1 - a
-                c = numpy.full(len(x), 1 / tiny)
-                d = 1 / b
-                h = d.copy()
-                live = numpy.arange(len(x))  # a point stops at its own convergence (others' later steps would
-                for i in range(1, 1000):  # only add roundings to its h, and one of thousands fluctuating by 2 ulp
-                    an = -i * (i - a)  # kept every point iterating to the end and sent it to mpmath)
-                    b = b + 2
-                    d = an * d + b
-                    d = numpy.where(numpy.abs(d) < tiny, tiny, d)
-                    c = b + an / c
-                    c = numpy.where(numpy.abs(c) < tiny, tiny, c)
-                    d = 1 / d
-                    delta = d * c
-                    h[live] = h[live] * delta
-                    going = numpy.abs(delta - 1) > 4e-16
-                    if not going.any():
-                        live = live[:0]
-                        break
-                    live, b, c, d = live[going], b[going], c[going], d[going]
-                bad[high[live]] = True
-                out[high] = numpy.exp(a * numpy.log(x) - x - lg) * h
+    from ...numeric.kernels.survival import gamma_survival
+
+    out, bad = gamma_survival(law.shape_value, law.mean, xs)
     if bad.any():
         import mpmath
 
@@ -212,6 +167,11 @@ class _GammaFamily(TimeLaw):
                 if out[i] is None:
                     out[i] = mpmath.gammainc(a, z, mpmath.inf, regularized=True)
             return out
+
+    def survival_kernel(self):
+        """(kernel function, its law arguments) of the float64 survival function generated code ships:
+        :func:`~qderive.numeric.kernels.survival.gamma_survival` (shape, mean)."""
+        return "gamma_survival", (self.shape_value, self.mean)
 
     def survival_root(self):
         """The denominator q of the shape p/q: P(T > x) = 1 - x^{p/q} (analytic) is analytic in x^{1/q}."""

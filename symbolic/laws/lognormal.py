@@ -378,6 +378,11 @@ class LogNormal(TimeLaw):
         sigma = mpmath.sqrt(mpmath.log1p(mpmath.mpf(scv.numerator) / scv.denominator))
         return mpmath.log(mpmath.mpf(mean.numerator) / mean.denominator) - sigma**2 / 2, sigma
 
+    def survival_kernel(self):
+        """(kernel function, its law arguments) of the float64 survival function generated code ships:
+        :func:`~qderive.numeric.kernels.survival.lognormal_survival` (mean, scv)."""
+        return "lognormal_survival", (self.mean, self.scv)
+
     def survival(self, x):
         """P(T > x) = erfc((ln x - mu) / (sigma sqrt 2)) / 2 (mpmath)."""
         import mpmath
@@ -408,15 +413,9 @@ class LogNormal(TimeLaw):
         import numpy
 
         if digits is None:
-            x = numpy.asarray(xs, dtype=float)
-            out = numpy.ones(len(x))
-            pos = x > 0
-            if pos.any():
-                mu, sigma = (float(v) for v in self._log_parameters())
-                with numpy.errstate(divide="ignore"):
-                    z = (numpy.log(x[pos]) - mu) / (sigma * math.sqrt(2))
-                out[pos] = numpy.frompyfunc(math.erfc, 1, 1)(z).astype(float) / 2
-            return out
+            from ...numeric.kernels.survival import lognormal_survival
+
+            return lognormal_survival(Fraction(self.mean), Fraction(self.scv), xs)[0]
         if _gmpy2 is None:  # pragma: no cover - a dependency; mpf arithmetic is slower, not different
             return self._survival_many_mp(xs, digits)
         g = _gmpy2
