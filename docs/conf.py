@@ -17,6 +17,7 @@ without network access.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import os
@@ -25,6 +26,7 @@ import re
 
 from docutils import nodes
 from docutils.statemachine import StringList
+from sphinx.search.en import SearchEnglish
 from sphinx.util.docutils import SphinxDirective
 
 import qderive
@@ -201,28 +203,6 @@ class FamilyDirective(SphinxDirective):
                 obj = getattr(importlib.import_module(module), target.rpartition(".")[2])
                 lines += _rst(_autodoc(obj, target))
         return _parse(self, lines, self.arguments[0])
-
-
-def _public_modules(package: str) -> list[str]:
-    """The package and every module of it and of its subpackages (no ``_private`` or ``__main__``)."""
-    pkg = importlib.import_module(package)
-    names = [package]
-    for info in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=lambda name: None):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
-    return sorted(names)
-
-
-def _own_members(module_name: str) -> list[str]:
-    """The names of ``__all__`` that the module defines itself (a re-export is documented where it is defined)."""
-    module = importlib.import_module(module_name)
-    own = []
-    for name in getattr(module, "__all__", ()):
-        obj = getattr(module, name, None)
-        defined_in = getattr(obj, "__module__", None) if (inspect.isclass(obj) or inspect.isroutine(obj)) else None
-        if obj is not None and not inspect.ismodule(obj) and defined_in in (None, module_name):
-            own.append(name)
-    return own
 
 
 class ModuleDirective(SphinxDirective):
@@ -408,24 +388,67 @@ def _formula_pages(app):
     derivation's own Markdown export: its steps, their source tags and the checks of ``qderive
     verify``), so the site always shows the derivations of the code it documents. The pages are
     not committed (``.gitignore``); a page is rewritten only when its text changed, so an
-    incremental build reads only what changed. Derivations are cached (``QDERIVE_CACHE``).
+    incremental build reads only what changed. Derivations, and each page's text, are cached
+    (``QDERIVE_CACHE``: an entry's key holds a hash of the whole package source, so a page is
+    exported again after any change to the code).
     """
     from pathlib import Path
 
-    from qderive.derivations.capabilities import load
+    from qderive.derivations.capabilities import has, load
+    from qderive.symbolic.cache import cached
 
     folder = Path(app.srcdir) / "formulas"
     for name, cls in sorted(qderive.models().items()):
-        derivation = load(cls, "derivation")
-        if derivation is None:
+        if not has(cls, "derivation"):
             continue
-        text = derivation().markdown()
+        text = cached(f"docs.conf.formula_page::{name}", lambda cls=cls: load(cls, "derivation")().markdown())
         page = folder / f"{name}.md"
         if not page.exists() or page.read_text(encoding="utf-8") != text:
             page.write_text(text, encoding="utf-8")
 
 
+class _StemCachedEnglish(SearchEnglish):
+    """Sphinx's English search language with each word stemmed once per build (the same index).
+
+    The search index stems every word of every page (about 70,000 stems, a few thousand distinct
+    words); the Snowball stemmer is a pure function of the word, so its result is kept.
+    """
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.stem = functools.lru_cache(maxsize=None)(self.stem)
+
+
+_NAVIGATION: dict = {}
+
+
+def _shared_navigation(app, pagename, templatename, context, doctree):
+    """One rendering of the site's navigation for every page that no toctree lists (the module pages).
+
+    Furo renders the whole navigation tree on every page (``toctree(...)``). For a page that is in
+    no toctree, that tree marks no entry as current, so it depends on the page only through the
+    folder its relative links start from: it is rendered once per folder and keyword set and
+    reused (the same HTML). Pages in a toctree, and the root page, are rendered as before.
+    """
+    if "toctree" not in context or pagename == app.config.root_doc:
+        return
+    if "listed" not in _NAVIGATION:  # the pages of every toctree, known once the sources are read
+        _NAVIGATION["listed"] = set().union(*app.builder.env.toctree_includes.values())
+    if pagename in _NAVIGATION["listed"]:
+        return
+    render, folder = context["toctree"], pagename.rpartition("/")[0]
+
+    def toctree(**kwargs):
+        key = (folder, tuple(sorted(kwargs.items())))
+        if key not in _NAVIGATION:
+            _NAVIGATION[key] = render(**kwargs)
+        return _NAVIGATION[key]
+
+    context["toctree"] = toctree
+
+
 def setup(app):
+    app.connect("builder-inited", lambda app: _NAVIGATION.clear())
     app.connect("builder-inited", _formula_pages)
     app.connect("builder-inited", _module_pages)
     # MathJax on every page, not only on pages with math in their body: the navigation of every
@@ -433,6 +456,8 @@ def setup(app):
     app.set_html_assets_policy("always")
     app.connect("doctree-read", _tagged_displays)
     app.connect("html-page-context", _plain_title)
+    app.connect("html-page-context", _shared_navigation, priority=400)  # before furo's (500) renders the tree
+    app.add_search_language(_StemCachedEnglish)
     app.connect("autodoc-process-docstring", _plain_bars)
     app.add_directive("qderive-facade", FacadeDirective)
     app.add_directive("qderive-family", FamilyDirective)
