@@ -55,6 +55,10 @@ class SympyContext:
         out.fill(sp.Integer(0))
         return out
 
+    def dot(self, a, b):
+        """An exact inner product (the kernels' ``ctx.dot``; SymPy's sum rounds nothing)."""
+        return sp.Add(*[x * y for x, y in zip(a, b)])
+
 
 @dataclass(frozen=True)
 class GeneralModel:

@@ -224,9 +224,9 @@ def block_forms(request, batch, service, vacation, measures) -> dict:
         "    return out",
     ]
     if not whole:  # one pass of the idle passage and the chain for the points of an array (partial admission)
-        from .codegen_vacation import _over_points
+        from .codegen_inputs import over_points
 
-        over = tuple(_over_points(law) for law in laws)
+        over = tuple(over_points(law) for law in laws)
         inputs += ["", "", *_POINTS.format(over=over).strip("\n").splitlines()]
     stops = any(kind != "interrupt" and not at_once for kind, _, _, _, at_once, _ in plan)
     lowest = max(n, 1 if (stops or vacation is not None) else 0)

@@ -23,7 +23,7 @@ still below N) with the package's kernels, copied verbatim, as the engine runs t
 
 The plan of the idle passage (the blocks' state machine, :func:`qderive.numeric.engines.blocks_finite.plan_of`) and
 each stage's *suffix* (the laws a customer present at its end waits through in full: the engine's
-:func:`~qderive.numeric.engines.vacation_finite_wait._suffix`) are literals read when the code is generated.
+:func:`~qderive.numeric.engines.vacation_finite_wait.stage_suffix`) are literals read when the code is generated.
 
 Refused, naming the option: a family whose transform has kinks or no closed form (the inversion cannot resolve them:
 constant, uniform, empirical, lognormal laws, as without blocks); N > 1 under whole admission with a batch family of
@@ -69,14 +69,14 @@ def _stages(request, service, vacation, setup, close_down):
 
 
 def _suffixes(stages, laws, top) -> tuple:
-    """Per stage, the plan indices of the laws of its suffix (the engine's ``_suffix``), or None where the engine
+    """Per stage, the plan indices of the laws of its suffix (the engine's ``stage_suffix``), or None where the engine
     refuses one (a stage it cannot wait through whole)."""
-    from ...numeric.engines.vacation_finite_wait import _suffix
+    from ...numeric.engines.vacation_finite_wait import stage_suffix
 
     out = []
     for i in range(len(stages)):
         try:
-            out.append(tuple(laws.index(law) for law in _suffix(stages, i, top)))
+            out.append(tuple(laws.index(law) for law in stage_suffix(stages, i, top)))
         except ParameterError:
             out.append(None)
     return tuple(out)
@@ -137,7 +137,7 @@ def _source(text):
 def _build(measure: str, request) -> KernelModule:
     import re
 
-    from .codegen_finite_wait import _FINITE_HELPERS, _public
+    from .codegen_finite_wait import FINITE_HELPERS, public_source
     from .codegen_wait import MEASURES, TAIL_HELPERS, TIME_SYMBOLS, command_template
 
     kind, question = MEASURES[measure]
@@ -341,9 +341,9 @@ def _build(measure: str, request) -> KernelModule:
             "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
             "naming the argument." if question == "tail" else
             "naming the argument; a quantile search that cannot bracket its root raises TailError."]
-    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+    atoms, public, description = public_source(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line], BLOCK_TAIL_SOURCE, cost)
-    parts = [h.strip("\n") for h in (TAIL_HELPERS, _FINITE_HELPERS)]
+    parts = [h.strip("\n") for h in (TAIL_HELPERS, FINITE_HELPERS)]
     parts += [f"# the transforms of the plan's laws (the service first) and the batch's PGF, printed by SymPy\n"
               f"{transforms}"]
     parts += ["\n".join(sec) for sec in (consts, checks, command, data, transform, atoms)] + [public]

@@ -109,7 +109,7 @@ _HYSTERETIC_KERNELS = ("context", "hysteretic", "batches", "counts", "finite_wai
 _WORDS = {"wait": "waiting time W of an admitted customer (FIFO)",
           "sojourn": "sojourn time T = W + the customer's own service, of an admitted customer"}
 
-_FINITE_HELPERS = '''
+FINITE_HELPERS = '''
 #: complex numbers per block of nodes x (r + 1) levels in the transform (16 MB an array; measured at r = 200:
 #: blocks of 5000 nodes take half the time of all 106 000 nodes of 1000 t at once, and of blocks of 1000)
 _BLOCK = 1 << 20
@@ -475,15 +475,15 @@ def _build(measure: str, request) -> KernelModule:
         "",
         "    return _by_blocks(s, max(256, _BLOCK // (r + 1)), nodes)",
     ]
-    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+    atoms, public, description = public_source(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          [*[(p[1], p[2]) for p in params], r_line])
-    code = _module_code([TAIL_HELPERS, _FINITE_HELPERS], "service (and vacation) law",
+    code = _module_code([TAIL_HELPERS, FINITE_HELPERS], "service (and vacation) law",
                         _lst_source(service, vacation, [next(k for k, v in names.items() if v == n) for n in lst_names]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", SOURCE, _KERNELS, code)
 
 
-def _public(measure, model_text, model, all_names, param_lines, source=SOURCE, cost=None):
+def public_source(measure, model_text, model, all_names, param_lines, source=SOURCE, cost=None):
     """(the ``_atom`` and ``_mean`` source lines, the public function's source, its description) of a generated
     tail or quantile module over ``_data(params)`` (keys ``zero_weight``, ``N0``, ``N1``, ``b1``)."""
     kind, question = MEASURES[measure]
@@ -631,14 +631,14 @@ def _build_hysteretic(measure: str, request) -> KernelModule:
     ]
     laws_text = f"{batch.label} batches, {service.label} service"
     model_text = f"M[X]|G|1|(L,H)|(H,R) hysteretic overload control with {laws_text} (--policy departure)"
-    atoms, public, description = _public(
+    atoms, public, description = public_source(
         measure, model_text, "hysteretic", all_names,
         [*[(p[0], p[1]) for p in params],
          ("L", "abatement threshold (integer >= 1): overload -> normal when a departure leaves L - 1"),
          ("H", "onset threshold (integer, L < H): normal -> overload when the count reaches H (event convention)"),
          ("R", "discard threshold = capacity (integer, H < R), the customer in service included")],
         HYSTERETIC_SOURCE)
-    code = _module_code([TAIL_HELPERS, THRESHOLDS_HELPER, _FINITE_HELPERS, "\n".join(inputs_fn)], "service law",
+    code = _module_code([TAIL_HELPERS, THRESHOLDS_HELPER, FINITE_HELPERS, "\n".join(inputs_fn)], "service law",
                         _lst_source(service, None, [LAM, *(a[0] for a in service.args)]),
                         checks, command, data, transform, atoms, public)
     return KernelModule(measure, f"{description} {model_text}.", HYSTERETIC_SOURCE, _HYSTERETIC_KERNELS, code)
@@ -872,9 +872,9 @@ def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, se
             "must be below 1e-10 of it; where it is not, ValueError names the point and the",
             "`qderive eval vacation-finite ... --digits 15` command that computes it. Bad input raises ValueError",
             "naming the argument."]
-    atoms, public, description = _public(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
+    atoms, public, description = public_source(measure, f"M[X]/G/1/r with {laws_text}", "vacation-finite", all_names,
                                          param_lines, source, cost)
     base = TAIL_HELPERS.split("\n\ndef _time_tails(")[0]
-    parts = [h.strip("\n") for h in (base, _FINITE_HELPERS, _SUMS_HELPERS)]
+    parts = [h.strip("\n") for h in (base, FINITE_HELPERS, _SUMS_HELPERS)]
     parts += ["\n".join(sec) for sec in (consts, *sections, setup, atoms)] + [public]
     return KernelModule(measure, f"{description} M[X]/G/1/r with {laws_text}.", source, kernels, "\n\n\n".join(parts))

@@ -107,3 +107,14 @@ def inputs_function(request, batch, service):
                  '    """The kernel inputs of one parameter point (independent of L and H)."""',
                  "    ctx = _CTX", *(f"    {line}" if line else "" for line in body)]
     return params, scalars, kernel_fn
+
+
+def over_points(law) -> bool:
+    """Whether the count kernels of a time law's arrivals take numbers over points (``counts.OVER_POINTS``)."""
+    from ...numeric.kernels.counts import OVER_POINTS
+    from ...numeric.sequences import KernelCall, count_kernel
+
+    def ok(call):
+        return call.function.__name__ in OVER_POINTS and all(ok(a) for a in call.args if isinstance(a, KernelCall))
+
+    return ok(count_kernel(law.count_law(LAM)))

@@ -26,7 +26,7 @@ from ...symbolic.laws import TimeLaw
 from ...symbolic.models.vacation import FiniteVacationMeasures
 from .codegen import SWEEP_HELPERS, KernelModule, generated_function, print_expr
 from .codegen_blocks import block_forms, has_blocks
-from .codegen_inputs import law_lines
+from .codegen_inputs import law_lines, over_points
 from .families import LAM, family, moment
 
 __all__ = ["forms"]
@@ -34,17 +34,6 @@ __all__ = ["forms"]
 SOURCE = ("Sopin 2013, chapter 2: cut recursion (2b), Statement 1, (9), (10), Statement 2, Theorem 1.1 (12), "
           "Theorem 1.2 (13); docs/theory/chapter2.md sections 2-4")
 
-
-
-def _over_points(law) -> bool:
-    """Whether the count kernels of a time law's arrivals take numbers over points (``counts.OVER_POINTS``)."""
-    from ...numeric.kernels.counts import OVER_POINTS
-    from ...numeric.sequences import KernelCall, count_kernel
-
-    def ok(call):
-        return call.function.__name__ in OVER_POINTS and all(ok(a) for a in call.args if isinstance(a, KernelCall))
-
-    return ok(count_kernel(law.count_law(LAM)))
 
 
 _COST_PARTIAL = [
@@ -146,7 +135,7 @@ def forms(request) -> dict:
                  f"    return FiniteVacation(_CTX, service_counts, vacation_counts, batch, {scalars[0]}, b1, f1, {flags}, "
                  "columns=columns)"]
     if not whole:
-        over = (_over_points(service.law), vacation is None or _over_points(vacation.law))
+        over = (over_points(service.law), vacation is None or over_points(vacation.law))
         kernel_fn += ["", "", *_POINTS_KERNEL.format(flags=flags, over=over).strip("\n").splitlines()]
     checks = [f"_check({p[1]!r}, {p[1]}, {p[3]!r})" for p in params]
     laws = f"{batch.label} batches, {service.label} service, " + (f"{vacation.label} vacations" if vacation

@@ -163,3 +163,11 @@ def batch_values(batch, z, ctx):
 
         _TAYLOR[key] = cached_evaluator(f"block_batch_pgf_v1::{type(batch).__name__}::{batch!r}", make)
     return _evaluate(_TAYLOR[key], z, ctx)
+
+
+def bare_model(model):
+    """The same queue without vacations, setup or close-down (N = 1): its wait is W_b J of (WS)."""
+    import dataclasses
+
+    return dataclasses.replace(model, vacation=None, vacation_policy=type(model.vacation_policy)("multiple"),
+                               setup=None, close_down=None, start_threshold=1)

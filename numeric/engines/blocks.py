@@ -38,102 +38,16 @@ import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
 from ...symbolic.capabilities import declare
-from ..kernels.idle_moments import SeriesPassage, arrival_series, block_infinite_measures, level_time_series
+from ..kernels.idle_moments import block_infinite_measures
 from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
-from .block_laws import lst_values, numeric_counts
+from .block_laws import bare_model, lst_values
+from .block_moments import ORDER, MomentPassage, largest_threshold, model_blocks, passage_moments
+from .generating_passage import GeneratingPassage
 
 __all__ = ["MomentPassage", "VectorPassage", "GeneratingPassage", "TransformPassage", "renewal", "measures",
            "passage_moments", "waiting_law", "wait_moments", "residual_transform", "residual_atom", "response_laws",
            "tails_refusal", "infinite_response_laws", "ORDER"]
-
-#: the series are carried to w^3: the variance of the number waiting needs the third factorial moments
-ORDER = 3
-#: the laws' series and count vectors of the last models (:meth:`MomentPassage._kept`)
-_KEPT: dict = {}
-
-
-class MomentPassage(SeriesPassage):
-    """The interpreter of the primitives on factorial-moment series (module docstring), in ``ctx``: the kernel's
-    :class:`~qderive.numeric.kernels.idle_moments.SeriesPassage` with the hooks read from ``model``'s laws (kept
-    per law, rate, batch and context: a sweep asks again)."""
-
-    def __init__(self, model, ctx, top: int, order: int = ORDER):
-        self.model, self.ctx, self.top, self.order = model, ctx, max(top, 1), order
-        self.zero = ctx.num(0)
-        self.lam = ctx.num(model.rate)
-        batch = model.batch
-        # X(1 + w) = sum_j E[(X)_j] / j! w^j; s(w) = lambda (1 - X(1 + w)) = -lambda xi(w)
-        self.batch = [ctx.num(1)] + [ctx.num(batch.factorial_moment(j)) / factorial(j)
-                                     for j in range(1, self.order + 1)]
-        self.xi = [self.zero] + self.batch[1:]
-        self.x = batch_vectors(batch, self.top, ctx).pmf[: self.top + 1]
-        self._reset()
-
-    # -- the laws' series and count vectors (kept per law, rate, batch and context: a sweep asks again) --------
-    def _kept(self, kind, law, make):
-        ctx = self.ctx
-        key = (kind, law, self.model.rate, self.model.batch, self.top, self.order, ctx.is_float64,
-               getattr(ctx, "dps", None))
-        try:
-            return _KEPT[key]
-        except (KeyError, TypeError):  # TypeError: an unhashable (symbolic) law is not kept
-            value = make()
-            try:
-                if len(_KEPT) > 256:
-                    _KEPT.clear()
-                _KEPT[key] = value
-            except TypeError:
-                pass
-            return value
-
-    def _moments(self, law, n):
-        return [self.ctx.num(1)] + [self.ctx.num(law.moment(j)) for j in range(1, n + 1)]
-
-    def arrivals(self, law):
-        """A_L(1 + w) = L*(-lambda xi(w)) = sum_j m_j (lambda xi)^j / j!: the customers arriving during one period
-        of L (m_j its moments)."""
-        return self._kept("arrivals", law, lambda: arrival_series(self.ctx, self._moments(law, self.order),
-                                                                  self.lam, self.xi, self.order))
-
-    def level_times(self, law):
-        """U_L(1 + w) = (1 - L*(s)) / s = sum_{j>=1} m_j (lambda xi)^{j-1} / j!: the expected time during one period
-        of L spent with m customers arrived so far, as a series."""
-        return self._kept("times", law, lambda: level_time_series(self.ctx, self._moments(law, self.order + 1),
-                                                                  self.lam, self.xi, self.order))
-
-    def counts(self, law):
-        """(a_0..a_{top-1}, P(A > 0), u_0) of the customers A arriving during one period of ``law`` (in mpmath, a law
-        with only a numeric transform, the lognormal, by :func:`~.block_laws.numeric_counts`: its derivatives at
-        lambda, not its count sequences, a refined quadrature of tens of seconds at 30 digits)."""
-        from ..backend import MPContext
-        from .vacation_wait import numeric_transform
-
-        def make():
-            if isinstance(self.ctx, MPContext) and numeric_transform(law):
-                a, busy, u0 = numeric_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
-                return self.ctx.array(a), busy, u0
-            c = arrival_counts(law, self.model.batch, self.model.rate, self.top, self.ctx)
-            return c.a[: self.top], c.abar[0], c.u[0]
-        return self._kept("counts", law, make)
-
-
-def _blocks(model, blocks):
-    return blocks_of(model) if blocks is None else tuple(blocks)
-
-
-def _top(blocks) -> int:
-    return max((getattr(b, "threshold", 1) for b in blocks), default=1)
-
-
-def passage_moments(model, ctx, blocks=None, interpreter=None, order=ORDER):
-    """(Y, op): the factorial-moment series of the first-service law Y of ``model``'s blocks (or of ``blocks``: a
-    rule of one's own) and the interpreter that ran them (its ``times`` series, vacation ends). ``interpreter``: a
-    subclass of :class:`MomentPassage` (the derivation's, over SymPy symbols; default the numeric one)."""
-    blocks = _blocks(model, blocks)
-    op = (interpreter or MomentPassage)(model, ctx, _top(blocks), order)
-    return passage(blocks, op), op
-
 
 @dataclass(frozen=True)
 class _Batches:
@@ -155,7 +69,7 @@ def residual_moments(model, ctx, k: int, blocks=None) -> list:
     with batches of size 1 at the same batch rate."""
     from ...symbolic.batches import Constant
 
-    Y, op = passage_moments(_Batches(model.rate, Constant(1), model.service), ctx, _blocks(model, blocks),
+    Y, op = passage_moments(_Batches(model.rate, Constant(1), model.service), ctx, model_blocks(model, blocks),
                             order=k + 1)
     return [Y[j + 1] * factorial(j) / (Y[1] * op.lam**j) for j in range(1, k + 1)]
 
@@ -176,7 +90,7 @@ def wait_moments(model, ctx, k: int, blocks=None) -> list:
 
     from .vacation_wait import wait_moment_values
 
-    if _top(_blocks(model, blocks)) > 1:
+    if largest_threshold(model_blocks(model, blocks)) > 1:
         from .blocks_threshold import NO_TAYLOR, numeric_law, threshold_moments
 
         found = numeric_law(model, blocks)
@@ -283,7 +197,7 @@ def waiting_law(model, ctx, n: int, mean_y=None, blocks=None) -> list:
     part i_j = (1 - rho_bar) T_j / E[I], E[I] = E[Y] / (lambda l_1); p_j = i_j + b_{j+1} (the one in service not
     counted). ``mean_y``: E[Y] from the moment series (else from the moment passage)."""
     size = 2 * n + 2
-    blocks = _blocks(model, blocks)
+    blocks = model_blocks(model, blocks)
     op = VectorPassage(model, ctx, size)
     y = passage(blocks, op)
     if mean_y is None:
@@ -306,65 +220,6 @@ def waiting_law(model, ctx, n: int, mean_y=None, blocks=None) -> list:
     busy = op.conv(s, e) * rho
     idle_time = mean_y / (op.lam * ctx.num(model.batch.mean))  # E[I] = E[Y] / (lambda l_1)
     return list(op.times[:n] * (gap / idle_time) + busy[1: n + 1])
-
-
-class GeneratingPassage:
-    """The interpreter of the primitives on generating functions (start threshold 1), written once for the
-    derivation's PGF Y(z) (:class:`qderive.derivations.blocks.PgfPassage`, over SymPy) and for the numeric
-    transform Y(s) at the inversion's nodes (:class:`TransformPassage`). The state is (P(no one present), the
-    sub-law's generating function); a subclass gives ``X`` (the batch's X(z); 1 - s / lambda in the transform form)
-    and two hooks: ``arrivals(law)`` = L*(lambda - lambda X), the customers arriving during one period of ``law``,
-    and ``idle(law)`` = L*(lambda), the probability that no batch arrives during it::
-
-        during(L):       (p_0 L*(lambda),  Y A_L)
-        interrupt(L):    (p_0 c,  Y c),  served += (1 - c) Y X,   c = L*(lambda)
-        wait(1):         (0,  Y - p_0 + p_0 X)
-        repeat(L, 1):    (0,  Y - p_0 + p_0 (A_L - v_0) / (1 - v_0)),   v_0 = L*(lambda)
-
-    (Takagi 1991, vol. 1, sec. 2.4-2.5; ``docs/theory/blocks.md`` section 3.)"""
-
-    X = None
-    served = 0
-
-    def arrivals(self, law):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def idle(self, law):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def start(self):
-        return 1, 1
-
-    def during(self, state, law, vacation=False):
-        p0, Y = state
-        return p0 * self.idle(law), Y * self.arrivals(law)
-
-    def interrupt(self, state, law):
-        p0, Y = state
-        c = self.idle(law)
-        self.served = self.served + Y * self.X * (1 - c)  # arrays first: mpmath scalars convert numpy operands
-        return p0 * c, Y * c
-
-    def wait(self, state, threshold):
-        if threshold != 1:
-            raise NotImplementedError("the generating function of the first service for a start threshold N > 1")
-        p0, Y = state
-        return 0, Y - p0 + self.X * p0
-
-    def repeat(self, state, law, threshold, most=None):
-        if threshold != 1:
-            raise NotImplementedError("the generating function of the first service for a start threshold N > 1")
-        p0, Y = state
-        v0 = self.idle(law)
-        if most is None:
-            return 0, Y - p0 + (self.arrivals(law) - v0) * (p0 / (1 - v0))
-        rest, stay = Y - p0, p0  # at most ``most`` periods: those still empty after them go on empty
-        for _ in range(most):
-            rest, stay = rest + (self.arrivals(law) - v0) * stay, stay * v0
-        return stay, rest + stay
-
-    def finish(self, state):
-        return state[1] + self.served
 
 
 class TransformPassage(GeneratingPassage):
@@ -421,14 +276,6 @@ def residual_atom(model, ctx):
     one = passage(blocks, TransformPassage(model, ctx, X=ctx.num(1)))
     zero = passage(blocks, TransformPassage(model, ctx, X=ctx.num(0)))
     return ctx.num(model.batch.mean) * (one - zero) / _mean_y(model, ctx)
-
-
-def bare_model(model):
-    """The same queue without vacations, setup or close-down (N = 1): its wait is W_b J of (WS)."""
-    import dataclasses
-
-    return dataclasses.replace(model, vacation=None, vacation_policy=type(model.vacation_policy)("multiple"),
-                               setup=None, close_down=None, start_threshold=1)
 
 
 def kinked_law(model, infinite: bool = False):

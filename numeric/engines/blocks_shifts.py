@@ -52,7 +52,7 @@ import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
 from .block_laws import lst_values
-from .blocks import GeneratingPassage
+from .generating_passage import GeneratingPassage
 
 __all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_laws", "shift_atom",
            "MOST_SHIFTS", "entering_laws", "ShiftThreshold", "threshold_shift_parts", "threshold_shift_plan",
@@ -276,7 +276,7 @@ def shift_plan(model):
     """(the shifts D, "") when (SH) computes the tails of ``model`` (start threshold 1, a smooth service, every law
     entering the wait smooth or a finite set of atoms, at most :data:`MOST_SHIFTS` shifts), else (None, the field
     and the reason) -- or (None, None) when no law entering the wait has atoms (nothing to shift)."""
-    from .vacation_wait import _service_smooth, smooth_law
+    from .vacation_wait import service_smooth, smooth_law
 
     if model.start_threshold != 1:
         return None, None
@@ -284,7 +284,7 @@ def shift_plan(model):
     discrete = [(f, law) for f, law in laws[1:] if discrete_atoms(law) is not None]
     if not discrete:
         return None, None
-    if not _service_smooth(model):
+    if not service_smooth(model):
         return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
                       f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions of the "
                       "queue without blocks, which needs a smooth service")
@@ -363,11 +363,11 @@ def shift_laws(model, kind: str):
     from ...symbolic import limits as _limits
     from ..backend import mp_context
     from ..response import law_float64_tails, tails as inverted_tails
-    from .blocks import bare_model
-    from .vacation_wait import _laws
+    from .block_laws import bare_model
+    from .vacation_wait import excess_laws
 
     bare = bare_model(model)
-    base, first, _, m1, _ = _laws(bare, kind)
+    base, first, _, m1, _ = excess_laws(bare, kind)
     shifts, _ = shift_plan(model)
     exact = mp_context(40)
     with exact:
@@ -597,10 +597,10 @@ class ShiftThreshold:
 
 def threshold_shift_parts(model, ctx, s, mean_y, sojourn: bool = False):
     """{D: W_D(s)} of (SN) at the context array ``s`` (None: the limit s -> oo) in ``ctx``."""
-    from .blocks_threshold import _top
+    from .blocks_threshold import largest_threshold
 
     blocks = blocks_of(model)
-    op = ShiftThreshold.make(model, ctx, s, _top(blocks))
+    op = ShiftThreshold.make(model, ctx, s, largest_threshold(blocks))
     y, idle = passage(blocks, op)
     lam = ctx.num(model.rate)
     c = lam * ctx.num(1 - model.rho_bar) / mean_y
@@ -660,16 +660,16 @@ def threshold_shift_plan(model):
 
 def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
     """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
-    the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold._scale`) with digits + 10 nodes at
+    the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold.singularity_scale`) with digits + 10 nodes at
     digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0))."""
     import mpmath
 
     from ..backend import mp_context
-    from .blocks import passage_moments
-    from .blocks_threshold import _scale
+    from .block_moments import passage_moments
+    from .blocks_threshold import singularity_scale
 
     blocks = blocks_of(model)
-    scale = _scale(model, blocks)
+    scale = singularity_scale(model, blocks)
     work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
     with work, Horizon(H):
         mean_y = passage_moments(model, work, order=1)[0][1]

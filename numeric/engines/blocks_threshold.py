@@ -118,7 +118,7 @@ def _blocks(model, blocks):
     return blocks_of(model) if blocks is None else tuple(blocks)
 
 
-def _top(blocks) -> int:
+def largest_threshold(blocks) -> int:
     return max([getattr(b, "threshold", 1) for b in blocks] + [1])
 
 
@@ -126,7 +126,7 @@ def threshold_transform(model, ctx, s, mean_y, sojourn: bool = False, blocks=Non
     """W(s) (``sojourn``: T(s) = W(s) B*(s)) at the context array ``s`` (module docstring) for ``model``'s blocks (or
     ``blocks``); ``mean_y(ctx)`` gives E[Y] (the moment interpreter of :mod:`qderive.numeric.engines.blocks`)."""
     blocks = _blocks(model, blocks)
-    op = ThresholdTransform(model, ctx, s, _top(blocks))
+    op = ThresholdTransform(model, ctx, s, largest_threshold(blocks))
     y, idle = passage(blocks, op)
     w = threshold_wait(op, y, idle, ctx.num(model.rate), ctx.num(1 - model.rho_bar), mean_y(ctx))
     return w * op.B if sojourn else w
@@ -135,13 +135,13 @@ def threshold_transform(model, ctx, s, mean_y, sojourn: bool = False, blocks=Non
 def threshold_atom(model, ctx, mean_y, blocks=None):
     """P(W = 0) = W(oo) (module docstring): the idle part of the interpreter at the limit."""
     blocks = _blocks(model, blocks)
-    op = ThresholdTransform(model, ctx, None, _top(blocks))
+    op = ThresholdTransform(model, ctx, None, largest_threshold(blocks))
     _, idle = passage(blocks, op)
     value = idle * (ctx.num(model.rate) * ctx.num(1 - model.rho_bar) / mean_y(ctx))
     return value[0].real
 
 
-def _scale(model, blocks) -> Fraction:
+def singularity_scale(model, blocks) -> Fraction:
     """A lower bound, heuristic but generous, of the distance from 0 to the nearest singularity of W(s): the tail's
     decay rate is about 2 (1 - rho_bar) / (lambda E[S^2]) for S a batch's work (Kingman's heavy-traffic rate), the
     laws' poles are at least 1 / (their mean) away; (1 - rho_bar)^2 / (u (1 + l_2 / l_1)) with u the largest mean
@@ -155,7 +155,7 @@ def _scale(model, blocks) -> Fraction:
 
 def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
     """E[W], ..., E[W^k] with a start threshold N > 1: the Taylor coefficients of :func:`threshold_transform` at 0
-    (:func:`transform_moments`, h = scale / 1000 with :func:`_scale`), computed at the digits of ``ctx`` (float64:
+    (:func:`transform_moments`, h = scale / 1000 with :func:`singularity_scale`), computed at the digits of ``ctx`` (float64:
     20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
     log10(1/h) digits per order near 0) and returned in ``ctx``. E[Y], a constant factor of W(s) (no cancellation),
     is computed once at those digits + 10 (``mean_y`` at the working digits cost 40 s for a lognormal block law: its
@@ -170,7 +170,7 @@ def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
         return work.num(ey)
 
     return _coefficients(lambda work, s: threshold_transform(model, work, s, constant, blocks=blocks), ctx, k,
-                         _top(blocks), _scale(model, blocks))
+                         largest_threshold(blocks), singularity_scale(model, blocks))
 
 
 def _coefficients(F, ctx, k: int, top: int, scale) -> list:
@@ -208,7 +208,7 @@ def threshold_excess(model, ctx, s, blocks=None):
     each carried through the later ``during`` stages (times their L*(s)); at s -> oo it removes the zero wait of
     the first member of a batch arriving at level 0 in a last ``wait`` that it does not end."""
     blocks = _blocks(model, blocks)
-    op = ThresholdTransform(model, ctx, s, _top(blocks))
+    op = ThresholdTransform(model, ctx, s, largest_threshold(blocks))
     passage(blocks, op)
     return op.excess
 
@@ -228,7 +228,7 @@ def threshold_excess_moments(model, ctx, k: int, blocks=None) -> list:
     """(-1)^j j! [s^j] Delta(s), j = 1..k, of :func:`threshold_excess` (its part of j! [s^j] N(-s) in the finite
     room's moments), by :func:`transform_moments` at the rule of :func:`threshold_moments`."""
     blocks = _blocks(model, blocks)
-    return _coefficients(lambda work, s: threshold_excess(model, work, s, blocks), ctx, k, _top(blocks),
+    return _coefficients(lambda work, s: threshold_excess(model, work, s, blocks), ctx, k, largest_threshold(blocks),
                          _excess_scale(model, blocks))
 
 

@@ -1325,7 +1325,7 @@ def _recording(base):
     return recording_passage(base)
 
 
-def _suffix(stages, i, top=1) -> tuple:
+def stage_suffix(stages, i, top=1) -> tuple:
     """The laws of the stages a customer present at the end of stage ``i`` waits through in full before the first
     service, the thresholds (at most ``top``) met: the later ``during`` stages really entered (with N > 1 the
     customers still below N wait more: item 7). Refused for a stage it cannot wait through whole (an ``interrupt``
@@ -1387,7 +1387,7 @@ def block_parts(model, ctx, order) -> list:
             return (law, *count_data(law, model.rate, ctx, order))
 
         got, admit, low = BW.block_wait_parts(ctx, op.records, pi, y, r, whole, pmf, tail, bv.support, bv.geometric,
-                                              beta, lambda i: _suffix(stages, i, top), period_counts)
+                                              beta, lambda i: stage_suffix(stages, i, top), period_counts)
         parts = []
         for g in got:
             periods = tuple(Period(*p) for p in g["periods"])

@@ -1396,7 +1396,7 @@ def _tails_refusal(model, asked):
 def _service_smooth_cached(model) -> bool:
     from ...symbolic.cache import cached
 
-    return cached(_key(model, "service_smooth"), lambda: _service_smooth(model))
+    return cached(_key(model, "service_smooth"), lambda: service_smooth(model))
 
 
 #: the N-policy: no response law (the composed response laws of :mod:`.blocks` declare it too)
@@ -1573,7 +1573,7 @@ def size_for_delay(values: dict, request, digits=None) -> dict:
 # note). The sojourn W + B is the same with W_0 + B (LST W_b J beta) in place of W_0.
 
 
-def _service_smooth(model) -> bool:
+def service_smooth(model) -> bool:
     import sympy as sp
 
     if numeric_transform(model.service):  # the lognormal: an integral of an analytic density, evaluated by its rule
@@ -1632,7 +1632,7 @@ def shift_setup(model):
     from ...symbolic.cache import cached
 
     law = model.vacation
-    if law is None or not cached(_key(model, "service_smooth"), lambda: _service_smooth(model)):
+    if law is None or not cached(_key(model, "service_smooth"), lambda: service_smooth(model)):
         return None  # (cached: a warm process imports no SymPy)
     pieces = linear_pieces(law)
     if pieces is None:
@@ -1642,7 +1642,7 @@ def shift_setup(model):
 
 
 @functools.lru_cache(maxsize=16)
-def _laws(bare, kind: str):
+def excess_laws(bare, kind: str):
     """(the law of W_0 (or W_0 + B), its stationary excess E_1, E_1's stationary excess E_2, m_1, m_2)."""
     from ..response import ResponseLaw
 
@@ -1667,7 +1667,7 @@ def _terms(model, setup, kind: str, t: Fraction):
     """P(W > t) as a_0 P(W_0 > t) + w_c sum(coefficient x value): the list of (coefficient, law index, point) of the
     inverted terms (law 0: P(W_0 > u), 1: Pi_1(u) / m_1, 2: Pi_2(u) / (m_1 e_1)) and the exact part (Fractions)."""
     bare, pieces = setup
-    _, _, _, m1, m2 = _laws(bare, kind)
+    _, _, _, m1, m2 = excess_laws(bare, kind)
     e1m1 = m2 / 2
     inverted, exact = {}, Fraction(0)
 
@@ -1751,7 +1751,7 @@ def shift_tails(model, setup, kind: str):
     from ...symbolic import limits as _limits
     from ..backend import FLOAT64, mp_context
 
-    laws = _laws(setup[0], kind)
+    laws = excess_laws(setup[0], kind)
 
     def float64(ts):
         plans = {t: _plan(model, setup, kind, t, FLOAT64) for t in ts}
@@ -1804,5 +1804,5 @@ def _at_zero(model, setup, kind, digits):
     ctx = FLOAT64 if digits is None else mp_context(digits + 10)
     with ctx:
         atom, _ = _residual(model, ctx)
-        value = 1 - atom * _laws(setup[0], "wait")[0].p_zero(ctx)
+        value = 1 - atom * excess_laws(setup[0], "wait")[0].p_zero(ctx)
         return float(value) if digits is None else +value

@@ -32,7 +32,7 @@ Every quantity is a sum of positive terms.
 import numpy
 
 from .arrivals import arrival_counts_of_times
-from .vacation import _convolve, cut_recursion, mix_powers, room_kernel, whole_cut
+from .vacation import convolve, cut_recursion, mix_powers, room_kernel, whole_cut
 
 
 def renewal(ctx, low, jumps, stay=None):
@@ -69,7 +69,7 @@ def capped(ctx, v, pmf, geq, cap, size):
     out = ctx.zeros(size)
     w = v[: cap + 1]
     if cap:
-        out[:cap] = _convolve(w, pmf[:cap], cap)
+        out[:cap] = convolve(w, pmf[:cap], cap)
     out[cap] = ctx.dot(w, geq[cap::-1][: len(w)])
     return out
 
@@ -350,7 +350,7 @@ def partial_chain(ctx, op, s0, r):
     beyond = ctx.zeros(r + 1)
     for j in range(r - 1, -1, -1):
         beyond[j] = beyond[j + 1] + s0[j + 1]
-    cbar = _convolve(s0[: r + 1], abar[: r + 1], r + 1) + beyond
+    cbar = convolve(s0[: r + 1], abar[: r + 1], r + 1) + beyond
     pi, _ = cut_recursion(ctx, _CutSequences(service.pmf[0], abar[: r + 1], cbar), r)
     start = ctx.zeros(size)  # s_l: the number waiting at a service start, weighted
     start[: r + 1] = s0[: r + 1] * pi[0]

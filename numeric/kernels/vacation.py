@@ -24,7 +24,7 @@ rescaled by powers of two, which leaves every ratio unchanged.
 Numbers may be arrays, one entry per parameter point (the context
 :class:`~qderive.numeric.kernels.points.Float64Points`): a vector is then an array whose first
 axis is its index and whose last axis runs over the points, and the partial-admission engine runs
-once for all points with the same operations (:func:`_convolve`, :func:`_rows` and
+once for all points with the same operations (:func:`convolve`, :func:`_rows` and
 :func:`~qderive.numeric.kernels.points.every` take the points' axis into account; every decision
 taken on numbers, such as a block length or a table size, is taken for all points at once, and a
 rescaling is per point).
@@ -107,7 +107,7 @@ def _rows(mask):
     return mask if mask.ndim == 1 else mask.reshape(len(mask), -1).any(axis=1)
 
 
-def _convolve(x, y, size=None):
+def convolve(x, y, size=None):
     """The first ``size`` terms (all by default) of the convolution of the vectors x and y, sum_i x_i y_{k-i}.
 
     Scalar numbers: numpy's direct convolution. Numbers over points (a trailing axis, or a vector of one
@@ -129,7 +129,7 @@ def _convolve(x, y, size=None):
 
 def _correlate(a, v):
     """sum_i a_{c+i} v_i for c = 0..len(a) - len(v) (numpy's "valid" correlation; numbers over points as in
-    :func:`_convolve`)."""
+    :func:`convolve`)."""
     if a.ndim == 1 and v.ndim == 1:
         return numpy.correlate(a, v, "valid")
     size = len(a) - len(v) + 1
@@ -160,7 +160,7 @@ def _truncated_convolution(ctx, x, y, n, block=512):
         return out
     for s in range(0, n + 1, block):
         xb = x[s: min(s + block, n + 1)]
-        c = _convolve(xb, y, n + 1 - s)
+        c = convolve(xb, y, n + 1 - s)
         out[s: s + len(c)] += c
     return out
 
@@ -254,7 +254,7 @@ def _toeplitz_times(ctx, g, x):
     terms; float64: numpy's direct convolution, mpmath: :func:`_conv`)."""
     b = len(x)
     if ctx.is_float64:
-        return _convolve(g[:b], x, b)
+        return convolve(g[:b], x, b)
     return _conv(ctx, x, g[:b], b - 1)
 
 
@@ -285,7 +285,7 @@ def _block_inverse(ctx, abar, a0, B):
     g[:m] = first
     while m < B:
         e = min(2 * m, B)
-        c = _convolve(abar[:e], g[:m], e)[m: e]  # c_j = sum_{k<m} abar_{m+j-k} g_k, j = 0..e-m-1 (float64)
+        c = convolve(abar[:e], g[:m], e)[m: e]  # c_j = sum_{k<m} abar_{m+j-k} g_k, j = 0..e-m-1 (float64)
         g[m: e] = _toeplitz_times(ctx, g, c)
         big = numpy.flatnonzero(_rows(~(g[m: e] <= _G_LIMIT)))
         if len(big):
