@@ -252,6 +252,20 @@ class Law:
         return {f.name: getattr(self, f.name) for f, m in params_of(type(self)) if not m.structural}
 
 
+#: float64 survival functions by kernel name (``TimeLaw.survival_kernel``): filled by the numeric layer when it is
+#: imported, from its kernel ``survival`` (numpy only, shipped by generated code), so that the laws and generated
+#: code run one implementation while this layer names no upper one; empty, the laws fall back to mpmath point by point
+FLOAT64_SURVIVAL: dict = {}
+
+
+def float64_survival(law, xs):
+    """(P(T > x), bad mask) at the float64 array ``xs`` by the registered kernel of ``law.survival_kernel()``, or None
+    when the law names none or none is registered."""
+    spec = law.survival_kernel() if hasattr(law, "survival_kernel") else None
+    fn = None if spec is None else FLOAT64_SURVIVAL.get(spec[0])
+    return None if fn is None else fn(*spec[1], xs)
+
+
 class TimeLaw(TimeLawDistribution, Law):
     """A nonnegative random time (service, vacation) with LST beta(s) = E e^{-sT}.
 

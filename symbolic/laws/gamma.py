@@ -30,14 +30,15 @@ def _mpf(v):
 
 
 def _gamma_q_float64(law, xs):
-    """Q(a, a x / m) in float64 for a numpy array of x >= 0 (:meth:`_GammaFamily.survival_many`): the kernel's
-    :func:`~qderive.numeric.kernels.survival.gamma_upper` (numpy only, shipped by generated code), the points it
-    cannot compute by :meth:`survival` (mpmath)."""
+    """Q(a, a x / m) in float64 for a numpy array of x >= 0 (:meth:`_GammaFamily.survival_many`): the numeric layer's
+    kernel ``survival`` (:data:`~.base.FLOAT64_SURVIVAL`; numpy only, shipped by generated code), the points it
+    cannot compute (or all, without it) by :meth:`survival` (mpmath)."""
     import numpy
 
-    from ...numeric.kernels.survival import gamma_survival
+    from .base import float64_survival
 
-    out, bad = gamma_survival(law.shape_value, law.mean, xs)
+    got = float64_survival(law, numpy.asarray(xs, dtype=float))
+    out, bad = got if got is not None else (numpy.ones(len(xs)), numpy.ones(len(xs), dtype=bool))
     if bad.any():
         import mpmath
 
@@ -169,8 +170,8 @@ class _GammaFamily(TimeLaw):
             return out
 
     def survival_kernel(self):
-        """(kernel function, its law arguments) of the float64 survival function generated code ships:
-        :func:`~qderive.numeric.kernels.survival.gamma_survival` (shape, mean)."""
+        """(kernel function, its law arguments) of the float64 survival function (the numeric layer's kernel
+        ``survival``, which generated code ships): ``gamma_survival`` (shape, mean)."""
         return "gamma_survival", (self.shape_value, self.mean)
 
     def survival_root(self):

@@ -379,8 +379,8 @@ class LogNormal(TimeLaw):
         return mpmath.log(mpmath.mpf(mean.numerator) / mean.denominator) - sigma**2 / 2, sigma
 
     def survival_kernel(self):
-        """(kernel function, its law arguments) of the float64 survival function generated code ships:
-        :func:`~qderive.numeric.kernels.survival.lognormal_survival` (mean, scv)."""
+        """(kernel function, its law arguments) of the float64 survival function (the numeric layer's kernel
+        ``survival``, which generated code ships): ``lognormal_survival`` (mean, scv)."""
         return "lognormal_survival", (self.mean, self.scv)
 
     def survival(self, x):
@@ -412,10 +412,14 @@ class LogNormal(TimeLaw):
         import mpmath
         import numpy
 
-        if digits is None:
-            from ...numeric.kernels.survival import lognormal_survival
+        if digits is None:  # the registered kernel (:data:`~.base.FLOAT64_SURVIVAL`), else mpmath point by point
+            from .base import float64_survival
 
-            return lognormal_survival(Fraction(self.mean), Fraction(self.scv), xs)[0]
+            got = float64_survival(self, numpy.asarray(xs, dtype=float))
+            if got is not None:
+                return got[0]
+            with mpmath.workdps(17):
+                return numpy.array([float(self.survival(mpmath.mpf(float(x)))) if x > 0 else 1.0 for x in xs])
         if _gmpy2 is None:  # pragma: no cover - a dependency; mpf arithmetic is slower, not different
             return self._survival_many_mp(xs, digits)
         g = _gmpy2
