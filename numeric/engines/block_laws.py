@@ -18,7 +18,7 @@ from math import factorial
 
 import numpy as np
 
-__all__ = ["lst_values", "lst_taylor", "batch_values", "size_biased", "numeric_counts"]
+__all__ = ["lst_values", "lst_at_rate", "lst_taylor", "batch_values", "size_biased", "numeric_counts"]
 
 
 #: the compiled transforms of the laws in this process (a tail's every inversion asks again)
@@ -94,6 +94,13 @@ def size_biased(law, j: int):
     if not isinstance(law, LogNormal):
         return None
     return law if j == 0 else dataclasses.replace(law, mean=law.mean * (1 + law.scv) ** j)
+
+
+def lst_at_rate(law, lam, ctx):
+    """L*(lambda), the probability that no batch arrives during one period of ``law``, as a real number of ``ctx``
+    (:func:`lst_values` at the one point lambda)."""
+    value = lst_values(law, np.array([lam], dtype=complex if ctx.is_float64 else object), ctx)[0]
+    return value.real
 
 
 def lst_taylor(law, s, ctx, n: int) -> list:

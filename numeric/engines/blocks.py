@@ -41,7 +41,7 @@ from ...symbolic.capabilities import declare
 from ..kernels.idle_moments import block_infinite_measures
 from ..kernels.idle_passage import renewal
 from ..sequences import arrival_counts, batch_vectors
-from .block_laws import bare_model, lst_values
+from .block_laws import bare_model, lst_at_rate, lst_values
 from .block_moments import ORDER, MomentPassage, largest_threshold, model_blocks, passage_moments
 from .generating_passage import GeneratingPassage
 
@@ -243,9 +243,7 @@ class TransformPassage(GeneratingPassage):
     def idle(self, law):
         key = ("rate", law)
         if key not in self._values:
-            ctx = self.ctx
-            value = lst_values(law, np.array([self.lam], dtype=complex if ctx.is_float64 else object), ctx)[0]
-            self._values[key] = value.real
+            self._values[key] = lst_at_rate(law, self.lam, self.ctx)
         return self._values[key]
 
 

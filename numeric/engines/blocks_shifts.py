@@ -51,7 +51,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
-from .block_laws import lst_values
+from .block_laws import lst_at_rate, lst_values
 from .generating_passage import GeneratingPassage
 
 __all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_laws", "shift_atom",
@@ -220,9 +220,7 @@ class ShiftPassage(GeneratingPassage):
     def idle(self, law):
         key = ("rate", law)
         if key not in self._values:
-            ctx = self.ctx
-            value = lst_values(law, np.array([self.lam], dtype=complex if ctx.is_float64 else object), ctx)[0]
-            self._values[key] = value.real
+            self._values[key] = lst_at_rate(law, self.lam, self.ctx)
         return self._values[key]
 
     def finish(self, state):
