@@ -355,10 +355,31 @@ def _shifted_law(model, bare_law, D):
     return ResponseLaw(f"{bare_law.name} shifted", make, p_zero, no_moments)
 
 
+def cancelling_sums(ts, digits: int, kind: str, what: str, value):
+    """(P(kind > t) for t in ``ts`` to ``digits`` digits, the most working digits used) of a tail that is a sum of
+    ``what`` that cancel: ``value(t, work)`` gives (the sum at ``work`` digits, kappa = the sum of the parts' moduli
+    over the sum's), and the working digits rise to digits + 2 + log10(kappa) (a nonfinite kappa: 10 more), within
+    the ``inversion_digits`` limit."""
+    from ...symbolic import limits as _limits
+
+    out, working = [], 0
+    for t in ts:
+        work = digits + 3
+        while True:
+            total, kappa = value(t, work)
+            need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
+            if need <= work:
+                break
+            work = _limits.check("inversion_digits", need, f"P({kind} > {float(t):.6g}) is a sum of {what} that "
+                                 f"cancel: {digits} digits of it need {need} digits of each")
+        out.append(total)
+        working = max(working, work)
+    return out, (working or None)
+
+
 def shift_laws(model, kind: str):
     """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn by (SH) (module docstring); float64 gives
     None where it must escalate."""
-    from ...symbolic import limits as _limits
     from ..backend import mp_context
     from ..response import law_float64_tails, tails as inverted_tails
     from .block_laws import bare_model
@@ -495,19 +516,8 @@ def shift_laws(model, kind: str):
                 got = joint if joint is not None else evaluate(shifted([t]), None)
                 out.append(None if got is None else quadrature(t, got))
             return out, None
-        out, working = [], 0
-        for t in ts:
-            work = digits + 3
-            while True:
-                total, kappa = combine(t, evaluate(needed([t]), work), work)
-                need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
-                if need <= work:
-                    break
-                work = _limits.check("inversion_digits", need, f"P({kind} > {float(t):.6g}) is a sum of shifted "
-                                     f"iterated tails that cancel: {digits} digits of it need {need} digits of each")
-            out.append(total)
-            working = max(working, work)
-        return out, (working or None)
+        return cancelling_sums(ts, digits, kind, "shifted iterated tails",
+                               lambda t, work: combine(t, evaluate(needed([t]), work), work))
 
     return tails
 
@@ -689,7 +699,6 @@ def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
 def threshold_shift_laws(model, kind: str):
     """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn by (SN) (section above); float64 gives
     None where it must escalate (an inversion that fails its self-check, or kappa > 10)."""
-    from ...symbolic import limits as _limits
     from ..response import ResponseLaw, law_float64_tails, tails as inverted_tails
 
     sojourn = kind == "sojourn"
@@ -785,19 +794,7 @@ def threshold_shift_laws(model, kind: str):
                 total, kappa = one(t, None)
                 out.append(min(1.0, float(total)) if total is not None and kappa <= 10 else None)
             return out, None
-        out, working = [], 0
-        for t in ts:
-            work = digits + 3
-            while True:
-                total, kappa = one(t, work)
-                need = digits + 2 + max(0, math.ceil(math.log10(kappa))) if math.isfinite(kappa) else work + 10
-                if need <= work:
-                    break
-                work = _limits.check("inversion_digits", need, f"P({kind} > {float(t):.6g}) is a sum of shifted parts "
-                                     f"that cancel: {digits} digits of it need {need} digits of each")
-            out.append(total)
-            working = max(working, work)
-        return out, (working or None)
+        return cancelling_sums(ts, digits, kind, "shifted parts", one)
 
     return tails
 
