@@ -372,7 +372,9 @@ def _bracket_quantile_note(law: ResponseLaw, level: Fraction, root, option: str,
     the upper bound (:func:`bracket_quantiles`)."""
     lo, hi = bracket_quantiles(law, level, root)
     bounds = getattr(law.bracket, "bounds", "certified lower and upper bounds")  # a bracket may name its bounds
-    return (f"{option}: the {q} quantile of the {law.name} is between {lo:.8g} and {hi:.8g} "
+    # 8 significant digits, more where the two agree to 8 (a narrow bracket printed as "between x and x" says nothing)
+    d = next((d for d in range(8, 18) if f"{lo:.{d}g}" != f"{hi:.{d}g}"), 17)
+    return (f"{option}: the {q} quantile of the {law.name} is between {lo:.{d}g} and {hi:.{d}g} "
             f"(the quantiles of the {bounds})")
 
 

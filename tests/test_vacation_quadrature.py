@@ -220,3 +220,19 @@ def test_the_atom_from_the_moments_data_is_the_transforms(admission, policy):
     w.rows_atom = False
     full = w.p_zero("wait")(FLOAT64)
     assert 0 < full < 1 and abs(rows - full) <= 1e-13 * full, (rows, full)
+
+
+def test_the_quantile_note_prints_two_distinct_bounds_around_the_quantile():
+    """The quadrature's bracket is about 1e-11 wide, so 8 significant digits printed "between x and x"; the note now
+    prints as many digits as the two bounds need to differ (the old note fails the first assertion here). The bounds
+    printed must lie on either side of the quantile found (another computation: the search on the estimate), within
+    1e-6 of it relative (the quadrature's error estimate is about 1e-11)."""
+    model = qd.FiniteVacationQueue.from_load(F(1, 2), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 10)),
+                                             vacation=qd.Gamma(F(1, 2), F(1, 5)), capacity=6)
+    r = model.evaluate(wait_quantile=["0.99"])
+    q = float(r.response["wait_quantile"]["0.99"])
+    note = next(n for n in r.notes if "is between" in n)
+    lo_text, hi_text = note.split("is between ")[1].split(" (")[0].split(" and ")
+    assert lo_text != hi_text, note
+    lo, hi = float(lo_text), float(hi_text)
+    assert lo <= q <= hi and hi - lo <= 1e-6 * q, (lo, q, hi)
