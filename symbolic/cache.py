@@ -117,6 +117,8 @@ def cache_dir() -> Path | None:
         try:
             base.mkdir(parents=True, mode=0o700)
             os.chmod(base, 0o700)  # the umask may have removed bits; never more than 0700
+        except FileExistsError:  # made meanwhile by another process started cold: its privacy is checked below
+            pass
         except OSError:
             return None
     if not _private(base):
@@ -126,6 +128,8 @@ def cache_dir() -> Path | None:
         try:
             sub.mkdir(mode=0o700)
             os.chmod(sub, 0o700)
+        except FileExistsError:  # as above (two test workers started together: the second ran without its cache)
+            pass
         except OSError:
             return None
     return sub if _private(sub) else None

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -154,6 +155,16 @@ def test_two_processes_started_cold_derive_an_entry_once(private_dir, tmp_path):
     results = {(tmp_path / f"derivations.{child.pid}").read_text() for child in children}
     assert results == {repr({"derived by": int(derivers[0])})}  # the other process loaded the same entry
     assert not [p.name for p in cache.cache_dir().iterdir() if p.name.endswith(".lock")]
+
+
+def test_a_cache_directory_made_meanwhile_by_another_process_is_used(private_dir, monkeypatch):
+    """Two processes started cold both see no cache directory; the second one's mkdir then fails with
+    FileExistsError. That turned its cache off, so it derived without the lock (the test above failed once in CI
+    with two derivers). Now the directory made meanwhile is used once its privacy is checked."""
+    made = cache.cache_dir()  # the first process's directory (and its version subdirectory)
+    real = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda self, *a, **k: False if self in (private_dir, made) else real(self, *a, **k))
+    assert cache.cache_dir() == made
 
 
 def test_a_lock_held_too_long_is_not_waited_for_forever(private_dir, monkeypatch):
