@@ -19,6 +19,7 @@ from fractions import Fraction as F
 
 import pytest
 
+from codegen_block_checks import check_generated_median, close, generated_function
 from conftest import cli, run_standalone
 from qderive.derivations import capabilities
 from qderive.numeric.engines import blocks as B
@@ -58,21 +59,12 @@ CASES = {
 def _module(case, measure):
     """The generated function ``measure`` of ``case`` (generated and executed once per session)."""
     forms = capabilities.load(VacationQueue, "codegen")(CodegenPolicy(**CASES[case][0]))
-    ns = {}
-    exec(compile(forms[measure].python_module("vacation-infinite"), f"{case}-{measure}", "exec"), ns)  # noqa: S102
-    return ns[measure]
+    return generated_function(forms[measure].python_module("vacation-infinite"), f"{case}-{measure}", measure)
 
 
 @functools.lru_cache(maxsize=None)
 def _laws(case):
     return B.response_laws(CASES[case][1])
-
-
-def _close(got, want, rel=1e-9):
-    # 1e-9: the float64 inversion's policy (module docstring)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert abs(float(g) - float(w)) <= rel * abs(float(w)), (list(got), [float(v) for v in want])
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -82,26 +74,19 @@ def test_generated_tails_equal_the_tagged_customer_and_the_engine(case):
     wait = _module(case, "wait_tail")([0.0, *ts], *args)
     sojourn = _module(case, "sojourn_tail")(ts, *args)
     oracle = tagged_wait(model, times=times, digits=20)
-    _close(wait, [1 - oracle.p_zero, *oracle.tail])
-    _close(sojourn, oracle.sojourn_tail)
+    close(wait, [1 - oracle.p_zero, *oracle.tail])
+    close(sojourn, oracle.sojourn_tail)
     laws = _laws(case)
-    _close(wait, tails(laws["wait"], [F(0), *times], None)[0])
-    _close(sojourn, tails(laws["sojourn"], times, None)[0])
+    close(wait, tails(laws["wait"], [F(0), *times], None)[0])
+    close(sojourn, tails(laws["sojourn"], times, None)[0])
 
 
 @pytest.mark.parametrize("case", ["n2-multiple", "n3-single-blocks"])
 def test_generated_quantiles_equal_the_engines(case):
     args = CASES[case][2]
     laws = _laws(case)
-    for kind in ("wait", "sojourn"):
-        module = _module(case, f"{kind}_quantile")
-        # the bracket's start: Little's mean (the factorial-moment passage) against the engine's first moment (the
-        # Taylor coefficient of the transform by the trapezoidal rule at 20 digits); float64, 1e-12
-        mean = module.__globals__["_mean"](*module.__globals__["_parameters"](*args))
-        assert abs(mean - laws[kind].moment_values(1, None)[0]) <= 1e-12 * mean
-        got = module([0.5], *args)
-        want = quantiles(laws[kind], [F(1, 2)], None, laws[kind].moment_values(1, None)[0])[0]
-        _close(got, want)
+    for kind in ("wait", "sojourn"):  # the bracket's start: Little's mean (the factorial-moment passage)
+        check_generated_median(_module(case, f"{kind}_quantile"), laws[kind], args)
 
 
 def test_the_cli_writes_a_standalone_module(tmp_path):
@@ -114,7 +99,7 @@ def test_the_cli_writes_a_standalone_module(tmp_path):
     got = float(run_standalone(tmp_path, "import g\nprint(repr(g.wait_quantile(0.5, 1.0, 2.0, 0.2, 0.5)))"))
     model = VacationQueue(F(1), Geometric(2), Exponential(F(1, 5)), Exponential(F(1, 2)), start_threshold=3)
     wait = B.response_laws(model)["wait"]
-    _close([got], quantiles(wait, [F(1, 2)], None, wait.moment_values(1, None)[0])[0])
+    close([got], quantiles(wait, [F(1, 2)], None, wait.moment_values(1, None)[0])[0])
 
 
 @pytest.mark.parametrize("argv, option", [(["--setup", "det"], "--setup"), (["--service", "det"], "--service")])

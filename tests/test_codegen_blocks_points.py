@@ -16,6 +16,7 @@ import functools
 import numpy as np
 import pytest
 
+from codegen_block_checks import generated_function
 from qderive.derivations.export.codegen_vacation import forms
 from qderive.symbolic.models.vacation import Admission, CodegenFamilies, VacationPolicy
 
@@ -32,10 +33,8 @@ CASES = {
 
 @functools.lru_cache(maxsize=None)
 def _module(case, measure):
-    ns = {}
     text = forms(CodegenFamilies(**CASES[case][0]))[measure].python_module("vacation-finite")
-    exec(compile(text, f"{case}-{measure}", "exec"), ns)  # noqa: S102 - the generated module under test
-    return ns[measure]
+    return generated_function(text, f"{case}-{measure}", measure)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -23,11 +23,12 @@ from fractions import Fraction as F
 
 import pytest
 
+from codegen_block_checks import check_generated_median, close, generated_function
 from conftest import cli, run_standalone
 from qderive.derivations.export.codegen_vacation import forms
 from qderive.numeric.engines.vacation_finite_wait import response_laws
 from qderive.numeric.oracles.blocks import tagged_wait
-from qderive.numeric.response import quantiles, tails
+from qderive.numeric.response import tails
 from qderive.symbolic.batches import FinitePMF, Geometric
 from qderive.symbolic.laws import Erlang, Exponential, Gamma, HyperExponential
 from qderive.symbolic.models.vacation import Admission, CodegenFamilies, FiniteVacationQueue, VacationPolicy
@@ -70,22 +71,13 @@ CASES = {
 @functools.lru_cache(maxsize=None)
 def _module(case, measure):
     """The generated function ``measure`` of ``case`` (generated and executed once per session)."""
-    ns = {}
     text = forms(CodegenFamilies(**CASES[case][0]))[measure].python_module("vacation-finite")
-    exec(compile(text, f"{case}-{measure}", "exec"), ns)  # noqa: S102 - the generated module under test
-    return ns[measure]
+    return generated_function(text, f"{case}-{measure}", measure)
 
 
 @functools.lru_cache(maxsize=None)
 def _laws(case):
     return response_laws(CASES[case][1])
-
-
-def _close(got, want, rel=1e-9):
-    # 1e-9: the float64 inversion's policy (module docstring)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert abs(float(g) - float(w)) <= rel * abs(float(w)), (list(got), [float(v) for v in want])
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -95,29 +87,20 @@ def test_generated_tails_equal_the_engine_and_the_tagged_customer(case):
     wait = _module(case, "wait_tail")([0.0, *ts], *args)
     sojourn = _module(case, "sojourn_tail")(ts, *args)
     laws = _laws(case)
-    _close(wait, tails(laws["wait"], [F(0), *times], None)[0])
-    _close(sojourn, tails(laws["sojourn"], times, None)[0])
+    close(wait, tails(laws["wait"], [F(0), *times], None)[0])
+    close(sojourn, tails(laws["sojourn"], times, None)[0])
     if chain:
         oracle = tagged_wait(model, times=times, digits=20)
-        _close(wait, [1 - oracle.p_zero, *oracle.tail])
-        _close(sojourn, oracle.sojourn_tail)
+        close(wait, [1 - oracle.p_zero, *oracle.tail])
+        close(sojourn, oracle.sojourn_tail)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_generated_quantiles_equal_the_engines(case):
     _, _, args, _, _ = CASES[case]
     laws = _laws(case)
-    for kind in ("wait", "sojourn"):
-        module = _module(case, f"{kind}_quantile")
-        # the bracket's start: the mean, E W = [s^1] N(-s) / N(0) (N > 1: Little's), against the engine's moment
-        # (the excess's share by the trapezoidal rule at 20 digits); float64 sums of positive terms, 1e-12
-        mean = module.__globals__["_mean"](*module.__globals__["_parameters"](*args))
-        assert abs(mean - laws[kind].moment_values(1, None)[0]) <= 1e-12 * mean
-        got = module([0.5], *args)
-        want = quantiles(laws[kind], [F(1, 2)], None, laws[kind].moment_values(1, None)[0])[0]
-        _close(got, want)
-        # the generated tail at the generated quantile: the level (the root's 1e-13 in log t, the tail's 1e-9)
-        assert abs(_module(case, f"{kind}_tail")(float(got[0]), *args) - 0.5) <= 1e-9
+    for kind in ("wait", "sojourn"):  # the bracket's start: E W = [s^1] N(-s) / N(0) (N > 1: Little's)
+        check_generated_median(_module(case, f"{kind}_quantile"), laws[kind], args, _module(case, f"{kind}_tail"))
 
 
 def test_the_cli_writes_a_standalone_module_with_only_numpy_and_math(tmp_path):
@@ -134,7 +117,7 @@ def test_the_cli_writes_a_standalone_module_with_only_numpy_and_math(tmp_path):
     assert "class ThresholdSeries" in text and "def block_wait_parts" in text  # the kernels themselves
     got = run_standalone(tmp_path, "import g\nprint(repr(g.wait_tail(0.5, 2.0, 2.0, 0.2, 0.5, 6)))")
     oracle = tagged_wait(CASES["threshold-3-multiple-partial"][1], times=[F(1, 2)], digits=20)
-    _close([float(got)], oracle.tail)
+    close([float(got)], oracle.tail)
 
 
 @pytest.mark.parametrize("argv, option", [
