@@ -166,8 +166,9 @@ def test_bounds_overlap_the_simulation(service, vacation, admission, policy):
 
 
 def test_the_note_and_the_digits_refusal_name_the_vacation():
-    # a uniform vacation (kinked: the steps (F7)) with the service's lattice of 512 levels has about 3 digits
-    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+    # a uniform vacation (kinked) with a service off every lattice (uniform: rounded to 512 levels) keeps the steps
+    # (F7) (with a constant service it takes the quadrature (F9): tests/test_vacation_quadrature_kinks.py): ~3 digits
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Uniform(F(1, 10), F(3, 10)),
                                              vacation=qd.Uniform(F(1, 4), F(3, 4)), capacity=4)
     with limits(lattice_levels=512):
         out = model.evaluate(wait_tail=["1"])

@@ -1969,6 +1969,9 @@ STEP_EXTEND = 2
 STEP_START = 2.0**-10
 #: the steps stop where lambda c exceeds this (the weights R_K(y) of (F3) hold e^{lambda y} in float64)
 STEP_REACH = 500.0
+#: a kinked vacation takes the quadrature (F9) when its cells split at no more than this many points per column
+#: level, sum_k ceil(k / g) (:attr:`VacationRounding.smooth`)
+KINK_BREAKS = 1024
 
 
 def _step_grid(cv: float, h: float, reach: float):
@@ -2032,21 +2035,37 @@ class VacationRounding:
 
     law: object
     method: VacationBounds = VacationBounds.AUTO
+    #: the lattice step g of a service on a lattice (a constant, a sample recorded to 1 ms; None: off any lattice):
+    #: a kinked law takes the quadrature (F9) only on it (:attr:`smooth`)
+    lattice: Fraction | None = None
     #: the quadrature piece (F9) of a smooth law, kept for every lattice (its meshes per batch rate and rows)
     _kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def smooth(self) -> bool:
-        """Whether the survival function is analytic on (0, oo) (gamma, lognormal: no kinks), so that the
-        quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps."""
-        return self.method is VacationBounds.AUTO and not self.law.survival_kinks()
+        """Whether the quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps
+        (F7): a survival function analytic on (0, oo) (gamma, lognormal), or analytic between known kinks k
+        (``survival_kinks``: a uniform law's ends) with a service on a lattice g, the cells split at every k - u_j
+        (u_j = t - j g the columns' offsets), at most :data:`KINK_BREAKS` points sum_k ceil(k / g). A kinked law
+        with a service off every lattice (a uniform or lognormal service rounded to N levels: the points would be
+        k / h for the lattice h of up to 2^13 levels) keeps the steps (F7): their bracket is then of the size of the
+        services' own rounding."""
+        if self.method is not VacationBounds.AUTO:
+            return False
+        kinks = self.law.survival_kinks()
+        if not kinks:
+            return True
+        g = self.lattice
+        return g is not None and g > 0 and sum(math.ceil(Fraction(k) / g) for k in kinks) <= KINK_BREAKS
 
     def quadrature(self):
-        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9)."""
+        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9), split at its
+        kinks."""
         if "piece" not in self._kept:
             law = self.law
             self._kept["piece"] = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)),
-                                                     float(Fraction(law.moment(1))))
+                                                     float(Fraction(law.moment(1))),
+                                                     [float(Fraction(k)) for k in law.survival_kinks()])
         return self._kept["piece"]
 
     @staticmethod
@@ -2150,4 +2169,8 @@ def rounded_vacation_setup(service, vacation):
     got, _ = service_lattice_setup(service, None)
     if got is None:
         return None
-    return (got[0], VacationRounding(vacation), got[2], got[3], got[4])
+    from .vacation_wait import fraction_gcd
+
+    atoms = got[3]
+    lattice = fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None
+    return (got[0], VacationRounding(vacation, lattice=lattice), got[2], got[3], got[4])

@@ -66,6 +66,8 @@ ABS_CELL = 1e-17
 EPSILON = 1e-15
 #: at most this many cells (a law whose quadrature does not settle keeps the error it has: the bracket shows it)
 MAX_CELLS = 4096
+#: a kinked law: at most this many meshes kept (each serves the columns of one tail point; a search clears them)
+MAX_MESHES = 256
 #: the levels of the columns' meshes (:func:`column_level`): u from 2^-30 / lambda up to 2^4 / lambda
 LEVEL_LOW, LEVEL_HIGH = -30, 4
 #: relative float64 error of the law's ``survival_many`` (a few ulp for erfc and the incomplete gamma function)
@@ -154,10 +156,14 @@ def upper_end(lam, top, survival, mean, u=0.0):
     return X
 
 
-def adapt_mesh(lam, top, z, survival, mean, u=0.0):
+def adapt_mesh(lam, top, z, survival, mean, u=0.0, breaks=(), test=None):
     """The :class:`QuadratureMesh` for the batch rate ``lam``, rows 0..top with masses ``z`` (>= 0, the weights of
     the acceptance test) and the survival function ``survival`` (float64 arrays) of a law of mean ``mean``: cells
-    bisected until the two orders agree (module docstring) for the integrand Pois(K; lambda x) S(x + u)."""
+    bisected until the two orders agree (module docstring) for the integrand Pois(K; lambda x) S(x + u).
+
+    A kinked law (module docstring, *Kinks*): the cells also split at the points ``breaks`` (x = k - u_j of every
+    kink k and column u_j the mesh serves), and the acceptance test takes ``test`` (x -> the columns' mean of
+    S(x + u_j), analytic on every cell) in place of S(x + u)."""
     z = numpy.asarray(z, dtype=float)
     X = upper_end(lam, top, survival, mean, u)
     epsilon = EPSILON * min(1.0 / lam, mean)
@@ -167,6 +173,9 @@ def adapt_mesh(lam, top, z, survival, mean, u=0.0):
         edges.append(e)
         e *= 2
     edges.append(X)
+    edges = sorted(set(edges).union(b for b in breaks if 0 < b < X))
+    if test is not None:
+        survival, u = test, 0.0
     todo = list(zip(edges[:-1], edges[1:]))
     done = []
     whole = None
@@ -200,26 +209,49 @@ class QuadraturePiece:
     ``survival`` the law's float64 ``survival_many`` (a callable on arrays), ``mean`` E V (a float); the meshes are
     kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
 
-    __slots__ = ("survival", "mean", "meshes")
+    __slots__ = ("survival", "mean", "meshes", "kinks")
     #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
     #: ships that kernel without this one)
     quadrature = True
 
-    def __init__(self, survival, mean):
+    def __init__(self, survival, mean, kinks=()):
         self.survival = survival
         self.mean = float(mean)
         self.meshes = {}
+        #: the points y > 0 where S is not analytic (a uniform law's ends; module docstring, *Kinks*)
+        self.kinks = tuple(sorted(float(k) for k in kinks if k > 0))
 
-    def mesh(self, lam, W, level=None):
+    def mesh(self, lam, W, level=None, us=None, masses=None):
         """The mesh for the batch rate ``lam``, the rows ``W`` (K x levels; masses z_K its row sums) and the columns
-        u >= 2^level / lambda (None: u = 0), adapted at u = 2^level / lambda (:func:`column_level`)."""
-        key = (float(lam), W.shape[0], level)
+        u >= 2^level / lambda (None: u = 0), adapted at u = 2^level / lambda (:func:`column_level`). A kinked law:
+        the mesh of the columns ``us`` (their ``masses`` weighting the test), split at every k - u_j > 0."""
+        z = None
+        if self.kinks:
+            us = numpy.zeros(1) if us is None else numpy.asarray(us, dtype=float)
+            breaks = tuple(sorted({k - u for k in self.kinks for u in us.tolist() if k - u > 0}))
+            key = (float(lam), W.shape[0], level, breaks)
+        else:
+            key = (float(lam), W.shape[0], level)
         if key not in self.meshes:
             z = numpy.asarray(W, dtype=float).sum(axis=1)
             if not z.any():
                 z = numpy.ones(W.shape[0])
             u = 0.0 if level is None else 2.0**level / float(lam)
-            self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u)
+            test = None
+            if self.kinks:
+                if len(self.meshes) >= MAX_MESHES:  # a quantile search's points: each its own columns' mesh
+                    self.meshes.clear()
+                m = numpy.ones(len(us)) if masses is None else numpy.maximum(numpy.asarray(masses, dtype=float), 0)
+                m = m / m.sum() if m.sum() > 0 else numpy.ones(len(us)) / len(us)
+                u = float(numpy.min(us))
+
+                def test(x, us=us, m=m):
+                    x = numpy.asarray(x, dtype=float)
+                    S = numpy.asarray(self.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float)
+                    return S.reshape(len(x), len(us)) @ m
+            else:
+                breaks = ()
+            self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u, breaks, test)
         return self.meshes[key]
 
 
@@ -300,8 +332,8 @@ def quadrature_columns(ctx, lam, piece, W, A, us, J):
     levels = column_level(float(lam), u)
     value = error = size = 0.0
     for level in numpy.unique(levels):  # the columns of one level on their mesh
-        mesh = piece.mesh(lam, W, int(level))
         sel = levels == level
+        mesh = piece.mesh(lam, W, int(level), u[sel], Z[:, sel].sum(axis=0))
         v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
         value, error, size = value + v, error + e, max(size, _size(mesh))
     return value, error, size + r + J, cols.sum(axis=1)
