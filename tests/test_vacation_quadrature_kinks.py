@@ -161,3 +161,62 @@ def test_a_kinked_vacation_off_every_lattice_keeps_the_steps():
     # a uniform service (rounded to up to 2^13 levels: the kinks' points k - u_j would be k / h): the steps (F7)
     setup = rounded_vacation_setup(qd.Uniform(F(1, 10), F(3, 10)), qd.Uniform(F(1, 20), F(7, 10)))
     assert setup[1].lattice is None and not setup[1].smooth
+
+
+@pytest.mark.parametrize("law,u", [(qd.Uniform(F(1, 5), F(3)), 0.0), (qd.Uniform(F(1, 5), F(3)), 0.45),
+                                   (qd.Gamma(2, F(6, 100)), 0.013), (qd.Gamma(3, F(1, 2)), 0.2)])
+def test_the_remainder_bound_holds_the_true_error(law, u):
+    """The error bound (:func:`~qderive.numeric.kernels.vacation_quadrature.remainder_bound`: Gauss-Legendre on
+    Bernstein ellipses, the law's ``survival_bound`` off the real axis) of a 6-node rule on wide cells, where the rule's
+    true error (against mpmath's quadrature at 30 digits of the integrand written here) is far above the float64
+    rounding: the bound must hold it on every cell (it is loose: up to ~1e7 times the error on these cells)."""
+    lam, K = 11.5, 8
+    piece = VQ.QuadraturePiece(lambda x: law.survival_many(np.asarray(x, dtype=float)), float(law.mean),
+                               law.survival_kinks(), law.survival_bound)
+    kinks = [float(k) - u for k in law.survival_kinks() if float(k) > u]
+    edges = sorted({0.0, 0.5, 1.5, 4.0, *kinks})
+    mesh = VQ.QuadratureMesh(edges, lam, K, 0.0)
+    Z = np.zeros((K + 1, 1))
+    Z[K] = 1.0  # the row K alone
+    n = 6
+    bound = VQ.remainder_bound(piece, mesh, Z, [u], n=n)[:, 0]
+    t, w = np.polynomial.legendre.leggauss(n)
+    seen = 0
+    with mpmath.workdps(30):
+        lam_mp, u_mp = mpmath.mpf(lam), mpmath.mpf(u)
+
+        def f(x):
+            return mpmath.exp(-lam_mp * x) * (lam_mp * x) ** K / mpmath.factorial(K) * law.survival(x + u_mp)
+        for i in range(mesh.cells):
+            a, b = edges[i], edges[i + 1]
+            truth = mpmath.quad(f, [a, b])
+            rule = mpmath.fsum(mpmath.mpf(float(wk)) * (b - a) / 2 * f(mpmath.mpf((a + b) / 2 + (b - a) / 2 * float(tk)))
+                               for tk, wk in zip(t, w))
+            err = abs(rule - truth)
+            assert err <= bound[i], (i, a, b, err, bound[i])
+            seen += err > 1e-12
+    assert seen  # at least one cell where the rule's error is far above rounding: the check can fail
+
+
+@pytest.mark.parametrize("law", [qd.Gamma(2, F(6, 100)), qd.Gamma(5, F(1, 2)), qd.Uniform(F(1, 5), F(3))])
+def test_the_survival_bound_holds_the_continuation(law):
+    """``survival_bound`` (the laws' hook) against |S(z)| at random points of its rectangles: for a gamma law of integer
+    shape k, S(z) = Q(k, k z / m) by mpmath's gammainc at complex arguments; for a uniform law the piece at the center
+    (1, (b - z) / (b - a) or 0) written here."""
+    rng = np.random.default_rng(11)
+    lo = rng.uniform(-0.5, 3.0, 40)
+    hi = lo + rng.uniform(0.0, 1.0, 40)
+    height = rng.uniform(0.0, 1.0, 40)
+    center = (lo + hi) / 2
+    got = law.survival_bound(center, lo, hi, height)
+    for i in range(40):
+        for _ in range(5):
+            z = mpmath.mpc(rng.uniform(lo[i], hi[i]), rng.uniform(-height[i], height[i]))
+            if isinstance(law, qd.Uniform):
+                a, b = mpmath.mpf(1) / 5, mpmath.mpf(3)
+                s = 1 if center[i] < a else ((b - z) / (b - a) if center[i] < b else 0)
+            else:
+                k = int(law.shape_value)
+                s = mpmath.gammainc(k, k * z / (mpmath.mpf(law.mean.numerator) / law.mean.denominator), mpmath.inf,
+                                    regularized=True)
+            assert abs(s) <= got[i], (i, z, abs(s), got[i])

@@ -1934,8 +1934,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     if rounded and vacation.smooth:  # (F9): the note says how the bounds were made
         alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
-        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error "
-                "estimated from 12 and 24 nodes per cell")
+        bounded = vacation.quadrature().bound is not None  # the law bounds S off the real axis: a remainder bound
+        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error " + (
+            "bounded on Bernstein ellipses (24 nodes per cell)" if bounded else "estimated from 12 and 24 nodes per cell"))
 
         def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
             if alone or (levels in store and store[levels][0] is store[levels][1]):
@@ -1945,7 +1946,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"{quad}; the value is an estimate inside them")
 
         bracket.how = how
-        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + (
+        bracket.bounds = f"lower and upper bounds: the quadrature's error {'bound' if bounded else 'estimate'}" + (
             "" if alone or step is not None else " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
@@ -2063,9 +2064,11 @@ class VacationRounding:
         kinks."""
         if "piece" not in self._kept:
             law = self.law
+            one = np.ones(1)
+            bound = law.survival_bound if law.survival_bound(one, one, one, one) is not None else None
             self._kept["piece"] = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)),
                                                      float(Fraction(law.moment(1))),
-                                                     [float(Fraction(k)) for k in law.survival_kinks()])
+                                                     [float(Fraction(k)) for k in law.survival_kinks()], bound)
         return self._kept["piece"]
 
     @staticmethod

@@ -66,6 +66,8 @@ ABS_CELL = 1e-17
 EPSILON = 1e-15
 #: at most this many cells (a law whose quadrature does not settle keeps the error it has: the bracket shows it)
 MAX_CELLS = 4096
+#: the Bernstein ellipses tried for the error bound (:func:`remainder_bound`)
+RHOS = (1.5, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0)
 #: a kinked law: at most this many meshes kept (each serves the columns of one tail point; a search clears them)
 MAX_MESHES = 256
 #: the levels of the columns' meshes (:func:`column_level`): u from 2^-30 / lambda up to 2^4 / lambda
@@ -209,17 +211,20 @@ class QuadraturePiece:
     ``survival`` the law's float64 ``survival_many`` (a callable on arrays), ``mean`` E V (a float); the meshes are
     kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
 
-    __slots__ = ("survival", "mean", "meshes", "kinks")
+    __slots__ = ("survival", "mean", "meshes", "kinks", "bound")
     #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
     #: ships that kernel without this one)
     quadrature = True
 
-    def __init__(self, survival, mean, kinks=()):
+    def __init__(self, survival, mean, kinks=(), bound=None):
         self.survival = survival
         self.mean = float(mean)
         self.meshes = {}
         #: the points y > 0 where S is not analytic (a uniform law's ends; module docstring, *Kinks*)
         self.kinks = tuple(sorted(float(k) for k in kinks if k > 0))
+        #: (center, lo, hi, height) -> a bound of |S| on the complex rectangles, or None (the law's
+        #: ``survival_bound``; module docstring, *The bound*); None: the two orders' difference estimates the error
+        self.bound = bound
 
     def mesh(self, lam, W, level=None, us=None, masses=None):
         """The mesh for the batch rate ``lam``, the rows ``W`` (K x levels; masses z_K its row sums) and the columns
@@ -274,6 +279,48 @@ def column_level(lam, us):
     return numpy.clip(got, LEVEL_LOW, LEVEL_HIGH).astype(int)
 
 
+def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
+    """cells x columns: a bound of the error of the rule of n nodes (the value's: ORDERS[1]) on each cell for the integrand
+    f_j(x) = sum_K Z[K, j] Pois(K; lambda x) S(x + u_j), or None when the law gives no ``bound``. Gauss-Legendre on
+    [c - h, c + h] for f analytic in the Bernstein ellipse E_rho (foci c -+ h, semi-axes h (rho +- 1/rho) / 2) with
+    |f| <= M there errs by at most h (64/15) M rho^{-2n} / (rho^2 - 1) (Trefethen, *Approximation Theory and
+    Approximation Practice*, Theorem 19.3). On E_rho, inside the rectangle lo <= Re z <= hi, |Im z| <= b:
+    |Pois(K; lambda z)| = (lambda |z|)^K e^{-lambda Re z} / K! <= (lambda R)^K e^{-lambda lo} / K! (R the largest
+    |z|) and |S(z + u_j)| <= the law's bound on the piece of S at c + u_j (every cell lies between the kinks of the
+    columns it serves). The least over RHOS per cell and column."""
+    if piece.bound is None:
+        return None
+    us = numpy.asarray(us, dtype=float)
+    a, b = mesh.edges[:-1], mesh.edges[1:]
+    c, h = (a + b) / 2, (b - a) / 2
+    top = Z.shape[0] - 1
+    ks = numpy.arange(top + 1, dtype=float)
+    log_fact = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, top + 1, dtype=float)))])
+    best = None
+    for rho in RHOS:
+        major, minor = h * (rho + 1 / rho) / 2, h * (rho - 1 / rho) / 2
+        lo, hi = c - major, c + major
+        R = numpy.hypot(numpy.maximum(numpy.abs(lo), numpy.abs(hi)), minor)
+        lead = numpy.log(h * 64 / 15 / (rho * rho - 1)) - 2 * n * math.log(rho) - mesh.lam * lo  # per cell
+        logs = numpy.log(mesh.lam * R)[:, None] * ks[None, :] - log_fact[None, :] + lead[:, None]
+        with numpy.errstate(over="ignore"):
+            P = numpy.exp(numpy.minimum(logs, 700.0))  # cells x rows
+            Sb = piece.bound((c[:, None] + us[None, :]).reshape(-1), (lo[:, None] + us[None, :]).reshape(-1),
+                             (hi[:, None] + us[None, :]).reshape(-1), numpy.repeat(minor, len(us)))
+            got = (P @ Z) * numpy.asarray(Sb, dtype=float).reshape(len(c), len(us))
+        got = numpy.where(numpy.isfinite(got), got, numpy.inf) * (1 + 1e-12)
+        best = got if best is None else numpy.minimum(best, got)
+    if piece.kinks:  # a cell's ends k - u_j are rounded: a sliver of width delta <= 4 eps (x + u_j) may hold the kink
+        # on the wrong side, where S (continuous: no atoms) differs from the piece's continuation p_c by at most
+        # delta (|p_c'| + |S'|) (Pois <= 1); |p'| <= max |p| / h on the disk of radius h (Cauchy), max over the cells
+        delta = 4 * 2.0**-52 * (numpy.abs(b)[:, None] + us[None, :])
+        Sb = piece.bound((c[:, None] + us[None, :]).reshape(-1), (a[:, None] - h[:, None] + us[None, :]).reshape(-1),
+                         (b[:, None] + h[:, None] + us[None, :]).reshape(-1), numpy.repeat(h, len(us)))
+        slope = numpy.asarray(Sb, dtype=float).reshape(len(c), len(us)) / h[:, None]
+        best = best + 2 * delta**2 * (slope + slope.max(axis=0)[None, :]) * Z.sum(axis=0)[None, :]
+    return best
+
+
 def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`quadrature_columns`
     """(value, error) of sum_K sum_j Z[K, j] omega_K(u_j) (module docstring), Z rows x columns, ``us`` >= 0."""
     us = numpy.asarray(us, dtype=float)
@@ -284,7 +331,8 @@ def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`qua
         S = numpy.asarray(piece.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float).reshape(len(x), J)
         parts.append((Y * S).reshape(mesh.cells, -1, J).sum(axis=1))  # cells x columns
     value = float(numpy.sum(parts[1]))
-    error = float(numpy.sum(numpy.abs(parts[1] - parts[0])))
+    bound = remainder_bound(piece, mesh, Z, us)
+    error = float(numpy.sum(numpy.abs(parts[1] - parts[0]) if bound is None else bound))
     mass = Z.sum(axis=0)  # sum_K Z[K, j]
     s_u = numpy.asarray(piece.survival(us), dtype=float)
     s_X = numpy.asarray(piece.survival(us + mesh.X), dtype=float)
@@ -305,7 +353,8 @@ def quadrature_profile(piece, lam, W):
         S = numpy.asarray(piece.survival(x), dtype=float)
         q.append((PW * S[:, None]).reshape(mesh.cells, -1, top + 1).sum(axis=1))  # cells x K
     omega = q[1].sum(axis=0)
-    error = numpy.abs(q[1] - q[0]).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
+    bound = remainder_bound(piece, mesh, numpy.eye(top + 1), numpy.zeros(1))
+    error = (numpy.abs(q[1] - q[0]) if bound is None else bound).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
         piece.survival(numpy.array([mesh.X]))[0]) + SURVIVAL_ERROR * omega
     size = _size(mesh)
     rest = max(piece.mean - float(numpy.sum(omega)), 0.0) + float(numpy.sum(error)) + 4 * 2.2e-16 * size * piece.mean
