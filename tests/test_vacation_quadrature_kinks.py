@@ -220,3 +220,45 @@ def test_the_survival_bound_holds_the_continuation(law):
                 s = mpmath.gammainc(k, k * z / (mpmath.mpf(law.mean.numerator) / law.mean.denominator), mpmath.inf,
                                     regularized=True)
             assert abs(s) <= got[i], (i, z, abs(s), got[i])
+
+
+@pytest.mark.parametrize("vacation,t", [
+    (qd.Uniform(F(1, 20), F(3, 10)), F(7, 20)),
+    (qd.Uniform(F(1, 20), F(3, 10)), F(3, 4)),
+    pytest.param(qd.Gamma(F(5, 2), F(1, 5)), F(7, 10), marks=pytest.mark.slow),  # 3 s: the gamma's mpmath survival
+])
+def test_twenty_digits_against_mpmath_weights_at_thirty(vacation, t):
+    """--digits 20 (the quadrature (F9) at D digits: the same cells, 24 and 48 nodes, mpmath's arithmetic) at r = 6
+    against the sums (F1) re-summed at 30 digits with the residual weights of mpmath's quadrature of (F2) (the rows
+    w_K, admission weights and the service periods of the kernel at 30 digits: a computation that shares with the
+    engine only the state at the arrival)."""
+    from qderive.numeric.backend import mp_context
+
+    model = qd.FiniteVacationQueue.from_load(F(1, 2), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 10)),
+                                             vacation=vacation, capacity=6)
+    got = model.evaluate(wait_tail=[str(t)], digits=20).response["wait_tail"][str(t)]
+    law = wait_law_data(model)
+    ctx = mp_context(30)
+    D = F(1, 10)
+    with ctx:
+        parts = law._moment_parts(ctx, 1)
+        no_vac = LF.ConstantSums(parts, D, ())
+        Amat, r, lam = no_vac.A, no_vac.r, parts[0].lam
+        base = no_vac._sum(t)[0]
+        total = ctx.fsum([d.N0 for d in parts])
+        J0 = int(-((-t) // D))
+        W = parts[0].Wv
+        if isinstance(vacation, qd.Uniform):
+            S, kinks = _uniform_survival(vacation.low, vacation.high), (vacation.low, vacation.high)
+        else:
+            S, kinks = vacation.survival, ()
+        vac_part = mpmath.mpf(0)
+        for K in range(W.shape[0]):
+            for j in range(r + 1):
+                weight = mpmath.fsum(W[K, n] * Amat[n, j] for n in range(r))
+                if weight:
+                    u = t - j * D if j < J0 else F(0)
+                    vac_part += weight * _omega(S, kinks, lam, K, mpmath.mpf(u.numerator) / u.denominator)
+        ref = (base + vac_part) / total
+        # 1e-20 relative: the digits asked (the reference's own error is below 1e-25)
+        assert abs(mpmath.mpf(got) - ref) <= mpmath.mpf(10) ** -20 * ref, (got, ref)

@@ -1793,6 +1793,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return None
         n = Fraction(cover) / step
         return max(int(n), min(512, limit)) if n.denominator == 1 and n <= limit else None
+    on_digits = _quadrature_digits(law, vacation, atoms, extra) if rounded and vacation.smooth else None
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
@@ -1886,6 +1887,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 continue
             a, b, _ = values[t]
             if digits is not None and rounded and vacation.smooth and store[N][0] is store[N][1] and b - a > tol * a:
+                if on_digits is not None:  # the same quadrature at D digits
+                    return on_digits(ts, digits)
                 reached = math.log10(2 * b / (b - a))
                 raise ParameterError(
                     f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
@@ -2071,6 +2074,17 @@ class VacationRounding:
                                                      [float(Fraction(k)) for k in law.survival_kinks()], bound)
         return self._kept["piece"]
 
+    def quadrature_at(self, ctx):
+        """The twin of :meth:`quadrature` in the mpmath context ``ctx`` (D digits): the law's ``survival_many`` at
+        the context's digits, E V and the kinks exact; the float64 meshes shared."""
+        law = self.law
+
+        def survival(xs):
+            return np.array([+v for v in law.survival_many(list(xs), digits=ctx.dps)] + [None], dtype=object)[:-1]
+
+        return self.quadrature().at(ctx, survival, ctx.num(Fraction(law.moment(1))),
+                                    [ctx.num(Fraction(k)) for k in law.survival_kinks()])
+
     @staticmethod
     def covers(law) -> bool:
         """Whether ``law`` is a vacation these bounds take: no exact survival pieces, a float64 survival function
@@ -2160,6 +2174,51 @@ def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N,
             return low, low
         shift = up[0] == 0 and down[-1] == 0 and len(up) == len(down) and np.array_equal(up[1:], down[:-1])
         return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
+
+
+def _quadrature_digits(law: "FiniteWait", vacation: VacationRounding, atoms, extra):
+    """The ``tails(ts, digits)`` of the quadrature (F9) at D digits (:meth:`VacationRounding.quadrature_at`; kernel
+    :mod:`~qderive.numeric.kernels.vacation_quadrature`, *At D digits*) for a service on an exact lattice
+    (:func:`exact_lattice`: a constant, a sample of few levels), under the policy of :func:`lattice_tails` (the
+    sums' error bound, the quadrature's included, must meet 10^-D); None for any other service (its rounding has
+    no D-digit bracket)."""
+    exact = exact_lattice(atoms, law.model.capacity, extra)
+    if exact is None:
+        return None
+    b, g, M = exact
+    kept: dict = {}
+
+    def sums_for(ctx):
+        if ctx.dps not in kept:
+            with ctx:
+                parts = law._moment_parts(ctx, 1)
+                mass = ctx.fsum([d.N0 for d in parts])
+                kept[ctx.dps] = RoundedVacationSums(parts, b, g, M, (vacation.quadrature_at(ctx),), extra, mass)
+        return kept[ctx.dps]
+
+    inner = _sum_tails(sums_for, 0, f"with the vacation law {vacation.law} by quadrature (F9)",
+                       "the quadrature's cells")
+
+    def tails(ts, digits):
+        if digits > QUADRATURE_DIGITS:  # the budget, before any work at D digits
+            raise ParameterError(
+                f"--digits {digits}: the vacation law {vacation.law} (no exact survival pieces) is integrated by "
+                f"quadrature (F9), which at {digits} digits needs {digits_nodes(digits)} nodes per cell and more "
+                f"than the CPU budget (measured: about 2 to 30 s at 20 digits, r = 129); ask for at most "
+                f"{QUADRATURE_DIGITS} digits")
+        return inner(ts, digits)
+
+    return tails
+
+
+#: the working digits up to which the quadrature (F9) runs at D digits (:func:`_quadrature_digits`): measured CPU in
+#: docs/performance.md
+QUADRATURE_DIGITS = 60
+
+
+def digits_nodes(dps):
+    """The nodes per cell of the quadrature (F9) at ``dps`` working digits (the higher of its two orders)."""
+    return VQ.digits_orders(dps)[1]
 
 
 def rounded_vacation_setup(service, vacation):

@@ -211,7 +211,7 @@ class QuadraturePiece:
     ``survival`` the law's float64 ``survival_many`` (a callable on arrays), ``mean`` E V (a float); the meshes are
     kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
 
-    __slots__ = ("survival", "mean", "meshes", "kinks", "bound")
+    __slots__ = ("survival", "mean", "meshes", "kinks", "bound", "ctx", "exact")
     #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
     #: ships that kernel without this one)
     quadrature = True
@@ -225,6 +225,16 @@ class QuadraturePiece:
         #: (center, lo, hi, height) -> a bound of |S| on the complex rectangles, or None (the law's
         #: ``survival_bound``; module docstring, *The bound*); None: the two orders' difference estimates the error
         self.bound = bound
+        #: None (float64), or the context of a twin at D digits (:meth:`at`) and its exact data
+        self.ctx, self.exact = None, None
+
+    def at(self, ctx, survival, mean, kinks):
+        """The twin of this piece in the context ``ctx`` (mpmath at D digits; module docstring, *At D digits*):
+        ``survival`` maps an object array of ctx numbers to P(V > x) at the context's precision, ``mean`` E V and
+        ``kinks`` the kinks as ctx numbers; the float64 meshes are shared (adapted once)."""
+        twin = QuadraturePiece(self.survival, self.mean, self.kinks, self.bound)
+        twin.meshes, twin.ctx, twin.exact = self.meshes, ctx, (survival, mean, tuple(kinks))
+        return twin
 
     def mesh(self, lam, W, level=None, us=None, masses=None):
         """The mesh for the batch rate ``lam``, the rows ``W`` (K x levels; masses z_K its row sums) and the columns
@@ -261,7 +271,9 @@ class QuadraturePiece:
 
 
     def profile(self, lam, W):
-        """:func:`quadrature_profile` of this piece."""
+        """:func:`quadrature_profile` of this piece (:func:`digits_profile` for a twin at D digits)."""
+        if self.ctx is not None:
+            return digits_profile(self, lam, W)
         return quadrature_profile(self, lam, W)
 
     def columns(self, ctx, lam, W, A, us, J):
@@ -382,7 +394,177 @@ def quadrature_columns(ctx, lam, piece, W, A, us, J):
     value = error = size = 0.0
     for level in numpy.unique(levels):  # the columns of one level on their mesh
         sel = levels == level
-        mesh = piece.mesh(lam, W, int(level), u[sel], Z[:, sel].sum(axis=0))
-        v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
+        Zf = numpy.asarray(Z[:, sel], dtype=float)
+        mesh = piece.mesh(lam, W, int(level), u[sel], Zf.sum(axis=0))
+        if piece.ctx is not None:  # at D digits: the same mesh refined to the precision
+            v, e = _digits_evaluate(piece, lam, mesh, Z[:, sel], numpy.asarray(us[:J], dtype=object)[keep][sel])
+        else:
+            v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
         value, error, size = value + v, error + e, max(size, _size(mesh))
     return value, error, size + r + J, cols.sum(axis=1)
+
+
+# -- At D digits -------------------------------------------------------------------------------------------------
+
+
+def digits_orders(dps):
+    """(m, 2 m) Gauss-Legendre nodes per cell at ``dps`` working digits: m = 12 2^k, the least with 13 m / 12 >= dps + 4
+    (a cell of the float64 mesh was accepted where 12 nodes reach 13 digits: the error falls geometrically in n)."""
+    m = 12
+    while 13 * m / 12 < dps + 4:
+        m *= 2
+    return m, 2 * m
+
+
+def _legendre(ctx, n, x):
+    """(P_n(x), P_n'(x)) elementwise (the three-term recurrence; ``x`` an object array of ctx numbers)."""
+    p0, p1 = x * 0 + 1, x
+    for k in range(1, n):
+        p0, p1 = p1, ((2 * k + 1) * x * p1 - k * p0) / (k + 1)
+    return p1, n * (x * p1 - p0) / (x * x - 1)
+
+
+def digits_rule(ctx, n):
+    """Gauss-Legendre nodes and weights on [-1, 1] in ``ctx`` (numpy's float64 roots polished by Newton's method on
+    the recurrence until the step is below 4 eps; w = 2 / ((1 - x^2) P_n'(x)^2))."""
+    key = ("rule", n, getattr(ctx, "dps", None))
+    if key not in _RULES:
+        t, _ = _rule(n)
+        x = ctx.array([ctx.num(float(v)) for v in t])
+        for _ in range(12):
+            p, dp = _legendre(ctx, n, x)
+            step = p / dp
+            x = x - step
+            if all(abs(v) <= 4 * ctx.eps for v in step):
+                break
+        _, dp = _legendre(ctx, n, x)
+        _RULES[key] = (x, 2 / ((1 - x * x) * dp * dp))
+    return _RULES[key]
+
+
+def _digits_cells(piece, lam, mesh, us):
+    """The cells of ``mesh`` in the twin's context: the float64 ends exact, the kinks' points k - u_j snapped to their
+    exact values (no sliver), the grading at 0 continued down to 10^-(dps + 4) min(1 / lambda, E V) and the end X
+    doubled until the rest beyond it is below 10^-(dps + 4) E V (the float64 mesh stops at 1e-15 and 1e-18)."""
+    ctx = piece.ctx
+    _, mean, kinks = piece.exact
+    tiny = 10.0 ** -(ctx.dps + 4)
+    edges = [ctx.num(float(e)) for e in mesh.edges]
+    if kinks:
+        floats = numpy.asarray(mesh.edges, dtype=float)
+        for k in kinks:
+            for u in us:
+                exact = k - u
+                if exact > 0:
+                    i = int(numpy.argmin(numpy.abs(floats - float(exact))))
+                    if abs(floats[i] - float(exact)) <= 1e-12 * max(1.0, abs(float(exact))):
+                        edges[i] = exact
+    lamf, top = float(lam), mesh.top
+    start = float(mesh.edges[0])
+    floor = tiny * min(1.0 / lamf, piece.mean)
+    low = []
+    while start > floor:  # below the float64 mesh's first end: cells [a / 2, a]
+        start /= 2
+        low.append(ctx.num(start))
+    edges = low[::-1] + edges
+    X = float(mesh.edges[-1])
+    u0 = min((float(u) for u in us), default=0.0)
+    for _ in range(200):
+        s = float(piece.survival(numpy.array([X + u0]))[0])
+        if s <= 0 or poisson_cdf(lamf * X, top)[top] * s / lamf <= tiny * piece.mean:
+            break
+        X *= 2
+        edges.append(ctx.num(X))
+    return ctx.array(edges)
+
+
+def _digits_nodes(piece, lam, edges, n, top):
+    """(nodes, P w) for the cells ``edges`` and n nodes per cell: nodes flattened (cells x n), P[i, K] w_i the
+    Poisson weights e^{-lambda x} (lambda x)^K / K! (by the recurrence in K: products of positive numbers) times
+    the rule's weights."""
+    ctx = piece.ctx
+    t, w = digits_rule(ctx, n)
+    a, b = edges[:-1], edges[1:]
+    x = ((a + b)[:, None] / 2 + ((b - a) / 2)[:, None] * t[None, :]).reshape(-1)
+    ww = (((b - a) / 2)[:, None] * w[None, :]).reshape(-1)
+    z = x * lam
+    P = ctx.zeros((len(x), top + 1))
+    col = ctx.exp(-z)
+    for K in range(top + 1):
+        if K:
+            col = col * z / K
+        P[:, K] = col * ww
+    return x, P
+
+
+def _digits_evaluate(piece, lam, mesh, Z, us):
+    """(value, error) of :func:`_evaluate` at the twin's precision on the cells of :func:`_digits_cells`: the value
+    the rule of 2 m nodes (:func:`digits_orders`), the error the remainder bound (:func:`remainder_bound`, a law
+    with ``survival_bound``) or the two orders' difference, plus the cell at 0 and the rest beyond X by their
+    bounds and the survival function's rounding."""
+    ctx = piece.ctx
+    survival, _, _ = piece.exact
+    edges = _digits_cells(piece, lam, mesh, us)
+    cells, J = len(edges) - 1, len(us)
+    parts = []
+    orders = digits_orders(ctx.dps)
+    for n in orders:
+        x, PW = _digits_nodes(piece, lam, edges, n, mesh.top)
+        Y = ctx.matmul(PW, Z)
+        S = survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
+        parts.append((Y * S).reshape(cells, n, J).sum(axis=1))
+    value = ctx.fsum(list(parts[1].reshape(-1)))
+    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), mesh.top, 0.0)
+    bound = remainder_bound(_unkinked(piece), fmesh, numpy.asarray(Z, dtype=float), numpy.asarray(us, dtype=float),
+                            orders[1])
+    error = (ctx.fsum([abs(v) for v in (parts[1] - parts[0]).reshape(-1)]) if bound is None else
+             ctx.num(float(numpy.sum(bound))))
+    mass = Z.sum(axis=0)
+    error = error + edges[0] * ctx.fsum(list(survival(us) * mass))  # the cell [0, edges[0]]
+    X = edges[-1]
+    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), mesh.top)]) / lam
+    error = error + ctx.fsum(list(survival(us + X) * ctx.matmul(beyond.reshape(1, -1), Z)[0]))
+    return value, error + _digits_survival_error(ctx) * abs(value)
+
+
+def _digits_survival_error(ctx):
+    """The relative error of the twin's survival function: the law's ``survival_many`` at D + 5 digits (the sums
+    themselves run at the parts' higher working precision, whose eps is far smaller)."""
+    return 10.0 ** -(ctx.dps + 4)
+
+
+def _unkinked(piece):
+    """The piece as the remainder bound sees it at D digits: the kinks' points are exact cell ends (no sliver)."""
+    twin = QuadraturePiece(piece.survival, piece.mean, (), piece.bound)
+    return twin
+
+
+def digits_profile(piece, lam, W):
+    """:func:`quadrature_profile` at the twin's precision (:func:`_digits_evaluate` with the rows as columns)."""
+    ctx = piece.ctx
+    survival, mean, _ = piece.exact
+    mesh = piece.mesh(lam, W)
+    top = W.shape[0] - 1
+    us = ctx.array([ctx.num(0)])
+    edges = _digits_cells(piece, lam, mesh, us)
+    cells = len(edges) - 1
+    q = []
+    orders = digits_orders(ctx.dps)
+    for n in orders:
+        x, PW = _digits_nodes(piece, lam, edges, n, top)
+        S = survival(x)
+        q.append((PW * S[:, None]).reshape(cells, n, top + 1).sum(axis=1))
+    omega = q[1].sum(axis=0)
+    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), top, 0.0)
+    bound = remainder_bound(_unkinked(piece), fmesh, numpy.eye(top + 1), numpy.zeros(1), orders[1])
+    if bound is None:
+        error = numpy.abs(q[1] - q[0]).sum(axis=0)
+    else:
+        error = ctx.array([ctx.num(float(v)) for v in bound.sum(axis=0)])
+    X = edges[-1]
+    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), top)]) / lam
+    error = error + edges[0] + beyond * survival(ctx.array([X]))[0] + _digits_survival_error(ctx) * omega
+    size = _size(mesh) + 8
+    rest = mean - ctx.fsum(list(omega))
+    rest = (rest if rest > 0 else 0 * rest) + ctx.fsum(list(error)) + 4 * ctx.eps * size * mean
+    return omega, rest, error, size
