@@ -478,13 +478,12 @@ def _digits_cells(piece, lam, mesh, us):
     return ctx.array(edges)
 
 
-def _digits_nodes(piece, lam, edges, n, top):
-    """(nodes, P w) for the cells ``edges`` and n nodes per cell: nodes flattened (cells x n), P[i, K] w_i the
+def _digits_nodes(piece, lam, a, b, n, top):
+    """(nodes, P w) for the cells [a_c, b_c] and n nodes per cell: nodes flattened (cells x n), P[i, K] w_i the
     Poisson weights e^{-lambda x} (lambda x)^K / K! (by the recurrence in K: products of positive numbers) times
     the rule's weights."""
     ctx = piece.ctx
     t, w = digits_rule(ctx, n)
-    a, b = edges[:-1], edges[1:]
     x = ((a + b)[:, None] / 2 + ((b - a) / 2)[:, None] * t[None, :]).reshape(-1)
     ww = (((b - a) / 2)[:, None] * w[None, :]).reshape(-1)
     z = x * lam
@@ -497,26 +496,62 @@ def _digits_nodes(piece, lam, edges, n, top):
     return x, P
 
 
+#: at D digits, the cells are bisected at most this many rounds (:func:`_digits_refine`)
+DIGITS_ROUNDS = 24
+
+
+def _digits_refine(piece, lam, edges, top, apply, weights):
+    """(edges, (Q_m, Q_2m)) at the twin's precision: the rule's values per cell (cells x columns; ``apply(x, P w)``
+    gives nodes x columns), the cells of ``edges`` bisected until on each the two orders of :func:`digits_orders`
+    differ by at most 10^-(dps + 3) 2^-6 of the whole (the columns weighted by ``weights``): the float64 mesh accepted
+    cells whose share is below 1e-17 of the whole whatever their orders' agreement, and its 1e-13 is not D digits."""
+    ctx = piece.ctx
+    orders = digits_orders(ctx.dps)
+    tol = ctx.num(10.0 ** -(ctx.dps + 3) / 64)
+    todo = list(zip(edges[:-1], edges[1:]))
+    done, whole = [], None
+    for round_ in range(DIGITS_ROUNDS + 1):
+        if not todo:
+            break
+        a, b = ctx.array([c[0] for c in todo]), ctx.array([c[1] for c in todo])
+        q = []
+        for n in orders:
+            x, PW = _digits_nodes(piece, lam, a, b, n, top)
+            q.append(apply(x, PW).reshape(len(todo), n, -1).sum(axis=1))
+        diff = numpy.abs(q[1] - q[0]) @ weights
+        if whole is None:
+            whole = abs(ctx.fsum(list(q[1] @ weights)))
+        nxt = []
+        for i, (lo, hi) in enumerate(todo):
+            if diff[i] <= tol * whole or round_ == DIGITS_ROUNDS or hi - lo <= 4 * ctx.eps * hi:
+                done.append((lo, hi, q[0][i], q[1][i]))
+            else:
+                mid = (lo + hi) / 2
+                nxt += [(lo, mid), (mid, hi)]
+        todo = nxt
+    done.sort(key=lambda c: c[0])
+    cut = ctx.array([done[0][0]] + [c[1] for c in done])
+    return cut, (numpy.array([c[2] for c in done]), numpy.array([c[3] for c in done]))
+
+
 def _digits_evaluate(piece, lam, mesh, Z, us):
-    """(value, error) of :func:`_evaluate` at the twin's precision on the cells of :func:`_digits_cells`: the value
-    the rule of 2 m nodes (:func:`digits_orders`), the error the remainder bound (:func:`remainder_bound`, a law
-    with ``survival_bound``) or the two orders' difference, plus the cell at 0 and the rest beyond X by their
-    bounds and the survival function's rounding."""
+    """(value, error) of :func:`_evaluate` at the twin's precision on the cells of :func:`_digits_cells`, refined
+    (:func:`_digits_refine`): the value the rule of 2 m nodes (:func:`digits_orders`), the error the remainder bound
+    (:func:`remainder_bound`, a law with ``survival_bound``) or the two orders' difference, plus the cell at 0 and
+    the rest beyond X by their bounds and the survival function's rounding."""
     ctx = piece.ctx
     survival, _, _ = piece.exact
-    edges = _digits_cells(piece, lam, mesh, us)
-    cells, J = len(edges) - 1, len(us)
-    parts = []
-    orders = digits_orders(ctx.dps)
-    for n in orders:
-        x, PW = _digits_nodes(piece, lam, edges, n, mesh.top)
-        Y = ctx.matmul(PW, Z)
-        S = survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
-        parts.append((Y * S).reshape(cells, n, J).sum(axis=1))
+    J = len(us)
+
+    def apply(x, PW):
+        return ctx.matmul(PW, Z) * survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
+
+    edges, parts = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), mesh.top, apply,
+                                  ctx.array([1] * J))
     value = ctx.fsum(list(parts[1].reshape(-1)))
     fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), mesh.top, 0.0)
     bound = remainder_bound(_unkinked(piece), fmesh, numpy.asarray(Z, dtype=float), numpy.asarray(us, dtype=float),
-                            orders[1])
+                            digits_orders(ctx.dps)[1])
     error = (ctx.fsum([abs(v) for v in (parts[1] - parts[0]).reshape(-1)]) if bound is None else
              ctx.num(float(numpy.sum(bound))))
     mass = Z.sum(axis=0)
@@ -540,20 +575,20 @@ def _unkinked(piece):
 
 
 def digits_profile(piece, lam, W):
-    """:func:`quadrature_profile` at the twin's precision (:func:`_digits_evaluate` with the rows as columns)."""
+    """:func:`quadrature_profile` at the twin's precision (the rows as columns, weighted by their masses, refined as
+    in :func:`_digits_evaluate`)."""
     ctx = piece.ctx
     survival, mean, _ = piece.exact
     mesh = piece.mesh(lam, W)
     top = W.shape[0] - 1
     us = ctx.array([ctx.num(0)])
-    edges = _digits_cells(piece, lam, mesh, us)
-    cells = len(edges) - 1
-    q = []
+    z = W.sum(axis=1)
+
+    def apply(x, PW):
+        return PW * survival(x)[:, None]
+
+    edges, q = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), top, apply, z)
     orders = digits_orders(ctx.dps)
-    for n in orders:
-        x, PW = _digits_nodes(piece, lam, edges, n, top)
-        S = survival(x)
-        q.append((PW * S[:, None]).reshape(cells, n, top + 1).sum(axis=1))
     omega = q[1].sum(axis=0)
     fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), top, 0.0)
     bound = remainder_bound(_unkinked(piece), fmesh, numpy.eye(top + 1), numpy.zeros(1), orders[1])
