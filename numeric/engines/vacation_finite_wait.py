@@ -226,15 +226,21 @@ sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no
 shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
 services (constant, empirical, uniform, lognormal), over the state at the arrival of the true law (its count
 sequences as far as the rows reach, item 5: 0.3 s for a lognormal vacation at r = 129 where the transform's data take
-10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal): the residual weights
+10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal), and a law analytic
+between known kinks (uniform) with a service on a lattice g (a constant, a sample on a lattice): the residual weights
 (F2) of its vacation periods by piecewise Gauss-Legendre quadrature in the age (F9) of
-:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, their difference the error estimate,
-bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with a service
-on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
-(``bracket.how``), and --digits D is answered where it has D digits (refused with the digits reached beyond); with a
-rounded service (uniform, an empirical sample off a coarse lattice, a capped lognormal) the services' certified
-rounding gives the bracket. A kinked law (uniform): certified brackets (F7) of
-:mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
+:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, the cells split at every kink's point
+k - u_j of the columns; the error BOUNDED by the Gauss-Legendre remainder on Bernstein ellipses where the law bounds its
+survival function off the real axis -- uniform, gamma of integer shape -- else estimated by the two orders'
+difference; bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with
+a service on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
+(``bracket.how``: "bounded" or "estimated"), and --digits D is answered from the float64 bracket where it has D digits
+and otherwise by the same quadrature at D digits in mpmath (:func:`_quadrature_digits`; a service on an exact lattice,
+D <= :data:`QUADRATURE_DIGITS`, refused beyond with the reason); with a rounded service (uniform, an empirical sample
+off a coarse lattice, a capped lognormal) the services' certified rounding gives the bracket. A kinked law with a
+service off every lattice (the kinks' points would be k / h for the rounding's lattice h of up to 2^13 levels): the
+certified brackets (F7) of :mod:`qderive.numeric.kernels.lattice_finite` remain (their width is then of the order of
+the services' own rounding): the vacation's survival function bounded below and above on the
 services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it. Neither
 rests on a monotonicity of the finite queue in the vacation law (there is none in general: the state seen by
 arrivals changes too) but on the linearity of (F2) in the survival function (:class:`VacationRounding`).
@@ -245,7 +251,11 @@ bracket 1.3e-11 wide), 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.043
 0.8 s, the 0.99 quantile 0.9 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
 0.04483]; gamma (shape 5/2) 0.007488944874, 0.7 s; at r = 300 0.007489040291911, the infinite room's transform
 inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.5 s, its 0.99
-quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+quantile 1.0 s; uniform vacation (low 0.02, high 0.1; issue 28, branch uq28) 0.006521174686421 (a bracket 1.5e-11 wide;
+the steps (F7) gave 0.0065211746862229 in [0.006520976142, 0.006521373769], 6e-5 wide), 0.5 s (0.8 s), at r = 300
+within 3e-15 of the infinite room's exact sums, --digits 20 1.7 s, 40 and 60 digits 4.5 s; gamma (shape 5/2)
+--digits 20 3.3 s, 40 digits 12.6 s, shape 1/2 at 20 digits 10.7 s, lognormal 20 digits 31 s (mostly its count
+sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
@@ -1979,7 +1989,8 @@ KINK_BREAKS = 1024
 
 
 def _step_grid(cv: float, h: float, reach: float):
-    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
+    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7) (where the quadrature (F9) does not apply:
+    :attr:`VacationRounding.smooth`): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
     most STEP_RATIO c_i (then geometric), up to ``reach`` (lambda c <= STEP_REACH) or 2^14 steps. Fine where the
     density beyond the lattice is largest (its part of the bracket, sum_i (c_{i+1} - c_i)(s_i - s_{i+1}), stays
     near that of the lattice), coarse where little mass is left."""
@@ -1994,7 +2005,8 @@ def _step_grid(cv: float, h: float, reach: float):
 class VacationBounds(enum.Enum):
     """How :class:`VacationRounding` takes the vacation's survival function in the sums; tests force one to compare."""
 
-    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal), the steps (F7) for a kinked one (uniform)
+    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal) and for a kinked one (uniform) with a
+    #: service on a lattice; the steps (F7) for a kinked one with a service off every lattice
     AUTO = "auto"
     #: the steps (F7) on the services' lattice: certified, first order in h
     STEPS = "steps"
@@ -2006,7 +2018,10 @@ class VacationRounding:
     any shape, lognormal, uniform), in the finite room's lattice sums of :mod:`qderive.numeric.kernels.lattice_finite`
     (:meth:`pieces`): a law analytic on (0, oo) (:attr:`smooth`: gamma, lognormal) by the quadrature (F9) of
     :mod:`qderive.numeric.kernels.vacation_quadrature` (its residual weights (F2) to about 1e-13, with an error
-    estimate), a kinked one (uniform; or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and above (F7).
+    estimate; an error bound where the law gives ``survival_bound``), and a law analytic between kinks (uniform) the
+    same way when the service is on a lattice g (:attr:`lattice`; the cells split at the kinks' points k - u_j); a
+    kinked one with a service off every lattice (or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and
+    above (F7).
 
     **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
     compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the
