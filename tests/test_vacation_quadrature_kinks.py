@@ -133,7 +133,9 @@ def test_a_large_room_meets_the_infinite_room(t, reference):
     assert abs(got - reference) <= 1e-10 * reference, got
 
 
-def test_a_sample_service_with_a_uniform_vacation_lies_inside_the_steps():
+@pytest.mark.parametrize("admission,policy,kind", [(qd.Admission.PARTIAL, qd.VacationPolicy.MULTIPLE, "wait"),
+                                                   (qd.Admission.WHOLE, qd.VacationPolicy.SINGLE, "sojourn")])
+def test_a_sample_service_with_a_uniform_vacation_lies_inside_the_steps(admission, policy, kind):
     # an empirical service on the lattice 1/20 with a uniform vacation: the quadrature (F9) at the kinks, its value and
     # bracket inside the certified bracket of the steps (F7) at 1024 levels (shares only the state at the arrival)
     from qderive.symbolic.laws.empirical import Empirical
@@ -142,17 +144,18 @@ def test_a_sample_service_with_a_uniform_vacation_lies_inside_the_steps():
     vacation = qd.Uniform(F(1, 20), F(7, 10))
     model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2),
                                              service=Empirical((F(1, 10), F(3, 20), F(3, 10), F(3, 20))),
-                                             vacation=vacation, capacity=8)
+                                             vacation=vacation, capacity=8, admission=admission,
+                                             vacation_policy=policy)
     setup = rounded_vacation_setup(model.service, model.vacation)
     assert setup[1].lattice == F(1, 20) and setup[1].smooth  # the quadrature, split at k - u_j
     law = wait_law_data(model)
-    quad = service_lattice_tails(law, setup, "wait")
+    quad = service_lattice_tails(law, setup, kind)
     for t in (F(1, 2), F(2)):
         v = quad[0]([t], None)[0][0]
         qlo, qhi, _ = quad[1](t)
         with limits(lattice_levels=1024):
             steps = service_lattice_tails(law, (setup[0], VacationRounding(vacation, VacationBounds.STEPS),
-                                                *setup[2:]), "wait")
+                                                *setup[2:]), kind)
             lo, hi, _ = steps[1](t)
         assert lo <= qlo <= v <= qhi <= hi and qhi - qlo <= 1e-9 * v, (t, lo, qlo, v, qhi, hi)
 
