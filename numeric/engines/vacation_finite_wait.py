@@ -1959,6 +1959,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"{quad}; the value is an estimate inside them")
 
         bracket.how = how
+        bracket.digits = on_digits is not None  # --digits D: the quadrature at D digits, whatever the bracket's width
         bracket.bounds = f"lower and upper bounds: the quadrature's error {'bound' if bounded else 'estimate'}" + (
             "" if alone or step is not None else " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
