@@ -4,8 +4,8 @@ something computed another way:
 
 * the kernel's weights sum_K sum_j Z[K, j] omega_K(u_j) against mpmath's quadrature of (F2) at 30 digits, the
   piecewise-linear survival function written here (not the law's code) and the interval split at its kinks;
-* the finite room's tails at r = 6 re-summed with those mpmath weights over the engine's rows and columns, near the largest
-  wait;
+* the finite room's tails at r = 6 re-summed with those mpmath weights over the engine's rows and columns, near the
+  largest wait; 20 digits (tails and a quantile) against the same sums at 30 digits;
 * r = 300 against the infinite room's exact lattice sums (``vacation-infinite``: a uniform vacation as a mixture of
   constants, engines/vacation_wait.py; no code shared with the quadrature) at 15 digits, tails 6.5e-3 and 3.5e-6;
 * an empirical service on a lattice: the quadrature inside the certified steps (F7) of the same model.
@@ -82,9 +82,10 @@ def _small_model():
 
 @pytest.mark.parametrize("t", [F(7, 20), F(3, 4), F(79, 100)])
 def test_the_small_room_against_mpmath_weights(t):
-    """P(W > t) at r = 6 (t = 7/20: about 0.27; 3/4: 3e-4; 79/100: near the largest wait, 4/5): the engine's value and bracket against the same
-    sums (F1) re-summed with the residual weights of mpmath's quadrature at 30 digits (the engine's rows w_K, admission
-    weights and service periods: the Erlang checks of tests/test_vacation_quadrature.py cover those)."""
+    """P(W > t) at r = 6 (t = 7/20: about 0.27; 3/4: 3e-4; 79/100: near the largest wait, 4/5): the engine's value
+    and bracket against the same sums (F1) re-summed with the residual weights of mpmath's quadrature at 30 digits
+    (the engine's rows w_K, admission weights and service periods: the Erlang checks of
+    tests/test_vacation_quadrature.py cover those)."""
     model = _small_model()
     laws = response_laws(model)
     assert laws["wait"].bracket is not None
@@ -109,7 +110,8 @@ def test_the_small_room_against_mpmath_weights(t):
                 weight = mpmath.fsum(mpmath.mpf(W[K, n]) * mpmath.mpf(Amat[n, j]) for n in range(r))
                 if weight:
                     u = us[j] if j < J0 else F(0)
-                    vac_part += weight * _omega(S, (F(1, 20), F(3, 10)), lam, K, mpmath.mpf(u.numerator) / u.denominator)
+                    u = mpmath.mpf(u.numerator) / u.denominator
+                    vac_part += weight * _omega(S, (F(1, 20), F(3, 10)), lam, K, u)
         ref = float((base + vac_part) / mpmath.mpf(total))
     # 1e-11: the float64 rows and weights (measured 1e-14 .. 1e-13); the bracket must hold the reference up to the
     # rows' own rounding (1e-13) and be at most 1e-9 wide (issue 28: 1e-9 relative for tails >= 1e-6)
@@ -193,8 +195,8 @@ def test_the_remainder_bound_holds_the_true_error(law, u):
         for i in range(mesh.cells):
             a, b = edges[i], edges[i + 1]
             truth = mpmath.quad(f, [a, b])
-            rule = mpmath.fsum(mpmath.mpf(float(wk)) * (b - a) / 2 * f(mpmath.mpf((a + b) / 2 + (b - a) / 2 * float(tk)))
-                               for tk, wk in zip(t, w))
+            rule = mpmath.fsum(mpmath.mpf(float(wk)) * (b - a) / 2
+                               * f(mpmath.mpf((a + b) / 2 + (b - a) / 2 * float(tk))) for tk, wk in zip(t, w))
             err = abs(rule - truth)
             assert err <= bound[i], (i, a, b, err, bound[i])
             seen += err > 1e-12

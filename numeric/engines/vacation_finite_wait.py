@@ -255,7 +255,8 @@ quantile 1.0 s; uniform vacation (low 0.02, high 0.1; issue 28, branch uq28) 0.0
 the steps (F7) gave 0.0065211746862229 in [0.006520976142, 0.006521373769], 6e-5 wide), 0.5 s (0.8 s), at r = 300
 within 3e-15 of the infinite room's exact sums, --digits 20 1.7 s, 40 and 60 digits 4.5 s; gamma (shape 5/2)
 --digits 20 3.3 s, 40 digits 12.6 s, shape 1/2 at 20 digits 10.7 s, lognormal 20 digits 31 s (mostly its count
-sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken
+as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
@@ -1949,7 +1950,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
         bounded = vacation.quadrature().bound is not None  # the law bounds S off the real axis: a remainder bound
         quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error " + (
-            "bounded on Bernstein ellipses (24 nodes per cell)" if bounded else "estimated from 12 and 24 nodes per cell"))
+            "bounded on Bernstein ellipses (24 nodes per cell)" if bounded else
+            "estimated from 12 and 24 nodes per cell"))
 
         def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
             if alone or (levels in store and store[levels][0] is store[levels][1]):
