@@ -330,7 +330,8 @@ def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
     integrand f_j(x) = sum_K Z[K, j] Pois(K; lambda x) S(x + u_j), or None when the law gives no ``bound``.
     Gauss-Legendre on [c - h, c + h] for f analytic in the Bernstein ellipse E_rho (foci c -+ h, semi-axes
     h (rho +- 1/rho) / 2) with |f| <= M there errs by at most h (64/15) M rho^{-2n} / (rho^2 - 1) (Trefethen,
-    *Approximation Theory and Approximation Practice*, Theorem 19.3). On E_rho, inside the rectangle lo <= Re z <= hi, |Im z| <= b:
+    *Approximation Theory and Approximation Practice*, Theorem 19.3). On E_rho, inside the rectangle
+    lo <= Re z <= hi, |Im z| <= b:
     |Pois(K; lambda z)| = (lambda |z|)^K e^{-lambda Re z} / K! <= (lambda R)^K e^{-lambda lo} / K! (R the largest
     |z|) and |S(z + u_j)| <= the law's bound on the piece of S at c + u_j (every cell lies between the kinks of the
     columns it serves). The least over RHOS per cell and column."""
