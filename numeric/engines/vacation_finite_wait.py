@@ -254,7 +254,7 @@ inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/
 quantile 1.0 s; uniform vacation (low 0.02, high 0.1; issue 28, branch uq28) 0.006521174686421 (a bracket 1.5e-11 wide;
 the steps (F7) gave 0.0065211746862229 in [0.006520976142, 0.006521373769], 6e-5 wide), 0.5 s (0.8 s), at r = 300
 within 3e-15 of the infinite room's exact sums, --digits 20 1.7 s, 40 and 60 digits 4.5 s; gamma (shape 5/2)
---digits 20 3.3 s, 40 digits 12.6 s, shape 1/2 at 20 digits 10.7 s, lognormal 20 digits 31 s (mostly its count
+--digits 20 3.1 s, 40 digits 12.6 s, shape 1/2 at 20 digits 10.2 s, lognormal 20 digits 31 s (mostly its count
 sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken
 as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,

@@ -521,6 +521,18 @@ def _digits_nodes(piece, lam, a, b, n, top):
     t, w = digits_rule(ctx, n)
     x = ((a + b)[:, None] / 2 + ((b - a) / 2)[:, None] * t[None, :]).reshape(-1)
     ww = (((b - a) / 2)[:, None] * w[None, :]).reshape(-1)
+    fast = _fast(ctx)
+    if fast is not None:  # the same recurrence in the context's faster twin (gmpy2) at D + 10 digits
+        hi, twin = fast
+        with hi, twin:
+            z, ww = twin.from_mp(x * lam), twin.from_mp(ww)
+            P = twin.zeros((len(x), top + 1))
+            col = twin.exp(-z)
+            for K in range(top + 1):
+                if K:
+                    col = col * z / K
+                P[:, K] = col * ww
+        return x, P
     z = x * lam
     P = ctx.zeros((len(x), top + 1))
     col = ctx.exp(-z)
@@ -531,13 +543,38 @@ def _digits_nodes(piece, lam, a, b, n, top):
     return x, P
 
 
+def _fast(ctx):
+    """(the context at D + 10 digits, its twin of faster numbers) when the context has one (``twin``: gmpy2's mpfr,
+    about ten times mpmath's speed, correctly rounded), else None; the Poisson weights computed there carry
+    10^-(D+9) relative, below the survival function's 10^-(D+4) counted in the error."""
+    make = getattr(ctx, "twin", None)
+    if make is None:
+        return None
+    hi = type(ctx)(ctx.dps + 10)
+    with hi:
+        twin = hi.twin()
+    return None if twin is None else (hi, twin)
+
+
+def _rows_times(ctx, PW, S, cells, n):
+    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`_digits_nodes`, maybe the twin's
+    numbers; the result the context's)."""
+    fast = _fast(ctx) if len(PW) and not hasattr(PW.flat[0], "_mpf_") else None
+    if fast is None:
+        return (PW * S[:, None]).reshape(cells, n, -1).sum(axis=1)
+    hi, twin = fast
+    with hi, twin:
+        got = (PW * twin.from_mp(S)[:, None]).reshape(cells, n, -1).sum(axis=1)
+        return twin.to_mp(got)
+
+
 #: at D digits, the cells are bisected at most this many rounds (:func:`_digits_refine`)
 DIGITS_ROUNDS = 24
 
 
 def _digits_refine(piece, lam, edges, top, apply, weights):
-    """(edges, (Q_m, Q_2m)) at the twin's precision: the rule's values per cell (cells x columns; ``apply(x, P w)``
-    gives nodes x columns), the cells of ``edges`` bisected until on each the two orders of :func:`digits_orders`
+    """(edges, (Q_m, Q_2m)) at the twin's precision: the rule's values per cell (cells x columns, given by
+    ``apply(nodes, P w, cells, n)``), the cells of ``edges`` bisected until on each the two orders of :func:`digits_orders`
     differ by at most 10^-(dps + 3) 2^-6 of the whole (the columns weighted by ``weights``): the float64 mesh accepted
     cells whose share is below 1e-17 of the whole whatever their orders' agreement, and its 1e-13 is not D digits."""
     ctx = piece.ctx
@@ -552,7 +589,7 @@ def _digits_refine(piece, lam, edges, top, apply, weights):
         q = []
         for n in orders:
             x, PW = _digits_nodes(piece, lam, a, b, n, top)
-            q.append(apply(x, PW).reshape(len(todo), n, -1).sum(axis=1))
+            q.append(apply(x, PW, len(todo), n))  # cells x columns
         diff = numpy.abs(q[1] - q[0]) @ weights
         if whole is None:
             whole = abs(ctx.fsum(list(q[1] @ weights)))
@@ -578,8 +615,9 @@ def _digits_evaluate(piece, lam, mesh, Z, us):
     survival, _, _ = piece.exact
     J = len(us)
 
-    def apply(x, PW):
-        return ctx.matmul(PW, Z) * survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
+    def apply(x, PW, cells, n):
+        S = survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
+        return (ctx.matmul(PW, Z) * S).reshape(cells, n, J).sum(axis=1)
 
     edges, parts = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), mesh.top, apply,
                                   ctx.array([1] * J))
@@ -619,8 +657,8 @@ def digits_profile(piece, lam, W):
     us = ctx.array([ctx.num(0)])
     z = W.sum(axis=1)
 
-    def apply(x, PW):
-        return PW * survival(x)[:, None]
+    def apply(x, PW, cells, n):
+        return _rows_times(ctx, PW, survival(x), cells, n)
 
     edges, q = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), top, apply, z)
     orders = digits_orders(ctx.dps)
