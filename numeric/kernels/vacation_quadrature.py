@@ -79,8 +79,9 @@ float64 mesh of the point), their ends exact (the kinks' points k - u_j snapped 
 the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X doubled until the rest beyond it is
 below 10^-(D+4) E V, then every cell bisected until the rules of m and 2 m nodes (m = 12 2^k, 13 m / 12 >= D + 4:
 :func:`digits_orders`; nodes from numpy's roots polished by Newton's method in the context, :func:`digits_rule`)
-agree within 10^-(D+3) / 64 of the whole (:func:`_digits_refine`); the Poisson weights by their recurrence in K,
-the survival function the law's ``survival_many`` at D + 5 digits. The error is the bound above (for the rule of 2 m
+agree within 10^-(D+3) / 64 of the whole (:func:`_digits_refine`); the Poisson weights by their recurrence in K (in
+the context's gmpy2 twin at D + 10 digits where it has one, :func:`_fast`), the survival function the law's
+``survival_many`` at D + 5 digits. The error is the bound above (for the rule of 2 m
 nodes) or the two orders' difference, plus the cell at 0, the rest beyond X and 10^-(D+4) for the survival function.
 
 A plain module (kernels import numpy, math and each other only): the survival function is the law's float64
