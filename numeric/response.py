@@ -583,6 +583,8 @@ def _refuse_wide_bracket(law: ResponseLaw, t: Fraction, digits: int, level: Frac
     """The refusal of a D-digit quantile of a law with certified bounds (``bracket``) where the bounds at its float64
     root ``t``, on the finest lattice the limit allows, are wider than the D + 5 digits its search asks of the tails
     (before the search, which would stop at its first tail with the same lattices; the refusal names the user's D)."""
+    if getattr(law.bracket, "digits", False):  # the law's tails answer D digits beyond its bounds (issue 28, uq28)
+        return
     lo, hi, levels = law.bracket(t)
     if hi - lo <= mpmath.mpf(10) ** -(digits + 5) * lo:
         return

@@ -166,8 +166,9 @@ def test_bounds_overlap_the_simulation(service, vacation, admission, policy):
 
 
 def test_the_note_and_the_digits_refusal_name_the_vacation():
-    # a uniform vacation (kinked: the steps (F7)) with the service's lattice of 512 levels has about 3 digits
-    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
+    # a uniform vacation (kinked) with a service off every lattice (uniform: rounded to 512 levels) keeps the steps
+    # (F7) (with a constant service it takes the quadrature (F9): tests/test_vacation_quadrature_kinks.py): ~3 digits
+    model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Uniform(F(1, 10), F(3, 10)),
                                              vacation=qd.Uniform(F(1, 4), F(3, 4)), capacity=4)
     with limits(lattice_levels=512):
         out = model.evaluate(wait_tail=["1"])
@@ -177,16 +178,22 @@ def test_the_note_and_the_digits_refusal_name_the_vacation():
 
 
 def test_the_quadrature_note_and_its_digits():
-    # a gamma vacation: the quadrature (F9), whose error estimate allows 8 digits and refuses 13 with the digits reached
+    # a gamma vacation: the quadrature (F9), whose float64 error estimate allows 8 digits; 13 digits come from the same
+    # quadrature at D digits (mpmath; tests/test_vacation_quadrature_kinks.py checks 20 digits against mpmath at 30),
+    # within the float64 estimate (1e-11) of the float64 value; beyond the budget the refusal names the digits
+    from qderive.numeric.engines.vacation_finite_wait import QUADRATURE_DIGITS
+
     model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=qd.Deterministic(F(1, 5)),
                                              vacation=qd.Gamma(F(5, 2), F(1, 2)), capacity=4)
     out = model.evaluate(wait_tail=["1"])
     assert any("Gauss-Legendre quadrature" in n and "12 and 24 nodes" in n for n in out.notes), out.notes
     value = model.evaluate(wait_tail=["1"], digits=8).response["wait_tail"]["1"]
     assert abs(float(value) - out.response["wait_tail"]["1"]) <= 1e-8 * float(value)
-    with pytest.raises(ParameterError, match="--digits 13: .*gamma:shape=2.5,mean=0.5.*float64 quadrature .F9. that "
-                                             "reaches"):
-        model.evaluate(wait_tail=["1"], digits=13)
+    value = model.evaluate(wait_tail=["1"], digits=13).response["wait_tail"]["1"]
+    assert abs(float(value) - out.response["wait_tail"]["1"]) <= 1e-11 * float(value)
+    with pytest.raises(ParameterError, match=f"--digits {QUADRATURE_DIGITS + 1}: .*gamma:shape=2.5,mean=0.5.* "
+                                             f"quadrature .F9.*ask for at most {QUADRATURE_DIGITS} digits"):
+        model.evaluate(wait_tail=["1"], digits=QUADRATURE_DIGITS + 1)
 
 
 @pytest.mark.parametrize("service", [qd.Exponential(F(1, 100)), qd.Erlang(2, F(1, 100))])

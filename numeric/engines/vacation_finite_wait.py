@@ -226,15 +226,21 @@ sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no
 shape, lognormal, uniform; :class:`VacationRounding`, :func:`rounded_vacation_setup`; issue 28) with any of these
 services (constant, empirical, uniform, lognormal), over the state at the arrival of the true law (its count
 sequences as far as the rows reach, item 5: 0.3 s for a lognormal vacation at r = 129 where the transform's data take
-10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal): the residual weights
+10 s; P(W = 0) from the same data, ``rows_atom``). A law analytic on (0, oo) (gamma, lognormal), and a law analytic
+between known kinks (uniform) with a service on a lattice g (a constant, a sample on a lattice): the residual weights
 (F2) of its vacation periods by piecewise Gauss-Legendre quadrature in the age (F9) of
-:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, their difference the error estimate,
-bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with a service
-on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
-(``bracket.how``), and --digits D is answered where it has D digits (refused with the digits reached beyond); with a
-rounded service (uniform, an empirical sample off a coarse lattice, a capped lognormal) the services' certified
-rounding gives the bracket. A kinked law (uniform): certified brackets (F7) of
-:mod:`qderive.numeric.kernels.lattice_finite`: the vacation's survival function bounded below and above on the
+:mod:`qderive.numeric.kernels.vacation_quadrature` (12 and 24 nodes per cell, the cells split at every kink's point
+k - u_j of the columns; the error BOUNDED by the Gauss-Legendre remainder on Bernstein ellipses where the law bounds its
+survival function off the real axis -- uniform, gamma of integer shape -- else estimated by the two orders'
+difference; bounds for the cell at 0 and the rest beyond the mesh), the same piece in the lower and the upper sum: with
+a service on its lattice (a constant) the bracket is the quadrature's error, about 1e-12 relative, the note says so
+(``bracket.how``: "bounded" or "estimated"), and --digits D is answered from the float64 bracket where it has D digits
+and otherwise by the same quadrature at D digits in mpmath (:func:`_quadrature_digits`; a service on an exact lattice,
+D <= :data:`QUADRATURE_DIGITS`, refused beyond with the reason); with a rounded service (uniform, an empirical sample
+off a coarse lattice, a capped lognormal) the services' certified rounding gives the bracket. A kinked law with a
+service off every lattice (the kinks' points would be k / h for the rounding's lattice h of up to 2^13 levels): the
+certified brackets (F7) of :mod:`qderive.numeric.kernels.lattice_finite` remain (their width is then of the order of
+the services' own rounding): the vacation's survival function bounded below and above on the
 services' lattice (extended past the span until P(V > c_v) <= 2^-10, at most 4 c) plus steps beyond it. Neither
 rests on a monotonicity of the finite queue in the vacation law (there is none in general: the state seen by
 arrivals changes too) but on the linearity of (F2) in the survival function (:class:`VacationRounding`).
@@ -245,7 +251,12 @@ bracket 1.3e-11 wide), 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.043
 0.8 s, the 0.99 quantile 0.9 s (20 s), a seeded simulation's 99 % interval (20 x 2 million customers) [0.04302,
 0.04483]; gamma (shape 5/2) 0.007488944874, 0.7 s; at r = 300 0.007489040291911, the infinite room's transform
 inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.5 s, its 0.99
-quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
+quantile 1.0 s; uniform vacation (low 0.02, high 0.1; issue 28, branch uq28) 0.006521174686421 (a bracket 1.5e-11 wide;
+the steps (F7) gave 0.0065211746862229 in [0.006520976142, 0.006521373769], 6e-5 wide), 0.5 s (0.8 s), at r = 300
+within 3e-15 of the infinite room's exact sums, --digits 20 1.7 s, 40 and 60 digits 4.5 s; gamma (shape 5/2)
+--digits 20 3.1 s, 40 digits 12.6 s, shape 1/2 at 20 digits 10.2 s, lognormal 20 digits 31 s (mostly its count
+sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken
+as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
@@ -1793,6 +1804,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             return None
         n = Fraction(cover) / step
         return max(int(n), min(512, limit)) if n.denominator == 1 and n <= limit else None
+    on_digits = _quadrature_digits(law, vacation, atoms, extra) if rounded and vacation.smooth else None
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
 
@@ -1886,6 +1898,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 continue
             a, b, _ = values[t]
             if digits is not None and rounded and vacation.smooth and store[N][0] is store[N][1] and b - a > tol * a:
+                if on_digits is not None:  # the same quadrature at D digits
+                    return on_digits(ts, digits)
                 reached = math.log10(2 * b / (b - a))
                 raise ParameterError(
                     f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
@@ -1934,8 +1948,10 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     if rounded and vacation.smooth:  # (F9): the note says how the bounds were made
         alone = atoms is not None and len(atoms) == 1  # a constant service: the quadrature's error alone
-        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error "
-                "estimated from 12 and 24 nodes per cell")
+        bounded = vacation.quadrature().bound is not None  # the law bounds S off the real axis: a remainder bound
+        quad = ("the vacation's survival function integrated by Gauss-Legendre quadrature in the age, the error " + (
+            "bounded on Bernstein ellipses (24 nodes per cell)" if bounded else
+            "estimated from 12 and 24 nodes per cell"))
 
         def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
             if alone or (levels in store and store[levels][0] is store[levels][1]):
@@ -1945,7 +1961,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"{quad}; the value is an estimate inside them")
 
         bracket.how = how
-        bracket.bounds = "lower and upper bounds: the quadrature's error estimate" + (
+        bracket.digits = on_digits is not None  # --digits D: the quadrature at D digits, whatever the bracket's width
+        bracket.bounds = f"lower and upper bounds: the quadrature's error {'bound' if bounded else 'estimate'}" + (
             "" if alone or step is not None else " and the services' rounding")
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
@@ -1969,10 +1986,14 @@ STEP_EXTEND = 2
 STEP_START = 2.0**-10
 #: the steps stop where lambda c exceeds this (the weights R_K(y) of (F3) hold e^{lambda y} in float64)
 STEP_REACH = 500.0
+#: a kinked vacation takes the quadrature (F9) when its cells split at no more than this many points per column
+#: level, sum_k ceil(k / g) (:attr:`VacationRounding.smooth`)
+KINK_BREAKS = 1024
 
 
 def _step_grid(cv: float, h: float, reach: float):
-    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
+    """The points c_0 = ``cv`` < c_1 < ... of the steps (F7) (where the quadrature (F9) does not apply:
+    :attr:`VacationRounding.smooth`): widths STEP_FIRST h, growing by STEP_GROWTH a step, at
     most STEP_RATIO c_i (then geometric), up to ``reach`` (lambda c <= STEP_REACH) or 2^14 steps. Fine where the
     density beyond the lattice is largest (its part of the bracket, sum_i (c_{i+1} - c_i)(s_i - s_{i+1}), stays
     near that of the lattice), coarse where little mass is left."""
@@ -1987,7 +2008,8 @@ def _step_grid(cv: float, h: float, reach: float):
 class VacationBounds(enum.Enum):
     """How :class:`VacationRounding` takes the vacation's survival function in the sums; tests force one to compare."""
 
-    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal), the steps (F7) for a kinked one (uniform)
+    #: the quadrature (F9) for a law analytic on (0, oo) (gamma, lognormal) and for a kinked one (uniform) with a
+    #: service on a lattice; the steps (F7) for a kinked one with a service off every lattice
     AUTO = "auto"
     #: the steps (F7) on the services' lattice: certified, first order in h
     STEPS = "steps"
@@ -1999,7 +2021,10 @@ class VacationRounding:
     any shape, lognormal, uniform), in the finite room's lattice sums of :mod:`qderive.numeric.kernels.lattice_finite`
     (:meth:`pieces`): a law analytic on (0, oo) (:attr:`smooth`: gamma, lognormal) by the quadrature (F9) of
     :mod:`qderive.numeric.kernels.vacation_quadrature` (its residual weights (F2) to about 1e-13, with an error
-    estimate), a kinked one (uniform; or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and above (F7).
+    estimate; an error bound where the law gives ``survival_bound``), and a law analytic between kinks (uniform) the
+    same way when the service is on a lattice g (:attr:`lattice`; the cells split at the kinks' points k - u_j); a
+    kinked one with a service off every lattice (or ``method`` :attr:`VacationBounds.STEPS`) bounded from below and
+    above (F7).
 
     **(F7) Why the bounds are certified, although the queue changes with the vacation law.** The bounds do not
     compare two queues: they bound one term of the exact identity (F1)/(F5) of the *true* model. In (F1) the
@@ -2032,22 +2057,51 @@ class VacationRounding:
 
     law: object
     method: VacationBounds = VacationBounds.AUTO
+    #: the lattice step g of a service on a lattice (a constant, a sample recorded to 1 ms; None: off any lattice):
+    #: a kinked law takes the quadrature (F9) only on it (:attr:`smooth`)
+    lattice: Fraction | None = None
     #: the quadrature piece (F9) of a smooth law, kept for every lattice (its meshes per batch rate and rows)
     _kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def smooth(self) -> bool:
-        """Whether the survival function is analytic on (0, oo) (gamma, lognormal: no kinks), so that the
-        quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps."""
-        return self.method is VacationBounds.AUTO and not self.law.survival_kinks()
+        """Whether the quadrature (F9) of :mod:`qderive.numeric.kernels.vacation_quadrature` replaces the steps
+        (F7): a survival function analytic on (0, oo) (gamma, lognormal), or analytic between known kinks k
+        (``survival_kinks``: a uniform law's ends) with a service on a lattice g, the cells split at every k - u_j
+        (u_j = t - j g the columns' offsets), at most :data:`KINK_BREAKS` points sum_k ceil(k / g). A kinked law
+        with a service off every lattice (a uniform or lognormal service rounded to N levels: the points would be
+        k / h for the lattice h of up to 2^13 levels) keeps the steps (F7): their bracket is then of the size of the
+        services' own rounding."""
+        if self.method is not VacationBounds.AUTO:
+            return False
+        kinks = self.law.survival_kinks()
+        if not kinks:
+            return True
+        g = self.lattice
+        return g is not None and g > 0 and sum(math.ceil(Fraction(k) / g) for k in kinks) <= KINK_BREAKS
 
     def quadrature(self):
-        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9)."""
+        """The :class:`~qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` of the law (F9), split at its
+        kinks."""
         if "piece" not in self._kept:
             law = self.law
+            one = np.ones(1)
+            bound = law.survival_bound if law.survival_bound(one, one, one, one) is not None else None
             self._kept["piece"] = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)),
-                                                     float(Fraction(law.moment(1))))
+                                                     float(Fraction(law.moment(1))),
+                                                     [float(Fraction(k)) for k in law.survival_kinks()], bound)
         return self._kept["piece"]
+
+    def quadrature_at(self, ctx):
+        """The twin of :meth:`quadrature` in the mpmath context ``ctx`` (D digits): the law's ``survival_many`` at
+        the context's digits, E V and the kinks exact; the float64 meshes shared."""
+        law = self.law
+
+        def survival(xs):
+            return np.array([+v for v in law.survival_many(list(xs), digits=ctx.dps)] + [None], dtype=object)[:-1]
+
+        return self.quadrature().at(ctx, survival, ctx.num(Fraction(law.moment(1))),
+                                    [ctx.num(Fraction(k)) for k in law.survival_kinks()])
 
     @staticmethod
     def covers(law) -> bool:
@@ -2140,6 +2194,51 @@ def _rounded_pair(law: "FiniteWait", vacation: VacationRounding, down, up, h, N,
         return low, RoundedVacationSums(parts, up, h, N, vup, extra, mass, low if shift else None, cap, vcap)
 
 
+def _quadrature_digits(law: "FiniteWait", vacation: VacationRounding, atoms, extra):
+    """The ``tails(ts, digits)`` of the quadrature (F9) at D digits (:meth:`VacationRounding.quadrature_at`; kernel
+    :mod:`~qderive.numeric.kernels.vacation_quadrature`, *At D digits*) for a service on an exact lattice
+    (:func:`exact_lattice`: a constant, a sample of few levels), under the policy of :func:`lattice_tails` (the
+    sums' error bound, the quadrature's included, must meet 10^-D); None for any other service (its rounding has
+    no D-digit bracket)."""
+    exact = exact_lattice(atoms, law.model.capacity, extra)
+    if exact is None:
+        return None
+    b, g, M = exact
+    kept: dict = {}
+
+    def sums_for(ctx):
+        if ctx.dps not in kept:
+            with ctx:
+                parts = law._moment_parts(ctx, 1)
+                mass = ctx.fsum([d.N0 for d in parts])
+                kept[ctx.dps] = RoundedVacationSums(parts, b, g, M, (vacation.quadrature_at(ctx),), extra, mass)
+        return kept[ctx.dps]
+
+    inner = _sum_tails(sums_for, 0, f"with the vacation law {vacation.law} by quadrature (F9)",
+                       "the quadrature's cells")
+
+    def tails(ts, digits):
+        if digits > QUADRATURE_DIGITS:  # the budget, before any work at D digits
+            raise ParameterError(
+                f"--digits {digits}: the vacation law {vacation.law} (no exact survival pieces) is integrated by "
+                f"quadrature (F9), which at {digits} digits needs {digits_nodes(digits)} nodes per cell and more "
+                f"than the CPU budget (measured: about 2 to 30 s at 20 digits, r = 129); ask for at most "
+                f"{QUADRATURE_DIGITS} digits")
+        return inner(ts, digits)
+
+    return tails
+
+
+#: the working digits up to which the quadrature (F9) runs at D digits (:func:`_quadrature_digits`): measured CPU in
+#: docs/performance.md
+QUADRATURE_DIGITS = 60
+
+
+def digits_nodes(dps):
+    """The nodes per cell of the quadrature (F9) at ``dps`` working digits (the higher of its two orders)."""
+    return VQ.digits_orders(dps)[1]
+
+
 def rounded_vacation_setup(service, vacation):
     """The setup of :func:`service_lattice_tails` (service law, :class:`VacationRounding`, the service's rounded
     pmfs, its atoms, the capped law or None) when the vacation is one :class:`VacationRounding` covers and the
@@ -2150,4 +2249,8 @@ def rounded_vacation_setup(service, vacation):
     got, _ = service_lattice_setup(service, None)
     if got is None:
         return None
-    return (got[0], VacationRounding(vacation), got[2], got[3], got[4])
+    from .vacation_wait import fraction_gcd
+
+    atoms = got[3]
+    lattice = fraction_gcd([d for d, _ in atoms if d > 0]) if atoms else None
+    return (got[0], VacationRounding(vacation, lattice=lattice), got[2], got[3], got[4])

@@ -48,9 +48,44 @@ sums (F4), down to P(W > t) = 4e-12; a gamma vacation (shape 5/2) at r = 300 wit
 transform inversion at 15 digits. Cost (r = 129, load 0.55, lognormal vacation): about 10^3 nodes per mesh, the
 first tail 0.7 s of CPU with the model's solve from the command line, the 0.99 quantile 0.9 s (docs/performance.md).
 
+**Kinks** (issue 28, branch uq28). A law whose survival function is analytic between known points k (a uniform law's
+ends: ``survival_kinks``) has, for the column u_j, an integrand analytic between the points x = k - u_j. The mesh of a
+column level is then split at every such point of the columns it serves (``breaks`` of :func:`adapt_mesh`; with a
+service on a lattice g the columns are u_j = t - j g, so the points are k - t + j g, at most sum_k ceil(k / g)), and
+its acceptance test takes the columns' mean of S(x + u_j) (each analytic on every cell) instead of S(x + u): the
+convergence is geometric again (a uniform vacation, r = 129: 1 to 5 cells per mesh; without the split the bisection
+finds the kinks itself with 25 to 90 cells per mesh, the same value at 2.5 times the CPU). One mesh serves the columns
+of one tail point (the points move with t), so the meshes of a kinked law are kept per point set, at most
+MAX_MESHES of them. The bounds (F7) of the engine remain only where the points would be too many (a service off every
+lattice, rounded to up to 2^13 levels).
+
+**The bound** (:func:`remainder_bound`). Where the law bounds |S| off the real axis (``survival_bound``: a uniform law,
+a polynomial on each piece; a gamma law of integer shape, e^{-w} times a polynomial) the error of the Gauss-Legendre
+rule of n nodes on a cell [c - h, c + h] is bounded by h (64/15) M rho^{-2n} / (rho^2 - 1) (Trefethen, *Approximation
+Theory and Approximation Practice*, Theorem 19.3) with M a bound of the integrand on the Bernstein ellipse E_rho:
+(lambda R)^K e^{-lambda lo} / K! for the Poisson weight (R the largest |z|, lo the least Re z on the ellipse's
+rectangle) times the law's bound of S; the least over a few rho per cell and column. The kinks' points are rounded
+(a few ulp): the sliver of that width where S is on the other piece adds at most 2 delta^2 (|p'| + |S'|) per unit
+of Z (S continuous; the slopes by Cauchy's estimate from the same bounds). This replaces the two orders' difference:
+an error BOUND, not an estimate (measured on the adapted meshes, lambda = 11.5, 41 rows: 1e-28 for a uniform law and
+1e-26 for an Erlang-2 one against column sums of 0.01 to 0.04, where the two orders' difference is 1e-17, the float64
+rounding; loose by up to 1e7 on deliberately wide cells, tests/test_vacation_quadrature_kinks.py). For gamma laws of
+other shapes and the lognormal no bound of the incomplete gamma function or of erfc of a complex logarithm is at
+hand here: their error stays the two orders' difference (an estimate; where Gauss-Legendre converges geometrically it
+exceeds the higher order's error by orders of magnitude).
+
+**At D digits** (:meth:`QuadraturePiece.at`, :func:`digits_profile`, :func:`_digits_evaluate`). The same cells (the
+float64 mesh of the point), their ends exact (the kinks' points k - u_j snapped to their exact values: no sliver),
+the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X doubled until the rest beyond it is
+below 10^-(D+4) E V, then every cell bisected until the rules of m and 2 m nodes (m = 12 2^k, 13 m / 12 >= D + 4:
+:func:`digits_orders`; nodes from numpy's roots polished by Newton's method in the context, :func:`digits_rule`)
+agree within 10^-(D+3) / 64 of the whole (:func:`_digits_refine`); the Poisson weights by their recurrence in K (in
+the context's gmpy2 twin at D + 10 digits where it has one, :func:`_fast`), the survival function the law's
+``survival_many`` at D + 5 digits. The error is the bound above (for the rule of 2 m
+nodes) or the two orders' difference, plus the cell at 0, the rest beyond X and 10^-(D+4) for the survival function.
+
 A plain module (kernels import numpy, math and each other only): the survival function is the law's float64
-``survival_many``, passed in as a callable. float64 only: ``--digits D`` is answered where the error estimate has D
-digits (about 10) and refused beyond.
+``survival_many``, passed in as a callable (at D digits the twin's, on object arrays of the context's numbers).
 """
 
 import math
@@ -66,6 +101,10 @@ ABS_CELL = 1e-17
 EPSILON = 1e-15
 #: at most this many cells (a law whose quadrature does not settle keeps the error it has: the bracket shows it)
 MAX_CELLS = 4096
+#: the Bernstein ellipses tried for the error bound (:func:`remainder_bound`)
+RHOS = (1.5, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0)
+#: a kinked law: at most this many meshes kept (each serves the columns of one tail point; a search clears them)
+MAX_MESHES = 256
 #: the levels of the columns' meshes (:func:`column_level`): u from 2^-30 / lambda up to 2^4 / lambda
 LEVEL_LOW, LEVEL_HIGH = -30, 4
 #: relative float64 error of the law's ``survival_many`` (a few ulp for erfc and the incomplete gamma function)
@@ -154,10 +193,14 @@ def upper_end(lam, top, survival, mean, u=0.0):
     return X
 
 
-def adapt_mesh(lam, top, z, survival, mean, u=0.0):
+def adapt_mesh(lam, top, z, survival, mean, u=0.0, breaks=(), test=None):
     """The :class:`QuadratureMesh` for the batch rate ``lam``, rows 0..top with masses ``z`` (>= 0, the weights of
     the acceptance test) and the survival function ``survival`` (float64 arrays) of a law of mean ``mean``: cells
-    bisected until the two orders agree (module docstring) for the integrand Pois(K; lambda x) S(x + u)."""
+    bisected until the two orders agree (module docstring) for the integrand Pois(K; lambda x) S(x + u).
+
+    A kinked law (module docstring, *Kinks*): the cells also split at the points ``breaks`` (x = k - u_j of every
+    kink k and column u_j the mesh serves), and the acceptance test takes ``test`` (x -> the columns' mean of
+    S(x + u_j), analytic on every cell) in place of S(x + u)."""
     z = numpy.asarray(z, dtype=float)
     X = upper_end(lam, top, survival, mean, u)
     epsilon = EPSILON * min(1.0 / lam, mean)
@@ -167,6 +210,9 @@ def adapt_mesh(lam, top, z, survival, mean, u=0.0):
         edges.append(e)
         e *= 2
     edges.append(X)
+    edges = sorted(set(edges).union(b for b in breaks if 0 < b < X))
+    if test is not None:
+        survival, u = test, 0.0
     todo = list(zip(edges[:-1], edges[1:]))
     done = []
     whole = None
@@ -200,31 +246,69 @@ class QuadraturePiece:
     ``survival`` the law's float64 ``survival_many`` (a callable on arrays), ``mean`` E V (a float); the meshes are
     kept per (batch rate, rows) (a quantile search's points share them). A plain class."""
 
-    __slots__ = ("survival", "mean", "meshes")
+    __slots__ = ("survival", "mean", "meshes", "kinks", "bound", "ctx", "exact")
     #: what :mod:`~qderive.numeric.kernels.lattice_finite` asks (it does not import this module: generated code
     #: ships that kernel without this one)
     quadrature = True
 
-    def __init__(self, survival, mean):
+    def __init__(self, survival, mean, kinks=(), bound=None):
         self.survival = survival
         self.mean = float(mean)
         self.meshes = {}
+        #: the points y > 0 where S is not analytic (a uniform law's ends; module docstring, *Kinks*)
+        self.kinks = tuple(sorted(float(k) for k in kinks if k > 0))
+        #: (center, lo, hi, height) -> a bound of |S| on the complex rectangles, or None (the law's
+        #: ``survival_bound``; module docstring, *The bound*); None: the two orders' difference estimates the error
+        self.bound = bound
+        #: None (float64), or the context of a twin at D digits (:meth:`at`) and its exact data
+        self.ctx, self.exact = None, None
 
-    def mesh(self, lam, W, level=None):
+    def at(self, ctx, survival, mean, kinks):
+        """The twin of this piece in the context ``ctx`` (mpmath at D digits; module docstring, *At D digits*):
+        ``survival`` maps an object array of ctx numbers to P(V > x) at the context's precision, ``mean`` E V and
+        ``kinks`` the kinks as ctx numbers; the float64 meshes are shared (adapted once)."""
+        twin = QuadraturePiece(self.survival, self.mean, self.kinks, self.bound)
+        twin.meshes, twin.ctx, twin.exact = self.meshes, ctx, (survival, mean, tuple(kinks))
+        return twin
+
+    def mesh(self, lam, W, level=None, us=None, masses=None):
         """The mesh for the batch rate ``lam``, the rows ``W`` (K x levels; masses z_K its row sums) and the columns
-        u >= 2^level / lambda (None: u = 0), adapted at u = 2^level / lambda (:func:`column_level`)."""
-        key = (float(lam), W.shape[0], level)
+        u >= 2^level / lambda (None: u = 0), adapted at u = 2^level / lambda (:func:`column_level`). A kinked law:
+        the mesh of the columns ``us`` (their ``masses`` weighting the test), split at every k - u_j > 0."""
+        z = None
+        if self.kinks:
+            us = numpy.zeros(1) if us is None else numpy.asarray(us, dtype=float)
+            breaks = tuple(sorted({k - u for k in self.kinks for u in us.tolist() if k - u > 0}))
+            key = (float(lam), W.shape[0], level, breaks)
+        else:
+            key = (float(lam), W.shape[0], level)
         if key not in self.meshes:
             z = numpy.asarray(W, dtype=float).sum(axis=1)
             if not z.any():
                 z = numpy.ones(W.shape[0])
             u = 0.0 if level is None else 2.0**level / float(lam)
-            self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u)
+            test = None
+            if self.kinks:
+                if len(self.meshes) >= MAX_MESHES:  # a quantile search's points: each its own columns' mesh
+                    self.meshes.clear()
+                m = numpy.ones(len(us)) if masses is None else numpy.maximum(numpy.asarray(masses, dtype=float), 0)
+                m = m / m.sum() if m.sum() > 0 else numpy.ones(len(us)) / len(us)
+                u = float(numpy.min(us))
+
+                def test(x, us=us, m=m):
+                    x = numpy.asarray(x, dtype=float)
+                    S = numpy.asarray(self.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float)
+                    return S.reshape(len(x), len(us)) @ m
+            else:
+                breaks = ()
+            self.meshes[key] = adapt_mesh(float(lam), W.shape[0] - 1, z, self.survival, self.mean, u, breaks, test)
         return self.meshes[key]
 
 
     def profile(self, lam, W):
-        """:func:`quadrature_profile` of this piece."""
+        """:func:`quadrature_profile` of this piece (:func:`digits_profile` for a twin at D digits)."""
+        if self.ctx is not None:
+            return digits_profile(self, lam, W)
         return quadrature_profile(self, lam, W)
 
     def columns(self, ctx, lam, W, A, us, J):
@@ -242,6 +326,49 @@ def column_level(lam, us):
     return numpy.clip(got, LEVEL_LOW, LEVEL_HIGH).astype(int)
 
 
+def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
+    """cells x columns: a bound of the error of the rule of n nodes (the value's: ORDERS[1]) on each cell for the
+    integrand f_j(x) = sum_K Z[K, j] Pois(K; lambda x) S(x + u_j), or None when the law gives no ``bound``.
+    Gauss-Legendre on [c - h, c + h] for f analytic in the Bernstein ellipse E_rho (foci c -+ h, semi-axes
+    h (rho +- 1/rho) / 2) with |f| <= M there errs by at most h (64/15) M rho^{-2n} / (rho^2 - 1) (Trefethen,
+    *Approximation Theory and Approximation Practice*, Theorem 19.3). On E_rho, inside the rectangle
+    lo <= Re z <= hi, |Im z| <= b:
+    |Pois(K; lambda z)| = (lambda |z|)^K e^{-lambda Re z} / K! <= (lambda R)^K e^{-lambda lo} / K! (R the largest
+    |z|) and |S(z + u_j)| <= the law's bound on the piece of S at c + u_j (every cell lies between the kinks of the
+    columns it serves). The least over RHOS per cell and column."""
+    if piece.bound is None:
+        return None
+    us = numpy.asarray(us, dtype=float)
+    a, b = mesh.edges[:-1], mesh.edges[1:]
+    c, h = (a + b) / 2, (b - a) / 2
+    top = Z.shape[0] - 1
+    ks = numpy.arange(top + 1, dtype=float)
+    log_fact = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, top + 1, dtype=float)))])
+    best = None
+    for rho in RHOS:
+        major, minor = h * (rho + 1 / rho) / 2, h * (rho - 1 / rho) / 2
+        lo, hi = c - major, c + major
+        R = numpy.hypot(numpy.maximum(numpy.abs(lo), numpy.abs(hi)), minor)
+        lead = numpy.log(h * 64 / 15 / (rho * rho - 1)) - 2 * n * math.log(rho) - mesh.lam * lo  # per cell
+        logs = numpy.log(mesh.lam * R)[:, None] * ks[None, :] - log_fact[None, :] + lead[:, None]
+        with numpy.errstate(over="ignore"):
+            P = numpy.exp(numpy.minimum(logs, 700.0))  # cells x rows
+            Sb = piece.bound((c[:, None] + us[None, :]).reshape(-1), (lo[:, None] + us[None, :]).reshape(-1),
+                             (hi[:, None] + us[None, :]).reshape(-1), numpy.repeat(minor, len(us)))
+            got = (P @ Z) * numpy.asarray(Sb, dtype=float).reshape(len(c), len(us))
+        got = numpy.where(numpy.isfinite(got), got, numpy.inf) * (1 + 1e-12)
+        best = got if best is None else numpy.minimum(best, got)
+    if piece.kinks:  # a cell's ends k - u_j are rounded: a sliver of width delta <= 4 eps (x + u_j) may hold the kink
+        # on the wrong side, where S (continuous: no atoms) differs from the piece's continuation p_c by at most
+        # delta (|p_c'| + |S'|) (Pois <= 1); |p'| <= max |p| / h on the disk of radius h (Cauchy), max over the cells
+        delta = 4 * 2.0**-52 * (numpy.abs(b)[:, None] + us[None, :])
+        Sb = piece.bound((c[:, None] + us[None, :]).reshape(-1), (a[:, None] - h[:, None] + us[None, :]).reshape(-1),
+                         (b[:, None] + h[:, None] + us[None, :]).reshape(-1), numpy.repeat(h, len(us)))
+        slope = numpy.asarray(Sb, dtype=float).reshape(len(c), len(us)) / h[:, None]
+        best = best + 2 * delta**2 * (slope + slope.max(axis=0)[None, :]) * Z.sum(axis=0)[None, :]
+    return best
+
+
 def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`quadrature_columns`
     """(value, error) of sum_K sum_j Z[K, j] omega_K(u_j) (module docstring), Z rows x columns, ``us`` >= 0."""
     us = numpy.asarray(us, dtype=float)
@@ -252,7 +379,8 @@ def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`qua
         S = numpy.asarray(piece.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float).reshape(len(x), J)
         parts.append((Y * S).reshape(mesh.cells, -1, J).sum(axis=1))  # cells x columns
     value = float(numpy.sum(parts[1]))
-    error = float(numpy.sum(numpy.abs(parts[1] - parts[0])))
+    bound = remainder_bound(piece, mesh, Z, us)
+    error = float(numpy.sum(numpy.abs(parts[1] - parts[0]) if bound is None else bound))
     mass = Z.sum(axis=0)  # sum_K Z[K, j]
     s_u = numpy.asarray(piece.survival(us), dtype=float)
     s_X = numpy.asarray(piece.survival(us + mesh.X), dtype=float)
@@ -273,7 +401,8 @@ def quadrature_profile(piece, lam, W):
         S = numpy.asarray(piece.survival(x), dtype=float)
         q.append((PW * S[:, None]).reshape(mesh.cells, -1, top + 1).sum(axis=1))  # cells x K
     omega = q[1].sum(axis=0)
-    error = numpy.abs(q[1] - q[0]).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
+    bound = remainder_bound(piece, mesh, numpy.eye(top + 1), numpy.zeros(1))
+    error = (numpy.abs(q[1] - q[0]) if bound is None else bound).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
         piece.survival(numpy.array([mesh.X]))[0]) + SURVIVAL_ERROR * omega
     size = _size(mesh)
     rest = max(piece.mean - float(numpy.sum(omega)), 0.0) + float(numpy.sum(error)) + 4 * 2.2e-16 * size * piece.mean
@@ -300,8 +429,251 @@ def quadrature_columns(ctx, lam, piece, W, A, us, J):
     levels = column_level(float(lam), u)
     value = error = size = 0.0
     for level in numpy.unique(levels):  # the columns of one level on their mesh
-        mesh = piece.mesh(lam, W, int(level))
         sel = levels == level
-        v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
+        Zf = numpy.asarray(Z[:, sel], dtype=float)
+        mesh = piece.mesh(lam, W, int(level), u[sel], Zf.sum(axis=0))
+        if piece.ctx is not None:  # at D digits: the same mesh refined to the precision
+            v, e = _digits_evaluate(piece, lam, mesh, Z[:, sel], numpy.asarray(us[:J], dtype=object)[keep][sel])
+        else:
+            v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
         value, error, size = value + v, error + e, max(size, _size(mesh))
     return value, error, size + r + J, cols.sum(axis=1)
+
+
+# -- At D digits -------------------------------------------------------------------------------------------------
+
+
+def digits_orders(dps):
+    """(m, 2 m) Gauss-Legendre nodes per cell at ``dps`` working digits: m = 12 2^k, the least with 13 m / 12 >= dps + 4
+    (a cell of the float64 mesh was accepted where 12 nodes reach 13 digits: the error falls geometrically in n)."""
+    m = 12
+    while 13 * m / 12 < dps + 4:
+        m *= 2
+    return m, 2 * m
+
+
+def _legendre(ctx, n, x):
+    """(P_n(x), P_n'(x)) elementwise (the three-term recurrence; ``x`` an object array of ctx numbers)."""
+    p0, p1 = x * 0 + 1, x
+    for k in range(1, n):
+        p0, p1 = p1, ((2 * k + 1) * x * p1 - k * p0) / (k + 1)
+    return p1, n * (x * p1 - p0) / (x * x - 1)
+
+
+def digits_rule(ctx, n):
+    """Gauss-Legendre nodes and weights on [-1, 1] in ``ctx`` (numpy's float64 roots polished by Newton's method on
+    the recurrence until the step is below 4 eps; w = 2 / ((1 - x^2) P_n'(x)^2))."""
+    key = ("rule", n, getattr(ctx, "dps", None))
+    if key not in _RULES:
+        t, _ = _rule(n)
+        x = ctx.array([ctx.num(float(v)) for v in t])
+        for _ in range(12):
+            p, dp = _legendre(ctx, n, x)
+            step = p / dp
+            x = x - step
+            if all(abs(v) <= 4 * ctx.eps for v in step):
+                break
+        _, dp = _legendre(ctx, n, x)
+        _RULES[key] = (x, 2 / ((1 - x * x) * dp * dp))
+    return _RULES[key]
+
+
+def _digits_cells(piece, lam, mesh, us):
+    """The cells of ``mesh`` in the twin's context: the float64 ends exact, the kinks' points k - u_j snapped to their
+    exact values (no sliver), the grading at 0 continued down to 10^-(dps + 4) min(1 / lambda, E V) and the end X
+    doubled until the rest beyond it is below 10^-(dps + 4) E V (the float64 mesh stops at 1e-15 and 1e-18)."""
+    ctx = piece.ctx
+    _, mean, kinks = piece.exact
+    tiny = 10.0 ** -(ctx.dps + 4)
+    edges = [ctx.num(float(e)) for e in mesh.edges]
+    if kinks:
+        floats = numpy.asarray(mesh.edges, dtype=float)
+        for k in kinks:
+            for u in us:
+                exact = k - u
+                if exact > 0:
+                    i = int(numpy.argmin(numpy.abs(floats - float(exact))))
+                    if abs(floats[i] - float(exact)) <= 1e-12 * max(1.0, abs(float(exact))):
+                        edges[i] = exact
+    lamf, top = float(lam), mesh.top
+    start = float(mesh.edges[0])
+    floor = tiny * min(1.0 / lamf, piece.mean)
+    low = []
+    while start > floor:  # below the float64 mesh's first end: cells [a / 2, a]
+        start /= 2
+        low.append(ctx.num(start))
+    edges = low[::-1] + edges
+    X = float(mesh.edges[-1])
+    u0 = min((float(u) for u in us), default=0.0)
+    for _ in range(200):
+        s = float(piece.survival(numpy.array([X + u0]))[0])
+        if s <= 0 or poisson_cdf(lamf * X, top)[top] * s / lamf <= tiny * piece.mean:
+            break
+        X *= 2
+        edges.append(ctx.num(X))
+    return ctx.array(edges)
+
+
+def _digits_nodes(piece, lam, a, b, n, top):
+    """(nodes, P w) for the cells [a_c, b_c] and n nodes per cell: nodes flattened (cells x n), P[i, K] w_i the
+    Poisson weights e^{-lambda x} (lambda x)^K / K! (by the recurrence in K: products of positive numbers) times
+    the rule's weights."""
+    ctx = piece.ctx
+    t, w = digits_rule(ctx, n)
+    x = ((a + b)[:, None] / 2 + ((b - a) / 2)[:, None] * t[None, :]).reshape(-1)
+    ww = (((b - a) / 2)[:, None] * w[None, :]).reshape(-1)
+    fast = _fast(ctx)
+    if fast is not None:  # the same recurrence in the context's faster twin (gmpy2) at D + 10 digits
+        hi, twin = fast
+        with hi, twin:
+            z, ww = twin.from_mp(x * lam), twin.from_mp(ww)
+            P = twin.zeros((len(x), top + 1))
+            col = twin.exp(-z)
+            for K in range(top + 1):
+                if K:
+                    col = col * z / K
+                P[:, K] = col * ww
+        return x, P
+    z = x * lam
+    P = ctx.zeros((len(x), top + 1))
+    col = ctx.exp(-z)
+    for K in range(top + 1):
+        if K:
+            col = col * z / K
+        P[:, K] = col * ww
+    return x, P
+
+
+def _fast(ctx):
+    """(the context at D + 10 digits, its twin of faster numbers) when the context has one (``twin``: gmpy2's mpfr,
+    about ten times mpmath's speed, correctly rounded), else None; the Poisson weights computed there carry
+    10^-(D+9) relative, below the survival function's 10^-(D+4) counted in the error."""
+    make = getattr(ctx, "twin", None)
+    if make is None:
+        return None
+    hi = type(ctx)(ctx.dps + 10)
+    with hi:
+        twin = hi.twin()
+    return None if twin is None else (hi, twin)
+
+
+def _rows_times(ctx, PW, S, cells, n):
+    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`_digits_nodes`, maybe the twin's
+    numbers; the result the context's)."""
+    fast = _fast(ctx) if len(PW) and not hasattr(PW.flat[0], "_mpf_") else None
+    if fast is None:
+        return (PW * S[:, None]).reshape(cells, n, -1).sum(axis=1)
+    hi, twin = fast
+    with hi, twin:
+        got = (PW * twin.from_mp(S)[:, None]).reshape(cells, n, -1).sum(axis=1)
+        return twin.to_mp(got)
+
+
+#: at D digits, the cells are bisected at most this many rounds (:func:`_digits_refine`)
+DIGITS_ROUNDS = 24
+
+
+def _digits_refine(piece, lam, edges, top, apply, weights):
+    """(edges, (Q_m, Q_2m)) at the twin's precision: the rule's values per cell (cells x columns, given by
+    ``apply(nodes, P w, cells, n)``), the cells of ``edges`` bisected until on each the two orders of :func:`digits_orders`
+    differ by at most 10^-(dps + 3) 2^-6 of the whole (the columns weighted by ``weights``): the float64 mesh accepted
+    cells whose share is below 1e-17 of the whole whatever their orders' agreement, and its 1e-13 is not D digits."""
+    ctx = piece.ctx
+    orders = digits_orders(ctx.dps)
+    tol = ctx.num(10.0 ** -(ctx.dps + 3) / 64)
+    todo = list(zip(edges[:-1], edges[1:]))
+    done, whole = [], None
+    for round_ in range(DIGITS_ROUNDS + 1):
+        if not todo:
+            break
+        a, b = ctx.array([c[0] for c in todo]), ctx.array([c[1] for c in todo])
+        q = []
+        for n in orders:
+            x, PW = _digits_nodes(piece, lam, a, b, n, top)
+            q.append(apply(x, PW, len(todo), n))  # cells x columns
+        diff = numpy.abs(q[1] - q[0]) @ weights
+        if whole is None:
+            whole = abs(ctx.fsum(list(q[1] @ weights)))
+        nxt = []
+        for i, (lo, hi) in enumerate(todo):
+            if diff[i] <= tol * whole or round_ == DIGITS_ROUNDS or hi - lo <= 4 * ctx.eps * hi:
+                done.append((lo, hi, q[0][i], q[1][i]))
+            else:
+                mid = (lo + hi) / 2
+                nxt += [(lo, mid), (mid, hi)]
+        todo = nxt
+    done.sort(key=lambda c: c[0])
+    cut = ctx.array([done[0][0]] + [c[1] for c in done])
+    return cut, (numpy.array([c[2] for c in done]), numpy.array([c[3] for c in done]))
+
+
+def _digits_evaluate(piece, lam, mesh, Z, us):
+    """(value, error) of :func:`_evaluate` at the twin's precision on the cells of :func:`_digits_cells`, refined
+    (:func:`_digits_refine`): the value the rule of 2 m nodes (:func:`digits_orders`), the error the remainder bound
+    (:func:`remainder_bound`, a law with ``survival_bound``) or the two orders' difference, plus the cell at 0 and
+    the rest beyond X by their bounds and the survival function's rounding."""
+    ctx = piece.ctx
+    survival, _, _ = piece.exact
+    J = len(us)
+
+    def apply(x, PW, cells, n):
+        S = survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
+        return (ctx.matmul(PW, Z) * S).reshape(cells, n, J).sum(axis=1)
+
+    edges, parts = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), mesh.top, apply,
+                                  ctx.array([1] * J))
+    value = ctx.fsum(list(parts[1].reshape(-1)))
+    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), mesh.top, 0.0)
+    bound = remainder_bound(_unkinked(piece), fmesh, numpy.asarray(Z, dtype=float), numpy.asarray(us, dtype=float),
+                            digits_orders(ctx.dps)[1])
+    error = (ctx.fsum([abs(v) for v in (parts[1] - parts[0]).reshape(-1)]) if bound is None else
+             ctx.num(float(numpy.sum(bound))))
+    mass = Z.sum(axis=0)
+    error = error + edges[0] * ctx.fsum(list(survival(us) * mass))  # the cell [0, edges[0]]
+    X = edges[-1]
+    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), mesh.top)]) / lam
+    error = error + ctx.fsum(list(survival(us + X) * ctx.matmul(beyond.reshape(1, -1), Z)[0]))
+    return value, error + _digits_survival_error(ctx) * abs(value)
+
+
+def _digits_survival_error(ctx):
+    """The relative error of the twin's survival function: the law's ``survival_many`` at D + 5 digits (the sums
+    themselves run at the parts' higher working precision, whose eps is far smaller)."""
+    return 10.0 ** -(ctx.dps + 4)
+
+
+def _unkinked(piece):
+    """The piece as the remainder bound sees it at D digits: the kinks' points are exact cell ends (no sliver)."""
+    twin = QuadraturePiece(piece.survival, piece.mean, (), piece.bound)
+    return twin
+
+
+def digits_profile(piece, lam, W):
+    """:func:`quadrature_profile` at the twin's precision (the rows as columns, weighted by their masses, refined as
+    in :func:`_digits_evaluate`)."""
+    ctx = piece.ctx
+    survival, mean, _ = piece.exact
+    mesh = piece.mesh(lam, W)
+    top = W.shape[0] - 1
+    us = ctx.array([ctx.num(0)])
+    z = W.sum(axis=1)
+
+    def apply(x, PW, cells, n):
+        return _rows_times(ctx, PW, survival(x), cells, n)
+
+    edges, q = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), top, apply, z)
+    orders = digits_orders(ctx.dps)
+    omega = q[1].sum(axis=0)
+    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), top, 0.0)
+    bound = remainder_bound(_unkinked(piece), fmesh, numpy.eye(top + 1), numpy.zeros(1), orders[1])
+    if bound is None:
+        error = numpy.abs(q[1] - q[0]).sum(axis=0)
+    else:
+        error = ctx.array([ctx.num(float(v)) for v in bound.sum(axis=0)])
+    X = edges[-1]
+    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), top)]) / lam
+    error = error + edges[0] + beyond * survival(ctx.array([X]))[0] + _digits_survival_error(ctx) * omega
+    size = _size(mesh) + 8
+    rest = mean - ctx.fsum(list(omega))
+    rest = (rest if rest > 0 else 0 * rest) + ctx.fsum(list(error)) + 4 * ctx.eps * size * mean
+    return omega, rest, error, size

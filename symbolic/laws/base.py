@@ -419,6 +419,13 @@ class TimeLaw(TimeLawDistribution, Law):
         """The points x > 0 where P(T > x) is not analytic, exactly (uniform: its ends); quadrature splits there."""
         return ()
 
+    def survival_bound(self, center, lo, hi, height):
+        """An upper bound of |S(z)| over the complex rectangles lo <= Re z <= hi, |Im z| <= height (float64 arrays),
+        S the analytic continuation of P(T > x) from the real point ``center`` (not a kink; the piece of S there), or
+        None when the law cannot bound it (the default). The quadrature (F9) of the numeric layer turns it into the
+        Gauss-Legendre remainder on Bernstein ellipses (an error bound instead of an estimate)."""
+        return None
+
     def sample(self, rng, size: int):
         """``size`` independent variates (numpy array) for the simulator."""
         raise ParameterError(f"{type(self).__name__} cannot be sampled: give a concrete law")

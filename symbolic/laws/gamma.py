@@ -120,6 +120,23 @@ class _GammaFamily(TimeLaw):
         T = tuple(tuple(-rate if j == i else (rate if j == i + 1 else 0) for j in range(k)) for i in range(k))
         return (1,) + (0,) * (k - 1), T
 
+    def survival_bound(self, center, lo, hi, height):
+        """For an integer shape k (:meth:`TimeLaw.survival_bound`): S(z) = e^{-w} sum_{i<k} w^i / i!, w = k z / m,
+        so |S(z)| <= e^{-k lo / m} sum_{i<k} (k R / m)^i / i!, R = hypot(max(|lo|, |hi|), height) the largest |z|; a
+        shape that is not an integer: None (no bound of the incomplete gamma function off the real axis here)."""
+        if is_symbolic(self.shape_value) or is_symbolic(self.mean) or self.shape_value != int(self.shape_value):
+            return None
+        import numpy
+
+        k, m = int(self.shape_value), float(self.mean)
+        lo, hi = numpy.asarray(lo, dtype=float), numpy.asarray(hi, dtype=float)
+        w = k * numpy.hypot(numpy.maximum(numpy.abs(lo), numpy.abs(hi)), numpy.asarray(height, dtype=float)) / m
+        term, total = numpy.ones_like(w), numpy.ones_like(w)
+        for i in range(1, k):
+            term = term * w / i
+            total = total + term
+        return total * numpy.exp(-k * lo / m) * (1 + 1e-13)
+
     def survival(self, x):
         """P(T > x) = Q(a, a x / m), the regularized upper incomplete gamma function (mpmath)."""
         import mpmath

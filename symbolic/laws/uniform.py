@@ -84,6 +84,17 @@ class Uniform(TimeLaw):
     def survival_kinks(self):
         return tuple(v for v in (self.low, self.high) if v > 0)
 
+    def survival_bound(self, center, lo, hi, height):
+        """|S(z)| on the rectangles (:meth:`TimeLaw.survival_bound`) for the piece at ``center``: 1 below a,
+        |b - z| / (b - a) <= hypot(max(|b - lo|, |b - hi|), height) / (b - a) on (a, b), 0 beyond b."""
+        import numpy
+
+        a, b = float(self.low), float(self.high)
+        c = numpy.asarray(center, dtype=float)
+        far = numpy.hypot(numpy.maximum(numpy.abs(b - numpy.asarray(lo)), numpy.abs(b - numpy.asarray(hi))),
+                          numpy.asarray(height)) / (b - a)
+        return numpy.where(c < a, 1.0, numpy.where(c < b, far * (1 + 1e-14), 0.0))
+
     def sample(self, rng, size):
         return rng.uniform(float(self.low), float(self.high), size)
 
