@@ -1,0 +1,373 @@
+"""The blocks' combination audit (issue 26, "Done means"): every combination of the three new options
+(--start-threshold, --setup, --close-down) with the existing ones either computes or is refused by the capabilities
+with the reason.
+
+The axes: the room (vacation-infinite; vacation-finite with r = 10 under partial and whole admission), the vacation
+rule (none, multiple, single), the start threshold N (1, 3), the setup (none, exponential, constant, uniform,
+lognormal, empirical), the close-down (none, exponential, constant), the service (exponential, Erlang-2, constant,
+lognormal), the batch (geometric of mean 2, constant 2), the measure (the default ones, --distribution, the mean
+wait, --wait-tail, --wait-quantile, --wait-moments 2, the sojourn) and the verb (eval, sweep, size with a target,
+simulate with a small budget, codegen, derive, verify). Their product is about 10^5 command lines: the audit runs a
+seeded covering design (:func:`pairwise`: every pair of values of two axes in at least one case) and, on the cheap
+axes (room, rule, N, close-down: eval of the default measures), the full product. Each command line runs in-process
+under a CPU guard (:func:`test_fuzz._run`) and must
+
+* exit 0 with every number finite, every probability in [0, 1] and the contract's JSON keys (those of the same
+  command without the blocks), or
+* exit 2 with one line ``qderive: error: <verb or measure> with --<option> ...: <reason>`` naming an option the
+  command line gave (a capabilities refusal) -- never a traceback, a hang or another message.
+
+``derive`` and ``verify`` take a model name only (their derivation is in general laws): for them the audit asks the
+capabilities (:func:`qderive.derivations.capabilities.ask`) with the case's model, which must compute or refuse naming
+one of its fields, and the command line must refuse a block option rather than ignore it.
+
+Where a case computes, its numbers are checked against something computed another way: a seeded sample of eval cases
+against the block chain of :mod:`qderive.numeric.oracles.blocks` (the CTMC built from the blocks' stages, solved by
+GTH; the finite room's admitted customer's wait by its tagged-customer chain), two against the simulator's
+interval; sweep against eval at the same point; and each block must change the answer it is meant to change (no
+silently ignored option).
+
+A combination that is refused today may compute after another branch lands (a constant setup in the finite room, a
+uniform law in the blocks): the audit accepts either outcome; the comparisons run on what computes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import math
+import random
+import re
+from fractions import Fraction as F
+
+import mpmath
+import pytest
+from test_fuzz import _check_output, _run
+
+from qderive.derivations.capabilities import ask
+from qderive.derivations.cli.options import add_fields, parse_fields
+from qderive.symbolic.errors import ParameterError
+from qderive.symbolic.models import registered_models
+from qderive.symbolic.models.base import MeasureKind
+
+SEED = 2026_26
+
+#: the axes of the audit and their values (the first value of each is the plain model's)
+AXES = {
+    "room": ("infinite", "partial", "whole"),  # vacation-infinite; vacation-finite r = 10 with that admission
+    "rule": ("none", "multiple", "single"),
+    "threshold": (1, 3),
+    "setup": ("none", "exp", "det", "uniform", "lognormal", "empirical"),
+    "close": ("none", "exp", "det"),
+    "service": ("exp", "erlang", "det", "lognormal"),
+    "batch": ("geometric", "const"),
+    "measure": ("default", "distribution", "mean_wait", "wait_tail", "wait_quantile", "wait_moments", "sojourn"),
+    "verb": ("eval", "sweep", "size", "simulate", "codegen", "derive", "verify"),
+}
+SERVICE = {"exp": "exp:mean=1", "erlang": "erlang:k=2,mean=1", "det": "det:mean=1",
+           "lognormal": "lognormal:mean=1,scv=2"}
+BLOCK_LAW = {"exp": "exp:mean=1/2", "det": "det:mean=1/2", "uniform": "uniform:low=1/4,high=3/4",
+             "lognormal": "lognormal:mean=1/2,scv=2", "empirical": "empirical:values=0.25/0.5/0.75"}
+BATCH = {"geometric": "geometric:mean=2", "const": "const:n=2"}
+#: codegen takes families (the numbers are the generated function's arguments)
+FAMILY = {"exp": "exp", "erlang": "erlang:k=2", "det": "det", "lognormal": "lognormal", "uniform": "uniform",
+          "empirical": "empirical", "geometric": "geometric", "const": "const:n=2"}
+MEASURE = {"default": [], "distribution": ["--distribution"], "mean_wait": ["--wait-moments", "1"],
+           "wait_tail": ["--wait-tail", "1"], "wait_quantile": ["--wait-quantile", "0.9"],
+           "wait_moments": ["--wait-moments", "2"], "sojourn": ["--sojourn-tail", "2", "--sojourn-moments", "1"]}
+#: the codegen measure key standing for each measure (q0 is the infinite room's p0)
+CODEGEN_KEY = {"default": "mean_wait", "distribution": "p0", "mean_wait": "mean_wait", "wait_tail": "wait_tail",
+               "wait_quantile": "wait_quantile", "wait_moments": "mean_wait", "sojourn": "sojourn_tail"}
+CAPACITY = "10"
+
+#: a refusal by the capabilities: the verb (or the response measure) with the option at fault, then the reason
+_REFUSAL = re.compile(r"^qderive: error: ([\w-]+) with (--[a-z-]+)( \S+)?( in [a-z-]+)?: \S")
+#: a refusal of an option's own value (codegen's families: "--setup det: no generated code ...")
+_VALUE_REFUSAL = re.compile(r"^qderive: error: (--[a-z-]+)( = | )?\S*: \S")
+#: a progress line of a slow run (numeric/engines/progress.py): not an error line
+_PROGRESS = re.compile(r"qderive: [\w-]+ [\w-]+: running, \d+ s(, done)?$")
+
+
+# -- the covering design ---------------------------------------------------------------------------------------
+
+
+def pairwise(axes: dict, seed) -> list[dict]:
+    """A seeded covering design of strength 2: cases (one value per axis) such that every pair of values of two
+    different axes appears in at least one case. Greedy (AETG, Cohen et al. 1997): start each case from an uncovered
+    pair, fill the other axes in a random order with the value that covers most uncovered pairs (ties at random)."""
+    rng = random.Random(seed)
+    names = list(axes)
+    uncovered = {((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in axes[a] for y in axes[b]}
+    cases = []
+    while uncovered:
+        (a, x), (b, y) = rng.choice(sorted(uncovered, key=repr))  # sorted: a set's order varies between runs
+        case = {a: x, b: y}
+        rest = [n for n in names if n not in case]
+        rng.shuffle(rest)
+        for n in rest:
+            def gain(v):
+                return sum(((m, case[m]), (n, v)) in uncovered or ((n, v), (m, case[m])) in uncovered
+                           for m in case)
+            best = max(gain(v) for v in axes[n])
+            case[n] = rng.choice([v for v in axes[n] if gain(v) == best])
+        for p, q in itertools.combinations(names, 2):
+            uncovered.discard(((p, case[p]), (q, case[q])))
+        cases.append({n: case[n] for n in names})
+    return cases
+
+
+def test_the_design_covers_every_pair():
+    cases = pairwise(AXES, SEED)
+    for a, b in itertools.combinations(AXES, 2):
+        seen = {(c[a], c[b]) for c in cases}
+        assert seen == set(itertools.product(AXES[a], AXES[b])), (a, b)
+    assert len(cases) <= 70  # 49 pairs of measure x verb at least; the greedy design stays close
+
+
+# -- command lines of a case -----------------------------------------------------------------------------------
+
+
+def model_name(case) -> str:
+    return "vacation-infinite" if case["room"] == "infinite" else "vacation-finite"
+
+
+def model_options(case, load="0.5", capacity=True) -> list[str]:
+    """The model's options of ``case`` (``load`` None: no --load; ``capacity`` False: no --capacity)."""
+    out = ["--batch", BATCH[case["batch"]], "--service", SERVICE[case["service"]]]
+    if load is not None:
+        out += ["--load", load]
+    if case["rule"] == "none":
+        out += ["--vacation", "none"]
+    else:
+        out += ["--vacation", "exp:mean=1", "--vacation-policy", case["rule"]]
+    if case["room"] != "infinite":
+        out += ["--admission", case["room"]] + (["--capacity", CAPACITY] if capacity else [])
+    if case["threshold"] != 1:
+        out += ["--start-threshold", str(case["threshold"])]
+    if case["setup"] != "none":
+        out += ["--setup", BLOCK_LAW[case["setup"]]]
+    if case["close"] != "none":
+        out += ["--close-down", BLOCK_LAW[case["close"]]]
+    return out
+
+
+def codegen_options(case) -> list[str]:
+    out = ["--batch", FAMILY[case["batch"]], "--service", FAMILY[case["service"]]]
+    if case["rule"] == "none":  # the infinite room's codegen has the flag --no-vacation
+        out += ["--no-vacation"] if case["room"] == "infinite" else ["--vacation", "none"]
+    else:
+        out += ["--vacation", "exp", "--vacation-policy", case["rule"]]
+    if case["room"] != "infinite":
+        out += ["--admission", case["room"]]
+    if case["threshold"] != 1:
+        out += ["--start-threshold", str(case["threshold"])]
+    for axis, option in (("setup", "--setup"), ("close", "--close-down")):
+        if case[axis] != "none":
+            out += [option, FAMILY[case[axis]]]
+    return out
+
+
+def model_of(case):
+    """The concrete model of ``case`` (as the command line builds it)."""
+    cls = registered_models()[model_name(case)]
+    parser = argparse.ArgumentParser()
+    add_fields(parser, cls, alternatives=cls.alternatives)
+    args = parser.parse_args(model_options(case))
+    return cls.from_values(parse_fields(args, cls, alternatives=cls.alternatives))
+
+
+def given_options(argv) -> set[str]:
+    return {a for a in argv if a.startswith("--")}
+
+
+def refused(argv, code, err) -> str:
+    """Assert a capabilities refusal: one line naming an option ``argv`` gave; return the option."""
+    lines = [line for line in err.strip().splitlines() if not _PROGRESS.match(line)]
+    assert code == 2 and len(lines) == 1, (argv, code, err)
+    found = _REFUSAL.match(lines[0])
+    option = found.group(2) if found else None
+    if found is None and argv[0] == "codegen":
+        found = _VALUE_REFUSAL.match(lines[0])
+        option = found.group(1) if found else None
+    assert found, (argv, lines[0])
+    assert option in given_options(argv), (argv, lines[0])
+    assert "nan" not in lines[0].lower().split() and "Traceback" not in err
+    return option
+
+
+def finite_number(value) -> bool:
+    x = mpmath.mpf(value) if isinstance(value, str) else mpmath.mpf(float(value))
+    return bool(mpmath.isfinite(x))
+
+
+# -- one case: run its verb and check the contract -------------------------------------------------------------
+
+
+def plain(case) -> dict:
+    """The same case without the three new options."""
+    return {**case, "threshold": 1, "setup": "none", "close": "none"}
+
+
+def run_eval(case, measure=None):
+    """(exit status, JSON or None, stderr) of ``eval`` of the case with its measure (or ``measure``)."""
+    argv = ["eval", model_name(case), *model_options(case), *MEASURE[measure or case["measure"]], "--json"]
+    code, out, err, _ = _run(argv)
+    return argv, code, (json.loads(out) if code == 0 else None), err
+
+
+def check_eval(case) -> str:
+    argv, code, doc, err = run_eval(case)
+    if code != 0:
+        return refused(argv, code, err)
+    cls = registered_models()[model_name(case)]
+    _check_output(cls, json.dumps(doc))
+    keys = set(doc["measures"])
+    # the contract's keys: those of the plain model with the same measure (computed or not, the key set is fixed)
+    _, code0, doc0, _ = run_eval(plain(case))
+    if code0 == 0:
+        assert keys == set(doc0["measures"]), (argv, keys ^ set(doc0["measures"]))
+        assert set(doc) - {"notes"} == set(doc0) - {"notes"}, (argv, set(doc) ^ set(doc0))  # notes: when any
+    for key in ("wait_tail", "sojourn_tail"):
+        for v in doc["measures"].get(key, {}).values():
+            assert 0 <= mpmath.mpf(v if isinstance(v, str) else float(v)) <= 1, (argv, key, v)
+    for key in ("wait_quantile", "sojourn_quantile", "wait_moments", "sojourn_moments"):
+        values = doc["measures"].get(key, {})
+        for v in values.values() if isinstance(values, dict) else values:
+            assert finite_number(v) and float(v) >= 0, (argv, key, v)
+    if "--distribution" in argv:
+        p = doc["measures"]["p"]
+        assert all(0 <= x <= 1 for x in p) and abs(sum(p) - 1) <= 1e-9 or case["room"] == "infinite", (argv, p)
+    return ""
+
+
+def check_sweep(case, tmp_path) -> str:
+    out = tmp_path / "sweep.csv"
+    argv = ["sweep", model_name(case), *model_options(case, load="0.5"), *MEASURE[case["measure"]], "--out",
+            str(out), "--quiet"]
+    code, _, err, _ = _run(argv)
+    if code != 0:
+        return refused(argv, code, err)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 1, rows
+    row = rows[0]
+    if row.get("error"):  # a point the sweep could not compute carries its reason: eval refuses it the same way
+        argv2, code2, _, err2 = run_eval(case)
+        assert code2 == 2, (argv, row["error"])
+        return refused(argv2, code2, err2)
+    for key, value in row.items():
+        if value and key not in ("point", "precision", "notes", "error", "confirmed_digits", "working_digits"):
+            assert finite_number(value), (argv, key, value)
+    # the sweep's point is eval's (the sweep does not drop an option): the mean wait to 1e-12 relative (the same
+    # float64 computation; the CSV keeps 17 digits)
+    _, code_e, doc, err_e = run_eval(case, "default")
+    assert code_e == 0, (argv, err_e)
+    want = doc["measures"]["mean_wait"]
+    assert abs(float(row["mean_wait"]) - want) <= 1e-12 * want, (argv, row["mean_wait"], want)
+    return ""
+
+
+def check_size(case) -> str:
+    if case["room"] == "infinite":  # the largest load meeting P(W > 10) <= 0.2
+        argv = ["size", "vacation-infinite", *model_options(case, load=None), "--target-wait-tail", "10,0.2",
+                "--json"]
+    else:  # the smallest room meeting a loss of 5 %, and with a wait measure the 0.9-quantile 30 too
+        wait = case["measure"] not in ("default", "distribution")
+        argv = ["size", "vacation-finite", *model_options(case, capacity=False), "--target-loss", "0.05",
+                *(["--target-wait-quantile", "0.9,30"] if wait else []), "--json"]
+    code, out, err, _ = _run(argv)
+    if code != 0:
+        return refused(argv, code, err)
+    doc = json.loads(out)
+    for key, value in doc.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert math.isfinite(value), (argv, key, value)
+            if "probability" in key:
+                assert 0 <= value <= 1, (argv, key, value)
+    return ""
+
+
+def check_simulate(case) -> str:
+    measure = [] if case["measure"] == "distribution" else MEASURE[case["measure"]]
+    argv = ["simulate", model_name(case), *model_options(case), *measure, "--customers", "2000",
+            "--replications", "3", "--seed", "1", "--json"]
+    code, out, err, _ = _run(argv)
+    if code != 0:
+        return refused(argv, code, err)
+    doc = json.loads(out)
+    cls = registered_models()[model_name(case)]
+    kinds = {f.name: m.kind for f, m in cls.measures.measure_fields()}
+    for key, value in doc["measures"].items():
+        items = value if isinstance(value, list) else value.values() if "estimate" not in value else [value]
+        for item in items:
+            assert finite_number(item["estimate"]), (argv, key, item)
+            if kinds.get(key) is MeasureKind.PROBABILITY or key.endswith("_tail"):
+                assert 0 <= item["estimate"] <= 1, (argv, key, item)
+    return ""
+
+
+def check_codegen(case, tmp_path) -> str:
+    out = tmp_path / "gen.py"
+    argv = ["codegen", model_name(case), *codegen_options(case), "--measure", CODEGEN_KEY[case["measure"]],
+            "--out", str(out)]
+    if case["room"] == "infinite" and argv[argv.index("--measure") + 1] == "p0":
+        argv[argv.index("--measure") + 1] = "q0"
+    code, _, err, _ = _run(argv)
+    if code != 0:
+        return refused(argv, code, err)
+    text = out.read_text()
+    compile(text, str(out), "exec")  # a module Python reads
+    # what was asked is in it: a block's arguments appear in the generated function's signature
+    if case["setup"] != "none" or case["close"] != "none" or case["threshold"] != 1:
+        assert "setup" in text or "close" in text or "threshold" in text, argv
+    return ""
+
+
+def check_model_verb(case, verb) -> str:
+    """derive, verify: the capabilities with the case's model (their command lines take a model name only), and the
+    command line refuses a block option instead of ignoring it."""
+    try:
+        model = model_of(case)
+    except ParameterError as err:  # a domain rule (none expected on these axes)
+        pytest.fail(f"{case}: {err}")
+    try:
+        ask(model, verb)
+    except ParameterError as err:
+        text = str(err)
+        found = re.match(r"^([\w-]+) with (--[a-z-]+)", text)
+        assert found and found.group(2) in given_options(model_options(case)), (case, text)
+        return found.group(2)
+    if case["setup"] != "none":
+        code, _, err, _ = _run([verb, model_name(case), "--setup", BLOCK_LAW[case["setup"]]])
+        assert code == 2 and "--setup" in err, (verb, err)  # not a derivation of another model
+    return ""
+
+
+def run_case(case, tmp_path) -> str:
+    """Run the case's verb; return "" (computed) or the option a refusal named."""
+    verb = case["verb"]
+    if verb == "eval":
+        return check_eval(case)
+    if verb == "sweep":
+        return check_sweep(case, tmp_path)
+    if verb == "size":
+        return check_size(case)
+    if verb == "simulate":
+        return check_simulate(case)
+    if verb == "codegen":
+        return check_codegen(case, tmp_path)
+    return check_model_verb(case, verb)
+
+
+def _id(case) -> str:
+    return "-".join(str(case[a]) for a in AXES)
+
+
+PAIRWISE = pairwise(AXES, SEED)
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("case", PAIRWISE, ids=_id)
+def test_pairwise_case_computes_or_is_refused(case, tmp_path):
+    run_case(case, tmp_path)
