@@ -371,3 +371,184 @@ PAIRWISE = pairwise(AXES, SEED)
 @pytest.mark.parametrize("case", PAIRWISE, ids=_id)
 def test_pairwise_case_computes_or_is_refused(case, tmp_path):
     run_case(case, tmp_path)
+
+
+# -- the full product on the cheap axes ------------------------------------------------------------------------
+
+
+def _cheap_cases(setups) -> list[dict]:
+    base = {"service": "erlang", "batch": "geometric", "measure": "default", "verb": "eval"}
+    return [{"room": room, "rule": rule, "threshold": n, "setup": setup, "close": close, **base}
+            for room, rule, n, setup, close in itertools.product(AXES["room"], AXES["rule"], AXES["threshold"],
+                                                                   setups, AXES["close"])]
+
+
+def test_every_room_rule_threshold_and_close_down_computes_or_is_refused(tmp_path):
+    """eval's default measures over room x rule x N x close-down with an exponential setup and without (72 cases;
+    about 6 s): each computes within the contract or is refused naming an option it gave."""
+    for case in _cheap_cases(("none", "exp")):
+        run_case(case, tmp_path)
+
+
+@pytest.mark.slow
+def test_the_cheap_product_with_every_setup(tmp_path):
+    """The same product with every setup law (216 cases)."""
+    for case in _cheap_cases(AXES["setup"]):
+        run_case(case, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", pairwise({**AXES, "rule": ("multiple", "single"), "threshold": (2, 3)}, SEED + 1),
+                         ids=_id)
+def test_a_second_design_with_other_thresholds(case, tmp_path):
+    """A second seeded design (the rules with vacations and N = 2, 3): more triples of the axes seen."""
+    run_case(case, tmp_path)
+
+
+# -- the numbers: the chain, the simulator, and no option ignored ------------------------------------------------
+
+
+#: the phase-type axes on which the block chain is built (a constant law has no finite chain)
+PH_AXES = {**AXES, "setup": ("none", "exp"), "close": ("none", "exp"), "service": ("exp", "erlang")}
+
+
+def _chain_sample() -> list[dict]:
+    rng = random.Random(SEED)
+    product = list(itertools.product(*(PH_AXES[a] for a in ("room", "rule", "threshold", "setup", "close",
+                                                             "service", "batch"))))
+    # N = 3 and at least one block in most of them: the new options are what is checked
+    product = [p for p in product if p[2] != 1 or p[3] != "none" or p[4] != "none"]
+    picked = rng.sample(product, 10)
+    keys = ("room", "rule", "threshold", "setup", "close", "service", "batch")
+    return [{**dict(zip(keys, p)), "measure": "wait_moments", "verb": "eval"} for p in picked]
+
+
+#: the eval keys the chain gives too (``queue_length_variance``: the infinite room's; ``p``: with --distribution)
+CHAIN_KEYS = ("loss_probability", "batch_blocking_probability", "idle_probability", "mean_queue_length", "mean_wait",
+              "mean_number_in_system", "throughput", "p0", "pr", "q0", "qr", "queue_length_variance")
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("case", _chain_sample(), ids=_id)
+def test_eval_equals_the_block_chain(case):
+    """eval --distribution --wait-moments 2 (float64) against the block chain (the CTMC from the blocks' stages,
+    solved by GTH; :func:`~qderive.numeric.oracles.blocks.chain_measures`): finite room at 50 digits, with the
+    admitted customer's wait moments from its tagged-customer chain (:func:`~qderive.numeric.oracles.blocks.
+    tagged_wait`); infinite room at 20 digits (its truncation at 1e-20 of neglected mass: the 50-digit chain costs
+    9 s here), its mean wait by Little's law. Tolerance 1e-9 relative (1e-12 absolute for probabilities near 0): the
+    float64 policy's promise (the engines measure 1e-13 to 1e-15 here); a measure refused by the case is skipped
+    only when the refusal names one of the case's options (checked by :func:`run_case`'s rules)."""
+    from qderive.numeric.oracles.blocks import chain_measures, tagged_wait
+
+    model = model_of(case)
+    argv = ["eval", model_name(case), *model_options(case), "--distribution", "--wait-moments", "2", "--json"]
+    code, out, err, _ = _run(argv)
+    moments = code == 0
+    if code != 0:  # the wait's moments refused (item 3 of the audit: whole admission, N > 1): the state law alone
+        refused(argv, code, err)
+        argv = argv[:-3] + ["--json"]
+        code, out, err, _ = _run(argv)
+    assert code == 0, (argv, err)
+    got = json.loads(out)["measures"]
+    finite = case["room"] != "infinite"
+    want = chain_measures(model, digits=50 if finite else 20)
+    compared = 0
+    for key in CHAIN_KEYS:
+        if key in got and key in want:
+            w = float(want[key])
+            assert abs(got[key] - w) <= 1e-9 * abs(w) + 1e-12, (key, got[key], w)
+            compared += 1
+    assert compared >= 6, (sorted(got), sorted(want))
+    if finite:
+        law = [float(x) for x in want["p"]] if "p" in want else None
+        if law is not None:
+            assert all(abs(a - b) <= 1e-9 * b + 1e-12 for a, b in zip(got["p"], law))
+    if moments:
+        if finite:
+            oracle = tagged_wait(model, digits=50, moments=2).moments
+        else:
+            oracle = [want["mean_wait"]]
+        for a, b in zip(got["wait_moments"], oracle):
+            assert abs(a - float(b)) <= 1e-9 * float(b), (got["wait_moments"], oracle)
+
+
+#: cases off the chain (constant and uniform laws) checked by the simulator
+SIM_CASES = [
+    {"room": "partial", "rule": "single", "threshold": 3, "setup": "det", "close": "exp", "service": "erlang",
+     "batch": "geometric", "measure": "wait_moments", "verb": "eval"},
+    {"room": "infinite", "rule": "multiple", "threshold": 1, "setup": "uniform", "close": "det", "service": "exp",
+     "batch": "const", "measure": "wait_moments", "verb": "eval"},
+    {"room": "whole", "rule": "none", "threshold": 3, "setup": "empirical", "close": "none", "service": "exp",
+     "batch": "const", "measure": "wait_moments", "verb": "eval"},
+]
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("case", SIM_CASES, ids=_id)
+def test_eval_lies_in_the_simulators_interval(case):
+    """eval's mean wait and idle probability against a seeded simulation of the stages (8 x 20 000 customers, seed
+    26): each inside its 99 % interval (Bonferroni over the two: 99.5 % each); the plain model's mean wait (no
+    blocks) outside, so the interval does see what the blocks do."""
+    from qderive.numeric.simulation.blocks import simulate_blocks
+
+    argv = ["eval", model_name(case), *model_options(case), "--json"]
+    code, out, err, _ = _run(argv)
+    assert code == 0, err
+    got = json.loads(out)["measures"]
+    sim = simulate_blocks(model_of(case), customers=20_000, replications=8, seed=26, quiet=True)
+    for key in ("mean_wait", "idle_probability"):
+        lo, hi = sim[key].interval(0.995)
+        assert lo <= got[key] <= hi, (key, got[key], lo, hi)
+    code, out, err, _ = _run(["eval", model_name(case), *model_options(plain(case)), "--json"])
+    lo, hi = sim["mean_wait"].interval(0.995)
+    assert not lo <= json.loads(out)["measures"]["mean_wait"] <= hi
+
+
+IGNORE_BASE = {"rule": "single", "service": "erlang", "batch": "const", "measure": "wait_moments",
+               "verb": "eval", "threshold": 1, "setup": "none", "close": "none"}
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("room", AXES["room"])
+def test_no_block_option_is_ignored(room):
+    """Each of the three options changes what it must: eval's mean wait and the wait's second moment, and the
+    simulator's mean wait (2000 customers: the changes here are several times its noise), with each block alone
+    against the plain model (a block that did nothing would give the plain numbers); in the finite room the idle
+    probability too (the infinite room's is 1 - rho_bar whatever the blocks, issue 26)."""
+    plain_case = {**IGNORE_BASE, "room": room}
+    _, code, doc, err = run_eval(plain_case)
+    assert code == 0, err
+    for change in ({"threshold": 3}, {"setup": "exp"}, {"setup": "det"}, {"close": "exp"}):
+        case = {**plain_case, **change}
+        _, code, other, err = run_eval(case)
+        assert code == 0, err
+        for key in ("mean_wait",) + (("idle_probability",) if room != "infinite" else ()):
+            a, b = doc["measures"][key], other["measures"][key]
+            assert abs(a - b) > 1e-6 * abs(a), (change, key, a, b)
+        a, b = doc["measures"]["wait_moments"][1], other["measures"]["wait_moments"][1]
+        assert abs(a - b) > 1e-6 * a, (change, a, b)
+    # the close-down changes the idle probability's split only: the simulator's waits with and without it differ
+    for change in ({"threshold": 3}, {"setup": "exp"}):
+        argvs = [["simulate", model_name(c), *model_options(c), "--customers", "4000", "--replications", "4",
+                  "--seed", "3", "--json"] for c in (plain_case, {**plain_case, **change})]
+        means = []
+        for argv in argvs:
+            code, out, err, _ = _run(argv)
+            assert code == 0, err
+            means.append(json.loads(out)["measures"]["mean_wait"])
+        lo0, hi0 = means[0]["ci95"]
+        assert not lo0 <= means[1]["estimate"] <= hi0, (change, means)
+
+
+def test_size_refuses_the_quantiles_laws_before_the_search_naming_its_option():
+    """size --target-wait-quantile with a constant service and a setup (the tails are refused): refused naming
+    --target-wait-quantile (not --wait-tail, which was not given), before the loss search (well under 2 s of CPU)."""
+    import time
+
+    argv = ["size", "vacation-finite", "--batch", "const:n=2", "--service", "det:mean=1", "--load", "0.5",
+            "--vacation", "exp:mean=1", "--setup", "exp:mean=1/2", "--target-loss", "1e-9", "--target-wait-quantile",
+            "0.9,30"]
+    start = time.process_time()
+    code, _, err, _ = _run(argv)
+    assert refused(argv, code, err) == "--service" and err.startswith("qderive: error: --target-wait-quantile with")
+    assert time.process_time() - start < 2
