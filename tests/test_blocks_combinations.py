@@ -169,13 +169,18 @@ def codegen_options(case) -> list[str]:
     return out
 
 
-def model_of(case):
-    """The concrete model of ``case`` (as the command line builds it)."""
-    cls = registered_models()[model_name(case)]
+def model_from(name, options):
+    """The concrete model of ``qderive eval NAME OPTIONS`` (as the command line builds it)."""
+    cls = registered_models()[name]
     parser = argparse.ArgumentParser()
     add_fields(parser, cls, alternatives=cls.alternatives)
-    args = parser.parse_args(model_options(case))
+    args = parser.parse_args(options)
     return cls.from_values(parse_fields(args, cls, alternatives=cls.alternatives))
+
+
+def model_of(case):
+    """The concrete model of ``case``."""
+    return model_from(model_name(case), model_options(case))
 
 
 def given_options(argv) -> set[str]:
@@ -552,3 +557,57 @@ def test_size_refuses_the_quantiles_laws_before_the_search_naming_its_option():
     code, _, err, _ = _run(argv)
     assert refused(argv, code, err) == "--service" and err.startswith("qderive: error: --target-wait-quantile with")
     assert time.process_time() - start < 2
+
+
+# -- whole admission with a start threshold: what a batch refused below N does ---------------------------------
+
+ISSUE_CASE = ["vacation-finite", "--batch", "geometric:mean=2", "--load", "0.5", "--capacity", "20", "--service",
+              "exp:mean=1", "--vacation", "exp:mean=1", "--start-threshold", "18", "--admission", "whole"]
+
+
+def test_whole_admission_refused_below_the_threshold_the_wait_is_refused_exactly_and_the_queue_computes():
+    """The audit's case (geometric batches, r = 20, N = 18, whole admission): a batch of more than r - N + 1 = 3
+    can arrive at level 17 during a vacation and is refused, so the count below N is not the infinite room's. The
+    wait's measures are refused naming --start-threshold with that bound; the queue-length measures compute and
+    equal the block chain at 50 digits (to 1e-9 relative: the float64 policy's promise)."""
+    from qderive.numeric.oracles.blocks import chain_measures
+
+    for measure in (["--wait-tail", "2"], ["--wait-moments", "1"], ["--sojourn-quantile", "0.9"]):
+        argv = ["eval", *ISSUE_CASE, *measure]
+        code, _, err, _ = _run(argv)
+        assert refused(argv, code, err) == "--start-threshold" and "r - N + 1 = 3" in err, err
+    code, out, err, _ = _run(["eval", *ISSUE_CASE, "--distribution", "--json"])
+    assert code == 0, err
+    got = json.loads(out)["measures"]
+    model = model_from(ISSUE_CASE[0], ISSUE_CASE[1:])
+    want = chain_measures(model, digits=50)
+    for key in ("loss_probability", "idle_probability", "mean_queue_length", "mean_wait", "p0", "pr"):
+        assert abs(got[key] - float(want[key])) <= 1e-9 * float(want[key]), (key, got[key], want[key])
+    assert all(abs(a - float(b)) <= 1e-9 * float(b) + 1e-15 for a, b in zip(got["p"], want["p"]))
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("close", [None, "exp:mean=1/2"])
+def test_no_vacation_no_setup_batches_up_to_r_minus_n_plus_2_are_never_refused_below_the_threshold(close):
+    """No vacation, no setup, N = 3, r = 10, batches of 1 or 9: the server waits, available, and the batch that
+    brings the count to N starts service at once with r + 1 - j places, so a batch of 9 = r - N + 2 fits at level
+    2 and none is refused below N: the wait computes (the rule asked r - N + 1 = 8 and refused it) and equals the
+    tagged customer's chain (float64 to 1e-12 for the moments, 1e-9 for the tails; 30 digits to 1e-20:
+    tests/finite_blocks_oracle.py). Batches of 1 or 10 are refused, naming r - N + 2 = 9."""
+    from finite_blocks_oracle import assert_equals_the_oracle, assert_float64_equals_the_oracle
+
+    from qderive.numeric.engines.vacation_finite_wait import response_laws
+    from qderive.symbolic.batches import FinitePMF
+    from qderive.symbolic.laws import Erlang, Exponential
+    from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue
+
+    def model(big):
+        return FiniteVacationQueue(F(1, 3), FinitePMF({1: F(1, 2), big: F(1, 2)}), Erlang(2, F(1, 2)), None, 10,
+                                   Admission.WHOLE, start_threshold=3,
+                                   close_down=None if close is None else Exponential(F(1, 2)))
+
+    assert response_laws.supports(model(9), frozenset({"wait_moments", "wait_tail"})) is None
+    assert_float64_equals_the_oracle(model(9))
+    assert_equals_the_oracle(model(9))
+    refusal = response_laws.supports(model(10), frozenset({"wait_moments"}))
+    assert refusal is not None and refusal.field == "start_threshold" and "r - N + 2 = 9" in refusal.why
