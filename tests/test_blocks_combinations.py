@@ -397,8 +397,8 @@ def test_every_room_rule_threshold_and_close_down_computes_or_is_refused(tmp_pat
 
 @pytest.mark.slow
 def test_the_cheap_product_with_every_setup(tmp_path):
-    """The same product with every setup law (216 cases)."""
-    for case in _cheap_cases(AXES["setup"]):
+    """The same product with the other setup laws (144 cases, about 30 s)."""
+    for case in _cheap_cases(AXES["setup"][2:]):
         run_case(case, tmp_path)
 
 
