@@ -611,3 +611,29 @@ def test_no_vacation_no_setup_batches_up_to_r_minus_n_plus_2_are_never_refused_b
     assert_equals_the_oracle(model(9))
     refusal = response_laws.supports(model(10), frozenset({"wait_moments"}))
     assert refusal is not None and refusal.field == "start_threshold" and "r - N + 2 = 9" in refusal.why
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("room", ["infinite", "whole"])
+def test_float64_agrees_with_digits_20_with_every_block(room):
+    """The three options together (N = 3, an exponential setup, a constant close-down, single vacations): float64
+    within 1e-9 relative of --digits 20 for every measure, the wait's tail and two moments (the precision policy's
+    promise: float64 either agrees or carries a note)."""
+    case = {"room": room, "rule": "single", "threshold": 3, "setup": "exp", "close": "det", "service": "erlang",
+            "batch": "const"}
+    argv = ["eval", model_name(case), *model_options(case), "--wait-moments", "2", "--wait-tail", "1", "--json"]
+    code, out, err, _ = _run(argv)
+    code20, out20, err20, _ = _run(argv + ["--digits", "20"])
+    assert code == code20 == 0, (err, err20)
+    doc, doc20 = json.loads(out), json.loads(out20)
+    assert not doc.get("notes"), doc["notes"]
+
+    def leaves(value):
+        if isinstance(value, dict):
+            value = list(value.values())
+        return [x for v in value for x in leaves(v)] if isinstance(value, list) else [value]
+
+    for key, value in doc["measures"].items():
+        for a, b in zip(leaves(value), leaves(doc20["measures"][key])):
+            ref = mpmath.mpf(b)
+            assert abs(mpmath.mpf(a) - ref) <= 1e-9 * abs(ref), (key, a, b)
