@@ -637,3 +637,46 @@ def test_float64_agrees_with_digits_20_with_every_block(room):
         for a, b in zip(leaves(value), leaves(doc20["measures"][key])):
             ref = mpmath.mpf(b)
             assert abs(mpmath.mpf(a) - ref) <= 1e-9 * abs(ref), (key, a, b)
+
+
+CODEGEN_CASES = [
+    ({"room": "partial", "rule": "single", "threshold": 3, "setup": "exp", "close": "exp", "service": "erlang",
+      "batch": "geometric"}, "mean_wait"),
+    ({"room": "infinite", "rule": "single", "threshold": 3, "setup": "exp", "close": "exp", "service": "erlang",
+      "batch": "geometric"}, "wait_tail"),
+    ({"room": "whole", "rule": "multiple", "threshold": 3, "setup": "exp", "close": "none", "service": "exp",
+      "batch": "const"}, "wait_tail"),
+]
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("case, measure", CODEGEN_CASES, ids=[_id({**c, "measure": m, "verb": "codegen"})
+                                                               for c, m in CODEGEN_CASES])
+def test_generated_code_takes_the_blocks_and_equals_eval(case, measure, tmp_path):
+    """codegen with the three options: the generated function's arguments name every block's law (none ignored;
+    each is bound here from the case's numbers, and an argument this test does not know fails it) and its value
+    equals eval's to 1e-9 relative (the generated code runs the engine's kernels in float64; wait_tail through the
+    inversion's 2e-10 self-check)."""
+    import inspect
+
+    from conftest import load_generated
+
+    out = tmp_path / "gen.py"
+    code, _, err, _ = _run(["codegen", model_name(case), *codegen_options(case), "--measure", measure, "--out",
+                            str(out)])
+    assert code == 0, err
+    f = load_generated(out)[measure]
+    values = {"t": 1.0, "lam": 0.25, "batch_mean": 2.0, "service_mean": 1.0, "vacation_mean": 1.0,
+              "setup_mean": 0.5, "close_down_mean": 0.5, "r": int(CAPACITY)}
+    names = [p.name for p in inspect.signature(f).parameters.values() if p.kind is not p.KEYWORD_ONLY]
+    assert ("setup_mean" in names) == (case["setup"] != "none")
+    assert ("close_down_mean" in names) == (case["close"] != "none")
+    got = float(f(**{n: values[n] for n in names}))
+    argv = ["eval", model_name(case), *model_options(case), "--json"]
+    if measure == "wait_tail":
+        argv += ["--wait-tail", "1"]
+    code, out_, err, _ = _run(argv)
+    assert code == 0, err
+    want = json.loads(out_)["measures"][measure]
+    want = want["1"] if measure == "wait_tail" else want
+    assert abs(got - want) <= 1e-9 * want, (got, want)
