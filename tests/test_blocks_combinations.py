@@ -15,7 +15,8 @@ under a CPU guard (:func:`test_fuzz._run`) and must
 * exit 0 with every number finite, every probability in [0, 1] and the contract's JSON keys (those of the same
   command without the blocks), or
 * exit 2 with one line ``qderive: error: <verb or measure> with --<option> ...: <reason>`` naming an option the
-  command line gave (a capabilities refusal) -- never a traceback, a hang or another message.
+  command line gave (a capabilities refusal; codegen's refusal of a family, ``qderive: error: --setup det: ...``,
+  names its option the same way) -- never a traceback, a hang or another message.
 
 ``derive`` and ``verify`` take a model name only (their derivation is in general laws): for them the audit asks the
 capabilities (:func:`qderive.derivations.capabilities.ask`) with the case's model, which must compute or refuse naming
@@ -23,9 +24,17 @@ one of its fields, and the command line must refuse a block option rather than i
 
 Where a case computes, its numbers are checked against something computed another way: a seeded sample of eval cases
 against the block chain of :mod:`qderive.numeric.oracles.blocks` (the CTMC built from the blocks' stages, solved by
-GTH; the finite room's admitted customer's wait by its tagged-customer chain), two against the simulator's
-interval; sweep against eval at the same point; and each block must change the answer it is meant to change (no
-silently ignored option).
+GTH; the finite room's admitted customer's wait by its tagged-customer chain), three off the chain (constant,
+uniform, empirical setups) against the simulator's intervals; sweep against eval at the same point; generated code
+against eval; float64 against --digits 20; and each block must change the answer it is meant to change (no silently
+ignored option).
+
+Found and fixed by the audit: ``size --target-wait-quantile`` named ``--wait-tail`` (not given) in its refusal, after
+the loss search; whole admission with a lognormal service and any block summed the count sequences to 16384 terms
+(refused after 19 s of CPU, now 0.5 s); the start threshold's rule under whole admission refused a batch of
+r - N + 2 that always fits when the server waits without a vacation and a setup. Kept refused, with the reason: the
+wait under whole admission when a batch can be refused below N (the count below N then has a level-dependent
+admission).
 
 A combination that is refused today may compute after another branch lands (a constant setup in the finite room, a
 uniform law in the blocks): the audit accepts either outcome; the comparisons run on what computes.
