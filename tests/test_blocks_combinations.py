@@ -299,6 +299,18 @@ def check_size(case) -> str:
             assert math.isfinite(value), (argv, key, value)
             if "probability" in key:
                 assert 0 <= value <= 1, (argv, key, value)
+    if case["room"] != "infinite":  # the room found is eval's with the same blocks: loss <= 5 % there, not one fewer
+        loss = {}
+        for r in (doc["capacity"], doc["capacity"] - 1):
+            if r < 1 or (r == doc["capacity"] - 1 and "loss_probability_one_fewer" not in doc):
+                continue
+            options = model_options(case, capacity=False) + ["--capacity", str(r)]
+            code, out, err, _ = _run(["eval", "vacation-finite", *options, "--json"])
+            assert code == 0, err
+            loss[r] = json.loads(out)["measures"]["loss_probability"]
+        assert abs(loss[doc["capacity"]] - doc["loss_probability"]) <= 1e-12 and loss[doc["capacity"]] <= 0.05
+        if doc["capacity"] - 1 in loss:
+            assert loss[doc["capacity"] - 1] > 0.05
     return ""
 
 

@@ -1615,7 +1615,9 @@ def _below_text(model) -> str:
     """The bound of :func:`places_below_threshold` as the rule's text: its formula and value."""
     m = places_below_threshold(model)
     formula = "r - N + 1" if m == model.capacity - model.start_threshold + 1 else "r - N + 2"
-    return f"{formula} = {m}"
+    unbounded = "" if model.batch.max_size is not None else (f"; the {model.batch} batches are unbounded, so every "
+                                                             "capacity refuses one")
+    return f"{formula} = {m}{unbounded}"
 
 
 @declare(Rule("start_threshold", refused_below_threshold,
