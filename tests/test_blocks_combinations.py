@@ -730,3 +730,38 @@ def test_whole_admission_with_a_lognormal_service_and_blocks_is_quick():
     for key in ("loss_probability", "idle_probability", "mean_queue_length", "throughput", "p0", "pr"):
         w = getattr(want, key)
         assert abs(got[key] - w) <= 1e-12 * w, (key, got[key], w)
+
+
+@pytest.mark.parametrize("digits", [None, 30])
+@pytest.mark.every_case
+def test_whole_admission_blocks_closed_rooms_agree_with_the_summation(monkeypatch, digits):
+    """The closed sums of the blocks' room process (the fix above) against the summation until the count is
+    negligible (tests/test_finite_corners.py's check of the plain engine, with blocks): batches of 5 (rooms 0..4
+    absorbing), a hyperexponential service, N = 2 with single vacations, an exponential setup and close-down,
+    r = 12: every measure within 1e-13 in float64 (two orders of summation of positive terms) and 1e-28 at 30
+    digits."""
+    from qderive.numeric.backend import FLOAT64, mp_context
+    from qderive.numeric.engines.blocks_finite import finite_measures
+    from qderive.numeric.kernels import vacation as V
+    from qderive.symbolic.batches import Constant
+    from qderive.symbolic.laws import Exponential, HyperExponential
+    from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
+
+    model = FiniteVacationQueue(F(7, 50), Constant(5), HyperExponential((F(9, 10), F(1, 10)), (F(1, 20), F(1, 2))),
+                                Exponential(F(1, 10)), 12, Admission.WHOLE, VacationPolicy.SINGLE, start_threshold=2,
+                                setup=Exponential(F(1, 5)), close_down=Exponential(F(1, 10)))
+    ctx = FLOAT64 if digits is None else mp_context(digits + 5)
+    real = V._mix_powers
+
+    def summed(ctx, start, H, counts, pmf, tail, geometric, support, closed=False):
+        return real(ctx, start, H, counts, pmf, tail, geometric, support, False)
+
+    with ctx:
+        closed = finite_measures(model, ctx)
+    monkeypatch.setattr(V, "_mix_powers", summed)
+    with ctx:
+        plain = finite_measures(model, ctx)
+    tol = 1e-13 if digits is None else mpmath.mpf(10) ** -28
+    for key in ("loss_probability", "mean_wait", "q0", "qr", "pr", "idle_probability", "throughput"):
+        a, b = mpmath.mpf(closed[key]), mpmath.mpf(plain[key])
+        assert abs(a - b) <= tol * abs(b), (key, a, b)
