@@ -154,7 +154,7 @@ class WholePassage(K.WholeCountPassage):
         batch, _, counts, _ = _inputs(model, ctx, laws)
         pmf, tail, _, _, geometric, support = batch(room + 3)
         super().__init__(ctx, plan, room, ctx.num(model.rate), (pmf, tail, geometric, support),
-                         [lambda n, c=c: c(n)[:2] for c in counts])
+                         [lambda n, c=c: c(n)[:3] for c in counts])
         self.model, self.stages, self._index = model, stages, {law: i for i, law in enumerate(laws)}
 
     def counts(self, law):

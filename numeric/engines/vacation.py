@@ -351,6 +351,8 @@ def smallest_capacity(values: dict, request, digits=None, progress: bool = True)
     model = FiniteVacationQueue.from_values({**values, "capacity": max(top, 1) if values.get("admission")
                                              is not Admission.WHOLE else min(max(top, 1),
                                                                              _limits.current().whole_capacity)})
+    if request.wait_level is not None:  # the quantile's laws refused before the loss search, named as asked
+        _refuse_wait(model)
     rho = model.rho_bar
     if rho >= 1 and target <= 1 - 1 / rho:
         raise ParameterError(f"target-loss = {decimal_text(target)} is unreachable: with rho_bar = {decimal_text(rho)} "
@@ -565,6 +567,16 @@ def _number(x: Fraction, digits, direction: int = 0):
         return mpmath.mpf(x.numerator) / x.denominator
 
 
+def _refuse_wait(model) -> None:
+    """Raise the response laws' refusal of the wait's tails for ``model`` as ``--target-wait-quantile`` (the option
+    that asked them; the evaluations below would name ``--wait-tail``)."""
+    from ..consumers import load as consumer
+
+    refusal = consumer(model, "response").supports(model, frozenset({"wait_tail"}))
+    if refusal is not None:
+        raise refusal.error(model, "--target-wait-quantile")
+
+
 def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
     """The capacities r >= ``found`` (the smallest meeting the loss target) whose admitted customers'
     Q-quantile of the wait is <= T: [found, largest]. The quantile grows with r (a larger room admits
@@ -584,6 +596,7 @@ def _delay_capacities(model, found: int, top: int, request, digits) -> dict:
         tail = model.with_capacity(r).evaluate(digits, wait_tail=[t_key]).response["wait_tail"][t_key]
         return tail <= float(1 - Q) if digits is None else tail <= _exact_mpf(1 - Q)
 
+    _refuse_wait(model.with_capacity(found))  # a rule on the room (whole admission, N > 1): larger r only relax it
     if not meets(found):
         raise ParameterError(f"no capacity meets both targets: r = {found} is the smallest with loss <= "
                              f"--target-loss, and there the {decimal_text(Q)}-quantile of the wait is "

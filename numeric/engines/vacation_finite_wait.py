@@ -166,7 +166,10 @@ summed over the customers still below N where the threshold is checked,
 involves only customers whose count stayed below N <= r: their batch was admitted whole and no batch was cut
 before them, so under partial admission the count's law below N, their positions and the customers ahead are
 those of the infinite room; under whole admission too when every batch that can arrive below N fits,
-X <= r - N + 1 (at level j < N a batch of k fits when k <= r - j). It is the low part of the infinite room's
+X <= m (:func:`places_below_threshold`: at level j < N a batch of k fits when k <= r - j in a vacation, a
+``repeat`` or a ``wait`` a setup follows, so m = r - N + 1; when the only stage holding customers below N is a
+``wait`` ending the passage -- no vacation, no setup -- the batch that meets N starts service at once and finds
+r + 1 - j places, and a smaller batch always fits, so m = r - N + 2). It is the low part of the infinite room's
 later-arrival recursion, :func:`~qderive.numeric.engines.blocks_threshold.threshold_excess` (its ``pre`` and
 ``post`` series truncated at w^N: - (1 - theta) U(1) at a ``wait``, U(1) (L*(s) - 1) at a ``repeat``, times the
 later stages' L*(s)), and
@@ -176,10 +179,13 @@ later stages' L*(s)), and
 P(W = 0) with pi_0 Delta(oo) (a first member arriving at level 0 whose batch does not reach N waits), the moments
 with the Taylor coefficients of Delta at 0
 (:func:`~qderive.numeric.engines.blocks_threshold.threshold_excess_moments`, the trapezoidal rule on a small
-circle). Under whole admission with P(X > r - N + 1) > 0 a batch refused below N does not count and the count
+circle). Under whole admission with P(X > m) > 0 a batch refused below N does not count and the count
 below N depends on the room: the low part would need functions of triangular, non-Toeplitz count matrices (the
-exit rate lambda P(X <= r - j) depends on the level j); refused (:func:`refused_below_threshold`; without the
-rule, measured, E[W] = 2.0246 against the chain's 2.1070). Checked against
+exit rate lambda P(X <= r - j) depends on the level j; the ``pre`` -> ``post`` divided difference becomes a
+Sylvester-type integral of two such matrix exponentials, and the tagged batch's admission depends on its level);
+refused for the wait and the sojourn (:func:`refused_below_threshold`; without the rule, measured, E[W] = 2.0246
+against the chain's 2.1070); the queue-length measures (the finite blocks' departure chain) are computed.
+Checked against
 :func:`~qderive.numeric.oracles.blocks.tagged_wait` (the true count while idle;
 tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N = r, the three rules, both
 admissions, with and without a setup and a close-down), and in a large room at a low load against the infinite
@@ -1375,8 +1381,8 @@ def block_parts(model, ctx, order) -> list:
     whole = model.admission is Admission.WHOLE
     if refused_below_threshold(model):
         raise ParameterError("start-threshold", "the finite-room waiting-time law computes N > 1 under whole "
-                             "admission only when no batch can be refused below N (X <= r - N + 1)",
-                             model.start_threshold)
+                             f"admission only when no batch can be refused below N (X <= "
+                             f"{places_below_threshold(model)})", model.start_threshold)
     blocks = blocks_of(model)
     stages = machine(model, blocks)
     refuse_stuck(model, stages)
@@ -1416,10 +1422,26 @@ def block_parts(model, ctx, order) -> list:
 
 def refused_below_threshold(model) -> bool:
     """True when a start threshold N > 1 under whole admission lets a batch be refused while the count is below N
-    (P(X > r - N + 1) > 0: at level N - 1 a batch of more than r - N + 1 does not fit): then the count below N is
+    (P(X > m) > 0 with m = :func:`places_below_threshold`, the places at level N - 1): then the count below N is
     not the infinite room's and item 7 does not apply (refused)."""
     n = model.start_threshold
-    return n != 1 and model.admission is Admission.WHOLE and model.batch.tail(model.capacity - n + 1) > 0
+    return n != 1 and model.admission is Admission.WHOLE and model.batch.tail(places_below_threshold(model)) > 0
+
+
+def places_below_threshold(model) -> int:
+    """The fewest places a batch finds while the count is N - 1 < N (whole admission refuses a larger one; the
+    places of :func:`~qderive.symbolic.blocks.machine.places`): r - N + 1 in a period before the threshold is met (a
+    vacation, a ``repeat``) or in a ``wait`` a setup follows; r - N + 2 when the only stage holding customers below N
+    is a ``wait`` that ends the passage (no vacation, no setup: the batch that meets N starts service at once and
+    finds r + 1 - (N - 1) places; a close-down holds nobody). Stages after the last threshold stage (the setup)
+    hold N or more."""
+    from ...symbolic.blocks.machine import StageKind, machine, places
+
+    stages = machine(model)
+    last = max(i for i, s in enumerate(stages) if s.threshold is not None)
+    n = model.start_threshold
+    return min(places(stages, i, n - 1, model.capacity) for i, s in enumerate(stages[:last + 1])
+               if s.kind is not StageKind.INTERRUPT)
 
 
 class BlockFiniteWait(FiniteWait):
@@ -1600,11 +1622,21 @@ def _response_check(model, asked):
     return _tails_refusal(model, asked)
 
 
+def _below_text(model) -> str:
+    """The bound of :func:`places_below_threshold` as the rule's text: its formula and value."""
+    m = places_below_threshold(model)
+    formula = "r - N + 1" if m == model.capacity - model.start_threshold + 1 else "r - N + 2"
+    unbounded = "" if model.batch.max_size is not None else (f"; the {model.batch} batches are unbounded, so every "
+                                                             "capacity refuses one")
+    return f"{formula} = {m}{unbounded}"
+
+
 @declare(Rule("start_threshold", refused_below_threshold,
               lambda m: f"the finite-room waiting-time law computes a start threshold N > 1 under whole admission only "
-                        f"when no batch can be refused below N (batch sizes at most r - N + 1 = "
-                        f"{m.capacity - m.start_threshold + 1}; a refused batch does not count, so the count below N "
-                        "would not be the infinite room's)", whole=True), check=_response_check)
+                        f"when no batch can be refused below N (batch sizes at most {_below_text(m)}; a refused batch "
+                        "does not count, so the count below N would not be the infinite room's, and the law of that "
+                        "count with admission depending on the level is not derived; the queue-length measures are "
+                        "computed)", whole=True), check=_response_check)
 def response_laws(model, wait=None) -> dict:
     """``{"wait": ResponseLaw, "sojourn": ResponseLaw}`` of a concrete :class:`FiniteVacationQueue` (``wait``: the
     law object whose data they read, default :func:`wait_law_data` of the model; the contract's control injects

@@ -207,7 +207,8 @@ class WholeCountPassage(CountPassage):
     :func:`~qderive.numeric.kernels.vacation.mix_powers` (room d = cap - k, a batch of x fits when x <= d);
     ``interrupt`` ends at the first batch that fits (the others are refused and the close-down goes on), ``wait``
     leaves level k at rate lambda f_k, f_k = P(X <= cap - k). ``batch`` = (pmf, tail, geometric, support) over
-    0..r+2; ``counts[law](size)`` = (beta, P(K > k)) of the batches arriving during one period of the law. A
+    0..r+2; ``counts[law](size)`` = (beta, P(K > k), sum_{i>k} P(K > i)) of the batches arriving during one period
+    of the law (the last for the room kernel's closed sums, :func:`~qderive.numeric.kernels.vacation.mix_powers`). A
     threshold that can never be met (no batch fits below it) raises ValueError."""
 
     def __init__(self, ctx, plan, room, lam, batch, counts):
@@ -220,8 +221,10 @@ class WholeCountPassage(CountPassage):
         of ``start`` (levels 0..cap); ``kernel``: another room kernel (diagonal: the interrupt)."""
         H = self.H[: cap + 1, : cap + 1] if kernel is None else kernel
         structure = (self.geometric, self.support) if kernel is None else (None, None)
+        # the room kernel: the sum stops once the rooms a batch fits are empty (closed, the absorbing rooms' rest
+        # summed exactly), not when the count itself is negligible (a lognormal service: 16384 terms, refused)
         ends, times = mix_powers(self.ctx, start[..., ::-1], H, self.counts(law), self.lam, self.pmf, self.tail,
-                                 *structure)
+                                 *structure, closed=kernel is None)
         return ends[..., ::-1], times[..., ::-1]
 
     def _pad(self, v):
@@ -366,7 +369,7 @@ def whole_chain(ctx, op, s0, r):
     for d in range(r + 1):
         eye[d, d] = ctx.num(1)
     Rs, Us = mix_powers(ctx, eye, op.H[: r + 1, : r + 1], op.counts(0), op.lam, op.pmf, op.tail, op.geometric,
-                        op.support)
+                        op.support, closed=True)
     Rcum = ctx.zeros(Rs.shape)
     Rcum[:, 1:] = numpy.cumsum(Rs, axis=1)[:, :-1]
     first = s0[: r + 1][::-1]  # the first service's start law in rooms (room r - l for l waiting)
@@ -387,7 +390,7 @@ def block_passage(ctx, plan, room, lam, batch, columns, counts, means, whole, ki
     pmf, tail, _, _, geometric, support = batch(size + 1 if whole else size)
     if whole:
         return whole_kind(ctx, plan, room, lam, (pmf, tail, geometric, support),
-                          [lambda n, c=c: c(n)[:2] for c in counts])
+                          [lambda n, c=c: c(n)[:3] for c in counts])
     found = arrival_counts_of_times(ctx, [(*c(size), m) for c, m in zip(counts, means)], columns(size), lam, size)
     jumps = [Jumps(a, at_least(ctx, abar), u, ubar) for a, abar, u, ubar in found]
     x = Jumps(pmf[:size], at_least(ctx, tail[:size]))
