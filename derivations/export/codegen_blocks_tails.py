@@ -28,7 +28,9 @@ each stage's *suffix* (the laws a customer present at its end waits through in f
 Refused, naming the option: a family whose transform has kinks or no closed form (the inversion cannot resolve them:
 constant, uniform, empirical, lognormal laws, as without blocks); N > 1 under whole admission with a batch family of
 unbounded support (a batch can be refused below N: the engine's rule); with a bounded one the generated function
-requires r >= (largest batch) + N - 1 (then no batch is refused below N).
+requires r >= (largest batch) + N - 1, or + N - 2 where the batch that meets N starts service at once (no vacation, no
+setup): then no batch is refused below N (:func:`qderive.symbolic.blocks.machine.places_below_threshold`, the rule the
+engine reads too).
 """
 
 from __future__ import annotations
@@ -151,13 +153,16 @@ def _build(measure: str, request) -> KernelModule:
     params, names, scalars = block_params(batch, service, vacation, setup, close_down)
     stops = any(k != "interrupt" and not at_once for k, _, _, _, at_once, _ in plan)
     lowest = max(n, 1 if (stops or vacation is not None) else 0)
-    if whole and n > 1:  # the engine's rule: no batch may be refused below N (X <= r - N + 1)
+    if whole and n > 1:  # the engine's rule: no batch may be refused below N (X <= the fewest places below N)
+        from ...symbolic.blocks.machine import places_below_threshold
+
         size = batch.law.max_size
+        offset = places_below_threshold(stages, n, 0)  # the fewest places are r + offset (r - N + 1 or r - N + 2)
         if size is None:
             raise ParameterError("--start-threshold", f"the finite-room waiting-time law computes N = {n} > 1 under "
                                  "whole admission only when no batch can be refused below N (batch sizes at most "
-                                 f"r - N + 1); the {batch.label} batches are unbounded (use --admission partial)", n)
-        lowest = max(lowest, int(size) + n - 1)
+                                 f"r - {-offset}); the {batch.label} batches are unbounded (use --admission partial)", n)
+        lowest = max(lowest, int(size) - offset)
     all_names = [*scalars, "r"]
     what = TIME_SYMBOLS[kind]
     transforms, offsets = _transforms(laws, params, top, batch)
@@ -327,7 +332,7 @@ def _build(measure: str, request) -> KernelModule:
                  + f", {'whole' if whole else 'partial'} admission; " + _blocks_text(n, setup, close_down))
     r_line = ("r", f"waiting places r (an integer >= {lowest}; the customer in service not counted"
                    + (f"; N = {n} <= r" if n > 1 else "")
-                   + ("; no batch may be refused below N: r >= largest batch + N - 1" if whole and n > 1 else "")
+                   + (f"; no batch may be refused below N: r >= {lowest}" if whole and n > 1 else "")
                    + ")")
     cost = ["Cost: the model's parameters are numbers (not arrays): the finite-room data (the idle passage and",
             "the departure chain, O(r^2) float64 operations) are computed once per parameter set and kept for the",

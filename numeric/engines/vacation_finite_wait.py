@@ -1429,19 +1429,11 @@ def refused_below_threshold(model) -> bool:
 
 
 def places_below_threshold(model) -> int:
-    """The fewest places a batch finds while the count is N - 1 < N (whole admission refuses a larger one; the
-    places of :func:`~qderive.symbolic.blocks.machine.places`): r - N + 1 in a period before the threshold is met (a
-    vacation, a ``repeat``) or in a ``wait`` a setup follows; r - N + 2 when the only stage holding customers below N
-    is a ``wait`` that ends the passage (no vacation, no setup: the batch that meets N starts service at once and
-    finds r + 1 - (N - 1) places; a close-down holds nobody). Stages after the last threshold stage (the setup)
-    hold N or more."""
-    from ...symbolic.blocks.machine import StageKind, machine, places
+    """The fewest places a batch finds while the count is N - 1 < N (whole admission refuses a larger one):
+    :func:`~qderive.symbolic.blocks.machine.places_below_threshold` of the model's state machine."""
+    from ...symbolic.blocks.machine import machine, places_below_threshold as fewest
 
-    stages = machine(model)
-    last = max(i for i, s in enumerate(stages) if s.threshold is not None)
-    n = model.start_threshold
-    return min(places(stages, i, n - 1, model.capacity) for i, s in enumerate(stages[:last + 1])
-               if s.kind is not StageKind.INTERRUPT)
+    return fewest(machine(model), model.start_threshold, model.capacity)
 
 
 class BlockFiniteWait(FiniteWait):

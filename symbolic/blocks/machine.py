@@ -180,6 +180,18 @@ def places(stages, i: int, k: int, room):
     return room + 1 - k if at_once else room - k
 
 
+def places_below_threshold(stages, n: int, room: int) -> int:
+    """The fewest places a batch finds while the count is N - 1 < N = ``n`` (whole admission refuses a larger one;
+    :func:`places`): r - N + 1 in a period before the threshold is met (a vacation, a ``repeat``) or in a ``wait``
+    a setup follows; r - N + 2 when the only stage holding customers below N is a ``wait`` that ends the passage
+    (no vacation, no setup: the batch that meets N starts service at once and finds r + 1 - (N - 1) places; a
+    close-down holds nobody). Stages after the last threshold stage (the setup) hold N or more. The engine's rule
+    and the generated code's check of r both read it."""
+    last = max(i for i, s in enumerate(stages) if s.threshold is not None)
+    return min(places(stages, i, n - 1, room) for i, s in enumerate(stages[:last + 1])
+               if s.kind is not StageKind.INTERRUPT)
+
+
 def stuck_count(stages, room, sizes, whole: bool) -> tuple[int, int] | None:
     """(N, k): a start threshold N that can never be met once k < N are present, or None.
 
