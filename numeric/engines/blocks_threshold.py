@@ -64,31 +64,52 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
+from ..kernels.formal_series import Formal
 from ..kernels.threshold_passage import ThresholdSeries, threshold_wait
 from ..sequences import arrival_counts, batch_vectors
 from .block_laws import batch_values, lst_taylor, lst_values, numeric_counts
 
-__all__ = ["ThresholdTransform", "FormalThreshold", "threshold_transform", "threshold_atom", "threshold_moments",
+__all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments",
            "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
 
 
 class ThresholdTransform(ThresholdSeries):
     """The interpreter of the primitives for the wait with a start threshold (module docstring) at the context array
-    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0)): the kernel
+    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0); ``s`` a
+    :class:`~qderive.numeric.kernels.formal_series.Formal`, the variable to O(s^p), in an mpmath context: the formal
+    series at 0, :func:`threshold_moments`): the kernel
     :class:`~qderive.numeric.kernels.threshold_passage.ThresholdSeries` (shipped by the generated code) with the
-    model's laws as its hooks."""
+    model's laws as its hooks.
+
+    Over formal series the laws enter by their series at the point c = z(0) of each argument z: at c = 0 (B*(s),
+    L*(s), L*(lambda (1 - X(B*(s))))) the exact moments, L*(z) = sum_j (-1)^j m_j z^j / j!; at c = lambda (the
+    count-type factors) the Taylor coefficients L*^(j)(lambda) / j! (:func:`~.block_laws.lst_taylor`); X(B*(s)) from
+    the batch's factorial moments. The constant terms B*(0) = X(1) = 1 are exact, so are the analytic zeros of
+    1 - B*(s), phi(s) and the divided differences' denominators."""
 
     def __init__(self, model, ctx, s, top: int):
         self.model = model
+        self._taylor: dict = {}
         lam = ctx.num(model.rate)
+        batch = model.batch
+        with ctx:  # x_0 = 0; an irrational pmf too (Poisson sizes), at the context's precision
+            x = list(batch_vectors(batch, top, ctx).pmf[:top])
+        if isinstance(s, Formal):
+            from math import factorial
+
+            self.ctx = ctx
+            one = s * 0 + 1
+            B = self.law_transform(model.service, s)
+            # X(B) = sum_j E[(X)_j] / j! (B - 1)^j, B - 1 = O(s) with an exact zero constant term
+            XB = _compose([ctx.num(1)] + [ctx.num(batch.factorial_moment(j)) / factorial(j)
+                                          for j in range(1, s.p + 1)], B - 1)
+            super().__init__(ctx, s, top, lam, x, B, XB, one)
+            return
         shape = np.asarray(s if s is not None else [0]).shape
         one = np.ones(shape, dtype=complex if ctx.is_float64 else object)
         if not ctx.is_float64:
             one = one * ctx.num(1)
         zero = one * 0
-        batch = model.batch
-        with ctx:  # x_0 = 0; an irrational pmf too (Poisson sizes), at the context's precision
-            x = list(batch_vectors(batch, top, ctx).pmf[:top])
         B = zero if s is None else lst_values(model.service, s, ctx)
         XB = zero if s is None else batch_values(batch, B, ctx)
         super().__init__(ctx, s, top, lam, x, B, XB, one)
@@ -109,10 +130,53 @@ class ThresholdTransform(ThresholdSeries):
         return numeric_counts(law, self.model.batch, self.model.rate, n, ctx)[0]
 
     def law_transform(self, law, z):
-        return lst_values(law, z, self.ctx)
+        """L*(z) at the context array z, or for a formal series z: sum_j L*^(j)(c) / j! (z - c)^j, c = z(0)
+        (:meth:`_at`)."""
+        if not isinstance(z, Formal):
+            return lst_values(law, z, self.ctx)
+        c = z.coefficient(0)
+        return _compose(self._at(law, c, z.p + 1), z - c)
 
     def law_taylor(self, law, z, n):
-        return lst_taylor(law, z, self.ctx, n)
+        """[L*^(j)(z) / j! for j < n] at the context array z, or for a formal series z near c = z(0):
+        sum_i binom(j + i, i) t_{j+i} (z - c)^i, t the Taylor coefficients at c (:meth:`_at`)."""
+        if not isinstance(z, Formal):
+            return lst_taylor(law, z, self.ctx, n)
+        from math import comb
+
+        c = z.coefficient(0)
+        t = self._at(law, c, n + z.p + 1)
+        d = z - c
+        return [_compose([t[j + i] * comb(j + i, i) for i in range(z.p + 1)], d) for j in range(n)]
+
+    def _at(self, law, c, n: int) -> list:
+        """L*^(j)(c) / j!, j < n, as context numbers: the exact moments at c = 0 (Feller 1971, vol. 2, sec. XIII.2:
+        L*^(j)(0+) = (-1)^j m_j for a law with a finite j-th moment), the law's Taylor coefficients at c > 0
+        (:func:`~.block_laws.lst_taylor`; kept per law and point)."""
+        from math import factorial
+
+        ctx = self.ctx
+        if c == 0:
+            return [ctx.num(Fraction(law.moment(j)) * (-1) ** j / factorial(j)) if j else ctx.num(1)
+                    for j in range(n)]
+        key = (law, c)
+        kept = self._taylor.get(key)
+        if kept is None or len(kept) < n:
+            kept = [v[0].real for v in lst_taylor(law, np.array([c], dtype=object), ctx, n)]
+            self._taylor[key] = kept
+        return kept[:n]
+
+
+def _compose(f, d):
+    """sum_j f_j d^j for the formal series d with d(0) = 0 (its constant term exactly zero), to d's precision."""
+    out = d * 0 + f[0]
+    power = d * 0 + 1
+    for j in range(1, min(len(f), d.p + 1)):
+        power = power * d
+        if power.v >= d.p:
+            break
+        out = out + power * f[j]
+    return out
 
 
 def _blocks(model, blocks):
@@ -157,7 +221,7 @@ def singularity_scale(model, blocks) -> Fraction:
 def threshold_moments(model, ctx, k: int, mean_y, blocks=None, sojourn: bool = False) -> list:
     """E[W], ..., E[W^k] (``sojourn``: E[T^j], T(s) = W(s) B*(s)) with a start threshold N > 1, by formal power
     series at s = 0: (-1)^j j! [s^j] W(s), the interpreter of the transform run once on truncated series in s
-    (:class:`FormalThreshold`) instead of at the nodes of a contour.
+    (:class:`ThresholdTransform` at the formal variable s) instead of at the nodes of a contour.
 
     The moments need only finitely many right-derivatives of each factor at 0 (Feller 1971, vol. 2, sec. XIII.2:
     E[T^j] = (-1)^j T*^(j)(0+) for every law with a finite j-th moment, analytic at 0 or not): a law's transform
@@ -201,7 +265,7 @@ def _formal_digits(ctx, k: int, top: int) -> tuple:
 
 def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list:
     """(-1)^j j! [s^j] F(s), j = 1..k, F = ``read(op, work)`` a quantity analytic at 0 computed by the formal
-    interpreter ``op`` (:class:`FormalThreshold`) in the mpmath context ``work`` (:func:`_formal_digits`); the series
+    interpreter ``op`` (:class:`ThresholdTransform` over formal series) in the mpmath context ``work`` (:func:`_formal_digits`); the series
     carried to O(s^(k + 2 + 2 N)), longer while the divisions left fewer than k + 1 known terms; in ``ctx``.
     ``first(work)`` runs once before (E[Y] at the working digits)."""
     import mpmath
@@ -215,83 +279,13 @@ def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list
         if first is not None:
             first(work)
         while True:
-            value = read(FormalThreshold(model, work, precision, top), work)
+            value = read(ThresholdTransform(model, work, Formal.variable(work.num(1), precision), top), work)
             if value.p > k:
                 break
             precision += k + 1 - value.p
         coef = value.analytic(k + 1, mpmath.mpf(10) ** -(digits + 5))
         out = [(-1) ** j * mpmath.factorial(j) * coef[j] for j in range(1, k + 1)]
     return [ctx.num(float(v)) if ctx.is_float64 else ctx.num(v) for v in out]
-
-
-class FormalThreshold(ThresholdTransform):
-    """The interpreter of :class:`ThresholdTransform` with the formal series in s of
-    :mod:`qderive.numeric.kernels.formal_series` (to O(s^``precision``)) in place of the arrays at the nodes, in an
-    mpmath context (:func:`threshold_moments`): B*(s) and every law's L*(z) for z vanishing at 0 from the moments,
-    L*(z) for z near c > 0 (the count-type factors, c = lambda) from the Taylor coefficients at c, X(B*(s)) from the
-    batch's factorial moments; the exact constant terms (B*(0) = X(1) = 1) keep the analytic zeros exact."""
-
-    def __init__(self, model, ctx, precision: int, top: int):
-        from math import factorial
-
-        from ..kernels.formal_series import Formal
-
-        self.model, self.ctx, self.precision = model, ctx, precision
-        self._taylor = {}
-        lam = ctx.num(model.rate)
-        one = Formal.constant(ctx.num(1), precision)
-        s = Formal.variable(ctx.num(1), precision)
-        batch = model.batch
-        x = list(batch_vectors(batch, top, ctx).pmf[:top])
-        B = self.law_transform(model.service, s)
-        # X(B) = sum_j E[(X)_j] / j! (B - 1)^j, B - 1 = O(s) with an exact zero constant term
-        factorial = [ctx.num(1)] + [ctx.num(batch.factorial_moment(j)) / factorial(j)
-                                    for j in range(1, precision + 1)]
-        XB = _compose(factorial, B - 1)
-        ThresholdSeries.__init__(self, ctx, s, top, lam, x, B, XB, one)
-
-    def _at(self, law, c, n: int) -> list:
-        """L*^(j)(c) / j!, j < n, as context numbers: the exact moments at c = 0, the law's Taylor coefficients at
-        c > 0 (:func:`~.block_laws.lst_taylor`; kept per law and point)."""
-        from math import factorial
-
-        ctx = self.ctx
-        if c == 0:
-            return [ctx.num(Fraction(law.moment(j)) * (-1) ** j / factorial(j)) if j else ctx.num(1)
-                    for j in range(n)]
-        key = (law, c)
-        kept = self._taylor.get(key)
-        if kept is None or len(kept) < n:
-            kept = [v[0].real for v in lst_taylor(law, np.array([c], dtype=object), ctx, n)]
-            self._taylor[key] = kept
-        return kept[:n]
-
-    def law_transform(self, law, z):
-        """L*(z) for the formal series z: sum_j L*^(j)(c) / j! (z - c)^j, c = z(0) (:meth:`_at`)."""
-        c = z.coefficient(0)
-        return _compose(self._at(law, c, z.p + 1), z - c)
-
-    def law_taylor(self, law, z, n):
-        """[L*^(j)(z) / j! for j < n] for the formal series z near c = z(0): sum_i binom(j + i, i) t_{j+i} (z - c)^i,
-        t the Taylor coefficients at c (:meth:`_at`)."""
-        from math import comb
-
-        c = z.coefficient(0)
-        t = self._at(law, c, n + z.p + 1)
-        d = z - c
-        return [_compose([t[j + i] * comb(j + i, i) for i in range(z.p + 1)], d) for j in range(n)]
-
-
-def _compose(f, d):
-    """sum_j f_j d^j for the formal series d with d(0) = 0 (its constant term exactly zero), to d's precision."""
-    out = d * 0 + f[0]
-    power = d * 0 + 1
-    for j in range(1, min(len(f), d.p + 1)):
-        power = power * d
-        if power.v >= d.p:
-            break
-        out = out + power * f[j]
-    return out
 
 
 def threshold_excess(model, ctx, s, blocks=None):

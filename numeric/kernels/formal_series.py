@@ -17,7 +17,19 @@ Objects of this class stand in for the context arrays of the nodes of a transfor
 operators only (:mod:`.threshold_passage`): the same interpreter then gives the formal series at 0 of the transform,
 hence its moments E[T^j] = (-1)^j j! [s^j] T*(s) without any contour (the moments need only finitely many
 right-derivatives at 0, which exist for every law with finite moments, the lognormal included).
+
+A scalar is a number of a context (int, float, complex, numpy's, Fraction, mpf, mpc); with any other object (a sum
+of shifted terms whose coefficients are formal series, say) the operators return NotImplemented, so that object's
+own reflected operator decides.
 """
+
+import numpy
+
+
+def _scalar(x):
+    """True for a context number (not a series, not a sum of shifts)."""
+    return (isinstance(x, (int, float, complex, numpy.number)) or hasattr(x, "_mpf_") or hasattr(x, "_mpc_")
+            or (hasattr(x, "numerator") and hasattr(x, "denominator")))
 
 
 class Formal:
@@ -49,6 +61,8 @@ class Formal:
     def _lift(self, value):
         if isinstance(value, Formal):
             return value
+        if not _scalar(value):
+            return None
         # a scalar is known to every order: give it this series' precision (enough for any operation with it)
         return Formal([value] + [value * 0] * max(self.p - 1, 0), 0, max(self.p, 1))
 
@@ -61,6 +75,8 @@ class Formal:
     # -- the ring ------------------------------------------------------------------------------------------------
     def __add__(self, other):
         other = self._lift(other)
+        if other is None:
+            return NotImplemented
         v, p = min(self.v, other.v), min(self.p, other.p)
         if p <= v:
             raise ArithmeticError("a sum of series without a known coefficient")
@@ -78,13 +94,17 @@ class Formal:
         return Formal([-x for x in self.c], self.v, self.p)
 
     def __sub__(self, other):
-        return self + (-self._lift(other))
+        other = self._lift(other)
+        return NotImplemented if other is None else self + (-other)
 
     def __rsub__(self, other):
-        return self._lift(other) + (-self)
+        other = self._lift(other)
+        return NotImplemented if other is None else other + (-self)
 
     def __mul__(self, other):
         if not isinstance(other, Formal):
+            if not _scalar(other):
+                return NotImplemented
             return Formal([x * other for x in self.c], self.v, self.p)
         v = self.v + other.v
         p = min(self.v + other.p, other.v + self.p)
@@ -113,11 +133,13 @@ class Formal:
 
     def __truediv__(self, other):
         if not isinstance(other, Formal):
+            if not _scalar(other):
+                return NotImplemented
             return Formal([x / other for x in self.c], self.v, self.p)
         return self * other.inverse()
 
     def __rtruediv__(self, other):
-        return self.inverse() * other
+        return self.inverse() * other if _scalar(other) else NotImplemented
 
     def __pow__(self, n: int):
         out = self._lift(self.c[0] * 0 + 1)
