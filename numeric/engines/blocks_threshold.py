@@ -70,7 +70,7 @@ from ..sequences import arrival_counts, batch_vectors
 from .block_laws import batch_values, lst_taylor, lst_values, numeric_counts
 
 __all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments",
-           "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
+           "threshold_refusal", "threshold_excess", "threshold_excess_moments", "shift_laurent"]
 
 
 class ThresholdTransform(ThresholdSeries):
@@ -286,6 +286,24 @@ def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list
         coef = value.analytic(k + 1, mpmath.mpf(10) ** -(digits + 5))
         out = [(-1) ** j * mpmath.factorial(j) * coef[j] for j in range(1, k + 1)]
     return [ctx.num(float(v)) if ctx.is_float64 else ctx.num(v) for v in out]
+
+
+def shift_laurent(parts, work) -> tuple:
+    """({D: alpha_D}, {D: W~_D(0)}): the coefficients of s^-1 and s^0 of the shifted parts W_D(s) = alpha_D / s +
+    W~_D(s) of (SN) (:mod:`~.blocks_shifts`), ``parts(s)`` = {D: W_D(s)} computed by the interpreter at the formal
+    variable s (:class:`ThresholdTransform`), in the mpmath context ``work``: the principal parts at 0 need finitely
+    many right-derivatives of each law, as the moments do (:func:`threshold_moments`), so a lognormal law too (its
+    transform has no Laurent expansion around 0 to put a circle on). The series start at O(s^3) and are carried
+    further while a division left s^0 unknown."""
+    precision = 3
+    while True:
+        got = parts(Formal.variable(work.num(1), precision))
+        got = {D: v if isinstance(v, Formal) else Formal.constant(v, 1) for D, v in got.items()}
+        if all(v.p > 0 for v in got.values()):
+            break
+        precision += max(1 - min(v.p for v in got.values()), 1)
+    return ({D: v.coefficient(-1).real for D, v in got.items()},
+            {D: v.coefficient(0).real for D, v in got.items()})
 
 
 def threshold_excess(model, ctx, s, blocks=None):
