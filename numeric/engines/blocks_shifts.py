@@ -661,7 +661,8 @@ def threshold_shift_plan(model):
 def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
     """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
     the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold.singularity_scale`) with digits + 10 nodes at
-    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0))."""
+    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0)); for a lognormal (no circle
+    around 0: a cut) the formal series of :func:`~.blocks_threshold.shift_laurent`."""
     import mpmath
 
     from ..backend import mp_context

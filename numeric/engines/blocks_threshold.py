@@ -49,8 +49,8 @@ With N = 1 this is W_b(s) J(s) V_r(s) (the tests compare the two), the M[X]/G/1 
 moments E[W^j] are the Taylor coefficients of W(s) at 0, by formal power series in s (:func:`threshold_moments`:
 the same interpreter over :mod:`qderive.numeric.kernels.formal_series`, a law entering by its moments and its Taylor
 coefficients at lambda, so a lognormal too). P(W = 0) is W(s) at s -> oo (every transform vanishes there: the laws
-have no atom at 0): only a batch that starts service at once (the close-down, a last ``wait`` met by the batch itself) leaves its
-first member waiting 0.
+have no atom at 0): only a batch that starts service at once (the close-down, a last ``wait`` met by the batch
+itself) leaves its first member waiting 0.
 
 Sources: the decomposition by what an arrival finds, Takagi 1991 (vol. 1, sec. 2.4-2.5: the N-policy's and the setup
 time's waits); the workload over a busy period, Kella and Whitt 1992; the N-policy's mean wait for single arrivals,
@@ -265,8 +265,9 @@ def _formal_digits(ctx, k: int, top: int) -> tuple:
 
 def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list:
     """(-1)^j j! [s^j] F(s), j = 1..k, F = ``read(op, work)`` a quantity analytic at 0 computed by the formal
-    interpreter ``op`` (:class:`ThresholdTransform` over formal series) in the mpmath context ``work`` (:func:`_formal_digits`); the series
-    carried to O(s^(k + 2 + 2 N)), longer while the divisions left fewer than k + 1 known terms; in ``ctx``.
+    interpreter ``op`` (:class:`ThresholdTransform` over formal series) in the mpmath context ``work``
+    (:func:`_formal_digits`); the series carried to O(s^(k + 2 + 2 N)), longer while the divisions left fewer than
+    k + 1 known terms; in ``ctx``.
     ``first(work)`` runs once before (E[Y] at the working digits)."""
     import mpmath
 
