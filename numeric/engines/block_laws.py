@@ -4,7 +4,8 @@
 * :func:`lst_taylor`: the Taylor coefficients L*^(j)(s) / j!, j < n, from the closed form's derivatives (the joint
   transform of the arrivals and a period's length, L*(s + lambda - lambda X(w)), as a series in w); for a law with
   only a numeric transform (the lognormal), L*^(j)(s) = E[(-T)^j e^{-sT}] = (-1)^j m_j L_j*(s) by the law's own rule
-  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound;
+  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound; for a law
+  of a few or many atoms (a constant, an empirical sample) the sum over its atoms;
 * :func:`batch_values`: the batch's X(z) at complex z.
 
 Used by the blocks' transforms (:mod:`qderive.numeric.engines.blocks`,
@@ -108,8 +109,11 @@ def lst_taylor(law, s, ctx, n: int) -> list:
     law with only a numeric transform (the lognormal) (-1)^j m_j / j! L_j*(s), L_j the size-biased law of
     :func:`size_biased`, by the law's own quadrature (float64: NaN where its bound exceeds 1e-12 of the transform,
     so the inversion's self-check escalates)."""
-    from .vacation_wait import numeric_transform
+    from .vacation_wait import numeric_transform, service_atoms
 
+    atoms = None if numeric_transform(law) else service_atoms(law)
+    if atoms is not None:  # a constant, an empirical sample: sum_i w_i (-d_i)^j / j! e^{-s d_i}, no derivative compiled
+        return _atoms_taylor(atoms, s, ctx, n)
     if numeric_transform(law):
         out = []
         for j in range(n):
@@ -120,6 +124,23 @@ def lst_taylor(law, s, ctx, n: int) -> list:
             out.append(lst_values(biased, s, ctx) * (float(c) if ctx.is_float64 else ctx.num(c)))
         return out
     return [_evaluate(_taylor_evaluator(law, j), s, ctx) for j in range(n)]
+
+
+def _atoms_taylor(atoms, s, ctx, n: int) -> list:
+    """[L*^(j)(s) / j! for j < n] of a law of finitely many atoms ((d_i, w_i), exact) at the context array ``s``:
+    L*(s) = sum_i w_i e^{-s d_i}, so L*^(j)(s) / j! = sum_i w_i (-d_i)^j / j! e^{-s d_i} (an empirical sample of
+    hundreds of values: the compiled derivatives of its transform cost a minute cold at the orders the formal moments
+    ask)."""
+    num = (lambda q: float(q)) if ctx.is_float64 else ctx.num
+    s = np.asarray(s, dtype=complex if ctx.is_float64 else object)
+    out = [0 * s for _ in range(n)]
+    for d, w in atoms:
+        e = ctx.exp(s * (-num(d))) if d else 1 + 0 * s
+        for j in range(n):
+            c = w * (-d) ** j / factorial(j)
+            if c:
+                out[j] = out[j] + e * num(c)
+    return out
 
 
 def numeric_counts(law, batch, lam: Fraction, n: int, ctx):
