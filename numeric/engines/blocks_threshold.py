@@ -151,19 +151,26 @@ class ThresholdTransform(ThresholdSeries):
 
     def _at(self, law, c, n: int) -> list:
         """L*^(j)(c) / j!, j < n, as context numbers: the exact moments at c = 0 (Feller 1971, vol. 2, sec. XIII.2:
-        L*^(j)(0+) = (-1)^j m_j for a law with a finite j-th moment), the law's Taylor coefficients at c > 0
-        (:func:`~.block_laws.lst_taylor`; kept per law and point)."""
+        L*^(j)(0+) = (-1)^j m_j for a law with a finite j-th moment), the law's Taylor coefficients at c = lambda
+        (exactly for a phase-type law, :func:`~.block_laws.phase_type_taylor`; else :func:`~.block_laws.lst_taylor`:
+        the atoms' sum, the size-biased lognormal, the compiled derivatives; kept per law)."""
         from math import factorial
+
+        from .block_laws import phase_type_taylor
 
         ctx = self.ctx
         if c == 0:
-            return [ctx.num(Fraction(law.moment(j)) * (-1) ** j / factorial(j)) if j else ctx.num(1)
-                    for j in range(n)]
-        key = (law, c)
-        kept = self._taylor.get(key)
+            return [ctx.num(law.moment(j)) * (-1) ** j / factorial(j) if j else ctx.num(1) for j in range(n)]
+        if c != self.lam:
+            raise NotImplementedError("a law's series at a point other than 0 and lambda")
+        kept = self._taylor.get(law)
         if kept is None or len(kept) < n:
-            kept = [v[0].real for v in lst_taylor(law, np.array([c], dtype=object), ctx, n)]
-            self._taylor[key] = kept
+            exact = phase_type_taylor(law, Fraction(self.model.rate), n)
+            if exact is not None:
+                kept = [ctx.num(v) for v in exact]
+            else:
+                kept = [v[0].real for v in lst_taylor(law, np.array([c], dtype=object), ctx, n)]
+            self._taylor[law] = kept
         return kept[:n]
 
 
