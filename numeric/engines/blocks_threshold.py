@@ -274,8 +274,7 @@ def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list
     """(-1)^j j! [s^j] F(s), j = 1..k, F = ``read(op, work)`` a quantity analytic at 0 computed by the formal
     interpreter ``op`` (:class:`ThresholdTransform` over formal series) in the mpmath context ``work``
     (:func:`_formal_digits`); the series carried to O(s^(k + 2 + 2 N)), longer while the divisions left fewer than
-    k + 1 known terms; in ``ctx``.
-    ``first(work)`` runs once before (E[Y] at the working digits)."""
+    k + 1 known terms; in ``ctx``. ``first(work)`` runs once before (E[Y] at the working digits)."""
     import mpmath
 
     from ..backend import mp_context
@@ -302,7 +301,10 @@ def shift_laurent(parts, work) -> tuple:
     variable s (:class:`ThresholdTransform`), in the mpmath context ``work``: the principal parts at 0 need finitely
     many right-derivatives of each law, as the moments do (:func:`threshold_moments`), so a lognormal law too (its
     transform has no Laurent expansion around 0 to put a circle on). The series start at O(s^3) and are carried
-    further while a division left s^0 unknown."""
+    further while a division left s^0 unknown; a pole of order 2 or more (cancelled poles: rounding) above
+    10^-(digits - 10) of the coefficients read is an ArithmeticError."""
+    import mpmath
+
     precision = 3
     while True:
         got = parts(Formal.variable(work.num(1), precision))
@@ -310,6 +312,11 @@ def shift_laurent(parts, work) -> tuple:
         if all(v.p > 0 for v in got.values()):
             break
         precision += max(1 - min(v.p for v in got.values()), 1)
+    tiny = mpmath.mpf(10) ** -(work.dps - 10)
+    for D, v in got.items():
+        size = max(abs(v.coefficient(-1)), abs(v.coefficient(0)), 1)
+        if any(abs(v.coefficient(j)) > tiny * size for j in range(v.v, -1)):
+            raise ArithmeticError(f"a pole of order 2 or more in the shifted part D = {D} of the wait: {v}")
     return ({D: v.coefficient(-1).real for D, v in got.items()},
             {D: v.coefficient(0).real for D, v in got.items()})
 
