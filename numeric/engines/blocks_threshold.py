@@ -285,11 +285,16 @@ def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list
     with work:
         if first is not None:
             first(work)
-        while True:
-            value = read(ThresholdTransform(model, work, Formal.variable(work.num(1), precision), top), work)
-            if value.p > k:
+        for _ in range(4):  # the divisions' losses grow with N, not with the length: a longer series settles it
+            try:
+                value = read(ThresholdTransform(model, work, Formal.variable(work.num(1), precision), top), work)
+            except (ArithmeticError, IndexError):  # a division whose known coefficients all vanished
+                value = None
+            if value is not None and value.p > k:
                 break
-            precision += k + 1 - value.p
+            precision += k + 1 + 2 * top
+        else:
+            raise ArithmeticError(f"the formal series of the wait lost every coefficient (carried to O(s^{precision}))")
         coef = value.analytic(k + 1, mpmath.mpf(10) ** -(digits + 5))
         out = [(-1) ** j * mpmath.factorial(j) * coef[j] for j in range(1, k + 1)]
     return [ctx.num(float(v)) if ctx.is_float64 else ctx.num(v) for v in out]
@@ -306,12 +311,14 @@ def shift_laurent(parts, work) -> tuple:
     import mpmath
 
     precision = 3
-    while True:
+    for _ in range(4):
         got = parts(Formal.variable(work.num(1), precision))
         got = {D: v if isinstance(v, Formal) else Formal.constant(v, 1) for D, v in got.items()}
         if all(v.p > 0 for v in got.values()):
             break
-        precision += max(1 - min(v.p for v in got.values()), 1)
+        precision += max(1 - min(v.p for v in got.values()), 3)
+    else:
+        raise ArithmeticError(f"the shifted parts' series lost their s^0 (carried to O(s^{precision}))")
     tiny = mpmath.mpf(10) ** -(work.dps - 10)
     for D, v in got.items():
         size = max(abs(v.coefficient(-1)), abs(v.coefficient(0)), 1)
