@@ -159,8 +159,6 @@ def test_a_quantile_is_the_root_of_the_tails():
 @pytest.mark.parametrize("extra,option", [
     (["--setup", "uniform:low=1/2,high=3/2"], "--setup"),
     (["--service", "det:mean=1", "--setup", "det:mean=1"], "--service"),
-    # the Laurent coefficients at 0 of (SN) need a transform analytic there: not the lognormal's
-    (["--service", "lognormal:mean=1,scv=2", "--setup", "det:mean=1", "--start-threshold", "3"], "--service"),
 ])
 def test_what_stays_refused_says_why(extra, option):
     base = ["eval", "vacation-infinite", "--rate", "1/4", "--batch", "geometric:mean=2", "--vacation", "exp:mean=1",

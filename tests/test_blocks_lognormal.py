@@ -11,8 +11,7 @@ another way.
 * Yadin and Naor's N-policy mean wait, E[W] = lambda b_2 / (2 (1 - rho)) + (N - 1) / (2 lambda) (Takagi 1991, vol. 1,
   sec. 2.5), exactly in rationals (a lognormal's moments are rational), against the response law's mean (Little's:
   the moment interpreter's number waiting over lambda l_1) at 20 digits, to 1e-15;
-* the higher moments are refused with the reason, which a test shows: the circle rule's Taylor coefficients are off
-  for a lognormal (no expansion at 0); the mean and the tails are computed;
+* the higher moments (formal series at 0, not a circle around 0): ``tests/test_blocks_lognormal_moments.py``;
 * with N = 1 the threshold transform (derivatives and counts of the lognormal setup) equals the decomposition
   W_b(s) J(s) V_r(s) (its transform values only) at complex points, to 1e-25 at 30 digits;
 * a seeded simulation (99 % simultaneous intervals, Bonferroni over the three checks): the tails of the wait and the
@@ -95,28 +94,6 @@ def _model(n=3):
     """A lognormal service and setup, multiple exponential vacations, N (rho_bar = 1/2)."""
     return VacationQueue(F(1, 2), PMF, LogNormal(F(2, 3), F(1)), Exponential(F(1, 2)), MULTIPLE, n,
                          LogNormal(F(1, 2), F(2)), None)
-
-
-def test_the_higher_moments_are_refused_and_why():
-    """The circle rule's Taylor coefficients at 0 need a transform analytic around 0; the lognormal's has a cut along
-    the negative axis: run at N = 1 (where the closed-form moments of W = W_none + R are exact) it is off by more
-    than 1e-3 for E[W^3] with a service of scv 20 -- the reason the moments with N > 1 are refused (one line,
-    naming the option) while the mean (Little's) and the tails are computed."""
-    from qderive.numeric.engines.blocks_threshold import threshold_moments
-
-    model = VacationQueue(F(1, 2), PMF, LogNormal(F(2, 3), F(20)), Exponential(F(1, 2)), MULTIPLE, 1,
-                          LogNormal(F(1, 2), F(2)), None)
-    ctx = mp_context(20)
-    with ctx:
-        exact = B.wait_moments(model, ctx, 3)
-        circle = threshold_moments(model, ctx, 3, B._mean_of(model))
-        assert abs(circle[2] - exact[2]) > mpmath.mpf(10) ** -3 * exact[2]
-    base = ["eval", "vacation-infinite", "--rate", "1/2", "--batch", "geometric:mean=2", "--service",
-            "lognormal:mean=2/3,scv=20", "--vacation", "exp:mean=1/2", "--start-threshold", "3"]
-    code, out, err = cli(base + ["--wait-moments", "2"])
-    assert code != 0 and "--service" in err and "Taylor" in err and "Traceback" not in err, err
-    code, out, err = cli(base + ["--wait-tail", "2", "--json"])
-    assert code == 0 and '"wait_tail"' in out, err
 
 
 def test_the_mean_wait_is_littles_with_lognormal_blocks():

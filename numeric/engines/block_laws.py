@@ -4,7 +4,8 @@
 * :func:`lst_taylor`: the Taylor coefficients L*^(j)(s) / j!, j < n, from the closed form's derivatives (the joint
   transform of the arrivals and a period's length, L*(s + lambda - lambda X(w)), as a series in w); for a law with
   only a numeric transform (the lognormal), L*^(j)(s) = E[(-T)^j e^{-sT}] = (-1)^j m_j L_j*(s) by the law's own rule
-  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound;
+  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound; for a law
+  of a few or many atoms (a constant, an empirical sample) the sum over its atoms;
 * :func:`batch_values`: the batch's X(z) at complex z.
 
 Used by the blocks' transforms (:mod:`qderive.numeric.engines.blocks`,
@@ -18,7 +19,8 @@ from math import factorial
 
 import numpy as np
 
-__all__ = ["lst_values", "lst_at_rate", "lst_taylor", "batch_values", "size_biased", "numeric_counts"]
+__all__ = ["lst_values", "lst_at_rate", "lst_taylor", "batch_values", "size_biased", "numeric_counts",
+           "phase_type_taylor"]
 
 
 #: the compiled transforms of the laws in this process (a tail's every inversion asks again)
@@ -108,8 +110,11 @@ def lst_taylor(law, s, ctx, n: int) -> list:
     law with only a numeric transform (the lognormal) (-1)^j m_j / j! L_j*(s), L_j the size-biased law of
     :func:`size_biased`, by the law's own quadrature (float64: NaN where its bound exceeds 1e-12 of the transform,
     so the inversion's self-check escalates)."""
-    from .vacation_wait import numeric_transform
+    from .vacation_wait import numeric_transform, service_atoms
 
+    atoms = None if numeric_transform(law) else service_atoms(law)
+    if atoms is not None:  # a constant, an empirical sample: sum_i w_i (-d_i)^j / j! e^{-s d_i}, no derivative compiled
+        return _atoms_taylor(atoms, s, ctx, n)
     if numeric_transform(law):
         out = []
         for j in range(n):
@@ -120,6 +125,49 @@ def lst_taylor(law, s, ctx, n: int) -> list:
             out.append(lst_values(biased, s, ctx) * (float(c) if ctx.is_float64 else ctx.num(c)))
         return out
     return [_evaluate(_taylor_evaluator(law, j), s, ctx) for j in range(n)]
+
+
+def _atoms_taylor(atoms, s, ctx, n: int) -> list:
+    """[L*^(j)(s) / j! for j < n] of a law of finitely many atoms ((d_i, w_i), exact) at the context array ``s``:
+    L*(s) = sum_i w_i e^{-s d_i}, so L*^(j)(s) / j! = sum_i w_i (-d_i)^j / j! e^{-s d_i} (an empirical sample of
+    hundreds of values: the compiled derivatives of its transform cost a minute cold at the orders the formal moments
+    ask)."""
+    num = (lambda q: float(q)) if ctx.is_float64 else ctx.num
+    s = np.asarray(s, dtype=complex if ctx.is_float64 else object)
+    out = [0 * s for _ in range(n)]
+    for d, w in atoms:
+        e = ctx.exp(s * (-num(d))) if d else 1 + 0 * s
+        for j in range(n):
+            c = w * (-d) ** j / factorial(j)
+            if c:
+                out[j] = out[j] + e * num(c)
+    return out
+
+
+def phase_type_taylor(law, c: Fraction, n: int):
+    """[L*^(j)(c) / j! for j < n] exactly (Fractions) at the rational point c >= 0 for a phase-type law PH(alpha, T)
+    with exact entries, else None: L*(s) = alpha_0 + alpha (sI - T)^{-1} t, t = -T 1 (alpha_0 = 1 - sum alpha, an atom
+    at 0), so L*^(j)(c) / j! = (-1)^j alpha (cI - T)^{-(j+1)} t for j >= 1 (Neuts 1981, sec. 2.2: the LST of a PH
+    law; here differentiated j times) -- n linear solves, where the compiled derivatives of a 4-phase Coxian's
+    transform cost minutes cold at the orders the formal moments ask."""
+    from ...symbolic.numbers import is_symbolic
+    from ...symbolic.laws.phase_type import solve_exact
+
+    ph = law.phase_type()
+    if ph is None:
+        return None
+    alpha, T = ph
+    if any(is_symbolic(v) for row in T for v in row) or any(is_symbolic(v) for v in alpha):
+        return None
+    size = len(alpha)
+    shifted = [[(c if i == j else 0) - Fraction(T[i][j]) for j in range(size)] for i in range(size)]
+    v = [-sum((Fraction(x) for x in row), Fraction(0)) for row in T]  # t = -T 1
+    out = []
+    for j in range(n):
+        v = solve_exact(shifted, v)  # (cI - T)^{-(j+1)} t
+        out.append((-1) ** j * sum((Fraction(a) * x for a, x in zip(alpha, v)), Fraction(0)))
+    out[0] += 1 - sum((Fraction(a) for a in alpha), Fraction(0))
+    return out
 
 
 def numeric_counts(law, batch, lam: Fraction, n: int, ctx):

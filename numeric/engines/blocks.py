@@ -85,21 +85,15 @@ def wait_moments(model, ctx, k: int, blocks=None) -> list:
     the services ahead of it in its batch are dependent otherwise, and E[W^2] came out 2.2778 instead of
     2.4753 = E[D^2] + 2 E[D] E[J] + E[J^2] for batches of 1 or 2.) Under the N-policy (a threshold N > 1 among
     the blocks) a customer waits for later batches and R is not independent of the rest: the moments are then the
-    Taylor coefficients of the transform of :mod:`.blocks_threshold` (:func:`~.blocks_threshold.threshold_moments`)."""
+    Taylor coefficients of the transform of :mod:`.blocks_threshold` (:func:`~.blocks_threshold.threshold_moments`,
+    formal series at 0: a lognormal law too)."""
     from math import comb
 
     from .vacation_wait import wait_moment_values
 
     if largest_threshold(model_blocks(model, blocks)) > 1:
-        from .blocks_threshold import NO_TAYLOR, numeric_law, threshold_moments
+        from .blocks_threshold import threshold_moments
 
-        found = numeric_law(model, blocks)
-        if found is not None:  # a lognormal: the mean by Little's law, no higher moment (NO_TAYLOR)
-            if k > 1:
-                from ...symbolic.errors import ParameterError
-
-                raise ParameterError(f"the {found[0].replace('_', '-')} time {found[1]} {NO_TAYLOR}")
-            return [measures(model, ctx, blocks)["mean_wait"]]
         return threshold_moments(model, ctx, k, _mean_of(model, blocks), blocks)
     bare = bare_model(model)
     none = wait_moment_values(bare, "wait")(k, None if ctx.is_float64 else ctx.dps)
@@ -341,14 +335,6 @@ def threshold_check(model, asked, derivatives: bool = False):
     if model.start_threshold == 1 or not wanted:
         return None
     refused = threshold_refusal(model, derivatives)
-    if refused is None and derivatives:
-        from .blocks_threshold import NO_TAYLOR, numeric_law
-
-        moments = {"wait_moments", "sojourn_moments"} & wanted
-        found = numeric_law(model)
-        if found is not None and moments:
-            refused = found[0], f"the {found[0].replace('_', '-')} time {found[1]} {NO_TAYLOR}"
-            wanted = moments
     return None if refused is None else Refusal(refused[0], refused[1], min(wanted))
 
 

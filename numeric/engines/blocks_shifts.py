@@ -639,20 +639,12 @@ def threshold_shift_plan(model):
         return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
                       f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions, which "
                       "need a smooth service")
-    from .blocks_threshold import numeric_law
-
     repeated = [f for f, law in discrete if f == "vacation" and model.vacation_policy.value == "multiple"]
     if repeated:
         return None, ("vacation", f"the vacation time {model.vacation} has atoms: with multiple vacations and a start "
                       "threshold N > 1 the wait's transform has factors 1 / (1 - c e^{-s D}), infinitely many shifts "
                       "whose signed parts the quantile search could not bound in the time budget (a setup and single "
                       "vacations are computed; the moments are)")
-    heavy = numeric_law(model)
-    if heavy is not None:
-        return None, (heavy[0], f"the {heavy[0].replace('_', '-')} time {heavy[1]} has no Taylor expansion of its "
-                      "transform at 0 (no moment generating function), and with a constant or empirical "
-                      f"{discrete[0][0].replace('_', '-')} under a start threshold N > 1 the tails need the Laurent "
-                      "coefficients at 0 of the wait's shifted parts: not computed (the mean is)")
     for field, law in laws[1:]:
         if discrete_atoms(law) is None and not smooth_law(law):
             return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms: not computed "
@@ -669,27 +661,31 @@ def threshold_shift_plan(model):
 def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
     """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
     the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold.singularity_scale`) with digits + 10 nodes at
-    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0))."""
+    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0)); for a lognormal (no circle
+    around 0: a cut) the formal series of :func:`~.blocks_threshold.shift_laurent`."""
     import mpmath
 
     from ..backend import mp_context
     from .block_moments import passage_moments
-    from .blocks_threshold import singularity_scale
+    from .blocks_threshold import numeric_law, shift_laurent, singularity_scale
 
     blocks = blocks_of(model)
     scale = singularity_scale(model, blocks)
     work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
     with work, Horizon(H):
         mean_y = passage_moments(model, work, order=1)[0][1]
-        h = work.num(scale) / 1000
-        n = digits + 10
-        pts = [h * mpmath.expj(2 * mpmath.pi * (k + mpmath.mpf(1) / 2) / n) for k in range(n)]
-        parts = threshold_shift_parts(model, work, np.array(pts, dtype=object), mean_y, sojourn)
-        alpha, finite = {}, {}
-        for D, values in parts.items():
-            values = np.broadcast_to(values, (n,))
-            alpha[D] = mpmath.fsum(v * p for v, p in zip(values, pts)).real / n
-            finite[D] = mpmath.fsum(values).real / n
+        if numeric_law(model) is not None:  # a lognormal (a cut along the negative axis): formal series at 0
+            alpha, finite = shift_laurent(lambda s: threshold_shift_parts(model, work, s, mean_y, sojourn), work)
+        else:
+            h = work.num(scale) / 1000
+            n = digits + 10
+            pts = [h * mpmath.expj(2 * mpmath.pi * (k + mpmath.mpf(1) / 2) / n) for k in range(n)]
+            parts = threshold_shift_parts(model, work, np.array(pts, dtype=object), mean_y, sojourn)
+            alpha, finite = {}, {}
+            for D, values in parts.items():
+                values = np.broadcast_to(values, (n,))
+                alpha[D] = mpmath.fsum(v * p for v, p in zip(values, pts)).real / n
+                finite[D] = mpmath.fsum(values).real / n
         at_infinity = {D: (np.broadcast_to(v, (1,))[0] if not sojourn else 0)
                        for D, v in threshold_shift_parts(model, work, None, mean_y).items()}
         at_infinity = {D: (v.real if hasattr(v, "real") else v) for D, v in at_infinity.items()}

@@ -46,10 +46,11 @@ N or beyond). At the end, Y(B*(s)) = pre + the close-down's part and the idle pa
     W(s) = lambda (1 - rho_bar) / E[Y] * [ kappa(1) (1 - Y(B*(s))) / phi(s) + idle(s) ],   T(s) = W(s) B*(s).
 
 With N = 1 this is W_b(s) J(s) V_r(s) (the tests compare the two), the M[X]/G/1 wait being the case Y = X. The
-moments E[W^j] are the Taylor coefficients of W(s) at 0, by the trapezoidal rule on a small circle
-(:func:`transform_moments`). P(W = 0) is W(s) at s -> oo (every transform vanishes there: the laws have no atom at
-0): only a batch that starts service at once (the close-down, a last ``wait`` met by the batch itself) leaves its
-first member waiting 0.
+moments E[W^j] are the Taylor coefficients of W(s) at 0, by formal power series in s (:func:`threshold_moments`:
+the same interpreter over :mod:`qderive.numeric.kernels.formal_series`, a law entering by its moments and its Taylor
+coefficients at lambda, so a lognormal too). P(W = 0) is W(s) at s -> oo (every transform vanishes there: the laws
+have no atom at 0): only a batch that starts service at once (the close-down, a last ``wait`` met by the batch
+itself) leaves its first member waiting 0.
 
 Sources: the decomposition by what an arrival finds, Takagi 1991 (vol. 1, sec. 2.4-2.5: the N-policy's and the setup
 time's waits); the workload over a busy period, Kella and Whitt 1992; the N-policy's mean wait for single arrivals,
@@ -63,31 +64,52 @@ from fractions import Fraction
 import numpy as np
 
 from ...symbolic.blocks import blocks_of, passage
+from ..kernels.formal_series import Formal
 from ..kernels.threshold_passage import ThresholdSeries, threshold_wait
 from ..sequences import arrival_counts, batch_vectors
 from .block_laws import batch_values, lst_taylor, lst_values, numeric_counts
 
-__all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments", "transform_moments",
-           "threshold_refusal", "threshold_excess", "threshold_excess_moments"]
+__all__ = ["ThresholdTransform", "threshold_transform", "threshold_atom", "threshold_moments",
+           "threshold_refusal", "threshold_excess", "threshold_excess_moments", "shift_laurent"]
 
 
 class ThresholdTransform(ThresholdSeries):
     """The interpreter of the primitives for the wait with a start threshold (module docstring) at the context array
-    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0)): the kernel
+    ``s`` of the inversion's nodes (``s`` None: the limit s -> oo, which gives P(W = 0); ``s`` a
+    :class:`~qderive.numeric.kernels.formal_series.Formal`, the variable to O(s^p), in an mpmath context: the formal
+    series at 0, :func:`threshold_moments`): the kernel
     :class:`~qderive.numeric.kernels.threshold_passage.ThresholdSeries` (shipped by the generated code) with the
-    model's laws as its hooks."""
+    model's laws as its hooks.
+
+    Over formal series the laws enter by their series at the point c = z(0) of each argument z: at c = 0 (B*(s),
+    L*(s), L*(lambda (1 - X(B*(s))))) the exact moments, L*(z) = sum_j (-1)^j m_j z^j / j!; at c = lambda (the
+    count-type factors) the Taylor coefficients L*^(j)(lambda) / j! (:func:`~.block_laws.lst_taylor`); X(B*(s)) from
+    the batch's factorial moments. The constant terms B*(0) = X(1) = 1 are exact, so are the analytic zeros of
+    1 - B*(s), phi(s) and the divided differences' denominators."""
 
     def __init__(self, model, ctx, s, top: int):
         self.model = model
+        self._taylor: dict = {}
         lam = ctx.num(model.rate)
+        batch = model.batch
+        with ctx:  # x_0 = 0; an irrational pmf too (Poisson sizes), at the context's precision
+            x = list(batch_vectors(batch, top, ctx).pmf[:top])
+        if isinstance(s, Formal):
+            from math import factorial
+
+            self.ctx = ctx
+            one = s * 0 + 1
+            B = self.law_transform(model.service, s)
+            # X(B) = sum_j E[(X)_j] / j! (B - 1)^j, B - 1 = O(s) with an exact zero constant term
+            XB = _compose([ctx.num(1)] + [ctx.num(batch.factorial_moment(j)) / factorial(j)
+                                          for j in range(1, s.p + 1)], B - 1)
+            super().__init__(ctx, s, top, lam, x, B, XB, one)
+            return
         shape = np.asarray(s if s is not None else [0]).shape
         one = np.ones(shape, dtype=complex if ctx.is_float64 else object)
         if not ctx.is_float64:
             one = one * ctx.num(1)
         zero = one * 0
-        batch = model.batch
-        with ctx:  # x_0 = 0; an irrational pmf too (Poisson sizes), at the context's precision
-            x = list(batch_vectors(batch, top, ctx).pmf[:top])
         B = zero if s is None else lst_values(model.service, s, ctx)
         XB = zero if s is None else batch_values(batch, B, ctx)
         super().__init__(ctx, s, top, lam, x, B, XB, one)
@@ -108,10 +130,60 @@ class ThresholdTransform(ThresholdSeries):
         return numeric_counts(law, self.model.batch, self.model.rate, n, ctx)[0]
 
     def law_transform(self, law, z):
-        return lst_values(law, z, self.ctx)
+        """L*(z) at the context array z, or for a formal series z: sum_j L*^(j)(c) / j! (z - c)^j, c = z(0)
+        (:meth:`_at`)."""
+        if not isinstance(z, Formal):
+            return lst_values(law, z, self.ctx)
+        c = z.coefficient(0)
+        return _compose(self._at(law, c, z.p + 1), z - c)
 
     def law_taylor(self, law, z, n):
-        return lst_taylor(law, z, self.ctx, n)
+        """[L*^(j)(z) / j! for j < n] at the context array z, or for a formal series z near c = z(0):
+        sum_i binom(j + i, i) t_{j+i} (z - c)^i, t the Taylor coefficients at c (:meth:`_at`)."""
+        if not isinstance(z, Formal):
+            return lst_taylor(law, z, self.ctx, n)
+        from math import comb
+
+        c = z.coefficient(0)
+        t = self._at(law, c, n + z.p + 1)
+        d = z - c
+        return [_compose([t[j + i] * comb(j + i, i) for i in range(z.p + 1)], d) for j in range(n)]
+
+    def _at(self, law, c, n: int) -> list:
+        """L*^(j)(c) / j!, j < n, as context numbers: the exact moments at c = 0 (Feller 1971, vol. 2, sec. XIII.2:
+        L*^(j)(0+) = (-1)^j m_j for a law with a finite j-th moment), the law's Taylor coefficients at c = lambda
+        (exactly for a phase-type law, :func:`~.block_laws.phase_type_taylor`; else :func:`~.block_laws.lst_taylor`:
+        the atoms' sum, the size-biased lognormal, the compiled derivatives; kept per law)."""
+        from math import factorial
+
+        from .block_laws import phase_type_taylor
+
+        ctx = self.ctx
+        if c == 0:
+            return [ctx.num(law.moment(j)) * (-1) ** j / factorial(j) if j else ctx.num(1) for j in range(n)]
+        if c != self.lam:
+            raise NotImplementedError("a law's series at a point other than 0 and lambda")
+        kept = self._taylor.get(law)
+        if kept is None or len(kept) < n:
+            exact = phase_type_taylor(law, Fraction(self.model.rate), n)
+            if exact is not None:
+                kept = [ctx.num(v) for v in exact]
+            else:
+                kept = [v[0].real for v in lst_taylor(law, np.array([c], dtype=object), ctx, n)]
+            self._taylor[law] = kept
+        return kept[:n]
+
+
+def _compose(f, d):
+    """sum_j f_j d^j for the formal series d with d(0) = 0 (its constant term exactly zero), to d's precision."""
+    out = d * 0 + f[0]
+    power = d * 0 + 1
+    for j in range(1, min(len(f), d.p + 1)):
+        power = power * d
+        if power.v >= d.p:
+            break
+        out = out + power * f[j]
+    return out
 
 
 def _blocks(model, blocks):
@@ -153,40 +225,107 @@ def singularity_scale(model, blocks) -> Fraction:
     return (1 - Fraction(model.rho_bar)) ** 2 / (max(means) * spread)
 
 
-def threshold_moments(model, ctx, k: int, mean_y, blocks=None) -> list:
-    """E[W], ..., E[W^k] with a start threshold N > 1: the Taylor coefficients of :func:`threshold_transform` at 0
-    (:func:`transform_moments`, h = scale / 1000 with :func:`singularity_scale`), computed at the digits of ``ctx`` (float64:
-    20) plus (k + N + 1) log10(1/h) + 10 guard digits (the series' divided differences and 1 / phi(s) cancel about
-    log10(1/h) digits per order near 0) and returned in ``ctx``. E[Y], a constant factor of W(s) (no cancellation),
-    is computed once at those digits + 10 (``mean_y`` at the working digits cost 40 s for a lognormal block law: its
-    count sequences are a refined quadrature)."""
-    from ..backend import mp_context
+def threshold_moments(model, ctx, k: int, mean_y, blocks=None, sojourn: bool = False) -> list:
+    """E[W], ..., E[W^k] (``sojourn``: E[T^j], T(s) = W(s) B*(s)) with a start threshold N > 1, by formal power
+    series at s = 0: (-1)^j j! [s^j] W(s), the interpreter of the transform run once on truncated series in s
+    (:class:`ThresholdTransform` at the formal variable s) instead of at the nodes of a contour.
 
+    The moments need only finitely many right-derivatives of each factor at 0 (Feller 1971, vol. 2, sec. XIII.2:
+    E[T^j] = (-1)^j T*^(j)(0+) for every law with a finite j-th moment, analytic at 0 or not): a law's transform
+    enters as its formal series L*(s) = sum_j (-1)^j m_j s^j / j! (m_j its exact moments: the lognormal's
+    m_j = e^{j mu + j^2 sigma^2 / 2}, Johnson, Kotz and Balakrishnan 1994, eq. (14.9), although its transform has no
+    Taylor expansion at 0), and the count-type factors damped by e^{-lambda x} -- L*(s + lambda - lambda X(w)) and the
+    probabilities of k arrivals -- as their convergent Taylor series at lambda, L*^(j)(lambda) / j!
+    (:func:`~.block_laws.lst_taylor`: (-1)^j m_j / j! L_j*(lambda) for the lognormal, L_j its size-biased law). The
+    divisions by series vanishing at 0 (1 - B*(s), phi(s), the divided differences' s - lambda + lambda X(B*)) are
+    exact Laurent divisions with their precision carried (:mod:`qderive.numeric.kernels.formal_series`); the
+    structural zeros are exact, the poles that cancel leave rounding, checked and dropped.
+
+    Computed at the digits of ``ctx`` (float64: 20) plus guard digits (:func:`_formal_digits`) and returned in
+    ``ctx``; E[Y], a constant factor of W(s), once at those digits (``mean_y``)."""
     blocks = _blocks(model, blocks)
-    with mp_context((20 if ctx.is_float64 else ctx.dps) + 10) as near:
-        ey = mean_y(near)
 
-    def constant(work):
-        return work.num(ey)
+    def read(op, work):
+        y, idle = passage(blocks, op)
+        w = threshold_wait(op, y, idle, work.num(model.rate), work.num(1 - model.rho_bar), ey[0])
+        return w * op.B if sojourn else w
 
-    return _coefficients(lambda work, s: threshold_transform(model, work, s, constant, blocks=blocks), ctx, k,
-                         largest_threshold(blocks), singularity_scale(model, blocks))
+    ey = []
+
+    def first(work):
+        ey.append(mean_y(work))
+
+    return _formal_coefficients(model, ctx, k, largest_threshold(blocks), read, first)
 
 
-def _coefficients(F, ctx, k: int, top: int, scale) -> list:
-    """(-1)^j j! [s^j] F(s), j = 1..k, of ``F(work, s)`` by :func:`transform_moments` at the rule of
-    :func:`threshold_moments` (h = scale / 1000, the digits of ``ctx`` plus (k + top + 1) log10(1/h) + 10), in
-    ``ctx``."""
-    import math
+#: the guard digits of the formal series beyond the target's, and per order and threshold level (the divided
+#: differences' poles of order up to N cancel)
+FORMAL_GUARD, FORMAL_GUARD_PER_ORDER = 12, 2
+
+
+def _formal_digits(ctx, k: int, top: int) -> tuple:
+    """(the target digits, the working digits) of :func:`_formal_coefficients`: the digits of ``ctx`` (float64: 20)
+    plus FORMAL_GUARD + FORMAL_GUARD_PER_ORDER (k + N)."""
+    digits = 20 if ctx.is_float64 else ctx.dps
+    return digits, digits + FORMAL_GUARD + FORMAL_GUARD_PER_ORDER * (k + top)
+
+
+def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list:
+    """(-1)^j j! [s^j] F(s), j = 1..k, F = ``read(op, work)`` a quantity analytic at 0 computed by the formal
+    interpreter ``op`` (:class:`ThresholdTransform` over formal series) in the mpmath context ``work``
+    (:func:`_formal_digits`); the series carried to O(s^(k + 2 + 2 N)), longer while the divisions left fewer than
+    k + 1 known terms; in ``ctx``. ``first(work)`` runs once before (E[Y] at the working digits)."""
+    import mpmath
 
     from ..backend import mp_context
 
-    digits = 20 if ctx.is_float64 else ctx.dps
-    lost = math.log10(1000 / float(scale))
-    work = mp_context(digits + int((k + top + 1) * lost) + 10)
+    digits, working = _formal_digits(ctx, k, top)
+    work = mp_context(working)
+    precision = k + 2 + 2 * top
     with work:
-        values = transform_moments(lambda s: F(work, s), k, digits, work.num(scale))
-    return [ctx.num(float(v)) if ctx.is_float64 else +v for v in values]
+        if first is not None:
+            first(work)
+        for _ in range(4):  # the divisions' losses grow with N, not with the length: a longer series settles it
+            try:
+                value = read(ThresholdTransform(model, work, Formal.variable(work.num(1), precision), top), work)
+            except (ArithmeticError, IndexError):  # a division whose known coefficients all vanished
+                value = None
+            if value is not None and value.p > k:
+                break
+            precision += k + 1 + 2 * top
+        else:
+            raise ArithmeticError(f"the formal series of the wait lost every coefficient (carried to O(s^{precision}))")
+        coef = value.analytic(k + 1, mpmath.mpf(10) ** -(digits + 5))
+        out = [(-1) ** j * mpmath.factorial(j) * coef[j] for j in range(1, k + 1)]
+    return [ctx.num(float(v)) if ctx.is_float64 else ctx.num(v) for v in out]
+
+
+def shift_laurent(parts, work) -> tuple:
+    """({D: alpha_D}, {D: W~_D(0)}): the coefficients of s^-1 and s^0 of the shifted parts W_D(s) = alpha_D / s +
+    W~_D(s) of (SN) (:mod:`~.blocks_shifts`), ``parts(s)`` = {D: W_D(s)} computed by the interpreter at the formal
+    variable s (:class:`ThresholdTransform`), in the mpmath context ``work``: the principal parts at 0 need finitely
+    many right-derivatives of each law, as the moments do (:func:`threshold_moments`), so a lognormal law too (its
+    transform has no Laurent expansion around 0 to put a circle on). The series start at O(s^3) and are carried
+    further while a division left s^0 unknown; a pole of order 2 or more (cancelled poles: rounding) above
+    10^-(digits - 10) of the coefficients read is an ArithmeticError."""
+    import mpmath
+
+    precision = 3
+    for _ in range(4):
+        got = parts(Formal.variable(work.num(1), precision))
+        got = {D: v if isinstance(v, Formal) else Formal.constant(v, 1) for D, v in got.items()}
+        if all(v.p > 0 for v in got.values()):
+            break
+        precision += max(1 - min(v.p for v in got.values()), 3)
+    else:
+        raise ArithmeticError(f"the shifted parts' series lost their s^0 (carried to O(s^{precision}))")
+    tiny = mpmath.mpf(10) ** -(work.dps - 10)
+    for D, v in got.items():
+        size = max(abs(v.coefficient(-1)), abs(v.coefficient(0)), 1)
+        if any(abs(v.coefficient(j)) > tiny * size for j in range(v.v, -1)):
+            raise ArithmeticError(f"a pole of order 2 or more in the shifted part D = {D} of the wait: {v}")
+    return ({D: v.coefficient(-1).real for D, v in got.items()},
+            {D: v.coefficient(0).real for D, v in got.items()})
 
 
 def threshold_excess(model, ctx, s, blocks=None):
@@ -213,47 +352,16 @@ def threshold_excess(model, ctx, s, blocks=None):
     return op.excess
 
 
-def _excess_scale(model, blocks) -> Fraction:
-    """A lower bound, heuristic but generous, of the distance from 0 to the nearest singularity of Delta(s) of
-    :func:`threshold_excess`: no busy period enters it (no 1 / phi(s)), only the laws (poles at least about
-    1 / (mean (1 + scv)) away) and theta = lambda / (lambda + s) (a pole at -lambda)."""
-    out = [Fraction(model.rate)]
-    for law in [model.service] + [law for b in blocks for _, law in b.laws()]:
-        m1, m2 = Fraction(law.moment(1)), Fraction(law.moment(2))
-        out.append(m1 / m2)
-    return min(out) / 2
-
-
 def threshold_excess_moments(model, ctx, k: int, blocks=None) -> list:
     """(-1)^j j! [s^j] Delta(s), j = 1..k, of :func:`threshold_excess` (its part of j! [s^j] N(-s) in the finite
-    room's moments), by :func:`transform_moments` at the rule of :func:`threshold_moments`."""
+    room's moments), by the formal series of :func:`threshold_moments`."""
     blocks = _blocks(model, blocks)
-    return _coefficients(lambda work, s: threshold_excess(model, work, s, blocks), ctx, k, largest_threshold(blocks),
-                         _excess_scale(model, blocks))
 
+    def read(op, work):
+        passage(blocks, op)
+        return op.excess
 
-def transform_moments(F, k: int, digits: int, scale) -> list:
-    """E[T], ..., E[T^k] from the transform ``F`` (a function of an mpc array, at the current mpmath precision):
-    (-1)^j j! [s^j] F(s) by the trapezoidal rule on the circle of radius h around 0 with n nodes,
-    [s^j] F ~ (1/n) sum_m F(h e^{i t_m}) (h e^{i t_m})^-j. The rule's error is about (h / R)^n for R the distance to
-    the nearest singularity of F (the tail's decay rate, >= ``scale``), the rounding's eps / h^j: h = scale / 1000,
-    n = digits + 2 k + 8 nodes (error <= 10^-(3 n)), the caller working at digits + k log10(1/h) + 10 digits."""
-    import mpmath
-
-    h = mpmath.mpf(scale) / 1000
-    n = digits + 2 * k + 8
-    pts = [h * mpmath.expj(2 * mpmath.pi * (m + mpmath.mpf(1) / 2) / n) for m in range(n)]
-    values = F(np.array(pts, dtype=object))
-    return [(-1) ** j * mpmath.factorial(j) * mpmath.fsum(v / p**j for v, p in zip(values, pts)).real / n
-            for j in range(1, k + 1)]
-
-
-#: why the moments of the wait with N > 1 are not computed for a law with only a numeric transform
-NO_TAYLOR = ("has no Taylor expansion of its transform at 0 (no moment generating function: the transform's analytic "
-             "continuation has a cut along the negative axis), so the moments of the wait with a start threshold "
-             "N > 1, the Taylor coefficients of W(s) at 0 (the trapezoidal rule on a circle around 0), are not "
-             "computed (measured: 23 % off for E[W^3] with a lognormal service of scv 20); its mean is the measure "
-             "mean_wait, its tails and quantiles are computed")
+    return _formal_coefficients(model, ctx, k, largest_threshold(blocks), read)
 
 
 def numeric_law(model, blocks=None):
