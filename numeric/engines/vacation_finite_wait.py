@@ -277,6 +277,7 @@ count against the limit ``mp_capacity``, as the finite engine's escalation does.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import json
@@ -300,6 +301,7 @@ from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
 from .base import Trouble
+from ..size_biased import count_terms, has_size_biased_counts
 from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
@@ -509,19 +511,23 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
         cap = None
-        if rows and not whole:
+        # a law with only a numeric transform (the lognormal) in mpmath: its counts as far as the rows reach, as for
+        # the moments, and further only as the backward sweep's nodes ask (:meth:`FiniteWait._backward_counts`)
+        heavy = not rows and not ctx.is_float64 and _heavy(model)
+        if (rows or heavy) and not whole:
             cap = r
-        elif rows and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
+        elif (rows or heavy) and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
             keep = K.wait_keep(ctx, pmf, tail, r, whole, drop_full=True)
             cap = K.wait_rows_needed(ctx, r, pmf, keep, _rows_limit(ctx, r, pmf), bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
-        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, _law_cap(model.service, cap, rows))
         if model.vacation is not None:
-            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
+            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order,
+                                            _law_cap(model.vacation, cap, rows))
         else:
             phi = vtail = vtail2 = None
         d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle,
-                                drop_full=rows)
+                                drop_full=rows or heavy)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
@@ -536,6 +542,27 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
                                    and np.all(np.isfinite(data.Zp)) and math.isfinite(data.N0) and data.N0 > 0):
             raise ArithmeticError("the level vectors over- or underflow float64")
     return data
+
+
+def _heavy(model) -> bool:
+    """Whether the service or the vacation has only a numeric transform and counts from its size-biased laws (the
+    lognormal: :func:`~qderive.numeric.size_biased.has_size_biased_counts`)."""
+    return any(numeric_transform(law) and has_size_biased_counts(law) for law in (model.service, model.vacation))
+
+
+def _law_cap(law, cap, rows):
+    """The rows cap of :func:`count_data` for ``law``: ``cap`` for the moments' data (``rows``) and, in the
+    transform's mpmath data, for a law of :func:`_heavy` (its sequences to negligibility would need 10^4 to 10^6
+    terms at 40 to 80 digits; the backward sweep's longer counts come later, :meth:`FiniteWait._backward_counts`);
+    None (to negligibility) for the others."""
+    if rows or (numeric_transform(law) and has_size_biased_counts(law)):
+        return cap
+    return None
+
+
+#: at most this many counts beyond the rows for the backward sweep of a heavy-tailed law (:meth:`FiniteWait.
+#: _backward_counts`): a node nearer the circle |lambda - s| = lambda would need more
+BACKWARD_TERMS = 1 << 13
 
 
 def _level_series(data, order):
@@ -898,6 +925,7 @@ class FiniteWait:
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
                 N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
                 return N * _suffix_at(data, FLOAT64, z, data.lam), b
+        self._backward_counts(data, z, strategy)
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
         hs = [lst_at(p.law, ctx, z, lam)[1] for p in data.periods]
@@ -916,6 +944,70 @@ class FiniteWait:
         Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
         N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
         return N * _suffix_at(data, ctx, z, lam), b
+
+    def _backward_counts(self, data, z, strategy):
+        """Lengthen, in place, the counts of a heavy-tailed law (:func:`_heavy`) of the mpmath ``data`` as far as the
+        backward sweep at the nodes z asks (item 4). The sweep runs where |c| < 1, c = (lambda - s) / lambda, at the
+        nodes by batches (all but the customers' stable ones under ``strategy``); starting from g_T = 0 it errs by
+        g_T <= P(K > T) / lambda, carried to the last row k with the factor c^(T - k). With P(K > T) <= P(K > n) (n
+        the last index known: the counts stop at the rows, their tails are known there) the first T with
+        c_max^(T - k) P(K > n) <= 10^-D P(K > 0) bounds it by 10^-D of g_0's scale: T - k = (D ln 10 -
+        ln(P(K > n) / P(K > 0))) / ln(1 / c_max), about 630 terms at 76 digits for c_max = 0.76 (geometric batches,
+        t = 4 s: most tails have no such node; the 20 times longer sequences to negligibility are never made). The
+        count beta_T only needs the digits the factor c_max^(T - k) leaves of it (at least 10), by the size-biased rule
+        (:func:`~qderive.numeric.size_biased.count_terms`). A node with c_max above 1 - 1/``BACKWARD_TERMS`` or so
+        (near the circle |lambda - s| = lambda, pmf batches) asking more than :data:`BACKWARD_TERMS` terms is refused."""
+        m = self.model
+        laws = [(None, m.service, data.beta, data.btail, data.Ws)]
+        laws += [(j, p.law, p.counts, p.tail, p.rows) for j, p in enumerate(data.periods)]
+        laws = [entry for entry in laws if numeric_transform(entry[1]) and has_size_biased_counts(entry[1])]
+        if not laws or not len(z):
+            return
+        if strategy == Strategy.BATCHES or data.Zp is None:
+            batch = np.ones(len(z), dtype=bool)
+        elif strategy == Strategy.AUTO or strategy == Strategy.CUSTOMERS:
+            q = data.geometric[1] if data.geometric is not None and not data.whole else None
+            with np.errstate(invalid="ignore", over="ignore"):
+                batch = ~K.wait_customer_stable(data.lam, data.low, z, q)
+        lam = float(data.lam)
+        c = np.array([abs(complex(lam - complex(v))) / lam for v in z])[batch]
+        c = c[c < 1]
+        if not len(c):
+            return
+        c_max = float(c.max())
+        dps = data.ctx.dps
+        for j, law, counts, tail, rows in laws:
+            last = max(rows.shape[0] - 1, 0)
+            known = len(tail) - 1
+            ratio = float(mpmath.log(tail[known] / tail[0])) if tail[known] > 0 else -math.inf
+            if c_max <= 0 or ratio == -math.inf:
+                continue
+            top = last + math.ceil((dps * math.log(10) + ratio) / -math.log(c_max)) if c_max > 0 else last
+            if top - last > BACKWARD_TERMS:
+                raise NumericalError(f"the transform of the waiting time at s = {mpmath.nstr(z[0], 6)}: the backward "
+                                     f"sweep over the arrivals during the {law} time would need {top - last} counts "
+                                     f"beyond the rows (a node within {1 - c_max:.1e} of the circle |lambda - s| = "
+                                     f"lambda), more than {BACKWARD_TERMS}")
+            have = len(counts)
+            if top < have:
+                continue
+            decade = max(1e-12, -math.log10(c_max))
+            extra = []
+            ks = list(range(have, top + 1))
+            with mpmath.workdps(dps):
+                for start in range(0, len(ks), 16):  # the digits the damping leaves, in groups of 16 terms
+                    group = ks[start: start + 16]
+                    digits = max(10, dps - int((group[0] - last) * decade) + 3)
+                    extra += [+v for v in count_terms(law, m.rate, group, digits)]
+            longer = np.concatenate([counts, data.ctx.array(extra)])
+            if j is None:
+                data.beta = longer
+            else:
+                data.periods = data.periods[:j] + (dataclasses.replace(data.periods[j], counts=longer),) + \
+                    data.periods[j + 1:]
+                if j == 0 and data.phi is not None:
+                    data.phi = longer
+            data.converted = None
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
@@ -1480,34 +1572,52 @@ def wait_law_data(model) -> FiniteWait:
 
 
 def _numeric_law_refusal(model) -> tuple[str, str]:
-    """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none): its transform is computed
-    (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
-    heavy-tailed law (more than 10 minutes, issue 28; measured again: the float64 data of the transform, 9914 terms of
-    a lognormal vacation's counts, 10 s of CPU, and one node at 15 digits not done after 100 s of CPU more), so its tails are
-    refused here, except for a lognormal *service* with a vacation of exact survival pieces (:func:`_capped_service`):
-    certified lattice brackets (F5), (F6) over the state from its float64 count sequences (measured,
-    docs/performance.md "Lognormal service in the finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the
-    CLI, the 0.99 quantile 15.5 s), and a lognormal vacation with a service on a lattice (:func:`rounded_vacation_setup`,
-    (F7)). A lognormal vacation with a smooth (phase-type) service stays refused."""
+    """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none). Its tails are the
+    transform's inversion (:func:`_inverted`: a lognormal service or vacation with a smooth other law; the counts
+    from its size-biased laws, :mod:`qderive.numeric.size_biased`, as far as the rows and the backward sweep reach);
+    else certified lattice brackets: a lognormal *service* with a vacation of exact survival pieces that is not
+    smooth (a constant or empirical vacation: :func:`_capped_service`, (F5), (F6)), a lognormal vacation with a
+    service on a lattice (:func:`rounded_vacation_setup`, (F7)/(F9)); a lognormal law with another law that is
+    neither (a lognormal service with a uniform vacation) is refused."""
     if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
+        return "", ""
+    if _inverted(model):
         return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
-            bounds = ("a constant, empirical, uniform or lognormal service" if what == "vacation" else
-                      "a vacation law with a survival function")
-            return what, (f"the {what} time {law} is heavy-tailed: the finite room's transform inversion needs the "
-                          "count sequences of its arrivals at 15 digits and more, which do not settle within the time "
-                          f"budget, and its lattice bounds need {bounds} (the moments are computed; the infinite "
-                          "room, vacation-infinite, computes its tails)")
+            other = "vacation" if what == "service" else "service"
+            return what, (f"the {what} time {law} has only a numeric transform: the finite room inverts it with a "
+                          f"smooth {other} law only (its {other} time {getattr(model, other)} is not), and its lattice "
+                          f"bounds need {'a constant, empirical, uniform or lognormal service' if what == 'vacation' else 'a vacation law with exact survival pieces'}"
+                          " (the moments are computed; the infinite room, vacation-infinite, computes its tails)")
     return "", ""
 
 
+def _smooth(model) -> tuple[bool, str]:
+    """:func:`~.vacation_wait.smooth_laws` of the model's service and vacation, kept in the disk cache by their text."""
+    from ...symbolic.cache import cached
+    from .vacation_wait import smooth_laws
+
+    laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
+    return tuple(cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model)))
+
+
+def _inverted(model) -> bool:
+    """True when the service or the vacation has only a numeric transform (the lognormal), every such law has counts
+    from its size-biased laws (:func:`~qderive.numeric.size_biased.has_size_biased_counts`) and the model's laws are
+    smooth (:func:`~.vacation_wait.smooth_laws`: no exp(-s D) factor): the tails are then the inversion of the
+    transform (items 1-4), with the float64 check and the escalation of the precision policy."""
+    numeric = [law for law in (model.service, model.vacation) if numeric_transform(law)]
+    return bool(numeric) and all(has_size_biased_counts(law) for law in numeric) and _smooth(model)[0]
+
+
 def _capped_service(model) -> bool:
-    """True when the service law has a numeric transform (the lognormal) and an unbounded support whose capped
-    rounding gives certified brackets (:func:`capped_rounding`, (F6)) with a vacation of exact survival pieces: its
-    tails are the lattice sums (F5), (F6) over the state from the true law's count sequences, not an inversion."""
-    return (numeric_transform(model.service) and not numeric_transform(model.vacation)
+    """True when the service law has a numeric transform (the lognormal) that is not inverted (:func:`_inverted`: a
+    vacation with exact survival pieces that is not smooth, a constant or an empirical one) and an unbounded support
+    whose capped rounding gives certified brackets (:func:`capped_rounding`, (F6)): its tails are the lattice sums
+    (F5), (F6) over the state from the true law's count sequences."""
+    return (numeric_transform(model.service) and not numeric_transform(model.vacation) and not _inverted(model)
             and service_lattice_setup(model.service, model.vacation)[0] is not None)
 
 
