@@ -778,6 +778,9 @@ class Converted(dict):
 #: digits beyond what the first request needs with which the mpmath data are built (the tails' confirmation
 #: passes ask 7 to 8 digits more each)
 HEADROOM = 24
+#: the headroom for a model with a heavy-tailed law (:func:`_heavy`): the confirmation of a 15-digit tail asks 7 to 8
+#: digits more (1.5 (D + 5) + 10 against 1.5 D + 10 at D + 3), within it
+HEADROOM_HEAVY = 10
 _DATA_FIELDS = ("lam", "pmf", "tail", "admit", "low", "Y", "v0", "Zp", "t_idle", "Ws", "Wv", "beta", "phi")
 
 
@@ -853,8 +856,8 @@ class FiniteWait:
             if rows:  # the moments are asked once (no confirmation passes): no headroom, or the transform's q
                 dps = max(want, got.ctx.dps if got is not None else 0)
                 dps = known.ctx.dps if known is not None and known.ctx.dps >= dps else dps
-            else:
-                dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
+            else:  # a heavy-tailed law's counts cost about the square of the digits: less headroom (item 4)
+                dps = max(want + (HEADROOM_HEAVY if _heavy(self.model) else HEADROOM), got.ctx.dps if got else 0)
             known = [d for d in (got, known) if d is not None and d.ctx.dps == dps]
             q = known[0].q if known else None  # a higher order only, or the other data: the same q
             got = self._mp[key] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q,
