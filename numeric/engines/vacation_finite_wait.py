@@ -512,7 +512,7 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         pmf, tail = bv.pmf, bv.tail
         cap = None
         # a law with only a numeric transform (the lognormal) in mpmath: its counts as far as the rows reach, as for
-        # the moments, and further only as the backward sweep's nodes ask (:meth:`FiniteWait._backward_counts`)
+        # the moments, and further only as the backward sweep's nodes ask (:meth:`FiniteWait._sweep_counts`)
         heavy = not rows and not ctx.is_float64 and _heavy(model)
         if (rows or heavy) and not whole:
             cap = r
@@ -553,7 +553,7 @@ def _heavy(model) -> bool:
 def _law_cap(law, cap, rows):
     """The rows cap of :func:`count_data` for ``law``: ``cap`` for the moments' data (``rows``) and, in the
     transform's mpmath data, for a law of :func:`_heavy` (its sequences to negligibility would need 10^4 to 10^6
-    terms at 40 to 80 digits; the backward sweep's longer counts come later, :meth:`FiniteWait._backward_counts`);
+    terms at 40 to 80 digits; the backward sweep's longer counts come later, :meth:`FiniteWait._sweep_counts`);
     None (to negligibility) for the others."""
     if rows or (numeric_transform(law) and has_size_biased_counts(law)):
         return cap
@@ -561,7 +561,7 @@ def _law_cap(law, cap, rows):
 
 
 #: at most this many counts beyond the rows for the backward sweep of a heavy-tailed law (:meth:`FiniteWait.
-#: _backward_counts`): a node nearer the circle |lambda - s| = lambda would need more
+#: _sweep_counts`): a node nearer the circle |lambda - s| = lambda would need more
 BACKWARD_TERMS = 1 << 13
 
 
@@ -749,6 +749,22 @@ def _gmpy_available() -> bool:
     return True
 
 
+class _Cut(dict):
+    """The node kernels' data by name (``values``: :func:`_values` or :class:`Converted`) with some counts cut to what
+    the nodes need (``cuts``: :meth:`FiniteWait._sweep_counts`; ``exact``: the same cuts, made here from the gmpy2
+    numbers of ``values``)."""
+
+    def __init__(self, values, cuts, exact=None):
+        super().__init__()
+        self.values = values
+        self.update(cuts)
+        for key, counts in (exact or {}).items():
+            self[key] = values[key][: len(counts)]
+
+    def __missing__(self, key):
+        return self.values[key]
+
+
 class Converted(dict):
     """The fields of a :class:`WaitData` as gmpy2 numbers at the data's own precision, converted on first use
     (the matrices of the batch method only when a node needs them); evaluations at lower precision reuse
@@ -921,21 +937,21 @@ class FiniteWait:
         """N(s) of one part at the 1-d nodes z (complex in float64, mpc otherwise) and b = beta(s)."""
         m = self.model
         if ctx.is_float64:
-            values = _values(data)
+            values = _Cut(_values(data), self._sweep_counts(data, z, strategy))
             b, g0 = lst_at(m.service, FLOAT64, z, data.lam)
             hs = [lst_at(p.law, FLOAT64, z, data.lam)[1] for p in data.periods]
             with np.errstate(under="ignore"):
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
                 N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
                 return N * _suffix_at(data, FLOAT64, z, data.lam), b
-        self._backward_counts(data, z, strategy)
+        cuts = self._sweep_counts(data, z, strategy)
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
         hs = [lst_at(p.law, ctx, z, lam)[1] for p in data.periods]
         if fast and _gmpy_available():
             ectx = _GmpyContext(ctx.dps)
             with ectx:
-                values = self._fast_values(data)
+                values = _Cut(self._fast_values(data), {}, cuts)
                 zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
                 hf = [ectx.complexes(h) for h in hs]
                 Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
@@ -943,74 +959,92 @@ class FiniteWait:
                                           values["once"])
             N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
             return N * _suffix_at(data, ctx, z, lam), b
-        values = _values(data)
+        values = _Cut(_values(data), cuts)
         Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
         N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
         return N * _suffix_at(data, ctx, z, lam), b
 
-    def _backward_counts(self, data, z, strategy):
-        """Lengthen, in place, the counts of a heavy-tailed law (:func:`_heavy`) of the mpmath ``data`` as far as the
-        backward sweep at the nodes z asks (item 4). The sweep runs where |c| < 1, c = (lambda - s) / lambda, at the
-        nodes by batches (all but the customers' stable ones under ``strategy``); starting from g_T = 0 it errs by
-        g_T <= P(K > T) / lambda, carried to the last row k with the factor c^(T - k). With P(K > T) <= P(K > n) (n
-        the last index known: the counts stop at the rows, their tails are known there) the first T with
-        c_max^(T - k) P(K > n) <= 10^-D P(K > 0) bounds it by 10^-D of g_0's scale: T - k = (D ln 10 -
-        ln(P(K > n) / P(K > 0))) / ln(1 / c_max), about 630 terms at 76 digits for c_max = 0.76 (geometric batches,
-        t = 4 s: most tails have no such node; the 20 times longer sequences to negligibility are never made). The
-        count beta_T only needs the digits the factor c_max^(T - k) leaves of it (at least 10), by the size-biased rule
-        (:func:`~qderive.numeric.size_biased.count_terms`). A node with c_max above 1 - 1/``BACKWARD_TERMS`` or so
-        (near the circle |lambda - s| = lambda, pmf batches) asking more than :data:`BACKWARD_TERMS` terms is refused."""
+    def _sweep_counts(self, data, z, strategy) -> dict:
+        """The counts of a heavy-tailed law (:func:`_heavy`) that the nodes z need, as ``{field: counts[:top + 1]}``
+        for :class:`_Cut` (empty for other laws: their counts as built), after lengthening the mpmath ones in place.
+
+        The rows stop at k (partial admission: k = r - 1); beyond, the counts only feed the backward sweep of item 4,
+        run where |c| < 1, c = (lambda - s) / lambda, at the nodes by batches (all in float64; in mpmath those where
+        the customers' recursion is not stable under ``strategy``). Started from g_T = 0 it errs by g_T <= P(K > T) /
+        lambda, carried to row k with the factor c^(T - k): the first T with c_max^(T - k) P(K > T) <= 10^-D P(K > 0)
+        (D = 18.5 in float64, eps / 256; the data's digits in mpmath, where P(K > T) <= P(K > n) at the last index n
+        known: the counts were made as far as the rows) bounds it by 10^-D of g_0's scale. Without such a node the
+        rows' counts suffice (the forward recursion, |c| >= 1, needs no more). Measured (geometric batches, load 0.55,
+        r = 200): at most 9 nodes of 74 by batches up to t = 4 s in mpmath, c_max 0.76 (630 terms beyond the rows at
+        76 digits); a float64 tail near t = 0.64 s, c_max 0.71, 110 terms instead of the 2247 to negligibility that
+        every node's sweep ran before. In mpmath beta_T is made with the digits the factor c_max^(T - k) leaves of it
+        (at least 10) by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`). A node asking more
+        than :data:`BACKWARD_TERMS` terms (c_max within about 1 / BACKWARD_TERMS of 1, near the circle
+        |lambda - s| = lambda: pmf batches) is refused with the reason."""
         m = self.model
-        laws = [(None, m.service, data.beta, data.btail, data.Ws)]
-        laws += [(j, p.law, p.counts, p.tail, p.rows) for j, p in enumerate(data.periods)]
+        laws = [("beta", m.service, data.beta, data.btail, data.Ws)]
+        laws += [(("period", j, "counts"), p.law, p.counts, p.tail, p.rows) for j, p in enumerate(data.periods)]
         laws = [entry for entry in laws if numeric_transform(entry[1]) and has_size_biased_counts(entry[1])]
         if not laws or not len(z):
-            return
-        if strategy == Strategy.BATCHES or data.Zp is None:
+            return {}
+        if data.ctx.is_float64 or strategy == Strategy.BATCHES or data.Zp is None:
             batch = np.ones(len(z), dtype=bool)
-        elif strategy == Strategy.AUTO or strategy == Strategy.CUSTOMERS:
+        else:
             q = data.geometric[1] if data.geometric is not None and not data.whole else None
             with np.errstate(invalid="ignore", over="ignore"):
                 batch = ~K.wait_customer_stable(data.lam, data.low, z, q)
         lam = float(data.lam)
         c = np.array([abs(complex(lam - complex(v))) / lam for v in z])[batch]
         c = c[c < 1]
-        if not len(c):
-            return
-        c_max = float(c.max())
-        dps = data.ctx.dps
-        for j, law, counts, tail, rows in laws:
+        c_max = float(c.max()) if len(c) else 0.0
+        digits = 18.5 if data.ctx.is_float64 else data.ctx.dps
+        cuts = {}
+        for key, law, counts, tail, rows in laws:
             last = max(rows.shape[0] - 1, 0)
+            top = last
             known = len(tail) - 1
-            ratio = float(mpmath.log(tail[known] / tail[0])) if tail[known] > 0 else -math.inf
-            if c_max <= 0 or ratio == -math.inf:
-                continue
-            top = last + math.ceil((dps * math.log(10) + ratio) / -math.log(c_max)) if c_max > 0 else last
+            if c_max > 0 and tail[known] > 0:
+                if data.ctx.is_float64:  # the tails are known to negligibility: the first T that suffices
+                    T = np.arange(last, known + 1)
+                    with np.errstate(divide="ignore"):
+                        err = np.log(np.asarray(tail[last:], dtype=float)) + (T - last) * math.log(c_max)
+                    ok = np.flatnonzero(err <= math.log(float(tail[0])) - digits * math.log(10))
+                    top = max(last, int(T[ok[0]]) if len(ok) else known)
+                else:
+                    ratio = float(mpmath.log(tail[known] / tail[0]))
+                    top = last + max(0, math.ceil((digits * math.log(10) + ratio) / -math.log(c_max)))
             if top - last > BACKWARD_TERMS:
                 raise NumericalError(f"the transform of the waiting time at s = {mpmath.nstr(z[0], 6)}: the backward "
                                      f"sweep over the arrivals during the {law} time would need {top - last} counts "
                                      f"beyond the rows (a node within {1 - c_max:.1e} of the circle |lambda - s| = "
                                      f"lambda), more than {BACKWARD_TERMS}")
-            have = len(counts)
-            if top < have:
-                continue
-            decade = max(1e-12, -math.log10(c_max))
-            extra = []
-            ks = list(range(have, top + 1))
-            with mpmath.workdps(dps):
-                for start in range(0, len(ks), 16):  # the digits the damping leaves, in groups of 16 terms
-                    group = ks[start: start + 16]
-                    digits = max(10, dps - int((group[0] - last) * decade) + 3)
-                    extra += [+v for v in count_terms(law, m.rate, group, digits)]
-            longer = np.concatenate([counts, data.ctx.array(extra)])
-            if j is None:
-                data.beta = longer
-            else:
-                data.periods = data.periods[:j] + (dataclasses.replace(data.periods[j], counts=longer),) + \
-                    data.periods[j + 1:]
-                if j == 0 and data.phi is not None:
-                    data.phi = longer
-            data.converted = None
+            if top >= len(counts) and not data.ctx.is_float64:
+                counts = self._lengthen(data, key, law, counts, top, last, c_max)
+            cuts[key] = counts[: top + 1]
+        return cuts
+
+    def _lengthen(self, data, key, law, counts, top, last, c_max):
+        """The mpmath counts of ``law`` over 0..top (:meth:`_sweep_counts`), stored in ``data`` under ``key``."""
+        dps = data.ctx.dps
+        decade = max(1e-12, -math.log10(c_max))
+        extra = []
+        ks = list(range(len(counts), top + 1))
+        with mpmath.workdps(dps):
+            for start in range(0, len(ks), 16):  # the digits the damping leaves, in groups of 16 terms
+                group = ks[start: start + 16]
+                digits = max(10, dps - int((group[0] - last) * decade) + 3)
+                extra += [+v for v in count_terms(law, self.model.rate, group, digits)]
+        longer = np.concatenate([counts, data.ctx.array(extra)])
+        if key == "beta":
+            data.beta = longer
+        else:
+            j = key[1]
+            data.periods = data.periods[:j] + (dataclasses.replace(data.periods[j], counts=longer),) + \
+                data.periods[j + 1:]
+            if j == 0 and data.phi is not None:
+                data.phi = longer
+        data.converted = None
+        return longer
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
