@@ -1624,10 +1624,12 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
             other = "vacation" if what == "service" else "service"
-            return what, (f"the {what} time {law} has only a numeric transform: the finite room inverts it with a "
-                          f"smooth {other} law only (its {other} time {getattr(model, other)} is not), and its lattice "
-                          f"bounds need {'a constant, empirical, uniform or lognormal service' if what == 'vacation' else 'a vacation law with exact survival pieces'}"
-                          " (the moments are computed; the infinite room, vacation-infinite, computes its tails)")
+            bounds = ("a constant, empirical, uniform or lognormal service" if what == "vacation" else
+                      "a vacation law with exact survival pieces")
+            return what, (f"the {what} time {law} is heavy-tailed (only a numeric transform): the finite room inverts "
+                          f"its transform with a smooth {other} time only ({getattr(model, other)} is not), and its "
+                          f"lattice bounds need {bounds} (the moments are computed; the infinite room, "
+                          "vacation-infinite, computes its tails)")
     return "", ""
 
 
