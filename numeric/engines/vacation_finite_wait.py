@@ -513,7 +513,7 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         cap = None
         # a law with only a numeric transform (the lognormal) in mpmath: its counts as far as the rows reach, as for
         # the moments, and further only as the backward sweep's nodes ask (:meth:`FiniteWait._sweep_counts`)
-        heavy = not rows and not ctx.is_float64 and _heavy(model)
+        heavy = not rows and _heavy(model)
         if (rows or heavy) and not whole:
             cap = r
         elif (rows or heavy) and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
@@ -541,6 +541,10 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
                                    and np.all(np.isfinite(data.Zp)) and math.isfinite(data.N0) and data.N0 > 0):
             raise ArithmeticError("the level vectors over- or underflow float64")
+        if ctx.is_float64 and heavy and not remainder_bound(model, data, 0)[0] <= 1e-13 * data.N0:
+            # N(0) from the law's totals (the counts stop at the rows): its subtraction's bound (item 5) above
+            # 1e-13 relative goes to mpmath (the transform's self-check escalates)
+            raise ArithmeticError("the float64 remainders of N(0) exceed 1e-13 of it")
     return data
 
 
@@ -1004,28 +1008,22 @@ class FiniteWait:
             top = last
             known = len(tail) - 1
             if c_max > 0 and tail[known] > 0:
-                if data.ctx.is_float64:  # the tails are known to negligibility: the first T that suffices
-                    T = np.arange(last, known + 1)
-                    with np.errstate(divide="ignore"):
-                        err = np.log(np.asarray(tail[last:], dtype=float)) + (T - last) * math.log(c_max)
-                    ok = np.flatnonzero(err <= math.log(float(tail[0])) - digits * math.log(10))
-                    top = max(last, int(T[ok[0]]) if len(ok) else known)
-                else:
-                    ratio = float(mpmath.log(tail[known] / tail[0]))
-                    top = last + max(0, math.ceil((digits * math.log(10) + ratio) / -math.log(c_max)))
+                ratio = math.log(float(tail[known] / tail[0])) if data.ctx.is_float64 else \
+                    float(mpmath.log(tail[known] / tail[0]))
+                top = last + max(0, math.ceil((digits * math.log(10) + ratio) / -math.log(c_max)))
             if top - last > BACKWARD_TERMS:
                 raise NumericalError(f"the transform of the waiting time at s = {mpmath.nstr(z[0], 6)}: the backward "
                                      f"sweep over the arrivals during the {law} time would need {top - last} counts "
                                      f"beyond the rows (a node within {1 - c_max:.1e} of the circle |lambda - s| = "
                                      f"lambda), more than {BACKWARD_TERMS}")
-            if top >= len(counts) and not data.ctx.is_float64:
+            if top >= len(counts):
                 counts = self._lengthen(data, key, law, counts, top, last, c_max)
             cuts[key] = counts[: top + 1]
         return cuts
 
     def _lengthen(self, data, key, law, counts, top, last, c_max):
         """The mpmath counts of ``law`` over 0..top (:meth:`_sweep_counts`), stored in ``data`` under ``key``."""
-        dps = data.ctx.dps
+        dps = 17 if data.ctx.is_float64 else data.ctx.dps
         decade = max(1e-12, -math.log10(c_max))
         extra = []
         ks = list(range(len(counts), top + 1))
@@ -1034,7 +1032,8 @@ class FiniteWait:
                 group = ks[start: start + 16]
                 digits = max(10, dps - int((group[0] - last) * decade) + 3)
                 extra += [+v for v in count_terms(law, self.model.rate, group, digits)]
-        longer = np.concatenate([counts, data.ctx.array(extra)])
+        extra = np.array([float(v) for v in extra]) if data.ctx.is_float64 else data.ctx.array(extra)
+        longer = np.concatenate([counts, extra])
         if key == "beta":
             data.beta = longer
         else:
