@@ -143,3 +143,26 @@ def test_lognormal_laws_against_the_simulation(admission, policy, service, vacat
     for interval, v in [(sim["wait_tail"][t], g) for t, g in zip(ts, got)] + [(sim["sojourn_tail"]["2"], soj)]:
         a, b = interval.interval(0.99)
         assert a <= v <= b, (a, v, b)
+
+
+@pytest.mark.slow  # about 3 s: the simulation (10 x 100 000 customers)
+def test_a_sip_route_with_a_lognormal_service_against_the_simulator():
+    """The SIP server's finite room with a lognormal service (inverted since this branch; refused before as
+    brackets-only): the timeout probability and the goodput inside the simulator's 95 % intervals widened to 99 %
+    (the same Student-t intervals: half-width times t_0.995 / t_0.975 = 3.25 / 2.26 at 9 degrees of freedom)."""
+    import json
+
+    from conftest import cli
+
+    args = ["sip-retransmission", "--rate", "9", "--service", "lognormal:mean=0.1,scv=2", "--timeout", "0.5",
+            "--control", "ignore", "--thresholds", "4,5", "--json"]
+    code, out, err = cli(["eval", *args])
+    assert code == 0, err
+    got = json.loads(out)["measures"]
+    code, out, err = cli(["simulate", *args, "--seed", "5", "--customers", "100000"])
+    assert code == 0, err
+    sim = json.loads(out)["measures"]
+    for name in ("timeout_probability", "goodput"):
+        lo, hi = sim[name]["ci95"]
+        mid, half = (lo + hi) / 2, (hi - lo) / 2 * 3.25 / 2.26
+        assert abs(float(got[name]) - mid) <= half, (name, got[name], lo, hi)
