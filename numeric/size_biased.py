@@ -9,7 +9,8 @@ written as a transform (:func:`size_biased`). For the lognormal, L_K is the logn
 normal's mean shifted to mu + K sigma^2 (Johnson, Kotz and Balakrishnan 1994, vol. 1, ch. 14, eq. (14.9)), and in
 t = (ln x - mu) / (sigma sqrt 2), x(t) = e^{mu + a t}, a = sigma sqrt 2, the product above is one integral:
 
-    beta_K = (1 / sqrt(pi)) int exp(phi_K(t)) dt,   phi_K(t) = -t^2 + K (mu + a t + ln lambda) - lambda x(t) - ln K!   (S1)
+    beta_K = (1 / sqrt(pi)) int exp(phi_K(t)) dt,                                                            (S1)
+    phi_K(t) = -t^2 + K (mu + a t + ln lambda) - lambda x(t) - ln K!
 
 (the factor m_K e^{-(t - K sigma^2 / a)^2} of the shifted Gaussian is e^{-t^2 + K (mu + a t)}). phi_K is strictly
 concave (phi_K'' = -2 - lambda a^2 x(t) <= -2): one peak t*_K, the root of phi_K'(t) = -2 t + K a - lambda a x(t),
@@ -20,11 +21,11 @@ phi_K >= phi_K(t*) - L, L = (D + 5) ln 10 (phi_K below its peak by at least (t -
 of the peak); the step h balances the growth of the integrand off the real line against the rule's error
 (:func:`_step`: h = pi sqrt(2 / (kappa L)) from the curvature kappa at the peak, within the strip |Im t| < pi / (2 a)
 where Re(lambda x(t)) stays positive, the law's own rule's strip, :meth:`~qderive.symbolic.laws.lognormal.LogNormal.
-quadrature`); the sum at h is compared with the one at 2 h (every other node): the rule's error falls like e^{-c / h}, so the
-finer sum's is about the square of the coarser one's, which their difference estimates; h is halved until that
-difference is below 10^-(D + 5) / 2 of the sum. Cost: 120 to 530 nodes at 76 digits (K = 1500 to 0), one gmpy2
-exponential each (lambda x(t) by one product per node: its rounding grows by an ulp a node, far inside the 10 guard
-digits).
+quadrature`); the sum at h is compared with the one at 2 h (every other node): the rule's error falls like
+e^{-c / h}, so the finer sum's is about the square of the coarser one's, which their difference estimates; h is
+halved until that difference is below 10^-(D + 5) / 2 of the sum. Cost: 120 to 530 nodes at 76 digits
+(K = 1500 to 0), one gmpy2 exponential each (lambda x(t) by one product per node: its rounding grows by an ulp a
+node, far inside the 10 guard digits).
 
 The tails P(K > k) and sum_{i > k} P(K > i) over k = 0..n (:func:`size_biased_sequences`) come from the law's totals,
 P(K > k) = 1 - sum_{j <= k} beta_j and sum_{i > k} P(K > i) = lambda E T - sum_{i <= k} P(K > i), with as many extra
@@ -203,13 +204,12 @@ def size_biased_sequences(law, lam, n: int, ctx):
     with mpmath.workdps(digits + 5):
         beta = count_terms(law, lam_q, range(n + 1), digits)
         tail, tail2 = [], []
-        left = mpmath.mpf(1)
-        left2 = lmean_w = mpmath.mpf(lam_q.numerator) / lam_q.denominator * mean.numerator / mean.denominator
+        left = mpmath.mpf(1)  # P(K > k) = 1 - sum_{j <= k} beta_j
+        left2 = mpmath.mpf(lam_q.numerator) / lam_q.denominator * mean.numerator / mean.denominator  # E K = lambda E T
         for b in beta:
             left -= b
             tail.append(left)
-            left2 -= left
+            left2 -= left  # sum_{i > k} P(K > i) = E K - sum_{i <= k} P(K > i)
             tail2.append(left2)
-        del lmean_w
     with ctx:
         return ctx.array([+v for v in beta]), ctx.array([+v for v in tail]), ctx.array([+v for v in tail2])

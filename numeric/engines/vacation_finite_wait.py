@@ -185,6 +185,22 @@ tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N =
 admissions, with and without a setup and a close-down), and in a large room at a low load against the infinite
 room's (WN).
 
+**8. A heavy-tailed law: the lognormal** (service or vacation, with a smooth other law; issue 28, branch lg28). Its
+transform is the law's own numeric one (``LogNormal.transform_values``, with its error bound), and items 1-4 need of
+its counts beta_K only those the rows reach (partial admission: K < r) and, at a node where the backward sweep runs
+(|c| < 1, c = (lambda - s) / lambda), as many more as its damping c_max^(T - k) asks (:meth:`FiniteWait.
+_sweep_counts`); the summation to negligibility of item 5 would need 2247 terms in float64 and 10^4 to 10^6 at 40 to
+80 digits. They come from the law's size-biased laws (:mod:`qderive.numeric.size_biased`: beta_K = lambda^K m_K / K!
+L_K*(lambda), each by a trapezoidal rule centred at its own integrand's peak, to the digits asked relative to
+itself), N(0) from the law's totals (item 5). float64: the self-check of two parameter sets passes for tails above
+about 0.1 (the Euler sums' rounding, about 1e-11 absolute with this transform) and escalates below (a note).
+Measured (r = 129, load 0.55, geometric batches of mean 4, a lognormal service of mean 0.012 and scv 2, exponential
+vacations of mean 0.06; CPU of the whole command on a machine with a load average of 5 to 8): P(W > 0.5) =
+0.028312031537855973 (15 digits, inside the capped lattice bracket [0.027767, 0.028851] it replaces) in 2.7 s, at
+r = 200 3.5 s, the 0.99 quantile 4.9 s (6.2 s at r = 200), --digits 20 3.0 s; checked against mpmath's quadrature of
+the counts, the bracket, the infinite room at r = 300, seeded simulations (tests/test_finite_lognormal_inversion.py).
+With a kinked other law the lognormal keeps the lattice brackets ((F6) service, (F7) vacation, below).
+
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
@@ -219,7 +235,8 @@ output's note "between A and B", --digits D only where the bracket has D digits 
 0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.0 s with the solve (1.5 s at
 r = 200), the next 0.02 s, the 0.99 quantile 2.2 s (search and the note's roots of both bounds), 20 loads 40 s
 (measured before the tables below). The lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55;
-issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
+issue 28; with a smooth vacation inverted since, item 8, with a constant one still so): P(W > 0.5) in
+[0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
 (4.6 s with r = 200) under a load average of 5 (before the kernel's t-free tables (F8), which let the search's
 points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
 sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no exact pieces** (gamma of any
@@ -249,8 +266,8 @@ quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation take
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
-uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
-reason; the moments work for every law.
+uniform vacations) are refused for tails and quantiles with the reason (a phase-type service with a lognormal
+vacation is inverted, item 8); the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
