@@ -157,7 +157,9 @@ _SLOW = pytest.mark.slow
     (qd.Uniform(F(1, 10), F(2, 5)), qd.Gamma(F(5, 2), F(1, 2)), A.WHOLE, P.SINGLE),
     (_sample(), qd.Uniform(F(1, 10), F(3, 2)), A.PARTIAL, P.SINGLE),
     pytest.param(qd.Deterministic(F(1, 5)), qd.LogNormal(F(1, 2), 2), A.PARTIAL, P.SINGLE, marks=_SLOW),
-    pytest.param(qd.LogNormal(F(1, 5), 2), qd.LogNormal(F(1, 2), 2), A.PARTIAL, P.MULTIPLE, marks=_SLOW),
+    # a capped lognormal service with a kinked vacation (with a smooth one, a gamma or a lognormal, the transform is
+    # inverted instead: tests/test_finite_lognormal_inversion.py)
+    pytest.param(qd.LogNormal(F(1, 5), 2), qd.Uniform(F(1, 10), F(9, 10)), A.PARTIAL, P.MULTIPLE, marks=_SLOW),
 ])
 def test_bounds_overlap_the_simulation(service, vacation, admission, policy):
     model = qd.FiniteVacationQueue.from_load(F(3, 5), batch=qd.Geometric(2), service=service, vacation=vacation,

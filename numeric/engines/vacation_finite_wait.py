@@ -1632,9 +1632,7 @@ def _numeric_law_refusal(model) -> tuple[str, str]:
     smooth (a constant or empirical vacation: :func:`_capped_service`, (F5), (F6)), a lognormal vacation with a
     service on a lattice (:func:`rounded_vacation_setup`, (F7)/(F9)); a lognormal law with another law that is
     neither (a lognormal service with a uniform vacation) is refused."""
-    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
-        return "", ""
-    if _inverted(model):
+    if _inverted(model) or rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): bounds
         return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
@@ -1667,6 +1665,13 @@ def _inverted(model) -> bool:
     return bool(numeric) and all(has_size_biased_counts(law) for law in numeric) and _smooth(model)[0]
 
 
+def _rounded(model):
+    """:func:`rounded_vacation_setup` of the model's laws, or None where the transform is inverted instead
+    (:func:`_inverted`: a lognormal service with a gamma or lognormal vacation, both smooth, is inverted to 15 digits
+    rather than bracketed by (F7)/(F9) about 3 % wide)."""
+    return None if _inverted(model) else rounded_vacation_setup(model.service, model.vacation)
+
+
 def _capped_service(model) -> bool:
     """True when the service law has a numeric transform (the lognormal) that is not inverted (:func:`_inverted`: a
     vacation with exact survival pieces that is not smooth, a constant or an empirical one) and an unbounded support
@@ -1689,7 +1694,7 @@ def _tails_refusal(model, asked):
     field, slow = _numeric_law_refusal(model)
     if slow:
         return Refusal(field, slow, min(wanted))
-    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): the budget before any work
+    if _rounded(model) is not None:  # (F7): the budget before any work
         return _lattice_budget(model)
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = (False, "") if _capped_service(model) else cached(
@@ -1776,7 +1781,7 @@ def response_laws(model, wait=None) -> dict:
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    rounded = rounded_vacation_setup(model.service, model.vacation)
+    rounded = _rounded(model)
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
