@@ -318,7 +318,7 @@ from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
 from .base import Trouble
-from ..size_biased import count_terms, has_size_biased_counts
+from ..size_biased import FLOAT64_DIGITS, count_terms, count_terms_float64, has_size_biased_counts
 from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
@@ -998,8 +998,10 @@ class FiniteWait:
         rows' counts suffice (the forward recursion, |c| >= 1, needs no more). Measured (geometric batches, load 0.55,
         r = 200): at most 9 nodes of 74 by batches up to t = 4 s in mpmath, c_max 0.76 (630 terms beyond the rows at
         76 digits); a float64 tail near t = 0.64 s, c_max 0.71, 110 terms instead of the 2247 to negligibility that
-        every node's sweep ran before. In mpmath beta_T is made with the digits the factor c_max^(T - k) leaves of it
-        (at least 10) by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`). A node asking more
+        every node's sweep ran before. beta_T is made with the digits the factor c_max^(T - k) leaves of it (at least 10)
+        by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`; in float64, or where 11 digits
+        suffice, its float64 twin, about 1e-12 relative:
+        :func:`~qderive.numeric.size_biased.count_terms_float64`). A node asking more
         than :data:`BACKWARD_TERMS` terms (c_max within about 1 / BACKWARD_TERMS of 1, near the circle
         |lambda - s| = lambda: pmf batches) is refused with the reason."""
         m = self.model
@@ -1048,7 +1050,10 @@ class FiniteWait:
             for start in range(0, len(ks), 16):  # the digits the damping leaves, in groups of 16 terms
                 group = ks[start: start + 16]
                 digits = max(10, dps - int((group[0] - last) * decade) + 3)
-                extra += [+v for v in count_terms(law, self.model.rate, group, digits)]
+                if data.ctx.is_float64 or digits <= FLOAT64_DIGITS:  # about 1e-12 relative, far below the damping
+                    extra += [mpmath.mpf(v) for v in count_terms_float64(law, self.model.rate, group)]
+                else:
+                    extra += [+v for v in count_terms(law, self.model.rate, group, digits)]
         extra = np.array([float(v) for v in extra]) if data.ctx.is_float64 else data.ctx.array(extra)
         longer = np.concatenate([counts, extra])
         if key == "beta":
