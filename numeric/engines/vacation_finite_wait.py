@@ -671,7 +671,9 @@ def lst_at(law, ctx, z, lam):
         values = [(float(w) if ctx.is_float64 else ctx.num(w), lst_at(c, ctx, z, lam)) for w, c in parts]
         return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
     if numeric_transform(law):  # no closed form (the lognormal): the law's own rule, with its error bound
-        return law_values(law, z, ctx, float(lam) if ctx.is_float64 else lam)
+        if ctx.is_float64:
+            return law_values(law, z, ctx, float(lam))
+        return _numeric_pair(law, ctx, z, lam)
     ev = _lst(law)
     if ctx.is_float64:
         b, g = ev.numpy(np.asarray(z, dtype=complex), float(lam))
@@ -679,6 +681,32 @@ def lst_at(law, ctx, z, lam):
     pair = np.frompyfunc(lambda x: tuple(ev.mpmath(x, lam)), 1, 2)
     b, g = pair(z)
     return b, g
+
+
+def _numeric_pair(law, ctx, z, lam):
+    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) of a law with only a numeric transform at the mpmath nodes z
+    (item 8): beta at every node by the law's rule (:func:`~.vacation_wait.law_values`), the quotient as that
+    difference where |lambda - s| > lambda / 4 (as the law's rule does there) with beta(lambda) kept per law, digits and
+    lambda (asked with lambda, the law's rule evaluates lambda itself on its slower quotient path at every call: a fifth
+    of a lognormal vacation's 0.99 quantile), and the law's quotient rule at the nodes nearer lambda."""
+    b = law_values(law, z, ctx)[0]
+    flat = np.asarray(z, dtype=object).ravel()
+    lm = complex(lam)
+    near = np.array([abs(lm - complex(v)) <= abs(lm) / 4 for v in flat], dtype=bool)
+    key = (law.spec_text(), ctx.dps, str(lam))
+    if key not in _AT_RATE:
+        if len(_AT_RATE) >= 16:
+            _AT_RATE.pop(next(iter(_AT_RATE)))
+        _AT_RATE[key] = law_values(law, np.array([lam], dtype=object), ctx)[0][0]
+    bl = _AT_RATE[key]
+    q = np.array([(bv - bl) / (lam - zv) for bv, zv in zip(np.asarray(b).ravel(), flat)], dtype=object)
+    if near.any():
+        q[near] = np.asarray(law_values(law, flat[near], ctx, lam)[1]).ravel()
+    return b, q.reshape(np.shape(b))
+
+
+#: beta(lambda) of the laws with only a numeric transform, by (law, digits, lambda): 16 entries
+_AT_RATE: dict = {}
 
 
 # --------------------------------------------------------------------------------------
