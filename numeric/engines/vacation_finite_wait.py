@@ -192,14 +192,17 @@ its counts beta_K only those the rows reach (partial admission: K < r) and, at a
 _sweep_counts`); the summation to negligibility of item 5 would need 2247 terms in float64 and 10^4 to 10^6 at 40 to
 80 digits. They come from the law's size-biased laws (:mod:`qderive.numeric.size_biased`: beta_K = lambda^K m_K / K!
 L_K*(lambda), each by a trapezoidal rule centred at its own integrand's peak, to the digits asked relative to
-itself), N(0) from the law's totals (item 5). float64: the self-check of two parameter sets passes for tails above
-about 0.1 (the Euler sums' rounding, about 1e-11 absolute with this transform) and escalates below (a note).
-Measured (r = 129, load 0.55, geometric batches of mean 4, a lognormal service of mean 0.012 and scv 2, exponential
-vacations of mean 0.06; CPU of the whole command on a machine with a load average of 5 to 8): P(W > 0.5) =
-0.028312031537855973 (15 digits, inside the capped lattice bracket [0.027767, 0.028851] it replaces) in 2.7 s, at
-r = 200 3.5 s, the 0.99 quantile 4.9 s (6.2 s at r = 200), --digits 20 3.0 s; checked against mpmath's quadrature of
-the counts, the bracket, the infinite room at r = 300, seeded simulations (tests/test_finite_lognormal_inversion.py).
-With a kinked other law the lognormal keeps the lattice brackets ((F6) service, (F7) vacation, below).
+itself), N(0) from the law's totals (item 5). float64: the self-check of two parameter sets passes for a lognormal
+service's tails above about 0.1 (the Euler sums' rounding, about 1e-11 absolute with its transform) and escalates
+below (a note). Measured (r = 129, load 0.55, geometric batches of mean 4, a lognormal service of mean 0.012 and scv
+2, exponential vacations of mean 0.06; CPU of the whole command on a machine with a load average of 5):
+P(W > 0.5) = 0.028312031537855973 (15 digits, inside the capped lattice bracket [0.027767, 0.028851] it replaces) in
+2.1 s, at r = 200 2.8 s, the 0.99 quantile 4.1 s (5.7 s at r = 200), --digits 20 2.5 s; an Erlang-2 service with
+lognormal vacations (mean 0.06, scv 2): 0.04688006144770562 in float64, 0.5 s (docs/performance.md, "Lognormal laws
+in the finite room by inversion"). Checked against mpmath's quadrature of the counts, the bracket, the infinite room
+at r = 300, seeded simulations (tests/test_finite_lognormal_inversion.py). With a kinked other law the lognormal keeps
+the lattice brackets ((F6) service, (F7) vacation, below); with a gamma or lognormal vacation a lognormal service is
+inverted (:func:`_rounded`).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
