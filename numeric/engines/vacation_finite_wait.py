@@ -1024,17 +1024,17 @@ class FiniteWait:
         run where |c| < 1, c = (lambda - s) / lambda, at the nodes by batches (all in float64; in mpmath those where
         the customers' recursion is not stable under ``strategy``). Started from g_T = 0 it errs by g_T <= P(K > T) /
         lambda, carried to row k with the factor c^(T - k): the first T with c_max^(T - k) P(K > T) <= 10^-D P(K > 0)
-        (D = 18.5 in float64, eps / 256; the data's digits in mpmath, where P(K > T) <= P(K > n) at the last index n
-        known: the counts were made as far as the rows) bounds it by 10^-D of g_0's scale. Without such a node the
+        (D = 18.5 in float64, eps / 256, the data's digits in mpmath; P(K > T) <= P(K > n) at the last index n known,
+        the counts having been made as far as the rows) bounds it by 10^-D of g_0's scale. Without such a node the
         rows' counts suffice (the forward recursion, |c| >= 1, needs no more). Measured (geometric batches, load 0.55,
         r = 200): at most 9 nodes of 74 by batches up to t = 4 s in mpmath, c_max 0.76 (630 terms beyond the rows at
         76 digits); a float64 tail near t = 0.64 s, c_max 0.71, 110 terms instead of the 2247 to negligibility that
-        every node's sweep ran before. beta_T is made with the digits the factor c_max^(T - k) leaves of it (at least 10)
-        by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`; in float64, or where 11 digits
+        every node's sweep ran before. beta_T is made with the digits the factor c_max^(T - k) leaves of it (at least
+        10) by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`; in float64, or where 11 digits
         suffice, its float64 twin, about 1e-12 relative:
-        :func:`~qderive.numeric.size_biased.count_terms_float64`). A node asking more
-        than :data:`BACKWARD_TERMS` terms (c_max within about 1 / BACKWARD_TERMS of 1, near the circle
-        |lambda - s| = lambda: pmf batches) is refused with the reason."""
+        :func:`~qderive.numeric.size_biased.count_terms_float64`). A node asking more than :data:`BACKWARD_TERMS`
+        terms (c_max within about 1 / BACKWARD_TERMS of 1, near the circle |lambda - s| = lambda: pmf batches) is
+        refused with the reason."""
         m = self.model
         laws = [("beta", m.service, data.beta, data.btail, data.Ws)]
         laws += [(("period", j, "counts"), p.law, p.counts, p.tail, p.rows) for j, p in enumerate(data.periods)]
