@@ -289,12 +289,13 @@ def test_support_matrix_names_the_refused_field():
     columns, rows = C.support_matrix(cls)
     assert {"eval", "simulate", "wait_tail", "wait_moments"} <= set(columns)
     cells = {(field, label): dict(zip(columns, cells)) for field, label, cells in rows}
-    assert cells[("service", "lognormal")]["wait_tail"] == "yes"  # certified brackets, the law capped (F6)
-    assert cells[("vacation", "lognormal")]["wait_tail"].startswith("refused (vacation)")
+    assert cells[("service", "lognormal")]["wait_tail"] == "yes"  # the transform inverted (branch lg28)
+    assert cells[("vacation", "lognormal")]["wait_tail"] == "yes"
+    assert cells[("setup", "lognormal")]["wait_tail"].startswith("refused (setup)")
     assert cells[("service", "empirical")]["wait_tail"] == "yes"  # exact sums or certified brackets (issue 28)
     assert cells[("service", "empirical")]["wait_moments"] == "yes"
     # a lognormal law says its own reason (its count sequences, issue 28), not the kinked laws' exp(-s D) template
-    lognormal = cells[("vacation", "lognormal")]["wait_tail"]
+    lognormal = cells[("setup", "lognormal")]["wait_tail"]
     assert "heavy-tailed" in lognormal and "exp(-s D)" not in lognormal
 
 
@@ -341,7 +342,8 @@ def test_list_model_prints_the_support_matrix(capsys):
 
     assert main(["list", "vacation-finite"]) == 0
     out = capsys.readouterr().out
-    assert "--service empirical" in out and "wait_tail, wait_quantile, sojourn_tail, sojourn_quantile: refused (vacation)" in out
+    # (every vacation law's tails are computed since branch lg28: a lognormal setup's are refused)
+    assert "--service empirical" in out and "wait_tail, wait_quantile, sojourn_tail, sojourn_quantile: refused (setup)" in out
     assert main(["list", "no-such-model"]) == 2
 
 

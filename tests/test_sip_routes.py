@@ -15,7 +15,7 @@ import pytest
 from qderive.numeric.engines.sip import ROUTES, routes as R, select_route, solve, supports
 from qderive.numeric.simulation import sip as simulator
 from qderive.symbolic.errors import ParameterError
-from qderive.symbolic.laws import Deterministic, Erlang, Exponential, LogNormal, Uniform
+from qderive.symbolic.laws import Deterministic, Erlang, Exponential, Uniform
 from qderive.symbolic.models.sip_retransmission import SipRetransmissionModel as Sip
 
 EXP, ERL = Exponential(F(1, 10)), Erlang(2, F(1, 10))
@@ -113,9 +113,10 @@ def test_a_sign_change_across_a_jump_is_not_listed_as_a_fixed_point(monkeypatch)
     assert any("not listed as fixed points" in n and "1e-06" in n for n in notes), notes
 
 
-@pytest.mark.parametrize("service", [Uniform(F(1, 20), F(3, 20)), LogNormal(F(1, 10), 2)])
+@pytest.mark.parametrize("service", [Uniform(F(1, 20), F(3, 20))])
 def test_a_service_with_bracketed_tails_only_is_refused_at_once(service):
-    """The finite room gives a uniform or lognormal service certified brackets only (issue 28); the fixed point's
+    """The finite room gives a uniform service certified brackets only (issue 28; a lognormal one is inverted since
+    branch lg28, checked against the simulator in tests/test_finite_lognormal_inversion.py); the fixed point's
     scan would need hundreds of them at seconds each (169 s for one perturbation pass, a lognormal past 200 s), so the
     controlled routes refuse such a law, naming --service, as soon as the response law is built (before: at once by
     the finite room's own refusal). A constant service keeps its exact lattice sums (the other tests)."""

@@ -100,9 +100,14 @@ def test_quantile_is_where_the_reference_tail_crosses(reference):
     assert abs(tail - 0.1) <= 1e-8
 
 
-def test_finite_room_refuses_the_lognormal_with_the_reason():
-    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), LAW, 20)
+def test_finite_room_inverts_the_lognormal_and_refuses_it_as_a_setup_with_the_reason():
+    # the finite room inverts its transform with a smooth other law (its values are checked in
+    # tests/test_finite_lognormal_inversion.py); as a setup time (the blocks' period families) it is refused
     from qderive.numeric.engines.vacation_finite_wait import response_laws
 
+    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), LAW, 20)
+    assert response_laws(model)["wait"].smooth
+    model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), qd.Exponential(F(1)), 20,
+                                   setup=LAW)
     law = response_laws(model)["wait"]
     assert not law.smooth and law.tails is None and "heavy-tailed" in law.why_not_smooth

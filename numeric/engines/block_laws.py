@@ -4,8 +4,8 @@
 * :func:`lst_taylor`: the Taylor coefficients L*^(j)(s) / j!, j < n, from the closed form's derivatives (the joint
   transform of the arrivals and a period's length, L*(s + lambda - lambda X(w)), as a series in w); for a law with
   only a numeric transform (the lognormal), L*^(j)(s) = E[(-T)^j e^{-sT}] = (-1)^j m_j L_j*(s) by the law's own rule
-  applied to its size-biased law L_j (:func:`size_biased`: density x^j f(x) / m_j), with its error bound; for a law
-  of a few or many atoms (a constant, an empirical sample) the sum over its atoms;
+  applied to its size-biased law L_j (:func:`~qderive.numeric.size_biased.size_biased`: density x^j f(x) / m_j), with
+  its error bound; for a law of a few or many atoms (a constant, an empirical sample) the sum over its atoms;
 * :func:`batch_values`: the batch's X(z) at complex z.
 
 Used by the blocks' transforms (:mod:`qderive.numeric.engines.blocks`,
@@ -18,6 +18,8 @@ from fractions import Fraction
 from math import factorial
 
 import numpy as np
+
+from ..size_biased import count_terms, size_biased
 
 __all__ = ["lst_values", "lst_at_rate", "lst_taylor", "batch_values", "size_biased", "numeric_counts",
            "phase_type_taylor"]
@@ -81,21 +83,6 @@ def _evaluate(ev, s, ctx):
     if ctx.is_float64:
         return ev.numpy(np.asarray(s, dtype=complex)) + 0 * np.asarray(s, dtype=complex)
     return np.frompyfunc(ev.mpmath, 1, 1)(np.asarray(s, dtype=object))
-
-
-def size_biased(law, j: int):
-    """The size-biased law of order j of a law with only a numeric transform, density x^j f(x) / m_j (m_j = E T^j),
-    as a law of the same family, or None when the family has no such form. The lognormal: x^j f(x; mu, sigma^2) =
-    e^{j mu + j^2 sigma^2 / 2} f(x; mu + j sigma^2, sigma^2), the lognormal of mean m (1 + c^2)^j and the same scv
-    c^2 (Johnson, Kotz and Balakrishnan 1994, vol. 1, ch. 14, eq. (14.9): the moments
-    E T^r = e^{r mu + r^2 sigma^2 / 2} of which this is the shift of the normal's mean)."""
-    import dataclasses
-
-    from ...symbolic.laws.lognormal import LogNormal
-
-    if not isinstance(law, LogNormal):
-        return None
-    return law if j == 0 else dataclasses.replace(law, mean=law.mean * (1 + law.scv) ** j)
 
 
 def lst_at_rate(law, lam, ctx):
@@ -172,12 +159,12 @@ def phase_type_taylor(law, c: Fraction, n: int):
 
 def numeric_counts(law, batch, lam: Fraction, n: int, ctx):
     """(a_0..a_{n-1}, P(A > 0), u_0) of the customers A arriving during one period of a law with only a numeric
-    transform (the lognormal), in the mpmath context ``ctx``, without its count sequences (a refined quadrature of
-    thousands of nodes: seconds to tens of seconds at 30 digits): a(w) = L*(lambda - lambda X(w)) =
-    sum_j L*^(j)(lambda) / j! (-lambda X(w))^j at w = 0 (X(0) = 0; X the PGF of ``batch``),
-    the derivatives at the one real point lambda by :func:`lst_taylor`; P(A > 0) = 1 - L*(lambda) and
-    u_0 = E int_0^L e^{-lambda t} dt = (1 - L*(lambda)) / lambda. Computed at the context's digits plus 10 plus the
-    digits 1 - L*(lambda) ~ lambda E[L] cancels, and rounded to the context."""
+    transform (the lognormal), in the mpmath context ``ctx``, without its count sequences:
+    a(w) = L*(lambda - lambda X(w)) = sum_j beta_j X(w)^j (X the PGF of ``batch``, X(0) = 0), the batch counts
+    beta_j = lambda^j m_j / j! L_j*(lambda) = (-lambda)^j L*^(j)(lambda) / j! by the size-biased laws L_j
+    (:func:`~qderive.numeric.size_biased.count_terms`, each to the digits asked relative to itself);
+    P(A > 0) = 1 - beta_0 and u_0 = E int_0^L e^{-lambda t} dt = (1 - beta_0) / lambda. Computed at the context's
+    digits plus 10 plus the digits 1 - beta_0 ~ lambda E[L] cancels, and rounded to the context."""
     import math
 
     from ..backend import mp_context
@@ -188,10 +175,9 @@ def numeric_counts(law, batch, lam: Fraction, n: int, ctx):
     work = mp_context(ctx.dps + 10 + lost)
     with work:
         lw = work.num(Fraction(lam))
-        point = np.array([lw], dtype=object)
-        taylor = [v[0].real for v in lst_taylor(law, point, work, max(n, 1))]
-        a = S.compose(taylor, [work.num(Fraction(batch.pmf(k))) * (-lw) if k else lw * 0 for k in range(max(n, 1))])
-        busy = 1 - taylor[0]
+        beta = count_terms(law, lam, range(max(n, 1)), work.dps)
+        a = S.compose(beta, [work.num(Fraction(batch.pmf(k))) if k else lw * 0 for k in range(max(n, 1))])
+        busy = 1 - beta[0]
     with ctx:
         return [+v for v in a[:n]], +busy, +(busy / lw)
 

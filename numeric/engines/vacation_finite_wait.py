@@ -191,6 +191,25 @@ tests/test_blocks_finite_wait_threshold.py: 1e-39 at 30 digits, N = 2, 3 and N =
 admissions, with and without a setup and a close-down), and in a large room at a low load against the infinite
 room's (WN).
 
+**8. A heavy-tailed law: the lognormal** (service or vacation, with a smooth other law; issue 28, branch lg28). Its
+transform is the law's own numeric one (``LogNormal.transform_values``, with its error bound), and items 1-4 need of
+its counts beta_K only those the rows reach (partial admission: K < r) and, at a node where the backward sweep runs
+(|c| < 1, c = (lambda - s) / lambda), as many more as its damping c_max^(T - k) asks (:meth:`FiniteWait.
+_sweep_counts`); the summation to negligibility of item 5 would need 2247 terms in float64 and 10^4 to 10^6 at 40 to
+80 digits. They come from the law's size-biased laws (:mod:`qderive.numeric.size_biased`: beta_K = lambda^K m_K / K!
+L_K*(lambda), each by a trapezoidal rule centred at its own integrand's peak, to the digits asked relative to
+itself), N(0) from the law's totals (item 5). float64: the self-check of two parameter sets passes for a lognormal
+service's tails above about 0.1 (the Euler sums' rounding, about 1e-11 absolute with its transform) and escalates
+below (a note). Measured (r = 129, load 0.55, geometric batches of mean 4, a lognormal service of mean 0.012 and scv
+2, exponential vacations of mean 0.06; CPU of the whole command on a machine with a load average of 5):
+P(W > 0.5) = 0.028312031537855973 (15 digits, inside the capped lattice bracket [0.027767, 0.028851] it replaces) in
+2.1 s, at r = 200 2.8 s, the 0.99 quantile 4.1 s (5.7 s at r = 200), --digits 20 2.5 s; an Erlang-2 service with
+lognormal vacations (mean 0.06, scv 2): 0.04688006144770562 in float64, 0.5 s (docs/performance.md, "Lognormal laws
+in the finite room by inversion"). Checked against mpmath's quadrature of the counts, the bracket, the infinite room
+at r = 300, seeded simulations (tests/test_finite_lognormal_inversion.py). With a kinked other law the lognormal keeps
+the lattice brackets ((F6) service, (F7) vacation, below); with a gamma or lognormal vacation a lognormal service is
+inverted (:func:`_rounded`).
+
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
 tails instead (:func:`lattice_tails`): given the state at the batch's arrival the wait is the residual of the
@@ -225,7 +244,8 @@ output's note "between A and B", --digits D only where the bracket has D digits 
 0.02901 in [0.02850, 0.02954] (3.5 % wide at 8192 levels); CPU: the first point 1.0 s with the solve (1.5 s at
 r = 200), the next 0.02 s, the 0.99 quantile 2.2 s (search and the note's roots of both bounds), 20 loads 40 s
 (measured before the tables below). The lognormal itself (mean 0.012, scv 2, capped (F6), r = 129, load 0.55;
-issue 28): P(W > 0.5) in [0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
+issue 28; with a smooth vacation inverted since, item 8, with a constant one still so): P(W > 0.5) in
+[0.027767, 0.028851], the first tail 3.0 s of CPU from the CLI and the 0.99 quantile 3.7 s
 (4.6 s with r = 200) under a load average of 5 (before the kernel's t-free tables (F8), which let the search's
 points share one product, and its blocked powers: 4.7 s and 13.3 s; before the octave tables of the count
 sequences and the blocked sums of (F5): 10.9 s and 26.9 s). **A vacation with no exact pieces** (gamma of any
@@ -266,8 +286,8 @@ as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
 tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
 laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
-uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
-reason; the moments work for every law.
+uniform vacations) are refused for tails and quantiles with the reason (a phase-type service with a lognormal
+vacation is inverted, item 8); the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
@@ -294,6 +314,7 @@ count against the limit ``mp_capacity``, as the finite engine's escalation does.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import json
@@ -317,6 +338,7 @@ from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
 from .base import Trouble
+from ..size_biased import FLOAT64_DIGITS, count_terms, count_terms_float64, has_size_biased_counts
 from .vacation_wait import law_values, numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
@@ -526,19 +548,23 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         bv = batch_vectors(model.batch, r + 1, ctx)
         pmf, tail = bv.pmf, bv.tail
         cap = None
-        if rows and not whole:
+        # a law with only a numeric transform (the lognormal) in mpmath: its counts as far as the rows reach, as for
+        # the moments, and further only as the backward sweep's nodes ask (:meth:`FiniteWait._sweep_counts`)
+        heavy = not rows and _heavy(model)
+        if (rows or heavy) and not whole:
             cap = r
-        elif rows and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
+        elif (rows or heavy) and r:  # the levels that no batch fits admit nobody: their mass leaves the rows (item 5)
             keep = K.wait_keep(ctx, pmf, tail, r, whole, drop_full=True)
             cap = K.wait_rows_needed(ctx, r, pmf, keep, _rows_limit(ctx, r, pmf), bv.support, bv.geometric)
         q = _embedded(model, ctx) if q is None else q
-        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, cap)
+        beta, btail, btail2 = count_data(model.service, model.rate, ctx, order, _law_cap(model.service, cap, rows))
         if model.vacation is not None:
-            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order, cap)
+            phi, vtail, vtail2 = count_data(model.vacation, model.rate, ctx, order,
+                                            _law_cap(model.vacation, cap, rows))
         else:
             phi = vtail = vtail2 = None
         d = K.wait_finite_start(ctx, q, lam, pmf, tail, beta, phi, policy, whole, bv.support, bv.geometric, idle,
-                                drop_full=rows)
+                                drop_full=rows or heavy)
         data = WaitData(ctx, order, r, whole, lam, pmf, tail, d["admit"], d["low"], bv.support, bv.geometric, d["Y"],
                      d["v0"], d["Zp"], d["t_idle"], d["zero_weight"], d["Ws"], d["Wv"], beta, btail, btail2, phi,
                      vtail, vtail2)
@@ -552,7 +578,32 @@ def build_data(model, ctx, order, q=None, idle=None, rows=False):
         if ctx.is_float64 and not (np.all(np.isfinite(data.Ws)) and np.all(np.isfinite(data.Wv))
                                    and np.all(np.isfinite(data.Zp)) and math.isfinite(data.N0) and data.N0 > 0):
             raise ArithmeticError("the level vectors over- or underflow float64")
+        if ctx.is_float64 and heavy and not remainder_bound(model, data, 0)[0] <= 1e-13 * data.N0:
+            # N(0) from the law's totals (the counts stop at the rows): its subtraction's bound (item 5) above
+            # 1e-13 relative goes to mpmath (the transform's self-check escalates)
+            raise ArithmeticError("the float64 remainders of N(0) exceed 1e-13 of it")
     return data
+
+
+def _heavy(model) -> bool:
+    """Whether the service or the vacation has only a numeric transform and counts from its size-biased laws (the
+    lognormal: :func:`~qderive.numeric.size_biased.has_size_biased_counts`)."""
+    return any(numeric_transform(law) and has_size_biased_counts(law) for law in (model.service, model.vacation))
+
+
+def _law_cap(law, cap, rows):
+    """The rows cap of :func:`count_data` for ``law``: ``cap`` for the moments' data (``rows``) and, in the
+    transform's mpmath data, for a law of :func:`_heavy` (its sequences to negligibility would need 10^4 to 10^6
+    terms at 40 to 80 digits; the backward sweep's longer counts come later, :meth:`FiniteWait._sweep_counts`);
+    None (to negligibility) for the others."""
+    if rows or (numeric_transform(law) and has_size_biased_counts(law)):
+        return cap
+    return None
+
+
+#: at most this many counts beyond the rows for the backward sweep of a heavy-tailed law (:meth:`FiniteWait.
+#: _sweep_counts`): a node nearer the circle |lambda - s| = lambda would need more
+BACKWARD_TERMS = 1 << 13
 
 
 def _level_series(data, order):
@@ -640,7 +691,9 @@ def lst_at(law, ctx, z, lam):
         values = [(float(w) if ctx.is_float64 else ctx.num(w), lst_at(c, ctx, z, lam)) for w, c in parts]
         return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
     if numeric_transform(law):  # no closed form (the lognormal): the law's own rule, with its error bound
-        return law_values(law, z, ctx, float(lam) if ctx.is_float64 else lam)
+        if ctx.is_float64:
+            return law_values(law, z, ctx, float(lam))
+        return _numeric_pair(law, ctx, z, lam)
     ev = _lst(law)
     if ctx.is_float64:
         b, g = ev.numpy(np.asarray(z, dtype=complex), float(lam))
@@ -648,6 +701,32 @@ def lst_at(law, ctx, z, lam):
     pair = np.frompyfunc(lambda x: tuple(ev.mpmath(x, lam)), 1, 2)
     b, g = pair(z)
     return b, g
+
+
+def _numeric_pair(law, ctx, z, lam):
+    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) of a law with only a numeric transform at the mpmath nodes z
+    (item 8): beta at every node by the law's rule (:func:`~.vacation_wait.law_values`), the quotient as that
+    difference where |lambda - s| > lambda / 4 (as the law's rule does there) with beta(lambda) kept per law, digits and
+    lambda (asked with lambda, the law's rule evaluates lambda itself on its slower quotient path at every call: a fifth
+    of a lognormal vacation's 0.99 quantile), and the law's quotient rule at the nodes nearer lambda."""
+    b = law_values(law, z, ctx)[0]
+    flat = np.asarray(z, dtype=object).ravel()
+    lm = complex(lam)
+    near = np.array([abs(lm - complex(v)) <= abs(lm) / 4 for v in flat], dtype=bool)
+    key = (law.spec_text(), ctx.dps, str(lam))
+    if key not in _AT_RATE:
+        if len(_AT_RATE) >= 16:
+            _AT_RATE.pop(next(iter(_AT_RATE)))
+        _AT_RATE[key] = law_values(law, np.array([lam], dtype=object), ctx)[0][0]
+    bl = _AT_RATE[key]
+    q = np.array([(bv - bl) / (lam - zv) for bv, zv in zip(np.asarray(b).ravel(), flat)], dtype=object)
+    if near.any():
+        q[near] = np.asarray(law_values(law, flat[near], ctx, lam)[1]).ravel()
+    return b, q.reshape(np.shape(b))
+
+
+#: beta(lambda) of the laws with only a numeric transform, by (law, digits, lambda): 16 entries
+_AT_RATE: dict = {}
 
 
 # --------------------------------------------------------------------------------------
@@ -739,6 +818,22 @@ def _gmpy_available() -> bool:
     return True
 
 
+class _Cut(dict):
+    """The node kernels' data by name (``values``: :func:`_values` or :class:`Converted`) with some counts cut to what
+    the nodes need (``cuts``: :meth:`FiniteWait._sweep_counts`; ``exact``: the same cuts, made here from the gmpy2
+    numbers of ``values``)."""
+
+    def __init__(self, values, cuts, exact=None):
+        super().__init__()
+        self.values = values
+        self.update(cuts)
+        for key, counts in (exact or {}).items():
+            self[key] = values[key][: len(counts)]
+
+    def __missing__(self, key):
+        return self.values[key]
+
+
 class Converted(dict):
     """The fields of a :class:`WaitData` as gmpy2 numbers at the data's own precision, converted on first use
     (the matrices of the batch method only when a node needs them); evaluations at lower precision reuse
@@ -768,6 +863,9 @@ class Converted(dict):
 #: digits beyond what the first request needs with which the mpmath data are built (the tails' confirmation
 #: passes ask 7 to 8 digits more each)
 HEADROOM = 24
+#: the headroom for a model with a heavy-tailed law (:func:`_heavy`): the confirmation of a 15-digit tail asks 7 to 8
+#: digits more (1.5 (D + 5) + 10 against 1.5 D + 10 at D + 3), within it
+HEADROOM_HEAVY = 10
 _DATA_FIELDS = ("lam", "pmf", "tail", "admit", "low", "Y", "v0", "Zp", "t_idle", "Ws", "Wv", "beta", "phi")
 
 
@@ -843,8 +941,8 @@ class FiniteWait:
             if rows:  # the moments are asked once (no confirmation passes): no headroom, or the transform's q
                 dps = max(want, got.ctx.dps if got is not None else 0)
                 dps = known.ctx.dps if known is not None and known.ctx.dps >= dps else dps
-            else:
-                dps = max(want + HEADROOM, got.ctx.dps if got is not None else 0)
+            else:  # a heavy-tailed law's counts cost about the square of the digits: less headroom (item 4)
+                dps = max(want + (HEADROOM_HEAVY if _heavy(self.model) else HEADROOM), got.ctx.dps if got else 0)
             known = [d for d in (got, known) if d is not None and d.ctx.dps == dps]
             q = known[0].q if known else None  # a higher order only, or the other data: the same q
             got = self._mp[key] = build_data(self.model, mp_context(dps), max(order, 1, got.order if got else 1), q,
@@ -908,20 +1006,21 @@ class FiniteWait:
         """N(s) of one part at the 1-d nodes z (complex in float64, mpc otherwise) and b = beta(s)."""
         m = self.model
         if ctx.is_float64:
-            values = _values(data)
+            values = _Cut(_values(data), self._sweep_counts(data, z, strategy))
             b, g0 = lst_at(m.service, FLOAT64, z, data.lam)
             hs = [lst_at(p.law, FLOAT64, z, data.lam)[1] for p in data.periods]
             with np.errstate(under="ignore"):
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
                 N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
                 return N * _suffix_at(data, FLOAT64, z, data.lam), b
+        cuts = self._sweep_counts(data, z, strategy)
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
         hs = [lst_at(p.law, ctx, z, lam)[1] for p in data.periods]
         if fast and _gmpy_available():
             ectx = _GmpyContext(ctx.dps)
             with ectx:
-                values = self._fast_values(data)
+                values = _Cut(self._fast_values(data), {}, cuts)
                 zf, bf, gf = ectx.complexes(z), ectx.complexes(b), ectx.complexes(g0)
                 hf = [ectx.complexes(h) for h in hs]
                 Phi = self._levels(data, ectx, values, zf, bf, gf, hf, strategy)
@@ -929,10 +1028,92 @@ class FiniteWait:
                                           values["once"])
             N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
             return N * _suffix_at(data, ctx, z, lam), b
-        values = _values(data)
+        values = _Cut(_values(data), cuts)
         Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
         N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
         return N * _suffix_at(data, ctx, z, lam), b
+
+    def _sweep_counts(self, data, z, strategy) -> dict:
+        """The counts of a heavy-tailed law (:func:`_heavy`) that the nodes z need, as ``{field: counts[:top + 1]}``
+        for :class:`_Cut` (empty for other laws: their counts as built), after lengthening the mpmath ones in place.
+
+        The rows stop at k (partial admission: k = r - 1); beyond, the counts only feed the backward sweep of item 4,
+        run where |c| < 1, c = (lambda - s) / lambda, at the nodes by batches (all in float64; in mpmath those where
+        the customers' recursion is not stable under ``strategy``). Started from g_T = 0 it errs by g_T <= P(K > T) /
+        lambda, carried to row k with the factor c^(T - k): the first T with c_max^(T - k) P(K > T) <= 10^-D P(K > 0)
+        (D = 18.5 in float64, eps / 256, the data's digits in mpmath; P(K > T) <= P(K > n) at the last index n known,
+        the counts having been made as far as the rows) bounds it by 10^-D of g_0's scale. Without such a node the
+        rows' counts suffice (the forward recursion, |c| >= 1, needs no more). Measured (geometric batches, load 0.55,
+        r = 200): at most 9 nodes of 74 by batches up to t = 4 s in mpmath, c_max 0.76 (630 terms beyond the rows at
+        76 digits); a float64 tail near t = 0.64 s, c_max 0.71, 110 terms instead of the 2247 to negligibility that
+        every node's sweep ran before. beta_T is made with the digits the factor c_max^(T - k) leaves of it (at least
+        10) by the size-biased rule (:func:`~qderive.numeric.size_biased.count_terms`; in float64, or where 11 digits
+        suffice, its float64 twin, about 1e-12 relative:
+        :func:`~qderive.numeric.size_biased.count_terms_float64`). A node asking more than :data:`BACKWARD_TERMS`
+        terms (c_max within about 1 / BACKWARD_TERMS of 1, near the circle |lambda - s| = lambda: pmf batches) is
+        refused with the reason."""
+        m = self.model
+        laws = [("beta", m.service, data.beta, data.btail, data.Ws)]
+        laws += [(("period", j, "counts"), p.law, p.counts, p.tail, p.rows) for j, p in enumerate(data.periods)]
+        laws = [entry for entry in laws if numeric_transform(entry[1]) and has_size_biased_counts(entry[1])]
+        if not laws or not len(z):
+            return {}
+        if data.ctx.is_float64 or strategy == Strategy.BATCHES or data.Zp is None:
+            batch = np.ones(len(z), dtype=bool)
+        else:
+            q = data.geometric[1] if data.geometric is not None and not data.whole else None
+            with np.errstate(invalid="ignore", over="ignore"):
+                batch = ~K.wait_customer_stable(data.lam, data.low, z, q)
+        lam = float(data.lam)
+        c = np.array([abs(complex(lam - complex(v))) / lam for v in z])[batch]
+        c = c[c < 1]
+        c_max = float(c.max()) if len(c) else 0.0
+        digits = 18.5 if data.ctx.is_float64 else data.ctx.dps
+        cuts = {}
+        for key, law, counts, tail, rows in laws:
+            last = max(rows.shape[0] - 1, 0)
+            top = last
+            known = len(tail) - 1
+            if c_max > 0 and tail[known] > 0:
+                ratio = math.log(float(tail[known] / tail[0])) if data.ctx.is_float64 else \
+                    float(mpmath.log(tail[known] / tail[0]))
+                top = last + max(0, math.ceil((digits * math.log(10) + ratio) / -math.log(c_max)))
+            if top - last > BACKWARD_TERMS:
+                raise NumericalError(f"the transform of the waiting time at s = {mpmath.nstr(z[0], 6)}: the backward "
+                                     f"sweep over the arrivals during the {law} time would need {top - last} counts "
+                                     f"beyond the rows (a node within {1 - c_max:.1e} of the circle |lambda - s| = "
+                                     f"lambda), more than {BACKWARD_TERMS}")
+            if top >= len(counts):
+                counts = self._lengthen(data, key, law, counts, top, last, c_max)
+            cuts[key] = counts[: top + 1]
+        return cuts
+
+    def _lengthen(self, data, key, law, counts, top, last, c_max):
+        """The mpmath counts of ``law`` over 0..top (:meth:`_sweep_counts`), stored in ``data`` under ``key``."""
+        dps = 17 if data.ctx.is_float64 else data.ctx.dps
+        decade = max(1e-12, -math.log10(c_max))
+        extra = []
+        ks = list(range(len(counts), top + 1))
+        with mpmath.workdps(dps):
+            for start in range(0, len(ks), 16):  # the digits the damping leaves, in groups of 16 terms
+                group = ks[start: start + 16]
+                digits = max(10, dps - int((group[0] - last) * decade) + 3)
+                if data.ctx.is_float64 or digits <= FLOAT64_DIGITS:  # about 1e-12 relative, far below the damping
+                    extra += [mpmath.mpf(v) for v in count_terms_float64(law, self.model.rate, group)]
+                else:
+                    extra += [+v for v in count_terms(law, self.model.rate, group, digits)]
+        extra = np.array([float(v) for v in extra]) if data.ctx.is_float64 else data.ctx.array(extra)
+        longer = np.concatenate([counts, extra])
+        if key == "beta":
+            data.beta = longer
+        else:
+            j = key[1]
+            data.periods = data.periods[:j] + (dataclasses.replace(data.periods[j], counts=longer),) + \
+                data.periods[j + 1:]
+            if j == 0 and data.phi is not None:
+                data.phi = longer
+        data.converted = None
+        return longer
 
     def transform_values(self, ctx, s, kind="wait", strategy=Strategy.AUTO, fast=True):
         """E e^{-s W} (or of the sojourn) at the array s (numbers of ``ctx``'s kind).
@@ -1505,34 +1686,59 @@ def wait_law_data(model) -> FiniteWait:
 
 
 def _numeric_law_refusal(model) -> tuple[str, str]:
-    """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none): its transform is computed
-    (``TimeLaw.transform_values``), but the transform inversion's check needs the 15-digit count sequences of a
-    heavy-tailed law (more than 10 minutes, issue 28; measured again: the float64 data of the transform, 9914 terms of
-    a lognormal vacation's counts, 10 s of CPU, and one node at 15 digits not done after 100 s of CPU more), so its tails are
-    refused here, except for a lognormal *service* with a vacation of exact survival pieces (:func:`_capped_service`):
-    certified lattice brackets (F5), (F6) over the state from its float64 count sequences (measured,
-    docs/performance.md "Lognormal service in the finite room": r = 129, the first tail at 0.5 s 4.6 s of CPU from the
-    CLI, the 0.99 quantile 15.5 s), and a lognormal vacation with a service on a lattice (:func:`rounded_vacation_setup`,
-    (F7)). A lognormal vacation with a smooth (phase-type) service stays refused."""
-    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): lattice bounds, no inversion
+    """(field, reason) of the refusal of a lognormal law in the finite room (("", "") where none). Its tails are the
+    transform's inversion (:func:`_inverted`: a lognormal service or vacation with a smooth other law; the counts
+    from its size-biased laws, :mod:`qderive.numeric.size_biased`, as far as the rows and the backward sweep reach);
+    else certified lattice brackets: a lognormal *service* with a vacation of exact survival pieces that is not
+    smooth (a constant or empirical vacation: :func:`_capped_service`, (F5), (F6)), a lognormal vacation with a
+    service on a lattice (:func:`rounded_vacation_setup`, (F7)/(F9)); a lognormal law with another law that is
+    neither (a lognormal service with a uniform vacation) is refused."""
+    if _inverted(model) or rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): bounds
         return "", ""
     for what in ("service", "vacation"):
         law = getattr(model, what, None)
         if numeric_transform(law) and not (what == "service" and _capped_service(model)):
+            other = "vacation" if what == "service" else "service"
             bounds = ("a constant, empirical, uniform or lognormal service" if what == "vacation" else
-                      "a vacation law with a survival function")
-            return what, (f"the {what} time {law} is heavy-tailed: the finite room's transform inversion needs the "
-                          "count sequences of its arrivals at 15 digits and more, which do not settle within the time "
-                          f"budget, and its lattice bounds need {bounds} (the moments are computed; the infinite "
-                          "room, vacation-infinite, computes its tails)")
+                      "a vacation law with exact survival pieces")
+            return what, (f"the {what} time {law} is heavy-tailed (only a numeric transform): the finite room inverts "
+                          f"its transform with a smooth {other} time only ({getattr(model, other)} is not), and its "
+                          f"lattice bounds need {bounds} (the moments are computed; the infinite room, "
+                          "vacation-infinite, computes its tails)")
     return "", ""
 
 
+def _smooth(model) -> tuple[bool, str]:
+    """:func:`~.vacation_wait.smooth_laws` of the model's service and vacation, kept in the disk cache by their text."""
+    from ...symbolic.cache import cached
+    from .vacation_wait import smooth_laws
+
+    laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
+    return tuple(cached("finite_wait_smooth_v3::" + json.dumps(laws, sort_keys=True), lambda: smooth_laws(model)))
+
+
+def _inverted(model) -> bool:
+    """True when the service or the vacation has only a numeric transform (the lognormal), every such law has counts
+    from its size-biased laws (:func:`~qderive.numeric.size_biased.has_size_biased_counts`) and the model's laws are
+    smooth (:func:`~.vacation_wait.smooth_laws`: no exp(-s D) factor): the tails are then the inversion of the
+    transform (items 1-4), with the float64 check and the escalation of the precision policy."""
+    numeric = [law for law in (model.service, model.vacation) if numeric_transform(law)]
+    return bool(numeric) and all(has_size_biased_counts(law) for law in numeric) and _smooth(model)[0]
+
+
+def _rounded(model):
+    """:func:`rounded_vacation_setup` of the model's laws, or None where the transform is inverted instead
+    (:func:`_inverted`: a lognormal service with a gamma or lognormal vacation, both smooth, is inverted to 15 digits
+    rather than bracketed by (F7)/(F9) about 3 % wide)."""
+    return None if _inverted(model) else rounded_vacation_setup(model.service, model.vacation)
+
+
 def _capped_service(model) -> bool:
-    """True when the service law has a numeric transform (the lognormal) and an unbounded support whose capped
-    rounding gives certified brackets (:func:`capped_rounding`, (F6)) with a vacation of exact survival pieces: its
-    tails are the lattice sums (F5), (F6) over the state from the true law's count sequences, not an inversion."""
-    return (numeric_transform(model.service) and not numeric_transform(model.vacation)
+    """True when the service law has a numeric transform (the lognormal) that is not inverted (:func:`_inverted`: a
+    vacation with exact survival pieces that is not smooth, a constant or an empirical one) and an unbounded support
+    whose capped rounding gives certified brackets (:func:`capped_rounding`, (F6)): its tails are the lattice sums
+    (F5), (F6) over the state from the true law's count sequences."""
+    return (numeric_transform(model.service) and not numeric_transform(model.vacation) and not _inverted(model)
             and service_lattice_setup(model.service, model.vacation)[0] is not None)
 
 
@@ -1549,7 +1755,7 @@ def _tails_refusal(model, asked):
     field, slow = _numeric_law_refusal(model)
     if slow:
         return Refusal(field, slow, min(wanted))
-    if rounded_vacation_setup(model.service, model.vacation) is not None:  # (F7): the budget before any work
+    if _rounded(model) is not None:  # (F7): the budget before any work
         return _lattice_budget(model)
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
     smooth, why = (False, "") if _capped_service(model) else cached(
@@ -1646,7 +1852,7 @@ def response_laws(model, wait=None) -> dict:
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
-    rounded = rounded_vacation_setup(model.service, model.vacation)
+    rounded = _rounded(model)
     _, slow = _numeric_law_refusal(model)
     if slow:
         smooth, why = False, slow
