@@ -296,6 +296,7 @@ from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
+from ..kernels import lattice_fft as LFF
 from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
@@ -1730,6 +1731,32 @@ def exact_lattice(atoms, r: int, extra: int):
     return tuple(b), g, M
 
 
+def fine_lattice(atoms):
+    """(b, g) of a discrete service law on the lattice g (the gcd of its values): b[m] = P(B = m g) as floats (each
+    rounded once) over 0..max / g, for the streamed sums (F10) of :mod:`qderive.numeric.kernels.lattice_fft`; None
+    for a law off a lattice or without atoms."""
+    from .vacation_wait import fraction_gcd
+
+    if not atoms:
+        return None
+    g = fraction_gcd([d for d, _ in atoms if d > 0])
+    if g is None:
+        return None
+    b = np.zeros(int(atoms[-1][0] / g) + 1)
+    for d, w in atoms:
+        b[int(d / g)] += float(w)
+    return b, g
+
+
+class FineServiceSums(LFF.FineLatticeSums, LatticeSums):
+    """The sums (F10) of :mod:`qderive.numeric.kernels.lattice_fft` (a service on a fine lattice, its powers by FFT,
+    streamed) with h exact (a Fraction) and the vacations' exact pieces converted to the context
+    (:class:`LatticeSums`); ``bounds(t)`` the value -/+ its certified error, as the bracketed sums."""
+
+    def __init__(self, parts, b, h, vacation, extra, mass):  # noqa: D107 - the class docstring says it
+        self._fine_init(parts, b, Fraction(h), vacation, extra, mass)
+
+
 class ServiceLatticeSums(LF.LatticeServiceSums, LatticeSums):
     """The sums (F1) with the services on the lattice h (kernel (F5),
     :class:`~qderive.numeric.kernels.lattice_finite.LatticeServiceSums`, which generated code ships) with h exact (a
@@ -1784,6 +1811,15 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     from .vacation_wait import fraction_gcd
 
     step = fraction_gcd([d for d, _ in atoms if d > 0]) if rounded and vacation.smooth and atoms else None
+    fine = None if rounded or capped is not None else fine_lattice(atoms)  # (F10): the data's own lattice
+
+    def fine_levels(cover):
+        """(F10): the levels N = cover / g of a service on the lattice g within the limit ``fine_lattice_levels``,
+        where both bounds are one sum, computed exactly but for the FFT's certified rounding; None otherwise."""
+        if fine is None:
+            return None
+        n = Fraction(cover) / fine[1]
+        return int(n) if n.denominator == 1 and n <= _limits.current().fine_lattice_levels else None
 
     def on_lattice(cover, limit):
         """(F9) with a service on the lattice g (a constant, a sample recorded to 1 ms): the levels N = cover / g
@@ -1798,6 +1834,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
+        if fine is not None and h == fine[1]:  # (F10): the data's own lattice, one sum for both bounds
+            parts = law.parts(FLOAT64)
+            with np.errstate(under="ignore"):
+                one = FineServiceSums(parts, fine[0], h, vacation, extra, FLOAT64.fsum([d.N0 for d in parts]))
+            return one, one
         down, up = pmfs(h, rows=model.capacity + 3) if capped is None else pmfs(h, N)
         cap = 0.0
         if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
@@ -1843,7 +1884,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
-        N = on_lattice(span[0], limit) or min(512, limit)
+        N = on_lattice(span[0], limit) or fine_levels(span[0]) or min(512, limit)
         prev = result = None
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
@@ -1852,6 +1893,10 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
             store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
+            first = sums_at(N)[0]
+            if hasattr(first, "prefetch"):  # (F10): every point of the call in one stream of powers
+                with FLOAT64, np.errstate(under="ignore"):
+                    first.prefetch(positive)
             got = [at(N, t) for t in positive]
             est = []
             for i, (a, b) in enumerate(got):
