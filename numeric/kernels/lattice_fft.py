@@ -140,7 +140,10 @@ def chernoff_below(b, h, t):
         return lambda j: 1.0
     mean = float(numpy.dot(b[m], m)) * h
     thetas = numpy.geomspace(0.01, 1e4, 200) / mean
-    logs = numpy.array([math.log(float(numpy.dot(b[m], numpy.exp(-theta * h * m)))) for theta in thetas])
+    logb = numpy.log(b[m])
+    # log sum_m b_m e^{-theta m h}, its largest term factored out (no underflow at a large theta)
+    logs = numpy.array([-theta * h * m[0] + math.log(float(numpy.sum(numpy.exp(logb - theta * h * (m - m[0])))))
+                        for theta in thetas])
 
     def bound(j):
         if j == 0:
