@@ -168,15 +168,36 @@ def test_a_coarse_sample_against_the_direct_convolutions_on_its_lattice():
 
 
 def test_the_limit_falls_back_to_the_brackets():
-    model = _issue_model(_sample(300, 6), 20)
-    with limits(fine_lattice_levels=1 << 16):  # 9/8 * 0.3 s needs 2^19 levels of 1 us
-        law = response_laws(model)["wait"]
-        lo, hi, levels = law.bracket(F(3, 10))
-    assert levels == 8192 and hi - lo > 1e-6 * lo  # the certified rounded brackets of today
+    model = _issue_model(_sample(200, 5), 10)
+    t = F(1, 10)  # 9/8 * 0.1 s on the 0.01 ms lattice: 2^14 levels
+    with limits(lattice_levels=1024, fine_lattice_levels=1 << 13):
+        lo, hi, levels = response_laws(model)["wait"].bracket(t)
+    # beyond the limit: the certified brackets of the services rounded down and up (to the limit's 8192 levels)
+    assert levels == 1 << 13 and hi - lo > 1e-6 * lo
+    e_lo, e_hi, e_levels = response_laws(model)["wait"].bracket(t)
+    # within it, the exact sums on the data's own lattice: inside the rounded bracket, 1e-9 wide
+    assert e_levels == 1 << 14 and lo <= e_lo <= e_hi <= hi and e_hi - e_lo < 1e-9 * e_lo, (lo, e_lo, e_hi, hi)
+
+
+def test_raw_floats_get_brackets_refined_by_the_fft_sums():
+    # values to 17 significant digits share no lattice: the brackets of the rounded laws, refined beyond
+    # lattice-levels by the FFT sums (F10) of the rounded laws; both brackets certified, so nested up to the FFT's
+    # certified rounding (1e-9 of the value), and the width first order in h (4 times the levels: about 4 times
+    # narrower)
+    values = np.random.default_rng(1).lognormal(np.log(0.01), 0.8, 100)
+    model = _issue_model(Empirical(tuple(F(repr(float(v))) for v in values)), 10)
+    t = F(1, 10)
+    with limits(lattice_levels=1024, fine_lattice_levels=1 << 12):
+        lo1, hi1, n1 = response_laws(model)["wait"].bracket(t)
+    with limits(lattice_levels=1024, fine_lattice_levels=1 << 14):
+        lo2, hi2, n2 = response_laws(model)["wait"].bracket(t)
+    assert (n1, n2) == (1 << 12, 1 << 14)
+    assert lo1 - 1e-9 * lo1 <= lo2 <= hi2 <= hi1 + 1e-9 * hi1
+    assert 2.5 < (hi1 - lo1) / (hi2 - lo2) < 6, (hi1 - lo1, hi2 - lo2)
 
 
 def test_quantile_on_the_fine_lattice():
-    model = _issue_model(_sample(300, 5), 20)
+    model = _issue_model(_sample(100, 5), 10)
     q = model.evaluate(wait_quantile=["0.9"]).response["wait_quantile"]["0.9"]
     law = response_laws(model)["wait"]
     lo, hi, _ = law.bracket(F(q))
