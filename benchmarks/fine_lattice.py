@@ -4,6 +4,8 @@
     python benchmarks/fine_lattice.py                 # D = 4, 5, 6 at r = 129 and r = 200
     python benchmarks/fine_lattice.py 6 200           # one case
     python benchmarks/fine_lattice.py --sweep         # and P(W > 0.5) over 20 loads, D = 5, r = 129
+    python benchmarks/fine_lattice.py 0 129           # D = 0: the raw floats (no lattice: certified brackets)
+    python benchmarks/fine_lattice.py --before ...    # the same with the FFT sums off (fine-lattice-levels = 1)
 
 The engineer's question (issue 28): geometric batches of mean 4, exponential vacations of mean 60 ms (multiple),
 load 0.55, capacity r, P(W > 0.5 s) with a lognormal sample of 2000 service times (median 10 ms, sigma 0.8) written
@@ -23,13 +25,14 @@ from fractions import Fraction as F
 import numpy as np
 
 import qderive as qd
+from qderive.symbolic.limits import limits
 from qderive.numeric.engines.vacation_finite_wait import response_laws
 
 
 def sample(digits):
-    """The issue's 2000 lognormal draws, written to ``digits`` decimals and read back exactly."""
+    """The issue's 2000 lognormal draws, written to ``digits`` decimals and read back exactly (0: all 17 digits)."""
     values = np.random.default_rng(1).lognormal(np.log(0.01), 0.8, 2000)
-    return qd.Empirical(tuple(F(f"{v:.{digits}f}") for v in values))
+    return qd.Empirical(tuple(F(f"{v:.{digits}f}" if digits else repr(float(v))) for v in values))
 
 
 def model(service, load, r):
@@ -59,7 +62,11 @@ def main():
     print("|---|---|---|---|---|---|---|")
     cases = [(int(args[0]), int(args[1]))] if args else [(d, r) for d in (4, 5, 6) for r in (129, 200)]
     for digits, r in cases:
-        row(digits, r)
+        if "--before" in sys.argv:
+            with limits(fine_lattice_levels=1):
+                row(digits, r)
+        else:
+            row(digits, r)
     if "--sweep" in sys.argv:
         service = sample(5)
         t = time.process_time()

@@ -167,18 +167,20 @@ def test_a_coarse_sample_against_the_direct_convolutions_on_its_lattice():
     assert o_lo <= value <= o_hi and lo <= o_value <= hi and abs(value - o_value) < 1e-11 * value
 
 
+@pytest.mark.slow  # about 5 s: FFT brackets at 2^15 and 2^16 levels, the exact sums at 2^17
 def test_the_limit_falls_back_to_the_brackets():
-    model = _issue_model(_sample(200, 5), 10)
-    t = F(1, 10)  # 9/8 * 0.1 s on the 0.01 ms lattice: 2^14 levels
-    with limits(lattice_levels=1024, fine_lattice_levels=1 << 13):
+    model = _issue_model(_sample(200, 6), 10)
+    t = F(1, 10)  # 9/8 * 0.1 s on the 1 us lattice: 2^17 levels
+    with limits(fine_lattice_levels=1 << 16):
         lo, hi, levels = response_laws(model)["wait"].bracket(t)
-    # beyond the limit: the certified brackets of the services rounded down and up (to the limit's 8192 levels)
-    assert levels == 1 << 13 and hi - lo > 1e-6 * lo
+    # beyond the limit: the certified brackets of the services rounded down and up (to the limit's 2^16 levels)
+    assert levels == 1 << 16 and hi - lo > 1e-6 * lo
     e_lo, e_hi, e_levels = response_laws(model)["wait"].bracket(t)
     # within it, the exact sums on the data's own lattice: inside the rounded bracket, 1e-9 wide
-    assert e_levels == 1 << 14 and lo <= e_lo <= e_hi <= hi and e_hi - e_lo < 1e-9 * e_lo, (lo, e_lo, e_hi, hi)
+    assert e_levels == 1 << 17 and lo <= e_lo <= e_hi <= hi and e_hi - e_lo < 1e-9 * e_lo, (lo, e_lo, e_hi, hi)
 
 
+@pytest.mark.slow  # about 3 s: the FFT brackets at 2^13 ... 2^16 levels
 def test_raw_floats_get_brackets_refined_by_the_fft_sums():
     # values to 17 significant digits share no lattice: the brackets of the rounded laws, refined beyond
     # lattice-levels by the FFT sums (F10) of the rounded laws; both brackets certified, so nested up to the FFT's
@@ -187,11 +189,11 @@ def test_raw_floats_get_brackets_refined_by_the_fft_sums():
     values = np.random.default_rng(1).lognormal(np.log(0.01), 0.8, 100)
     model = _issue_model(Empirical(tuple(F(repr(float(v))) for v in values)), 10)
     t = F(1, 10)
-    with limits(lattice_levels=1024, fine_lattice_levels=1 << 12):
+    with limits(fine_lattice_levels=1 << 14):
         lo1, hi1, n1 = response_laws(model)["wait"].bracket(t)
-    with limits(lattice_levels=1024, fine_lattice_levels=1 << 14):
+    with limits(fine_lattice_levels=1 << 16):
         lo2, hi2, n2 = response_laws(model)["wait"].bracket(t)
-    assert (n1, n2) == (1 << 12, 1 << 14)
+    assert (n1, n2) == (1 << 14, 1 << 16)
     assert lo1 - 1e-9 * lo1 <= lo2 <= hi2 <= hi1 + 1e-9 * hi1
     assert 2.5 < (hi1 - lo1) / (hi2 - lo2) < 6, (hi1 - lo1, hi2 - lo2)
 

@@ -1732,9 +1732,12 @@ def exact_lattice(atoms, r: int, extra: int):
 
 
 #: the levels up to which the certified brackets of a service off its lattice (raw floats, uniform) are refined
-#: beyond ``lattice_levels``, by the FFT sums (F10) of the rounded laws (their width is O(1 / N): 16 times narrower
-#: than at 8192 levels, about 1.5 s a pair at t = 0.5 s; within ``fine_lattice_levels``)
+#: beyond ``lattice_levels`` (at its default or above; a lower value caps them), by the FFT sums (F10) of the
+#: rounded laws (their width is O(1 / N): 16 times narrower than at 8192 levels, about 2 s a pair at t = 0.5 s;
+#: within ``fine_lattice_levels``)
 FFT_BRACKET_LEVELS = 1 << 17
+#: the default of the limit ``lattice_levels``: a lower value caps these brackets too (as it always did)
+_DEFAULT_LEVELS = _limits.Limits().lattice_levels
 
 
 def fine_lattice(atoms):
@@ -1853,7 +1856,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 one = FineServiceSums(parts, fine[0], h, vacation, extra, FLOAT64.fsum([d.N0 for d in parts]))
             return one, one
         down, up = pmfs(h, rows=model.capacity + 3) if capped is None else pmfs(h, N)
-        if N > _limits.current().lattice_levels and not rounded and capped is None:  # (F10) on the finer lattices
+        if N > _DEFAULT_LEVELS and not rounded and capped is None:  # (F10) on the finer lattices
             parts = law.parts(FLOAT64)
             mass = FLOAT64.fsum([d.N0 for d in parts])
             with np.errstate(under="ignore"):
@@ -1910,8 +1913,8 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
         N = on_lattice(span[0], limit) or fine_levels(span[0]) or min(512, limit)
-        if not rounded and capped is None:  # beyond lattice-levels the rounded laws' sums by FFT powers (F10)
-            limit = max(limit, min(_limits.current().fine_lattice_levels, FFT_BRACKET_LEVELS))
+        if not rounded and capped is None and limit >= _DEFAULT_LEVELS:  # the rounded laws' sums by FFT powers
+            limit = max(limit, min(_limits.current().fine_lattice_levels, FFT_BRACKET_LEVELS))  # (F10), finer
         prev = result = None
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
