@@ -112,6 +112,8 @@ CASES = [  # (model, ts in us): exponential vacations (multiple), single with wh
     (qd.FiniteVacationQueue(F(50000), PMF, _service(ATOMS), qd.Exponential(15 * US), 5, qd.Admission.WHOLE,
                             qd.VacationPolicy.SINGLE), (2, 9, F(61, 2))),
     (qd.FiniteVacationQueue(F(120000), PMF, _service(ATOMS), None, 4), (F(1, 2), 12, 40)),
+    # a light load: the idle server's batches count, at points on the lattice (P(S_j > t) past the window's end)
+    (qd.FiniteVacationQueue(F(20000), PMF, _service(ATOMS), None, 4), (3, 14)),
 ]
 
 

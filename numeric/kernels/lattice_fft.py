@@ -389,7 +389,7 @@ class FineLatticeSums:
         """Accumulate the terms of ``cells`` over the powers, one stream truncated at the largest J0."""
         r, extra, h, b = self.r, self.extra, self.h, self.b
         L = max(cell.J0 for cell in cells)  # the window [0, L): the columns u > 0 of the farthest point
-        tb, tb1 = tail_window(b, L), tail_window(b, L + 1)[1:]  # P(B >= (L - k) h), P(B >= (L + 1 - k) h)
+        tb, tb1 = tail_window(b, L), tail_window(b, L + 1)[:L]  # P(B >= (L - k) h), P(B >= (L + 1 - k) h)
         tb_norm = float(math.sqrt(numpy.dot(tb, tb)))
         tb1_norm = float(math.sqrt(numpy.dot(tb1, tb1)))
         b_pos = float(b[1:].sum())  # P(B >= h)
