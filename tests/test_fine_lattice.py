@@ -235,3 +235,28 @@ def test_fine_lattice_overlaps_the_simulation():
         a, b = sim["wait_tail"][t].interval(0.99)
         # the exact value (a certified bracket 1e-9 wide on the 1 us lattice) inside the 99 % interval
         assert levels * US >= F(9, 8) * F(t) and lo <= v <= hi and a <= v <= b, (t, v, a, b)
+
+
+def test_a_rounded_law_with_an_atom_at_zero_against_the_direct_convolutions():
+    # the three atoms rounded down to h = 4 us (3 us -> 0: b_0 = 1/2): the FFT sums (F10) and (F5)'s direct
+    # convolutions of the same lattice law, at points on the lattice (8, 12 us: P(S_j >= (L + 1) h) with b_0 > 0)
+    # and off it
+    from qderive.numeric.backend import FLOAT64
+    from qderive.numeric.engines.vacation_finite_wait import (FineServiceSums, ServiceLatticeSums,
+                                                              service_lattice_setup, wait_law_data)
+
+    # no vacations (idle periods) and geometric batches: powers j >= 3 enter the idle server's row
+    model = qd.FiniteVacationQueue(F(20000), qd.Geometric(3), _service(ATOMS), None, 6)
+    _, vacation, _, _, _ = service_lattice_setup(model.service, model.vacation)[0]
+    h = 4 * US
+    down = np.array([0.5, 0.25, 0.25] + [0.0] * 30)
+    parts = wait_law_data(model).parts(FLOAT64)
+    mass = FLOAT64.fsum([d.N0 for d in parts])
+    with FLOAT64, np.errstate(under="ignore"):
+        direct = ServiceLatticeSums(parts, down, h, 32, vacation, 0, mass)
+        fft = FineServiceSums(parts, down, h, vacation, 0, mass)
+        for t in (8 * US, 10 * US, 12 * US, 30 * US):
+            a, b = direct.bounds(t)
+            c, d = fft.bounds(t)
+            # both certified: the intervals overlap, and the two values agree within 1e-12
+            assert a <= d and c <= b and abs((a + b) - (c + d)) <= 1e-12 * (a + b), (t, a, b, c, d)

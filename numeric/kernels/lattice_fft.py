@@ -392,7 +392,7 @@ class FineLatticeSums:
         tb, tb1 = tail_window(b, L), tail_window(b, L + 1)[:L]  # P(B >= (L - k) h), P(B >= (L + 1 - k) h)
         tb_norm = float(math.sqrt(numpy.dot(tb, tb)))
         tb1_norm = float(math.sqrt(numpy.dot(tb1, tb1)))
-        b_pos = float(b[1:].sum())  # P(B >= h)
+        b_pos, b0 = float(b[1:].sum()), float(b[0])  # P(B >= h), P(B = 0)
         rest = numpy.cumsum(self.share[::-1])[::-1]  # weight of the powers j' >= j (A0 column j' - extra)
         total_mass = float(rest[0])
         beyond, beyond_err = 0.0, 0.0  # P(S_j >= L h) and its absolute error
@@ -425,7 +425,8 @@ class FineLatticeSums:
             step, c = _psum(s, tb1)
             beyond1 = min(beyond1 + step + edge * b_pos, 1.0)
             beyond1_err = beyond1_err + err * tb1_norm + edge_err * b_pos + 4 * UNIT * (c + 4) * beyond1
-            edge, edge_err = (float(over[0]) if len(over) else 0.0), oerr
+            # P(S_{j+1} = L h) = sum_{k < L} s_j[k] b[L - k] + P(S_j = L h) b_0 (a rounded-down law may hold 0)
+            edge, edge_err = (float(over[0]) if len(over) else 0.0) + edge * b0, oerr + edge_err * b0
         if pending:
             self._flush(cells, pending, L)
 
