@@ -65,6 +65,10 @@ FLUSH = 1e-150
 POWER_CUT = 1e-17
 #: powers whose overflow past t is gathered before the service's residual weights multiply them (one BLAS product)
 CHUNK = 8
+#: a stream's window reaches this share beyond its farthest point, so that a quantile search's later points reuse
+#: its powers (kept while they fit in KEEP floats: 256 MB)
+MARGIN = 0.02
+KEEP = 1 << 25
 
 
 def fft_error_factor(n: int, unit: float = UNIT) -> float:
@@ -93,12 +97,24 @@ def convolution_error(n: int, a1: float, a2: float, b1: float, b2: float, kb: fl
 
 
 def _norms(v):
-    return float(v.sum()), float(math.sqrt(numpy.dot(v, v)))
+    """(||v||_1, ||v||_2) of a nonnegative vector (numpy's pairwise sums: a BLAS dot may wait on its threads)."""
+    return float(v.sum()), float(math.sqrt(float(numpy.square(v).sum())))
+
+
+_TRANSFORMS: dict = {}
 
 
 def _transform(b, size):
-    """b's real transform of length ``size`` computed in long double and rounded to complex128 (:func:`transform_error`)."""
-    return numpy.fft.rfft(numpy.asarray(b, dtype=numpy.longdouble), size).astype(numpy.complex128)
+    """b's real transform of length ``size`` computed in long double and rounded to complex128
+    (:func:`transform_error`); the last few kept (a cell's own convolutions reuse them)."""
+    key = (id(b), len(b), size)
+    got = _TRANSFORMS.get(key)
+    if got is None or got[0] is not b:
+        if len(_TRANSFORMS) > 4:
+            _TRANSFORMS.clear()
+        got = (b, numpy.fft.rfft(numpy.asarray(b, dtype=numpy.longdouble), size).astype(numpy.complex128))
+        _TRANSFORMS[key] = got
+    return got[1]
 
 
 def lattice_powers(b, L):
@@ -224,7 +240,7 @@ class FineCell:
                             continue
                         e = numpy.exp(-float(theta) * us)
                         size = max(size, float(theta) * float(us[0]) + 4)  # each exp: its argument's rounding
-                        self.terms.append(["exp", p, i, {"e": e, "norm": float(math.sqrt(numpy.dot(e, e))),
+                        self.terms.append(["exp", p, i, {"e": e, "norm": _norms(e)[1],
                                                          "theta": float(theta), "value": 0.0, "err": 0.0}])
                     else:
                         idx = numpy.flatnonzero(us < float(d))
@@ -287,7 +303,7 @@ class FineLatticeSums:
             self.A0 = numpy.asarray(self.A0, dtype=float)
             self.idle = ctx.fsum([d.t_idle for d in parts])
             self._periods(parts, (LatticePiece(self.b, ctx.num(float(h))),), vacation)
-        self.memo, self.cells = {}, {}
+        self.memo, self.cells, self.kept_powers = {}, {}, None
 
     def _period(self, data, W, pieces, complete):
         out = super()._period(data, W, pieces, complete)
@@ -385,13 +401,41 @@ class FineLatticeSums:
             out[t] = (v, err + 4 * UNIT * (count + 2 * self.r + 20) * v, trunc)
         return out
 
+    def _source(self, L, tmax):
+        """(window L', t_cover, the powers (j, s_j, error, overflow, its error)) for cells up to column L and points up
+        to ``tmax``: the kept powers of an earlier stream when they cover both, else a new stream over a window
+        MARGIN longer (a quantile search's later points lie within a few per mille of its first), kept while they
+        fit in KEEP floats (a stream lives once per sums object: the powers do not depend on the rows)."""
+        kept = self.kept_powers
+        if kept is not None and kept[0] >= L and kept[1] >= tmax:
+            return kept[0], kept[1], iter(kept[2])
+        L = int(L * (1 + MARGIN)) + 1
+        cover = L * float(self.h)
+        store = []
+        self.kept_powers = (L, cover, store)
+
+        def powers():
+            size = 0
+            for item in lattice_powers(self.b, L):
+                if self.kept_powers is not None:
+                    size += L + len(item[3])
+                    if size <= KEEP:
+                        store.append(item)
+                    else:
+                        self.kept_powers = None
+                yield item
+
+        return L, cover, powers()
+
     def _fill(self, cells, tmax):
-        """Accumulate the terms of ``cells`` over the powers, one stream truncated at the largest J0."""
+        """Accumulate the terms of ``cells`` over the powers, one stream truncated at the largest J0 (or the powers
+        kept from an earlier one, :meth:`_source`)."""
         r, extra, h, b = self.r, self.extra, self.h, self.b
-        L = max(cell.J0 for cell in cells)  # the window [0, L): the columns u > 0 of the farthest point
+        # the window [0, L): the columns u > 0 of the farthest point; t_cover >= every point (the powers' stop)
+        L, tmax, source = self._source(max(cell.J0 for cell in cells), tmax)
         tb, tb1 = tail_window(b, L), tail_window(b, L + 1)[:L]  # P(B >= (L - k) h), P(B >= (L + 1 - k) h)
-        tb_norm = float(math.sqrt(numpy.dot(tb, tb)))
-        tb1_norm = float(math.sqrt(numpy.dot(tb1, tb1)))
+        tb_norm = _norms(tb)[1]
+        tb1_norm = _norms(tb1)[1]
         b_pos, b0 = float(b[1:].sum()), float(b[0])  # P(B >= h), P(B = 0)
         rest = numpy.cumsum(self.share[::-1])[::-1]  # weight of the powers j' >= j (A0 column j' - extra)
         total_mass = float(rest[0])
@@ -400,7 +444,7 @@ class FineLatticeSums:
         edge, edge_err = 0.0, 0.0  # P(S_j = L h): the first overflow of the power before
         pending = []  # (column j, overflow, its error, s_j, its error) for the service's residual, by CHUNK
         below = chernoff_below(b, float(h), tmax)
-        for jj, s, err, over, oerr in lattice_powers(b, L):
+        for jj, s, err, over, oerr in source:
             col = jj - extra
             if col >= 0:
                 left = below(jj) * float(rest[col])
