@@ -401,6 +401,10 @@ class FineLatticeSums:
             out[t] = (v, err + 4 * UNIT * (count + 2 * self.r + 20) * v, trunc)
         return out
 
+    def _rest(self):
+        """rest[c] = the weight of the powers j' >= c + extra in N(W > -1) (A0 columns c' >= c)."""
+        return numpy.cumsum(self.share[::-1])[::-1]
+
     def _source(self, L, tmax):
         """(window L', t_cover, the powers (j, s_j, error, overflow, its error)) for cells up to column L and points up
         to ``tmax``: the kept powers of an earlier stream when they cover both, else a new stream over a window
@@ -409,7 +413,16 @@ class FineLatticeSums:
         kept = self.kept_powers
         if kept is not None and kept[0] >= L and kept[1] >= tmax:
             return kept[0], kept[1], iter(kept[2])
-        L = int(L * (1 + MARGIN)) + 1
+        # the powers the stream will hold (their Chernoff stop at the wider window) must fit in KEEP floats; else
+        # the window ends at L (each point's overflow is then the stream's own, no convolution of its own)
+        wide = int(L * (1 + MARGIN)) + 1
+        below, rest = chernoff_below(self.b, float(self.h), wide * float(self.h)), self._rest()
+        count = next((j for j in range(self.r + self.extra + 1) if j >= self.extra and
+                      below(j) * float(rest[j - self.extra]) <= POWER_CUT * float(rest[0])), self.r + self.extra + 1)
+        if (count + 1) * (wide + len(self.b)) > KEEP:
+            self.kept_powers = None
+            return L, tmax, lattice_powers(self.b, L)
+        L = wide
         cover = L * float(self.h)
         store = []
         self.kept_powers = (L, cover, store)
@@ -437,7 +450,7 @@ class FineLatticeSums:
         tb_norm = _norms(tb)[1]
         tb1_norm = _norms(tb1)[1]
         b_pos, b0 = float(b[1:].sum()), float(b[0])  # P(B >= h), P(B = 0)
-        rest = numpy.cumsum(self.share[::-1])[::-1]  # weight of the powers j' >= j (A0 column j' - extra)
+        rest = self._rest()
         total_mass = float(rest[0])
         beyond, beyond_err = 0.0, 0.0  # P(S_j >= L h) and its absolute error
         beyond1, beyond1_err = 0.0, 0.0  # P(S_j >= (L + 1) h) and its error (the idle row of a point with J1 = L + 1)
