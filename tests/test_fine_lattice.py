@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -260,3 +261,18 @@ def test_a_rounded_law_with_an_atom_at_zero_against_the_direct_convolutions():
             c, d = fft.bounds(t)
             # both certified: the intervals overlap, and the two values agree within 1e-12
             assert a <= d and c <= b and abs((a + b) - (c + d)) <= 1e-12 * (a + b), (t, a, b, c, d)
+
+
+def test_digits_within_the_certified_rounding_and_refused_beyond():
+    from qderive.symbolic.errors import ParameterError
+
+    model = qd.FiniteVacationQueue(F(75000), PMF, _service(ATOMS), qd.Exponential(20 * US), 4)
+    ts = [F(25) * US]
+    (exact,), _ = _oracle(model, ATOMS, ts)
+    with limits(lattice_levels=8):  # the FFT path (F10)
+        law = response_laws(model)["wait"]
+        got = law.tails(ts, 8)[0][0]
+        # 8 digits asked: the bracket's midpoint, within 1e-8 of the 30-digit chain
+        assert abs(got - exact) <= mpmath.mpf(10) ** -8 * exact, (got, exact)
+        with pytest.raises(ParameterError, match="--digits 14: .* own lattice .* certified to"):
+            law.tails(ts, 14)

@@ -1964,6 +1964,12 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
                     f"survival pieces) comes from a float64 quadrature (F9) that reaches {reached:.1f} digits "
                     f"({a:.6g} <= P <= {b:.6g}); ask for at most {int(reached)} digits or drop --digits")
+            if digits is not None and fine is not None and fine_levels(span[0]) == N and b - a > tol * a:
+                reached = math.log10(2 * b / (b - a))  # (F10): exact sums, their float64 FFTs certified this far
+                raise ParameterError(
+                    f"--digits {digits}: P({kind} > {float(t):.6g}) on the service times' own lattice of {N} levels "
+                    f"is an exact sum computed in float64 by FFT convolutions, certified to {reached:.1f} digits "
+                    f"({a:.12g} <= P <= {b:.12g}); ask for at most {int(reached)} digits or drop --digits")
             out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
                 (f"the vacation law {vacation.law} has no exact survival pieces (" + (
                     "quadrature (F9), float64" if vacation.smooth else "bounds (F7)") + ")",) if rounded else ())))
