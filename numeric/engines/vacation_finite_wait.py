@@ -1736,6 +1736,8 @@ def exact_lattice(atoms, r: int, extra: int):
 #: rounded laws (their width is O(1 / N): 16 times narrower than at 8192 levels, about 2 s a pair at t = 0.5 s;
 #: within ``fine_lattice_levels``)
 FFT_BRACKET_LEVELS = 1 << 17
+#: the most levels of the quantile search's guide on a fine lattice (F10): the law rounded to the nearest point
+GUIDE_LEVELS = 1 << 17
 #: the default of the limit ``lattice_levels``: a lower value caps these brackets too (as it always did)
 _DEFAULT_LEVELS = _limits.Limits().lattice_levels
 
@@ -1824,6 +1826,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
+    guides: dict = {}  # (F10): the guide's sums of the law rounded to the nearest coarse point, per span
     from .vacation_wait import fraction_gcd
 
     step = fraction_gcd([d for d, _ in atoms if d > 0]) if rounded and vacation.smooth and atoms else None
@@ -2000,12 +2003,36 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         """A float64 guide to P(T > t) for the quantile search (``ResponseLaw.rough_tails``): the midpoint of the
         bracket on the coarse lattice of limit / 8 levels over the span of t alone (second order in h, as the
         Richardson value's parts; the sums cost about 64 times less than on the finest lattice; kept per span, apart
-        from the exact tails' lattice, which they do not move). Not certified: the search checks its root with the
-        exact tails (``response._guided_bracket``)."""
+        from the exact tails' lattice, which they do not move). A law on a fine lattice (F10): the sums of the law
+        rounded to the nearest point of a lattice of 1/8 of its levels (ties split: second order in the step),
+        whose root lies within a cell or so of the exact one (0.4 % off with the coarse brackets). Not certified:
+        the search checks its root with the exact tails (``response._guided_bracket``)."""
         t = Fraction(t)
         if t <= 0:
             return None
         cover = bracket_span(model, t, atoms)
+        if fine is not None and fine_levels(cover):  # (F10): the sums of the law rounded to the nearest point of
+            if cover not in guides:  # a coarse lattice (second order in its step, no bracket), by the same FFT
+                # powers, on 1/8 of the data's levels (at least lattice-levels, at most GUIDE_LEVELS): the search's
+                # guide within a cell or so of the data's own lattice, so that its exact points share a few cells
+                h = cover / max(_limits.current().lattice_levels, min(fine_levels(cover) // 8, GUIDE_LEVELS))
+                parts = law.parts(FLOAT64)
+                near = np.zeros(int(atoms[-1][0] / h) + 2)
+                for d, w in atoms:  # a tie split between its two neighbours (rounding ties up biases the mean)
+                    q = d / h
+                    low = q.numerator // q.denominator
+                    frac = q - low
+                    if frac == Fraction(1, 2):
+                        near[low] += float(w) / 2
+                        near[low + 1] += float(w) / 2
+                    else:
+                        near[low + (frac > Fraction(1, 2))] += float(w)
+                with np.errstate(under="ignore"):
+                    guides[cover] = FineServiceSums(parts, near, h, vacation, extra,
+                                                    FLOAT64.fsum([d.N0 for d in parts]))
+            with FLOAT64, np.errstate(under="ignore"):
+                lo, hi = guides[cover].bounds(t)
+            return float((lo + hi) / 2 / guides[cover].mass)
         if cover not in coarse:
             limit = _limits.current().lattice_levels
             coarse[cover] = build(cover, on_lattice(cover, limit) or max(limit // 8, 64))
