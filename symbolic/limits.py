@@ -36,7 +36,10 @@ lattice_points         1 000        t / D of an exact constant-service tail (O(K
 lattice_work           20 000 000   K^3 / 3 of the cell polynomials of a quadrature tail (gamma, lognormal,
                                     uniform vacations with a constant service; 2e7 ~ 5 s in mpmath: K <= 391)
 lattice_levels         8 192        lattice levels N of the certified bounds of a service law off a lattice (uniform,
-                                    a fine empirical sample; O(N^2): ~0.5 s at 8192; the bracket's width is O(1/N))
+                                    a fine empirical sample; O(N^2): ~0.5 s at 8192; the bracket's width is O(1/N));
+                                    at the default, the finite room refines them by FFT sums to 2^17 levels
+fine_lattice_levels    2 097 152    lattice levels N = span / g of the exact tails of a service on its own lattice g
+                                    (a sample recorded to 0.01 ms or 1 us; FFT powers, O(N log N) a power: ~4 s at 2^20)
 number_length          400          characters of one number on input
 number_exponent        1 000        |decimal exponent| of one number on input (1e-1000)
 sample_size            1 000 000    points of an empirical law
@@ -87,6 +90,7 @@ class Limits:
     lattice_points: int = 1_000
     lattice_work: int = 20_000_000
     lattice_levels: int = 8_192
+    fine_lattice_levels: int = 2_097_152
     number_length: int = 400
     number_exponent: int = 1_000
     sample_size: int = 1_000_000

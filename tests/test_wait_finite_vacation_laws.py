@@ -222,7 +222,7 @@ def test_the_service_lattice_sums_count_the_sums_beyond_the_span(monkeypatch):
     exact = response_laws(model)["wait"].tails([F(1, 4)], None)[0][0]
     setup, _ = service_lattice_setup(model.service, model.vacation)
     monkeypatch.setattr(E, "exact_lattice", lambda *a: None)
-    with limits(lattice_levels=256):
+    with limits(lattice_levels=256, fine_lattice_levels=1):  # (F5)'s convolutions, not the FFT powers (F10)
         tails, bracket, _, _ = service_lattice_tails(wait_law_data(model), setup, "wait")
         got = tails([F(1, 4)], None)[0][0]
         lo, hi, _ = bracket(F(1, 4))

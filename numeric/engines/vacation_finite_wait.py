@@ -334,6 +334,7 @@ from ..backend import FLOAT64, Scoped, mp_context
 from ..kernels import finite_kinked as FK
 from ..kernels import finite_wait as K
 from ..kernels import lattice_finite as LF
+from ..kernels import lattice_fft as LFF
 from ..kernels import vacation_quadrature as VQ
 from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
@@ -1971,6 +1972,46 @@ def exact_lattice(atoms, r: int, extra: int):
     return tuple(b), g, M
 
 
+#: the levels up to which the certified brackets of a service off its lattice (raw floats, uniform) are refined
+#: beyond ``lattice_levels`` (at its default or above; a lower value caps them), by the FFT sums (F10) of the
+#: rounded laws (their width is O(1 / N): 16 times narrower than at 8192 levels, about 2 s a pair at t = 0.5 s;
+#: within ``fine_lattice_levels``)
+FFT_BRACKET_LEVELS = 1 << 17
+#: the most levels of the quantile search's guide on a fine lattice (F10): the law rounded to the nearest point
+GUIDE_LEVELS = 1 << 17
+#: the default of the limit ``lattice_levels``: a lower value caps these brackets too (as it always did)
+_DEFAULT_LEVELS = _limits.Limits().lattice_levels
+
+
+def fine_lattice(atoms):
+    """(b, g) of a discrete service law on the lattice g (the gcd of its values): b[m] = P(B = m g) as floats (each
+    rounded once) over 0..max / g, for the streamed sums (F10) of :mod:`qderive.numeric.kernels.lattice_fft`; None
+    for a law off a lattice, without atoms, or whose largest value spans more than ``fine_lattice_levels`` steps."""
+    from .vacation_wait import fraction_gcd
+
+    if not atoms:
+        return None
+    g = fraction_gcd([d for d, _ in atoms if d > 0])
+    if g is None:
+        return None
+    top = atoms[-1][0] / g
+    if top > _limits.current().fine_lattice_levels:  # raw floats (g tiny), or an outlier far beyond the span
+        return None
+    b = np.zeros(int(top) + 1)
+    for d, w in atoms:
+        b[int(d / g)] += float(w)
+    return b, g
+
+
+class FineServiceSums(LFF.FineLatticeSums, LatticeSums):
+    """The sums (F10) of :mod:`qderive.numeric.kernels.lattice_fft` (a service on a fine lattice, its powers by FFT,
+    streamed) with h exact (a Fraction) and the vacations' exact pieces converted to the context
+    (:class:`LatticeSums`); ``bounds(t)`` the value -/+ its certified error, as the bracketed sums."""
+
+    def __init__(self, parts, b, h, vacation, extra, mass):  # noqa: D107 - the class docstring says it
+        self._fine_init(parts, b, Fraction(h), vacation, extra, mass)
+
+
 class ServiceLatticeSums(LF.LatticeServiceSums, LatticeSums):
     """The sums (F1) with the services on the lattice h (kernel (F5),
     :class:`~qderive.numeric.kernels.lattice_finite.LatticeServiceSums`, which generated code ships) with h exact (a
@@ -1988,7 +2029,11 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     *An exact lattice* (:func:`exact_lattice`: a discrete law on the lattice g whose sums S_{r+1} span at most the
     limit ``lattice_levels``): the sums are exact, under the precision policy of :func:`lattice_tails` (float64
-    within 1e-10 or 15 digits with a note; D digits in mpmath); ``bracket`` None. *Otherwise* certified brackets:
+    within 1e-10 or 15 digits with a note; D digits in mpmath); ``bracket`` None. *A discrete law on a fine lattice
+    g* (a sample recorded to 0.01 ms or 1 us; :func:`fine_lattice`, span / g within the limit ``fine_lattice_levels``):
+    the same sums on g itself by FFT powers (F10) of :mod:`qderive.numeric.kernels.lattice_fft`, one sum for both
+    sides of the bracket, which is the FFT's certified rounding (F11) (a few 1e-10 relative; --digits D up to about
+    9). *Otherwise* certified brackets:
     every service rounded down and up to the lattice h over [0, g 2^e] (the span of :func:`~.vacation_wait.bracket_span`,
     N = 512, 1024, ... levels up to the limit ``lattice_levels``, refined while the bracket is wider than 1e-9
     relative, 10^-D for --digits D), the lower bound the rounded-down law's sum minus its rounding bound, the upper
@@ -2022,9 +2067,19 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     coarse: dict = {}  # the lattices of the quantile guide (:func:`rough`), per span
+    guides: dict = {}  # (F10): the guide's sums of the law rounded to the nearest coarse point, per span
     from .vacation_wait import fraction_gcd
 
     step = fraction_gcd([d for d, _ in atoms if d > 0]) if rounded and vacation.smooth and atoms else None
+    fine = None if rounded or capped is not None else fine_lattice(atoms)  # (F10): the data's own lattice
+
+    def fine_levels(cover):
+        """(F10): the levels N = cover / g of a service on the lattice g within the limit ``fine_lattice_levels``,
+        where both bounds are one sum, computed exactly but for the FFT's certified rounding; None otherwise."""
+        if fine is None:
+            return None
+        n = Fraction(cover) / fine[1]
+        return int(n) if n.denominator == 1 and n <= _limits.current().fine_lattice_levels else None
 
     def on_lattice(cover, limit):
         """(F9) with a service on the lattice g (a constant, a sample recorded to 1 ms): the levels N = cover / g
@@ -2040,7 +2095,18 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
+        if fine is not None and h == fine[1]:  # (F10): the data's own lattice, one sum for both bounds
+            parts = law.parts(FLOAT64)
+            with np.errstate(under="ignore"):
+                one = FineServiceSums(parts, fine[0], h, vacation, extra, FLOAT64.fsum([d.N0 for d in parts]))
+            return one, one
         down, up = pmfs(h, rows=model.capacity + 3) if capped is None else pmfs(h, N)
+        if N > _DEFAULT_LEVELS and not rounded and capped is None:  # (F10) on the finer lattices
+            parts = law.parts(FLOAT64)
+            mass = FLOAT64.fsum([d.N0 for d in parts])
+            with np.errstate(under="ignore"):
+                return (FineServiceSums(parts, down, h, vacation, extra, mass),
+                        FineServiceSums(parts, up, h, vacation, extra, mass))
         cap = 0.0
         if capped is not None:  # (F6): E (B - c)^+ for the upper bound's residuals beyond the cap c
             with mpmath.workdps(20):
@@ -2071,6 +2137,12 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         value = memo[t][which] / sums.mass
         return max(float(value), 0.0) if which == 0 else min(float(value), 1.0)
 
+    def prefetch(N, ts):  # (F10): every point of a call in one stream of powers per sum
+        for sums in {id(s): s for s in sums_at(N)}.values():
+            if hasattr(sums, "prefetch"):
+                with FLOAT64, np.errstate(under="ignore"):
+                    sums.prefetch(ts)
+
     def at(N, t):
         pair = sums_at(N)
         return side(pair, t, 0), side(pair, t, 1)
@@ -2085,7 +2157,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             final[0] = None
         tol = 1e-9 if digits is None else 10.0 ** -digits
         limit = _limits.current().lattice_levels
-        N = on_lattice(span[0], limit) or min(512, limit)
+        N = on_lattice(span[0], limit) or fine_levels(span[0]) or min(512, limit)
+        if not rounded and capped is None and limit >= _DEFAULT_LEVELS:  # the rounded laws' sums by FFT powers
+            limit = max(limit, min(_limits.current().fine_lattice_levels, FFT_BRACKET_LEVELS))  # (F10), finer
         prev = result = None
         if final[0] is not None and final[0][1] == tol and final[0][0] in store:  # the lattice of an earlier call
             N = final[0][0]
@@ -2094,6 +2168,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             N = coarse[span[0]][0].M  # the refinement starts there (the same levels from there on; an earlier stop
             store[N] = coarse[span[0]]  # only where the bracket of 512 levels already met the tolerance)
         while positive:
+            prefetch(N, positive)
             got = [at(N, t) for t in positive]
             est = []
             for i, (a, b) in enumerate(got):
@@ -2114,6 +2189,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             prev, N = got, 2 * N
             if skip:
                 N = limit // 2
+                prefetch(N, positive)
                 prev = [at(N, t) for t in positive]
                 N = limit
         values = {}
@@ -2135,6 +2211,12 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                     f"--digits {digits}: P({kind} > {float(t):.6g}) with the vacation law {vacation.law} (no exact "
                     f"survival pieces) comes from a float64 quadrature (F9) that reaches {reached:.1f} digits "
                     f"({a:.6g} <= P <= {b:.6g}); ask for at most {int(reached)} digits or drop --digits")
+            if digits is not None and fine is not None and fine_levels(span[0]) == N and b - a > tol * a:
+                reached = math.log10(2 * b / (b - a))  # (F10): exact sums, their float64 FFTs certified this far
+                raise ParameterError(
+                    f"--digits {digits}: P({kind} > {float(t):.6g}) on the service times' own lattice of {N} levels "
+                    f"is an exact sum computed in float64 by FFT convolutions, certified to {reached:.1f} digits "
+                    f"({a:.12g} <= P <= {b:.12g}); ask for at most {int(reached)} digits or drop --digits")
             out.append(bracket_value(*values[t], t, kind, digits, tol, N, *(
                 (f"the vacation law {vacation.law} has no exact survival pieces (" + (
                     "quadrature (F9), float64" if vacation.smooth else "bounds (F7)") + ")",) if rounded else ())))
@@ -2165,12 +2247,36 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         """A float64 guide to P(T > t) for the quantile search (``ResponseLaw.rough_tails``): the midpoint of the
         bracket on the coarse lattice of limit / 8 levels over the span of t alone (second order in h, as the
         Richardson value's parts; the sums cost about 64 times less than on the finest lattice; kept per span, apart
-        from the exact tails' lattice, which they do not move). Not certified: the search checks its root with the
-        exact tails (``response._guided_bracket``)."""
+        from the exact tails' lattice, which they do not move). A law on a fine lattice (F10): the sums of the law
+        rounded to the nearest point of a lattice of 1/8 of its levels (ties split: second order in the step),
+        whose root lies within a cell or so of the exact one (0.4 % off with the coarse brackets). Not certified:
+        the search checks its root with the exact tails (``response._guided_bracket``)."""
         t = Fraction(t)
         if t <= 0:
             return None
         cover = bracket_span(model, t, atoms)
+        if fine is not None and fine_levels(cover):  # (F10): the sums of the law rounded to the nearest point of
+            if cover not in guides:  # a coarse lattice (second order in its step, no bracket), by the same FFT
+                # powers, on 1/8 of the data's levels (at least lattice-levels, at most GUIDE_LEVELS): the search's
+                # guide within a cell or so of the data's own lattice, so that its exact points share a few cells
+                h = cover / max(_limits.current().lattice_levels, min(fine_levels(cover) // 8, GUIDE_LEVELS))
+                parts = law.parts(FLOAT64)
+                near = np.zeros(int(atoms[-1][0] / h) + 2)
+                for d, w in atoms:  # a tie split between its two neighbours (rounding ties up biases the mean)
+                    q = d / h
+                    low = q.numerator // q.denominator
+                    frac = q - low
+                    if frac == Fraction(1, 2):
+                        near[low] += float(w) / 2
+                        near[low + 1] += float(w) / 2
+                    else:
+                        near[low + (frac > Fraction(1, 2))] += float(w)
+                with np.errstate(under="ignore"):
+                    guides[cover] = FineServiceSums(parts, near, h, vacation, extra,
+                                                    FLOAT64.fsum([d.N0 for d in parts]))
+            with FLOAT64, np.errstate(under="ignore"):
+                lo, hi = guides[cover].bounds(t)
+            return float((lo + hi) / 2 / guides[cover].mass)
         if cover not in coarse:
             limit = _limits.current().lattice_levels
             coarse[cover] = build(cover, on_lattice(cover, limit) or max(limit // 8, 64))
@@ -2194,6 +2300,16 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         bracket.digits = on_digits is not None  # --digits D: the quadrature at D digits, whatever the bracket's width
         bracket.bounds = f"lower and upper bounds: the quadrature's error {'bound' if bounded else 'estimate'}" + (
             "" if alone or step is not None else " and the services' rounding")
+    elif fine is not None:  # (F10): on the data's own lattice the bounds are the FFT's certified rounding
+
+        def how(levels):
+            if fine_levels(span[0]) == levels:
+                return (f"exact sums over the service times' own lattice of {levels} levels, the services ahead "
+                        "convolved by FFT; the bounds are their certified rounding error")
+            return (f"certified bounds: the service times rounded down and up to a lattice of {levels} levels; the "
+                    "value is an estimate inside them")
+
+        bracket.how = how
     elif rounded:  # the note names what the bounds round (:func:`~qderive.numeric.response._bracket_notes`)
         bracket.rounded = ("the vacation's survival function" if atoms is not None and len(atoms) == 1 else
                            "the service times and the vacation's survival function")

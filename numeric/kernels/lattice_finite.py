@@ -86,6 +86,9 @@ V_J[K, i] = sum_{k < J} Z[K, k] b[i + J - k]: t enters R only through its offset
 only through the number J of columns, and V_J follows from a V_J' below it by a shift and the columns between, so
 the points of a quantile search (a few lattice cells apart) cost O(rows nnz(b) (1 + J - J')) each after the first
 (:class:`LatticeTables`, which also drops the rows K whose weights cannot count, into the truncation bound).
+*A fine lattice* (a sample recorded to 0.01 ms or 1 us: t / h = 5e4 ... 1e6 columns): the same sums taken one power
+s_j at a time, by FFT convolutions with a certified rounding bound, never holding the matrices S, A, C, Z
+(:mod:`~qderive.numeric.kernels.lattice_fft`, (F10), (F11)).
 **Monotone bounds for a service off the lattice:** rounding every service
 down (up) to the lattice, B_down <= B <= B_up, gives S_j,down <= S_j <= S_j,up pathwise and
 S_down(x) <= S(x) <= S_up(x), and each term of the sum is increasing in both (omega_K(u) is an integral of S with
@@ -753,6 +756,22 @@ def _pairwise_depth(count):
     return 19 + max(0, math.ceil(math.log2(max(count, 1) / 128))) + -(-count // 8192)
 
 
+def rows_kept(ctx, W, reach, r, b, n, lam, h, scale):
+    """(K*, bound) of the rows of a service period that can count in the service's residual (F8): R_K(y) increases
+    in y and the columns' weight of row K is at most max(b) z_K, z_K = sum_n W[K, n] ``reach``[n] (``reach`` >= the
+    admission rows' sums over the lattice columns), so the rows K >= K* add at most
+    max(b) n sum_{K >= K*} R_K(n h) z_K; K* the least row where that is below eps^2 of ``scale`` (the period's
+    N(W > -1)), the bound returned (:class:`LatticeTables`, :mod:`~qderive.numeric.kernels.lattice_fft`)."""
+    z = numpy.matmul(W[:, :r], reach)  # z_K (rows)
+    top = W.shape[0] - 1
+    R, _ = lattice_residual_rows(ctx, lam, numpy.array([n * float(h)]), top)
+    bound = float(numpy.max(b[: n + 1])) * n * R[0] * z
+    tail = numpy.cumsum(bound[::-1])[::-1]  # tail[K] = the bound of the rows K..top
+    cut = numpy.flatnonzero(tail > float(ctx.eps) ** 2 * scale)
+    kept = int(cut[-1]) + 1 if len(cut) else 1
+    return kept, (float(tail[kept]) * (1 + 1e-10) if kept <= top else 0.0)
+
+
 class LatticeTables:
     """The t-free tables of the lattice piece (F5) of one period in float64 (a plain class: kernels import numpy,
     math and each other only). With Z = W A over every lattice column k (rows x columns) and n the largest atom of
@@ -783,14 +802,7 @@ class LatticeTables:
         b = piece.b
         self.W = W
         self.n = n
-        z = numpy.matmul(W[:, :r], A[:r].sum(axis=1))  # z_K (rows)
-        top = W.shape[0] - 1
-        R, _ = lattice_residual_rows(ctx, lam, numpy.array([n * float(piece.h)]), top)
-        bound = float(numpy.max(b[: n + 1])) * n * R[0] * z
-        tail = numpy.cumsum(bound[::-1])[::-1]  # tail[K] = the bound of the rows K..top
-        cut = numpy.flatnonzero(tail > float(ctx.eps) ** 2 * scale)
-        self.kept = int(cut[-1]) + 1 if len(cut) else 1
-        self.dropped = float(tail[self.kept]) * (1 + 1e-10) if self.kept <= top else 0.0
+        self.kept, self.dropped = rows_kept(ctx, W, A[:r].sum(axis=1), r, b, n, lam, float(piece.h), scale)
         self.ZT = numpy.ascontiguousarray(numpy.matmul(W[: self.kept, :r], A[:r]).T)  # columns x rows kept
         self.bpad = numpy.zeros(A.shape[1] + n + 2)  # b, then zeros: every index of the Toeplitz blocks
         self.bpad[: min(len(b), n + 1)] = b[: n + 1]
