@@ -42,7 +42,7 @@ amplified (||e * b||_2 <= ||e||_2 ||b||_1 = ||e||_2), truncation and setting neg
 increase them (the true entries are >= 0), and flushing entries below 1e-150 adds at most 1e-150 sqrt(L + n): the
 bound E_j >= ||s_j^ - s_j||_2 is a running sum (:func:`lattice_powers`). A functional sum_k s_j[k] f[k] then errs by
 at most E_j ||f||_2 (Cauchy-Schwarz) plus its own rounding, a pairwise sum of positive products
-(``_pairwise_depth`` roundings, relative). This bound is what the tail's note reports (a certified bracket
+(``pairwise_depth`` roundings, relative). This bound is what the tail's note reports (a certified bracket
 value -/+ bound); measured it is 2e-10 to 5e-10 of the tail at 8192 ... 2^20 levels, the true error far smaller
 (the tests compare with exact Fractions and a 30-digit chain: 1e-15).
 
@@ -65,7 +65,7 @@ import math
 
 import numpy
 
-from .lattice_finite import (LatticePiece, _atoms, _pairwise_depth, lattice_residual_rows, matrix_residual_rows,
+from .lattice_finite import (LatticePiece, lattice_atoms, lattice_residual_rows, matrix_residual_rows, pairwise_depth,
                              rows_kept)
 
 #: the unit roundoff of float64
@@ -197,7 +197,7 @@ def tail_window(b, L):
 
 def _psum(a, f):
     """sum a f of two nonnegative vectors by numpy's pairwise sum, with its relative rounding count."""
-    return float(numpy.sum(a * f)), _pairwise_depth(len(a)) + 1
+    return float(numpy.sum(a * f)), pairwise_depth(len(a)) + 1
 
 
 class FineCell:
@@ -284,7 +284,7 @@ class FineCell:
                 value += float(numpy.sum(R * d["Y"]))  # n x rows kept, both contiguous: one pairwise sum
                 err += d["err"]
                 # Y's entries: sums of positive products over the powers (BLAS, in chunks); the pairwise sum
-                count = max(count, self.count + sz + d["powers"] + _pairwise_depth(R.size) + 4)
+                count = max(count, self.count + sz + d["powers"] + pairwise_depth(R.size) + 4)
             else:
                 value, err = value + d["value"], err + d["err"]
         return value, err, count
@@ -306,7 +306,7 @@ class FineLatticeSums:
         if not ctx.is_float64:
             raise ValueError("the fine lattice sums (F10) run in float64")
         self.b = numpy.asarray([float(v) for v in b], dtype=float)
-        ms = _atoms(self.b)
+        ms = lattice_atoms(self.b)
         self.n = int(ms[-1]) if len(ms) else 0
         self.bnorms = _norms(self.b)
         with ctx:
@@ -506,12 +506,12 @@ class FineLatticeSums:
         beyond, beyond_err, beyond1, beyond1_err = beyonds
         # P(S_j >= J h) for J <= L: the recursion's P(S_j >= L h) plus the entries in [J, L); J = L + 1: its own
         t0 = beyond + (float(s[J0:L].sum()) if J0 < L else 0.0)
-        e0 = beyond_err + err * math.sqrt(L - J0) + 4 * UNIT * (_pairwise_depth(L) + 2) * t0
+        e0 = beyond_err + err * math.sqrt(L - J0) + 4 * UNIT * (pairwise_depth(L) + 2) * t0
         if J1 > L:
             t1, e1 = beyond1, beyond1_err
         else:
             t1 = beyond + (float(s[J1:L].sum()) if J1 < L else 0.0)
-            e1 = beyond_err + err * math.sqrt(L - J1) + 4 * UNIT * (_pairwise_depth(L) + 2) * t1
+            e1 = beyond_err + err * math.sqrt(L - J1) + 4 * UNIT * (pairwise_depth(L) + 2) * t1
         # or 1 - P(S_j < J h) from the window's entries (one subtraction, error E_j sqrt(J)): the recursion's error
         # grows with j, this one does not; the smaller bound is taken
         t0, e0 = _complement(s, J0, err, t0, e0)
@@ -532,7 +532,7 @@ class FineLatticeSums:
                 got = (s[:J0, None] * d["B"]).sum(axis=0)
                 d["value"] += float(numpy.dot(weights, got))
                 d["err"] += float(numpy.dot(weights, d["norms"])) * err
-                c = max(c, _pairwise_depth(J0) + 2 + len(weights))
+                c = max(c, pairwise_depth(J0) + 2 + len(weights))
             elif kind == "cut":
                 got, cc = _psum(s[d["lo"]: d["hi"]], d["Q"][:, col])
                 d["value"] += got
@@ -568,7 +568,7 @@ def _complement(s, J, err, value, error):
     if J > len(s):
         return value, error
     below = float(s[:J].sum())
-    other = err * math.sqrt(J) + 4 * UNIT * (_pairwise_depth(J) + 2) * below + UNIT
+    other = err * math.sqrt(J) + 4 * UNIT * (pairwise_depth(J) + 2) * below + UNIT
     return (max(1.0 - below, 0.0), other) if other < error else (value, error)
 
 

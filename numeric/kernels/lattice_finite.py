@@ -603,7 +603,7 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
             each.append(E)
             full = full + _vecmat(ctx, alpha, E)
         elif isinstance(piece, LatticePiece):  # omega_K(0) = sum_m b_m R_K(m h), the ratio bound at the largest m
-            ms = _atoms(piece.b)
+            ms = lattice_atoms(piece.b)
             R, sz = lattice_residual_rows(ctx, lam, ctx.array([ctx.num(int(m)) for m in ms]) * piece.h, top)
             om = ctx.matmul(piece.b[ms].reshape(1, len(ms)), R)[0] if len(ms) else ctx.zeros(top + 1)
             rho = lam * piece.h * int(ms[-1]) / (top + 2) if len(ms) else ctx.num(0)
@@ -620,7 +620,7 @@ def period_profile(ctx, W, lam, pieces, entry_error=0):
     mass = ctx.fsum(list(W[top])) if W.shape[1] else ctx.num(0)
     return full, each, remainders, size, mass, entry_error * W.shape[1] * mean
 
-def _atoms(b):
+def lattice_atoms(b):
     """The indices m >= 1 with b[m] != 0 (a lattice pmf's atoms that add to a survival function)."""
     ms = numpy.flatnonzero(numpy.array([v != 0 for v in b], dtype=bool))
     return ms[ms >= 1]
@@ -685,7 +685,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
                 continue
             if isinstance(piece, LatticePiece):  # (F5): the columns within the largest atom of t, one grid of y
                 reach = column
-                ms = _atoms(piece.b)
+                ms = lattice_atoms(piece.b)
                 if J and len(ms):
                     kmin = max(0, J - int(ms[-1]))
                     last = us[J - 1]  # y = m h - u_k = (m + k - J + 1) h - u_{J-1}
@@ -705,7 +705,7 @@ def lattice_finite_tail(ctx, periods, idle, A, C, J0, J1, us, tables=None):
                         total = total + numpy.sum(R * VT)  # n x rows, both contiguous: one pairwise sum
                         trunc = trunc + store.dropped
                         # V's entries: sums of at most J - kmin positive products; the pairwise sum of the products
-                        size = max(size, psize + sz + r + (J - kmin) + 2 + _pairwise_depth(R.size))
+                        size = max(size, psize + sz + r + (J - kmin) + 2 + pairwise_depth(R.size))
                     else:
                         R, sz = lattice_residual_rows(ctx, lam, grid, top)
                         size = max(size, psize + sz + top + r)
@@ -749,7 +749,7 @@ _STEP_CHUNK = 1 << 22
 _DIAGONAL_BLOCK = 256
 
 
-def _pairwise_depth(count):
+def pairwise_depth(count):
     """A bound on the additions any one term of numpy's float64 ``sum`` of ``count`` contiguous numbers goes through:
     its pairwise summation (blocks of 128 in 8 sequential accumulators, then halving), allowing for chunks of 8192
     summed in sequence."""
