@@ -12,6 +12,11 @@ in rational arithmetic) and to the exact Taylor coefficients of A(z), C(z), U(z)
 rho_bar = 1/2, 1 and 5. The checks compare the engine (:mod:`qderive.numeric.kernels.vacation`)
 with the oracle for every variant: whole-batch admission, no vacation, single vacations.
 
+The steps (BF1)-(BF6) (:mod:`qderive.derivations.blocks_finite`) carry Statement 1 and Theorem 1 over to the
+composed start rules (close-down, vacations, start threshold N <= r, setup) under partial admission, for the chain
+at departures; the checks show where they do not hold (the top level at departures when a vacation or a setup can
+end the idle period with more than r present; whole admission, exactly).
+
 ``python -m qderive.derivations.vacation_finite`` prints the derivation and runs its checks.
 """
 
