@@ -403,6 +403,71 @@ def _whole_fails(digits):
     return ok, None, f"exact ratios below the top that differ: {differ}; {shown}"
 
 
+def _check_bf3_symbolic(digits):
+    """(BF3) from the chain's definition, in symbols: the departure chain on 0..r with a_0..a_r, the first-service
+    law y_1..y_r of the unbounded room and P(Y^r = r) = y_r + eps_r (BF1); x P = x solved with x_0 = 1 equals
+    pi~_j of the recursion (BF2) for j < r and pi~_r - eps_r at the top, r = 1, 2, 3 (SymPy, exact)."""
+    from .framework import exact_identity
+
+    for rr in (1, 2, 3):
+        a_ = sp.symbols(f"a0:{rr + 1}", positive=True)
+        y_ = (sp.Integer(0),) + sp.symbols(f"y1:{rr + 1}", positive=True)
+        e = sp.Symbol("e", positive=True)
+        y_r = list(y_[: rr]) + [y_[rr] + e]  # P(Y^r = l), l = 0..r (the rest is at r + 1)
+        P = sp.zeros(rr + 1, rr + 1)
+        for m in range(rr):  # from 0: the first departure leaves min(Y^r - 1 + A, r)
+            P[0, m] = sum(y_r[l] * a_[m + 1 - l] for l in range(1, m + 2))
+        P[0, rr] = 1 - sum(P[0, m] for m in range(rr))
+        for ii in range(1, rr + 1):
+            for m in range(ii - 1, rr):
+                P[ii, m] = a_[m - ii + 1]
+            P[ii, rr] = 1 - sum(P[ii, m] for m in range(rr))
+        xs = sp.symbols(f"x1:{rr + 1}")
+        x = sp.Matrix([[1, *xs]])
+        eqs = list(x * P - x)
+        sol = sp.solve(eqs[1:], xs, dict=True)[0]
+        if not exact_identity(eqs[0].subs(sol), 0):
+            return False, None, f"the balance at 0 is not redundant at r = {rr}"
+        abar_ = [1 - sum(a_[: m + 1]) for m in range(rr + 1)]
+        q = [sp.Integer(1)]
+        for jj in range(rr):  # (BF2) with the unbounded room's cbar_j = 1 - P(Y - 1 + A <= j)
+            cb = 1 - sum(y_[l] * a_[m + 1 - l] for m in range(jj + 1) for l in range(1, m + 2))
+            q.append((cb + sum(q[ii] * abar_[jj - ii + 1] for ii in range(1, jj + 1))) / a_[0])
+        for jj, xv in enumerate(xs, start=1):
+            want = q[jj] - (e if jj == rr else 0)
+            if not exact_identity(sol[xv], want):
+                return False, None, f"pi^r_{jj} / pi^r_0 differs from (BF3) at r = {rr}"
+    return True, math.inf, "pi^r_j / pi^r_0 = pi~_j (j < r), pi~_r - eps_r (j = r), symbolic a_n, y_n, r = 1, 2, 3"
+
+
+def _check_bf6_symbolic(digits):
+    """(BF6) from (BF4), (BF5) and the load balance, in symbols (r = 1, 2, 3): substituting p^r_j = P_I p~_j (j < r),
+    p^r_r = P_I theta, theta = 1/P_I - sum p~_j and tau^r_k = P_I tau~_k into rho_bar (1 - pi) = 1 - P_I and solving
+    for P_I gives (BF6) (SymPy, exact)."""
+    from .framework import exact_identity
+
+    for rr in (1, 2, 3):
+        pts = sp.symbols(f"p0:{rr}", positive=True)
+        tts = sp.symbols(f"t0:{rr}", positive=True)
+        ls = sp.symbols(f"l0:{rr}", positive=True)  # pi_0..pi_{r-1}; pi_r = 1 (every member of a batch beyond r)
+        lm1 = sp.Symbol("lm1", positive=True)  # pi_{-1}
+        pi_ = lambda jj: 1 if jj == rr else (lm1 if jj == -1 else ls[jj])  # noqa: E731
+        P_ = sp.Symbol("P", positive=True)
+        th = 1 / P_ - sum(pts)
+        law = [P_ * pts[jj] for jj in range(rr)] + [P_ * th]
+        lost = sum(law[jj] * pi_(jj) for jj in range(rr + 1)) - sum(P_ * tts[kk] * (pi_(kk) - pi_(kk - 1))
+                                                                    for kk in range(rr))
+        f = sp.expand(rho_bar * (1 - lost) - (1 - P_))  # linear in P_ (theta carries 1/P_ times P_)
+        if sp.degree(f, P_) != 1:
+            return False, None, f"r = {rr}: the load balance is not linear in P^r_I"
+        sol = -f.subs(P_, 0) / f.coeff(P_, 1)
+        want = 1 / (1 + rho_bar * sum(pts[jj] * (1 - pi_(jj)) for jj in range(rr))
+                    + rho_bar * sum(tts[kk] * (pi_(kk) - pi_(kk - 1)) for kk in range(rr)))
+        if not exact_identity(sol, want):
+            return False, None, f"r = {rr}: P^r_I = {sol}"
+    return True, math.inf, "(BF6) = the solution of the load balance with (BF4), (BF5), symbolic, r = 1, 2, 3"
+
+
 _HOOKS = {"(BF1)": _check_bf1, "(BF3)": _check_bf3, "(BF4)": _check_bf4, "(BF5)": _check_bf5, "(BF6)": _check_bf6}
 
 
@@ -416,6 +481,10 @@ def finite_block_steps() -> tuple:
 def finite_block_checks() -> tuple:
     """The checks beside the steps: where the truncation fails (the top at departures, whole admission)."""
     return (
+        Check(r"Statement 1 with blocks from the departure chain's definition, symbolic $a_n$, $y_n$, "
+              r"$\varepsilon_r$, $r = 1, 2, 3$", _check_bf3_symbolic, "(BF3)"),
+        Check(r"Corollary 1 with blocks from the load balance, (BF4) and (BF5), symbolic, $r = 1, 2, 3$",
+              _check_bf6_symbolic, "(BF6)"),
         Check(r"Statement 1 at departures fails at $j = r$ with vacations: $\tilde\pi_r - \pi^{r}_{r}/\pi^{r}_{0} = "
               r"\varepsilon_r > 0$ (multiple vacations, $r = 3$)", _check_top_fails, "(BF3)"),
         Check("Statement 1 fails under whole admission: exact departure ratios, setup, $N = 2$, $r = 3$",

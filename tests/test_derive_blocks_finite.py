@@ -94,7 +94,8 @@ def test_each_step_check_passes(label):
     assert ok, detail
 
 
-def test_where_it_does_not_hold_is_checked():
+def test_the_symbolic_checks_and_where_it_does_not_hold():
+    """(BF3) and (BF6) proved in symbols (r = 1, 2, 3); the top at departures and whole admission fail as stated."""
     for check in BF.finite_block_checks():
         ok, _, detail = check.run(30)
         assert ok, detail
