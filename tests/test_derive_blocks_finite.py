@@ -86,7 +86,7 @@ def test_whole_admission_counterexample_exact():
     assert ok and "[2]" in detail
 
 
-@pytest.mark.parametrize("label", ["(BF1)", "(BF3)", "(BF4)", "(BF5)", "(BF6)"])
+@pytest.mark.parametrize("label", ["(BF1)", "(BF2)", "(BF3)", "(BF4)", "(BF5)", "(BF6)"])
 def test_each_step_check_passes(label):
     """Every step's check (its own comparison) passes at 30 digits."""
     step = next(s for s in BF.finite_block_steps() if s.label == label)
