@@ -43,6 +43,7 @@ law (:func:`qderive.numeric.engines.blocks.waiting_law`) and the finite passage'
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from fractions import Fraction as F
@@ -165,7 +166,7 @@ def departure_law(model, ctx=None):
         num = ctx.num
     zero = num(0)
     d, p, once, idle = [zero] * (rr + 1), [zero] * (rr + 1), [zero] * (rr + 1), zero
-    with (ctx if ctx is not None else _Null()):
+    with (ctx if ctx is not None else contextlib.nullcontext()):
         for v, state in zip(x, chain.states):
             n = state[-1]
             if state[0] == "S":
@@ -177,14 +178,6 @@ def departure_law(model, ctx=None):
                 if places(info.stages, state[1], n, rr) == rr + 1 - n:
                     once[n] += v
     return d, p, idle, once
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def unnormalised_departures(model, digits: int) -> tuple[list, list]:
@@ -316,7 +309,8 @@ def _check_bf2(digits):
                     cb -= av[0] * (y_r[rr] - y[rr])
                 right = d[0] * cb + mpmath.fsum(d[ii] * abar[jj - ii + 1] for ii in range(1, jj + 1))
                 worst = min(worst, agreement_digits(av[0] * d[jj + 1], right))
-    return worst >= digits - 3, worst, "the cuts of the block chain's departure law, 3 composed variants and rho_bar = 2"
+    return (worst >= digits - 3, worst,
+            "the cuts of the block chain's departure law, 3 composed variants and rho_bar = 2")
 
 
 def _check_top_fails(digits):
@@ -495,7 +489,8 @@ def _check_bf6_symbolic(digits):
     return True, math.inf, "(BF6) = the solution of the load balance with (BF4), (BF5), symbolic, r = 1, 2, 3"
 
 
-_HOOKS = {"(BF1)": _check_bf1, "(BF2)": _check_bf2, "(BF3)": _check_bf3, "(BF4)": _check_bf4, "(BF5)": _check_bf5, "(BF6)": _check_bf6}
+_HOOKS = {"(BF1)": _check_bf1, "(BF2)": _check_bf2, "(BF3)": _check_bf3, "(BF4)": _check_bf4, "(BF5)": _check_bf5,
+          "(BF6)": _check_bf6}
 
 
 def finite_block_steps() -> tuple:
