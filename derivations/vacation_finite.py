@@ -12,6 +12,11 @@ in rational arithmetic) and to the exact Taylor coefficients of A(z), C(z), U(z)
 rho_bar = 1/2, 1 and 5. The checks compare the engine (:mod:`qderive.numeric.kernels.vacation`)
 with the oracle for every variant: whole-batch admission, no vacation, single vacations.
 
+The steps (BF1)-(BF6) (:mod:`qderive.derivations.blocks_finite`) carry Statement 1 and Theorem 1 over to the
+composed start rules (close-down, vacations, start threshold N <= r, setup) under partial admission, for the chain
+at departures; the checks show where they do not hold (the top level at departures when a vacation or a setup can
+end the idle period with more than r present; whole admission, exactly).
+
 ``python -m qderive.derivations.vacation_finite`` prints the derivation and runs its checks.
 """
 
@@ -28,7 +33,6 @@ from ..symbolic.batches import FinitePMF, Geometric
 from ..symbolic.capabilities import declare
 from ..symbolic.laws import Deterministic, Erlang, Exponential
 from ..symbolic.models.vacation import (
-    block_rules,
     Admission,
     FiniteVacationQueue,
     VacationPolicy,
@@ -36,6 +40,8 @@ from ..symbolic.models.vacation import (
 from ..symbolic.numbers import to_sympy
 from ..symbolic.pgf import series
 from .block_checks import finite_checks as finite_block_checks
+from .blocks_finite import finite_block_checks as statement1_block_checks
+from .blocks_finite import finite_block_steps
 from .framework import (
     Check,
     Derivation,
@@ -409,13 +415,20 @@ def _check_largest_load(digits):
 
 
 @functools.lru_cache(maxsize=1)
-@declare(*block_rules("the derivation"), independent={
+@declare(independent={
+    "start_threshold": "the steps (BF1)-(BF6) hold for every threshold N <= r (the room refuses larger ones); checked "
+                       "at N = 1, 2, 3 against the block chain",
+    "setup": "derived for a general setup law (the first-service law Y and the idle times T_k of the blocks); checked "
+             "with setups against the block chain",
+    "close_down": "derived for a general close-down law (the places r + 1 - k of (BF5), (BF6)); checked with "
+                  "close-downs against the block chain",
     "rate": "the steps are in the symbol lambda",
     "batch": "derived for a general batch law (its PGF)",
     "service": "derived for a general service law (its LST)",
     "vacation": "derived for a general vacation law; no vacations are checked against their own chain",
     "capacity": "the steps are in the symbol r",
-    "admission": "the steps show partial admission (the thesis); whole admission is checked against its own chain",
+    "admission": "the steps show partial admission (the thesis); whole admission is checked against its own chain, "
+                 "and Statement 1's failure under it is exhibited exactly",
     "vacation_policy": "the steps show multiple vacations (the thesis); single vacations are checked against their "
                        "own chain"})
 def derivation() -> Derivation:
@@ -448,13 +461,14 @@ def derivation() -> Derivation:
                            "inversions (Erlang-2 service, constant vacation 1.5)", ("1.75", "3.25", "12.5"))),
         Check("sizing the room: the largest load = the CTMC at the load and just above it", _check_largest_load),
         *finite_block_checks(),  # the composed variants: the block chain vs a classical closed form
+        *statement1_block_checks(),  # where Statement 1 with blocks does not hold: the top at departures, whole
     )
     return Derivation(
         name="vacation-finite",
         title="$M^{[X]}/G/1/r$ with multiple vacations: the finite waiting room through the infinite-room solution",
         source="[@sopin2013, ch. 2, Statements 1 and 2, Theorem 1, Corollary 1]",
         provenance=("docs/theory/chapter2.md section 2", __name__),
-        steps=steps,
+        steps=steps + finite_block_steps(),
         checks=checks,
         notes=(
             r"Quantities with a tilde are the unnormalised infinite-room solution ($\tilde q_0 = 1$); they exist for "
@@ -465,6 +479,10 @@ def derivation() -> Derivation:
             "Variants beside the thesis (checked against a Markov chain): whole-batch admission (a batch that does "
             "not fit is rejected; Statement 1 then no longer holds), no vacation (the classic $M^{[X]}/G/1/r$, "
             "with $C(z) = A(z) L(z)/z$) and single vacations.",
+            r"(BF1)-(BF6): the same relations with composed start rules (a close-down, vacations, a start threshold "
+            r"$N \le r$, a setup), partial admission, for the chain at departures: $\tilde\pi$, $Y$, $\tilde p$ and "
+            r"$\tilde\tau$ are the unbounded room's, unnormalised, and exist for every load. Under whole admission a "
+            r"refused batch changes the cuts below the top and Statement 1 does not hold (checked exactly).",
         ),
         recursions=RECURSIONS,
         notation=((rho_bar, sp.Mul(lam, l1, b1, evaluate=False)),),
