@@ -247,10 +247,11 @@ bracket 1.3e-11 wide), 0.7 s (the steps (F7) at 8192 levels: 0.0434794 in [0.043
 inversion (vacation-infinite --digits 15) 0.00748904029191064; gamma of shape 1/2 0.031009641589, 0.5 s, its 0.99
 quantile 1.0 s. Checked against the exact sums (F4) of an Erlang-2 vacation taken as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
-tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
-laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
-uniform vacations; a phase-type service with a lognormal vacation) are refused for tails and quantiles with the
-reason; the moments work for every law.
+tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. A smooth
+service that is not phase-type (gamma of non-integer shape) with constant or empirical vacations has exact tails by
+the sums (SF) of :mod:`~qderive.numeric.engines.blocks_finite_shifts` (:func:`kinked_setup` returns its
+``ShiftSetup``; branch sh26). Other kinked laws (such a service with uniform vacations; a phase-type service with a
+lognormal vacation) are refused for tails and quantiles with the reason; the moments work for every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
