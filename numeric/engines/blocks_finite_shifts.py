@@ -148,7 +148,7 @@ def finite_shift_tails(wait, kind: str):
     note); D digits by inversions to D + 3 digits and quadrature orders doubled until they agree to 10^-(D+2)."""
     from ..backend import FLOAT64, mp_context
     from ..kernels import finite_wait as K
-    from ..response import ResponseLaw, law_float64_tails, tails as inverted_tails
+    from ..response import ResponseLaw
     from .vacation_finite_wait import _suffix_at, lst_at
     from .vacation_wait import gauss_legendre
 
@@ -276,7 +276,7 @@ def finite_shift_tails(wait, kind: str):
                     return None, None, None
                 total.append(_num(w, work) * value)
                 errors.append(_num(w, work) * error)
-                for f, (period, atoms) in enumerate(sp.families):
+                for f, (_, atoms) in enumerate(sp.families):
                     for d, v in atoms:
                         got = family_integral(i, f, d, t - D, digits, X, Wt, dctx, work)
                         if got is None:
