@@ -191,8 +191,16 @@ def discrete_atoms(law):
     return service_atoms(law)
 
 
-@functools.lru_cache(maxsize=64)
 def shift_pieces(law):
+    """:func:`_shift_pieces`, kept per law (a law that cannot be hashed, with symbolic parameters, has none)."""
+    try:
+        return _shift_pieces(law)
+    except TypeError:  # unhashable
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _shift_pieces(law):
     """(atoms ((d, w), ...), densities ((c, x_0, x_1), ...)) exactly (Fractions) of a law whose survival function is
     piecewise linear with at least one slope (a uniform law: a density c on [x_0, x_1], a mixture of constants), else
     None (:func:`~.vacation_wait.linear_pieces`). Its transform is a finite sum of shifts with coefficients in 1 / s,
