@@ -179,8 +179,10 @@ def test_cli_tails_with_setup_and_close_down():
     # (a constant setup under N > 1 computes now, tests/test_blocks_kinked.py; constant multiple vacations do not)
     (["--start-threshold", "3", "--vacation", "det:mean=1/4", "--wait-tail", "1"], "--vacation"),
     (["--setup", "det:value=1/4", "--wait-quantile", "0.9"], "--setup"),
-    # (a close-down enters the wait through C*(lambda) alone: a uniform one computes, tests/test_blocks_kinked.py)
-    (["--setup", "uniform:low=0,high=1", "--sojourn-tail", "1"], "--setup"),
+    # (a close-down enters the wait through C*(lambda) alone: a uniform one computes, tests/test_blocks_kinked.py;
+    # a uniform setup computes by its Laurent parts, tests/test_blocks_uniform.py; with a uniform service the queue
+    # without blocks has kinks)
+    (["--setup", "uniform:low=0,high=1", "--service", "uniform:low=0,high=1/2", "--sojourn-tail", "1"], "--service"),
 ])
 def test_refused_with_the_option_named(extra, option):
     code, out, err = cli(BASE + extra)

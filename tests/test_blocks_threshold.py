@@ -149,7 +149,9 @@ def test_cli_computes_the_response_times_under_the_n_policy():
 
 @pytest.mark.parametrize("extra,option", [
     # (a lognormal service computes now: tests/test_blocks_lognormal.py)
-    (["--service", "exp:mean=1", "--setup", "uniform:low=1/2,high=3/2", "--wait-tail", "1"], "--setup"),
+    # (a uniform setup computes now by the Laurent parts (SN), tests/test_blocks_uniform.py; multiple uniform
+    # vacations do not: infinitely many shifts)
+    (["--service", "exp:mean=1", "--vacation", "uniform:low=1/2,high=3/2", "--wait-tail", "1"], "--vacation"),
     (["--service", "det:mean=1", "--wait-tail", "1"], "--service"),
 ])
 def test_refused_with_the_option_named(extra, option):

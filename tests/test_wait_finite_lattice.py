@@ -401,7 +401,8 @@ def test_large_room_at_low_load_is_the_infinite_rooms_lattice_sum(vacation):
 def test_laws_without_exact_sums_stay_refused_with_the_reason():
     # (a gamma, lognormal or uniform vacation with a constant service has certified brackets since issue 28, (F7):
     # tests/test_wait_finite_vacation_laws.py; a gamma service of non-integer shape with a constant vacation has none)
-    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Gamma(F(5, 2), F(1, 2)), qd.Deterministic(1), 3)
+    # (a constant vacation computes since branch sh26: tests/test_blocks_finite_shifts.py; a uniform one does not)
+    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Gamma(F(5, 2), F(1, 2)), qd.Uniform(F(1, 2), F(3, 2)), 3)
     with pytest.raises(ParameterError, match="--wait-tail.*service time gamma.*not phase-type"):
         model.evaluate(wait_tail=["1"])
     # (a uniform service has certified brackets since issue 28: tests/test_wait_lattice_finite_service.py)

@@ -392,12 +392,17 @@ def response_laws(model) -> dict:
     if kinked is not None:
         return {kind: ResponseLaw(kind, no_transform, no_transform, values(kind), False, kinked[1])
                 for kind in ("wait", "sojourn")}
-    from .blocks_shifts import shift_atom, shift_laws, shift_plan
+    from .blocks_shifts import density_laws, density_shift_atom, density_shift_laws, shift_atom, shift_laws, shift_plan
 
     if shift_plan(model)[0] is not None:  # a constant or a few atoms: the shifted sums (SH) give the tails
         bare = bare_model(model)
         own = VW.response_laws(bare)
         why = "the wait's transform has exp(-s D) factors (a setup or vacation law with atoms)"
+        if density_laws(model):  # a uniform law: its shifts have 1 / s coefficients, the Laurent parts (SU)
+            why = "the wait's transform has exp(-s D) factors (a constant, empirical or uniform setup or vacation)"
+            atom, shifted = (lambda ctx: density_shift_atom(model, ctx)), density_shift_laws
+        else:
+            atom, shifted = (lambda ctx: own["wait"].p_zero(ctx) * shift_atom(model, ctx)), shift_laws
 
         def shifted_transform(kind):
             def make(ctx):
@@ -405,11 +410,10 @@ def response_laws(model) -> dict:
                 return lambda s: base(s) * residual_transform(model, ctx, s)
             return make
 
-        return {"wait": ResponseLaw("wait", shifted_transform("wait"),
-                                    lambda ctx: own["wait"].p_zero(ctx) * shift_atom(model, ctx), values("wait"),
-                                    False, why, shift_laws(model, "wait")),
+        return {"wait": ResponseLaw("wait", shifted_transform("wait"), atom, values("wait"), False, why,
+                                    shifted(model, "wait")),
                 "sojourn": ResponseLaw("sojourn", shifted_transform("sojourn"), own["sojourn"].p_zero,
-                                       values("sojourn"), False, why, shift_laws(model, "sojourn"))}
+                                       values("sojourn"), False, why, shifted(model, "sojourn"))}
     if model.start_threshold != 1:
         from .blocks_shifts import threshold_shift_laws, threshold_shift_plan
         from .blocks_threshold import threshold_atom, threshold_transform

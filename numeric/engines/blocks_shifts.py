@@ -1,5 +1,6 @@
-"""The wait with composed blocks when a setup or a vacation law is a constant or a few atoms: exact tails by smooth
-inversions at shifted times -- start threshold 1 by (SH) below, N > 1 by (SN) (the last section).
+"""The wait with composed blocks when a setup or a vacation law is a constant, a few atoms or uniform: exact tails by
+smooth inversions at shifted times -- start threshold 1 by (SH) below (a uniform law: (SU), its own section), N > 1 by
+(SN) (the section before it; a uniform law raises the order of its poles at 0).
 
 With start threshold 1 the wait is W = W_none + R (:mod:`qderive.numeric.engines.blocks`, (WS)): W_none the wait in
 the same queue without vacations, setup or close-down, R independent of it with the residual factor
@@ -45,6 +46,7 @@ uniform on (0, D) otherwise, (SH) with y_D = X).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -56,7 +58,8 @@ from .generating_passage import GeneratingPassage
 
 __all__ = ["Shifts", "Jet", "ShiftPassage", "shift_plan", "shift_laws", "shift_atom",
            "MOST_SHIFTS", "entering_laws", "ShiftThreshold", "threshold_shift_parts", "threshold_shift_plan",
-           "threshold_shift_laws"]
+           "threshold_shift_laws", "shift_pieces", "shift_values", "density_laws", "laurent_shift_laws",
+           "generating_shift_parts", "density_shift_laws", "density_shift_atom"]
 
 #: the most shifts D (sums of atoms) a wait may have: each is one more inversion per tail
 MOST_SHIFTS = 64
@@ -119,6 +122,8 @@ class Shifts:
 
     #: the horizon H of :meth:`reciprocal`: the shifts beyond it are dropped (their mass is bounded by the caller)
     horizon = None
+    #: set by :meth:`reciprocal` (reset by :class:`Horizon`): infinitely many shifts, those beyond H dropped
+    infinite = False
 
     def reciprocal(self):
         """1 / (a_0 + sum_{D>0} a_D e^{-sD}) = (1 / a_0) sum_k (-r)^k, r = sum_{D>0} (a_D / a_0) e^{-sD} (a geometric
@@ -130,6 +135,7 @@ class Shifts:
             raise NotImplementedError("the reciprocal of a sum of shifts without a horizon")
         inv0 = 1 / self.terms[zero]
         r = Shifts({d: -v * inv0 for d, v in self.terms.items() if d != zero})
+        Shifts.infinite = True  # a geometric series of shifts: those beyond the horizon are dropped
         out, power = Shifts({zero: inv0}), Shifts({zero: inv0})
         while True:
             power = power * r
@@ -185,6 +191,74 @@ def discrete_atoms(law):
     return service_atoms(law)
 
 
+def shift_pieces(law):
+    """:func:`_shift_pieces`, kept per law (a law that cannot be hashed, with symbolic parameters, has none)."""
+    try:
+        return _shift_pieces(law)
+    except TypeError:  # unhashable
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _shift_pieces(law):
+    """(atoms ((d, w), ...), densities ((c, x_0, x_1), ...)) exactly (Fractions) of a law whose survival function is
+    piecewise linear with at least one slope (a uniform law: a density c on [x_0, x_1], a mixture of constants), else
+    None (:func:`~.vacation_wait.linear_pieces`). Its transform is a finite sum of shifts with coefficients in 1 / s,
+
+        L*(s) = sum_i w_i e^{-s d_i} + sum_k c_k (e^{-s x_0k} - e^{-s x_1k}) / s,
+
+    the uniform law on [a, b]: (e^{-s a} - e^{-s b}) / ((b - a) s)."""
+    from .vacation_finite_wait import linear_parts
+    from .vacation_wait import linear_pieces
+
+    if discrete_atoms(law) is not None or not hasattr(law, "survival"):
+        return None
+    try:
+        lin = linear_pieces(law)
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        return None
+    if lin is None:
+        return None
+    atoms, densities = linear_parts(lin)
+    if not densities:
+        return None
+    return tuple((Fraction(d), Fraction(w)) for w, d in atoms), tuple((Fraction(c), Fraction(a), Fraction(b))
+                                                                        for c, a, b in densities)
+
+
+def shift_values(pieces, s, ctx) -> "Shifts":
+    """L*(s) of a law of :func:`shift_pieces` at the context array ``s`` as :class:`Shifts`: each atom w at d the
+    shift d with coefficient w, each density c on [x_0, x_1] the shifts x_0 and x_1 with coefficients c / s and
+    -c / s."""
+    atoms, densities = pieces
+    terms: dict = {}
+    inv = 1 / s
+    for d, w in atoms:
+        terms[d] = terms[d] + ctx.num(w) if d in terms else inv * 0 + ctx.num(w)
+    for c, x0, x1 in densities:
+        for x, v in ((x0, inv * ctx.num(c)), (x1, inv * ctx.num(-c))):
+            terms[x] = terms[x] + v if x in terms else v
+    return Shifts(terms)
+
+
+def density_laws(model) -> tuple:
+    """((field, law), ...) of the laws entering the wait (:func:`entering_laws`, the service excluded) with a density
+    part of shifts (:func:`shift_pieces`: uniform)."""
+    return tuple((f, law) for f, law in entering_laws(model)[1:] if shift_pieces(law) is not None)
+
+
+def _shift_atoms(law):
+    """The points D where ``law`` puts shifts: its atoms, or the atoms and the densities' ends of a law of
+    :func:`shift_pieces`; None for a smooth law."""
+    atoms = discrete_atoms(law)
+    if atoms is not None:
+        return [d for d, _ in atoms]
+    pieces = shift_pieces(law)
+    if pieces is None:
+        return None
+    return sorted({d for d, _ in pieces[0]} | {x for _, a, b in pieces[1] for x in (a, b)})
+
+
 class ShiftPassage(GeneratingPassage):
     """The primitives on :class:`Shifts` (module docstring) in one of three modes: at the context array ``s`` of
     the inversion's nodes, on first-order jets at s = 0 (``jets``), or at s -> oo with X given (``X``)."""
@@ -206,8 +280,17 @@ class ShiftPassage(GeneratingPassage):
             return self._values[law]
         ctx = self.ctx
         atoms = discrete_atoms(law)
+        pieces = None if atoms is not None else shift_pieces(law)
         if atoms is not None:
             value = Shifts({d: ctx.num(w) for d, w in atoms})
+        elif pieces is not None:  # a density part of shifts (uniform): c / s coefficients, which vanish as s -> oo
+            if self.jets:
+                raise NotImplementedError("the jets at 0 of a law with a density part of shifts (its coefficients "
+                                          "have poles at 0: the Laurent parts of :func:`density_shift_laws`)")
+            if self.s is None:
+                value = Shifts({d: ctx.num(w) for d, w in pieces[0]}) if pieces[0] else Shifts.of(ctx.num(0))
+            else:
+                value = shift_values(pieces, self.s, ctx)
         elif self.jets:
             value = Shifts.of(Jet(ctx.num(1), -ctx.num(law.moment(1))))
         elif self.s is None:
@@ -279,22 +362,22 @@ def shift_plan(model):
     if model.start_threshold != 1:
         return None, None
     laws = entering_laws(model)
-    discrete = [(f, law) for f, law in laws[1:] if discrete_atoms(law) is not None]
+    discrete = [(f, law) for f, law in laws[1:] if _shift_atoms(law) is not None]
     if not discrete:
         return None, None
     if not service_smooth(model):
-        return None, ("service", f"the service time {model.service} has kinks: with a constant or empirical "
-                      f"{discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions of the "
-                      "queue without blocks, which needs a smooth service")
+        return None, ("service", f"the service time {model.service} has kinks: with a constant, empirical or "
+                      f"uniform {discrete[0][0].replace('_', '-')} the wait's tails are sums of shifted inversions "
+                      "of the queue without blocks, which needs a smooth service")
     for field, law in laws[1:]:
-        if discrete_atoms(law) is None and not smooth_law(law):
+        if _shift_atoms(law) is None and not smooth_law(law):
             return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms (its transform "
                           "is no finite sum of exp(-s D) factors): transform inversion cannot give the tails with a "
                           "setup, a close-down or a start threshold, and no shifted sum covers it (the moments are "
                           "computed)")
     sums = {Fraction(0)}
     for _, law in discrete:
-        atoms = [d for d, _ in discrete_atoms(law)]
+        atoms = _shift_atoms(law)
         sums = {a + d for a in sums for d in atoms}
         if len(sums) > MOST_SHIFTS:
             return None, (discrete[0][0], f"the {discrete[0][0].replace('_', '-')} time {discrete[0][1]} and the "
@@ -559,6 +642,7 @@ class Horizon:
 
     def __enter__(self):
         self.before, Shifts.horizon = Shifts.horizon, self.H
+        Shifts.infinite = False
         return self
 
     def __exit__(self, *exc):
@@ -584,20 +668,43 @@ class ShiftThreshold:
 
             def law_taylor(self, law, z, n):  # the kernel asks at z = s + lambda only
                 atoms = discrete_atoms(law)
-                if atoms is None:
+                pieces = None if atoms is not None else shift_pieces(law)
+                if atoms is None and pieces is None:
                     return super().law_taylor(law, z, n)
                 ctx, lam = self.ctx, self.lam
+                densities = () if pieces is None else pieces[1]
+                atoms = atoms if pieces is None else pieces[0]
+                ends = {x for _, a, b in densities for x in (a, b)}
                 with ctx:
                     decay = {d: (np.exp(-float(lam) * float(d)) if ctx.is_float64 else mpmath.exp(-lam * ctx.num(d)))
-                             for d, _ in atoms}
-                    return [Shifts({d: self.one_array * (ctx.num(w * (-d) ** j / factorial(j)) * decay[d])
-                                    for d, w in atoms}) for j in range(n)]
+                             for d in {d for d, _ in atoms} | ends}
+                    out = [Shifts({d: self.one_array * (ctx.num(w * (-d) ** j / factorial(j)) * decay[d])
+                                   for d, w in atoms}) for j in range(n)]
+                    if densities:
+                        # c e^{-z x} / z at z = s + lambda: [z^j] of its Taylor series at z is e^{-z x}
+                        # sum_{i<=j} (-x)^{j-i} / (j-i)! (-1)^i z^{-i-1}, e^{-z x} = e^{-lambda x} (the shift x)
+                        inv = [1 / z]
+                        for _ in range(n):
+                            inv.append(inv[-1] / z)
+                        for j in range(n):
+                            extra: dict = {}
+                            for c, a, b in densities:
+                                for x, sign in ((a, 1), (b, -1)):
+                                    v = sum((inv[i] * ctx.num(sign * c * (-x) ** (j - i) * (-1) ** i
+                                                              / factorial(j - i)) for i in range(j + 1)),
+                                            self.one_array * 0) * decay[x]
+                                    extra[x] = extra[x] + v if x in extra else v
+                            out[j] = out[j] + Shifts(extra)
+                    return out
 
             def law_transform(self, law, z):  # L*(s) at the nodes themselves as shifts; elsewhere a number
                 atoms = discrete_atoms(law)
-                if atoms is None or z is not self.s:
+                pieces = None if atoms is not None else shift_pieces(law)
+                if (atoms is None and pieces is None) or z is not self.s:
                     return super().law_transform(law, z)
                 with self.ctx:
+                    if pieces is not None:
+                        return shift_values(pieces, self.s, self.ctx) * self.one_array
                     return Shifts({d: self.one_array * self.ctx.num(w) for d, w in atoms})
 
         return _Shifted(model, ctx, s, top)
@@ -632,7 +739,7 @@ def threshold_shift_plan(model):
     if model.start_threshold == 1:
         return None, None
     laws = entering_laws(model)
-    discrete = [(f, law) for f, law in laws[1:] if discrete_atoms(law) is not None]
+    discrete = [(f, law) for f, law in laws[1:] if _shift_atoms(law) is not None]
     if not discrete:
         return None, None
     if not smooth_law(model.service):
@@ -641,60 +748,94 @@ def threshold_shift_plan(model):
                       "need a smooth service")
     repeated = [f for f, law in discrete if f == "vacation" and model.vacation_policy.value == "multiple"]
     if repeated:
-        return None, ("vacation", f"the vacation time {model.vacation} has atoms: with multiple vacations and a start "
+        return None, ("vacation", f"the vacation time {model.vacation} puts shifts in the wait (a constant, empirical or "
+                      "uniform law): with multiple vacations and a start "
                       "threshold N > 1 the wait's transform has factors 1 / (1 - c e^{-s D}), infinitely many shifts "
                       "whose signed parts the quantile search could not bound in the time budget (a setup and single "
                       "vacations are computed; the moments are)")
     for field, law in laws[1:]:
-        if discrete_atoms(law) is None and not smooth_law(law):
+        if _shift_atoms(law) is None and not smooth_law(law):
             return None, (field, f"the {field.replace('_', '-')} time {law} has kinks but no atoms: not computed "
                           "(the moments are)")
     sums = {Fraction(0)}
     for _, law in discrete:
-        sums = {a + d for a in sums for d, _ in discrete_atoms(law)}
+        sums = {a + d for a in sums for d in _shift_atoms(law)}
         if len(sums) > MOST_SHIFTS:
             return None, (discrete[0][0], f"more than {MOST_SHIFTS} shifts of the wait: not computed (the moments "
                           "are)")
     return tuple(sorted(sums)), ""
 
 
-def _laurent(model, digits: int, sojourn: bool, H=Fraction(0)):
-    """({D: alpha_D}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y]) of (SN) to ``digits`` digits (mpf): the trapezoidal rule on
-    the circle of radius h = scale / 1000 around 0 (:func:`~.blocks_threshold.singularity_scale`) with digits + 10 nodes at
-    digits + 2 log10(1/h) + 10 working digits (the pole's alpha / h cancels in W~_D(0)); for a lognormal (no circle
-    around 0: a cut) the formal series of :func:`~.blocks_threshold.shift_laurent`."""
+def _laurent(model, digits: int, sojourn: bool, H=Fraction(0), parts=None, order: int = 1):
+    """({D: [alpha_D1, ..., alpha_DJ]}, {D: W~_D(0)}, {D: W_D(oo)}, E[Y], whether every shift is kept: no
+    geometric series of shifts cut at the horizon) of (SN) (J = ``order``, the highest pole
+    order at 0 of the shifted parts W_D(s) = sum_j alpha_Dj / s^j + W~_D(s)) to ``digits`` digits (mpf): the
+    trapezoidal rule on the circle of radius h = scale / 1000 around 0
+    (:func:`~.blocks_threshold.singularity_scale`) with digits + 10 nodes at digits + (J + 1) log10(1/h) + 10 working
+    digits (the poles' alpha_Dj / h^j cancel in W~_D(0)), alpha_Dj = (1/n) sum_k W_D(p_k) p_k^j and W~_D(0) =
+    (1/n) sum_k W_D(p_k). ``parts(ctx, s, mean_y)`` gives {D: W_D(s)} (s None: the limit s -> oo; default the
+    threshold transform's, :func:`threshold_shift_parts`); for a lognormal (no circle around 0: a cut)
+    the formal series of :func:`~.blocks_threshold.shift_laurent`."""
     import mpmath
 
     from ..backend import mp_context
     from .block_moments import passage_moments
     from .blocks_threshold import numeric_law, shift_laurent, singularity_scale
 
+    if parts is None:
+        def parts(ctx, s, mean_y):
+            return threshold_shift_parts(model, ctx, s, mean_y, sojourn)
     blocks = blocks_of(model)
     scale = singularity_scale(model, blocks)
-    work = mp_context(digits + int(2 * math.log10(1000 / float(scale))) + 10)
+    work = mp_context(digits + int((order + 1) * math.log10(1000 / float(scale))) + 10)
     with work, Horizon(H):
         mean_y = passage_moments(model, work, order=1)[0][1]
+        complete = not Shifts.infinite
         if numeric_law(model) is not None:  # a lognormal (a cut along the negative axis): formal series at 0
-            alpha, finite = shift_laurent(lambda s: threshold_shift_parts(model, work, s, mean_y, sojourn), work)
+            alpha, finite = shift_laurent(lambda z: parts(work, z, mean_y), work, order)
         else:
             h = work.num(scale) / 1000
             n = digits + 10
             pts = [h * mpmath.expj(2 * mpmath.pi * (k + mpmath.mpf(1) / 2) / n) for k in range(n)]
-            parts = threshold_shift_parts(model, work, np.array(pts, dtype=object), mean_y, sojourn)
+            values_of = parts(work, np.array(pts, dtype=object), mean_y)
             alpha, finite = {}, {}
-            for D, values in parts.items():
+            for D, values in values_of.items():
                 values = np.broadcast_to(values, (n,))
-                alpha[D] = mpmath.fsum(v * p for v, p in zip(values, pts)).real / n
+                alpha[D] = [mpmath.fsum(v * p**j for v, p in zip(values, pts)).real / n for j in range(1, order + 1)]
                 finite[D] = mpmath.fsum(values).real / n
-        at_infinity = {D: (np.broadcast_to(v, (1,))[0] if not sojourn else 0)
-                       for D, v in threshold_shift_parts(model, work, None, mean_y).items()}
+        at_infinity = {} if sojourn else parts(work, None, mean_y)
+        at_infinity = {D: np.broadcast_to(v, (1,))[0] for D, v in at_infinity.items()}
         at_infinity = {D: (v.real if hasattr(v, "real") else v) for D, v in at_infinity.items()}
-    return alpha, finite, at_infinity, mean_y
+    return alpha, finite, at_infinity, mean_y, complete
 
 
 def threshold_shift_laws(model, kind: str):
     """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn by (SN) (section above); float64 gives
-    None where it must escalate (an inversion that fails its self-check, or kappa > 10)."""
+    None where it must escalate (an inversion that fails its self-check, or kappa > 10). A uniform law among the
+    laws entering the wait adds poles of higher order to the shifted parts: :func:`laurent_shift_laws` with
+    J = 2 + (the number of such laws)."""
+    order = 1 + (1 + len(density_laws(model)) if density_laws(model) else 0)
+    return laurent_shift_laws(model, kind, None, order)
+
+
+def laurent_shift_laws(model, kind: str, parts, order: int):
+    """``tails(ts, digits)`` of the wait (``kind`` "wait") or the sojourn from its shifted parts
+    W(s) = sum_D e^{-s D} W_D(s), W_D(s) = sum_{j=1}^{J} alpha_Dj / s^j + W~_D(s) with W~_D analytic at 0
+    (``parts``: see :func:`_laurent`; J = ``order``). The inverse of e^{-s D} / s^j is (x - D)_+^{j-1} / (j-1)!, so
+    the distribution function is a finite sum over the shifts D <= t:
+
+        P(W > t) = 1 - sum_{D <= t} [ W~_D(0) P(Z_D <= t - D) + sum_j alpha_Dj (t - D)^j / j! ],           (SN)
+
+    Z_D of transform W~_D(s) / W~_D(0), a smooth inversion at the shifted time t - D, its atom at 0 W_D(oo) / W~_D(0).
+    Beyond the largest shift M the polynomial parts cancel (the pole parts sum to the transform of a function
+    supported on [0, M]) and sum_D W~_D(0) = W(0) - sum_{D,j} alpha_Dj (-D)^j / j!, so for t >= M
+
+        P(W > t) = sum_D W~_D(0) P(Z_D > t - D)                                                             (SN')
+
+    with no "1 -" (the only form for a small tail). J = 1 with the threshold transform's parts is the section's
+    (SN); a uniform setup or vacation (its transform (e^{-s a} - e^{-s b}) / ((b - a) s): two shifts with a 1 / s
+    factor) raises J. float64 gives None where it must escalate (an inversion that fails its self-check, or
+    kappa > 10)."""
     from ..response import ResponseLaw, law_float64_tails, tails as inverted_tails
 
     sojourn = kind == "sojourn"
@@ -706,22 +847,29 @@ def threshold_shift_laws(model, kind: str):
         key = digits or 15
         got = kept.get(key)
         if got is None or got[0] < H:
-            kept[key] = (H, _laurent(model, key + 15, sojourn, H))
+            kept[key] = (H, _laurent(model, key + 15, sojourn, H, parts, order))
         return kept[key][1]
 
     def part_law(D, digits):
-        alpha, finite, at_inf, mean_y = coefficients(digits, D)
+        alpha, finite, at_inf, mean_y, _ = coefficients(digits, D)
 
         def make(ctx):
+            def num(x):
+                return float(x) if ctx.is_float64 else ctx.num(x)
+
             with ctx:
-                a, f, ey = ctx.num(alpha[D]) if not ctx.is_float64 else float(alpha[D]), \
-                    (ctx.num(finite[D]) if not ctx.is_float64 else float(finite[D])), \
-                    (ctx.num(mean_y) if not ctx.is_float64 else float(mean_y))
+                a, f, ey = [num(v) for v in alpha[D]], num(finite[D]), num(mean_y)
 
             def F(s):
                 with ctx, Horizon(D):
-                    W = threshold_shift_parts(model, ctx, s, ey, sojourn).get(D, 0)
-                    return (W - a / s) / f
+                    W = (parts(ctx, s, ey) if parts is not None else
+                         threshold_shift_parts(model, ctx, s, ey, sojourn)).get(D, 0)
+                    inv = 1 / s
+                    power = inv
+                    for aj in a:
+                        W = W - power * aj
+                        power = power * inv
+                    return W / f
             return F
 
         def p_zero(ctx):
@@ -737,20 +885,22 @@ def threshold_shift_laws(model, kind: str):
     def one(t, digits):
         import mpmath
 
-        alpha, finite, _, _ = coefficients(digits, t)
+        alpha, finite, _, _, complete = coefficients(digits, t)
         pieces = []
         with mpmath.workdps((digits or 15) + 10):
-            # the shifts D <= t explicitly (complete: the reciprocals keep every shift up to the horizon H >= t); those
-            # beyond t, sum_{D > t} [W~_D(0) + (-alpha_D) (D - t)], from sum_D (W~_D(0) - alpha_D D) = W(0) = 1 and
-            # sum_D alpha_D = 0: 1 - sum_{D <= t} (W~_D(0) - alpha_D D) - t sum_{D <= t} alpha_D (computed with the
-            # coefficients' digits + 15: a difference of O(1) numbers)
+            # (SN): the shifts D <= t explicitly (complete: the reciprocals keep every shift up to the horizon
+            # H >= t), 1 - sum_{D <= t} (W~_D(0) + sum_j alpha_Dj (t - D)^j / j!) computed with the coefficients'
+            # digits + 15 (a difference of O(1) numbers); beyond the largest shift (SN'), without it
             near = [D for D in finite if D <= t]
             tm = mpmath.mpf(t.numerator) / t.denominator
-            rest = (1 - mpmath.fsum(mpmath.mpf(finite[D]) - mpmath.mpf(alpha[D]) * (mpmath.mpf(D.numerator) /
-                                                                                 D.denominator) for D in near)
-                    - tm * mpmath.fsum(mpmath.mpf(alpha[D]) for D in near))
-            if rest != 0:
-                pieces.append(rest)
+            beyond = complete and t >= max(finite)
+            rest, scales, errors = mpmath.mpf(0), [], []
+            if not beyond:
+                rest = 1 - mpmath.fsum(mpmath.mpf(finite[D]) for D in near) - mpmath.fsum(
+                    mpmath.mpf(a) * (tm - mpmath.mpf(D.numerator) / D.denominator) ** j / mpmath.factorial(j)
+                    for D in near for j, a in enumerate(alpha[D], start=1))
+                if rest != 0:
+                    pieces.append(rest)
             for D in near:
                 if finite[D] == 0:
                     continue
@@ -758,17 +908,32 @@ def threshold_shift_laws(model, kind: str):
                 law = part_law(D, digits)
                 if u == 0:
                     value = 1 - mpmath.mpf(law.p_zero(_context_for(digits)))
+                elif digits is None and order > 1:  # a signed part: its tail unclamped, with its error
+                    value, error = _float64_signed_tail(law, u)
+                    if value is None:
+                        return None, math.inf
+                    errors.append(abs(mpmath.mpf(finite[D])) * error)
                 elif digits is None:
                     got, why = law_float64_tails(law, [u])
                     if why is not None:
                         return None, math.inf
                     value = got[0]
+                elif order > 1:  # signed parts (a uniform law): each tail to 10^-(digits + 1) absolute
+                    value = _absolute_tail(law, u, digits, kind)
                 else:
                     value = inverted_tails(law, [u], digits, option=f"{kind}_tail")[0][0]
                 pieces.append(mpmath.mpf(finite[D]) * mpmath.mpf(value))
+                scales.append(abs(mpmath.mpf(finite[D])))
             total = mpmath.fsum(pieces)
             if not total > 0:
                 return total, math.inf
+            if order > 1 and digits is None:  # float64: kept when the parts' errors are within 1e-9 of the sum (the
+                # float64 criterion of the precision policy), else escalated (kappa oo)
+                error = mpmath.fsum(errors) + 1e-15 * mpmath.fsum(abs(p) for p in pieces)
+                return +total, (1.0 if error <= 1e-9 * total else math.inf)
+            if order > 1 and digits is not None:  # the error bound: sum_D |W~_D(0)| 10^-(digits + 1)
+                return +total, float((abs(rest) + mpmath.fsum(scales)) / total) if not beyond else \
+                    float(mpmath.fsum(scales) / total)
             return +total, float(mpmath.fsum(abs(p) for p in pieces) / total)
 
     def tails(ts, digits):
@@ -793,6 +958,118 @@ def threshold_shift_laws(model, kind: str):
         return cancelling_sums(ts, digits, kind, "shifted parts", one)
 
     return tails
+
+
+# -- start threshold 1 with a uniform setup or vacation: the Laurent parts of (SH) ---------------------------------
+#
+# A uniform law's transform (e^{-s a} - e^{-s b}) / ((b - a) s) is two shifts with coefficients in 1 / s
+# (:func:`shift_pieces`), so the first-service law of the passage is Y(s) = sum_D y_D(s) e^{-s D} with y_D meromorphic
+# at 0 (poles of order up to the number of uniform laws) and the jets of (SH) do not exist. The wait
+# W(s) = W_none(s) V_r(s) = sum_D e^{-s D} W_D(s) with
+#
+#     W_D(s) = c W_none(s) ([D = 0] - y_D(s)) / s,       c = lambda l_1 / E[Y],                               (SU)
+#
+# (the sojourn: W_none(s) B*(s) in place of W_none(s)) is then the shifted parts of (SN) with poles of order up to
+# J = 2 + (the number of uniform laws), and :func:`laurent_shift_laws` gives its tails: no transform with an
+# exp(-s D) factor is inverted, only W~_D(s) = W_D(s) - sum_j alpha_Dj / s^j (an integrated smooth function with its
+# polynomial part removed) at the shifted times t - D. P(W = 0) = W_0(oo) = c P(W_none = 0) b_0 / lambda, b_D the
+# coefficient of X in y_D as s -> oo (the uniform laws' coefficients c / s vanish there).
+
+
+def generating_shift_parts(model, kind: str):
+    """``parts(ctx, s, mean_y)`` -> {D: W_D(s)} of (SU) at the context array ``s`` (None: the limit s -> oo, where
+    W_D(oo) = c P(W_none = 0) b_D / lambda; the sojourn's are 0), for :func:`laurent_shift_laws`."""
+    from . import vacation_wait as VW
+    from .block_laws import bare_model
+
+    own = VW.response_laws(bare_model(model))[kind]
+    blocks = blocks_of(model)
+    transforms: dict = {}
+
+    def parts(ctx, s, mean_y):
+        lam = ctx.num(model.rate)
+        c = lam * ctx.num(model.batch.mean) / mean_y
+        if s is None:
+            if kind == "sojourn":
+                return {Fraction(0): ctx.num(0)}
+            one = passage(blocks, ShiftPassage(model, ctx, X=ctx.num(1)))
+            zero = passage(blocks, ShiftPassage(model, ctx, X=ctx.num(0)))
+            p0 = own.p_zero(ctx)
+            return {D: (one.terms.get(D, 0) - zero.terms.get(D, 0)) * (c * p0 / lam)
+                    for D in set(one.terms) | set(zero.terms)}
+        key = None if ctx.is_float64 else ctx.dps
+        if key not in transforms:
+            transforms[key] = own.transform(ctx)
+        base = transforms[key](s)
+        Y = passage(blocks, ShiftPassage(model, ctx, s=s))
+        inv = 1 / s
+        out = {D: (-y) * inv * base * c for D, y in Y.terms.items()}
+        zero_shift = Fraction(0)
+        out[zero_shift] = (out[zero_shift] if zero_shift in out else 0) + inv * base * c
+        return out
+
+    return parts
+
+
+def density_shift_laws(model, kind: str):
+    """``tails(ts, digits)`` of the wait or the sojourn with start threshold 1 and a uniform law entering the wait
+    (section above, (SU)): :func:`laurent_shift_laws` with J = 2 + the number of uniform laws."""
+    return laurent_shift_laws(model, kind, generating_shift_parts(model, kind), 2 + len(density_laws(model)))
+
+
+def density_shift_atom(model, ctx):
+    """P(W = 0) = W_0(oo) of (SU) in ``ctx`` (start threshold 1, a uniform law entering the wait)."""
+    from .block_moments import passage_moments
+
+    with ctx:
+        mean_y = passage_moments(model, ctx, order=1)[0][1]
+        value = generating_shift_parts(model, "wait")(ctx, None, mean_y).get(Fraction(0), 0)
+        return value.real if hasattr(value, "real") else value
+
+
+def _float64_signed_tail(law, u):
+    """(P(Z > u), its error) of a signed part's law in float64, or (None, None): the Euler inversion with the two
+    parameter sets of :func:`~qderive.numeric.kernels.tails.float64_tails` (discretisation errors about e^{-23} and
+    e^{-27}), not clamped to [0, 1] (the part is a signed measure), the error their difference (None: not finite)."""
+    from ..backend import FLOAT64
+    from ..kernels.inversion import euler_inversion
+    from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
+
+    G = tail_transform(law.transform(FLOAT64))
+    t = np.array([float(u)])
+    with np.errstate(all="ignore"):
+        try:
+            a, b = (euler_inversion(FLOAT64, G, t, A, n, m)[0] for A, n, m in TAIL_FLOAT64_SETS)
+        except (OverflowError, ZeroDivisionError):
+            return None, None
+    if not (np.isfinite(a) and np.isfinite(b)):
+        return None, None
+    return float(np.real(a)), float(abs(a - b))
+
+
+def _absolute_tail(law, u, digits: int, kind: str):
+    """P(Z > u) of a signed part's law (its tail may be near 0 or negative: no relative digits) to 10^-(digits + 1)
+    absolute: the Euler inversion of :mod:`qderive.numeric.response` (discretisation error e^{-A}, absolute) at
+    digits + 3 and digits + 8, more by 10 until the two agree, within the ``inversion_digits`` limit."""
+    import mpmath
+
+    from ...symbolic import limits as _limits
+    from ..backend import mp_context
+    from ..response import _euler
+
+    extra = 0
+    while True:
+        want = digits + 3 + extra
+        _limits.check("inversion_digits", want, f"a shifted part of P({kind} > t) at {float(u):.6g} needs {want} "
+                      "digits of inversion")
+        a_ctx, b_ctx = mp_context(int(1.5 * want) + 10), mp_context(int(1.5 * (want + 5)) + 10)
+        with a_ctx:
+            a = _euler(law, a_ctx, [u], want)[0]
+        with b_ctx:
+            b = _euler(law, b_ctx, [u], want + 5)[0]
+            if abs(a - b) <= mpmath.mpf(10) ** -(digits + 1):
+                return +b
+        extra += 10
 
 
 def _context_for(digits):

@@ -300,14 +300,15 @@ def _formal_coefficients(model, ctx, k: int, top: int, read, first=None) -> list
     return [ctx.num(float(v)) if ctx.is_float64 else ctx.num(v) for v in out]
 
 
-def shift_laurent(parts, work) -> tuple:
-    """({D: alpha_D}, {D: W~_D(0)}): the coefficients of s^-1 and s^0 of the shifted parts W_D(s) = alpha_D / s +
-    W~_D(s) of (SN) (:mod:`~.blocks_shifts`), ``parts(s)`` = {D: W_D(s)} computed by the interpreter at the formal
-    variable s (:class:`ThresholdTransform`), in the mpmath context ``work``: the principal parts at 0 need finitely
-    many right-derivatives of each law, as the moments do (:func:`threshold_moments`), so a lognormal law too (its
-    transform has no Laurent expansion around 0 to put a circle on). The series start at O(s^3) and are carried
-    further while a division left s^0 unknown; a pole of order 2 or more (cancelled poles: rounding) above
-    10^-(digits - 10) of the coefficients read is an ArithmeticError."""
+def shift_laurent(parts, work, order: int = 1) -> tuple:
+    """({D: [alpha_D1, ..., alpha_DJ]}, {D: W~_D(0)}): the coefficients of s^-1 .. s^-J (J = ``order``) and s^0 of
+    the shifted parts W_D(s) = sum_j alpha_Dj / s^j + W~_D(s) of (SN) (:mod:`~.blocks_shifts`), ``parts(s)`` =
+    {D: W_D(s)} computed by the interpreter at the formal variable s (:class:`ThresholdTransform`), in the mpmath
+    context ``work``: the principal parts at 0 need finitely many right-derivatives of each law, as the moments do
+    (:func:`threshold_moments`), so a lognormal law too (its transform has no Laurent expansion around 0 to put a
+    circle on). The series start at O(s^3) and are carried further while a division left s^0 unknown; a pole of
+    order above J (cancelled poles: rounding) above 10^-(digits - 10) of the coefficients read is an
+    ArithmeticError."""
     import mpmath
 
     precision = 3
@@ -321,10 +322,10 @@ def shift_laurent(parts, work) -> tuple:
         raise ArithmeticError(f"the shifted parts' series lost their s^0 (carried to O(s^{precision}))")
     tiny = mpmath.mpf(10) ** -(work.dps - 10)
     for D, v in got.items():
-        size = max(abs(v.coefficient(-1)), abs(v.coefficient(0)), 1)
-        if any(abs(v.coefficient(j)) > tiny * size for j in range(v.v, -1)):
-            raise ArithmeticError(f"a pole of order 2 or more in the shifted part D = {D} of the wait: {v}")
-    return ({D: v.coefficient(-1).real for D, v in got.items()},
+        size = max([abs(v.coefficient(-j)) for j in range(order + 1)] + [1])
+        if any(abs(v.coefficient(j)) > tiny * size for j in range(v.v, -order)):
+            raise ArithmeticError(f"a pole of order above {order} in the shifted part D = {D} of the wait: {v}")
+    return ({D: [v.coefficient(-j).real for j in range(1, order + 1)] for D, v in got.items()},
             {D: v.coefficient(0).real for D, v in got.items()})
 
 

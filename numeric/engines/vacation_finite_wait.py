@@ -284,10 +284,12 @@ within 3e-15 of the infinite room's exact sums, --digits 20 1.7 s, 40 and 60 dig
 sequences at D digits, the state at the arrival). Checked against the exact sums (F4) of an Erlang-2 vacation taken
 as a law with only a survival function (the
 quadrature within 4e-15, tests/test_vacation_quadrature.py; the steps' brackets hold them and shrink,
-tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. Other kinked
-laws (a smooth service that is not phase-type, such as gamma of non-integer shape, with constant, empirical or
-uniform vacations) are refused for tails and quantiles with the reason (a phase-type service with a lognormal
-vacation is inverted, item 8); the moments work for every law.
+tests/test_wait_finite_vacation_laws.py), mpmath's quadrature of (F2), and seeded simulations. A smooth
+service that is not phase-type (gamma of non-integer shape) with constant or empirical vacations has exact tails by
+the sums (SF) of :mod:`~qderive.numeric.engines.blocks_finite_shifts` (:func:`kinked_setup` returns its
+``ShiftSetup``; branch sh26). Other kinked laws (such a service with uniform vacations) are refused for tails and
+quantiles with the reason (a phase-type service with a lognormal vacation is inverted, item 8); the moments work for
+every law.
 Measured for the phase-type service (tests/test_wait_finite_kinked_vacation.py and docs/performance.md, "finite
 room, smooth service with kinked vacations"): against an independent 60-digit computation (the embedded chain at
 the period starts, exact polynomial-exponential integrals over the vacation's age) at r = 30, Erlang-2 service,
@@ -1463,9 +1465,12 @@ def kinked_setup(service, vacation):
     ph = service.phase_type()
     why = (f"the service time {service} is not phase-type, so the finite room has no exact sum for it with the "
            f"vacation {vacation} (exact tails with constant or empirical vacations need an exponential, Erlang, "
-           "hyperexponential, Coxian or phase-type service)")
+           "hyperexponential, Coxian or phase-type service, or a smooth one with a closed-form transform: gamma)")
     if ph is None:
-        return None, why
+        from .blocks_finite_shifts import shift_setup
+
+        shifted = shift_setup(service, vacation)  # a smooth service, a constant or empirical vacation: (SF)
+        return (shifted, "") if shifted is not None else (None, why)
     try:
         alpha = tuple(Fraction(a) for a in ph[0])
         T = tuple(tuple(Fraction(v) for v in row) for row in ph[1])
@@ -1497,6 +1502,10 @@ def kinked_tails(law: "FiniteWait", setup, kind: str):
     1e-10 of it and gives None otherwise (recomputed at 15 digits, with
     a note); D digits use the mpmath data (D + guard + 24 digits) and extend rows and Horner steps until the
     truncation is below 10^-(D+2) of the tail."""
+    from .blocks_finite_shifts import ShiftSetup, finite_shift_tails
+
+    if isinstance(setup, ShiftSetup):  # a smooth service that is not phase-type: the shifted sums (SF)
+        return finite_shift_tails(law, kind)
     extra = 1 if kind == "sojourn" else 0
 
     def sums_for(ctx):
@@ -1792,6 +1801,7 @@ def _block_tails_refusal(model) -> tuple[str, str] | None:
     every node's precision, do not settle within the budget: :func:`_numeric_law_refusal`; the lattice brackets of a
     lognormal service are not written with blocks), else a law with kinks (:func:`~.blocks.kinked_law`)."""
     from .blocks import kinked_law
+    from .blocks_finite_shifts import finite_shift_plan
 
     for field in ("service", "vacation", "setup", "close_down"):
         law = getattr(model, field)
@@ -1800,7 +1810,10 @@ def _block_tails_refusal(model) -> tuple[str, str] | None:
             return field, (f"the {name} time {law} is heavy-tailed: the finite room's count sequences of its arrivals "
                            "do not settle within the time budget (the moments are computed; the infinite room, "
                            "vacation-infinite, computes its tails)")
-    return kinked_law(model)
+    plan, why = finite_shift_plan(model)  # a constant or empirical law: the shifted sums (SF)
+    if plan is not None:
+        return None
+    return why if why is not None else kinked_law(model)
 
 
 def _response_check(model, asked):
@@ -1848,8 +1861,15 @@ def response_laws(model, wait=None) -> dict:
     from .vacation_wait import smooth_laws
 
     if model.blocks:
+        from .blocks_finite_shifts import finite_shift_plan, finite_shift_tails
+
         kinked = _block_tails_refusal(model)
         w = wait_law_data(model) if wait is None else wait
+        if kinked is None and finite_shift_plan(model)[0] is not None:  # a constant or empirical law: (SF)
+            why = "the wait's transform has exp(-s D) factors (a constant or empirical setup or vacation)"
+            own = {kind: finite_shift_tails(w, kind) for kind in ("wait", "sojourn")}
+            return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), False, why,
+                                      own[kind], own[kind].rough) for kind in ("wait", "sojourn")}
         return {kind: ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), kinked is None,
                                   "" if kinked is None else kinked[1]) for kind in ("wait", "sojourn")}
     laws = {k: v for k, v in model.parameters().items() if k in ("service", "vacation")}
@@ -1881,6 +1901,7 @@ def response_laws(model, wait=None) -> dict:
     for kind in ("wait", "sojourn"):
         own = None if setup is None else make(w, setup, kind)
         own, bracket, rough, bound = (own or (None,) * 4) if make is service_lattice_tails else (own, None, None, None)
+        rough = getattr(own, "rough", rough)  # (SF): its float64 sums guide the quantile search
         out[kind] = ResponseLaw(kind, w.transform(kind), w.p_zero(kind), w.moment_values(kind), smooth,
                                 why_not or why, own, rough, bracket, bound)
     return out
