@@ -208,7 +208,7 @@ def _tail_transform(F, ctx):
     return tail_transform(F)
 
 
-def _euler(law: ResponseLaw, ctx, ts, digits):
+def euler_tails(law: ResponseLaw, ctx, ts, digits):
     A, n, m = euler_parameters(digits)
     G = _tail_transform(law.transform(ctx), ctx)
     with ctx:
@@ -265,9 +265,9 @@ def _mp_tails(law: ResponseLaw, ts: list, digits: int):
                           f"{digits} relative digits of it need {want} digits of inversion")
             a_ctx, b_ctx = mp_context(int(1.5 * want) + 10), mp_context(int(1.5 * (want + 5)) + 10)
             with a_ctx:
-                a = _euler(law, a_ctx, [t], want)[0]
+                a = euler_tails(law, a_ctx, [t], want)[0]
             with b_ctx:
-                b = _euler(law, b_ctx, [t], want + 5)[0]
+                b = euler_tails(law, b_ctx, [t], want + 5)[0]
                 agreed = _agreement(a, b)
                 if b > 0 and agreed >= digits + 2:
                     out.append(+b)
@@ -746,7 +746,7 @@ def _mp_quantile(law, level: Fraction, mean, digits: int, guess=None):
                 lev = ctx.num(level)
 
                 def g(logt, ctx=ctx, lev=lev, w=want + offset):
-                    tail = _euler(law, ctx, [mpmath.exp(logt)], w)[0]
+                    tail = euler_tails(law, ctx, [mpmath.exp(logt)], w)[0]
                     if tail <= 0:
                         return mpmath.mpf(-1)
                     return mpmath.log(tail) - mpmath.log(lev)

@@ -406,11 +406,8 @@ def test_laws_without_exact_sums_stay_refused_with_the_reason():
     with pytest.raises(ParameterError, match="--wait-tail.*service time gamma.*not phase-type"):
         model.evaluate(wait_tail=["1"])
     # (a uniform service has certified brackets since issue 28: tests/test_wait_lattice_finite_service.py)
-    # (a lognormal service has certified brackets since issue 28, (F6); a lognormal vacation with an exponential
-    # service has none)
-    model = qd.FiniteVacationQueue(F(3, 4), PMF, qd.Exponential(1), qd.LogNormal(F(1, 2), 2), 3)
-    with pytest.raises(ParameterError, match="--wait-quantile.*vacation time lognormal.*heavy-tailed"):
-        model.evaluate(wait_quantile=["0.9"])
+    # (a lognormal service or vacation with a smooth other law is inverted since issue 28, branch lg28:
+    # tests/test_finite_lognormal_inversion.py)
     assert lattice_setup(qd.Deterministic(2), qd.Deterministic(1))[0] == (2, ((1, 0, 1),))
     # a law stating its survival function by matrix-exponential (phase-type) pieces (w, theta, None, (alpha, P))
     # is accepted, with its exit vector 1 - P 1 exact

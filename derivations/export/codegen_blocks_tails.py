@@ -110,7 +110,7 @@ def _transforms(laws, params, top, batch):
     import sympy as sp
 
     from ...numeric.compile import numpy_source
-    from ...numeric.engines.vacation_finite_wait import lst_expressions
+    from ...numeric.engines.finite_laws import lst_expressions
 
     s = sp.Symbol("s")
     symbols = [p[0] for p in params]

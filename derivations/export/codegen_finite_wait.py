@@ -26,7 +26,7 @@ copied verbatim:
 
 Only beta(s) and the difference quotient (beta(s) - beta(lambda)) / (lambda - s) of the service (and
 vacation) law are printed by SymPy, from the expressions the engine compiles
-(:func:`qderive.numeric.engines.vacation_finite_wait.lst_expressions`). The data of a parameter point
+(:func:`qderive.numeric.engines.finite_laws.lst_expressions`). The data of a parameter point
 are built once and kept (the last few points). Where ``qderive eval`` would recompute with mpmath (the
 self-check fails, a tail below 1e-6, the float64 data over- or underflow), the generated function raises
 ``ValueError`` naming the point and the ``qderive eval vacation-finite ... --digits`` command that computes
@@ -360,7 +360,7 @@ def _vacation_parts(law):
     steps w 1{x < d} (``survival_pieces``), or its linear pieces (``linear_survival``: uniform, a mixture of constant
     vacations with the density c on [x_0, x_1]) by the engine's
     :func:`~qderive.numeric.engines.vacation_finite_wait.linear_parts`; None for any other law."""
-    from ...numeric.engines.vacation_finite_wait import linear_parts
+    from ...numeric.engines.finite_laws import linear_parts
 
     if _steps(law):
         return tuple((w, d) for w, _, d in law.survival_pieces()), ()
@@ -374,7 +374,7 @@ def _lst_source(service, vacation, lst_args):
     import sympy as sp
 
     from ...numeric.compile import numpy_source
-    from ...numeric.engines.vacation_finite_wait import lst_expressions
+    from ...numeric.engines.finite_laws import lst_expressions
     from .families import LAM
 
     s = sp.Symbol("s")

@@ -149,7 +149,7 @@ def finite_shift_tails(wait, kind: str):
     from ..backend import FLOAT64, mp_context
     from ..kernels import finite_wait as K
     from ..response import ResponseLaw
-    from .vacation_finite_wait import _suffix_at, lst_at
+    from .finite_laws import lst_at, suffix_at
     from .vacation_wait import gauss_legendre
 
     model = wait.model
@@ -212,7 +212,7 @@ def finite_shift_tails(wait, kind: str):
                 b = lst_at(model.service, work, z, data.lam if work.is_float64 else +data.lam)[0]
                 Phi = np.broadcast_to(w, (len(z), data.r)) if data.r else K.fw_complex_zeros(work, (len(z), 0))
                 N = K.wait_admission_sum(work, np.array(Phi), b, data.tail, data.pmf, 0, data.whole, None)
-                N = N * _suffix_at(data, work, z, data.lam if work.is_float64 else +data.lam)
+                N = N * suffix_at(data, work, z, data.lam if work.is_float64 else +data.lam)
                 return N * b if sojourn else N
             return at_nodes(ctx, s, compute)
         return values
@@ -250,11 +250,11 @@ def finite_shift_tails(wait, kind: str):
         if u == 0:
             return mass - atom, 0.0
         if digits is None:
-            value, error = _float64_signed_tail(law, u)
+            value, error = float64_signed_tail(law, u)
             if value is None:
                 return None, None
             return mass * value, abs(mass) * error
-        return mass * _absolute_tail(law, u, digits, kind), abs(mass) * mpmath.mpf(10) ** -(digits + 1)
+        return mass * absolute_tail(law, u, digits, kind), abs(mass) * mpmath.mpf(10) ** -(digits + 1)
 
     def one(t, digits, nodes):
         """(N(0) P(W > t) by (SF) with Gauss-Legendre of ``nodes`` per piece, N(0), the parts' error bound), or
@@ -412,20 +412,20 @@ def root_order(law) -> int:
     return q if q <= 12 else 1
 
 
-def _float64_signed_tail(law, u):
-    from .blocks_shifts import _float64_signed_tail as tail
+def float64_signed_tail(law, u):
+    from .blocks_shifts import float64_signed_tail as tail
 
     return tail(law, u)
 
 
-def _absolute_tail(law, u, digits, kind):
-    from .blocks_shifts import _absolute_tail as tail
+def absolute_tail(law, u, digits, kind):
+    from .blocks_shifts import absolute_tail as tail
 
     return tail(law, u, digits, kind)
 
 
 def _batches():
-    from .vacation_finite_wait import Strategy
+    from .finite_laws import Strategy
 
     return Strategy.BATCHES
 

@@ -208,7 +208,7 @@ def _shift_pieces(law):
         L*(s) = sum_i w_i e^{-s d_i} + sum_k c_k (e^{-s x_0k} - e^{-s x_1k}) / s,
 
     the uniform law on [a, b]: (e^{-s a} - e^{-s b}) / ((b - a) s)."""
-    from .vacation_finite_wait import linear_parts
+    from .finite_laws import linear_parts
     from .vacation_wait import linear_pieces
 
     if discrete_atoms(law) is not None or not hasattr(law, "survival"):
@@ -909,7 +909,7 @@ def laurent_shift_laws(model, kind: str, parts, order: int):
                 if u == 0:
                     value = 1 - mpmath.mpf(law.p_zero(_context_for(digits)))
                 elif digits is None and order > 1:  # a signed part: its tail unclamped, with its error
-                    value, error = _float64_signed_tail(law, u)
+                    value, error = float64_signed_tail(law, u)
                     if value is None:
                         return None, math.inf
                     errors.append(abs(mpmath.mpf(finite[D])) * error)
@@ -919,7 +919,7 @@ def laurent_shift_laws(model, kind: str, parts, order: int):
                         return None, math.inf
                     value = got[0]
                 elif order > 1:  # signed parts (a uniform law): each tail to 10^-(digits + 1) absolute
-                    value = _absolute_tail(law, u, digits, kind)
+                    value = absolute_tail(law, u, digits, kind)
                 else:
                     value = inverted_tails(law, [u], digits, option=f"{kind}_tail")[0][0]
                 pieces.append(mpmath.mpf(finite[D]) * mpmath.mpf(value))
@@ -1027,7 +1027,7 @@ def density_shift_atom(model, ctx):
         return value.real if hasattr(value, "real") else value
 
 
-def _float64_signed_tail(law, u):
+def float64_signed_tail(law, u):
     """(P(Z > u), its error) of a signed part's law in float64, or (None, None): the Euler inversion with the two
     parameter sets of :func:`~qderive.numeric.kernels.tails.float64_tails` (discretisation errors about e^{-23} and
     e^{-27}), not clamped to [0, 1] (the part is a signed measure), the error their difference (None: not finite)."""
@@ -1047,7 +1047,7 @@ def _float64_signed_tail(law, u):
     return float(np.real(a)), float(abs(a - b))
 
 
-def _absolute_tail(law, u, digits: int, kind: str):
+def absolute_tail(law, u, digits: int, kind: str):
     """P(Z > u) of a signed part's law (its tail may be near 0 or negative: no relative digits) to 10^-(digits + 1)
     absolute: the Euler inversion of :mod:`qderive.numeric.response` (discretisation error e^{-A}, absolute) at
     digits + 3 and digits + 8, more by 10 until the two agree, within the ``inversion_digits`` limit."""
@@ -1055,7 +1055,7 @@ def _absolute_tail(law, u, digits: int, kind: str):
 
     from ...symbolic import limits as _limits
     from ..backend import mp_context
-    from ..response import _euler
+    from ..response import euler_tails
 
     extra = 0
     while True:
@@ -1064,9 +1064,9 @@ def _absolute_tail(law, u, digits: int, kind: str):
                       "digits of inversion")
         a_ctx, b_ctx = mp_context(int(1.5 * want) + 10), mp_context(int(1.5 * (want + 5)) + 10)
         with a_ctx:
-            a = _euler(law, a_ctx, [u], want)[0]
+            a = euler_tails(law, a_ctx, [u], want)[0]
         with b_ctx:
-            b = _euler(law, b_ctx, [u], want + 5)[0]
+            b = euler_tails(law, b_ctx, [u], want + 5)[0]
             if abs(a - b) <= mpmath.mpf(10) ** -(digits + 1):
                 return +b
         extra += 10

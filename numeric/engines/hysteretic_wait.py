@@ -313,7 +313,7 @@ class _InstantWait(_HystereticWait):
         Phi = K.fw_complex_zeros(ectx, (nodes, data.r))
         c = np.flatnonzero(by_counts)
         if len(c):
-            get = values.__getitem__ if isinstance(values, FW.Converted) else functools.partial(getattr, data)
+            get = values.__getitem__ if FW.gmpy_values(values) else functools.partial(getattr, data)
             Phi[c] = KB.birth_levels_by_customers(ectx, z[c], get("lam"), get("rate_at"), get("jump"), get("Y"),
                                                   get("Zp"), g0[c])
         rest = np.flatnonzero(~by_counts)

@@ -342,21 +342,11 @@ from ..response import ResponseLaw
 from ..sequences import batch_vectors, check_count_work, digits_for, sum_count_sequences
 from .base import Trouble
 from ..size_biased import FLOAT64_DIGITS, count_terms, count_terms_float64, has_size_biased_counts
-from .vacation_wait import law_values, numeric_transform
+from .finite_laws import Strategy, linear_parts, lst_at, lst_expressions, suffix_at  # noqa: F401 - re-exported
+from .vacation_wait import numeric_transform
 
 __all__ = ["Strategy", "kinked_setup", "kinked_tails", "lattice_setup", "lattice_tails", "response_laws",
            "service_lattice_setup", "service_lattice_tails", "wait_law_data"]
-
-
-class Strategy(enum.Enum):
-    """How Phi(s) is computed at the nodes (module docstring, item 4); tests force one to compare them."""
-
-    #: float64: by batches everywhere; mpmath: by customers where that is stable, by batches elsewhere
-    AUTO = "auto"
-    #: by batches at every node
-    BATCHES = "batches"
-    #: by customers where that is stable (also in float64), by batches elsewhere
-    CUSTOMERS = "customers"
 
 
 def _policy(model) -> str:
@@ -666,72 +656,6 @@ def remainder_bound(model, data, order):
 # --------------------------------------------------------------------------------------
 
 
-def lst_expressions(law):
-    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) in s and lambda; the quotient cancelled when rational."""
-    import sympy as sp
-
-    s, lam = sp.Symbol("s"), sp.Symbol("lambda", positive=True)
-    beta = sp.Integer(1) * law.lst(s)  # a SymPy expression (a law's transform; never text)
-    quotient = (beta - beta.subs(s, lam)) / (lam - s)
-    if beta.is_rational_function(s):
-        quotient = sp.cancel(sp.together(quotient))
-    return (beta, quotient), (s, lam)
-
-
-@functools.lru_cache(maxsize=32)
-def _lst(law):
-    from ..compile import cached_evaluator
-
-    params = law.spec_text() if hasattr(law, "spec_text") else repr(law)
-    return cached_evaluator(f"finite_wait_lst::{type(law).__name__}::{params}", lambda: lst_expressions(law))
-
-
-def lst_at(law, ctx, z, lam):
-    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) at the nodes z; a mixture law (``components()``) as the
-    weighted sum of its components' values (both are linear in the law)."""
-    parts = law.components() if hasattr(law, "components") else None
-    if parts:
-        values = [(float(w) if ctx.is_float64 else ctx.num(w), lst_at(c, ctx, z, lam)) for w, c in parts]
-        return tuple(sum(w * v[i] for w, v in values) for i in (0, 1))
-    if numeric_transform(law):  # no closed form (the lognormal): the law's own rule, with its error bound
-        if ctx.is_float64:
-            return law_values(law, z, ctx, float(lam))
-        return _numeric_pair(law, ctx, z, lam)
-    ev = _lst(law)
-    if ctx.is_float64:
-        b, g = ev.numpy(np.asarray(z, dtype=complex), float(lam))
-        return np.asarray(b, dtype=complex) * np.ones(len(z)), np.asarray(g, dtype=complex) * np.ones(len(z))
-    pair = np.frompyfunc(lambda x: tuple(ev.mpmath(x, lam)), 1, 2)
-    b, g = pair(z)
-    return b, g
-
-
-def _numeric_pair(law, ctx, z, lam):
-    """(beta(s), (beta(s) - beta(lambda)) / (lambda - s)) of a law with only a numeric transform at the mpmath nodes z
-    (item 8): beta at every node by the law's rule (:func:`~.vacation_wait.law_values`), the quotient as that
-    difference where |lambda - s| > lambda / 4 (as the law's rule does there) with beta(lambda) kept per law, digits and
-    lambda (asked with lambda, the law's rule evaluates lambda itself on its slower quotient path at every call: a fifth
-    of a lognormal vacation's 0.99 quantile), and the law's quotient rule at the nodes nearer lambda."""
-    b = law_values(law, z, ctx)[0]
-    flat = np.asarray(z, dtype=object).ravel()
-    lm = complex(lam)
-    near = np.array([abs(lm - complex(v)) <= abs(lm) / 4 for v in flat], dtype=bool)
-    key = (law.spec_text(), ctx.dps, str(lam))
-    if key not in _AT_RATE:
-        if len(_AT_RATE) >= 16:
-            _AT_RATE.pop(next(iter(_AT_RATE)))
-        _AT_RATE[key] = law_values(law, np.array([lam], dtype=object), ctx)[0][0]
-    bl = _AT_RATE[key]
-    q = np.array([(bv - bl) / (lam - zv) for bv, zv in zip(np.asarray(b).ravel(), flat)], dtype=object)
-    if near.any():
-        q[near] = np.asarray(law_values(law, flat[near], ctx, lam)[1]).ravel()
-    return b, q.reshape(np.shape(b))
-
-
-#: beta(lambda) of the laws with only a numeric transform, by (law, digits, lambda): 16 entries
-_AT_RATE: dict = {}
-
-
 # --------------------------------------------------------------------------------------
 # Arbitrary precision at the nodes: gmpy2 numbers (the kernels' arithmetic, about 8x mpmath's speed)
 # --------------------------------------------------------------------------------------
@@ -858,6 +782,12 @@ class Converted(dict):
         return v
 
 
+def gmpy_values(values) -> bool:
+    """Whether the node kernels' ``values`` hold the data as gmpy2 numbers (:class:`Converted`, possibly cut by
+    :class:`_Cut`): every field is then read from them by name, not from the mpmath data."""
+    return isinstance(values, Converted) or (isinstance(values, _Cut) and isinstance(values.values, Converted))
+
+
 # --------------------------------------------------------------------------------------
 # The law object: data cached per precision
 # --------------------------------------------------------------------------------------
@@ -883,14 +813,6 @@ def _values(data) -> dict:
         values["period", j, "rows"] = period.rows
         values["period", j, "start"] = period.start
     return values
-
-
-def _suffix_at(data, ctx, z, lam):
-    """The product of the transforms of the part's suffix laws (item 6) at the nodes z (1 without any)."""
-    out = 1
-    for law in data.suffix:
-        out = out * lst_at(law, ctx, z, lam)[0]
-    return out
 
 
 class FiniteWait:
@@ -1015,7 +937,7 @@ class FiniteWait:
             with np.errstate(under="ignore"):
                 Phi = self._levels(data, FLOAT64, values, z, b, g0, hs, strategy)
                 N = K.wait_admission_sum(FLOAT64, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
-                return N * _suffix_at(data, FLOAT64, z, data.lam), b
+                return N * suffix_at(data, FLOAT64, z, data.lam), b
         cuts = self._sweep_counts(data, z, strategy)
         lam = +data.lam
         b, g0 = lst_at(m.service, ctx, z, lam)
@@ -1030,11 +952,11 @@ class FiniteWait:
                 Nf = K.wait_admission_sum(ectx, Phi, bf, values["tail"], values["pmf"], values["t_idle"], data.whole,
                                           values["once"])
             N = np.array([ectx.to_mpmath(v) for v in Nf], dtype=object)
-            return N * _suffix_at(data, ctx, z, lam), b
+            return N * suffix_at(data, ctx, z, lam), b
         values = _Cut(_values(data), cuts)
         Phi = self._levels(data, ctx, values, z, b, g0, hs, strategy)
         N = K.wait_admission_sum(ctx, Phi, b, data.tail, data.pmf, data.t_idle, data.whole, data.once)
-        return N * _suffix_at(data, ctx, z, lam), b
+        return N * suffix_at(data, ctx, z, lam), b
 
     def _sweep_counts(self, data, z, strategy) -> dict:
         """The counts of a heavy-tailed law (:func:`_heavy`) that the nodes z need, as ``{field: counts[:top + 1]}``
@@ -1427,20 +1349,6 @@ def _vacation_parts(vacation):
 
     lin = linear_pieces(vacation)
     return None if lin is None else linear_parts(lin)
-
-
-def linear_parts(lin):
-    """(atoms ((w, d), ...), densities ((c, x_0, x_1), ...)) of a piecewise linear P(V > x) given as pieces
-    (x_0, x_1, S(x_0+), S(x_1-)) (exact numbers, or SymPy expressions for generated code): a jump of S at x_1 is an
-    atom, a slope a density c = (S(x_0+) - S(x_1-)) / (x_1 - x_0) on [x_0, x_1]."""
-    atoms, densities = [], []
-    for i, (x0, x1, s0, s1) in enumerate(lin):
-        after = lin[i + 1][2] if i + 1 < len(lin) else 0
-        if s1 != after:  # a jump of S at x_1: an atom
-            atoms.append((s1 - after, x1))
-        if s0 != s1:
-            densities.append(((s0 - s1) / (x1 - x0), x0, x1))
-    return tuple(atoms), tuple(densities)
 
 
 def kinked_setup(service, vacation):
