@@ -25,14 +25,14 @@ def test_the_poisson_weights_of_both_contexts_against_mpmath():
     with mpmath.workdps(40):
         ref = [[mpmath.exp(-mpmath.mpf(lam) * mpmath.mpf(x)) * (mpmath.mpf(lam) * mpmath.mpf(x)) ** K
                 / mpmath.factorial(K) for K in range(top + 1)] for x in xs]
-    P, count = VQ.poisson_weights(FLOAT64, lam, np.array(xs), np.ones(len(xs)), top, size=True)
+    P, count = VQ.age_poisson_weights(FLOAT64, lam, np.array(xs), np.ones(len(xs)), top, size=True)
     for i in range(len(xs)):
         for K in range(top + 1):
             if ref[i][K] > mpmath.mpf(10) ** -280:
                 assert abs(P[i, K] - float(ref[i][K])) <= 2.3e-16 * count * float(ref[i][K]), (i, K)
     ctx = mp_context(30)
     with ctx:
-        Pm = VQ.poisson_weights(ctx, ctx.num(F(7, 2)), ctx.array([ctx.num(float(x))
+        Pm = VQ.age_poisson_weights(ctx, ctx.num(F(7, 2)), ctx.array([ctx.num(float(x))
                                                                    for x in xs]), ctx.array([1] * len(xs)), top)
         with mpmath.workdps(40):
             for i in range(len(xs)):

@@ -76,7 +76,7 @@ exceeds the higher order's error by orders of magnitude).
 
 **One implementation over the context** (issue 28, dq28). The cell sums (:func:`_evaluate`, :func:`quadrature_profile`,
 :func:`quadrature_columns`), the refinement (:func:`refine`), the rules (:func:`gauss_rule`) and the Poisson weights
-(:func:`poisson_weights`) are written once over the arithmetic context ``ctx`` of the piece (:attr:`QuadraturePiece.ctx`:
+(:func:`age_poisson_weights`) are written once over the arithmetic context ``ctx`` of the piece (:attr:`QuadraturePiece.ctx`:
 FLOAT64, or mpmath at D digits for the twin of :meth:`QuadraturePiece.at`); the context chooses the rule (numpy's
 nodes, or polished by Newton's method at D digits), the orders (:func:`orders`: 12 and 24 nodes, or m and 2 m with
 m = 12 2^k, 13 m / 12 >= D + 4, :func:`digits_orders`), the cells (:func:`context_cells`) and the rounds of bisection.
@@ -165,7 +165,7 @@ def _legendre(ctx, n, x):
     return p1, n * (x * p1 - p0) / (x * x - 1)
 
 
-def poisson_weights(ctx, lam, xs, ws, top, size=False):
+def age_poisson_weights(ctx, lam, xs, ws, top, size=False):
     """P[i, K] w_i = Pois(K; lambda x_i) w_i = (lambda x_i)^K / K! e^{-lambda x_i} w_i for the points x_i > 0 of
     ``xs`` (weights ``ws``) and K = 0..top, in the context ``ctx``. A context that underflows (float64: ``tiny`` > 0)
     takes them from their logarithms K log(lambda x) - lambda x - log K! (no overflow or underflow of the factors,
@@ -201,9 +201,9 @@ def poisson_weights(ctx, lam, xs, ws, top, size=False):
 
 
 def poisson_rows(lam, xs, top, size=False):
-    """P[i, K] = Pois(K; lambda x_i) in float64 (:func:`poisson_weights` with unit weights)."""
+    """P[i, K] = Pois(K; lambda x_i) in float64 (:func:`age_poisson_weights` with unit weights)."""
     xs = numpy.asarray(xs, dtype=float)
-    return poisson_weights(FLOAT64, lam, xs, numpy.ones(len(xs)), top, size)
+    return age_poisson_weights(FLOAT64, lam, xs, numpy.ones(len(xs)), top, size)
 
 
 def poisson_cdf(z, top):
@@ -213,11 +213,11 @@ def poisson_cdf(z, top):
 
 def cell_nodes(ctx, lam, a, b, n, top, size=False):
     """(nodes, P w[, count]) of the rule of n nodes (:func:`gauss_rule`) on the cells [a_c, b_c] (arrays of ctx
-    numbers): the nodes flattened (cells x n) and the Poisson weights times the rule's (:func:`poisson_weights`)."""
+    numbers): the nodes flattened (cells x n) and the Poisson weights times the rule's (:func:`age_poisson_weights`)."""
     t, w = gauss_rule(ctx, n)
     x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
     ws = (((b - a)[:, None] * w[None, :]) / 2).reshape(-1)
-    got = poisson_weights(ctx, lam, x.reshape(-1), ws, top, size)
+    got = age_poisson_weights(ctx, lam, x.reshape(-1), ws, top, size)
     return (x.reshape(-1), *got) if size else (x.reshape(-1), got)
 
 
@@ -523,7 +523,7 @@ def _fast(ctx):
 
 
 def _rows_times(ctx, PW, S, cells, n):
-    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`poisson_weights`, maybe the twin's
+    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`age_poisson_weights`, maybe the twin's
     numbers; the result the context's)."""
     fast = _fast(ctx) if len(PW) and not ctx.is_float64 and not hasattr(PW.flat[0], "_mpf_") else None
     if fast is None:
