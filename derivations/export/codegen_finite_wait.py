@@ -205,9 +205,9 @@ def _sums(params):
 
 
 def _tail_at(params, t, option):
-    """P(_WHAT > t) for one t > 0 by the sums (at t - _shift(params): 1 below 0), trusted within _TRUST (ValueError
+    """P(_WHAT > t) for one t > 0 by the sums (at t - _time_shift(params): 1 below 0), trusted within _TRUST (ValueError
     with the command otherwise)."""
-    u = t - _shift(params)
+    u = t - _time_shift(params)
     if u < 0:
         return 1.0
     try:
@@ -304,7 +304,8 @@ def _families(measure: str, request):
                      or (route is _lattice_module and vacation.law.survival_kinks())):
             why = ("kinks that the lattice of a sample's sums would split at every step" if
                    _survival_kernel(vacation.law) is not None else "no float64 survival function for generated code")
-            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and {why}, so the finite room has no generated exact tail with the "
+            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and {why}, so the finite room "
+                                 "has no generated exact tail with the "
                                  f"service {request.service} (the sums (F1)-(F5) need an exp, hyperexp:n=N, "
                                  "erlang:k=K, coxian:n=N, ph:n=N, det or empirical:n=N vacation, the quadrature (F9) "
                                  "a gamma one, or with a det service a uniform one)")
@@ -739,7 +740,7 @@ def _kinked_module(measure, service, vacation, names, whole, all_names, laws_tex
         f"    return KinkedSums(parts, _setup(params), {1 if kind == 'sojourn' else 0}, _gauss)",
         "",
         "",
-        "def _shift(params):",
+        "def _time_shift(params):",
         '    """The shift of t for the sums: 0 (the sojourn\'s own service is a block of the sums)."""',
         "    return 0.0",
     ]
@@ -769,7 +770,7 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              '    """The sums (F1)-(F4) of the kernel."""',
              "    return ConstantSums(parts, *_setup(params))",
              "", "",
-             "def _shift(params):",
+             "def _time_shift(params):",
              '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
              "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
     return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup,
@@ -810,8 +811,7 @@ def _vacation_lines(vacation, names):
         if kinks:
             extra_args = ", (" + "".join(f"float({print_expr(k, names)}), " for k in kinks) + ")"
             if bound is not None:
-                bfn, bargs = bound()
-                kernels += ("survival",)
+                bfn, bargs = bound()  # a function of the kernel survival (shipped with the survival function)
                 extra_args += (f", lambda c, lo, hi, h: {bfn}(" + ", ".join(print_expr(a, names) for a in bargs)
                                + ", c, lo, hi, h)")
         lines += ["    pieces = (QuadraturePiece(lambda xs: _vacation_survival(xs, " + printed + "), "
@@ -884,7 +884,7 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
              f"    return LatticeServiceSums(parts, *_setup(params), {count})",
              "",
              "",
-             "def _shift(params):",
+             "def _time_shift(params):",
              '    """The shift of t for the sums: 0 (the sojourn\'s own service is one more convolution)."""',
              "    return 0.0"]
     return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, LATTICE_SOURCE,
@@ -893,7 +893,7 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
 
 def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):
     """The generated module of exact sums: the data of :func:`_build` (``sections``: the parameter checks, the
-    command, ``_data``), the ``setup`` lines (``_setup``, ``_new_sums``, ``_shift``), and the tails and quantiles
+    command, ``_data``), the ``setup`` lines (``_setup``, ``_new_sums``, ``_time_shift``), and the tails and quantiles
     of :data:`_SUMS_HELPERS` under the engine's float64 policy."""
     from .codegen_wait import TAIL_HELPERS
 

@@ -74,12 +74,13 @@ other shapes and the lognormal no bound of the incomplete gamma function or of e
 hand here: their error stays the two orders' difference (an estimate; where Gauss-Legendre converges geometrically it
 exceeds the higher order's error by orders of magnitude).
 
-**One implementation over the context** (issue 28, dq28). The cell sums (:func:`_evaluate`, :func:`quadrature_profile`,
-:func:`quadrature_columns`), the refinement (:func:`refine`), the rules (:func:`gauss_rule`) and the Poisson weights
-(:func:`age_poisson_weights`) are written once over the arithmetic context ``ctx`` of the piece (:attr:`QuadraturePiece.ctx`:
-FLOAT64, or mpmath at D digits for the twin of :meth:`QuadraturePiece.at`); the context chooses the rule (numpy's
-nodes, or polished by Newton's method at D digits), the orders (:func:`orders`: 12 and 24 nodes, or m and 2 m with
-m = 12 2^k, 13 m / 12 >= D + 4, :func:`digits_orders`), the cells (:func:`context_cells`) and the rounds of bisection.
+**One implementation over the context** (issue 28, dq28). The cell sums (:func:`_evaluate`,
+:func:`quadrature_profile`, :func:`quadrature_columns`), the refinement (:func:`refine`), the rules
+(:func:`gauss_rule`) and the Poisson weights (:func:`age_poisson_weights`) are written once over the arithmetic context
+``ctx`` of the piece (:attr:`QuadraturePiece.ctx`: FLOAT64, or mpmath at D digits for the twin of
+:meth:`QuadraturePiece.at`); the context chooses the rule (numpy's nodes, or polished by Newton's method at D digits),
+the orders (:func:`orders`: 12 and 24 nodes, or m and 2 m with m = 12 2^k, 13 m / 12 >= D + 4, :func:`digits_orders`),
+the cells (:func:`context_cells`), the rounds of bisection and how the Poisson weights avoid underflow.
 
 **At D digits**. The same cells (the float64 mesh of the point), their ends exact (the kinks' points k - u_j snapped
 to their exact values: no sliver), the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X
