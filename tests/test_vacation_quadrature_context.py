@@ -1,7 +1,8 @@
 """The quadrature (F9) written once over the arithmetic context (:mod:`qderive.numeric.kernels.vacation_quadrature`,
-issue 28, dq28): the Poisson weights of both contexts against mpmath's pmf, and the ``--digits`` note saying where
-the value came from (the D-digit sums themselves: tests/test_vacation_quadrature_kinks.py, 20 digits against mpmath's
-weights at 30).
+issue 28, dq28): the Poisson weights of both contexts against mpmath's pmf; the same column sums in float64 and at
+30 digits against the integral (F2) of a uniform vacation's piece written here (the engine's 20-digit tails:
+tests/test_vacation_quadrature_kinks.py, against mpmath's weights at 30); and the ``--digits`` note saying where the
+value came from.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from fractions import Fraction as F
 
 import mpmath
 import numpy as np
-import pytest
 
 import qderive as qd
 from qderive.numeric.backend import FLOAT64, mp_context
@@ -54,3 +54,37 @@ def test_the_digits_note_says_the_value_came_from_d_digits():
     lo, hi = (float(v) for v in notes[0].split("is between ")[1].split(" (")[0].split(" and "))
     # the note prints 10 significant digits (rounded: up to 5e-10 relative)
     assert lo * (1 - 1e-9) <= float(out.response["wait_tail"]["1"]) <= hi * (1 + 1e-9)
+
+
+def test_the_same_column_sums_in_both_contexts_against_the_integral():
+    # one row K = 5 and one column u = 1/25 of a uniform vacation on [1/50, 1/10]: the cells split at the kink
+    # b - u = 3/50, beyond which S(x + u) = 0; the reference is mpmath's quadrature at 40 digits of the one analytic
+    # piece, 3/8 int_0^{b - u} Pois(5; lambda x) (b - x - u) / (b - a) dx (Z = W A = 3/4 * 1/2 exactly). Float64 within
+    # its own error bound and 1e-14; 30 digits (the twin, the same functions) within 10^-30 relative
+    law = qd.Uniform(F(1, 50), F(1, 10))
+    top, u = 5, F(1, 25)
+    W = np.zeros((top + 1, 1))
+    W[5] = 0.75
+    A = np.zeros((2, 1))
+    A[0] = 0.5
+    piece = VQ.QuadraturePiece(lambda xs: law.survival_many(np.asarray(xs, dtype=float)), float(law.mean),
+                               [float(k) for k in law.survival_kinks()], law.survival_bound)
+    with mpmath.workdps(40):
+        lam, uu, a, b = mpmath.mpf(23) / 2, mpmath.mpf(1) / 25, mpmath.mpf(1) / 50, mpmath.mpf(1) / 10
+        ref = mpmath.mpf(3) / 8 * mpmath.quad(
+            lambda x: mpmath.exp(-lam * x) * (lam * x) ** 5 / 120 * (b - x - uu) / (b - a), [0, b - uu])
+    with FLOAT64:
+        v64, e64, _, _ = VQ.quadrature_columns(FLOAT64, 11.5, piece, W, A, [float(u)], 1)
+    assert abs(v64 - float(ref)) <= min(e64, 1e-14 * float(ref)), (v64, float(ref), e64)
+    ctx = mp_context(30)
+
+    def survival(xs):
+        return np.array([+v for v in law.survival_many(list(xs), digits=30)] + [None], dtype=object)[:-1]
+
+    with ctx:
+        twin = piece.at(ctx, survival, ctx.num(F(law.mean)), [ctx.num(F(k)) for k in law.survival_kinks()])
+        Wc = np.array([[ctx.num(float(v)) for v in row] for row in W], dtype=object)
+        Ac = np.array([[ctx.num(float(v)) for v in row] for row in A], dtype=object)
+        value, error, _, _ = VQ.quadrature_columns(ctx, ctx.num(F(23, 2)), twin, Wc, Ac, [ctx.num(u)], 1)
+    with mpmath.workdps(40):
+        assert abs(value - ref) <= mpmath.mpf(10) ** -30 * ref, (value, ref, error)
