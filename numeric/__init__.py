@@ -4,5 +4,8 @@
 from ..symbolic.laws.base import FLOAT64_SURVIVAL as _REGISTRY
 from .kernels.survival import gamma_survival as _gamma_survival
 from .kernels.survival import lognormal_survival as _lognormal_survival
+from .kernels.survival import uniform_survival as _uniform_survival
+from .kernels.survival import uniform_survival_bound as _uniform_survival_bound
 
-_REGISTRY.update(gamma_survival=_gamma_survival, lognormal_survival=_lognormal_survival)
+_REGISTRY.update(gamma_survival=_gamma_survival, lognormal_survival=_lognormal_survival,
+                 uniform_survival=_uniform_survival, uniform_survival_bound=_uniform_survival_bound)

@@ -50,6 +50,11 @@ is inverted; :func:`_families` chooses the route):
   :class:`qderive.numeric.kernels.vacation_quadrature.QuadraturePiece` (two orders, their difference in the error
   bound; shipped with ``lattice_finite``, which asks the piece by attribute); a point whose survival function has no
   float64 value (a shape below 1/20) raises ValueError with the ``--digits`` command;
+* a constant service with a uniform vacation (issue 28 item 4, dq28): the same sums (F1) with the quadrature piece
+  split at the vacation's kinks a and b (every k - u_j) and its remainder bound on Bernstein ellipses (the law's
+  ``survival_bound_kernel``, :func:`qderive.numeric.kernels.survival.uniform_survival_bound`), the survival function
+  :func:`qderive.numeric.kernels.survival.uniform_survival` (the function ``Uniform.survival_many`` runs); b > a is
+  checked with the parameters;
 * an empirical service ``empirical:n=N`` (its N values arguments, :func:`.families.family`) with no vacations or
   any vacation above: the sums (F1), (F5) of :class:`qderive.numeric.kernels.lattice_finite.LatticeServiceSums`
   (the j services ahead by convolutions of the sample's lattice law, the service period's residual by its
@@ -63,8 +68,8 @@ extended until the truncation is below 1e-11 of the tail, a tail trusted within 
 ValueError with the ``--digits 15`` command); a time array is one sum per time. A float t on a lattice point j D
 of a constant service falls on either side of an atom of the wait (the idle server's batches under the single
 policy) by the rounding of j D (eval's t is exact). Still refused with the reason: a file's sample, uniform,
-gamma or lognormal services with kinked vacations, a constant or sample service with a uniform vacation (eval
-bounds it by steps (F7), not generated), a lognormal vacation (its count sequences are computed in the package by
+gamma or lognormal services with kinked vacations, a sample service with a uniform vacation (eval bounds it by
+steps (F7), not generated), a lognormal vacation (its count sequences are computed in the package by
 a refined quadrature, not by a kernel: no generated ``_data``, although its survival function is the kernel's
 :func:`~qderive.numeric.kernels.survival.lognormal_survival`), and the certified brackets of a service off a short
 decimal lattice ((F5), (F6)).
@@ -200,9 +205,9 @@ def _sums(params):
 
 
 def _tail_at(params, t, option):
-    """P(_WHAT > t) for one t > 0 by the sums (at t - _shift(params): 1 below 0), trusted within _TRUST (ValueError
+    """P(_WHAT > t) for one t > 0 by the sums (at t - _time_shift(params): 1 below 0), trusted within _TRUST (ValueError
     with the command otherwise)."""
-    u = t - _shift(params)
+    u = t - _time_shift(params)
     if u < 0:
         return 1.0
     try:
@@ -292,13 +297,18 @@ def _families(measure: str, request):
     if constant:
         pieces = service.law.survival_pieces()
         route = _constant_module if len(pieces) == 1 and pieces[0][0] == 1 else _lattice_module
+        # a kinked vacation (uniform) by the quadrature (F9) only with a constant service: with a sample's lattice the
+        # cells would split at k - t + j h for every lattice step (eval bounds that one by steps (F7))
         if vacation is not None and vacation.law.survival_pieces() is None and vacation.law.phase_type() is None \
-                and _survival_kernel(vacation.law) is None:
-            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and no float64 survival function "
-                                 "for generated code, so the finite room has no generated exact tail with the "
+                and (_survival_kernel(vacation.law) is None
+                     or (route is _lattice_module and vacation.law.survival_kinks())):
+            why = ("kinks that the lattice of a sample's sums would split at every step" if
+                   _survival_kernel(vacation.law) is not None else "no float64 survival function for generated code")
+            raise ParameterError(f"--vacation {vac_text}: no exact survival pieces and {why}, so the finite room "
+                                 "has no generated exact tail with the "
                                  f"service {request.service} (the sums (F1)-(F5) need an exp, hyperexp:n=N, "
                                  "erlang:k=K, coxian:n=N, ph:n=N, det or empirical:n=N vacation, the quadrature (F9) "
-                                 "a gamma one)")
+                                 "a gamma one, or with a det service a uniform one)")
     elif stepped:
         route = _kinked_module
         if service.law.phase_type() is None:
@@ -306,6 +316,22 @@ def _families(measure: str, request):
                                  f"exact tail with the vacation {vac_text} (the sums (K1)-(K2) uniformize a "
                                  "phase-type service: exp, erlang:k=K, hyperexp:n=N, coxian:n=N, ph:n=N)")
     return batch, service, vacation, policy, request.admission.value == "whole", route
+
+
+def _kink_order_lines(vacation, names):
+    """``_parameters`` lines checking that the kinks of a vacation whose survival function a kernel computes increase
+    (a uniform law: b > a, its ``_validate``), ValueError naming both; none for any other vacation."""
+    from .codegen import print_expr
+
+    if vacation is None or _survival_kernel(vacation.law) is None:
+        return []
+    kinks = vacation.law.survival_kinks()
+    lines = []
+    for a, b in zip(kinks, kinks[1:]):
+        na, nb = print_expr(a, names), print_expr(b, names)
+        lines += [f"    if not {nb} > {na}:",
+                  f"        raise ValueError(f'{nb} = {{{nb}!r}} must exceed {na} = {{{na}!r}}')"]
+    return lines
 
 
 def _survival_kernel(law):
@@ -407,6 +433,7 @@ def _build(measure: str, request) -> KernelModule:
     checks = ["def _parameters(" + ", ".join(all_names) + "):",
               '    """The parameters as floats (r an integer), checked (ValueError naming a bad one)."""',
               *(f"    {p[1]} = _scalar({p[1]!r}, {p[1]}, {p[3]!r})" for p in params),
+              *_kink_order_lines(vacation, names),
               f"    r = _capacity(r, {lowest})",
               f"    return ({', '.join(all_names)},)"]
     extra = ["--capacity {r!r}"] + (["--admission whole"] if whole else [])
@@ -713,7 +740,7 @@ def _kinked_module(measure, service, vacation, names, whole, all_names, laws_tex
         f"    return KinkedSums(parts, _setup(params), {1 if kind == 'sojourn' else 0}, _gauss)",
         "",
         "",
-        "def _shift(params):",
+        "def _time_shift(params):",
         '    """The shift of t for the sums: 0 (the sojourn\'s own service is a block of the sums)."""',
         "    return 0.0",
     ]
@@ -743,7 +770,7 @@ def _constant_module(measure, service, vacation, names, whole, all_names, laws_t
              '    """The sums (F1)-(F4) of the kernel."""',
              "    return ConstantSums(parts, *_setup(params))",
              "", "",
-             "def _shift(params):",
+             "def _time_shift(params):",
              '    """The shift of t for the sums: D for the sojourn (P(W + D > t) = P(W > t - D)), else 0."""',
              "    return _setup(params)[0]" if kind == "sojourn" else "    return 0.0"]
     return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup,
@@ -778,8 +805,17 @@ def _vacation_lines(vacation, names):
 
         fn, args = _survival_kernel(vacation.law)
         printed = ", ".join(print_expr(a, names) for a in args)
+        kinks = vacation.law.survival_kinks()  # a kinked law (uniform): the cells split at k - u_j, and its bound
+        bound = getattr(vacation.law, "survival_bound_kernel", None)
+        extra_args = ""
+        if kinks:
+            extra_args = ", (" + "".join(f"float({print_expr(k, names)}), " for k in kinks) + ")"
+            if bound is not None:
+                bfn, bargs = bound()  # a function of the kernel survival (shipped with the survival function)
+                extra_args += (f", lambda c, lo, hi, h: {bfn}(" + ", ".join(print_expr(a, names) for a in bargs)
+                               + ", c, lo, hi, h)")
         lines += ["    pieces = (QuadraturePiece(lambda xs: _vacation_survival(xs, " + printed + "), "
-                  f"float({print_expr(moment(vacation.law, 1), names)})),)"]
+                  f"float({print_expr(moment(vacation.law, 1), names)}){extra_args}),)"]
         extra = ["def _vacation_survival(xs, *law):",
                  f'    """P(V > x) at the points xs of the {vacation.label} vacation in float64 (the kernel\'s {fn});',
                  '    ArithmeticError where it has no float64 value (qderive eval computes that one)."""',
@@ -848,7 +884,7 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
              f"    return LatticeServiceSums(parts, *_setup(params), {count})",
              "",
              "",
-             "def _shift(params):",
+             "def _time_shift(params):",
              '    """The shift of t for the sums: 0 (the sojourn\'s own service is one more convolution)."""',
              "    return 0.0"]
     return _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, LATTICE_SOURCE,
@@ -857,7 +893,7 @@ def _lattice_module(measure, service, vacation, names, whole, all_names, laws_te
 
 def _sums_module(measure, whole, all_names, laws_text, param_lines, sections, setup, source, kernels):
     """The generated module of exact sums: the data of :func:`_build` (``sections``: the parameter checks, the
-    command, ``_data``), the ``setup`` lines (``_setup``, ``_new_sums``, ``_shift``), and the tails and quantiles
+    command, ``_data``), the ``setup`` lines (``_setup``, ``_new_sums``, ``_time_shift``), and the tails and quantiles
     of :data:`_SUMS_HELPERS` under the engine's float64 policy."""
     from .codegen_wait import TAIL_HELPERS
 

@@ -2021,6 +2021,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
     on_digits = _quadrature_digits(law, vacation, atoms, extra) if rounded and vacation.smooth else None
     span = [Fraction(0)]
     final = [None]  # (levels, tolerance) where the last refinement stopped: a later point (a search) starts there
+    at_digits = [None]  # D where the last value came from the quadrature at D digits (the note says so)
 
     def build(cover, N):  # the rounded-down and rounded-up sums over [0, cover] with N levels
         h = cover / N
@@ -2078,6 +2079,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
+        at_digits[0] = None
         positive = [t for t in ts if t > 0]
         if positive and max(positive) > span[0]:
             span[0] = bracket_span(model, max(positive), atoms)
@@ -2134,6 +2136,7 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
             a, b, _ = values[t]
             if digits is not None and rounded and vacation.smooth and store[N][0] is store[N][1] and b - a > tol * a:
                 if on_digits is not None:  # the same quadrature at D digits
+                    at_digits[0] = digits  # the note says where the value came from (:func:`how` below)
                     return on_digits(ts, digits)
                 reached = math.log10(2 * b / (b - a))
                 raise ParameterError(
@@ -2159,7 +2162,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
                 a, b = at(finest, t)
                 brackets[t] = (a, b, finest)
             else:
+                keep = at_digits[0]  # the bracket of the note: the value's precision stays the tails' own
                 run([t], None)
+                at_digits[0] = keep
         return brackets[t]
 
     def bound(t, which):
@@ -2221,7 +2226,9 @@ def service_lattice_tails(law: "FiniteWait", setup, kind: str):
         def how(levels):  # a service on the lattice (one sum for both bounds): the quadrature's error alone
             if alone or (levels in store and store[levels][0] is store[levels][1]):
                 return f"bounds: {quad}" + ("" if alone else f", the service times on a lattice of {levels} levels") + (
-                    "; the value is the quadrature's")
+                    "; the value is the quadrature's" if at_digits[0] is None else
+                    f"; these are the float64 quadrature's, the value is the same quadrature's at {at_digits[0]} "
+                    "digits")
             return (f"bounds: the service times rounded down and up to a lattice of {levels} levels (certified) and "
                     f"{quad}; the value is an estimate inside them")
 

@@ -90,3 +90,23 @@ def lognormal_survival(mean, scv, x):
             z = (numpy.log(x[pos]) - mu) / (sigma * math.sqrt(2))
         out[pos] = numpy.frompyfunc(math.erfc, 1, 1)(z).astype(float) / 2
     return out, numpy.zeros(len(x), dtype=bool)
+
+
+def uniform_survival(low, high, x):
+    """(P(T > x), bad) of the uniform law on [a, b] at the points of the numpy array x: 1 below a, (b - x) / (b - a)
+    on [a, b], 0 beyond (relative error about eps b / (b - x): the rounding of b); ``bad`` all False."""
+    a, b = float(low), float(high)
+    x = numpy.asarray(x, dtype=float)
+    return numpy.where(x <= a, 1.0, numpy.where(x >= b, 0.0, (b - x) / (b - a))), numpy.zeros(len(x), dtype=bool)
+
+
+def uniform_survival_bound(low, high, center, lo, hi, height):
+    """An upper bound of |S(z)| of the uniform law on [a, b] over the complex rectangles lo <= Re z <= hi,
+    |Im z| <= height (numpy arrays), S the analytic continuation of its piece at the real point ``center``: 1 below a,
+    |b - z| / (b - a) <= hypot(max(|b - lo|, |b - hi|), height) / (b - a) (times 1 + 1e-14 for its rounding) on
+    (a, b), 0 beyond b (the quadrature's remainder bound (F9), ``TimeLaw.survival_bound``)."""
+    a, b = float(low), float(high)
+    c = numpy.asarray(center, dtype=float)
+    far = numpy.hypot(numpy.maximum(numpy.abs(b - numpy.asarray(lo)), numpy.abs(b - numpy.asarray(hi))),
+                      numpy.asarray(height)) / (b - a)
+    return numpy.where(c < a, 1.0, numpy.where(c < b, far * (1 + 1e-14), 0.0))

@@ -74,15 +74,24 @@ other shapes and the lognormal no bound of the incomplete gamma function or of e
 hand here: their error stays the two orders' difference (an estimate; where Gauss-Legendre converges geometrically it
 exceeds the higher order's error by orders of magnitude).
 
-**At D digits** (:meth:`QuadraturePiece.at`, :func:`digits_profile`, :func:`_digits_evaluate`). The same cells (the
-float64 mesh of the point), their ends exact (the kinks' points k - u_j snapped to their exact values: no sliver),
-the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X doubled until the rest beyond it is
-below 10^-(D+4) E V, then every cell bisected until the rules of m and 2 m nodes (m = 12 2^k, 13 m / 12 >= D + 4:
-:func:`digits_orders`; nodes from numpy's roots polished by Newton's method in the context, :func:`digits_rule`)
-agree within 10^-(D+3) / 64 of the whole (:func:`_digits_refine`); the Poisson weights by their recurrence in K (in
-the context's gmpy2 twin at D + 10 digits where it has one, :func:`_fast`), the survival function the law's
-``survival_many`` at D + 5 digits. The error is the bound above (for the rule of 2 m
-nodes) or the two orders' difference, plus the cell at 0, the rest beyond X and 10^-(D+4) for the survival function.
+**One implementation over the context** (issue 28, dq28). The cell sums (:func:`_evaluate`,
+:func:`quadrature_profile`, :func:`quadrature_columns`), the refinement (:func:`refine`), the rules
+(:func:`gauss_rule`) and the Poisson weights (:func:`age_poisson_weights`) are written once over the arithmetic context
+``ctx`` of the piece (:attr:`QuadraturePiece.ctx`: FLOAT64, or mpmath at D digits for the twin of
+:meth:`QuadraturePiece.at`); the context chooses the rule (numpy's nodes, or polished by Newton's method at D digits),
+the orders (:func:`orders`: 12 and 24 nodes, or m and 2 m with m = 12 2^k, 13 m / 12 >= D + 4, :func:`digits_orders`),
+the cells (:func:`context_cells`), the rounds of bisection and how the Poisson weights avoid underflow.
+
+**At D digits**. The same cells (the float64 mesh of the point), their ends exact (the kinks' points k - u_j snapped
+to their exact values: no sliver), the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X
+doubled until the rest beyond it is below 10^-(D+4) E V, then every cell bisected until the rules of m and 2 m nodes
+agree within 10^-(D+3) / 64 of the whole; the Poisson weights as products (no underflow: in the context's gmpy2 twin
+at D + 10 digits where it has one, :func:`_fast`), the survival function the law's ``survival_many`` at D + 5
+digits. The error is the bound above (for the rule of 2 m nodes) or the two orders' difference, plus the cell at 0,
+the rest beyond X and 10^-(D+4) for the survival function (:func:`survival_error`). Float64 and D digits give the
+same values as the two implementations they replace (measured, r = 129: every float64 tail and 0.99 quantile of a
+gamma 5/2, lognormal and uniform vacation to the last bit, the 20-digit tails of these and of a gamma 1/2 one in all
+20 digits; the CPU the same within the noise).
 
 A plain module (kernels import numpy, math and each other only): the survival function is the law's float64
 ``survival_many``, passed in as a callable (at D digits the twin's, on object arrays of the context's numbers).
@@ -91,6 +100,8 @@ A plain module (kernels import numpy, math and each other only): the survival fu
 import math
 
 import numpy
+
+from .context import FLOAT64
 
 #: Gauss-Legendre orders per cell: the value is the second's, their difference the error estimate
 ORDERS = (12, 24)
@@ -120,22 +131,80 @@ def _rule(n):
     return _RULES[n]
 
 
+def orders(ctx):
+    """The two Gauss-Legendre orders per cell in the context ``ctx``: ORDERS (12, 24) in float64, (m, 2 m) of
+    :func:`digits_orders` at D digits (the value is the higher order's, their difference the error estimate)."""
+    return ORDERS if ctx.is_float64 else digits_orders(ctx.dps)
+
+
+def gauss_rule(ctx, n):
+    """Gauss-Legendre nodes and weights on [-1, 1] in the context ``ctx``: numpy's in float64; at D digits numpy's
+    float64 roots polished by Newton's method on the three-term recurrence until the step is below 4 eps
+    (w = 2 / ((1 - x^2) P_n'(x)^2))."""
+    if ctx.is_float64:
+        return _rule(n)
+    key = ("rule", n, ctx.dps)
+    if key not in _RULES:
+        t, _ = _rule(n)
+        x = ctx.array([ctx.num(float(v)) for v in t])
+        for _ in range(12):
+            p, dp = _legendre(ctx, n, x)
+            step = p / dp
+            x = x - step
+            if all(abs(v) <= 4 * ctx.eps for v in step):
+                break
+        _, dp = _legendre(ctx, n, x)
+        _RULES[key] = (x, 2 / ((1 - x * x) * dp * dp))
+    return _RULES[key]
+
+
+def _legendre(ctx, n, x):
+    """(P_n(x), P_n'(x)) elementwise (the three-term recurrence; ``x`` an array of ctx numbers)."""
+    p0, p1 = x * 0 + 1, x
+    for k in range(1, n):
+        p0, p1 = p1, ((2 * k + 1) * x * p1 - k * p0) / (k + 1)
+    return p1, n * (x * p1 - p0) / (x * x - 1)
+
+
+def age_poisson_weights(ctx, lam, xs, ws, top, size=False):
+    """P[i, K] w_i = Pois(K; lambda x_i) w_i = (lambda x_i)^K / K! e^{-lambda x_i} w_i for the points x_i > 0 of
+    ``xs`` (weights ``ws``) and K = 0..top, in the context ``ctx``. A context that underflows (float64: ``tiny`` > 0)
+    takes them from their logarithms K log(lambda x) - lambda x - log K! (no overflow or underflow of the factors,
+    whatever lambda x and K); the relative error of an entry is about eps (K |log(lambda x)| + lambda x + log K! + 3),
+    the exponent's rounding, and ``size`` also returns that count's largest value over the entries above e^-60 (a
+    smaller entry's error is below 1e-26 e^-60 of anything the sums hold: it is taken into the rounding bound's
+    constant). A context with no underflow (mpmath: ``tiny`` = 0) forms the same products directly, e^{-lambda x}
+    times (lambda x / k) for k = 1..K (one exponential per node, positive factors: about K + 2 roundings), at D + 10
+    digits and in the context's faster twin (gmpy2, :func:`_fast`) where it has one: 10^-(D+7) relative, under the
+    survival function's 10^-(D+4)."""
+    if ctx.tiny:
+        z = xs * lam
+        lz = ctx.log(z)
+        ks = ctx.arange(top + 1)
+        log_fact = numpy.concatenate([ctx.zeros(1), numpy.cumsum(ctx.log(ks[1:]))])
+        lead = lz[:, None] * ks[None, :] - z[:, None] - log_fact[None, :]
+        P = ctx.exp(lead) * ws[:, None]
+        if not size:
+            return P
+        count = numpy.abs(lz)[:, None] * ks[None, :] + z[:, None] + log_fact[None, :] + 3
+        return P, float(numpy.max(count[lead >= -60], initial=3.0))
+    fast = _fast(ctx)
+    hi, num = (ctx, ctx) if fast is None else fast
+    with hi, num:
+        z, ws = (xs * lam, ws) if num is hi else (num.from_mp(xs * lam), num.from_mp(ws))
+        P = num.zeros((len(z), top + 1))
+        col = num.exp(-z)
+        for K in range(top + 1):
+            if K:
+                col = col * z / K
+            P[:, K] = col * ws
+    return P
+
+
 def poisson_rows(lam, xs, top, size=False):
-    """P[i, K] = Pois(K; lambda x_i) = (lambda x_i)^K / K! e^{-lambda x_i} for the points x_i > 0 of ``xs`` and
-    K = 0..top, from their logarithms (no overflow or underflow of the factors; the relative error of an entry is
-    about eps (K |log(lambda x)| + lambda x + log K! + 3), the exponent's rounding). ``size``: also that count's
-    largest value over the entries above e^-60 (a smaller entry's error is below 1e-26 e^-60 of anything the sums
-    hold: it is taken into the rounding bound's constant)."""
+    """P[i, K] = Pois(K; lambda x_i) in float64 (:func:`age_poisson_weights` with unit weights)."""
     xs = numpy.asarray(xs, dtype=float)
-    ks = numpy.arange(top + 1, dtype=float)
-    log_fact = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, top + 1, dtype=float)))])
-    z = lam * xs
-    lz = numpy.log(z)
-    lead = lz[:, None] * ks[None, :] - z[:, None] - log_fact[None, :]
-    if not size:
-        return numpy.exp(lead)
-    count = numpy.abs(lz)[:, None] * ks[None, :] + z[:, None] + log_fact[None, :] + 3
-    return numpy.exp(lead), float(numpy.max(count[lead >= -60], initial=3.0))
+    return age_poisson_weights(FLOAT64, lam, xs, numpy.ones(len(xs)), top, size)
 
 
 def poisson_cdf(z, top):
@@ -143,27 +212,42 @@ def poisson_cdf(z, top):
     return numpy.minimum(numpy.cumsum(poisson_rows(1.0, [z], top)[0]), 1.0) if z > 0 else numpy.ones(top + 1)
 
 
+def cell_nodes(ctx, lam, a, b, n, top, size=False):
+    """(nodes, P w[, count]) of the rule of n nodes (:func:`gauss_rule`) on the cells [a_c, b_c] (arrays of ctx
+    numbers): the nodes flattened (cells x n) and the Poisson weights times the rule's (:func:`age_poisson_weights`)."""
+    t, w = gauss_rule(ctx, n)
+    x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
+    ws = (((b - a)[:, None] * w[None, :]) / 2).reshape(-1)
+    got = age_poisson_weights(ctx, lam, x.reshape(-1), ws, top, size)
+    return (x.reshape(-1), *got) if size else (x.reshape(-1), got)
+
+
 class QuadratureMesh:
-    """The cells [a_c, b_c] of x and, per order of ORDERS, the nodes (cells x n, flattened) and P[i, K] w_i (the
-    Poisson weights times the Gauss-Legendre weights) for one batch rate and rows 0..top. A plain class."""
+    """The cells [a_c, b_c] of x (``edges``, numbers of the context ``ctx``) and, per order of :func:`orders`, the
+    nodes (cells x n, flattened) and P[i, K] w_i (the Poisson weights times the Gauss-Legendre weights,
+    :func:`cell_nodes`) for one batch rate and rows 0..top; ``beyond`` the bound of the rest beyond X. A plain
+    class."""
 
-    __slots__ = ("edges", "lam", "top", "X", "epsilon", "nodes", "weights", "beyond", "size")
+    __slots__ = ("edges", "lam", "top", "X", "epsilon", "nodes", "weights", "beyond", "size", "ctx")
 
-    def __init__(self, edges, lam, top, epsilon):
-        self.edges = numpy.asarray(edges, dtype=float)
+    def __init__(self, edges, lam, top, epsilon, ctx=None):
+        ctx = FLOAT64 if ctx is None else ctx
+        self.ctx = ctx
+        self.edges = ctx.array(edges) if ctx.is_float64 else edges
         self.lam, self.top, self.epsilon = lam, top, epsilon
-        self.X = float(self.edges[-1])
+        self.X = float(self.edges[-1]) if ctx.is_float64 else self.edges[-1]
         a, b = self.edges[:-1], self.edges[1:]
         self.nodes, self.weights, self.size = [], [], 0.0
-        for n in ORDERS:
-            t, w = _rule(n)
-            x = ((a + b)[:, None] + (b - a)[:, None] * t[None, :]) / 2
-            self.nodes.append(x.reshape(-1))
-            P, count = poisson_rows(lam, x.reshape(-1), top, size=True)
-            self.weights.append(P * (((b - a)[:, None] * w[None, :]) / 2).reshape(-1, 1))
-            self.size = max(self.size, count)
+        for n in orders(ctx):
+            if ctx.is_float64:
+                x, PW, count = cell_nodes(ctx, lam, a, b, n, top, size=True)
+                self.size = max(self.size, count)
+            else:
+                x, PW = cell_nodes(ctx, lam, a, b, n, top)
+            self.nodes.append(x)
+            self.weights.append(PW)
         #: int_X^oo Pois(K; lambda x) dx = P(Poisson(lambda X) <= K) / lambda
-        self.beyond = poisson_cdf(lam * self.X, top) / lam
+        self.beyond = ctx.array(poisson_cdf(float(lam) * float(self.X), top)) / lam
 
     @property
     def cells(self):
@@ -260,8 +344,10 @@ class QuadraturePiece:
         #: (center, lo, hi, height) -> a bound of |S| on the complex rectangles, or None (the law's
         #: ``survival_bound``; module docstring, *The bound*); None: the two orders' difference estimates the error
         self.bound = bound
-        #: None (float64), or the context of a twin at D digits (:meth:`at`) and its exact data
-        self.ctx, self.exact = None, None
+        #: the context of the sums (FLOAT64, or mpmath at D digits for a twin: :meth:`at`) and the law's data in it:
+        #: (the survival function on arrays of its numbers, E V, the kinks)
+        self.ctx = FLOAT64
+        self.exact = (lambda xs: numpy.asarray(survival(xs), dtype=float), self.mean, self.kinks)
 
     def at(self, ctx, survival, mean, kinks):
         """The twin of this piece in the context ``ctx`` (mpmath at D digits; module docstring, *At D digits*):
@@ -306,9 +392,7 @@ class QuadraturePiece:
 
 
     def profile(self, lam, W):
-        """:func:`quadrature_profile` of this piece (:func:`digits_profile` for a twin at D digits)."""
-        if self.ctx is not None:
-            return digits_profile(self, lam, W)
+        """:func:`quadrature_profile` of this piece (in its context)."""
         return quadrature_profile(self, lam, W)
 
     def columns(self, ctx, lam, W, A, us, J):
@@ -326,7 +410,7 @@ def column_level(lam, us):
     return numpy.clip(got, LEVEL_LOW, LEVEL_HIGH).astype(int)
 
 
-def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
+def remainder_bound(piece, mesh, Z, us, n=ORDERS[1], eps=2.0**-52):
     """cells x columns: a bound of the error of the rule of n nodes (the value's: ORDERS[1]) on each cell for the
     integrand f_j(x) = sum_K Z[K, j] Pois(K; lambda x) S(x + u_j), or None when the law gives no ``bound``.
     Gauss-Legendre on [c - h, c + h] for f analytic in the Bernstein ellipse E_rho (foci c -+ h, semi-axes
@@ -359,9 +443,10 @@ def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
         got = numpy.where(numpy.isfinite(got), got, numpy.inf) * (1 + 1e-12)
         best = got if best is None else numpy.minimum(best, got)
     if piece.kinks:  # a cell's ends k - u_j are rounded: a sliver of width delta <= 4 eps (x + u_j) may hold the kink
+        # (``eps`` the unit roundoff of the ends' numbers: at D digits they are snapped exact and the term is nil)
         # on the wrong side, where S (continuous: no atoms) differs from the piece's continuation p_c by at most
         # delta (|p_c'| + |S'|) (Pois <= 1); |p'| <= max |p| / h on the disk of radius h (Cauchy), max over the cells
-        delta = 4 * 2.0**-52 * (numpy.abs(b)[:, None] + us[None, :])
+        delta = 4 * eps * (numpy.abs(b)[:, None] + us[None, :])
         Sb = piece.bound((c[:, None] + us[None, :]).reshape(-1), (a[:, None] - h[:, None] + us[None, :]).reshape(-1),
                          (b[:, None] + h[:, None] + us[None, :]).reshape(-1), numpy.repeat(h, len(us)))
         slope = numpy.asarray(Sb, dtype=float).reshape(len(c), len(us)) / h[:, None]
@@ -369,120 +454,31 @@ def remainder_bound(piece, mesh, Z, us, n=ORDERS[1]):
     return best
 
 
-def _evaluate(piece, mesh, Z, us):  # noqa: D103 - one mesh's part of :func:`quadrature_columns`
-    """(value, error) of sum_K sum_j Z[K, j] omega_K(u_j) (module docstring), Z rows x columns, ``us`` >= 0."""
-    us = numpy.asarray(us, dtype=float)
-    J = len(us)
-    parts = []
-    for x, PW in zip(mesh.nodes, mesh.weights):
-        Y = PW @ Z  # nodes x columns
-        S = numpy.asarray(piece.survival((x[:, None] + us[None, :]).reshape(-1)), dtype=float).reshape(len(x), J)
-        parts.append((Y * S).reshape(mesh.cells, -1, J).sum(axis=1))  # cells x columns
-    value = float(numpy.sum(parts[1]))
-    bound = remainder_bound(piece, mesh, Z, us)
-    error = float(numpy.sum(numpy.abs(parts[1] - parts[0]) if bound is None else bound))
-    mass = Z.sum(axis=0)  # sum_K Z[K, j]
-    s_u = numpy.asarray(piece.survival(us), dtype=float)
-    s_X = numpy.asarray(piece.survival(us + mesh.X), dtype=float)
-    error += mesh.epsilon * float(s_u @ mass)  # the cell [0, epsilon]
-    error += float(s_X @ (mesh.beyond @ Z))  # beyond X
-    error += SURVIVAL_ERROR * value
-    return value, error
-
-
-def quadrature_profile(piece, lam, W):
-    """(omega, remainder, error, size) at u = 0 for the rows ``W`` (K x levels): omega_K(0), K = 0..top, the
-    remainder bound of the rows beyond (module docstring), the error vector over K (the two orders' difference per
-    row plus the cell at 0, X and the survival function's error) and the rounding count."""
-    mesh = piece.mesh(lam, W)
-    top = W.shape[0] - 1
-    q = []
-    for x, PW in zip(mesh.nodes, mesh.weights):
-        S = numpy.asarray(piece.survival(x), dtype=float)
-        q.append((PW * S[:, None]).reshape(mesh.cells, -1, top + 1).sum(axis=1))  # cells x K
-    omega = q[1].sum(axis=0)
-    bound = remainder_bound(piece, mesh, numpy.eye(top + 1), numpy.zeros(1))
-    error = (numpy.abs(q[1] - q[0]) if bound is None else bound).sum(axis=0) + mesh.epsilon + mesh.beyond * float(
-        piece.survival(numpy.array([mesh.X]))[0]) + SURVIVAL_ERROR * omega
-    size = _size(mesh)
-    rest = max(piece.mean - float(numpy.sum(omega)), 0.0) + float(numpy.sum(error)) + 4 * 2.2e-16 * size * piece.mean
-    return omega, rest, error, size
-
-
 def _size(mesh):
     """The rounding count of a weight: the logarithms of the Poisson weights and the positive sums over the nodes."""
     return mesh.size + math.log2(len(mesh.nodes[1]) + 1) + 8
 
 
-def quadrature_columns(ctx, lam, piece, W, A, us, J):
-    """(sum_K sum_n W[K, n] sum_{j < J} A[n, j] omega_K(u_j), its error, size, per-level reach) for the columns
-    j < J of (F1)/(F5) with u_j = ``us``[j] > 0 (float64): the rows times the columns Z = W A once (the columns with
-    no admitted customer dropped), then :func:`_evaluate`; reach[n] = sum_{j < J} A[n, j] bounds the columns' share of
-    a row beyond the last (omega_K(u) <= omega_K(0))."""
-    r = A.shape[0] - 1
-    cols = A[:r, :J]
-    keep = numpy.flatnonzero(cols.any(axis=0))
-    if not len(keep):
-        return 0.0, 0.0, _size(piece.mesh(lam, W)), cols.sum(axis=1)
-    Z = ctx.matmul(W[:, :r], cols[:, keep])
-    u = numpy.asarray(us[:J], dtype=float)[keep]
-    levels = column_level(float(lam), u)
-    value = error = size = 0.0
-    for level in numpy.unique(levels):  # the columns of one level on their mesh
-        sel = levels == level
-        Zf = numpy.asarray(Z[:, sel], dtype=float)
-        mesh = piece.mesh(lam, W, int(level), u[sel], Zf.sum(axis=0))
-        if piece.ctx is not None:  # at D digits: the same mesh refined to the precision
-            v, e = _digits_evaluate(piece, lam, mesh, Z[:, sel], numpy.asarray(us[:J], dtype=object)[keep][sel])
-        else:
-            v, e = _evaluate(piece, mesh, Z[:, sel], u[sel])
-        value, error, size = value + v, error + e, max(size, _size(mesh))
-    return value, error, size + r + J, cols.sum(axis=1)
+class _Cells:
+    """The float64 ends of the cells (what :func:`remainder_bound` reads of a mesh). A plain class."""
+
+    __slots__ = ("edges", "lam", "cells")
+
+    def __init__(self, edges, lam):
+        self.edges = numpy.asarray(edges, dtype=float)
+        self.lam, self.cells = float(lam), len(self.edges) - 1
 
 
-# -- At D digits -------------------------------------------------------------------------------------------------
-
-
-def digits_orders(dps):
-    """(m, 2 m) Gauss-Legendre nodes per cell at ``dps`` working digits: m = 12 2^k, the least with 13 m / 12 >= dps + 4
-    (a cell of the float64 mesh was accepted where 12 nodes reach 13 digits: the error falls geometrically in n)."""
-    m = 12
-    while 13 * m / 12 < dps + 4:
-        m *= 2
-    return m, 2 * m
-
-
-def _legendre(ctx, n, x):
-    """(P_n(x), P_n'(x)) elementwise (the three-term recurrence; ``x`` an object array of ctx numbers)."""
-    p0, p1 = x * 0 + 1, x
-    for k in range(1, n):
-        p0, p1 = p1, ((2 * k + 1) * x * p1 - k * p0) / (k + 1)
-    return p1, n * (x * p1 - p0) / (x * x - 1)
-
-
-def digits_rule(ctx, n):
-    """Gauss-Legendre nodes and weights on [-1, 1] in ``ctx`` (numpy's float64 roots polished by Newton's method on
-    the recurrence until the step is below 4 eps; w = 2 / ((1 - x^2) P_n'(x)^2))."""
-    key = ("rule", n, getattr(ctx, "dps", None))
-    if key not in _RULES:
-        t, _ = _rule(n)
-        x = ctx.array([ctx.num(float(v)) for v in t])
-        for _ in range(12):
-            p, dp = _legendre(ctx, n, x)
-            step = p / dp
-            x = x - step
-            if all(abs(v) <= 4 * ctx.eps for v in step):
-                break
-        _, dp = _legendre(ctx, n, x)
-        _RULES[key] = (x, 2 / ((1 - x * x) * dp * dp))
-    return _RULES[key]
-
-
-def _digits_cells(piece, lam, mesh, us):
-    """The cells of ``mesh`` in the twin's context: the float64 ends exact, the kinks' points k - u_j snapped to their
-    exact values (no sliver), the grading at 0 continued down to 10^-(dps + 4) min(1 / lambda, E V) and the end X
-    doubled until the rest beyond it is below 10^-(dps + 4) E V (the float64 mesh stops at 1e-15 and 1e-18)."""
+def context_cells(piece, lam, mesh, us):
+    """The :class:`QuadratureMesh` of the sums in the piece's context for the float64 ``mesh`` of the columns ``us``:
+    in float64 the mesh itself (adapted to 1e-13 per cell, cut at EPSILON and at 1e-18 beyond X: module docstring);
+    at D digits its cells in the context, the float64 ends exact, the kinks' points k - u_j snapped to their exact
+    values (no sliver), the grading at 0 continued down to 10^-(D+4) min(1 / lambda, E V) and the end X doubled until
+    the rest beyond it is below 10^-(D+4) E V, with the rules of :func:`orders` (the cells are then refined,
+    :func:`refine`)."""
     ctx = piece.ctx
+    if ctx.is_float64:
+        return mesh
     _, mean, kinks = piece.exact
     tiny = 10.0 ** -(ctx.dps + 4)
     edges = [ctx.num(float(e)) for e in mesh.edges]
@@ -511,43 +507,13 @@ def _digits_cells(piece, lam, mesh, us):
             break
         X *= 2
         edges.append(ctx.num(X))
-    return ctx.array(edges)
-
-
-def _digits_nodes(piece, lam, a, b, n, top):
-    """(nodes, P w) for the cells [a_c, b_c] and n nodes per cell: nodes flattened (cells x n), P[i, K] w_i the
-    Poisson weights e^{-lambda x} (lambda x)^K / K! (by the recurrence in K: products of positive numbers) times
-    the rule's weights."""
-    ctx = piece.ctx
-    t, w = digits_rule(ctx, n)
-    x = ((a + b)[:, None] / 2 + ((b - a) / 2)[:, None] * t[None, :]).reshape(-1)
-    ww = (((b - a) / 2)[:, None] * w[None, :]).reshape(-1)
-    fast = _fast(ctx)
-    if fast is not None:  # the same recurrence in the context's faster twin (gmpy2) at D + 10 digits
-        hi, twin = fast
-        with hi, twin:
-            z, ww = twin.from_mp(x * lam), twin.from_mp(ww)
-            P = twin.zeros((len(x), top + 1))
-            col = twin.exp(-z)
-            for K in range(top + 1):
-                if K:
-                    col = col * z / K
-                P[:, K] = col * ww
-        return x, P
-    z = x * lam
-    P = ctx.zeros((len(x), top + 1))
-    col = ctx.exp(-z)
-    for K in range(top + 1):
-        if K:
-            col = col * z / K
-        P[:, K] = col * ww
-    return x, P
+    edges = ctx.array(edges)
+    return QuadratureMesh(edges, lam, top, edges[0], ctx)
 
 
 def _fast(ctx):
     """(the context at D + 10 digits, its twin of faster numbers) when the context has one (``twin``: gmpy2's mpfr,
-    about ten times mpmath's speed, correctly rounded), else None; the Poisson weights computed there carry
-    10^-(D+9) relative, below the survival function's 10^-(D+4) counted in the error."""
+    about ten times mpmath's speed, correctly rounded), else None (float64 has none)."""
     make = getattr(ctx, "twin", None)
     if make is None:
         return None
@@ -558,9 +524,9 @@ def _fast(ctx):
 
 
 def _rows_times(ctx, PW, S, cells, n):
-    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`_digits_nodes`, maybe the twin's
+    """cells x rows: sum over each cell's n nodes of PW[i, K] S[i] (PW of :func:`age_poisson_weights`, maybe the twin's
     numbers; the result the context's)."""
-    fast = _fast(ctx) if len(PW) and not hasattr(PW.flat[0], "_mpf_") else None
+    fast = _fast(ctx) if len(PW) and not ctx.is_float64 and not hasattr(PW.flat[0], "_mpf_") else None
     if fast is None:
         return (PW * S[:, None]).reshape(cells, n, -1).sum(axis=1)
     hi, twin = fast
@@ -569,34 +535,41 @@ def _rows_times(ctx, PW, S, cells, n):
         return twin.to_mp(got)
 
 
-#: at D digits, the cells are bisected at most this many rounds (:func:`_digits_refine`)
+#: at D digits, the cells are bisected at most this many rounds (:func:`refine`; float64: none, the mesh is adapted)
 DIGITS_ROUNDS = 24
 
 
-def _digits_refine(piece, lam, edges, top, apply, weights):
-    """(edges, (Q_m, Q_2m)) at the twin's precision: the rule's values per cell (cells x columns, given by
-    ``apply(nodes, P w, cells, n)``), the cells of ``edges`` bisected until on each the two orders of :func:`digits_orders`
-    differ by at most 10^-(dps + 3) 2^-6 of the whole (the columns weighted by ``weights``): the float64 mesh accepted
-    cells whose share is below 1e-17 of the whole whatever their orders' agreement, and its 1e-13 is not D digits."""
+def refine(piece, lam, mesh, apply, weights):
+    """(edges, (Q_lo, Q_hi)) in the piece's context: the rule's values per cell (cells x columns, given by
+    ``apply(nodes, P w, cells, n)``) for the two orders of :func:`orders` on the cells of ``mesh`` (their nodes as
+    the mesh holds them). In float64 the mesh is the adapted one (:func:`adapt_mesh`): no cell is bisected. At D
+    digits every cell is bisected until its two orders differ by at most 10^-(D+3) 2^-6 of the whole (the columns
+    weighted by ``weights``), at most DIGITS_ROUNDS rounds: the float64 mesh accepted cells whose share is below
+    1e-17 of the whole whatever their orders' agreement, and its 1e-13 is not D digits."""
     ctx = piece.ctx
-    orders = digits_orders(ctx.dps)
+    rounds = 0 if ctx.is_float64 else DIGITS_ROUNDS
+    q = [apply(x, PW, mesh.cells, len(x) // mesh.cells) for x, PW in zip(mesh.nodes, mesh.weights)]
+    if not rounds:
+        return mesh.edges, tuple(q)
+    pairs = orders(ctx)
     tol = ctx.num(10.0 ** -(ctx.dps + 3) / 64)
-    todo = list(zip(edges[:-1], edges[1:]))
+    todo = list(zip(mesh.edges[:-1], mesh.edges[1:]))
     done, whole = [], None
-    for round_ in range(DIGITS_ROUNDS + 1):
+    for round_ in range(rounds + 1):
         if not todo:
             break
-        a, b = ctx.array([c[0] for c in todo]), ctx.array([c[1] for c in todo])
-        q = []
-        for n in orders:
-            x, PW = _digits_nodes(piece, lam, a, b, n, top)
-            q.append(apply(x, PW, len(todo), n))  # cells x columns
+        if round_:
+            a, b = ctx.array([c[0] for c in todo]), ctx.array([c[1] for c in todo])
+            q = []
+            for n in pairs:
+                x, PW = cell_nodes(ctx, lam, a, b, n, mesh.top)
+                q.append(apply(x, PW, len(todo), n))  # cells x columns
         diff = numpy.abs(q[1] - q[0]) @ weights
         if whole is None:
             whole = abs(ctx.fsum(list(q[1] @ weights)))
         nxt = []
         for i, (lo, hi) in enumerate(todo):
-            if diff[i] <= tol * whole or round_ == DIGITS_ROUNDS or hi - lo <= 4 * ctx.eps * hi:
+            if diff[i] <= tol * whole or round_ == rounds or hi - lo <= 4 * ctx.eps * hi:
                 done.append((lo, hi, q[0][i], q[1][i]))
             else:
                 mid = (lo + hi) / 2
@@ -607,73 +580,94 @@ def _digits_refine(piece, lam, edges, top, apply, weights):
     return cut, (numpy.array([c[2] for c in done]), numpy.array([c[3] for c in done]))
 
 
-def _digits_evaluate(piece, lam, mesh, Z, us):
-    """(value, error) of :func:`_evaluate` at the twin's precision on the cells of :func:`_digits_cells`, refined
-    (:func:`_digits_refine`): the value the rule of 2 m nodes (:func:`digits_orders`), the error the remainder bound
-    (:func:`remainder_bound`, a law with ``survival_bound``) or the two orders' difference, plus the cell at 0 and
-    the rest beyond X by their bounds and the survival function's rounding."""
+def survival_error(ctx):
+    """The relative error of the law's survival function in the context: SURVIVAL_ERROR in float64 (a few ulp of
+    erfc and the incomplete gamma function), 10^-(D+4) at D digits (``survival_many`` at D + 5 digits; the sums run
+    at the working precision, whose eps is far smaller)."""
+    return SURVIVAL_ERROR if ctx.is_float64 else 10.0 ** -(ctx.dps + 4)
+
+
+def _evaluate(piece, lam, mesh, Z, us):
+    """(value, error) of sum_K sum_j Z[K, j] omega_K(u_j) (module docstring) on the float64 ``mesh`` of the columns
+    ``us`` > 0 (context numbers), Z rows x columns, in the piece's context: the cells :func:`context_cells`, refined
+    (:func:`refine`); the value the higher order's, the error the remainder bound (:func:`remainder_bound`, a law with
+    ``survival_bound``) or the two orders' difference, plus the cell [0, epsilon] (its integrand in [0, S(u)]), the
+    rest beyond X (S(X + u) P(Poisson(lambda X) <= K) / lambda) and the survival function's relative error."""
     ctx = piece.ctx
     survival, _, _ = piece.exact
     J = len(us)
 
     def apply(x, PW, cells, n):
         S = survival((x[:, None] + us[None, :]).reshape(-1)).reshape(len(x), J)
-        return (ctx.matmul(PW, Z) * S).reshape(cells, n, J).sum(axis=1)
+        return (ctx.matmul(PW, Z) * S).reshape(cells, n, J).sum(axis=1)  # cells x columns
 
-    edges, parts = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), mesh.top, apply,
-                                  ctx.array([1] * J))
+    cells = context_cells(piece, lam, mesh, us)
+    edges, parts = refine(piece, lam, cells, apply, ctx.array([1] * J))
     value = ctx.fsum(list(parts[1].reshape(-1)))
-    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), mesh.top, 0.0)
-    bound = remainder_bound(_unkinked(piece), fmesh, numpy.asarray(Z, dtype=float), numpy.asarray(us, dtype=float),
-                            digits_orders(ctx.dps)[1])
+    bound = remainder_bound(piece, _Cells(edges, lam), numpy.asarray(Z, dtype=float), numpy.asarray(us, dtype=float),
+                            orders(ctx)[1], float(ctx.eps))
     error = (ctx.fsum([abs(v) for v in (parts[1] - parts[0]).reshape(-1)]) if bound is None else
              ctx.num(float(numpy.sum(bound))))
-    mass = Z.sum(axis=0)
-    error = error + edges[0] * ctx.fsum(list(survival(us) * mass))  # the cell [0, edges[0]]
-    X = edges[-1]
-    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), mesh.top)]) / lam
-    error = error + ctx.fsum(list(survival(us + X) * ctx.matmul(beyond.reshape(1, -1), Z)[0]))
-    return value, error + _digits_survival_error(ctx) * abs(value)
+    mass = Z.sum(axis=0)  # sum_K Z[K, j]
+    error = error + cells.epsilon * ctx.fsum(list(survival(us) * mass))  # the cell [0, epsilon]
+    error = error + ctx.fsum(list(survival(us + cells.X) * ctx.matmul(cells.beyond.reshape(1, -1), Z)[0]))  # beyond X
+    return value, error + survival_error(ctx) * abs(value)
 
 
-def _digits_survival_error(ctx):
-    """The relative error of the twin's survival function: the law's ``survival_many`` at D + 5 digits (the sums
-    themselves run at the parts' higher working precision, whose eps is far smaller)."""
-    return 10.0 ** -(ctx.dps + 4)
-
-
-def _unkinked(piece):
-    """The piece as the remainder bound sees it at D digits: the kinks' points are exact cell ends (no sliver)."""
-    twin = QuadraturePiece(piece.survival, piece.mean, (), piece.bound)
-    return twin
-
-
-def digits_profile(piece, lam, W):
-    """:func:`quadrature_profile` at the twin's precision (the rows as columns, weighted by their masses, refined as
-    in :func:`_digits_evaluate`)."""
+def quadrature_profile(piece, lam, W):
+    """(omega, remainder, error, size) at u = 0 for the rows ``W`` (K x levels), in the piece's context: omega_K(0),
+    K = 0..top, the remainder bound of the rows beyond (module docstring), the error vector over K (the remainder
+    bound or the two orders' difference per row plus the cell at 0, X and the survival function's error) and the
+    rounding count; the cells as :func:`_evaluate`'s (the rows as columns, weighted by their masses)."""
     ctx = piece.ctx
     survival, mean, _ = piece.exact
     mesh = piece.mesh(lam, W)
     top = W.shape[0] - 1
-    us = ctx.array([ctx.num(0)])
-    z = W.sum(axis=1)
 
     def apply(x, PW, cells, n):
         return _rows_times(ctx, PW, survival(x), cells, n)
 
-    edges, q = _digits_refine(piece, lam, _digits_cells(piece, lam, mesh, us), top, apply, z)
-    orders = digits_orders(ctx.dps)
+    cells = context_cells(piece, lam, mesh, ctx.array([0]))
+    edges, q = refine(piece, lam, cells, apply, W.sum(axis=1))
     omega = q[1].sum(axis=0)
-    fmesh = QuadratureMesh(numpy.asarray(edges, dtype=float), float(lam), top, 0.0)
-    bound = remainder_bound(_unkinked(piece), fmesh, numpy.eye(top + 1), numpy.zeros(1), orders[1])
-    if bound is None:
-        error = numpy.abs(q[1] - q[0]).sum(axis=0)
-    else:
-        error = ctx.array([ctx.num(float(v)) for v in bound.sum(axis=0)])
-    X = edges[-1]
-    beyond = ctx.array([ctx.num(float(v)) for v in poisson_cdf(float(lam) * float(X), top)]) / lam
-    error = error + edges[0] + beyond * survival(ctx.array([X]))[0] + _digits_survival_error(ctx) * omega
-    size = _size(mesh) + 8
+    bound = remainder_bound(piece, _Cells(edges, lam), numpy.eye(top + 1), numpy.zeros(1), orders(ctx)[1],
+                            float(ctx.eps))
+    error = (numpy.abs(q[1] - q[0]).sum(axis=0) if bound is None else ctx.array(list(bound.sum(axis=0)))) + (
+        cells.epsilon + cells.beyond * survival(ctx.array([cells.X]))[0] + survival_error(ctx) * omega)
+    size = _size(mesh)
     rest = mean - ctx.fsum(list(omega))
     rest = (rest if rest > 0 else 0 * rest) + ctx.fsum(list(error)) + 4 * ctx.eps * size * mean
     return omega, rest, error, size
+
+
+def quadrature_columns(ctx, lam, piece, W, A, us, J):
+    """(sum_K sum_n W[K, n] sum_{j < J} A[n, j] omega_K(u_j), its error, size, per-level reach) for the columns
+    j < J of (F1)/(F5) with u_j = ``us``[j] > 0, in the piece's context ``ctx``: the rows times the columns Z = W A
+    once (the columns with no admitted customer dropped), then :func:`_evaluate` per column level on its mesh;
+    reach[n] = sum_{j < J} A[n, j] bounds the columns' share of a row beyond the last (omega_K(u) <= omega_K(0))."""
+    r = A.shape[0] - 1
+    cols = A[:r, :J]
+    keep = numpy.flatnonzero(cols.any(axis=0))
+    if not len(keep):
+        return ctx.num(0), ctx.num(0), _size(piece.mesh(lam, W)), cols.sum(axis=1)
+    Z = ctx.matmul(W[:, :r], cols[:, keep])
+    uc = ctx.array(list(us[:J]))[keep]
+    u = numpy.asarray(uc, dtype=float)
+    levels = column_level(float(lam), u)
+    value = error = ctx.num(0)
+    size = 0.0
+    for level in numpy.unique(levels):  # the columns of one level on their mesh
+        sel = levels == level
+        mesh = piece.mesh(lam, W, int(level), u[sel], numpy.asarray(Z[:, sel], dtype=float).sum(axis=0))
+        v, e = _evaluate(piece, lam, mesh, Z[:, sel], uc[sel])
+        value, error, size = value + v, error + e, max(size, _size(mesh))
+    return value, error, size + r + J, cols.sum(axis=1)
+
+
+def digits_orders(dps):
+    """(m, 2 m) Gauss-Legendre nodes per cell at ``dps`` working digits: m = 12 2^k, the least with 13 m / 12 >= dps + 4
+    (a cell of the float64 mesh was accepted where 12 nodes reach 13 digits: the error falls geometrically in n)."""
+    m = 12
+    while 13 * m / 12 < dps + 4:
+        m *= 2
+    return m, 2 * m

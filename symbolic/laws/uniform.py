@@ -65,10 +65,14 @@ class Uniform(TimeLaw):
         import mpmath
         import numpy
 
-        if digits is None:
-            a, b = float(self.low), float(self.high)
-            x = numpy.asarray(xs, dtype=float)
-            return numpy.where(x <= a, 1.0, numpy.where(x >= b, 0.0, (b - x) / (b - a)))
+        if digits is None:  # the registered kernel (:data:`~.base.FLOAT64_SURVIVAL`), else mpmath point by point
+            from .base import float64_survival
+
+            got = float64_survival(self, numpy.asarray(xs, dtype=float))
+            if got is not None:
+                return got[0]
+            with mpmath.workdps(17):
+                return numpy.array([float(self.survival(mpmath.mpf(float(x)))) for x in xs])
         with mpmath.workdps(digits + 5):
             a, b = (mpmath.mpf(v.numerator) / v.denominator for v in (Fraction(self.low), Fraction(self.high)))
             one, zero, width = mpmath.mpf(1), mpmath.mpf(0), b - a
@@ -84,16 +88,23 @@ class Uniform(TimeLaw):
     def survival_kinks(self):
         return tuple(v for v in (self.low, self.high) if v > 0)
 
+    def survival_kernel(self):
+        """(kernel function, its law arguments) of the float64 survival function (the numeric layer's kernel
+        ``survival``, which generated code ships): ``uniform_survival`` (a, b)."""
+        return "uniform_survival", (self.low, self.high)
+
+    def survival_bound_kernel(self):
+        """(kernel function, its law arguments) of :meth:`survival_bound`: ``uniform_survival_bound`` (a, b)."""
+        return "uniform_survival_bound", (self.low, self.high)
+
     def survival_bound(self, center, lo, hi, height):
         """|S(z)| on the rectangles (:meth:`TimeLaw.survival_bound`) for the piece at ``center``: 1 below a,
-        |b - z| / (b - a) <= hypot(max(|b - lo|, |b - hi|), height) / (b - a) on (a, b), 0 beyond b."""
-        import numpy
+        |b - z| / (b - a) <= hypot(max(|b - lo|, |b - hi|), height) / (b - a) on (a, b), 0 beyond b (the numeric
+        layer's kernel ``uniform_survival_bound``, registered in :data:`~.base.FLOAT64_SURVIVAL`; None without it)."""
+        from .base import FLOAT64_SURVIVAL
 
-        a, b = float(self.low), float(self.high)
-        c = numpy.asarray(center, dtype=float)
-        far = numpy.hypot(numpy.maximum(numpy.abs(b - numpy.asarray(lo)), numpy.abs(b - numpy.asarray(hi))),
-                          numpy.asarray(height)) / (b - a)
-        return numpy.where(c < a, 1.0, numpy.where(c < b, far * (1 + 1e-14), 0.0))
+        fn = FLOAT64_SURVIVAL.get(self.survival_bound_kernel()[0])
+        return None if fn is None else fn(float(self.low), float(self.high), center, lo, hi, height)
 
     def sample(self, rng, size):
         return rng.uniform(float(self.low), float(self.high), size)
