@@ -103,6 +103,7 @@ def test_a_large_room_equals_the_infinite_room():
     assert abs(moments[1] - exact[1]) <= 1e-4 * exact[1]
 
 
+@pytest.mark.slow  # about 5 s: the 25-digit inversion
 def test_float64_agrees_with_25_digits():
     """The float64 inversion (its self-check accepted) against the 25-digit law: tails to 1e-9 relative (the precision
     policy's float64 target; measured 3e-11 at t = 2 with both blocks lognormal), the moments to 1e-12 (measured
@@ -149,3 +150,33 @@ def test_cli_refuses_a_lognormal_with_a_start_threshold():
     """N > 1 still needs every law's closed-form transform (the excess of item 7): refused naming the option."""
     code, _, err = cli(BASE + ["--setup", "lognormal:mean=1,scv=2", "--start-threshold", "2", "--wait-tail", "2"])
     assert code != 0 and "--setup" in err and "Traceback" not in err
+
+
+def test_the_quantiles_secant_start_finds_a_root_written_by_hand():
+    """The first D-digit root of the quantile search by secant steps from a rough guess and its slope
+    (numeric/response.py ``_secant_root``): on g(x) = log P(T > e^x) - log(level) of the lognormal itself, P(T > t) =
+    erfc((ln t - mu) / (sigma sqrt 2)) / 2 written here with mpmath at 40 digits, from a guess 1e-11 off with a slope 1e-6
+    off (the float64 guess's errors), the root within the search's tolerance 1e-19 of mpmath's findroot (a different
+    algorithm) after at most three evaluations of g; and None without a slope (the caller brackets)."""
+    from qderive.numeric.response import Guess, _secant_root
+
+    calls = []
+    with mpmath.workdps(40):
+        sigma = mpmath.sqrt(mpmath.log(3))
+        mu = mpmath.log(mpmath.mpf(1) / 2) - sigma ** 2 / 2
+        level = mpmath.mpf("0.01")
+
+        def g(x):
+            calls.append(x)
+            return mpmath.log(mpmath.erfc((x - mu) / (sigma * mpmath.sqrt(2))) / 2) - mpmath.log(level)
+
+        want = mpmath.findroot(lambda x: mpmath.erfc((x - mu) / (sigma * mpmath.sqrt(2))) / 2 - level, 1)
+        h = mpmath.mpf(10) ** -8
+        slope = float((g(want + h) - g(want - h)) / (2 * h)) * (1 + 1e-6)
+        calls.clear()
+        guess = Guess(float(want) + 1e-11)
+        guess.slope = slope
+        tol = mpmath.mpf(10) ** -19
+        got = _secant_root(g, guess, tol, mpmath.mpf)
+        assert got is not None and abs(got - want) <= tol * max(1, abs(want)) and len(calls) <= 3
+        assert _secant_root(g, Guess(float(want)), tol, mpmath.mpf) is None
