@@ -214,7 +214,9 @@ remainders, and the nodes lengthen them (:meth:`FiniteWait._sweep_counts` reads 
 suffix by its own transform. Measured (r = 20, load 0.5, geometric batches of mean 2, a lognormal setup of mean 1 and
 scv 2): P(W > 2) in 1.0 s of CPU from the CLI (refused before), E[W^2] 0.8 s (10 s before: the counts summed to
 negligibility); checked against Little's mean wait of the departure chain, the infinite room in a large room, a seeded
-simulation (tests/test_blocks_finite_lognormal.py). N > 1 keeps its refusal (the excess of item 7 needs closed forms).
+simulation (tests/test_blocks_finite_lognormal.py). N > 1 too: the excess of item 7 takes the lognormal's derivatives
+by its own rule on its size-biased laws, as the infinite room does (:func:`~.blocks.threshold_check` with
+``derivatives``; E[W] equal to Little's to 5e-41 at 30 digits, the infinite room's (WN) in a large room).
 
 A law whose transform has an exp(-s D) factor (deterministic, uniform, empirical) is marked not smooth,
 as for the infinite room, and transform inversion is not used for it. **A constant service D** has exact
@@ -1833,13 +1835,14 @@ def _block_tails_refusal(model) -> tuple[str, str] | None:
 def _response_check(model, asked):
     """The refusal of :func:`response_laws`: with a setup or a close-down :func:`_block_tails_refusal` for the tails
     and quantiles (with N > 1 first the infinite room's start-threshold check, the moments included: the excess of
-    item 7 needs every law's closed-form transform), else :func:`_tails_refusal`."""
+    item 7 needs the derivatives of every law's transform, a closed form's or the lognormal's by its size-biased laws),
+    else :func:`_tails_refusal`."""
     if model.blocks:
         from ...symbolic.capabilities import Refusal
         from .blocks import threshold_check
         from .vacation_wait import TAIL_MEASURES
 
-        threshold = threshold_check(model, asked)
+        threshold = threshold_check(model, asked, derivatives=True)
         if threshold is not None:
             return threshold
         wanted = TAIL_MEASURES & frozenset(asked)
