@@ -243,6 +243,11 @@ def size_biased_sequences(law, lam, n: int, ctx):
 
         raise NumericalError(f"the tails of the arrivals during the {law} time beyond {n} lie below the working range")
     digits = ctx.dps + int(math.ceil(lost)) + 3 + len(str(n + 1))
+    key = (law, lam_q, ctx.dps)
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] >= n and kept[1] >= digits:  # a longer run's prefix, made with at least the digits
+        with ctx:
+            return tuple(ctx.array([+v for v in seq[: n + 1]]) for seq in kept[2])
     with mpmath.workdps(digits + 5):
         beta = count_terms(law, lam_q, range(n + 1), digits)
         tail, tail2 = [], []
@@ -253,5 +258,15 @@ def size_biased_sequences(law, lam, n: int, ctx):
             tail.append(left)
             left2 -= left  # sum_{i > k} P(K > i) = E K - sum_{i <= k} P(K > i)
             tail2.append(left2)
+    if len(_KEPT) >= 8:
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[key] = (n, digits, (beta, tail, tail2))
     with ctx:
         return ctx.array([+v for v in beta]), ctx.array([+v for v in tail]), ctx.array([+v for v in tail2])
+
+
+#: the last runs of :func:`size_biased_sequences` by (law, lambda, the context's digits): (n, working digits, the
+#: three sequences as mpf lists). Each term and tail at index k does not depend on n, and the working digits only grow
+#: with n (the subtractions' loss at the last index), so a run over 0..n serves every shorter one at the same digits:
+#: the finite room asks 0..r + 1 for its embedded law and 0..r - 1 for the wait's rows (0.4 s each at r = 200)
+_KEPT: dict = {}

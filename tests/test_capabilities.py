@@ -291,12 +291,10 @@ def test_support_matrix_names_the_refused_field():
     cells = {(field, label): dict(zip(columns, cells)) for field, label, cells in rows}
     assert cells[("service", "lognormal")]["wait_tail"] == "yes"  # the transform inverted (branch lg28)
     assert cells[("vacation", "lognormal")]["wait_tail"] == "yes"
-    assert cells[("setup", "lognormal")]["wait_tail"].startswith("refused (setup)")
+    assert cells[("setup", "lognormal")]["wait_tail"] == "yes"  # its counts from its size-biased laws (branch lb26)
+    assert cells[("setup", "det")]["wait_tail"].startswith("refused (setup)")
     assert cells[("service", "empirical")]["wait_tail"] == "yes"  # exact sums or certified brackets (issue 28)
     assert cells[("service", "empirical")]["wait_moments"] == "yes"
-    # a lognormal law says its own reason (its count sequences, issue 28), not the kinked laws' exp(-s D) template
-    lognormal = cells[("setup", "lognormal")]["wait_tail"]
-    assert "heavy-tailed" in lognormal and "exp(-s D)" not in lognormal
 
 
 def test_support_page_is_current():
@@ -343,7 +341,7 @@ def test_list_model_prints_the_support_matrix(capsys):
 
     assert main(["list", "vacation-finite"]) == 0
     out = capsys.readouterr().out
-    # (every vacation law's tails are computed since branch lg28: a lognormal setup's are refused)
+    # (every vacation law's tails are computed since branch lg28: a constant setup's are refused)
     assert "--service empirical" in out and "wait_tail, wait_quantile, sojourn_tail, sojourn_quantile: refused (setup)" in out
     assert main(["list", "no-such-model"]) == 2
 

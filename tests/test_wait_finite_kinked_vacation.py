@@ -345,9 +345,10 @@ def test_zero_atom_quantile_and_cli():
 
 
 def test_refusals_name_the_law():
-    """A gamma service of non-integer shape with a constant vacation and a lognormal setup stay refused for tails,
+    """A gamma service of non-integer shape with a constant vacation and a uniform setup stay refused for tails,
     with the reason (a lognormal service or vacation is inverted with a smooth other law,
-    tests/test_finite_lognormal_inversion.py, and bracketed with a kinked one)."""
+    tests/test_finite_lognormal_inversion.py, and bracketed with a kinked one; a lognormal setup is inverted since
+    branch lb26, tests/test_blocks_finite_lognormal.py)."""
     from conftest import cli
 
     base = ["eval", "vacation-finite", "--rate", "0.5", "--batch", "geometric:mean=2", "--capacity", "3"]
@@ -356,5 +357,5 @@ def test_refusals_name_the_law():
                                "--wait-tail", "1"])
     assert code == 2 and "not phase-type" in err
     code, _, err = cli(base + ["--service", "exp:mean=1", "--vacation", "exp:mean=1", "--setup",
-                               "lognormal:mean=1,scv=2", "--wait-tail", "1"])
-    assert code == 2 and "heavy-tailed" in err and "--setup lognormal" in err  # asked before any work
+                               "uniform:low=1/2,high=3/2", "--wait-tail", "1"])
+    assert code == 2 and "kinks" in err and "--setup uniform" in err  # asked before any work

@@ -100,9 +100,10 @@ def test_quantile_is_where_the_reference_tail_crosses(reference):
     assert abs(tail - 0.1) <= 1e-8
 
 
-def test_finite_room_inverts_the_lognormal_and_refuses_it_as_a_setup_with_the_reason():
+def test_finite_room_inverts_the_lognormal_as_a_service_and_as_a_setup():
     # the finite room inverts its transform with a smooth other law (its values are checked in
-    # tests/test_finite_lognormal_inversion.py); as a setup time (the blocks' period families) it is refused
+    # tests/test_finite_lognormal_inversion.py), and as a setup time (the blocks' period families; branch lb26, checked
+    # in tests/test_blocks_finite_lognormal.py)
     from qderive.numeric.engines.vacation_finite_wait import response_laws
 
     model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), LAW, 20)
@@ -110,4 +111,4 @@ def test_finite_room_inverts_the_lognormal_and_refuses_it_as_a_setup_with_the_re
     model = qd.FiniteVacationQueue(F(1, 2), qd.Constant(1), qd.Exponential(F(1, 2)), qd.Exponential(F(1)), 20,
                                    setup=LAW)
     law = response_laws(model)["wait"]
-    assert not law.smooth and law.tails is None and "heavy-tailed" in law.why_not_smooth
+    assert law.smooth and law.tails is None
