@@ -65,8 +65,8 @@ import math
 
 import numpy
 
-from .lattice_finite import (LatticePiece, lattice_atoms, lattice_residual_rows, matrix_residual_rows, pairwise_depth,
-                             rows_kept)
+from .lattice_finite import (LatticePiece, admission_matrix, lattice_atoms, lattice_residual_rows, matrix_residual_rows,
+                             pairwise_depth, rows_kept)
 
 #: the unit roundoff of float64
 UNIT = 2.0**-53
@@ -298,7 +298,6 @@ class FineLatticeSums:
     sums do; :meth:`prefetch` computes a batch of points in one stream of powers."""
 
     def _fine_init(self, parts, b, h, vacation, extra, mass):
-        from .lattice_finite import admission_matrix
 
         first = parts[0]
         self.ctx, self.r, self.h, self.given, self.extra = first.ctx, first.r, h, mass, extra
