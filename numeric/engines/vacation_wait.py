@@ -1300,6 +1300,111 @@ def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels,
         return (mpmath.mpf(a) + mpmath.mpf(b)) / 2
 
 
+def benes_setup(model):
+    """The inputs of the exact Benes series (F12) of :mod:`qderive.numeric.kernels.lattice_benes` for a service on
+    its own (fine) lattice g: ``{"b", "g", "pmf", "ahead", "rho", "mean", "atom", "pieces"}`` (float64, exact
+    Fractions where given), or None where (F12) does not cover the model (a service off a lattice, a residual
+    vacation with pieces other than e^{-theta y} without a cut: those keep the certified bracket)."""
+    from ..backend import FLOAT64
+    from ..sequences import batch_vectors
+
+    atoms = service_atoms(model.service)
+    if atoms is None:
+        return None
+    g = fraction_gcd([d for d, _ in atoms if d > 0])
+    if g is None:
+        return None
+    pieces = []
+    if model.vacation is not None:
+        vac = model.vacation.survival_pieces()
+        if vac is None or not all(len(p) == 3 and p[2] is None and p[1] > 0 for p in vac):
+            return None
+        with FLOAT64:
+            atom, weight = _residual(model, FLOAT64)
+        pieces = [(float(weight) * float(w) / float(theta), float(theta)) for w, theta, _ in vac]
+        atom = float(atom)
+    else:
+        atom = 1.0
+    n = int(atoms[-1][0] / g)
+    b = np.zeros(n + 1)
+    for d, w in atoms:
+        b[int(d / g)] += float(w)
+    with FLOAT64:
+        vec = batch_vectors(model.batch, 4000, FLOAT64)
+        pmf = np.asarray(vec.pmf, dtype=float)
+        ahead = np.asarray(vec.tail, dtype=float) / float(vec.l1)
+        geometric = None if vec.geometric is None else tuple(float(v) for v in vec.geometric)
+    mean = Fraction(model.batch.mean) * model.service.mean / g  # E S / g, exact
+    return {"b": b, "g": g, "pmf": pmf, "ahead": ahead, "rho": float(_rho(model)), "mean": float(mean),
+            "atom": atom, "pieces": pieces, "geometric": geometric}
+
+
+#: a series' window reaches this share beyond its farthest point (a quantile search's later points replay its powers)
+BENES_MARGIN = 0.02
+#: the rough guide of a quantile search: the service rounded to the nearest point of a lattice of at most this many
+#: levels below the point
+BENES_GUIDE_LEVELS = 4096
+
+
+def _benes_series(setup, b, g, mean, rho, cover, kind):
+    from ..kernels.lattice_benes import BenesSeries
+
+    with np.errstate(under="ignore"):
+        return BenesSeries(b, float(g), setup["pmf"], setup["ahead"], rho, mean, setup["atom"], setup["pieces"],
+                           cover, sojourn=kind == "sojourn", geometric=setup["geometric"])
+
+
+def benes_values(setup, kind: str):
+    """``(exact, rough)``: ``exact(ts)`` -> {t: (P(kind > t), certified error bound, levels)} for Fractions t > 0 by
+    (F12) (None where t / g exceeds the limit ``fine_lattice_levels``), from one kept
+    :class:`~qderive.numeric.kernels.lattice_benes.BenesSeries` whose window reaches BENES_MARGIN beyond the
+    farthest point asked so far; ``rough(t)`` the same series for the service rounded to the nearest point of a
+    lattice g 2^k of at most BENES_GUIDE_LEVELS levels below t (a quantile search's guide, no bound)."""
+    from ...symbolic import limits as _limits
+
+    g = setup["g"]
+    kept = {}
+
+    def exact(ts):
+        limit = _limits.current().fine_lattice_levels
+        tmax = max(ts)
+        if int(tmax / g) + 1 > limit:
+            return None
+        series = kept.get("exact")
+        if series is None or series.cover < float(tmax):
+            cover = min(float(tmax) * (1 + BENES_MARGIN), float((limit - 1) * g))
+            series = kept["exact"] = _benes_series(setup, setup["b"], g, setup["mean"], setup["rho"], cover, kind)
+        with np.errstate(under="ignore"):
+            got, _ = series.tails([float(t) for t in ts])
+        return {t: (v, e, series.L) for t, (v, e) in zip(ts, got)}
+
+    def rough(t):
+        t = Fraction(t)
+        if not t > 0:
+            return None
+        k = max(0, math.ceil(math.log2(max(float(t / g) / BENES_GUIDE_LEVELS, 1.0))))
+        key = ("rough", k)
+        series = kept.get(key)
+        if series is None or series.cover < float(t):
+            step = g * 2 ** k
+            b = setup["b"]
+            coarse = np.zeros(int(round((len(b) - 1) / 2 ** k)) + 1)
+            np.add.at(coarse, np.rint(np.flatnonzero(b) / 2 ** k).astype(np.int64), b[np.flatnonzero(b)])
+            mean_b = float(np.dot(np.arange(len(coarse)), coarse))
+            if not mean_b > 0:
+                return None
+            scale = mean_b * 2 ** k / float(np.dot(np.arange(len(b)), b))
+            rho = setup["rho"] * scale
+            if not rho < 1:
+                return None
+            series = kept[key] = _benes_series(setup, coarse, step, setup["mean"] * scale / 2 ** k, rho,
+                                               2 * float(t), kind)
+        with np.errstate(under="ignore"):
+            return series.tails([float(t)])[0][0][0]
+
+    return exact, rough
+
+
 def bound_tails(model, setup, kind: str):
     """The law's own ``tails`` and ``bracket`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind``
     "wait") or P(W + B > t) ("sojourn") by the certified lattice bounds (section comment above): the lattice is
@@ -1314,10 +1419,28 @@ def bound_tails(model, setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     span = [Fraction(0)]  # the lattice covers [0, span]: a power of 2 above the points (kept for a quantile search)
+    benes = benes_setup(model)
+    exact, rough = benes_values(benes, kind) if benes is not None else (None, None)
+    exact_levels = set()
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
+        got = exact(positive) if exact is not None and positive else None
+        if got is not None:  # (F12): the exact series on the service's own lattice, its certified rounding bound
+            out = []
+            tol = 1e-9 if digits is None else 10.0 ** -digits
+            for t in ts:
+                if t <= 0:
+                    out.append((1.0 if digits is None else mpmath.mpf(1)) if kind == "sojourn" else
+                               tail_at_zero(p_zero_of(model), digits))
+                    continue
+                v, e, levels = got[t]
+                exact_levels.add(levels)
+                brackets[t] = (max(v - e, 0.0), min(v + e, 1.0), levels)
+                out.append(bracket_value(max(v - e, 0.0), min(v + e, 1.0), v, t, kind, digits, tol, levels,
+                                         why="the exact series' rounding bound is wider"))
+            return out, (None if digits is None else digits)
         if positive and max(positive) > span[0]:
             span[0] = bracket_span(model, max(positive))
         tol = 1e-9 if digits is None else 10.0 ** -digits
@@ -1358,7 +1481,16 @@ def bound_tails(model, setup, kind: str):
             run([t], None)
         return brackets[t]
 
-    return run, bracket
+    def how(levels):
+        if levels in exact_levels:
+            return (f"exact: Benes' series over the service times' own lattice of {levels} levels, the ladder heights' "
+                    "uniform part in closed form (Irwin-Hall), the convolutions by FFT; the bounds are their certified "
+                    "rounding error")
+        return (f"certified bounds: the service times rounded down and up to a lattice of {levels} levels; the value "
+                "is an estimate inside them")
+
+    bracket.how = how
+    return run, bracket, rough
 
 
 #: the response measures that need the tails (the moments work for every law)
@@ -1454,6 +1586,8 @@ def response_laws(model) -> dict:
         return made[kind][1] if kind in made else None
 
     def rough(kind):
+        if kind in made:
+            return made[kind][2]
         return None if setup is None else _rough_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), p_zero_of(model), wait_moment_values(model, "wait"),
