@@ -1343,7 +1343,7 @@ def benes_setup(model):
 BENES_MARGIN = 0.02
 #: the rough guide of a quantile search: the service rounded to the nearest point of a lattice of at most this many
 #: levels below the point
-BENES_GUIDE_LEVELS = 4096
+BENES_GUIDE_LEVELS = 16384
 
 
 def _benes_series(setup, b, g, mean, rho, cover, kind):
