@@ -1585,15 +1585,20 @@ def response_laws(model) -> dict:
     def bracket(kind):
         return made[kind][1] if kind in made else None
 
+    def bound(kind):  # the exact series (F12): one side of its certified bound (a quantile search's Newton steps)
+        if kind not in made or made[kind][2] is None:
+            return None
+        return lambda t, which: made[kind][1](t)[which]
+
     def rough(kind):
         if kind in made:
             return made[kind][2]
         return None if setup is None else _rough_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), p_zero_of(model), wait_moment_values(model, "wait"),
-                                smooth, why, own("wait"), rough("wait"), bracket("wait")),
+                                smooth, why, own("wait"), rough("wait"), bracket("wait"), bound("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, wait_moment_values(model, "sojourn"),
-                                   smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"))}
+                                   smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"), bound("sojourn"))}
 
 
 @declare(Rule("start_threshold", lambda n: n != 1, "P(W > T) does not grow with the load under the N-policy (at "

@@ -51,6 +51,8 @@ SERIES_CUT = 1e-13
 TAYLOR_CUT = 1e-19
 #: the largest c = theta g the Taylor sums take (a vacation far shorter than a lattice cell)
 C_LIMIT = 4.0
+#: the ladder law's blocks for the series' Chernoff stop
+CHERNOFF_LEVELS = 4096
 #: the powers l_n are kept while they fit in this many floats (256 MB)
 KEEP = 1 << 25
 
@@ -72,16 +74,36 @@ def irwin_hall(n_max):
     return out
 
 
+_LOGFACT = numpy.zeros(1)
+
+
+def _logfact(n):
+    """log k! for k = 0..n (a kept table)."""
+    global _LOGFACT
+    if len(_LOGFACT) <= n:
+        _LOGFACT = numpy.concatenate([[0.0], numpy.cumsum(numpy.log(numpy.arange(1, 2 * n + 2, dtype=float)))])
+    return _LOGFACT
+
+
+def _binomial_pmf(D, phi):
+    """P(Bin(D, phi) = l), l = 0..D, 0 < phi < 1 (float64 logarithms: relative error a few hundred u)."""
+    lf = _logfact(D)
+    ls = numpy.arange(D + 1)
+    return numpy.exp(lf[D] - lf[ls] - lf[D - ls] + ls * math.log(phi) + (D - ls) * math.log1p(-phi))
+
+
 def _binomial_above(D, phi):
     """P(Bin(D, phi) > a) for a = 0..D - 1 (positive: the pmf's reversed cumulative sums)."""
     if phi <= 0:
         return numpy.zeros(D)
     if phi >= 1:
         return numpy.ones(D)
-    ls = numpy.arange(D + 1)
-    logc = numpy.array([math.lgamma(D + 1) - math.lgamma(l + 1) - math.lgamma(D - l + 1) for l in ls])
-    pmf = numpy.exp(logc + ls * math.log(phi) + (D - ls) * math.log1p(-phi))
-    return numpy.cumsum(pmf[::-1])[::-1][1:]
+    return numpy.cumsum(_binomial_pmf(D, phi)[::-1])[::-1][1:]
+
+
+def _binomial_at_most(D, phi):
+    """P(Bin(D, phi) <= a) for a = 0..D - 1 (the pmf's cumulative sums)."""
+    return numpy.cumsum(_binomial_pmf(D, phi))[:D]
 
 
 def _taylor_terms(c):
@@ -105,28 +127,18 @@ def cell_integrals(beta, phi, c):
         return mass, above, None, None
     q = _taylor_terms(c)
     a = numpy.arange(n)
+    lf = _logfact(d + q + 1)
     part, full = numpy.zeros(n), numpy.zeros(n)
     coef = 1.0
-    logc_d = numpy.array([_logcomb(d, x) for x in a])
+    logc_d = lf[d] - lf[a] - lf[d - a]
     for j in range(q + 1):
-        ratio = numpy.exp(logc_d - numpy.array([_logcomb(d + j, x + j) for x in a])) / (d + j + 1)
+        # C(d, a) / C(d + j, a + j) / (d + j + 1)
+        ratio = numpy.exp(logc_d - (lf[d + j] - lf[a + j] - lf[d - a])) / (d + j + 1)
         tails = _binomial_above(d + j + 1, phi)[j:j + n] if phi > 0 else numpy.zeros(n)
         part += coef * (beta @ (ratio * tails))
         full += coef * (beta @ ratio)
         coef *= c / (j + 1)
     return mass, above, part, full
-
-
-def _binomial_at_most(D, phi):
-    """P(Bin(D, phi) <= a) for a = 0..D - 1 (the pmf's cumulative sums)."""
-    ls = numpy.arange(D + 1)
-    logc = numpy.array([math.lgamma(D + 1) - math.lgamma(l + 1) - math.lgamma(D - l + 1) for l in ls])
-    pmf = numpy.exp(logc + ls * math.log(phi) + (D - ls) * math.log1p(-phi))
-    return numpy.cumsum(pmf)[:D]
-
-
-def _logcomb(n, k):
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
 def lattice_parts(b, weights_s, weights_j, L):
@@ -291,6 +303,17 @@ class BenesSeries:
         self.ghat = _transform(gamma, self.size)
         self.kg = transform_error(self.size)
         self.gnorms = _norms(gamma)
+        # the Chernoff bound of the ladder sums (the series' stop): gamma in blocks of CHERNOFF_BLOCK levels rounded
+        # down (a stochastically smaller G: P(Y_n <= M) can only grow), the mass beyond the window at its end, the
+        # 1-norm error eg1 added at 0 (E e^{-theta G} can only grow)
+        block = max(1, -(-L // CHERNOFF_LEVELS))
+        pad = numpy.zeros(-(-L // block) * block)
+        pad[:L] = gamma
+        coarse = pad.reshape(-1, block).sum(axis=1)
+        coarse = numpy.append(coarse, max(1.0 - float(gamma.sum()), 0.0) + eg1)
+        coarse[0] += eg1
+        self.chernoff = (coarse, block)
+        self.bounds = {}
         self.powers = [(j, ej)]
         self.keep = True
         self.betas = irwin_hall(1)
@@ -362,21 +385,26 @@ class BenesSeries:
                 e = err * math.sqrt(M + 1) + 4 * UNIT * (pairwise_depth(M + 1) + 2) * below + UNIT
                 if n == 0:
                     for (A, theta), (ex, enorm) in zip(pieces, exps[p_i]):
-                        v += A * float(numpy.dot(window, ex))
+                        v += A * float(numpy.sum(window * ex))  # not a BLAS dot: its threads may spin
                         e += A * err * enorm
                 else:
                     top = min(n, M + 1)
                     cells = window[M::-1][:top]  # l_n[M - i], i < n
+                    # the binomial weights by float64 logarithms: relative error <= 8 u (log D! + D |log phi|
+                    # + D |log(1 - phi)|), D <= n + the Taylor terms + 1
+                    D = n + max([_taylor_terms(c) for c in cs], default=0) + 1
+                    logs = 8 * UNIT * (float(_logfact(D)[D]) + D * (abs(math.log(phi)) + abs(math.log1p(-phi)))
+                                       if phi > 0 else 0.0)
                     mass, above, _, _ = self._cells(n, phi, None)
                     over = above + (numpy.cumsum(mass[::-1])[::-1] - mass)  # P(I_n > i + phi)
                     got = float(numpy.dot(cells, over[:top]))
                     v += got
-                    e += err * _norms(over[:top])[1] + 4 * UNIT * (n * (n + 1) + n + 4) * got
+                    e += err * _norms(over[:top])[1] + (4 * UNIT * (n * (n + 1) + n + 4) + logs) * got
                     for (A, theta), c, (ex, enorm) in zip(pieces, cs, exps[p_i]):
                         _, _, part, full = self._cells(n, phi, c)
                         m = math.expm1(c) / c
                         cut = max(M + 1 - n, 0)
-                        bulk = float(numpy.dot(window[:cut], ex[:cut])) * m ** n
+                        bulk = float(numpy.sum(window[:cut] * ex[:cut])) * m ** n
                         H = numpy.zeros(n)  # H[i] = sum_{c' < i} e^{-c (i - c')} full[c']
                         decay = math.exp(-c)
                         for i in range(1, n):
@@ -387,16 +415,31 @@ class BenesSeries:
                         taylor = c ** (q + 1) * math.exp(c) / math.factorial(q + 1)
                         v += A * (bulk + near)
                         e += A * (err * (enorm * m ** n + _norms(K[:top])[1])
-                                  + (4 * UNIT * (n * (n + 1) + n + 10) + 2 * taylor) * (bulk + near))
+                                  + (4 * UNIT * (n * (n + 1) + n + 10) + logs + 2 * taylor) * (bulk + near))
                 values[p_i] += weight * v
                 errors[p_i] += weight * (e + 4 * UNIT * (pairwise_depth(M + 1) + 4) * v)
-                if rho ** (n + 1) > SERIES_CUT * values[p_i]:
+                if rho ** (n + 1) * self._below(M, n + 1) > SERIES_CUT * values[p_i]:
                     done = False
             if done:
                 break
             weight *= rho
-        rest = rho ** (n + 1)  # the terms left: each in [0, 1]
-        return [(v + rest / 2, e + rest / 2) for v, e in zip(values, errors)], n
+        # the terms left: each P(W > t | N = n') in [1 - P(Y_n' <= M), 1], P(Y_n' <= M) <= its Chernoff bound, which
+        # decreases in n' (Y_n = G_1 + .. + G_n <= L_n + I_n)
+        rest = rho ** (n + 1)
+        out = []
+        for v, e, M in zip(values, errors, Ms):
+            ch = self._below(M, n + 1)
+            out.append((v + rest * (1 - ch / 2), e + rest * ch / 2))
+        return out, n
+
+    def _below(self, M, n):
+        """A bound on P(G_1 + ... + G_n <= M) (Chernoff, :func:`~.lattice_fft.chernoff_below`, on the blocks of the
+        ladder law rounded down)."""
+        got = self.bounds.get(M)
+        if got is None:
+            coarse, block = self.chernoff
+            got = self.bounds[M] = chernoff_below(coarse, float(block), float(M))
+        return got(n)
 
 
 def benes_tails(b, g, batch_pmf, batch_ahead, rho, mean_s, atom, pieces, ts, sojourn=False, geometric=None):
