@@ -171,3 +171,22 @@ def test_a_simulation_interval_contains_the_exact_tails():
         v, e, _ = exact([F(t)])[F(t)]
         a, b = sim["wait_tail"][t].interval(0.99)
         assert a <= v <= b, (t, v, a, b)
+
+
+@pytest.mark.parametrize("batch,vacation,policy", [
+    (qd.FinitePMF((F(1, 2), F(1, 4), F(1, 4))), qd.Exponential(F(1, 20)), "multiple"),  # powers streamed
+    (qd.Geometric(2), qd.HyperExponential((F(1, 3), F(2, 3)), (F(1, 100), F(1, 10))), "multiple"),
+    (qd.Geometric(2), qd.Exponential(F(1, 20)), "single"),  # an atom a_0 > 0 of the residual vacation
+])
+def test_other_batches_vacations_and_policies_against_the_prabhu_sum(batch, vacation, policy):
+    """A batch law of finite support (b's powers streamed, the ladder law from the window's complement), a
+    hyperexponential vacation (two pieces) and single vacations (an atom of R at 0): the series (F12) against the
+    generalised Prabhu sum at 30 digits, within the series' certified bound."""
+    model = qd.VacationQueue.from_load(F(3, 5), batch, TWO, vacation, vacation_policy=policy)
+    exact, _ = vw.benes_values(vw.benes_setup(model), "wait")
+    laws = vw.response_laws(model)
+    for t in (F(47, 1000), F(15, 100)):
+        v, e, _ = exact([t])[t]
+        ref = float(laws["wait"].tails([t], 30)[0][0])
+        assert abs(v - ref) <= e + 1e-14 * ref, (t, v, ref, e)
+        assert e <= 1e-10 * v
