@@ -190,3 +190,20 @@ def test_other_batches_vacations_and_policies_against_the_prabhu_sum(batch, vaca
         ref = float(laws["wait"].tails([t], 30)[0][0])
         assert abs(v - ref) <= e + 1e-14 * ref, (t, v, ref, e)
         assert e <= 1e-10 * v
+
+
+def test_digits_within_the_certified_bound_and_refused_beyond():
+    """--digits D: answered where the series' certified bound has D digits (8: the midpoint, within the bound of the
+    float64 value), refused naming --digits and the digits reached where it has not (14)."""
+    from qderive.symbolic.errors import ParameterError
+
+    model = qd.VacationQueue.from_load(F(11, 20), qd.Geometric(4), _sample(4), qd.Exponential(F(6, 100)))
+    setup, _ = vw.bounds_setup(model)
+    run, bracket, _ = vw.bound_tails(model, setup, "wait")
+    t = F(1, 2)
+    value = run([t], None)[0][0]
+    got = run([t], 8)[0][0]
+    lo, hi, _ = bracket(t)
+    assert lo <= float(got) <= hi and abs(float(got) - value) <= 1e-8 * value
+    with pytest.raises(ParameterError, match="--digits 14.*certified to 1[01]"):
+        run([t], 14)

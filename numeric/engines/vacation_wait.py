@@ -1438,6 +1438,12 @@ def bound_tails(model, setup, kind: str):
                 v, e, levels = got[t]
                 exact_levels.add(levels)
                 brackets[t] = (max(v - e, 0.0), min(v + e, 1.0), levels)
+                if digits is not None and not 2 * e <= tol * (v - e):
+                    reached = math.log10(v / e) if e > 0 else math.inf
+                    raise ParameterError(
+                        f"--digits {digits}: the exact series of P({kind} > {float(t):.6g}) on the service times' "
+                        f"own lattice ({levels} levels) is certified to {reached:.1f} digits (its float64 FFTs' "
+                        f"rounding bound: {v - e:.12g} <= P <= {v + e:.12g}); drop --digits for that value")
                 out.append(bracket_value(max(v - e, 0.0), min(v + e, 1.0), v, t, kind, digits, tol, levels,
                                          why="the exact series' rounding bound is wider"))
             return out, (None if digits is None else digits)
