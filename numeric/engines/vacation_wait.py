@@ -56,6 +56,10 @@ P_K(b(z)) b(z) as the start row). Any other kinked service with a cdf and a boun
 sample off a coarse lattice) gets certified lower and upper bounds from its values rounded down and up to a lattice
 (``kernels.lattice_service``; the section "a service law off a lattice" below): the value is an estimate inside the
 bracket, with a note "between A and B" (``ResponseLaw.bracket``); ``--digits D`` only where the bracket has D digits.
+A sample on its own fine lattice g (times written to 0.1 ms, 0.01 ms, 1 us) with no vacations or a residual
+vacation of pieces e^{-theta y} (exponential, hyperexponential) gets exact tails instead (:func:`benes_setup`,
+:func:`benes_values`): Benes' series with the ladder heights' uniform part in closed form (F12) of
+:mod:`qderive.numeric.kernels.lattice_benes`, its bracket the certified rounding bound of its FFTs (about 1e-10).
 Other kinked combinations are refused for tails and quantiles, with the reason, from the laws alone; the moments
 work.
 """
@@ -1063,7 +1067,8 @@ def _rough_mp(model, D, t: Fraction, sojourn: bool):
 # -- a service law off a lattice: certified monotone bounds (kernels.lattice_service) -------------------------
 #
 # Uniform service, an empirical sample whose values share no coarse lattice step (any other law with a cdf and a
-# bounded support): every service rounded down and up to the lattice h, B_down <= B <= B_up, bounds the wait from
+# bounded support; a sample on its own fine lattice with an exponential-type residual vacation takes the exact
+# series (F12) of kernels.lattice_benes first, :func:`bound_tails`): every service rounded down and up to the lattice h, B_down <= B <= B_up, bounds the wait from
 # below and above (the wait of the infinite room is stochastically increasing in the service law; the proof, the
 # lattice forms (B1)-(B3) of V, J and R and the cost are in :mod:`qderive.numeric.kernels.lattice_service`).
 # The lattice: N levels (the limit ``lattice_levels``) over [0, 9/8 t_max], refined (h halved, N doubled) while
@@ -1406,7 +1411,10 @@ def benes_values(setup, kind: str):
 
 
 def bound_tails(model, setup, kind: str):
-    """The law's own ``tails`` and ``bracket`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind``
+    """The law's own ``tails``, ``bracket`` and ``rough_tails`` (:class:`~qderive.numeric.response.ResponseLaw`):
+    where :func:`benes_setup` covers the model, the exact series (F12) on the service's own lattice (its bracket the
+    certified rounding bound; ``--digits D`` answered where that bound has D digits, else refused with the digits it
+    has; ``rough_tails`` the series of the service rounded to a coarser lattice); else P(W > t) (``kind``
     "wait") or P(W + B > t) ("sojourn") by the certified lattice bounds (section comment above): the lattice is
     refined until the bracket's relative width is within 1e-9 (float64) or 10^-D (``digits`` D) or the levels reach
     the limit ``lattice_levels``; float64 gives the estimate inside the bracket, D digits only a bracket of D
