@@ -21,7 +21,8 @@ TWO = qd.Empirical((F(1, 100), F(3, 100)))
 
 
 def _irwin_hall_cdf(n, x):
-    """P(U_1 + ... + U_n <= x) exactly (Fractions): sum_{i <= x} (-1)^i C(n, i) (x - i)^n / n! (n = 0: the atom at 0)."""
+    """P(U_1 + ... + U_n <= x) exactly (Fractions): sum_{i <= x} (-1)^i C(n, i) (x - i)^n / n! (n = 0: the atom
+    at 0)."""
     if n == 0:
         return F(int(x >= 0))
     if x <= 0:

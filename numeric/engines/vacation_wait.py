@@ -1068,7 +1068,8 @@ def _rough_mp(model, D, t: Fraction, sojourn: bool):
 #
 # Uniform service, an empirical sample whose values share no coarse lattice step (any other law with a cdf and a
 # bounded support; a sample on its own fine lattice with an exponential-type residual vacation takes the exact
-# series (F12) of kernels.lattice_benes first, :func:`bound_tails`): every service rounded down and up to the lattice h, B_down <= B <= B_up, bounds the wait from
+# series (F12) of kernels.lattice_benes first, :func:`bound_tails`): every service rounded down and up to the
+# lattice h, B_down <= B <= B_up, bounds the wait from
 # below and above (the wait of the infinite room is stochastically increasing in the service law; the proof, the
 # lattice forms (B1)-(B3) of V, J and R and the cost are in :mod:`qderive.numeric.kernels.lattice_service`).
 # The lattice: N levels (the limit ``lattice_levels``) over [0, 9/8 t_max], refined (h halved, N doubled) while

@@ -27,13 +27,18 @@ phi) > a + j) / (d + j + 1), and e^{c y} = sum_{j <= q} (c y)^j / j! within c^{q
 [0, 1]: every term positive.
 
 **The lattice parts** by the FFT powers of :mod:`qderive.numeric.kernels.lattice_fft` over the window [0, L) (L =
-M_max + 1): the batch work s = sum_x P(X = x) b^{*x} and j = sum_k P(K = k) b^{*k} (the sojourn: b^{*(k+1)}) from one
-stream of b's powers (stopped where the Chernoff bound of the powers left times their weight is below 1e-17), then
-gamma[m] = P(S > m) / (E S / g) from the reversed cumulative sums (long double: relative error L u_ld) plus P(S >= L)
-(the complement of the window's mass), and l_{n+1} = (l_n * gamma)[0, L) by FFT, the errors by (F11) carried as
-in ``lattice_powers`` (||l_n||_1 <= 1, ||gamma||_1 <= 1: not amplified). The series stops where the weight left,
-rho^{n+1}, is below 1e-13 of the tail (counted as half of it, with that half as error). A functional sum_k l_n[k]
-f[k] errs by at most E_n ||f||_2 (Cauchy-Schwarz) plus its own rounding: the bound returned with each tail.
+M_max + 1). A geometric batch (:func:`geometric_parts`): G = sum_x q^x b^{*x} by doubling, prod_k (delta + q^{2^k}
+b^{*2^k}) (2 log2 of the powers' count convolutions), j = p G, and the ladder law from the positive renewal sum
+P(S > m) = P(B > m) + ((G - delta) * P(B > .))[m] (no complement). Another batch law (:func:`lattice_parts`,
+:func:`ladder_pmf`): one stream of b's powers gives s = sum_x P(X = x) b^{*x} and j = sum_k P(K = k) b^{*k} (the
+sojourn: b^{*(k+1)}; stopped where the Chernoff bound of the powers left times their weight is below 1e-17), and
+gamma[m] = P(S > m) / (E S / g) from the reversed cumulative sums (long double) plus P(S >= L), the complement of the
+window's mass. Then l_{n+1} = (l_n * gamma)[0, L) by FFT, the errors by (F11) carried (||l_n||_1, ||gamma||_1 <= 1:
+not amplified; gamma's own by Young's inequality both ways), the powers kept for the points of a quantile search
+(:class:`BenesSeries`). The series stops where rho^{n+1} times a Chernoff bound on P(G_1 + ... + G_{n+1} <= M) (the
+ladder law in blocks rounded down) is below 1e-13 of the tail; each term left lies in [1 - that bound, 1] (counted
+at its middle, half its width as error). A functional sum_k l_n[k] f[k] errs by at most E_n ||f||_2
+(Cauchy-Schwarz) plus its own rounding: the bound returned with each tail.
 """
 
 import math
@@ -250,8 +255,8 @@ def geometric_parts(b, p, q, L, mean=None):
 
 
 def ladder_pmf(s, es, mean):
-    """(gamma, its 2-norm and 1-norm error bounds): gamma[m] = P(S > m) / mean over the window, from the reversed cumulative
-    sums of ``s`` in long double and P(S >= L) = 1 - the window's mass (``mean`` = E S / g exactly)."""
+    """(gamma, its 2-norm and 1-norm error bounds): gamma[m] = P(S > m) / mean over the window, from the reversed
+    cumulative sums of ``s`` in long double and P(S >= L) = 1 - the window's mass (``mean`` = E S / g exactly)."""
     L = len(s)
     ld = numpy.asarray(s, dtype=numpy.longdouble)
     total = float(ld.sum())
