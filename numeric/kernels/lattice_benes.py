@@ -36,7 +36,7 @@ gamma[m] = P(S > m) / (E S / g) from the reversed cumulative sums (long double) 
 window's mass. Then l_{n+1} = (l_n * gamma)[0, L) by FFT, the errors by (F11) carried (||l_n||_1, ||gamma||_1 <= 1:
 not amplified; gamma's own by Young's inequality both ways), the powers kept for the points of a quantile search
 (:class:`BenesSeries`). The series stops where rho^{n+1} times a Chernoff bound on P(G_1 + ... + G_{n+1} <= M) (the
-ladder law in blocks rounded down) is below 1e-13 of the tail; each term left lies in [1 - that bound, 1] (counted
+ladder law in blocks rounded down) is below 1e-12 of the tail; each term left lies in [1 - that bound, 1] (counted
 at its middle, half its width as error). A functional sum_k l_n[k] f[k] errs by at most E_n ||f||_2
 (Cauchy-Schwarz) plus its own rounding: the bound returned with each tail.
 """
@@ -50,8 +50,8 @@ from .lattice_finite import pairwise_depth
 
 #: the powers left count once their weight times their Chernoff bound is below this
 POWER_CUT = 1e-17
-#: Benes' series stops where rho^{n+1} is below this share of the tail
-SERIES_CUT = 1e-13
+#: Benes' series stops where rho^{n+1} times the Chernoff bound of the terms left is below this share of the tail
+SERIES_CUT = 1e-12
 #: Taylor terms of e^{c y} stop where c^{q+1} e^c / (q + 1)! is below this
 TAYLOR_CUT = 1e-19
 #: the largest c = theta g the Taylor sums take (a vacation far shorter than a lattice cell)
