@@ -56,6 +56,10 @@ P_K(b(z)) b(z) as the start row). Any other kinked service with a cdf and a boun
 sample off a coarse lattice) gets certified lower and upper bounds from its values rounded down and up to a lattice
 (``kernels.lattice_service``; the section "a service law off a lattice" below): the value is an estimate inside the
 bracket, with a note "between A and B" (``ResponseLaw.bracket``); ``--digits D`` only where the bracket has D digits.
+A sample on its own fine lattice g (times written to 0.1 ms, 0.01 ms, 1 us) with no vacations or a residual
+vacation of pieces e^{-theta y} (exponential, hyperexponential) gets exact tails instead (:func:`benes_setup`,
+:func:`benes_values`): Benes' series with the ladder heights' uniform part in closed form (F12) of
+:mod:`qderive.numeric.kernels.lattice_benes`, its bracket the certified rounding bound of its FFTs (about 1e-10).
 Other kinked combinations are refused for tails and quantiles, with the reason, from the laws alone; the moments
 work.
 """
@@ -1063,7 +1067,9 @@ def _rough_mp(model, D, t: Fraction, sojourn: bool):
 # -- a service law off a lattice: certified monotone bounds (kernels.lattice_service) -------------------------
 #
 # Uniform service, an empirical sample whose values share no coarse lattice step (any other law with a cdf and a
-# bounded support): every service rounded down and up to the lattice h, B_down <= B <= B_up, bounds the wait from
+# bounded support; a sample on its own fine lattice with an exponential-type residual vacation takes the exact
+# series (F12) of kernels.lattice_benes first, :func:`bound_tails`): every service rounded down and up to the
+# lattice h, B_down <= B <= B_up, bounds the wait from
 # below and above (the wait of the infinite room is stochastically increasing in the service law; the proof, the
 # lattice forms (B1)-(B3) of V, J and R and the cost are in :mod:`qderive.numeric.kernels.lattice_service`).
 # The lattice: N levels (the limit ``lattice_levels``) over [0, 9/8 t_max], refined (h halved, N doubled) while
@@ -1300,8 +1306,116 @@ def bracket_value(a, b, estimate, t, kind: str, digits, tol, levels,
         return (mpmath.mpf(a) + mpmath.mpf(b)) / 2
 
 
+def benes_setup(model):
+    """The inputs of the exact Benes series (F12) of :mod:`qderive.numeric.kernels.lattice_benes` for a service on
+    its own (fine) lattice g: ``{"b", "g", "pmf", "ahead", "rho", "mean", "atom", "pieces"}`` (float64, exact
+    Fractions where given), or None where (F12) does not cover the model (a service off a lattice, a residual
+    vacation with pieces other than e^{-theta y} without a cut: those keep the certified bracket)."""
+    from ..backend import FLOAT64
+    from ..sequences import batch_vectors
+
+    atoms = service_atoms(model.service)
+    if atoms is None:
+        return None
+    g = fraction_gcd([d for d, _ in atoms if d > 0])
+    if g is None:
+        return None
+    pieces = []
+    if model.vacation is not None:
+        vac = model.vacation.survival_pieces()
+        if vac is None or not all(len(p) == 3 and p[2] is None and p[1] > 0 for p in vac):
+            return None
+        with FLOAT64:
+            atom, weight = _residual(model, FLOAT64)
+        pieces = [(float(weight) * float(w) / float(theta), float(theta)) for w, theta, _ in vac]
+        atom = float(atom)
+    else:
+        atom = 1.0
+    n = int(atoms[-1][0] / g)
+    b = np.zeros(n + 1)
+    for d, w in atoms:
+        b[int(d / g)] += float(w)
+    with FLOAT64:
+        vec = batch_vectors(model.batch, 4000, FLOAT64)
+        pmf = np.asarray(vec.pmf, dtype=float)
+        ahead = np.asarray(vec.tail, dtype=float) / float(vec.l1)
+        geometric = None if vec.geometric is None else tuple(float(v) for v in vec.geometric)
+    mean = Fraction(model.batch.mean) * model.service.mean / g  # E S / g, exact
+    return {"b": b, "g": g, "pmf": pmf, "ahead": ahead, "rho": float(_rho(model)), "mean": float(mean),
+            "atom": atom, "pieces": pieces, "geometric": geometric}
+
+
+#: a series' window reaches this share beyond its farthest point (a quantile search's later points replay its powers)
+BENES_MARGIN = 0.02
+#: the rough guide of a quantile search: the service rounded to the nearest point of a lattice of at most this many
+#: levels below the point
+BENES_GUIDE_LEVELS = 16384
+
+
+def _benes_series(setup, b, g, mean, rho, cover, kind):
+    from ..kernels.lattice_benes import BenesSeries
+
+    with np.errstate(under="ignore"):
+        return BenesSeries(b, float(g), setup["pmf"], setup["ahead"], rho, mean, setup["atom"], setup["pieces"],
+                           cover, sojourn=kind == "sojourn", geometric=setup["geometric"])
+
+
+def benes_values(setup, kind: str):
+    """``(exact, rough)``: ``exact(ts)`` -> {t: (P(kind > t), certified error bound, levels)} for Fractions t > 0 by
+    (F12) (None where t / g exceeds the limit ``fine_lattice_levels``), from one kept
+    :class:`~qderive.numeric.kernels.lattice_benes.BenesSeries` whose window reaches BENES_MARGIN beyond the
+    farthest point asked so far; ``rough(t)`` the same series for the service rounded to the nearest point of a
+    lattice g 2^k of at most BENES_GUIDE_LEVELS levels below t (a quantile search's guide, no bound)."""
+    from ...symbolic import limits as _limits
+
+    g = setup["g"]
+    kept = {}
+
+    def exact(ts):
+        limit = _limits.current().fine_lattice_levels
+        tmax = max(ts)
+        if int(tmax / g) + 1 > limit:
+            return None
+        series = kept.get("exact")
+        if series is None or series.cover < float(tmax):
+            cover = min(float(tmax) * (1 + BENES_MARGIN), float((limit - 1) * g))
+            series = kept["exact"] = _benes_series(setup, setup["b"], g, setup["mean"], setup["rho"], cover, kind)
+        with np.errstate(under="ignore"):
+            got, _ = series.tails([float(t) for t in ts])
+        return {t: (v, e, series.L) for t, (v, e) in zip(ts, got)}
+
+    def rough(t):
+        t = Fraction(t)
+        if not t > 0:
+            return None
+        k = max(0, math.ceil(math.log2(max(float(t / g) / BENES_GUIDE_LEVELS, 1.0))))
+        key = ("rough", k)
+        series = kept.get(key)
+        if series is None or series.cover < float(t):
+            step = g * 2 ** k
+            b = setup["b"]
+            coarse = np.zeros(int(round((len(b) - 1) / 2 ** k)) + 1)
+            np.add.at(coarse, np.rint(np.flatnonzero(b) / 2 ** k).astype(np.int64), b[np.flatnonzero(b)])
+            mean_b = float(np.dot(np.arange(len(coarse)), coarse))
+            if not mean_b > 0:
+                return None
+            scale = mean_b * 2 ** k / float(np.dot(np.arange(len(b)), b))
+            rho = setup["rho"] * scale
+            if not rho < 1:
+                return None
+            series = kept[key] = _benes_series(setup, coarse, step, setup["mean"] * scale / 2 ** k, rho,
+                                               2 * float(t), kind)
+        with np.errstate(under="ignore"):
+            return series.tails([float(t)])[0][0][0]
+
+    return exact, rough
+
+
 def bound_tails(model, setup, kind: str):
-    """The law's own ``tails`` and ``bracket`` (:class:`~qderive.numeric.response.ResponseLaw`): P(W > t) (``kind``
+    """The law's own ``tails``, ``bracket`` and ``rough_tails`` (:class:`~qderive.numeric.response.ResponseLaw`):
+    where :func:`benes_setup` covers the model, the exact series (F12) on the service's own lattice (its bracket the
+    certified rounding bound; ``--digits D`` answered where that bound has D digits, else refused with the digits it
+    has; ``rough_tails`` the series of the service rounded to a coarser lattice); else P(W > t) (``kind``
     "wait") or P(W + B > t) ("sojourn") by the certified lattice bounds (section comment above): the lattice is
     refined until the bracket's relative width is within 1e-9 (float64) or 10^-D (``digits`` D) or the levels reach
     the limit ``lattice_levels``; float64 gives the estimate inside the bracket, D digits only a bracket of D
@@ -1314,10 +1428,34 @@ def bound_tails(model, setup, kind: str):
     brackets: dict = {}
     store: dict = {}
     span = [Fraction(0)]  # the lattice covers [0, span]: a power of 2 above the points (kept for a quantile search)
+    benes = benes_setup(model)
+    exact, rough = benes_values(benes, kind) if benes is not None else (None, None)
+    exact_levels = set()
 
     def run(ts, digits):
         ts = [Fraction(t) for t in ts]
         positive = [t for t in ts if t > 0]
+        got = exact(positive) if exact is not None and positive else None
+        if got is not None:  # (F12): the exact series on the service's own lattice, its certified rounding bound
+            out = []
+            tol = 1e-9 if digits is None else 10.0 ** -digits
+            for t in ts:
+                if t <= 0:
+                    out.append((1.0 if digits is None else mpmath.mpf(1)) if kind == "sojourn" else
+                               tail_at_zero(p_zero_of(model), digits))
+                    continue
+                v, e, levels = got[t]
+                exact_levels.add(levels)
+                brackets[t] = (max(v - e, 0.0), min(v + e, 1.0), levels)
+                if digits is not None and not 2 * e <= tol * (v - e):
+                    reached = math.log10(v / e) if e > 0 else math.inf
+                    raise ParameterError(
+                        f"--digits {digits}: the exact series of P({kind} > {float(t):.6g}) on the service times' "
+                        f"own lattice ({levels} levels) is certified to {reached:.1f} digits (its float64 FFTs' "
+                        f"rounding bound: {v - e:.12g} <= P <= {v + e:.12g}); drop --digits for that value")
+                out.append(bracket_value(max(v - e, 0.0), min(v + e, 1.0), v, t, kind, digits, tol, levels,
+                                         why="the exact series' rounding bound is wider"))
+            return out, (None if digits is None else digits)
         if positive and max(positive) > span[0]:
             span[0] = bracket_span(model, max(positive))
         tol = 1e-9 if digits is None else 10.0 ** -digits
@@ -1358,7 +1496,16 @@ def bound_tails(model, setup, kind: str):
             run([t], None)
         return brackets[t]
 
-    return run, bracket
+    def how(levels):
+        if levels in exact_levels:
+            return (f"exact: Benes' series over the service times' own lattice of {levels} levels, the ladder heights' "
+                    "uniform part in closed form (Irwin-Hall), the convolutions by FFT; the bounds are their certified "
+                    "rounding error")
+        return (f"certified bounds: the service times rounded down and up to a lattice of {levels} levels; the value "
+                "is an estimate inside them")
+
+    bracket.how = how
+    return run, bracket, rough
 
 
 #: the response measures that need the tails (the moments work for every law)
@@ -1453,13 +1600,20 @@ def response_laws(model) -> dict:
     def bracket(kind):
         return made[kind][1] if kind in made else None
 
+    def bound(kind):  # the exact series (F12): one side of its certified bound (a quantile search's Newton steps)
+        if kind not in made or made[kind][2] is None:
+            return None
+        return lambda t, which: made[kind][1](t)[which]
+
     def rough(kind):
+        if kind in made:
+            return made[kind][2]
         return None if setup is None else _rough_tails(model, setup, kind)
 
     return {"wait": ResponseLaw("wait", _transform(model, "wait"), p_zero_of(model), wait_moment_values(model, "wait"),
-                                smooth, why, own("wait"), rough("wait"), bracket("wait")),
+                                smooth, why, own("wait"), rough("wait"), bracket("wait"), bound("wait")),
             "sojourn": ResponseLaw("sojourn", _transform(model, "sojourn"), no_atom, wait_moment_values(model, "sojourn"),
-                                   smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"))}
+                                   smooth, why, own("sojourn"), rough("sojourn"), bracket("sojourn"), bound("sojourn"))}
 
 
 @declare(Rule("start_threshold", lambda n: n != 1, "P(W > T) does not grow with the load under the N-policy (at "
