@@ -97,14 +97,14 @@ def test_convolution_error_bounds_random_transforms():
         b = rng.random(60)
         b /= b.sum()
         size = 1 << (n + 59 - 1).bit_length()
-        got = np.fft.irfft(np.fft.rfft(a, size) * X._transform(b, size), size)[: n + 59]
+        got = np.fft.irfft(np.fft.rfft(a, size) * X.fft_transform(b, size), size)[: n + 59]
         fa, fb = [F(float(v)) for v in a], [F(float(v)) for v in b]
         exact = [F(0)] * (n + 59)
         for i, x in enumerate(fa):
             for k, y in enumerate(fb):
                 exact[i + k] += x * y
         actual = math.sqrt(float(sum((F(float(g)) - e) ** 2 for g, e in zip(got, exact))))
-        bound = X.convolution_error(size, *X._norms(a), *X._norms(b), X.transform_error(size))
+        bound = X.convolution_error(size, *X.fft_norms(a), *X.fft_norms(b), X.transform_error(size))
         assert actual <= bound < 1e4 * max(actual, 1e-18), (n, actual, bound)
 
 

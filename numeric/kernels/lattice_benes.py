@@ -45,11 +45,11 @@ import math
 
 import numpy
 
-from .lattice_fft import UNIT, _norms, _transform, chernoff_below, convolution_error, lattice_powers, transform_error
+from .lattice_fft import (KEEP, POWER_CUT, UNIT, chernoff_below, convolution_error, fft_norms, fft_transform, lattice_powers,
+                          transform_error)
 from .lattice_finite import pairwise_depth
 
-#: the powers left count once their weight times their Chernoff bound is below this
-POWER_CUT = 1e-17
+#: (the powers left count once their weight times their Chernoff bound is below lattice_fft's POWER_CUT)
 #: Benes' series stops where rho^{n+1} times the Chernoff bound of the terms left is below this share of the tail
 SERIES_CUT = 1e-12
 #: Taylor terms of e^{c y} stop where c^{q+1} e^c / (q + 1)! is below this
@@ -58,8 +58,7 @@ TAYLOR_CUT = 1e-19
 C_LIMIT = 4.0
 #: the ladder law's blocks for the series' Chernoff stop
 CHERNOFF_LEVELS = 4096
-#: the powers l_n are kept while they fit in this many floats (256 MB)
-KEEP = 1 << 25
+#: (the powers l_n are kept while they fit in lattice_fft's KEEP floats: 256 MB)
 
 
 def irwin_hall(n_max):
@@ -176,16 +175,16 @@ def lattice_parts(b, weights_s, weights_j, L):
             j += wj[x] * power
             ej += wj[x] * err
     # the sums' own rounding (count additions of nonnegative terms, relative)
-    es += 2 * used * UNIT * _norms(s)[1]
-    ej += 2 * used * UNIT * _norms(j)[1]
+    es += 2 * used * UNIT * fft_norms(s)[1]
+    ej += 2 * used * UNIT * fft_norms(j)[1]
     return s, j, es, ej
 
 
 def _convolve(a, b, L, size):
     """(a * b)[0, L) of two nonnegative vectors by a real FFT of length ``size`` (>= len(a) + len(b) - 1, no
     wrap-around), negative rounding set to 0, with the bound (F11) of its 2-norm error (both transforms float64)."""
-    a1, a2 = _norms(a)
-    b1, b2 = _norms(b)
+    a1, a2 = fft_norms(a)
+    b1, b2 = fft_norms(b)
     c = numpy.fft.irfft(numpy.fft.rfft(a, size) * numpy.fft.rfft(b, size), size)[:L]
     numpy.maximum(c, 0.0, out=c)
     return c, convolution_error(size, a1, a2, b1, b2)
@@ -210,9 +209,9 @@ def geometric_parts(b, p, q, L, mean=None):
     while True:
         # G <- G * (delta + w power): G' <- G' + w (power + G' * power)
         c, ce = _convolve(prod, power, L, size) if x > 1 else (numpy.zeros(L), 0.0)
-        p1 = _norms(prod)[0]
+        p1 = fft_norms(prod)[0]
         prod = prod + w * (power + c)
-        e_prod = e_prod * (1 + w) + w * ((1 + p1) * e_pow + ce) + 3 * UNIT * _norms(prod)[1]
+        e_prod = e_prod * (1 + w) + w * ((1 + p1) * e_pow + ce) + 3 * UNIT * fft_norms(prod)[1]
         x *= 2
         w *= w
         left = w / (1 - q) * below(x)
@@ -230,28 +229,28 @@ def geometric_parts(b, p, q, L, mean=None):
         c, ce = _convolve(prod, tb, L, tsize)
         T = c
         T[: len(tb)] += tb
-        t1, t2 = _norms(tb)
+        t1, t2 = fft_norms(tb)
         rel = len(b) * float(numpy.finfo(numpy.longdouble).eps) + UNIT  # tb's own rounding, relative
-        g1 = _norms(prod)[0]
-        eT = e_prod * t1 + ce + rel * (1 + g1) * t2 + 2 * UNIT * _norms(T)[1]
+        g1 = fft_norms(prod)[0]
+        eT = e_prod * t1 + ce + rel * (1 + g1) * t2 + 2 * UNIT * fft_norms(T)[1]
         j = p * prod
         j[0] += p
         gamma = T / mean
         eg = eT / mean * (1 + 4 * UNIT)
-        return j, p * e_prod * (1 + 4 * UNIT) + 2 * UNIT * _norms(j)[1], gamma, eg, eg * math.sqrt(L)
+        return j, p * e_prod * (1 + 4 * UNIT) + 2 * UNIT * fft_norms(j)[1], gamma, eg, eg * math.sqrt(L)
     # s = p (b * G) = p (b + b * G'): b's transform in long double (transform_error)
     bsize = 1 << max(1, (L + len(b) - 2).bit_length())
-    c = numpy.fft.irfft(numpy.fft.rfft(prod, bsize) * _transform(b, bsize), bsize)[:L]
+    c = numpy.fft.irfft(numpy.fft.rfft(prod, bsize) * fft_transform(b, bsize), bsize)[:L]
     numpy.maximum(c, 0.0, out=c)
-    g1, g2 = _norms(prod)
-    b1, b2 = _norms(numpy.asarray(b, dtype=float))
+    g1, g2 = fft_norms(prod)
+    b1, b2 = fft_norms(numpy.asarray(b, dtype=float))
     bw = numpy.zeros(L)
     bw[: min(L, len(b))] = b[:L]
     es = p * (e_prod * b1 + convolution_error(bsize, g1, g2, b1, b2, transform_error(bsize))
-              + 2 * UNIT * (b2 + _norms(c)[1])) * (1 + 4 * UNIT)
+              + 2 * UNIT * (b2 + fft_norms(c)[1])) * (1 + 4 * UNIT)
     j = p * prod
     j[0] += p
-    return p * (bw + c), j, es, p * e_prod * (1 + 4 * UNIT) + 2 * UNIT * _norms(j)[1]
+    return p * (bw + c), j, es, p * e_prod * (1 + 4 * UNIT) + 2 * UNIT * fft_norms(j)[1]
 
 
 def ladder_pmf(s, es, mean):
@@ -305,9 +304,9 @@ class BenesSeries:
             raise ValueError("a vacation far shorter than the lattice step: no Taylor sum of its factor")
         self.eg, self.eg1 = eg, eg1
         self.size = 1 << max(1, (2 * L - 2).bit_length())
-        self.ghat = _transform(gamma, self.size)
+        self.ghat = fft_transform(gamma, self.size)
         self.kg = transform_error(self.size)
-        self.gnorms = _norms(gamma)
+        self.gnorms = fft_norms(gamma)
         # the Chernoff bound of the ladder sums (the series' stop): gamma in blocks of CHERNOFF_BLOCK levels rounded
         # down (a stochastically smaller G: P(Y_n <= M) can only grow), the mass beyond the window at its end, the
         # 1-norm error eg1 added at 0 (E e^{-theta G} can only grow)
@@ -328,7 +327,7 @@ class BenesSeries:
         """l_{n+1} = (l_n * gamma)[0, L) by FFT (F11) and its error: the errors carried (||l_n||_1, ||gamma||_1 <= 1
         + rounding); gamma's own error by Young's inequality both ways, ||l * e||_2 <= min(||l||_1 ||e||_2,
         ||l||_2 ||e||_1)."""
-        a1, a2 = _norms(ell)
+        a1, a2 = fft_norms(ell)
         g1, g2 = self.gnorms
         c = numpy.fft.irfft(numpy.fft.rfft(ell, self.size) * self.ghat, self.size)[: self.L]
         numpy.maximum(c, 0.0, out=c)
@@ -377,7 +376,7 @@ class BenesSeries:
         exps = []
         for t, M in zip(ts, Ms):  # e^{-theta u_k}, u_k = t - k g (k <= M)
             u = t - numpy.arange(M + 1) * g
-            exps.append([(e, _norms(e)[1]) for e in (numpy.exp(-float(theta) * u) for _, theta in pieces)])
+            exps.append([(e, fft_norms(e)[1]) for e in (numpy.exp(-float(theta) * u) for _, theta in pieces)])
         values, errors = [0.0] * len(ts), [0.0] * len(ts)
         weight = 1.0 - rho
         for n, ell, err in self._stream():
@@ -404,7 +403,7 @@ class BenesSeries:
                     over = above + (numpy.cumsum(mass[::-1])[::-1] - mass)  # P(I_n > i + phi)
                     got = float(numpy.dot(cells, over[:top]))
                     v += got
-                    e += err * _norms(over[:top])[1] + (4 * UNIT * (n * (n + 1) + n + 4) + logs) * got
+                    e += err * fft_norms(over[:top])[1] + (4 * UNIT * (n * (n + 1) + n + 4) + logs) * got
                     for (A, theta), c, (ex, enorm) in zip(pieces, cs, exps[p_i]):
                         _, _, part, full = self._cells(n, phi, c)
                         m = math.expm1(c) / c
@@ -419,7 +418,7 @@ class BenesSeries:
                         q = _taylor_terms(c)
                         taylor = c ** (q + 1) * math.exp(c) / math.factorial(q + 1)
                         v += A * (bulk + near)
-                        e += A * (err * (enorm * m ** n + _norms(K[:top])[1])
+                        e += A * (err * (enorm * m ** n + fft_norms(K[:top])[1])
                                   + (4 * UNIT * (n * (n + 1) + n + 10) + logs + 2 * taylor) * (bulk + near))
                 values[p_i] += weight * v
                 errors[p_i] += weight * (e + 4 * UNIT * (pairwise_depth(M + 1) + 4) * v)

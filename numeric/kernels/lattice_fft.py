@@ -108,7 +108,7 @@ def convolution_error(n: int, a1: float, a2: float, b1: float, b2: float, kb: fl
     return ((1 + k) * (1 + 3 * UNIT) * d1 + (k + 3 * UNIT * (1 + k)) * p) * (1 + 1e-6)
 
 
-def _norms(v):
+def fft_norms(v):
     """(||v||_1, ||v||_2) of a nonnegative vector (numpy's pairwise sums: a BLAS dot may wait on its threads)."""
     return float(v.sum()), float(math.sqrt(float(numpy.square(v).sum())))
 
@@ -116,7 +116,7 @@ def _norms(v):
 _TRANSFORMS: dict = {}
 
 
-def _transform(b, size):
+def fft_transform(b, size):
     """b's real transform of length ``size`` computed in long double and rounded to complex128
     (:func:`transform_error`); the last few kept (a cell's own convolutions reuse them)."""
     key = (id(b), len(b), size)
@@ -138,9 +138,9 @@ def lattice_powers(b, L):
     b = numpy.asarray(b, dtype=float)
     nb = len(b)
     size = 1 << max(1, (L + nb - 1 - 1).bit_length())
-    bhat = _transform(b, size)
+    bhat = fft_transform(b, size)
     kb = transform_error(size)
-    b1, b2 = _norms(b)
+    b1, b2 = fft_norms(b)
     s = numpy.zeros(L)
     s[0] = 1.0
     error, j = 0.0, 0
@@ -149,7 +149,7 @@ def lattice_powers(b, L):
             c, cerr = numpy.zeros(L + nb - 1), 0.0
             c[:nb] = b
         else:
-            a1, a2 = _norms(s)
+            a1, a2 = fft_norms(s)
             c = numpy.fft.irfft(numpy.fft.rfft(s, size) * bhat, size)[: L + nb - 1]
             numpy.maximum(c, 0.0, out=c)
             c[c < FLUSH] = 0.0
@@ -252,7 +252,7 @@ class FineCell:
                             continue
                         e = numpy.exp(-float(theta) * us)
                         size = max(size, float(theta) * float(us[0]) + 4)  # each exp: its argument's rounding
-                        self.terms.append(["exp", p, i, {"e": e, "norm": _norms(e)[1],
+                        self.terms.append(["exp", p, i, {"e": e, "norm": fft_norms(e)[1],
                                                          "theta": float(theta), "value": 0.0, "err": 0.0}])
                     else:
                         idx = numpy.flatnonzero(us < float(d))
@@ -307,7 +307,7 @@ class FineLatticeSums:
         self.b = numpy.asarray([float(v) for v in b], dtype=float)
         ms = lattice_atoms(self.b)
         self.n = int(ms[-1]) if len(ms) else 0
-        self.bnorms = _norms(self.b)
+        self.bnorms = fft_norms(self.b)
         with ctx:
             self.keep = first.tail[r:0:-1].copy() if first.whole else None
             self.A0, _ = admission_matrix(ctx, first.pmf, first.tail, r, first.whole)
@@ -458,8 +458,8 @@ class FineLatticeSums:
         # the window [0, L): the columns u > 0 of the farthest point; t_cover >= every point (the powers' stop)
         L, tmax, source = self._source(max(cell.J0 for cell in cells), tmax)
         tb, tb1 = tail_window(b, L), tail_window(b, L + 1)[:L]  # P(B >= (L - k) h), P(B >= (L + 1 - k) h)
-        tb_norm = _norms(tb)[1]
-        tb1_norm = _norms(tb1)[1]
+        tb_norm = fft_norms(tb)[1]
+        tb1_norm = fft_norms(tb1)[1]
         b_pos, b0 = float(b[1:].sum()), float(b[0])  # P(B >= h), P(B = 0)
         rest = self._rest()
         total_mass = float(rest[0])
@@ -579,7 +579,7 @@ def _overflow(b, n, s, err, over, oerr, J0, L, bnorms):
     lo = max(0, J0 - n)
     a = s[lo:J0]
     size = 1 << max(1, (len(a) + len(b) - 2).bit_length())
-    c = numpy.fft.irfft(numpy.fft.rfft(a, size) * _transform(b, size), size)
+    c = numpy.fft.irfft(numpy.fft.rfft(a, size) * fft_transform(b, size), size)
     q = numpy.maximum(c[J0 - lo: J0 - lo + n], 0.0)
-    a1, a2 = _norms(a)
+    a1, a2 = fft_norms(a)
     return q, err + convolution_error(size, a1, a2, *bnorms, transform_error(size))
