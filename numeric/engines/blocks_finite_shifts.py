@@ -156,6 +156,7 @@ def finite_shift_tails(wait, kind: str):
     sojourn = kind == "sojourn"
     kept: dict = {}
     root = root_order(model.service)
+    rate = decay_rate(model)
 
     def splits(ctx):
         key = None if ctx.is_float64 else ctx.dps
@@ -253,6 +254,14 @@ def finite_shift_tails(wait, kind: str):
             value, error = float64_signed_tail(law, u)
             if value is None:
                 return None, None
+            if rate is not None and 0 < value < 0.5 and error > 1e-13 * value:
+                # far in the tail: damp by eta (Euler's noise then relative to e^{eta u} P(Z > u), not the mass),
+                # half the tail's mean log-slope and half the transform's nearest singularity; kept if its two
+                # parameter sets agree better
+                eta = min(-0.5 * math.log(value) / float(u), 0.5 * rate)
+                damped, d_error = float64_signed_tail(law, u, eta)
+                if damped is not None and d_error < error:
+                    value, error = damped, d_error
             return mass * value, abs(mass) * error
         return mass * absolute_tail(law, u, digits, kind), abs(mass) * mpmath.mpf(10) ** -(digits + 1)
 
@@ -399,6 +408,27 @@ def shift_setup(service, vacation):
     return ShiftSetup(service, vacation)
 
 
+def decay_rate(model):
+    """A rate c > 0 with every part's transform analytic for Re s > -c (the smallest rate of the smooth laws entering
+    the wait: a gamma law of shape a and mean m is analytic for Re s > -a / m), or None when a smooth law's rate is
+    not known here (then the float64 tails are not damped)."""
+    from ...symbolic.laws.gamma import _GammaFamily
+    from .blocks_shifts import discrete_atoms, entering_laws
+
+    rates = []
+    for _, law in entering_laws(model):
+        if discrete_atoms(law) is not None:
+            continue
+        if not isinstance(law, _GammaFamily):
+            return None
+        shape = law.shape_value() if callable(law.shape_value) else law.shape_value
+        try:
+            rates.append(float(shape) / float(law.mean))
+        except (TypeError, ValueError):
+            return None
+    return min(rates) if rates else None
+
+
 def root_order(law) -> int:
     """q with the density of ``law`` ~ x^{p/q - 1} at 0 (a gamma of shape p / q), 1 for the other laws (phase-type:
     analytic at 0); at most 12 (beyond, 1: the quadrature's two orders then say whether it settled)."""
@@ -412,10 +442,10 @@ def root_order(law) -> int:
     return q if q <= 12 else 1
 
 
-def float64_signed_tail(law, u):
+def float64_signed_tail(law, u, tilt=0.0):
     from .blocks_shifts import float64_signed_tail as tail
 
-    return tail(law, u)
+    return tail(law, u, tilt)
 
 
 def absolute_tail(law, u, digits, kind):
