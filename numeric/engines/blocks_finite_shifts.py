@@ -153,6 +153,7 @@ def finite_shift_tails(wait, kind: str):
     from ..backend import FLOAT64, mp_context
     from ..kernels import finite_wait as K
     from ..response import ResponseLaw
+    from ..kernels.tails import TAIL_FLOAT64_SETS
     from .finite_laws import lst_at, suffix_at
     from .vacation_wait import gauss_legendre
 
@@ -258,14 +259,24 @@ def finite_shift_tails(wait, kind: str):
             value, error = float64_signed_tail(law, u)
             if value is None:
                 return None, None
-            if rate is not None and 0 < value < 0.5 and error > 1e-13 * value:
-                # far in the tail: damp by eta (Euler's noise then relative to e^{eta u} P(Z > u), not the mass),
-                # half the tail's mean log-slope and half the transform's nearest singularity; kept if its two
-                # parameter sets agree better
-                eta = min(-0.5 * math.log(value) / float(u), 0.5 * rate)
-                damped, d_error = float64_signed_tail(law, u, eta)
-                if damped is not None and d_error < error:
-                    value, error = damped, d_error
+            if rate is not None and value < 0.5 and error > 1e-13 * abs(value):
+                # far in the tail: damp by eta (Euler's noise then relative to e^{eta u} P(Z > u), not the mass):
+                # the tail's mean log-slope (h nearly flat) or half of it, below half the transform's nearest
+                # singularity (that alone where the value is lost in the noise); the damping whose two parameter
+                # sets agree best is kept
+                # the contour Re s = A / (2u) - eta stays in Re s >= 0 (A = 23, the smaller set's): there every
+                # factor is the transform of a positive measure, bounded by its mass, and the sums over the levels
+                # do not cancel (left of it b*(s)^n grows with n: the float64 values lose their digits, and both
+                # sets lose them alike, unseen by their difference)
+                top = min(0.5 * rate, min(A for A, _, _ in TAIL_FLOAT64_SETS) / (2 * float(u)))
+                shares = (1.0, 0.5, None) if value > error else (None,)
+                for share in shares:
+                    eta = top if share is None else min(-share * math.log(value) / float(u), top)
+                    damped, d_error = float64_signed_tail(law, u, eta)
+                    if damped is not None and d_error < error:
+                        value, error = damped, d_error
+                    if error <= 1e-12 * abs(value):
+                        break
             return mass * value, abs(mass) * error
         return mass * absolute_tail(law, u, digits, kind), abs(mass) * mpmath.mpf(10) ** -(digits + 1)
 
