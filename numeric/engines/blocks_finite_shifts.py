@@ -37,8 +37,9 @@ gamma of integer shape). Every inversion is of a positive measure normalised by 
 two precisions that agree to 10^-(w+1), w = D + 3 + log10(N(0) / (N(0) P(W > t)))). float64: two quadrature orders
 (12 and 24 nodes per piece) whose difference plus the inversions' errors is within 1e-9 of the tail (the precision
 policy's float64 criterion), else escalated with a note. A part far in its tail (float64 value v < 1/2 of its mass)
-is also inverted damped, h(t) = e^{eta t} P(Z > t) of transform G(s - eta), eta the smaller of -log(v) / (2u) and
-half the decay rate of the wait's smooth laws (:func:`decay_rate`), kept when its two parameter sets agree better:
+is also inverted damped, h(t) = e^{eta t} P(Z > t) of transform G(s - eta), eta -log(v) / u or half of it, below
+half the decay rate of the wait's smooth laws (:func:`decay_rate`) and with the contour in Re s >= 0 (left of it the
+level sums cancel alike in both parameter sets), kept when its two parameter sets agree better:
 Euler's rounding noise (about 1e-11 of the inverted function's scale) is then relative to e^{eta u} P(Z > u), not to
 the part's mass, so tails near 1e-2 pass in float64 (the 0.99 quantile of the issue-28 example at r = 200 in about
 1.5 s instead of minutes of 15-digit search points; docs/performance.md "(SF) in float64"); D digits
