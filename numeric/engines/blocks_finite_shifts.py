@@ -42,7 +42,7 @@ half the decay rate of the wait's smooth laws (:func:`decay_rate`) and with the 
 level sums cancel alike in both parameter sets), kept when its two parameter sets agree better:
 Euler's rounding noise (about 1e-11 of the inverted function's scale) is then relative to e^{eta u} P(Z > u), not to
 the part's mass, so tails near 1e-2 pass in float64 (the 0.99 quantile of the issue-28 example at r = 200 in about
-1.5 s instead of minutes of 15-digit search points; docs/performance.md "(SF) in float64"); D digits
+2 s instead of minutes of 15-digit search points; docs/performance.md "(SF) in float64"); D digits
 double the nodes (from D / 3 + 4) until two orders agree to 10^-(D+2). The sojourn adds
 B*(s) to every smooth factor. Start threshold 1 (N > 1's excess Delta(s) has shifts too: refused).
 
