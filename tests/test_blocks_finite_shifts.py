@@ -25,7 +25,7 @@ from finite_blocks_oracle import PMF3, assert_simulated_tails_hold_and_without
 from qderive.numeric.backend import FLOAT64
 from qderive.numeric.engines.vacation_finite_wait import response_laws
 from qderive.numeric.engines.vacation_wait import gauss_legendre
-from qderive.numeric.response import tails
+from qderive.numeric.response import quantiles, tails
 from qderive.symbolic.batches import Geometric
 from qderive.symbolic.laws import Deterministic, Empirical, Erlang, Exponential, Gamma
 from qderive.symbolic.models.vacation import Admission, FiniteVacationQueue, VacationPolicy
@@ -142,3 +142,30 @@ def test_a_geometric_batch_model_in_a_larger_room_computes():
     model = _model(Exponential(1), Deterministic(1), batch=Geometric(F(2)), capacity=20)
     value = tails(response_laws(model)["wait"], [F(2)], None)[0][0]
     assert 0 < value < 1
+
+
+def _issue_28_model(capacity):
+    """The issue-28 example: geometric batches of mean 4, a gamma service of shape 1/2 and mean 12 ms, constant
+    vacations of 60 ms, load 0.55, no blocks."""
+    lam = F(55, 100) / (4 * F(12, 1000))
+    return FiniteVacationQueue(lam, Geometric(F(4)), Gamma(F(1, 2), F(12, 1000)), Deterministic(F(6, 100)),
+                               capacity, Admission("partial"), MULTIPLE, 1, None, None)
+
+
+def test_the_99_quantile_stays_in_float64():
+    # before the damped inversion every search point near P(W > t) = 1e-2 escalated to 15 digits (minutes): the
+    # float64 quantile now answers with no escalation note
+    values, _, notes = quantiles(response_laws(_issue_28_model(20))["wait"], [F(99, 100)], None, F(1, 10))
+    assert notes == [] and 0 < values[0] < 1, (values, notes)
+
+
+@pytest.mark.slow  # about 15 s: one tail at 20 digits in a room of 20 places
+def test_the_float64_99_quantile_is_the_20_digit_root():
+    law = response_laws(_issue_28_model(20))["wait"]
+    q = quantiles(law, [F(99, 100)], None, F(1, 10))[0][0]
+    exact = tails(law, [F(q)], 20)[0][0]
+    fast = tails(law, [F(q)], None)[0][0]
+    # the root of the float64 tails (each within 1e-9 of the tail by its own bound): P(W > q) = 1e-2 to 1e-9
+    # relative at 20 digits, and the damped float64 tail there within 1e-9 of the 20-digit one
+    assert abs(exact - mpmath.mpf("0.01")) <= 1e-9 * 0.01, exact
+    assert abs(fast - exact) <= 1e-9 * exact, (fast, exact)

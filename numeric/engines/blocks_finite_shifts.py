@@ -36,8 +36,13 @@ gamma of integer shape). Every inversion is of a positive measure normalised by 
 (relative to the mass: float64 the two Euler parameter sets' difference, unclamped; D digits the Euler inversion at
 two precisions that agree to 10^-(w+1), w = D + 3 + log10(N(0) / (N(0) P(W > t)))). float64: two quadrature orders
 (12 and 24 nodes per piece) whose difference plus the inversions' errors is within 1e-9 of the tail (the precision
-policy's float64 criterion), else escalated with a note (measured: P(W > 4) = 0.05 passes, with errors near 3e-10;
-a tail near 1e-3 escalates: the float64 Euler inversion's absolute error is about 1e-11 of a part's mass); D digits
+policy's float64 criterion), else escalated with a note. A part far in its tail (float64 value v < 1/2 of its mass)
+is also inverted damped, h(t) = e^{eta t} P(Z > t) of transform G(s - eta), eta -log(v) / u or half of it, below
+half the decay rate of the wait's smooth laws (:func:`decay_rate`) and with the contour in Re s >= 0 (left of it the
+level sums cancel alike in both parameter sets), kept when its two parameter sets agree better:
+Euler's rounding noise (about 1e-11 of the inverted function's scale) is then relative to e^{eta u} P(Z > u), not to
+the part's mass, so tails near 1e-2 pass in float64 (the 0.99 quantile of the issue-28 example at r = 200 in about
+2 s instead of minutes of 15-digit search points; docs/performance.md "(SF) in float64"); D digits
 double the nodes (from D / 3 + 4) until two orders agree to 10^-(D+2). The sojourn adds
 B*(s) to every smooth factor. Start threshold 1 (N > 1's excess Delta(s) has shifts too: refused).
 
@@ -149,6 +154,7 @@ def finite_shift_tails(wait, kind: str):
     from ..backend import FLOAT64, mp_context
     from ..kernels import finite_wait as K
     from ..response import ResponseLaw
+    from ..kernels.tails import TAIL_FLOAT64_SETS
     from .finite_laws import lst_at, suffix_at
     from .vacation_wait import gauss_legendre
 
@@ -156,6 +162,7 @@ def finite_shift_tails(wait, kind: str):
     sojourn = kind == "sojourn"
     kept: dict = {}
     root = root_order(model.service)
+    rate = decay_rate(model)
 
     def splits(ctx):
         key = None if ctx.is_float64 else ctx.dps
@@ -253,6 +260,24 @@ def finite_shift_tails(wait, kind: str):
             value, error = float64_signed_tail(law, u)
             if value is None:
                 return None, None
+            if rate is not None and value < 0.5 and error > 1e-13 * abs(value):
+                # far in the tail: damp by eta (Euler's noise then relative to e^{eta u} P(Z > u), not the mass):
+                # the tail's mean log-slope (h nearly flat) or half of it, below half the transform's nearest
+                # singularity (that alone where the value is lost in the noise); the damping whose two parameter
+                # sets agree best is kept
+                # the contour Re s = A / (2u) - eta stays in Re s >= 0 (A = 23, the smaller set's): there every
+                # factor is the transform of a positive measure, bounded by its mass, and the sums over the levels
+                # do not cancel (left of it b*(s)^n grows with n: the float64 values lose their digits, and both
+                # sets lose them alike, unseen by their difference)
+                top = min(0.5 * rate, min(A for A, _, _ in TAIL_FLOAT64_SETS) / (2 * float(u)))
+                shares = (1.0, 0.5, None) if value > error else (None,)
+                for share in shares:
+                    eta = top if share is None else min(-share * math.log(value) / float(u), top)
+                    damped, d_error = float64_signed_tail(law, u, eta)
+                    if damped is not None and d_error < error:
+                        value, error = damped, d_error
+                    if error <= 1e-12 * abs(value):
+                        break
             return mass * value, abs(mass) * error
         return mass * absolute_tail(law, u, digits, kind), abs(mass) * mpmath.mpf(10) ** -(digits + 1)
 
@@ -399,6 +424,33 @@ def shift_setup(service, vacation):
     return ShiftSetup(service, vacation)
 
 
+def decay_rate(model):
+    """A rate c > 0 with every part's transform analytic for Re s > -c (the smallest rate of the smooth laws entering
+    the wait: a gamma law of shape a and mean m is analytic for Re s > -a / m, a phase-type law PH(alpha, T) right of
+    T's eigenvalues), or None when a smooth law's rate is not known here (then the float64 tails are not damped)."""
+    from ...symbolic.laws.gamma import _GammaFamily
+    from .blocks_shifts import discrete_atoms, entering_laws
+
+    rates = []
+    for _, law in entering_laws(model):
+        if discrete_atoms(law) is not None:
+            continue
+        try:
+            if isinstance(law, _GammaFamily):
+                shape = law.shape_value() if callable(law.shape_value) else law.shape_value
+                rates.append(float(shape) / float(law.mean))
+                continue
+            ph = law.phase_type()
+            if ph is None:
+                return None
+            # a phase-type transform alpha (sI - T)^{-1} t is analytic right of T's eigenvalues
+            rates.append(-max(np.linalg.eigvals(np.array(ph[1], dtype=float)).real))
+        except (TypeError, ValueError, np.linalg.LinAlgError):
+            return None
+    rates = [c for c in rates if math.isfinite(c)]
+    return min(rates) if rates and min(rates) > 0 else None
+
+
 def root_order(law) -> int:
     """q with the density of ``law`` ~ x^{p/q - 1} at 0 (a gamma of shape p / q), 1 for the other laws (phase-type:
     analytic at 0); at most 12 (beyond, 1: the quadrature's two orders then say whether it settled)."""
@@ -412,10 +464,10 @@ def root_order(law) -> int:
     return q if q <= 12 else 1
 
 
-def float64_signed_tail(law, u):
+def float64_signed_tail(law, u, tilt=0.0):
     from .blocks_shifts import float64_signed_tail as tail
 
-    return tail(law, u)
+    return tail(law, u, tilt)
 
 
 def absolute_tail(law, u, digits, kind):

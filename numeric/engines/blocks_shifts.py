@@ -1027,15 +1027,22 @@ def density_shift_atom(model, ctx):
         return value.real if hasattr(value, "real") else value
 
 
-def float64_signed_tail(law, u):
+def float64_signed_tail(law, u, tilt=0.0):
     """(P(Z > u), its error) of a signed part's law in float64, or (None, None): the Euler inversion with the two
     parameter sets of :func:`~qderive.numeric.kernels.tails.float64_tails` (discretisation errors about e^{-23} and
-    e^{-27}), not clamped to [0, 1] (the part is a signed measure), the error their difference (None: not finite)."""
+    e^{-27}), not clamped to [0, 1] (the part is a signed measure), the error their difference (None: not finite).
+
+    ``tilt`` eta >= 0 (below the decay rate of every singularity of the law's transform: G(s - eta) analytic for
+    Re s > 0) inverts h(t) = e^{eta t} P(Z > t), of transform G(s - eta), and returns e^{-eta u} h(u): Euler's
+    rounding noise, about 1e-16 e^{A/2} of h's scale, is then relative to e^{eta u} P(Z > u) instead of the mass
+    (Abate and Whitt's damping; their discretisation error e^{-A} h(3u) / h(u) is in the two sets' difference)."""
     from ..backend import FLOAT64
     from ..kernels.inversion import euler_inversion
     from ..kernels.tails import TAIL_FLOAT64_SETS, tail_transform
 
-    G = tail_transform(law.transform(FLOAT64))
+    G0 = tail_transform(law.transform(FLOAT64))
+    eta = float(tilt)
+    G = G0 if eta == 0 else (lambda s: G0(s - eta))
     t = np.array([float(u)])
     with np.errstate(all="ignore"):
         try:
@@ -1044,7 +1051,8 @@ def float64_signed_tail(law, u):
             return None, None
     if not (np.isfinite(a) and np.isfinite(b)):
         return None, None
-    return float(np.real(a)), float(abs(a - b))
+    scale = math.exp(-eta * float(u))
+    return float(np.real(a)) * scale, float(abs(a - b)) * scale
 
 
 def absolute_tail(law, u, digits: int, kind: str):
