@@ -263,18 +263,26 @@ def _check_bf1(digits):
     return worst >= digits - 2, worst, "Y^r of the finite passage vs Y of the unbounded one, 3 composed variants"
 
 
+def _check_models():
+    """The 3 composed variants of the checks and the overloaded point (rho_bar = 2)."""
+    return [make() for make in _points().values()] + [_overload()]
+
+
+def _departure_data(m, digits, ctx):
+    """(r, pi~, Y, Y^r, d) of one checked model: the unbounded room's unnormalised departures and first-service law,
+    the finite passage's first-service law and the block chain's departure law in ``ctx``."""
+    q, y = unnormalised_departures(m, digits)
+    return m.capacity, q, y, _finite_passage(m, digits)[0], departure_law(m, ctx)[0]
+
+
 def _check_bf3(digits):
     """(BF3): the block chain's departure law (digits + 10) vs the recursion (BF2) from the unbounded room's Y with
     the top correction eps_r, at 3 composed variants and one in overload (rho_bar = 2)."""
     from ..numeric.backend import mp_context
 
     worst, corrections = math.inf, []
-    models = [make() for make in _points().values()] + [_overload()]
-    for m in models:
-        rr = m.capacity
-        q, y = unnormalised_departures(m, digits)
-        y_r = _finite_passage(m, digits)[0]
-        d = departure_law(m, mp_context(digits + 10))[0]
+    for m in _check_models():
+        rr, q, y, y_r, d = _departure_data(m, digits, mp_context(digits + 10))
         with mpmath.workdps(digits + 10):
             e = y_r[rr] - y[rr]
             want = q[:rr] + [q[rr] - e]
@@ -293,12 +301,9 @@ def _check_bf2(digits):
     from ..numeric.sequences import arrival_counts
 
     worst = math.inf
-    for m in [make() for make in _points().values()] + [_overload()]:
-        rr = m.capacity
-        _, y = unnormalised_departures(m, digits)
-        y_r = _finite_passage(m, digits)[0]
+    for m in _check_models():
         ctx = mp_context(digits + 10)
-        d = departure_law(m, ctx)[0]
+        rr, _, y, y_r, d = _departure_data(m, digits, ctx)
         with ctx:
             av = list(arrival_counts(m.service, m.batch, m.rate, rr + 2, ctx).a)
         with mpmath.workdps(digits + 10):
@@ -323,10 +328,7 @@ def _check_top_fails(digits):
     from ..symbolic.models.vacation import FiniteVacationQueue
 
     m = FiniteVacationQueue.from_load(F(1, 2), Geometric(F(3, 2)), Exponential(F(1, 2)), Erlang(2, 1), 3)
-    rr = m.capacity
-    q, y = unnormalised_departures(m, digits)
-    y_r = _finite_passage(m, digits)[0]
-    d = departure_law(m, mp_context(digits + 10))[0]
+    rr, q, y, y_r, d = _departure_data(m, digits, mp_context(digits + 10))
     with mpmath.workdps(digits + 10):
         e = y_r[rr] - y[rr]
         top = d[rr] / d[0]
