@@ -425,28 +425,20 @@ def shift_setup(service, vacation):
 
 
 def decay_rate(model):
-    """A rate c > 0 with every part's transform analytic for Re s > -c (the smallest rate of the smooth laws entering
-    the wait: a gamma law of shape a and mean m is analytic for Re s > -a / m, a phase-type law PH(alpha, T) right of
-    T's eigenvalues), or None when a smooth law's rate is not known here (then the float64 tails are not damped)."""
-    from ...symbolic.laws.gamma import _GammaFamily
+    """A rate c > 0 with every part's transform analytic for Re s > -c: the smallest
+    :meth:`~qderive.symbolic.laws.base.TimeLaw.decay_rate` of the smooth laws entering the wait (a gamma law of shape
+    a and mean m: a / m; a phase-type law: right of T's eigenvalues), or None when a smooth law's rate is not known
+    (then the float64 tails are not damped)."""
     from .blocks_shifts import discrete_atoms, entering_laws
 
     rates = []
     for _, law in entering_laws(model):
         if discrete_atoms(law) is not None:
             continue
-        try:
-            if isinstance(law, _GammaFamily):
-                shape = law.shape_value() if callable(law.shape_value) else law.shape_value
-                rates.append(float(shape) / float(law.mean))
-                continue
-            ph = law.phase_type()
-            if ph is None:
-                return None
-            # a phase-type transform alpha (sI - T)^{-1} t is analytic right of T's eigenvalues
-            rates.append(-max(np.linalg.eigvals(np.array(ph[1], dtype=float)).real))
-        except (TypeError, ValueError, np.linalg.LinAlgError):
+        c = law.decay_rate()
+        if c is None:
             return None
+        rates.append(c)
     rates = [c for c in rates if math.isfinite(c)]
     return min(rates) if rates and min(rates) > 0 else None
 

@@ -10,7 +10,7 @@ H = g (G + U), U uniform on (0, 1) independent of G, P(G = m) = P(S > m g) / (E 
 
     P(W > t) = sum_n (1 - rho) rho^n E Psi(t - g (L_n + I_n)),                                             (F12)
 
-L_n = J / g + G_1 + ... + G_n (a lattice law: l_n = j * gamma^{*n}), I_n = U_1 + ... + U_n (Irwin-Hall) and
+L_n = J / g + G_1 + ... + G_n (a lattice law: l_n = j * ``gamma^{*n}``), I_n = U_1 + ... + U_n (Irwin-Hall) and
 Psi(y) = P(R > y) (1 for y < 0). With tau = t / g = M + phi (M = floor(tau), 0 <= phi < 1), u_k = t - k g and
 i = M - k, the terms of power n are::
 
@@ -27,11 +27,11 @@ phi) > a + j) / (d + j + 1), and e^{c y} = sum_{j <= q} (c y)^j / j! within c^{q
 [0, 1]: every term positive.
 
 **The lattice parts** by the FFT powers of :mod:`qderive.numeric.kernels.lattice_fft` over the window [0, L) (L =
-M_max + 1). A geometric batch (:func:`geometric_parts`): G = sum_x q^x b^{*x} by doubling, prod_k (delta + q^{2^k}
-b^{*2^k}) (2 log2 of the powers' count convolutions), j = p G, and the ladder law from the positive renewal sum
+M_max + 1). A geometric batch (:func:`geometric_parts`): G = sum_x q^x ``b^{*x}`` by doubling, prod_k (delta + q^{2^k}
+``b^{*2^k}``) (2 log2 of the powers' count convolutions), j = p G, and the ladder law from the positive renewal sum
 P(S > m) = P(B > m) + ((G - delta) * P(B > .))[m] (no complement). Another batch law (:func:`lattice_parts`,
-:func:`ladder_pmf`): one stream of b's powers gives s = sum_x P(X = x) b^{*x} and j = sum_k P(K = k) b^{*k} (the
-sojourn: b^{*(k+1)}; stopped where the Chernoff bound of the powers left times their weight is below 1e-17), and
+:func:`ladder_pmf`): one stream of b's powers gives s = sum_x P(X = x) ``b^{*x}`` and j = sum_k P(K = k) ``b^{*k}`` (the
+sojourn: ``b^{*(k+1)}``; stopped where the Chernoff bound of the powers left times their weight is below 1e-17), and
 gamma[m] = P(S > m) / (E S / g) from the reversed cumulative sums (long double) plus P(S >= L), the complement of the
 window's mass. Then l_{n+1} = (l_n * gamma)[0, L) by FFT, the errors by (F11) carried (||l_n||_1, ||gamma||_1 <= 1:
 not amplified; gamma's own by Young's inequality both ways), the powers kept for the points of a quantile search

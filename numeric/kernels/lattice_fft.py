@@ -1,10 +1,10 @@
-"""Exact tails of the finite room for a service on a fine lattice: the powers b^{*j} by FFT, streamed (F10).
+"""Exact tails of the finite room for a service on a fine lattice: the powers ``b^{*j}`` by FFT, streamed (F10).
 
 A measured service time recorded to 0.01 ms or 1 us (an empirical sample on the lattice g = 1e-5 or 1e-6 s) puts
 the sums (F5) of :mod:`qderive.numeric.kernels.lattice_finite` on t / g = 5e4 ... 1e6 lattice columns for a tail
 at t = 0.5 s: the dense (r + 2) x M matrices of the j services ahead S_j = B_1 + ... + B_j (and A = a S, C, Z = W A)
 would take gigabytes, and their positive convolutions O(r M nnz(b)) hours. (F5) is linear in each power
-s_j = b^{*j} (the pmf of S_j over the lattice), so the sum is taken one power at a time instead::
+s_j = ``b^{*j}`` (the pmf of S_j over the lattice), so the sum is taken one power at a time instead::
 
     N(W > t) = sum_j [ c0_j P(S_j >= J0 g) + c1_j P(S_j >= J1 g)                                (u = 0, idle)
                        + sum_{exp pieces} ce_j sum_{k < J0} s_j[k] e^{-theta u_k}                 (F3), d = oo

@@ -353,6 +353,21 @@ class TimeLaw(TimeLawDistribution, Law):
         """(alpha, T): initial probabilities and sub-generator of a phase-type law, exactly; None otherwise."""
         return None
 
+    def decay_rate(self):
+        """A rate c > 0 with the transform analytic for Re s > -c (E e^{c' T} finite for c' < c), as a float, or None
+        where it is not known: for a phase-type law PH(alpha, T) the transform alpha (sI - T)^{-1} t is analytic
+        right of T's eigenvalues, c = -max Re eig(T) (the damped inversions of the finite room's shifted sums (SF)
+        stay below it)."""
+        ph = self.phase_type()
+        if ph is None:
+            return None
+        import numpy as np
+
+        try:
+            return float(-max(np.linalg.eigvals(np.array(ph[1], dtype=float)).real))
+        except (TypeError, ValueError, np.linalg.LinAlgError):
+            return None
+
     def survival_pieces(self):
         """The survival function as exponential pieces cut at a point, exactly, or None:
         ((w_1, theta_1, d_1), ...) with P(T > x) = sum_i w_i e^{-theta_i x} 1{x < d_i} (d_i None: no cut),

@@ -96,6 +96,13 @@ class _GammaFamily(TimeLaw):
     def shape_value(self):
         return self.shape
 
+    def decay_rate(self):
+        """shape / mean: a gamma law's transform (1 + s m / a)^{-a} is analytic for Re s > -a / m (None for symbols)."""
+        try:
+            return float(self.shape_value) / float(self.mean)
+        except TypeError:
+            return None
+
     def lst(self, s):
         a, m = to_sympy(self.shape_value), to_sympy(self.mean)
         return (a / (a + m * s)) ** a
