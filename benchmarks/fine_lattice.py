@@ -29,6 +29,7 @@ import numpy as np
 import qderive as qd
 from qderive.symbolic.limits import limits
 from qderive.numeric.engines.vacation_finite_wait import response_laws
+from qderive.numeric.response import tails
 
 
 def sample(digits):
@@ -41,21 +42,27 @@ def model(service, load, r):
     return qd.FiniteVacationQueue.from_load(load, qd.Geometric(4), service, qd.Exponential(F(6, 100)), r)
 
 
-def row(digits, r):
-    m = model(sample(digits), F(11, 20), r)
-    t = time.process_time()
+def measure(m, t=F(1, 2), nxt=F(2, 5)):
+    """CPU seconds and values of one model (shared with ``lattice_finite_service.py``): the first tail at ``t`` of a new
+    law object (solve, data, sums), its bracket, the next point ``nxt`` of the same object, the 0.99 quantile of a new
+    evaluation. Returns (value, (lo, hi, levels) or None, first, second, quantile value, quantile seconds)."""
+    c = time.process_time()
     laws = response_laws(m)
-    value = laws["wait"].tails([F(1, 2)], None)[0][0]
-    first = time.process_time() - t
-    lo, hi, levels = laws["wait"].bracket(F(1, 2))
-    t = time.process_time()
-    laws["wait"].tails([F(2, 5)], None)
-    second = time.process_time() - t
-    t = time.process_time()
+    value = tails(laws["wait"], [t], None)[0][0]
+    first = time.process_time() - c
+    bracket = laws["wait"].bracket(t) if laws["wait"].bracket is not None else None  # None: an inverted law
+    c = time.process_time()
+    tails(laws["wait"], [nxt], None)
+    second = time.process_time() - c
+    c = time.process_time()
     q = m.evaluate(wait_quantile=["0.99"]).response["wait_quantile"]
-    quantile = time.process_time() - t
+    return value, bracket, first, second, list(q.values())[0], time.process_time() - c
+
+
+def row(digits, r):
+    value, (lo, hi, levels), first, second, q, quantile = measure(model(sample(digits), F(11, 20), r))
     print(f"| {digits} | {r} | {value:.12g} | {(hi - lo) / value:.1e} ({levels} levels) | {first:.2f} s "
-          f"| {second:.2f} s | {list(q.values())[0]:.6g}: {quantile:.2f} s |", flush=True)
+          f"| {second:.2f} s | {q:.6g}: {quantile:.2f} s |", flush=True)
 
 
 def main():
