@@ -25,6 +25,8 @@ own reflected operator decides.
 
 import numpy
 
+from .series import inverse, mul
+
 
 def _scalar(x):
     """True for a context number (not a series, not a sum of shifts)."""
@@ -108,12 +110,8 @@ class Formal:
             return Formal([x * other for x in self.c], self.v, self.p)
         v = self.v + other.v
         p = min(self.v + other.p, other.v + self.p)
-        n = p - v
-        a, b = self.c, other.c
-        out = []
-        for k in range(n):  # n <= len(a), len(b)
-            out.append(sum((a[i] * b[k - i] for i in range(1, k + 1)), a[0] * b[k]))
-        return Formal(out, v, p)
+        n = p - v  # n <= len(a), len(b): the Cauchy product of :func:`~.series.mul` on the known coefficients
+        return Formal(mul(self.c[:n], other.c[:n]), v, p)
 
     __rmul__ = __mul__
 
@@ -125,11 +123,7 @@ class Formal:
             v += 1
         if not c:
             raise ZeroDivisionError(f"the inverse of a series known to be O(s^{self.p})")
-        n = len(c)
-        out = [1 / c[0]]
-        for k in range(1, n):
-            out.append(-sum((c[i] * out[k - i] for i in range(2, k + 1)), c[1] * out[k - 1]) / c[0])
-        return Formal(out, -v, -v + n)
+        return Formal(inverse(c), -v, -v + len(c))  # the recursion of :func:`~.series.inverse`
 
     def __truediv__(self, other):
         if not isinstance(other, Formal):
